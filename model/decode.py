@@ -1,0 +1,139 @@
+"""Autoregressive decoding: greedy and beam search, optionally with one Trace per step.
+
+The decoder is re-run on the whole prefix at every step (no key/value cache): slower on long outputs,
+but each step is then an ordinary forward pass whose every value can be captured.
+Because of the causal mask, row t of a teacher-forced pass over the final output equals what step t
+computed; `step_traces` gives the per-step view explicitly.
+"""
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import torch
+
+from model.trace import Trace, capture
+from model.transformer import Transformer
+
+
+@dataclass
+class Hypothesis:
+    ids: list[int]                 # generated ids, without <s>, ending in </s> if it was produced
+    score: float                   # sum of log-probabilities
+    step_logprobs: list[float] = field(default_factory=list)
+    encoder_trace: Trace | None = None                        # with return_traces
+    step_traces: list[Trace] = field(default_factory=list)    # step t saw <s> y_1 .. y_{t-1}
+
+    def normalized(self, alpha: float) -> float:
+        """GNMT length penalty: longer outputs are not punished just for having more terms."""
+        return self.score / (((5 + len(self.ids)) / 6) ** alpha)
+
+
+def default_max_len(model: Transformer, src_len: int) -> int:
+    return min(model.cfg.max_len - 1, int(src_len * 1.5) + 10)
+
+
+def _src_tensor(model: Transformer, src_ids) -> torch.Tensor:
+    src = torch.as_tensor(src_ids, dtype=torch.long, device=model.device)
+    return src[None] if src.dim() == 1 else src
+
+
+@torch.no_grad()
+def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int) -> torch.Tensor:
+    """Greedy decoding of a padded batch [B,S]; returns [B,<=max_len] ids (pad after </s>)."""
+    cfg = model.cfg
+    src_mask = model.src_mask(src)
+    memory = model.encode(src, src_mask)
+    ys = torch.full((src.size(0), 1), cfg.bos_id, dtype=torch.long, device=src.device)
+    done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+    for _ in range(max_len):
+        logits = model.generator(model.decode(memory, src_mask, ys)[:, -1])   # [B,V]
+        nxt = logits.argmax(-1).masked_fill(done, cfg.pad_id)
+        ys = torch.cat([ys, nxt[:, None]], dim=1)
+        done |= nxt == cfg.eos_id
+        if done.all():
+            break
+    return ys[:, 1:]
+
+
+@torch.no_grad()
+def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
+           return_traces: bool = False) -> Hypothesis:
+    """Greedy decoding of one sentence; with return_traces, the encoder's Trace and one per step."""
+    src = _src_tensor(model, src_ids)
+    max_len = max_len or default_max_len(model, src.size(1))
+    src_mask = model.src_mask(src)
+    hyp = Hypothesis([], 0.0)
+    with _maybe_capture(return_traces, names) as trace:
+        memory = model.encode(src, src_mask)
+    hyp.encoder_trace = trace
+    for _ in range(max_len):
+        tgt = torch.tensor([[model.cfg.bos_id] + hyp.ids], device=src.device)
+        with _maybe_capture(return_traces, names) as trace:
+            logprobs = model.generator(model.decode(memory, src_mask, tgt)[:, -1]).log_softmax(-1)[0]
+        if trace is not None:
+            hyp.step_traces.append(trace)
+        nxt = int(logprobs.argmax())
+        hyp.ids.append(nxt)
+        hyp.step_logprobs.append(float(logprobs[nxt]))
+        hyp.score += float(logprobs[nxt])
+        if nxt == model.cfg.eos_id:
+            break
+    return hyp
+
+
+def _maybe_capture(enabled: bool, names):
+    return capture(names) if enabled else nullcontext()
+
+
+@torch.no_grad()
+def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | None = None,
+                alpha: float = 0.6, names=None, return_traces: bool = False) -> list[Hypothesis]:
+    """Beam search; returns hypotheses, best first (by length-normalised score).
+    With return_traces the best one carries its encoder Trace and one Trace per step."""
+    cfg = model.cfg
+    src = _src_tensor(model, src_ids)
+    max_len = max_len or default_max_len(model, src.size(1))
+    src_mask = model.src_mask(src)
+    memory = model.encode(src, src_mask)                               # [1,S,D]
+    beams = [Hypothesis([], 0.0)]
+    finished: list[Hypothesis] = []
+    for _ in range(max_len):
+        tgt = torch.tensor([[cfg.bos_id] + h.ids for h in beams], device=src.device)   # [K,t]
+        k = len(beams)
+        out = model.decode(memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1), tgt)
+        logprobs = model.generator(out[:, -1]).log_softmax(-1)         # [K,V]
+        total = logprobs + torch.tensor([h.score for h in beams], device=src.device)[:, None]
+        top = total.flatten().topk(min(2 * beam_size, total.numel()))
+        candidates = []
+        for score, flat in zip(top.values.tolist(), top.indices.tolist()):
+            parent, tok = divmod(flat, logprobs.size(1))
+            h = beams[parent]
+            child = Hypothesis(h.ids + [tok], score, h.step_logprobs + [float(logprobs[parent, tok])])
+            (finished if tok == cfg.eos_id else candidates).append(child)
+        beams = candidates[:beam_size]
+        best_open = max((h.normalized(alpha) for h in beams), default=float("-inf"))
+        if len(finished) >= beam_size and max(h.normalized(alpha) for h in finished) >= best_open:
+            break
+        if not beams:
+            break
+    ranked = sorted(finished or beams, key=lambda h: h.normalized(alpha), reverse=True)
+    if return_traces:
+        ranked[0].encoder_trace, ranked[0].step_traces = step_traces(model, src, ranked[0].ids, names)
+    return ranked
+
+
+@torch.no_grad()
+def step_traces(model: Transformer, src_ids, out_ids: list[int], names=None) -> tuple[Trace, list[Trace]]:
+    """The encoder's Trace and one Trace per decoding step of a given output."""
+    src = _src_tensor(model, src_ids)
+    src_mask = model.src_mask(src)
+    with capture(names) as encoder_trace:
+        memory = model.encode(src, src_mask)
+    steps = []
+    for t in range(len(out_ids)):
+        tgt = torch.tensor([[model.cfg.bos_id] + list(out_ids[:t])], device=src.device)
+        with capture(names) as trace:
+            model.generator(model.decode(memory, src_mask, tgt))
+        steps.append(trace)
+    return encoder_trace, steps

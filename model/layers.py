@@ -1,0 +1,158 @@
+"""Building blocks of "Attention Is All You Need", each with HookPoints at the values people ask about.
+
+Shapes: B batch, T/S query/key positions, H heads, D d_model, Dh d_head = D / H.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from model.trace import HookPoint, active_trace
+
+
+def attention(q, k, v, mask=None, dropout: float = 0.0):
+    """Scaled dot-product attention, written out: softmax(QK^T / sqrt(d_k) + mask) V.
+
+    q [B,H,T,Dh], k/v [B,H,S,Dh], mask bool [B,1|H,1|T,S] (True = may attend).
+    Returns (output [B,H,T,Dh], scores [B,H,T,S] scaled but unmasked, weights [B,H,T,S]).
+    """
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))       # [B,H,T,S]
+    masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+    weights = masked.softmax(dim=-1)                                 # rows sum to 1
+    dropped = F.dropout(weights, dropout) if dropout > 0 else weights
+    return dropped @ v, scores, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """h heads in parallel, each attending in a d_model/h subspace; concatenated, then W^O."""
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float):
+        super().__init__()
+        self.n_heads, self.d_head, self.dropout = n_heads, d_model // n_heads, dropout
+        self.w_q = nn.Linear(d_model, d_model)
+        self.w_k = nn.Linear(d_model, d_model)
+        self.w_v = nn.Linear(d_model, d_model)
+        self.w_o = nn.Linear(d_model, d_model)
+        self.hook_q, self.hook_k, self.hook_v = HookPoint(), HookPoint(), HookPoint()  # [B,H,T,Dh]
+        self.hook_scores = HookPoint()   # [B,H,T,S] QK^T/sqrt(d_k), before the mask
+        self.hook_pattern = HookPoint()  # [B,H,T,S] softmax, before dropout
+        self.hook_z = HookPoint()        # [B,H,T,Dh] each head's output (weights @ V)
+        self.hook_out = HookPoint()      # [B,T,D] after W^O
+
+    def split_heads(self, x):            # [B,T,D] -> [B,H,T,Dh]
+        B, T, _ = x.shape
+        return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+
+    def forward(self, x_q, x_kv, mask=None):
+        q = self.hook_q(self.split_heads(self.w_q(x_q)))             # [B,H,T,Dh]
+        k = self.hook_k(self.split_heads(self.w_k(x_kv)))            # [B,H,S,Dh]
+        v = self.hook_v(self.split_heads(self.w_v(x_kv)))            # [B,H,S,Dh]
+        p = self.dropout if self.training else 0.0
+        if self._explicit():
+            z, scores, weights = attention(q, k, v, mask, p)
+            self.hook_scores(scores)
+            self.hook_pattern(weights)
+        else:  # fused kernel; same result, nothing to show
+            z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        z = self.hook_z(z)                                           # [B,H,T,Dh]
+        B, H, T, Dh = z.shape
+        concat = z.transpose(1, 2).reshape(B, T, H * Dh)             # [B,T,D]
+        return self.hook_out(self.w_o(concat))
+
+    def _explicit(self) -> bool:
+        trace = active_trace()
+        return trace is not None and (trace.needs(self.hook_scores.name) or trace.needs(self.hook_pattern.name))
+
+
+class LayerNorm(nn.Module):
+    """Normalises each token's features: (x - mean) / std * gain + bias; statistics are hookable."""
+
+    def __init__(self, d_model: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))   # gain
+        self.bias = nn.Parameter(torch.zeros(d_model))
+        self.hook_in = HookPoint()           # [B,T,D] the input
+        self.hook_mean = HookPoint()         # [B,T] per-token mean of the input
+        self.hook_std = HookPoint()          # [B,T] per-token std (biased, + eps) of the input
+        self.hook_normalized = HookPoint()   # [B,T,D] before gain and bias
+        self.hook_gain = HookPoint()         # [1,D]
+        self.hook_bias = HookPoint()         # [1,D]
+        self.hook_out = HookPoint()          # [B,T,D]
+
+    def forward(self, x):
+        if active_trace() is None:
+            return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
+        x = self.hook_in(x)
+        mean = x.mean(-1, keepdim=True)                                     # [B,T,1]
+        std = (x.var(-1, unbiased=False, keepdim=True) + self.eps).sqrt()   # [B,T,1]
+        self.hook_mean(mean.squeeze(-1))
+        self.hook_std(std.squeeze(-1))
+        normalized = self.hook_normalized((x - mean) / std)
+        self.hook_gain(self.weight[None])  # every captured value has a leading batch dim
+        self.hook_bias(self.bias[None])
+        return self.hook_out(normalized * self.weight + self.bias)
+
+
+class FeedForward(nn.Module):
+    """Position-wise: max(0, x W1 + b1) W2 + b2, the same on every token."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float):
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.hook_hidden = HookPoint()  # [B,T,d_ff] after ReLU
+        self.hook_out = HookPoint()     # [B,T,D]
+
+    def forward(self, x):
+        hidden = self.hook_hidden(F.relu(self.w_1(x)))
+        return self.hook_out(self.w_2(self.dropout(hidden)))
+
+
+def sinusoidal_table(n_positions: int, d_model: int) -> torch.Tensor:
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d)). [P, D]"""
+    pos = torch.arange(n_positions, dtype=torch.float64).unsqueeze(1)          # [P,1]
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)                   # [D/2]
+    angle = pos / torch.pow(10000.0, two_i / d_model)                          # [P,D/2]
+    table = torch.zeros(n_positions, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return table.float()
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model: int, max_len: int, kind: str = "sinusoidal"):
+        super().__init__()
+        self.kind = kind
+        if kind == "learned":
+            self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)
+        else:  # a buffer, not a parameter: fixed, and rebuilt rather than loaded
+            self.register_buffer("table", sinusoidal_table(max_len, d_model), persistent=False)
+
+    def forward(self, n_positions: int):
+        if n_positions > self.table.size(0):
+            raise ValueError(f"sequence of {n_positions} tokens exceeds max_len={self.table.size(0)}")
+        return self.table[:n_positions]                                      # [T,D]
+
+
+class Embeddings(nn.Module):
+    """Token embedding x sqrt(d_model) (so it is not drowned by the PE), plus positional encoding."""
+
+    def __init__(self, token: nn.Embedding, pos: PositionalEncoding, dropout: float):
+        super().__init__()
+        self.token = token
+        self.pos = pos
+        self.scale = math.sqrt(token.embedding_dim)
+        self.dropout = nn.Dropout(dropout)
+        self.hook_tokens = HookPoint()  # [B,T,D] scaled token embeddings
+        self.hook_pos = HookPoint()     # [1,T,D] positional encodings
+        self.hook_out = HookPoint()     # [B,T,D] their sum, before dropout
+
+    def forward(self, ids):                                               # ids [B,T]
+        tokens = self.hook_tokens(self.token(ids) * self.scale)           # [B,T,D]
+        pos = self.hook_pos(self.pos(ids.size(1))[None])                  # [1,T,D]
+        return self.dropout(self.hook_out(tokens + pos))

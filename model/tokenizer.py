@@ -1,0 +1,127 @@
+"""Tokenizer wrapper around the `tokenizers` package.
+
+Two kinds share one interface and one file format (tokenizer.json):
+- byte-level BPE for natural language: every input, emoji and CJK included, maps to known tokens,
+  so there is never an <unk>;
+- word-level over a fixed symbol set for the toy tasks ("3 1 4" -> three tokens).
+Special tokens have fixed ids so the model config can name them: <pad>=0, <s>=1, </s>=2.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from tokenizers import Tokenizer as HFTokenizer
+from tokenizers import decoders, models, pre_tokenizers, trainers
+
+PAD, BOS, EOS = "<pad>", "<s>", "</s>"
+SPECIAL_TOKENS = [PAD, BOS, EOS]
+PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
+
+
+class Tokenizer:
+    def __init__(self, backend: HFTokenizer):
+        self.backend = backend
+        for i, tok in enumerate(SPECIAL_TOKENS):
+            if backend.token_to_id(tok) != i:
+                raise ValueError(f"tokenizer must map {tok!r} to id {i}")
+        self.byte_level = isinstance(backend.decoder, decoders.ByteLevel)
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def train_bpe(cls, texts: Iterable[str], vocab_size: int = 8000) -> "Tokenizer":
+        backend = HFTokenizer(models.BPE())
+        backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+        backend.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            special_tokens=SPECIAL_TOKENS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),  # all 256 bytes: no <unk> ever
+            show_progress=False,
+        )
+        backend.train_from_iterator(texts, trainer=trainer)
+        return cls(backend)
+
+    @classmethod
+    def word_level(cls, symbols: list[str]) -> "Tokenizer":
+        vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + list(symbols))}
+        backend = HFTokenizer(models.WordLevel(vocab, unk_token=None))
+        backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        backend.decoder = decoders.WordPiece(prefix="##")  # joins word-level tokens with spaces
+        return cls(backend)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Tokenizer":
+        return cls(HFTokenizer.from_file(str(path)))
+
+    def save(self, path: str | Path) -> None:
+        self.backend.save(str(path))
+
+    # -- use ------------------------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return self.backend.get_vocab_size()
+
+    def encode(self, text: str, add_eos: bool = True) -> list[int]:
+        """Token ids of `text` (no BOS; EOS appended), as the encoder input expects."""
+        ids = self.backend.encode(text, add_special_tokens=False).ids
+        return ids + [EOS_ID] if add_eos else ids
+
+    def decode(self, ids: Iterable[int]) -> str:
+        ids = [int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)]
+        return self.backend.decode(ids).strip()
+
+    def token_strings(self, ids: Iterable[int]) -> list[str]:
+        """Readable label per token: a leading space shows as '▁', partial UTF-8 bytes as <0x..>."""
+        return [self._label(int(i)) for i in ids]
+
+    def _label(self, token_id: int) -> str:
+        token = self.backend.id_to_token(token_id)
+        if token is None:
+            return f"<{token_id}>"
+        if token in SPECIAL_TOKENS or not self.byte_level:
+            return token
+        byte_decoder = _byte_decoder()
+        raw = bytes(byte_decoder[ch] for ch in token)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:  # a piece of a multi-byte character (emoji, CJK)
+            return "".join(f"<0x{b:02X}>" for b in raw)
+        return _visible(text)
+
+
+def _visible(text: str) -> str:
+    """Make spaces and invisible characters visible in axis labels."""
+    out = []
+    for ch in text:
+        if ch == " ":
+            out.append("▁")
+        elif ch == "\n":
+            out.append("↵")
+        elif ch == "\t":
+            out.append("⇥")
+        elif not ch.isprintable():
+            out.append(f"<U+{ord(ch):04X}>")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_BYTE_DECODER: dict[str, int] | None = None
+
+
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's byte<->unicode table, inverted (the alphabet ByteLevel uses)."""
+    global _BYTE_DECODER
+    if _BYTE_DECODER is None:
+        printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                     + list(range(ord("®"), ord("ÿ") + 1)))
+        chars = printable[:]
+        n = 0
+        for b in range(256):
+            if b not in printable:
+                printable.append(b)
+                chars.append(256 + n)
+                n += 1
+        _BYTE_DECODER = {chr(c): b for b, c in zip(printable, chars)}
+    return _BYTE_DECODER

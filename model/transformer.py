@@ -1,0 +1,170 @@
+"""The encoder-decoder Transformer of "Attention Is All You Need" (Vaswani et al., 2017).
+
+Layer outputs are post-norm as in the paper, x = LayerNorm(x + Dropout(Sublayer(x))); pre-norm,
+x = x + Dropout(Sublayer(LayerNorm(x))), is an option (config.norm_first). Hook names follow the
+module tree: see model/trace.py and docs/trace-format.md.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from model.config import TransformerConfig
+from model.layers import Embeddings, FeedForward, LayerNorm, MultiHeadAttention, PositionalEncoding
+from model.trace import HookPoint, name_hook_points
+
+
+class _Layer(nn.Module):
+    """Shared residual wiring: LayerNorm after the residual add (paper) or before the sublayer."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.norm_first = cfg.norm_first
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def residual(self, x, sublayer, norm: LayerNorm):
+        if self.norm_first:
+            return x + self.dropout(sublayer(norm(x)))
+        return norm(x + self.dropout(sublayer(x)))
+
+
+class EncoderLayer(_Layer):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__(cfg)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.norm_attn = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.norm_ff = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.hook_resid_pre = HookPoint()   # [B,S,D] layer input
+        self.hook_resid_mid = HookPoint()   # [B,S,D] after self-attention, Add & Norm
+        self.hook_resid_post = HookPoint()  # [B,S,D] after feed-forward, Add & Norm
+
+    def forward(self, x, src_mask):
+        x = self.hook_resid_pre(x)
+        x = self.hook_resid_mid(self.residual(x, lambda h: self.self_attn(h, h, src_mask), self.norm_attn))
+        return self.hook_resid_post(self.residual(x, self.ff, self.norm_ff))
+
+
+class DecoderLayer(_Layer):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__(cfg)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.norm_attn = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.norm_cross = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.norm_ff = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.hook_resid_pre = HookPoint()    # [B,T,D]
+        self.hook_resid_mid = HookPoint()    # [B,T,D] after masked self-attention, Add & Norm
+        self.hook_resid_cross = HookPoint()  # [B,T,D] after cross-attention, Add & Norm
+        self.hook_resid_post = HookPoint()   # [B,T,D] after feed-forward, Add & Norm
+
+    def forward(self, y, memory, src_mask, tgt_mask):
+        y = self.hook_resid_pre(y)
+        y = self.hook_resid_mid(self.residual(y, lambda h: self.self_attn(h, h, tgt_mask), self.norm_attn))
+        y = self.hook_resid_cross(self.residual(y, lambda h: self.cross_attn(h, memory, src_mask), self.norm_cross))
+        return self.hook_resid_post(self.residual(y, self.ff, self.norm_ff))
+
+
+class Encoder(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
+        self.norm = LayerNorm(cfg.d_model, cfg.ln_eps) if cfg.norm_first else nn.Identity()
+        self.hook_out = HookPoint()  # [B,S,D] the memory the decoder attends to
+
+    def forward(self, x, src_mask):
+        for layer in self.layers:
+            x = layer(x, src_mask)
+        return self.hook_out(self.norm(x))
+
+
+class Decoder(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers))
+        self.norm = LayerNorm(cfg.d_model, cfg.ln_eps) if cfg.norm_first else nn.Identity()
+        self.hook_out = HookPoint()  # [B,T,D]
+
+    def forward(self, y, memory, src_mask, tgt_mask):
+        for layer in self.layers:
+            y = layer(y, memory, src_mask, tgt_mask)
+        return self.hook_out(self.norm(y))
+
+
+class Generator(nn.Module):
+    """Final linear map to vocabulary logits (softmax is applied by the loss or the decoder)."""
+
+    def __init__(self, d_model: int, vocab_size: int):
+        super().__init__()
+        self.proj = nn.Linear(d_model, vocab_size)
+        self.hook_logits = HookPoint()  # [B,T,V]
+
+    def forward(self, y):
+        return self.hook_logits(self.proj(y))
+
+
+def causal_mask(n: int, device=None) -> torch.Tensor:
+    """[n, n] bool, True on and below the diagonal: position i may attend to positions <= i."""
+    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.cfg = cfg
+        src_tok = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+        tgt_tok = src_tok if cfg.share_embeddings else nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+        self.src_embed = Embeddings(src_tok, PositionalEncoding(cfg.d_model, cfg.max_len, cfg.pe), cfg.dropout)
+        self.tgt_embed = Embeddings(tgt_tok, PositionalEncoding(cfg.d_model, cfg.max_len, cfg.pe), cfg.dropout)
+        self.encoder = Encoder(cfg)
+        self.decoder = Decoder(cfg)
+        self.generator = Generator(cfg.d_model, cfg.vocab_size)
+        self._init_weights()
+        if cfg.share_embeddings:  # the paper shares all three matrices
+            self.generator.proj.weight = src_tok.weight
+        self.hook_names = name_hook_points(self)
+
+    def _init_weights(self):
+        for name, p in self.named_parameters():
+            if p.dim() > 1 and not name.endswith("pos.table"):
+                nn.init.xavier_uniform_(p)
+        if self.cfg.share_embeddings:  # a shared matrix is scaled by sqrt(d) on input: keep it small
+            nn.init.normal_(self.src_embed.token.weight, std=self.cfg.d_model ** -0.5)
+        with torch.no_grad():
+            self.src_embed.token.weight[self.cfg.pad_id].zero_()
+            self.tgt_embed.token.weight[self.cfg.pad_id].zero_()
+
+    @property
+    def device(self) -> torch.device:
+        return self.generator.proj.weight.device
+
+    def src_mask(self, src):                                     # [B,S] -> [B,1,1,S]
+        return (src != self.cfg.pad_id)[:, None, None, :]
+
+    def tgt_mask(self, tgt):                                     # [B,T] -> [B,1,T,T] padding AND causal
+        return (tgt != self.cfg.pad_id)[:, None, None, :] & causal_mask(tgt.size(1), tgt.device)
+
+    def encode(self, src, src_mask=None):                        # src [B,S] -> memory [B,S,D]
+        if src_mask is None:
+            src_mask = self.src_mask(src)
+        return self.encoder(self.src_embed(src), src_mask)
+
+    def decode(self, memory, src_mask, tgt):                     # tgt [B,T] -> [B,T,D]
+        return self.decoder(self.tgt_embed(tgt), memory, src_mask, self.tgt_mask(tgt))
+
+    def forward(self, src, tgt):
+        """Teacher forcing: tgt is the target shifted right (starts with <s>). Returns logits [B,T,V]."""
+        src_mask = self.src_mask(src)
+        memory = self.encode(src, src_mask)
+        return self.generator(self.decode(memory, src_mask, tgt))
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def pick_device(name: str | None = None) -> torch.device:
+    """CUDA when present unless told otherwise."""
+    if name:
+        return torch.device(name)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

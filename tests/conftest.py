@@ -1,0 +1,35 @@
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from model.config import TransformerConfig  # noqa: E402
+from model.tasks import toy_tokenizer  # noqa: E402
+from model.transformer import Transformer  # noqa: E402
+
+torch.set_num_threads(2)
+
+
+def tiny_config(**overrides) -> TransformerConfig:
+    base = dict(vocab_size=len(toy_tokenizer().backend.get_vocab()), d_model=32, n_heads=2,
+                n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64)
+    base.update(overrides)
+    return TransformerConfig(**base)
+
+
+@pytest.fixture
+def tiny_model() -> Transformer:
+    torch.manual_seed(0)
+    return Transformer(tiny_config()).eval()
+
+
+@pytest.fixture
+def batch():
+    """Two source sentences (the second padded) and teacher-forcing targets."""
+    src = torch.tensor([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
+    tgt = torch.tensor([[1, 6, 5, 4], [1, 8, 7, 0]])
+    return src, tgt
