@@ -1,0 +1,156 @@
+"""See a Transformer think: the entry point. Shared sidebar (model, sentence, target), then the page.
+
+    streamlit run app.py
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from model.checkpoint import CheckpointError
+from viz.state import (MAX_TEXT_CHARS, Context, current, get_trace, load_bundle, max_tokens_bounds, model_ids,
+                       presets, qp_choice, qp_int, qp_str, set_current, set_query)
+from viz.text import plain
+from viz.upload import UploadError, parse_upload
+
+st.set_page_config(page_title="Transformer, inside", page_icon="🔎", layout="wide")
+
+PAGES = [  # (file, title, url path, icon) in teaching order
+    ("viz/pages/explorer.py", "Attention explorer", "explorer", ":material/grid_view:"),
+    ("viz/pages/step_through.py", "Step-through: one head", "step", ":material/calculate:"),
+    ("viz/pages/multi_head.py", "Multi-head assembly", "multihead", ":material/call_merge:"),
+    ("viz/pages/positional.py", "Positional encoding", "positional", ":material/waves:"),
+    ("viz/pages/layernorm.py", "LayerNorm & residual", "layernorm", ":material/equalizer:"),
+    ("viz/pages/decoding.py", "Decoding", "decoding", ":material/play_arrow:"),
+    ("viz/pages/heads.py", "Head analysis", "heads", ":material/analytics:"),
+    ("viz/pages/zoo.py", "Attention zoo", "zoo", ":material/history_edu:"),
+    ("viz/pages/compare.py", "Compare", "compare", ":material/compare:"),
+    ("viz/pages/training.py", "Live toy training", "training", ":material/model_training:"),
+    ("viz/pages/tour.py", "Guided tour", "tour", ":material/school:"),
+    ("viz/pages/about.py", "About the model", "about", ":material/info:"),
+]
+HERE = Path(__file__).parent
+
+
+def navigation():
+    pages = [st.Page(f, title=t, url_path=u, icon=i, default=(u == "explorer"))
+             for f, t, u, i in PAGES if (HERE / f).is_file()]
+    return st.navigation(pages)
+
+
+def _init_from_url(models: list[str], notices: list[str]) -> None:
+    """First run of a session: widgets start from the URL (deep links)."""
+    if st.session_state.get("_url_read"):
+        return
+    st.session_state["_url_read"] = True
+    model = qp_choice("model", models, models[0], notices)
+    st.session_state["model"] = model
+    text = qp_str("text")
+    if text is not None and len(text) >= MAX_TEXT_CHARS:
+        notices.append(f"The sentence in the link was cut to {MAX_TEXT_CHARS} characters.")
+    st.session_state["text"] = text if text is not None else presets(model)[0]
+    st.session_state["target"] = qp_str("target", "")
+    lo, default, hi = max_tokens_bounds()
+    st.session_state["beam"] = qp_int("beam", 1, 1, 8, notices)
+    st.session_state["max_tokens"] = qp_int("max_tokens", default, lo, hi, notices)
+
+
+def _use_preset() -> None:
+    st.session_state["text"] = st.session_state["preset"]
+
+
+def _use_uploaded() -> None:
+    st.session_state["text"] = st.session_state["uploaded_sentence"]
+
+
+def _on_model_change() -> None:
+    st.session_state["text"] = presets(st.session_state["model"])[0]
+    st.session_state["target"] = ""
+
+
+def sidebar(models: list[str], notices: list[str]) -> Context | None:
+    sb = st.sidebar
+    model_id = sb.selectbox("Model", models, key="model", on_change=_on_model_change,
+                            help="Folders under pretrained/ (model.safetensors + config.json + tokenizer.json).")
+    try:
+        bundle = load_bundle(model_id)
+    except CheckpointError as e:
+        sb.error(f"This model cannot be loaded: {e}")
+        return None
+    sb.selectbox("Example sentences", presets(model_id), key="preset", on_change=_use_preset, index=None,
+                 placeholder="Pick an example…")
+    text = sb.text_area("Sentence", key="text", max_chars=MAX_TEXT_CHARS, height=90)
+    _upload_picker(sb)
+    target = sb.text_input("Reference translation (optional)", key="target",
+                           help="Given a reference, the decoder is teacher-forced on it; otherwise it reads its own "
+                                "generated output.", max_chars=MAX_TEXT_CHARS)
+    lo, _, hi = max_tokens_bounds()
+    c1, c2 = sb.columns(2)
+    beam = c1.number_input("Beam size", 1, 8, key="beam", help="1 = greedy decoding")
+    max_tokens = c2.number_input("Token limit", lo, hi, key="max_tokens", help="Longer inputs are cut.")
+    sb.radio("Figure download format", ["PNG", "SVG"], key="image_format", horizontal=True,
+             help="Used by the camera button on every chart.")
+    set_query(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
+              beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != max_tokens_bounds()[1] else None)
+    ctx = Context(model_id, bundle, text, target or None, int(beam), int(max_tokens), None, notices)
+    if not text.strip():
+        return ctx
+    try:
+        ctx.trace = get_trace(model_id, text.strip(), (target or "").strip() or None, int(beam), int(max_tokens))
+    except ValueError as e:
+        notices.append(f"The model could not read this input: {e}")
+    return ctx
+
+
+def _upload_picker(sb) -> None:
+    upload = sb.file_uploader("…or pick from a file (.txt, one per line; .csv with a 'text' column)",
+                              type=["txt", "csv"], key="upload")
+    if upload is None:
+        return
+    try:
+        sentences = parse_upload(upload.name, upload.getvalue())
+    except UploadError as e:
+        sb.warning(f"{plain(upload.name)}: {e}")
+        return
+    sb.selectbox(f"{len(sentences)} sentences in the file", sentences, key="uploaded_sentence", index=None,
+                 placeholder="Choose one…", on_change=_use_uploaded, format_func=lambda s: s[:80])
+
+
+def header(ctx: Context) -> None:
+    for notice in ctx.notices:
+        st.warning(notice)
+    trace = ctx.trace
+    if trace is None:
+        if not ctx.text.strip():
+            st.info("The sentence is empty: type one in the sidebar, or pick an example.")
+        return
+    if trace.meta["src_truncated"]:
+        st.warning(f"The input has {trace.meta['src_n_tokens']} tokens; only the first {ctx.max_tokens} are used "
+                   f"(raise the token limit in the sidebar, up to {max_tokens_bounds()[2]}).")
+    c1, c2 = st.columns(2)
+    c1.caption("Source")
+    c1.text(trace.meta["src_text"][:600])
+    c2.caption("Model translation" + (f" (beam {ctx.beam})" if ctx.beam > 1 else " (greedy)"))
+    c2.text(trace.meta["translation"] or "(empty output)")
+    if trace.meta["teacher_forced"]:
+        st.caption("Decoder maps below are teacher-forced on your reference translation.")
+
+
+def main() -> None:
+    page = navigation()
+    models = model_ids()
+    if not models:
+        st.error("No model found under pretrained/. Train one with: python -m model.train --task reverse "
+                 "--out pretrained/toy-reverse")
+        st.stop()
+    notices: list[str] = []
+    _init_from_url(models, notices)
+    ctx = sidebar(models, notices)
+    set_current(ctx)
+    if ctx is not None:
+        header(ctx)
+    page.run()
+
+
+main()

@@ -1,0 +1,46 @@
+"""One look for every figure: projector-sized fonts, shared colour scales, input checks."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+BASE_FONT = dict(size=16)
+ATTENTION_SCALE = "Blues"          # sequential, 0 = white: an absent link looks absent
+DIVERGING_SCALE = "RdBu_r"         # signed values (Q, K, V, scores, activations): 0 = white
+LINE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+
+
+def check_matrix(m, n_rows: int, n_cols: int) -> np.ndarray:
+    m = np.asarray(m, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"expected a 2-D matrix, got shape {m.shape}")
+    if m.shape != (n_rows, n_cols):
+        raise ValueError(f"matrix shape {m.shape} does not match {n_rows} row and {n_cols} column labels")
+    return m
+
+
+def label_axes(fig: go.Figure, x_title: str, y_title: str) -> None:
+    """Token axes: every label shown, rows top-to-bottom in reading order."""
+    fig.update_xaxes(title=x_title, tickangle=-45, type="category", automargin=True, tickfont=dict(size=14))
+    fig.update_yaxes(title=y_title, autorange="reversed", type="category", automargin=True, tickfont=dict(size=14))
+
+
+def symmetric_range(*arrays) -> float:
+    """Half-width for a diverging colour scale centred on zero."""
+    peak = max(float(np.nanmax(np.abs(a))) if np.size(a) else 0.0 for a in arrays)
+    return peak or 1.0
+
+
+def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], title: str, x_title: str,
+                   y_title: str, value_name: str = "value", zmax: float | None = None) -> go.Figure:
+    """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores)."""
+    m = check_matrix(m, len(row_labels), len(col_labels))
+    zmax = zmax or symmetric_range(m)
+    fig = go.Figure(go.Heatmap(z=m, x=col_labels, y=row_labels, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
+                               colorbar=dict(title=dict(text=value_name), thickness=14),
+                               hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
+                                             "<extra></extra>"))
+    label_axes(fig, x_title, y_title)
+    fig.update_layout(title=title, font=BASE_FONT, height=max(320, min(800, 140 + 24 * len(row_labels))),
+                      margin=dict(l=10, r=10, t=60, b=10))
+    return fig

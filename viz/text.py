@@ -1,0 +1,17 @@
+"""User text shown safely: never as HTML, and with Markdown syntax neutralised where Markdown renders."""
+from __future__ import annotations
+
+import re
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def plain(text: str, limit: int = 300) -> str:
+    """Escape Markdown (links, images, HTML tags) so st.markdown/st.warning show the characters as typed."""
+    text = text if len(text) <= limit else text[:limit] + "…"
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def position_labels(tokens: list[str]) -> list[str]:
+    """'3 ▁house': position-prefixed so repeated tokens stay distinct on a categorical axis."""
+    return [f"{i} {t}" for i, t in enumerate(tokens)]

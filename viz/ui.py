@@ -1,0 +1,62 @@
+"""Small Streamlit helpers every page uses: figures with export, matrix CSV, pickers."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from viz.state import current, qp_int, set_query
+
+
+def plotly_config(filename: str) -> dict:
+    """Modebar download in the format chosen in the sidebar (PNG or SVG), at 2x for projectors."""
+    fmt = st.session_state.get("image_format", "png").lower()
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": fmt, "filename": safe_filename(filename), "scale": 2},
+    }
+
+
+def safe_filename(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:80] or "figure"
+
+
+def show_figure(fig, filename: str, matrix: pd.DataFrame | None = None, key: str | None = None) -> None:
+    """A plotly figure with the modebar image export and, when given, a CSV of the matrix shown."""
+    st.plotly_chart(fig, config=plotly_config(filename), key=key)
+    if matrix is not None:
+        st.download_button("Download CSV", matrix.to_csv().encode("utf-8"), file_name=safe_filename(filename) + ".csv",
+                           mime="text/csv", key=f"csv-{key or filename}")
+
+
+def matrix_frame(matrix: np.ndarray, row_labels: list[str], col_labels: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(np.asarray(matrix), index=row_labels, columns=col_labels)
+
+
+def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool = True) -> tuple[int, int | None]:
+    """Layer and head select boxes, seeded from and written back to the URL (layer, head)."""
+    layer_default = qp_int("layer", 0, 0, n_layers - 1)
+    head_default = qp_int("head", 0, -1 if allow_mean else 0, n_heads - 1)
+    head_options = ([-1] if allow_mean else []) + list(range(n_heads))
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox("Layer", list(range(n_layers)), index=layer_default, key=f"{key}-layer",
+                         format_func=lambda i: f"layer {i}")
+    head = c2.selectbox("Head", head_options, index=head_options.index(head_default), key=f"{key}-head",
+                        format_func=lambda h: "average of heads" if h == -1 else f"head {h}")
+    set_query(layer=layer, head=head)
+    return layer, (None if head == -1 else head)
+
+
+def formula(latex: str) -> None:
+    st.latex(latex)
+
+
+def need_context():
+    """The shared context, or stop the page with the reason (set by app.py)."""
+    ctx = current()
+    if ctx is None or ctx.trace is None:
+        st.info("Type a sentence in the sidebar to see the model at work.")
+        st.stop()
+    return ctx
