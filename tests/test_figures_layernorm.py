@@ -1,0 +1,123 @@
+"""Pure tests of the LayerNorm / BatchNorm statistics, residual stages and their figures."""
+import numpy as np
+import pytest
+import torch
+
+from model.layers import LayerNorm
+from viz.figures.layernorm import (batch_norm_drift, batch_norm_stats, drift_figure, feature_histogram,
+                                   gain_bias_figure, layer_norm_stats, ln_vs_bn_figure, normalize,
+                                   residual_norm_figure, residual_stages, token_stats_figure)
+
+X = np.array([[1.0, 2.0, 3.0, 6.0],
+              [0.0, 0.0, 4.0, 4.0],
+              [-1.0, 1.0, -1.0, 1.0]])                                                   # [T=3, D=4]
+
+
+def test_layer_norm_stats_are_per_row():
+    mean, std = layer_norm_stats(X)
+    assert np.allclose(mean, [3.0, 2.0, 0.0])
+    assert np.allclose(std, [np.sqrt(3.5), 2.0, 1.0])          # biased std, as LayerNorm uses
+
+
+def test_batch_norm_stats_are_per_column():
+    mean, std = batch_norm_stats(X)
+    assert mean.shape == (4,) and np.allclose(mean, [0.0, 1.0, 2.0, 11 / 3])
+    assert np.allclose(std, X.std(axis=0))
+
+
+def test_normalize_axes():
+    ln = normalize(X, axis=1, eps=0)
+    bn = normalize(X, axis=0, eps=0)
+    assert np.allclose(ln.mean(1), 0) and np.allclose(ln.std(1), 1)
+    assert np.allclose(bn.mean(0), 0) and np.allclose(bn.std(0), 1)
+    assert not np.allclose(ln, bn)
+    with pytest.raises(ValueError, match="axis"):
+        normalize(X, axis=2)
+    with pytest.raises(ValueError, match="matrix"):
+        normalize(np.zeros(4), axis=1)
+
+
+def test_stats_match_the_models_layernorm():
+    torch.manual_seed(0)
+    x = torch.randn(1, 5, 16) * 3 + 1
+    out = LayerNorm(16, eps=1e-5)(x)[0].detach().numpy()        # gain 1, bias 0: just the normalization
+    assert np.allclose(normalize(x[0].numpy(), axis=1, eps=1e-5), out, atol=1e-5)
+
+
+def test_batch_norm_drift():
+    drift = batch_norm_drift(X, token=0, eps=1e-5)
+    assert drift.shape == (3,)
+    assert np.isclose(drift[0], 1.0)     # a batch of one: every feature has std 0, the token becomes all zeros
+    assert np.isclose(drift[-1], 0.0)    # the full batch is the reference
+    assert len(batch_norm_drift(X, token=1)) == 2
+    with pytest.raises(ValueError, match="token"):
+        batch_norm_drift(X, token=3)
+
+
+def _arrays(n_enc=2, n_dec=1, s=3, t=4, d=8):
+    rng = np.random.default_rng(0)
+    arrays = {}
+    for stack, n, length, hooks in (("encoder", n_enc, s, ["pre", "mid", "post"]),
+                                    ("decoder", n_dec, t, ["pre", "mid", "cross", "post"])):
+        for i in range(n):
+            for h in hooks:
+                arrays[f"{stack}.layers.{i}.hook_resid_{h}"] = rng.normal(size=(length, d))
+    return arrays
+
+
+def test_residual_stages_order_and_values():
+    arrays = _arrays()
+    labels, norms = residual_stages(arrays, "encoder", 2)
+    assert labels == ["enc embedding", "enc L0 +attn", "enc L0 +ff", "enc L1 +attn", "enc L1 +ff"]
+    assert norms.shape == (5, 3)
+    assert np.allclose(norms[2], np.linalg.norm(arrays["encoder.layers.0.hook_resid_post"], axis=1))
+    labels, norms = residual_stages(arrays, "decoder", 1)
+    assert labels == ["dec embedding", "dec L0 +attn", "dec L0 +cross", "dec L0 +ff"]
+    assert norms.shape == (4, 4)
+    with pytest.raises(KeyError, match="not captured"):
+        residual_stages(arrays, "decoder", 2)
+    with pytest.raises(ValueError, match="stack"):
+        residual_stages(arrays, "middle", 1)
+
+
+def test_residual_norm_figure_draws_tokens_and_means():
+    arrays = _arrays()
+    parts = [("encoder", *residual_stages(arrays, "encoder", 2), ["0 a", "1 b", "2 </s>"]),
+             ("decoder", *residual_stages(arrays, "decoder", 1), ["0 <s>", "1 x", "2 y", "3 z"])]
+    fig = residual_norm_figure(parts)
+    assert len(fig.data) == 3 + 1 + 4 + 1
+    means = [t for t in fig.data if t.showlegend is not False]
+    assert [t.name for t in means] == ["encoder: mean over 3 tokens", "decoder: mean over 4 tokens"]
+    assert np.allclose(means[0].y, parts[0][2].mean(1))
+    with pytest.raises(ValueError):
+        residual_norm_figure([("encoder", ["a"], np.zeros((2, 3)), ["x", "y", "z"])])
+
+
+def test_token_stats_figure():
+    mean, std = layer_norm_stats(X)
+    after = layer_norm_stats(normalize(X, 1))
+    labels = ["0 a", "1 b", "2 </s>"]
+    fig = token_stats_figure(labels, (mean, std), after)
+    assert len(fig.data) == 4
+    assert list(fig.data[0].x) == ["0 a", "1 b", "2 &lt;/s&gt;"]
+    assert np.allclose(fig.data[0].y, mean) and np.allclose(fig.data[3].y, after[1])
+    with pytest.raises(ValueError, match="expected"):
+        token_stats_figure(labels[:2], (mean, std), after)
+
+
+def test_histogram_gain_bias_ln_bn_drift_figures():
+    hist = feature_histogram({"input": X[0], "normalized": normalize(X, 1)[0]})
+    assert [t.name for t in hist.data] == ["input", "normalized"] and hist.layout.barmode == "overlay"
+    with pytest.raises(ValueError):
+        feature_histogram({})
+    gb = gain_bias_figure(np.ones(4), np.zeros(4))
+    assert len(gb.data) == 2 and list(gb.data[0].x) == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="bias"):
+        gain_bias_figure(np.ones(4), np.zeros(3))
+    both = ln_vs_bn_figure(X, ["a", "b", "c"])
+    assert len(both.data[0].y) == 3 and len(both.data[2].y) == 4   # LN per token, BN per feature
+    assert np.allclose(both.data[2].y, X.mean(0))
+    with pytest.raises(ValueError, match="labels"):
+        ln_vs_bn_figure(X, ["a"])
+    drift = drift_figure(batch_norm_drift(X))
+    assert list(drift.data[0].x) == [1, 2, 3] and np.allclose(drift.data[1].y, 0)

@@ -1,0 +1,149 @@
+"""Pure tests of the positional-encoding math and figures (no Streamlit, no browser)."""
+import numpy as np
+import pytest
+
+from model.layers import sinusoidal_table
+from viz.figures.positional import (diagonal_spread, frequencies, norms_figure, order_gap, order_gap_figure,
+                                    parse_index_list, pe_curves, pe_heatmap, pe_similarity, permuted_pattern,
+                                    plotly_text, rotation_error_figure, rotation_errors, rotation_matrix,
+                                    rotation_matrix_heatmap, similarity_heatmap, similarity_profile_figure,
+                                    swap_permutation)
+
+
+@pytest.fixture(scope="module")
+def table():
+    return sinusoidal_table(128, 32).double().numpy()                                  # [128, 32]
+
+
+def test_frequencies_follow_the_paper():
+    w = frequencies(8)
+    assert np.allclose(w, [1, 10000 ** -0.25, 10000 ** -0.5, 10000 ** -0.75])
+    with pytest.raises(ValueError, match="even"):
+        frequencies(7)
+
+
+@pytest.mark.parametrize("offset", [1, 5, 100])
+def test_rotation_maps_pe_p_to_pe_p_plus_k(table, offset):
+    assert rotation_errors(table, offset).max() < 1e-5
+    assert rotation_errors(table, offset).shape == (128 - offset,)
+
+
+def test_rotation_on_float32_model_table_is_rounding_only():
+    errors = rotation_errors(sinusoidal_table(512, 256).numpy(), 7)
+    assert errors.max() < 1e-5
+
+
+def test_rotation_matrix_is_block_diagonal_orthogonal(table):
+    m = rotation_matrix(3, 32)
+    assert np.allclose(m @ m.T, np.eye(32))
+    blocks = np.zeros_like(m, dtype=bool)
+    for i in range(0, 32, 2):
+        blocks[i:i + 2, i:i + 2] = True
+    assert np.all(m[~blocks] == 0)
+    angle = 3 * frequencies(32)[0]
+    assert np.allclose(m[:2, :2], [[np.cos(angle), np.sin(angle)], [-np.sin(angle), np.cos(angle)]])
+    # the same M_k for every p
+    assert np.allclose(table[10:20] @ m.T, table[13:23])
+
+
+def test_rotation_errors_validates_offset(table):
+    with pytest.raises(ValueError, match="offset"):
+        rotation_errors(table, 0)
+    with pytest.raises(ValueError, match="offset"):
+        rotation_errors(table, 128)
+    with pytest.raises(ValueError, match="table"):
+        rotation_errors(np.zeros(5), 1)
+
+
+def test_a_random_table_is_not_a_rotation():
+    rng = np.random.default_rng(0)
+    assert rotation_errors(rng.normal(size=(20, 8)), 1).max() > 0.1
+
+
+def test_similarity_depends_only_on_distance(table):
+    sim = pe_similarity(table[:40])
+    assert sim.shape == (40, 40)
+    assert np.allclose(np.diag(sim), 16)                       # d/2 pairs of sin² + cos²
+    assert diagonal_spread(sim) < 1e-5                         # float32 rounding of the model table
+    rng = np.random.default_rng(1)
+    assert diagonal_spread(pe_similarity(rng.normal(size=(10, 8)))) > 0.1
+
+
+def test_parse_index_list():
+    assert parse_index_list("0, 1,8,9", 0, 63) == [0, 1, 8, 9]
+    assert parse_index_list("3,3,2", 0, 5) == [3, 2]
+    for bad, message in [("", "no numbers"), ("a,b", "whole numbers"), ("1,99", "outside"), ("1,2,3", "at most")]:
+        with pytest.raises(ValueError, match=message):
+            parse_index_list(bad, 0, 10, max_items=2)
+
+
+def test_swap_permutation_and_permuted_pattern():
+    perm = swap_permutation(4, 0, 2)
+    assert perm.tolist() == [2, 1, 0, 3]
+    p = np.arange(16.0).reshape(4, 4)
+    q = permuted_pattern(p, perm)
+    assert q[0, 0] == p[2, 2] and q[0, 1] == p[2, 1] and q[3, 2] == p[3, 0]
+    with pytest.raises(ValueError):
+        swap_permutation(3, 0, 3)
+    with pytest.raises(ValueError, match="permutation"):
+        permuted_pattern(p, [0, 1])
+
+
+def test_order_gap_is_zero_for_an_order_blind_model():
+    rng = np.random.default_rng(2)
+    original = rng.random((2, 3, 5, 5))                                                 # [L,H,S,S]
+    perm = swap_permutation(5, 1, 3)
+    assert np.allclose(order_gap(original, permuted_pattern(original, perm), perm), 0)
+    assert np.all(order_gap(original, rng.random((2, 3, 5, 5)), perm) > 0)
+    with pytest.raises(ValueError, match="shape"):
+        order_gap(original, original[0], perm)
+
+
+def test_pe_heatmap_and_curves(table):
+    fig = pe_heatmap(table[:20], n_sentence=6, title="PE")
+    assert fig.data[0].z.shape == (20, 32)
+    assert fig.data[0].zmin == -fig.data[0].zmax
+    assert fig.layout.shapes[0].y1 == 5.5                      # the sentence box: positions 0-5
+    curves = pe_curves(table[:20], [0, 1, 9])
+    assert [t.name for t in curves.data] == ["dim 0 (sin, pair 0)", "dim 1 (cos, pair 0)", "dim 9 (cos, pair 4)"]
+    assert np.allclose(curves.data[2].y, table[:20, 9])
+    with pytest.raises(ValueError, match="at least one"):
+        pe_curves(table, [])
+    with pytest.raises(ValueError, match="outside"):
+        pe_curves(table, [32])
+
+
+def test_similarity_and_rotation_figures(table):
+    sim = pe_similarity(table[:10])
+    assert similarity_heatmap(sim, 4).data[0].z.shape == (10, 10)
+    assert np.allclose(similarity_profile_figure(sim).data[0].y, sim[0])
+    with pytest.raises(ValueError, match="square"):
+        similarity_heatmap(np.zeros((3, 4)))
+    errors = rotation_errors(table, 2)
+    assert len(rotation_error_figure(errors, 2).data[0].y) == 126
+    corner = rotation_matrix_heatmap(rotation_matrix(2, 32), max_dims=16)
+    assert corner.data[0].z.shape == (16, 16) and list(corner.data[0].x[:2]) == ["d0", "d1"]
+    with pytest.raises(ValueError):
+        rotation_error_figure([], 1)
+
+
+def test_norms_figure_groups_series_and_escapes_tokens():
+    fig = norms_figure(["0 a", "1 </s>"], {"token": np.array([1.0, 2.0]), "PE": np.array([3.0, 4.0])})
+    assert [t.name for t in fig.data] == ["token", "PE"]
+    assert list(fig.data[0].x) == ["0 a", "1 &lt;/s&gt;"]      # plotly would swallow '</s>' as markup
+    assert fig.layout.barmode == "group"
+    with pytest.raises(ValueError, match="token labels"):
+        norms_figure(["a"], {"token": np.array([1.0, 2.0])})
+
+
+def test_order_gap_figure_log_scale():
+    fig = order_gap_figure(np.array([0.4, 0.2]), np.array([0.0, 1e-7]))
+    assert fig.layout.yaxis.type == "log"
+    assert [t.name for t in fig.data][1] == "positional encoding set to 0"
+    assert min(fig.data[1].y) > 0                               # zeros lifted to the floor of the log axis
+    with pytest.raises(ValueError):
+        order_gap_figure(np.zeros(2), np.zeros(3))
+
+
+def test_plotly_text():
+    assert plotly_text(["<s>", "a&b"]) == ["&lt;s&gt;", "a&amp;b"]

@@ -1,0 +1,122 @@
+"""AppTest of the Positional encoding and LayerNorm & residual pages on the toy-reverse model."""
+import re
+
+import numpy as np
+import pytest
+
+from apptest_utils import no_exceptions, run_page, texts
+from model.checkpoint import load_checkpoint
+from model.pipeline import trace_sentence
+from viz.state import MODEL_ROOT
+
+TEXT = "a b c d e"
+
+
+@pytest.fixture(scope="module")
+def trace():
+    """The same forward pass the page runs, computed independently."""
+    return trace_sentence(load_checkpoint(MODEL_ROOT / "toy-reverse"), TEXT)
+
+
+def _caption(at, start: str) -> str:
+    return next(str(c.value) for c in at.caption if str(c.value).startswith(start))
+
+
+def _number_after(text: str, label: str) -> float:
+    return float(re.search(re.escape(label) + r"\s*([-+0-9.e]+)", text).group(1))
+
+
+# -- positional -------------------------------------------------------------------------------------
+def test_positional_default_view_uses_the_real_model(trace):
+    at = run_page("positional.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    assert at.title[0].value == "Positional encoding"
+    assert "sinusoidal" in texts(at)
+    assert at.slider(key="pe-positions").value == 32          # toy-reverse max_len
+    assert at.multiselect(key="pe-dims").value == [0, 1, 8, 9]
+    assert at.slider(key="pe-offset").value == 3
+    # the rows added to the sentence equal the table shown
+    assert "differ from this table by at most 0.0e+00" in texts(at)
+    # rotation demonstration: numerically exact on the model's own table
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["max ‖M_k·PE(p) − PE(p+k)‖"]) < 1e-5
+    assert metrics["positions p checked"] == str(32 - 3)
+    # norms from the forward pass
+    caption = _caption(at, "Token 0 a")
+    tokens, pos, total = (np.linalg.norm(trace.arrays[f"src_embed.hook_{h}"][0]) for h in ("tokens", "pos", "out"))
+    for expected in (f"‖√d·E‖ = {tokens:.3f}", f"‖PE‖ = {pos:.3f}", f"‖sum‖ = {total:.3f}"):
+        assert expected in caption
+    # word order: with PE the swapped sentence is not just reordered; with PE at 0 it is, to rounding
+    order = _caption(at, "Largest difference")
+    assert _number_after(order, "cells:") > 1e-3
+    assert float(re.search(r"encoding, ([-+0-9.e]+) without", order).group(1)) < 1e-5
+
+
+def test_positional_deep_link_reproduces_the_view():
+    at = run_page("positional.py", model="toy-reverse", text=TEXT, positions=12, dims="2,3,30", offset=5, swap="1,3")
+    no_exceptions(at)
+    assert at.slider(key="pe-positions").value == 12
+    assert at.multiselect(key="pe-dims").value == [2, 3, 30]
+    assert at.slider(key="pe-offset").value == 5
+    assert (at.selectbox(key="pe-swap-a").value, at.selectbox(key="pe-swap-b").value) == (1, 3)
+    assert "Swapped input: a d c b e </s>" in texts(at)
+    assert {m.label: m.value for m in at.metric}["positions p checked"] == str(32 - 5)
+    assert at.query_params["positions"] == "12" and at.query_params["swap"] == "1,3"
+
+
+def test_positional_bad_parameters_warn():
+    at = run_page("positional.py", model="toy-reverse", text=TEXT, positions="many", dims="0,<b>x</b>", offset=99,
+                  swap="2,2")
+    no_exceptions(at)
+    warnings = " ".join(str(w.value) for w in at.warning)
+    assert "positions" in warnings and "offset" in warnings and "dims" in warnings and "swap" in warnings
+    assert at.slider(key="pe-positions").value == 32 and at.slider(key="pe-offset").value == 3
+    assert at.multiselect(key="pe-dims").value == [0, 1, 8, 9]
+
+
+# -- layernorm ----------------------------------------------------------------------------------------
+def test_layernorm_default_view_uses_the_real_model(trace):
+    at = run_page("layernorm.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    assert at.title[0].value == "LayerNorm & residual"
+    assert "post-norm" in texts(at)
+    assert at.radio(key="ln-stack").value == "encoder"
+    assert at.radio(key="ln-norm-encoder").options == ["norm_attn (after self-attention)",
+                                                       "norm_ff (after feed-forward)"]
+    mean = trace.arrays["encoder.layers.0.norm_attn.hook_mean"][0]
+    std = trace.arrays["encoder.layers.0.norm_attn.hook_std"][0]
+    assert _caption(at, "0 a:").startswith(f"0 a: input mean {mean:.4f}, std {std:.4f}")
+    assert len(at.get("plotly_chart")) == 6
+
+
+def test_layernorm_deep_link_reproduces_the_view(trace):
+    at = run_page("layernorm.py", model="toy-reverse", text=TEXT, stack="decoder", layer=1, norm="norm_cross", token=2)
+    no_exceptions(at)
+    assert at.radio(key="ln-stack").value == "decoder"
+    assert at.selectbox(key="ln-layer-decoder").value == 1
+    assert at.radio(key="ln-norm-decoder").value == "norm_cross"
+    assert at.selectbox(key="ln-token-decoder").value == 2
+    mean = trace.arrays["decoder.layers.1.norm_cross.hook_mean"][2]
+    label = f"2 {trace.meta['tgt_in_tokens'][2]}"
+    assert f"{label}: input mean {mean:.4f}" in texts(at)
+    # switching the stack drops the decoder-only norm and starts the encoder at its defaults
+    at.radio(key="ln-stack").set_value("encoder").run()
+    no_exceptions(at)
+    assert at.radio(key="ln-norm-encoder").value == "norm_attn" and at.query_params["norm"] == "norm_attn"
+
+
+def test_layernorm_bad_parameters_warn():
+    at = run_page("layernorm.py", model="toy-reverse", text=TEXT, stack="middle", layer=7, norm="norm_cross", token="x")
+    no_exceptions(at)
+    warnings = " ".join(str(w.value) for w in at.warning)
+    for name in ("stack", "layer", "norm", "token"):
+        assert name in warnings
+    assert at.radio(key="ln-stack").value == "encoder" and at.radio(key="ln-norm-encoder").value == "norm_attn"
+
+
+@pytest.mark.parametrize("page", ["positional.py", "layernorm.py"])
+def test_empty_sentence_explains(page):
+    at = run_page(page, model="toy-reverse", text="")
+    no_exceptions(at)
+    assert "sentence is empty" in texts(at)
+    assert not at.get("plotly_chart")

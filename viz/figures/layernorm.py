@@ -1,0 +1,221 @@
+"""LayerNorm and the residual stream: statistics before/after, gain and bias, LN vs BN, norms per sublayer.
+
+Statistics helpers are pure numpy (tested on known matrices); figure builders take numpy and labels.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.figures.positional import plotly_text
+from viz.figures.style import BASE_FONT, LINE_COLORS, check_matrix
+
+BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
+
+
+# -- math -------------------------------------------------------------------------------------------
+def _activations(x) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 2 or 0 in x.shape:
+        raise ValueError(f"expected a non-empty [token, feature] matrix, got shape {x.shape}")
+    return x
+
+
+def layer_norm_stats(x) -> tuple[np.ndarray, np.ndarray]:
+    """LayerNorm statistics: one mean and (biased) std per token, over its features. [T,D] -> [T], [T]."""
+    x = _activations(x)
+    return x.mean(axis=1), x.std(axis=1)
+
+
+def batch_norm_stats(x) -> tuple[np.ndarray, np.ndarray]:
+    """BatchNorm statistics: one mean and std per feature, over the tokens of the batch. [T,D] -> [D], [D]."""
+    x = _activations(x)
+    return x.mean(axis=0), x.std(axis=0)
+
+
+def normalize(x, axis: int, eps: float = 1e-5) -> np.ndarray:
+    """(x − mean) / sqrt(var + eps) along axis 1 (LayerNorm) or axis 0 (BatchNorm)."""
+    x = _activations(x)
+    if axis not in (0, 1):
+        raise ValueError("axis must be 1 (per token, LayerNorm) or 0 (per feature, BatchNorm)")
+    mean = x.mean(axis=axis, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=axis, keepdims=True) + eps)
+
+
+def batch_norm_drift(x, token: int = 0, eps: float = 1e-5) -> np.ndarray:
+    """How one token's BatchNorm output depends on which other tokens share its batch.
+
+    Entry t-1: ‖BN over the first t tokens − BN over all T‖ / ‖BN over all T‖ for `token`, t = token+1 … T.
+    LayerNorm's equivalent is 0 for every t: a token's LN output uses only that token.
+    """
+    x = _activations(x)
+    if not 0 <= token < x.shape[0]:
+        raise ValueError(f"token {token} is outside 0…{x.shape[0] - 1}")
+    full = normalize(x, 0, eps)[token]
+    scale = np.linalg.norm(full) or 1.0
+    return np.array([np.linalg.norm(normalize(x[:t], 0, eps)[token] - full) / scale
+                     for t in range(token + 1, x.shape[0] + 1)])
+
+
+def residual_stages(arrays: dict, stack: str, n_layers: int) -> tuple[list[str], np.ndarray]:
+    """Per-token L2 norm of the residual stream at every stage of one stack: labels and [stage, token].
+
+    Stages: layer input (resid_pre), after self-attention Add & Norm (resid_mid), after cross-attention
+    (decoder: resid_cross), after feed-forward (resid_post).
+    """
+    if stack not in ("encoder", "decoder"):
+        raise ValueError(f"stack must be 'encoder' or 'decoder', not {stack!r}")
+    short = "enc" if stack == "encoder" else "dec"
+    hooks = [("resid_pre", "embedding"), ("resid_mid", "+attn")]
+    if stack == "decoder":
+        hooks.append(("resid_cross", "+cross"))
+    hooks.append(("resid_post", "+ff"))
+    labels, norms = [], []
+    for i in range(n_layers):
+        for hook, name in hooks:
+            if hook == "resid_pre" and i > 0:
+                continue  # equals the previous layer's resid_post
+            key = f"{stack}.layers.{i}.hook_{hook}"
+            if key not in arrays:
+                raise KeyError(f"{key} was not captured")
+            labels.append(f"{short} embedding" if hook == "resid_pre" else f"{short} L{i} {name}")
+            norms.append(np.linalg.norm(np.asarray(arrays[key], dtype=float), axis=-1))
+    return labels, np.stack(norms)
+
+
+# -- figures ----------------------------------------------------------------------------------------
+def _vector(v, n: int, name: str) -> np.ndarray:
+    v = np.asarray(v, dtype=float)
+    if v.shape != (n,):
+        raise ValueError(f"{name} has shape {v.shape}, expected ({n},)")
+    return v
+
+
+def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, title: str = "") -> go.Figure:
+    """Per-token mean (left) and std (right): the norm's input against its normalized output."""
+    n = len(token_labels)
+    (mean_b, std_b), (mean_a, std_a) = [[_vector(v, n, "statistic") for v in pair] for pair in (before, after)]
+    token_labels = plotly_text(token_labels)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("mean per token", "standard deviation per token"),
+                        horizontal_spacing=0.08)
+    for col, (b, a) in enumerate(((mean_b, mean_a), (std_b, std_a)), start=1):
+        fig.add_trace(go.Bar(x=token_labels, y=b, name="input (before)", marker_color=BEFORE, showlegend=col == 1,
+                             legendgroup="b", hovertemplate="%{x}<br>before %{y:.4f}<extra></extra>"), row=1, col=col)
+        fig.add_trace(go.Bar(x=token_labels, y=a, name="normalized (after)", marker_color=AFTER, showlegend=col == 1,
+                             legendgroup="a", hovertemplate="%{x}<br>after %{y:.4f}<extra></extra>"), row=1, col=col)
+    fig.update_xaxes(type="category", tickangle=-45, automargin=True, tickfont=dict(size=14))
+    fig.update_layout(title=title, barmode="group", font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=90, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.1, xanchor="right", x=1))
+    return fig
+
+
+def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int = 40) -> go.Figure:
+    """Overlaid histograms of one token's features at several stages (input, normalized, output)."""
+    if not series:
+        raise ValueError("give at least one vector")
+    values = {name: np.asarray(v, dtype=float).ravel() for name, v in series.items()}
+    lo = min(float(v.min()) for v in values.values())
+    hi = max(float(v.max()) for v in values.values())
+    size = (hi - lo) / bins or 1.0
+    fig = go.Figure()
+    for n, (name, v) in enumerate(values.items()):
+        fig.add_trace(go.Histogram(x=v, name=name, opacity=0.55, marker_color=LINE_COLORS[n % len(LINE_COLORS)],
+                                   xbins=dict(start=lo, end=hi + size, size=size),
+                                   hovertemplate=f"{name}<br>value %{{x}}<br>%{{y}} features<extra></extra>"))
+    fig.update_xaxes(title="feature value")
+    fig.update_yaxes(title="number of features")
+    fig.update_layout(title=title, barmode="overlay", font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return fig
+
+
+def gain_bias_figure(gain, bias, title: str = "") -> go.Figure:
+    """The learned per-feature gain γ (top, 1 = unchanged) and bias β (bottom, 0 = unchanged)."""
+    gain = np.asarray(gain, dtype=float).ravel()
+    bias = _vector(bias, gain.size, "bias")
+    dims = np.arange(gain.size)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
+                        subplot_titles=("gain γ (multiplies each normalized feature)", "bias β (then added)"))
+    fig.add_trace(go.Bar(x=dims, y=gain, marker_color=LINE_COLORS[2], name="gain",
+                         hovertemplate="dimension %{x}<br>gain %{y:.4f}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name="bias",
+                         hovertemplate="dimension %{x}<br>bias %{y:.4f}<extra></extra>"), row=2, col=1)
+    fig.add_hline(y=1, line=dict(color="#444", dash="dot"), row=1, col=1)
+    fig.update_xaxes(title="dimension", row=2, col=1)
+    fig.update_layout(title=title, showlegend=False, font=BASE_FONT, height=520, margin=dict(l=10, r=10, t=90, b=10))
+    return fig
+
+
+def ln_vs_bn_figure(x, token_labels: list[str], title: str = "") -> go.Figure:
+    """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns)."""
+    x = _activations(x)
+    if x.shape[0] != len(token_labels):
+        raise ValueError(f"{x.shape[0]} rows but {len(token_labels)} token labels")
+    token_labels = plotly_text(token_labels)
+    ln_mean, ln_std = layer_norm_stats(x)
+    bn_mean, bn_std = batch_norm_stats(x)
+    dims = np.arange(x.shape[1])
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.35, 0.65], horizontal_spacing=0.08,
+                        subplot_titles=(f"LayerNorm: {x.shape[0]} tokens, each over its {x.shape[1]} features",
+                                        f"BatchNorm: {x.shape[1]} features, each over the {x.shape[0]} tokens"))
+    fig.add_trace(go.Bar(x=token_labels, y=ln_mean, name="mean", marker_color=LINE_COLORS[0], legendgroup="m",
+                         hovertemplate="%{x}<br>mean %{y:.4f}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=token_labels, y=ln_std, name="std", marker_color=LINE_COLORS[1], legendgroup="s",
+                         hovertemplate="%{x}<br>std %{y:.4f}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=dims, y=bn_mean, name="mean", marker_color=LINE_COLORS[0], legendgroup="m",
+                         showlegend=False, hovertemplate="dimension %{x}<br>mean %{y:.4f}<extra></extra>"),
+                  row=1, col=2)
+    fig.add_trace(go.Bar(x=dims, y=bn_std, name="std", marker_color=LINE_COLORS[1], legendgroup="s",
+                         showlegend=False, hovertemplate="dimension %{x}<br>std %{y:.4f}<extra></extra>"), row=1, col=2)
+    fig.update_xaxes(type="category", tickangle=-45, automargin=True, tickfont=dict(size=14), row=1, col=1)
+    fig.update_xaxes(title="dimension", row=1, col=2)
+    fig.update_layout(title=title, barmode="group", font=BASE_FONT, height=460, margin=dict(l=10, r=10, t=100, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.12, xanchor="right", x=1))
+    return fig
+
+
+def drift_figure(drift, first_token: int = 0, title: str = "") -> go.Figure:
+    """batch_norm_drift against batch size, with LayerNorm's flat 0 for comparison."""
+    drift = np.asarray(drift, dtype=float)
+    if drift.ndim != 1 or drift.size == 0:
+        raise ValueError("expected a non-empty vector")
+    sizes = np.arange(first_token + 1, first_token + 1 + drift.size)
+    fig = go.Figure([
+        go.Scatter(x=sizes, y=drift, mode="lines+markers", name="BatchNorm", line=dict(color=LINE_COLORS[3], width=3),
+                   hovertemplate="batch of the first %{x} tokens<br>relative change %{y:.3f}<extra></extra>"),
+        go.Scatter(x=sizes, y=np.zeros_like(drift), mode="lines+markers", name="LayerNorm",
+                   line=dict(color=LINE_COLORS[0], width=3, dash="dash"),
+                   hovertemplate="batch of the first %{x} tokens<br>relative change 0<extra></extra>"),
+    ])
+    fig.update_xaxes(title="tokens in the batch (the first t of the sentence)", dtick=1)
+    fig.update_yaxes(title="change vs. the full sentence", rangemode="tozero")
+    fig.update_layout(title=title, font=BASE_FONT, height=380, margin=dict(l=10, r=10, t=60, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return fig
+
+
+def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], title: str = "") -> go.Figure:
+    """Residual-stream norms along the sublayers: a thin line per token, the mean bold.
+
+    parts: one (name, stage labels, norms [stage, token], token labels) per stack, drawn left to right.
+    """
+    if not parts:
+        raise ValueError("give at least one stack")
+    fig = go.Figure()
+    for n, (name, stages, norms, tokens) in enumerate(parts):
+        norms = check_matrix(norms, len(stages), len(tokens))
+        color = LINE_COLORS[n % len(LINE_COLORS)]
+        for t, token in enumerate(plotly_text(tokens)):
+            fig.add_trace(go.Scatter(x=stages, y=norms[:, t], mode="lines", line=dict(color=color, width=1),
+                                     opacity=0.35, showlegend=False, name=token,
+                                     hovertemplate=f"{token}<br>%{{x}}<br>‖x‖ %{{y:.2f}}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=stages, y=norms.mean(axis=1), mode="lines+markers", marker=dict(size=9),
+                                 line=dict(color=color, width=4), name=f"{name}: mean over {len(tokens)} tokens",
+                                 hovertemplate="%{x}<br>mean ‖x‖ %{y:.2f}<extra></extra>"))
+    fig.update_xaxes(title="stage (layer input, then after each sublayer's Add & Norm)", type="category",
+                     tickangle=-45, automargin=True, tickfont=dict(size=14))
+    fig.update_yaxes(title="L2 norm of the residual stream", rangemode="tozero")
+    fig.update_layout(title=title, font=BASE_FONT, height=480, margin=dict(l=10, r=10, t=60, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return fig
