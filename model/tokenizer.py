@@ -64,8 +64,20 @@ class Tokenizer:
 
     def encode(self, text: str, add_eos: bool = True) -> list[int]:
         """Token ids of `text` (no BOS; EOS appended), as the encoder input expects."""
+        if not self.byte_level:
+            self._check_symbols(text)
         ids = self.backend.encode(text, add_special_tokens=False).ids
         return ids + [EOS_ID] if add_eos else ids
+
+    def _check_symbols(self, text: str) -> None:
+        """A word-level (toy) vocabulary has no <unk>: name what it cannot read."""
+        vocab = self.backend.get_vocab()
+        unknown = [w for w in text.split() if w not in vocab or w in SPECIAL_TOKENS]
+        if unknown:
+            known = " ".join(t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1]) if t not in SPECIAL_TOKENS)
+            shown = ", ".join(repr(w[:20]) for w in unknown[:5])
+            raise ValueError(f"this toy model only reads the symbols {known} separated by spaces; "
+                             f"it cannot read {shown}")
 
     def decode(self, ids: Iterable[int]) -> str:
         ids = [int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)]

@@ -1,0 +1,58 @@
+"""BLEU and chrF (sacrebleu, detokenised output) on a held-out TSV; writes metrics.json.
+
+    python -m model.evaluate --model pretrained/en-es --test pretrained/en-es/test.tsv
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import sacrebleu
+import torch
+from tqdm import tqdm
+
+from model.checkpoint import load_checkpoint
+from model.pipeline import translate
+
+
+def score(hypotheses: list[str], references: list[str]) -> dict:
+    bleu = sacrebleu.corpus_bleu(hypotheses, [references])
+    chrf = sacrebleu.corpus_chrf(hypotheses, [references])
+    return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "bleu_signature": str(bleu.format(signature=True)).split(" = ")[0]}
+
+
+def main(argv=None) -> dict:
+    from model.data import read_tsv
+
+    parser = argparse.ArgumentParser(description="Evaluate a translation checkpoint with sacrebleu.")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--test", required=True, help="TSV with en and es columns")
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N pairs")
+    parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
+    parser.add_argument("--out", default=None, help="metrics file (default: MODEL/metrics.json)")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    bundle = load_checkpoint(args.model)
+    pairs = read_tsv(args.test)[: args.limit]
+    sources, references = [s for s, _ in pairs], [t for _, t in pairs]
+    metrics = {"test_file": Path(args.test).name, "pairs": len(pairs)}
+    for beam in ([1] if args.also_greedy else []) + [args.beam]:
+        start = time.perf_counter()
+        hyps = [translate(bundle, s, beam=beam) for s in tqdm(sources, desc=f"beam {beam}")]
+        result = score(hyps, references)
+        result["seconds"] = round(time.perf_counter() - start, 1)
+        metrics["greedy" if beam == 1 else f"beam{beam}"] = result
+        print(f"beam {beam}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['seconds']} s)")
+    out = Path(args.out) if args.out else Path(args.model) / "metrics.json"
+    previous = json.loads(out.read_text()) if out.is_file() else {}
+    previous.update(metrics)
+    out.write_text(json.dumps(previous, indent=2, ensure_ascii=False) + "\n")
+    return metrics
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""The toy reverse task: learned quickly, and its cross-attention is the anti-diagonal."""
+import numpy as np
+
+from model.checkpoint import load_checkpoint
+from model.pipeline import trace_sentence
+from model.tokenizer import Tokenizer
+from model.train import sequence_accuracy, train_toy
+
+
+def anti_diagonal_argmax(bundle, text):
+    trace = trace_sentence(bundle, text)
+    n_layers = bundle.config.n_decoder_layers
+    mean = trace[f"decoder.layers.{n_layers - 1}.cross_attn.hook_pattern"].mean(0)   # [T,S]
+    n = len(text.split())
+    return mean.argmax(-1)[:n], np.arange(n)[::-1]
+
+
+def test_reverse_trains_past_99_percent():
+    result = train_toy("reverse", seed=0)
+    assert result.history[-1]["seconds"] < 120          # ~40 s on 2 cores; generous under CI load
+    assert sequence_accuracy(result.model, "reverse", 1000, seed=7) > 0.99
+
+
+def test_shipped_reverse_model_attends_anti_diagonally():
+    bundle = load_checkpoint("pretrained/toy-reverse")
+    assert sequence_accuracy(bundle.model, "reverse", 1000, seed=5) > 0.99
+    for text in ("a c e g i b d", "j i h g f", "b a d c"):
+        got, expected = anti_diagonal_argmax(bundle, text)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_byte_level_tokenizer_never_needs_unk():
+    tok = Tokenizer.train_bpe(["the house", "la casa"] * 20, vocab_size=300)
+    for text in ("😀 你好 مرحبا", "zero\u200bwidth", "<img src=x onerror=alert(1)>", "\x07bell"):
+        ids = tok.encode(text)
+        assert tok.decode(ids) == text.strip()
+        assert len(tok.token_strings(ids)) == len(ids)
