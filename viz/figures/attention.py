@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.figures.style import ATTENTION_SCALE, BASE_FONT, check_matrix, label_axes
+from viz.figures.style import ATTENTION_SCALE, BASE_FONT, check_matrix, label_axes, plotly_text
 
 KIND_TITLES = {
     "encoder": "Encoder self-attention",
@@ -20,6 +20,7 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
                       show_values: bool | None = None) -> go.Figure:
     """A [query, key] matrix with token labels on both axes, fixed colour range, hover values."""
     weights = check_matrix(weights, len(query_labels), len(key_labels))
+    query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     if show_values is None:
         show_values = weights.size <= 144
     fig = go.Figure(go.Heatmap(

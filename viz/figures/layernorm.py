@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.figures.positional import plotly_text
+from viz.figures.style import plotly_text
 from viz.figures.style import BASE_FONT, LINE_COLORS, check_matrix
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]

@@ -8,14 +8,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import BASE_FONT, DIVERGING_SCALE, LINE_COLORS, label_axes, symmetric_range
+from viz.figures.style import BASE_FONT, DIVERGING_SCALE, LINE_COLORS, label_axes, plotly_text, symmetric_range
 
 SENTENCE_COLOR = "#2ca02c"
-
-
-def plotly_text(labels: list[str]) -> list[str]:
-    """Plotly reads '<...>' in labels as markup ('</s>' would vanish): escape it so tokens show as typed."""
-    return [str(t).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for t in labels]
 
 
 # -- math -------------------------------------------------------------------------------------------

@@ -10,6 +10,12 @@ DIVERGING_SCALE = "RdBu_r"         # signed values (Q, K, V, scores, activations
 LINE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
+def plotly_text(labels: list[str]) -> list[str]:
+    """Plotly reads '<...>' in text as markup ('</s>' would vanish, '<a href>' would become a link):
+    escape it so tokens show exactly as typed."""
+    return [str(t).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for t in labels]
+
+
 def check_matrix(m, n_rows: int, n_cols: int) -> np.ndarray:
     m = np.asarray(m, dtype=float)
     if m.ndim != 2:
@@ -35,6 +41,7 @@ def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], 
                    y_title: str, value_name: str = "value", zmax: float | None = None) -> go.Figure:
     """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores)."""
     m = check_matrix(m, len(row_labels), len(col_labels))
+    row_labels, col_labels = plotly_text(row_labels), plotly_text(col_labels)
     zmax = zmax or symmetric_range(m)
     fig = go.Figure(go.Heatmap(z=m, x=col_labels, y=row_labels, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
                                colorbar=dict(title=dict(text=value_name), thickness=14),
