@@ -16,7 +16,8 @@ from viz.upload import UploadError, parse_upload
 
 st.set_page_config(page_title="Transformer, inside", page_icon="🔎", layout="wide")
 
-PAGES = [  # (file, title, url path, icon) in teaching order
+PAGES = [  # (file, title, url path, icon) in teaching order; the first is the default, served at /
+    ("viz/pages/home.py", "Start here", "home", ":material/home:"),
     ("viz/pages/explorer.py", "Attention explorer", "explorer", ":material/grid_view:"),
     ("viz/pages/step_through.py", "Step-through: one head", "step", ":material/calculate:"),
     ("viz/pages/multi_head.py", "Multi-head assembly", "multihead", ":material/call_merge:"),
@@ -34,7 +35,7 @@ HERE = Path(__file__).parent
 
 
 def navigation():
-    pages = [st.Page(f, title=t, url_path=u, icon=i, default=(u == "explorer"))
+    pages = [st.Page(f, title=t, url_path=u, icon=i, default=(u == "home"))
              for f, t, u, i in PAGES if (HERE / f).is_file()]
     return st.navigation(pages)
 
