@@ -82,6 +82,7 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     sb.selectbox("Example sentences", presets(model_id), key="preset", on_change=_use_preset, index=None,
                  placeholder="Pick an example…")
     text = sb.text_area("Sentence", key="text", max_chars=MAX_TEXT_CHARS, height=90)
+    translation_slot = sb.container()
     _upload_picker(sb)
     target = sb.text_input("Reference translation (optional)", key="target",
                            help="Given a reference, the decoder is teacher-forced on it; otherwise it reads its own "
@@ -101,6 +102,9 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
         ctx.trace = get_trace(model_id, text.strip(), (target or "").strip() or None, int(beam), int(max_tokens))
     except ValueError as e:
         notices.append(f"The model could not read this input: {e}")
+        return ctx
+    translation_slot.caption("Model translation" + (f" (beam {beam})" if beam > 1 else " (greedy)"))
+    translation_slot.text(ctx.trace.meta["translation"] or "(empty output)")
     return ctx
 
 
@@ -119,8 +123,9 @@ def _upload_picker(sb) -> None:
 
 
 def header(ctx: Context) -> None:
+    """Notices on top of the page (the translation stays in view in the sidebar, under the sentence)."""
     for notice in ctx.notices:
-        st.warning(notice)
+        st.warning(plain(notice, limit=600))  # notices may quote the user's text
     trace = ctx.trace
     if trace is None:
         if not ctx.text.strip():
@@ -129,13 +134,8 @@ def header(ctx: Context) -> None:
     if trace.meta["src_truncated"]:
         st.warning(f"The input has {trace.meta['src_n_tokens']} tokens; only the first {ctx.max_tokens} are used "
                    f"(raise the token limit in the sidebar, up to {max_tokens_bounds()[2]}).")
-    c1, c2 = st.columns(2)
-    c1.caption("Source")
-    c1.text(trace.meta["src_text"][:600])
-    c2.caption("Model translation" + (f" (beam {ctx.beam})" if ctx.beam > 1 else " (greedy)"))
-    c2.text(trace.meta["translation"] or "(empty output)")
     if trace.meta["teacher_forced"]:
-        st.caption("Decoder maps below are teacher-forced on your reference translation.")
+        st.caption("Decoder maps are teacher-forced on your reference translation.")
 
 
 def main() -> None:

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The README's test command: system packages (Chromium for the browser test, the SWORD Bible modules
+# for the corpus test), Python requirements, then the whole suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v chromium >/dev/null || need+=(chromium)
+[ -d /usr/share/sword/modules/texts/ztext/engWEB2015eb ] || need+=(sword-text-web)
+[ -d /usr/share/sword/modules/texts/ztext/spaRV1909eb ] || need+=(sword-text-sparv)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+python -m pip install -q -r requirements.txt
+python -m pytest "$@"

@@ -1,0 +1,79 @@
+"""The main path in a real browser: type a sentence, see the maps with its tokens, open a head, deep link,
+and user text never runs as HTML."""
+import shutil
+import urllib.parse
+
+import pytest
+
+from browser_utils import CHROMIUM, axis_labels, browser, streamlit_server, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+if not shutil.which(CHROMIUM):  # CI installs it (.ci/run); a laptop without it says so loudly
+    pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with browser() as b:
+        yield b
+
+
+def _open(chromium, url):
+    page = chromium.new_page(viewport={"width": 1500, "height": 1000})
+    page.on("dialog", lambda d: (_ for _ in ()).throw(AssertionError(f"a dialog opened: {d.message}")))
+    page.goto(url)
+    wait_for_app(page)
+    page.wait_for_selector(".js-plotly-plot", timeout=240_000)
+    return page
+
+
+def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
+    page = _open(chromium, f"{app_url}/explorer?model=toy-reverse")
+    box = page.get_by_label("Sentence")
+    box.fill("c a f e")
+    box.press("Control+Enter")
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .xtick text')]"
+                           ".some(e => e.textContent === '3 e')", timeout=60_000)
+    wait_for_app(page)
+    labels = axis_labels(page, "x")
+    assert {"0 c", "1 a", "2 f", "3 e", "4 </s>"} <= set(labels)
+    assert "e f a c" in page.inner_text('[data-testid="stSidebar"]')    # the translation is shown
+    # open one head large: layer 1, head 2
+    page.get_by_label("Head", exact=True).click()
+    page.get_by_role("option", name="head 2").click()
+    page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
+                           ".some(e => e.textContent.includes('head 2'))", timeout=60_000)
+    assert "head=2" in page.url
+    page.close()
+
+
+def test_deep_link_reproduces_the_view(chromium, app_url):
+    query = urllib.parse.urlencode({"model": "toy-reverse", "text": "b d h", "kind": "cross", "layer": 1, "head": 3})
+    page = _open(chromium, f"{app_url}/explorer?{query}")
+    page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
+                           ".some(e => e.textContent.includes('Cross-attention') && e.textContent.includes('head 3'))",
+                           timeout=60_000)
+    assert {"0 b", "1 d", "2 h"} <= set(axis_labels(page, "x"))
+    assert {"0 h", "1 d", "2 b"} <= set(axis_labels(page, "y"))           # rows: predicted tokens
+    page.close()
+
+
+def test_html_in_the_sentence_is_shown_not_run(chromium, app_url):
+    payload = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+    page = chromium.new_page(viewport={"width": 1500, "height": 1000})
+    page.on("dialog", lambda d: (_ for _ in ()).throw(AssertionError(f"a dialog opened: {d.message}")))
+    page.goto(f"{app_url}/explorer?" + urllib.parse.urlencode({"model": "toy-reverse", "text": payload}))
+    wait_for_app(page)
+    page.wait_for_selector('[data-testid="stAlert"]', timeout=240_000)
+    assert page.title() != "pwned"
+    assert page.locator("img[src=x]").count() == 0 and page.locator("script:text('pwned')").count() == 0
+    assert "<img" in page.inner_text('[data-testid="stMain"]')          # quoted as the characters typed
+    assert page.get_by_label("Sentence").input_value() == payload
+    page.close()
