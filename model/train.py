@@ -193,11 +193,13 @@ def train_translation(args) -> None:
 
     data_dir, out = Path(args.data), Path(args.out)
     torch.set_num_threads(args.threads)
-    tok = Tokenizer.load(data_dir / "tokenizer.json")
+    last = out / "last"
+    resuming = args.resume and (last / "state.json").is_file()
+    # A resumed run keeps the vocabulary it was trained with, even if the corpus was rebuilt since.
+    tok = Tokenizer.load((last if resuming else data_dir) / "tokenizer.json")
     train = encode_pairs(tok, read_pairs(data_dir / "train.tsv"), args.max_len)
     dev = encode_pairs(tok, read_pairs(data_dir / "dev.tsv"), args.max_len)
-    last = out / "last"
-    if args.resume and (last / "state.json").is_file():
+    if resuming:
         bundle = load_checkpoint(last, device="cpu")
         model = bundle.model
         model.train()
