@@ -1,0 +1,52 @@
+"""The translation trainer on a tiny corpus: logs, checkpoints, and resumes where it stopped."""
+import csv
+import json
+
+import torch
+
+from model.checkpoint import load_checkpoint
+from model.tokenizer import Tokenizer
+from model.train import lr_at, main as train_main
+
+
+def tiny_corpus(folder):
+    pairs = [("the man went to the house", "el hombre fue a la casa"),
+             ("the woman saw the dog", "la mujer vio el perro"),
+             ("god made the light", "dios hizo la luz"),
+             ("the king spoke", "el rey habló")] * 6
+    folder.mkdir()
+    for split in ("train", "dev"):
+        with open(folder / f"{split}.tsv", "w", encoding="utf-8") as f:
+            f.write("en\tes\n" + "".join(f"{a}\t{b}\n" for a, b in pairs))
+    Tokenizer.train_bpe([t for p in pairs for t in p], vocab_size=300).save(folder / "tokenizer.json")
+    return folder
+
+
+def args(data, out, epochs):
+    return ["--task", "translate", "--data", str(data), "--out", str(out), "--epochs", str(epochs),
+            "--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--max-tokens", "200",
+            "--warmup", "5", "--log-every", "2", "--eval-every", "4", "--threads", "1"]
+
+
+def test_train_then_resume(tmp_path):
+    data = tiny_corpus(tmp_path / "data")
+    out = tmp_path / "run"
+    train_main(args(data, out, 1))
+    state = json.loads((out / "last" / "state.json").read_text())
+    assert state["epoch"] == 1 and state["step"] > 0
+    first = load_checkpoint(out / "last").model.state_dict()
+    train_main(args(data, out, 2) + ["--resume"])
+    resumed = json.loads((out / "last" / "state.json").read_text())
+    assert resumed["epoch"] == 2 and resumed["step"] == 2 * state["step"]
+    second = load_checkpoint(out / "last").model.state_dict()
+    assert any(not torch.equal(first[k], second[k]) for k in first)       # it kept learning
+    rows = list(csv.DictReader(open(out / "train_log.csv")))
+    assert rows[0].keys() >= {"step", "train_loss", "dev_loss", "lr", "tokens_per_s"}
+    assert [int(r["step"]) for r in rows] == sorted(int(r["step"]) for r in rows)   # one log, appended
+    assert any(r["dev_loss"] for r in rows)
+    assert (out / "epoch002" / "model.safetensors").is_file()
+
+
+def test_learning_rate_warms_up_then_decays():
+    assert lr_at(1, 1e-3, 100) < lr_at(50, 1e-3, 100) < lr_at(100, 1e-3, 100) == 1e-3
+    assert lr_at(400, 1e-3, 100) == 1e-3 / 2
