@@ -1,0 +1,49 @@
+"""Ship a training run: average its last epoch checkpoints, store fp16, copy the training log.
+
+    python -m model.export --run runs/en-es --out pretrained/en-es --average 3
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import torch
+
+from model.checkpoint import load_checkpoint, save_checkpoint
+
+
+def average_checkpoints(folders: list[Path]):
+    """Mean of the weights of several checkpoints of one run (a cheap ensemble, as in the paper)."""
+    bundles = [load_checkpoint(f, device="cpu") for f in folders]
+    model = bundles[0].model
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            tensor.copy_(torch.stack([b.model.state_dict()[name] for b in bundles]).mean(0))
+    return bundles[0]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Export a training run to a shipped checkpoint folder.")
+    parser.add_argument("--run", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--average", type=int, default=1, help="average the last N epoch checkpoints")
+    parser.add_argument("--use-last", action="store_true", help="export the latest (mid-epoch) state instead")
+    args = parser.parse_args(argv)
+    run = Path(args.run)
+    epochs = sorted(run.glob("epoch[0-9][0-9][0-9]"))
+    if args.use_last or not epochs:
+        folders = [run / "last"]
+    else:
+        folders = epochs[-args.average:]
+    bundle = average_checkpoints(folders)
+    save_checkpoint(bundle.model, bundle.tokenizer, args.out, dtype=torch.float16)
+    if (run / "train_log.csv").is_file():
+        shutil.copy(run / "train_log.csv", Path(args.out) / "train_log.csv")
+    size = (Path(args.out) / "model.safetensors").stat().st_size / 1e6
+    print(f"exported {', '.join(f.name for f in folders)} -> {args.out} ({size:.1f} MB, "
+          f"{bundle.model.num_parameters():,} parameters)")
+
+
+if __name__ == "__main__":
+    main()
