@@ -1,0 +1,77 @@
+"""About-page builders as pure functions: training log, parameter groups, the paper's cost table."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from viz.figures.training import (clean_train_log, complexity_figure, conv_path_length, layer_costs, loss_curve,
+                                  lr_curve, parameter_groups)
+
+LOG = pd.DataFrame({"step": [100, 50, 150], "epoch": [1, 1, 2], "train_loss": [4.0, 5.0, 3.5],
+                    "dev_loss": ["", "", "3.9"], "lr": [1e-4, 5e-5, 1.5e-4], "tokens_per_s": [900, 800, 950]})
+
+
+def test_clean_train_log_sorts_and_keeps_empty_dev_loss_as_nan():
+    log = clean_train_log(LOG)
+    assert list(log["step"]) == [50, 100, 150]
+    assert log["dev_loss"].isna().tolist() == [True, True, False]
+    assert log["dev_loss"].iloc[2] == pytest.approx(3.9)
+
+
+def test_clean_train_log_rejects_missing_columns_and_empty_logs():
+    with pytest.raises(ValueError, match="dev_loss"):
+        clean_train_log(LOG.drop(columns="dev_loss"))
+    with pytest.raises(ValueError, match="no rows"):
+        clean_train_log(LOG.iloc[:0])
+
+
+def test_loss_curve_plots_dev_only_where_evaluated():
+    fig = loss_curve(clean_train_log(LOG))
+    train, dev = fig.data
+    assert list(train.x) == [50, 100, 150] and list(train.y) == [5.0, 4.0, 3.5]
+    assert list(dev.x) == [150] and list(dev.y) == [pytest.approx(3.9)]
+
+
+def test_lr_curve_puts_throughput_on_a_second_axis():
+    fig = lr_curve(clean_train_log(LOG))
+    assert fig.data[0].name == "learning rate" and fig.data[0].yaxis == "y"
+    assert fig.data[1].name == "tokens / s" and fig.data[1].yaxis == "y2"
+
+
+def test_parameter_groups_sums_each_part():
+    named = [("src_embed.token.weight", 100), ("encoder.layers.0.ff.w1.weight", 40), ("encoder.x", 2),
+             ("decoder.layers.0.w", 50), ("generator.proj.bias", 8)]
+    table = parameter_groups(named)
+    assert table.loc["embeddings", "parameters"] == 100
+    assert table.loc["encoder", "parameters"] == 42
+    assert table.loc["total", "parameters"] == 200
+    assert table.loc["decoder", "share"] == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="no known part"):
+        parameter_groups([("mystery.weight", 3)])
+
+
+def test_layer_costs_match_the_papers_formulas():
+    table = layer_costs(n=10, d=64, k=3)
+    ops = table["operations (n=10, d=64)"]
+    assert ops["self-attention"] == 10 * 10 * 64
+    assert ops["recurrent"] == 10 * 64 * 64
+    assert ops["convolutional"] == 3 * 10 * 64 * 64
+    assert table.loc["recurrent", "sequential steps (n=10)"] == 10
+    assert table.loc["self-attention", "path length (n=10)"] == 1
+    assert table.loc["convolutional", "path length (n=10)"] == 3        # 3**2 = 9 < 10 <= 27
+    assert table.loc["self-attention", "complexity per layer"] == "O(n²·d)"
+    with pytest.raises(ValueError, match="need n >= 1"):
+        layer_costs(0, 64)
+
+
+def test_conv_path_length_is_exact_at_powers_of_k():
+    assert [conv_path_length(n, 3) for n in (1, 3, 4, 9, 10, 27, 28)] == [1, 1, 2, 2, 3, 3, 4]
+
+
+def test_complexity_figure_marks_the_users_n_and_crosses_at_n_equals_d():
+    fig = complexity_figure(n=12, d=64)
+    attn, rnn = fig.data[0], fig.data[2]
+    x = np.asarray(attn.x)
+    assert x.min() == 1 and x.max() >= 128
+    cheaper = np.asarray(attn.y) < np.asarray(rnn.y)
+    assert cheaper[x < 64].all() and not cheaper[x >= 64].any()     # n²d < nd² exactly when n < d
+    assert any(s.x0 == 12 for s in fig.layout.shapes)

@@ -1,0 +1,143 @@
+"""Decoding and About pages through AppTest, with the toy models (plus the decoding data they draw)."""
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from apptest_utils import no_exceptions, run_page, texts
+from model.checkpoint import load_checkpoint
+from model.decode import greedy
+from model.pipeline import encode_text, trace_sentence
+from viz.decoding_cache import run_decoding
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY = ROOT / "pretrained" / "toy-reverse"
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_checkpoint(TOY, device="cpu")
+
+
+# -- the data behind the page ------------------------------------------------------------------------------
+def test_step_rows_equal_the_teacher_forced_pass_over_the_same_output(toy):
+    """Causal mask: step t of autoregressive decoding computes row t of one teacher-forced pass."""
+    dec = run_decoding(toy, "a b c d e", "greedy", 1, 128)
+    trace = trace_sentence(toy, "a b c d e")               # no target: forced on the model's own greedy output
+    assert dec.out_ids == trace.meta["tgt_ids"] and dec.in_tokens == trace.meta["tgt_in_tokens"]
+    for layer in range(toy.config.n_decoder_layers):
+        cross = trace[f"decoder.layers.{layer}.cross_attn.hook_pattern"]              # [H, T, S]
+        np.testing.assert_allclose(dec.cross_rows[:, layer], cross.transpose(1, 0, 2), atol=1e-5)
+        self_attn = trace[f"decoder.layers.{layer}.self_attn.hook_pattern"]
+        for t, rows in enumerate(dec.self_rows):
+            np.testing.assert_allclose(rows[layer], self_attn[:, t, : t + 1], atol=1e-5)
+    assert dec.chosen_logprob.sum() == pytest.approx(trace.meta["tgt_logprob"], abs=1e-4)
+    assert (dec.chosen_rank == 1).all()                    # greedy always appends the favourite
+
+
+def test_beam_decoding_lists_hypotheses_best_first(toy):
+    dec = run_decoding(toy, "a b c d", "beam", 3, 128)
+    scores = [h["normalized"] for h in dec.hypotheses]
+    assert len(scores) >= 3 and scores == sorted(scores, reverse=True)
+    assert dec.hypotheses[0]["output"] == dec.translation == "d c b a"
+    with pytest.raises(ValueError, match="method"):
+        run_decoding(toy, "a b c d", "sampling", 1, 128)
+
+
+# -- the Decoding page ----------------------------------------------------------------------------------------
+def test_decoding_default_view_shows_the_real_first_step(toy):
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d")
+    no_exceptions(at)
+    assert at.radio(key="decoding-method").value == "greedy"
+    assert at.slider(key="decoding-step").value == 0
+    assert at.selectbox(key="decoding-layer").value == toy.config.n_decoder_layers - 1
+    hyp = greedy(toy.model, encode_text(toy, "a b c d").ids)
+    step_text = at.code[0].value
+    assert "decoder input : <s>\n" in step_text
+    assert f"appends       : d   (p = {np.exp(hyp.step_logprobs[0]):.4f}, rank 1 of 13)" in step_text
+    assert "Type a reference translation in the sidebar" in texts(at)
+    # switching to beam search here also sets the sidebar's beam size (header and other pages follow)
+    at.radio(key="decoding-method").set_value("beam").run()
+    no_exceptions(at)
+    assert at.number_input(key="beam").value == 4 and at.query_params["beam"] == "4"
+    assert "Beam search hypotheses (beam 4)" in texts(at)
+
+
+def test_decoding_deep_link_reproduces_the_view():
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", method="beam", beam=3, step=2, layer=0, k=5)
+    no_exceptions(at)
+    assert at.radio(key="decoding-method").value == "beam"
+    assert at.number_input(key="decoding-beam").value == 3
+    assert at.number_input(key="beam").value == 3                      # the sidebar agrees
+    assert at.slider(key="decoding-step").value == 2
+    assert at.selectbox(key="decoding-layer").value == 0
+    assert at.slider(key="decoding-k").value == 5
+    assert "decoder input : <s>  d  c\nappends       : b" in at.code[0].value
+    assert "Beam search hypotheses (beam 3)" in texts(at)
+    hypotheses = at.dataframe[0].value
+    assert hypotheses.iloc[0]["output"] == "d c b a"
+    assert not at.warning
+
+
+def test_decoding_bad_parameters_warn_and_fall_back():
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", method="sampling", step=99, layer=-3, k="x")
+    no_exceptions(at)
+    warnings = " ".join(w.value for w in at.warning)
+    for name in ("method", "step", "layer", "k"):
+        assert f"URL parameter {name}=" in warnings
+    assert at.radio(key="decoding-method").value == "greedy"
+    assert at.slider(key="decoding-step").value == 0
+
+
+def test_decoding_empty_sentence_asks_for_one():
+    at = run_page("decoding.py", model="toy-reverse", text="")
+    no_exceptions(at)
+    assert "sentence is empty" in texts(at)
+    assert not at.code
+
+
+def test_decoding_with_reference_compares_teacher_forced_and_generated(toy):
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", target="d b c a")
+    no_exceptions(at)
+    forced = trace_sentence(toy, "a b c d", target="d b c a")
+    own = greedy(toy.model, encode_text(toy, "a b c d").ids)
+    caption = texts(at)
+    assert f"reference Σ log p = {forced.meta['tgt_logprob']:.2f} and its own output {own.score:.2f}" in caption
+    assert "it prefers its own output" in caption
+
+
+# -- the About page -------------------------------------------------------------------------------------------------
+def test_about_toy_model_says_what_is_missing(toy):
+    at = run_page("about.py", model="toy-reverse", text="a b c d")
+    no_exceptions(at)
+    body = texts(at)
+    assert "About the model: toy-reverse" in body
+    assert "no train_log.csv" in body and "Synthetic data" in body and "reverse" in body
+    assert "post-norm" in body and "sinusoidal" in body
+    frames = [d.value for d in at.dataframe]
+    params = next(f for f in frames if "parameters" in f.columns)
+    assert params.loc["total", "parameters"] == toy.model.num_parameters()
+    metrics = next(f for f in frames if f.index.name == "metric")
+    assert metrics.loc["sequence_accuracy", "value"] == "1.0"
+    costs = next(f for f in frames if "complexity per layer" in f.columns)
+    n = len(encode_text(toy, "a b c d").ids)
+    assert costs.loc["self-attention", f"operations (n={n}, d=64)"] == n * n * 64
+
+
+def test_about_model_with_training_log_and_card(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-logged")
+    (models / "toy-logged" / "train_log.csv").write_text(
+        "step,epoch,train_loss,dev_loss,lr,tokens_per_s\n"
+        "50,1,5.1000,,0.000100,1200\n100,1,4.2000,4.4000,0.000200,1300\n150,2,3.6000,,0.000190,1250\n")
+    (models / "toy-logged" / "README.md").write_text("# Toy card\n\nData: generated. Licence: MIT.\n")
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    monkeypatch.setattr("viz.state.MODEL_ROOT", models)   # read at import; the module is already imported
+    at = run_page("about.py", model="toy-logged", text="a b")
+    no_exceptions(at)
+    body = texts(at)
+    assert "Toy card" in body and "Licence: MIT" in body
+    assert "3 logged points up to step 150 (epoch 2); last train loss 3.600, last dev loss 4.400." in body
+    charts = at.get("plotly_chart")
+    assert len(charts) == 3                                   # loss, learning rate, why attention

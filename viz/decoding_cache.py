@@ -1,0 +1,111 @@
+"""Autoregressive decoding with per-step traces, reduced to what the Decoding page draws, and cached.
+
+Each step's Trace holds full [H, t, t] maps, but step t only adds its last row (earlier rows are the
+previous steps' rows, unchanged because of the causal mask), so only last rows are kept. Next-token
+distributions are kept as their TOP_N most likely tokens plus the chosen token's log-probability and
+rank: enough for any top-k bar chart the page offers, and a few KB per step instead of the vocabulary.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+import torch
+
+from model.checkpoint import Bundle
+from model.decode import Hypothesis, beam_search, greedy
+from model.pipeline import encode_text
+from viz.state import load_bundle
+
+METHODS = ("greedy", "beam")
+BEAM_ALPHA = 0.6        # length penalty, as model/pipeline.py's beam search uses by default
+TOP_N = 50              # candidates kept per step (the page shows at most 20)
+CAPTURE = ["decoder.layers.*.self_attn.hook_pattern", "decoder.layers.*.cross_attn.hook_pattern",
+           "generator.hook_logits"]
+
+
+@dataclass(frozen=True)
+class Decoding:
+    method: str
+    beam: int
+    src_tokens: list[str]          # encoder input labels (ending in </s>)
+    out_ids: list[int]             # generated y_1..y_T (ending in </s> unless the length limit hit)
+    out_tokens: list[str]
+    in_tokens: list[str]           # decoder inputs <s> y_1..y_{T-1}: step t reads in_tokens[:t+1]
+    self_rows: list[np.ndarray]    # per step t: [L, H, t+1] last row of masked self-attention
+    cross_rows: np.ndarray         # [T, L, H, S] last row of cross-attention at each step
+    top_ids: np.ndarray            # [T, N] most likely next tokens at each step, best first
+    top_logprobs: np.ndarray       # [T, N]
+    top_labels: list[list[str]]    # [T][N] their token labels
+    chosen_logprob: np.ndarray     # [T] log p(y_t | y_<t, x) of the token actually appended
+    chosen_rank: np.ndarray        # [T] its rank among all tokens (1 = most likely)
+    entropy: np.ndarray            # [T] nats, of the full next-token distribution
+    hypotheses: list[dict]         # beam search: every returned hypothesis, best first
+    translation: str
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.out_ids)
+
+
+def _last_logits(arrays: dict) -> np.ndarray:
+    """Greedy captures logits of the last position only ([V]); step_traces of every position ([t, V])."""
+    return np.atleast_2d(arrays["generator.hook_logits"])[-1]
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits.astype(np.float64) - logits.max()
+    return z - np.log(np.exp(z).sum())
+
+
+def _hypothesis_rows(bundle: Bundle, hyps: list[Hypothesis]) -> list[dict]:
+    eos = bundle.config.eos_id
+    return [dict(rank=i + 1, output=bundle.tokenizer.decode(h.ids) or "(empty)", tokens=len(h.ids),
+                 finished=bool(h.ids and h.ids[-1] == eos), log_prob=h.score,
+                 normalized=h.normalized(BEAM_ALPHA)) for i, h in enumerate(hyps)]
+
+
+def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: int) -> Decoding:
+    """Decode `text` with the real model and keep, for every step, what the page shows."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
+    model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
+    src = encode_text(bundle, text, max_tokens)
+    if method == "greedy":
+        best, hyps = greedy(model, src.ids, names=CAPTURE, return_traces=True), []
+    else:
+        hyps = beam_search(model, src.ids, beam_size=beam, alpha=BEAM_ALPHA, names=CAPTURE, return_traces=True)
+        best = hyps[0]
+    n_dec = cfg.n_decoder_layers
+    self_rows, cross_rows, logprobs = [], [], []
+    for trace in best.step_traces:
+        a = trace.arrays
+        self_rows.append(np.stack([a[f"decoder.layers.{i}.self_attn.hook_pattern"][:, -1] for i in range(n_dec)]))
+        cross_rows.append(np.stack([a[f"decoder.layers.{i}.cross_attn.hook_pattern"][:, -1] for i in range(n_dec)]))
+        logprobs.append(_log_softmax(_last_logits(a)))
+    lp = np.stack(logprobs)                                                   # [T, V]
+    order = np.argsort(-lp, axis=1, kind="stable")[:, :TOP_N]                 # [T, N]
+    chosen = np.asarray(best.ids)
+    chosen_lp = lp[np.arange(len(chosen)), chosen]                            # [T]
+    return Decoding(
+        method=method, beam=beam if method == "beam" else 1,
+        src_tokens=tok.token_strings(src.ids),
+        out_ids=list(best.ids), out_tokens=tok.token_strings(best.ids),
+        in_tokens=tok.token_strings([cfg.bos_id] + list(best.ids[:-1])),
+        self_rows=self_rows, cross_rows=np.stack(cross_rows),
+        top_ids=order, top_logprobs=np.take_along_axis(lp, order, axis=1).astype(np.float32),
+        top_labels=[tok.token_strings(row) for row in order.tolist()],
+        chosen_logprob=chosen_lp.astype(np.float32),
+        chosen_rank=(lp > chosen_lp[:, None]).sum(1) + 1,
+        entropy=-(np.exp(lp) * lp).sum(1).astype(np.float32),
+        hypotheses=_hypothesis_rows(bundle, hyps),
+        translation=tok.decode(best.ids),
+    )
+
+
+# Shared, read-only results (cache_resource: no copy per rerun), bounded in count and age.
+@st.cache_resource(max_entries=16, ttl=1800, show_spinner="Decoding step by step…")
+def get_decoding(model_id: str, text: str, method: str, beam: int, max_tokens: int) -> Decoding:
+    with torch.inference_mode():
+        return run_decoding(load_bundle(model_id), text, method, beam, max_tokens)

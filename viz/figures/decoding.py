@@ -1,0 +1,186 @@
+"""Decoding figures: next-token candidates, one step's attention rows, the source-target alignment.
+
+numpy + labels in, plotly out (no torch, no streamlit). Token labels are escaped with style.plotly_text
+(plotly would read "<s>" as markup); attention_heatmap escapes its own, so they reach it raw.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.figures.attention import attention_heatmap
+from viz.figures.style import BASE_FONT, LINE_COLORS, plotly_text
+
+CHOSEN_COLOR = "#d62728"     # the token the decoder appended
+OTHER_COLOR = "#9ecae1"      # its competitors
+AVERAGE_COLOR = "#08519c"
+
+
+def _signed(value: float) -> str:
+    """Two decimals without a "-0.00" for log-probabilities that round to zero."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def _vector(x, name: str) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {x.shape}")
+    return x
+
+
+def top_k_view(top_ids, top_logprobs, k: int, chosen_id: int, chosen_logprob: float,
+               chosen_rank: int) -> tuple[list[int], np.ndarray, list[int], int]:
+    """The k most likely tokens of one step, plus the chosen one when it ranks lower (beam search can
+    pick a token that is not the step's favourite). Returns (ids, probabilities, ranks, chosen index)."""
+    ids, lps = list(np.asarray(top_ids).tolist()), _vector(top_logprobs, "top_logprobs")
+    if len(ids) != len(lps):
+        raise ValueError(f"{len(ids)} token ids but {len(lps)} log-probabilities")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if np.any(np.diff(lps) > 1e-6):
+        raise ValueError("candidates must be sorted from most to least likely")
+    k = min(k, len(ids))
+    out_ids, out_lp, ranks = ids[:k], list(lps[:k]), list(range(1, k + 1))
+    if chosen_id in out_ids:
+        chosen = out_ids.index(chosen_id)
+    else:
+        out_ids.append(int(chosen_id))
+        out_lp.append(float(chosen_logprob))
+        ranks.append(int(chosen_rank))
+        chosen = len(out_ids) - 1
+    return out_ids, np.exp(np.asarray(out_lp)), ranks, chosen
+
+
+def next_token_bars(probs, labels: list[str], ranks: list[int], chosen: int | None = None,
+                    title: str = "") -> go.Figure:
+    """Horizontal bars of p(token | prefix, source), most likely on top, the chosen token in red."""
+    probs = _vector(probs, "probs")
+    if not (len(probs) == len(labels) == len(ranks)):
+        raise ValueError(f"{len(probs)} probabilities, {len(labels)} labels and {len(ranks)} ranks differ in length")
+    if len(probs) == 0:
+        raise ValueError("no candidates to draw")
+    if np.any(probs < 0) or np.any(probs > 1 + 1e-6):
+        raise ValueError("probabilities must lie in [0, 1]")
+    names = [f"#{r}  {lab}" for r, lab in zip(ranks, plotly_text(labels))]
+    colors = [CHOSEN_COLOR if i == chosen else OTHER_COLOR for i in range(len(probs))]
+    fig = go.Figure(go.Bar(x=probs, y=names, orientation="h", marker_color=colors,
+                           text=[f"{p:.3f}" for p in probs], textposition="outside", cliponaxis=False,
+                           hovertemplate="%{y}<br>p = %{x:.5f}<extra></extra>"))
+    fig.update_xaxes(title="probability", range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1])
+    fig.update_yaxes(autorange="reversed", type="category", automargin=True, tickfont=dict(size=15))
+    fig.update_layout(title=title, font=BASE_FONT, height=max(300, 90 + 34 * len(probs)),
+                      margin=dict(l=10, r=30, t=60, b=10), showlegend=False)
+    return fig
+
+
+def heads_row_heatmap(rows, key_labels: list[str], title: str = "", key_title: str = "key") -> go.Figure:
+    """One query's attention in every head: [H, K] -> heads as rows, keys as columns, fixed 0-1 scale."""
+    rows = np.asarray(rows, dtype=float)
+    if rows.ndim != 2:
+        raise ValueError(f"expected [head, key], got shape {rows.shape}")
+    heads = [f"head {h}" for h in range(rows.shape[0])]
+    fig = attention_heatmap(rows, heads, key_labels, title=title)
+    fig.update_xaxes(title=key_title)
+    fig.update_yaxes(title="")
+    fig.update_layout(height=max(260, 150 + 34 * len(heads)))
+    return fig
+
+
+def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_cols: int = 4) -> go.Figure:
+    """The average over heads full width (every source label readable), then one small panel per head."""
+    rows = np.asarray(rows, dtype=float)
+    if rows.ndim != 2 or rows.shape[1] != len(src_labels):
+        raise ValueError(f"expected [head, {len(src_labels)} source tokens], got shape {rows.shape}")
+    src_labels = plotly_text(src_labels)
+    n_heads = rows.shape[0]
+    n_cols = min(max_cols, n_heads)
+    head_rows = -(-n_heads // n_cols)
+    specs = [[{"colspan": n_cols}] + [None] * (n_cols - 1)] + [[{}] * n_cols for _ in range(head_rows)]
+    small_labels = len(src_labels) <= 12          # beyond that the heads' axes repeat the average's order
+    height = 440 + (230 if small_labels else 170) * head_rows
+    fig = make_subplots(rows=1 + head_rows, cols=n_cols, specs=specs, shared_yaxes=True,
+                        row_heights=[1.4] + [1] * head_rows, horizontal_spacing=0.03,
+                        vertical_spacing=(170 if small_labels else 130) / height,
+                        subplot_titles=["average of heads"] + [f"head {h}" for h in range(n_heads)])
+    mean = rows.mean(0)                                                              # [S]
+    fig.add_trace(go.Bar(x=src_labels, y=mean, marker_color=AVERAGE_COLOR, name="average",
+                         text=[f"{v:.2f}" for v in mean] if len(src_labels) <= 24 else None,
+                         textposition="outside", cliponaxis=False,
+                         hovertemplate="average<br>%{x}: %{y:.3f}<extra></extra>"), row=1, col=1)
+    for h in range(n_heads):
+        fig.add_trace(go.Bar(x=src_labels, y=rows[h], marker_color=LINE_COLORS[0], name=f"head {h}",
+                             hovertemplate=f"head {h}<br>%{{x}}: %{{y:.3f}}<extra></extra>"),
+                      row=2 + h // n_cols, col=1 + h % n_cols)
+    fig.update_yaxes(range=[0, 1.15], tickvals=[0, 0.5, 1])
+    fig.update_xaxes(type="category", tickangle=-60, tickfont=dict(size=12), showticklabels=small_labels)
+    fig.update_xaxes(tickfont=dict(size=15), tickangle=-45, showticklabels=True, row=1, col=1)
+    fig.update_layout(title=title, font=BASE_FONT, showlegend=False, height=height,
+                      margin=dict(l=10, r=10, t=80, b=10))
+    return fig
+
+
+def alignment_heatmap(weights, out_labels: list[str], src_labels: list[str], step: int | None = None,
+                      title: str = "") -> go.Figure:
+    """Source-target alignment: row t = where step t looked in the source while producing token t."""
+    fig = attention_heatmap(weights, out_labels, src_labels, title=title,
+                            highlight_row=step)
+    fig.update_xaxes(title="source token")
+    fig.update_yaxes(title="output token (one row per step)")
+    return fig
+
+
+def token_logprobs(logits, ids) -> np.ndarray:
+    """log p(ids[t]) under row t of logits [T, V] (log-softmax per row)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    ids = np.asarray(ids, dtype=int)
+    if logits.ndim != 2:
+        raise ValueError(f"logits must be [position, vocabulary], got shape {logits.shape}")
+    if ids.shape != (logits.shape[0],):
+        raise ValueError(f"{ids.size} token ids for {logits.shape[0]} positions")
+    if ids.size and (ids.min() < 0 or ids.max() >= logits.shape[1]):
+        raise ValueError("token id outside the vocabulary")
+    z = logits - logits.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    return logp[np.arange(len(ids)), ids]
+
+
+def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: str = "") -> go.Figure:
+    """Per-token log-probabilities of several outputs side by side; each panel's title gives the sum."""
+    if not series:
+        raise ValueError("nothing to compare")
+    for name, lp, labels in series:
+        if len(_vector(lp, name)) != len(labels):
+            raise ValueError(f"{name}: {len(lp)} log-probabilities for {len(labels)} tokens")
+    low = min(float(np.min(lp)) if len(lp) else 0.0 for _, lp, _ in series)
+    fig = make_subplots(rows=1, cols=len(series), shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[f"{name}: Σ log p = {_signed(np.sum(lp))}" for name, lp, _ in series])
+    for i, (name, lp, labels) in enumerate(series):
+        lp = np.asarray(lp, dtype=float)
+        color = LINE_COLORS[i % len(LINE_COLORS)]
+        fig.add_trace(go.Bar(x=plotly_text(labels), y=lp, marker_color=color, name=name, customdata=np.exp(lp),
+                             text=[_signed(v) for v in lp] if len(lp) <= 30 else None, textposition="outside",
+                             cliponaxis=False,
+                             hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"),
+                      row=1, col=i + 1)
+    fig.update_yaxes(range=[min(low * 1.15, -0.5), 0.3], title_text="log p(token)", row=1, col=1)
+    fig.update_xaxes(type="category", tickangle=-45, automargin=True, tickfont=dict(size=13))
+    fig.update_layout(title=title, font=BASE_FONT, showlegend=False, height=420, margin=dict(l=10, r=10, t=90, b=10))
+    return fig
+
+
+def confidence_bars(probs, labels: list[str], step: int | None = None, title: str = "") -> go.Figure:
+    """p(chosen token) at every step, the current step outlined: how sure the model was as it went."""
+    probs = _vector(probs, "probs")
+    if len(probs) != len(labels):
+        raise ValueError(f"{len(probs)} probabilities for {len(labels)} tokens")
+    colors = [CHOSEN_COLOR if i == step else LINE_COLORS[0] for i in range(len(probs))]
+    fig = go.Figure(go.Bar(x=plotly_text(labels), y=probs, marker_color=colors, text=[f"{p:.2f}" for p in probs],
+                           textposition="outside", cliponaxis=False,
+                           hovertemplate="%{x}<br>p = %{y:.4f}<extra></extra>"))
+    fig.update_yaxes(title="p(chosen token)", range=[0, 1.15], tickvals=[0, 0.5, 1])
+    fig.update_xaxes(type="category", tickangle=-45, automargin=True, tickfont=dict(size=13))
+    fig.update_layout(title=title, font=BASE_FONT, height=360, margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+

@@ -1,0 +1,115 @@
+"""About-page builders as pure functions: training log, parameter groups, the paper's cost table (Table 1).
+
+(Reconstructed by the zoo/training/tour helper after it overwrote this file by mistake; rebuilt from
+tests/test_figures_training.py and viz/pages/about.py. The about page's author should check it.)
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from viz.figures.style import BASE_FONT, LINE_COLORS
+
+LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/train.py's train_log.csv
+PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
+         "generator": "generator"}
+
+
+def clean_train_log(log: pd.DataFrame) -> pd.DataFrame:
+    """The trainer's CSV log as numbers, sorted by step; dev loss is NaN where it was not evaluated."""
+    missing = [c for c in LOG_COLUMNS if c not in log.columns]
+    if missing:
+        raise ValueError(f"train_log.csv lacks the column(s) {', '.join(missing)}")
+    if log.empty:
+        raise ValueError("train_log.csv has no rows yet")
+    log = log[LOG_COLUMNS].apply(pd.to_numeric, errors="coerce")
+    log = log.dropna(subset=["step", "train_loss"]).sort_values("step").reset_index(drop=True)
+    if log.empty:
+        raise ValueError("train_log.csv has no rows with a step and a training loss")
+    return log
+
+
+def loss_curve(log: pd.DataFrame, title: str = "") -> go.Figure:
+    """Training loss at every logged step; dev loss only where it was evaluated."""
+    dev = log.dropna(subset=["dev_loss"])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name="train loss",
+                             mode="lines", line=dict(color=LINE_COLORS[0], width=2)))
+    fig.add_trace(go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name="dev loss",
+                             mode="lines+markers", line=dict(color=LINE_COLORS[1], width=3)))
+    fig.update_layout(title=title, font=BASE_FONT, height=420, xaxis_title="training step",
+                      yaxis_title="cross-entropy per token", margin=dict(l=10, r=10, t=60, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return fig
+
+
+def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√step) and throughput") -> go.Figure:
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=log["step"].tolist(), y=log["lr"].tolist(), name="learning rate", yaxis="y",
+                             line=dict(color=LINE_COLORS[2], width=3)))
+    fig.add_trace(go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name="tokens / s",
+                             yaxis="y2", line=dict(color=LINE_COLORS[7], width=1)))
+    fig.update_layout(title=title, font=BASE_FONT, height=360, xaxis_title="training step",
+                      yaxis=dict(title="learning rate"), margin=dict(l=10, r=10, t=60, b=10),
+                      yaxis2=dict(title="tokens / s", overlaying="y", side="right", showgrid=False),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return fig
+
+
+def parameter_groups(named_counts: Iterable[tuple[str, int]]) -> pd.DataFrame:
+    """Parameters per part of the model (embeddings, encoder, decoder, generator) and their share."""
+    totals = {part: 0 for part in dict.fromkeys(PARTS.values())}
+    for name, count in named_counts:
+        part = PARTS.get(name.split(".", 1)[0])
+        if part is None:
+            raise ValueError(f"parameter {name!r} belongs to no known part ({', '.join(PARTS)})")
+        totals[part] += int(count)
+    total = sum(totals.values())
+    table = pd.DataFrame({"parameters": list(totals.values()) + [total]}, index=list(totals) + ["total"])
+    table["share"] = table["parameters"] / max(total, 1)
+    return table
+
+
+def conv_path_length(n: int, k: int) -> int:
+    """Layers of (dilated) convolutions with kernel k before any two of n positions meet: ceil(log_k n), >= 1."""
+    layers, reach = 1, k
+    while reach < n:
+        layers, reach = layers + 1, reach * k
+    return layers
+
+
+def layer_costs(n: int, d: int, k: int = 3) -> pd.DataFrame:
+    """The paper's Table 1 for one layer, in symbols and in numbers for this n and d."""
+    if n < 1 or d < 1 or k < 1:
+        raise ValueError(f"need n >= 1, d >= 1 and k >= 1, got n={n}, d={d}, k={k}")
+    kinds = ["self-attention", "recurrent", "convolutional"]
+    return pd.DataFrame({
+        "complexity per layer": ["O(n²·d)", "O(n·d²)", "O(k·n·d²)"],
+        "sequential operations": ["O(1)", "O(n)", "O(1)"],
+        "maximum path length": ["O(1)", "O(n)", "O(log_k n)"],
+        f"operations (n={n}, d={d})": [n * n * d, n * d * d, k * n * d * d],
+        f"sequential steps (n={n})": [1, n, 1],
+        f"path length (n={n})": [1, n, conv_path_length(n, k)],
+    }, index=kinds)
+
+
+def complexity_figure(n: int, d: int, k: int = 3) -> go.Figure:
+    """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d."""
+    x = np.arange(1, max(128, 2 * d, 2 * n) + 1)
+    curves = [("self-attention  n²·d", x * x * d), (f"convolution  k·n·d² (k={k})", k * x * d * d),
+              ("recurrent  n·d²", x * d * d)]
+    fig = go.Figure()
+    for (name, y), color in zip(curves, [LINE_COLORS[0], LINE_COLORS[7], LINE_COLORS[1]]):
+        fig.add_trace(go.Scatter(x=x.tolist(), y=y.astype(float).tolist(), name=name, mode="lines",
+                                 line=dict(color=color, width=3)))
+    fig.add_vline(x=n, line=dict(color="#d62728", width=2, dash="dash"), annotation_text=f"your n = {n}")
+    fig.add_vline(x=d, line=dict(color="#7f7f7f", width=1, dash="dot"), annotation_text=f"n = d = {d}",
+                  annotation_position="bottom right")
+    fig.update_layout(font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
+                      xaxis=dict(title="sequence length n", type="log"),
+                      yaxis=dict(title="operations per layer", type="log"),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return fig

@@ -1,0 +1,134 @@
+"""About the model: configuration, parameters, data and model card, training curve, metrics, why attention."""
+import json
+
+import pandas as pd
+import streamlit as st
+
+from viz.figures.training import clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve, parameter_groups
+from viz.state import current
+from viz.ui import show_figure
+
+CONFIG_MEANING = {
+    "vocab_size": "tokens in the joint source/target vocabulary",
+    "d_model": "width of every token vector",
+    "n_heads": "attention heads per attention sublayer",
+    "n_encoder_layers": "encoder layers stacked",
+    "n_decoder_layers": "decoder layers stacked",
+    "d_ff": "hidden width of the position-wise feed-forward network",
+    "dropout": "dropout rate during training",
+    "max_len": "longest sequence the positional encoding covers",
+    "norm_first": "False: post-norm (paper), True: pre-norm",
+    "pe": "positional encoding: sinusoidal (paper) or learned",
+    "share_embeddings": "one matrix for both embeddings and the output layer",
+    "ln_eps": "LayerNorm epsilon",
+    "pad_id": "id of ⟨pad⟩", "bos_id": "id of ⟨s⟩", "eos_id": "id of ⟨/s⟩",
+}
+TOY_DATA = ("Synthetic data, generated on the fly by model/tasks.py: random sequences of 3 to 8 symbols from "
+            "a–j, with the {task} of the sequence as the target. Nothing is downloaded, so there is no data "
+            "licence to respect.")
+
+ctx = current()
+if ctx is None:
+    st.info("Pick a model in the sidebar.")
+    st.stop()
+bundle, cfg = ctx.bundle, ctx.bundle.config
+metrics = bundle.extra.get("metrics")
+
+st.title(f"About the model: {ctx.model_id}")
+
+
+def architecture_summary() -> str:
+    norm = ("**post-norm**, as in the paper: each sublayer's output is added to its input and then normalized, "
+            "LayerNorm(x + Sublayer(x))" if not cfg.norm_first else
+            "**pre-norm**: each sublayer reads a normalized copy and adds its output back, x + Sublayer(LayerNorm(x)), "
+            "with a final LayerNorm after each stack")
+    pe = ("**sinusoidal** positional encoding (fixed, no parameters)" if cfg.pe == "sinusoidal"
+          else "**learned** positional embeddings (a trained table of max_len × d_model)")
+    shared = ("**one shared matrix** for the source embedding, the target embedding and the output layer (as in "
+              "the paper)" if cfg.share_embeddings else
+              "**separate** source embedding, target embedding and output matrices")
+    return (f"An encoder-decoder Transformer: {cfg.n_encoder_layers} encoder and {cfg.n_decoder_layers} decoder "
+            f"layers, width d_model = {cfg.d_model}, {cfg.n_heads} heads of d_k = {cfg.d_head}, feed-forward "
+            f"width {cfg.d_ff}, vocabulary of {cfg.vocab_size} tokens. Residual connections are {norm}. It uses {pe}, "
+            f"and {shared}. Dropout {cfg.dropout} during training.")
+
+
+st.markdown(architecture_summary())
+
+c1, c2 = st.columns([1.1, 1])
+with c1:
+    st.subheader("Configuration")
+    config = pd.DataFrame([(k, str(v), CONFIG_MEANING.get(k, "")) for k, v in cfg.to_dict().items()],
+                          columns=["setting", "value", "meaning"]).set_index("setting")
+    st.dataframe(config, height=35 * (len(config) + 1) + 3)
+with c2:
+    st.subheader("Parameters")
+    groups = parameter_groups((name, p.numel()) for name, p in bundle.model.named_parameters())
+    st.dataframe(groups, column_config={"parameters": st.column_config.NumberColumn(format="localized"),
+                                        "share": st.column_config.NumberColumn(format="percent")})
+    tied = cfg.vocab_size * cfg.d_model
+    if cfg.share_embeddings:
+        st.caption(f"Tied weights are counted once: the shared {cfg.vocab_size} × {cfg.d_model} matrix "
+                   f"({tied:,} parameters) sits under embeddings; the generator adds only its bias. Untied it "
+                   f"would cost {2 * tied:,} more.")
+    else:
+        st.caption("No weights are tied: the two embeddings and the output layer each have their own matrix.")
+    if cfg.pe == "sinusoidal":
+        st.caption("The sinusoidal positional encoding is computed, not learned, so it has no parameters.")
+
+st.subheader("Data, licence and model card")
+card = bundle.path / "README.md"
+if card.is_file():
+    with st.expander("Model card (README.md)", expanded=True):
+        st.markdown(card.read_text(encoding="utf-8", errors="replace"))  # repository content, not user input
+elif isinstance(metrics, dict) and "task" in metrics:
+    st.markdown(TOY_DATA.format(task=str(metrics["task"])))
+else:
+    st.info("This model folder has no model card (README.md), so its data and licence are not recorded here.")
+
+st.subheader("Training curve")
+log_path = bundle.path / "train_log.csv"
+if not log_path.is_file():
+    st.info("This model folder has no train_log.csv. Toy models are trained in a minute or two by "
+            "model/train.py, which keeps only their final metrics (below); the translation trainer writes the log.")
+else:
+    try:
+        log = clean_train_log(pd.read_csv(log_path))
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        st.warning(f"train_log.csv could not be read: {e}")
+    else:
+        show_figure(loss_curve(log, title=f"{ctx.model_id}: loss during training"), f"{ctx.model_id}-loss-curve",
+                    log, key="about-loss")
+        show_figure(lr_curve(log), f"{ctx.model_id}-learning-rate", key="about-lr")
+        last = log.iloc[-1]
+        dev = log["dev_loss"].dropna()
+        st.caption(f"{len(log)} logged points up to step {int(last['step'])} (epoch {last['epoch']:.0f}); "
+                   f"last train loss {last['train_loss']:.3f}"
+                   + (f", last dev loss {dev.iloc[-1]:.3f}." if len(dev) else "; no dev loss logged yet."))
+
+st.subheader("Metrics")
+if not metrics:
+    st.info("This model folder has no metrics.json.")
+elif "error" in metrics and len(metrics) == 1:
+    st.warning(metrics["error"])
+else:
+    rows = [(k, v if isinstance(v, (int, float, str)) else json.dumps(v)) for k, v in metrics.items()]
+    st.dataframe(pd.DataFrame(rows, columns=["metric", "value"]).astype({"value": str}).set_index("metric"))
+
+st.subheader("Why attention")
+st.markdown(
+    "The paper compares one layer of each kind for a sequence of n tokens of width d (Table 1). Self-attention "
+    "links every pair of positions in one step, so nothing is sequential within a layer and any token reaches "
+    "any other in a single hop; its cost grows with n², which stays below a recurrent layer's n·d² while n < d. "
+    "A recurrent layer must walk the sequence one position at a time; a convolution with kernel k sees only a "
+    "window, so (dilated) layers must be stacked log_k n deep before distant tokens meet.")
+trace = ctx.trace
+n = len(trace.meta["src_ids"]) if trace is not None else 10
+k = 3
+if trace is None:
+    st.caption("No readable sentence in the sidebar: using n = 10.")
+st.dataframe(layer_costs(n, cfg.d_model, k), column_config={
+    f"operations (n={n}, d={cfg.d_model})": st.column_config.NumberColumn(format="localized")})
+fig = complexity_figure(n, cfg.d_model, k)
+fig.update_layout(title=f"Your sentence: n = {n} tokens; this model: d = {cfg.d_model}; convolution kernel k = {k}")
+show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", layer_costs(n, cfg.d_model, k), key="about-costs")
