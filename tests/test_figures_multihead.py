@@ -1,0 +1,150 @@
+"""Multi-head assembly arithmetic (viz/headmath.py) and figures (viz/figures/multihead.py): pure, fast."""
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model.checkpoint import load_checkpoint
+from model.pipeline import trace_sentence
+from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
+from viz.headmath import (concat_heads, describe_heads, head_summary, layer_norm, linear_arrays, max_abs_error,
+                          output_projection, sublayer_names, token_norms)
+
+TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"
+TOKENS = ["0 a", "1 b", "2 </s>"]
+
+
+@pytest.fixture(scope="module")
+def toy():
+    bundle = load_checkpoint(TOY, device="cpu")
+    return bundle, trace_sentence(bundle, "a b c d e")
+
+
+def z_stack(n_heads=2, n_pos=3, d_head=4, seed=0):
+    return np.random.default_rng(seed).normal(size=(n_heads, n_pos, d_head))
+
+
+# -- the arithmetic ------------------------------------------------------------------------------------
+def test_concat_heads_matches_the_models_reshape():
+    z = z_stack()
+    concat = concat_heads(z)
+    assert concat.shape == (3, 8)
+    np.testing.assert_array_equal(concat[:, 4:], z[1])
+    model_way = torch.tensor(z)[None].transpose(1, 2).reshape(1, 3, 8)[0].numpy()   # as MultiHeadAttention
+    np.testing.assert_array_equal(concat, model_way)
+    with pytest.raises(ValueError):
+        concat_heads(z[0])
+
+
+def test_output_projection_and_layer_norm_match_torch():
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(8, 8)
+    x = np.random.default_rng(1).normal(size=(3, 8))
+    weight, bias = linear_arrays(linear)
+    expected = linear(torch.tensor(x, dtype=torch.float32)).detach().numpy()
+    np.testing.assert_allclose(output_projection(x, weight, bias), expected, atol=1e-5)
+    np.testing.assert_allclose(output_projection(x, weight, None), x @ weight.T)
+    with pytest.raises(ValueError, match="does not fit"):
+        output_projection(x[:, :5], weight, bias)
+    gain, shift = np.linspace(0.5, 2, 8), np.linspace(-1, 1, 8)
+    torch_ln = F.layer_norm(torch.tensor(x), (8,), torch.tensor(gain), torch.tensor(shift), 1e-5).numpy()
+    np.testing.assert_allclose(layer_norm(x, gain, shift, 1e-5), torch_ln, atol=1e-10)
+
+
+def test_linear_arrays_accepts_plain_arrays():
+    weight, bias = linear_arrays(SimpleNamespace(weight=[[1, 2], [3, 4]], bias=None))
+    assert weight.dtype == np.float64 and weight.shape == (2, 2) and bias is None
+
+
+def test_token_norms():
+    np.testing.assert_allclose(token_norms(np.array([[3.0, 4.0], [0.0, 0.0]])), [5.0, 0.0])
+    with pytest.raises(ValueError):
+        token_norms(np.zeros(3))
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
+def test_assembly_reproduces_the_real_sublayer(toy, kind):
+    bundle, trace = toy
+    a, cfg = trace.arrays, bundle.config
+    names = sublayer_names(kind, 1, cfg.norm_first)
+    concat = concat_heads(a[f"{names.attn}.hook_z"])
+    weight, bias = linear_arrays(bundle.model.get_submodule(names.attn).w_o)
+    out = output_projection(concat, weight, bias)
+    assert max_abs_error(out, a[f"{names.attn}.hook_out"]) < 1e-5
+    summed = a[names.residual] + out
+    assert max_abs_error(summed, a[f"{names.norm}.hook_in"]) < 1e-5
+    normed = layer_norm(summed, a[f"{names.norm}.hook_gain"], a[f"{names.norm}.hook_bias"], cfg.ln_eps)
+    assert max_abs_error(normed, a[names.after]) < 1e-5
+
+
+def test_head_summary_tells_positional_and_fixed_heads_apart():
+    eye, prev, fixed = np.eye(4), np.eye(4, k=-1), np.zeros((4, 4))
+    prev[0, 0] = 1.0
+    fixed[:, 3] = 1.0
+    summary = head_summary(np.stack([eye, prev, fixed]))
+    np.testing.assert_allclose(summary["entropy"], 0.0)
+    np.testing.assert_allclose(summary["max_weight"], 1.0)
+    assert summary["offset"].tolist() == [0, -1, 0] and summary["offset_share"][1] == 0.75
+    assert summary["favourite"][2] == 3 and summary["favourite_weight"][2] == 1.0
+    labels = ["0 a", "1 b", "2 c", "3 </s>"]
+    words = describe_heads(summary, labels, positional=True)
+    assert words[0].startswith("by position: the token itself") and "the previous token" in words[1]
+    assert words[2] == "mostly one key: 3 </s> (100% of the weight)"
+    spread = head_summary(np.full((1, 4, 4), 0.25))
+    assert describe_heads(spread, labels, positional=False) == ["spread out / depends on the content"]
+    with pytest.raises(ValueError):
+        head_summary(eye)
+
+
+# -- figures ------------------------------------------------------------------------------------------
+def test_per_head_outputs_share_one_symmetric_scale():
+    z = z_stack(n_heads=3)
+    fig = per_head_outputs(z, TOKENS, "z")
+    assert len(fig.data) == 3 and all(t.coloraxis == "coloraxis" for t in fig.data)
+    assert fig.layout.coloraxis.cmin == -fig.layout.coloraxis.cmax == pytest.approx(-np.abs(z).max())
+    np.testing.assert_allclose(np.asarray(fig.data[2].z), z[2])
+    assert list(fig.data[0].y)[2] == "2 &lt;/s&gt;" and list(fig.data[0].x) == ["d0", "d1", "d2", "d3"]
+    assert [a.text for a in fig.layout.annotations][:1] == ["head 0: z<sub>0</sub> [3 × 4]"]
+    with pytest.raises(ValueError, match="does not match"):
+        per_head_outputs(z, TOKENS[:2])
+
+
+def test_concat_heatmap_marks_head_boundaries():
+    concat = concat_heads(z_stack(n_heads=4, d_head=2))
+    fig = concat_heatmap(concat, TOKENS, 4, "concat")
+    lines = [s for s in fig.layout.shapes if s.type == "line"]
+    assert [s.x0 for s in lines] == [1.5, 3.5, 5.5]
+    assert [a.text for a in fig.layout.annotations] == ["head 0", "head 1", "head 2", "head 3"]
+    assert list(fig.data[0].x)[-1] == "d7"
+    with pytest.raises(ValueError, match="split"):
+        concat_heatmap(concat, TOKENS, 3)
+
+
+def test_stage_heatmap_and_norms():
+    m = np.random.default_rng(2).normal(size=(3, 5))
+    fig = stage_heatmap(m, TOKENS, "stage")
+    assert list(fig.data[0].x) == ["d0", "d1", "d2", "d3", "d4"] and fig.data[0].zmin == -fig.data[0].zmax
+    with pytest.raises(ValueError):
+        stage_heatmap(m[0], TOKENS)
+    norms = {"x": token_norms(m), "LayerNorm": np.ones(3)}
+    bars = stage_norms(norms, TOKENS, "norms")
+    assert [b.name for b in bars.data] == ["x", "LayerNorm"] and bars.layout.barmode == "group"
+    np.testing.assert_allclose(bars.data[0].y, token_norms(m))
+    with pytest.raises(ValueError, match="expected"):
+        stage_norms({"x": np.ones(2)}, TOKENS)
+    with pytest.raises(ValueError):
+        stage_norms({}, TOKENS)
+
+
+def test_head_patterns_small_multiples():
+    p = np.random.default_rng(3).dirichlet(np.ones(2), size=(6, 3))          # [H=6, Q=3, K=2]
+    fig = head_patterns(p, TOKENS, ["0 x", "1 <s>"], "heads", n_cols=4)
+    assert len(fig.data) == 6 and fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
+    assert fig.data[5].xaxis == "x6" and list(fig.data[0].x) == ["0 x", "1 &lt;s&gt;"]
+    np.testing.assert_allclose(np.asarray(fig.data[4].z), p[4])
+    assert [a.text for a in fig.layout.annotations] == [f"head {h}" for h in range(6)]
+    with pytest.raises(ValueError, match="does not match"):
+        head_patterns(p, TOKENS, ["0 x"])

@@ -1,0 +1,196 @@
+"""Step-through arithmetic (viz/headmath.py) and figures (viz/figures/step.py): pure, fast."""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from model.checkpoint import load_checkpoint
+from model.layers import attention
+from model.pipeline import trace_sentence
+from viz.figures.step import HIGHLIGHT, masked_scores_figure, scaling_bars, step_heatmap
+from viz.headmath import (apply_mask, causal_allowed, dim_labels, entropy_bits, head_projection, head_steps,
+                          linear_arrays, max_abs_error, scaling_comparison, softmax, sublayer_names)
+
+TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"
+LABELS = ["0 <s>", "1 a", "2 b", "3 c"]
+
+
+@pytest.fixture(scope="module")
+def toy():
+    bundle = load_checkpoint(TOY, device="cpu")
+    return bundle, trace_sentence(bundle, "a b c d e")
+
+
+def rng_matrix(*shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape)
+
+
+# -- names -------------------------------------------------------------------------------------------
+def test_sublayer_names_follow_the_post_norm_wiring():
+    enc = sublayer_names("encoder", 1)
+    assert enc.attn == "encoder.layers.1.self_attn"
+    assert enc.query_input == enc.kv_input == "encoder.layers.1.hook_resid_pre"
+    assert enc.norm == "encoder.layers.1.norm_attn" and enc.after == "encoder.layers.1.hook_resid_mid"
+    assert not enc.causal
+    dec = sublayer_names("decoder", 0)
+    assert dec.causal and dec.attn == "decoder.layers.0.self_attn"
+    cross = sublayer_names("cross", 2)
+    assert cross.attn == "decoder.layers.2.cross_attn" and cross.kv_input == "encoder.hook_out"
+    assert cross.query_input == cross.residual == "decoder.layers.2.hook_resid_mid"
+    assert cross.after == "decoder.layers.2.hook_resid_cross" and not cross.causal
+
+
+def test_sublayer_names_pre_norm_reads_the_normalised_stream():
+    pre = sublayer_names("cross", 0, norm_first=True)
+    assert pre.query_input == "decoder.layers.0.norm_cross.hook_out"
+    assert pre.residual == "decoder.layers.0.hook_resid_mid" and pre.kv_input == "encoder.hook_out"
+
+
+@pytest.mark.parametrize("kind, layer", [("self", 0), ("encoder", -1)])
+def test_sublayer_names_rejects_bad_input(kind, layer):
+    with pytest.raises(ValueError):
+        sublayer_names(kind, layer)
+
+
+def test_dim_labels():
+    assert dim_labels(3) == ["d0", "d1", "d2"]
+
+
+# -- the arithmetic ------------------------------------------------------------------------------------
+def test_head_projection_is_the_heads_slice_of_the_full_linear_map():
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(8, 8)
+    x = rng_matrix(5, 8)
+    full = linear(torch.tensor(x, dtype=torch.float32)).detach().numpy()        # [5,8]
+    weight, bias = linear_arrays(linear)
+    for head in range(4):
+        np.testing.assert_allclose(head_projection(x, weight, bias, head, 4), full[:, 2 * head: 2 * head + 2],
+                                   atol=1e-5)
+    with pytest.raises(ValueError, match="head 4"):
+        head_projection(x, weight, bias, 4, 4)
+    with pytest.raises(ValueError, match="divisible"):
+        head_projection(x, weight, bias, 0, 3)
+    with pytest.raises(ValueError, match="does not fit"):
+        head_projection(x[:, :5], weight, bias, 0, 4)
+
+
+def test_head_steps_equal_the_models_attention_function():
+    q, k, v = rng_matrix(5, 4, seed=1), rng_matrix(5, 4, seed=2), rng_matrix(5, 4, seed=3)
+    steps = head_steps(q, k, v, causal=True)
+    t = [torch.tensor(a)[None, None] for a in (q, k, v)]
+    out, scores, weights = attention(*t, mask=torch.ones(5, 5, dtype=torch.bool).tril()[None, None])
+    np.testing.assert_allclose(steps.raw, q @ k.T)
+    np.testing.assert_allclose(steps.scaled, scores[0, 0].numpy(), atol=1e-12)
+    np.testing.assert_allclose(steps.weights, weights[0, 0].numpy(), atol=1e-12)
+    np.testing.assert_allclose(steps.output, out[0, 0].numpy(), atol=1e-12)
+    assert np.all(np.isneginf(steps.masked[np.triu_indices(5, 1)]))
+    assert np.all(steps.weights[np.triu_indices(5, 1)] == 0)
+    np.testing.assert_allclose(steps.weights.sum(1), 1)
+    assert head_steps(q, k, v, causal=False).allowed.all()
+    with pytest.raises(ValueError, match="do not fit"):
+        head_steps(q, k[:, :3], v, causal=False)
+
+
+def test_head_steps_reproduce_a_real_trace(toy):
+    bundle, trace = toy
+    for kind in ("encoder", "decoder", "cross"):
+        names = sublayer_names(kind, 1)
+        a = {n: trace.arrays[f"{names.attn}.hook_{n}"][2] for n in ("q", "k", "v", "scores", "pattern", "z")}
+        steps = head_steps(a["q"], a["k"], a["v"], names.causal)
+        assert max_abs_error(steps.scaled, a["scores"]) < 1e-5
+        assert max_abs_error(steps.weights, a["pattern"]) < 1e-5
+        assert max_abs_error(steps.output, a["z"]) < 1e-5
+        weight, bias = linear_arrays(bundle.model.get_submodule(names.attn).w_k)
+        k_again = head_projection(trace.arrays[names.kv_input], weight, bias, 2, bundle.config.n_heads)
+        assert max_abs_error(k_again, a["k"]) < 1e-5
+
+
+def test_softmax_and_mask():
+    allowed = causal_allowed(2, 3)
+    assert allowed.tolist() == [[True, False, False], [True, True, False]]
+    masked = apply_mask(np.zeros((2, 3)), allowed)
+    np.testing.assert_allclose(softmax(masked), [[1, 0, 0], [0.5, 0.5, 0]])
+    with pytest.raises(ValueError, match="finite"):
+        softmax(np.full(3, -np.inf))
+    with pytest.raises(ValueError, match="mask shape"):
+        apply_mask(np.zeros((2, 3)), np.ones((3, 3), dtype=bool))
+
+
+def test_entropy_bits():
+    assert entropy_bits(np.full(4, 0.25)) == pytest.approx(2.0)
+    assert entropy_bits(np.array([0.0, 1.0, 0.0])) == 0.0
+    np.testing.assert_allclose(entropy_bits(np.array([[0.5, 0.5], [1.0, 0.0]])), [1.0, 0.0])
+    with pytest.raises(ValueError):
+        entropy_bits(np.array([-0.5, 1.5]))
+
+
+def test_scaling_makes_the_softmax_softer():
+    raw = rng_matrix(8, seed=4) * 8                                  # dot products of size ~sqrt(64)
+    cmp = scaling_comparison(raw, 64)
+    np.testing.assert_allclose(cmp.scaled, softmax(raw / 8))
+    np.testing.assert_allclose(cmp.unscaled, softmax(raw))
+    assert cmp.entropy_scaled > cmp.entropy_unscaled and cmp.max_scaled < cmp.max_unscaled
+    masked = scaling_comparison(raw, 64, np.arange(8) < 5)
+    assert np.all(masked.scaled[5:] == 0) and np.all(masked.unscaled[5:] == 0)
+    with pytest.raises(ValueError):
+        scaling_comparison(raw, 0)
+
+
+def test_max_abs_error_treats_matching_minus_infinity_as_equal():
+    a = np.array([1.0, -np.inf])
+    assert max_abs_error(a, np.array([1.5, -np.inf])) == 0.5
+    assert max_abs_error(a, np.array([1.0, 3.0])) == math.inf
+    with pytest.raises(ValueError):
+        max_abs_error(a, np.zeros(3))
+
+
+# -- figures ------------------------------------------------------------------------------------------
+def _row_frames(fig):
+    return [s for s in fig.layout.shapes if s.line.color == HIGHLIGHT]
+
+
+def test_step_heatmap_frames_the_query_row_and_escapes_labels():
+    m = rng_matrix(4, 3)
+    fig = step_heatmap(m, LABELS, dim_labels(3), "Q", "dimension", "token", highlight=2)
+    heat = fig.data[0]
+    np.testing.assert_allclose(np.asarray(heat.z), m)
+    assert list(heat.y) == ["0 &lt;s&gt;", "1 a", "2 b", "3 c"] and list(heat.x) == ["d0", "d1", "d2"]
+    assert heat.zmin == -heat.zmax and heat.zmax == pytest.approx(np.abs(m).max())
+    (frame,) = _row_frames(fig)
+    assert (frame.y0, frame.y1) == (1.5, 2.5)
+    assert heat.texttemplate                                          # few cells: numbers drawn
+    assert not step_heatmap(m, LABELS, dim_labels(3), "Q", "d", "t", show_values=False).data[0].texttemplate
+    assert not _row_frames(step_heatmap(m, LABELS, dim_labels(3), "Q", "d", "t", highlight=None))
+    with pytest.raises(ValueError, match="does not match"):
+        step_heatmap(m, LABELS[:3], dim_labels(3), "Q", "d", "t")
+
+
+def test_masked_scores_figure_greys_out_minus_infinity():
+    masked = apply_mask(rng_matrix(4, 4), causal_allowed(4, 4))
+    fig = masked_scores_figure(masked, LABELS, LABELS, "masked", highlight=1)
+    z = np.array(fig.data[0].z, dtype=float)
+    assert np.isnan(z[0, 1]) and z[1, 0] == masked[1, 0]
+    assert fig.data[0].text[0][3] == "−∞" and fig.data[0].text[3][0] == f"{masked[3, 0]:.2f}"
+    assert fig.layout.plot_bgcolor and len(_row_frames(fig)) == 1
+    assert fig.data[0].zmax == pytest.approx(np.abs(masked[np.isfinite(masked)]).max())
+    with pytest.raises(ValueError, match="every score"):
+        masked_scores_figure(np.full((2, 2), -np.inf), LABELS[:2], LABELS[:2], "x")
+
+
+def test_scaling_bars_show_both_distributions_with_their_entropy():
+    cmp = scaling_comparison(np.array([4.0, 1.0, 0.0, -2.0]), 16, np.array([True, True, True, False]))
+    fig = scaling_bars(cmp.unscaled, cmp.scaled, LABELS, 16, "why", masked=np.array([0, 0, 0, 1], dtype=bool))
+    unscaled, scaled = fig.data
+    np.testing.assert_allclose(unscaled.y, cmp.unscaled)
+    np.testing.assert_allclose(scaled.y, cmp.scaled)
+    assert unscaled.text[-1] == "masked" and scaled.text[0] == f"{cmp.scaled[0]:.2f}"
+    titles = [a.text for a in fig.layout.annotations]
+    assert f"entropy {cmp.entropy_unscaled:.2f} bits" in titles[0] and "√16" in titles[1]
+    assert f"max weight {cmp.max_scaled:.2f}" in titles[1]
+    assert list(unscaled.x)[0] == "0 &lt;s&gt;"
+    with pytest.raises(ValueError, match="distribution"):
+        scaling_bars(np.ones(4), cmp.scaled, LABELS, 16)
+    with pytest.raises(ValueError, match="key labels"):
+        scaling_bars(cmp.unscaled, cmp.scaled, LABELS[:3], 16)

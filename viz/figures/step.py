@@ -1,0 +1,91 @@
+"""Figures for the step-through of one attention head: matrices with the query row marked, the mask,
+and the softmax of one query with and without the 1/sqrt(d_k) scaling. numpy in, plotly out."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.figures.style import BASE_FONT, LINE_COLORS, check_matrix, plotly_text, signed_heatmap, symmetric_range
+from viz.headmath import entropy_bits
+
+HIGHLIGHT = "#d62728"
+MASKED_BACKGROUND = "#d9d9d9"   # grey cells = -inf, distinct from the white of a zero score
+MAX_CELLS_WITH_NUMBERS = 144    # above this the numbers in the cells become unreadable
+
+
+def highlight_row(fig: go.Figure, row: int | None, n_rows: int) -> go.Figure:
+    """A red frame around one row of a heatmap (the query being followed)."""
+    if row is not None and 0 <= row < n_rows:
+        fig.add_shape(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=row - 0.5, y1=row + 0.5,
+                      line=dict(color=HIGHLIGHT, width=3))
+    return fig
+
+
+def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], title: str, x_title: str,
+                 y_title: str, value_name: str = "value", highlight: int | None = None,
+                 show_values: bool | None = None) -> go.Figure:
+    """A signed matrix (X, Q, K, V, scores, outputs) on the diverging scale, one row framed."""
+    m = check_matrix(m, len(row_labels), len(col_labels))
+    fig = signed_heatmap(m, row_labels, col_labels, title, x_title, y_title, value_name=value_name)
+    if show_values is None:
+        show_values = m.size <= MAX_CELLS_WITH_NUMBERS
+    if show_values:
+        fig.update_traces(texttemplate="%{z:.2f}")
+    return highlight_row(fig, highlight, len(row_labels))
+
+
+def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: list[str], title: str,
+                         highlight: int | None = None) -> go.Figure:
+    """Scaled scores after the mask: -inf cells drawn grey and labelled "−∞", the rest diverging."""
+    masked = check_matrix(masked, len(row_labels), len(col_labels))
+    hidden = np.isneginf(masked)
+    shown = np.where(hidden, np.nan, masked)
+    if np.all(hidden):
+        raise ValueError("every score is masked")
+    zmax = symmetric_range(shown[~hidden])
+    fig = step_heatmap(shown, row_labels, col_labels, title, "key", "query", value_name="score",
+                       highlight=None, show_values=False)
+    fig.update_traces(zmin=-zmax, zmax=zmax, hoverongaps=False)
+    small = masked.size <= MAX_CELLS_WITH_NUMBERS
+    text = np.where(hidden, "−∞", np.char.mod("%.2f", np.nan_to_num(shown)) if small else "")
+    fig.update_traces(text=text, texttemplate="%{text}")
+    fig.update_layout(plot_bgcolor=MASKED_BACKGROUND)
+    fig.update_xaxes(showgrid=False)
+    fig.update_yaxes(showgrid=False)
+    return highlight_row(fig, highlight, len(row_labels))
+
+
+def _bar_caption(weights: np.ndarray) -> str:
+    return f"entropy {float(entropy_bits(weights)):.2f} bits · max weight {float(weights.max()):.2f}"
+
+
+def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str], d_k: int,
+                 title: str = "", masked: np.ndarray | None = None) -> go.Figure:
+    """The same query's attention weights, softmax(q·k) beside softmax(q·k/√d_k), on one 0-1 axis.
+    masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00)."""
+    unscaled, scaled = np.asarray(unscaled, dtype=float), np.asarray(scaled, dtype=float)
+    if unscaled.shape != (len(key_labels),) or scaled.shape != (len(key_labels),):
+        raise ValueError(f"weights {unscaled.shape} / {scaled.shape} do not match {len(key_labels)} key labels")
+    masked = np.zeros(len(key_labels), dtype=bool) if masked is None else np.asarray(masked, dtype=bool)
+    if masked.shape != (len(key_labels),):
+        raise ValueError(f"mask of shape {masked.shape} does not match {len(key_labels)} key labels")
+    for name, w in (("unscaled", unscaled), ("scaled", scaled)):
+        if np.any(w < -1e-9) or abs(w.sum() - 1) > 1e-3:
+            raise ValueError(f"{name} weights must be a distribution (non-negative, summing to 1)")
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=(
+        f"<b>without scaling</b>: softmax(q·k)<br>{_bar_caption(unscaled)}",
+        f"<b>with scaling</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled)}"))
+    fig.update_annotations(font=dict(size=17))
+    keys = plotly_text(key_labels)
+    for col, (w, color) in enumerate(((unscaled, LINE_COLORS[3]), (scaled, LINE_COLORS[0])), start=1):
+        labels = ["masked" if m else f"{v:.2f}" for v, m in zip(w, masked)]
+        fig.add_trace(go.Bar(x=keys, y=w, marker_color=color, text=labels,
+                             textposition="outside", cliponaxis=False, showlegend=False,
+                             hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>"), row=1, col=col)
+    fig.update_xaxes(type="category", tickangle=-45, tickfont=dict(size=14), automargin=True, title="key")
+    fig.update_yaxes(range=[0, 1.12], tickfont=dict(size=14))
+    fig.update_yaxes(title="weight", row=1, col=1)
+    fig.update_layout(title=title, font=BASE_FONT, height=460, margin=dict(l=10, r=10, t=110, b=10),
+                      bargap=0.25)
+    return fig

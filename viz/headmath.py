@@ -1,0 +1,249 @@
+"""The arithmetic of one attention sublayer, redone in numpy from a trace to check and explain it.
+
+Pure functions (numpy in, numpy out): no torch, no streamlit. The pages recompute each step from
+the captured Q, K, V and weights and compare with what the model itself produced.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+KINDS = ("encoder", "decoder", "cross")
+
+
+@dataclass(frozen=True)
+class SublayerNames:
+    """Trace names around one attention sublayer (post-norm: norm(x + attn(x)); pre-norm: x + attn(norm(x)))."""
+    attn: str            # e.g. "decoder.layers.1.cross_attn"
+    query_input: str     # what W^Q reads
+    kv_input: str        # what W^K and W^V read (the encoder output for cross-attention)
+    residual: str        # the residual stream added back to the sublayer output
+    norm: str            # the LayerNorm of this sublayer
+    after: str           # the residual stream after the sublayer
+    norm_first: bool
+    causal: bool
+
+
+def sublayer_names(kind: str, layer: int, norm_first: bool = False) -> SublayerNames:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if layer < 0:
+        raise ValueError(f"layer must be >= 0, got {layer}")
+    stack = "encoder" if kind == "encoder" else "decoder"
+    base = f"{stack}.layers.{layer}"
+    if kind == "cross":
+        sub, norm, residual, after = "cross_attn", "norm_cross", f"{base}.hook_resid_mid", f"{base}.hook_resid_cross"
+    else:
+        sub, norm, residual, after = "self_attn", "norm_attn", f"{base}.hook_resid_pre", f"{base}.hook_resid_mid"
+    query_input = f"{base}.{norm}.hook_out" if norm_first else residual
+    kv_input = "encoder.hook_out" if kind == "cross" else query_input
+    return SublayerNames(f"{base}.{sub}", query_input, kv_input, residual, f"{base}.{norm}", after, norm_first,
+                         causal=(kind == "decoder"))
+
+
+def dim_labels(n: int, prefix: str = "d") -> list[str]:
+    """Column labels for feature axes: d0 .. d{n-1}."""
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def head_projection(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, head: int,
+                    n_heads: int) -> np.ndarray:
+    """One head's slice of a linear map (nn.Linear layout, weight [out, in]): x [T,D] -> [T, D/h]."""
+    x, weight = np.asarray(x, dtype=np.float64), np.asarray(weight, dtype=np.float64)
+    d_out = weight.shape[0]
+    if d_out % n_heads:
+        raise ValueError(f"output size {d_out} is not divisible by {n_heads} heads")
+    if not 0 <= head < n_heads:
+        raise ValueError(f"head {head} is not in 0..{n_heads - 1}")
+    if x.ndim != 2 or x.shape[1] != weight.shape[1]:
+        raise ValueError(f"input of shape {x.shape} does not fit a weight of shape {weight.shape}")
+    d_head = d_out // n_heads
+    rows = slice(head * d_head, (head + 1) * d_head)
+    out = x @ weight[rows].T                                        # [T,Dh]
+    return out if bias is None else out + np.asarray(bias, dtype=np.float64)[rows]
+
+
+def causal_allowed(n_queries: int, n_keys: int) -> np.ndarray:
+    """[Q,K] bool, True where query i may read key j (j <= i)."""
+    return np.tril(np.ones((n_queries, n_keys), dtype=bool))
+
+
+def apply_mask(scores: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:
+    """Scores with forbidden entries set to -inf (what the model adds before the softmax)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if allowed is None:
+        return scores.copy()
+    allowed = np.asarray(allowed, dtype=bool)
+    if allowed.shape != scores.shape:
+        raise ValueError(f"mask shape {allowed.shape} does not match scores {scores.shape}")
+    return np.where(allowed, scores, -np.inf)
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Row-wise softmax along the last axis; -inf entries get exactly 0."""
+    scores = np.asarray(scores, dtype=np.float64)
+    peak = np.max(scores, axis=-1, keepdims=True)
+    if not np.all(np.isfinite(peak)):
+        raise ValueError("every row needs at least one finite score")
+    e = np.exp(scores - peak)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def entropy_bits(p: np.ndarray) -> np.ndarray:
+    """Shannon entropy (bits) of each distribution along the last axis; 0 log 0 = 0."""
+    p = np.asarray(p, dtype=np.float64)
+    if np.any(p < -1e-9):
+        raise ValueError("probabilities must be non-negative")
+    logs = np.log2(np.where(p > 0, p, 1.0))
+    return -(p * logs).sum(axis=-1)
+
+
+@dataclass(frozen=True)
+class HeadSteps:
+    """Every intermediate of softmax(QK^T/sqrt(d_k) + M) V for one head, recomputed in float64."""
+    raw: np.ndarray        # [Q,K] q·k
+    scaled: np.ndarray     # [Q,K] q·k / sqrt(d_k)
+    masked: np.ndarray     # [Q,K] scaled with -inf where masked
+    weights: np.ndarray    # [Q,K] softmax rows
+    output: np.ndarray     # [Q,Dh] weights @ V
+    allowed: np.ndarray    # [Q,K] bool
+
+
+def head_steps(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> HeadSteps:
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    if q.ndim != 2 or k.ndim != 2 or v.ndim != 2:
+        raise ValueError("q, k and v must be 2-D [positions, d_head]")
+    if q.shape[1] != k.shape[1] or k.shape[0] != v.shape[0]:
+        raise ValueError(f"shapes do not fit: q {q.shape}, k {k.shape}, v {v.shape}")
+    raw = q @ k.T                                                   # [Q,K]
+    scaled = raw / np.sqrt(q.shape[1])
+    allowed = causal_allowed(*raw.shape) if causal else np.ones(raw.shape, dtype=bool)
+    masked = apply_mask(scaled, allowed)
+    weights = softmax(masked)
+    return HeadSteps(raw, scaled, masked, weights, weights @ v, allowed)
+
+
+@dataclass(frozen=True)
+class ScalingComparison:
+    """One query's softmax with and without the 1/sqrt(d_k) factor."""
+    unscaled: np.ndarray   # [K] softmax(q·k)
+    scaled: np.ndarray     # [K] softmax(q·k / sqrt(d_k))
+    entropy_unscaled: float
+    entropy_scaled: float
+    max_unscaled: float
+    max_scaled: float
+    d_k: int
+
+
+def scaling_comparison(raw_row: np.ndarray, d_k: int, allowed_row: np.ndarray | None = None) -> ScalingComparison:
+    """raw_row: the query's q·k over keys (before scaling)."""
+    if d_k <= 0:
+        raise ValueError(f"d_k must be positive, got {d_k}")
+    raw_row = np.asarray(raw_row, dtype=np.float64)
+    if raw_row.ndim != 1:
+        raise ValueError(f"expected one row of scores, got shape {raw_row.shape}")
+    unscaled = softmax(apply_mask(raw_row, allowed_row))
+    scaled = softmax(apply_mask(raw_row / np.sqrt(d_k), allowed_row))
+    return ScalingComparison(unscaled, scaled, float(entropy_bits(unscaled)), float(entropy_bits(scaled)),
+                             float(unscaled.max()), float(scaled.max()), d_k)
+
+
+def max_abs_error(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"cannot compare shapes {a.shape} and {b.shape}")
+    finite = np.isfinite(a)
+    if np.any(finite != np.isfinite(b)):   # a -inf (masked) entry on one side only
+        return float("inf")
+    return float(np.max(np.abs(a[finite] - b[finite]), initial=0.0))
+
+
+# -- multi-head assembly ---------------------------------------------------------------------------
+def concat_heads(z: np.ndarray) -> np.ndarray:
+    """[H,T,Dh] -> [T, H*Dh]: head h fills columns h*Dh .. (h+1)*Dh - 1 (the model's own order)."""
+    z = np.asarray(z, dtype=np.float64)
+    if z.ndim != 3:
+        raise ValueError(f"expected per-head outputs [head, position, d_head], got shape {z.shape}")
+    n_heads, n_pos, d_head = z.shape
+    return z.transpose(1, 0, 2).reshape(n_pos, n_heads * d_head)
+
+
+def output_projection(concat: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """Concat(head_1..head_h) W^O (+ b), with nn.Linear's weight [out, in]."""
+    concat, weight = np.asarray(concat, dtype=np.float64), np.asarray(weight, dtype=np.float64)
+    if concat.ndim != 2 or concat.shape[1] != weight.shape[1]:
+        raise ValueError(f"concat of shape {concat.shape} does not fit W^O of shape {weight.shape}")
+    out = concat @ weight.T
+    return out if bias is None else out + np.asarray(bias, dtype=np.float64)
+
+
+def layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """(x - mean) / sqrt(var + eps) * gain + bias over the last axis (biased variance, as the model)."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(-1, keepdims=True)
+    std = np.sqrt(x.var(-1, keepdims=True) + eps)
+    return (x - mean) / std * np.asarray(gain, dtype=np.float64) + np.asarray(bias, dtype=np.float64)
+
+
+def token_norms(x: np.ndarray) -> np.ndarray:
+    """L2 norm of each row (one per token)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"expected [position, feature], got shape {x.shape}")
+    return np.linalg.norm(x, axis=1)
+
+
+def head_summary(patterns: np.ndarray) -> dict[str, np.ndarray]:
+    """Per head, from [H,Q,K] weights: mean entropy (bits) and max weight over queries; the key with
+    the most attention on average (favourite) and that average; the most frequent offset key - query
+    of each query's strongest key (0 = itself, -1 = the previous token) and the share of queries with it."""
+    patterns = np.asarray(patterns, dtype=np.float64)
+    if patterns.ndim != 3 or 0 in patterns.shape:
+        raise ValueError(f"expected non-empty [head, query, key], got shape {patterns.shape}")
+    strongest = patterns.argmax(-1)                                  # [H,Q]
+    offsets = strongest - np.arange(patterns.shape[1])[None]         # [H,Q]
+    modes = []
+    for row in offsets:
+        values, counts = np.unique(row, return_counts=True)
+        modes.append(int(values[np.argmax(counts)]))                 # ties: the smallest offset
+    column_mean = patterns.mean(1)                                   # [H,K]
+    return {
+        "entropy": entropy_bits(patterns).mean(-1),
+        "max_weight": patterns.max(-1).mean(-1),
+        "favourite": column_mean.argmax(-1),
+        "favourite_weight": column_mean.max(-1),
+        "offset": np.array(modes),
+        "offset_share": np.array([np.mean(row == m) for row, m in zip(offsets, modes)]),
+    }
+
+
+OFFSET_NAMES = {0: "the token itself", -1: "the previous token", 1: "the next token"}
+
+
+def describe_heads(summary: dict[str, np.ndarray], key_labels: list[str], positional: bool,
+                   threshold: float = 0.5) -> list[str]:
+    """A plain reading of head_summary: a fixed offset when more than `threshold` of the queries share
+    it (positional only: queries and keys from one sequence); else one favourite key when it gets more
+    than `threshold` of the attention on average; else no single pattern."""
+    words = []
+    for fav, fav_w, off, share in zip(summary["favourite"], summary["favourite_weight"], summary["offset"],
+                                      summary["offset_share"]):
+        if positional and share > threshold:
+            where = OFFSET_NAMES.get(int(off), f"{int(off):+d} positions away")
+            words.append(f"by position: {where} ({share:.0%} of queries)")
+        elif fav_w > threshold:
+            words.append(f"mostly one key: {key_labels[int(fav)]} ({fav_w:.0%} of the weight)")
+        else:
+            words.append("spread out / depends on the content")
+    return words
+
+
+def linear_arrays(linear) -> tuple[np.ndarray, np.ndarray | None]:
+    """(weight [out, in], bias [out] or None) as float64 numpy from anything with .weight/.bias
+    (an nn.Linear of the loaded model, or plain arrays): read-only, the model is not touched."""
+    def as_numpy(p):
+        if p is None:
+            return None
+        return np.array(p.detach().cpu().numpy() if hasattr(p, "detach") else p, dtype=np.float64)
+    return as_numpy(linear.weight), as_numpy(getattr(linear, "bias", None))
