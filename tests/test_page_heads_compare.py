@@ -1,0 +1,139 @@
+"""Head analysis and Compare pages with AppTest on the toy-reverse model."""
+import base64
+import json
+
+import numpy as np
+import pytest
+
+from apptest_utils import no_exceptions, run_page, texts
+from conftest import ROOT
+from model import analysis as an
+from model.checkpoint import load_checkpoint
+from model.pipeline import trace_sentence
+
+TEXT = "a b c d e f"
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_checkpoint(ROOT / "pretrained" / "toy-reverse", device="cpu")
+
+
+def figure(at, index=0) -> dict:
+    return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+def z_of(at, index=0) -> np.ndarray:
+    """The z matrix of a chart; plotly sends numpy arrays as base64 typed arrays."""
+    z = figure(at, index)["data"][0]["z"]
+    if isinstance(z, dict):
+        shape = [int(n) for n in str(z["shape"]).split(",")]
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
+    return np.array(z, dtype=float)
+
+
+def metric(at, label_start: str):
+    return next(m for m in at.metric if m.label.startswith(label_start))
+
+
+# -- Head analysis --------------------------------------------------------------------------------------
+def test_heads_default_view_shows_the_real_statistics(toy):
+    at = run_page("heads.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    assert "Head analysis" in texts(at)
+    assert at.selectbox(key="heads-stat").value == "entropy_norm"
+    expected = an.stat_matrix(an.trace_head_stats(trace_sentence(toy, TEXT, names="*.hook_pattern")),
+                              "encoder", "entropy_norm", 2, 4)
+    np.testing.assert_allclose(z_of(at), expected, atol=1e-5)
+    assert len(at.dataframe[0].value) == 4 * (2 + 2 + 2)
+
+
+def test_heads_deep_links_reproduce_the_view():
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, stat="prev", kind="decoder")
+    no_exceptions(at)
+    assert at.selectbox(key="heads-stat").value == "prev"
+    assert at.radio(key="heads-stat-kind").value == "decoder"
+    assert "previous-token head" in texts(at)
+
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation", kind="decoder", abl_mode="mean",
+                  ablate="decoder:0:3")
+    no_exceptions(at)
+    assert at.checkbox(key="abl-decoder-0-3").value is True
+    assert at.checkbox(key="abl-decoder-0-2").value is False
+    assert at.radio(key="heads-abl-mode").value == "mean"
+    assert float(metric(at, "log P, 1 head off").value) < float(metric(at, "log P, all heads on").value) - 1
+    assert at.query_params["ablate"] == "decoder:0:3"
+
+
+def test_heads_bad_parameters_warn_without_failing():
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="nope", stat="beauty", kind="sideways")
+    no_exceptions(at)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "tab=" in warnings and "stat=" in warnings and "kind=" in warnings
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation", ablate="encoder:9:9,rubbish")
+    no_exceptions(at)
+    assert "ablate" in " ".join(w.value for w in at.warning)
+    assert not any(cb.value for cb in at.checkbox)
+
+
+def test_heads_empty_sentence_says_so():
+    at = run_page("heads.py", model="toy-reverse", text="")
+    no_exceptions(at)
+    assert "empty" in texts(at)
+
+
+def test_ticking_a_head_changes_the_log_prob_and_ranking_lists_every_head(toy):
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation")
+    no_exceptions(at)
+    base = metric(at, "log P, all heads on").value
+    assert base == f"{an.reference_logprob(toy, TEXT, None):.4f}"
+    at.checkbox(key="abl-encoder-0-0").check().run()
+    no_exceptions(at)
+    cut = metric(at, "log P, 1 head off")
+    assert cut.value != base
+    assert cut.value == f"{an.reference_logprob(toy, TEXT, None, [('encoder', 0, 0)]):.4f}"
+    assert at.query_params["ablate"] == "encoder:0:0"
+    at.button(key="heads-rank-go").click().run()
+    no_exceptions(at)
+    ranked = at.dataframe[-1].value
+    assert len(ranked) == 24 and ranked["delta"].is_monotonic_increasing
+
+
+def test_rollout_tab_shows_raw_rollout_and_flow(toy):
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="rollout")
+    no_exceptions(at)
+    assert len(at.get("plotly_chart")) == 3
+    patterns = an.stacked_patterns(trace_sentence(toy, TEXT, names="*.hook_pattern"), "encoder")
+    np.testing.assert_allclose(z_of(at, 1), an.attention_rollout(patterns), atol=1e-5)
+
+
+# -- Compare --------------------------------------------------------------------------------------------
+def test_compare_default_swaps_two_words_and_runs_the_order_test():
+    at = run_page("compare.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    assert at.text_input[0].value == "f b c d e a"
+    assert "The word-order test" in texts(at) and "order-blind" in texts(at)
+    assert len(at.get("plotly_chart")) == 3
+    diff = z_of(at, 2)
+    assert diff.shape == (7, 7) and np.abs(diff).max() > 1e-3     # positions make the maps differ
+
+
+def test_compare_deep_link_two_heads():
+    at = run_page("compare.py", model="toy-reverse", text=TEXT, mode="heads", kind="cross", layer=1, head=2,
+                  layer_b=0, head_b=3)
+    no_exceptions(at)
+    assert at.radio(key="compare-mode").value == "heads" and at.radio(key="compare-kind").value == "cross"
+    assert at.selectbox(key="compare-cross-layer").value == 1 and at.selectbox(key="compare-cross-head").value == 2
+    assert at.selectbox(key="compare-b-cross-layer").value == 0 and at.selectbox(key="compare-b-cross-head").value == 3
+    a, b = (z_of(at, i) for i in range(2))
+    np.testing.assert_allclose(z_of(at, 2), b - a, atol=1e-6)
+
+
+def test_compare_bad_parameters_and_empty_sentences():
+    at = run_page("compare.py", model="toy-reverse", text=TEXT, mode="sideways", head_b="x", text_b="")
+    no_exceptions(at)
+    assert "mode=" in " ".join(w.value for w in at.warning)
+    assert "Sentence B is empty" in texts(at)
+    at = run_page("compare.py", model="toy-reverse", text="")
+    no_exceptions(at)
+    assert "empty" in texts(at)

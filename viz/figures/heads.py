@@ -1,0 +1,61 @@
+"""Head-analysis figures: one statistic as a layer x head grid, head importance as bars. numpy in, plotly out."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figures.style import ATTENTION_SCALE, BASE_FONT
+
+HARM_COLOR, HELP_COLOR = "#d62728", "#1f77b4"
+
+
+def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin: float | None = 0.0,
+                       zmax: float | None = None, colorscale=ATTENTION_SCALE, decimals: int = 2) -> go.Figure:
+    """A [layer, head] grid of one number per head, each cell labelled; NaN cells read 'n/a'."""
+    m = np.asarray(values, dtype=float)
+    if m.ndim != 2 or 0 in m.shape:
+        raise ValueError(f"expected a [layer, head] matrix, got shape {m.shape}")
+    finite = m[np.isfinite(m)]
+    if zmax is None:
+        zmax = float(finite.max()) if finite.size and finite.max() > (zmin or 0) else (zmin or 0) + 1.0
+    text = [[f"{v:.{decimals}f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
+    n_layers, n_heads = m.shape
+    fig = go.Figure(go.Heatmap(
+        z=m, x=[f"head {h}" for h in range(n_heads)], y=[f"layer {i}" for i in range(n_layers)],
+        zmin=zmin, zmax=zmax, colorscale=colorscale, text=text, texttemplate="%{text}",
+        textfont=dict(size=15), xgap=2, ygap=2, colorbar=dict(title=dict(text=value_name), thickness=14),
+        hovertemplate="%{y}, %{x}<br>" + value_name + " %{text}<extra></extra>"))
+    fig.update_xaxes(type="category", side="top", tickfont=dict(size=15))
+    fig.update_yaxes(type="category", autorange="reversed", tickfont=dict(size=15))
+    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), font=BASE_FONT,
+                      height=max(260, 150 + 56 * n_layers), margin=dict(l=10, r=10, t=100, b=10),
+                      plot_bgcolor="#eeeeee")
+    return fig
+
+
+def importance_bars(labels: list[str], deltas, title: str = "", top: int | None = 24) -> go.Figure:
+    """Change in log-probability when each head alone is off; the biggest drop on top.
+
+    Red bars: the reference became less likely without the head (the head helped).
+    """
+    d = np.asarray(deltas, dtype=float)
+    if d.ndim != 1 or len(d) != len(labels):
+        raise ValueError(f"{len(labels)} labels but deltas of shape {d.shape}")
+    if not len(d):
+        raise ValueError("no heads to show")
+    order = np.argsort(d, kind="stable")[: top or len(d)]
+    shown, values = [labels[i] for i in order], d[order]
+    fig = go.Figure(go.Bar(
+        x=values, y=shown, orientation="h", marker_color=[HARM_COLOR if v < 0 else HELP_COLOR for v in values],
+        text=[f"{v:+.3f}" for v in values], textposition="outside", cliponaxis=False,
+        hovertemplate="%{y}<br>Δ log-prob %{x:.4f}<extra></extra>"))
+    fig.update_yaxes(type="category", autorange="reversed", tickfont=dict(size=14))
+    fig.update_xaxes(title="change in log P(reference) with the head off", zeroline=True, zerolinewidth=2,
+                     zerolinecolor="#444")
+    fig.update_layout(title=title, font=BASE_FONT, height=max(300, 120 + 28 * len(shown)),
+                      margin=dict(l=10, r=60, t=60, b=10), showlegend=False)
+    return fig
+
+
+def head_label(kind: str, layer: int, head: int) -> str:
+    return f"{kind} L{layer} H{head}"

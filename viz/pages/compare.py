@@ -1,0 +1,170 @@
+"""Compare: one head on two sentences (what word order does), or two heads on one sentence."""
+import zlib
+
+import numpy as np
+import streamlit as st
+
+from model import analysis as an
+from viz.figures.attention import KIND_TITLES, attention_heatmap
+from viz.figures.style import signed_heatmap
+from viz.state import MAX_TEXT_CHARS, get_trace, qp_choice, qp_int, qp_str, set_query
+from viz.text import position_labels
+from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
+
+KINDS = list(an.KINDS)
+MODES = {"sentences": "one head, two sentences", "heads": "two heads, one sentence"}
+
+ctx = need_context()
+trace, cfg = ctx.trace, ctx.bundle.config
+
+st.title("Compare")
+st.markdown(
+    "Self-attention by itself is **order-blind**: the score $q_i\\cdot k_j$ depends only on the two tokens, not "
+    "on where they stand. Swap two words and, without positions, every map would just swap the same rows and "
+    "columns: *Beijing to Shanghai* and *Shanghai to Beijing* would look identical, a bag of words. What tells "
+    "them apart is the **positional encoding** added to each token embedding before the first layer:")
+st.latex(r"x_{pos}=\sqrt{d}\,E[w_{pos}]+PE(pos),\quad PE(pos,2i)=\sin\frac{pos}{10000^{2i/d}},\ "
+         r"PE(pos,2i+1)=\cos\frac{pos}{10000^{2i/d}}")
+
+
+def axes(meta: dict, kind: str) -> tuple[list[str], list[str]]:
+    """(query labels, key labels) of a kind, position-prefixed, as in the explorer."""
+    src = position_labels(meta["src_tokens"])
+    if kind == "encoder":
+        return src, src
+    rows = position_labels(meta["tgt_out_tokens"])
+    return rows, (position_labels(meta["tgt_in_tokens"]) if kind == "decoder" else src)
+
+
+def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:
+    patterns = an.stacked_patterns(tr, kind)[layer]                     # [H,Q,K]
+    return patterns.mean(0) if head is None else patterns[head]
+
+
+def head_name(layer: int, head: int | None) -> str:
+    return f"layer {layer}, " + ("average of heads" if head is None else f"head {head}")
+
+
+def side_by_side(left, right, key: str) -> None:
+    """Two (title, matrix, rows, cols, filename) heatmaps next to each other."""
+    for col, (title, m, rows, cols, filename) in zip(st.columns(2), (left, right)):
+        with col:
+            show_figure(attention_heatmap(m, rows, cols, title=title), filename, matrix_frame(m, rows, cols),
+                        key=f"{key}-{filename}")
+
+
+def second_sentence() -> str:
+    """Sentence B: from the URL, else sentence A with two words swapped; follows A when A changes."""
+    text_a = trace.meta["src_text"]
+    derived = an.swap_two_words(text_a)
+    text_b = st.text_input("Sentence B", value=qp_str("text_b", derived), max_chars=MAX_TEXT_CHARS,
+                           key=f"compare-text-b-{zlib.crc32(text_a.encode('utf-8'))}",
+                           help="Starts as the sidebar sentence with its two longest words swapped.")
+    set_query(text_b=None if text_b.strip() == derived else text_b.strip())
+    return text_b.strip()
+
+
+def compare_sentences(kind: str) -> None:
+    layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
+    text_b = second_sentence()
+    if not text_b:
+        st.info("Sentence B is empty: type a second sentence to compare with.")
+        return
+    try:
+        trace_b = get_trace(ctx.model_id, text_b, None, ctx.beam, ctx.max_tokens)
+    except ValueError as e:
+        st.warning(f"The model could not read sentence B: {e}")
+        return
+    if trace_b.meta["src_text"] == trace.meta["src_text"]:
+        st.info("Sentence B is the same as sentence A: change a word or swap two to see what differs.")
+    a, b = head_map(trace, kind, layer, head), head_map(trace_b, kind, layer, head)
+    rows_a, cols_a = axes(trace.meta, kind)
+    rows_b, cols_b = axes(trace_b.meta, kind)
+    tag = f"{kind}-L{layer}-{'avg' if head is None else f'H{head}'}"
+    side_by_side((f"A: {head_name(layer, head)}", a, rows_a, cols_a, f"{ctx.model_id}-A-{tag}"),
+                 (f"B: {head_name(layer, head)}", b, rows_b, cols_b, f"{ctx.model_id}-B-{tag}"), key="cmp-s")
+    c1, c2 = st.columns(2)
+    c1.caption("Translation of A")
+    c1.text(trace.meta["translation"] or "(empty output)")
+    c2.caption("Translation of B")
+    c2.text(trace_b.meta["translation"] or "(empty output)")
+    if kind == "encoder":
+        order_blind_check(a, b, trace_b, layer, head)
+    else:
+        st.caption("Decoder rows follow each sentence's own translation, so the two maps need not have the same "
+                   "shape; switch to encoder self-attention for the exact word-order test.")
+
+
+def order_blind_check(a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: int | None) -> None:
+    """Move B's rows and columns back into A's order: an order-blind model would give exactly A."""
+    perm = an.token_permutation(trace.meta["src_ids"], trace_b.meta["src_ids"])
+    if perm is None:
+        st.caption("B's tokens are not a rearrangement of A's (different words or different token splits), so "
+                   "the maps cannot be lined up token by token.")
+        return
+    if trace.meta["src_ids"] == trace_b.meta["src_ids"]:
+        return
+    labels = position_labels(trace.meta["src_tokens"])
+    diff = an.reorder_to(b, perm) - a
+    st.subheader("The word-order test")
+    st.markdown(
+        "B uses exactly the same tokens as A, only in a different order. Below, B's map has its rows and columns "
+        "moved back into A's order and A's map is subtracted. **Without positional encoding this would be 0 "
+        "everywhere**, in every layer. Every coloured cell is a difference that only the positions can cause.")
+    fig = signed_heatmap(diff, labels, labels, f"(B moved into A's order) − A, {head_name(layer, head)}: "
+                                                f"largest |difference| {np.abs(diff).max():.3f}",
+                         "key (attended to)", "query (attending)", value_name="difference", zmax=1.0)
+    show_figure(fig, f"{ctx.model_id}-order-test-L{layer}", matrix_frame(diff, labels, labels),
+                key="cmp-order-test")
+
+
+def compare_heads(kind: str) -> None:
+    c1, c2 = st.columns(2)
+    with c1:
+        st.caption("Head A")
+        layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
+    with c2:
+        st.caption("Head B")
+        layer_b, head_b = b_pickers()
+    rows, cols = axes(trace.meta, kind)
+    a, b = head_map(trace, kind, layer, head), head_map(trace, kind, layer_b, head_b)
+    tag = lambda lay, h: f"{kind}-L{lay}-{'avg' if h is None else f'H{h}'}"  # noqa: E731
+    side_by_side((f"A: {head_name(layer, head)}", a, rows, cols, f"{ctx.model_id}-{tag(layer, head)}"),
+                 (f"B: {head_name(layer_b, head_b)}", b, rows, cols, f"{ctx.model_id}-{tag(layer_b, head_b)}"),
+                 key="cmp-h")
+    st.markdown("Same sentence, same positions: the two heads read the same tokens and differ only in their "
+                "learned $W^Q$, $W^K$ (where to look) — each head specialises in its own relation.")
+    fig = signed_heatmap(b - a, rows, cols, "B − A (red: B attends more, blue: A attends more)",
+                         "key (attended to)", "query (attending)", value_name="difference", zmax=1.0)
+    show_figure(fig, f"{ctx.model_id}-{tag(layer_b, head_b)}-minus-{tag(layer, head)}",
+                matrix_frame(b - a, rows, cols), key="cmp-h-diff")
+
+
+def b_pickers() -> tuple[int, int | None]:
+    """Layer and head of the second head (URL layer_b, head_b)."""
+    layer_default = qp_int("layer_b", 0, 0, n_layers - 1)
+    head_default = qp_int("head_b", 1 if cfg.n_heads > 1 else 0, -1, cfg.n_heads - 1)
+    options = [-1] + list(range(cfg.n_heads))
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox("Layer", list(range(n_layers)), index=layer_default, key=f"compare-b-{kind}-layer",
+                         format_func=lambda i: f"layer {i}")
+    head = c2.selectbox("Head", options, index=options.index(head_default), key=f"compare-b-{kind}-head",
+                        format_func=lambda h: "average of heads" if h == -1 else f"head {h}")
+    set_query(layer_b=layer, head_b=head)
+    return layer, (None if head == -1 else head)
+
+
+mode_default = qp_choice("mode", list(MODES), "sentences")
+mode = st.radio("Compare", list(MODES), index=list(MODES).index(mode_default), horizontal=True,
+                key="compare-mode", format_func=MODES.get)
+kind_default = qp_choice("kind", KINDS, "encoder")
+kind = st.radio("Attention", KINDS, index=KINDS.index(kind_default), horizontal=True, key="compare-kind",
+                format_func=KIND_TITLES.get)
+set_query(mode=mode, kind=kind)
+n_layers = an.n_layers_of(cfg, kind)
+if mode == "sentences":
+    set_query(layer_b=None, head_b=None)
+    compare_sentences(kind)
+else:
+    set_query(text_b=None)
+    compare_heads(kind)
