@@ -4,9 +4,14 @@
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-import streamlit as st
+# Before torch loads OpenMP: idle worker threads sleep instead of spinning. Sessions share a few cores
+# (each script thread gets its own OpenMP team); spinning teams made a forward pass 10-20x slower.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import streamlit as st  # noqa: E402
 
 from model.checkpoint import CheckpointError
 from viz.state import (MAX_TEXT_CHARS, Context, current, get_trace, load_bundle, max_tokens_bounds, model_ids,
@@ -132,8 +137,11 @@ def header(ctx: Context) -> None:
             st.info("The sentence is empty: type one in the sidebar, or pick an example.")
         return
     if trace.meta["src_truncated"]:
-        st.warning(f"The input has {trace.meta['src_n_tokens']} tokens; only the first {ctx.max_tokens} are used "
-                   f"(raise the token limit in the sidebar, up to {max_tokens_bounds()[2]}).")
+        model_limit = min(max_tokens_bounds()[2], ctx.bundle.config.max_len)  # the model's max_len may bind first
+        hint = (f"raise the token limit in the sidebar, up to {model_limit}" if ctx.max_tokens < model_limit
+                else f"this model reads at most {model_limit} tokens")
+        st.warning(f"The input has {trace.meta['src_n_tokens']} tokens; only the first "
+                   f"{len(trace.meta['src_ids'])} are used ({hint}).")
     if trace.meta["teacher_forced"]:
         st.caption("Decoder maps are teacher-forced on your reference translation.")
 

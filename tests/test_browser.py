@@ -36,7 +36,7 @@ def _open(chromium, url):
 
 def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     page = _open(chromium, f"{app_url}/explorer?model=toy-reverse")
-    box = page.get_by_label("Sentence")
+    box = page.get_by_label("Sentence", exact=True)
     box.fill("c a f e")
     box.press("Control+Enter")
     page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .xtick text')]"
@@ -75,5 +75,32 @@ def test_html_in_the_sentence_is_shown_not_run(chromium, app_url):
     assert page.title() != "pwned"
     assert page.locator("img[src=x]").count() == 0 and page.locator("script:text('pwned')").count() == 0
     assert "<img" in page.inner_text('[data-testid="stMain"]')          # quoted as the characters typed
-    assert page.get_by_label("Sentence").input_value() == payload
+    assert page.get_by_label("Sentence", exact=True).input_value() == payload
+    page.close()
+
+
+def test_uploaded_file_name_and_content_are_shown_not_run(chromium, app_url):
+    """HTML in an uploaded file's name and in its sentences stays text; the 1 MB limit is announced."""
+    page = _open(chromium, f"{app_url}/explorer?model=toy-reverse")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert "1MB per file" in sidebar.inner_text()                        # .streamlit/config.toml maxUploadSize
+    uploader = '[data-testid="stSidebar"] input[type=file]'
+    evil_name = "<img src=x onerror=document.title='pwned'>.txt"          # (Chromium turns '"' into %22)
+    page.set_input_files(uploader, files=[{"name": evil_name, "mimeType": "text/plain", "buffer": b"\x00\x01bin"}])
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]').innerText"
+                           ".includes('looks like a binary file')", timeout=120_000)
+    assert evil_name in sidebar.inner_text()                             # the name, quoted as it is
+    payload = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+    page.set_input_files(uploader, files=[{"name": "<b>list</b>.txt", "mimeType": "text/plain",
+                                           "buffer": f"c a f e\n{payload}\n".encode()}])
+    page.get_by_label("2 sentences in the file").click()
+    page.get_by_role("option", name=payload[:80]).click()
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+                           ".includes('could not read')", timeout=120_000)
+    wait_for_app(page)
+    assert page.get_by_label("Sentence", exact=True).input_value() == payload
+    assert "'<img', 'src=x'" in page.inner_text('[data-testid="stMain"]')  # quoted in the warning, as typed
+    assert "<b>list</b>.txt" in sidebar.inner_text()
+    assert page.title() != "pwned"
+    assert page.locator("img[src=x]").count() == 0 and page.locator("b:text('list')").count() == 0
     page.close()

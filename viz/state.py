@@ -15,10 +15,18 @@ import torch
 from model.checkpoint import Bundle, CheckpointError, load_checkpoint
 from model.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.trace import Trace
+from viz.text import plain
 
 ROOT = Path(__file__).resolve().parents[1]
-# Models are only ever read from this folder (or one named by an operator): no path from a user.
-MODEL_ROOT = Path(os.environ.get("TRANSFORMER_VIZ_MODELS", ROOT / "pretrained")).resolve()
+
+
+def model_root() -> Path:
+    """Models are only ever read from this folder (or one named by an operator): no path from a user.
+    Read on every call, so the operator's TRANSFORMER_VIZ_MODELS applies without re-importing this module."""
+    return Path(os.environ.get("TRANSFORMER_VIZ_MODELS", ROOT / "pretrained")).resolve()
+
+
+MODEL_ROOT = model_root()  # the folder at start-up (tests read the shipped models from it)
 DEFAULT_MODEL = "en-es"
 MAX_TEXT_CHARS = 5000
 TORCH_THREADS = max(1, min(2, os.cpu_count() or 1))
@@ -28,9 +36,10 @@ torch.set_num_threads(TORCH_THREADS)  # bounded: many sessions share these cores
 
 def model_ids() -> list[str]:
     """Folders under MODEL_ROOT that look like checkpoints; the default model first."""
-    if not MODEL_ROOT.is_dir():
+    root = model_root()
+    if not root.is_dir():
         return []
-    ids = sorted(p.name for p in MODEL_ROOT.iterdir() if p.is_dir() and (p / "config.json").is_file())
+    ids = sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "config.json").is_file())
     return sorted(ids, key=lambda m: (m != DEFAULT_MODEL, not m.startswith("en-"), m))
 
 
@@ -38,7 +47,7 @@ def resolve_model_dir(model_id: str) -> Path:
     """Only names listed by model_ids() map to a folder: no path traversal through the picker."""
     if model_id not in model_ids():
         raise CheckpointError(f"unknown model {model_id!r}")
-    return MODEL_ROOT / model_id
+    return model_root() / model_id
 
 
 @st.cache_resource(max_entries=4, show_spinner="Loading the model…")
@@ -55,7 +64,7 @@ def get_trace(model_id: str, text: str, target: str | None, beam: int, max_token
 
 def presets(model_id: str) -> list[str]:
     """Example sentences shipped with the model (presets.txt), one per line."""
-    path = MODEL_ROOT / model_id / "presets.txt"
+    path = model_root() / model_id / "presets.txt"
     if path.is_file():
         lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
         return [ln for ln in lines if ln]
@@ -98,7 +107,7 @@ def qp_str(name: str, default: str | None = None, max_len: int = MAX_TEXT_CHARS)
 def _notice(message: str, notices: list[str] | None) -> None:
     """Collect for the header (sidebar parameters) or show in place (page parameters)."""
     if notices is None:
-        st.warning(message)
+        st.warning(plain(message, limit=600))  # quotes the raw parameter: no Markdown links from a URL
     else:
         notices.append(message)
 

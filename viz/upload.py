@@ -15,7 +15,7 @@ class UploadError(ValueError):
 
 def parse_upload(filename: str, data: bytes) -> list[str]:
     if len(data) > MAX_UPLOAD_BYTES:
-        raise UploadError(f"the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_UPLOAD_BYTES / 1e6:.0f} MB")
+        raise UploadError(f"the file is {len(data) / 1e6:.2f} MB; the limit is {MAX_UPLOAD_BYTES / 1e6:.0f} MB")
     if not data.strip():
         raise UploadError("the file is empty")
     if b"\x00" in data[:4096]:

@@ -1,0 +1,114 @@
+"""Load: N concurrent browser sessions (contexts of one Chromium) on one server, each submitting its own
+sentences at the same time. Counts errors, reports latency percentiles and checks that every session
+sees only its own sentence's tokens on the maps (no cross-talk between sessions).
+
+    python bench/load.py [--quick] [--write]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+from common import (CHECK_OWN_LABELS_JS, MAPS_DRAWN_JS, Check, Section, SentenceMaker, Server, app_models,
+                    explorer_url, log, median, new_labels, percentile, report, secs, table)
+
+from browser_utils import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+TIMEOUT_MS = 600_000
+
+
+async def session(chromium, base: str, model_id: str, sentences: list[str], maker: SentenceMaker, start_gate: asyncio.Event,
+                  result: dict) -> None:
+    """Open the explorer, wait for all sessions, then submit each sentence and time it."""
+    context = await chromium.new_context(viewport={"width": 1600, "height": 1000})
+    page = await context.new_page()
+    try:
+        first = sentences[0]
+        await page.goto(explorer_url(base, model_id, first))
+        await page.wait_for_function(MAPS_DRAWN_JS, arg=maker.labels(first), timeout=TIMEOUT_MS, polling=200)
+        result["ready"] = True
+        await start_gate.wait()
+        previous = first
+        for text in sentences[1:]:
+            box = page.get_by_label("Sentence", exact=True)
+            await box.fill(text)
+            start = time.perf_counter()
+            await box.press("Control+Enter")
+            await page.wait_for_function(MAPS_DRAWN_JS, arg=new_labels(maker.labels(text), maker.labels(previous)),
+                                         timeout=TIMEOUT_MS, polling=100)
+            result["times"].append(time.perf_counter() - start)
+            if await page.locator('[data-testid="stException"]').count():
+                result["errors"].append("exception shown")
+            foreign = await page.evaluate(CHECK_OWN_LABELS_JS, maker.labels(text))
+            if foreign:
+                result["foreign"].append(foreign[:3])
+            previous = text
+    except Exception as e:  # counted, not raised: one failing session must not hide the others
+        result["errors"].append(f"{type(e).__name__}: {str(e)[:160]}")
+    finally:
+        await context.close()
+
+
+async def run_load(n_sessions: int, per_session: int, n_tokens: int) -> tuple[list[dict], float, str]:
+    from playwright.async_api import async_playwright
+    maker = SentenceMaker(seed=4)
+    # every sentence is different across all sessions
+    plans = [[maker.sentence(n_tokens) for _ in range(per_session + 1)] for _ in range(n_sessions)]
+    with app_models() as (env, model_id, description), Server(env) as server:
+        async with async_playwright() as p:
+            chromium = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            gate = asyncio.Event()
+            results = [{"times": [], "errors": [], "foreign": [], "ready": False} for _ in range(n_sessions)]
+            tasks = [asyncio.create_task(session(chromium, server.url, model_id, plan, maker, gate, res))
+                     for plan, res in zip(plans, results)]
+            while not all(r["ready"] or r["errors"] for r in results):
+                await asyncio.sleep(0.5)
+            log(f"load: {n_sessions} sessions open, RSS {server.rss() / 2**20:.0f} MiB; go")
+            start = time.perf_counter()
+            gate.set()
+            await asyncio.gather(*tasks)
+            wall = time.perf_counter() - start
+            await chromium.close()
+    return results, wall, description
+
+
+def main(argv=None) -> Section:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 sessions, 2 sentences each")
+    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
+    parser.add_argument("--sessions", type=int, default=None)
+    args = parser.parse_args(argv)
+    n_sessions = args.sessions or (3 if args.quick else 20)
+    per_session, n_tokens = (2, 16) if args.quick else (3, 16)
+    results, wall, description = asyncio.run(run_load(n_sessions, per_session, n_tokens))
+    times = [t for r in results for t in r["times"]]
+    errors = [e for r in results for e in r["errors"]]
+    foreign = [f for r in results for f in r["foreign"]]
+    expected = n_sessions * per_session
+    rows = [[n_sessions, per_session, expected, len(times), len(errors),
+             secs(median(times)) if times else "—", secs(percentile(times, 95)) if times else "—",
+             secs(max(times)) if times else "—", secs(wall), len(foreign)]]
+    body = "\n".join([
+        f"{n_sessions} browser contexts (separate Streamlit sessions) in one headless Chromium on one "
+        f"`streamlit run app.py`, page `/explorer`, model: {description}. All sessions first load, then at the "
+        f"same moment each submits {per_session} new {n_tokens}-token sentences one after the other (every "
+        "sentence different from every other). Latency: Ctrl+Enter to the maps drawn with the new tokens. "
+        "Cross-talk: after each submission, every x tick label on the page must belong to that session's own "
+        "sentence.",
+        "",
+        table(["sessions", "sentences each", "expected", "completed", "errors", "median", "p95", "max",
+               "wall time", "foreign labels seen"], rows),
+    ] + ([f"", "Errors: " + "; ".join(sorted(set(errors))[:5])] if errors else []))
+    checks = [
+        Check(f"{n_sessions} concurrent sessions: no errors, all {expected} submissions done",
+              f"{len(errors)} errors, {len(times)}/{expected} done", not errors and len(times) == expected),
+        Check("each session sees only its own sentence's maps", f"{len(foreign)} foreign labels", not foreign),
+        Check(f"p95 latency under {n_sessions} sessions", secs(percentile(times, 95)) if times else "—", None),
+    ]
+    return Section("load", "Load: concurrent sessions", body, checks)
+
+
+if __name__ == "__main__":
+    import sys
+    report(main(sys.argv[1:]), "--write" in sys.argv[1:])

@@ -1,0 +1,155 @@
+"""Memory: trace sizes, the server's RSS with 10 sessions open, and RSS over many different sentences
+through the app's cached trace function (bounded cache: RSS must level off).
+
+    python bench/memory.py [--quick] [--write]
+
+RSS is VmRSS from /proc/<pid>/status, children included (psutil is not a dependency).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from common import (MAPS_DRAWN_JS, ROOT, Check, Section, SentenceMaker, Server, app_models, explorer_url,
+                    load_bench_bundle, log, mb, report, rss_bytes, table)
+
+SERVER_TARGET = 2**30          # 1 GiB with 10 sessions open
+TRACE_TOKENS = (16, 64, 128, 256, 512)
+FLAT_TOLERANCE = 1.10          # RSS after all sentences <= 1.1x RSS once the cache is full
+CACHE_ENTRIES = 48             # viz/state.py get_trace max_entries
+
+
+# -- 1. trace size per token count ----------------------------------------------------------------
+def trace_sizes(tokens=TRACE_TOKENS) -> list[list]:
+    import torch
+
+    from model.trace import capture
+    bundle, _ = load_bench_bundle()
+    model, rows = bundle.model.eval(), []
+    for n in tokens:
+        src = torch.randint(3, model.cfg.vocab_size, (1, n))
+        tgt = torch.randint(3, model.cfg.vocab_size, (1, n))
+        with torch.no_grad(), capture() as trace:
+            model(src, tgt)
+        patterns = sum(a.nbytes for k, a in trace.arrays.items() if k.endswith(("hook_pattern", "hook_scores")))
+        rows.append([n, len(trace.arrays), mb(trace.nbytes), mb(patterns),
+                     mb(trace.arrays["generator.hook_logits"].nbytes), mb(48 * trace.nbytes)])
+        del trace
+    return rows
+
+
+# -- 2. the server with 10 sessions --------------------------------------------------------------
+def server_rss(n_sessions: int) -> tuple[list[list], int]:
+    from browser_utils import browser
+    maker, rows = SentenceMaker(seed=2), []
+    with app_models() as (env, model_id, description), Server(env) as server, browser() as chromium:
+        time.sleep(1)
+        rows.append(["server started, no session", mb(server.rss())])
+        pages = []
+        for i in range(n_sessions):
+            text = maker.sentence(32)
+            context = chromium.new_context(viewport={"width": 1600, "height": 1000})  # a separate session
+            page = context.new_page()
+            page.goto(explorer_url(server.url, model_id, text))
+            page.wait_for_function(MAPS_DRAWN_JS, arg=maker.labels(text), timeout=600_000, polling=200)
+            pages.append(page)
+            log(f"memory: session {i + 1} open, RSS {mb(server.rss())}")
+            if i == 0:
+                rows.append(["1 session, model loaded, 32-token sentence", mb(server.rss())])
+        peak = server.rss()
+        rows.append([f"{n_sessions} sessions open, each a different 32-token sentence", mb(peak)])
+        for page in pages:
+            page.context.close()
+    return rows, peak
+
+
+# -- 3. many sentences through viz.state.get_trace (child process: a clean RSS) -------------------
+def cache_worker(n_sentences: int, n_tokens: int, every: int) -> None:
+    """Runs in a child: prints JSON lines {done, rss} while tracing n different sentences."""
+    from common import BENCH_MODEL_ID, en_es_available
+    from viz import state
+    model_id = "en-es" if en_es_available() else BENCH_MODEL_ID
+    maker = SentenceMaker(seed=3)
+    state.load_bundle(model_id)
+    print(json.dumps({"done": 0, "rss": rss_bytes(os.getpid(), children=False),
+                      "max_entries": CACHE_ENTRIES}), flush=True)
+    for i in range(1, n_sentences + 1):
+        state.get_trace(model_id, maker.sentence(n_tokens), None, 1, 128)
+        if i % every == 0 or i == n_sentences:
+            print(json.dumps({"done": i, "rss": rss_bytes(os.getpid(), children=False)}), flush=True)
+
+
+def cache_rss(n_sentences: int, n_tokens: int) -> list[dict]:
+    every = max(1, n_sentences // 20)
+    with app_models() as (env, _model_id, _description):
+        cmd = [sys.executable, __file__, "--cache-worker", str(n_sentences), str(n_tokens), str(every)]
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.PIPE, text=True,
+                                stderr=subprocess.DEVNULL)
+        samples = []
+        for line in proc.stdout:
+            if line.startswith("{"):
+                samples.append(json.loads(line))
+                log(f"memory: {samples[-1]['done']} sentences, RSS {mb(samples[-1]['rss'])}")
+        if proc.wait() != 0:
+            raise RuntimeError(f"cache worker failed with code {proc.returncode}")
+    return samples
+
+
+def main(argv=None) -> Section:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 sessions, 72 sentences, traces up to 128 tokens")
+    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
+    parser.add_argument("--sentences", type=int, default=None, help="sentences through the cache (default 500)")
+    args = parser.parse_args(argv)
+    n_sessions = 3 if args.quick else 10
+    n_sentences = max(args.sentences or (72 if args.quick else 500), CACHE_ENTRIES + 8)
+    cache_tokens = 32
+
+    log("memory: trace sizes")
+    size_rows = trace_sizes((16, 64, 128) if args.quick else TRACE_TOKENS)
+    log("memory: server with sessions")
+    server_rows, peak = server_rss(n_sessions)
+    log("memory: sentences through the cached trace function")
+    samples = cache_rss(n_sentences, cache_tokens)
+
+    # steady state: from half-way (well after the 48 entries are full) to the end
+    settled = max(CACHE_ENTRIES + 12, n_sentences // 2)
+    full_at = next(s for s in samples if s["done"] >= settled)
+    final = samples[-1]
+    flat = final["rss"] <= FLAT_TOLERANCE * full_at["rss"]
+    body = "\n".join([
+        "**Trace size** (one full capture, every hook point, float32; source and target both *n* tokens). "
+        "The trace cache (`viz/state.py` `get_trace`, `cache_resource(max_entries=48, ttl=3600)`) holds at "
+        "most 48 traces, so its worst case is the last column: the cache is bounded by count, not by bytes.",
+        "",
+        table(["tokens", "arrays", "trace (Trace.nbytes)", "of which scores + patterns", "of which logits",
+               "48 cached traces"], size_rows),
+        "",
+        f"**Server RSS** (`streamlit run app.py`, /proc VmRSS incl. children), sessions are separate browser "
+        f"contexts on `/explorer`:",
+        "",
+        table(["state", "RSS"], server_rows),
+        "",
+        f"**RSS over {n_sentences} different sentences** ({cache_tokens} tokens each, greedy, default token limit) "
+        "through `viz.state.get_trace` itself, called in a separate Python process (Streamlit's cache works "
+        "without a server), so the numbers are the cache's and the model's alone:",
+        "",
+        table(["sentences traced", "RSS"], [[s["done"], mb(s["rss"])] for s in samples]),
+    ])
+    checks = [
+        Check(f"server RSS with {n_sessions} sessions ≤ 1 GiB", mb(peak), peak <= SERVER_TARGET),
+        Check(f"RSS flat once the cache is full ({final['done']} vs {full_at['done']} sentences, ≤ "
+              f"{FLAT_TOLERANCE:.2f}×)", f"{final['rss'] / full_at['rss']:.2f}×", flat),
+    ]
+    return Section("memory", "Memory", body, checks)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--cache-worker":
+        cache_worker(*map(int, sys.argv[2:5]))
+    else:
+        report(main(sys.argv[1:]), "--write" in sys.argv[1:])

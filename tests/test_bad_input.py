@@ -1,0 +1,257 @@
+"""Bad input of every kind gets a clear message and never a traceback: sentences, uploads, URL parameters,
+broken model folders. Cheapest layer first: pure functions, then the app in AppTest (the real browser
+checks live in test_browser.py)."""
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from apptest_utils import no_exceptions, run_page, texts
+from model.checkpoint import Bundle, CheckpointError, load_checkpoint, save_checkpoint
+from model.config import TransformerConfig
+from model.pipeline import encode_text, trace_sentence
+from model.tokenizer import Tokenizer
+from model.transformer import Transformer
+from viz.state import model_ids
+from viz.text import plain
+from viz.upload import MAX_UPLOAD_BYTES, UploadError, parse_upload
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY = ROOT / "pretrained" / "toy-reverse"
+
+UNUSUAL = {
+    "emoji": "I love 🍕 and 👩‍👩‍👧 🇪🇸",
+    "CJK": "我喜欢学习语言。日本語もできます",
+    "right-to-left": "مرحبا بالعالم שלום עולם",
+    "zero-width": "a\u200bb\u200cc\u200dd\ufeffe",
+    "bidi override": "abc\u202edef\u202c",
+    "control characters": "bell\x07 escape\x1b[31m null-ish\x01 tab\there",
+    "combining marks": "e\u0301 n\u0303 Z\u0351\u0352",
+}
+HTML = '<img src=x onerror="alert(1)"><script>alert(2)</script> [link](javascript:alert(3))'
+
+
+def _raw_markup(markdown: str) -> list[str]:
+    """'<' or '[' not escaped by viz.text.plain: Markdown would read them as a tag or a link."""
+    return re.findall(r"(?<!\\)[<\[]", markdown)
+
+
+# -- sentences: tokenizer and pipeline ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def bpe_bundle() -> Bundle:
+    """A byte-level BPE model like en-es (tiny and untrained: shapes and labels are what matter)."""
+    corpus = ["the man went to the house", "el hombre fue a la casa", "a small dog in the garden"] * 20
+    tokenizer = Tokenizer.train_bpe(corpus, vocab_size=300)
+    cfg = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, n_encoder_layers=1,
+                            n_decoder_layers=1, d_ff=32, dropout=0.0, max_len=64)
+    torch.manual_seed(0)
+    return Bundle(Transformer(cfg).eval(), tokenizer, cfg, Path("bpe-tiny"))
+
+
+@pytest.mark.parametrize("text", ["", " ", "   \n\t  ", "\u3000"])
+def test_empty_or_whitespace_sentence_is_refused_clearly(bpe_bundle, text):
+    with pytest.raises(ValueError, match="the sentence is empty"):
+        encode_text(bpe_bundle, text)
+
+
+def test_ten_thousand_characters_are_cut_keeping_the_end_marker(bpe_bundle):
+    text = "the man went to the house " * 385                   # 10,010 characters
+    encoded = encode_text(bpe_bundle, text, max_tokens=40)
+    assert encoded.truncated and encoded.n_total > 1000
+    assert len(encoded.ids) == 40 and encoded.ids[-1] == bpe_bundle.config.eos_id
+    trace = trace_sentence(bpe_bundle, text, max_tokens=40)
+    assert trace.meta["src_truncated"] and len(trace.meta["src_tokens"]) == 40
+
+
+@pytest.mark.parametrize("kind", list(UNUSUAL))
+def test_unusual_characters_trace_with_visible_labels(bpe_bundle, kind):
+    """Byte-level BPE reads anything; labels make invisible and direction-changing characters visible."""
+    text = UNUSUAL[kind]
+    ids = bpe_bundle.tokenizer.encode(text)
+    assert bpe_bundle.tokenizer.decode(ids) == text.strip()   # lossless round trip
+    trace = trace_sentence(bpe_bundle, text, max_tokens=64)
+    labels = trace.meta["src_tokens"]
+    assert len(labels) == len(trace["encoder.layers.0.self_attn.hook_pattern"][0])
+    assert all(label and label.isprintable() for label in labels), labels   # no ZWSP, RLO, ESC on an axis
+
+
+def test_html_in_a_sentence_is_just_tokens(bpe_bundle):
+    tok = bpe_bundle.tokenizer
+    labels = tok.token_strings(tok.encode(HTML))
+    assert "".join(labels[:-1]).replace("▁", " ").strip() == HTML and labels[-1] == "</s>"
+
+
+@pytest.mark.parametrize("text, shown", [("a b 🍕", "'🍕'"), ("a <script>", "'<script>'"), ("ab", "'ab'"),
+                                         ("a </s>", "'</s>'")])
+def test_toy_model_names_what_it_cannot_read(text, shown):
+    bundle = load_checkpoint(TOY)
+    with pytest.raises(ValueError, match="only reads the symbols a b c d e f g h i j") as info:
+        encode_text(bundle, text)
+    assert shown in str(info.value)
+
+
+# -- uploads (viz/upload.py) ----------------------------------------------------------------------
+@pytest.mark.parametrize("name, data, message", [
+    ("empty.txt", b"", "the file is empty"),
+    ("blank.txt", b"  \n\r\n\t ", "the file is empty"),
+    ("photo.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
+    ("latin1.txt", "café con leche, señor".encode("latin-1"), "not UTF-8"),
+    ("big.txt", b"a b c\n" * (MAX_UPLOAD_BYTES // 6 + 1), "the limit is 1 MB"),
+    ("table.csv", b"id,label\n1,x\n2,y\n", "needs a 'text' column; it has 'id', 'label'"),
+    ("header-only.csv", b"text\n", "the CSV has no rows"),
+    ("blank-cells.csv", b"text,id\n,1\n  ,2\n", "no sentences"),
+    ("huge-field.csv", b'text\n"' + b"a" * 200_000 + b'"\n', "could not be read"),
+])
+def test_bad_uploads_are_refused_with_the_reason(name, data, message):
+    with pytest.raises(UploadError, match=message):
+        parse_upload(name, data)
+
+
+def test_good_uploads_keep_text_verbatim():
+    assert parse_upload("s.txt", "\ufeffa b c\r\n\n  d e  \n".encode("utf-8")) == ["a b c", "d e"]
+    assert parse_upload("s.csv", b"Sentence,id\n\"x, y\",1\nz,2\n") == ["x, y", "z"]
+    # HTML is data here; it is only ever shown as plain text (selectbox options, escaped warnings)
+    assert parse_upload("<b>x</b>.txt", (HTML + "\n").encode()) == [HTML]
+    assert len(parse_upload("many.txt", b"a\n" * 9000)) == 5000
+
+
+def test_plain_escapes_markdown_and_html():
+    shown = plain(HTML)
+    assert not _raw_markup(shown)
+    assert shown.replace("\\", "") == HTML
+
+
+# -- the app: URL parameters, sentences, uploads, broken models (AppTest) ---------------------------
+def test_garbage_url_parameters_warn_and_fall_back():
+    at = run_page("explorer.py", model="../../etc", text="a b c", layer="-1", head="999", beam="abc",
+                  max_tokens="100000", kind="<script>alert(1)</script>")
+    no_exceptions(at)
+    warnings = "\n".join(w.value for w in at.warning)
+    for name in ("model", "layer", "head", "beam", "max_tokens", "kind"):
+        assert f"URL parameter {name}=" in warnings.replace("\\", ""), name
+    assert not _raw_markup(warnings)                              # escaped before Markdown sees it
+    assert at.sidebar.selectbox(key="model").value == model_ids()[0]     # the default, not a path
+    assert at.sidebar.number_input(key="beam").value == 1
+    assert at.sidebar.number_input(key="max_tokens").value == 128
+    assert at.radio(key="explorer-kind").value == "encoder"
+    assert at.selectbox(key="explorer-encoder-layer").value == 0
+    assert at.selectbox(key="explorer-encoder-head").value == 0
+
+
+def test_url_parameter_markdown_is_not_rendered():
+    at = run_page("explorer.py", model="toy-reverse", text="a b c", kind="[free](https://evil.example)")
+    no_exceptions(at)
+    warning = next(w.value for w in at.warning if "URL parameter kind" in w.value)
+    assert "](https" not in warning and "\\[free\\]" in warning
+
+
+@pytest.mark.parametrize("text", ["", "   \n  "])
+def test_empty_sentence_shows_a_hint(text):
+    at = run_page("explorer.py", model="toy-reverse", text=text)
+    no_exceptions(at)
+    assert "type one in the sidebar" in texts(at)
+    assert not at.get("plotly_chart")
+
+
+def test_ten_thousand_characters_in_the_link_are_cut_with_notices():
+    at = run_page("explorer.py", model="toy-reverse", text="a " * 5000)
+    no_exceptions(at)
+    body = texts(at)
+    assert "cut to 5000 characters" in body
+    assert "The input has 2501 tokens; only the first 32 are used" in body    # the toy reads 32 at most
+    assert at.get("plotly_chart")
+
+
+def test_unusual_and_html_sentences_in_the_app():
+    at = run_page("explorer.py", model="toy-reverse", text=UNUSUAL["emoji"])
+    no_exceptions(at)
+    for text in list(UNUSUAL.values())[1:] + [HTML]:
+        at.sidebar.text_area(key="text").input(text).run()
+        no_exceptions(at)
+        warning = "\n".join(w.value for w in at.warning)
+        assert "The model could not read this input" in warning, text
+        assert not _raw_markup(warning)
+
+
+def _uploader(at):
+    return at.sidebar.get("file_uploader")[0]
+
+
+def test_uploads_in_the_app():
+    at = run_page("explorer.py", model="toy-reverse", text="a b c")
+    bad = [('<img src=x onerror="alert(1)">.txt', b"\x00\x01\x02binary", "binary file"),
+           ("latin1.txt", "café".encode("latin-1"), "not UTF-8"),
+           ("empty.txt", b"", "the file is empty"),
+           ("big.txt", b"a\n" * (MAX_UPLOAD_BYTES // 2 + 1), "the limit is 1 MB"),
+           ("t.csv", b"a,b\n1,2\n", "needs a 'text' column")]
+    for name, data, message in bad:
+        _uploader(at).set_value((name, data, "text/plain")).run()
+        no_exceptions(at)
+        warning = "\n".join(w.value for w in at.sidebar.warning)
+        assert message in warning, name
+        assert not _raw_markup(warning)
+    _uploader(at).set_value(("ok.txt", f"c a f e\n{HTML}\n".encode(), "text/plain")).run()
+    no_exceptions(at)
+    pick = at.sidebar.selectbox(key="uploaded_sentence")
+    assert pick.options == ["c a f e", HTML[:80]]                          # shown cut to 80 characters
+    pick.select(HTML).run()
+    no_exceptions(at)
+    assert at.sidebar.text_area(key="text").value == HTML
+    pick = at.sidebar.selectbox(key="uploaded_sentence").select("c a f e").run()
+    no_exceptions(at)
+    assert "e f a c" in [t.value for t in at.sidebar.text]                  # the translation of the pick
+
+
+def _damage(folder: Path, how: str) -> None:
+    weights = folder / "model.safetensors"
+    if how == "missing weights":
+        weights.unlink()
+    elif how == "truncated weights":
+        weights.write_bytes(weights.read_bytes()[:1000])
+    elif how == "corrupted weights":
+        data = bytearray(weights.read_bytes())
+        data[8:40] = b"\xff" * 32                                   # inside the JSON header
+        weights.write_bytes(bytes(data))
+    elif how == "shape mismatch":
+        cfg = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**cfg, "d_ff": cfg["d_ff"] * 2}))
+    elif how == "pickle file":
+        (folder / "model.pt").write_bytes(b"\x80\x04\x95.")
+    elif how == "bad config":
+        (folder / "config.json").write_text("{oops")
+
+
+BROKEN = {"missing weights": "file missing", "truncated weights": "corrupt or truncated",
+          "corrupted weights": "corrupt or truncated", "shape mismatch": "config.json implies",
+          "pickle file": "refusing to load a folder with pickle files", "bad config": "not valid JSON"}
+
+
+def test_broken_model_folders_give_a_clear_message(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-reverse")
+    for how in BROKEN:
+        folder = models / f"broken-{how.replace(' ', '-')}"
+        shutil.copytree(TOY, folder)
+        _damage(folder, how)
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    at = run_page("explorer.py", model="toy-reverse", text="a b c")
+    no_exceptions(at)
+    assert at.get("plotly_chart")
+    for how, message in BROKEN.items():
+        at.sidebar.selectbox(key="model").select(f"broken-{how.replace(' ', '-')}").run()
+        no_exceptions(at)
+        errors = "\n".join(e.value for e in at.sidebar.error)
+        assert "This model cannot be loaded" in errors and message in errors, (how, errors)
+        assert "Traceback" not in texts(at)
+    with pytest.raises(CheckpointError):                     # and the library refuses the same folders
+        load_checkpoint(models / "broken-pickle-file")
+
+
+def test_good_checkpoint_roundtrip_still_loads(tmp_path):
+    """The damage helper's baseline: an undamaged copy loads (so the failures above are the damage)."""
+    bundle = load_checkpoint(TOY)
+    folder = save_checkpoint(bundle.model, bundle.tokenizer, tmp_path / "copy")
+    assert load_checkpoint(folder).config == bundle.config
