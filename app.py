@@ -14,6 +14,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import streamlit as st  # noqa: E402
 
 from model.checkpoint import CheckpointError
+from viz.presenter import run_page
 from viz.state import (MAX_TEXT_CHARS, Context, current, get_trace, load_bundle, max_tokens_bounds, model_ids,
                        presets, qp_choice, qp_int, qp_str, set_current, set_query)
 from viz.text import plain
@@ -159,7 +160,7 @@ def main() -> None:
     set_current(ctx)
     if ctx is not None:
         header(ctx)
-    page.run()
+    run_page(page, PAGES)  # presenter mode: projector styles and page buttons around page.run()
 
 
 main()

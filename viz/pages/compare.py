@@ -8,7 +8,7 @@ from model import analysis as an
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.style import signed_heatmap
 from viz.state import MAX_TEXT_CHARS, get_trace, qp_choice, qp_int, qp_str, set_query
-from viz.text import position_labels
+from viz.text import plain, position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
 KINDS = list(an.KINDS)
@@ -73,7 +73,7 @@ def compare_sentences(kind: str) -> None:
     try:
         trace_b = get_trace(ctx.model_id, text_b, None, ctx.beam, ctx.max_tokens)
     except ValueError as e:
-        st.warning(f"The model could not read sentence B: {e}")
+        st.warning(plain(f"The model could not read sentence B: {e}", limit=600))
         return
     if trace_b.meta["src_text"] == trace.meta["src_text"]:
         st.info("Sentence B is the same as sentence A: change a word or swap two to see what differs.")

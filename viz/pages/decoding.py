@@ -64,7 +64,7 @@ k = c4.slider("Top-k candidates", 1, 20, key="decoding-k")
 try:
     dec = get_decoding(ctx.model_id, ctx.text.strip(), method, beam, ctx.max_tokens)
 except ValueError as e:
-    st.error(f"The model could not decode this input: {e}")
+    st.error(plain(f"The model could not decode this input: {e}", limit=600))
     st.stop()
 
 n_steps = dec.n_steps

@@ -1,0 +1,148 @@
+"""The attention zoo: score functions and weightings from the history of attention, in plain numpy.
+
+Every function takes queries q [T,d] and keys k [S,d] (and values v [S,dv]) and returns [T,S] scores
+or weights, so the same code runs on a toy example and on one head's Q, K, V captured from the model.
+The bilinear and additive scores need weight matrices the model never learned: they are drawn at
+random from a fixed seed (`random_weights`) and must be labelled as such wherever they are shown.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SCORES = ("dot", "scaled", "general", "additive", "cosine")
+WEIGHTINGS = ("soft", "hard", "local")
+CENTRES = ("argmax", "monotonic")
+DEFAULT_SEED = 0
+
+
+def _check_qk(q, k) -> tuple[np.ndarray, np.ndarray]:
+    q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
+    if q.ndim != 2 or k.ndim != 2:
+        raise ValueError(f"queries and keys must be 2-D [n, d], got {q.shape} and {k.shape}")
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(f"queries have {q.shape[1]} dimensions but keys have {k.shape[1]}")
+    if q.shape[0] == 0 or k.shape[0] == 0 or q.shape[1] == 0:
+        raise ValueError("need at least one query, one key and one dimension")
+    if not (np.isfinite(q).all() and np.isfinite(k).all()):
+        raise ValueError("queries and keys must be finite numbers")
+    return q, k
+
+
+def random_weights(d: int, seed: int = DEFAULT_SEED, hidden: int | None = None) -> dict[str, np.ndarray]:
+    """Fixed random (NOT learned) parameters for the general and additive scores, variance 1/fan-in.
+
+    W [d,d] for q^T W k; W1, W2 [h,d] and v [h] for v^T tanh(W1 q + W2 k). Same seed, same numbers.
+    """
+    hidden = hidden or d
+    rng = np.random.default_rng(seed)
+    return {
+        "W": rng.normal(0.0, 1.0 / np.sqrt(d), size=(d, d)),
+        "W1": rng.normal(0.0, 1.0 / np.sqrt(d), size=(hidden, d)),
+        "W2": rng.normal(0.0, 1.0 / np.sqrt(d), size=(hidden, d)),
+        "v": rng.normal(0.0, 1.0 / np.sqrt(hidden), size=hidden),
+    }
+
+
+def scores(kind: str, q, k, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """[T,S] compatibility of every query with every key under one of SCORES."""
+    q, k = _check_qk(q, k)
+    d = q.shape[1]
+    if kind == "dot":
+        return q @ k.T
+    if kind == "scaled":
+        return q @ k.T / np.sqrt(d)
+    if kind == "general":
+        return q @ random_weights(d, seed)["W"] @ k.T
+    if kind == "additive":
+        p = random_weights(d, seed)
+        hidden = np.tanh((q @ p["W1"].T)[:, None, :] + (k @ p["W2"].T)[None, :, :])   # [T,S,h]
+        return hidden @ p["v"]
+    if kind == "cosine":
+        qn = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        kn = k / np.maximum(np.linalg.norm(k, axis=1, keepdims=True), 1e-12)
+        return qn @ kn.T
+    raise ValueError(f"unknown score {kind!r}; choose from {', '.join(SCORES)}")
+
+
+def _allowed(s: np.ndarray, mask) -> np.ndarray:
+    if mask is None:
+        return np.ones_like(s, dtype=bool)
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != s.shape:
+        raise ValueError(f"mask shape {mask.shape} does not match scores {s.shape}")
+    if not mask.any(axis=1).all():
+        raise ValueError("every query needs at least one key it may attend to")
+    return mask
+
+
+def softmax(s, mask=None) -> np.ndarray:
+    """Soft attention: each row a probability distribution over the allowed keys."""
+    s = np.asarray(s, dtype=float)
+    allowed = _allowed(s, mask)
+    z = np.where(allowed, s, -np.inf)
+    z = np.exp(z - z.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def hard(s, mask=None) -> np.ndarray:
+    """Hard attention, shown as its deterministic limit: all weight on the best key (one-hot argmax)."""
+    s = np.asarray(s, dtype=float)
+    allowed = _allowed(s, mask)
+    best = np.argmax(np.where(allowed, s, -np.inf), axis=1)
+    out = np.zeros_like(s)
+    out[np.arange(s.shape[0]), best] = 1.0
+    return out
+
+
+def local_centres(s, centre: str = "argmax", mask=None) -> np.ndarray:
+    """Aligned position p_t per query: the best-scoring key, or monotonic round(t*S/T) (clipped)."""
+    s = np.asarray(s, dtype=float)
+    n_q, n_k = s.shape
+    if centre == "argmax":
+        return np.argmax(np.where(_allowed(s, mask), s, -np.inf), axis=1)
+    if centre == "monotonic":
+        return np.clip(np.rint(np.arange(n_q) * n_k / n_q), 0, n_k - 1).astype(int)
+    raise ValueError(f"unknown centre {centre!r}; choose from {', '.join(CENTRES)}")
+
+
+def local(s, half_width: int, centre: str = "argmax", mask=None) -> tuple[np.ndarray, np.ndarray]:
+    """Luong's local attention: softmax inside the window [p_t-D, p_t+D], times a Gaussian
+    exp(-(s-p_t)^2 / (2 sigma^2)) with sigma = D/2. Zero outside the window; rows sum to at most 1
+    (the Gaussian shrinks them, as in the paper). Returns (weights [T,S], centres [T])."""
+    if int(half_width) != half_width or half_width < 0:
+        raise ValueError(f"window half-width D must be a whole number >= 0, got {half_width}")
+    s = np.asarray(s, dtype=float)
+    allowed = _allowed(s, mask)
+    centres = local_centres(s, centre, mask)
+    positions = np.arange(s.shape[1])[None, :]                                # [1,S]
+    offset = positions - centres[:, None]                                     # [T,S]
+    window = (np.abs(offset) <= half_width) & allowed
+    window[~window.any(axis=1)] = allowed[~window.any(axis=1)]  # a centre only on masked keys: fall back
+    inside = softmax(s, window)
+    sigma = half_width / 2
+    gauss = np.exp(-offset ** 2 / (2 * sigma ** 2)) if sigma > 0 else (offset == 0).astype(float)
+    return inside * gauss * window, centres
+
+
+def weigh(s, weighting: str, mask=None, half_width: int = 2, centre: str = "argmax") -> np.ndarray:
+    """Scores [T,S] -> weights [T,S] under one of WEIGHTINGS."""
+    if weighting == "soft":
+        return softmax(s, mask)
+    if weighting == "hard":
+        return hard(s, mask)
+    if weighting == "local":
+        return local(s, half_width, centre, mask)[0]
+    raise ValueError(f"unknown weighting {weighting!r}; choose from {', '.join(WEIGHTINGS)}")
+
+
+def attend(weights, v) -> np.ndarray:
+    """Output per query: the weighted sum of the values, weights [T,S] @ v [S,dv] -> [T,dv]."""
+    weights, v = np.asarray(weights, dtype=float), np.asarray(v, dtype=float)
+    if v.ndim != 2 or weights.ndim != 2 or weights.shape[1] != v.shape[0]:
+        raise ValueError(f"weights {weights.shape} and values {v.shape} do not fit: need [T,S] and [S,dv]")
+    return weights @ v
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """[n,n] True on and below the diagonal: query t may read keys 0..t (decoder self-attention)."""
+    return np.tril(np.ones((n, n), dtype=bool))

@@ -1,0 +1,151 @@
+"""Attention zoo, live toy training and guided tour pages, run through app.py with AppTest."""
+import numpy as np
+
+from apptest_utils import no_exceptions, run_page, texts
+from model import zoo
+from model.checkpoint import load_checkpoint
+from model.pipeline import trace_sentence
+from viz.state import MODEL_ROOT
+
+
+def _warnings(at) -> str:
+    """Warning texts with Markdown escapes removed (URL values are shown escaped)."""
+    return " ".join(w.value for w in at.warning).replace("\\", "")
+
+
+def _widget(at, kind: str, key: str):
+    return next(w for w in at.get(kind) if w.key == key)
+
+
+# -- zoo ------------------------------------------------------------------------------------------
+def test_zoo_default_uses_the_model_head_and_reproduces_its_pattern():
+    at = run_page("zoo.py", model="toy-reverse", text="a b c d")
+    no_exceptions(at)
+    out = texts(at)
+    assert "Attention zoo" in out and "Vaswani" in out and "Bahdanau" in out and "Xu et al." in out
+    assert _widget(at, "radio", "zoo-source").value == "model"
+    assert _widget(at, "radio", "zoo-score").value == "scaled"
+    # scaled dot + softmax on the captured Q, K equals the model's own pattern: the page says so, with the gap
+    check = next(c.value for c in at.caption if c.value.startswith("Check:"))
+    gap = float(check.rsplit("difference ", 1)[1].rstrip(").")) 
+    assert gap < 1e-5
+    # the weights CSV is the real head's pattern (encoder, layer 0, head 0)
+    trace = trace_sentence(load_checkpoint(MODEL_ROOT / "toy-reverse"), "a b c d")
+    q, k = trace["encoder.layers.0.self_attn.hook_q"][0], trace["encoder.layers.0.self_attn.hook_k"][0]
+    np.testing.assert_allclose(zoo.softmax(zoo.scores("scaled", q, k)),
+                               trace["encoder.layers.0.self_attn.hook_pattern"][0], atol=1e-5)
+
+
+def test_zoo_deep_link_restores_the_view():
+    at = run_page("zoo.py", model="toy-reverse", text="a b c d e", kind="cross", layer=1, head=2, score="additive",
+                  weighting="local", window=2, centre="monotonic")
+    no_exceptions(at)
+    assert _widget(at, "radio", "zoo-kind").value == "cross"
+    assert _widget(at, "selectbox", "zoo-cross-layer").value == 1
+    assert _widget(at, "selectbox", "zoo-cross-head").value == 2
+    assert _widget(at, "radio", "zoo-score").value == "additive"
+    assert _widget(at, "radio", "zoo-weighting").value == "local"
+    assert _widget(at, "slider", "zoo-window").value == 2
+    assert _widget(at, "radio", "zoo-centre").value == "monotonic"
+    out = texts(at)
+    assert "random, fixed" in out and "monotonic" in out and "Luong" in out
+
+
+def test_zoo_bad_parameters_warn_and_fall_back():
+    at = run_page("zoo.py", model="toy-reverse", text="a b c d", score="quadratic", window="99", weighting="soft")
+    no_exceptions(at)
+    warnings = _warnings(at)
+    assert "score='quadratic'" in warnings and "window='99'" in warnings
+    assert _widget(at, "radio", "zoo-score").value == "scaled"
+
+
+def test_zoo_empty_sentence_falls_back_to_the_toy_example():
+    at = run_page("zoo.py", model="toy-reverse", text="", source="model")
+    no_exceptions(at)
+    assert "toy example is shown" in texts(at)
+    assert "layer" not in at.query_params and "zoo-kind" not in [w.key for w in at.radio]
+
+
+# -- live training --------------------------------------------------------------------------------
+def test_training_default_view_and_bad_parameters():
+    at = run_page("training.py", model="toy-reverse", text="a b c d", task="shuffle", steps="5",
+                  example="a b zz")
+    no_exceptions(at)
+    warnings = _warnings(at)
+    assert "task='shuffle'" in warnings and "steps='5'" in warnings and "'zz'" in warnings
+    assert _widget(at, "radio", "train-task").value == "reverse"
+    assert _widget(at, "slider", "train-steps").value == 800
+    assert not _widget(at, "button", "train-button").disabled
+    assert "Press **Train**" in texts(at)
+
+
+def test_training_trains_in_the_app_and_shows_curve_and_snapshots():
+    at = run_page("training.py", model="toy-reverse", text="a b c d", task="copy", size="tiny", steps=20,
+                  example="a b c")
+    no_exceptions(at)
+    assert _widget(at, "radio", "train-size").value == "tiny"          # deep link
+    assert _widget(at, "slider", "train-steps").value == 20
+    _widget(at, "button", "train-button").click()
+    at.run()
+    no_exceptions(at)
+    out = texts(at)
+    assert "Result: copy, tiny model, 20 steps" in out
+    slider = _widget(at, "select_slider", "train-snapshot")
+    assert list(slider.options) == ["5", "10", "15", "20"] and slider.value == 20
+    run = at.session_state["train-result"]
+    assert [s.step for s in run.snapshots] == [5, 10, 15, 20]
+    assert run.snapshots[0].cross.shape == (1, 2, 4, 4)              # [L,H,T,S]: "a b c </s>" both sides
+    np.testing.assert_allclose(run.snapshots[-1].cross.sum(-1), 1.0, atol=1e-5)
+    assert not at.session_state["train-running"]
+    assert not _widget(at, "button", "train-button").disabled
+    # scrub back: the figures follow the chosen step
+    slider.set_value(5)
+    at.run()
+    no_exceptions(at)
+    assert any("Step 5:" in c.value for c in at.caption)
+    # try the trained model on a typed input; a bad one gets a message
+    _widget(at, "text_input", "train-try").input("a b q")
+    at.run()
+    no_exceptions(at)
+    assert "'q'" in _warnings(at)
+
+
+# -- tour -----------------------------------------------------------------------------------------
+def test_tour_default_deep_link_and_bad_step():
+    at = run_page("tour.py", model="toy-reverse", text="a b c d")
+    no_exceptions(at)
+    assert "Step 1 of 10: Tokens become vectors" in texts(at)
+    assert _widget(at, "button", "tour-prev").disabled
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=4)
+    no_exceptions(at)
+    assert "Step 4 of 10: Multi-head attention" in texts(at) and at.query_params["tour_step"] == "4"
+    links = at.get("page_link")
+    assert [link.proto.page for link in links] == ["multihead", "explorer"]
+    assert links[0].proto.query_string == "model=toy-reverse&text=a+b+c+d&kind=encoder&layer=0"
+    _widget(at, "button", "tour-next").click()
+    at.run()
+    assert "Step 5 of 10: Add & Norm" in texts(at) and at.query_params["tour_step"] == "5"
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step="x")
+    no_exceptions(at)
+    assert "tour_step='x'" in _warnings(at) and "Step 1 of" in texts(at)
+
+
+def test_tour_empty_sentence_and_presenter_mode():
+    at = run_page("tour.py", model="toy-reverse", text="", present=1, tour_step=10)
+    no_exceptions(at)
+    assert "Step 10 of 10: Watch it learn" in texts(at) and "sentence is empty" in texts(at)
+    assert _widget(at, "toggle", "presenter").value is True and at.query_params["present"] == "1"
+    link = at.get("page_link")[0]
+    assert link.proto.page == "training" and "text=" not in link.proto.query_string
+    assert "present=1" in link.proto.query_string and "task=reverse" in link.proto.query_string
+
+
+def test_presenter_mode_adds_page_buttons_in_tour_order():
+    at = run_page("zoo.py", model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(at)
+    prev, nxt = _widget(at, "button", "presenter-prev"), _widget(at, "button", "presenter-next")
+    assert prev.label.endswith("Head analysis") and nxt.label.startswith("Live toy training")
+    at = run_page("zoo.py", model="toy-reverse", text="a b c d", present="maybe")
+    no_exceptions(at)
+    assert "present='maybe'" in _warnings(at)
+    assert not any(b.key == "presenter-next" for b in at.button)

@@ -1,0 +1,37 @@
+"""Live-training figures: loss (log scale, left axis) and sequence accuracy (right axis) against the step."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from viz.figures.style import BASE_FONT, LINE_COLORS
+
+
+def training_curves(history: list[dict], total_steps: int | None = None, title: str = "",
+                    marker_step: int | None = None) -> go.Figure:
+    """history: records with step, loss, accuracy (0-1). total_steps fixes the x range so a live chart
+    does not rescale as it grows; marker_step draws a vertical line (the snapshot being shown)."""
+    for record in history:
+        missing = {"step", "loss", "accuracy"} - set(record)
+        if missing:
+            raise ValueError(f"history record {record} lacks {sorted(missing)}")
+    steps = [r["step"] for r in history]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps, y=[r["loss"] for r in history], name="training loss", mode="lines+markers",
+                             line=dict(color=LINE_COLORS[0], width=3), hovertemplate="step %{x}<br>loss %{y:.4f}"
+                                                                                     "<extra></extra>"))
+    fig.add_trace(go.Scatter(x=steps, y=[100 * r["accuracy"] for r in history], name="sequence accuracy (%)",
+                             mode="lines+markers", yaxis="y2", line=dict(color=LINE_COLORS[2], width=3),
+                             hovertemplate="step %{x}<br>accuracy %{y:.1f}%<extra></extra>"))
+    x_range = [0, total_steps] if total_steps else None
+    fig.update_layout(
+        title=title, font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title="training step", range=x_range),
+        yaxis=dict(title=dict(text="loss (log scale)", font=dict(color=LINE_COLORS[0])), type="log", dtick=1),
+        yaxis2=dict(title=dict(text="exact-match accuracy (%)", font=dict(color=LINE_COLORS[2])), overlaying="y",
+                    side="right", range=[0, 101], showgrid=False, tickmode="array",
+                    tickvals=[0, 20, 40, 60, 80, 100]),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+    )
+    if marker_step is not None:
+        fig.add_vline(x=marker_step, line=dict(color="#d62728", width=2, dash="dash"))
+    return fig

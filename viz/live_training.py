@@ -1,0 +1,156 @@
+"""Train a toy model inside the app, one training per server process, with attention snapshots.
+
+No Streamlit here: the page passes callbacks.
+
+Threads. torch's intra-op thread count is process-wide in effect (it seeds every new thread), and app
+startup (viz/state.py) sets it to TORCH_THREADS (2). A training never raises it: it runs with
+TRAINING_THREADS = 1 and puts the previous value back when it ends. One thread because on a shared,
+busy machine two OpenMP threads spin-wait for each other: measured on this 2-core server, 800 steps of
+the small model took 41 s with 1 thread and over 500 s with 2 while another process kept one core
+busy. While a training runs, sessions that start a new script run also get 1 thread (lower, never
+higher). TRAINING_SLOT lets only one training run per process: a second class member waits (and is
+told so) instead of halving everyone's speed.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import torch
+
+from model.checkpoint import Bundle
+from model.tasks import SYMBOLS, solve, toy_tokenizer
+from model.trace import capture
+from model.train import ToyResult, train_toy
+
+TRAINING_SLOT = threading.Semaphore(1)
+TRAINING_THREADS = 1
+SNAPSHOT_NAMES = ["encoder.layers.*.self_attn.hook_pattern", "decoder.layers.*.cross_attn.hook_pattern"]
+MAX_EXAMPLE_SYMBOLS = 16    # the toy models' positional table covers 32 positions
+TRAINED_LENGTHS = (3, 8)    # model/tasks.py samples sequences of this many symbols
+
+
+@dataclass
+class Snapshot:
+    """Attention on the watched example at one evaluation during training."""
+    step: int
+    loss: float
+    accuracy: float
+    encoder: np.ndarray      # [L,H,S,S] encoder self-attention
+    cross: np.ndarray        # [L,H,T,S] cross-attention, rows predict the target tokens
+
+
+@dataclass
+class Example:
+    """The fixed input watched during training; the decoder is teacher-forced on the right answer."""
+    symbols: list[str]
+    answer: list[str]
+    src: torch.Tensor        # [1,S] ids ending in </s>
+    tgt_in: torch.Tensor     # [1,T] <s> y1 .. y_{T-1}
+    src_tokens: list[str]
+    tgt_out_tokens: list[str]
+
+
+@dataclass
+class LiveRun:
+    task: str
+    size: str
+    steps: int
+    example: Example
+    result: ToyResult | None = None
+    snapshots: list[Snapshot] = field(default_factory=list)
+
+    @property
+    def history(self) -> list[dict]:
+        return self.result.history if self.result else []
+
+    def bundle(self) -> Bundle:
+        """The trained model as a Bundle, so model/pipeline.py can translate and trace with it."""
+        model = self.result.model.eval()
+        return Bundle(model, self.result.tokenizer, model.cfg, Path(f"live-{self.task}-{self.size}"))
+
+
+def parse_symbols(text: str, max_symbols: int = MAX_EXAMPLE_SYMBOLS) -> list[str]:
+    """'a b c' -> ['a','b','c']; a clear ValueError for anything the toy vocabulary cannot read."""
+    symbols = (text or "").split()
+    if not symbols:
+        raise ValueError("type a few symbols separated by spaces, e.g. 'a b c d'")
+    unknown = sorted({s for s in symbols if s not in SYMBOLS})
+    if unknown:
+        shown = ", ".join(repr(s[:12]) for s in unknown[:5])
+        raise ValueError(f"the toy models know only the symbols {' '.join(SYMBOLS)} (separated by spaces); "
+                         f"not {shown}")
+    if len(symbols) > max_symbols:
+        raise ValueError(f"at most {max_symbols} symbols, got {len(symbols)}")
+    return symbols
+
+
+def make_example(task: str, symbols: list[str]) -> Example:
+    tok = toy_tokenizer()
+    answer = solve(task, symbols)
+    src_ids, tgt_ids = tok.encode(" ".join(symbols)), tok.encode(" ".join(answer))
+    return Example(symbols, answer, torch.tensor([src_ids]), torch.tensor([[1] + tgt_ids[:-1]]),
+                   tok.token_strings(src_ids), tok.token_strings(tgt_ids))
+
+
+@torch.no_grad()
+def snapshot(model, example: Example, record: dict) -> Snapshot:
+    """Encoder and cross-attention of the example, in eval mode (train_toy switches back each step)."""
+    model.eval()
+    with capture(SNAPSHOT_NAMES) as trace:
+        model(example.src, example.tgt_in)
+    n_enc, n_dec = model.cfg.n_encoder_layers, model.cfg.n_decoder_layers
+    encoder = np.stack([trace[f"encoder.layers.{i}.self_attn.hook_pattern"] for i in range(n_enc)])
+    cross = np.stack([trace[f"decoder.layers.{i}.cross_attn.hook_pattern"] for i in range(n_dec)])
+    return Snapshot(record["step"], float(record["loss"]), float(record["accuracy"]), encoder, cross)
+
+
+def eval_interval(steps: int) -> int:
+    """About 16 evaluations per run, every 5 to 50 steps: a smooth curve at a small cost."""
+    return int(min(50, max(5, steps // 16)))
+
+
+@contextmanager
+def training_slot(on_wait: Callable[[int], None], poll_seconds: float = 1.0) -> Iterator[None]:
+    """Hold the process's one training slot; on_wait(seconds waited) runs while another training holds it
+    (a Streamlit call there lets a rerun or a closed tab end the wait)."""
+    waited = 0
+    while not TRAINING_SLOT.acquire(timeout=0 if waited == 0 else poll_seconds):
+        on_wait(waited)
+        waited += 1
+    try:
+        yield
+    finally:
+        TRAINING_SLOT.release()
+
+
+def train_live(run: LiveRun, on_progress: Callable[[dict, Snapshot], None] | None = None, seed: int = 0) -> LiveRun:
+    """train_toy with a snapshot of the example's attention at every evaluation. Threads: see module doc."""
+
+    def on_eval(record: dict, model) -> None:
+        snap = snapshot(model, run.example, record)
+        run.snapshots.append(snap)
+        if on_progress:
+            on_progress(record, snap)
+
+    run.snapshots.clear()
+    previous = torch.get_num_threads()
+    torch.set_num_threads(min(TRAINING_THREADS, previous))
+    try:
+        run.result = train_toy(run.task, steps=run.steps, size=run.size, seed=seed,
+                               eval_every=eval_interval(run.steps), on_eval=on_eval)
+    finally:
+        torch.set_num_threads(previous)
+    return run
+
+
+def trained_lengths_note(symbols: list[str]) -> str | None:
+    lo, hi = TRAINED_LENGTHS
+    if lo <= len(symbols) <= hi:
+        return None
+    return (f"Training only showed sequences of {lo} to {hi} symbols; with {len(symbols)} the model is "
+            "outside what it learned, so expect mistakes.")

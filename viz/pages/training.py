@@ -1,0 +1,197 @@
+"""Live toy training: train a small Transformer in the app and watch its attention take shape."""
+import streamlit as st
+
+from model.pipeline import trace_sentence
+from model.tasks import TASKS
+from model.train import TOY_SIZES
+from viz.figures.attention import attention_heatmap, model_view
+from viz.figures.live_training import training_curves
+from viz.live_training import (TRAINING_THREADS, LiveRun, make_example, parse_symbols, train_live,
+                               trained_lengths_note, training_slot)
+from viz.state import qp_choice, qp_int, qp_str, set_query
+from viz.text import plain, position_labels
+from viz.ui import matrix_frame, show_figure
+
+TASK_NOTES = {
+    "reverse": "output the symbols in reverse order: the cross-attention should become an anti-diagonal",
+    "sort": "output the symbols sorted: each output step must find the next-smallest symbol wherever it is",
+    "copy": "output the symbols unchanged: the cross-attention should become a diagonal",
+}
+DEFAULT_EXAMPLE = "a b c d e f g"
+STEPS_RANGE = (10, 2000)
+RUNNING, REQUESTED, RESULT = "train-running", "train-requested", "train-result"
+
+
+def _request_training() -> None:
+    """Button callback: runs before the script, so the button is already disabled when training starts."""
+    st.session_state[RUNNING] = True
+    st.session_state[REQUESTED] = True
+
+
+def controls(running: bool):
+    c1, c2, c3 = st.columns([3, 3, 4])
+    task = c1.radio("Task", TASKS, index=TASKS.index(qp_choice("task", list(TASKS), "reverse")), key="train-task",
+                    horizontal=True, disabled=running)
+    sizes = list(TOY_SIZES)
+    size = c2.radio("Model size", sizes, index=sizes.index(qp_choice("size", sizes, "small")), key="train-size",
+                    horizontal=True, disabled=running,
+                    format_func=lambda s: f"{s} (d={TOY_SIZES[s][0]}, {TOY_SIZES[s][2]} layers)")
+    steps = c3.slider("Training steps (batches of 64)", *STEPS_RANGE, qp_int("steps", 800, *STEPS_RANGE), step=10,
+                      key="train-steps", disabled=running)
+    example = st.text_input("Example watched during training (symbols a–j separated by spaces)",
+                            qp_str("example", DEFAULT_EXAMPLE, 80), key="train-example", max_chars=80,
+                            disabled=running)
+    set_query(task=task, size=size, steps=steps, example=example.strip() or None)
+    return task, size, steps, example
+
+
+def snapshot_figures(run: LiveRun, snap, layer: int, head: int | None, key: str) -> None:
+    src = position_labels(run.example.src_tokens)
+    tgt = position_labels(run.example.tgt_out_tokens)
+    pick = (lambda a: a[layer].mean(0)) if head is None else (lambda a: a[layer, head])
+    name = f"layer {layer}, " + ("average of heads" if head is None else f"head {head}")
+    c1, c2 = st.columns(2)
+    with c1:
+        cross = pick(snap.cross)
+        show_figure(attention_heatmap(cross, tgt, src, title=f"Cross-attention at step {snap.step}: {name}"),
+                    f"live-{run.task}-cross-step{snap.step}", matrix_frame(cross, tgt, src), key=f"{key}-cross")
+    with c2:
+        enc = pick(snap.encoder)
+        show_figure(attention_heatmap(enc, src, src, title=f"Encoder self-attention at step {snap.step}: {name}"),
+                    f"live-{run.task}-encoder-step{snap.step}", matrix_frame(enc, src, src), key=f"{key}-enc")
+
+
+def train_now(run: LiveRun) -> None:
+    """Train with a live progress bar, curve and attention grid; every update is a Streamlit call, so
+    leaving the page or touching the sidebar stops the run cleanly (the finally below)."""
+    waiting = st.empty()
+    progress = st.progress(0.0, text="Starting…")
+    curve_slot, grid_slot = st.empty(), st.empty()
+    history: list[dict] = []
+
+    def on_wait(seconds: int) -> None:
+        waiting.info(f"Another class member is training a model on this server; waiting for them to finish "
+                     f"({seconds} s). Only one training runs at a time so that each one stays fast.")
+
+    def on_progress(record: dict, snap) -> None:
+        history.append(record)
+        progress.progress(record["step"] / run.steps,
+                          text=f"step {record['step']} / {run.steps} · loss {record['loss']:.3f} · accuracy "
+                               f"{record['accuracy']:.1%} · {record['seconds']:.0f} s")
+        curve_slot.plotly_chart(training_curves(history, run.steps, "Training (live)"),
+                                key=f"live-curve-{record['step']}")
+        grid_slot.plotly_chart(model_view(snap.cross, title=f"Cross-attention on the example at step "
+                                                            f"{record['step']} (all layers × heads)"),
+                               key=f"live-grid-{record['step']}")
+
+    with training_slot(on_wait):
+        waiting.empty()
+        train_live(run, on_progress)
+
+
+def show_result(run: LiveRun) -> None:
+    final = run.history[-1]
+    st.subheader(f"Result: {run.task}, {run.size} model, {run.steps} steps")
+    st.markdown(f"{run.result.model.num_parameters():,} parameters trained in {final['seconds']:.1f} s; exact-match "
+                f"accuracy on 200 held-out sequences: **{final['accuracy']:.1%}** (final training loss "
+                f"{final['loss']:.4f}).")
+    steps_seen = [s.step for s in run.snapshots]
+    chosen = st.select_slider("Scrub through training: attention on the example at step", steps_seen,
+                              value=steps_seen[-1], key="train-snapshot") if len(steps_seen) > 1 else steps_seen[0]
+    snap = run.snapshots[steps_seen.index(chosen)]
+    history_frame = matrix_frame([[r["loss"], r["accuracy"], r["lr"], r["seconds"]] for r in run.history],
+                                 [str(r["step"]) for r in run.history], ["loss", "accuracy", "lr", "seconds"])
+    show_figure(training_curves(run.history, run.steps, "Loss and accuracy during training", marker_step=snap.step),
+                f"live-{run.task}-{run.size}-curve", history_frame, key="train-curve")
+    st.caption(f"Example: {' '.join(run.example.symbols)} → {' '.join(run.example.answer)}. Step {snap.step}: "
+               f"accuracy {snap.accuracy:.1%}, loss {snap.loss:.3f}. Rows are the target tokens being predicted "
+               "(teacher-forced on the right answer), columns the source tokens.")
+    show_figure(model_view(snap.cross, title=f"Cross-attention at step {snap.step}: every layer × head"),
+                f"live-{run.task}-grid-step{snap.step}", key="train-grid")
+    cfg = run.result.model.cfg
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox("Layer", range(cfg.n_decoder_layers), index=cfg.n_decoder_layers - 1, key="train-layer",
+                         format_func=lambda i: f"layer {i}")
+    head = c2.selectbox("Head", [-1] + list(range(cfg.n_heads)), key="train-head",
+                        format_func=lambda h: "average of heads" if h == -1 else f"head {h}")
+    snapshot_figures(run, snap, layer, None if head == -1 else head, key="train-snap")
+
+
+def try_model(run: LiveRun) -> None:
+    """The trained model on a typed input: its greedy output and final cross-attention."""
+    st.subheader("Try the trained model")
+    mine = st.text_input("Your input (symbols a–j separated by spaces)", " ".join(run.example.symbols),
+                         max_chars=80, key="train-try")
+    try:
+        symbols = parse_symbols(mine)
+    except ValueError as e:
+        st.warning(f"The model cannot read this input: {plain(str(e))}.")
+        return
+    trace = trace_sentence(run.bundle(), " ".join(symbols), names="decoder.layers.*.cross_attn.hook_pattern")
+    expected = " ".join(make_example(run.task, symbols).answer)
+    got = trace.meta["translation"]
+    st.text(f"input:    {' '.join(symbols)}\nmodel:    {got or '(empty output)'}\nexpected: {expected}")
+    if got == expected:
+        st.success("Right.")
+    else:
+        st.error("Not quite: the model's output differs from the right answer.")
+    note = trained_lengths_note(symbols)
+    if note:
+        st.caption(note)
+    rows, cols = position_labels(trace.meta["tgt_out_tokens"]), position_labels(trace.meta["src_tokens"])
+    last = run.result.model.cfg.n_decoder_layers - 1
+    weights = trace[f"decoder.layers.{last}.cross_attn.hook_pattern"].mean(0)
+    fig = attention_heatmap(weights, rows, cols, title=f"Trained model, cross-attention: layer {last}, "
+                                                       "average of heads (rows predict its own output)")
+    with st.columns([3, 2])[0]:   # a toy matrix is small: keep its cells square-ish
+        show_figure(fig, f"live-{run.task}-try", matrix_frame(weights, rows, cols), key="train-try-fig")
+
+
+
+st.title("Live toy training")
+st.markdown(
+    "Train a small Transformer here, now, on a toy task, and watch its attention organise itself. Each step "
+    "shows the model a batch of 64 random sequences, compares its predictions with the right answer "
+    "(teacher forcing) and nudges every weight against the gradient of the cross-entropy loss (Adam, learning "
+    "rate warmed up then decayed). Every few steps it is tested on 200 fresh sequences: the accuracy counts "
+    "outputs that are exactly right.")
+st.latex(r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log p_\theta(y_t\mid y_{<t},x),\qquad "
+         r"\theta\leftarrow\theta-\eta_t\,\mathrm{Adam}(\nabla_\theta\mathcal{L})")
+
+running = bool(st.session_state.get(RUNNING))
+task, size, steps, example_text = controls(running)
+st.caption(f"Task **{task}**: {TASK_NOTES[task]}.")
+
+try:
+    symbols = parse_symbols(example_text)
+except ValueError as e:
+    st.warning(f"The example cannot be used: {plain(str(e))}. Using '{DEFAULT_EXAMPLE}' instead.")
+    symbols = parse_symbols(DEFAULT_EXAMPLE)
+note = trained_lengths_note(symbols)
+if note:
+    st.caption(note)
+
+st.button("Train", type="primary", on_click=_request_training, disabled=running, key="train-button",
+          help="One training at a time per browser session (and per server: a second one waits).")
+st.caption(f"Training runs on this server's CPU with {TRAINING_THREADS} thread, one training at a time per server "
+           "(a second one waits its turn): 800 steps of the small model take about 40 s on a quiet server. "
+           "Changing anything in the sidebar or leaving the page stops a training.")
+
+if st.session_state.pop(REQUESTED, False):
+    try:
+        run = LiveRun(task, size, steps, make_example(task, symbols))
+        train_now(run)
+        st.session_state[RESULT] = run
+    finally:
+        st.session_state[RUNNING] = False
+    st.rerun()
+elif running:  # a flag left by a run that never reached its finally (e.g. the server restarted)
+    st.session_state[RUNNING] = False
+    st.rerun()
+
+run: LiveRun | None = st.session_state.get(RESULT)
+if run is None:
+    st.info("Press **Train** to start. The curve, the attention snapshots and the trained model appear here.")
+else:
+    show_result(run)
+    try_model(run)

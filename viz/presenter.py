@@ -1,0 +1,99 @@
+"""Presenter mode for a projector: larger type, full-width figures, sidebar collapsed, and big
+Previous/Next buttons under every page in tour order. app.py calls `run_page(page, PAGES)` after the sidebar.
+
+The styles are FIXED strings below; no user text ever goes into them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from viz.state import ROOT, qp_choice, set_query
+from viz.tour_steps import presenter_order
+
+TOGGLE_KEY = "presenter"
+
+# Big buttons (tour and presenter navigation), in every mode. Keyed elements carry the class st-key-<key>.
+NAV_CSS = """<style>
+.st-key-tour-prev button, .st-key-tour-next button,
+.st-key-presenter-prev button, .st-key-presenter-next button {
+  min-height: 3.6rem; font-size: 1.35rem; font-weight: 600;
+}
+.st-key-tour-prev button p, .st-key-tour-next button p,
+.st-key-presenter-prev button p, .st-key-presenter-next button p { font-size: 1.35rem; }
+.st-key-tour-links [data-testid="stPageLink"] p { font-size: 1.3rem; font-weight: 600; }
+</style>"""
+
+# Projector: larger body text, headings and widget labels; the page uses the full width.
+PRESENTER_CSS = """<style>
+.block-container { max-width: 100% !important; padding: 2.2rem 1.5rem 3rem 1.5rem !important; }
+.stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer label p,
+.stMainBlockContainer .stMarkdown { font-size: 1.32rem !important; line-height: 1.5 !important; }
+.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.12rem !important; }
+.stMainBlockContainer h1 { font-size: 3rem !important; }
+.stMainBlockContainer h2 { font-size: 2.2rem !important; }
+.stMainBlockContainer h3 { font-size: 1.8rem !important; }
+.stMainBlockContainer .katex { font-size: 1.55em !important; }
+.stMainBlockContainer [data-testid="stText"] { font-size: 1.2rem !important; }
+.stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
+</style>"""
+
+
+def style_nav_buttons() -> None:
+    st.html(NAV_CSS)
+
+
+def _on_toggle() -> None:
+    set_query(present="1" if st.session_state[TOGGLE_KEY] else None)
+
+
+def presenter_toggle() -> bool:
+    """Sidebar toggle, seeded once per session from the URL (present=1) and kept in the URL after."""
+    if TOGGLE_KEY not in st.session_state:
+        st.session_state[TOGGLE_KEY] = qp_choice("present", ["0", "1"], "0") == "1"
+    on = st.sidebar.toggle("Presenter mode", key=TOGGLE_KEY, on_change=_on_toggle,
+                           help="Larger type and full-width figures for a projector, the sidebar folded away, "
+                                "and big Previous/Next buttons under each page (guided-tour order). "
+                                "Open the sidebar again with the arrow at the top left.")
+    set_query(present="1" if on else None)
+    return on
+
+
+def _carried_params() -> dict:
+    """Model and sentence travel with the presenter's page buttons (the URL of the next page says them)."""
+    params = {"model": st.session_state.get("model"), "text": (st.session_state.get("text") or "").strip() or None,
+              "target": (st.session_state.get("target") or "").strip() or None, "present": "1"}
+    return {k: v for k, v in params.items() if v}
+
+
+def _nav_buttons(page, pages: list[tuple]) -> None:
+    """Previous/Next page in tour order, at the bottom of the page."""
+    files = [Path(f).name for f, *_ in pages if (ROOT / f).is_file()]
+    titles = {Path(f).name: t for f, t, *_ in pages}
+    urls = {u: Path(f).name for f, _t, u, *_ in pages}
+    order = presenter_order(files)
+    here = urls.get(page.url_path)
+    if here not in order:
+        return
+    i = order.index(here)
+    st.divider()
+    style_nav_buttons()
+    c_prev, c_next = st.columns(2)
+    if i > 0 and c_prev.button(f"← {titles[order[i - 1]]}", key="presenter-prev", width="stretch"):
+        st.switch_page(f"viz/pages/{order[i - 1]}", query_params=_carried_params())
+    if i + 1 < len(order) and c_next.button(f"{titles[order[i + 1]]} →", key="presenter-next", width="stretch",
+                                            type="primary"):
+        st.switch_page(f"viz/pages/{order[i + 1]}", query_params=_carried_params())
+
+
+def run_page(page, pages: list[tuple]) -> None:
+    """Run the selected page; in presenter mode styled for a projector and followed by page buttons.
+    (A page that stops early, e.g. for an empty sentence, shows no page buttons: open the sidebar.)"""
+    if not presenter_toggle():
+        page.run()
+        return
+    st.set_page_config(initial_sidebar_state="collapsed")
+    st.html(PRESENTER_CSS)
+    page.run()
+    _nav_buttons(page, pages)
