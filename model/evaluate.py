@@ -18,9 +18,10 @@ from model.pipeline import translate
 
 
 def score(hypotheses: list[str], references: list[str]) -> dict:
-    bleu = sacrebleu.corpus_bleu(hypotheses, [references])
-    chrf = sacrebleu.corpus_chrf(hypotheses, [references])
-    return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "bleu_signature": str(bleu.format(signature=True)).split(" = ")[0]}
+    bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
+    return {"bleu": round(bleu.corpus_score(hypotheses, [references]).score, 2),
+            "chrf": round(chrf.corpus_score(hypotheses, [references]).score, 2),
+            "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature())}
 
 
 def main(argv=None) -> dict:
