@@ -144,7 +144,12 @@ def test_presenter_mode_adds_page_buttons_in_tour_order():
     at = run_page("zoo.py", model="toy-reverse", text="a b c d", present=1)
     no_exceptions(at)
     prev, nxt = _widget(at, "button", "presenter-prev"), _widget(at, "button", "presenter-next")
-    assert prev.label.endswith("Head analysis") and nxt.label.startswith("Live toy training")
+    assert prev.label == "← Previous page: Head analysis" and nxt.label == "Next page: Live toy training →"
+    nxt.click()
+    at.run()
+    no_exceptions(at)
+    assert "Live toy training" in [t.value for t in at.title]
+    assert at.query_params["present"] == "1" and at.query_params["text"] == "a b c d"
     at = run_page("zoo.py", model="toy-reverse", text="a b c d", present="maybe")
     no_exceptions(at)
     assert "present='maybe'" in _warnings(at)

@@ -80,9 +80,9 @@ def _nav_buttons(page, pages: list[tuple]) -> None:
     st.divider()
     style_nav_buttons()
     c_prev, c_next = st.columns(2)
-    if i > 0 and c_prev.button(f"← {titles[order[i - 1]]}", key="presenter-prev", width="stretch"):
+    if i > 0 and c_prev.button(f"← Previous page: {titles[order[i - 1]]}", key="presenter-prev", width="stretch"):
         st.switch_page(f"viz/pages/{order[i - 1]}", query_params=_carried_params())
-    if i + 1 < len(order) and c_next.button(f"{titles[order[i + 1]]} →", key="presenter-next", width="stretch",
+    if i + 1 < len(order) and c_next.button(f"Next page: {titles[order[i + 1]]} →", key="presenter-next", width="stretch",
                                             type="primary"):
         st.switch_page(f"viz/pages/{order[i + 1]}", query_params=_carried_params())
 
