@@ -16,12 +16,13 @@ TOGGLE_KEY = "presenter"
 
 # Big buttons (tour and presenter navigation), in every mode. Keyed elements carry the class st-key-<key>.
 NAV_CSS = """<style>
-.st-key-tour-prev button, .st-key-tour-next button,
-.st-key-presenter-prev button, .st-key-presenter-next button {
-  min-height: 3.6rem; font-size: 1.35rem; font-weight: 600;
+.st-key-tour-prev button, .st-key-tour-next button { min-height: 3.6rem; font-weight: 600; }
+.st-key-tour-prev button p, .st-key-tour-next button p { font-size: 1.35rem; }
+.st-key-presenter-prev a, .st-key-presenter-next a {
+  min-height: 3.6rem; justify-content: center; border: 1px solid #9bbbd9; border-radius: 0.5rem;
 }
-.st-key-tour-prev button p, .st-key-tour-next button p,
-.st-key-presenter-prev button p, .st-key-presenter-next button p { font-size: 1.35rem; }
+.st-key-presenter-next a { background: #e8f1fb; }
+.st-key-presenter-prev a p, .st-key-presenter-next a p { font-size: 1.35rem; font-weight: 600; }
 .st-key-tour-links [data-testid="stPageLink"] p { font-size: 1.3rem; font-weight: 600; }
 </style>"""
 
@@ -68,7 +69,8 @@ def _carried_params() -> dict:
 
 
 def _nav_buttons(page, pages: list[tuple]) -> None:
-    """Previous/Next page in tour order, at the bottom of the page."""
+    """Previous/Next page in tour order, at the bottom of the page. Links, not buttons: a link navigates
+    like the sidebar menu (the sidebar's sentence stays), where st.switch_page from a button reset it."""
     files = [Path(f).name for f, *_ in pages if (ROOT / f).is_file()]
     titles = {Path(f).name: t for f, t, *_ in pages}
     urls = {u: Path(f).name for f, _t, u, *_ in pages}
@@ -80,11 +82,14 @@ def _nav_buttons(page, pages: list[tuple]) -> None:
     st.divider()
     style_nav_buttons()
     c_prev, c_next = st.columns(2)
-    if i > 0 and c_prev.button(f"← Previous page: {titles[order[i - 1]]}", key="presenter-prev", width="stretch"):
-        st.switch_page(f"viz/pages/{order[i - 1]}", query_params=_carried_params())
-    if i + 1 < len(order) and c_next.button(f"Next page: {titles[order[i + 1]]} →", key="presenter-next", width="stretch",
-                                            type="primary"):
-        st.switch_page(f"viz/pages/{order[i + 1]}", query_params=_carried_params())
+    if i > 0:
+        c_prev.container(key="presenter-prev").page_link(
+            f"viz/pages/{order[i - 1]}", label=f"← Previous page: {titles[order[i - 1]]}",
+            query_params=_carried_params(), width="stretch")
+    if i + 1 < len(order):
+        c_next.container(key="presenter-next").page_link(
+            f"viz/pages/{order[i + 1]}", label=f"Next page: {titles[order[i + 1]]} →",
+            query_params=_carried_params(), width="stretch")
 
 
 def run_page(page, pages: list[tuple]) -> None:
