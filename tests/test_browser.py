@@ -71,7 +71,9 @@ def test_html_in_the_sentence_is_shown_not_run(chromium, app_url):
     page.on("dialog", lambda d: (_ for _ in ()).throw(AssertionError(f"a dialog opened: {d.message}")))
     page.goto(f"{app_url}/explorer?" + urllib.parse.urlencode({"model": "toy-reverse", "text": payload}))
     wait_for_app(page)
-    page.wait_for_selector('[data-testid="stAlert"]', timeout=240_000)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('<img')",
+                           timeout=240_000)
+    wait_for_app(page)
     assert page.title() != "pwned"
     assert page.locator("img[src=x]").count() == 0 and page.locator("script:text('pwned')").count() == 0
     assert "<img" in page.inner_text('[data-testid="stMain"]')          # quoted as the characters typed
@@ -93,8 +95,14 @@ def test_uploaded_file_name_and_content_are_shown_not_run(chromium, app_url):
     payload = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
     page.set_input_files(uploader, files=[{"name": "<b>list</b>.txt", "mimeType": "text/plain",
                                            "buffer": f"c a f e\n{payload}\n".encode()}])
-    page.get_by_label("2 sentences in the file").click()
-    page.get_by_role("option").nth(1).click()                            # the second line: the payload
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]').innerText"
+                           ".includes('2 sentences in the file')", timeout=120_000)
+    wait_for_app(page)
+    box = page.get_by_label("2 sentences in the file")
+    box.click()
+    box.press("ArrowDown")                                               # the second line: the payload
+    box.press("ArrowDown")
+    box.press("Enter")
     page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
                            ".includes('could not read')", timeout=120_000)
     wait_for_app(page)
