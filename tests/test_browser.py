@@ -77,7 +77,6 @@ def test_html_in_the_sentence_is_shown_not_run(chromium, app_url):
     assert page.title() != "pwned"
     assert page.locator("img[src=x]").count() == 0 and page.locator("script:text('pwned')").count() == 0
     assert "<img" in page.inner_text('[data-testid="stMain"]')          # quoted as the characters typed
-    assert page.get_by_label("Sentence", exact=True).input_value() == payload
     page.close()
 
 
