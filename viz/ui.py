@@ -35,17 +35,18 @@ def matrix_frame(matrix: np.ndarray, row_labels: list[str], col_labels: list[str
     return pd.DataFrame(np.asarray(matrix), index=row_labels, columns=col_labels)
 
 
-def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool = True) -> tuple[int, int | None]:
-    """Layer and head select boxes, seeded from and written back to the URL (layer, head)."""
-    layer_default = qp_int("layer", 0, 0, n_layers - 1)
-    head_default = qp_int("head", 0, -1 if allow_mean else 0, n_heads - 1)
+def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool = True, suffix: str = "",
+                       default_head: int = 0) -> tuple[int, int | None]:
+    """Layer and head select boxes, seeded from and written back to the URL (layer{suffix}, head{suffix})."""
+    layer_default = qp_int(f"layer{suffix}", 0, 0, n_layers - 1)
+    head_default = qp_int(f"head{suffix}", default_head, -1 if allow_mean else 0, n_heads - 1)
     head_options = ([-1] if allow_mean else []) + list(range(n_heads))
     c1, c2 = st.columns(2)
     layer = c1.selectbox("Layer", list(range(n_layers)), index=layer_default, key=f"{key}-layer",
                          format_func=lambda i: f"layer {i}")
     head = c2.selectbox("Head", head_options, index=head_options.index(head_default), key=f"{key}-head",
                         format_func=lambda h: "average of heads" if h == -1 else f"head {h}")
-    set_query(layer=layer, head=head)
+    set_query(**{f"layer{suffix}": layer, f"head{suffix}": head})
     return layer, (None if head == -1 else head)
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 from model import analysis as an
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.style import signed_heatmap
-from viz.state import MAX_TEXT_CHARS, get_trace, qp_choice, qp_int, qp_str, set_query
+from viz.state import MAX_TEXT_CHARS, get_trace, qp_choice, qp_str, set_query
 from viz.text import plain, position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
@@ -142,16 +142,8 @@ def compare_heads(kind: str) -> None:
 
 def b_pickers() -> tuple[int, int | None]:
     """Layer and head of the second head (URL layer_b, head_b)."""
-    layer_default = qp_int("layer_b", 0, 0, n_layers - 1)
-    head_default = qp_int("head_b", 1 if cfg.n_heads > 1 else 0, -1, cfg.n_heads - 1)
-    options = [-1] + list(range(cfg.n_heads))
-    c1, c2 = st.columns(2)
-    layer = c1.selectbox("Layer", list(range(n_layers)), index=layer_default, key=f"compare-b-{kind}-layer",
-                         format_func=lambda i: f"layer {i}")
-    head = c2.selectbox("Head", options, index=options.index(head_default), key=f"compare-b-{kind}-head",
-                        format_func=lambda h: "average of heads" if h == -1 else f"head {h}")
-    set_query(layer_b=layer, head_b=head)
-    return layer, (None if head == -1 else head)
+    return layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-b-{kind}", suffix="_b",
+                              default_head=1 if cfg.n_heads > 1 else 0)
 
 
 mode_default = qp_choice("mode", list(MODES), "sentences")
