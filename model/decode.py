@@ -1,7 +1,13 @@
 """Autoregressive decoding: greedy and beam search, optionally with one Trace per step.
 
-The decoder is re-run on the whole prefix at every step (no key/value cache): slower on long outputs,
-but each step is then an ordinary forward pass whose every value can be captured.
+Fast path (no trace active): a key/value cache (model.transformer.DecoderCache). Each step feeds only
+the newest token; every decoder layer appends its self-attention keys and values to the cache and
+reuses the cross-attention keys and values of the memory, computed once. Step t then costs O(t), not a
+decoder pass over t tokens. Beam search reorders the cache by parent beam after every step.
+
+With a trace active (return_traces, step_traces, an ablation's edits) or use_cache=False, each step
+re-runs the decoder over the whole prefix, as an ordinary forward pass whose every value can be
+captured (and edited); the cache would show only the newest query row. Both paths give the same ids.
 Because of the causal mask, row t of a teacher-forced pass over the final output equals what step t
 computed; `step_traces` gives the per-step view explicitly.
 """
@@ -12,8 +18,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from model.trace import Trace, capture
-from model.transformer import Transformer
+from model.trace import Trace, active_trace, capture
+from model.transformer import DecoderCache, Transformer
 
 
 @dataclass
@@ -38,16 +44,29 @@ def _src_tensor(model: Transformer, src_ids) -> torch.Tensor:
     return src[None] if src.dim() == 1 else src
 
 
+def _new_cache(model: Transformer, enabled: bool) -> DecoderCache | None:
+    """A cache only when nothing is being captured or edited: traces need full forward passes."""
+    return model.new_cache() if enabled and active_trace() is None else None
+
+
+def _decode_last(model: Transformer, memory, src_mask, ys, cache: DecoderCache | None):
+    """Decoder output at the last position of the prefix ys [B,t] -> [B,D]. With a cache only the
+    tokens it has not seen are fed (one per step); without, the whole prefix."""
+    tgt = ys if cache is None else ys[:, cache.length:]
+    return model.decode(memory, src_mask, tgt, cache)[:, -1]
+
+
 @torch.no_grad()
-def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int) -> torch.Tensor:
+def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int, use_cache: bool = True) -> torch.Tensor:
     """Greedy decoding of a padded batch [B,S]; returns [B,<=max_len] ids (pad after </s>)."""
     cfg = model.cfg
     src_mask = model.src_mask(src)
     memory = model.encode(src, src_mask)
+    cache = _new_cache(model, use_cache)
     ys = torch.full((src.size(0), 1), cfg.bos_id, dtype=torch.long, device=src.device)
     done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
     for _ in range(max_len):
-        logits = model.generator(model.decode(memory, src_mask, ys)[:, -1])   # [B,V]
+        logits = model.generator(_decode_last(model, memory, src_mask, ys, cache))   # [B,V]
         nxt = logits.argmax(-1).masked_fill(done, cfg.pad_id)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
         done |= nxt == cfg.eos_id
@@ -58,7 +77,7 @@ def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int) -> torch.T
 
 @torch.no_grad()
 def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
-           return_traces: bool = False) -> Hypothesis:
+           return_traces: bool = False, use_cache: bool = True) -> Hypothesis:
     """Greedy decoding of one sentence; with return_traces, the encoder's Trace and one per step."""
     src = _src_tensor(model, src_ids)
     max_len = max_len or default_max_len(model, src.size(1))
@@ -67,10 +86,11 @@ def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
     with _maybe_capture(return_traces, names) as trace:
         memory = model.encode(src, src_mask)
     hyp.encoder_trace = trace
+    cache = _new_cache(model, use_cache and not return_traces)
     for _ in range(max_len):
         tgt = torch.tensor([[model.cfg.bos_id] + hyp.ids], device=src.device)
         with _maybe_capture(return_traces, names) as trace:
-            logprobs = model.generator(model.decode(memory, src_mask, tgt)[:, -1]).log_softmax(-1)[0]
+            logprobs = model.generator(_decode_last(model, memory, src_mask, tgt, cache)).log_softmax(-1)[0]
         if trace is not None:
             hyp.step_traces.append(trace)
         nxt = int(logprobs.argmax())
@@ -88,7 +108,8 @@ def _maybe_capture(enabled: bool, names):
 
 @torch.no_grad()
 def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | None = None,
-                alpha: float = 0.6, names=None, return_traces: bool = False) -> list[Hypothesis]:
+                alpha: float = 0.6, names=None, return_traces: bool = False,
+                use_cache: bool = True) -> list[Hypothesis]:
     """Beam search; returns hypotheses, best first (by length-normalised score).
     With return_traces the best one carries its encoder Trace and one Trace per step."""
     cfg = model.cfg
@@ -96,22 +117,29 @@ def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | 
     max_len = max_len or default_max_len(model, src.size(1))
     src_mask = model.src_mask(src)
     memory = model.encode(src, src_mask)                               # [1,S,D]
+    cache = _new_cache(model, use_cache)   # the search itself is never traced (step_traces does that)
     beams = [Hypothesis([], 0.0)]
     finished: list[Hypothesis] = []
     for _ in range(max_len):
         tgt = torch.tensor([[cfg.bos_id] + h.ids for h in beams], device=src.device)   # [K,t]
         k = len(beams)
-        out = model.decode(memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1), tgt)
-        logprobs = model.generator(out[:, -1]).log_softmax(-1)         # [K,V]
+        out = _decode_last(model, memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1), tgt, cache)
+        logprobs = model.generator(out).log_softmax(-1)                # [K,V]
         total = logprobs + torch.tensor([h.score for h in beams], device=src.device)[:, None]
         top = total.flatten().topk(min(2 * beam_size, total.numel()))
-        candidates = []
+        candidates, parents = [], []
         for score, flat in zip(top.values.tolist(), top.indices.tolist()):
             parent, tok = divmod(flat, logprobs.size(1))
             h = beams[parent]
             child = Hypothesis(h.ids + [tok], score, h.step_logprobs + [float(logprobs[parent, tok])])
-            (finished if tok == cfg.eos_id else candidates).append(child)
+            if tok == cfg.eos_id:
+                finished.append(child)
+            else:
+                candidates.append(child)
+                parents.append(parent)
         beams = candidates[:beam_size]
+        if cache is not None and beams:  # row b of the cache must hold the prefix of beams[b]
+            cache.reorder(torch.tensor(parents[:beam_size], device=src.device))
         best_open = max((h.normalized(alpha) for h in beams), default=float("-inf"))
         if len(finished) >= beam_size and max(h.normalized(alpha) for h in finished) >= best_open:
             break

@@ -26,6 +26,29 @@ def attention(q, k, v, mask=None, dropout: float = 0.0):
     return dropped @ v, scores, weights
 
 
+class KVCache:
+    """One attention layer's keys and values from earlier decoding steps, so each step projects only
+    its new token. Self-attention appends them; cross-attention (static) projects the encoder memory
+    on the first step and reuses it. Used only when no trace is active (model/decode.py)."""
+
+    def __init__(self, static: bool = False):
+        self.static = static
+        self.k = self.v = None                                       # [B,H,t,Dh]
+
+    def keys_values(self, attn: "MultiHeadAttention", x_kv):
+        if self.static and self.k is not None:
+            return self.k, self.v
+        k, v = attn.keys_values(x_kv)                                # [B,H,T_new,Dh]
+        if self.k is not None:
+            k, v = torch.cat([self.k, k], dim=2), torch.cat([self.v, v], dim=2)  # [B,H,t+T_new,Dh]
+        self.k, self.v = k, v
+        return k, v
+
+    def reorder(self, index: torch.Tensor):                          # beam search: row b continues row index[b]
+        if self.k is not None:
+            self.k, self.v = self.k.index_select(0, index), self.v.index_select(0, index)
+
+
 class MultiHeadAttention(nn.Module):
     """h heads in parallel, each attending in a d_model/h subspace; concatenated, then W^O."""
 
@@ -46,10 +69,12 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
 
-    def forward(self, x_q, x_kv, mask=None):
+    def keys_values(self, x_kv):         # [B,S,D] -> k, v [B,H,S,Dh]
+        return self.hook_k(self.split_heads(self.w_k(x_kv))), self.hook_v(self.split_heads(self.w_v(x_kv)))
+
+    def forward(self, x_q, x_kv, mask=None, cache: KVCache | None = None):
         q = self.hook_q(self.split_heads(self.w_q(x_q)))             # [B,H,T,Dh]
-        k = self.hook_k(self.split_heads(self.w_k(x_kv)))            # [B,H,S,Dh]
-        v = self.hook_v(self.split_heads(self.w_v(x_kv)))            # [B,H,S,Dh]
+        k, v = self.keys_values(x_kv) if cache is None else cache.keys_values(self, x_kv)  # [B,H,S,Dh]
         p = self.dropout if self.training else 0.0
         if self._explicit():
             z, scores, weights = attention(q, k, v, mask, p)
@@ -133,10 +158,11 @@ class PositionalEncoding(nn.Module):
         else:  # a buffer, not a parameter: fixed, and rebuilt rather than loaded
             self.register_buffer("table", sinusoidal_table(max_len, d_model), persistent=False)
 
-    def forward(self, n_positions: int):
-        if n_positions > self.table.size(0):
-            raise ValueError(f"sequence of {n_positions} tokens exceeds max_len={self.table.size(0)}")
-        return self.table[:n_positions]                                      # [T,D]
+    def forward(self, n_positions: int, start: int = 0):
+        """Encodings of positions start .. start+n-1 (start > 0: the new tokens of cached decoding)."""
+        if start + n_positions > self.table.size(0):
+            raise ValueError(f"sequence of {start + n_positions} tokens exceeds max_len={self.table.size(0)}")
+        return self.table[start:start + n_positions]                         # [T,D]
 
 
 class Embeddings(nn.Module):
@@ -152,7 +178,7 @@ class Embeddings(nn.Module):
         self.hook_pos = HookPoint()     # [1,T,D] positional encodings
         self.hook_out = HookPoint()     # [B,T,D] their sum, before dropout
 
-    def forward(self, ids):                                               # ids [B,T]
+    def forward(self, ids, start: int = 0):                               # ids [B,T] at positions start..
         tokens = self.hook_tokens(self.token(ids) * self.scale)           # [B,T,D]
-        pos = self.hook_pos(self.pos(ids.size(1))[None])                  # [1,T,D]
+        pos = self.hook_pos(self.pos(ids.size(1), start)[None])           # [1,T,D]
         return self.dropout(self.hook_out(tokens + pos))

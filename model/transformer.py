@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from model.config import TransformerConfig
-from model.layers import Embeddings, FeedForward, LayerNorm, MultiHeadAttention, PositionalEncoding
+from model.layers import Embeddings, FeedForward, KVCache, LayerNorm, MultiHeadAttention, PositionalEncoding
 from model.trace import HookPoint, name_hook_points
 
 
@@ -59,10 +59,12 @@ class DecoderLayer(_Layer):
         self.hook_resid_cross = HookPoint()  # [B,T,D] after cross-attention, Add & Norm
         self.hook_resid_post = HookPoint()   # [B,T,D] after feed-forward, Add & Norm
 
-    def forward(self, y, memory, src_mask, tgt_mask):
+    def forward(self, y, memory, src_mask, tgt_mask, cache: tuple[KVCache, KVCache] | None = None):
+        self_kv, cross_kv = cache or (None, None)
         y = self.hook_resid_pre(y)
-        y = self.hook_resid_mid(self.residual(y, lambda h: self.self_attn(h, h, tgt_mask), self.norm_attn))
-        y = self.hook_resid_cross(self.residual(y, lambda h: self.cross_attn(h, memory, src_mask), self.norm_cross))
+        y = self.hook_resid_mid(self.residual(y, lambda h: self.self_attn(h, h, tgt_mask, self_kv), self.norm_attn))
+        y = self.hook_resid_cross(self.residual(y, lambda h: self.cross_attn(h, memory, src_mask, cross_kv),
+                                                self.norm_cross))
         return self.hook_resid_post(self.residual(y, self.ff, self.norm_ff))
 
 
@@ -86,9 +88,9 @@ class Decoder(nn.Module):
         self.norm = LayerNorm(cfg.d_model, cfg.ln_eps) if cfg.norm_first else nn.Identity()
         self.hook_out = HookPoint()  # [B,T,D]
 
-    def forward(self, y, memory, src_mask, tgt_mask):
-        for layer in self.layers:
-            y = layer(y, memory, src_mask, tgt_mask)
+    def forward(self, y, memory, src_mask, tgt_mask, cache: DecoderCache | None = None):
+        for i, layer in enumerate(self.layers):
+            y = layer(y, memory, src_mask, tgt_mask, None if cache is None else cache.layers[i])
         return self.hook_out(self.norm(y))
 
 
@@ -104,9 +106,34 @@ class Generator(nn.Module):
         return self.hook_logits(self.proj(y))
 
 
-def causal_mask(n: int, device=None) -> torch.Tensor:
-    """[n, n] bool, True on and below the diagonal: position i may attend to positions <= i."""
-    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
+def causal_mask(n: int, device=None, past: int = 0) -> torch.Tensor:
+    """[n, past+n] bool: new position i (absolute past+i) may attend to positions <= past+i."""
+    return torch.ones(n, past + n, dtype=torch.bool, device=device).tril(past)
+
+
+class DecoderCache:
+    """What cached decoding keeps between steps: per decoder layer the (self-attention, cross-attention)
+    KVCache pair, and which target tokens so far are real (not padding), for the self-attention mask."""
+
+    def __init__(self, n_layers: int):
+        self.layers = [(KVCache(), KVCache(static=True)) for _ in range(n_layers)]
+        self.keep: torch.Tensor | None = None                   # [B,t] bool
+
+    @property
+    def length(self) -> int:                                     # tokens seen = position of the next one
+        return 0 if self.keep is None else self.keep.size(1)
+
+    def append_mask(self, tgt, pad_id: int):                     # new tokens [B,T] -> mask [B,1,T,t+T]
+        past = self.length
+        new = tgt != pad_id
+        self.keep = new if self.keep is None else torch.cat([self.keep, new], dim=1)
+        return self.keep[:, None, None, :] & causal_mask(tgt.size(1), tgt.device, past)
+
+    def reorder(self, index: torch.Tensor):                      # beam search: row b continues row index[b]
+        self.keep = self.keep.index_select(0, index)
+        for self_kv, cross_kv in self.layers:
+            self_kv.reorder(index)
+            cross_kv.reorder(index)
 
 
 class Transformer(nn.Module):
@@ -150,8 +177,16 @@ class Transformer(nn.Module):
             src_mask = self.src_mask(src)
         return self.encoder(self.src_embed(src), src_mask)
 
-    def decode(self, memory, src_mask, tgt):                     # tgt [B,T] -> [B,T,D]
-        return self.decoder(self.tgt_embed(tgt), memory, src_mask, self.tgt_mask(tgt))
+    def decode(self, memory, src_mask, tgt, cache: DecoderCache | None = None):   # tgt [B,T] -> [B,T,D]
+        """tgt is the whole prefix; with a cache, only the tokens after those it already holds."""
+        if cache is None:
+            return self.decoder(self.tgt_embed(tgt), memory, src_mask, self.tgt_mask(tgt))
+        start = cache.length
+        tgt_mask = cache.append_mask(tgt, self.cfg.pad_id)       # [B,1,T,start+T]
+        return self.decoder(self.tgt_embed(tgt, start), memory, src_mask, tgt_mask, cache)
+
+    def new_cache(self) -> DecoderCache:
+        return DecoderCache(len(self.decoder.layers))
 
     def forward(self, src, tgt):
         """Teacher forcing: tgt is the target shifted right (starts with <s>). Returns logits [B,T,V]."""

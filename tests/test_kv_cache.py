@@ -1,0 +1,130 @@
+"""Cached decoding (key/value cache) gives what full-prefix decoding gives, and traces never see it."""
+import numpy as np
+import pytest
+import torch
+
+from conftest import ROOT, tiny_config
+from model.checkpoint import load_checkpoint
+from model.decode import _new_cache, beam_search, greedy, greedy_batch
+from model.pipeline import encode_text
+from model.trace import capture
+from model.transformer import Transformer, causal_mask
+
+TOY_TEXTS = ["a b c d e", "b d h", "j i h g f e d c b a", "c", "a a b b c c d"]
+
+
+def tiny(**overrides) -> Transformer:
+    torch.manual_seed(0)
+    return Transformer(tiny_config(**overrides)).eval()
+
+
+# Post-norm (paper), pre-norm, and learned positions: the cache must use absolute positions in each.
+CONFIGS = {"post-norm": {}, "pre-norm": dict(norm_first=True),
+           "pre-norm-learned": dict(norm_first=True, pe="learned", share_embeddings=False)}
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_checkpoint(ROOT / "pretrained" / "toy-reverse", device="cpu")
+
+
+def toy_ids(toy, text):
+    return encode_text(toy, text).ids
+
+
+def test_causal_mask_with_a_past_is_the_last_rows_of_the_full_mask():
+    full = causal_mask(7)
+    assert torch.equal(causal_mask(3, past=4), full[4:])
+    assert torch.equal(causal_mask(1, past=6), torch.ones(1, 7, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("overrides", CONFIGS.values(), ids=CONFIGS.keys())
+@torch.no_grad()
+def test_cached_logits_match_a_full_prefix_decode(overrides):
+    model = tiny(**overrides)
+    src = torch.tensor([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])                      # second one padded
+    tgt = torch.tensor([[1, 6, 5, 4, 9, 3, 7, 8], [1, 8, 7, 0, 3, 3, 0, 6]])   # [B,T] pad keys masked
+    src_mask = model.src_mask(src)
+    memory = model.encode(src, src_mask)
+    full = model.generator(model.decode(memory, src_mask, tgt))                  # [B,T,V]
+    cache = model.new_cache()
+    # a chunk of three tokens first (needs the offset causal mask), then one token per step
+    chunks = [tgt[:, :3]] + [tgt[:, t:t + 1] for t in range(3, tgt.size(1))]
+    for chunk in chunks:
+        start = cache.length
+        out = model.generator(model.decode(memory, src_mask, chunk, cache))      # [B,T_new,V]
+        torch.testing.assert_close(out, full[:, start:start + chunk.size(1)], atol=1e-5, rtol=1e-5)
+    assert cache.length == tgt.size(1)
+
+
+@pytest.mark.parametrize("overrides", CONFIGS.values(), ids=CONFIGS.keys())
+def test_cached_greedy_equals_uncached_on_a_random_model(overrides):
+    model = tiny(**overrides)
+    for src in ([3, 4, 5, 2], [3, 4, 5, 6, 7, 8, 9, 2], [5, 2], [9, 9, 9, 3, 3, 2]):
+        fast = greedy(model, src, max_len=20)
+        slow = greedy(model, src, max_len=20, use_cache=False)
+        assert fast.ids == slow.ids
+        np.testing.assert_allclose(fast.step_logprobs, slow.step_logprobs, atol=1e-5)
+
+
+def test_cached_greedy_equals_uncached_on_the_toy_model(toy):
+    for text in TOY_TEXTS:
+        src = toy_ids(toy, text)
+        fast, slow = greedy(toy.model, src), greedy(toy.model, src, use_cache=False)
+        assert fast.ids == slow.ids
+        assert fast.ids[-1] == toy.config.eos_id                  # trained: it stops
+        assert fast.score == pytest.approx(slow.score, abs=1e-4)
+
+
+def _padded(rows, pad_id):
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])
+
+
+def test_cached_greedy_batch_with_padding_equals_uncached(toy):
+    rows = [toy_ids(toy, t) for t in TOY_TEXTS]
+    src = _padded(rows, toy.config.pad_id)                          # different source lengths
+    fast = greedy_batch(toy.model, src, 16)
+    slow = greedy_batch(toy.model, src, 16, use_cache=False)
+    assert torch.equal(fast, slow)
+    for i, row in enumerate(rows):                                 # padding changes nothing either
+        alone = greedy_batch(toy.model, torch.tensor([row]), 16)[0]
+        assert fast[i, :alone.numel()].tolist() == alone.tolist()
+        assert (fast[i, alone.numel():] == toy.config.pad_id).all()  # finished rows emit pad
+
+
+def test_cached_greedy_batch_equals_uncached_on_a_random_model():
+    model = tiny()
+    src = _padded([[3, 4, 5, 6, 7, 2], [8, 2], [4, 4, 9, 2]], model.cfg.pad_id)
+    assert torch.equal(greedy_batch(model, src, 12), greedy_batch(model, src, 12, use_cache=False))
+
+
+def _assert_same_beams(fast, slow):
+    assert [h.ids for h in fast] == [h.ids for h in slow]
+    for a, b in zip(fast, slow):
+        assert a.score == pytest.approx(b.score, abs=1e-4)
+        np.testing.assert_allclose(a.step_logprobs, b.step_logprobs, atol=1e-4)
+
+
+@pytest.mark.parametrize("beam", [1, 3, 4])
+def test_cached_beam_search_equals_uncached(toy, beam):
+    for text in TOY_TEXTS[:3]:
+        src = toy_ids(toy, text)
+        _assert_same_beams(beam_search(toy.model, src, beam_size=beam),
+                           beam_search(toy.model, src, beam_size=beam, use_cache=False))
+    model = tiny(norm_first=True)
+    for src in ([3, 4, 5, 6, 2], [7, 8, 2]):                     # random: runs to max_len, beams reorder
+        _assert_same_beams(beam_search(model, src, beam_size=beam, max_len=10),
+                           beam_search(model, src, beam_size=beam, max_len=10, use_cache=False))
+
+
+def test_no_cache_while_a_trace_is_active(toy):
+    assert _new_cache(toy.model, True) is not None
+    with capture(names=[]):
+        assert _new_cache(toy.model, True) is None              # edits and captures need full passes
+    src = toy_ids(toy, "a b c d")
+    hyp = greedy(toy.model, src, return_traces=True, names="decoder.layers.*.self_attn.hook_pattern")
+    assert hyp.ids == greedy(toy.model, src).ids
+    heads = toy.config.n_heads
+    for t, trace in enumerate(hyp.step_traces):                    # step t: the full prefix of t+1 queries
+        assert trace["decoder.layers.1.self_attn.hook_pattern"].shape == (heads, t + 1, t + 1)
