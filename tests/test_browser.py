@@ -51,7 +51,23 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('head 2'))", timeout=60_000)
     assert "head=2" in page.url
+    # ...or click a thumbnail of the all-heads grid: layer 0, head 1
+    x, y = page.evaluate(CELL_JS, [0, 1])
+    page.mouse.click(x, y)
+    page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
+                           ".some(e => e.textContent.includes('layer 0, head 1'))", timeout=60_000)
+    assert "head=1" in page.url and "layer=0" in page.url
     page.close()
+
+
+# Page coordinates of a click target of the all-heads grid for (layer, head).
+CELL_JS = """([layer, head]) => {
+  const gd = document.querySelector('.js-plotly-plot');
+  const targets = gd.data[1], full = gd._fullLayout, box = gd.getBoundingClientRect();
+  const n = targets.customdata.length;
+  const i = [...Array(n).keys()].find(k => targets.customdata[k][0] === layer && targets.customdata[k][1] === head);
+  return [box.left + full._size.l + full.xaxis.l2p(targets.x[i]), box.top + full._size.t + full.yaxis.l2p(targets.y[i])];
+}"""
 
 
 def test_deep_link_reproduces_the_view(chromium, app_url):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from viz.figures.style import ATTENTION_SCALE, BASE_FONT, check_matrix, label_axes, plotly_text
 
@@ -38,32 +37,70 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     return fig
 
 
-def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int] | None = None) -> go.Figure:
-    """Every layer (rows) x head (columns) as thumbnails sharing one 0-1 colour scale. [L,H,Q,K] in."""
-    patterns = np.asarray(patterns, dtype=float)
+def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int | None] | None = None) -> go.Figure:
+    """Every layer (rows) x head (columns) as thumbnails sharing one 0-1 colour scale. [L,H,Q,K] in.
+
+    One heatmap on one pair of axes, thumbnails tiled with blank (NaN) gaps: a subplot per head made
+    24-72 axes that the browser laid out one by one. Heatmap cells cannot be selected in plotly, so an
+    invisible lattice of points over each thumbnail carries its (layer, head) for clicks (`grid_cell`).
+    `selected` is (layer, head), or (layer, None) for a layer's head average.
+    """
+    patterns = np.asarray(patterns, dtype=np.float32)
     if patterns.ndim != 4:
         raise ValueError(f"model_view expects [layer, head, query, key], got shape {patterns.shape}")
-    n_layers, n_heads = patterns.shape[:2]
-    fig = make_subplots(rows=n_layers, cols=n_heads, horizontal_spacing=0.012, vertical_spacing=0.03,
-                        row_titles=[f"L{i}" for i in range(n_layers)],
-                        column_titles=[f"H{j}" for j in range(n_heads)])
+    n_layers, n_heads, n_q, n_k = patterns.shape
+    gap = max(1, round(0.15 * max(n_q, n_k)))
+    tiles = np.pad(patterns, ((0, 0), (0, 0), (0, gap), (0, gap)), constant_values=np.nan)   # [L,H,Q+g,K+g]
+    z = tiles.transpose(0, 2, 1, 3).reshape(n_layers * (n_q + gap), n_heads * (n_k + gap))[:-gap, :-gap]
+    fig = go.Figure(go.Heatmap(z=z, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, hoverinfo="skip",
+                               colorbar=dict(title=dict(text="weight"), thickness=12)))
+    fig.add_trace(_click_targets(n_layers, n_heads, n_q + gap, n_k + gap, n_q, n_k))
+    margin = 0.5 + 0.6 * gap                    # room for the selection box around the outer thumbnails
+    fig.update_xaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False,
+                     range=[-margin, z.shape[1] - 1 + margin])
+    fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False,
+                     range=[z.shape[0] - 1 + margin, -margin])
+    for j in range(n_heads):
+        fig.add_annotation(x=j * (n_k + gap) + (n_k - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
+                           text=f"H{j}", showarrow=False)
     for i in range(n_layers):
-        for j in range(n_heads):
-            fig.add_trace(go.Heatmap(z=patterns[i, j], zmin=0, zmax=1, coloraxis="coloraxis",
-                                     customdata=np.full(patterns[i, j].shape, i * n_heads + j),
-                                     hovertemplate=f"layer {i} head {j}<br>query %{{y}} key %{{x}}<br>"
-                                                   "weight %{z:.3f}<extra></extra>"), row=i + 1, col=j + 1)
-    fig.update_xaxes(showticklabels=False, ticks="")
-    fig.update_yaxes(showticklabels=False, ticks="", autorange="reversed")
+        fig.add_annotation(x=1, y=i * (n_q + gap) + (n_q - 1) / 2, xref="paper", yref="y", xanchor="left",
+                           text=f"L{i}", showarrow=False)
     if selected is not None:
         i, j = selected
-        axis = "" if i * n_heads + j == 0 else str(i * n_heads + j + 1)
-        fig.add_shape(type="rect", xref=f"x{axis} domain", yref=f"y{axis} domain", x0=-0.04, x1=1.04, y0=-0.04,
-                      y1=1.04, line=dict(color="#d62728", width=3))
-    fig.update_layout(title=title, coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
-                                                  colorbar=dict(title=dict(text="weight"), thickness=12)),
-                      height=max(260, 130 * n_layers + 80), font=BASE_FONT, margin=dict(l=10, r=40, t=70, b=10))
+        left, right = (0, z.shape[1]) if j is None else (j * (n_k + gap), j * (n_k + gap) + n_k)
+        top, bottom = i * (n_q + gap), i * (n_q + gap) + n_q
+        fig.add_shape(type="rect", xref="x", yref="y", x0=left - 0.5 - gap / 2, x1=right - 0.5 + gap / 2,
+                      y0=top - 0.5 - gap / 2, y1=bottom - 0.5 + gap / 2, line=dict(color="#d62728", width=3))
+    fig.update_layout(title=title, height=max(260, 130 * n_layers + 80), font=BASE_FONT, showlegend=False,
+                      margin=dict(l=10, r=50, t=90, b=10), plot_bgcolor="white", hovermode="closest",
+                      hoverdistance=40)
     return fig
+
+
+def _click_targets(n_layers: int, n_heads: int, row_step: int, col_step: int, n_q: int, n_k: int) -> go.Scatter:
+    """A 4x4 lattice of invisible points on each thumbnail, each knowing its (layer, head)."""
+    frac = (np.arange(4) + 0.5) / 4
+    layer, head, fy, fx = np.meshgrid(np.arange(n_layers), np.arange(n_heads), frac, frac, indexing="ij")
+    x = head * col_step + fx * n_k - 0.5
+    y = layer * row_step + fy * n_q - 0.5
+    # Plain lists, not typed arrays: a few hundred numbers, and clicks report them back as they are.
+    return go.Scatter(x=x.ravel().tolist(), y=y.ravel().tolist(), mode="markers",
+                      marker=dict(size=18, color="rgba(0,0,0,0)"),
+                      customdata=np.stack([layer.ravel(), head.ravel()], axis=1).tolist(),
+                      hovertemplate="layer %{customdata[0]} · head %{customdata[1]}<br>click to open it"
+                                    "<extra></extra>")
+
+
+def grid_cell(point: dict) -> tuple[int, int] | None:
+    """(layer, head) of a point clicked in `model_view`; None for anything else."""
+    data = point.get("customdata")
+    if not isinstance(data, (list, tuple)) or len(data) != 2:
+        return None
+    try:
+        return int(data[0]), int(data[1])
+    except (TypeError, ValueError):
+        return None
 
 
 def stack_patterns(arrays: dict[str, np.ndarray], stack: str, sublayer: str, n_layers: int) -> np.ndarray:

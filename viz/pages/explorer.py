@@ -2,12 +2,22 @@
 import numpy as np
 import streamlit as st
 
-from viz.figures.attention import KIND_TITLES, attention_heatmap, model_view, stack_patterns
+from viz.figures.attention import KIND_TITLES, attention_heatmap, grid_cell, model_view, stack_patterns
 from viz.state import qp_choice, set_query
 from viz.text import position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
 KINDS = list(KIND_TITLES)
+
+
+def open_clicked_head(kind: str) -> None:
+    """Runs before the rerun, while the layer/head pickers may still be changed."""
+    points = st.session_state[f"grid-{kind}"]["selection"]["points"]
+    picked = grid_cell(points[0]) if points else None
+    if picked is not None:
+        st.session_state[f"explorer-{kind}-layer"], st.session_state[f"explorer-{kind}-head"] = picked
+
+
 ctx = need_context()
 trace, cfg = ctx.trace, ctx.bundle.config
 
@@ -42,16 +52,9 @@ patterns = stack_patterns(trace.arrays, stack, sub, n_layers)          # [L,H,Q,
 
 layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"explorer-{kind}")
 grid = model_view(patterns, title=f"{KIND_TITLES[kind]}: all {n_layers} layers × {cfg.n_heads} heads "
-                                  "(click a thumbnail to open it)", selected=(layer, head if head is not None else 0))
-event = st.plotly_chart(grid, on_select="rerun", selection_mode="points", key=f"grid-{kind}",
-                        config={"displaylogo": False})
-points = (event or {}).get("selection", {}).get("points", []) if event else []
-if points:
-    index = points[0].get("curve_number")
-    if index is not None and st.session_state.get("_grid_pick") != (kind, index):
-        st.session_state["_grid_pick"] = (kind, index)
-        st.session_state[f"explorer-{kind}-layer"], st.session_state[f"explorer-{kind}-head"] = divmod(index, cfg.n_heads)
-        st.rerun()
+                                  "(click a thumbnail to open it)", selected=(layer, head))
+st.plotly_chart(grid, on_select=lambda: open_clicked_head(kind), selection_mode="points", key=f"grid-{kind}",
+                config={"displaylogo": False})
 
 if head is None:
     weights, name = patterns[layer].mean(0), f"layer {layer}, average of {cfg.n_heads} heads"

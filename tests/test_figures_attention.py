@@ -1,0 +1,56 @@
+"""The all-heads grid: one heatmap whose tiles are exactly the patterns, and click targets that map back."""
+import numpy as np
+import pytest
+
+from viz.figures.attention import grid_cell, model_view
+
+L, H, Q, K = 2, 3, 4, 5                    # gap = 1 cell at this size
+
+
+def _patterns(seed=0):
+    return np.random.default_rng(seed).dirichlet(np.ones(K), size=(L, H, Q))       # [L,H,Q,K], rows sum to 1
+
+
+def test_every_tile_is_its_heads_pattern_and_gaps_are_blank():
+    p = _patterns()
+    fig = model_view(p)
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert z.shape == (L * (Q + 1) - 1, H * (K + 1) - 1)
+    for layer in range(L):
+        for head in range(H):
+            tile = z[layer * (Q + 1): layer * (Q + 1) + Q, head * (K + 1): head * (K + 1) + K]
+            np.testing.assert_allclose(tile, p[layer, head], atol=1e-6)
+    assert np.isnan(z).sum() == z.size - p.size                                # everything else is a gap
+    assert [a.text for a in fig.layout.annotations] == ["H0", "H1", "H2", "L0", "L1"]
+
+
+def test_click_targets_lie_on_their_own_thumbnail():
+    fig = model_view(_patterns())
+    targets = fig.data[1]
+    assert len(targets.x) == L * H * 16
+    for x, y, data in zip(targets.x, targets.y, targets.customdata):
+        layer, head = grid_cell({"customdata": data})
+        assert head * (K + 1) - 0.5 <= x <= head * (K + 1) + K - 0.5
+        assert layer * (Q + 1) - 0.5 <= y <= layer * (Q + 1) + Q - 0.5
+    assert {tuple(d) for d in targets.customdata} == {(i, j) for i in range(L) for j in range(H)}
+
+
+@pytest.mark.parametrize("point", [{}, {"customdata": None}, {"customdata": [1]}, {"customdata": ["a", "b"]}])
+def test_grid_cell_ignores_anything_but_a_click_target(point):
+    assert grid_cell(point) is None
+
+
+@pytest.mark.parametrize("selected, box", [((1, 2), (2 * 6, 2 * 6 + K, 1 * 5, 1 * 5 + Q)),
+                                           ((0, None), (0, H * 6 - 1, 0, Q))])
+def test_selected_box_surrounds_the_head_or_the_whole_layer_and_stays_in_view(selected, box):
+    fig = model_view(_patterns(), selected=selected)
+    shape = fig.layout.shapes[0]
+    assert (shape.x0, shape.x1, shape.y0, shape.y1) == pytest.approx(
+        (box[0] - 1, box[1], box[2] - 1, box[3]))                               # ±(0.5 + gap / 2)
+    assert fig.layout.xaxis.range[0] <= shape.x0 and shape.x1 <= fig.layout.xaxis.range[1]
+    assert fig.layout.yaxis.range[1] <= shape.y0 and shape.y1 <= fig.layout.yaxis.range[0]
+
+
+def test_model_view_rejects_a_non_grid():
+    with pytest.raises(ValueError):
+        model_view(np.zeros((3, 4, 4)))
