@@ -20,7 +20,11 @@ from common import (MAPS_DRAWN_JS, ROOT, Check, Section, SentenceMaker, Server, 
 SERVER_TARGET = 2**30          # 1 GiB with 10 sessions open
 TRACE_TOKENS = (16, 64, 128, 256, 512)
 FLAT_TOLERANCE = 1.10          # RSS after all sentences <= 1.1x RSS once the cache is full
-CACHE_ENTRIES = 48             # viz/state.py get_trace max_entries
+
+
+def cache_budget() -> int:
+    from viz.state import TRACE_CACHE_MB
+    return TRACE_CACHE_MB * 2**20
 
 
 # -- 1. trace size per token count ----------------------------------------------------------------
@@ -37,7 +41,7 @@ def trace_sizes(tokens=TRACE_TOKENS) -> list[list]:
             model(src, tgt)
         patterns = sum(a.nbytes for k, a in trace.arrays.items() if k.endswith(("hook_pattern", "hook_scores")))
         rows.append([n, len(trace.arrays), mb(trace.nbytes), mb(patterns),
-                     mb(trace.arrays["generator.hook_logits"].nbytes), mb(48 * trace.nbytes)])
+                     mb(trace.arrays["generator.hook_logits"].nbytes), cache_budget() // max(1, trace.nbytes)])
         del trace
     return rows
 
@@ -75,12 +79,12 @@ def cache_worker(n_sentences: int, n_tokens: int, every: int) -> None:
     model_id = "en-es" if en_es_available() else BENCH_MODEL_ID
     maker = SentenceMaker(seed=3)
     state.load_bundle(model_id)
-    print(json.dumps({"done": 0, "rss": rss_bytes(os.getpid(), children=False),
-                      "max_entries": CACHE_ENTRIES}), flush=True)
+    print(json.dumps({"done": 0, "rss": rss_bytes(os.getpid(), children=False), "cached": 0}), flush=True)
     for i in range(1, n_sentences + 1):
         state.get_trace(model_id, maker.sentence(n_tokens), None, 1, 128)
         if i % every == 0 or i == n_sentences:
-            print(json.dumps({"done": i, "rss": rss_bytes(os.getpid(), children=False)}), flush=True)
+            print(json.dumps({"done": i, "rss": rss_bytes(os.getpid(), children=False),
+                              "cached": state.trace_cache().nbytes, "entries": len(state.trace_cache())}), flush=True)
 
 
 def cache_rss(n_sentences: int, n_tokens: int) -> list[dict]:
@@ -101,12 +105,12 @@ def cache_rss(n_sentences: int, n_tokens: int) -> list[dict]:
 
 def main(argv=None) -> Section:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 sessions, 72 sentences, traces up to 128 tokens")
+    parser.add_argument("--quick", action="store_true", help="3 sessions, 150 sentences, traces up to 128 tokens")
     parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     parser.add_argument("--sentences", type=int, default=None, help="sentences through the cache (default 500)")
     args = parser.parse_args(argv)
     n_sessions = 3 if args.quick else 10
-    n_sentences = max(args.sentences or (72 if args.quick else 500), CACHE_ENTRIES + 8)
+    n_sentences = args.sentences or (150 if args.quick else 500)
     cache_tokens = 32
 
     log("memory: trace sizes")
@@ -116,18 +120,19 @@ def main(argv=None) -> Section:
     log("memory: sentences through the cached trace function")
     samples = cache_rss(n_sentences, cache_tokens)
 
-    # steady state: from half-way (well after the 48 entries are full) to the end
-    settled = max(CACHE_ENTRIES + 12, n_sentences // 2)
+    # steady state: from half-way (the cache is full after ~70 sentences of 32 tokens) to the end
+    settled = n_sentences // 2
     full_at = next(s for s in samples if s["done"] >= settled)
     final = samples[-1]
     flat = final["rss"] <= FLAT_TOLERANCE * full_at["rss"]
     body = "\n".join([
         "**Trace size** (one full capture, every hook point, float32; source and target both *n* tokens). "
-        "The trace cache (`viz/state.py` `get_trace`, `cache_resource(max_entries=48, ttl=3600)`) holds at "
-        "most 48 traces, so its worst case is the last column: the cache is bounded by count, not by bytes.",
+        f"The trace cache (`viz/trace_cache.py`, one per server) is bounded by bytes "
+        f"({cache_budget() / 2**20:.0f} MiB, `TRANSFORMER_VIZ_TRACE_CACHE_MB`) and age (1 h), least recently "
+        "used out first; the last column is how many traces of that length it holds.",
         "",
         table(["tokens", "arrays", "trace (Trace.nbytes)", "of which scores + patterns", "of which logits",
-               "48 cached traces"], size_rows),
+               "traces the cache holds"], size_rows),
         "",
         f"**Server RSS** (`streamlit run app.py`, /proc VmRSS incl. children), sessions are separate browser "
         f"contexts on `/explorer`:",
@@ -138,7 +143,7 @@ def main(argv=None) -> Section:
         "through `viz.state.get_trace` itself, called in a separate Python process (Streamlit's cache works "
         "without a server), so the numbers are the cache's and the model's alone:",
         "",
-        table(["sentences traced", "RSS"], [[s["done"], mb(s["rss"])] for s in samples]),
+        table(["sentences traced", "RSS", "trace cache"], [[s["done"], mb(s["rss"]), mb(s["cached"])] for s in samples]),
     ])
     checks = [
         Check(f"server RSS with {n_sessions} sessions ≤ 1 GiB", mb(peak), peak <= SERVER_TARGET),

@@ -88,7 +88,10 @@ class Trace:
         if edit is not None:
             x = edit(x)
         if self.wants(name):
-            self._tensors[name] = x.detach().to("cpu", torch.float32, copy=True)
+            # A fresh result is never written to again (the model has no in-place ops), so keep it
+            # as is; copy only views, which share memory with something that may change (a
+            # parameter, a buffer that training updates).
+            self._tensors[name] = x.detach().to("cpu", torch.float32, copy=x._base is not None)
         return x
 
     def finish(self) -> None:

@@ -118,3 +118,19 @@ def test_trace_cli(tmp_path):
           "--names", "*.hook_pattern"])
     trace = Trace.load(out)
     assert trace.names() == trace.names("*.hook_pattern") and len(trace.names()) == 6
+
+
+def test_a_trace_keeps_its_values_when_the_model_changes_afterwards(tiny_model, batch):
+    """Capture keeps fresh tensors without copying; values that are views of parameters must be copied."""
+    src, tgt = batch
+    with capture() as trace:
+        tiny_model(src, tgt)
+    before = {name: array.copy() for name, array in trace.arrays.items()}
+    with torch.no_grad():
+        for p in tiny_model.parameters():
+            p.add_(1.0)                                   # what a training step does, in place
+        with capture() as later:
+            tiny_model(src, tgt)
+    changed = [n for n in before if not np.array_equal(before[n], trace.arrays[n])]
+    assert changed == []
+    assert not np.allclose(later["encoder.layers.0.norm_attn.hook_gain"], before["encoder.layers.0.norm_attn.hook_gain"])

@@ -16,6 +16,7 @@ from model.checkpoint import Bundle, CheckpointError, load_checkpoint
 from model.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.trace import Trace
 from viz.text import plain
+from viz.trace_cache import TraceCache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,12 +56,22 @@ def load_bundle(model_id: str) -> Bundle:
     return load_checkpoint(resolve_model_dir(model_id), device="cpu")
 
 
-# Traces are cached as shared, read-only objects (cache_resource): cache_data would pickle and copy
-# tens of MB per rerun. Bounded in count and age so memory stays flat however many sentences come
-# (a full trace is ~3 MB at 16 tokens, ~32 MB at 128: 16 entries stay near 0.5 GB at the default limit).
-@st.cache_resource(max_entries=16, ttl=3600, show_spinner="Running the model…")
+TRACE_CACHE_MB = int(os.environ.get("TRANSFORMER_VIZ_TRACE_CACHE_MB", "400"))
+TRACE_TTL_S = 3600
+
+
+@st.cache_resource
+def trace_cache() -> TraceCache:
+    """One per server: the byte budget holds across every session (viz/trace_cache.py)."""
+    return TraceCache(max_bytes=TRACE_CACHE_MB * 2**20, ttl_s=TRACE_TTL_S)
+
+
 def get_trace(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> Trace:
-    return trace_sentence(load_bundle(model_id), text, target=target, beam=beam, max_tokens=max_tokens)
+    def compute() -> Trace:
+        with st.spinner("Running the model…"):
+            return trace_sentence(load_bundle(model_id), text, target=target, beam=beam, max_tokens=max_tokens)
+
+    return trace_cache().get((model_id, text, target, beam, max_tokens), compute)
 
 
 def presets(model_id: str) -> list[str]:
