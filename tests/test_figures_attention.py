@@ -54,3 +54,15 @@ def test_selected_box_surrounds_the_head_or_the_whole_layer_and_stays_in_view(se
 def test_model_view_rejects_a_non_grid():
     with pytest.raises(ValueError):
         model_view(np.zeros((3, 4, 4)))
+
+
+def test_long_sentences_get_max_pooled_thumbnails():
+    from viz.figures.attention import thumbnail
+    p = np.zeros((1, 2, 130, 70), dtype=np.float32)
+    p[0, 1, 129, 3] = 0.9                                   # one strong link in the last (partial) block
+    small = thumbnail(p, cells=64)                          # f = 3: 130 -> 44 rows, 70 -> 24 columns
+    assert small.shape == (1, 2, 44, 24)
+    assert small[0, 1, 43, 1] == pytest.approx(0.9) and small.sum() == pytest.approx(0.9)
+    assert thumbnail(p[..., :64, :40]) is not None and thumbnail(p[..., :64, :40]).shape == (1, 2, 64, 40)
+    fig = model_view(np.random.default_rng(0).dirichlet(np.ones(256), size=(3, 8, 256)))
+    assert max(np.asarray(fig.data[0].z).shape) <= 8 * 64 + 7 * 10 and len(fig.to_json()) < 2_000_000

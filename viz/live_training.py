@@ -3,13 +3,12 @@
 No Streamlit here: the page passes callbacks.
 
 Threads. torch's intra-op thread count is process-wide in effect (it seeds every new thread), and app
-startup (viz/state.py) sets it to TORCH_THREADS (2). A training never raises it: it runs with
+startup (viz/state.py) sets it to TORCH_THREADS (1). A training never raises it: it runs with
 TRAINING_THREADS = 1 and puts the previous value back when it ends. One thread because the model is
 too small to gain from two on a shared machine: measured on this 2-core server (another process busy),
 800 steps of the small model with 16 evaluations took 41 s on 1 thread; 200 steps took 14 s on 1
 thread and 19-22 s on 2 even with OMP_WAIT_POLICY=PASSIVE (app.py), and without PASSIVE two spinning
-threads took over 500 s for 800 steps. While a training runs, sessions that start a new script run
-also get 1 thread (lower, never higher). TRAINING_SLOT lets only one training run per process: a
+threads took over 500 s for 800 steps. TRAINING_SLOT lets only one training run per process: a
 second class member waits (and is told so) instead of halving everyone's speed.
 """
 from __future__ import annotations

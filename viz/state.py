@@ -30,9 +30,14 @@ def model_root() -> Path:
 MODEL_ROOT = model_root()  # the folder at start-up (tests read the shipped models from it)
 DEFAULT_MODEL = "en-es"
 MAX_TEXT_CHARS = 5000
-TORCH_THREADS = max(1, min(2, os.cpu_count() or 1))
+# One intra-op thread per script run. Decoding is hundreds of small ops, and Streamlit runs scripts in
+# worker threads, where a 2-thread OpenMP team is re-formed for every op: greedy decoding of a
+# 256-token sentence took 1.9 s on 2 threads there and 0.77 s on 1 (2-core server, quiet). The
+# full-capture pass loses little (512 tokens: 0.12 s on 2 threads, 0.16 s on 1), and concurrent
+# sessions then use both cores instead of fighting over them.
+TORCH_THREADS = 1
 
-torch.set_num_threads(TORCH_THREADS)  # bounded: many sessions share these cores
+torch.set_num_threads(TORCH_THREADS)
 
 
 def model_ids() -> list[str]:
