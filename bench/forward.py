@@ -189,6 +189,7 @@ def main(argv=None) -> Section:
                             off / torch_t <= 1.1))
         checks.append(Check(f"full capture ≤ 1.5× capture off, {n} tokens", f"{full / off:.2f}×", full / off <= 1.5))
     work_rows = []
+    torch.set_num_threads(1)                                   # as the app decodes (viz/state.py)
     for n in ((32,) if args.quick else (32, 128, 256)):
         log(f"forward: server work for a {n}-token sentence")
         w = server_work(bundle, n)
@@ -208,10 +209,10 @@ def main(argv=None) -> Section:
                "off / torch", "full / off", "max |Δ logit|"], rows),
         "",
         "**Where a new sentence's time goes on the server** (the explorer's work outside Streamlit, one run each): "
-        "greedy decoding (no key/value cache: step *t* re-runs the decoder over *t* tokens), the teacher-forced "
+        "on 1 torch thread as in the app: greedy decoding (with the key/value cache), the teacher-forced "
         "full-capture pass over the output, the two explorer figures (all-heads grid + one head), and their "
-        "JSON, which is what travels to the browser. With random weights greedy never emits `</s>` and runs "
-        "to its limit (1.5 × source + 10); a trained model stops near the source length.",
+        "JSON, which is what travels to the browser. The sentences are random English words, on which the model "
+        "often runs to its length limit (1.5 × source + 10) instead of stopping near the source length.",
         "",
         table(["source tokens", "generated", "greedy decoding", "capture pass", "figures", "figure JSON",
                "JSON size"], work_rows),

@@ -151,3 +151,12 @@ def test_presenter_mode_adds_page_links_in_tour_order():
     no_exceptions(at)
     assert "present='maybe'" in _warnings(at)
     assert not any("Next page" in link.proto.label for link in at.get("page_link"))
+
+
+def test_presenter_page_links_stay_when_a_page_stops_early():
+    at = run_page("explorer.py", model="toy-reverse", text="   ", present=1)       # empty sentence: st.stop
+    no_exceptions(at)
+    assert "Type a sentence in the sidebar" in texts(at)
+    labels = [link.proto.label for link in at.get("page_link")]
+    assert any(label.startswith("Next page:") for label in labels)
+    assert any(label.startswith("← Previous page:") for label in labels)

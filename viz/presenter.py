@@ -11,6 +11,7 @@ import streamlit as st
 
 from viz.state import ROOT, qp_choice, set_query
 from viz.tour_steps import presenter_order
+from viz.ui import PageStop
 
 TOGGLE_KEY = "presenter"
 
@@ -93,12 +94,15 @@ def _nav_buttons(page, pages: list[tuple]) -> None:
 
 
 def run_page(page, pages: list[tuple]) -> None:
-    """Run the selected page; in presenter mode styled for a projector and followed by page buttons.
-    (A page that stops early, e.g. for an empty sentence, shows no page buttons: open the sidebar.)"""
-    if not presenter_toggle():
+    """Run the selected page; in presenter mode styled for a projector and followed by page buttons,
+    also when the page stops early (st.stop for an empty sentence): the sidebar is folded away."""
+    presenting = presenter_toggle()
+    if presenting:
+        st.set_page_config(initial_sidebar_state="collapsed")
+        st.html(PRESENTER_CSS)
+    try:
         page.run()
-        return
-    st.set_page_config(initial_sidebar_state="collapsed")
-    st.html(PRESENTER_CSS)
-    page.run()
-    _nav_buttons(page, pages)
+    except PageStop:
+        pass
+    if presenting:
+        _nav_buttons(page, pages)

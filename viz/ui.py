@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -54,10 +55,19 @@ def formula(latex: str) -> None:
     st.latex(latex)
 
 
+class PageStop(Exception):
+    """Ends a page early. Unlike st.stop, whatever runs the page (viz/presenter.run_page) can still add
+    to it afterwards: the presenter's page buttons."""
+
+
+def stop_page() -> NoReturn:
+    raise PageStop
+
+
 def need_context():
     """The shared context, or stop the page with the reason (set by app.py)."""
     ctx = current()
     if ctx is None or ctx.trace is None:
         st.info("Type a sentence in the sidebar to see the model at work.")
-        st.stop()
+        stop_page()
     return ctx

@@ -6,7 +6,7 @@ import streamlit as st
 
 from viz.figures.training import clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve, parameter_groups
 from viz.state import current
-from viz.ui import show_figure
+from viz.ui import show_figure, stop_page
 
 CONFIG_MEANING = {
     "vocab_size": "tokens in the joint source/target vocabulary",
@@ -30,7 +30,7 @@ TOY_DATA = ("Synthetic data, generated on the fly by model/tasks.py: random sequ
 ctx = current()
 if ctx is None:
     st.info("Pick a model in the sidebar.")
-    st.stop()
+    stop_page()
 bundle, cfg = ctx.bundle, ctx.bundle.config
 metrics = bundle.extra.get("metrics")
 

@@ -8,7 +8,7 @@ from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_atte
                                   logprob_comparison, next_token_bars, token_logprobs, top_k_view)
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure
+from viz.ui import matrix_frame, need_context, show_figure, stop_page
 
 ctx = need_context()
 cfg = ctx.bundle.config
@@ -65,7 +65,7 @@ try:
     dec = get_decoding(ctx.model_id, ctx.text.strip(), method, beam, ctx.max_tokens)
 except ValueError as e:
     st.error(plain(f"The model could not decode this input: {e}", limit=600))
-    st.stop()
+    stop_page()
 
 n_steps = dec.n_steps
 out_labels = position_labels(dec.out_tokens)

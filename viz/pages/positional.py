@@ -13,7 +13,7 @@ from viz.figures.positional import (diagonal_spread, norms_figure, order_gap, or
 from viz.figures.style import signed_heatmap
 from viz.state import load_bundle, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure
+from viz.ui import matrix_frame, need_context, show_figure, stop_page
 
 MAX_DIMS = 8
 ZOOM_DIMS = 16
@@ -206,7 +206,7 @@ st.markdown(
     "the encoder runs on your sentence and on a swapped copy, once as trained and once with PE replaced by zeros.")
 if n_src < 2:
     st.info("The sentence needs at least two tokens to swap.")
-    st.stop()
+    stop_page()
 swap_a, swap_b = swap_from_url()
 c1, c2 = st.columns(2)
 a = c1.selectbox("Swap token", list(range(n_src)), index=swap_a, key="pe-swap-a", format_func=lambda i: src_labels[i])
@@ -214,7 +214,7 @@ b = c2.selectbox("with token", list(range(n_src)), index=swap_b, key="pe-swap-b"
 set_query(swap=f"{a},{b}" if (a, b) != (0, 1) else None)
 if a == b:
     st.info("Pick two different positions.")
-    st.stop()
+    stop_page()
 perm = swap_permutation(n_src, a, b)
 ids = tuple(int(i) for i in trace.meta["src_ids"])
 swapped_ids = tuple(ids[i] for i in perm)
