@@ -1,8 +1,4 @@
-"""About-page builders as pure functions: training log, parameter groups, the paper's cost table (Table 1).
-
-(Reconstructed by the zoo/training/tour helper after it overwrote this file by mistake; rebuilt from
-tests/test_figures_training.py and viz/pages/about.py. The about page's author should check it.)
-"""
+"""About-page builders as pure functions: training log, parameter groups, the paper's cost table (Table 1)."""
 from __future__ import annotations
 
 from typing import Iterable
@@ -36,9 +32,9 @@ def loss_curve(log: pd.DataFrame, title: str = "") -> go.Figure:
     """Training loss at every logged step; dev loss only where it was evaluated."""
     dev = log.dropna(subset=["dev_loss"])
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name="train loss",
+    fig.add_trace(go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name="train loss (label-smoothed)",
                              mode="lines", line=dict(color=LINE_COLORS[0], width=2)))
-    fig.add_trace(go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name="dev loss",
+    fig.add_trace(go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name="dev loss (plain cross-entropy)",
                              mode="lines+markers", line=dict(color=LINE_COLORS[1], width=3)))
     fig.update_layout(title=title, font=BASE_FONT, height=420, xaxis_title="training step",
                       yaxis_title="cross-entropy per token", margin=dict(l=10, r=10, t=60, b=10),
