@@ -20,7 +20,7 @@ def attention(q, k, v, mask=None, dropout: float = 0.0):
     Returns (output [B,H,T,Dh], scores [B,H,T,S] scaled but unmasked, weights [B,H,T,S]).
     """
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))       # [B,H,T,S]
-    masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+    masked = scores if mask is None or bool(mask.all()) else scores.masked_fill(~mask, float("-inf"))
     weights = masked.softmax(dim=-1)                                 # rows sum to 1
     dropped = F.dropout(weights, dropout) if dropout > 0 else weights
     return dropped @ v, scores, weights
@@ -104,16 +104,16 @@ class LayerNorm(nn.Module):
         self.hook_mean = HookPoint()         # [B,T] per-token mean of the input
         self.hook_std = HookPoint()          # [B,T] per-token std (biased, + eps) of the input
         self.hook_normalized = HookPoint()   # [B,T,D] before gain and bias
-        self.hook_gain = HookPoint()         # [1,D]
-        self.hook_bias = HookPoint()         # [1,D]
+        self.hook_gain = HookPoint(copy=True)   # [1,D] the parameter itself
+        self.hook_bias = HookPoint(copy=True)   # [1,D]
         self.hook_out = HookPoint()          # [B,T,D]
 
     def forward(self, x):
         if active_trace() is None:
             return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
         x = self.hook_in(x)
-        mean = x.mean(-1, keepdim=True)                                     # [B,T,1]
-        std = (x.var(-1, unbiased=False, keepdim=True) + self.eps).sqrt()   # [B,T,1]
+        var, mean = torch.var_mean(x, -1, correction=0, keepdim=True)      # [B,T,1] each, one pass
+        std = (var + self.eps).sqrt()                                       # [B,T,1]
         self.hook_mean(mean.squeeze(-1))
         self.hook_std(std.squeeze(-1))
         normalized = self.hook_normalized((x - mean) / std)
@@ -175,7 +175,7 @@ class Embeddings(nn.Module):
         self.scale = math.sqrt(token.embedding_dim)
         self.dropout = nn.Dropout(dropout)
         self.hook_tokens = HookPoint()  # [B,T,D] scaled token embeddings
-        self.hook_pos = HookPoint()     # [1,T,D] positional encodings
+        self.hook_pos = HookPoint(copy=True)   # [1,T,D] positional encodings (a slice of the table)
         self.hook_out = HookPoint()     # [B,T,D] their sum, before dropout
 
     def forward(self, ids, start: int = 0):                               # ids [B,T] at positions start..

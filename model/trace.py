@@ -28,15 +28,21 @@ Edit = Callable[[torch.Tensor], torch.Tensor]
 
 
 class HookPoint(nn.Module):
-    """Identity; reports its input to the active Trace, if any."""
+    """Identity; reports its input to the active Trace, if any.
 
-    def __init__(self):
+    A trace keeps the tensor it is given, without copying: the model never writes to a value after
+    computing it. copy=True is for values that share memory with a parameter or buffer (LayerNorm's
+    gain, the positional table), which an optimizer step changes in place.
+    """
+
+    def __init__(self, copy: bool = False):
         super().__init__()
         self.name = ""  # set once by name_hook_points()
+        self.copy = copy
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         trace = _ACTIVE.get()
-        return x if trace is None else trace.visit(self.name, x)
+        return x if trace is None else trace.visit(self.name, x, self.copy)
 
     # Skip nn.Module's hook dispatch: no torch hooks are ever registered here, and this runs ~150 times
     # per forward pass.
@@ -83,15 +89,15 @@ class Trace:
         """True if the value at `name` must be computed explicitly (stored or edited)."""
         return name in self.edits or self.wants(name)
 
-    def visit(self, name: str, x: torch.Tensor) -> torch.Tensor:
+    def visit(self, name: str, x: torch.Tensor, copy: bool = False) -> torch.Tensor:
         edit = self.edits.get(name)
         if edit is not None:
             x = edit(x)
         if self.wants(name):
-            # A fresh result is never written to again (the model has no in-place ops), so keep it
-            # as is; copy only views, which share memory with something that may change (a
-            # parameter, a buffer that training updates).
-            self._tensors[name] = x.detach().to("cpu", torch.float32, copy=x._base is not None)
+            kept = x.detach() if x.requires_grad else x
+            if copy or kept.dtype != torch.float32 or kept.device.type != "cpu":
+                kept = kept.to("cpu", torch.float32, copy=copy)                  # see HookPoint
+            self._tensors[name] = kept
         return x
 
     def finish(self) -> None:
