@@ -265,6 +265,22 @@ def rss_bytes(pid: int, children: bool = True) -> int:
     return total
 
 
+def cpu_seconds(pid: int | None = None) -> float:
+    """CPU time (user + system) of a process and its descendants, or of the whole machine (pid None)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    if pid is None:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        return (sum(map(int, fields)) - int(fields[3]) - int(fields[4])) / tick   # all but idle and iowait
+    total = 0
+    for p in [pid] + descendants(pid):
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(stat[11]) + int(stat[12])                                  # utime, stime
+        except OSError:
+            pass
+    return total / tick
+
+
 def descendants(pid: int) -> list[int]:
     kids = []
     for task in Path(f"/proc/{pid}/task").glob("*"):

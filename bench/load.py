@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 
-from common import (CHECK_OWN_LABELS_JS, MAPS_DRAWN_JS, Check, Section, SentenceMaker, Server, app_models,
+from common import (CHECK_OWN_LABELS_JS, MAPS_DRAWN_JS, Check, Section, SentenceMaker, Server, app_models, cpu_seconds,
                     explorer_url, log, median, new_labels, percentile, report, secs, table)
 
 from browser_utils import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -51,7 +52,7 @@ async def session(chromium, base: str, model_id: str, sentences: list[str], make
         await context.close()
 
 
-async def run_load(n_sessions: int, per_session: int, n_tokens: int) -> tuple[list[dict], float, str]:
+async def run_load(n_sessions: int, per_session: int, n_tokens: int) -> tuple[list[dict], float, dict, str]:
     from playwright.async_api import async_playwright
     maker = SentenceMaker(seed=4)
     # every sentence is different across all sessions
@@ -66,12 +67,13 @@ async def run_load(n_sessions: int, per_session: int, n_tokens: int) -> tuple[li
             while not all(r["ready"] or r["errors"] for r in results):
                 await asyncio.sleep(0.5)
             log(f"load: {n_sessions} sessions open, RSS {server.rss() / 2**20:.0f} MiB; go")
-            start = time.perf_counter()
+            start, server_cpu, machine_cpu = time.perf_counter(), cpu_seconds(server.proc.pid), cpu_seconds()
             gate.set()
             await asyncio.gather(*tasks)
             wall = time.perf_counter() - start
+            cpu = {"server": cpu_seconds(server.proc.pid) - server_cpu, "machine": cpu_seconds() - machine_cpu}
             await chromium.close()
-    return results, wall, description
+    return results, wall, cpu, description
 
 
 def main(argv=None) -> Section:
@@ -82,7 +84,7 @@ def main(argv=None) -> Section:
     args = parser.parse_args(argv)
     n_sessions = args.sessions or (3 if args.quick else 20)
     per_session, n_tokens = (2, 16) if args.quick else (3, 16)
-    results, wall, description = asyncio.run(run_load(n_sessions, per_session, n_tokens))
+    results, wall, cpu, description = asyncio.run(run_load(n_sessions, per_session, n_tokens))
     times = [t for r in results for t in r["times"]]
     errors = [e for r in results for e in r["errors"]]
     foreign = [f for r in results for f in r["foreign"]]
@@ -100,6 +102,12 @@ def main(argv=None) -> Section:
         "",
         table(["sessions", "sentences each", "expected", "completed", "errors", "median", "p95", "max",
                "wall time", "foreign labels seen"], rows),
+        "",
+        f"Where the CPU went while the submissions ran ({wall:.1f} s × {os.cpu_count()} cores = "
+        f"{wall * (os.cpu_count() or 1):.0f} core-seconds available): the Streamlit server used "
+        f"{cpu['server']:.1f} s ({cpu['server'] / max(1, len(times)):.2f} s per submission), the machine as a whole "
+        f"{cpu['machine']:.1f} s; the rest is Chromium drawing {n_sessions} pages and Playwright, which share "
+        "these cores with the server in this benchmark.",
     ] + ([f"", "Errors: " + "; ".join(sorted(set(errors))[:5])] if errors else []))
     checks = [
         Check(f"{n_sessions} concurrent sessions: no errors, all {expected} submissions done",

@@ -62,12 +62,11 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
                      range=[-margin, z.shape[1] - 1 + margin])
     fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False,
                      range=[z.shape[0] - 1 + margin, -margin])
-    for j in range(n_heads):
-        fig.add_annotation(x=j * (n_k + gap) + (n_k - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
-                           text=f"H{j}", showarrow=False)
-    for i in range(n_layers):
-        fig.add_annotation(x=1, y=i * (n_q + gap) + (n_q - 1) / 2, xref="paper", yref="y", xanchor="left",
-                           text=f"L{i}", showarrow=False)
+    labels = [dict(x=j * (n_k + gap) + (n_k - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
+                   text=f"H{j}", showarrow=False) for j in range(n_heads)]
+    labels += [dict(x=1, y=i * (n_q + gap) + (n_q - 1) / 2, xref="paper", yref="y", xanchor="left",
+                    text=f"L{i}", showarrow=False) for i in range(n_layers)]
+    fig.update_layout(annotations=labels)           # one call: add_annotation validates each one anew
     if selected is not None:
         i, j = selected
         left, right = (0, z.shape[1]) if j is None else (j * (n_k + gap), j * (n_k + gap) + n_k)
