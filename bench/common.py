@@ -134,6 +134,8 @@ Measured by `python bench/run_all.py` (each `bench/*.py` also runs alone; `--qui
 with fewer repeats and sizes, whose numbers are not meant to be quoted). Medians and ratios in a
 table come from the same run, interleaved, so a busy machine slows both sides of a ratio alike.
 
+What was slow, why, and what changed (with before/after numbers): [performance-fixes.md](performance-fixes.md).
+
 Last full rewrite: {machine}.
 """
 
