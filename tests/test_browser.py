@@ -1,5 +1,6 @@
 """The main path in a real browser: type a sentence, see the maps with its tokens, open a head, deep link,
 and user text never runs as HTML."""
+import csv
 import shutil
 import urllib.parse
 
@@ -57,6 +58,14 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('layer 0, head 1'))", timeout=60_000)
     assert "head=1" in page.url and "layer=0" in page.url
+    # the large map's numbers as CSV: token labels on both sides, rows of weights summing to 1
+    wait_for_app(page)
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Download CSV").first.click()
+    rows = list(csv.reader(open(download.value.path(), encoding="utf-8")))
+    assert rows[0][1:] == ["0 c", "1 a", "2 f", "3 e", "4 </s>"] and [r[0] for r in rows[1:]] == rows[0][1:]
+    assert all(abs(sum(map(float, r[1:])) - 1) < 1e-4 for r in rows[1:])
+    assert download.value.suggested_filename.endswith("-L0-H1.csv")
     page.close()
 
 

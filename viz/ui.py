@@ -28,8 +28,11 @@ def show_figure(fig, filename: str, matrix: pd.DataFrame | None = None, key: str
     """A plotly figure with the modebar image export and, when given, a CSV of the matrix shown."""
     st.plotly_chart(fig, config=plotly_config(filename), key=key)
     if matrix is not None:
-        st.download_button("Download CSV", matrix.to_csv().encode("utf-8"), file_name=safe_filename(filename) + ".csv",
-                           mime="text/csv", key=f"csv-{key or filename}")
+        # Deferred: the CSV is written only when someone clicks (a 256 x 256 matrix took ~70 ms on
+        # every rerun, and each session kept the bytes), and the click does not rerun the page.
+        st.download_button("Download CSV", lambda: matrix.to_csv().encode("utf-8"),
+                           file_name=safe_filename(filename) + ".csv", mime="text/csv",
+                           key=f"csv-{key or filename}", on_click="ignore")
 
 
 def matrix_frame(matrix: np.ndarray, row_labels: list[str], col_labels: list[str]) -> pd.DataFrame:
