@@ -255,3 +255,13 @@ def test_good_checkpoint_roundtrip_still_loads(tmp_path):
     bundle = load_checkpoint(TOY)
     folder = save_checkpoint(bundle.model, bundle.tokenizer, tmp_path / "copy")
     assert load_checkpoint(folder).config == bundle.config
+
+
+def test_streamlit_config_parses_and_keeps_its_limits():
+    """A malformed config.toml (e.g. a table declared twice) silently drops every setting in it."""
+    import tomllib
+    from pathlib import Path
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == 1
+    assert config["client"]["showErrorDetails"] == "none"          # no tracebacks in the browser
+    assert config["runner"] == {"magicEnabled": False, "postScriptGC": False}
