@@ -15,7 +15,7 @@ import sys
 import time
 
 from common import (MAPS_DRAWN_JS, ROOT, Check, Section, SentenceMaker, Server, app_models, explorer_url,
-                    load_bench_bundle, log, mb, report, rss_bytes, table)
+                    load_bench_bundle, log, mb, new_labels, report, rss_bytes, table)
 
 SERVER_TARGET = 2**30          # 1 GiB with 10 sessions open
 TRACE_TOKENS = (16, 64, 128, 256, 512)
@@ -71,6 +71,35 @@ def server_rss(n_sessions: int) -> tuple[list[list], int]:
     return rows, peak
 
 
+def _mib(text: str) -> float:
+    return float(text.split()[0])
+
+
+# -- 2b. one long-lived session: many submissions, the server's RSS (no post-run gc.collect) -------
+def server_reruns(n_sentences: int, every: int) -> list[list]:
+    from browser_utils import browser
+    maker, rows = SentenceMaker(seed=5), []
+    with app_models() as (env, model_id, _description), Server(env) as server, browser() as chromium:
+        page = chromium.new_page(viewport={"width": 1600, "height": 1000})
+        first = maker.sentence(32)
+        page.goto(explorer_url(server.url, model_id, first))
+        page.wait_for_function(MAPS_DRAWN_JS, arg=maker.labels(first), timeout=600_000, polling=200)
+        rows.append([0, mb(server.rss())])
+        previous = first
+        for i in range(1, n_sentences + 1):
+            text = maker.sentence(32)
+            box = page.get_by_label("Sentence", exact=True)
+            box.fill(text)
+            box.press("Control+Enter")
+            page.wait_for_function(MAPS_DRAWN_JS, arg=new_labels(maker.labels(text), maker.labels(previous)),
+                                   timeout=600_000, polling=100)
+            previous = text
+            if i % every == 0:
+                rows.append([i, mb(server.rss())])
+                log(f"memory: {i} submissions in one session, RSS {rows[-1][1]}")
+    return rows
+
+
 # -- 3. many sentences through viz.state.get_trace (child process: a clean RSS) -------------------
 def cache_worker(n_sentences: int, n_tokens: int, every: int) -> None:
     """Runs in a child: prints JSON lines {done, rss} while tracing n different sentences."""
@@ -117,6 +146,8 @@ def main(argv=None) -> Section:
     size_rows = trace_sizes((16, 64, 128) if args.quick else TRACE_TOKENS)
     log("memory: server with sessions")
     server_rows, peak = server_rss(n_sessions)
+    log("memory: one session, many submissions")
+    rerun_rows = server_reruns(*((120, 40) if args.quick else (150, 25)))
     log("memory: sentences through the cached trace function")
     samples = cache_rss(n_sentences, cache_tokens)
 
@@ -139,14 +170,23 @@ def main(argv=None) -> Section:
         "",
         table(["state", "RSS"], server_rows),
         "",
+        "**Server RSS over many submissions in one session** (32-token sentences, each new; Streamlit's "
+        "per-run `gc.collect()` is off, `.streamlit/config.toml`; the trace cache fills after ~65 sentences):",
+        "",
+        table(["submissions", "server RSS"], rerun_rows),
+        "",
         f"**RSS over {n_sentences} different sentences** ({cache_tokens} tokens each, greedy, default token limit) "
         "through `viz.state.get_trace` itself, called in a separate Python process (Streamlit's cache works "
         "without a server), so the numbers are the cache's and the model's alone:",
         "",
         table(["sentences traced", "RSS", "trace cache"], [[s["done"], mb(s["rss"]), mb(s["cached"])] for s in samples]),
     ])
+    rerun_growth = _mib(rerun_rows[-1][1]) / _mib(rerun_rows[len(rerun_rows) // 2][1])
     checks = [
         Check(f"server RSS with {n_sessions} sessions ≤ 1 GiB", mb(peak), peak <= SERVER_TARGET),
+        Check(f"server RSS flat over one session's submissions ({rerun_rows[-1][0]} vs "
+              f"{rerun_rows[len(rerun_rows) // 2][0]}, ≤ {FLAT_TOLERANCE:.2f}×)", f"{rerun_growth:.2f}×",
+              rerun_growth <= FLAT_TOLERANCE),
         Check(f"RSS flat once the cache is full ({final['done']} vs {full_at['done']} sentences, ≤ "
               f"{FLAT_TOLERANCE:.2f}×)", f"{final['rss'] / full_at['rss']:.2f}×", flat),
     ]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from viz.figures.attention import grid_cell
 from viz.state import current, qp_int, set_query
 
 
@@ -28,9 +29,9 @@ def show_figure(fig, filename: str, matrix: pd.DataFrame | None = None, key: str
     """A plotly figure with the modebar image export and, when given, a CSV of the matrix shown."""
     st.plotly_chart(fig, config=plotly_config(filename), key=key)
     if matrix is not None:
-        # Deferred: the CSV is written only when someone clicks (a 256 x 256 matrix took ~70 ms on
-        # every rerun, and each session kept the bytes), and the click does not rerun the page.
-        st.download_button("Download CSV", lambda: matrix.to_csv().encode("utf-8"),
+        # Bytes, not a deferred callable: Streamlit 1.67 keeps every run's callable for the session's
+        # life (server RSS grew ~6.6 MB per new sentence, bench/memory.py). A click does not rerun.
+        st.download_button("Download CSV", matrix.to_csv().encode("utf-8"),
                            file_name=safe_filename(filename) + ".csv", mime="text/csv",
                            key=f"csv-{key or filename}", on_click="ignore")
 
@@ -52,6 +53,16 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
                         format_func=lambda h: "average of heads" if h == -1 else f"head {h}")
     set_query(**{f"layer{suffix}": layer, f"head{suffix}": head})
     return layer, (None if head == -1 else head)
+
+
+def open_clicked_head(kind: str) -> None:
+    """on_select of the explorer's all-heads grid: runs before the rerun, while the pickers may still
+    change. A module function (bound with functools.partial), not a lambda in the page: a page-level
+    callback keeps the page's whole namespace, its trace included, alive after the run."""
+    points = st.session_state[f"grid-{kind}"]["selection"]["points"]
+    picked = grid_cell(points[0]) if points else None
+    if picked is not None:
+        st.session_state[f"explorer-{kind}-layer"], st.session_state[f"explorer-{kind}-head"] = picked
 
 
 def formula(latex: str) -> None:

@@ -1,21 +1,15 @@
 """Attention explorer: every layer x head at a glance, one head large with token labels."""
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
-from viz.figures.attention import KIND_TITLES, THUMBNAIL_CELLS, attention_heatmap, grid_cell, model_view, stack_patterns
+from viz.figures.attention import KIND_TITLES, THUMBNAIL_CELLS, attention_heatmap, model_view, stack_patterns
 from viz.state import qp_choice, set_query
 from viz.text import position_labels
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
+from viz.ui import layer_head_pickers, matrix_frame, need_context, open_clicked_head, show_figure
 
 KINDS = list(KIND_TITLES)
-
-
-def open_clicked_head(kind: str) -> None:
-    """Runs before the rerun, while the layer/head pickers may still be changed."""
-    points = st.session_state[f"grid-{kind}"]["selection"]["points"]
-    picked = grid_cell(points[0]) if points else None
-    if picked is not None:
-        st.session_state[f"explorer-{kind}-layer"], st.session_state[f"explorer-{kind}-head"] = picked
 
 
 ctx = need_context()
@@ -57,7 +51,7 @@ if max(len(rows), len(cols)) > THUMBNAIL_CELLS:
     block = -(-max(len(rows), len(cols)) // THUMBNAIL_CELLS)
     st.caption(f"Thumbnails of a sentence this long show the strongest weight in each {block}×{block} block of "
                "cells; the large map below is exact.")
-st.plotly_chart(grid, on_select=lambda: open_clicked_head(kind), selection_mode="points", key=f"grid-{kind}",
+st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
                 config={"displaylogo": False})
 
 if head is None:
