@@ -71,12 +71,9 @@ def server_rss(n_sessions: int) -> tuple[list[list], int]:
     return rows, peak
 
 
-def _mib(text: str) -> float:
-    return float(text.split()[0])
-
-
 # -- 2b. one long-lived session: many submissions, the server's RSS (no post-run gc.collect) -------
-def server_reruns(n_sentences: int, every: int) -> list[list]:
+def server_reruns(n_sentences: int, every: int) -> list[tuple[int, int]]:
+    """(submissions so far, server RSS in bytes) every `every` new sentences in one browser session."""
     from browser_utils import browser
     maker, rows = SentenceMaker(seed=5), []
     with app_models() as (env, model_id, _description), Server(env) as server, browser() as chromium:
@@ -84,7 +81,7 @@ def server_reruns(n_sentences: int, every: int) -> list[list]:
         first = maker.sentence(32)
         page.goto(explorer_url(server.url, model_id, first))
         page.wait_for_function(MAPS_DRAWN_JS, arg=maker.labels(first), timeout=600_000, polling=200)
-        rows.append([0, mb(server.rss())])
+        rows.append((0, server.rss()))
         previous = first
         for i in range(1, n_sentences + 1):
             text = maker.sentence(32)
@@ -95,8 +92,8 @@ def server_reruns(n_sentences: int, every: int) -> list[list]:
                                    timeout=600_000, polling=100)
             previous = text
             if i % every == 0:
-                rows.append([i, mb(server.rss())])
-                log(f"memory: {i} submissions in one session, RSS {rows[-1][1]}")
+                rows.append((i, server.rss()))
+                log(f"memory: {i} submissions in one session, RSS {mb(rows[-1][1])}")
     return rows
 
 
@@ -173,7 +170,7 @@ def main(argv=None) -> Section:
         "**Server RSS over many submissions in one session** (32-token sentences, each new; Streamlit's "
         "per-run `gc.collect()` is off, `.streamlit/config.toml`; the trace cache fills after ~65 sentences):",
         "",
-        table(["submissions", "server RSS"], rerun_rows),
+        table(["submissions", "server RSS"], [[n, mb(rss)] for n, rss in rerun_rows]),
         "",
         f"**RSS over {n_sentences} different sentences** ({cache_tokens} tokens each, greedy, default token limit) "
         "through `viz.state.get_trace` itself, called in a separate Python process (Streamlit's cache works "
@@ -181,7 +178,7 @@ def main(argv=None) -> Section:
         "",
         table(["sentences traced", "RSS", "trace cache"], [[s["done"], mb(s["rss"]), mb(s["cached"])] for s in samples]),
     ])
-    rerun_growth = _mib(rerun_rows[-1][1]) / _mib(rerun_rows[len(rerun_rows) // 2][1])
+    rerun_growth = rerun_rows[-1][1] / rerun_rows[len(rerun_rows) // 2][1]
     checks = [
         Check(f"server RSS with {n_sessions} sessions ≤ 1 GiB", mb(peak), peak <= SERVER_TARGET),
         Check(f"server RSS flat over one session's submissions ({rerun_rows[-1][0]} vs "

@@ -111,6 +111,12 @@ def causal_mask(n: int, device=None, past: int = 0) -> torch.Tensor:
     return torch.ones(n, past + n, dtype=torch.bool, device=device).tril(past)
 
 
+def target_mask(keep: torch.Tensor, n_new: int) -> torch.Tensor:
+    """Decoder self-attention mask for the last n_new of the target tokens: keep [B,t] (True = not
+    padding) AND causal -> [B,1,n_new,t]. Teacher forcing has n_new = t; cached decoding n_new = 1."""
+    return keep[:, None, None, :] & causal_mask(n_new, keep.device, keep.size(1) - n_new)
+
+
 class DecoderCache:
     """What cached decoding keeps between steps: per decoder layer the (self-attention, cross-attention)
     KVCache pair, and which target tokens so far are real (not padding), for the self-attention mask."""
@@ -124,10 +130,9 @@ class DecoderCache:
         return 0 if self.keep is None else self.keep.size(1)
 
     def append_mask(self, tgt, pad_id: int):                     # new tokens [B,T] -> mask [B,1,T,t+T]
-        past = self.length
         new = tgt != pad_id
         self.keep = new if self.keep is None else torch.cat([self.keep, new], dim=1)
-        return self.keep[:, None, None, :] & causal_mask(tgt.size(1), tgt.device, past)
+        return target_mask(self.keep, tgt.size(1))
 
     def reorder(self, index: torch.Tensor):                      # beam search: row b continues row index[b]
         self.keep = self.keep.index_select(0, index)
@@ -170,7 +175,7 @@ class Transformer(nn.Module):
         return (src != self.cfg.pad_id)[:, None, None, :]
 
     def tgt_mask(self, tgt):                                     # [B,T] -> [B,1,T,T] padding AND causal
-        return (tgt != self.cfg.pad_id)[:, None, None, :] & causal_mask(tgt.size(1), tgt.device)
+        return target_mask(tgt != self.cfg.pad_id, tgt.size(1))
 
     def encode(self, src, src_mask=None):                        # src [B,S] -> memory [B,S,D]
         if src_mask is None:

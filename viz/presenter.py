@@ -95,7 +95,7 @@ def _nav_buttons(page, pages: list[tuple]) -> None:
 
 def run_page(page, pages: list[tuple]) -> None:
     """Run the selected page; in presenter mode styled for a projector and followed by page buttons,
-    also when the page stops early (st.stop for an empty sentence): the sidebar is folded away."""
+    also when the page stops early (ui.stop_page, e.g. for an empty sentence): the sidebar is folded away."""
     presenting = presenter_toggle()
     if presenting:
         st.set_page_config(initial_sidebar_state="collapsed")

@@ -57,8 +57,7 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
 
 def open_clicked_head(kind: str) -> None:
     """on_select of the explorer's all-heads grid: runs before the rerun, while the pickers may still
-    change. A module function (bound with functools.partial), not a lambda in the page: a page-level
-    callback keeps the page's whole namespace, its trace included, alive after the run."""
+    change (setting them from the page, after they are drawn, raises)."""
     points = st.session_state[f"grid-{kind}"]["selection"]["points"]
     picked = grid_cell(points[0]) if points else None
     if picked is not None:

@@ -82,11 +82,16 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
 THUMBNAIL_CELLS = 64
 
 
+def thumbnail_block(n_q: int, n_k: int, cells: int = THUMBNAIL_CELLS) -> int:
+    """Side f of the f x f blocks `thumbnail` pools a [n_q, n_k] map into; 1 = shown as it is."""
+    return -(-max(n_q, n_k) // cells)
+
+
 def thumbnail(patterns: np.ndarray, cells: int = THUMBNAIL_CELLS) -> np.ndarray:
     """[..., Q, K] -> at most `cells` a side, each cell the max of its f x f block (f = ceil(n / cells)):
     a strong link stays visible in the overview instead of being averaged away."""
     n_q, n_k = patterns.shape[-2:]
-    f = -(-max(n_q, n_k) // cells)
+    f = thumbnail_block(n_q, n_k, cells)
     if f == 1:
         return patterns
     pad_q, pad_k = -n_q % f, -n_k % f

@@ -4,14 +4,12 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from viz.figures.attention import KIND_TITLES, THUMBNAIL_CELLS, attention_heatmap, model_view, stack_patterns
+from viz.figures.attention import KIND_TITLES, attention_heatmap, model_view, stack_patterns, thumbnail_block
 from viz.state import qp_choice, set_query
 from viz.text import position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, open_clicked_head, show_figure
 
 KINDS = list(KIND_TITLES)
-
-
 ctx = need_context()
 trace, cfg = ctx.trace, ctx.bundle.config
 
@@ -47,8 +45,8 @@ patterns = stack_patterns(trace.arrays, stack, sub, n_layers)          # [L,H,Q,
 layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"explorer-{kind}")
 grid = model_view(patterns, title=f"{KIND_TITLES[kind]}: all {n_layers} layers × {cfg.n_heads} heads "
                                   "(click a thumbnail to open it)", selected=(layer, head))
-if max(len(rows), len(cols)) > THUMBNAIL_CELLS:
-    block = -(-max(len(rows), len(cols)) // THUMBNAIL_CELLS)
+block = thumbnail_block(len(rows), len(cols))
+if block > 1:
     st.caption(f"Thumbnails of a sentence this long show the strongest weight in each {block}×{block} block of "
                "cells; the large map below is exact.")
 st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
