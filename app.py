@@ -4,12 +4,11 @@
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-# Before torch loads OpenMP: idle worker threads sleep instead of spinning. Sessions share a few cores
-# (each script thread gets its own OpenMP team); spinning teams made a forward pass 10-20x slower.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from model import runtime
+
+runtime.configure()  # before torch loads: OpenMP and allocator settings
 
 import streamlit as st  # noqa: E402
 

