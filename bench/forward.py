@@ -160,7 +160,7 @@ def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
 def repeats_for(n: int, quick: bool) -> int:
     if quick:
         return 5
-    return {16: 60, 64: 40, 256: 25, 512: 15}.get(n, 10)  # long inputs: noisier, fewer per second
+    return {16: 60, 64: 40, 256: 25, 512: 15}.get(n, 10)  # long inputs: more repeats, their medians are noisier
 
 
 def main(argv=None) -> Section:
