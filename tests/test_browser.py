@@ -52,8 +52,9 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('head 2'))", timeout=60_000)
     assert "head=2" in page.url
-    # ...or click a thumbnail of the all-heads grid: layer 0, head 1
-    x, y = page.evaluate(CELL_JS, [0, 1])
+    # ...or click a thumbnail of the all-heads grid: layer 0, head 1, on its bottom-right cell
+    # (5 tokens: 2 cells right of and below the tile's centre), not on the click target itself
+    x, y = page.evaluate(CELL_JS, [0, 1, 2])
     page.mouse.click(x, y)
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('layer 0, head 1'))", timeout=60_000)
@@ -69,13 +70,15 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     page.close()
 
 
-# Page coordinates of a click target of the all-heads grid for (layer, head).
-CELL_JS = """([layer, head]) => {
+# Page coordinates of a point of the all-heads grid: (layer, head)'s click target, moved by `cells`
+# cells right and down.
+CELL_JS = """([layer, head, cells]) => {
   const gd = document.querySelector('.js-plotly-plot');
   const targets = gd.data[1], full = gd._fullLayout, box = gd.getBoundingClientRect();
   const n = targets.customdata.length;
   const i = [...Array(n).keys()].find(k => targets.customdata[k][0] === layer && targets.customdata[k][1] === head);
-  return [box.left + full._size.l + full.xaxis.l2p(targets.x[i]), box.top + full._size.t + full.yaxis.l2p(targets.y[i])];
+  return [box.left + full._size.l + full.xaxis.l2p(targets.x[i] + cells),
+          box.top + full._size.t + full.yaxis.l2p(targets.y[i] + cells)];
 }"""
 
 

@@ -27,7 +27,7 @@ def test_every_tile_is_its_heads_pattern_and_gaps_are_blank():
 def test_click_targets_lie_on_their_own_thumbnail():
     fig = model_view(_patterns())
     targets = fig.data[1]
-    assert len(targets.x) == L * H * 16
+    assert len(targets.x) == L * H
     for x, y, data in zip(targets.x, targets.y, targets.customdata):
         layer, head = grid_cell({"customdata": data})
         assert head * (K + 1) - 0.5 <= x <= head * (K + 1) + K - 0.5
