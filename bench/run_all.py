@@ -12,7 +12,7 @@ import traceback
 
 from common import Check, Section, log, write_document, write_section
 
-BENCHMARKS = ["forward", "browser", "cold_start", "memory", "load"]
+BENCHMARKS = ["forward", "browser", "cold_start", "memory", "load", "load_server"]
 
 
 def main(argv=None) -> None:

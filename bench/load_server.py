@@ -1,0 +1,139 @@
+"""Load on the server alone: N concurrent sessions that speak Streamlit's own protocol (websocket +
+protobuf, as the browser's frontend does) and draw nothing, each submitting its own sentences at the
+same time. The same work as bench/load.py on the server's side, without 20 Chromium renderers
+drawing on the server's two cores, as in a classroom where every browser runs on its own machine.
+
+    python bench/load_server.py [--quick] [--write]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import html
+import json
+import os
+import time
+import urllib.parse
+
+from common import (Check, Section, SentenceMaker, Server, app_models, cpu_seconds, log, median, percentile, report,
+                    secs, table)
+
+P95_TARGET_S = 3.0          # issue 6, 20 sessions
+
+
+async def submit(base: str, model_id: str, text: str) -> tuple[float, list[str], str | None]:
+    """Open /explorer?model=…&text=… as a new session; seconds until the script finished, the x tick
+    labels of every chart it sent, and an error (None when the run finished cleanly)."""
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    msg = BackMsg()
+    msg.rerun_script.query_string = urllib.parse.urlencode({"model": model_id, "text": text})
+    msg.rerun_script.page_name = "explorer"
+    labels: list[str] = []
+    async with websockets.connect(base.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
+                                  origin=base, max_size=2**28) as ws:
+        start = time.perf_counter()
+        await ws.send(msg.SerializeToString())
+        while True:
+            forward = ForwardMsg()
+            forward.ParseFromString(await ws.recv())
+            kind = forward.WhichOneof("type")
+            if kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
+                element = forward.delta.new_element
+                if element.WhichOneof("type") == "exception":
+                    return time.perf_counter() - start, labels, f"exception: {element.exception.message[:120]}"
+                if element.WhichOneof("type") == "plotly_chart":
+                    for trace in json.loads(element.plotly_chart.spec).get("data", []):
+                        # labels travel escaped for plotly (viz.figures.style.plotly_text); the browser shows them plain
+                        labels += [html.unescape(x) for x in trace.get("x") or [] if isinstance(x, str)]
+            elif kind == "script_finished":
+                error = None if forward.script_finished == 0 else f"script ended with status {forward.script_finished}"
+                return time.perf_counter() - start, labels, error
+
+
+async def session(base: str, model_id: str, sentences: list[str], maker: SentenceMaker, gate: asyncio.Event,
+                  result: dict) -> None:
+    await gate.wait()
+    for text in sentences:
+        try:
+            seconds, labels, error = await submit(base, model_id, text)
+        except Exception as e:  # counted, not raised: one failing session must not hide the others
+            result["errors"].append(f"{type(e).__name__}: {str(e)[:160]}")
+            continue
+        result["times"].append(seconds)
+        if error:
+            result["errors"].append(error)
+        own = set(maker.labels(text))
+        if not labels:
+            result["errors"].append("no chart labels received")
+        foreign = [label for label in labels if label not in own]
+        if foreign:
+            result["foreign"].append(foreign[:3])
+
+
+async def run_load(n_sessions: int, per_session: int, n_tokens: int):
+    maker = SentenceMaker(seed=5)
+    plans = [[maker.sentence(n_tokens) for _ in range(per_session)] for _ in range(n_sessions)]
+    with app_models() as (env, model_id, description), Server(env) as server:
+        await submit(server.url, model_id, maker.sentence(n_tokens))              # model loaded, caches warm
+        gate = asyncio.Event()
+        results = [{"times": [], "errors": [], "foreign": []} for _ in range(n_sessions)]
+        tasks = [asyncio.create_task(session(server.url, model_id, plan, maker, gate, res))
+                 for plan, res in zip(plans, results)]
+        log(f"load_server: {n_sessions} protocol sessions; go")
+        start, server_cpu, machine_cpu = time.perf_counter(), cpu_seconds(server.proc.pid), cpu_seconds()
+        gate.set()
+        await asyncio.gather(*tasks)
+        wall = time.perf_counter() - start
+        cpu = {"server": cpu_seconds(server.proc.pid) - server_cpu, "machine": cpu_seconds() - machine_cpu}
+    return results, wall, cpu, description
+
+
+def main(argv=None) -> Section:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 sessions, 2 sentences each")
+    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
+    parser.add_argument("--sessions", type=int, default=None)
+    args = parser.parse_args(argv)
+    n_sessions = args.sessions or (3 if args.quick else 20)
+    per_session, n_tokens = (2, 16) if args.quick else (3, 16)
+    results, wall, cpu, description = asyncio.run(run_load(n_sessions, per_session, n_tokens))
+    times = [t for r in results for t in r["times"]]
+    errors = [e for r in results for e in r["errors"]]
+    foreign = [f for r in results for f in r["foreign"]]
+    expected = n_sessions * per_session
+    rows = [[n_sessions, per_session, expected, len(times), len(errors),
+             secs(median(times)) if times else "—", secs(percentile(times, 95)) if times else "—",
+             secs(max(times)) if times else "—", secs(wall), len(foreign)]]
+    body = "\n".join([
+        f"{n_sessions} concurrent sessions on one `streamlit run app.py`, model: {description}, each a client that "
+        "speaks Streamlit's websocket protocol (protobuf messages, as the browser's frontend does) and draws "
+        f"nothing. At the same moment every session starts submitting {per_session} new {n_tokens}-token sentences, "
+        "one after the other; each submission opens `/explorer?text=…` as a new session (a deep link), so the "
+        "server runs the page from scratch: tokenize, greedy decoding, full capture, figures, messages. Latency: "
+        "request sent to the script's `script_finished` message, with every chart received. Cross-talk: every x "
+        "label of every chart received must belong to the session's own sentence. The browsers' drawing, which "
+        "bench/load.py puts on the same two cores, is left out: in a classroom it runs on each student's machine.",
+        "",
+        table(["sessions", "sentences each", "expected", "completed", "errors", "median", "p95", "max",
+               "wall time", "foreign labels seen"], rows),
+        "",
+        f"CPU while the submissions ran ({wall:.1f} s × {os.cpu_count()} cores): the server used "
+        f"{cpu['server']:.1f} s ({cpu['server'] / max(1, len(times)):.2f} s per submission), the machine "
+        f"{cpu['machine']:.1f} s.",
+    ] + (["", "Errors: " + "; ".join(sorted(set(errors))[:5])] if errors else []))
+    checks = [
+        Check(f"{n_sessions} concurrent sessions (server only): no errors, all {expected} submissions done",
+              f"{len(errors)} errors, {len(times)}/{expected} done", not errors and len(times) == expected),
+        Check("each session receives only its own sentence's maps (server only)", f"{len(foreign)} foreign labels",
+              not foreign),
+        Check(f"p95 ≤ {P95_TARGET_S:g} s under {n_sessions} sessions, server only (no browsers drawing on its cores)",
+              secs(percentile(times, 95)) if times else "—", bool(times) and percentile(times, 95) <= P95_TARGET_S),
+    ]
+    return Section("load_server", "Load on the server alone: concurrent protocol sessions", body, checks)
+
+
+if __name__ == "__main__":
+    import sys
+    report(main(sys.argv[1:]), "--write" in sys.argv[1:])
