@@ -76,15 +76,18 @@ async def run_load(n_sessions: int, per_session: int, n_tokens: int) -> tuple[li
     return results, wall, cpu, description
 
 
-def main(argv=None) -> Section:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def load_args(argv, doc: str) -> tuple[int, int, int]:
+    """(sessions, sentences per session, tokens per sentence) from the command line of a load bench."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 sessions, 2 sentences each")
     parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     parser.add_argument("--sessions", type=int, default=None)
     args = parser.parse_args(argv)
-    n_sessions = args.sessions or (3 if args.quick else 20)
-    per_session, n_tokens = (2, 16) if args.quick else (3, 16)
-    results, wall, cpu, description = asyncio.run(run_load(n_sessions, per_session, n_tokens))
+    return (args.sessions or (3 if args.quick else 20),) + ((2, 16) if args.quick else (3, 16))
+
+
+def tally(results: list[dict], n_sessions: int, per_session: int, wall: float, scope: str = ""):
+    """Latencies, errors, the results table and the three checks of a load run; `scope` tags the checks."""
     times = [t for r in results for t in r["times"]]
     errors = [e for r in results for e in r["errors"]]
     foreign = [f for r in results for f in r["foreign"]]
@@ -92,6 +95,23 @@ def main(argv=None) -> Section:
     rows = [[n_sessions, per_session, expected, len(times), len(errors),
              secs(median(times)) if times else "—", secs(percentile(times, 95)) if times else "—",
              secs(max(times)) if times else "—", secs(wall), len(foreign)]]
+    results_table = table(["sessions", "sentences each", "expected", "completed", "errors", "median", "p95", "max",
+                           "wall time", "foreign labels seen"], rows)
+    checks = [
+        Check(f"{n_sessions} concurrent sessions: no errors, all {expected} submissions done{scope}",
+              f"{len(errors)} errors, {len(times)}/{expected} done", not errors and len(times) == expected),
+        Check(f"each session sees only its own sentence's maps{scope}", f"{len(foreign)} foreign labels", not foreign),
+        Check(f"p95 ≤ {P95_TARGET_S:g} s under {n_sessions} sessions{scope}",
+              secs(percentile(times, 95)) if times else "—", bool(times) and percentile(times, 95) <= P95_TARGET_S),
+    ]
+    errors_line = ["", "Errors: " + "; ".join(sorted(set(errors))[:5])] if errors else []
+    return times, results_table, checks, errors_line
+
+
+def main(argv=None) -> Section:
+    n_sessions, per_session, n_tokens = load_args(argv, __doc__)
+    results, wall, cpu, description = asyncio.run(run_load(n_sessions, per_session, n_tokens))
+    times, results_table, checks, errors_line = tally(results, n_sessions, per_session, wall)
     body = "\n".join([
         f"{n_sessions} browser contexts (separate Streamlit sessions) in one headless Chromium on one "
         f"`streamlit run app.py`, page `/explorer`, model: {description}. All sessions first load, then at the "
@@ -100,22 +120,14 @@ def main(argv=None) -> Section:
         "Cross-talk: after each submission, every x tick label on the page must belong to that session's own "
         "sentence.",
         "",
-        table(["sessions", "sentences each", "expected", "completed", "errors", "median", "p95", "max",
-               "wall time", "foreign labels seen"], rows),
+        results_table,
         "",
         f"Where the CPU went while the submissions ran ({wall:.1f} s × {os.cpu_count()} cores = "
         f"{wall * (os.cpu_count() or 1):.0f} core-seconds available): the Streamlit server used "
         f"{cpu['server']:.1f} s ({cpu['server'] / max(1, len(times)):.2f} s per submission), the machine as a whole "
         f"{cpu['machine']:.1f} s; the rest is Chromium drawing {n_sessions} pages and Playwright, which share "
         "these cores with the server in this benchmark.",
-    ] + ([f"", "Errors: " + "; ".join(sorted(set(errors))[:5])] if errors else []))
-    checks = [
-        Check(f"{n_sessions} concurrent sessions: no errors, all {expected} submissions done",
-              f"{len(errors)} errors, {len(times)}/{expected} done", not errors and len(times) == expected),
-        Check("each session sees only its own sentence's maps", f"{len(foreign)} foreign labels", not foreign),
-        Check(f"p95 ≤ {P95_TARGET_S:g} s under {n_sessions} sessions", secs(percentile(times, 95)) if times else "—",
-              bool(times) and percentile(times, 95) <= P95_TARGET_S),
-    ]
+    ] + errors_line)
     return Section("load", "Load: concurrent sessions", body, checks)
 
 

@@ -7,7 +7,6 @@ drawing on the server's two cores, as in a classroom where every browser runs on
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import html
 import json
@@ -15,10 +14,8 @@ import os
 import time
 import urllib.parse
 
-from common import (Check, Section, SentenceMaker, Server, app_models, cpu_seconds, log, median, percentile, report,
-                    secs, table)
-
-P95_TARGET_S = 3.0          # issue 6, 20 sessions
+from common import Section, SentenceMaker, Server, app_models, cpu_seconds, log, report
+from load import load_args, tally
 
 
 async def submit(base: str, model_id: str, text: str) -> tuple[float, list[str], str | None]:
@@ -91,21 +88,10 @@ async def run_load(n_sessions: int, per_session: int, n_tokens: int):
 
 
 def main(argv=None) -> Section:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 sessions, 2 sentences each")
-    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
-    parser.add_argument("--sessions", type=int, default=None)
-    args = parser.parse_args(argv)
-    n_sessions = args.sessions or (3 if args.quick else 20)
-    per_session, n_tokens = (2, 16) if args.quick else (3, 16)
+    n_sessions, per_session, n_tokens = load_args(argv, __doc__)
     results, wall, cpu, description = asyncio.run(run_load(n_sessions, per_session, n_tokens))
-    times = [t for r in results for t in r["times"]]
-    errors = [e for r in results for e in r["errors"]]
-    foreign = [f for r in results for f in r["foreign"]]
-    expected = n_sessions * per_session
-    rows = [[n_sessions, per_session, expected, len(times), len(errors),
-             secs(median(times)) if times else "—", secs(percentile(times, 95)) if times else "—",
-             secs(max(times)) if times else "—", secs(wall), len(foreign)]]
+    times, results_table, checks, errors_line = tally(results, n_sessions, per_session, wall,
+                                                     scope=", server only (no browsers drawing on its cores)")
     body = "\n".join([
         f"{n_sessions} concurrent sessions on one `streamlit run app.py`, model: {description}, each a client that "
         "speaks Streamlit's websocket protocol (protobuf messages, as the browser's frontend does) and draws "
@@ -116,21 +102,12 @@ def main(argv=None) -> Section:
         "label of every chart received must belong to the session's own sentence. The browsers' drawing, which "
         "bench/load.py puts on the same two cores, is left out: in a classroom it runs on each student's machine.",
         "",
-        table(["sessions", "sentences each", "expected", "completed", "errors", "median", "p95", "max",
-               "wall time", "foreign labels seen"], rows),
+        results_table,
         "",
         f"CPU while the submissions ran ({wall:.1f} s × {os.cpu_count()} cores): the server used "
         f"{cpu['server']:.1f} s ({cpu['server'] / max(1, len(times)):.2f} s per submission), the machine "
         f"{cpu['machine']:.1f} s.",
-    ] + (["", "Errors: " + "; ".join(sorted(set(errors))[:5])] if errors else []))
-    checks = [
-        Check(f"{n_sessions} concurrent sessions (server only): no errors, all {expected} submissions done",
-              f"{len(errors)} errors, {len(times)}/{expected} done", not errors and len(times) == expected),
-        Check("each session receives only its own sentence's maps (server only)", f"{len(foreign)} foreign labels",
-              not foreign),
-        Check(f"p95 ≤ {P95_TARGET_S:g} s under {n_sessions} sessions, server only (no browsers drawing on its cores)",
-              secs(percentile(times, 95)) if times else "—", bool(times) and percentile(times, 95) <= P95_TARGET_S),
-    ]
+    ] + errors_line)
     return Section("load_server", "Load on the server alone: concurrent protocol sessions", body, checks)
 
 
