@@ -266,13 +266,13 @@ def ablated_translation(bundle: Bundle, text: str, heads: Iterable[Head] = (), m
 def _ablated_ids(bundle: Bundle, src_ids: list[int], heads: list[Head], mode: str, beam: int = 1) -> list[int]:
     # names=[] stores nothing: only the edits run, on every forward the decoder makes.
     with capture(names=[], edits=ablation_edits(heads, mode)):
-        return generate(bundle, src_ids, beam).ids
+        return generate(bundle, src_ids, beam)
 
 
 def _target_ids(bundle: Bundle, src_ids: list[int], target, max_tokens: int) -> list[int]:
     """Reference ids (ending in </s>): given text or ids, else the model's own greedy output."""
     if target is None or (isinstance(target, str) and not target.strip()):
-        return generate(bundle, src_ids).ids or [bundle.config.eos_id]
+        return generate(bundle, src_ids) or [bundle.config.eos_id]
     if isinstance(target, str):
         return encode_text(bundle, target, max_tokens).ids
     ids = [int(i) for i in target]

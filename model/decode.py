@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import torch
 
@@ -57,22 +58,40 @@ def _decode_last(model: Transformer, memory, src_mask, ys, cache: DecoderCache |
 
 
 @torch.no_grad()
+def greedy_rows(model: Transformer, src: torch.Tensor, max_lens: list[int],
+                use_cache: bool = True) -> Iterator[tuple[int, list[int]]]:
+    """Greedy decoding of a padded batch [B,S], row b for at most max_lens[b] tokens. Yields (b, ids)
+    as each row finishes (ids end in </s> unless the limit came first) and drops that row from the
+    batch, so a long row does not keep short ones waiting or computing."""
+    cfg = model.cfg
+    src_mask = model.src_mask(src)                                        # [B,1,1,S]
+    memory = model.encode(src, src_mask)                                  # [B,S,D]
+    cache = _new_cache(model, use_cache)
+    rows = torch.arange(src.size(0), device=src.device)                   # input row of each batch row
+    limits = torch.as_tensor(max_lens, device=src.device)
+    ys = torch.full((src.size(0), 1), cfg.bos_id, dtype=torch.long, device=src.device)   # [B,1+t]
+    for step in range(1, int(limits.max()) + 1):
+        nxt = model.generator(_decode_last(model, memory, src_mask, ys, cache)).argmax(-1)   # [B]
+        ys = torch.cat([ys, nxt[:, None]], dim=1)
+        done = (nxt == cfg.eos_id) | (limits <= step)
+        if not done.any():
+            continue
+        for b in done.nonzero().flatten().tolist():
+            yield int(rows[b]), ys[b, 1:].tolist()
+        keep = (~done).nonzero().flatten()
+        if keep.numel() == 0:
+            return
+        rows, limits, ys, memory, src_mask = rows[keep], limits[keep], ys[keep], memory[keep], src_mask[keep]
+        if cache is not None:
+            cache.reorder(keep)
+
+
 def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int, use_cache: bool = True) -> torch.Tensor:
     """Greedy decoding of a padded batch [B,S]; returns [B,<=max_len] ids (pad after </s>)."""
-    cfg = model.cfg
-    src_mask = model.src_mask(src)
-    memory = model.encode(src, src_mask)
-    cache = _new_cache(model, use_cache)
-    ys = torch.full((src.size(0), 1), cfg.bos_id, dtype=torch.long, device=src.device)
-    done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
-    for _ in range(max_len):
-        logits = model.generator(_decode_last(model, memory, src_mask, ys, cache))   # [B,V]
-        nxt = logits.argmax(-1).masked_fill(done, cfg.pad_id)
-        ys = torch.cat([ys, nxt[:, None]], dim=1)
-        done |= nxt == cfg.eos_id
-        if done.all():
-            break
-    return ys[:, 1:]
+    out = dict(greedy_rows(model, src, [max_len] * src.size(0), use_cache))
+    width = max(len(ids) for ids in out.values())
+    return torch.tensor([out[b] + [model.cfg.pad_id] * (width - len(out[b])) for b in range(src.size(0))],
+                        dtype=torch.long, device=src.device)
 
 
 @torch.no_grad()

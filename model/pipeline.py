@@ -6,8 +6,8 @@ from dataclasses import dataclass
 import torch
 
 from model.checkpoint import Bundle
-from model.decode import beam_search, greedy
-from model.trace import Trace, capture
+from model.decode import beam_search, default_max_len, greedy
+from model.trace import Trace, active_trace, capture
 
 DEFAULT_MAX_TOKENS = 128
 HARD_MAX_TOKENS = 512
@@ -31,15 +31,20 @@ def encode_text(bundle: Bundle, text: str, max_tokens: int = DEFAULT_MAX_TOKENS)
     return Encoded(ids[: limit - 1] + [bundle.config.eos_id], len(ids), True)
 
 
-def generate(bundle: Bundle, src_ids: list[int], beam: int = 1, max_len: int | None = None):
-    if beam <= 1:
-        return greedy(bundle.model, src_ids, max_len)
-    return beam_search(bundle.model, src_ids, beam_size=beam, max_len=max_len)[0]
+def generate(bundle: Bundle, src_ids: list[int], beam: int = 1, max_len: int | None = None) -> list[int]:
+    """Output ids (ending in </s> unless max_len came first). Greedy requests of concurrent sessions
+    are decoded in shared batches (model/batching.py), except under an active trace: an ablation's
+    edits must change this sentence alone."""
+    if beam > 1:
+        return beam_search(bundle.model, src_ids, beam_size=beam, max_len=max_len)[0].ids
+    if active_trace() is not None:
+        return greedy(bundle.model, src_ids, max_len).ids
+    return bundle.batcher.greedy(src_ids, max_len or default_max_len(bundle.model, len(src_ids)))
 
 
 def translate(bundle: Bundle, text: str, beam: int = 1, max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
     src = encode_text(bundle, text, max_tokens)
-    return bundle.tokenizer.decode(generate(bundle, src.ids, beam).ids)
+    return bundle.tokenizer.decode(generate(bundle, src.ids, beam))
 
 
 @torch.no_grad()
@@ -54,7 +59,7 @@ def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=N
     src = encode_text(bundle, text, max_tokens)
     generated = generate(bundle, src.ids, beam)
     forced = bool(target and target.strip())
-    y = encode_text(bundle, target, max_tokens).ids if forced else generated.ids
+    y = encode_text(bundle, target, max_tokens).ids if forced else generated
     src_t = torch.tensor([src.ids], device=model.device)
     tgt_in = torch.tensor([[bundle.config.bos_id] + y[:-1]], device=model.device)
     with capture(names) as trace:
@@ -74,7 +79,7 @@ def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=N
         tgt_in_tokens=tok.token_strings([bundle.config.bos_id] + y[:-1]),
         tgt_out_tokens=tok.token_strings(y),
         tgt_logprob=float(logprobs.sum()),
-        translation=tok.decode(generated.ids),
+        translation=tok.decode(generated),
         beam=beam,
     )
     return trace

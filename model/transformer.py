@@ -134,7 +134,7 @@ class DecoderCache:
         self.keep = new if self.keep is None else torch.cat([self.keep, new], dim=1)
         return target_mask(self.keep, tgt.size(1))
 
-    def reorder(self, index: torch.Tensor):                      # beam search: row b continues row index[b]
+    def reorder(self, index: torch.Tensor):   # row b continues row index[b]: beam search, finished rows dropped
         self.keep = self.keep.index_select(0, index)
         for self_kv, cross_kv in self.layers:
             self_kv.reorder(index)

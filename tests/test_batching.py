@@ -1,0 +1,112 @@
+"""Greedy decoding shared by concurrent sessions (model/batching.py): every caller gets exactly the ids
+it would get alone, whatever else was in its batch."""
+import threading
+
+import pytest
+import torch
+
+from conftest import ROOT
+from model.batching import GreedyBatcher
+from model.checkpoint import load_checkpoint
+from model.decode import default_max_len, greedy, greedy_rows
+from model.pipeline import encode_text, generate, translate
+from model.trace import capture
+
+TEXTS = ["a b c d e", "b d h", "j i h g f e d c b a", "c", "a a b b c c d", "e e e"]
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_checkpoint(ROOT / "pretrained" / "toy-reverse", device="cpu")
+
+
+def alone(bundle, ids, max_len=None):
+    return greedy(bundle.model, ids, max_len).ids
+
+
+def padded(rows, pad_id):
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])
+
+
+def test_greedy_rows_yields_each_row_once_as_it_finishes_with_its_own_limit(toy):
+    rows = [encode_text(toy, t).ids for t in TEXTS]
+    limits = [default_max_len(toy.model, len(r)) for r in rows]
+    limits[2] = 3                                                      # this row is cut by its limit
+    out = list(greedy_rows(toy.model, padded(rows, toy.config.pad_id), limits))
+    assert sorted(b for b, _ in out) == list(range(len(rows)))
+    for b, ids in out:
+        assert ids == alone(toy, rows[b], limits[b])
+    assert dict(out)[2] == alone(toy, rows[2])[:3]
+    lengths = [len(ids) for _, ids in out]
+    assert lengths == sorted(lengths)                                 # short rows come out first
+
+
+class GatedBatcher(GreedyBatcher):
+    """Holds its first batch until `others` more callers are queued, so they must share the next one."""
+
+    def __init__(self, model, others: int):
+        super().__init__(model)
+        self.others = others
+
+    def _decode(self, batch):
+        if not self.batch_sizes:
+            while len(self._pending) < self.others:
+                threading.Event().wait(0.005)
+        super()._decode(batch)
+
+
+def run_threads(batcher, sentences):
+    results, errors = {}, []
+
+    def call(i, ids):
+        try:
+            results[i] = batcher.greedy(ids, default_max_len(batcher.model, len(ids)))
+        except Exception as e:  # noqa: BLE001  collected and asserted on below
+            errors.append((i, e))
+
+    threads = [threading.Thread(target=call, args=(i, ids)) for i, ids in enumerate(sentences)]
+    threads[0].start()
+    while not batcher._busy:                                           # the first caller is decoding
+        threading.Event().wait(0.005)
+    for t in threads[1:]:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return results, errors
+
+
+def test_concurrent_callers_share_one_batch_and_each_gets_its_own_ids(toy):
+    sentences = [encode_text(toy, t).ids for t in TEXTS]
+    batcher = GatedBatcher(toy.model, others=len(sentences) - 1)
+    results, errors = run_threads(batcher, sentences)
+    assert not errors
+    assert batcher.batch_sizes == [1, len(sentences) - 1]              # the rest waited and went together
+    assert [results[i] for i in range(len(sentences))] == [alone(toy, s) for s in sentences]
+
+
+def test_one_bad_sentence_fails_only_its_own_caller(toy):
+    good = [encode_text(toy, t).ids for t in TEXTS[:3]]
+    bad = [toy.config.vocab_size + 5, toy.config.eos_id]              # an id outside the vocabulary
+    batcher = GatedBatcher(toy.model, others=3)
+    results, errors = run_threads(batcher, [good[0], good[1], bad, good[2]])
+    assert [i for i, _ in errors] == [2]
+    assert [results[i] for i in (0, 1, 3)] == [alone(toy, s) for s in good]
+
+
+def test_a_batch_decoded_for_others_never_enters_the_callers_trace(toy):
+    ids = encode_text(toy, TEXTS[0]).ids
+    with capture() as trace:
+        out = toy.batcher.greedy(ids, 20)
+    assert out == alone(toy, ids, 20)
+    assert len(trace.arrays) == 0
+
+
+def test_pipeline_batches_greedy_but_not_beams_nor_traced_edits(toy):
+    toy.batcher.batch_sizes.clear()
+    assert translate(toy, "a b c") == "c b a"
+    assert toy.batcher.batch_sizes == [1]
+    generate(toy, encode_text(toy, "a b c").ids, beam=3)
+    with capture(names=[]):                                           # e.g. an ablation's edits
+        generate(toy, encode_text(toy, "a b c").ids)
+    assert toy.batcher.batch_sizes == [1]
