@@ -12,7 +12,7 @@ import argparse
 import math
 import time
 
-from common import Check, Section, load_bench_bundle, log, median, ms, report, table
+from common import Check, Section, load_bench_bundle, log, median, ms, report, secs, table
 
 import torch  # noqa: E402  (after common: sys.path)
 from torch import nn  # noqa: E402
@@ -140,9 +140,9 @@ def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
     cfg, model = bundle.config, bundle.model
     t0 = time.perf_counter()
     src = encode_text(bundle, text, max_tokens=512)
-    hyp = generate(bundle, src.ids)
+    out_ids = generate(bundle, src.ids)
     t1 = time.perf_counter()
-    tgt_in = torch.tensor([[cfg.bos_id] + hyp.ids[:-1]])
+    tgt_in = torch.tensor([[cfg.bos_id] + out_ids[:-1]])
     with capture() as trace:                          # what trace_sentence does after decoding
         model(torch.tensor([src.ids]), tgt_in)
     t2 = time.perf_counter()
@@ -152,9 +152,42 @@ def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
     t3 = time.perf_counter()
     payload = sum(len(f.to_json()) for f in figures)
     t4 = time.perf_counter()
-    return {"tokens": len(src.ids), "generated": len(hyp.ids), "greedy": t1 - t0,
+    return {"tokens": len(src.ids), "generated": len(out_ids), "greedy": t1 - t0,
             "capture pass": t2 - t1, "figures": t3 - t2, "to_json": t4 - t3,
             "payload": payload}
+
+
+def shared_decoding(bundle, n_sentences: int = 20, n_tokens: int = 16, seed: int = 5) -> dict:
+    """Greedy decoding of n different sentences one by one, then from n threads at once as n sessions do
+    (model/batching.py decodes whoever waits in one batch): seconds, batch sizes, ids identical?"""
+    import threading
+
+    from common import SentenceMaker
+    from model.decode import default_max_len, greedy
+    from model.pipeline import encode_text
+
+    maker = SentenceMaker(seed)
+    sources = [encode_text(bundle, maker.sentence(n_tokens)).ids for _ in range(n_sentences)]
+    t0 = time.perf_counter()
+    alone = [greedy(bundle.model, ids).ids for ids in sources]
+    t1 = time.perf_counter()
+    shared: dict[int, list[int]] = {}
+    batcher = bundle.batcher
+    batcher.batch_sizes.clear()
+
+    def session(i: int) -> None:
+        shared[i] = batcher.greedy(sources[i], default_max_len(bundle.model, len(sources[i])))
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(n_sentences)]
+    t2 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    t3 = time.perf_counter()
+    return {"sentences": n_sentences, "tokens": n_tokens, "generated": sum(map(len, alone)),
+            "one by one": t1 - t0, "shared": t3 - t2, "batches": list(batcher.batch_sizes),
+            "identical": sum(shared[i] == alone[i] for i in range(n_sentences))}
 
 
 def repeats_for(n: int, quick: bool) -> int:
@@ -195,6 +228,13 @@ def main(argv=None) -> Section:
         w = server_work(bundle, n)
         work_rows.append([w["tokens"], w["generated"], ms(w["greedy"]), ms(w["capture pass"]), ms(w["figures"]),
                           ms(w["to_json"]), f"{w['payload'] / 2**20:.1f} MiB"])
+    log("forward: shared decoding, 20 sentences")
+    d = shared_decoding(bundle)
+    shared_row = [[d["sentences"], d["tokens"], d["generated"], secs(d["one by one"]), secs(d["shared"]),
+                   f"{d['one by one'] / d['shared']:.1f}×", " + ".join(map(str, d["batches"])),
+                   f"{d['identical']}/{d['sentences']}"]]
+    checks.append(Check(f"shared decoding gives each of {d['sentences']} sentences its own ids, as decoded alone",
+                        f"{d['identical']}/{d['sentences']} identical", d["identical"] == d["sentences"]))
     body = "\n".join([
         f"One forward pass (teacher forcing, batch 1, source and target both *n* tokens, eval mode, "
         f"`torch.set_num_threads({args.threads})`), median of interleaved repeats. Model: {description}: "
@@ -216,6 +256,15 @@ def main(argv=None) -> Section:
         "",
         table(["source tokens", "generated", "greedy decoding", "capture pass", "figures", "figure JSON",
                "JSON size"], work_rows),
+        "",
+        "**Decoding for many sessions at once** (1 torch thread): greedy decoding of 20 different random "
+        "16-token sentences one after another, then called from 20 threads at the same moment, as 20 "
+        "sessions do. `model/batching.py` decodes whoever is waiting in one padded batch: a step reads the "
+        "weights (~18 MB, from memory rather than cache) once for the whole batch instead of once per "
+        "sentence. The first caller finds the model idle and starts alone; the others wait and go together.",
+        "",
+        table(["sentences", "tokens each", "tokens generated", "one by one", "20 threads, shared batches",
+               "speed-up", "batch sizes", "ids identical to alone"], shared_row),
     ])
     return Section("forward", "Forward pass: capture off, full capture, torch.nn.Transformer", body, checks)
 
