@@ -41,6 +41,8 @@ class GreedyBatcher:
 
     def greedy(self, src_ids: list[int], max_len: int) -> list[int]:
         """The greedy output ids of one source sentence (ending in </s> unless max_len came first)."""
+        if max_len < 1 or not src_ids:
+            raise ValueError(f"nothing to decode: {len(src_ids)} source tokens, at most {max_len} output tokens")
         request = _Request(list(src_ids), max_len)
         with self._cond:
             self._pending.append(request)
@@ -63,9 +65,9 @@ class GreedyBatcher:
         return request.ids
 
     def _decode(self, batch: list[_Request]) -> None:
-        """Decode the batch, releasing each request as its row finishes. Never raises: after an error
-        the unfinished requests are retried one by one, so one bad sentence fails only its own caller,
-        who raises the error in their thread (greedy)."""
+        """Decode the batch, releasing each request as its row finishes. After an error the unfinished
+        requests are retried one by one, so one bad sentence fails only its own caller, who raises the
+        error in their own thread (greedy)."""
         self.batch_sizes.append(len(batch))
         try:
             width = max(len(r.src_ids) for r in batch)
@@ -75,15 +77,17 @@ class GreedyBatcher:
             for row, ids in greedy_rows(self.model, src, [r.max_len for r in batch]):
                 batch[row].ids = ids
                 self._finish(batch[row])
-        except Exception as e:  # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001  no waiting caller may be left without an answer
             unfinished = [r for r in batch if not r.done.is_set()]
-            if len(batch) > 1:
+            if len(batch) > 1 and isinstance(e, Exception):
                 for request in unfinished:
                     self._decode([request])
             else:
                 for request in unfinished:
                     request.error = e
                     self._finish(request)
+            if not isinstance(e, Exception):                  # KeyboardInterrupt and the like go on up
+                raise
 
     def _finish(self, request: _Request) -> None:
         request.done.set()

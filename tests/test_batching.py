@@ -110,3 +110,10 @@ def test_pipeline_batches_greedy_but_not_beams_nor_traced_edits(toy):
     with capture(names=[]):                                           # e.g. an ablation's edits
         generate(toy, encode_text(toy, "a b c").ids)
     assert toy.batcher.batch_sizes == [1]
+
+
+def test_nothing_to_decode_is_refused_at_once(toy):
+    with pytest.raises(ValueError, match="nothing to decode"):
+        toy.batcher.greedy([], 10)
+    with pytest.raises(ValueError, match="nothing to decode"):
+        toy.batcher.greedy([3, 2], 0)
