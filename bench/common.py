@@ -141,21 +141,50 @@ Last full rewrite: {machine}.
 """
 
 
+GLANCE_HEADERS = ["benchmark", "target", "measured", "met"]
+RERUN_PREFIX = "Rerun alone since then:"
+
+
+def glance_rows(section: Section) -> list[list[str]]:
+    return [[section.title, c.target, c.measured, verdict(c.ok)] for c in section.checks if c.ok is not None]
+
+
 def write_section(section: Section) -> None:
-    """Replace this section's block in docs/performance.md (append it if new)."""
+    """Replace this section's block in docs/performance.md (append it if new), its rows of the targets
+    at a glance, and note the time it was rerun alone."""
     text = DOC.read_text(encoding="utf-8") if DOC.is_file() else HEADER.format(machine=machine_line())
     block = section.markdown()
     pattern = re.compile(rf"<!-- bench:{re.escape(section.name)} -->.*?<!-- /bench:{re.escape(section.name)} -->",
                          re.S)
     text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    text = _refresh_glance(text, section)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text, encoding="utf-8")
 
 
+def _refresh_glance(text: str, section: Section) -> str:
+    """The targets-at-a-glance table with this section's rows replaced in place, and the rerun note."""
+    match = re.search(r"## Targets at a glance\n\n((?:\|.*\n)+)", text)
+    if not match:
+        return text
+    rows = [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in match.group(1).splitlines()[2:]]
+    at = next((i for i, r in enumerate(rows) if r[0] == section.title), len(rows))
+    rows = [r for r in rows if r[0] != section.title]
+    rows[at:at] = glance_rows(section)
+    text = text[:match.start(1)] + table(GLANCE_HEADERS, rows) + "\n" + text[match.end(1):]
+    stamp = f"{section.name} {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC"
+    note = re.search(rf"^{re.escape(RERUN_PREFIX)} (.*)\.$", text, re.M)
+    if note:
+        kept = [e for e in note.group(1).split("; ") if not e.startswith(section.name + " ")]
+        return text[:note.start()] + f"{RERUN_PREFIX} {'; '.join(kept + [stamp])}." + text[note.end():]
+    return re.sub(r"^(Last full rewrite: .*)$", lambda m: f"{m.group(1)}\n{RERUN_PREFIX} {stamp}.", text, count=1,
+                  flags=re.M)
+
+
 def write_document(sections: list[Section]) -> None:
-    summary = [[s.title, c.target, c.measured, verdict(c.ok)] for s in sections for c in s.checks if c.ok is not None]
+    summary = [row for s in sections for row in glance_rows(s)]
     parts = [HEADER.format(machine=machine_line()).strip(), "",
-             "## Targets at a glance", "", table(["benchmark", "target", "measured", "met"], summary), ""]
+             "## Targets at a glance", "", table(GLANCE_HEADERS, summary), ""]
     parts += [s.markdown() + "\n" for s in sections]
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(parts), encoding="utf-8")
