@@ -117,3 +117,16 @@ def test_nothing_to_decode_is_refused_at_once(toy):
         toy.batcher.greedy([], 10)
     with pytest.raises(ValueError, match="nothing to decode"):
         toy.batcher.greedy([3, 2], 0)
+
+
+def test_the_trained_translator_gives_each_of_concurrent_sessions_its_own_translation():
+    """The shipped en-es model, sentences of different lengths padded into one batch: the same ids as alone."""
+    bundle = load_checkpoint(ROOT / "pretrained" / "en-es", device="cpu")
+    texts = ["The cat sleeps.", "Where is the station?", "I would like two coffees and a glass of water, please.",
+             "She reads.", "My brother lives in a small house near the sea.", "Thank you very much!"]
+    sentences = [encode_text(bundle, t).ids for t in texts]
+    bundle.batcher = GatedBatcher(bundle.model, others=len(texts) - 1)
+    results, errors = run_threads(bundle.batcher, sentences)
+    assert not errors and bundle.batcher.batch_sizes == [1, len(texts) - 1]
+    assert [results[i] for i in range(len(texts))] == [alone(bundle, s) for s in sentences]
+    assert translate(bundle, texts[0]) == bundle.tokenizer.decode(results[0])
