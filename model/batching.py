@@ -6,13 +6,16 @@ layer alone is 8 MB), not by arithmetic. Twenty sessions decoding one by one rea
 step; in one batch, once. On 2 cores, 20 sixteen-token sentences took 1.50 s one by one and 0.25 s as a
 batch, with the same ids (bench/load_server.py measures what this does to a classroom's latency).
 
-No thread of its own: the first caller that finds the model idle decodes the batch waiting at that
-moment, everyone else waits; when a batch ends, a caller still waiting takes the next one. A row
-returns as soon as it has finished (model.decode.greedy_rows), not when the whole batch has.
+A lane is a short-lived thread that decodes whatever is waiting as one batch and ends when nothing is
+left; a caller waits only for its own row, since rows leave their batch as they finish
+(model.decode.greedy_rows). One lane runs whenever anything waits. A sentence that has waited
+`patience_s` opens a second lane (one per core): so a long sentence (a 256-token source decodes for
+~2 s here) does not hold up everyone else's, while a classroom's burst of short ones still shares
+big batches (bench/load_server.py, p95: 2.31 / 2.68 s with one lane, 2.71 / 3.15 s with two always
+open). Lanes start with an empty context, so a trace active in a caller's thread never sees a batch.
 """
 from __future__ import annotations
 
-import contextvars
 import threading
 from dataclasses import dataclass, field
 
@@ -22,7 +25,7 @@ from model.decode import greedy_rows
 from model.transformer import Transformer
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: two sessions may send the same sentence
 class _Request:
     src_ids: list[int]
     max_len: int
@@ -32,11 +35,11 @@ class _Request:
 
 
 class GreedyBatcher:
-    def __init__(self, model: Transformer, max_batch: int = 32):
-        self.model, self.max_batch = model, max_batch
-        self._cond = threading.Condition()
+    def __init__(self, model: Transformer, max_batch: int = 32, lanes: int = 2, patience_s: float = 0.5):
+        self.model, self.max_batch, self.lanes, self.patience_s = model, max_batch, lanes, patience_s
+        self._lock = threading.Lock()
         self._pending: list[_Request] = []
-        self._busy = False
+        self._running = 0                         # lanes decoding now
         self.batch_sizes: list[int] = []          # one entry per batch decoded, for tests and benchmarks
 
     def greedy(self, src_ids: list[int], max_len: int) -> list[int]:
@@ -44,30 +47,37 @@ class GreedyBatcher:
         if max_len < 1 or not src_ids:
             raise ValueError(f"nothing to decode: {len(src_ids)} source tokens, at most {max_len} output tokens")
         request = _Request(list(src_ids), max_len)
-        with self._cond:
+        with self._lock:
             self._pending.append(request)
-            while not request.done.is_set():
-                if self._busy:
-                    self._cond.wait()
-                    continue
-                self._busy = True
-                batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
-                self._cond.release()
-                try:
-                    # A fresh context: a trace active in this caller's thread must not see others' rows.
-                    contextvars.Context().run(self._decode, batch)
-                finally:
-                    self._cond.acquire()
-                    self._busy = False
-                    self._cond.notify_all()
+            self._open_lane(up_to=1)
+        while not request.done.wait(self.patience_s):
+            with self._lock:
+                if request in self._pending:          # still not taken: the busy lane is on a long batch
+                    self._open_lane(up_to=self.lanes)
         if request.error is not None:
             raise request.error
         return request.ids
 
+    def _open_lane(self, up_to: int) -> None:      # with the lock held
+        if self._running < up_to:
+            self._running += 1
+            # Not a daemon: a lane always ends, and one killed inside torch at exit aborts the process.
+            threading.Thread(target=self._lane, name="greedy-lane").start()
+
+    def _lane(self) -> None:
+        """Decode what is waiting, batch after batch; end when nothing is."""
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._running -= 1
+                    return
+                batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
+            self._decode(batch)
+
     def _decode(self, batch: list[_Request]) -> None:
         """Decode the batch, releasing each request as its row finishes. After an error the unfinished
         requests are retried one by one, so one bad sentence fails only its own caller, who raises the
-        error in their own thread (greedy)."""
+        error in their own thread (greedy). Never raises: the lane must go on."""
         self.batch_sizes.append(len(batch))
         try:
             width = max(len(r.src_ids) for r in batch)
@@ -76,20 +86,13 @@ class GreedyBatcher:
                                device=self.model.device)                                    # [B,S]
             for row, ids in greedy_rows(self.model, src, [r.max_len for r in batch]):
                 batch[row].ids = ids
-                self._finish(batch[row])
+                batch[row].done.set()
         except BaseException as e:  # noqa: BLE001  no waiting caller may be left without an answer
             unfinished = [r for r in batch if not r.done.is_set()]
-            if len(batch) > 1 and isinstance(e, Exception):
+            if len(batch) > 1:
                 for request in unfinished:
                     self._decode([request])
             else:
                 for request in unfinished:
                     request.error = e
-                    self._finish(request)
-            if not isinstance(e, Exception):                  # KeyboardInterrupt and the like go on up
-                raise
-
-    def _finish(self, request: _Request) -> None:
-        request.done.set()
-        with self._cond:
-            self._cond.notify_all()
+                    request.done.set()

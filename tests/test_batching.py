@@ -43,34 +43,48 @@ def test_greedy_rows_yields_each_row_once_as_it_finishes_with_its_own_limit(toy)
 
 
 class GatedBatcher(GreedyBatcher):
-    """Holds its first batch until `others` more callers are queued, so they must share the next one."""
+    """Holds its first batch until the test opens the gate, so callers meanwhile must queue."""
 
-    def __init__(self, model, others: int):
-        super().__init__(model)
-        self.others = others
+    def __init__(self, model, lanes: int = 1, patience_s: float = 0.5):
+        super().__init__(model, lanes=lanes, patience_s=patience_s)
+        self.gate, self.first_held = threading.Event(), threading.Event()
 
     def _decode(self, batch):
-        if not self.batch_sizes:
-            while len(self._pending) < self.others:
-                threading.Event().wait(0.005)
+        if not self.first_held.is_set():
+            self.first_held.set()
+            assert self.gate.wait(timeout=60)
         super()._decode(batch)
 
 
-def run_threads(batcher, sentences):
-    results, errors = {}, []
-
+def start_callers(batcher, sentences, results, errors, first_index=0):
     def call(i, ids):
         try:
             results[i] = batcher.greedy(ids, default_max_len(batcher.model, len(ids)))
-        except Exception as e:  # noqa: BLE001  collected and asserted on below
+        except Exception as e:  # noqa: BLE001  collected and asserted on by the tests
             errors.append((i, e))
 
-    threads = [threading.Thread(target=call, args=(i, ids)) for i, ids in enumerate(sentences)]
-    threads[0].start()
-    while not batcher._busy:                                           # the first caller is decoding
-        threading.Event().wait(0.005)
-    for t in threads[1:]:
+    threads = [threading.Thread(target=call, args=(first_index + i, ids)) for i, ids in enumerate(sentences)]
+    for t in threads:
         t.start()
+    return threads
+
+
+def wait_until(condition, timeout=60.0):
+    for _ in range(int(timeout / 0.005)):
+        if condition():
+            return
+        threading.Event().wait(0.005)
+    raise AssertionError("timed out")
+
+
+def run_threads(batcher, sentences):
+    """The first sentence is held in the batcher's only lane while the others arrive; then all go on."""
+    results, errors = {}, []
+    threads = start_callers(batcher, sentences[:1], results, errors)
+    wait_until(batcher.first_held.is_set)
+    threads += start_callers(batcher, sentences[1:], results, errors, first_index=1)
+    wait_until(lambda: len(batcher._pending) == len(sentences) - 1)
+    batcher.gate.set()
     for t in threads:
         t.join(timeout=60)
     return results, errors
@@ -78,7 +92,7 @@ def run_threads(batcher, sentences):
 
 def test_concurrent_callers_share_one_batch_and_each_gets_its_own_ids(toy):
     sentences = [encode_text(toy, t).ids for t in TEXTS]
-    batcher = GatedBatcher(toy.model, others=len(sentences) - 1)
+    batcher = GatedBatcher(toy.model)
     results, errors = run_threads(batcher, sentences)
     assert not errors
     assert batcher.batch_sizes == [1, len(sentences) - 1]              # the rest waited and went together
@@ -88,10 +102,24 @@ def test_concurrent_callers_share_one_batch_and_each_gets_its_own_ids(toy):
 def test_one_bad_sentence_fails_only_its_own_caller(toy):
     good = [encode_text(toy, t).ids for t in TEXTS[:3]]
     bad = [toy.config.vocab_size + 5, toy.config.eos_id]              # an id outside the vocabulary
-    batcher = GatedBatcher(toy.model, others=3)
+    batcher = GatedBatcher(toy.model)
     results, errors = run_threads(batcher, [good[0], good[1], bad, good[2]])
     assert [i for i, _ in errors] == [2]
     assert [results[i] for i in (0, 1, 3)] == [alone(toy, s) for s in good]
+
+
+def test_a_sentence_kept_waiting_by_a_long_batch_opens_the_second_lane(toy):
+    batcher = GatedBatcher(toy.model, lanes=2, patience_s=0.05)
+    results, errors = {}, []
+    long_ids = encode_text(toy, TEXTS[2]).ids
+    long = start_callers(batcher, [long_ids], results, errors)
+    wait_until(batcher.first_held.is_set)                             # the long one is held in lane 1
+    short = encode_text(toy, TEXTS[3]).ids
+    assert batcher.greedy(short, 10) == alone(toy, short, 10)          # lane 2 opens and answers meanwhile
+    assert not batcher.gate.is_set() and 0 not in results
+    batcher.gate.set()
+    long[0].join(timeout=60)
+    assert results[0] == alone(toy, long_ids) and not errors
 
 
 def test_a_batch_decoded_for_others_never_enters_the_callers_trace(toy):
@@ -125,7 +153,7 @@ def test_the_trained_translator_gives_each_of_concurrent_sessions_its_own_transl
     texts = ["The cat sleeps.", "Where is the station?", "I would like two coffees and a glass of water, please.",
              "She reads.", "My brother lives in a small house near the sea.", "Thank you very much!"]
     sentences = [encode_text(bundle, t).ids for t in texts]
-    bundle.batcher = GatedBatcher(bundle.model, others=len(texts) - 1)
+    bundle.batcher = GatedBatcher(bundle.model)
     results, errors = run_threads(bundle.batcher, sentences)
     assert not errors and bundle.batcher.batch_sizes == [1, len(texts) - 1]
     assert [results[i] for i in range(len(texts))] == [alone(bundle, s) for s in sentences]
