@@ -27,8 +27,11 @@ async def session(chromium, base: str, model_id: str, sentences: list[str], make
     page = await context.new_page()
     try:
         first = sentences[0]
-        await page.goto(explorer_url(base, model_id, first))
+        start = time.perf_counter()
+        # 20 pages opening at once on 2 cores can take over Playwright's default 30 s: timed, not failed.
+        await page.goto(explorer_url(base, model_id, first), timeout=TIMEOUT_MS)
         await page.wait_for_function(MAPS_DRAWN_JS, arg=maker.labels(first), timeout=TIMEOUT_MS, polling=200)
+        result["open_s"] = time.perf_counter() - start
         result["ready"] = True
         await start_gate.wait()
         previous = first
@@ -66,7 +69,9 @@ async def run_load(n_sessions: int, per_session: int, n_tokens: int) -> tuple[li
                      for plan, res in zip(plans, results)]
             while not all(r["ready"] or r["errors"] for r in results):
                 await asyncio.sleep(0.5)
-            log(f"load: {n_sessions} sessions open, RSS {server.rss() / 2**20:.0f} MiB; go")
+            opened = [r["open_s"] for r in results if "open_s" in r]
+            log(f"load: {n_sessions} sessions open (slowest {max(opened, default=0):.1f} s), "
+                f"RSS {server.rss() / 2**20:.0f} MiB; go")
             start, server_cpu, machine_cpu = time.perf_counter(), cpu_seconds(server.proc.pid), cpu_seconds()
             gate.set()
             await asyncio.gather(*tasks)
@@ -116,7 +121,9 @@ def main(argv=None) -> Section:
         f"{n_sessions} browser contexts (separate Streamlit sessions) in one headless Chromium on one "
         f"`streamlit run app.py`, page `/explorer`, model: {description}. All sessions first load, then at the "
         f"same moment each submits {per_session} new {n_tokens}-token sentences one after the other (every "
-        "sentence different from every other). Latency: Ctrl+Enter to the maps drawn with the new tokens. "
+        "sentence different from every other). Opening all the pages first, at once, took up to "
+        f"{max((r['open_s'] for r in results if 'open_s' in r), default=0):.1f} s for the slowest. "
+        "Latency: Ctrl+Enter to the maps drawn with the new tokens. "
         "Cross-talk: after each submission, every x tick label on the page must belong to that session's own "
         "sentence.",
         "",

@@ -3,8 +3,9 @@ together with the others in one padded batch.
 
 Why: one cached decoding step is bound by reading the weights (~18 MB for en-es: the 8000-word output
 layer alone is 8 MB), not by arithmetic. Twenty sessions decoding one by one read them twenty times per
-step; in one batch, once. On 2 cores, 20 sixteen-token sentences took 1.50 s one by one and 0.25 s as a
-batch, with the same ids (bench/load_server.py measures what this does to a classroom's latency).
+step; in one batch, once. bench/forward.py: 20 sixteen-token sentences take ~2.0 s one by one and
+~0.4 s from 20 threads at once, with the same ids; bench/load_server.py shows what that does for a
+classroom.
 
 A lane is a short-lived thread that decodes whatever is waiting as one batch and ends when nothing is
 left; a caller waits only for its own row, since rows leave their batch as they finish
