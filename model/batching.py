@@ -20,9 +20,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-import torch
-
 from model.decode import greedy_rows
+from model.tasks import pad_batch
 from model.transformer import Transformer
 
 
@@ -81,10 +80,7 @@ class GreedyBatcher:
         error in their own thread (greedy). Never raises: the lane must go on."""
         self.batch_sizes.append(len(batch))
         try:
-            width = max(len(r.src_ids) for r in batch)
-            pad = self.model.cfg.pad_id
-            src = torch.tensor([r.src_ids + [pad] * (width - len(r.src_ids)) for r in batch],
-                               device=self.model.device)                                    # [B,S]
+            src = pad_batch([r.src_ids for r in batch], self.model.cfg.pad_id).to(self.model.device)   # [B,S]
             for row, ids in greedy_rows(self.model, src, [r.max_len for r in batch]):
                 batch[row].ids = ids
                 batch[row].done.set()

@@ -19,6 +19,7 @@ from typing import Iterator
 
 import torch
 
+from model.tasks import pad_batch
 from model.trace import Trace, active_trace, capture
 from model.transformer import DecoderCache, Transformer
 
@@ -89,9 +90,7 @@ def greedy_rows(model: Transformer, src: torch.Tensor, max_lens: list[int],
 def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int, use_cache: bool = True) -> torch.Tensor:
     """Greedy decoding of a padded batch [B,S]; returns [B,<=max_len] ids (pad after </s>)."""
     out = dict(greedy_rows(model, src, [max_len] * src.size(0), use_cache))
-    width = max(len(ids) for ids in out.values())
-    return torch.tensor([out[b] + [model.cfg.pad_id] * (width - len(out[b])) for b in range(src.size(0))],
-                        dtype=torch.long, device=src.device)
+    return pad_batch([out[b] for b in range(src.size(0))], model.cfg.pad_id).to(src.device)
 
 
 @torch.no_grad()

@@ -3,13 +3,13 @@ it would get alone, whatever else was in its batch."""
 import threading
 
 import pytest
-import torch
 
 from conftest import ROOT
 from model.batching import GreedyBatcher
 from model.checkpoint import load_checkpoint
 from model.decode import default_max_len, greedy, greedy_rows
 from model.pipeline import encode_text, generate, translate
+from model.tasks import pad_batch
 from model.trace import capture
 
 TEXTS = ["a b c d e", "b d h", "j i h g f e d c b a", "c", "a a b b c c d", "e e e"]
@@ -24,16 +24,11 @@ def alone(bundle, ids, max_len=None):
     return greedy(bundle.model, ids, max_len).ids
 
 
-def padded(rows, pad_id):
-    width = max(len(r) for r in rows)
-    return torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])
-
-
 def test_greedy_rows_yields_each_row_once_as_it_finishes_with_its_own_limit(toy):
     rows = [encode_text(toy, t).ids for t in TEXTS]
     limits = [default_max_len(toy.model, len(r)) for r in rows]
     limits[2] = 3                                                      # this row is cut by its limit
-    out = list(greedy_rows(toy.model, padded(rows, toy.config.pad_id), limits))
+    out = list(greedy_rows(toy.model, pad_batch(rows, toy.config.pad_id), limits))
     assert sorted(b for b, _ in out) == list(range(len(rows)))
     for b, ids in out:
         assert ids == alone(toy, rows[b], limits[b])

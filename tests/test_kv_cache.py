@@ -7,6 +7,7 @@ from conftest import ROOT, tiny_config
 from model.checkpoint import load_checkpoint
 from model.decode import _new_cache, beam_search, greedy, greedy_batch
 from model.pipeline import encode_text
+from model.tasks import pad_batch
 from model.trace import capture
 from model.transformer import Transformer, causal_mask
 
@@ -76,14 +77,9 @@ def test_cached_greedy_equals_uncached_on_the_toy_model(toy):
         assert fast.score == pytest.approx(slow.score, abs=1e-4)
 
 
-def _padded(rows, pad_id):
-    width = max(len(r) for r in rows)
-    return torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])
-
-
 def test_cached_greedy_batch_with_padding_equals_uncached(toy):
     rows = [toy_ids(toy, t) for t in TOY_TEXTS]
-    src = _padded(rows, toy.config.pad_id)                          # different source lengths
+    src = pad_batch(rows, toy.config.pad_id)                          # different source lengths
     fast = greedy_batch(toy.model, src, 16)
     slow = greedy_batch(toy.model, src, 16, use_cache=False)
     assert torch.equal(fast, slow)
@@ -95,7 +91,7 @@ def test_cached_greedy_batch_with_padding_equals_uncached(toy):
 
 def test_cached_greedy_batch_equals_uncached_on_a_random_model():
     model = tiny()
-    src = _padded([[3, 4, 5, 6, 7, 2], [8, 2], [4, 4, 9, 2]], model.cfg.pad_id)
+    src = pad_batch([[3, 4, 5, 6, 7, 2], [8, 2], [4, 4, 9, 2]], model.cfg.pad_id)
     assert torch.equal(greedy_batch(model, src, 12), greedy_batch(model, src, 12, use_cache=False))
 
 
