@@ -55,6 +55,11 @@ async def session(chromium, base: str, model_id: str, sentences: list[str], make
         await context.close()
 
 
+def slowest_open(results: list[dict]) -> float:
+    """Seconds the slowest session took to open its first page (sessions that failed to open are errors)."""
+    return max((r["open_s"] for r in results if "open_s" in r), default=0.0)
+
+
 async def run_load(n_sessions: int, per_session: int, n_tokens: int) -> tuple[list[dict], float, dict, str]:
     from playwright.async_api import async_playwright
     maker = SentenceMaker(seed=4)
@@ -69,8 +74,7 @@ async def run_load(n_sessions: int, per_session: int, n_tokens: int) -> tuple[li
                      for plan, res in zip(plans, results)]
             while not all(r["ready"] or r["errors"] for r in results):
                 await asyncio.sleep(0.5)
-            opened = [r["open_s"] for r in results if "open_s" in r]
-            log(f"load: {n_sessions} sessions open (slowest {max(opened, default=0):.1f} s), "
+            log(f"load: {n_sessions} sessions open (slowest {slowest_open(results):.1f} s), "
                 f"RSS {server.rss() / 2**20:.0f} MiB; go")
             start, server_cpu, machine_cpu = time.perf_counter(), cpu_seconds(server.proc.pid), cpu_seconds()
             gate.set()
@@ -122,7 +126,7 @@ def main(argv=None) -> Section:
         f"`streamlit run app.py`, page `/explorer`, model: {description}. All sessions first load, then at the "
         f"same moment each submits {per_session} new {n_tokens}-token sentences one after the other (every "
         "sentence different from every other). Opening all the pages first, at once, took up to "
-        f"{max((r['open_s'] for r in results if 'open_s' in r), default=0):.1f} s for the slowest. "
+        f"{slowest_open(results):.1f} s for the slowest. "
         "Latency: Ctrl+Enter to the maps drawn with the new tokens. "
         "Cross-talk: after each submission, every x tick label on the page must belong to that session's own "
         "sentence.",
