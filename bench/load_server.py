@@ -88,7 +88,7 @@ async def run_load(n_sessions: int, per_session: int, n_tokens: int):
 
 
 def main(argv=None) -> Section:
-    n_sessions, per_session, n_tokens = load_args(argv, __doc__)
+    n_sessions, per_session, n_tokens, _ = load_args(argv, __doc__)  # no control run here: nothing is drawn
     results, wall, cpu, description = asyncio.run(run_load(n_sessions, per_session, n_tokens))
     times, results_table, checks, errors_line = tally(results, n_sessions, per_session, wall,
                                                      scope=", server only (no browsers drawing on its cores)")
