@@ -82,7 +82,7 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     try:
         bundle = load_bundle(model_id)
     except CheckpointError as e:
-        sb.error(f"This model cannot be loaded: {e}")
+        sb.error(plain(f"This model cannot be loaded: {e}", limit=600))
         return None
     sb.selectbox("Example sentences", presets(model_id), key="preset", on_change=_use_preset, index=None,
                  placeholder="Pick an example…")

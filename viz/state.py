@@ -58,7 +58,12 @@ def resolve_model_dir(model_id: str) -> Path:
 
 @st.cache_resource(max_entries=4, show_spinner="Loading the model…")
 def load_bundle(model_id: str) -> Bundle:
-    return load_checkpoint(resolve_model_dir(model_id), device="cpu")
+    """The model's Bundle; a CheckpointError names files relative to the model folder, so the page never
+    shows where the server keeps its files."""
+    try:
+        return load_checkpoint(resolve_model_dir(model_id), device="cpu")
+    except CheckpointError as e:
+        raise CheckpointError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
 
 
 TRACE_CACHE_MB = int(os.environ.get("TRANSFORMER_VIZ_TRACE_CACHE_MB", "400"))
