@@ -91,10 +91,12 @@ def machine() -> dict:
     }
 
 
-def machine_line() -> str:
+def machine_line(when: str) -> str:
+    """Date, machine, software and load average; `when` says at which point of the run it was read."""
     m = machine()
-    return (f"{m['date']}; {m['nproc']} CPUs ({m['cpu']}); load average {m['load']} (1/5/15 min); "
-            f"Python {m['python']}, torch {m['torch']}; " + ", ".join(f"{k}={v}" for k, v in TORCH_ENV.items()))
+    return (f"{m['date']}; {m['nproc']} CPUs ({m['cpu']}); Python {m['python']}, torch {m['torch']}; "
+            + ", ".join(f"{k}={v}" for k, v in TORCH_ENV.items())
+            + f"; load average {m['load']} (1/5/15 min) {when}")
 
 
 def median(values) -> float:
@@ -152,7 +154,7 @@ def glance_rows(section: Section) -> list[list[str]]:
 def write_section(section: Section) -> None:
     """Replace this section's block in docs/performance.md (append it if new), its rows of the targets
     at a glance, and note the time it was rerun alone."""
-    text = DOC.read_text(encoding="utf-8") if DOC.is_file() else HEADER.format(machine=machine_line())
+    text = DOC.read_text(encoding="utf-8") if DOC.is_file() else HEADER.format(machine=machine_line("after this benchmark"))
     block = section.markdown()
     pattern = re.compile(rf"<!-- bench:{re.escape(section.name)} -->.*?<!-- /bench:{re.escape(section.name)} -->",
                          re.S)
@@ -181,9 +183,11 @@ def _refresh_glance(text: str, section: Section) -> str:
                   flags=re.M)
 
 
-def write_document(sections: list[Section]) -> None:
+def write_document(sections: list[Section], machine: str) -> None:
+    """The whole document; `machine` is machine_line() taken before the first benchmark (the load
+    average at the end would only show the benchmarks' own load)."""
     summary = [row for s in sections for row in glance_rows(s)]
-    parts = [HEADER.format(machine=machine_line()).strip(), "",
+    parts = [HEADER.format(machine=machine).strip(), "",
              "## Targets at a glance", "", table(GLANCE_HEADERS, summary), ""]
     parts += [s.markdown() + "\n" for s in sections]
     DOC.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import traceback
 
-from common import Check, Section, log, write_document, write_section
+from common import Check, Section, log, machine_line, write_document, write_section
 
 BENCHMARKS = ["forward", "browser", "cold_start", "memory", "load", "load_server"]
 
@@ -21,6 +21,7 @@ def main(argv=None) -> None:
     parser.add_argument("--only", default=None, help="comma-separated subset; updates only those sections")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else BENCHMARKS
+    started = machine_line("as the run began")
     sections = []
     for name in names:
         log(f"== {name}")
@@ -39,7 +40,7 @@ def main(argv=None) -> None:
         for section in sections:
             write_section(section)
     else:
-        write_document(sections)
+        write_document(sections, started)
     log("docs/performance.md written")
 
 
