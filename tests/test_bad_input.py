@@ -247,7 +247,11 @@ def test_broken_model_folders_give_a_clear_message(tmp_path, monkeypatch):
         assert "This model cannot be loaded" in errors and message in errors, (how, errors)
         folder = f"broken-{how.replace(' ', '-')}"
         assert folder in errors and str(models) not in errors, errors              # no server path
+        assert "pick another model" in "\n".join(w.value for w in at.main.warning)
         assert "Traceback" not in texts(at)
+    about = run_page("about.py", model="broken-bad-config", text="")   # a page that needs no sentence
+    no_exceptions(about)
+    assert "pick another model" in "\n".join(w.value for w in about.main.warning)
     with pytest.raises(CheckpointError):                     # and the library refuses the same folders
         load_checkpoint(models / "broken-pickle-file")
 

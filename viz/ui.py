@@ -77,10 +77,14 @@ def stop_page() -> NoReturn:
     raise PageStop
 
 
-def need_context():
-    """The shared context, or stop the page with the reason (set by app.py)."""
+def need_context(need_trace: bool = True):
+    """The shared context (set by app.py), or stop the page saying what is missing: a model that loads,
+    or (need_trace) a sentence the model has read."""
     ctx = current()
-    if ctx is None or ctx.trace is None:
+    if ctx is None:                                    # app.py found no loadable model for this choice
+        st.warning("This model cannot be loaded (the sidebar says why): pick another model in the sidebar.")
+        stop_page()
+    if need_trace and ctx.trace is None:
         st.info("Type a sentence in the sidebar to see the model at work.")
         stop_page()
     return ctx

@@ -5,8 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from viz.figures.training import clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve, parameter_groups
-from viz.state import current
-from viz.ui import show_figure, stop_page
+from viz.ui import need_context, show_figure
 
 CONFIG_MEANING = {
     "vocab_size": "tokens in the joint source/target vocabulary",
@@ -27,10 +26,7 @@ TOY_DATA = ("Synthetic data, generated on the fly by model/tasks.py: random sequ
             "a–j, with the {task} of the sequence as the target. Nothing is downloaded, so there is no data "
             "licence to respect.")
 
-ctx = current()
-if ctx is None:
-    st.info("Pick a model in the sidebar.")
-    stop_page()
+ctx = need_context(need_trace=False)
 bundle, cfg = ctx.bundle, ctx.bundle.config
 metrics = bundle.extra.get("metrics")
 
