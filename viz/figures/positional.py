@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import BASE_FONT, DIVERGING_SCALE, LINE_COLORS, label_axes, plotly_text, symmetric_range
+from viz.figures.style import BASE_FONT, DIVERGING_SCALE, LINE_COLORS, plotly_text, symmetric_range, token_axes
 
 SENTENCE_COLOR = "#2ca02c"
 
@@ -231,14 +231,14 @@ def rotation_matrix_heatmap(m, max_dims: int = 16, title: str = "") -> go.Figure
     n = min(max_dims, m.shape[0])
     corner = m[:n, :n]
     labels = [f"d{i}" for i in range(n)]
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=corner, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
         colorbar=dict(title=dict(text="M_k"), thickness=14), texttemplate="%{z:.2f}", textfont=dict(size=11),
-        hovertemplate="row %{y}<br>column %{x}<br>%{z:.5f}<extra></extra>"))
-    label_axes(fig, "input dimension of PE(p)", "output dimension of PE(p+k)")
-    fig.update_xaxes(scaleanchor="y", constrain="domain")
-    fig.update_layout(title=title, font=BASE_FONT, height=620, margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+        hovertemplate="row %{y}<br>column %{x}<br>%{z:.5f}<extra></extra>")
+    layout = dict(token_axes("input dimension of PE(p)", "output dimension of PE(p+k)"), title=dict(text=title),
+                  font=BASE_FONT, height=620, margin=dict(l=10, r=10, t=60, b=10))
+    layout["xaxis"].update(scaleanchor="y", constrain="domain")
+    return go.Figure(heatmap, layout=layout)
 
 
 def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: str = "") -> go.Figure:

@@ -25,10 +25,15 @@ def check_matrix(m, n_rows: int, n_cols: int) -> np.ndarray:
     return m
 
 
-def label_axes(fig: go.Figure, x_title: str, y_title: str) -> None:
-    """Token axes: every label shown, rows top-to-bottom in reading order."""
-    fig.update_xaxes(title=x_title, tickangle=-45, type="category", automargin=True, tickfont=dict(size=14))
-    fig.update_yaxes(title=y_title, autorange="reversed", type="category", automargin=True, tickfont=dict(size=14))
+def token_axes(x_title: str, y_title: str) -> dict:
+    """Layout entries for token axes: every label shown, rows top-to-bottom in reading order.
+
+    Figures on a hot path are built in one go, `go.Figure(data, layout)`: each `update_*` call parses
+    and validates its property paths anew, which made two heatmaps cost ~19 ms of the server's
+    single-threaded Python per new sentence instead of ~5 ms."""
+    ticks = dict(type="category", automargin=True, tickfont=dict(size=14))
+    return dict(xaxis=dict(ticks, title=dict(text=x_title), tickangle=-45),
+                yaxis=dict(ticks, title=dict(text=y_title), autorange="reversed"))
 
 
 def symmetric_range(*arrays) -> float:
@@ -43,11 +48,10 @@ def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], 
     m = check_matrix(m, len(row_labels), len(col_labels))
     row_labels, col_labels = plotly_text(row_labels), plotly_text(col_labels)
     zmax = zmax or symmetric_range(m)
-    fig = go.Figure(go.Heatmap(z=m, x=col_labels, y=row_labels, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
-                               colorbar=dict(title=dict(text=value_name), thickness=14),
-                               hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
-                                             "<extra></extra>"))
-    label_axes(fig, x_title, y_title)
-    fig.update_layout(title=title, font=BASE_FONT, height=max(320, min(800, 140 + 24 * len(row_labels))),
-                      margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+    heatmap = go.Heatmap(z=m, x=col_labels, y=row_labels, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
+                         colorbar=dict(title=dict(text=value_name), thickness=14),
+                         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
+                                       "<extra></extra>")
+    return go.Figure(heatmap, layout=dict(token_axes(x_title, y_title), title=dict(text=title), font=BASE_FONT,
+                                          height=max(320, min(800, 140 + 24 * len(row_labels))),
+                                          margin=dict(l=10, r=10, t=60, b=10)))
