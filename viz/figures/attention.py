@@ -71,11 +71,11 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
         i, j = selected
         left, right = (0, z.shape[1]) if j is None else (j * (n_k + gap), j * (n_k + gap) + n_k)
         top, bottom = i * (n_q + gap), i * (n_q + gap) + n_q
-        layout["shapes"] = [dict(type="rect", xref="x", yref="y", x0=left - 0.5 - gap / 2, x1=right - 0.5 + gap / 2,
-                                 y0=top - 0.5 - gap / 2, y1=bottom - 0.5 + gap / 2, line=dict(color="#d62728", width=3))]
+        layout["shapes"] = [dict(type="rect", xref="x", yref="y", x0=left - 0.5 - gap / 2,
+                                 x1=right - 0.5 + gap / 2, y0=top - 0.5 - gap / 2, y1=bottom - 0.5 + gap / 2,
+                                 line=dict(color="#d62728", width=3))]
     # built in one go (see style.token_axes): update_* calls cost ~11 ms here, on every new sentence
     return go.Figure([heatmap, _click_targets(n_layers, n_heads, n_q + gap, n_k + gap, n_q, n_k)], layout=layout)
-    return fig
 
 
 THUMBNAIL_CELLS = 64

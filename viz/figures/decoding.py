@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from viz.figures.attention import attention_heatmap
-from viz.figures.style import BASE_FONT, LINE_COLORS, plotly_text
+from viz.figures.style import BASE_FONT, LINE_COLORS, plotly_text, subplot_axes, subplot_layout, update_axes
 
 CHOSEN_COLOR = "#d62728"     # the token the decoder appended
 OTHER_COLOR = "#9ecae1"      # its competitors
@@ -65,14 +64,14 @@ def next_token_bars(probs, labels: list[str], ranks: list[int], chosen: int | No
         raise ValueError("probabilities must lie in [0, 1]")
     names = [f"#{r}  {lab}" for r, lab in zip(ranks, plotly_text(labels))]
     colors = [CHOSEN_COLOR if i == chosen else OTHER_COLOR for i in range(len(probs))]
-    fig = go.Figure(go.Bar(x=probs, y=names, orientation="h", marker_color=colors,
-                           text=[f"{p:.3f}" for p in probs], textposition="outside", cliponaxis=False,
-                           hovertemplate="%{y}<br>p = %{x:.5f}<extra></extra>"))
-    fig.update_xaxes(title="probability", range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1])
-    fig.update_yaxes(autorange="reversed", type="category", automargin=True, tickfont=dict(size=15))
-    fig.update_layout(title=title, font=BASE_FONT, height=max(300, 90 + 34 * len(probs)),
-                      margin=dict(l=10, r=30, t=60, b=10), showlegend=False)
-    return fig
+    bars = go.Bar(x=probs, y=names, orientation="h", marker_color=colors, text=[f"{p:.3f}" for p in probs],
+                  textposition="outside", cliponaxis=False, hovertemplate="%{y}<br>p = %{x:.5f}<extra></extra>")
+    # built in one go, as every figure here (see style.token_axes): update_* calls cost more than the figure
+    return go.Figure(bars, layout=dict(
+        xaxis=dict(title=dict(text="probability"), range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
+        yaxis=dict(autorange="reversed", type="category", automargin=True, tickfont=dict(size=15)),
+        title=dict(text=title), font=BASE_FONT, height=max(300, 90 + 34 * len(probs)),
+        margin=dict(l=10, r=30, t=60, b=10), showlegend=False))
 
 
 def heads_row_heatmap(rows, key_labels: list[str], title: str = "", key_title: str = "key") -> go.Figure:
@@ -82,9 +81,9 @@ def heads_row_heatmap(rows, key_labels: list[str], title: str = "", key_title: s
         raise ValueError(f"expected [head, key], got shape {rows.shape}")
     heads = [f"head {h}" for h in range(rows.shape[0])]
     fig = attention_heatmap(rows, heads, key_labels, title=title)
-    fig.update_xaxes(title=key_title)
-    fig.update_yaxes(title="")
-    fig.update_layout(height=max(260, 150 + 34 * len(heads)))
+    # plain assignments: half the cost of update_xaxes/update_yaxes/update_layout
+    fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = key_title, ""
+    fig.layout.height = max(260, 150 + 34 * len(heads))
     return fig
 
 
@@ -100,34 +99,29 @@ def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_
     specs = [[{"colspan": n_cols}] + [None] * (n_cols - 1)] + [[{}] * n_cols for _ in range(head_rows)]
     small_labels = len(src_labels) <= 12          # beyond that the heads' axes repeat the average's order
     height = 440 + (230 if small_labels else 170) * head_rows
-    fig = make_subplots(rows=1 + head_rows, cols=n_cols, specs=specs, shared_yaxes=True,
-                        row_heights=[1.4] + [1] * head_rows, horizontal_spacing=0.03,
-                        vertical_spacing=(170 if small_labels else 130) / height,
-                        subplot_titles=["average of heads"] + [f"head {h}" for h in range(n_heads)])
+    layout = subplot_layout(["average of heads"] + [f"head {h}" for h in range(n_heads)], rows=1 + head_rows,
+                          cols=n_cols, specs=specs, shared_yaxes=True, row_heights=[1.4] + [1] * head_rows,
+                          horizontal_spacing=0.03, vertical_spacing=(170 if small_labels else 130) / height)
     mean = rows.mean(0)                                                              # [S]
-    fig.add_trace(go.Bar(x=src_labels, y=mean, marker_color=AVERAGE_COLOR, name="average",
-                         text=[f"{v:.2f}" for v in mean] if len(src_labels) <= 24 else None,
-                         textposition="outside", cliponaxis=False,
-                         hovertemplate="average<br>%{x}: %{y:.3f}<extra></extra>"), row=1, col=1)
-    for h in range(n_heads):
-        fig.add_trace(go.Bar(x=src_labels, y=rows[h], marker_color=LINE_COLORS[0], name=f"head {h}",
-                             hovertemplate=f"head {h}<br>%{{x}}: %{{y:.3f}}<extra></extra>"),
-                      row=2 + h // n_cols, col=1 + h % n_cols)
-    fig.update_yaxes(range=[0, 1.15], tickvals=[0, 0.5, 1])
-    fig.update_xaxes(type="category", tickangle=-60, tickfont=dict(size=12), showticklabels=small_labels)
-    fig.update_xaxes(tickfont=dict(size=15), tickangle=-45, showticklabels=True, row=1, col=1)
-    fig.update_layout(title=title, font=BASE_FONT, showlegend=False, height=height,
-                      margin=dict(l=10, r=10, t=80, b=10))
-    return fig
+    bars = [go.Bar(x=src_labels, y=mean, marker_color=AVERAGE_COLOR, name="average",
+                   text=[f"{v:.2f}" for v in mean] if len(src_labels) <= 24 else None,
+                   textposition="outside", cliponaxis=False, **subplot_axes(0),
+                   hovertemplate="average<br>%{x}: %{y:.3f}<extra></extra>")]
+    bars += [go.Bar(x=src_labels, y=rows[h], marker_color=LINE_COLORS[0], name=f"head {h}", **subplot_axes(1 + h),
+                    hovertemplate=f"head {h}<br>%{{x}}: %{{y:.3f}}<extra></extra>") for h in range(n_heads)]
+    update_axes(layout, "y", range=[0, 1.15], tickvals=[0, 0.5, 1])
+    update_axes(layout, "x", type="category", tickangle=-60, tickfont=dict(size=12), showticklabels=small_labels)
+    layout["xaxis"].update(tickfont=dict(size=15), tickangle=-45, showticklabels=True)
+    layout.update(title=dict(text=title), font=BASE_FONT, showlegend=False, height=height,
+                  margin=dict(l=10, r=10, t=80, b=10))
+    return go.Figure(bars, layout=layout)
 
 
 def alignment_heatmap(weights, out_labels: list[str], src_labels: list[str], step: int | None = None,
                       title: str = "") -> go.Figure:
     """Source-target alignment: row t = where step t looked in the source while producing token t."""
-    fig = attention_heatmap(weights, out_labels, src_labels, title=title,
-                            highlight_row=step)
-    fig.update_xaxes(title="source token")
-    fig.update_yaxes(title="output token (one row per step)")
+    fig = attention_heatmap(weights, out_labels, src_labels, title=title, highlight_row=step)
+    fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = "source token", "output token (one row per step)"
     return fig
 
 
@@ -154,20 +148,20 @@ def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: s
         if len(_vector(lp, name)) != len(labels):
             raise ValueError(f"{name}: {len(lp)} log-probabilities for {len(labels)} tokens")
     low = min(float(np.min(lp)) if len(lp) else 0.0 for _, lp, _ in series)
-    fig = make_subplots(rows=1, cols=len(series), shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=[f"{name}: Σ log p = {_signed(np.sum(lp))}" for name, lp, _ in series])
+    layout = subplot_layout([f"{name}: Σ log p = {_signed(np.sum(lp))}" for name, lp, _ in series], rows=1,
+                          cols=len(series), shared_yaxes=True, horizontal_spacing=0.06)
+    bars = []
     for i, (name, lp, labels) in enumerate(series):
         lp = np.asarray(lp, dtype=float)
-        color = LINE_COLORS[i % len(LINE_COLORS)]
-        fig.add_trace(go.Bar(x=plotly_text(labels), y=lp, marker_color=color, name=name, customdata=np.exp(lp),
-                             text=[_signed(v) for v in lp] if len(lp) <= 30 else None, textposition="outside",
-                             cliponaxis=False,
-                             hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"),
-                      row=1, col=i + 1)
-    fig.update_yaxes(range=[min(low * 1.15, -0.5), 0.3], title_text="log p(token)", row=1, col=1)
-    fig.update_xaxes(type="category", tickangle=-45, automargin=True, tickfont=dict(size=13))
-    fig.update_layout(title=title, font=BASE_FONT, showlegend=False, height=420, margin=dict(l=10, r=10, t=90, b=10))
-    return fig
+        bars.append(go.Bar(x=plotly_text(labels), y=lp, marker_color=LINE_COLORS[i % len(LINE_COLORS)], name=name,
+                           customdata=np.exp(lp), text=[_signed(v) for v in lp] if len(lp) <= 30 else None,
+                           textposition="outside", cliponaxis=False, **subplot_axes(i),
+                           hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"))
+    layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text="log p(token)"))
+    update_axes(layout, "x", type="category", tickangle=-45, automargin=True, tickfont=dict(size=13))
+    layout.update(title=dict(text=title), font=BASE_FONT, showlegend=False, height=420,
+                  margin=dict(l=10, r=10, t=90, b=10))
+    return go.Figure(bars, layout=layout)
 
 
 def confidence_bars(probs, labels: list[str], step: int | None = None, title: str = "") -> go.Figure:
@@ -176,11 +170,9 @@ def confidence_bars(probs, labels: list[str], step: int | None = None, title: st
     if len(probs) != len(labels):
         raise ValueError(f"{len(probs)} probabilities for {len(labels)} tokens")
     colors = [CHOSEN_COLOR if i == step else LINE_COLORS[0] for i in range(len(probs))]
-    fig = go.Figure(go.Bar(x=plotly_text(labels), y=probs, marker_color=colors, text=[f"{p:.2f}" for p in probs],
-                           textposition="outside", cliponaxis=False,
-                           hovertemplate="%{x}<br>p = %{y:.4f}<extra></extra>"))
-    fig.update_yaxes(title="p(chosen token)", range=[0, 1.15], tickvals=[0, 0.5, 1])
-    fig.update_xaxes(type="category", tickangle=-45, automargin=True, tickfont=dict(size=13))
-    fig.update_layout(title=title, font=BASE_FONT, height=360, margin=dict(l=10, r=10, t=60, b=10))
-    return fig
-
+    bars = go.Bar(x=plotly_text(labels), y=probs, marker_color=colors, text=[f"{p:.2f}" for p in probs],
+                  textposition="outside", cliponaxis=False, hovertemplate="%{x}<br>p = %{y:.4f}<extra></extra>")
+    return go.Figure(bars, layout=dict(
+        xaxis=dict(type="category", tickangle=-45, automargin=True, tickfont=dict(size=13)),
+        yaxis=dict(title=dict(text="p(chosen token)"), range=[0, 1.15], tickvals=[0, 0.5, 1]),
+        title=dict(text=title), font=BASE_FONT, height=360, margin=dict(l=10, r=10, t=60, b=10)))

@@ -20,17 +20,17 @@ def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin:
         zmax = float(finite.max()) if finite.size and finite.max() > (zmin or 0) else (zmin or 0) + 1.0
     text = [[f"{v:.{decimals}f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
     n_layers, n_heads = m.shape
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=m, x=[f"head {h}" for h in range(n_heads)], y=[f"layer {i}" for i in range(n_layers)],
         zmin=zmin, zmax=zmax, colorscale=colorscale, text=text, texttemplate="%{text}",
         textfont=dict(size=15), xgap=2, ygap=2, colorbar=dict(title=dict(text=value_name), thickness=14),
-        hovertemplate="%{y}, %{x}<br>" + value_name + " %{text}<extra></extra>"))
-    fig.update_xaxes(type="category", side="top", tickfont=dict(size=15))
-    fig.update_yaxes(type="category", autorange="reversed", tickfont=dict(size=15))
-    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), font=BASE_FONT,
-                      height=max(260, 150 + 56 * n_layers), margin=dict(l=10, r=10, t=100, b=10),
-                      plot_bgcolor="#eeeeee")
-    return fig
+        hovertemplate="%{y}, %{x}<br>" + value_name + " %{text}<extra></extra>")
+    # built in one go, as every figure here (see style.token_axes): update_* calls cost more than the figure
+    return go.Figure(heatmap, layout=dict(
+        xaxis=dict(type="category", side="top", tickfont=dict(size=15)),
+        yaxis=dict(type="category", autorange="reversed", tickfont=dict(size=15)),
+        title=dict(text=title, y=0.98, yanchor="top"), font=BASE_FONT, height=max(260, 150 + 56 * n_layers),
+        margin=dict(l=10, r=10, t=100, b=10), plot_bgcolor="#eeeeee"))
 
 
 def importance_bars(labels: list[str], deltas, title: str = "", top: int | None = 24) -> go.Figure:
@@ -45,16 +45,16 @@ def importance_bars(labels: list[str], deltas, title: str = "", top: int | None 
         raise ValueError("no heads to show")
     order = np.argsort(d, kind="stable")[: top or len(d)]
     shown, values = [labels[i] for i in order], d[order]
-    fig = go.Figure(go.Bar(
+    bars = go.Bar(
         x=values, y=shown, orientation="h", marker_color=[HARM_COLOR if v < 0 else HELP_COLOR for v in values],
         text=[f"{v:+.3f}" for v in values], textposition="outside", cliponaxis=False,
-        hovertemplate="%{y}<br>Δ log-prob %{x:.4f}<extra></extra>"))
-    fig.update_yaxes(type="category", autorange="reversed", tickfont=dict(size=14))
-    fig.update_xaxes(title="change in log P(reference) with the head off", zeroline=True, zerolinewidth=2,
-                     zerolinecolor="#444")
-    fig.update_layout(title=title, font=BASE_FONT, height=max(300, 120 + 28 * len(shown)),
-                      margin=dict(l=10, r=60, t=60, b=10), showlegend=False)
-    return fig
+        hovertemplate="%{y}<br>Δ log-prob %{x:.4f}<extra></extra>")
+    return go.Figure(bars, layout=dict(
+        xaxis=dict(title=dict(text="change in log P(reference) with the head off"), zeroline=True,
+                   zerolinewidth=2, zerolinecolor="#444"),
+        yaxis=dict(type="category", autorange="reversed", tickfont=dict(size=14)),
+        title=dict(text=title), font=BASE_FONT, height=max(300, 120 + 28 * len(shown)),
+        margin=dict(l=10, r=60, t=60, b=10), showlegend=False))
 
 
 def head_label(kind: str, layer: int, head: int) -> str:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from viz.figures.style import plotly_text
-from viz.figures.style import BASE_FONT, LINE_COLORS, check_matrix
+from viz.figures.style import (BASE_FONT, LINE_COLORS, axis_suffix, check_matrix, plotly_text, subplot_axes,
+                               subplot_layout)
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
+TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True, tickfont=dict(size=14))
 
 
 # -- math -------------------------------------------------------------------------------------------
@@ -97,17 +97,20 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, tit
     n = len(token_labels)
     (mean_b, std_b), (mean_a, std_a) = [[_vector(v, n, "statistic") for v in pair] for pair in (before, after)]
     token_labels = plotly_text(token_labels)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("mean per token", "standard deviation per token"),
-                        horizontal_spacing=0.08)
-    for col, (b, a) in enumerate(((mean_b, mean_a), (std_b, std_a)), start=1):
-        fig.add_trace(go.Bar(x=token_labels, y=b, name="input (before)", marker_color=BEFORE, showlegend=col == 1,
-                             legendgroup="b", hovertemplate="%{x}<br>before %{y:.4f}<extra></extra>"), row=1, col=col)
-        fig.add_trace(go.Bar(x=token_labels, y=a, name="normalized (after)", marker_color=AFTER, showlegend=col == 1,
-                             legendgroup="a", hovertemplate="%{x}<br>after %{y:.4f}<extra></extra>"), row=1, col=col)
-    fig.update_xaxes(type="category", tickangle=-45, automargin=True, tickfont=dict(size=14))
-    fig.update_layout(title=title, barmode="group", font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=90, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.1, xanchor="right", x=1))
-    return fig
+    layout = subplot_layout(("mean per token", "standard deviation per token"), rows=1, cols=2,
+                            horizontal_spacing=0.08)
+    bars = []
+    for cell, (b, a) in enumerate(((mean_b, mean_a), (std_b, std_a))):
+        axes = dict(subplot_axes(cell), showlegend=cell == 0)
+        bars += [go.Bar(x=token_labels, y=b, name="input (before)", marker_color=BEFORE, legendgroup="b",
+                        hovertemplate="%{x}<br>before %{y:.4f}<extra></extra>", **axes),
+                 go.Bar(x=token_labels, y=a, name="normalized (after)", marker_color=AFTER, legendgroup="a",
+                        hovertemplate="%{x}<br>after %{y:.4f}<extra></extra>", **axes)]
+        layout["xaxis" + axis_suffix(cell)].update(TOKEN_TICKS)
+    layout.update(title=dict(text=title), barmode="group", font=BASE_FONT, height=440,
+                  margin=dict(l=10, r=10, t=90, b=10),
+                  legend=dict(orientation="h", yanchor="bottom", y=1.1, xanchor="right", x=1))
+    return go.Figure(bars, layout=layout)
 
 
 def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int = 40) -> go.Figure:
@@ -118,16 +121,15 @@ def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int 
     lo = min(float(v.min()) for v in values.values())
     hi = max(float(v.max()) for v in values.values())
     size = (hi - lo) / bins or 1.0
-    fig = go.Figure()
-    for n, (name, v) in enumerate(values.items()):
-        fig.add_trace(go.Histogram(x=v, name=name, opacity=0.55, marker_color=LINE_COLORS[n % len(LINE_COLORS)],
-                                   xbins=dict(start=lo, end=hi + size, size=size),
-                                   hovertemplate=f"{name}<br>value %{{x}}<br>%{{y}} features<extra></extra>"))
-    fig.update_xaxes(title="feature value")
-    fig.update_yaxes(title="number of features")
-    fig.update_layout(title=title, barmode="overlay", font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
+    bars = [go.Histogram(x=v, name=name, opacity=0.55, marker_color=LINE_COLORS[n % len(LINE_COLORS)],
+                         xbins=dict(start=lo, end=hi + size, size=size),
+                         hovertemplate=f"{name}<br>value %{{x}}<br>%{{y}} features<extra></extra>")
+            for n, (name, v) in enumerate(values.items())]
+    return go.Figure(bars, layout=dict(xaxis=dict(title=dict(text="feature value")),
+                                       yaxis=dict(title=dict(text="number of features")), title=dict(text=title),
+                                       barmode="overlay", font=BASE_FONT, height=420,
+                                       margin=dict(l=10, r=10, t=60, b=10),
+                                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
 def gain_bias_figure(gain, bias, title: str = "") -> go.Figure:
@@ -135,16 +137,18 @@ def gain_bias_figure(gain, bias, title: str = "") -> go.Figure:
     gain = np.asarray(gain, dtype=float).ravel()
     bias = _vector(bias, gain.size, "bias")
     dims = np.arange(gain.size)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
-                        subplot_titles=("gain γ (multiplies each normalized feature)", "bias β (then added)"))
-    fig.add_trace(go.Bar(x=dims, y=gain, marker_color=LINE_COLORS[2], name="gain",
-                         hovertemplate="dimension %{x}<br>gain %{y:.4f}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name="bias",
-                         hovertemplate="dimension %{x}<br>bias %{y:.4f}<extra></extra>"), row=2, col=1)
-    fig.add_hline(y=1, line=dict(color="#444", dash="dot"), row=1, col=1)
-    fig.update_xaxes(title="dimension", row=2, col=1)
-    fig.update_layout(title=title, showlegend=False, font=BASE_FONT, height=520, margin=dict(l=10, r=10, t=90, b=10))
-    return fig
+    layout = subplot_layout(("gain γ (multiplies each normalized feature)", "bias β (then added)"), rows=2, cols=1,
+                            shared_xaxes=True, vertical_spacing=0.1)
+    bars = [go.Bar(x=dims, y=gain, marker_color=LINE_COLORS[2], name="gain", xaxis="x", yaxis="y",
+                   hovertemplate="dimension %{x}<br>gain %{y:.4f}<extra></extra>"),
+            go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name="bias", xaxis="x2", yaxis="y2",
+                   hovertemplate="dimension %{x}<br>bias %{y:.4f}<extra></extra>")]
+    layout["xaxis2"]["title"] = dict(text="dimension")
+    layout.update(shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=1, y1=1,   # gain = 1
+                               line=dict(color="#444", dash="dot"))],
+                  title=dict(text=title), showlegend=False, font=BASE_FONT, height=520,
+                  margin=dict(l=10, r=10, t=90, b=10))
+    return go.Figure(bars, layout=layout)
 
 
 def ln_vs_bn_figure(x, token_labels: list[str], title: str = "") -> go.Figure:
@@ -156,23 +160,23 @@ def ln_vs_bn_figure(x, token_labels: list[str], title: str = "") -> go.Figure:
     ln_mean, ln_std = layer_norm_stats(x)
     bn_mean, bn_std = batch_norm_stats(x)
     dims = np.arange(x.shape[1])
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.35, 0.65], horizontal_spacing=0.08,
-                        subplot_titles=(f"LayerNorm: {x.shape[0]} tokens, each over its {x.shape[1]} features",
-                                        f"BatchNorm: {x.shape[1]} features, each over the {x.shape[0]} tokens"))
-    fig.add_trace(go.Bar(x=token_labels, y=ln_mean, name="mean", marker_color=LINE_COLORS[0], legendgroup="m",
-                         hovertemplate="%{x}<br>mean %{y:.4f}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Bar(x=token_labels, y=ln_std, name="std", marker_color=LINE_COLORS[1], legendgroup="s",
-                         hovertemplate="%{x}<br>std %{y:.4f}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Bar(x=dims, y=bn_mean, name="mean", marker_color=LINE_COLORS[0], legendgroup="m",
-                         showlegend=False, hovertemplate="dimension %{x}<br>mean %{y:.4f}<extra></extra>"),
-                  row=1, col=2)
-    fig.add_trace(go.Bar(x=dims, y=bn_std, name="std", marker_color=LINE_COLORS[1], legendgroup="s",
-                         showlegend=False, hovertemplate="dimension %{x}<br>std %{y:.4f}<extra></extra>"), row=1, col=2)
-    fig.update_xaxes(type="category", tickangle=-45, automargin=True, tickfont=dict(size=14), row=1, col=1)
-    fig.update_xaxes(title="dimension", row=1, col=2)
-    fig.update_layout(title=title, barmode="group", font=BASE_FONT, height=460, margin=dict(l=10, r=10, t=100, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.12, xanchor="right", x=1))
-    return fig
+    layout = subplot_layout((f"LayerNorm: {x.shape[0]} tokens, each over its {x.shape[1]} features",
+                             f"BatchNorm: {x.shape[1]} features, each over the {x.shape[0]} tokens"),
+                            rows=1, cols=2, column_widths=(0.35, 0.65), horizontal_spacing=0.08)
+    bars = [go.Bar(x=token_labels, y=ln_mean, name="mean", marker_color=LINE_COLORS[0], legendgroup="m",
+                   xaxis="x", yaxis="y", hovertemplate="%{x}<br>mean %{y:.4f}<extra></extra>"),
+            go.Bar(x=token_labels, y=ln_std, name="std", marker_color=LINE_COLORS[1], legendgroup="s",
+                   xaxis="x", yaxis="y", hovertemplate="%{x}<br>std %{y:.4f}<extra></extra>"),
+            go.Bar(x=dims, y=bn_mean, name="mean", marker_color=LINE_COLORS[0], legendgroup="m", showlegend=False,
+                   xaxis="x2", yaxis="y2", hovertemplate="dimension %{x}<br>mean %{y:.4f}<extra></extra>"),
+            go.Bar(x=dims, y=bn_std, name="std", marker_color=LINE_COLORS[1], legendgroup="s", showlegend=False,
+                   xaxis="x2", yaxis="y2", hovertemplate="dimension %{x}<br>std %{y:.4f}<extra></extra>")]
+    layout["xaxis"].update(TOKEN_TICKS)
+    layout["xaxis2"]["title"] = dict(text="dimension")
+    layout.update(title=dict(text=title), barmode="group", font=BASE_FONT, height=460,
+                  margin=dict(l=10, r=10, t=100, b=10),
+                  legend=dict(orientation="h", yanchor="bottom", y=1.12, xanchor="right", x=1))
+    return go.Figure(bars, layout=layout)
 
 
 def drift_figure(drift, first_token: int = 0, title: str = "") -> go.Figure:
@@ -181,18 +185,18 @@ def drift_figure(drift, first_token: int = 0, title: str = "") -> go.Figure:
     if drift.ndim != 1 or drift.size == 0:
         raise ValueError("expected a non-empty vector")
     sizes = np.arange(first_token + 1, first_token + 1 + drift.size)
-    fig = go.Figure([
+    lines = [
         go.Scatter(x=sizes, y=drift, mode="lines+markers", name="BatchNorm", line=dict(color=LINE_COLORS[3], width=3),
                    hovertemplate="batch of the first %{x} tokens<br>relative change %{y:.3f}<extra></extra>"),
         go.Scatter(x=sizes, y=np.zeros_like(drift), mode="lines+markers", name="LayerNorm",
                    line=dict(color=LINE_COLORS[0], width=3, dash="dash"),
                    hovertemplate="batch of the first %{x} tokens<br>relative change 0<extra></extra>"),
-    ])
-    fig.update_xaxes(title="tokens in the batch (the first t of the sentence)", dtick=1)
-    fig.update_yaxes(title="change vs. the full sentence", rangemode="tozero")
-    fig.update_layout(title=title, font=BASE_FONT, height=380, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
+    ]
+    layout = dict(xaxis=dict(title=dict(text="tokens in the batch (the first t of the sentence)"), dtick=1),
+                  yaxis=dict(title=dict(text="change vs. the full sentence"), rangemode="tozero"),
+                  title=dict(text=title), font=BASE_FONT, height=380, margin=dict(l=10, r=10, t=60, b=10),
+                  legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return go.Figure(lines, layout=layout)
 
 
 def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], title: str = "") -> go.Figure:
@@ -202,20 +206,20 @@ def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]
     """
     if not parts:
         raise ValueError("give at least one stack")
-    fig = go.Figure()
+    lines = []
     for n, (name, stages, norms, tokens) in enumerate(parts):
         norms = check_matrix(norms, len(stages), len(tokens))
         color = LINE_COLORS[n % len(LINE_COLORS)]
-        for t, token in enumerate(plotly_text(tokens)):
-            fig.add_trace(go.Scatter(x=stages, y=norms[:, t], mode="lines", line=dict(color=color, width=1),
-                                     opacity=0.35, showlegend=False, name=token,
-                                     hovertemplate=f"{token}<br>%{{x}}<br>‖x‖ %{{y:.2f}}<extra></extra>"))
-        fig.add_trace(go.Scatter(x=stages, y=norms.mean(axis=1), mode="lines+markers", marker=dict(size=9),
-                                 line=dict(color=color, width=4), name=f"{name}: mean over {len(tokens)} tokens",
-                                 hovertemplate="%{x}<br>mean ‖x‖ %{y:.2f}<extra></extra>"))
-    fig.update_xaxes(title="stage (layer input, then after each sublayer's Add & Norm)", type="category",
-                     tickangle=-45, automargin=True, tickfont=dict(size=14))
-    fig.update_yaxes(title="L2 norm of the residual stream", rangemode="tozero")
-    fig.update_layout(title=title, font=BASE_FONT, height=480, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
+        lines += [go.Scatter(x=stages, y=norms[:, t], mode="lines", line=dict(color=color, width=1), opacity=0.35,
+                             showlegend=False, name=token,
+                             hovertemplate=f"{token}<br>%{{x}}<br>‖x‖ %{{y:.2f}}<extra></extra>")
+                  for t, token in enumerate(plotly_text(tokens))]
+        lines.append(go.Scatter(x=stages, y=norms.mean(axis=1), mode="lines+markers", marker=dict(size=9),
+                                line=dict(color=color, width=4), name=f"{name}: mean over {len(tokens)} tokens",
+                                hovertemplate="%{x}<br>mean ‖x‖ %{y:.2f}<extra></extra>"))
+    stage_title = "stage (layer input, then after each sublayer's Add & Norm)"
+    layout = dict(xaxis=dict(TOKEN_TICKS, title=dict(text=stage_title)),
+                  yaxis=dict(title=dict(text="L2 norm of the residual stream"), rangemode="tozero"),
+                  title=dict(text=title), font=BASE_FONT, height=480, margin=dict(l=10, r=10, t=60, b=10),
+                  legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return go.Figure(lines, layout=layout)

@@ -15,23 +15,24 @@ def training_curves(history: list[dict], total_steps: int | None = None, title: 
         if missing:
             raise ValueError(f"history record {record} lacks {sorted(missing)}")
     steps = [r["step"] for r in history]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=steps, y=[r["loss"] for r in history], name="training loss", mode="lines+markers",
-                             line=dict(color=LINE_COLORS[0], width=3), hovertemplate="step %{x}<br>loss %{y:.4f}"
-                                                                                     "<extra></extra>"))
-    fig.add_trace(go.Scatter(x=steps, y=[100 * r["accuracy"] for r in history], name="sequence accuracy (%)",
-                             mode="lines+markers", yaxis="y2", line=dict(color=LINE_COLORS[2], width=3),
-                             hovertemplate="step %{x}<br>accuracy %{y:.1f}%<extra></extra>"))
-    x_range = [0, total_steps] if total_steps else None
-    fig.update_layout(
-        title=title, font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title="training step", range=x_range),
+    lines = [go.Scatter(x=steps, y=[r["loss"] for r in history], name="training loss", mode="lines+markers",
+                        line=dict(color=LINE_COLORS[0], width=3),
+                        hovertemplate="step %{x}<br>loss %{y:.4f}<extra></extra>"),
+             go.Scatter(x=steps, y=[100 * r["accuracy"] for r in history], name="sequence accuracy (%)",
+                        mode="lines+markers", yaxis="y2", line=dict(color=LINE_COLORS[2], width=3),
+                        hovertemplate="step %{x}<br>accuracy %{y:.1f}%<extra></extra>")]
+    # built in one go, go.Figure(data, layout), not with update_* calls (see style.token_axes): this chart
+    # is redrawn at every evaluation of a live training
+    layout = dict(
+        title=dict(text=title), font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title=dict(text="training step"), range=[0, total_steps] if total_steps else None),
         yaxis=dict(title=dict(text="loss (log scale)", font=dict(color=LINE_COLORS[0])), type="log", dtick=1),
         yaxis2=dict(title=dict(text="exact-match accuracy (%)", font=dict(color=LINE_COLORS[2])), overlaying="y",
                     side="right", range=[0, 101], showgrid=False, tickmode="array",
                     tickvals=[0, 20, 40, 60, 80, 100]),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
     )
-    if marker_step is not None:
-        fig.add_vline(x=marker_step, line=dict(color="#d62728", width=2, dash="dash"))
-    return fig
+    if marker_step is not None:   # as add_vline draws it
+        layout["shapes"] = [dict(type="line", xref="x", x0=marker_step, x1=marker_step, yref="y domain", y0=0, y1=1,
+                                 line=dict(color="#d62728", width=2, dash="dash"))]
+    return go.Figure(lines, layout=layout)

@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, LINE_COLORS, plotly_text, signed_heatmap,
-                               symmetric_range)
+from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, LINE_COLORS, axis_suffix, plotly_text,
+                               signed_heatmap, subplot_axes, subplot_layout, symmetric_range, update_axes)
 from viz.headmath import dim_labels
 
 MAX_TICK_LABELS = 24   # small multiples show token labels only while they stay legible
@@ -37,24 +36,23 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_
     n_heads, _, d_head = z.shape
     rows, cols = _grid(n_heads, n_cols)
     zmax = symmetric_range(z)
-    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.12 if rows > 1 else 0,
-                        subplot_titles=[f"head {h}: z<sub>{h}</sub> [{len(token_labels)} × {d_head}]"
-                                        for h in range(n_heads)])
+    layout = subplot_layout([f"head {h}: z<sub>{h}</sub> [{len(token_labels)} × {d_head}]" for h in range(n_heads)],
+                            rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.12 if rows > 1 else 0)
     dims, tokens = dim_labels(d_head), plotly_text(token_labels)
-    for h in range(n_heads):
-        fig.add_trace(go.Heatmap(z=z[h], x=dims, y=tokens, coloraxis="coloraxis",
-                                 hovertemplate=f"head {h}<br>token %{{y}}<br>%{{x}}: %{{z:.4f}}<extra></extra>"),
-                      row=h // cols + 1, col=h % cols + 1)
-    fig.update_xaxes(type="category", showticklabels=False, ticks="")
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False, tickfont=dict(size=13))
-    for r in range(1, rows + 1):   # token labels on the left column only
-        fig.update_yaxes(showticklabels=len(token_labels) <= MAX_TICK_LABELS, row=r, col=1, automargin=True)
+    traces = [go.Heatmap(z=z[h], x=dims, y=tokens, coloraxis="coloraxis", **subplot_axes(h),
+                         hovertemplate=f"head {h}<br>token %{{y}}<br>%{{x}}: %{{z:.4f}}<extra></extra>")
+              for h in range(n_heads)]
+    update_axes(layout, "x", type="category", showticklabels=False, ticks="")
+    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, tickfont=dict(size=13))
+    for r in range(rows):   # token labels on the left column only
+        layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=len(token_labels) <= MAX_TICK_LABELS,
+                                                       automargin=True)
     row_height = max(160, min(420, 22 * len(token_labels) + 60))
-    fig.update_layout(title=title, font=BASE_FONT, height=rows * row_height + 90,
-                      coloraxis=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
-                                     colorbar=dict(title=dict(text="value"), thickness=14)),
-                      margin=dict(l=10, r=10, t=80, b=10))
-    return fig
+    layout.update(title=dict(text=title), font=BASE_FONT, height=rows * row_height + 90,
+                  coloraxis=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
+                                 colorbar=dict(title=dict(text="value"), thickness=14)),
+                  margin=dict(l=10, r=10, t=80, b=10))
+    return go.Figure(traces, layout=layout)
 
 
 def stage_heatmap(m: np.ndarray, token_labels: list[str], title: str = "", x_title: str = "dimension") -> go.Figure:
@@ -72,13 +70,12 @@ def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, ti
         raise ValueError(f"cannot split a matrix of shape {concat.shape} into {n_heads} heads")
     d_head = concat.shape[1] // n_heads
     fig = stage_heatmap(concat, token_labels, title, x_title="dimension of the concatenation")
-    for h in range(n_heads):
-        if h:
-            fig.add_shape(type="line", xref="x", yref="paper", x0=h * d_head - 0.5, x1=h * d_head - 0.5, y0=0, y1=1,
-                          line=dict(color="black", width=2))
-        fig.add_annotation(x=h * d_head + (d_head - 1) / 2, xref="x", y=1.0, yref="paper", yanchor="bottom",
-                           text=f"head {h}", showarrow=False, font=dict(size=14))
-    fig.update_layout(margin=dict(l=10, r=10, t=90, b=10))
+    lines = [dict(type="line", xref="x", yref="paper", x0=h * d_head - 0.5, x1=h * d_head - 0.5, y0=0, y1=1,
+                  line=dict(color="black", width=2)) for h in range(1, n_heads)]
+    labels = [dict(x=h * d_head + (d_head - 1) / 2, xref="x", y=1.0, yref="paper", yanchor="bottom",
+                   text=f"head {h}", showarrow=False, font=dict(size=14)) for h in range(n_heads)]
+    # one update, not an add_shape / add_annotation per head (each parses and validates anew)
+    fig.update_layout(shapes=lines, annotations=labels, margin=dict(l=10, r=10, t=90, b=10))
     return fig
 
 
@@ -86,20 +83,22 @@ def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], title: st
     """Grouped bars: the L2 norm of every token after each stage, so each step's effect on size shows."""
     if not norms:
         raise ValueError("no stages given")
-    fig = go.Figure()
+    bars = []
     for i, (stage, values) in enumerate(norms.items()):
         values = np.asarray(values, dtype=float)
         if values.shape != (len(token_labels),):
             raise ValueError(f"stage {stage!r} has shape {values.shape}, expected ({len(token_labels)},)")
-        fig.add_trace(go.Bar(name=stage, x=plotly_text(token_labels), y=values,
-                             marker_color=LINE_COLORS[i % len(LINE_COLORS)],
-                             hovertemplate=f"{stage}<br>token %{{x}}<br>‖·‖ %{{y:.3f}}<extra></extra>"))
-    fig.update_xaxes(type="category", tickangle=-45, tickfont=dict(size=14), automargin=True, title="token")
-    fig.update_yaxes(title="L2 norm of the token's vector", rangemode="tozero", tickfont=dict(size=14))
-    fig.update_layout(title=title, barmode="group", font=BASE_FONT, height=460, bargap=0.2,
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, font=dict(size=16)),
-                      margin=dict(l=10, r=10, t=110, b=10))
-    return fig
+        bars.append(go.Bar(name=stage, x=plotly_text(token_labels), y=values,
+                           marker_color=LINE_COLORS[i % len(LINE_COLORS)],
+                           hovertemplate=f"{stage}<br>token %{{x}}<br>‖·‖ %{{y:.3f}}<extra></extra>"))
+    layout = dict(xaxis=dict(type="category", tickangle=-45, tickfont=dict(size=14), automargin=True,
+                             title=dict(text="token")),
+                  yaxis=dict(title=dict(text="L2 norm of the token's vector"), rangemode="tozero",
+                             tickfont=dict(size=14)),
+                  title=dict(text=title), barmode="group", font=BASE_FONT, height=460, bargap=0.2,
+                  legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, font=dict(size=16)),
+                  margin=dict(l=10, r=10, t=110, b=10))
+    return go.Figure(bars, layout=layout)
 
 
 def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
@@ -108,22 +107,20 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     patterns = _check_heads(patterns, len(query_labels), len(key_labels), "attention patterns")
     n_heads = patterns.shape[0]
     rows, cols = _grid(n_heads, n_cols)
-    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.04, vertical_spacing=0.16 if rows > 1 else 0,
-                        subplot_titles=[f"head {h}" for h in range(n_heads)])
+    layout = subplot_layout([f"head {h}" for h in range(n_heads)], rows=rows, cols=cols, horizontal_spacing=0.04,
+                            vertical_spacing=0.16 if rows > 1 else 0)
     keys, queries = plotly_text(key_labels), plotly_text(query_labels)
-    for h in range(n_heads):
-        fig.add_trace(go.Heatmap(z=patterns[h], x=keys, y=queries, coloraxis="coloraxis",
-                                 hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.3f}}"
-                                               "<extra></extra>"), row=h // cols + 1, col=h % cols + 1)
+    traces = [go.Heatmap(z=patterns[h], x=keys, y=queries, coloraxis="coloraxis", **subplot_axes(h),
+                         hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.3f}}<extra></extra>")
+              for h in range(n_heads)]
     legible = max(len(query_labels), len(key_labels)) <= MAX_TICK_LABELS
-    fig.update_xaxes(type="category", showticklabels=legible, tickangle=-45, tickfont=dict(size=12))
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False, tickfont=dict(size=12))
-    for r in range(1, rows + 1):
-        fig.update_yaxes(showticklabels=legible, row=r, col=1, automargin=True)
+    update_axes(layout, "x", type="category", showticklabels=legible, tickangle=-45, tickfont=dict(size=12))
+    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, tickfont=dict(size=12))
+    for r in range(rows):
+        layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=legible, automargin=True)
     row_height = max(260, min(460, 26 * max(len(query_labels), len(key_labels)) + 100))
-    fig.update_layout(title=title, font=BASE_FONT, height=rows * row_height + 80,
-                      coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
-                                     colorbar=dict(title=dict(text="weight"), thickness=14)),
-                      margin=dict(l=10, r=10, t=80, b=10))
-    return fig
-
+    layout.update(title=dict(text=title), font=BASE_FONT, height=rows * row_height + 80,
+                  coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
+                                 colorbar=dict(title=dict(text="weight"), thickness=14)),
+                  margin=dict(l=10, r=10, t=80, b=10))
+    return go.Figure(traces, layout=layout)

@@ -113,29 +113,30 @@ def order_gap(original, swapped, perm) -> np.ndarray:
 
 
 # -- figures ----------------------------------------------------------------------------------------
-def _mark_sentence_rows(fig: go.Figure, n_sentence: int, n_rows: int) -> None:
+# Each figure is built in one go, go.Figure(data, layout), not with update_*/add_* calls (see style.token_axes).
+def _sentence_rows(n_sentence: int, n_rows: int) -> dict:
+    """Layout entries boxing the sentence's rows (positions) across the whole width; none without a sentence."""
     if n_sentence <= 0:
-        return
+        return {}
     last = min(n_sentence, n_rows) - 0.5
-    fig.add_shape(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=-0.5, y1=last,
-                  line=dict(color=SENTENCE_COLOR, width=3))
-    fig.add_annotation(xref="paper", x=1.0, yref="y", y=last, text=f"your sentence: positions 0–{n_sentence - 1}",
-                       showarrow=False, xanchor="right", yanchor="top", font=dict(color=SENTENCE_COLOR, size=15),
-                       bgcolor="rgba(255,255,255,0.8)")
+    return dict(shapes=[dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=-0.5, y1=last,
+                             line=dict(color=SENTENCE_COLOR, width=3))],
+                annotations=[dict(xref="paper", x=1.0, yref="y", y=last, showarrow=False, xanchor="right",
+                                  yanchor="top", text=f"your sentence: positions 0–{n_sentence - 1}",
+                                  font=dict(color=SENTENCE_COLOR, size=15), bgcolor="rgba(255,255,255,0.8)")])
 
 
 def pe_heatmap(table, n_sentence: int = 0, title: str = "") -> go.Figure:
     """[position, dimension] on a diverging scale; the sentence's positions boxed."""
     table = check_table(table)
     zmax = symmetric_range(table)
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=table, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE, colorbar=dict(title=dict(text="PE"), thickness=14),
-        hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.4f}<extra></extra>"))
-    fig.update_xaxes(title="dimension (pairs 2i, 2i+1 share a frequency; slower to the right)")
-    fig.update_yaxes(title="position", autorange="reversed")
-    _mark_sentence_rows(fig, n_sentence, table.shape[0])
-    fig.update_layout(title=title, font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+        hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.4f}<extra></extra>")
+    layout = dict(xaxis=dict(title=dict(text="dimension (pairs 2i, 2i+1 share a frequency; slower to the right)")),
+                  yaxis=dict(title=dict(text="position"), autorange="reversed"), title=dict(text=title),
+                  font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10))
+    return go.Figure(heatmap, layout=dict(layout, **_sentence_rows(n_sentence, table.shape[0])))
 
 
 def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "") -> go.Figure:
@@ -147,33 +148,35 @@ def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "") -> g
     if bad:
         raise ValueError(f"dimension {bad[0]} is outside 0…{table.shape[1] - 1}")
     positions = np.arange(table.shape[0])
-    fig = go.Figure()
-    for n, d in enumerate(dims):
-        kind = "sin" if d % 2 == 0 else "cos"
-        fig.add_trace(go.Scatter(x=positions, y=table[:, d], mode="lines+markers", marker=dict(size=5),
-                                 name=f"dim {d} ({kind}, pair {d // 2})",
-                                 line=dict(color=LINE_COLORS[n % len(LINE_COLORS)], width=2.5),
-                                 hovertemplate=f"dim {d}<br>position %{{x}}<br>PE %{{y:.4f}}<extra></extra>"))
-    if n_sentence > 0:
-        fig.add_vrect(x0=-0.5, x1=min(n_sentence, table.shape[0]) - 0.5, fillcolor=SENTENCE_COLOR, opacity=0.12,
-                      line_width=0, annotation_text="your sentence", annotation_position="top left",
-                      annotation_font=dict(color=SENTENCE_COLOR, size=15))
+    lines = [go.Scatter(x=positions, y=table[:, d], mode="lines+markers", marker=dict(size=5),
+                        name=f"dim {d} ({'sin' if d % 2 == 0 else 'cos'}, pair {d // 2})",
+                        line=dict(color=LINE_COLORS[n % len(LINE_COLORS)], width=2.5),
+                        hovertemplate=f"dim {d}<br>position %{{x}}<br>PE %{{y:.4f}}<extra></extra>")
+             for n, d in enumerate(dims)]
     peak = symmetric_range(table[:, dims])
-    fig.update_xaxes(title="position")
-    fig.update_yaxes(title="PE value", range=[-1.1 * peak, 1.35 * peak])  # headroom for the label
-    fig.update_layout(title=title, font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
+    layout = dict(xaxis=dict(title=dict(text="position")),
+                  yaxis=dict(title=dict(text="PE value"), range=[-1.1 * peak, 1.35 * peak]),  # headroom for the label
+                  title=dict(text=title), font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
+                  legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    if n_sentence > 0:   # a shaded band over the sentence's positions, as add_vrect draws it
+        last = min(n_sentence, table.shape[0]) - 0.5
+        layout["shapes"] = [dict(type="rect", xref="x", x0=-0.5, x1=last, yref="y domain", y0=0, y1=1,
+                                 fillcolor=SENTENCE_COLOR, opacity=0.12, line=dict(width=0))]
+        layout["annotations"] = [dict(xref="x", x=-0.5, yref="y domain", y=1, xanchor="left", yanchor="top",
+                                      text="your sentence", showarrow=False, font=dict(color=SENTENCE_COLOR, size=15))]
+    return go.Figure(lines, layout=layout)
 
 
-def _mark_sentence_block(fig: go.Figure, n_sentence: int, n_rows: int) -> None:
+def _sentence_block(n_sentence: int, n_rows: int) -> dict:
+    """Layout entries boxing the sentence's block (its positions against each other); none without a sentence."""
     if n_sentence <= 0:
-        return
+        return {}
     last = min(n_sentence, n_rows) - 0.5
-    fig.add_shape(type="rect", xref="x", x0=-0.5, x1=last, yref="y", y0=-0.5, y1=last,
-                  line=dict(color=SENTENCE_COLOR, width=3))
-    fig.add_annotation(xref="x", x=last, yref="y", y=last, text="your sentence", showarrow=False, xanchor="left",
-                       yanchor="top", font=dict(color=SENTENCE_COLOR, size=15), bgcolor="rgba(255,255,255,0.8)")
+    return dict(shapes=[dict(type="rect", xref="x", x0=-0.5, x1=last, yref="y", y0=-0.5, y1=last,
+                             line=dict(color=SENTENCE_COLOR, width=3))],
+                annotations=[dict(xref="x", x=last, yref="y", y=last, text="your sentence", showarrow=False,
+                                  xanchor="left", yanchor="top", font=dict(color=SENTENCE_COLOR, size=15),
+                                  bgcolor="rgba(255,255,255,0.8)")])
 
 
 def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "") -> go.Figure:
@@ -182,15 +185,14 @@ def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "") -> go.F
     if similarity.ndim != 2 or similarity.shape[0] != similarity.shape[1]:
         raise ValueError(f"expected a square [position, position] matrix, got shape {similarity.shape}")
     zmax = symmetric_range(similarity)
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=similarity, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
         colorbar=dict(title=dict(text="PE·PE"), thickness=14),
-        hovertemplate="position %{y} · position %{x}<br>dot product %{z:.3f}<extra></extra>"))
-    fig.update_xaxes(title="position", scaleanchor="y", constrain="domain")
-    fig.update_yaxes(title="position", autorange="reversed", constrain="domain")
-    _mark_sentence_block(fig, n_sentence, similarity.shape[0])
-    fig.update_layout(title=title, font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+        hovertemplate="position %{y} · position %{x}<br>dot product %{z:.3f}<extra></extra>")
+    layout = dict(xaxis=dict(title=dict(text="position"), scaleanchor="y", constrain="domain"),
+                  yaxis=dict(title=dict(text="position"), autorange="reversed", constrain="domain"),
+                  title=dict(text=title), font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10))
+    return go.Figure(heatmap, layout=dict(layout, **_sentence_block(n_sentence, similarity.shape[0])))
 
 
 def similarity_profile_figure(similarity, title: str = "") -> go.Figure:
@@ -199,14 +201,14 @@ def similarity_profile_figure(similarity, title: str = "") -> go.Figure:
     if similarity.ndim != 2 or similarity.shape[0] != similarity.shape[1] or similarity.shape[0] < 1:
         raise ValueError(f"expected a square [position, position] matrix, got shape {similarity.shape}")
     k = np.arange(similarity.shape[0])
-    fig = go.Figure(go.Scatter(x=k, y=similarity[0], mode="lines+markers", marker=dict(size=6),
-                               line=dict(color=LINE_COLORS[0], width=3),
-                               hovertemplate="distance %{x}<br>PE(0)·PE(k) %{y:.3f}<extra></extra>"))
-    fig.add_hline(y=0, line=dict(color="#888", dash="dot"))
-    fig.update_xaxes(title="distance k")
-    fig.update_yaxes(title="PE(0) · PE(k)")
-    fig.update_layout(title=title, font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+    line = go.Scatter(x=k, y=similarity[0], mode="lines+markers", marker=dict(size=6),
+                      line=dict(color=LINE_COLORS[0], width=3),
+                      hovertemplate="distance %{x}<br>PE(0)·PE(k) %{y:.3f}<extra></extra>")
+    zero = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=0, y1=0,   # as add_hline(y=0) draws it
+                line=dict(color="#888", dash="dot"))
+    return go.Figure(line, layout=dict(
+        xaxis=dict(title=dict(text="distance k")), yaxis=dict(title=dict(text="PE(0) · PE(k)")), shapes=[zero],
+        title=dict(text=title), font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10)))
 
 
 def rotation_error_figure(errors, offset: int, title: str = "") -> go.Figure:
@@ -214,13 +216,13 @@ def rotation_error_figure(errors, offset: int, title: str = "") -> go.Figure:
     errors = np.asarray(errors, dtype=float)
     if errors.ndim != 1 or errors.size == 0:
         raise ValueError("expected a non-empty vector of errors")
-    fig = go.Figure(go.Scatter(x=np.arange(errors.size), y=errors, mode="lines+markers", marker=dict(size=6),
-                               line=dict(color=LINE_COLORS[0], width=2),
-                               hovertemplate="p %{x}<br>error %{y:.2e}<extra></extra>"))
-    fig.update_xaxes(title=f"position p (compared with p + {offset})")
-    fig.update_yaxes(title="‖M_k·PE(p) − PE(p+k)‖", exponentformat="e", rangemode="tozero")
-    fig.update_layout(title=title, font=BASE_FONT, height=400, margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+    line = go.Scatter(x=np.arange(errors.size), y=errors, mode="lines+markers", marker=dict(size=6),
+                      line=dict(color=LINE_COLORS[0], width=2),
+                      hovertemplate="p %{x}<br>error %{y:.2e}<extra></extra>")
+    return go.Figure(line, layout=dict(
+        xaxis=dict(title=dict(text=f"position p (compared with p + {offset})")),
+        yaxis=dict(title=dict(text="‖M_k·PE(p) − PE(p+k)‖"), exponentformat="e", rangemode="tozero"),
+        title=dict(text=title), font=BASE_FONT, height=400, margin=dict(l=10, r=10, t=60, b=10)))
 
 
 def rotation_matrix_heatmap(m, max_dims: int = 16, title: str = "") -> go.Figure:
@@ -249,16 +251,15 @@ def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: 
         if np.asarray(values).shape != (len(token_labels),):
             raise ValueError(f"series {name!r} has shape {np.asarray(values).shape}, expected "
                              f"({len(token_labels)},) to match the token labels")
-    fig = go.Figure()
-    for n, (name, values) in enumerate(series.items()):
-        fig.add_trace(go.Bar(x=plotly_text(token_labels), y=np.asarray(values, dtype=float), name=name,
-                             marker_color=LINE_COLORS[n % len(LINE_COLORS)],
-                             hovertemplate=f"{name}<br>%{{x}}<br>L2 norm %{{y:.3f}}<extra></extra>"))
-    fig.update_xaxes(title="token", type="category", tickangle=-45, automargin=True)
-    fig.update_yaxes(title="L2 norm")
-    fig.update_layout(title=title, barmode="group", font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
+    labels = plotly_text(token_labels)
+    bars = [go.Bar(x=labels, y=np.asarray(values, dtype=float), name=name,
+                   marker_color=LINE_COLORS[n % len(LINE_COLORS)],
+                   hovertemplate=f"{name}<br>%{{x}}<br>L2 norm %{{y:.3f}}<extra></extra>")
+            for n, (name, values) in enumerate(series.items())]
+    return go.Figure(bars, layout=dict(
+        xaxis=dict(title=dict(text="token"), type="category", tickangle=-45, automargin=True),
+        yaxis=dict(title=dict(text="L2 norm")), title=dict(text=title), barmode="group", font=BASE_FONT, height=440,
+        margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
 def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "") -> go.Figure:
@@ -268,17 +269,14 @@ def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "") -> go.Figure:
         raise ValueError("expected two per-layer vectors of one length")
     layers = [f"layer {i}" for i in range(with_pe.size)]
     floor = 1e-9  # a log axis cannot show exact zeros
-    fig = go.Figure([
-        go.Bar(x=layers, y=np.maximum(with_pe, floor), name="with positional encoding (the model)",
-               marker_color=LINE_COLORS[3], text=[f"{v:.2g}" for v in with_pe], textposition="outside",
-               hovertemplate="%{x}<br>max difference %{y:.2e}<extra></extra>"),
-        go.Bar(x=layers, y=np.maximum(without_pe, floor), name="positional encoding set to 0",
-               marker_color=LINE_COLORS[7], text=[f"{v:.2g}" for v in without_pe], textposition="outside",
-               hovertemplate="%{x}<br>max difference %{y:.2e}<extra></extra>"),
-    ])
-    fig.update_yaxes(type="log", title="max |A_swapped − permuted A|", exponentformat="power", range=[-9, 0.7])
-    fig.update_xaxes(title="encoder self-attention")
-    fig.update_layout(title=title, barmode="group", font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
-
+    bars = [go.Bar(x=layers, y=np.maximum(gaps, floor), name=name, marker_color=color,
+                   text=[f"{v:.2g}" for v in gaps], textposition="outside",
+                   hovertemplate="%{x}<br>max difference %{y:.2e}<extra></extra>")
+            for gaps, name, color in [(with_pe, "with positional encoding (the model)", LINE_COLORS[3]),
+                                      (without_pe, "positional encoding set to 0", LINE_COLORS[7])]]
+    return go.Figure(bars, layout=dict(
+        yaxis=dict(type="log", title=dict(text="max |A_swapped − permuted A|"), exponentformat="power",
+                   range=[-9, 0.7]),
+        xaxis=dict(title=dict(text="encoder self-attention")), title=dict(text=title), barmode="group",
+        font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from viz.figures.style import BASE_FONT, LINE_COLORS, check_matrix, plotly_text, signed_heatmap, symmetric_range
+from viz.figures.style import (BASE_FONT, LINE_COLORS, check_matrix, plotly_text, signed_heatmap, subplot_axes,
+                               subplot_layout, symmetric_range, update_axes)
 from viz.headmath import entropy_bits
 
 HIGHLIGHT = "#d62728"
@@ -17,8 +17,8 @@ MAX_CELLS_WITH_NUMBERS = 144    # above this the numbers in the cells become unr
 def highlight_row(fig: go.Figure, row: int | None, n_rows: int) -> go.Figure:
     """A red frame around one row of a heatmap (the query being followed)."""
     if row is not None and 0 <= row < n_rows:
-        fig.add_shape(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=row - 0.5, y1=row + 0.5,
-                      line=dict(color=HIGHLIGHT, width=3))
+        fig.layout.shapes += (dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=row - 0.5, y1=row + 0.5,
+                                   line=dict(color=HIGHLIGHT, width=3)),)
     return fig
 
 
@@ -30,8 +30,9 @@ def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], ti
     fig = signed_heatmap(m, row_labels, col_labels, title, x_title, y_title, value_name=value_name)
     if show_values is None:
         show_values = m.size <= MAX_CELLS_WITH_NUMBERS
+    # plain assignments on the figure signed_heatmap built in one go: update_traces/add_shape cost more
     if show_values:
-        fig.update_traces(texttemplate="%{z:.2f}")
+        fig.data[0].texttemplate = "%{z:.2f}"
     return highlight_row(fig, highlight, len(row_labels))
 
 
@@ -43,16 +44,14 @@ def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: 
     shown = np.where(hidden, np.nan, masked)
     if np.all(hidden):
         raise ValueError("every score is masked")
-    zmax = symmetric_range(shown[~hidden])
-    fig = step_heatmap(shown, row_labels, col_labels, title, "key", "query", value_name="score",
-                       highlight=None, show_values=False)
-    fig.update_traces(zmin=-zmax, zmax=zmax, hoverongaps=False)
+    fig = signed_heatmap(shown, row_labels, col_labels, title, "key", "query", value_name="score",
+                         zmax=symmetric_range(shown[~hidden]))
     small = masked.size <= MAX_CELLS_WITH_NUMBERS
-    text = np.where(hidden, "−∞", np.char.mod("%.2f", np.nan_to_num(shown)) if small else "")
-    fig.update_traces(text=text, texttemplate="%{text}")
-    fig.update_layout(plot_bgcolor=MASKED_BACKGROUND)
-    fig.update_xaxes(showgrid=False)
-    fig.update_yaxes(showgrid=False)
+    heatmap, layout = fig.data[0], fig.layout
+    heatmap.text = np.where(hidden, "−∞", np.char.mod("%.2f", np.nan_to_num(shown)) if small else "")
+    heatmap.texttemplate, heatmap.hoverongaps = "%{text}", False
+    layout.plot_bgcolor = MASKED_BACKGROUND
+    layout.xaxis.showgrid = layout.yaxis.showgrid = False
     return highlight_row(fig, highlight, len(row_labels))
 
 
@@ -73,19 +72,20 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     for name, w in (("unscaled", unscaled), ("scaled", scaled)):
         if np.any(w < -1e-9) or abs(w.sum() - 1) > 1e-3:
             raise ValueError(f"{name} weights must be a distribution (non-negative, summing to 1)")
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=(
-        f"<b>without scaling</b>: softmax(q·k)<br>{_bar_caption(unscaled)}",
-        f"<b>with scaling</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled)}"))
-    fig.update_annotations(font=dict(size=17))
+    layout = subplot_layout([f"<b>without scaling</b>: softmax(q·k)<br>{_bar_caption(unscaled)}",
+                           f"<b>with scaling</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled)}"],
+                          rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
+    for note in layout["annotations"]:
+        note["font"] = dict(size=17)
     keys = plotly_text(key_labels)
-    for col, (w, color) in enumerate(((unscaled, LINE_COLORS[3]), (scaled, LINE_COLORS[0])), start=1):
-        labels = ["masked" if m else f"{v:.2f}" for v, m in zip(w, masked)]
-        fig.add_trace(go.Bar(x=keys, y=w, marker_color=color, text=labels,
-                             textposition="outside", cliponaxis=False, showlegend=False,
-                             hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>"), row=1, col=col)
-    fig.update_xaxes(type="category", tickangle=-45, tickfont=dict(size=14), automargin=True, title="key")
-    fig.update_yaxes(range=[0, 1.12], tickfont=dict(size=14))
-    fig.update_yaxes(title="weight", row=1, col=1)
-    fig.update_layout(title=title, font=BASE_FONT, height=460, margin=dict(l=10, r=10, t=110, b=10),
-                      bargap=0.25)
-    return fig
+    bars = [go.Bar(x=keys, y=w, marker_color=color, text=["masked" if m else f"{v:.2f}" for v, m in zip(w, masked)],
+                   textposition="outside", cliponaxis=False, showlegend=False, **subplot_axes(i),
+                   hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>")
+            for i, (w, color) in enumerate(((unscaled, LINE_COLORS[3]), (scaled, LINE_COLORS[0])))]
+    update_axes(layout, "x", type="category", tickangle=-45, tickfont=dict(size=14), automargin=True,
+                title=dict(text="key"))
+    update_axes(layout, "y", range=[0, 1.12], tickfont=dict(size=14))
+    layout["yaxis"]["title"] = dict(text="weight")
+    layout.update(title=dict(text=title), font=BASE_FONT, height=460, margin=dict(l=10, r=10, t=110, b=10),
+                  bargap=0.25)
+    return go.Figure(bars, layout=layout)

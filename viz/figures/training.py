@@ -31,28 +31,27 @@ def clean_train_log(log: pd.DataFrame) -> pd.DataFrame:
 def loss_curve(log: pd.DataFrame, title: str = "") -> go.Figure:
     """Training loss at every logged step; dev loss only where it was evaluated."""
     dev = log.dropna(subset=["dev_loss"])
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name="train loss (label-smoothed)",
-                             mode="lines", line=dict(color=LINE_COLORS[0], width=2)))
-    fig.add_trace(go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name="dev loss (plain cross-entropy)",
-                             mode="lines+markers", line=dict(color=LINE_COLORS[1], width=3)))
-    fig.update_layout(title=title, font=BASE_FONT, height=420, xaxis_title="training step",
-                      yaxis_title="cross-entropy per token", margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
+    lines = [go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name="train loss (label-smoothed)",
+                        mode="lines", line=dict(color=LINE_COLORS[0], width=2)),
+             go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name="dev loss (plain cross-entropy)",
+                        mode="lines+markers", line=dict(color=LINE_COLORS[1], width=3))]
+    # built in one go, go.Figure(data, layout), not with update_* calls (see style.token_axes)
+    return go.Figure(lines, layout=dict(
+        title=dict(text=title), font=BASE_FONT, height=420, xaxis=dict(title=dict(text="training step")),
+        yaxis=dict(title=dict(text="cross-entropy per token")), margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
 def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√step) and throughput") -> go.Figure:
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=log["step"].tolist(), y=log["lr"].tolist(), name="learning rate", yaxis="y",
-                             line=dict(color=LINE_COLORS[2], width=3)))
-    fig.add_trace(go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name="tokens / s",
-                             yaxis="y2", line=dict(color=LINE_COLORS[7], width=1)))
-    fig.update_layout(title=title, font=BASE_FONT, height=360, xaxis_title="training step",
-                      yaxis=dict(title="learning rate"), margin=dict(l=10, r=10, t=60, b=10),
-                      yaxis2=dict(title="tokens / s", overlaying="y", side="right", showgrid=False),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
+    lines = [go.Scatter(x=log["step"].tolist(), y=log["lr"].tolist(), name="learning rate", yaxis="y",
+                        line=dict(color=LINE_COLORS[2], width=3)),
+             go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name="tokens / s",
+                        yaxis="y2", line=dict(color=LINE_COLORS[7], width=1))]
+    return go.Figure(lines, layout=dict(
+        title=dict(text=title), font=BASE_FONT, height=360, xaxis=dict(title=dict(text="training step")),
+        yaxis=dict(title=dict(text="learning rate")), margin=dict(l=10, r=10, t=60, b=10),
+        yaxis2=dict(title=dict(text="tokens / s"), overlaying="y", side="right", showgrid=False),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
 def parameter_groups(named_counts: Iterable[tuple[str, int]]) -> pd.DataFrame:
@@ -92,20 +91,23 @@ def layer_costs(n: int, d: int, k: int = 3) -> pd.DataFrame:
     }, index=kinds)
 
 
-def complexity_figure(n: int, d: int, k: int = 3) -> go.Figure:
+def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None) -> go.Figure:
     """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d."""
     x = np.arange(1, max(128, 2 * d, 2 * n) + 1)
     curves = [("self-attention  n²·d", x * x * d), (f"convolution  k·n·d² (k={k})", k * x * d * d),
               ("recurrent  n·d²", x * d * d)]
-    fig = go.Figure()
-    for (name, y), color in zip(curves, [LINE_COLORS[0], LINE_COLORS[7], LINE_COLORS[1]]):
-        fig.add_trace(go.Scatter(x=x.tolist(), y=y.astype(float).tolist(), name=name, mode="lines",
-                                 line=dict(color=color, width=3)))
-    fig.add_vline(x=n, line=dict(color="#d62728", width=2, dash="dash"), annotation_text=f"your n = {n}")
-    fig.add_vline(x=d, line=dict(color="#7f7f7f", width=1, dash="dot"), annotation_text=f"n = d = {d}",
-                  annotation_position="bottom right")
-    fig.update_layout(font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
-                      xaxis=dict(title="sequence length n", type="log"),
-                      yaxis=dict(title="operations per layer", type="log"),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return fig
+    lines = [go.Scatter(x=x.tolist(), y=y.astype(float).tolist(), name=name, mode="lines",
+                        line=dict(color=color, width=3))
+             for (name, y), color in zip(curves, [LINE_COLORS[0], LINE_COLORS[7], LINE_COLORS[1]])]
+    # vertical lines at n and at d, with labels at the top and the bottom, as add_vline draws them
+    marks = [(n, dict(color="#d62728", width=2, dash="dash"), f"your n = {n}", "top"),
+             (d, dict(color="#7f7f7f", width=1, dash="dot"), f"n = d = {d}", "bottom")]
+    shapes = [dict(type="line", xref="x", x0=at, x1=at, yref="y domain", y0=0, y1=1, line=line)
+              for at, line, _, _ in marks]
+    labels = [dict(xref="x", x=at, yref="y domain", y=1 if edge == "top" else 0, xanchor="left", yanchor=edge,
+                   text=text, showarrow=False) for at, _, text, edge in marks]
+    return go.Figure(lines, layout=dict(
+        title=dict(text=title), font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title=dict(text="sequence length n"), type="log"),
+        yaxis=dict(title=dict(text="operations per layer"), type="log"), shapes=shapes, annotations=labels,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))

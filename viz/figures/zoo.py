@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from viz.figures.style import ATTENTION_SCALE, BASE_FONT, check_matrix, plotly_text
+from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, check_matrix, plotly_text, subplot_axes, subplot_layout,
+                               update_axes)
 
 
 def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[str], key_labels: list[str],
@@ -15,21 +15,22 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
         raise ValueError(f"need one title per matrix, got {len(matrices)} matrices and {len(titles)} titles")
     matrices = [check_matrix(m, len(query_labels), len(key_labels)) for m in matrices]
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
-    n = len(matrices)
-    fig = make_subplots(rows=1, cols=n, subplot_titles=titles, horizontal_spacing=0.02, shared_yaxes=True)
-    for j, m in enumerate(matrices):
-        fig.add_trace(go.Heatmap(z=m, x=key_labels, y=query_labels, coloraxis="coloraxis",
-                                 hovertemplate=f"{titles[j]}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.3f}}"
-                                               "<extra></extra>"), row=1, col=j + 1)
-    fig.update_xaxes(type="category", tickangle=-45, tickfont=dict(size=12), automargin=True)
-    fig.update_yaxes(type="category", autorange="reversed", tickfont=dict(size=12), automargin=True)
-    fig.update_yaxes(title="query", col=1)
+    layout = subplot_layout(titles, rows=1, cols=len(matrices), horizontal_spacing=0.02, shared_yaxes=True)
+    heatmaps = [go.Heatmap(z=m, x=key_labels, y=query_labels, coloraxis="coloraxis", **subplot_axes(j),
+                           hovertemplate=f"{panel_title}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.3f}}"
+                                         "<extra></extra>")
+                for j, (m, panel_title) in enumerate(zip(matrices, titles))]
+    update_axes(layout, "x", type="category", tickangle=-45, tickfont=dict(size=12), automargin=True)
+    update_axes(layout, "y", type="category", autorange="reversed", tickfont=dict(size=12), automargin=True)
+    layout["yaxis"]["title"] = dict(text="query")
+    for note in layout.get("annotations", []):   # the panel titles
+        note["font"] = dict(size=15)
     side = max(320, min(640, 160 + 22 * len(query_labels)))
-    fig.update_layout(title=title, height=side, font=BASE_FONT, margin=dict(l=10, r=10, t=90 if title else 50, b=10),
-                      coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
-                                     colorbar=dict(title=dict(text="weight"), thickness=12)))
-    fig.update_annotations(font=dict(size=15))
-    return fig
+    layout.update(title=dict(text=title), height=side, font=BASE_FONT,
+                  margin=dict(l=10, r=10, t=90 if title else 50, b=10),
+                  coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
+                                 colorbar=dict(title=dict(text="weight"), thickness=12)))
+    return go.Figure(heatmaps, layout=layout)
 
 
 def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str]) -> go.Figure:
@@ -41,5 +42,5 @@ def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: l
     fig.add_trace(go.Scatter(x=[key_labels[c] for c in centres], y=query_labels, mode="markers",
                              marker=dict(symbol="circle-open", size=24, color="#d62728", line=dict(width=3)),
                              name="centre p_t", hovertemplate="p_t for %{y}: %{x}<extra></extra>"))
-    fig.update_layout(showlegend=False)
+    fig.layout.showlegend = False   # one property set: update_layout would parse its arguments first
     return fig

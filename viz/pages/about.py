@@ -125,6 +125,6 @@ if trace is None:
     st.caption("No readable sentence in the sidebar: using n = 10.")
 st.dataframe(layer_costs(n, cfg.d_model, k), column_config={
     f"operations (n={n}, d={cfg.d_model})": st.column_config.NumberColumn(format="localized")})
-fig = complexity_figure(n, cfg.d_model, k)
-fig.update_layout(title=f"Your sentence: n = {n} tokens; this model: d = {cfg.d_model}; convolution kernel k = {k}")
+fig = complexity_figure(n, cfg.d_model, k, title=f"Your sentence: n = {n} tokens; this model: d = {cfg.d_model}; "
+                                                f"convolution kernel k = {k}")
 show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", layer_costs(n, cfg.d_model, k), key="about-costs")

@@ -300,8 +300,8 @@ def rollout_tab() -> None:
     for col, (name, title, m) in zip(st.columns(len(maps)), maps):
         with col:
             fig = attention_heatmap(m, labels, labels, title=title, value_name="share")
-            fig.update_xaxes(title="input token")
-            fig.update_yaxes(title="position after the last layer" if name != "raw" else "query")
+            fig.layout.xaxis.title.text = "input token"        # plain sets: update_*axes parse their arguments
+            fig.layout.yaxis.title.text = "position after the last layer" if name != "raw" else "query"
             show_figure(fig, f"{ctx.model_id}-encoder-{name}", matrix_frame(m, labels, labels),
                         key=f"heads-{name}")
 

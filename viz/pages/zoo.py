@@ -197,19 +197,19 @@ col_s, col_w, col_o = st.columns(3)
 with col_s:
     fig = signed_heatmap(scores, rows, cols, f"1. Scores: {SCORE_NAMES[score]}", "key", "query",
                          value_name="score")
-    fig.update_layout(height=height)
+    fig.layout.height = height
     show_figure(fig, f"zoo-scores-{tag}", matrix_frame(scores, rows, cols), key="zoo-scores")
 with col_w:
     fig = attention_heatmap(weights, rows, cols, title=f"2. Weights: {WEIGHT_NAMES[weighting]}",
                             show_values=weights.size <= 49)   # a third of the width: numbers only when they fit
-    fig.update_layout(height=height)
+    fig.layout.height = height
     if weighting == "local":
         mark_centres(fig, zoo.local_centres(np.nan_to_num(scores, nan=-np.inf), centre, data["mask"]), rows, cols)
     show_figure(fig, f"zoo-weights-{tag}", matrix_frame(weights, rows, cols), key="zoo-weights")
 with col_o:
     fig = signed_heatmap(output, rows, data["v_labels"], "3. Output = weights · V", "value dimension", "query",
                          value_name="output", zmax=symmetric_range(data["v"]))
-    fig.update_layout(height=height)
+    fig.layout.height = height
     show_figure(fig, f"zoo-output-{tag}", matrix_frame(output, rows, data["v_labels"]), key="zoo-output")
 
 if data["pattern"] is not None:
