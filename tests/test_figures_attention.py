@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from viz.figures.attention import grid_cell, model_view
+from viz.figures.attention import attention_heatmap, grid_cell, model_view
+from viz.figures.style import subplot_axes, subplot_layout
 
 L, H, Q, K = 2, 3, 4, 5                    # gap = 1 cell at this size
 
@@ -66,3 +67,23 @@ def test_long_sentences_get_max_pooled_thumbnails():
     assert thumbnail(p[..., :64, :40]) is not None and thumbnail(p[..., :64, :40]).shape == (1, 2, 64, 40)
     fig = model_view(np.random.default_rng(0).dirichlet(np.ones(256), size=(3, 8, 256)))
     assert max(np.asarray(fig.data[0].z).shape) <= 8 * 64 + 7 * 10 and len(fig.to_json()) < 2_000_000
+
+
+def test_subplot_layouts_are_fresh_copies_with_their_own_titles():
+    """Grid layouts are cached per shape: a figure that changes its layout must not change the next one's."""
+    assert [n["text"] for n in subplot_layout(["a", "", "c"], rows=1, cols=3)["annotations"]] == ["a", "c"]
+    first = subplot_layout(["a", "b", "c"], rows=1, cols=3, horizontal_spacing=0.05)
+    first["xaxis"]["title"] = dict(text="changed")
+    first["annotations"][0]["font"] = dict(size=99)
+    second = subplot_layout(["x", "y", "z"], rows=1, cols=3, horizontal_spacing=0.05)     # the same grid shape
+    assert [n["text"] for n in second["annotations"]] == ["x", "y", "z"]
+    assert "title" not in second["xaxis"] and second["annotations"][0]["font"] != dict(size=99)
+    assert second["xaxis2"]["anchor"] == "y2" and {**subplot_axes(2)} == {"xaxis": "x3", "yaxis": "y3"}
+
+
+def test_one_go_figures_keep_token_axes():
+    """attention_heatmap builds its layout in one dict: category axes in reading order, every title set."""
+    fig = attention_heatmap(np.full((2, 3), 1 / 3), ["0 a", "1 b"], ["0 x", "1 y", "2 z"], title="T")
+    assert fig.layout.xaxis.type == fig.layout.yaxis.type == "category"
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.title.text == "T"
+    assert fig.layout.xaxis.title.text == "key (attended to)" and fig.layout.yaxis.title.text == "query (attending)"
