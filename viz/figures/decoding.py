@@ -100,8 +100,8 @@ def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_
     small_labels = len(src_labels) <= 12          # beyond that the heads' axes repeat the average's order
     height = 440 + (230 if small_labels else 170) * head_rows
     layout = subplot_layout(["average of heads"] + [f"head {h}" for h in range(n_heads)], rows=1 + head_rows,
-                          cols=n_cols, specs=specs, shared_yaxes=True, row_heights=[1.4] + [1] * head_rows,
-                          horizontal_spacing=0.03, vertical_spacing=(170 if small_labels else 130) / height)
+                            cols=n_cols, specs=specs, shared_yaxes=True, row_heights=[1.4] + [1] * head_rows,
+                            horizontal_spacing=0.03, vertical_spacing=(170 if small_labels else 130) / height)
     mean = rows.mean(0)                                                              # [S]
     bars = [go.Bar(x=src_labels, y=mean, marker_color=AVERAGE_COLOR, name="average",
                    text=[f"{v:.2f}" for v in mean] if len(src_labels) <= 24 else None,
@@ -149,7 +149,7 @@ def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: s
             raise ValueError(f"{name}: {len(lp)} log-probabilities for {len(labels)} tokens")
     low = min(float(np.min(lp)) if len(lp) else 0.0 for _, lp, _ in series)
     layout = subplot_layout([f"{name}: Σ log p = {_signed(np.sum(lp))}" for name, lp, _ in series], rows=1,
-                          cols=len(series), shared_yaxes=True, horizontal_spacing=0.06)
+                            cols=len(series), shared_yaxes=True, horizontal_spacing=0.06)
     bars = []
     for i, (name, lp, labels) in enumerate(series):
         lp = np.asarray(lp, dtype=float)

@@ -73,8 +73,8 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
         if np.any(w < -1e-9) or abs(w.sum() - 1) > 1e-3:
             raise ValueError(f"{name} weights must be a distribution (non-negative, summing to 1)")
     layout = subplot_layout([f"<b>without scaling</b>: softmax(q·k)<br>{_bar_caption(unscaled)}",
-                           f"<b>with scaling</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled)}"],
-                          rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
+                             f"<b>with scaling</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled)}"],
+                            rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
     for note in layout["annotations"]:
         note["font"] = dict(size=17)
     keys = plotly_text(key_labels)
