@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (BASE_FONT, LINE_COLORS, axis_suffix, check_matrix, plotly_text, subplot_axes,
+from viz.figures.style import (BASE_FONT, LINE_COLORS, axis_suffix, check_matrix, hline, plotly_text, subplot_axes,
                                subplot_layout)
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
@@ -144,8 +144,7 @@ def gain_bias_figure(gain, bias, title: str = "") -> go.Figure:
             go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name="bias", xaxis="x2", yaxis="y2",
                    hovertemplate="dimension %{x}<br>bias %{y:.4f}<extra></extra>")]
     layout["xaxis2"]["title"] = dict(text="dimension")
-    layout.update(shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=1, y1=1,   # gain = 1
-                               line=dict(color="#444", dash="dot"))],
+    layout.update(shapes=[hline(1, dict(color="#444", dash="dot"))],   # gain = 1
                   title=dict(text=title), showlegend=False, font=BASE_FONT, height=520,
                   margin=dict(l=10, r=10, t=90, b=10))
     return go.Figure(bars, layout=layout)

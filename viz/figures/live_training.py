@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from viz.figures.style import BASE_FONT, LINE_COLORS
+from viz.figures.style import BASE_FONT, LINE_COLORS, vline
 
 
 def training_curves(history: list[dict], total_steps: int | None = None, title: str = "",
@@ -32,7 +32,6 @@ def training_curves(history: list[dict], total_steps: int | None = None, title: 
                     tickvals=[0, 20, 40, 60, 80, 100]),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
     )
-    if marker_step is not None:   # as add_vline draws it
-        layout["shapes"] = [dict(type="line", xref="x", x0=marker_step, x1=marker_step, yref="y domain", y0=0, y1=1,
-                                 line=dict(color="#d62728", width=2, dash="dash"))]
+    if marker_step is not None:
+        layout["shapes"] = [vline(marker_step, dict(color="#d62728", width=2, dash="dash"))]
     return go.Figure(lines, layout=layout)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import BASE_FONT, DIVERGING_SCALE, LINE_COLORS, plotly_text, symmetric_range, token_axes
+from viz.figures.style import (BASE_FONT, DIVERGING_SCALE, LINE_COLORS, hline, plotly_text, symmetric_range,
+                               token_axes)
 
 SENTENCE_COLOR = "#2ca02c"
 
@@ -204,11 +205,10 @@ def similarity_profile_figure(similarity, title: str = "") -> go.Figure:
     line = go.Scatter(x=k, y=similarity[0], mode="lines+markers", marker=dict(size=6),
                       line=dict(color=LINE_COLORS[0], width=3),
                       hovertemplate="distance %{x}<br>PE(0)·PE(k) %{y:.3f}<extra></extra>")
-    zero = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=0, y1=0,   # as add_hline(y=0) draws it
-                line=dict(color="#888", dash="dot"))
     return go.Figure(line, layout=dict(
-        xaxis=dict(title=dict(text="distance k")), yaxis=dict(title=dict(text="PE(0) · PE(k)")), shapes=[zero],
-        title=dict(text=title), font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10)))
+        xaxis=dict(title=dict(text="distance k")), yaxis=dict(title=dict(text="PE(0) · PE(k)")),
+        shapes=[hline(0, dict(color="#888", dash="dot"))], title=dict(text=title), font=BASE_FONT, height=560,
+        margin=dict(l=10, r=10, t=60, b=10)))
 
 
 def rotation_error_figure(errors, offset: int, title: str = "") -> go.Figure:

@@ -62,6 +62,15 @@ def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], 
                                           margin=dict(l=10, r=10, t=60, b=10)))
 
 
+def vline(x, line: dict) -> dict:
+    """A vertical line at data x across the plot, as fig.add_vline draws it, for a layout's shapes."""
+    return dict(type="line", xref="x", x0=x, x1=x, yref="y domain", y0=0, y1=1, line=line)
+
+
+def hline(y, line: dict) -> dict:
+    """A horizontal line at data y across the plot, as fig.add_hline draws it, for a layout's shapes."""
+    return dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y, line=line)
+
 # -- subplot grids, built in one go (see token_axes for why) -----------------------------------------
 def subplot_layout(titles=(), **grid) -> dict:
     """The layout `make_subplots(subplot_titles=titles, **grid)` starts from (axis domains and anchors,

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.figures.style import BASE_FONT, LINE_COLORS
+from viz.figures.style import BASE_FONT, LINE_COLORS, vline
 
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
@@ -102,8 +102,7 @@ def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None) -> g
     # vertical lines at n and at d, with labels at the top and the bottom, as add_vline draws them
     marks = [(n, dict(color="#d62728", width=2, dash="dash"), f"your n = {n}", "top"),
              (d, dict(color="#7f7f7f", width=1, dash="dot"), f"n = d = {d}", "bottom")]
-    shapes = [dict(type="line", xref="x", x0=at, x1=at, yref="y domain", y0=0, y1=1, line=line)
-              for at, line, _, _ in marks]
+    shapes = [vline(at, line) for at, line, _, _ in marks]
     labels = [dict(xref="x", x=at, yref="y domain", y=1 if edge == "top" else 0, xanchor="left", yanchor=edge,
                    text=text, showarrow=False) for at, _, text, edge in marks]
     return go.Figure(lines, layout=dict(
