@@ -12,7 +12,7 @@ runtime.configure()  # before torch loads: OpenMP and allocator settings
 
 import streamlit as st  # noqa: E402
 
-from model.checkpoint import CheckpointError
+from model.io.checkpoint import CheckpointError
 from viz.presenter import run_page
 from viz.state import (MAX_TEXT_CHARS, Context, current, get_trace, load_bundle, max_tokens_bounds, model_ids,
                        presets, qp_choice, qp_int, qp_str, set_current, set_query)
@@ -150,7 +150,7 @@ def main() -> None:
     page = navigation()
     models = model_ids()
     if not models:
-        st.error("No model found under pretrained/. Train one with: python -m model.train --task reverse "
+        st.error("No model found under pretrained/. Train one with: python -m model.cli train --task reverse "
                  "--out pretrained/toy-reverse")
         st.stop()
     notices: list[str] = []

@@ -213,18 +213,18 @@ def load_bench_bundle():
     """(bundle, description): the trained en-es model, or its architecture with random weights."""
     import torch
 
-    from model.checkpoint import Bundle, load_checkpoint
-    from model.config import TransformerConfig
-    from model.tokenizer import Tokenizer
-    from model.transformer import Transformer
+    from model.inference.pipeline import Engine, load_engine
+    from model.nn.config import TransformerConfig
+    from model.io.tokenizer import Tokenizer
+    from model.nn.transformer import Transformer
 
     if en_es_available():
-        return load_checkpoint(EN_ES, device="cpu"), "pretrained/en-es (trained weights)"
+        return load_engine(EN_ES, device="cpu"), "pretrained/en-es (trained weights)"
     torch.manual_seed(0)
     cfg = TransformerConfig(**EN_ES_ARCH)
     tokenizer = Tokenizer.word_level([f"w{i}" for i in range(3, cfg.vocab_size)])
     model = Transformer(cfg).eval()
-    return Bundle(model, tokenizer, cfg, Path(BENCH_MODEL_ID)), "en-es architecture, random weights (no pretrained/en-es yet)"
+    return Engine(model, tokenizer, cfg, Path(BENCH_MODEL_ID)), "en-es architecture, random weights (no pretrained/en-es yet)"
 
 
 @contextlib.contextmanager
@@ -235,7 +235,7 @@ def app_models():
     if en_es_available():
         yield {}, "en-es", "pretrained/en-es (trained weights)"
         return
-    from model.checkpoint import save_checkpoint
+    from model.io.checkpoint import save_checkpoint
     bundle, description = load_bench_bundle()
     with tempfile.TemporaryDirectory(prefix="bench-models-") as tmp:
         folder = save_checkpoint(bundle.model, bundle.tokenizer, Path(tmp) / BENCH_MODEL_ID)
@@ -263,7 +263,7 @@ class SentenceMaker:
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from model.tokenizer import Tokenizer
+            from model.io.tokenizer import Tokenizer
             path = EN_ES / "tokenizer.json"
             self._tokenizer = Tokenizer.load(path) if en_es_available() else \
                 Tokenizer.word_level([f"w{i}" for i in range(3, EN_ES_ARCH["vocab_size"])])

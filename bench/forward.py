@@ -17,7 +17,7 @@ from common import Check, Section, load_bench_bundle, log, median, ms, report, s
 import torch  # noqa: E402  (after common: sys.path)
 from torch import nn  # noqa: E402
 
-from model.trace import capture  # noqa: E402
+from model.capture.hooks import capture  # noqa: E402
 
 TOKENS = (16, 64, 256, 512)
 TOLERANCE = 1e-3  # float32, different kernels and summation order
@@ -132,7 +132,7 @@ def measure(model, ref, n: int, repeats: int, warmup: int = 2) -> tuple[dict[str
 def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
     """Seconds of each step the explorer runs for one new sentence, outside Streamlit."""
     from common import SentenceMaker
-    from model.pipeline import encode_text, generate
+    from model.inference.pipeline import encode_text, generate
     from viz.figures.attention import attention_heatmap, model_view, stack_patterns
     from viz.text import position_labels
 
@@ -163,8 +163,8 @@ def shared_decoding(bundle, n_sentences: int = 20, n_tokens: int = 16, seed: int
     import threading
 
     from common import SentenceMaker
-    from model.decode import default_max_len, greedy
-    from model.pipeline import encode_text
+    from model.inference.decode import default_max_len, greedy
+    from model.inference.pipeline import encode_text
 
     maker = SentenceMaker(seed)
     sources = [encode_text(bundle, maker.sentence(n_tokens)).ids for _ in range(n_sentences)]
@@ -240,7 +240,7 @@ def main(argv=None) -> Section:
     body = "\n".join([
         "One forward pass (teacher forcing, batch 1, source and target both *n* tokens, eval mode), median of "
         "interleaved repeats, on 1 torch thread as the app runs its capture pass (`viz/state.py`) and on 2, the "
-        "default of a script on this machine (`python -m model.trace`). Model: "
+        "default of a script on this machine (`python -m model.cli trace`). Model: "
         f"{description}: "
         f"d_model {cfg.d_model}, {cfg.n_heads} heads, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, "
         f"d_ff {cfg.d_ff}, vocabulary {cfg.vocab_size}, {'pre' if cfg.norm_first else 'post'}-norm. "

@@ -31,7 +31,7 @@ def cache_budget() -> int:
 def trace_sizes(tokens=TRACE_TOKENS) -> list[list]:
     import torch
 
-    from model.trace import capture
+    from model.capture.hooks import capture
     bundle, _ = load_bench_bundle()
     model, rows = bundle.model.eval(), []
     for n in tokens:

@@ -7,9 +7,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model.config import TransformerConfig  # noqa: E402
-from model.tasks import toy_tokenizer  # noqa: E402
-from model.transformer import Transformer  # noqa: E402
+from model.nn.config import TransformerConfig  # noqa: E402
+from model.training.tasks import toy_tokenizer  # noqa: E402
+from model.nn.transformer import Transformer  # noqa: E402
 
 torch.set_num_threads(2)
 

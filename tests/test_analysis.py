@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from conftest import ROOT, tiny_config
-from model import analysis as an
-from model.checkpoint import Bundle, load_checkpoint
-from model.pipeline import trace_sentence, translate
-from model.tasks import toy_tokenizer
-from model.trace import active_trace, capture
-from model.transformer import Transformer
+from model.analysis import heads as an
+from model.io.checkpoint import Bundle, load_checkpoint
+from model.inference.pipeline import trace_sentence, translate
+from model.training.tasks import toy_tokenizer
+from model.capture.hooks import active_trace, capture
+from model.nn.transformer import Transformer
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from apptest_utils import no_exceptions, run_page, texts
-from model.checkpoint import Bundle, CheckpointError, load_checkpoint, save_checkpoint
-from model.config import TransformerConfig
-from model.pipeline import encode_text, trace_sentence
-from model.tokenizer import Tokenizer
-from model.transformer import Transformer
+from model.io.checkpoint import Bundle, CheckpointError, load_checkpoint, save_checkpoint
+from model.nn.config import TransformerConfig
+from model.inference.pipeline import encode_text, trace_sentence
+from model.io.tokenizer import Tokenizer
+from model.nn.transformer import Transformer
 from viz.state import model_ids
 from viz.text import plain
 from viz.upload import MAX_UPLOAD_BYTES, UploadError, parse_upload

@@ -5,19 +5,18 @@ import threading
 import pytest
 
 from conftest import ROOT
-from model.batching import GreedyBatcher
-from model.checkpoint import load_checkpoint
-from model.decode import default_max_len, greedy, greedy_rows
-from model.pipeline import encode_text, generate, translate
-from model.tasks import pad_batch
-from model.trace import capture
+from model.inference.batching import GreedyBatcher
+from model.inference.decode import default_max_len, greedy, greedy_rows
+from model.inference.pipeline import encode_text, generate, load_engine, translate
+from model.inference.decode import pad_batch
+from model.capture.hooks import capture
 
 TEXTS = ["a b c d e", "b d h", "j i h g f e d c b a", "c", "a a b b c c d", "e e e"]
 
 
 @pytest.fixture(scope="module")
 def toy():
-    return load_checkpoint(ROOT / "pretrained" / "toy-reverse", device="cpu")
+    return load_engine(ROOT / "pretrained" / "toy-reverse", device="cpu")
 
 
 def alone(bundle, ids, max_len=None):
@@ -144,7 +143,7 @@ def test_nothing_to_decode_is_refused_at_once(toy):
 
 def test_the_trained_translator_gives_each_of_concurrent_sessions_its_own_translation():
     """The shipped en-es model, sentences of different lengths padded into one batch: the same ids as alone."""
-    bundle = load_checkpoint(ROOT / "pretrained" / "en-es", device="cpu")
+    bundle = load_engine(ROOT / "pretrained" / "en-es", device="cpu")
     texts = ["The cat sleeps.", "Where is the station?", "I would like two coffees and a glass of water, please.",
              "She reads.", "My brother lives in a small house near the sea.", "Thank you very much!"]
     sentences = [encode_text(bundle, t).ids for t in texts]

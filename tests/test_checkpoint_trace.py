@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from model.pipeline import trace_sentence, translate
-from model.tasks import toy_tokenizer
-from model.trace import Trace, capture
+from model.io.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from model.inference.pipeline import trace_sentence, translate
+from model.training.tasks import toy_tokenizer
+from model.capture.hooks import capture
+from model.capture.trace import Trace
 
 
 @pytest.fixture
@@ -102,7 +103,7 @@ def test_long_input_is_cut_with_a_flag():
 
 
 def test_translate_cli(capsys, tmp_path):
-    from model.translate import main
+    from model.cli.translate import main
     assert main(["--model", "pretrained/toy-reverse", "a b c"]) == 0
     assert capsys.readouterr().out.strip() == "c b a"
     lines = tmp_path / "in.txt"
@@ -112,7 +113,7 @@ def test_translate_cli(capsys, tmp_path):
 
 
 def test_trace_cli(tmp_path):
-    from model.trace import main
+    from model.cli.trace import main
     out = tmp_path / "t.npz"
     main(["--model", "pretrained/toy-reverse", "--text", "a b", "--target", "b a", "--out", str(out),
           "--names", "*.hook_pattern"])

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from model.data import (camel_glued, clean_verse, enclitic_joins, read_module, read_tsv,
+from model.training.corpus import (camel_glued, clean_verse, enclitic_joins, read_module, read_tsv,
                         shifted_refs, split_glued, split_pairs, undo_drop_cap, write_tsv)
 
 SWORD_TEXTS = Path("/usr/share/sword/modules/texts/ztext")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.layers import LayerNorm
+from model.nn.layers import LayerNorm
 from viz.figures.layernorm import (batch_norm_drift, batch_norm_stats, drift_figure, feature_histogram,
                                    gain_bias_figure, layer_norm_stats, ln_vs_bn_figure, normalize,
                                    residual_norm_figure, residual_stages, token_stats_figure)

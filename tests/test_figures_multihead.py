@@ -7,10 +7,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.checkpoint import load_checkpoint
-from model.pipeline import trace_sentence
+from model.io.checkpoint import load_checkpoint
+from model.inference.pipeline import trace_sentence
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
-from viz.headmath import (concat_heads, describe_heads, head_summary, layer_norm, linear_arrays, max_abs_error,
+from model.analysis.attention_math import (concat_heads, describe_heads, head_summary, layer_norm, linear_arrays, max_abs_error,
                           output_projection, sublayer_names, token_norms)
 
 TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"

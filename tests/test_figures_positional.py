@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from model.layers import sinusoidal_table
+from model.nn.layers import sinusoidal_table
 from viz.figures.positional import (diagonal_spread, frequencies, norms_figure, order_gap, order_gap_figure,
                                     parse_index_list, pe_curves, pe_heatmap, pe_similarity, permuted_pattern,
                                     plotly_text, rotation_error_figure, rotation_errors, rotation_matrix,

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.checkpoint import load_checkpoint
-from model.layers import attention
-from model.pipeline import trace_sentence
+from model.io.checkpoint import load_checkpoint
+from model.nn.layers import attention
+from model.inference.pipeline import trace_sentence
 from viz.figures.step import HIGHLIGHT, masked_scores_figure, scaling_bars, step_heatmap
-from viz.headmath import (apply_mask, causal_allowed, dim_labels, entropy_bits, head_projection, head_steps,
+from model.analysis.attention_math import (apply_mask, causal_allowed, dim_labels, entropy_bits, head_projection, head_steps,
                           linear_arrays, max_abs_error, scaling_comparison, softmax, sublayer_names)
 
 TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"

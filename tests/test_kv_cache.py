@@ -4,12 +4,12 @@ import pytest
 import torch
 
 from conftest import ROOT, tiny_config
-from model.checkpoint import load_checkpoint
-from model.decode import _new_cache, beam_search, greedy, greedy_batch
-from model.pipeline import encode_text
-from model.tasks import pad_batch
-from model.trace import capture
-from model.transformer import Transformer, causal_mask
+from model.io.checkpoint import load_checkpoint
+from model.inference.decode import _new_cache, beam_search, greedy, greedy_batch
+from model.inference.pipeline import encode_text
+from model.inference.decode import pad_batch
+from model.capture.hooks import capture
+from model.nn.transformer import Transformer, causal_mask
 
 TOY_TEXTS = ["a b c d e", "b d h", "j i h g f e d c b a", "c", "a a b b c c d"]
 

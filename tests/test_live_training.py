@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from viz.figures.live_training import training_curves
-from viz.live_training import (TRAINING_SLOT, LiveRun, eval_interval, make_example, parse_symbols, train_live,
+from model.training.live import (TRAINING_SLOT, LiveRun, eval_interval, make_example, parse_symbols, train_live,
                                training_slot)
 from viz.tour_steps import TOUR, presenter_order
 

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from conftest import tiny_config
-from model.decode import beam_search, greedy, step_traces
-from model.layers import attention, sinusoidal_table
-from model.trace import HookPoint, active_trace, capture
-from model.transformer import Transformer
+from model.inference.decode import beam_search, greedy, step_traces
+from model.nn.layers import attention, sinusoidal_table
+from model.capture.hooks import HookPoint, active_trace, capture
+from model.nn.transformer import Transformer
 
 
 def test_capture_on_and_off_give_the_same_logits(tiny_model, batch):

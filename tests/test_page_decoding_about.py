@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
-from model.checkpoint import load_checkpoint
-from model.decode import greedy
-from model.pipeline import encode_text, trace_sentence
+from model.io.checkpoint import load_checkpoint
+from model.inference.decode import greedy
+from model.inference.pipeline import encode_text, trace_sentence
 from viz.decoding_cache import run_decoding
 
 ROOT = Path(__file__).resolve().parents[1]

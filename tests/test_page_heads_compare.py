@@ -7,9 +7,9 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
 from conftest import ROOT
-from model import analysis as an
-from model.checkpoint import load_checkpoint
-from model.pipeline import trace_sentence
+from model.analysis import heads as an
+from model.io.checkpoint import load_checkpoint
+from model.inference.pipeline import trace_sentence
 
 TEXT = "a b c d e f"
 

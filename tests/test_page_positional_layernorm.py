@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
-from model.checkpoint import load_checkpoint
-from model.pipeline import trace_sentence
+from model.io.checkpoint import load_checkpoint
+from model.inference.pipeline import trace_sentence
 from viz.state import MODEL_ROOT
 
 TEXT = "a b c d e"

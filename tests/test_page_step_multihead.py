@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
-from model.checkpoint import load_checkpoint
-from model.pipeline import trace_sentence
-from viz.headmath import entropy_bits
+from model.io.checkpoint import load_checkpoint
+from model.inference.pipeline import trace_sentence
+from model.analysis.attention_math import entropy_bits
 
 TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"
 TEXT = "a b c d e"

@@ -2,9 +2,9 @@
 import numpy as np
 
 from apptest_utils import no_exceptions, run_page, texts
-from model import zoo
-from model.checkpoint import load_checkpoint
-from model.pipeline import trace_sentence
+from model.analysis import zoo
+from model.io.checkpoint import load_checkpoint
+from model.inference.pipeline import trace_sentence
 from viz.state import MODEL_ROOT
 
 

@@ -3,10 +3,10 @@ import random
 
 import numpy as np
 
-from model.checkpoint import load_checkpoint
-from model.pipeline import trace_sentence
-from model.tokenizer import Tokenizer
-from model.train import sequence_accuracy, train_toy
+from model.io.checkpoint import load_checkpoint
+from model.inference.pipeline import trace_sentence
+from model.io.tokenizer import Tokenizer
+from model.training.train import sequence_accuracy, train_toy
 
 
 def anti_diagonal_argmax(bundle, text):

@@ -3,7 +3,7 @@ import threading
 
 import numpy as np
 
-from model.trace import Trace
+from model.capture.trace import Trace
 from viz.trace_cache import TraceCache
 
 

@@ -4,9 +4,10 @@ import json
 
 import torch
 
-from model.checkpoint import load_checkpoint
-from model.tokenizer import Tokenizer
-from model.train import lr_at, main as train_main
+from model.io.checkpoint import load_checkpoint
+from model.io.tokenizer import Tokenizer
+from model.cli.train import main as train_main
+from model.training.train import lr_at
 
 
 def tiny_corpus(folder):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from model import zoo
+from model.analysis import zoo
 from viz.figures.zoo import gallery, mark_centres
 
 RNG = np.random.default_rng(7)

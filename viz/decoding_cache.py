@@ -13,9 +13,9 @@ import numpy as np
 import streamlit as st
 import torch
 
-from model.checkpoint import Bundle
-from model.decode import Hypothesis, beam_search, greedy
-from model.pipeline import encode_text
+from model.io.checkpoint import Bundle
+from model.inference.decode import Hypothesis, beam_search, greedy
+from model.inference.pipeline import encode_text
 from viz.state import load_bundle
 
 METHODS = ("greedy", "beam")

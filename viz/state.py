@@ -12,9 +12,10 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from model.checkpoint import Bundle, CheckpointError, load_checkpoint
-from model.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
-from model.trace import Trace
+from model.io.checkpoint import Bundle, CheckpointError
+from model.inference.pipeline import load_engine
+from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
+from model.capture.trace import Trace
 from viz.text import plain
 from viz.trace_cache import TraceCache
 
@@ -61,7 +62,7 @@ def load_bundle(model_id: str) -> Bundle:
     """The model's Bundle; a CheckpointError names files relative to the model folder, so the page never
     shows where the server keeps its files."""
     try:
-        return load_checkpoint(resolve_model_dir(model_id), device="cpu")
+        return load_engine(resolve_model_dir(model_id))
     except CheckpointError as e:
         raise CheckpointError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
 

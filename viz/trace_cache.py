@@ -11,7 +11,7 @@ import time
 from collections import OrderedDict
 from typing import Callable, Hashable
 
-from model.trace import Trace
+from model.capture.trace import Trace
 
 
 class TraceCache:

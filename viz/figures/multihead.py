@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, LINE_COLORS, axis_suffix, plotly_text,
                                signed_heatmap, subplot_axes, subplot_layout, symmetric_range, update_axes)
-from viz.headmath import dim_labels
+from model.analysis.attention_math import dim_labels
 
 MAX_TICK_LABELS = 24   # small multiples show token labels only while they stay legible
 

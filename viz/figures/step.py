@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from viz.figures.style import (BASE_FONT, LINE_COLORS, check_matrix, plotly_text, signed_heatmap, subplot_axes,
                                subplot_layout, symmetric_range, update_axes)
-from viz.headmath import entropy_bits
+from model.analysis.attention_math import entropy_bits
 
 HIGHLIGHT = "#d62728"
 MASKED_BACKGROUND = "#d9d9d9"   # grey cells = -inf, distinct from the white of a zero score

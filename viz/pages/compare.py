@@ -4,7 +4,7 @@ import zlib
 import numpy as np
 import streamlit as st
 
-from model import analysis as an
+from model.analysis import heads as an
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.style import signed_heatmap
 from viz.state import MAX_TEXT_CHARS, get_trace, qp_choice, qp_str, set_query

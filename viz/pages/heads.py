@@ -4,7 +4,7 @@ import hashlib
 import numpy as np
 import streamlit as st
 
-from model import analysis as an
+from model.analysis import heads as an
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.state import load_bundle, qp_choice, qp_str, set_query

@@ -7,7 +7,7 @@ import streamlit as st
 
 from viz.figures.attention import KIND_TITLES
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
-from viz.headmath import (concat_heads, describe_heads, dim_labels, head_summary, layer_norm, linear_arrays,
+from model.analysis.attention_math import (concat_heads, describe_heads, dim_labels, head_summary, layer_norm, linear_arrays,
                           max_abs_error, output_projection, sublayer_names, token_norms)
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import position_labels

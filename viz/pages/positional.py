@@ -3,8 +3,8 @@ import numpy as np
 import streamlit as st
 import torch
 
-from model.layers import sinusoidal_table
-from model.trace import capture
+from model.nn.layers import sinusoidal_table
+from model.capture.hooks import capture
 from viz.figures.attention import attention_heatmap, stack_patterns
 from viz.figures.positional import (diagonal_spread, norms_figure, order_gap, order_gap_figure, parse_index_list,
                                     pe_curves, pe_heatmap, pe_similarity, permuted_pattern, plotly_text,

@@ -9,7 +9,7 @@ import streamlit as st
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import plotly_text
-from viz.headmath import (dim_labels, head_projection, head_steps, linear_arrays, max_abs_error, scaling_comparison,
+from model.analysis.attention_math import (dim_labels, head_projection, head_steps, linear_arrays, max_abs_error, scaling_comparison,
                           sublayer_names)
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import position_labels

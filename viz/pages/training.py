@@ -1,12 +1,12 @@
 """Live toy training: train a small Transformer in the app and watch its attention take shape."""
 import streamlit as st
 
-from model.pipeline import trace_sentence
-from model.tasks import TASKS
-from model.train import TOY_SIZES
+from model.inference.pipeline import trace_sentence
+from model.training.tasks import TASKS
+from model.training.train import TOY_SIZES
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
-from viz.live_training import (TRAINING_THREADS, LiveRun, make_example, parse_symbols, train_live,
+from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols, train_live,
                                trained_lengths_note, training_slot)
 from viz.state import qp_choice, qp_int, qp_str, set_query
 from viz.text import plain, position_labels

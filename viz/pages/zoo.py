@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model import zoo
+from model.analysis import zoo
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.style import signed_heatmap, symmetric_range
 from viz.figures.zoo import gallery, mark_centres

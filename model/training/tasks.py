@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import random
 
-import torch
 
-from model.tokenizer import PAD_ID, Tokenizer
+from model.inference.decode import pad_batch
+from model.io.tokenizer import Tokenizer
 
 TASKS = ("copy", "reverse", "sort")
 SYMBOLS = list("abcdefghij")
@@ -32,11 +32,6 @@ def solve(task: str, seq: list[str]) -> list[str]:
 def sample(task: str, rng: random.Random, min_len: int = 3, max_len: int = 8) -> tuple[str, str]:
     seq = [rng.choice(SYMBOLS) for _ in range(rng.randint(min_len, max_len))]
     return " ".join(seq), " ".join(solve(task, seq))
-
-
-def pad_batch(seqs: list[list[int]], pad: int = PAD_ID) -> torch.Tensor:
-    width = max(len(s) for s in seqs)
-    return torch.tensor([s + [pad] * (width - len(s)) for s in seqs], dtype=torch.long)
 
 
 def make_batch(task: str, n: int, rng: random.Random, tok: Tokenizer, min_len=3, max_len=8):

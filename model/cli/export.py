@@ -1,7 +1,4 @@
-"""Ship a training run: average its last epoch checkpoints, store fp16, copy the training log.
-
-    python -m model.export --run runs/en-es --out pretrained/en-es --average 3
-"""
+"""Export a training run to a shipped checkpoint folder (fp16, optional checkpoint averaging)."""
 from __future__ import annotations
 
 import argparse
@@ -10,17 +7,8 @@ from pathlib import Path
 
 import torch
 
-from model.checkpoint import load_checkpoint, save_checkpoint
-
-
-def average_checkpoints(folders: list[Path]):
-    """Mean of the weights of several checkpoints of one run (a cheap ensemble, as in the paper)."""
-    bundles = [load_checkpoint(f, device="cpu") for f in folders]
-    model = bundles[0].model
-    with torch.no_grad():
-        for name, tensor in model.state_dict().items():
-            tensor.copy_(torch.stack([b.model.state_dict()[name] for b in bundles]).mean(0))
-    return bundles[0]
+from model.io.checkpoint import save_checkpoint
+from model.training.export import average_checkpoints
 
 
 def main(argv=None) -> None:

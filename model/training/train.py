@@ -1,12 +1,11 @@
 """Training as in the paper, scaled down: Adam, warmup then inverse-sqrt learning rate, label
 smoothing, dropout; token-bucketed batches for translation; checkpoint and resume.
 
-    python -m model.train --task reverse --out pretrained/toy-reverse
-    python -m model.train --task translate --data data/en-es --out runs/en-es [--resume]
+    python -m model.cli train --task reverse --out pretrained/toy-reverse
+    python -m model.cli train --task translate --data data/en-es --out runs/en-es [--resume]
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
@@ -21,12 +20,13 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from model.checkpoint import save_checkpoint
-from model.config import TransformerConfig
-from model.decode import greedy_batch
-from model.tasks import TASKS, make_batch, pad_batch, toy_tokenizer
-from model.tokenizer import BOS_ID, PAD_ID, Tokenizer
-from model.transformer import Transformer
+from model.io.checkpoint import save_checkpoint
+from model.nn.config import TransformerConfig
+from model.inference.decode import greedy_batch
+from model.inference.decode import pad_batch
+from model.training.tasks import TASKS, make_batch, toy_tokenizer
+from model.io.tokenizer import BOS_ID, PAD_ID, Tokenizer
+from model.nn.transformer import Transformer
 
 
 def lr_at(step: int, peak: float, warmup: int) -> float:
@@ -108,7 +108,7 @@ def train_toy(task: str, steps: int = 800, size: str = "small", batch_size: int 
 
 # -- translation --------------------------------------------------------------------------------
 def read_pairs(path: Path) -> list[tuple[str, str]]:
-    from model.data import read_tsv
+    from model.training.corpus import read_tsv
     return read_tsv(path)
 
 
@@ -189,7 +189,7 @@ def load_state(folder: Path, model, opt) -> dict:
 
 
 def train_translation(args) -> None:
-    from model.checkpoint import load_checkpoint
+    from model.io.checkpoint import load_checkpoint
 
     data_dir, out = Path(args.data), Path(args.out)
     torch.set_num_threads(args.threads)
@@ -275,52 +275,3 @@ def _save(model, tok, opt, state, out: Path) -> None:
             shutil.rmtree(old)
         last.replace(old)
     tmp.replace(last)
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Train a toy task model or the translation model.")
-    parser.add_argument("--task", required=True, choices=list(TASKS) + ["translate"])
-    parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--steps", type=int, default=800, help="toy tasks: training steps")
-    parser.add_argument("--size", default="small", choices=list(TOY_SIZES), help="toy tasks: model size")
-    parser.add_argument("--seed", type=int, default=0)
-    # translation
-    parser.add_argument("--data", default="data/en-es")
-    parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--d-model", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=8)
-    parser.add_argument("--layers", type=int, default=3)
-    parser.add_argument("--d-ff", type=int, default=1024)
-    parser.add_argument("--dropout", type=float, default=0.1)
-    parser.add_argument("--smoothing", type=float, default=0.1)
-    parser.add_argument("--lr", type=float, default=7e-4, help="peak learning rate")
-    parser.add_argument("--warmup", type=int, default=1000)
-    parser.add_argument("--max-tokens", type=int, default=4096, help="padded tokens per batch")
-    parser.add_argument("--max-len", type=int, default=160, help="drop longer training pairs")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--log-every", type=int, default=50)
-    parser.add_argument("--eval-every", type=int, default=500)
-    parser.add_argument("--save-minutes", type=float, default=5.0)
-    args = parser.parse_args(argv)
-    if args.task == "translate":
-        train_translation(args)
-        return
-    bar = tqdm(total=args.steps, desc=f"train {args.task}")
-
-    def report(record, _model):
-        bar.update(record["step"] - bar.n)
-        bar.set_postfix(loss=f"{record['loss']:.3f}", acc=f"{record['accuracy']:.3f}")
-
-    result = train_toy(args.task, steps=args.steps, size=args.size, seed=args.seed, on_eval=report)
-    bar.close()
-    acc = sequence_accuracy(result.model, args.task, 1000)
-    save_checkpoint(result.model, result.tokenizer, args.out)
-    Path(args.out, "metrics.json").write_text(json.dumps(
-        {"task": args.task, "sequence_accuracy": acc, "steps": args.steps,
-         "seconds": round(result.history[-1]["seconds"], 1)}, indent=2) + "\n")
-    print(f"{args.task}: sequence accuracy {acc:.4f} on 1000 held-out samples -> {args.out}")
-
-
-if __name__ == "__main__":
-    main()

@@ -19,9 +19,15 @@ from typing import Iterator
 
 import torch
 
-from model.tasks import pad_batch
-from model.trace import Trace, active_trace, capture
-from model.transformer import DecoderCache, Transformer
+from model.capture.hooks import active_trace, capture
+from model.capture.trace import Trace
+from model.io.tokenizer import PAD_ID
+from model.nn.transformer import DecoderCache, Transformer
+
+
+def pad_batch(seqs: list[list[int]], pad: int = PAD_ID) -> torch.Tensor:
+    width = max(len(s) for s in seqs)
+    return torch.tensor([s + [pad] * (width - len(s)) for s in seqs], dtype=torch.long)
 
 
 @dataclass

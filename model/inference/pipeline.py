@@ -1,16 +1,40 @@
-"""Text in, translation and Trace out: what the app and the command-line tools call."""
+"""Text in, translation and Trace out: what the app and the command-line tools call.
+
+An Engine is a loaded checkpoint (a Bundle) plus a GreedyBatcher, so that greedy requests from
+concurrent sessions share decoding batches. Every function here takes a Bundle; given an Engine,
+greedy decoding goes through its batcher.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from model.checkpoint import Bundle
-from model.decode import beam_search, default_max_len, greedy
-from model.trace import Trace, active_trace, capture
+from model.inference.batching import GreedyBatcher
+from model.io.checkpoint import Bundle, load_checkpoint
+from model.inference.decode import beam_search, default_max_len, greedy
+from model.capture.hooks import active_trace, capture
+from model.capture.trace import Trace
 
 DEFAULT_MAX_TOKENS = 128
 HARD_MAX_TOKENS = 512
+
+
+@dataclass
+class Engine(Bundle):
+    """A Bundle whose greedy decoding is shared by concurrent sessions (model/inference/batching.py)."""
+    batcher: GreedyBatcher = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.batcher = GreedyBatcher(self.model)
+
+    @classmethod
+    def of(cls, bundle: Bundle) -> "Engine":
+        return cls(bundle.model, bundle.tokenizer, bundle.config, bundle.path, bundle.extra)
+
+
+def load_engine(folder, device: str | None = None) -> Engine:
+    return Engine.of(load_checkpoint(folder, device))
 
 
 @dataclass
@@ -32,12 +56,11 @@ def encode_text(bundle: Bundle, text: str, max_tokens: int = DEFAULT_MAX_TOKENS)
 
 
 def generate(bundle: Bundle, src_ids: list[int], beam: int = 1, max_len: int | None = None) -> list[int]:
-    """Output ids (ending in </s> unless max_len came first). Greedy requests of concurrent sessions
-    are decoded in shared batches (model/batching.py), except under an active trace: an ablation's
-    edits must change this sentence alone."""
+    """Output ids (ending in </s> unless max_len came first). An Engine's greedy requests are decoded
+    in shared batches, except under an active trace: an ablation's edits must change this sentence alone."""
     if beam > 1:
         return beam_search(bundle.model, src_ids, beam_size=beam, max_len=max_len)[0].ids
-    if active_trace() is not None:
+    if active_trace() is not None or not isinstance(bundle, Engine):
         return greedy(bundle.model, src_ids, max_len).ids
     return bundle.batcher.greedy(src_ids, max_len or default_max_len(bundle.model, len(src_ids)))
 

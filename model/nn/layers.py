@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from model.trace import HookPoint, active_trace
+from model.capture.hooks import HookPoint, active_trace
 
 
 def attention(q, k, v, mask=None, dropout: float = 0.0):

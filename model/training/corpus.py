@@ -21,19 +21,16 @@ Pipeline
    ratio, over-long and duplicate pairs. `build_corpus` counts every drop by reason.
 4. `split_pairs` makes test/dev/train so that no English or Spanish text occurs in two splits.
 
-CLI: ``python -m model.data --out data/en-es [--test-copy pretrained/en-es/test.tsv]
+CLI: ``python -m model.cli data --out data/en-es [--test-copy pretrained/en-es/test.tsv]
 [--vocab-size 8000]`` writes train/dev/test.tsv, stats.json and a joint BPE tokenizer.json
 trained on the train split only.
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import html
-import json
 import random
 import re
-import shutil
 import statistics
 import unicodedata
 from collections import Counter
@@ -460,48 +457,3 @@ def token_stats(tokenizer, splits: dict[str, list[tuple[str, str]]]) -> dict:
         return round(statistics.fmean(len(tokenizer.encode(t, add_eos=False)) for t in texts), 2)
     return {s: {"en": mean([p[0] for p in ps]), "es": mean([p[1] for p in ps])}
             for s, ps in splits.items() if ps}
-
-
-def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True, help="output folder, e.g. data/en-es")
-    ap.add_argument("--test-copy", help="also copy test.tsv here (e.g. pretrained/en-es/test.tsv)")
-    ap.add_argument("--vocab-size", type=int, default=8000)
-    ap.add_argument("--seed", type=int, default=SEED)
-    args = ap.parse_args(argv)
-
-    from model.tokenizer import Tokenizer
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    pairs, stats = build_corpus()
-    splits = split_pairs(pairs, args.seed)
-    for name, split in splits.items():
-        write_tsv(out / f"{name}.tsv", split)
-    # train-only tokenizer: dev/test text must not shape the vocabulary
-    tok = Tokenizer.train_bpe([t for p in splits["train"] for t in p], args.vocab_size)
-    tok.save(out / "tokenizer.json")
-    stats |= {"split": {s: len(p) for s, p in splits.items()}, "seed": args.seed,
-              "tokenizer": {"vocab_size": tok.vocab_size, "mean_tokens": token_stats(tok, splits)}}
-    (out / "stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n",
-                                    encoding="utf-8")
-    if args.test_copy:
-        Path(args.test_copy).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(out / "test.tsv", args.test_copy)
-    print_summary(stats, out)
-    return stats
-
-
-def print_summary(stats: dict, out: Path) -> None:
-    print(f"pairs kept: {stats['pairs']}  dropped: {stats['dropped']}")
-    print(f"split sizes: {stats['split']}  -> {out}")
-    for lang, rep in stats["glued_words"].items():
-        for when in ("before", "after"):
-            r = rep[when]
-            print(f"glued words {lang} {when:6s}: camelCase={r['camel_case']:5d} "
-                  f"two-known-words={r['two_known_words']:5d}  e.g. {r['examples'][:6]}")
-    print(f"tokenizer: vocab {stats['tokenizer']['vocab_size']}, "
-          f"mean tokens/pair {stats['tokenizer']['mean_tokens']}")
-
-
-if __name__ == "__main__":
-    main()

@@ -9,9 +9,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from model.config import TransformerConfig
-from model.layers import Embeddings, FeedForward, KVCache, LayerNorm, MultiHeadAttention, PositionalEncoding
-from model.trace import HookPoint, name_hook_points
+from model.nn.config import TransformerConfig
+from model.nn.layers import Embeddings, FeedForward, KVCache, LayerNorm, MultiHeadAttention, PositionalEncoding
+from model.capture.hooks import HookPoint, name_hook_points
 
 
 class _Layer(nn.Module):
@@ -202,9 +202,3 @@ class Transformer(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-
-def pick_device(name: str | None = None) -> torch.device:
-    """CUDA when present unless told otherwise."""
-    if name:
-        return torch.device(name)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -22,10 +22,10 @@ from typing import Callable, Iterator
 import numpy as np
 import torch
 
-from model.checkpoint import Bundle
-from model.tasks import SYMBOLS, solve, toy_tokenizer
-from model.trace import capture
-from model.train import ToyResult, train_toy
+from model.io.checkpoint import Bundle
+from model.training.tasks import SYMBOLS, solve, toy_tokenizer
+from model.capture.hooks import capture
+from model.training.train import ToyResult, train_toy
 
 TRAINING_SLOT = threading.Semaphore(1)
 TRAINING_THREADS = 1

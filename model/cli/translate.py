@@ -1,15 +1,15 @@
 """Translate from the command line.
 
-    python -m model.translate --model pretrained/en-es "The man went to the house."
-    python -m model.translate --model pretrained/en-es --input sentences.txt --beam 4
+    python -m model.cli translate --model pretrained/en-es "The man went to the house."
+    python -m model.cli translate --model pretrained/en-es --input sentences.txt --beam 4
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from model.checkpoint import CheckpointError, load_checkpoint
-from model.pipeline import DEFAULT_MAX_TOKENS, translate
+from model.inference.pipeline import DEFAULT_MAX_TOKENS, translate
+from model.io.checkpoint import CheckpointError, load_checkpoint
 
 
 def main(argv=None) -> int:

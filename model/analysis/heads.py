@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from model.checkpoint import Bundle
-from model.pipeline import DEFAULT_MAX_TOKENS, encode_text, generate, trace_sentence
-from model.trace import Trace, capture
+from model.io.checkpoint import Bundle
+from model.inference.pipeline import DEFAULT_MAX_TOKENS, encode_text, generate, trace_sentence
+from model.capture.hooks import capture
+from model.capture.trace import Trace
 
 KINDS = ("encoder", "decoder", "cross")
 SUBLAYER = {"encoder": ("encoder", "self_attn"), "decoder": ("decoder", "self_attn"),

@@ -20,9 +20,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from model.decode import greedy_rows
-from model.tasks import pad_batch
-from model.transformer import Transformer
+from model.inference.decode import greedy_rows
+from model.inference.decode import pad_batch
+from model.nn.transformer import Transformer
 
 
 @dataclass(eq=False)  # compared by identity: two sessions may send the same sentence

@@ -13,10 +13,10 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from model.batching import GreedyBatcher
-from model.config import TransformerConfig
-from model.tokenizer import Tokenizer
-from model.transformer import Transformer, pick_device
+from model.nn.config import TransformerConfig
+from model.io.tokenizer import Tokenizer
+from model.io.device import pick_device
+from model.nn.transformer import Transformer
 
 WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
 PICKLE_SUFFIXES = {".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt"}
@@ -34,10 +34,6 @@ class Bundle:
     config: TransformerConfig
     path: Path
     extra: dict = field(default_factory=dict)  # metrics.json etc., when present
-    batcher: GreedyBatcher = field(init=False, repr=False)  # greedy decoding shared by concurrent sessions
-
-    def __post_init__(self):
-        self.batcher = GreedyBatcher(self.model)
 
     @property
     def model_id(self) -> str:

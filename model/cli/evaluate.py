@@ -1,7 +1,4 @@
-"""BLEU and chrF (sacrebleu, detokenised output) on a held-out TSV; writes metrics.json.
-
-    python -m model.evaluate --model pretrained/en-es --test pretrained/en-es/test.tsv
-"""
+"""Score a translation checkpoint with sacrebleu: python -m model.cli evaluate --model pretrained/en-es --test pretrained/en-es/test.tsv."""
 from __future__ import annotations
 
 import argparse
@@ -9,23 +6,16 @@ import json
 import time
 from pathlib import Path
 
-import sacrebleu
 import torch
 from tqdm import tqdm
 
-from model.checkpoint import load_checkpoint
-from model.pipeline import translate
-
-
-def score(hypotheses: list[str], references: list[str]) -> dict:
-    bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
-    return {"bleu": round(bleu.corpus_score(hypotheses, [references]).score, 2),
-            "chrf": round(chrf.corpus_score(hypotheses, [references]).score, 2),
-            "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature())}
+from model.inference.pipeline import translate
+from model.io.checkpoint import load_checkpoint
+from model.training.evaluate import score
 
 
 def main(argv=None) -> dict:
-    from model.data import read_tsv
+    from model.training.corpus import read_tsv
 
     parser = argparse.ArgumentParser(description="Evaluate a translation checkpoint with sacrebleu.")
     parser.add_argument("--model", required=True)

@@ -1,0 +1,1 @@
+"""Every command-line tool: `python -m model.cli COMMAND ...` (or `python -m model.cli.COMMAND`)."""

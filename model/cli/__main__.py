@@ -1,0 +1,35 @@
+"""`python -m model.cli COMMAND ...`: one entry point for every command-line tool."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "translate": "translate text with a model folder",
+    "trace": "capture a Trace of one sentence to an .npz file",
+    "train": "train a toy task model or the en-es translator",
+    "evaluate": "BLEU and chrF of a model on a test TSV",
+    "export": "export a training run to a shipped model folder",
+    "data": "build the en-es corpus from the SWORD Bible modules",
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    return "usage: python -m model.cli COMMAND [options]\n\ncommands:\n" + "\n".join(
+        f"  {name:<{width}}  {text}" for name, text in COMMANDS.items())
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in COMMANDS:
+        print(usage(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    module = importlib.import_module(f"model.cli.{argv[0]}")
+    sys.argv[0] = f"{sys.argv[0]} {argv[0]}"
+    result = module.main(argv[1:])
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Capture a Trace of one sentence to an .npz file: python -m model.cli trace --model DIR --text "..." --out FILE."""
+from __future__ import annotations
+
+import argparse
+
+from model.inference.pipeline import load_engine, trace_sentence
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Capture a Trace of one sentence to an .npz file.")
+    parser.add_argument("--model", required=True, help="checkpoint folder (model.safetensors, ...)")
+    parser.add_argument("--text", required=True, help="source sentence")
+    parser.add_argument("--target", default=None, help="reference target (teacher forcing)")
+    parser.add_argument("--names", default=None, help="comma-separated names or glob patterns")
+    parser.add_argument("--out", required=True, help="output .npz path")
+    args = parser.parse_args(argv)
+    bundle = load_engine(args.model)
+    names = args.names.split(",") if args.names else None
+    trace = trace_sentence(bundle, args.text, target=args.target, names=names)
+    trace.save(args.out)
+    print(f"{args.out}: {len(trace.arrays)} arrays, {trace.nbytes / 1e6:.1f} MB uncompressed; "
+          f"output: {trace.meta['tgt_text']}")
+
+
+if __name__ == "__main__":
+    main()
