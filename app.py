@@ -14,8 +14,8 @@ import streamlit as st  # noqa: E402
 
 from model.io.checkpoint import CheckpointError
 from viz.presenter import run_page
-from viz.state import (MAX_TEXT_CHARS, Context, current, get_trace, load_bundle, max_tokens_bounds, model_ids,
-                       presets, qp_choice, qp_int, qp_str, set_current, set_query)
+from viz.services import get_trace, load_bundle, max_tokens_bounds, model_ids, presets
+from viz.state import MAX_TEXT_CHARS, Context, current, qp_choice, qp_int, qp_str, set_current, set_query
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 

@@ -133,7 +133,8 @@ def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
     """Seconds of each step the explorer runs for one new sentence, outside Streamlit."""
     from common import SentenceMaker
     from model.inference.pipeline import encode_text, generate
-    from viz.figures.attention import attention_heatmap, model_view, stack_patterns
+    from model.capture import schema
+    from viz.figures.attention import attention_heatmap, model_view
     from viz.text import position_labels
 
     text = SentenceMaker(seed).sentence(n_tokens)
@@ -147,7 +148,7 @@ def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
         model(torch.tensor([src.ids]), tgt_in)
     t2 = time.perf_counter()
     labels = position_labels(bundle.tokenizer.token_strings(src.ids))
-    patterns = stack_patterns(trace.arrays, "encoder", "self_attn", cfg.n_encoder_layers)
+    patterns = schema.stacked(trace, "encoder")
     figures = [model_view(patterns, selected=(0, 0)), attention_heatmap(patterns[0, 0], labels, labels)]
     t3 = time.perf_counter()
     payload = sum(len(f.to_json()) for f in figures)
@@ -223,7 +224,7 @@ def main(argv=None) -> Section:
                                 off / torch_t <= 1.1))
             checks.append(Check(f"full capture ≤ 1.5× capture off, {where}", f"{full / off:.2f}×", full / off <= 1.5))
     work_rows = []
-    torch.set_num_threads(1)                                   # as the app decodes (viz/state.py)
+    torch.set_num_threads(1)                                   # as the app decodes (viz/services.py)
     server_work(bundle, 16)               # warm-up: plotly builds its validators on the first figure (~0.1 s)
     for n in ((32,) if args.quick else (32, 128, 256)):
         log(f"forward: server work for a {n}-token sentence")
@@ -239,7 +240,7 @@ def main(argv=None) -> Section:
                         f"{d['identical']}/{d['sentences']} identical", d["identical"] == d["sentences"]))
     body = "\n".join([
         "One forward pass (teacher forcing, batch 1, source and target both *n* tokens, eval mode), median of "
-        "interleaved repeats, on 1 torch thread as the app runs its capture pass (`viz/state.py`) and on 2, the "
+        "interleaved repeats, on 1 torch thread as the app runs its capture pass (`viz/services.py`) and on 2, the "
         "default of a script on this machine (`python -m model.cli trace`). Model: "
         f"{description}: "
         f"d_model {cfg.d_model}, {cfg.n_heads} heads, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, "

@@ -23,7 +23,7 @@ FLAT_TOLERANCE = 1.10          # RSS after all sentences <= 1.1x RSS once the ca
 
 
 def cache_budget() -> int:
-    from viz.state import TRACE_CACHE_MB
+    from viz.services import TRACE_CACHE_MB
     return TRACE_CACHE_MB * 2**20
 
 
@@ -97,20 +97,20 @@ def server_reruns(n_sentences: int, every: int) -> list[tuple[int, int]]:
     return rows
 
 
-# -- 3. many sentences through viz.state.get_trace (child process: a clean RSS) -------------------
+# -- 3. many sentences through viz.services.get_trace (child process: a clean RSS) -------------------
 def cache_worker(n_sentences: int, n_tokens: int, every: int) -> None:
     """Runs in a child: prints JSON lines {done, rss} while tracing n different sentences."""
     from common import BENCH_MODEL_ID, en_es_available
-    from viz import state
+    from viz import services
     model_id = "en-es" if en_es_available() else BENCH_MODEL_ID
     maker = SentenceMaker(seed=3)
-    state.load_bundle(model_id)
+    services.load_bundle(model_id)
     print(json.dumps({"done": 0, "rss": rss_bytes(os.getpid(), children=False), "cached": 0}), flush=True)
     for i in range(1, n_sentences + 1):
-        state.get_trace(model_id, maker.sentence(n_tokens), None, 1, 128)
+        services.get_trace(model_id, maker.sentence(n_tokens), None, 1, 128)
         if i % every == 0 or i == n_sentences:
             print(json.dumps({"done": i, "rss": rss_bytes(os.getpid(), children=False),
-                              "cached": state.trace_cache().nbytes, "entries": len(state.trace_cache())}), flush=True)
+                              "cached": services.trace_cache().nbytes, "entries": len(services.trace_cache())}), flush=True)
 
 
 def cache_rss(n_sentences: int, n_tokens: int) -> list[dict]:
@@ -173,7 +173,7 @@ def main(argv=None) -> Section:
         table(["submissions", "server RSS"], [[n, mb(rss)] for n, rss in rerun_rows]),
         "",
         f"**RSS over {n_sentences} different sentences** ({cache_tokens} tokens each, greedy, default token limit) "
-        "through `viz.state.get_trace` itself, called in a separate Python process (Streamlit's cache works "
+        "through `viz.services.get_trace` itself, called in a separate Python process (Streamlit's cache works "
         "without a server), so the numbers are the cache's and the model's alone:",
         "",
         table(["sentences traced", "RSS", "trace cache"], [[s["done"], mb(s["rss"]), mb(s["cached"])] for s in samples]),

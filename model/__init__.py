@@ -1,0 +1,27 @@
+"""Our encoder-decoder Transformer, instrumented: the public API.
+
+    from model import load_checkpoint, trace_sentence
+    trace = trace_sentence(load_checkpoint("pretrained/en-es"), "The man went to the house.")
+
+Names are imported on first use, so `from model import runtime` (which must run before torch loads)
+does not load torch.
+"""
+from __future__ import annotations
+
+import importlib
+
+_PUBLIC = {
+    "Transformer": "model.nn.transformer",
+    "TransformerConfig": "model.nn.config",
+    "load_checkpoint": "model.io.checkpoint",
+    "capture": "model.capture.hooks",
+    "Trace": "model.capture.trace",
+    "trace_sentence": "model.inference.pipeline",
+}
+__all__ = list(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'model' has no attribute {name!r}")
+    return getattr(importlib.import_module(_PUBLIC[name]), name)

@@ -15,7 +15,7 @@ from model.nn.config import TransformerConfig
 from model.inference.pipeline import encode_text, trace_sentence
 from model.io.tokenizer import Tokenizer
 from model.nn.transformer import Transformer
-from viz.state import model_ids
+from viz.services import model_ids
 from viz.text import plain
 from viz.upload import MAX_UPLOAD_BYTES, UploadError, parse_upload
 

@@ -1,6 +1,5 @@
 """Checkpoints (safetensors only, clear errors) and the .npz trace export."""
 import json
-import shutil
 
 import numpy as np
 import pytest

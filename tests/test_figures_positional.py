@@ -3,11 +3,13 @@ import numpy as np
 import pytest
 
 from model.nn.layers import sinusoidal_table
-from viz.figures.positional import (diagonal_spread, frequencies, norms_figure, order_gap, order_gap_figure,
-                                    parse_index_list, pe_curves, pe_heatmap, pe_similarity, permuted_pattern,
-                                    plotly_text, rotation_error_figure, rotation_errors, rotation_matrix,
-                                    rotation_matrix_heatmap, similarity_heatmap, similarity_profile_figure,
-                                    swap_permutation)
+from model.analysis.positional import (diagonal_spread, frequencies, order_gap, pe_similarity, rotation_errors,
+                                       rotation_matrix)
+from model.analysis.word_order import permuted_pattern, swap_permutation
+from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, plotly_text,
+                                    rotation_error_figure, rotation_matrix_heatmap, similarity_heatmap,
+                                    similarity_profile_figure)
+from viz.state import parse_index_list
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from apptest_utils import no_exceptions, run_page, texts
 from model.io.checkpoint import load_checkpoint
 from model.inference.decode import greedy
 from model.inference.pipeline import encode_text, trace_sentence
-from viz.decoding_cache import run_decoding
+from model.analysis.decoding import run_decoding
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
@@ -133,7 +133,7 @@ def test_about_model_with_training_log_and_card(tmp_path, monkeypatch):
         "50,1,5.1000,,0.000100,1200\n100,1,4.2000,4.4000,0.000200,1300\n150,2,3.6000,,0.000190,1250\n")
     (models / "toy-logged" / "README.md").write_text("# Toy card\n\nData: generated. Licence: MIT.\n")
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
-    monkeypatch.setattr("viz.state.MODEL_ROOT", models)   # read at import; the module is already imported
+    monkeypatch.setattr("viz.services.MODEL_ROOT", models)   # read at import; the module is already imported
     at = run_page("about.py", model="toy-logged", text="a b")
     no_exceptions(at)
     body = texts(at)

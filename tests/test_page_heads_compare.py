@@ -7,7 +7,8 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
 from conftest import ROOT
-from model.analysis import heads as an
+from model.analysis import ablation, flow, heads
+from model.capture import schema
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 
@@ -42,7 +43,7 @@ def test_heads_default_view_shows_the_real_statistics(toy):
     no_exceptions(at)
     assert "Head analysis" in texts(at)
     assert at.selectbox(key="heads-stat").value == "entropy_norm"
-    expected = an.stat_matrix(an.trace_head_stats(trace_sentence(toy, TEXT, names="*.hook_pattern")),
+    expected = heads.stat_matrix(heads.trace_head_stats(trace_sentence(toy, TEXT, names="*.hook_pattern")),
                               "encoder", "entropy_norm", 2, 4)
     np.testing.assert_allclose(z_of(at), expected, atol=1e-5)
     assert len(at.dataframe[0].value) == 4 * (2 + 2 + 2)
@@ -86,12 +87,12 @@ def test_ticking_a_head_changes_the_log_prob_and_ranking_lists_every_head(toy):
     at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation")
     no_exceptions(at)
     base = metric(at, "log P, all heads on").value
-    assert base == f"{an.reference_logprob(toy, TEXT, None):.4f}"
+    assert base == f"{ablation.reference_logprob(toy, TEXT, None):.4f}"
     at.checkbox(key="abl-encoder-0-0").check().run()
     no_exceptions(at)
     cut = metric(at, "log P, 1 head off")
     assert cut.value != base
-    assert cut.value == f"{an.reference_logprob(toy, TEXT, None, [('encoder', 0, 0)]):.4f}"
+    assert cut.value == f"{ablation.reference_logprob(toy, TEXT, None, [('encoder', 0, 0)]):.4f}"
     assert at.query_params["ablate"] == "encoder:0:0"
     at.button(key="heads-rank-go").click().run()
     no_exceptions(at)
@@ -103,8 +104,8 @@ def test_rollout_tab_shows_raw_rollout_and_flow(toy):
     at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="rollout")
     no_exceptions(at)
     assert len(at.get("plotly_chart")) == 3
-    patterns = an.stacked_patterns(trace_sentence(toy, TEXT, names="*.hook_pattern"), "encoder")
-    np.testing.assert_allclose(z_of(at, 1), an.attention_rollout(patterns), atol=1e-5)
+    patterns = schema.stacked(trace_sentence(toy, TEXT, names="*.hook_pattern"), "encoder")
+    np.testing.assert_allclose(z_of(at, 1), flow.attention_rollout(patterns), atol=1e-5)
 
 
 # -- Compare --------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from apptest_utils import no_exceptions, run_page, texts
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
-from viz.state import MODEL_ROOT
+from viz.services import MODEL_ROOT
 
 TEXT = "a b c d e"
 

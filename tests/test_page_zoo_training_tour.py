@@ -5,7 +5,7 @@ from apptest_utils import no_exceptions, run_page, texts
 from model.analysis import zoo
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
-from viz.state import MODEL_ROOT
+from viz.services import MODEL_ROOT
 
 
 def _warnings(at) -> str:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from viz.state import ROOT, qp_choice, set_query
+from viz.services import ROOT
+from viz.state import qp_choice, set_query
 from viz.tour_steps import presenter_order
 from viz.ui import PageStop
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from model.capture import schema
+
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
@@ -15,3 +17,9 @@ def plain(text: str, limit: int = 300) -> str:
 def position_labels(tokens: list[str]) -> list[str]:
     """'3 ▁house': position-prefixed so repeated tokens stay distinct on a categorical axis."""
     return [f"{i} {t}" for i, t in enumerate(tokens)]
+
+
+def attention_labels(meta: dict, kind: str) -> tuple[list[str], list[str]]:
+    """(row, column) labels of one attention kind's maps: decoder rows name the token each position
+    predicts, columns what the queries can see (model/capture/schema.py says why)."""
+    return position_labels(schema.query_tokens(meta, kind)), position_labels(schema.key_tokens(meta, kind))

@@ -1,5 +1,5 @@
-"""Which device the model runs on: CUDA when present, the CPU otherwise; TRANSFORMER_VIZ_DEVICE or a
-`--device` flag overrides it."""
+"""Which device the model runs on, decided in one place: CUDA when present, the CPU otherwise;
+TRANSFORMER_VIZ_DEVICE or a `--device` flag overrides it."""
 from __future__ import annotations
 
 import os
@@ -9,9 +9,28 @@ import torch
 DEVICE_ENV = "TRANSFORMER_VIZ_DEVICE"
 
 
-def pick_device(name: str | None = None) -> torch.device:
-    """CUDA when present unless told otherwise."""
+def pick_device(name: str | torch.device | None = None) -> torch.device:
+    """An explicit name wins, then TRANSFORMER_VIZ_DEVICE, then CUDA when present, then the CPU."""
     name = name or os.environ.get(DEVICE_ENV)
     if name:
-        return torch.device(name)
+        device = torch.device(name)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {str(device)!r} asked for, but torch sees no CUDA device on this machine")
+        return device
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def describe_device(device: str | torch.device | None = None) -> str:
+    """One short line for people: "CPU (2 threads)" or "CUDA: NVIDIA H100 80GB HBM3"."""
+    device = pick_device(device)
+    if device.type == "cuda":
+        return f"CUDA: {torch.cuda.get_device_name(device)}"
+    if device.type == "cpu":
+        return f"CPU ({torch.get_num_threads()} thread{'s' * (torch.get_num_threads() != 1)})"
+    return device.type.upper()
+
+
+def add_device_argument(parser) -> None:
+    """The same --device flag on every command-line tool."""
+    parser.add_argument("--device", default=None,
+                        help=f"cpu, cuda or cuda:N (default: ${DEVICE_ENV}, else cuda when present, else cpu)")

@@ -124,7 +124,3 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
     except (TypeError, ValueError):
         return None
 
-
-def stack_patterns(arrays: dict[str, np.ndarray], stack: str, sublayer: str, n_layers: int) -> np.ndarray:
-    """[L,H,Q,K] from trace arrays named {stack}.layers.{i}.{sublayer}.hook_pattern."""
-    return np.stack([arrays[f"{stack}.layers.{i}.{sublayer}.hook_pattern"] for i in range(n_layers)])

@@ -4,14 +4,16 @@ import zlib
 import numpy as np
 import streamlit as st
 
-from model.analysis import heads as an
+from model.analysis import word_order
+from model.capture import schema
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.style import signed_heatmap
-from viz.state import MAX_TEXT_CHARS, get_trace, qp_choice, qp_str, set_query
+from viz.services import get_trace
+from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import plain, position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
-KINDS = list(an.KINDS)
+KINDS = list(schema.KINDS)
 MODES = {"sentences": "one head, two sentences", "heads": "two heads, one sentence"}
 
 ctx = need_context()
@@ -37,7 +39,7 @@ def axes(meta: dict, kind: str) -> tuple[list[str], list[str]]:
 
 
 def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:
-    patterns = an.stacked_patterns(tr, kind)[layer]                     # [H,Q,K]
+    patterns = schema.stacked(tr, kind)[layer]                     # [H,Q,K]
     return patterns.mean(0) if head is None else patterns[head]
 
 
@@ -56,7 +58,7 @@ def side_by_side(left, right, key: str) -> None:
 def second_sentence() -> str:
     """Sentence B: from the URL, else sentence A with two words swapped; follows A when A changes."""
     text_a = trace.meta["src_text"]
-    derived = an.swap_two_words(text_a)
+    derived = word_order.swap_two_words(text_a)
     text_b = st.text_input("Sentence B", value=qp_str("text_b", derived), max_chars=MAX_TEXT_CHARS,
                            key=f"compare-text-b-{zlib.crc32(text_a.encode('utf-8'))}",
                            help="Starts as the sidebar sentence with its two longest words swapped.")
@@ -97,7 +99,7 @@ def compare_sentences(kind: str) -> None:
 
 def order_blind_check(a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: int | None) -> None:
     """Move B's rows and columns back into A's order: an order-blind model would give exactly A."""
-    perm = an.token_permutation(trace.meta["src_ids"], trace_b.meta["src_ids"])
+    perm = word_order.token_permutation(trace.meta["src_ids"], trace_b.meta["src_ids"])
     if perm is None:
         st.caption("B's tokens are not a rearrangement of A's (different words or different token splits), so "
                    "the maps cannot be lined up token by token.")
@@ -105,7 +107,7 @@ def order_blind_check(a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: i
     if trace.meta["src_ids"] == trace_b.meta["src_ids"]:
         return
     labels = position_labels(trace.meta["src_tokens"])
-    diff = an.reorder_to(b, perm) - a
+    diff = word_order.reorder_to(b, perm) - a
     st.subheader("The word-order test")
     st.markdown(
         "B uses exactly the same tokens as A, only in a different order. Below, B's map has its rows and columns "
@@ -153,7 +155,7 @@ kind_default = qp_choice("kind", KINDS, "encoder")
 kind = st.radio("Attention", KINDS, index=KINDS.index(kind_default), horizontal=True, key="compare-kind",
                 format_func=KIND_TITLES.get)
 set_query(mode=mode, kind=kind)
-n_layers = an.n_layers_of(cfg, kind)
+n_layers = schema.n_layers(cfg, kind)
 if mode == "sentences":
     set_query(layer_b=None, head_b=None)
     compare_sentences(kind)

@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from viz.decoding_cache import BEAM_ALPHA, METHODS, get_decoding
+from model.analysis.decoding import BEAM_ALPHA, METHODS
+from viz.services import get_decoding
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars, token_logprobs, top_k_view)
 from viz.state import qp_choice, qp_int, set_query
@@ -100,7 +101,7 @@ with left:
     show_figure(fig, f"{ctx.model_id}-decoding-step{step}-topk",
                 pd.DataFrame({"rank": ranks, "token": labels, "probability": probs}).set_index("rank"),
                 key="decoding-topk")
-    st.caption(f"Red: the token appended. Entropy of the whole distribution: {dec.entropy[step]:.3f} nats "
+    st.caption(f"Red: the token appended. Entropy of the whole distribution: {dec.entropy[step]:.3f} bits "
                f"(0 = certain).")
 with right:
     keys = position_labels(dec.in_tokens[:step + 1])
@@ -124,7 +125,7 @@ fig = confidence_bars(np.exp(dec.chosen_logprob), out_labels, step,
                       title="Probability the model gave each token it appended")
 show_figure(fig, f"{ctx.model_id}-decoding-confidence",
             pd.DataFrame({"token": dec.out_tokens, "probability": np.exp(dec.chosen_logprob),
-                          "rank": dec.chosen_rank, "entropy_nats": dec.entropy}), key="decoding-confidence")
+                          "rank": dec.chosen_rank, "entropy_bits": dec.entropy}), key="decoding-confidence")
 
 if method == "beam":
     st.subheader(f"Beam search hypotheses (beam {beam})")

@@ -4,12 +4,12 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from viz.figures.attention import KIND_TITLES, attention_heatmap, model_view, stack_patterns, thumbnail_block
+from model.capture import schema
+from viz.figures.attention import KIND_TITLES, attention_heatmap, model_view, thumbnail_block
 from viz.state import qp_choice, set_query
-from viz.text import position_labels
+from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, open_clicked_head, show_figure
 
-KINDS = list(KIND_TITLES)
 ctx = need_context()
 trace, cfg = ctx.trace, ctx.bundle.config
 
@@ -20,27 +20,23 @@ st.markdown(
     "of the values. Darker = more attention.")
 st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V")
 
-kind_default = qp_choice("kind", KINDS, "encoder")
-kind = st.radio("Attention", KINDS, index=KINDS.index(kind_default), horizontal=True, key="explorer-kind",
+kind_default = qp_choice("kind", list(schema.KINDS), "encoder")
+kind = st.radio("Attention", schema.KINDS, index=schema.KINDS.index(kind_default), horizontal=True, key="explorer-kind",
                 format_func=KIND_TITLES.get)
 set_query(kind=kind)
 
-src = position_labels(trace.meta["src_tokens"])
-tgt_in = position_labels(trace.meta["tgt_in_tokens"])
-tgt_out = position_labels(trace.meta["tgt_out_tokens"])
+rows, cols = attention_labels(trace.meta, kind)
+n_layers = schema.n_layers(cfg, kind)
 if kind == "encoder":
-    stack, sub, n_layers, rows, cols = "encoder", "self_attn", cfg.n_encoder_layers, src, src
     st.caption("Queries and keys are both source tokens: every token looks at every other, in both directions.")
 elif kind == "decoder":
-    stack, sub, n_layers, rows, cols = "decoder", "self_attn", cfg.n_decoder_layers, tgt_out, tgt_in
     st.caption("Row t is the step that reads ⟨s⟩ y₁…yₜ₋₁ (columns) and predicts yₜ (the row label). Future "
                "positions are masked to −∞ before the softmax, so everything above the diagonal is exactly 0.")
 else:
-    stack, sub, n_layers, rows, cols = "decoder", "cross_attn", cfg.n_decoder_layers, tgt_out, src
     st.caption("Queries come from the decoder, keys and values from the encoder's output: row t shows where "
                "the model looks in the source while it predicts target token t (the row label).")
 
-patterns = stack_patterns(trace.arrays, stack, sub, n_layers)          # [L,H,Q,K]
+patterns = schema.stacked(trace, kind)                                  # [L,H,Q,K]
 
 layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"explorer-{kind}")
 grid = model_view(patterns, title=f"{KIND_TITLES[kind]}: all {n_layers} layers × {cfg.n_heads} heads "

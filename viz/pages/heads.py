@@ -4,10 +4,12 @@ import hashlib
 import numpy as np
 import streamlit as st
 
-from model.analysis import heads as an
+from model.analysis import ablation, flow, heads
+from model.capture import schema
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
-from viz.state import load_bundle, qp_choice, qp_str, set_query
+from viz.services import load_bundle
+from viz.state import qp_choice, qp_str, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure
 from viz.upload import UploadError, parse_upload
@@ -15,11 +17,11 @@ from viz.upload import UploadError, parse_upload
 MAX_AGGREGATE = 200
 UNIT_STATS = {"entropy_norm", "self", "prev", "next", "eos", "bos", "punct", "max_weight"}  # in [0, 1]
 TABS = {"stats": "Statistics", "ablation": "Ablation", "rollout": "Rollout & flow"}
-KINDS = list(an.KINDS)
+KINDS = list(schema.KINDS)
 
 ctx = need_context()
 trace, cfg = ctx.trace, ctx.bundle.config
-n_layers = {kind: an.n_layers_of(cfg, kind) for kind in KINDS}
+n_layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
 
 st.title("Head analysis")
 st.markdown(
@@ -39,10 +41,10 @@ def kind_radio(key: str) -> str:
 
 # -- Statistics -------------------------------------------------------------------------------------
 STAT_HELP = {
-    "entropy": "**Entropy** $H_i=-\\sum_j a_{ij}\\log a_{ij}$ (nats), averaged over queries $i$. Low: the head "
+    "entropy": "**Entropy** $H_i=-\\sum_j a_{ij}\\log_2 a_{ij}$ (bits), averaged over queries $i$. Low: the head "
                "looks at one or two tokens (a sharp, pointer-like head). High: it spreads its attention and "
                "averages (a bag-of-words head).",
-    "entropy_norm": "**Normalised entropy** $H_i/\\log n_i$, $n_i$ = keys query $i$ may see (all for the encoder, "
+    "entropy_norm": "**Normalised entropy** $H_i/\\log_2 n_i$, $n_i$ = keys query $i$ may see (all for the encoder, "
                     "$i+1$ under the decoder's causal mask). 0 = one key, 1 = perfectly uniform.",
     "distance": "**Mean distance** $\\sum_j a_{ij}\\,|i-j|$ in tokens: small = local head, large = long-range. "
                 "For cross-attention, $i$ is first stretched to the source length, so this measures distance "
@@ -62,7 +64,7 @@ STAT_HELP = {
 
 
 def sentence_stats():
-    return an.trace_head_stats(trace)
+    return heads.trace_head_stats(trace)
 
 
 def file_stats():
@@ -85,7 +87,7 @@ def file_stats():
             return None
         bar = st.progress(0.0, text="Running the model on each sentence…")
         try:
-            frame, problems = an.corpus_head_stats(
+            frame, problems = ablation.corpus_head_stats(
                 ctx.bundle, sentences, max_tokens=ctx.max_tokens,
                 progress=lambda i, n: bar.progress(i / n, text=f"Sentence {i} of {n}"))
         except ValueError as e:
@@ -112,24 +114,24 @@ def statistics_tab() -> None:
     c1, c2 = st.columns(2)
     with c1:
         kind = kind_radio("heads-stat-kind")
-    stat_default = qp_choice("stat", list(an.STATS), "entropy_norm")
-    stat = c2.selectbox("Statistic", list(an.STATS), index=list(an.STATS).index(stat_default),
-                        format_func=an.STATS.get, key="heads-stat")
+    stat_default = qp_choice("stat", list(heads.STATS), "entropy_norm")
+    stat = c2.selectbox("Statistic", list(heads.STATS), index=list(heads.STATS).index(stat_default),
+                        format_func=heads.STATS.get, key="heads-stat")
     set_query(stat=stat)
     st.markdown(STAT_HELP[stat])
-    matrix = an.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
-    fig = layer_head_heatmap(matrix, title=f"{KIND_TITLES[kind]}: {an.STATS[stat]}", value_name=stat.replace("_", " "),
+    matrix = heads.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
+    fig = layer_head_heatmap(matrix, title=f"{KIND_TITLES[kind]}: {heads.STATS[stat]}", value_name=stat.replace("_", " "),
                              zmax=1.0 if stat in UNIT_STATS else None)
     show_figure(fig, f"{ctx.model_id}-{kind}-{stat}", matrix_frame(
         matrix, [f"layer {i}" for i in range(n_layers[kind])], [f"head {h}" for h in range(cfg.n_heads)]),
         key="heads-stat-grid")
     st.subheader("Every head (click a column to sort)")
-    columns = {s: st.column_config.NumberColumn(label, format="%.3f") for s, label in an.STATS.items()}
+    columns = {s: st.column_config.NumberColumn(label, format="%.3f") for s, label in heads.STATS.items()}
     st.dataframe(frame, hide_index=True, column_config=columns, key="heads-table", placeholder="n/a")
     st.caption("n/a: the relation cannot exist there (cross-attention has no 'itself'; the decoder's mask hides "
                "the next token).")
     with st.expander("What the other statistics mean"):
-        for s in an.STATS:
+        for s in heads.STATS:
             if s != stat:
                 st.markdown(STAT_HELP[s])
 
@@ -143,7 +145,7 @@ def parse_heads(raw: str | None) -> set:
     for item in raw.split(","):
         parts = item.strip().split(":")
         try:
-            heads.update(an.check_heads(cfg, [(parts[0], int(parts[1]), int(parts[2]))]))
+            heads.update(ablation.check_heads(cfg, [(parts[0], int(parts[1]), int(parts[2]))]))
         except (ValueError, IndexError):
             bad.append(item)
     if bad:
@@ -154,12 +156,12 @@ def parse_heads(raw: str | None) -> set:
 
 @st.cache_data(max_entries=64, show_spinner="Decoding with the heads off…")
 def cached_translation(model_id: str, text: str, heads: tuple, mode: str, beam: int, max_tokens: int) -> str:
-    return an.ablated_translation(load_bundle(model_id), text, heads, mode, beam, max_tokens)
+    return ablation.ablated_translation(load_bundle(model_id), text, heads, mode, beam, max_tokens)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def cached_logprob(model_id: str, text: str, target: tuple, heads: tuple, mode: str, max_tokens: int) -> float:
-    return an.reference_logprob(load_bundle(model_id), text, list(target), heads, mode, max_tokens)
+    return ablation.reference_logprob(load_bundle(model_id), text, list(target), heads, mode, max_tokens)
 
 
 def _clear_ablation() -> None:
@@ -193,8 +195,8 @@ def ablation_tab() -> None:
     c1, c2 = st.columns(2)
     with c1:
         kind = kind_radio("heads-abl-kind")
-    mode_default = qp_choice("abl_mode", list(an.ABLATION_MODES), "zero")
-    mode = c2.radio("Switch off by", list(an.ABLATION_MODES), index=list(an.ABLATION_MODES).index(mode_default),
+    mode_default = qp_choice("abl_mode", list(ablation.ABLATION_MODES), "zero")
+    mode = c2.radio("Switch off by", list(ablation.ABLATION_MODES), index=list(ablation.ABLATION_MODES).index(mode_default),
                     horizontal=True, key="heads-abl-mode",
                     format_func={"zero": "zero", "mean": "mean over positions"}.get)
     st.caption(f"Tick the {KIND_TITLES[kind].lower()} heads to switch off:")
@@ -239,7 +241,7 @@ def rank_section(mode: str, target: tuple, what: str) -> None:
     if st.button("Rank heads by importance", key="heads-rank-go"):
         n = sum(n_layers.values()) * cfg.n_heads
         bar = st.progress(0.0, text=f"Switching off each of {n} heads…")
-        ranked = an.rank_heads(ctx.bundle, trace.meta["src_text"], list(target), mode, max_tokens=ctx.max_tokens,
+        ranked = ablation.rank_heads(ctx.bundle, trace.meta["src_text"], list(target), mode, max_tokens=ctx.max_tokens,
                                progress=lambda i, total: bar.progress(i / total, text=f"Head {i} of {total}"))
         bar.empty()
         stored = (key, ranked)
@@ -247,7 +249,7 @@ def rank_section(mode: str, target: tuple, what: str) -> None:
     if stored is None or stored[0] != key:
         return
     ranked = stored[1]
-    labels = [head_label(k, lay, h) for k, lay, h in ranked[an.ID_COLUMNS].itertuples(index=False)]
+    labels = [head_label(k, lay, h) for k, lay, h in ranked[heads.ID_COLUMNS].itertuples(index=False)]
     shown = f"top 24 of {len(labels)} heads" if len(labels) > 24 else f"all {len(labels)} heads"
     fig = importance_bars(labels, ranked["delta"].to_numpy(),
                           title=f"Change in log P when one head is off ({mode}); {shown}")
@@ -265,9 +267,9 @@ def flow_matrix(patterns: np.ndarray) -> np.ndarray:
     if stored is None or stored[0] != key:
         n = patterns.shape[-1]
         bar = st.progress(0.0, text=f"Solving {n * n} max-flow problems…")
-        flow = an.attention_flow(patterns, progress=lambda i, total: bar.progress(i / total))
+        flows = flow.attention_flow(patterns, progress=lambda i, total: bar.progress(i / total))
         bar.empty()
-        stored = (key, flow)
+        stored = (key, flows)
         st.session_state["heads-flow"] = stored
     return stored[1]
 
@@ -285,17 +287,17 @@ def rollout_tab() -> None:
         "asks how much can flow from input token $j$ to position $i$ at the top (a maximum flow; each row then "
         "scaled to sum to 1). Rollout multiplies weights along every path; flow is limited by the narrowest "
         "pipes, so it is usually less peaked.")
-    patterns = an.stacked_patterns(trace, "encoder")                             # [L,H,S,S]
+    patterns = schema.stacked(trace, "encoder")                             # [L,H,S,S]
     labels = position_labels(trace.meta["src_tokens"])
     raw = patterns[-1].mean(0)                                                   # [S,S]
-    rollout = an.attention_rollout(patterns)
+    rollout = flow.attention_rollout(patterns)
     maps = [("raw", f"Raw: layer {len(patterns) - 1}, heads averaged", raw),
             ("rollout", "Rollout", rollout)]
     n = len(labels)
-    if n <= an.MAX_FLOW_TOKENS:
+    if n <= flow.MAX_FLOW_TOKENS:
         maps.append(("flow", "Flow", flow_matrix(patterns)))
     else:
-        st.info(f"Flow is computed for inputs of at most {an.MAX_FLOW_TOKENS} tokens (this one has {n}): it "
+        st.info(f"Flow is computed for inputs of at most {flow.MAX_FLOW_TOKENS} tokens (this one has {n}): it "
                 "solves one max-flow problem per pair of tokens. Shorten the sentence to see it.")
     for col, (name, title, m) in zip(st.columns(len(maps)), maps):
         with col:

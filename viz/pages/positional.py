@@ -1,17 +1,17 @@
 """Positional encoding: why order needs it, the model's real PE table, its geometry, and a word swap."""
 import numpy as np
 import streamlit as st
-import torch
 
-from model.nn.layers import sinusoidal_table
-from model.capture.hooks import capture
-from viz.figures.attention import attention_heatmap, stack_patterns
-from viz.figures.positional import (diagonal_spread, norms_figure, order_gap, order_gap_figure, parse_index_list,
-                                    pe_curves, pe_heatmap, pe_similarity, permuted_pattern, plotly_text,
-                                    rotation_error_figure, rotation_errors, rotation_matrix, rotation_matrix_heatmap,
-                                    similarity_heatmap, similarity_profile_figure, swap_permutation)
+from model.analysis.positional import diagonal_spread, order_gap, pe_similarity, rotation_errors, rotation_matrix
+from model.analysis.word_order import permuted_pattern, swap_permutation
+from model.capture import schema
+from viz.figures.attention import attention_heatmap
+from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, plotly_text,
+                                    rotation_error_figure, rotation_matrix_heatmap, similarity_heatmap,
+                                    similarity_profile_figure)
 from viz.figures.style import signed_heatmap
-from viz.state import load_bundle, qp_int, qp_str, set_query
+from viz.services import encoder_patterns, paper_table, positional_table
+from viz.state import parse_index_list, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page
 
@@ -19,7 +19,7 @@ MAX_DIMS = 8
 ZOOM_DIMS = 16
 
 ctx = need_context()
-trace, cfg, model = ctx.trace, ctx.bundle.config, ctx.bundle.model
+trace, cfg = ctx.trace, ctx.bundle.config
 D, max_len = cfg.d_model, cfg.max_len
 src_tokens = trace.meta["src_tokens"]
 src_labels = position_labels(src_tokens)
@@ -27,19 +27,7 @@ n_src = len(src_labels)
 learned = cfg.pe == "learned"
 # The model's own table for source positions: the sinusoidal buffer, or the learned weights.
 DEFAULT_DIMS = [d for d in (0, 1, 8, 9) if d < D]
-full_table = model.src_embed.pos.table.detach().cpu().numpy().astype(np.float64)        # [max_len, D]
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def encoder_patterns(model_id: str, ids: tuple[int, ...], drop_pe: bool) -> np.ndarray:
-    """Encoder self-attention [L,H,S,S] of `ids`, optionally with the positional encoding replaced by 0."""
-    bundle = load_bundle(model_id)
-    n_layers = bundle.config.n_encoder_layers
-    names = [f"encoder.layers.{i}.self_attn.hook_pattern" for i in range(n_layers)]
-    edits = {"src_embed.hook_pos": torch.zeros_like} if drop_pe else None
-    with torch.no_grad(), capture(names, edits=edits) as run:
-        bundle.model.encode(torch.tensor([list(ids)], device=bundle.model.device))
-    return stack_patterns(run.arrays, "encoder", "self_attn", n_layers)
+full_table = positional_table(ctx.model_id)                                             # [max_len, D]
 
 
 def dims_from_url() -> list[int]:
@@ -96,7 +84,7 @@ n_default = min(64, max_len)
 n_positions = st.slider("Positions shown", 2, max_len, qp_int("positions", n_default, 2, max_len),
                         key="pe-positions")
 table = full_table[:n_positions]                                                       # [N, D]
-trace_pe = trace.arrays["src_embed.hook_pos"]                                          # [S, D]
+trace_pe = trace[schema.embed_name("encoder", "pos")]                                          # [S, D]
 shared = min(n_src, max_len)
 st.markdown(
     "Each row is the vector added at one position. Left columns (small $i$) oscillate fast, right columns "
@@ -149,7 +137,7 @@ st.markdown(
 st.latex(r"\begin{pmatrix}\sin((p+k)\omega_i)\\ \cos((p+k)\omega_i)\end{pmatrix}="
          r"\begin{pmatrix}\cos k\omega_i & \sin k\omega_i\\ -\sin k\omega_i & \cos k\omega_i\end{pmatrix}"
          r"\begin{pmatrix}\sin(p\omega_i)\\ \cos(p\omega_i)\end{pmatrix}")
-rot_table = sinusoidal_table(max_len, D).double().numpy() if learned else full_table  # the model's own table
+rot_table = paper_table(max_len, D) if learned else full_table  # the model's own table
 offset_default = min(3, max_len - 1)
 offset = st.slider("Offset k", 1, max_len - 1, qp_int("offset", offset_default, 1, max_len - 1),
                    key="pe-offset")
@@ -179,12 +167,12 @@ with col_b:
 
 # -- magnitudes -----------------------------------------------------------------------------------------
 st.header("Token embedding vs. positional encoding: sizes")
-tokens_scaled = trace.arrays["src_embed.hook_tokens"]                                 # [S, D]
+tokens_scaled = trace[schema.embed_name("encoder", "tokens")]                                 # [S, D]
 series = {
     "token embedding E[token]": np.linalg.norm(tokens_scaled / np.sqrt(D), axis=1),
     f"× √d_model (= {np.sqrt(D):.1f})": np.linalg.norm(tokens_scaled, axis=1),
     "positional encoding": np.linalg.norm(trace_pe, axis=1),
-    "sum: the encoder's input": np.linalg.norm(trace.arrays["src_embed.hook_out"], axis=1),
+    "sum: the encoder's input": np.linalg.norm(trace[schema.embed_name("encoder", "out")], axis=1),
 }
 st.markdown(
     "Every sinusoidal row has the same length $\\sqrt{d_{model}/2}$ (each sin²+cos² pair adds 1). The embedding "

@@ -1,4 +1,4 @@
-"""Autoregressive decoding with per-step traces, reduced to what the Decoding page draws, and cached.
+"""Autoregressive decoding with per-step traces, reduced to what the Decoding page draws.
 
 Each step's Trace holds full [H, t, t] maps, but step t only adds its last row (earlier rows are the
 previous steps' rows, unchanged because of the causal mask), so only last rows are kept. Next-token
@@ -10,19 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
-import torch
 
-from model.io.checkpoint import Bundle
+from model.analysis.attention_math import entropy_bits
+from model.capture import schema
 from model.inference.decode import Hypothesis, beam_search, greedy
 from model.inference.pipeline import encode_text
-from viz.state import load_bundle
+from model.io.checkpoint import Bundle
 
 METHODS = ("greedy", "beam")
 BEAM_ALPHA = 0.6        # length penalty, as model/pipeline.py's beam search uses by default
 TOP_N = 50              # candidates kept per step (the page shows at most 20)
-CAPTURE = ["decoder.layers.*.self_attn.hook_pattern", "decoder.layers.*.cross_attn.hook_pattern",
-           "generator.hook_logits"]
+CAPTURE = [schema.patterns_glob("decoder"), schema.patterns_glob("cross"), schema.LOGITS]
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ class Decoding:
     top_labels: list[list[str]]    # [T][N] their token labels
     chosen_logprob: np.ndarray     # [T] log p(y_t | y_<t, x) of the token actually appended
     chosen_rank: np.ndarray        # [T] its rank among all tokens (1 = most likely)
-    entropy: np.ndarray            # [T] nats, of the full next-token distribution
+    entropy: np.ndarray            # [T] bits, of the full next-token distribution
     hypotheses: list[dict]         # beam search: every returned hypothesis, best first
     translation: str
 
@@ -51,7 +49,7 @@ class Decoding:
 
 def _last_logits(arrays: dict) -> np.ndarray:
     """Greedy captures logits of the last position only ([V]); step_traces of every position ([t, V])."""
-    return np.atleast_2d(arrays["generator.hook_logits"])[-1]
+    return np.atleast_2d(arrays[schema.LOGITS])[-1]
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -81,8 +79,8 @@ def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: 
     self_rows, cross_rows, logprobs = [], [], []
     for trace in best.step_traces:
         a = trace.arrays
-        self_rows.append(np.stack([a[f"decoder.layers.{i}.self_attn.hook_pattern"][:, -1] for i in range(n_dec)]))
-        cross_rows.append(np.stack([a[f"decoder.layers.{i}.cross_attn.hook_pattern"][:, -1] for i in range(n_dec)]))
+        self_rows.append(schema.stacked(a, "decoder", layers=range(n_dec))[:, :, -1])         # [L,H,t+1]
+        cross_rows.append(schema.stacked(a, "cross", layers=range(n_dec))[:, :, -1])          # [L,H,S]
         logprobs.append(_log_softmax(_last_logits(a)))
     lp = np.stack(logprobs)                                                   # [T, V]
     order = np.argsort(-lp, axis=1, kind="stable")[:, :TOP_N]                 # [T, N]
@@ -98,14 +96,7 @@ def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: 
         top_labels=[tok.token_strings(row) for row in order.tolist()],
         chosen_logprob=chosen_lp.astype(np.float32),
         chosen_rank=(lp > chosen_lp[:, None]).sum(1) + 1,
-        entropy=-(np.exp(lp) * lp).sum(1).astype(np.float32),
+        entropy=entropy_bits(np.exp(lp)).astype(np.float32),
         hypotheses=_hypothesis_rows(bundle, hyps),
         translation=tok.decode(best.ids),
     )
-
-
-# Shared, read-only results (cache_resource: no copy per rerun), bounded in count and age.
-@st.cache_resource(max_entries=16, ttl=1800, show_spinner="Decoding step by step…")
-def get_decoding(model_id: str, text: str, method: str, beam: int, max_tokens: int) -> Decoding:
-    with torch.inference_mode():
-        return run_decoding(load_bundle(model_id), text, method, beam, max_tokens)

@@ -1,0 +1,150 @@
+"""Every cache of the app: loaded models (engines), traces, step-by-step decodings, ablations, the
+positional page's runs, live toy training. The only viz module that touches model io, inference and
+training, so a page never loads or runs a model itself.
+
+Shared results are read-only: st.cache_resource hands every session the same object (no copy per
+rerun); the trace cache is bounded by bytes across all sessions (viz/trace_cache.py).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+import torch
+
+from model.analysis import ablation
+from model.analysis.decoding import Decoding, run_decoding
+from model.capture.trace import Trace
+from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
+from model.io.checkpoint import CheckpointError
+from model.io.device import describe_device
+from model.nn.layers import sinusoidal_table
+from viz.trace_cache import TraceCache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def model_root() -> Path:
+    """Models are only ever read from this folder (or one named by an operator): no path from a user.
+    Read on every call, so the operator's TRANSFORMER_VIZ_MODELS applies without re-importing this module."""
+    return Path(os.environ.get("TRANSFORMER_VIZ_MODELS", ROOT / "pretrained")).resolve()
+
+
+MODEL_ROOT = model_root()  # the folder at start-up (tests read the shipped models from it)
+DEFAULT_MODEL = "en-es"
+# One intra-op thread per script run. Decoding is hundreds of small ops, and Streamlit runs scripts in
+# worker threads, where a 2-thread OpenMP team is re-formed for every op: greedy decoding of a
+# 256-token sentence took 1.9 s on 2 threads there and 0.77 s on 1 (2-core server, quiet). The
+# full-capture pass loses little (512 tokens: 0.12 s on 2 threads, 0.16 s on 1), and concurrent
+# sessions then use both cores instead of fighting over them.
+TORCH_THREADS = 1
+
+torch.set_num_threads(TORCH_THREADS)
+
+
+def model_ids() -> list[str]:
+    """Folders under MODEL_ROOT that look like checkpoints; the default model first."""
+    root = model_root()
+    if not root.is_dir():
+        return []
+    ids = sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "config.json").is_file())
+    return sorted(ids, key=lambda m: (m != DEFAULT_MODEL, not m.startswith("en-"), m))
+
+
+def resolve_model_dir(model_id: str) -> Path:
+    """Only names listed by model_ids() map to a folder: no path traversal through the picker."""
+    if model_id not in model_ids():
+        raise CheckpointError(f"unknown model {model_id!r}")
+    return model_root() / model_id
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the model…")
+def load_bundle(model_id: str) -> Engine:
+    """The model, loaded once per server (an Engine: greedy decoding shared by sessions); a CheckpointError names files relative to the model folder, so the page never
+    shows where the server keeps its files."""
+    try:
+        return load_engine(resolve_model_dir(model_id))
+    except CheckpointError as e:
+        raise CheckpointError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
+
+
+TRACE_CACHE_MB = int(os.environ.get("TRANSFORMER_VIZ_TRACE_CACHE_MB", "400"))
+TRACE_TTL_S = 3600
+
+
+@st.cache_resource
+def trace_cache() -> TraceCache:
+    """One per server: the byte budget holds across every session (viz/trace_cache.py)."""
+    return TraceCache(max_bytes=TRACE_CACHE_MB * 2**20, ttl_s=TRACE_TTL_S)
+
+
+def get_trace(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> Trace:
+    def compute() -> Trace:
+        with st.spinner("Running the model…"):
+            return trace_sentence(load_bundle(model_id), text, target=target, beam=beam, max_tokens=max_tokens)
+
+    return trace_cache().get((model_id, text, target, beam, max_tokens), compute)
+
+
+def presets(model_id: str) -> list[str]:
+    """Example sentences shipped with the model (presets.txt), one per line."""
+    path = model_root() / model_id / "presets.txt"
+    if path.is_file():
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+        return [ln for ln in lines if ln]
+    return ["The man went to the house."]
+
+
+def max_tokens_bounds() -> tuple[int, int, int]:
+    return 8, DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS
+
+
+def device_label(model_id: str) -> str:
+    return describe_device(load_bundle(model_id).model.device)
+
+
+# -- step-by-step decoding ------------------------------------------------------------------------------
+@st.cache_resource(max_entries=16, ttl=1800, show_spinner="Decoding step by step…")
+def get_decoding(model_id: str, text: str, method: str, beam: int, max_tokens: int) -> Decoding:
+    with torch.inference_mode():
+        return run_decoding(load_bundle(model_id), text, method, beam, max_tokens)
+
+
+# -- head ablation --------------------------------------------------------------------------------------
+@st.cache_data(max_entries=64, show_spinner="Decoding with the heads off…")
+def ablated_translation(model_id: str, text: str, heads: tuple, mode: str, beam: int, max_tokens: int) -> str:
+    return ablation.ablated_translation(load_bundle(model_id), text, heads, mode, beam, max_tokens)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def reference_logprob(model_id: str, text: str, target: tuple, heads: tuple, mode: str, max_tokens: int) -> float:
+    return ablation.reference_logprob(load_bundle(model_id), text, list(target), heads, mode, max_tokens)
+
+
+def rank_heads(model_id: str, text: str, target, mode: str, max_tokens: int, progress):
+    return ablation.rank_heads(load_bundle(model_id), text, target, mode, progress=progress, max_tokens=max_tokens)
+
+
+def corpus_head_stats(model_id: str, sentences: list[str], max_tokens: int, progress):
+    return ablation.corpus_head_stats(load_bundle(model_id), sentences, max_tokens=max_tokens, progress=progress)
+
+
+# -- positional encoding --------------------------------------------------------------------------------
+@st.cache_data(max_entries=32, show_spinner=False)
+def encoder_patterns(model_id: str, ids: tuple[int, ...], drop_pe: bool) -> np.ndarray:
+    """Encoder self-attention [L,H,S,S] of `ids`, optionally with the positional encoding replaced by 0."""
+    return ablation.encoder_patterns(load_bundle(model_id), list(ids), drop_pe)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def positional_table(model_id: str) -> np.ndarray:
+    """[max_len, D] the model's own table for source positions: the sinusoidal buffer or learned weights."""
+    return load_bundle(model_id).model.src_embed.pos.table.detach().cpu().numpy().astype(np.float64)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def paper_table(n_positions: int, d_model: int) -> np.ndarray:
+    """[P, D] the paper's sinusoidal table, as the model computes it (for models with a learned table)."""
+    return sinusoidal_table(n_positions, d_model).double().numpy()
