@@ -10,8 +10,9 @@ import torch.nn.functional as F
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
-from model.analysis.attention_math import (concat_heads, describe_heads, head_summary, layer_norm, linear_arrays, max_abs_error,
-                          output_projection, sublayer_names, token_norms)
+from model.analysis.attention_math import (concat_heads, describe_heads, head_summary, layer_norm, linear_arrays,
+                                           max_abs_error, output_projection, token_norms)
+from model.capture.schema import sublayer_names
 
 TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"
 TOKENS = ["0 a", "1 b", "2 </s>"]

@@ -10,8 +10,9 @@ from model.io.checkpoint import load_checkpoint
 from model.nn.layers import attention
 from model.inference.pipeline import trace_sentence
 from viz.figures.step import HIGHLIGHT, masked_scores_figure, scaling_bars, step_heatmap
-from model.analysis.attention_math import (apply_mask, causal_allowed, dim_labels, entropy_bits, head_projection, head_steps,
-                          linear_arrays, max_abs_error, scaling_comparison, softmax, sublayer_names)
+from model.analysis.attention_math import (apply_mask, causal_allowed, dim_labels, entropy_bits, head_projection,
+                                           head_steps, linear_arrays, max_abs_error, scaling_comparison, softmax)
+from model.capture.schema import sublayer_names
 
 TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"
 LABELS = ["0 <s>", "1 a", "2 b", "3 c"]

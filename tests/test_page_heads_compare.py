@@ -75,6 +75,9 @@ def test_heads_bad_parameters_warn_without_failing():
     no_exceptions(at)
     assert "ablate" in " ".join(w.value for w in at.warning)
     assert not any(cb.value for cb in at.checkbox)
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation", ablate="encoder:0:0:0")
+    assert r"encoder\:0\:0\:0" in " ".join(w.value for w in at.warning)     # an extra field is refused, not dropped
+    assert not any(cb.value for cb in at.checkbox)
 
 
 def test_heads_empty_sentence_says_so():

@@ -97,7 +97,7 @@ def test_layernorm_deep_link_reproduces_the_view(trace):
     assert at.radio(key="ln-norm-decoder").value == "norm_cross"
     assert at.selectbox(key="ln-token-decoder").value == 2
     mean = trace.arrays["decoder.layers.1.norm_cross.hook_mean"][2]
-    label = f"2 {trace.meta['tgt_in_tokens'][2]}"
+    label = f"2 {trace.meta['tgt_out_tokens'][2]}"            # decoder rows: the token each position predicts
     assert f"{label}: input mean {mean:.4f}" in texts(at)
     # switching the stack drops the decoder-only norm and starts the encoder at its defaults
     at.radio(key="ln-stack").set_value("encoder").run()

@@ -16,11 +16,16 @@ import torch
 
 from model.analysis import ablation
 from model.analysis.decoding import Decoding, run_decoding
+from model.capture import schema
 from model.capture.trace import Trace
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
 from model.io.checkpoint import CheckpointError
 from model.io.device import describe_device
 from model.nn.layers import sinusoidal_table
+from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols,  # noqa: F401 (for the page)
+                                 train_live, trained_lengths_note, training_slot)
+from model.training.tasks import TASKS  # noqa: F401 (for the page)
+from model.training.train import TOY_SIZES  # noqa: F401 (for the page)
 from viz.trace_cache import TraceCache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,3 +153,9 @@ def positional_table(model_id: str) -> np.ndarray:
 def paper_table(n_positions: int, d_model: int) -> np.ndarray:
     """[P, D] the paper's sinusoidal table, as the model computes it (for models with a learned table)."""
     return sinusoidal_table(n_positions, d_model).double().numpy()
+
+
+# -- live toy training (model/training/live.py: one training per server process) ----------------------------
+def trace_toy(run: LiveRun, text: str) -> Trace:
+    """The live-trained toy model's cross-attention on `text` (not cached: the model changes while it trains)."""
+    return trace_sentence(run.bundle(), text, names=schema.patterns_glob("cross"))

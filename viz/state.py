@@ -94,14 +94,15 @@ def set_query(**params) -> None:
             st.query_params[key] = str(value)
 
 
-def session_memo(name: str, key: Hashable, compute: Callable[[], Any]) -> Any:
-    """This session's last result of a slow computation with a progress bar (corpus statistics, head
-    ranking, flow): recomputed only when `key` changes; kept per session, since it is one student's."""
+def session_memo(name: str, key: Hashable, compute: Callable[[], Any] | None = None) -> Any:
+    """This session's result of a slow computation with a progress bar (corpus statistics, head ranking,
+    flow), kept per session since it is one student's. With `compute`, it runs when `key` changed;
+    returns the result kept for `key`, or None."""
     stored = st.session_state.get(name)
-    if stored is None or stored[0] != key:
+    if compute is not None and (stored is None or stored[0] != key):
         stored = (key, compute())
         st.session_state[name] = stored
-    return stored[1]
+    return stored[1] if stored is not None and stored[0] == key else None
 
 
 def parse_index_list(raw: str, lo: int, hi: int, max_items: int = 8) -> list[int]:

@@ -9,38 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-KINDS = ("encoder", "decoder", "cross")
-
-
-@dataclass(frozen=True)
-class SublayerNames:
-    """Trace names around one attention sublayer (post-norm: norm(x + attn(x)); pre-norm: x + attn(norm(x)))."""
-    attn: str            # e.g. "decoder.layers.1.cross_attn"
-    query_input: str     # what W^Q reads
-    kv_input: str        # what W^K and W^V read (the encoder output for cross-attention)
-    residual: str        # the residual stream added back to the sublayer output
-    norm: str            # the LayerNorm of this sublayer
-    after: str           # the residual stream after the sublayer
-    norm_first: bool
-    causal: bool
-
-
-def sublayer_names(kind: str, layer: int, norm_first: bool = False) -> SublayerNames:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    if layer < 0:
-        raise ValueError(f"layer must be >= 0, got {layer}")
-    stack = "encoder" if kind == "encoder" else "decoder"
-    base = f"{stack}.layers.{layer}"
-    if kind == "cross":
-        sub, norm, residual, after = "cross_attn", "norm_cross", f"{base}.hook_resid_mid", f"{base}.hook_resid_cross"
-    else:
-        sub, norm, residual, after = "self_attn", "norm_attn", f"{base}.hook_resid_pre", f"{base}.hook_resid_mid"
-    query_input = f"{base}.{norm}.hook_out" if norm_first else residual
-    kv_input = "encoder.hook_out" if kind == "cross" else query_input
-    return SublayerNames(f"{base}.{sub}", query_input, kv_input, residual, f"{base}.{norm}", after, norm_first,
-                         causal=(kind == "decoder"))
-
 
 def dim_labels(n: int, prefix: str = "d") -> list[str]:
     """Column labels for feature axes: d0 .. d{n-1}."""

@@ -13,6 +13,7 @@ are the decoder's inputs (<s> y_1 .. y_{n-1}), since that is what a query can se
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
@@ -105,6 +106,36 @@ def ff_name(stack: str, layer: int, hook: str) -> str:
     return f"{layer_prefix(stack, layer)}.ff.hook_{hook}"
 
 
+@dataclass(frozen=True)
+class SublayerNames:
+    """Trace names around one attention sublayer (post-norm: norm(x + attn(x)); pre-norm: x + attn(norm(x)))."""
+    attn: str            # e.g. "decoder.layers.1.cross_attn"
+    query_input: str     # what W^Q reads
+    kv_input: str        # what W^K and W^V read (the encoder output for cross-attention)
+    residual: str        # the residual stream added back to the sublayer output
+    norm: str            # the LayerNorm of this sublayer
+    after: str           # the residual stream after the sublayer
+    norm_first: bool
+    causal: bool
+
+    def norm_hook(self, hook: str) -> str:
+        return f"{self.norm}.hook_{hook}"
+
+
+def sublayer_names(kind: str, layer: int, norm_first: bool = False) -> SublayerNames:
+    check_kind(kind)
+    if layer < 0:
+        raise ValueError(f"layer must be >= 0, got {layer}")
+    stack = stack_of(kind)
+    before, after = ("resid_mid", "resid_cross") if kind == "cross" else ("resid_pre", "resid_mid")
+    norm = norm_prefix(stack, layer, NORM_OF[kind])
+    residual = resid_name(stack, layer, before)
+    query_input = f"{norm}.hook_out" if norm_first else residual
+    kv_input = stack_out_name("encoder") if kind == "cross" else query_input
+    return SublayerNames(attn_prefix(kind, layer), query_input, kv_input, residual, norm,
+                         resid_name(stack, layer, after), norm_first, causal=(kind == "decoder"))
+
+
 def all_names(config) -> list[str]:
     """Every name this schema can make for a model of this config (a test checks each exists)."""
     names = [embed_name(s, h) for s in STACKS for h in EMBED_HOOKS]
@@ -131,8 +162,8 @@ def key_tokens(meta: dict, kind: str) -> list[str]:
 
 
 def stack_tokens(meta: dict, stack: str) -> list[str]:
-    """Raw tokens of a stack's positions (residual stream, LayerNorm rows): what each position reads."""
-    return list(meta["src_tokens"] if stack == "encoder" else meta["tgt_in_tokens"])
+    """Raw tokens naming a stack's positions (residual stream, LayerNorm rows), as query_tokens does."""
+    return list(meta["src_tokens"] if stack == "encoder" else meta["tgt_out_tokens"])
 
 
 def stacked(trace, kind: str, hook: str = "pattern", layers: Iterable[int] | None = None) -> np.ndarray:

@@ -3,7 +3,7 @@
 No Streamlit here: the page passes callbacks.
 
 Threads. torch's intra-op thread count is process-wide in effect (it seeds every new thread), and app
-startup (viz/state.py) sets it to TORCH_THREADS (1). A training never raises it: it runs with
+startup (viz/services.py) sets it to TORCH_THREADS (1). A training never raises it: it runs with
 TRAINING_THREADS = 1 and puts the previous value back when it ends. One thread because the model is
 too small to gain from two on a shared machine: measured on this 2-core server (another process busy),
 800 steps of the small model with 16 evaluations took 41 s on 1 thread; 200 steps took 14 s on 1

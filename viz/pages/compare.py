@@ -10,7 +10,7 @@ from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.style import signed_heatmap
 from viz.services import get_trace
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
-from viz.text import plain, position_labels
+from viz.text import attention_labels, plain, position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
 KINDS = list(schema.KINDS)
@@ -27,15 +27,6 @@ st.markdown(
     "them apart is the **positional encoding** added to each token embedding before the first layer:")
 st.latex(r"x_{pos}=\sqrt{d}\,E[w_{pos}]+PE(pos),\quad PE(pos,2i)=\sin\frac{pos}{10000^{2i/d}},\ "
          r"PE(pos,2i+1)=\cos\frac{pos}{10000^{2i/d}}")
-
-
-def axes(meta: dict, kind: str) -> tuple[list[str], list[str]]:
-    """(query labels, key labels) of a kind, position-prefixed, as in the explorer."""
-    src = position_labels(meta["src_tokens"])
-    if kind == "encoder":
-        return src, src
-    rows = position_labels(meta["tgt_out_tokens"])
-    return rows, (position_labels(meta["tgt_in_tokens"]) if kind == "decoder" else src)
 
 
 def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:
@@ -80,8 +71,8 @@ def compare_sentences(kind: str) -> None:
     if trace_b.meta["src_text"] == trace.meta["src_text"]:
         st.info("Sentence B is the same as sentence A: change a word or swap two to see what differs.")
     a, b = head_map(trace, kind, layer, head), head_map(trace_b, kind, layer, head)
-    rows_a, cols_a = axes(trace.meta, kind)
-    rows_b, cols_b = axes(trace_b.meta, kind)
+    rows_a, cols_a = attention_labels(trace.meta, kind)
+    rows_b, cols_b = attention_labels(trace_b.meta, kind)
     tag = f"{kind}-L{layer}-{'avg' if head is None else f'H{head}'}"
     side_by_side((f"A: {head_name(layer, head)}", a, rows_a, cols_a, f"{ctx.model_id}-A-{tag}"),
                  (f"B: {head_name(layer, head)}", b, rows_b, cols_b, f"{ctx.model_id}-B-{tag}"), key="cmp-s")
@@ -128,7 +119,7 @@ def compare_heads(kind: str) -> None:
     with c2:
         st.caption("Head B")
         layer_b, head_b = b_pickers()
-    rows, cols = axes(trace.meta, kind)
+    rows, cols = attention_labels(trace.meta, kind)
     a, b = head_map(trace, kind, layer, head), head_map(trace, kind, layer_b, head_b)
     tag = lambda lay, h: f"{kind}-L{lay}-{'avg' if h is None else f'H{h}'}"  # noqa: E731
     side_by_side((f"A: {head_name(layer, head)}", a, rows, cols, f"{ctx.model_id}-{tag(layer, head)}"),

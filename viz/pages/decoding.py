@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from model.analysis.decoding import BEAM_ALPHA, METHODS
+from model.capture import schema
 from viz.services import get_decoding
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars, token_logprobs, top_k_view)
@@ -152,8 +153,8 @@ if not trace.meta.get("teacher_forced"):
     st.info("Type a reference translation in the sidebar ('Reference translation (optional)') to see the "
             "decoder teacher-forced on it next to its own output, with the log-probability of each token.")
 else:
-    ref_labels = position_labels(trace.meta["tgt_out_tokens"])
-    ref_alignment = trace[f"decoder.layers.{layer}.cross_attn.hook_pattern"].mean(0)   # [T_ref, S]
+    ref_labels = position_labels(schema.query_tokens(trace.meta, "cross"))
+    ref_alignment = trace[schema.pattern_name("cross", layer)].mean(0)   # [T_ref, S]
     st.markdown("Teacher-forced: every row reads the *reference* prefix. Generated: every row reads the model's "
                 "own previous tokens.")
     c1, c2 = st.columns(2)
@@ -165,7 +166,7 @@ else:
     with c2:
         fig = alignment_heatmap(alignment, out_labels, src_labels, title=f"Generated ({method}), layer {layer}")
         show_figure(fig, f"{ctx.model_id}-generated-L{layer}", key="decoding-gen")
-    ref_lp = token_logprobs(trace["generator.hook_logits"], trace.meta["tgt_ids"])
+    ref_lp = token_logprobs(trace[schema.LOGITS], trace.meta["tgt_ids"])
     gen_lp = dec.chosen_logprob.astype(float)
     fig = logprob_comparison([("reference", ref_lp, ref_labels), ("model output", gen_lp, out_labels)],
                              title="log p of each token, given the tokens before it")

@@ -8,8 +8,8 @@ from model.analysis import ablation, flow, heads
 from model.capture import schema
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
-from viz.services import load_bundle
-from viz.state import qp_choice, qp_str, set_query
+from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
+from viz.state import qp_choice, qp_str, session_memo, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure
 from viz.upload import UploadError, parse_upload
@@ -81,22 +81,20 @@ def file_stats():
         st.warning(f"{plain(upload.name)}: {e}")
         return None
     key = (ctx.model_id, hashlib.sha256(data).hexdigest(), ctx.max_tokens)
-    stored = st.session_state.get("heads-aggregate")
-    if stored is None or stored[0] != key:
+    result = session_memo("heads-aggregate", key)
+    if result is None:
         if not st.button(f"Compute statistics over {len(sentences)} sentences", type="primary", key="heads-agg-go"):
             return None
         bar = st.progress(0.0, text="Running the model on each sentence…")
+        progress = lambda i, n: bar.progress(i / n, text=f"Sentence {i} of {n}")  # noqa: E731
         try:
-            frame, problems = ablation.corpus_head_stats(
-                ctx.bundle, sentences, max_tokens=ctx.max_tokens,
-                progress=lambda i, n: bar.progress(i / n, text=f"Sentence {i} of {n}"))
+            result = session_memo("heads-aggregate", key, lambda: corpus_head_stats(
+                ctx.model_id, sentences, ctx.max_tokens, progress))
         except ValueError as e:
             st.warning(str(e))
             return None
         bar.empty()
-        stored = (key, frame, problems)
-        st.session_state["heads-aggregate"] = stored
-    _, frame, problems = stored
+    frame, problems = result
     st.caption(f"Averaged over {int(frame['n_sentences'].max())} sentences of {plain(upload.name)}, each on the "
                "model's own translation.")
     if problems:
@@ -145,23 +143,15 @@ def parse_heads(raw: str | None) -> set:
     for item in raw.split(","):
         parts = item.strip().split(":")
         try:
+            if len(parts) != 3:
+                raise ValueError("not kind:layer:head")
             heads.update(ablation.check_heads(cfg, [(parts[0], int(parts[1]), int(parts[2]))]))
-        except (ValueError, IndexError):
+        except ValueError:
             bad.append(item)
     if bad:
         st.warning(f"URL parameter ablate: {plain(', '.join(bad)[:80])} is not kind:layer:head of this model; "
                    "ignored.")
     return heads
-
-
-@st.cache_data(max_entries=64, show_spinner="Decoding with the heads off…")
-def cached_translation(model_id: str, text: str, heads: tuple, mode: str, beam: int, max_tokens: int) -> str:
-    return ablation.ablated_translation(load_bundle(model_id), text, heads, mode, beam, max_tokens)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def cached_logprob(model_id: str, text: str, target: tuple, heads: tuple, mode: str, max_tokens: int) -> float:
-    return ablation.reference_logprob(load_bundle(model_id), text, list(target), heads, mode, max_tokens)
 
 
 def _clear_ablation() -> None:
@@ -212,8 +202,8 @@ def ablation_tab() -> None:
     meta = trace.meta
     target = tuple(meta["tgt_ids"])
     what = "your reference translation" if meta["teacher_forced"] else "the model's own translation"
-    base = cached_logprob(ctx.model_id, meta["src_text"], target, (), mode, ctx.max_tokens)
-    cut = cached_logprob(ctx.model_id, meta["src_text"], target, heads, mode, ctx.max_tokens)
+    base = reference_logprob(ctx.model_id, meta["src_text"], target, (), mode, ctx.max_tokens)
+    cut = reference_logprob(ctx.model_id, meta["src_text"], target, heads, mode, ctx.max_tokens)
     st.markdown(f"Teacher-forced log-probability of {what}, $\\log P(y\\mid x)=\\sum_t \\log p(y_t\\mid "
                 "y_{<t},x)$ (0 = certain; more negative = less likely):")
     m1, m2 = st.columns(2)
@@ -224,7 +214,7 @@ def ablation_tab() -> None:
     t1.caption("Translation, all heads on")
     t1.text(meta["translation"] or "(empty output)")
     t2.caption("Translation with the heads off" + (f" (beam {ctx.beam})" if ctx.beam > 1 else " (greedy)"))
-    ablated = cached_translation(ctx.model_id, meta["src_text"], heads, mode, ctx.beam, ctx.max_tokens)
+    ablated = ablated_translation(ctx.model_id, meta["src_text"], heads, mode, ctx.beam, ctx.max_tokens)
     t2.text(ablated or "(empty output)")
     if heads:
         st.caption("The translation changed." if ablated != meta["translation"] else
@@ -237,18 +227,16 @@ def rank_section(mode: str, target: tuple, what: str) -> None:
     st.markdown(f"Switch each head off alone ({mode} ablation) and measure how much less likely {what} "
                 "becomes. A large drop means the model relies on that head here; near 0 means it can do without.")
     key = (ctx.model_id, trace.meta["src_text"], target, mode, ctx.max_tokens)
-    stored = st.session_state.get("heads-rank")
     if st.button("Rank heads by importance", key="heads-rank-go"):
         n = sum(n_layers.values()) * cfg.n_heads
         bar = st.progress(0.0, text=f"Switching off each of {n} heads…")
-        ranked = ablation.rank_heads(ctx.bundle, trace.meta["src_text"], list(target), mode, max_tokens=ctx.max_tokens,
-                               progress=lambda i, total: bar.progress(i / total, text=f"Head {i} of {total}"))
+        progress = lambda i, total: bar.progress(i / total, text=f"Head {i} of {total}")  # noqa: E731
+        session_memo("heads-rank", key, lambda: rank_heads(ctx.model_id, trace.meta["src_text"], list(target), mode,
+                                                           ctx.max_tokens, progress))
         bar.empty()
-        stored = (key, ranked)
-        st.session_state["heads-rank"] = stored
-    if stored is None or stored[0] != key:
+    ranked = session_memo("heads-rank", key)
+    if ranked is None:
         return
-    ranked = stored[1]
     labels = [head_label(k, lay, h) for k, lay, h in ranked[heads.ID_COLUMNS].itertuples(index=False)]
     shown = f"top 24 of {len(labels)} heads" if len(labels) > 24 else f"all {len(labels)} heads"
     fig = importance_bars(labels, ranked["delta"].to_numpy(),
@@ -263,15 +251,14 @@ def rank_section(mode: str, target: tuple, what: str) -> None:
 def flow_matrix(patterns: np.ndarray) -> np.ndarray:
     """Flow for this sentence, computed once per sentence (it solves one max-flow per token pair)."""
     key = (ctx.model_id, tuple(trace.meta["src_ids"]))
-    stored = st.session_state.get("heads-flow")
-    if stored is None or stored[0] != key:
+    flows = session_memo("heads-flow", key)
+    if flows is None:
         n = patterns.shape[-1]
         bar = st.progress(0.0, text=f"Solving {n * n} max-flow problems…")
-        flows = flow.attention_flow(patterns, progress=lambda i, total: bar.progress(i / total))
+        flows = session_memo("heads-flow", key, lambda: flow.attention_flow(
+            patterns, progress=lambda i, total: bar.progress(i / total)))
         bar.empty()
-        stored = (key, flows)
-        st.session_state["heads-flow"] = stored
-    return stored[1]
+    return flows
 
 
 def rollout_tab() -> None:

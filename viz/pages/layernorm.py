@@ -2,6 +2,7 @@
 import numpy as np
 import streamlit as st
 
+from model.capture import schema
 from viz.figures.layernorm import (batch_norm_drift, batch_norm_stats, drift_figure, feature_histogram,
                                    gain_bias_figure, layer_norm_stats, ln_vs_bn_figure, residual_norm_figure,
                                    residual_stages, token_stats_figure)
@@ -18,8 +19,8 @@ PRE_NORM_PLACE = {"norm_attn": "before self-attention", "norm_cross": "before cr
 ctx = need_context()
 trace, cfg = ctx.trace, ctx.bundle.config
 arrays = trace.arrays
-labels = {"encoder": position_labels(trace.meta["src_tokens"]), "decoder": position_labels(trace.meta["tgt_in_tokens"])}
-n_layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
+labels = {stack: position_labels(schema.stack_tokens(trace.meta, stack)) for stack in schema.STACKS}
+n_layers = {stack: schema.n_layers(cfg, stack) for stack in schema.STACKS}
 where = PRE_NORM_PLACE if cfg.norm_first else NORMS
 
 
@@ -60,14 +61,13 @@ norm_names = [k for k in NORMS if stack == "decoder" or k != "norm_cross"]
 norm = c3.radio("Norm", norm_names, index=norm_names.index(qp_choice("norm", norm_names, "norm_attn")),
                 horizontal=True, key=f"ln-norm-{stack}", format_func=lambda k: f"{k} ({where[k]})")
 tokens = labels[stack]
-prefix = f"{stack}.layers.{layer}.{norm}"
-x_in, x_norm, x_out = (arrays[f"{prefix}.hook_{h}"] for h in ("in", "normalized", "out"))  # [T, D] each
-gain, bias = arrays[f"{prefix}.hook_gain"], arrays[f"{prefix}.hook_bias"]                   # [D]
-mean_in, std_in = arrays[f"{prefix}.hook_mean"], arrays[f"{prefix}.hook_std"]               # [T]
+x_in, x_norm, x_out = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("in", "normalized", "out"))  # [T,D]
+gain, bias = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("gain", "bias"))               # [D]
+mean_in, std_in = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("mean", "std"))           # [T]
 mean_after, std_after = layer_norm_stats(x_norm)                                            # [T]
 if stack == "decoder":
-    st.caption("Decoder positions are labelled by the token they read: ⟨s⟩ y₁ … y₍ₙ₋₁₎ (" +
-               ("your reference, teacher-forced)." if trace.meta["teacher_forced"] else "the model's own output)."))
+    st.caption("Decoder rows are labelled by the token each position predicts (it reads the token before it), as on every page. Its tokens are " +
+               ("your reference, teacher-forced." if trace.meta["teacher_forced"] else "the model's own output."))
 input_is = "x (the residual stream)" if cfg.norm_first else "x + Sublayer(x)"
 show_figure(token_stats_figure(tokens, (mean_in, std_in), (mean_after, std_after),
                                title=f"{stack} layer {layer}, {norm}: input {input_is} vs. normalized"),

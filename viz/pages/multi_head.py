@@ -5,15 +5,17 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from model.capture import schema
 from viz.figures.attention import KIND_TITLES
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
-from model.analysis.attention_math import (concat_heads, describe_heads, dim_labels, head_summary, layer_norm, linear_arrays,
-                          max_abs_error, output_projection, sublayer_names, token_norms)
+from model.analysis.attention_math import (concat_heads, describe_heads, dim_labels, head_summary, layer_norm,
+                                           linear_arrays, max_abs_error, output_projection, token_norms)
+from model.capture.schema import sublayer_names
 from viz.state import qp_choice, qp_int, set_query
-from viz.text import position_labels
+from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure
 
-KINDS = list(KIND_TITLES)
+KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 
 ctx = need_context()
@@ -35,25 +37,23 @@ st.latex(r"x_{\text{next}} = \mathrm{LayerNorm}\big(x + \mathrm{MultiHead}(x)\bi
 c_kind, c_layer = st.columns([3, 1])
 kind = c_kind.radio("Attention", KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
                     key="mh-kind", format_func=KIND_TITLES.get)
-n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
+n_layers = schema.n_layers(cfg, kind)
 layer = c_layer.selectbox("Layer", list(range(n_layers)), index=qp_int("layer", 0, 0, n_layers - 1),
                           key=f"mh-layer-{kind}", format_func=lambda i: f"layer {i}")
 set_query(kind=kind, layer=layer)
 names = sublayer_names(kind, layer, cfg.norm_first)
 
-src, tgt_in = position_labels(trace.meta["src_tokens"]), position_labels(trace.meta["tgt_in_tokens"])
-rows = src if kind == "encoder" else tgt_in
-cols = tgt_in if kind == "decoder" else src
+rows, cols = attention_labels(trace.meta, kind)
 tag = f"{ctx.model_id}-{kind}-L{layer}"
 where = f"{KIND_TITLES[kind]}, layer {layer}"
 if kind != "encoder":
-    st.caption("Rows are decoder positions, labelled by the token each one reads (⟨s⟩ y₁ … yₙ₋₁).")
+    st.caption("Decoder rows are labelled by the token each position predicts (it reads the token before it), as on every page.")
 
 # -- the real numbers ------------------------------------------------------------------------------
-z = A[f"{names.attn}.hook_z"]                                          # [H,T,Dh]
-patterns = A[f"{names.attn}.hook_pattern"]                             # [H,T,S]
+z = A[schema.attn_name(kind, layer, "z")]                                          # [H,T,Dh]
+patterns = A[schema.attn_name(kind, layer, "pattern")]                             # [H,T,S]
 concat = concat_heads(z)                                               # [T,D]
-attn_out = A[f"{names.attn}.hook_out"]                                 # [T,D] after W^O
+attn_out = A[schema.attn_name(kind, layer, "out")]                                 # [T,D] after W^O
 residual = A[names.residual]                                           # [T,D] the stream added back
 summed = residual.astype(np.float64) + attn_out                        # [T,D]
 after = A[names.after]                                                 # [T,D] the next residual stream
@@ -63,10 +63,9 @@ checks = [("Concat(z) · $W^O$ + b, with the model's own $W^O$, vs the captured 
 if cfg.norm_first:
     checks.append(("x + MultiHead vs the next residual stream", max_abs_error(summed, after)))
 else:
-    norm = names.norm
-    checks.append(("x + MultiHead vs the LayerNorm's input", max_abs_error(summed, A[f"{norm}.hook_in"])))
+    checks.append(("x + MultiHead vs the LayerNorm's input", max_abs_error(summed, A[names.norm_hook("in")])))
     checks.append(("LayerNorm recomputed (mean, std, gain, bias) vs the next residual stream",
-                   max_abs_error(layer_norm(summed, A[f"{norm}.hook_gain"], A[f"{norm}.hook_bias"], cfg.ln_eps),
+                   max_abs_error(layer_norm(summed, A[names.norm_hook("gain")], A[names.norm_hook("bias")], cfg.ln_eps),
                                  after)))
 dims = dim_labels(D)
 

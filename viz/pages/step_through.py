@@ -6,16 +6,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
+from model.capture import schema
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import plotly_text
-from model.analysis.attention_math import (dim_labels, head_projection, head_steps, linear_arrays, max_abs_error, scaling_comparison,
-                          sublayer_names)
+from model.analysis.attention_math import (dim_labels, head_projection, head_steps, linear_arrays, max_abs_error,
+                                           scaling_comparison)
+from model.capture.schema import sublayer_names
 from viz.state import qp_choice, qp_int, set_query
-from viz.text import position_labels
+from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
-KINDS = list(KIND_TITLES)
+KINDS = list(schema.KINDS)
 STEPS = ["$X$: the input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
          r"$+\,M$ (the mask)", "softmax", r"weights $\cdot\,V$"]
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "+ mask", "softmax", "· V"]   # fits one line on a projector
@@ -70,19 +72,17 @@ st.latex(r"z = \mathrm{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}} + M\
 
 kind = st.radio("Attention", KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
                 key="step-kind", format_func=KIND_TITLES.get, on_change=_forget_query)
-n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
+n_layers = schema.n_layers(cfg, kind)
 layer, head = layer_head_pickers(n_layers, H, key=f"step-{kind}", allow_mean=False)
 names = sublayer_names(kind, layer, cfg.norm_first)
 
-src, tgt_in = position_labels(trace.meta["src_tokens"]), position_labels(trace.meta["tgt_in_tokens"])
-predicts = trace.meta["tgt_out_tokens"]
-q_labels = src if kind == "encoder" else tgt_in
-k_labels = tgt_in if kind == "decoder" else src
+q_labels, k_labels = attention_labels(trace.meta, kind)
+reads = trace.meta["tgt_in_tokens"]
 n_q = len(q_labels)
 
 
 def _query_label(i: int) -> str:
-    return q_labels[i] if kind == "encoder" else f"{q_labels[i]}   (predicts {predicts[i]})"
+    return q_labels[i] if kind == "encoder" else f"{q_labels[i]}   (reads {reads[i]})"
 
 
 query_key = f"step-query-{kind}"
@@ -101,8 +101,8 @@ set_query(kind=kind, query=query, step=step)
 
 # -- the real numbers ------------------------------------------------------------------------------
 x_q, x_kv = A[names.query_input], A[names.kv_input]                   # [Tq,D], [Tk,D]
-q, k, v = (A[f"{names.attn}.hook_{n}"][head] for n in "qkv")         # [Tq,Dh], [Tk,Dh], [Tk,Dh]
-scores, pattern, z = (A[f"{names.attn}.hook_{n}"][head] for n in ("scores", "pattern", "z"))
+q, k, v = (A[schema.attn_name(kind, layer, n)][head] for n in "qkv")         # [Tq,Dh], [Tk,Dh], [Tk,Dh]
+scores, pattern, z = (A[schema.attn_name(kind, layer, n)][head] for n in ("scores", "pattern", "z"))
 mine = head_steps(q, k, v, names.causal)                              # recomputed in float64
 module = ctx.bundle.model.get_submodule(names.attn)
 dims, model_dims = dim_labels(DH), dim_labels(D)

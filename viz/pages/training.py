@@ -1,15 +1,13 @@
 """Live toy training: train a small Transformer in the app and watch its attention take shape."""
 import streamlit as st
 
-from model.inference.pipeline import trace_sentence
-from model.training.tasks import TASKS
-from model.training.train import TOY_SIZES
+from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
-from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols, train_live,
-                               trained_lengths_note, training_slot)
+from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, make_example, parse_symbols, trace_toy,
+                          train_live, trained_lengths_note, training_slot)
 from viz.state import qp_choice, qp_int, qp_str, set_query
-from viz.text import plain, position_labels
+from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, show_figure
 
 TASK_NOTES = {
@@ -127,7 +125,7 @@ def try_model(run: LiveRun) -> None:
     except ValueError as e:
         st.warning(f"The model cannot read this input: {plain(str(e))}.")
         return
-    trace = trace_sentence(run.bundle(), " ".join(symbols), names="decoder.layers.*.cross_attn.hook_pattern")
+    trace = trace_toy(run, " ".join(symbols))
     expected = " ".join(make_example(run.task, symbols).answer)
     got = trace.meta["translation"]
     st.text(f"input:    {' '.join(symbols)}\nmodel:    {got or '(empty output)'}\nexpected: {expected}")
@@ -138,9 +136,9 @@ def try_model(run: LiveRun) -> None:
     note = trained_lengths_note(symbols)
     if note:
         st.caption(note)
-    rows, cols = position_labels(trace.meta["tgt_out_tokens"]), position_labels(trace.meta["src_tokens"])
-    last = run.result.model.cfg.n_decoder_layers - 1
-    weights = trace[f"decoder.layers.{last}.cross_attn.hook_pattern"].mean(0)
+    rows, cols = attention_labels(trace.meta, "cross")
+    last = schema.n_layers(run.result.model.cfg, "cross") - 1
+    weights = trace[schema.pattern_name("cross", last)].mean(0)
     fig = attention_heatmap(weights, rows, cols, title=f"Trained model, cross-attention: layer {last}, "
                                                        "average of heads (rows predict its own output)")
     with st.columns([3, 2])[0]:   # a toy matrix is small: keep its cells square-ish

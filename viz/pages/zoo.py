@@ -4,11 +4,12 @@ import pandas as pd
 import streamlit as st
 
 from model.analysis import zoo
+from model.capture import schema
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.style import signed_heatmap, symmetric_range
 from viz.figures.zoo import gallery, mark_centres
 from viz.state import current, qp_choice, qp_int, set_query
-from viz.text import position_labels
+from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, show_figure
 
 SOURCES = {"model": "Q, K, V of one head of the model", "toy": "a small example you can edit"}
@@ -101,20 +102,12 @@ def toy_inputs():
 def model_inputs(ctx):
     trace, cfg = ctx.trace, ctx.bundle.config
     kind = pick("Attention", KIND_TITLES, "kind", "encoder", "zoo-kind")
-    src = position_labels(trace.meta["src_tokens"])
-    tgt_in = position_labels(trace.meta["tgt_in_tokens"])
-    tgt_out = position_labels(trace.meta["tgt_out_tokens"])
-    stack, sub = ("encoder", "self_attn") if kind == "encoder" else ("decoder", "self_attn" if kind == "decoder"
-                                                                       else "cross_attn")
-    n_layers = cfg.n_encoder_layers if stack == "encoder" else cfg.n_decoder_layers
-    layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"zoo-{kind}", allow_mean=False)
-    base = f"{stack}.layers.{layer}.{sub}"
-    q, k, v = (trace[f"{base}.hook_{x}"][head] for x in "qkv")                 # [T,Dh], [S,Dh], [S,Dh]
-    # as in the explorer: a decoder row is labelled with the token it predicts (it reads <s> y1 .. y_{t-1})
-    rows, cols = (src, src) if kind == "encoder" else (tgt_out, tgt_in if kind == "decoder" else src)
+    layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"zoo-{kind}", allow_mean=False)
+    q, k, v = (trace[schema.attn_name(kind, layer, x)][head] for x in "qkv")   # [T,Dh], [S,Dh], [S,Dh]
+    rows, cols = attention_labels(trace.meta, kind)     # decoder rows: the token each position predicts
     mask = zoo.causal_mask(len(rows)) if kind == "decoder" else None
     return dict(q=q, k=k, v=v, q_labels=rows, k_labels=cols, v_labels=[f"dim {i}" for i in range(v.shape[1])],
-                mask=mask, pattern=trace[f"{base}.hook_pattern"][head],
+                mask=mask, pattern=trace[schema.pattern_name(kind, layer)][head],
                 name=f"{ctx.model_id}-{kind}-L{layer}-H{head}", kind=kind)
 
 
