@@ -1,11 +1,12 @@
 """Run app.py on one page with AppTest, as a browser would after following a link."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
+
+from viz.nav import PAGES
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 180  # the first run imports torch and loads the model
@@ -25,14 +26,11 @@ def run_page(page: str | None = None, **params) -> AppTest:
 
 
 def url_path(page: str) -> str:
-    """The url_path app.py's PAGES gives a page file (read from the source: importing app.py runs it)."""
-    tree = ast.parse(Path(APP).read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "PAGES" for t in node.targets):
-            for file, _title, url, _icon in ast.literal_eval(node.value):
-                if file == f"viz/pages/{page}":
-                    return url
-    raise ValueError(f"viz/pages/{page} is not in app.py's PAGES")
+    """The url_path viz/nav.py's PAGES gives a page file."""
+    for file, _title, url, _icon in PAGES:
+        if file == f"viz/pages/{page}":
+            return url
+    raise ValueError(f"viz/pages/{page} is not in viz/nav.py's PAGES")
 
 
 def texts(at: AppTest) -> str:

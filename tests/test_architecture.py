@@ -1,0 +1,134 @@
+"""The layout's rules, checked by walking every module's imports (ast): who may import whom.
+
+    model/capture   imports nothing else from model          (the bottom: hooks, Trace, the name schema)
+    model/nn        capture                                   model/io        nn
+    model/inference nn, capture, io                           model/training  nn, capture, io, inference
+    model/analysis  capture (and inference/io only in the modules that run the model, RUNS_MODEL);
+                    its pure-maths modules import no torch
+    model/cli       anything (every main() lives here)
+    viz/figures     never streamlit, torch or a model package that runs the model
+    viz/pages       never torch, never model io/inference/training/nn (they ask viz/services)
+    viz/*           only viz/services (and the lesson writer, a service) touch model io/inference/training/nn
+"""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, tiny_config
+from model.capture import schema
+from model.nn.config import TransformerConfig
+from model.nn.transformer import Transformer
+
+LAYERS_ALLOWED = {
+    "capture": {"capture"},
+    "nn": {"nn", "capture"},
+    "io": {"io", "nn"},
+    "inference": {"inference", "nn", "capture", "io"},
+    "analysis": {"analysis", "capture"},
+    "training": {"training", "nn", "capture", "io", "inference"},
+}
+RUNS_MODEL = {"ablation", "decoding", "attribution", "patching"}     # analyses that run the model
+MODEL_RUNNERS = {"model.io", "model.inference", "model.training", "model.nn"}
+VIZ_SERVICES = {"viz.services", "viz.lesson"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module a file imports, anywhere in it (function-level imports count too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}   # `from model.analysis import ablation`
+    return found
+
+
+def python_files(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def model_layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "model" and parts[1] in LAYERS_ALLOWED else None
+
+
+def is_under(module: str, prefixes) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+@pytest.mark.parametrize("path", python_files("model"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_model_layers_import_only_what_they_may(path):
+    me = module_name(path)
+    layer = model_layer(me)
+    if layer is None:
+        return                                          # model/__init__, runtime, cli
+    allowed = set(LAYERS_ALLOWED[layer])
+    if layer == "analysis" and me.split(".")[-1] in RUNS_MODEL:
+        allowed |= {"inference", "io"}
+    wrong = sorted(m for m in imports_of(path) if model_layer(m) and model_layer(m) not in allowed)
+    assert not wrong, f"{me} may import model.{{{', '.join(sorted(allowed))}}} only, imports {wrong}"
+
+
+def test_pure_analysis_modules_import_no_torch():
+    for path in python_files("model/analysis"):
+        if path.stem in RUNS_MODEL or path.stem == "__init__":
+            continue
+        assert "torch" not in {m.split(".")[0] for m in imports_of(path)}, f"{path.name} imports torch"
+
+
+def test_only_the_command_line_tools_define_main():
+    for path in python_files("model"):
+        defines = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
+        if "main" in defines:
+            assert module_name(path).startswith("model.cli."), f"{module_name(path)} defines main()"
+
+
+@pytest.mark.parametrize("path", python_files("viz"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_viz_leaves_the_model_to_services(path):
+    me, imported = module_name(path), imports_of(path)
+    roots = {m.split(".")[0] for m in imported}
+    if me.startswith("viz.figures"):
+        assert not roots & {"streamlit", "torch"}, f"{me} imports {sorted(roots & {'streamlit', 'torch'})}"
+    if me.startswith("viz.pages"):
+        assert "torch" not in roots, f"{me} imports torch"
+    if me not in VIZ_SERVICES:
+        runners = sorted(m for m in imported if is_under(m, MODEL_RUNNERS) and not is_under(m, {"model.io.checkpoint"}))
+        assert not runners, f"{me} reaches the model directly ({runners}); ask viz/services"
+
+
+def test_app_is_a_router_that_runs_only_as_a_script():
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    calls_at_top = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                    and getattr(n.value.func, "id", None) == "main"]
+    assert not calls_at_top, "app.py calls main() at import; put it under `if __name__ == '__main__':`"
+
+
+@pytest.mark.parametrize("config", [tiny_config(), TransformerConfig.from_dict(json.loads((ROOT / "pretrained/en-es/config.json").read_text()))],
+                         ids=["toy", "en-es"])
+def test_the_schema_names_exactly_the_models_hook_points(config):
+    hook_points = {name for name, _ in Transformer(config).named_modules() if name.rsplit(".", 1)[-1].startswith("hook_")}
+    made = schema.all_names(config)
+    assert len(made) == len(set(made))
+    assert set(made) == hook_points
+
+
+def test_schema_labels_follow_one_convention():
+    meta = {"src_tokens": ["a", "b", "</s>"], "tgt_in_tokens": ["<s>", "x"], "tgt_out_tokens": ["x", "</s>"]}
+    assert schema.query_tokens(meta, "encoder") == schema.key_tokens(meta, "encoder") == meta["src_tokens"]
+    for kind in ("decoder", "cross"):
+        assert schema.query_tokens(meta, kind) == meta["tgt_out_tokens"]     # the token each position predicts
+    assert schema.key_tokens(meta, "decoder") == meta["tgt_in_tokens"]       # what a query can see
+    assert schema.key_tokens(meta, "cross") == meta["src_tokens"]
+    assert schema.stack_tokens(meta, "decoder") == schema.query_tokens(meta, "decoder")
+    with pytest.raises(ValueError, match="unknown attention kind"):
+        schema.attn_name("sideways", 0, "pattern")
