@@ -10,7 +10,7 @@ runtime.configure()  # before torch loads: OpenMP and allocator settings
 
 import streamlit as st  # noqa: E402
 
-from viz.nav import PAGES, navigation  # noqa: E402
+from viz.nav import PAGES, compact_layout, navigation  # noqa: E402
 from viz.presenter import run_page  # noqa: E402
 from viz.services import model_ids  # noqa: E402
 from viz.sidebar import header, init_from_url, sidebar  # noqa: E402
@@ -19,6 +19,7 @@ from viz.state import set_current  # noqa: E402
 
 def main() -> None:
     page = navigation()
+    compact_layout()
     models = model_ids()
     if not models:
         st.error("No model found under pretrained/. Train one with: python -m model.cli train --task reverse "

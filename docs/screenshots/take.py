@@ -3,6 +3,8 @@
     python docs/screenshots/take.py                      # every page, en-es model, into docs/screenshots/
     python docs/screenshots/take.py explorer decoding    # some pages
     python docs/screenshots/take.py --out /tmp/shots --query "kind=cross"
+    python docs/screenshots/take.py --first-screen --out /tmp/shots   # 1280x720 projector view, sidebar open;
+                                                                       # prints where the first picture starts
 
 Runs a fresh `streamlit run app.py` and Debian's Chromium (tests/browser_utils.py); each page is
 captured full length once the script has finished and every chart is drawn.
@@ -37,20 +39,53 @@ def shoot(chromium, url: str, path: Path, width: int = 1400) -> None:
     page.close()
 
 
+FIRST_PICTURE = """() => {
+  const main = document.querySelector('[data-testid=stMain]').getBoundingClientRect();
+  const charts = [...document.querySelectorAll('.js-plotly-plot, [data-testid=stImage] img, canvas')]
+    .map(e => e.getBoundingClientRect()).filter(r => r.width > 50 && r.height > 50);
+  if (!charts.length) return null;
+  const top = Math.min(...charts.map(r => r.top));
+  return {top: Math.round(top - main.top), visible: Math.round(Math.max(0, window.innerHeight - top))};
+}"""
+
+
+def first_screen(chromium, url: str, path: Path, width: int = 1280, height: int = 720) -> dict | None:
+    """The projector's view: one 1280x720 screen, sidebar open. Returns where the first picture starts
+    (px from the top of the page area) and how many px of it are on the first screen."""
+    page = chromium.new_page(viewport={"width": width, "height": height})
+    page.goto(url)
+    page.wait_for_selector("h1", timeout=240_000)
+    wait_for_app(page)
+    page.wait_for_timeout(1500)
+    found = page.evaluate(FIRST_PICTURE)
+    page.screenshot(path=str(path))
+    page.close()
+    return found
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pages", nargs="*", default=PAGES)
     parser.add_argument("--out", default=str(Path(__file__).parent))
     parser.add_argument("--model", default="en-es")
     parser.add_argument("--query", default="", help="extra URL parameters, e.g. 'kind=cross&layer=2'")
+    parser.add_argument("--first-screen", action="store_true",
+                        help="one 1280x720 screen per page (NAME-720.png) and the first picture's position")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with streamlit_server() as base, browser() as chromium:
         for name in args.pages:
             query = "&".join(q for q in (f"model={args.model}", args.query) if q)
-            shoot(chromium, f"{base}/{'' if name == 'home' else name}?{query}", out / f"{name}.png")
-            print(out / f"{name}.png")
+            url = f"{base}/{'' if name == 'home' else name}?{query}"
+            if args.first_screen:
+                found = first_screen(chromium, url, out / f"{name}-720.png")
+                where = (f"first picture at {found['top']} px, {found['visible']} px of it on the first screen"
+                         if found else "no picture")
+                print(f"{out / f'{name}-720.png'}: {where}")
+            else:
+                shoot(chromium, url, out / f"{name}.png")
+                print(out / f"{name}.png")
 
 
 if __name__ == "__main__":
