@@ -53,7 +53,7 @@ def swap_permutation(n: int, a: int, b: int) -> np.ndarray:
 
 def permuted_pattern(patterns, perm) -> np.ndarray:
     """Attention [..., S, S] of the permuted input IF attention were order-blind: P[perm][:, perm]."""
-    patterns = np.asarray(patterns, dtype=float)
+    patterns = np.asarray(patterns)
     perm = np.asarray(perm)
     if patterns.shape[-1] != len(perm) or patterns.shape[-2] != len(perm):
         raise ValueError(f"pattern shape {patterns.shape} does not match a permutation of {len(perm)}")
