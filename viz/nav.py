@@ -7,33 +7,38 @@ import streamlit as st
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PAGES = [  # (file, title, url path, icon) in teaching order; the first is the default, served at /
-    ("viz/pages/home.py", "Start here", "home", ":material/home:"),
-    ("viz/pages/explorer.py", "Attention explorer", "explorer", ":material/grid_view:"),
-    ("viz/pages/step_through.py", "Step-through: one head", "step", ":material/calculate:"),
-    ("viz/pages/multi_head.py", "Multi-head assembly", "multihead", ":material/call_merge:"),
-    ("viz/pages/positional.py", "Positional encoding", "positional", ":material/waves:"),
-    ("viz/pages/layernorm.py", "LayerNorm & residual", "layernorm", ":material/equalizer:"),
-    ("viz/pages/decoding.py", "Decoding", "decoding", ":material/play_arrow:"),
-    ("viz/pages/heads.py", "Head analysis", "heads", ":material/analytics:"),
-    ("viz/pages/zoo.py", "Attention zoo", "zoo", ":material/history_edu:"),
-    ("viz/pages/compare.py", "Compare", "compare", ":material/compare:"),
-    ("viz/pages/training.py", "Live toy training", "training", ":material/model_training:"),
-    ("viz/pages/tour.py", "Guided tour", "tour", ":material/school:"),
-    ("viz/pages/about.py", "About the model", "about", ":material/info:"),
+PAGES = [  # (file, title, url path, icon, menu section) in teaching order; the first is served at /
+    ("viz/pages/home.py", "Start here", "home", ":material/home:", "Start"),
+    ("viz/pages/explorer.py", "Attention explorer", "explorer", ":material/grid_view:", "Attention"),
+    ("viz/pages/step_through.py", "Step-through: one head", "step", ":material/calculate:", "Attention"),
+    ("viz/pages/multi_head.py", "Multi-head assembly", "multihead", ":material/call_merge:", "Attention"),
+    ("viz/pages/positional.py", "Positional encoding", "positional", ":material/waves:", "Inside a layer"),
+    ("viz/pages/layernorm.py", "LayerNorm & residual", "layernorm", ":material/equalizer:", "Inside a layer"),
+    ("viz/pages/decoding.py", "Decoding", "decoding", ":material/play_arrow:", "Output"),
+    ("viz/pages/heads.py", "Head analysis", "heads", ":material/analytics:", "What heads do"),
+    ("viz/pages/zoo.py", "Attention zoo", "zoo", ":material/history_edu:", "Attention"),
+    ("viz/pages/compare.py", "Compare", "compare", ":material/compare:", "What heads do"),
+    ("viz/pages/training.py", "Live toy training", "training", ":material/model_training:", "The model"),
+    ("viz/pages/tour.py", "Guided tour", "tour", ":material/school:", "Start"),
+    ("viz/pages/about.py", "About the model", "about", ":material/info:", "The model"),
 ]
 
 
 def navigation():
-    pages = [st.Page(f, title=t, url_path=u, icon=i, default=(u == "home"))
-             for f, t, u, i in PAGES if (ROOT / f).is_file()]
-    return st.navigation(pages)
+    """The menu in a bar above the page, grouped by section: every page one click away (a sidebar menu
+    hid three of them behind "View more"), and the sidebar keeps the sentence and its translation in view."""
+    sections: dict[str, list] = {}
+    for file, title, url, icon, section in PAGES:
+        if (ROOT / file).is_file():
+            sections.setdefault(section, []).append(
+                st.Page(file, title=title, url_path=url, icon=icon, default=(url == "home")))
+    return st.navigation(sections, position="top")
 
 
 # A projector shows 1280x720: Streamlit's default 6rem above the title and its 2.75rem h1 push every
 # picture toward the fold. Less of both, on every page.
 COMPACT_CSS = """<style>
-[data-testid=stMainBlockContainer] { padding-top: 2.2rem; }
+[data-testid=stMainBlockContainer] { padding-top: 4.2rem; }   /* below the top menu bar */
 h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
 </style>"""
 

@@ -1,5 +1,6 @@
 """Presenter mode for a projector: larger type, full-width figures, sidebar collapsed, and big
-Previous/Next buttons under every page in tour order. app.py calls `run_page(page, PAGES)` after the sidebar.
+Previous/Next buttons under every page in tour order; and under every page with a sentence, the button that
+downloads its offline lesson. app.py calls `run_page(page, PAGES)` after the sidebar.
 
 The styles are FIXED strings below; no user text ever goes into them.
 """
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from viz.lesson_ui import lesson_button
 from viz.services import ROOT
-from viz.state import qp_choice, set_query
+from viz.state import current, qp_choice, set_query
 from viz.tour_steps import presenter_order
 from viz.ui import PageStop
 
@@ -94,6 +96,14 @@ def _nav_buttons(page, pages: list[tuple]) -> None:
             query_params=_carried_params(), width="stretch")
 
 
+def _lesson_download() -> None:
+    """Under every page whose sentence the model has read (a trace exists): the offline lesson of it."""
+    ctx = current()
+    if ctx is not None and ctx.trace is not None:
+        st.divider()
+        lesson_button(ctx)
+
+
 def run_page(page, pages: list[tuple]) -> None:
     """Run the selected page; in presenter mode styled for a projector and followed by page buttons,
     also when the page stops early (ui.stop_page, e.g. for an empty sentence): the sidebar is folded away."""
@@ -105,5 +115,6 @@ def run_page(page, pages: list[tuple]) -> None:
         page.run()
     except PageStop:
         pass
+    _lesson_download()
     if presenting:
         _nav_buttons(page, pages)

@@ -26,6 +26,7 @@ from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_
                                  train_live, trained_lengths_note, training_slot)
 from model.training.tasks import TASKS  # noqa: F401 (for the page)
 from model.training.train import TOY_SIZES  # noqa: F401 (for the page)
+from viz.lesson import lesson_html
 from viz.trace_cache import TraceCache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +92,26 @@ def get_trace(model_id: str, text: str, target: str | None, beam: int, max_token
             return trace_sentence(load_bundle(model_id), text, target=target, beam=beam, max_tokens=max_tokens)
 
     return trace_cache().get((model_id, text, target, beam, max_tokens), compute)
+
+
+def cached_trace(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> Trace:
+    """get_trace without a spinner, for deferred downloads (they run off the script thread)."""
+    key = (model_id, text, target, beam, max_tokens)
+    return trace_cache().get(key, lambda: trace_sentence(load_bundle(model_id), text, target=target, beam=beam,
+                                                         max_tokens=max_tokens))
+
+
+def trace_npz(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> bytes:
+    """The trace as the .npz export, made when the download is clicked. Called with the view's keys, not
+    the trace, so a pending download holds no arrays (a deferred download keeps what it is given)."""
+    return cached_trace(model_id, text, target, beam, max_tokens).to_bytes()
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> bytes:
+    """The offline HTML lesson of this view (about 5 MB, most of it plotly.js), made when clicked."""
+    trace = cached_trace(model_id, text, target, beam, max_tokens)
+    return lesson_html(trace, load_bundle(model_id).path).encode("utf-8")
 
 
 def presets(model_id: str) -> list[str]:
@@ -159,3 +180,40 @@ def paper_table(n_positions: int, d_model: int) -> np.ndarray:
 def trace_toy(run: LiveRun, text: str) -> Trace:
     """The live-trained toy model's cross-attention on `text` (not cached: the model changes while it trains)."""
     return trace_sentence(run.bundle(), text, names=schema.patterns_glob("cross"))
+
+
+# -- the home page's confidence per output token ---------------------------------------------------------
+def token_confidence(model_id: str, trace: Trace) -> "pd.DataFrame | None":
+    """For each output token t (meta tgt_ids): p of that token under row t of the trace's logits, and the
+    most probable other token (the runner-up) with its p. None when the trace has no logits."""
+    import pandas as pd
+
+    if schema.LOGITS not in trace:
+        return None
+    logits = np.asarray(trace[schema.LOGITS], dtype=np.float64)                      # [T, V]
+    ids = np.asarray(trace.meta["tgt_ids"], dtype=int)
+    z = logits - logits.max(1, keepdims=True)
+    probs = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    rows = np.arange(len(ids))
+    chosen = probs[rows, ids]
+    others = probs.copy()
+    others[rows, ids] = -1.0
+    other_ids = others.argmax(1)
+    return pd.DataFrame({"token": trace.meta["tgt_out_tokens"], "p": chosen,
+                         "runner_up": load_bundle(model_id).tokenizer.token_strings(other_ids.tolist()),
+                         "runner_up_p": probs[rows, other_ids]})
+
+
+# -- live toy training: the model before its first step (the training page's picture before Train) -------------
+@st.cache_resource(max_entries=16, show_spinner=False)
+def untrained_snapshot(task: str, size: str, symbols: tuple[str, ...]):
+    """Attention on the example in the toy model a training of this size starts from: train_toy's seed-0
+    initial weights, before step 1 (a Snapshot at step 0). The global random state is left as it was."""
+    from model.nn.transformer import Transformer
+    from model.training.live import snapshot
+    from model.training.train import toy_config
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = Transformer(toy_config(size)).eval()
+    return snapshot(model, make_example(task, list(symbols)), dict(step=0, loss=float("nan"), accuracy=0.0))

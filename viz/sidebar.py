@@ -2,10 +2,12 @@
 page. It fills the Context that pages read (viz/state.current())."""
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from model.io.checkpoint import CheckpointError
-from viz.services import get_trace, load_bundle, max_tokens_bounds, presets
+from viz.services import get_trace, load_bundle, max_tokens_bounds, presets, trace_npz
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
@@ -50,10 +52,11 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     except CheckpointError as e:
         sb.error(plain(f"This model cannot be loaded: {e}", limit=600))
         return None
+    text = sb.text_area("Sentence", key="text", height=90, on_change=_cut_long_text,
+                        help=f"At most {MAX_TEXT_CHARS:,} characters; a longer paste is cut, and the page says so.")
+    translation_slot = sb.container()
     sb.selectbox("Example sentences", presets(model_id), key="preset", on_change=_use_preset, index=None,
                  placeholder="Pick an example…")
-    text = sb.text_area("Sentence", key="text", max_chars=MAX_TEXT_CHARS, height=90)
-    translation_slot = sb.container()
     _upload_picker(sb)
     target = sb.text_input("Reference translation (optional)", key="target",
                            help="Given a reference, the decoder is teacher-forced on it; otherwise it reads its own "
@@ -64,8 +67,12 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     max_tokens = c2.number_input("Token limit", lo, hi, key="max_tokens", help="Longer inputs are cut.")
     sb.radio("Figure download format", ["PNG", "SVG"], key="image_format", horizontal=True,
              help="Used by the camera button on every chart.")
+    download_slot = sb.container()
     set_query(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
               beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != max_tokens_bounds()[1] else None)
+    cut_from = st.session_state.pop("_text_cut_from", None)
+    if cut_from:
+        notices.append(f"The sentence had {cut_from:,} characters; it was cut to the first {MAX_TEXT_CHARS:,}.")
     ctx = Context(model_id, bundle, text, target or None, int(beam), int(max_tokens), None, notices)
     if not text.strip():
         return ctx
@@ -76,7 +83,21 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
         return ctx
     translation_slot.caption("Model translation" + (f" (beam {beam})" if beam > 1 else " (greedy)"))
     translation_slot.text(ctx.trace.meta["translation"] or "(empty output)")
+    download_slot.download_button(
+        "Download the whole trace (.npz)", key="trace-npz", on_click="ignore", icon=":material/download:",
+        data=partial(trace_npz, model_id, text.strip(), (target or "").strip() or None, int(beam), int(max_tokens)),
+        file_name=f"trace-{model_id}.npz", mime="application/octet-stream",
+        help="Every captured array under its hook name, plus the tokens and config (docs/trace-format.md).")
     return ctx
+
+
+def _cut_long_text() -> None:
+    """A paste longer than the limit is cut here and said on the page (a text box's max_chars would drop it
+    silently, keeping the old sentence)."""
+    text = st.session_state["text"]
+    if len(text) > MAX_TEXT_CHARS:
+        st.session_state["text"] = text[:MAX_TEXT_CHARS]
+        st.session_state["_text_cut_from"] = len(text)
 
 
 def _upload_picker(sb) -> None:

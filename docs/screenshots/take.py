@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from browser_utils import browser, streamlit_server, wait_for_app  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 PAGES = ["home", "explorer", "step", "multihead", "positional", "layernorm", "decoding", "heads", "zoo",
          "compare", "training", "tour", "about"]
@@ -56,6 +57,10 @@ def first_screen(chromium, url: str, path: Path, width: int = 1280, height: int 
     page.goto(url)
     page.wait_for_selector("h1", timeout=240_000)
     wait_for_app(page)
+    try:
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15_000)
+    except PlaywrightTimeout:
+        pass                                                    # a page without a chart says so below
     page.wait_for_timeout(1500)
     found = page.evaluate(FIRST_PICTURE)
     page.screenshot(path=str(path))

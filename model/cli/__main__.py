@@ -1,10 +1,13 @@
-"""`python -m model.cli COMMAND ...`: one entry point for every command-line tool."""
+"""`transformer-viz COMMAND ...` (installed) or `python -m model.cli COMMAND ...`: one entry point for every
+command-line tool."""
 from __future__ import annotations
 
 import importlib
 import sys
 
 COMMANDS = {
+    "app": "start the web app (streamlit run app.py; extra arguments go to streamlit)",
+    "lesson": "write one sentence's guided lesson as a single offline HTML file",
     "translate": "translate text with a model folder",
     "trace": "capture a Trace of one sentence to an .npz file",
     "train": "train a toy task model or the en-es translator",
@@ -16,8 +19,8 @@ COMMANDS = {
 
 def usage() -> str:
     width = max(map(len, COMMANDS))
-    return "usage: python -m model.cli COMMAND [options]\n\ncommands:\n" + "\n".join(
-        f"  {name:<{width}}  {text}" for name, text in COMMANDS.items())
+    commands = "\n".join(f"  {name:<{width}}  {text}" for name, text in COMMANDS.items())
+    return f"usage: transformer-viz COMMAND [options]   (or: python -m model.cli COMMAND)\n\ncommands:\n{commands}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,45 @@
+"""Write one sentence's guided lesson as a single HTML file that opens offline.
+
+    python -m model.cli lesson --model pretrained/en-es --text "The man went to the house." --out lesson.html
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from model.inference.pipeline import DEFAULT_MAX_TOKENS, trace_sentence
+from model.io.checkpoint import load_checkpoint
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Write a self-contained HTML lesson (the guided tour with "
+                                                 "interactive figures) for one sentence.")
+    parser.add_argument("--model", required=True, help="checkpoint folder, e.g. pretrained/en-es")
+    parser.add_argument("--text", required=True, help="the source sentence")
+    parser.add_argument("--target", default=None, help="a reference translation to teacher-force (optional)")
+    parser.add_argument("--out", required=True, help="the HTML file to write")
+    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="longer sentences are cut")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    args = parser.parse_args(argv)
+    from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
+    try:
+        bundle = load_checkpoint(args.model, device=args.device)
+        trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens)
+        path = write_lesson(trace, args.out, bundle.path)
+    except ValueError as e:   # a CheckpointError (bad model folder) or an empty/unreadable sentence
+        return _fail(str(e))
+    except OSError as e:
+        return _fail(f"cannot write {args.out}: {e.strerror or e}")
+    print(f"wrote {path} ({path.stat().st_size:,} bytes)")
+    return 0
+
+
+def _fail(message: str) -> int:
+    """One line on stderr and exit status 2, as argparse does for bad arguments."""
+    print(f"error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

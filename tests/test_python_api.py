@@ -1,0 +1,56 @@
+"""docs/python-api.md runs as written: every ```python block, in order, in one namespace, in an empty
+working directory (the page finds pretrained/ itself), and the files it says it writes are written."""
+import re
+
+import pytest
+
+from conftest import ROOT
+
+DOC = ROOT / "docs" / "python-api.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", DOC.read_text(encoding="utf-8"), flags=re.S | re.M)
+
+
+def test_the_page_has_runnable_examples():
+    blocks = python_blocks()
+    assert len(blocks) >= 3
+    assert not any(".show()" in b for b in blocks), "a test run must not open a browser"
+
+
+def test_every_example_runs_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__doc_example__"}
+    for number, block in enumerate(python_blocks(), start=1):
+        try:
+            exec(compile(block, f"{DOC.name} block {number}", "exec"), namespace)
+        except Exception as e:   # name the block, not just the line inside it
+            pytest.fail(f"{DOC.name}, python block {number} failed: {type(e).__name__}: {e}")
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["cross-attention.html", "decoder-heads.html", "lesson.html", "three-figures.html"]
+    assert all((tmp_path / name).stat().st_size > 1000 for name in written)
+
+
+@pytest.fixture(scope="module")
+def toy_trace():
+    from model import load_checkpoint, trace_sentence
+    return trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), "c a f e")
+
+
+def test_attention_figure_averages_heads_or_shows_one(toy_trace):
+    import numpy as np
+    from model.capture import schema
+    from viz.figures import attention_figure
+    patterns = toy_trace[schema.pattern_name("cross", 1)]
+    assert np.allclose(attention_figure(toy_trace, "cross", 1).data[0].z, patterns.mean(0))
+    assert np.allclose(attention_figure(toy_trace, "cross", 1, head=1).data[0].z, patterns[1])
+
+
+@pytest.mark.parametrize("args, message", [(("cross", 9), "layer 9 does not exist"),
+                                           (("encoder", 0, 99), "head 99 does not exist"),
+                                           (("sideways", 0), "unknown attention kind")])
+def test_attention_figure_says_what_is_wrong(toy_trace, args, message):
+    from viz.figures import attention_figure
+    with pytest.raises(ValueError, match=message):
+        attention_figure(toy_trace, *args)

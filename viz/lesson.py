@@ -1,0 +1,286 @@
+"""One sentence's guided tour as a single HTML file: it opens from a USB stick with the network off.
+
+The tour's steps (viz/tour_steps.py) in order, each with its explanation, its formula as text and an
+interactive figure drawn by the same builders the pages use, from a real trace of the real model
+(model.inference.pipeline.trace_sentence; this module only reads the Trace, as the figures do).
+plotly.js is inlined once (about 4.7 MB), no other file or CDN is referenced, and every piece of user
+text is escaped, so a sentence containing <script> shows as text and runs nothing. No Streamlit here.
+"""
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from model.analysis import heads as head_stats
+from model.analysis import zoo
+from model.analysis.attention_math import dim_labels
+from model.capture import schema
+from model.capture.trace import Trace
+from viz.figures import attention_figure, heads_figure, token_labels
+from viz.figures.decoding import confidence_bars
+from viz.figures.heads import layer_head_heatmap
+from viz.figures.layernorm import layer_norm_stats, token_stats_figure
+from viz.figures.positional import pe_heatmap
+from viz.figures.style import signed_heatmap
+from viz.figures.training import clean_train_log, loss_curve
+from viz.figures.zoo import gallery
+from viz.text import position_labels
+from viz.tour_steps import TOUR
+
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+
+
+# -- formulas: the tour's LaTeX as HTML text (no KaTeX offline) ------------------------------------------
+SYMBOLS = {
+    "top": "T", "odot": " ⊙ ", "mid": " | ", "leftarrow": " ← ", "infty": "∞", "dots": "…", "sum": "Σ",
+    "nabla": "∇", "theta": "θ", "eta": "η", "mu": "μ", "sigma": "σ", "gamma": "γ", "beta": "β",
+    "epsilon": "ε", "alpha": "α", "quad": "\u2003", ";": " ", ",": "\u2009", " ": " ", "!": "",
+}
+FUNCTIONS = ("sin", "cos", "log", "tanh", "exp", "arg", "max", "min")
+SIZERS = ("big", "Big", "bigg", "Bigg", "left", "right")
+TEXT_COMMANDS = ("mathrm", "text", "operatorname", "mathit", "mathbf")
+
+
+def formula_html(latex: str) -> str:
+    """The subset of LaTeX the tour uses as readable HTML text: fractions as a/b, sub- and superscripts
+    as <sub>/<sup>, square roots with an overline, Greek letters and operators as Unicode."""
+    html_text, _ = _group(latex, 0, closing=None)
+    return html_text.strip()
+
+
+def _group(src: str, i: int, closing: str | None) -> tuple[str, int]:
+    out = []
+    while i < len(src):
+        ch = src[i]
+        if ch == closing:
+            return "".join(out), i + 1
+        piece, i = _atom(src, i)
+        out.append(piece)
+    return "".join(out), i
+
+
+def _argument(src: str, i: int) -> tuple[str, int]:
+    """One argument: {a group}, a command, or a single character."""
+    while i < len(src) and src[i] == " ":
+        i += 1
+    if i < len(src) and src[i] == "{":
+        return _group(src, i + 1, closing="}")
+    return _atom(src, i)
+
+
+def _atom(src: str, i: int) -> tuple[str, int]:
+    ch = src[i]
+    if ch == "\\":
+        return _command(src, i + 1)
+    if ch == "{":
+        return _group(src, i + 1, closing="}")
+    if ch in "_^":
+        arg, i = _argument(src, i + 1)
+        tag = "sub" if ch == "_" else "sup"
+        return f"<{tag}>{arg}</{tag}>", i
+    if ch == " ":
+        return "", i + 1
+    return html.escape("−" if ch == "-" else ch), i + 1
+
+
+def _command(src: str, i: int) -> tuple[str, int]:
+    match = re.match(r"[A-Za-z]+", src[i:])
+    name = match.group(0) if match else src[i]
+    i += len(name)
+    if name in TEXT_COMMANDS:
+        return _text_argument(src, i)
+    if name == "frac":
+        top, i = _argument(src, i)
+        bottom, i = _argument(src, i)
+        return f"{_parenthesized(top)}/{_parenthesized(bottom)}", i
+    if name == "sqrt":
+        arg, i = _argument(src, i)
+        return f'√<span class="radicand">{arg}</span>', i
+    if name in SIZERS:
+        return "", i
+    if name in FUNCTIONS:
+        return name + "\u2009", i
+    return SYMBOLS.get(name, html.escape(name)), i
+
+
+def _text_argument(src: str, i: int) -> tuple[str, int]:
+    """\\text{...} keeps its spaces."""
+    if i < len(src) and src[i] == "{":
+        end = src.index("}", i)
+        return html.escape(src[i + 1:end]), end + 1
+    return _argument(src, i)
+
+
+def _parenthesized(part: str) -> str:
+    plain = re.sub(r"<[^>]+>", "", part)
+    return f"({part})" if re.search(r"[+−,\s]", plain) else part
+
+
+# -- one figure per tour step, from the trace ----------------------------------------------------------
+def embeddings_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
+    return signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dim_labels(x.shape[1]),
+                          title="Each source token's embedding vector (× √d_model)", x_title="dimension",
+                          y_title="token")
+
+
+def positional_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
+    return pe_heatmap(table, n_sentence=table.shape[0],
+                      title="The positional vectors added to your sentence, one row per position")
+
+
+def one_head_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    return attention_figure(trace, "encoder", layer=0, head=0)
+
+
+def multi_head_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    return heads_figure(trace, "encoder", layer=0)
+
+
+def add_norm_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    before = tuple(trace[schema.norm_name("encoder", 0, "norm_attn", h)] for h in ("mean", "std"))
+    after = layer_norm_stats(trace[schema.norm_name("encoder", 0, "norm_attn", "normalized")])
+    return token_stats_figure(position_labels(trace.meta["src_tokens"]), before, after,
+                              title="Encoder layer 0, the attention sublayer's LayerNorm: its input and output")
+
+
+def decoder_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    last = len(schema.stacked(trace, "cross")) - 1
+    return attention_figure(trace, "cross", layer=last)
+
+
+def decoding_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    logits = trace[schema.LOGITS].astype(np.float64)                     # [T, V]
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    chosen = probs[np.arange(len(trace.meta["tgt_ids"])), trace.meta["tgt_ids"]]
+    return confidence_bars(chosen, position_labels(trace.meta["tgt_out_tokens"]),
+                           title="How sure the model was of each output token")
+
+
+def head_entropy_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    n_layers, n_heads = schema.stacked(trace, "encoder").shape[:2]
+    stats = head_stats.trace_head_stats(trace, kinds=("encoder",))
+    entropy = head_stats.stat_matrix(stats, "encoder", "entropy", n_layers, n_heads)
+    return layer_head_heatmap(entropy, title="Encoder heads: entropy of attention (bits; low = focused)",
+                              value_name="bits")
+
+
+ZOO_SCORES = {"scaled": "scaled dot q·k/√d", "general": "bilinear qᵀWk (random W)",
+              "additive": "additive vᵀtanh(W₁q+W₂k) (random W)"}
+
+
+def zoo_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
+    q, k = (trace[schema.attn_name("encoder", 0, h)][0] for h in ("q", "k"))   # [S, d_head]
+    queries, keys = token_labels(trace, "encoder")
+    weights = [zoo.softmax(zoo.scores(score, q, k)) for score in ZOO_SCORES]
+    return gallery(weights, list(ZOO_SCORES.values()), queries, keys,
+                   title="Encoder layer 0, head 0's queries and keys under older score functions")
+
+
+NO_TRAINING_LOG = "This model's folder has no readable training log; the app's live toy training draws one."
+
+
+def training_figure(trace: Trace, model_dir: Path | None) -> go.Figure | None:
+    """The model's own loss curve, when its folder ships a readable training log (toy models ship none):
+    a lesson is about the sentence, so a broken log costs this figure, not the file."""
+    log_path = model_dir / "train_log.csv" if model_dir else None
+    if log_path is None or not log_path.is_file():
+        return None
+    try:
+        log = clean_train_log(pd.read_csv(log_path))
+    except ValueError:   # pandas ParserError included
+        return None
+    return loss_curve(log, title=f"{trace.meta['model_id']}: loss during training")
+
+
+# Tour step title -> (figure, how to read it). A test checks every step of TOUR has one.
+STEP_FIGURES: dict[str, tuple[Callable[[Trace, Path | None], go.Figure | None], str]] = {
+    "Tokens become vectors": (embeddings_figure, "One row per token, one column per dimension; red is positive, "
+                              "blue negative. Repeated words share a row pattern: nothing here says where they stand."),
+    "Positional encoding": (positional_figure, "Left columns change fast from row to row, right columns slowly: "
+                            "each position gets its own pattern, added to the token's vector."),
+    "Self-attention, one head": (one_head_figure, "Each row is one token asking; the darker a cell, the more of that "
+                                 "column's value it takes. Every row sums to 1."),
+    "Multi-head attention": (multi_head_figure, "Same sentence, same layer: each head has learned to look somewhere "
+                             "else (the next word, the previous one, the end of the sentence…)."),
+    "Add & Norm": (add_norm_figure, "Before the norm, tokens have different means and spreads; after it, every token "
+                   "has mean 0 and standard deviation 1."),
+    "The decoder": (decoder_figure, "Each row is an output token; the dark cells show which source tokens it read "
+                    "while it was predicted."),
+    "Decoding": (decoding_figure, "The probability the model gave to the token it wrote, step by step."),
+    "What the heads do": (head_entropy_figure, "Low entropy: the head looks at one or two tokens; high: it spreads "
+                          "its attention over the sentence."),
+    "Where attention came from": (zoo_figure, "The same queries and keys, scored three ways; the bilinear and "
+                                  "additive scores use random, not learned, weights."),
+    "Watch it learn": (training_figure, "Loss falls as the model learns; the live toy training in the app shows "
+                       "the attention change as it does."),
+}
+
+
+# -- the page -----------------------------------------------------------------------------------------
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2rem auto; padding: 0 1rem;
+       line-height: 1.5; color: #222; }
+header { border-bottom: 2px solid #9bbbd9; margin-bottom: 1.5rem; }
+dt { font-weight: 600; } dd { margin: 0 0 0.6rem 0; font-size: 1.15rem; }
+section { margin: 2.5rem 0; }
+.formula { font-family: 'Cambria Math', 'STIX Two Math', serif; font-size: 1.3rem; background: #f5f8fc;
+           padding: 0.6rem 1rem; border-radius: 0.4rem; overflow-x: auto; }
+.radicand { border-top: 1px solid currentColor; padding-top: 0.1em; }
+.how { color: #555; font-style: italic; }
+"""
+
+
+def _figure_div(fig: go.Figure, first: bool) -> str:
+    return pio.to_html(fig, full_html=False, include_plotlyjs=first, include_mathjax=False, config=PLOTLY_CONFIG)
+
+
+def _header(meta: dict) -> str:
+    rows = [("Model", meta["model_id"]), ("Sentence", meta["src_text"]), ("Translation", meta["translation"])]
+    if meta.get("teacher_forced"):
+        rows.append(("Target (teacher-forced)", meta["tgt_text"]))
+    items = "".join(f"<dt>{name}</dt><dd>{html.escape(str(value))}</dd>" for name, value in rows)
+    return f"<header><h1>Inside a Transformer: a guided lesson</h1><dl>{items}</dl></header>"
+
+
+def _section(number: int, step, figure_html: str, how: str) -> str:
+    return (f'<section id="step-{number}"><h2>Step {number} of {len(TOUR)}: {html.escape(step.title)}</h2>'
+            f"<p>{html.escape(step.text)}</p>"
+            f'<p class="formula">{formula_html(step.formula)}</p>'
+            f"{figure_html}<p class=\"how\">{html.escape(how)}</p></section>")
+
+
+def lesson_html(trace: Trace, model_dir: Path | None = None) -> str:
+    """The lesson of one sentence's trace (every hook captured, as trace_sentence does by default) as a
+    complete HTML document. model_dir: the model's folder, for its training log (the last step's figure)."""
+    sections, plotly_inlined = [], False
+    for number, step in enumerate(TOUR, start=1):
+        build, how = STEP_FIGURES[step.title]
+        fig = build(trace, model_dir)
+        if fig is None:
+            figure_html, how = "", NO_TRAINING_LOG   # only the training step can lack its data
+        else:
+            figure_html, plotly_inlined = _figure_div(fig, first=not plotly_inlined), True
+        sections.append(_section(number, step, figure_html, how))
+    title = html.escape(f"Transformer lesson: {trace.meta['src_text']}")
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'
+            f"<body>{_header(trace.meta)}{''.join(sections)}"
+            "<footer><p>Figures are interactive: hover for values, drag to zoom, double-click to reset. "
+            "Made with transformer-viz.</p></footer></body></html>")
+
+
+def write_lesson(trace: Trace, path, model_dir: Path | None = None) -> Path:
+    """Write the lesson to `path` (UTF-8); OSError when it cannot be written."""
+    path = Path(path)
+    path.write_text(lesson_html(trace, model_dir), encoding="utf-8")
+    return path

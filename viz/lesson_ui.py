@@ -1,0 +1,31 @@
+"""The "Download this lesson as HTML" button under every page: viz/lesson.py's offline lesson of the
+sidebar's sentence, from the trace the pages already show, built only when clicked (viz/services.py)."""
+from __future__ import annotations
+
+import re
+from functools import partial
+
+import streamlit as st
+
+from viz.services import lesson_bytes
+from viz.state import Context
+
+
+def file_name(model_id: str, text: str) -> str:
+    """lesson-en-es-the-man-went-to-the.html: letters, digits and dashes only."""
+    words = "-".join(re.findall(r"\w+", text.lower(), flags=re.ASCII)[:5])
+    return f"lesson-{model_id}{'-' + words if words else ''}.html"
+
+
+def lesson_button(ctx: Context) -> None:
+    """Deferred: the ten figures and 5 MB of HTML (about a second) are built in the background when the
+    button is clicked, not on every run of every page. Streamlit shows no spinner for a deferred download
+    (it ignores st calls there): the browser's download starts when the file is ready, and a second click
+    on the same sentence is instant."""
+    key = (ctx.model_id, ctx.text.strip(), (ctx.target or "").strip() or None, ctx.beam, ctx.max_tokens)
+    st.download_button(
+        "Download this lesson as HTML", data=partial(lesson_bytes, *key),   # keys only: holds no trace
+        file_name=file_name(ctx.model_id, ctx.text), mime="text/html", on_click="ignore",
+        icon=":material/download:", key="lesson-download",
+        help="The guided tour for this sentence in one file, every figure interactive; "
+             "it opens in any browser without a network.")
