@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The README's test command: system packages (Chromium for the browser test, the SWORD Bible modules
-# for the corpus test), Python requirements, then the whole suite.
+# The README's test command: system packages (Chromium for the browser tests, nginx for the deploy test,
+# the SWORD Bible modules for the corpus test), Python requirements, then the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 command -v chromium >/dev/null || need+=(chromium)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)                 # tests/test_deploy.py
 [ -d /usr/share/sword/modules/texts/ztext/engWEB2015eb ] || need+=(sword-text-web)
 [ -d /usr/share/sword/modules/texts/ztext/spaRV1909eb ] || need+=(sword-text-sparv)
 if [ ${#need[@]} -gt 0 ]; then

@@ -113,8 +113,8 @@ def test_app_is_a_router_that_runs_only_as_a_script():
     assert not calls_at_top, "app.py calls main() at import; put it under `if __name__ == '__main__':`"
 
 
-@pytest.mark.parametrize("config", [tiny_config(), TransformerConfig.from_dict(json.loads((ROOT / "pretrained/en-es/config.json").read_text()))],
-                         ids=["toy", "en-es"])
+@pytest.mark.parametrize("config", [tiny_config(), tiny_config(norm_first=True), TransformerConfig.from_dict(
+    json.loads((ROOT / "pretrained/en-es/config.json").read_text()))], ids=["toy", "toy-pre-norm", "en-es"])
 def test_the_schema_names_exactly_the_models_hook_points(config):
     hook_points = {name for name, _ in Transformer(config).named_modules() if name.rsplit(".", 1)[-1].startswith("hook_")}
     made = schema.all_names(config)
@@ -132,3 +132,59 @@ def test_schema_labels_follow_one_convention():
     assert schema.stack_tokens(meta, "decoder") == schema.query_tokens(meta, "decoder")
     with pytest.raises(ValueError, match="unknown attention kind"):
         schema.attn_name("sideways", 0, "pattern")
+
+
+# -- one style for every page ---------------------------------------------------------------------------
+# Pages converted to it so far (the others follow; then this can become every file under viz/pages).
+RENDER_PAGES = ["step_through.py", "multi_head.py", "positional.py", "layernorm.py"]
+PAGE_GLOBALS = {"ctx", "trace", "cfg", "arrays", "A"}   # what a page used to read from its module scope
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__": render()` and nothing else."""
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+            and getattr(node.test.left, "id", None) == "__name__"
+            and [getattr(c, "value", None) for c in node.test.comparators] == ["__main__"]
+            and not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Expr)
+            and getattr(node.body[0].value.func, "id", None) == "render" and not node.body[0].value.args)
+
+
+@pytest.mark.parametrize("page", RENDER_PAGES)
+def test_a_page_is_imports_constants_functions_and_render(page):
+    """Imports, constants, small functions taking explicit arguments, `def render() -> None`, and at the
+    end `if __name__ == "__main__": render()` (Streamlit runs a page with that name; a test can import it)."""
+    tree = ast.parse((ROOT / "viz" / "pages" / page).read_text(encoding="utf-8"))
+    body = tree.body[1:] if ast.get_docstring(tree) else tree.body
+    assert body and _is_main_guard(body[-1]), f"{page} must end with `if __name__ == \"__main__\":\\n    render()`"
+    renders = [n for n in body if isinstance(n, ast.FunctionDef) and n.name == "render"]
+    assert len(renders) == 1, f"{page} defines no render()"
+    render = renders[0]
+    assert not (render.args.args or render.args.posonlyargs or render.args.kwonlyargs or render.args.vararg), \
+        "render() takes no arguments"
+    assert isinstance(render.returns, ast.Constant) and render.returns.value is None, "def render() -> None"
+    for node in body[:-1]:
+        assert isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign,
+                                 ast.AnnAssign)), f"{page} line {node.lineno}: only definitions at module level"
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):     # constants: no streamlit call, no page state
+            calls = [c for c in ast.walk(node) if isinstance(c, ast.Call)]
+            assert not any(getattr(getattr(c.func, "value", None), "id", None) == "st" for c in calls), \
+                f"{page} line {node.lineno}: a streamlit call at module level"
+            targets = {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+            assert not targets & PAGE_GLOBALS, f"{page} line {node.lineno}: page state at module level"
+    for fn in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))):
+        assert not any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(fn)), f"{page}: global state"
+
+
+@pytest.mark.parametrize("page", RENDER_PAGES)
+def test_importing_a_page_draws_nothing(page, monkeypatch):
+    """The module can be imported (by a test, a lesson) without running the page."""
+    import importlib
+    import streamlit as st
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError(f"{page} called streamlit at import")
+
+    for name in ("title", "markdown", "radio", "selectbox", "slider", "plotly_chart", "columns", "latex"):
+        monkeypatch.setattr(st, name, refuse)
+    module = importlib.import_module(f"viz.pages.{page[:-3]}")
+    assert callable(module.render)

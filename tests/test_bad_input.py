@@ -165,6 +165,15 @@ def test_ten_thousand_characters_in_the_link_are_cut_with_notices():
     assert at.get("plotly_chart")
 
 
+def test_a_paste_over_the_limit_is_cut_and_said_not_dropped():
+    at = run_page("explorer.py", model="toy-reverse", text="a b")
+    at.text_area(key="text").input("b " * 3000).run()                  # 6,000 characters typed or pasted
+    no_exceptions(at)
+    assert at.text_area(key="text").value == ("b " * 3000)[:5000]         # the new sentence, cut; not the old one
+    assert "had 6,000 characters; it was cut to the first 5,000" in texts(at)
+    assert at.get("plotly_chart")
+
+
 def test_unusual_and_html_sentences_in_the_app():
     at = run_page("explorer.py", model="toy-reverse", text=UNUSUAL["emoji"])
     no_exceptions(at)

@@ -7,6 +7,7 @@ import urllib.parse
 import pytest
 
 from browser_utils import CHROMIUM, axis_labels, browser, streamlit_server, wait_for_app
+from model.capture.trace import Trace
 
 pytestmark = pytest.mark.browser
 
@@ -67,6 +68,12 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     assert rows[0][1:] == ["0 c", "1 a", "2 f", "3 e", "4 </s>"] and [r[0] for r in rows[1:]] == rows[0][1:]
     assert all(abs(sum(map(float, r[1:])) - 1) < 1e-4 for r in rows[1:])
     assert download.value.suggested_filename.endswith("-L0-H1.csv")
+    # the whole trace from the sidebar: the export format, with this sentence's tokens
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Download the whole trace (.npz)").click()
+    trace = Trace.load(download.value.path())
+    assert trace.meta["src_tokens"] == ["c", "a", "f", "e", "</s>"]
+    assert trace["encoder.layers.0.self_attn.hook_pattern"].shape == (4, 5, 5)
     page.close()
 
 

@@ -185,7 +185,7 @@ def test_prenorm_and_learned_pe_run():
 def test_config_validation():
     with pytest.raises(ValueError, match="divisible"):
         tiny_config(d_model=30, n_heads=4)
-    with pytest.raises(ValueError, match="pe must be"):
+    with pytest.raises(ValueError, match="pe=.rotary.: must be one of"):
         tiny_config(pe="rotary")
 
 

@@ -98,6 +98,11 @@ def embed_name(stack: str, hook: str) -> str:
     return f"{EMBED_OF[stack]}.hook_{hook}"
 
 
+def final_norm_name(stack: str, hook: str) -> str:
+    """The LayerNorm after a pre-norm stack's last layer (post-norm models have none)."""
+    return f"{stack}.norm.hook_{hook}"
+
+
 def stack_out_name(stack: str) -> str:
     return f"{stack}.hook_out"
 
@@ -147,6 +152,8 @@ def all_names(config) -> list[str]:
             names += [resid_name(stack, i, h) for h in RESID_HOOKS[stack]]
             names += [ff_name(stack, i, h) for h in FF_HOOKS]
             names += [norm_name(stack, i, n, h) for n in NORMS[stack] for h in NORM_HOOKS]
+        if config.norm_first:
+            names += [final_norm_name(stack, h) for h in NORM_HOOKS]
     return names
 
 

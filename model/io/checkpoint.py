@@ -13,7 +13,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from model.nn.config import TransformerConfig
+from model.nn.config import TransformerConfig, parameter_count
 from model.io.tokenizer import Tokenizer
 from model.io.device import pick_device
 from model.nn.transformer import Transformer
@@ -65,13 +65,33 @@ def save_checkpoint(model: Transformer, tokenizer: Tokenizer, folder, dtype: tor
     return folder
 
 
+MAX_CONFIG_BYTES = 64 * 1024   # a real config.json is ~300 bytes; never read a huge file into memory
+
+
 def _read_config(path: Path) -> TransformerConfig:
+    """The config, every field checked against its meaning and the model's size against the memory
+    budget (TransformerConfig.__post_init__), before any tensor is built."""
+    _check_file_size(path, MAX_CONFIG_BYTES, "a config.json needs a few hundred bytes")
     try:
         return TransformerConfig.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CheckpointError(f"{path}: not valid JSON ({e})") from None
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(f"{path}: bad model config ({e})") from None
+    except RecursionError:
+        raise CheckpointError(f"{path}: not valid JSON (nested too deeply)") from None
+    except (TypeError, ValueError) as e:  # ValueError: "field=value: why" from TransformerConfig
+        raise CheckpointError(f"{path}: {e}") from None
+
+
+def _weights_limit(config: TransformerConfig) -> int:
+    """Largest model.safetensors this config can explain: every parameter in fp64 (the widest dtype
+    save_checkpoint may write) plus a generous header, checked before the file is read."""
+    return 8 * parameter_count(config) + 2**20
+
+
+def _check_file_size(path: Path, limit: int, why: str) -> None:
+    size = path.stat().st_size
+    if size > limit:
+        raise CheckpointError(f"{path}: {size} bytes, more than {limit} ({why}); not read")
 
 
 def _read_tokenizer(path: Path) -> Tokenizer:
@@ -115,6 +135,8 @@ def load_checkpoint(folder, device: str | None = None) -> Bundle:
         if not (folder / name).is_file():
             raise CheckpointError(f"{folder / name}: file missing")
     config = _read_config(folder / CONFIG)
+    _check_file_size(folder / WEIGHTS, _weights_limit(config),
+                     f"config.json describes {parameter_count(config)} parameters, at most 8 bytes each")
     tokenizer = _read_tokenizer(folder / TOKENIZER)
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(f"{folder / TOKENIZER}: vocabulary of {tokenizer.vocab_size} tokens, "

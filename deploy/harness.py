@@ -1,0 +1,117 @@
+"""deploy/serve.py as a child process on free loopback ports, for tests/test_deploy.py and
+bench/load_deploy.py: start, wait until every worker and nginx answer, read state.json, stop with TERM
+(as Ctrl-C would), bounded in time everywhere."""
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from nginx_conf import COOKIE, ROOT
+
+NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).is_file()), None)
+START_TIMEOUT, STOP_TIMEOUT = 180, 30
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_ports(n: int) -> int:
+    """First of n consecutive free loopback ports (the workers take base, base+1, ...)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + n < 65536 and all(port_is_free(base + i) for i in range(1, n)):
+            return base
+    raise RuntimeError(f"no run of {n} free ports")
+
+
+def get(url: str, cookie: str | None = None, timeout: float = 10) -> tuple[int, dict, bytes]:
+    """(status, headers, body); status 0 when nothing answered."""
+    request = urllib.request.Request(url, headers={"Cookie": f"{COOKIE}={cookie}"} if cookie else {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+    except OSError:
+        return 0, {}, b""
+
+
+def worker_healthy(port: int) -> bool:
+    return get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)[0] == 200
+
+
+class Deployment:
+    """deploy/serve.py with `workers` workers; nginx exposes X-Upstream (which worker answered)."""
+
+    def __init__(self, workers: int = 2, run_dir: Path | None = None, env: dict | None = None):
+        self.own_run_dir = run_dir is None              # removed after a clean stop; kept (logs) after a failure
+        self.run_dir = Path(run_dir or tempfile.mkdtemp(prefix="deploy-harness-"))
+        self.port, self.worker_base = free_ports(1), free_ports(workers)
+        self.base = f"http://127.0.0.1:{self.port}"
+        command = [sys.executable, str(ROOT / "deploy" / "serve.py"), "--workers", str(workers),
+                   "--port", str(self.port), "--worker-port-base", str(self.worker_base),
+                   "--run-dir", str(self.run_dir), "--expose-upstream", "--nginx", NGINX or "nginx"]
+        with open(self.run_dir / "serve.log", "wb") as log:
+            self.proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    def state(self) -> dict:
+        return json.loads((self.run_dir / "state.json").read_text())
+
+    def ready(self) -> bool:
+        if not (self.run_dir / "state.json").is_file():
+            return False
+        return all(worker_healthy(w["port"]) for w in self.state()["workers"]) and get(self.base + "/healthz")[0] == 200
+
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> "Deployment":
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve.py exited with {self.proc.returncode}\n{self.log()}")
+            if self.ready():
+                return self
+            time.sleep(0.5)
+        raise RuntimeError(f"deployment not ready in {timeout} s\n{self.log()}")
+
+    def stop(self) -> list[int]:
+        """TERM the supervisor; returns the worker pids it had, for checking they are gone."""
+        pids = [w["pid"] for w in self.state()["workers"]] if (self.run_dir / "state.json").is_file() else []
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        return pids
+
+    def log(self) -> str:
+        return (self.run_dir / "serve.log").read_text(errors="replace")[-3000:]
+
+    def __enter__(self) -> "Deployment":
+        try:
+            return self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self.stop()
+        if self.own_run_dir and exc_type is None:
+            shutil.rmtree(self.run_dir, ignore_errors=True)

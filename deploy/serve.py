@@ -1,0 +1,216 @@
+"""Serve a lecture hall: N Streamlit workers on loopback, supervised, behind one nginx.
+
+    deploy/serve.sh --workers 2 --port 8080 [--host 0.0.0.0] [--upstreams other:8501,...]
+
+Worker i listens on 127.0.0.1:(PORT+i) (or --worker-port-base+i-1); a worker that dies is started
+again after a backoff (1 s, doubling to 30 s; reset once it has stayed up a minute). nginx runs in
+the foreground as a child too, with everything it writes in the run folder (--run-dir, default a
+fresh temp folder). Ctrl-C or TERM stops nginx and every worker. The run folder's state.json names
+the workers' ports and current pids (bench/load_deploy.py kills one from there).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from nginx_conf import ROOT, parse_upstreams, render  # noqa: E402
+
+BACKOFF_FIRST, BACKOFF_MAX, STABLE_AFTER = 1.0, 30.0, 60.0
+POLL_SECONDS = 0.5
+STOP_GRACE = 10.0
+NGINX_SETTLE = 10.0
+
+
+@dataclass
+class Child:
+    """One supervised process: how to start it, and its restart bookkeeping."""
+    name: str
+    command: list[str]
+    log_path: Path
+    proc: subprocess.Popen | None = None
+    started_at: float = 0.0
+    backoff: float = BACKOFF_FIRST
+    restart_at: float | None = None
+    restarts: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def start(self) -> None:
+        log = open(self.log_path, "ab")
+        # A process group of its own: a Ctrl-C in the terminal reaches only the supervisor, which
+        # then stops children in order (nginx first, so no request reaches a dying worker).
+        self.proc = subprocess.Popen(self.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=die_with_parent)
+        log.close()
+        self.started_at, self.restart_at = time.monotonic(), None
+
+    def check(self, now: float) -> None:
+        """Schedule a restart when it has died; start it when its backoff is over."""
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                self.restarts += 1
+                say(f"{self.name}: restarting (restart {self.restarts})")
+                self.start()
+            return
+        if self.proc.poll() is None:
+            return
+        if now - self.started_at > STABLE_AFTER:
+            self.backoff = BACKOFF_FIRST
+        say(f"{self.name}: exited with {self.proc.returncode}; restart in {self.backoff:.0f} s")
+        self.restart_at = now + self.backoff
+        self.backoff = min(BACKOFF_MAX, self.backoff * 2)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+
+    def wait_stopped(self, deadline: float) -> None:
+        if not self.proc:
+            return
+        try:
+            self.proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+def die_with_parent() -> None:
+    """Linux: the child gets TERM if the supervisor itself is killed (SIGKILL, OOM) and cannot stop it,
+    so no worker is left holding its port."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def say(message: str) -> None:
+    print(f"[serve {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def worker(port: int, logs: Path) -> Child:
+    command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+               "--server.port", str(port), "--server.address", "127.0.0.1",
+               # XSRF on (uploads need the token from the page's cookie). Streamlit then forces
+               # enableCORS on too, so the websocket's Origin must match Host: nginx passes Host on.
+               "--server.enableXsrfProtection", "true", "--server.headless", "true",
+               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    return Child(f"worker :{port}", command, logs / f"worker-{port}.log", extra={"port": port})
+
+
+def nginx(run_dir: Path, binary: str) -> Child:
+    command = [binary, "-p", str(run_dir), "-c", str(run_dir / "nginx.conf"), "-e", str(run_dir / "logs/error.log")]
+    return Child("nginx", command, run_dir / "logs" / "nginx.out")
+
+
+def write_state(run_dir: Path, children: list[Child], listen: str, upstreams: list[str]) -> None:
+    workers = [{"port": c.extra["port"], "pid": c.proc.pid if c.proc else None, "restarts": c.restarts,
+                "alive": bool(c.proc and c.proc.poll() is None)} for c in children if "port" in c.extra]
+    state = {"listen": listen, "upstreams": upstreams, "workers": workers, "supervisor_pid": os.getpid()}
+    tmp = run_dir / "state.json.tmp"
+    tmp.write_text(json.dumps(state, indent=2))
+    tmp.replace(run_dir / "state.json")          # readers never see half a file
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, default=2, help="Streamlit workers on this machine (0: only --upstreams)")
+    parser.add_argument("--port", type=int, required=True, help="nginx listens here")
+    parser.add_argument("--host", default="127.0.0.1", help="nginx's address (0.0.0.0 for the whole network)")
+    parser.add_argument("--upstreams", default="", help="more workers elsewhere: host:port,host:port,...")
+    parser.add_argument("--worker-port-base", type=int, help="first worker's port (default PORT+1)")
+    parser.add_argument("--run-dir", type=Path, help="pid, logs, temp files, state.json (default: a new temp folder)")
+    parser.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
+    parser.add_argument("--expose-upstream", action="store_true", help="X-Upstream response header (tests, benchmarks)")
+    parser.add_argument("--real-ip-from", default="", help="trusted front proxies' addresses, comma-separated")
+    args = parser.parse_args(argv)
+    if args.workers < 0:
+        parser.error("--workers must be 0 or more")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    run_dir = (args.run_dir or Path(tempfile.mkdtemp(prefix="transformer-viz-serve-"))).resolve()
+    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    base = args.worker_port_base or args.port + 1
+    ports = [base + i for i in range(args.workers)]
+    upstreams = [f"127.0.0.1:{p}" for p in ports] + parse_upstreams(args.upstreams)
+    listen = f"{args.host}:{args.port}"
+    render(upstreams, listen, run_dir, expose_upstream=args.expose_upstream,
+           trusted_proxies=[a for a in args.real_ip_from.split(",") if a])
+    workers = [worker(p, run_dir / "logs") for p in ports]
+    children = workers + [nginx(run_dir, args.nginx)]
+
+    stopping = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopping.append(True))
+    for child in children:
+        child.start()
+    say(f"run folder {run_dir}; nginx on http://{listen} -> {', '.join(upstreams)}")
+    ok = supervise(children, workers, run_dir, listen, upstreams, stopping)
+    shutdown(children)
+    return 0 if ok else 1
+
+
+def nginx_failed_to_start(child: Child, run_dir: Path) -> bool:
+    """nginx exiting within seconds of its first start is a configuration or port problem that
+    restarting cannot fix (it retries a busy port for ~2.5 s itself): say why, and give up."""
+    if child.restarts or child.proc.poll() is None or time.monotonic() - child.started_at > NGINX_SETTLE:
+        return False
+    lines = [line for path in (run_dir / "logs" / "error.log", child.log_path) if path.is_file()
+             for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    say(f"nginx exited at once with {child.proc.returncode}: " + " | ".join(lines[-3:]))
+    return True
+
+
+def supervise(children, workers, run_dir, listen, upstreams, stopping) -> bool:
+    """Until Ctrl-C/TERM (True), or nginx failing to start at all (False)."""
+    announced = False
+    while not stopping:
+        if nginx_failed_to_start(children[-1], run_dir):
+            return False
+        now = time.monotonic()
+        for child in children:
+            child.check(now)
+        write_state(run_dir, children, listen, upstreams)
+        if not announced and all(healthy(w.extra["port"]) for w in workers):
+            say(f"ready: {len(workers)} local worker(s) healthy")
+            announced = True
+        time.sleep(POLL_SECONDS)
+    return True
+
+
+def shutdown(children: list[Child]) -> None:
+    say("stopping")
+    nginx_child, workers = children[-1], children[:-1]
+    nginx_child.stop()
+    nginx_child.wait_stopped(time.monotonic() + STOP_GRACE)
+    for child in workers:
+        child.stop()
+    deadline = time.monotonic() + STOP_GRACE
+    for child in workers:
+        child.wait_stopped(deadline)
+    say("stopped")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
