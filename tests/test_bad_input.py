@@ -1,6 +1,7 @@
 """Bad input of every kind gets a clear message and never a traceback: sentences, uploads, URL parameters,
 broken model folders. Cheapest layer first: pure functions, then the app in AppTest (the real browser
 checks live in test_browser.py)."""
+import codecs
 import json
 import re
 import shutil
@@ -110,6 +111,21 @@ def test_bad_uploads_are_refused_with_the_reason(name, data, message):
         parse_upload(name, data)
 
 
+def test_utf16_files_with_a_byte_order_mark_are_read():
+    text = "The man went to the house.\r\nCafé, señor: 你好\r\n"
+    for encoding in ("utf-16", "utf-16-be"):
+        data = (codecs.BOM_UTF16_BE if encoding.endswith("be") else b"") + text.encode(encoding)
+        assert parse_upload("notepad.txt", data) == ["The man went to the house.", "Café, señor: 你好"]
+    with pytest.raises(UploadError, match="not UTF-8"):
+        parse_upload("nobom.txt", text.encode("utf-16-le"))                 # no mark: not guessed
+
+
+def test_plain_neutralises_emoji_and_icon_shortcodes():
+    shown = plain("cross:-1:0 and :material/delete: and :thumbsdown:")
+    assert not re.search(r":[-\w/]+:", shown.replace("\\", ""))          # no shortcode survives
+    assert shown.replace("\u2060", "").replace("\\", "") == "cross:-1:0 and :material/delete: and :thumbsdown:"
+
+
 def test_good_uploads_keep_text_verbatim():
     assert parse_upload("s.txt", "\ufeffa b c\r\n\n  d e  \n".encode("utf-8")) == ["a b c", "d e"]
     assert parse_upload("s.csv", b"Sentence,id\n\"x, y\",1\nz,2\n") == ["x, y", "z"]
@@ -121,7 +137,7 @@ def test_good_uploads_keep_text_verbatim():
 def test_plain_escapes_markdown_and_html():
     shown = plain(HTML)
     assert not _raw_markup(shown)
-    assert shown.replace("\\", "") == HTML
+    assert shown.replace("\\", "").replace("\u2060", "") == HTML
 
 
 # -- the app: URL parameters, sentences, uploads, broken models (AppTest) ---------------------------

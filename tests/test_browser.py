@@ -115,6 +115,19 @@ def test_html_in_the_sentence_is_shown_not_run(chromium, app_url):
     page.close()
 
 
+def test_shortcodes_in_url_parameters_stay_text(chromium, app_url):
+    """`:-1:` and `:material/delete:` in a parameter are quoted in the warning, not drawn as 👎 or an icon."""
+    page = chromium.new_page(viewport={"width": 1500, "height": 1000})
+    page.goto(f"{app_url}/heads?" + urllib.parse.urlencode(
+        {"model": "toy-reverse", "text": "a b", "tab": "ablation", "ablate": "cross:-1:0"}))
+    wait_for_app(page)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('ablate')",
+                           timeout=240_000)
+    shown = page.inner_text('[data-testid="stMain"]').replace("\u2060", "")
+    assert "cross:-1:0" in shown and "👎" not in shown
+    page.close()
+
+
 def test_uploaded_file_name_and_content_are_shown_not_run(chromium, app_url):
     """HTML in an uploaded file's name and in its sentences stays text; the 1 MB limit is announced."""
     page = _open(chromium, f"{app_url}/explorer?model=toy-reverse")

@@ -33,6 +33,30 @@ def z_of(at, index=0) -> np.ndarray:
     return np.array(z, dtype=float)
 
 
+TEXT_KINDS = {"markdown", "caption", "latex", "info", "code", "subheader", "header"}
+
+
+def first_chart(at):
+    """The first chart on the page and how many words of text stand above it (expanders folded)."""
+    words = 0
+
+    def walk(node):
+        nonlocal words
+        for child in getattr(node, "children", {}).values():
+            if child.type == "expander":
+                continue
+            if child.type == "plotly_chart":
+                return child
+            if child.type in TEXT_KINDS:
+                words += len(str(child.value).split())
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    return walk(at.main), words
+
+
 def metric(at, label_start: str):
     return next(m for m in at.metric if m.label.startswith(label_start))
 
@@ -47,6 +71,8 @@ def test_heads_default_view_shows_the_real_statistics(toy):
                               "encoder", "entropy_norm", 2, 4)
     np.testing.assert_allclose(z_of(at), expected, atol=1e-5)
     assert len(at.dataframe[0].value) == 4 * (2 + 2 + 2)
+    chart, words = first_chart(at)                                 # the picture first, the explanation after
+    assert chart.key == "heads-stat-grid" and words <= 25
 
 
 def test_heads_deep_links_reproduce_the_view():
@@ -76,7 +102,8 @@ def test_heads_bad_parameters_warn_without_failing():
     assert "ablate" in " ".join(w.value for w in at.warning)
     assert not any(cb.value for cb in at.checkbox)
     at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation", ablate="encoder:0:0:0")
-    assert r"encoder\:0\:0\:0" in " ".join(w.value for w in at.warning)     # an extra field is refused, not dropped
+    shown = " ".join(w.value for w in at.warning).replace("\u2060", "")
+    assert r"encoder\:0\:0\:0" in shown                               # an extra field is refused, not dropped
     assert not any(cb.value for cb in at.checkbox)
 
 
@@ -120,6 +147,14 @@ def test_compare_default_swaps_two_words_and_runs_the_order_test():
     assert len(at.get("plotly_chart")) == 3
     diff = z_of(at, 2)
     assert diff.shape == (7, 7) and np.abs(diff).max() > 1e-3     # positions make the maps differ
+    # the colour scale fits the data, symmetric about 0 (a ±1 scale left a 0.18 difference almost white), and
+    # the figure says it
+    spec = figure(at, 2)
+    trace = spec["data"][0]
+    assert trace["zmax"] == pytest.approx(np.abs(diff).max(), rel=1e-6) and trace["zmin"] == -trace["zmax"]
+    assert f"±{trace['zmax']:.3g}" in spec["layout"]["title"]["text"]
+    chart, words = first_chart(at)
+    assert chart.key.startswith("cmp-s-") and words <= 25
 
 
 def test_compare_deep_link_two_heads():
@@ -131,6 +166,8 @@ def test_compare_deep_link_two_heads():
     assert at.selectbox(key="compare-b-cross-layer").value == 0 and at.selectbox(key="compare-b-cross-head").value == 3
     a, b = (z_of(at, i) for i in range(2))
     np.testing.assert_allclose(z_of(at, 2), b - a, atol=1e-6)
+    trace = figure(at, 2)["data"][0]
+    assert trace["zmax"] == pytest.approx(np.abs(b - a).max(), rel=1e-6) and trace["zmin"] == -trace["zmax"]
 
 
 def test_compare_bad_parameters_and_empty_sentences():

@@ -8,10 +8,15 @@ from model.capture import schema
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
+_WORD_JOINER = "\u2060"   # invisible; keeps ':' from opening an emoji or icon shortcode
+
+
 def plain(text: str, limit: int = 300) -> str:
-    """Escape Markdown (links, images, HTML tags) so st.markdown/st.warning show the characters as typed."""
+    """Escape Markdown (links, images, HTML tags) so st.markdown/st.warning show the characters as typed.
+    Streamlit also turns `:thumbsdown:`-like and `:material/...:` shortcodes into pictures even when the
+    colons are escaped, so an invisible word joiner follows every colon."""
     text = text if len(text) <= limit else text[:limit] + "…"
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace(":", ":" + _WORD_JOINER)
 
 
 def position_labels(tokens: list[str]) -> list[str]:

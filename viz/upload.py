@@ -1,6 +1,7 @@
 """Sentences from an uploaded file: .txt (one per line) or .csv (a `text` column). Pure, testable."""
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 
@@ -18,12 +19,7 @@ def parse_upload(filename: str, data: bytes) -> list[str]:
         raise UploadError(f"the file is {len(data) / 1e6:.2f} MB; the limit is {MAX_UPLOAD_BYTES / 1e6:.0f} MB")
     if not data.strip():
         raise UploadError("the file is empty")
-    if b"\x00" in data[:4096]:
-        raise UploadError("this looks like a binary file; upload plain text (.txt) or .csv")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UploadError("the file is not UTF-8 text; save it as UTF-8 and upload again") from None
+    text = _decode(data)
     if filename.lower().endswith(".csv"):
         sentences = _csv_sentences(text)
     else:
@@ -32,6 +28,22 @@ def parse_upload(filename: str, data: bytes) -> list[str]:
     if not sentences:
         raise UploadError("the file has no sentences")
     return sentences[:MAX_SENTENCES]
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8 (with or without a byte-order mark), or UTF-16 with its byte-order mark (what Windows'
+    Notepad and Excel write as "Unicode"); anything else is refused with the reason."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise UploadError("the file says it is UTF-16 but is not; save it as UTF-8 and upload again") from None
+    if b"\x00" in data[:4096]:
+        raise UploadError("this looks like a binary file, not UTF-8 text; upload plain text (.txt) or .csv")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UploadError("the file is not UTF-8 text; save it as UTF-8 and upload again") from None
 
 
 def _csv_sentences(text: str) -> list[str]:
