@@ -1,8 +1,9 @@
-"""The all-heads grid: one heatmap whose tiles are exactly the patterns, and click targets that map back."""
+"""Attention figures: the all-heads grid (tiles are exactly the patterns, click targets map back) and the start
+page's translation figure."""
 import numpy as np
 import pytest
 
-from viz.figures.attention import attention_heatmap, grid_cell, model_view
+from viz.figures.attention import attention_heatmap, grid_cell, model_view, translation_figure
 from viz.figures.style import subplot_axes, subplot_layout
 
 L, H, Q, K = 2, 3, 4, 5                    # gap = 1 cell at this size
@@ -87,3 +88,18 @@ def test_one_go_figures_keep_token_axes():
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "category"
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.title.text == "T"
     assert fig.layout.xaxis.title.text == "key (attended to)" and fig.layout.yaxis.title.text == "query (attending)"
+
+
+def test_translation_figure_puts_attention_and_confidence_on_the_same_rows():
+    weights = np.array([[0.7, 0.3], [0.1, 0.9], [0.5, 0.5]])
+    rows, cols = ["0 ▁Y", "1 ▁casa", "2 </s>"], ["0 ▁house", "1 </s>"]
+    fig = translation_figure(weights, rows, cols, [0.9, 0.5, 0.99], ["▁Entonces", "</s>", "▁la"], [0.05, 0.4, 0.0])
+    heat, chosen, runner_up = fig.data
+    assert np.allclose(np.asarray(heat.z), weights) and list(heat.x) == ["0 ▁house", "1 &lt;/s&gt;"]
+    assert list(heat.y) == list(chosen.y) == list(runner_up.y)                     # one row per output token
+    assert (chosen.xaxis, chosen.yaxis) == ("x2", "y2") and fig.layout.yaxis2.matches == "y"
+    assert list(chosen.x) == [0.9, 0.5, 0.99] and chosen.text == ("90%", "50%", "99%")
+    assert runner_up.text == ("▁Entonces 5%", "&lt;/s&gt; 40%", "▁la 0%")           # tokens escaped, not markup
+    assert fig.layout.yaxis.autorange == "reversed"                                  # read top to bottom
+    with pytest.raises(ValueError, match="3 output tokens need 3"):
+        translation_figure(weights, rows, cols, [0.9, 0.5], ["a", "b", "c"], [0.1, 0.1, 0.1])

@@ -75,3 +75,18 @@ def test_complexity_figure_marks_the_users_n_and_crosses_at_n_equals_d():
     cheaper = np.asarray(attn.y) < np.asarray(rnn.y)
     assert cheaper[x < 64].all() and not cheaper[x >= 64].any()     # n²d < nd² exactly when n < d
     assert any(s.x0 == 12 for s in fig.layout.shapes)
+
+
+@pytest.mark.parametrize("n, d", [(12, 64), (9, 256), (300, 256)])
+def test_complexity_marks_sit_inside_the_log_axis(n, d):
+    """On a log axis plotly reads an annotation's x and the axis range as log10(x), a shape's x as x: the
+    labels at plain x = 256 sat at 10^256 and stretched the About page's axis to 10^261. Lines at n and d,
+    labels at their log10, all within the curves' range."""
+    fig = complexity_figure(n=n, d=d)
+    lo, hi = fig.layout.xaxis.range
+    x = np.asarray(fig.data[0].x)
+    assert (lo, hi) == (pytest.approx(np.log10(x.min())), pytest.approx(np.log10(x.max())))
+    assert sorted(s.x0 for s in fig.layout.shapes) == sorted({n, d}) and all(s.x0 == s.x1 for s in fig.layout.shapes)
+    assert sorted(a.x for a in fig.layout.annotations) == pytest.approx(sorted(np.log10([n, d])))
+    assert all(10 ** lo <= s.x0 <= 10 ** hi for s in fig.layout.shapes)
+    assert all(lo <= a.x <= hi for a in fig.layout.annotations)

@@ -32,7 +32,7 @@ NAV_CSS = """<style>
 
 # Projector: larger body text, headings and widget labels; the page uses the full width.
 PRESENTER_CSS = """<style>
-.block-container { max-width: 100% !important; padding: 2.2rem 1.5rem 3rem 1.5rem !important; }
+.block-container { max-width: 100% !important; padding: 4.2rem 1.5rem 3rem 1.5rem !important; }  /* below the menu bar */
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer label p,
 .stMainBlockContainer .stMarkdown { font-size: 1.32rem !important; line-height: 1.5 !important; }
 .stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.12rem !important; }

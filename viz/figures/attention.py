@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import ATTENTION_SCALE, BASE_FONT, check_matrix, plotly_text, token_axes
+from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, LINE_COLORS, check_matrix, plotly_text, subplot_axes,
+                               subplot_layout, token_axes)
 
 KIND_TITLES = {
     "encoder": "Encoder self-attention",
@@ -124,3 +125,46 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
     except (TypeError, ValueError):
         return None
 
+
+
+RUNNER_UP_COLOR = "#b0b0b0"
+
+
+def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: list[str], probs, runner_up: list[str],
+                       runner_up_probs, title: str = "") -> go.Figure:
+    """The translation read top to bottom: left, where each output token looked in the source (a
+    [output, source] cross-attention map); right, on the same rows, how sure the model was of that token
+    (p of the chosen token) and the token it ranked next (the runner-up) with its p."""
+    weights = check_matrix(weights, len(out_labels), len(src_labels))
+    probs, runner_up_probs = (np.asarray(v, dtype=float).reshape(-1) for v in (probs, runner_up_probs))
+    n = len(out_labels)
+    if not len(probs) == len(runner_up_probs) == len(runner_up) == n:
+        raise ValueError(f"{n} output tokens need {n} probabilities and runner-ups, got {len(probs)}, "
+                         f"{len(runner_up_probs)} and {len(runner_up)}")
+    rows, cols, others = plotly_text(out_labels), plotly_text(src_labels), plotly_text(runner_up)
+    labelled = n <= 40                         # bar labels while rows are tall enough to hold them
+    layout = subplot_layout(("where each output token looked", "how sure it was (grey: runner-up)"), rows=1, cols=2,
+                            shared_yaxes=True, column_widths=[0.62, 0.38], horizontal_spacing=0.03)
+    heatmap = go.Heatmap(z=weights, x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
+                         texttemplate="%{z:.2f}" if weights.size <= 144 else None, textfont=dict(size=12),
+                         hovertemplate="output %{y}<br>source %{x}<br>weight %{z:.3f}<extra></extra>", **subplot_axes(0))
+    outside = dict(orientation="h", textposition="outside", cliponaxis=False, constraintext="none",
+                   **subplot_axes(1))
+    chosen = go.Bar(x=probs, y=rows, name="p(this token)", marker_color=LINE_COLORS[0], textfont=dict(size=14),
+                    text=[f"{p:.0%}" for p in probs] if labelled else None,
+                    hovertemplate="%{y}<br>p = %{x:.3f}<extra></extra>", **outside)
+    second = go.Bar(x=runner_up_probs, y=rows, name="runner-up", marker_color=RUNNER_UP_COLOR, customdata=others,
+                    text=[f"{t} {p:.0%}" for t, p in zip(others, runner_up_probs)] if labelled else None,
+                    textfont=dict(size=13, color="#555555"),
+                    hovertemplate="%{y}: runner-up %{customdata}<br>p = %{x:.3f}<extra></extra>", **outside)
+    ticks = dict(type="category", automargin=True, tickfont=dict(size=14))
+    layout["xaxis"].update(ticks, title=dict(text="source token"), tickangle=-45)
+    layout["yaxis"].update(ticks, title=dict(text="output token"), autorange="reversed")
+    layout["xaxis2"].update(range=[0, 1.75], tickvals=[0, 0.5, 1], ticktext=["0", "50%", "100%"],
+                            title=dict(text="probability"))
+    layout.update(title=dict(text=title), font=BASE_FONT, barmode="group", bargap=0.25, bargroupgap=0.05,
+                  height=max(300, min(700, 150 + 30 * n)), margin=dict(l=10, r=10, t=60 if title else 30, b=10),
+                  showlegend=False)
+    for note in layout.get("annotations", []):
+        note["font"] = dict(size=14)
+    return go.Figure([heatmap, chosen, second], layout=layout)

@@ -92,7 +92,12 @@ def layer_costs(n: int, d: int, k: int = 3) -> pd.DataFrame:
 
 
 def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None) -> go.Figure:
-    """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d."""
+    """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d.
+
+    Both axes are logarithmic. On a log axis plotly reads an annotation's x (and an axis range) as log10 of
+    the value, while shapes take the data value itself: labels placed at plain x = 256 sat at 10^256 and
+    stretched the axis to 10^261. So the lines are drawn at n and d, their labels at log10(n) and log10(d),
+    and the x range is fixed to the curves'."""
     x = np.arange(1, max(128, 2 * d, 2 * n) + 1)
     curves = [("self-attention  n²·d", x * x * d), (f"convolution  k·n·d² (k={k})", k * x * d * d),
               ("recurrent  n·d²", x * d * d)]
@@ -102,11 +107,12 @@ def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None) -> g
     # vertical lines at n and at d, with labels at the top and the bottom, as add_vline draws them
     marks = [(n, dict(color="#d62728", width=2, dash="dash"), f"your n = {n}", "top"),
              (d, dict(color="#7f7f7f", width=1, dash="dot"), f"n = d = {d}", "bottom")]
-    shapes = [vline(at, line) for at, line, _, _ in marks]
-    labels = [dict(xref="x", x=at, yref="y domain", y=1 if edge == "top" else 0, xanchor="left", yanchor=edge,
-                   text=text, showarrow=False) for at, _, text, edge in marks]
+    shapes = [vline(at, line) for at, line, _, _ in marks]                      # data x
+    labels = [dict(xref="x", x=float(np.log10(at)), yref="y domain", y=1 if edge == "top" else 0, xanchor="left",
+                   yanchor=edge, text=text, showarrow=False, bgcolor="rgba(255,255,255,0.8)",
+                   font=dict(color=line["color"])) for at, line, text, edge in marks]
     return go.Figure(lines, layout=dict(
         title=dict(text=title), font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title=dict(text="sequence length n"), type="log"),
+        xaxis=dict(title=dict(text="sequence length n (tokens)"), type="log", range=[0, float(np.log10(x[-1]))]),
         yaxis=dict(title=dict(text="operations per layer"), type="log"), shapes=shapes, annotations=labels,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))

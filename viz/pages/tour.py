@@ -1,19 +1,21 @@
-"""Guided tour: the pages in teaching order, one idea per step, each linked with its deep-link parameters."""
+"""Guided tour: the pages in teaching order, one idea per step, each drawn in place from the sidebar sentence
+(the same figure the offline lesson draws for the step) and linked to its page with deep-link parameters."""
 from pathlib import Path
 
 import streamlit as st
 
+from viz.lesson import NO_TRAINING_LOG, STEP_FIGURES
 from viz.presenter import style_nav_buttons
-from viz.state import current, qp_int, set_query
-from viz.tour_steps import TOUR
+from viz.state import Context, current, qp_int, set_query
+from viz.tour_steps import TOUR, TourStep
+from viz.ui import show_figure
 
 PAGES_DIR = Path(__file__).parent
 STEP_KEY = "tour-step"
 
 
-def carried_params() -> dict:
+def carried_params(ctx: Context | None) -> dict:
     """The sidebar's model and sentence, so the linked page opens on the same input (also in a new tab)."""
-    ctx = current()
     if ctx is None:
         return {}
     params = {"model": ctx.model_id, "text": ctx.text.strip() or None, "target": (ctx.target or "").strip() or None}
@@ -26,34 +28,68 @@ def go(delta: int) -> None:
     st.session_state[STEP_KEY] = min(len(TOUR), max(1, st.session_state[STEP_KEY] + delta))
 
 
-if STEP_KEY not in st.session_state:
-    st.session_state[STEP_KEY] = qp_int("tour_step", 1, 1, len(TOUR))
-number = st.session_state[STEP_KEY]
-set_query(tour_step=number)
-step = TOUR[number - 1]
+def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
+    """The step's picture from the sidebar sentence, in place, with one or two lines on how to read it: the
+    offline lesson's figure for the step (viz/lesson.py STEP_FIGURES), so the tour and the lesson file agree."""
+    if step.title not in STEP_FIGURES:
+        return
+    if ctx is None or ctx.trace is None:
+        st.info("Type a sentence in the sidebar to see this step drawn from it.")
+        return
+    draw, reading = STEP_FIGURES[step.title]
+    try:
+        fig = draw(ctx.trace, ctx.bundle.path)
+    except (KeyError, ValueError) as e:       # a trace or model without what this picture needs
+        st.caption(f"This step's picture cannot be drawn for this model: {e}")
+        return
+    if fig is None:
+        st.caption(NO_TRAINING_LOG)
+        return
+    show_figure(fig, f"{ctx.model_id}-tour-{number}", key=f"tour-picture-{number}")
+    st.caption(reading)
 
-st.title("Guided tour")
-st.progress(number / len(TOUR))
-st.header(f"Step {number} of {len(TOUR)}: {step.title}")
-st.markdown(step.text)
-st.latex(step.formula)
 
-base = carried_params()
-style_nav_buttons()
-links = st.container(border=True, key="tour-links")
-for link in step.links:
-    if (PAGES_DIR / link.page).is_file():
-        links.page_link(f"viz/pages/{link.page}", label=f"Open: {link.label}", icon=":material/arrow_forward:",
-                        query_params={**base, **link.params})
-    else:
-        links.caption(f"{link.label}: this page is not part of this installation yet.")
-if not base.get("text"):
-    st.caption("The sidebar sentence is empty: the linked pages will ask for one.")
+def step_links(step: TourStep, base: dict) -> None:
+    links = st.container(border=True, key="tour-links")
+    for link in step.links:
+        if (PAGES_DIR / link.page).is_file():
+            links.page_link(f"viz/pages/{link.page}", label=f"Open: {link.label}", icon=":material/arrow_forward:",
+                            query_params={**base, **link.params})
+        else:
+            links.caption(f"{link.label}: this page is not part of this installation yet.")
+    if not base.get("text"):
+        st.caption("The sidebar sentence is empty: the linked pages will ask for one.")
 
-c_prev, c_next = st.columns(2)
-c_prev.button("← Previous", key="tour-prev", on_click=go, args=(-1,), disabled=number == 1, width="stretch")
-c_next.button("Next →", key="tour-next", on_click=go, args=(1,), disabled=number == len(TOUR), width="stretch",
-              type="primary")
-with st.expander("All steps"):
-    st.markdown("\n".join(f"{i}. {'**' + s.title + '**' if i == number else s.title}"
-                          for i, s in enumerate(TOUR, start=1)))
+
+def step_header(number: int, step: TourStep) -> None:
+    """One row: Previous, the step's title, Next."""
+    c_prev, c_title, c_next = st.columns([1, 3.8, 1], vertical_alignment="center")
+    c_prev.button("← Previous", key="tour-prev", on_click=go, args=(-1,), disabled=number == 1, width="stretch")
+    c_title.subheader(f"Step {number} of {len(TOUR)}: {step.title}")
+    c_next.button("Next →", key="tour-next", on_click=go, args=(1,), disabled=number == len(TOUR), width="stretch",
+                  type="primary")
+
+
+def render() -> None:
+    if STEP_KEY not in st.session_state:
+        st.session_state[STEP_KEY] = qp_int("tour_step", 1, 1, len(TOUR))
+    number = st.session_state[STEP_KEY]
+    set_query(tour_step=number)
+    step = TOUR[number - 1]
+    ctx = current()
+
+    st.title("Guided tour")
+    style_nav_buttons()
+    step_header(number, step)
+    step_picture(ctx, step, number)
+    st.markdown(step.text)
+    st.latex(step.formula)
+    step_links(step, carried_params(ctx))
+    st.progress(number / len(TOUR))
+    with st.expander("All steps"):
+        st.markdown("\n".join(f"{i}. {'**' + s.title + '**' if i == number else s.title}"
+                              for i, s in enumerate(TOUR, start=1)))
+
+
+if __name__ == "__main__":
+    render()
