@@ -114,13 +114,26 @@ def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_to
     return lesson_html(trace, load_bundle(model_id).path).encode("utf-8")
 
 
-def presets(model_id: str) -> list[str]:
-    """Example sentences shipped with the model (presets.txt), one per line."""
+def preset_groups(model_id: str) -> dict[str, list[str]]:
+    """Example sentences shipped with the model (presets.txt: '# group' lines, then one sentence a line;
+    written by `python -m model.cli examples`, which measures them). Lines before any group are 'start'."""
     path = model_root() / model_id / "presets.txt"
-    if path.is_file():
-        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
-        return [ln for ln in lines if ln]
-    return ["The man went to the house."]
+    if not path.is_file():
+        return {"start": ["The man went to the house."]}
+    groups: dict[str, list[str]] = {}
+    group = "start"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("# "):
+            group = line[2:].strip() if len(line[2:].split()) == 1 else group   # a one-word header names a group
+        elif line:
+            groups.setdefault(group, []).append(line)
+    return groups or {"start": ["The man went to the house."]}
+
+
+def presets(model_id: str) -> list[str]:
+    """Every example sentence, the default (the first) first."""
+    return [s for group in preset_groups(model_id).values() for s in group]
 
 
 def max_tokens_bounds() -> tuple[int, int, int]:

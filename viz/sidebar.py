@@ -7,10 +7,12 @@ from functools import partial
 import streamlit as st
 
 from model.io.checkpoint import CheckpointError
-from viz.services import get_trace, load_bundle, max_tokens_bounds, presets, trace_npz
+from viz.services import get_trace, load_bundle, max_tokens_bounds, preset_groups, presets, trace_npz
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
+
+PRESET_GROUPS = {"well": "✓ translates well · ", "struggles": "✗ everyday, struggles · "}
 
 
 def init_from_url(models: list[str], notices: list[str]) -> None:
@@ -55,8 +57,11 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     text = sb.text_area("Sentence", key="text", height=90, on_change=_cut_long_text,
                         help=f"At most {MAX_TEXT_CHARS:,} characters; a longer paste is cut, and the page says so.")
     translation_slot = sb.container()
-    sb.selectbox("Example sentences", presets(model_id), key="preset", on_change=_use_preset, index=None,
-                 placeholder="Pick an example…")
+    group_of = {s: g for g, sentences in preset_groups(model_id).items() for s in sentences}
+    sb.selectbox("Example sentences", list(group_of), key="preset", on_change=_use_preset, index=None,
+                 placeholder="Pick an example…", format_func=lambda s: f"{PRESET_GROUPS.get(group_of[s], '')}{s}",
+                 help="Chosen by measuring the model (python -m model.cli examples): held-out verses it translates "
+                      "well, and everyday sentences where a class can watch it struggle.")
     _upload_picker(sb)
     target = sb.text_input("Reference translation (optional)", key="target",
                            help="Given a reference, the decoder is teacher-forced on it; otherwise it reads its own "

@@ -14,6 +14,7 @@ COMMANDS = {
     "evaluate": "BLEU and chrF of a model on a test TSV",
     "export": "export a training run to a shipped model folder",
     "data": "build the en-es corpus from the SWORD Bible modules",
+    "examples": "choose a model's example sentences by measuring them (presets.txt)",
 }
 
 

@@ -1,0 +1,45 @@
+"""Choose a model's example sentences by measuring them (model/training/examples.py) and write its presets.txt:
+
+    python -m model.cli examples --model pretrained/en-es --test pretrained/en-es/test.tsv \
+        --everyday docs/examples/everyday.txt
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from model.inference.pipeline import load_engine
+from model.training.corpus import read_tsv
+from model.training.examples import choose, measure, presets_text
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Choose example sentences by measuring them; write presets.txt.")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--test", required=True, help="held-out TSV (en, es)")
+    parser.add_argument("--everyday", required=True, help="everyday sentences, one a line")
+    parser.add_argument("--pairs", type=int, default=300, help="held-out pairs to measure")
+    parser.add_argument("--max-words", type=int, default=12, help="only short held-out sentences")
+    parser.add_argument("-n", type=int, default=6, help="sentences per group")
+    parser.add_argument("--start", default="The man went to the house.", help="the app's default sentence, first")
+    args = parser.parse_args(argv)
+    bundle = load_engine(args.model, device="cpu")
+    pairs = [(s, t) for s, t in read_tsv(args.test)[: args.pairs] if len(s.split()) <= args.max_words]
+    well = [measure(bundle, s, t) for s, t in pairs]
+    everyday = [measure(bundle, s) for s in Path(args.everyday).read_text(encoding="utf-8").splitlines() if s.strip()]
+    chosen = choose(well, everyday, args.n)
+    for group, items in chosen.items():
+        print(f"-- {group}")
+        for m in items:
+            score = f"chrF {m.chrf:5.1f}" if m.chrf is not None else f"conf {m.confidence:.2f}{' repeats' if m.repeats else ''}"
+            print(f"{score}  {m.source}  ->  {m.output}")
+    everyday_repeats = sum(m.repeats for m in everyday)
+    print(f"everyday: {everyday_repeats} of {len(everyday)} outputs repeat a word three times; "
+          f"mean confidence {sum(m.confidence for m in everyday) / len(everyday):.2f} "
+          f"(held-out: {sum(m.confidence for m in well) / len(well):.2f})")
+    (Path(args.model) / "presets.txt").write_text(presets_text(chosen, args.start), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
