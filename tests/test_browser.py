@@ -144,9 +144,10 @@ def test_uploaded_file_name_and_content_are_shown_not_run(chromium, app_url):
                                            "buffer": f"c a f e\n{payload}\n".encode()}])
     page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]').innerText"
                            ".includes('2 sentences in the file')", timeout=120_000)
-    wait_for_app(page)
     box = page.get_by_label("2 sentences in the file")
-    box.click()
+    box.click()                                                          # the first click opens it (it did not)
+    page.get_by_role("option").first.wait_for(timeout=10_000)
+    assert page.get_by_role("option").count() == 2
     box.press("ArrowDown")                                               # the second line: the payload
     box.press("ArrowDown")
     box.press("Enter")
