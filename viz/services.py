@@ -40,11 +40,9 @@ def model_root() -> Path:
 
 MODEL_ROOT = model_root()  # the folder at start-up (tests read the shipped models from it)
 DEFAULT_MODEL = "en-es"
-# One intra-op thread per script run. Decoding is hundreds of small ops, and Streamlit runs scripts in
-# worker threads, where a 2-thread OpenMP team is re-formed for every op: greedy decoding of a
-# 256-token sentence took 1.9 s on 2 threads there and 0.77 s on 1 (2-core server, quiet). The
-# full-capture pass loses little (512 tokens: 0.12 s on 2 threads, 0.16 s on 1), and concurrent
-# sessions then use both cores instead of fighting over them.
+# One intra-op thread per script run: decoding is hundreds of small ops, and in Streamlit's worker threads
+# a 2-thread OpenMP team is re-formed for every op; concurrent sessions then use both cores instead of
+# fighting over them (docs/performance-fixes.md).
 TORCH_THREADS = 1
 
 torch.set_num_threads(TORCH_THREADS)

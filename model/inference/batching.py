@@ -1,19 +1,12 @@
 """Greedy decoding shared by concurrent callers: whoever arrives while the model is busy is decoded
 together with the others in one padded batch.
 
-Why: one cached decoding step is bound by reading the weights (~18 MB for en-es: the 8000-word output
-layer alone is 8 MB), not by arithmetic. Twenty sessions decoding one by one read them twenty times per
-step; in one batch, once. bench/forward.py: 20 sixteen-token sentences take ~2.0 s one by one and
-~0.4 s from 20 threads at once, with the same ids; bench/load_server.py shows what that does for a
-classroom.
-
-A lane is a short-lived thread that decodes whatever is waiting as one batch and ends when nothing is
-left; a caller waits only for its own row, since rows leave their batch as they finish
-(model.decode.greedy_rows). One lane runs whenever anything waits. A sentence that has waited
-`patience_s` opens a second lane (one per core): so a long sentence (a 256-token source decodes for
-~2 s here) does not hold up everyone else's, while a classroom's burst of short ones still shares
-big batches (bench/load_server.py, p95: 2.31 / 2.68 s with one lane, 2.71 / 3.15 s with two always
-open). Lanes start with an empty context, so a trace active in a caller's thread never sees a batch.
+Why: a cached decoding step is bound by reading the weights, not by arithmetic; twenty sessions in one
+batch read them once per step instead of twenty times. A lane is a short-lived thread that decodes
+whatever is waiting and ends when nothing is left; a caller waits only for its own row (rows leave
+their batch as they finish). A sentence that has waited `patience_s` opens a second lane, so one long
+sentence does not hold up a classroom's short ones. Lanes start with an empty context, so a trace
+active in a caller's thread never sees a batch. Measurements: docs/performance-fixes.md.
 """
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
 """Train a toy model inside the app, one training per server process, with attention snapshots.
 
-No Streamlit here: the page passes callbacks.
-
-Threads. torch's intra-op thread count is process-wide in effect (it seeds every new thread), and app
-startup (viz/services.py) sets it to TORCH_THREADS (1). A training never raises it: it runs with
-TRAINING_THREADS = 1 and puts the previous value back when it ends. One thread because the model is
-too small to gain from two on a shared machine: measured on this 2-core server (another process busy),
-800 steps of the small model with 16 evaluations took 41 s on 1 thread; 200 steps took 14 s on 1
-thread and 19-22 s on 2 even with OMP_WAIT_POLICY=PASSIVE (model/runtime.py), and without PASSIVE two spinning
-threads took over 500 s for 800 steps. TRAINING_SLOT lets only one training run per process: a
-second class member waits (and is told so) instead of halving everyone's speed.
+No Streamlit here: the page passes callbacks. A training runs on TRAINING_THREADS = 1 (the model is
+too small to gain from two on a shared machine) and puts torch's thread count back when it ends;
+TRAINING_SLOT lets one training run per process, so a second class member waits (and is told so)
+instead of halving everyone's speed. Measurements: docs/performance-fixes.md.
 """
 from __future__ import annotations
 
