@@ -13,20 +13,21 @@ import streamlit as st  # noqa: E402
 from viz.nav import PAGES, compact_layout, navigation  # noqa: E402
 from viz.presenter import run_page  # noqa: E402
 from viz.services import model_ids  # noqa: E402
-from viz.sidebar import header, init_from_url, sidebar  # noqa: E402
+from viz.i18n import t  # noqa: E402
+from viz.sidebar import header, init_from_url, language_picker, sidebar  # noqa: E402
 from viz.state import set_current  # noqa: E402
 
 
 def main() -> None:
+    models = model_ids()
+    notices: list[str] = []
+    init_from_url(models, notices)              # first: the language of the menu comes from the URL too
+    language_picker()
     page = navigation()
     compact_layout()
-    models = model_ids()
     if not models:
-        st.error("No model found under pretrained/. Train one with: python -m model.cli train --task reverse "
-                 "--out pretrained/toy-reverse")
+        st.error(t("notice.no_models"))
         st.stop()
-    notices: list[str] = []
-    init_from_url(models, notices)
     ctx = sidebar(models, notices)
     set_current(ctx)
     if ctx is not None:

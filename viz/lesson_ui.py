@@ -7,6 +7,7 @@ from functools import partial
 
 import streamlit as st
 
+from viz.i18n import t
 from viz.services import lesson_bytes
 from viz.state import Context
 
@@ -24,8 +25,7 @@ def lesson_button(ctx: Context) -> None:
     on the same sentence is instant."""
     key = (ctx.model_id, ctx.text.strip(), (ctx.target or "").strip() or None, ctx.beam, ctx.max_tokens)
     st.download_button(
-        "Download this lesson as HTML", data=partial(lesson_bytes, *key),   # keys only: holds no trace
+        t("lesson.button"), data=partial(lesson_bytes, *key),   # keys only: holds no trace
         file_name=file_name(ctx.model_id, ctx.text), mime="text/html", on_click="ignore",
         icon=":material/download:", key="lesson-download",
-        help="The guided tour for this sentence in one file, every figure interactive; "
-             "it opens in any browser without a network.")
+        help=t("lesson.help"))

@@ -5,9 +5,12 @@ from pathlib import Path
 
 import streamlit as st
 
+from viz.i18n import t
+
 ROOT = Path(__file__).resolve().parents[1]
 
-PAGES = [  # (file, title, url path, icon, menu section) in teaching order; the first is served at /
+PAGES = [  # (file, English title, url path, icon, menu section) in teaching order; the first is served at /
+    # (the menu shows the titles of viz/locales: nav.page.<url path>, nav.section.<section>)
     ("viz/pages/home.py", "Start here", "home", ":material/home:", "Start"),
     ("viz/pages/explorer.py", "Attention explorer", "explorer", ":material/grid_view:", "Attention"),
     ("viz/pages/step_through.py", "Step-through: one head", "step", ":material/calculate:", "Attention"),
@@ -28,10 +31,10 @@ def navigation():
     """The menu in a bar above the page, grouped by section: every page one click away (a sidebar menu
     hid three of them behind "View more"), and the sidebar keeps the sentence and its translation in view."""
     sections: dict[str, list] = {}
-    for file, title, url, icon, section in PAGES:
+    for file, _title, url, icon, section in PAGES:
         if (ROOT / file).is_file():
-            sections.setdefault(section, []).append(
-                st.Page(file, title=title, url_path=url, icon=icon, default=(url == "home")))
+            sections.setdefault(t(f"nav.section.{section}"), []).append(
+                st.Page(file, title=t(f"nav.page.{url}"), url_path=url, icon=icon, default=(url == "home")))
     return st.navigation(sections, position="top")
 
 

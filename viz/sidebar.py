@@ -9,10 +9,11 @@ import streamlit as st
 from model.io.checkpoint import CheckpointError
 from viz.services import get_trace, load_bundle, max_tokens_bounds, preset_groups, presets, trace_npz
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
+from viz.i18n import DEFAULT_LANG, LANGS, t
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
-PRESET_GROUPS = {"well": "✓ translates well · ", "struggles": "✗ everyday, struggles · "}
+PRESET_GROUPS = ("well", "struggles")        # groups of presets.txt with a mark in the picker
 
 
 def init_from_url(models: list[str], notices: list[str]) -> None:
@@ -20,11 +21,14 @@ def init_from_url(models: list[str], notices: list[str]) -> None:
     if st.session_state.get("_url_read"):
         return
     st.session_state["_url_read"] = True
+    st.session_state["lang"] = qp_choice("lang", list(LANGS), DEFAULT_LANG, notices)
+    if not models:
+        return
     model = qp_choice("model", models, models[0], notices)
     st.session_state["model"] = model
     text = qp_str("text")
     if text is not None and len(text) >= MAX_TEXT_CHARS:
-        notices.append(f"The sentence in the link was cut to {MAX_TEXT_CHARS} characters.")
+        notices.append(t("notice.text_cut_link", limit=MAX_TEXT_CHARS))
     st.session_state["text"] = text if text is not None else presets(model)[0]
     st.session_state["target"] = qp_str("target", "")
     lo, default, hi = max_tokens_bounds()
@@ -47,52 +51,51 @@ def _on_model_change() -> None:
 
 def sidebar(models: list[str], notices: list[str]) -> Context | None:
     sb = st.sidebar
-    model_id = sb.selectbox("Model", models, key="model", on_change=_on_model_change,
-                            help="Folders under pretrained/ (model.safetensors + config.json + tokenizer.json).")
+    model_id = sb.selectbox(t("sidebar.model"), models, key="model", on_change=_on_model_change,
+                            help=t("sidebar.model.help"))
     try:
         bundle = load_bundle(model_id)
     except CheckpointError as e:
-        sb.error(plain(f"This model cannot be loaded: {e}", limit=600))
+        sb.error(plain(t("sidebar.model.broken", error=e), limit=600))
         return None
-    text = sb.text_area("Sentence", key="text", height=90, on_change=_cut_long_text,
-                        help=f"At most {MAX_TEXT_CHARS:,} characters; a longer paste is cut, and the page says so.")
+    text = sb.text_area(t("sidebar.sentence"), key="text", height=90, on_change=_cut_long_text,
+                        help=t("sidebar.sentence.help", limit=f"{MAX_TEXT_CHARS:,}"))
     translation_slot = sb.container()
     group_of = {s: g for g, sentences in preset_groups(model_id).items() for s in sentences}
-    sb.selectbox("Example sentences", list(group_of), key="preset", on_change=_use_preset, index=None,
-                 placeholder="Pick an example…", format_func=lambda s: f"{PRESET_GROUPS.get(group_of[s], '')}{s}",
-                 help="Chosen by measuring the model (python -m model.cli examples): held-out verses it translates "
-                      "well, and everyday sentences where a class can watch it struggle.")
+    marks = {g: t(f"sidebar.examples.{g}") for g in PRESET_GROUPS}
+    sb.selectbox(t("sidebar.examples"), list(group_of), key="preset", on_change=_use_preset, index=None,
+                 placeholder=t("sidebar.examples.placeholder"), format_func=lambda s: marks.get(group_of[s], "") + s,
+                 help=t("sidebar.examples.help"))
     _upload_picker(sb)
-    target = sb.text_input("Reference translation (optional)", key="target",
-                           help="Given a reference, the decoder is teacher-forced on it; otherwise it reads its own "
-                                "generated output.", max_chars=MAX_TEXT_CHARS)
+    target = sb.text_input(t("sidebar.reference"), key="target", help=t("sidebar.reference.help"),
+                           max_chars=MAX_TEXT_CHARS)
     lo, _, hi = max_tokens_bounds()
     c1, c2 = sb.columns(2)
-    beam = c1.number_input("Beam size", 1, 8, key="beam", help="1 = greedy decoding")
-    max_tokens = c2.number_input("Token limit", lo, hi, key="max_tokens", help="Longer inputs are cut.")
-    sb.radio("Figure download format", ["PNG", "SVG"], key="image_format", horizontal=True,
-             help="Used by the camera button on every chart.")
+    beam = c1.number_input(t("sidebar.beam"), 1, 8, key="beam", help=t("sidebar.beam.help"))
+    max_tokens = c2.number_input(t("sidebar.max_tokens"), lo, hi, key="max_tokens", help=t("sidebar.max_tokens.help"))
+    sb.radio(t("sidebar.image_format"), ["PNG", "SVG"], key="image_format", horizontal=True,
+             help=t("sidebar.image_format.help"))
     download_slot = sb.container()
     set_query(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
               beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != max_tokens_bounds()[1] else None)
     cut_from = st.session_state.pop("_text_cut_from", None)
     if cut_from:
-        notices.append(f"The sentence had {cut_from:,} characters; it was cut to the first {MAX_TEXT_CHARS:,}.")
+        notices.append(t("notice.text_cut_paste", n=f"{cut_from:,}", limit=f"{MAX_TEXT_CHARS:,}"))
     ctx = Context(model_id, bundle, text, target or None, int(beam), int(max_tokens), None, notices)
     if not text.strip():
         return ctx
     try:
         ctx.trace = get_trace(model_id, text.strip(), (target or "").strip() or None, int(beam), int(max_tokens))
     except ValueError as e:
-        notices.append(f"The model could not read this input: {e}")
+        notices.append(t("notice.unreadable", error=e))
         return ctx
-    translation_slot.caption("Model translation" + (f" (beam {beam})" if beam > 1 else " (greedy)"))
-    translation_slot.text(ctx.trace.meta["translation"] or "(empty output)")
+    translation_slot.caption(t("sidebar.translation.beam", beam=beam) if beam > 1 else t("sidebar.translation.greedy"))
+    translation_slot.text(ctx.trace.meta["translation"] or t("sidebar.translation.empty"))
     download_slot.download_button(
-        "Download the whole trace (.npz)", key="trace-npz", on_click="ignore", icon=":material/download:",
+        t("sidebar.npz"), key="trace-npz", on_click="ignore", icon=":material/download:",
         data=partial(trace_npz, model_id, text.strip(), (target or "").strip() or None, int(beam), int(max_tokens)),
         file_name=f"trace-{model_id}.npz", mime="application/octet-stream",
-        help="Every captured array under its hook name, plus the tokens and config (docs/trace-format.md).")
+        help=t("sidebar.npz.help"))
     return ctx
 
 
@@ -106,8 +109,7 @@ def _cut_long_text() -> None:
 
 
 def _upload_picker(sb) -> None:
-    upload = sb.file_uploader("…or pick from a file (.txt, one per line; .csv with a 'text' column)",
-                              type=["txt", "csv"], key="upload")
+    upload = sb.file_uploader(t("sidebar.upload"), type=["txt", "csv"], key="upload")
     if upload is None:
         return
     try:
@@ -115,8 +117,8 @@ def _upload_picker(sb) -> None:
     except UploadError as e:
         sb.warning(f"{plain(upload.name)}: {e}")
         return
-    sb.selectbox(f"{len(sentences)} sentences in the file", sentences, key="uploaded_sentence", index=None,
-                 placeholder="Choose one…", on_change=_use_uploaded, format_func=lambda s: s[:80])
+    sb.selectbox(t("sidebar.upload.count", n=len(sentences)), sentences, key="uploaded_sentence", index=None,
+                 placeholder=t("sidebar.upload.placeholder"), on_change=_use_uploaded, format_func=lambda s: s[:80])
 
 
 def header(ctx: Context) -> None:
@@ -126,13 +128,21 @@ def header(ctx: Context) -> None:
     trace = ctx.trace
     if trace is None:
         if not ctx.text.strip():
-            st.info("The sentence is empty: type one in the sidebar, or pick an example.")
+            st.info(t("notice.empty"))
         return
     if trace.meta["src_truncated"]:
         model_limit = min(max_tokens_bounds()[2], ctx.bundle.config.max_len)  # the model's max_len may bind first
-        hint = (f"raise the token limit in the sidebar, up to {model_limit}" if ctx.max_tokens < model_limit
-                else f"this model reads at most {model_limit} tokens")
-        st.warning(f"The input has {trace.meta['src_n_tokens']} tokens; only the first "
-                   f"{len(trace.meta['src_ids'])} are used ({hint}).")
+        hint = (t("notice.truncated.raise", limit=model_limit) if ctx.max_tokens < model_limit
+                else t("notice.truncated.max", limit=model_limit))
+        st.warning(t("notice.truncated", n=trace.meta["src_n_tokens"], used=len(trace.meta["src_ids"]), hint=hint))
     if trace.meta["teacher_forced"]:
-        st.caption("Decoder maps are teacher-forced on your reference translation.")
+        st.caption(t("notice.teacher_forced"))
+
+
+def language_picker() -> None:
+    """English / 中文 at the top of the sidebar; `lang=zh` in the URL (English, the default, is left out)."""
+    if st.session_state.get("lang") not in LANGS:
+        st.session_state["lang"] = DEFAULT_LANG
+    lang = st.sidebar.segmented_control(t("lang.label"), list(LANGS), key="lang", format_func=LANGS.get,
+                                        required=True, label_visibility="collapsed")
+    set_query(lang=None if lang == DEFAULT_LANG else lang)

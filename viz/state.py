@@ -12,6 +12,7 @@ from typing import Any, Callable, Hashable
 import streamlit as st
 
 from model.capture.trace import Trace
+from viz.i18n import t
 from viz.text import plain
 
 MAX_TEXT_CHARS = 5000
@@ -67,8 +68,7 @@ def qp_int(name: str, default: int, lo: int, hi: int, notices: list[str] | None 
     except ValueError:
         value = None
     if value is None or not lo <= value <= hi:
-        _notice(f"URL parameter {name}={str(raw)[:40]!r} is not a whole number from {lo} to {hi}; "
-                f"using {default}.", notices)
+        _notice(t("url.not_int", name=name, raw=repr(str(raw)[:40]), lo=lo, hi=hi, default=default), notices)
         return default
     return value
 
@@ -78,8 +78,8 @@ def qp_choice(name: str, choices: list[str], default: str, notices: list[str] | 
     if raw is None:
         return default
     if raw not in choices:
-        _notice(f"URL parameter {name}={str(raw)[:40]!r} is not one of {', '.join(choices)}; "
-                f"using {default}.", notices)
+        _notice(t("url.not_choice", name=name, raw=repr(str(raw)[:40]), choices=", ".join(choices), default=default),
+                notices)
         return default
     return raw
 

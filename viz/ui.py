@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from viz.figures.attention import grid_cell
+from viz.i18n import t
 from viz.state import current, qp_int, set_query
 
 
@@ -31,7 +32,7 @@ def show_figure(fig, filename: str, matrix: pd.DataFrame | None = None, key: str
     if matrix is not None:
         # Bytes, not a deferred callable: Streamlit 1.67 keeps every run's callable for the session's
         # life (server RSS grew ~6.6 MB per new sentence, bench/memory.py). A click does not rerun.
-        st.download_button("Download CSV", matrix.to_csv().encode("utf-8"),
+        st.download_button(t("ui.csv"), matrix.to_csv().encode("utf-8"),
                            file_name=safe_filename(filename) + ".csv", mime="text/csv",
                            key=f"csv-{key or filename}", on_click="ignore")
 
@@ -47,10 +48,10 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
     head_default = qp_int(f"head{suffix}", default_head, -1 if allow_mean else 0, n_heads - 1)
     head_options = ([-1] if allow_mean else []) + list(range(n_heads))
     c1, c2 = st.columns(2)
-    layer = c1.selectbox("Layer", list(range(n_layers)), index=layer_default, key=f"{key}-layer",
-                         format_func=lambda i: f"layer {i}")
-    head = c2.selectbox("Head", head_options, index=head_options.index(head_default), key=f"{key}-head",
-                        format_func=lambda h: "average of heads" if h == -1 else f"head {h}")
+    layer = c1.selectbox(t("ui.layer"), list(range(n_layers)), index=layer_default, key=f"{key}-layer",
+                         format_func=lambda i: t("ui.layer_n", i=i))
+    head = c2.selectbox(t("ui.head"), head_options, index=head_options.index(head_default), key=f"{key}-head",
+                        format_func=lambda h: t("ui.head_mean") if h == -1 else t("ui.head_n", h=h))
     set_query(**{f"layer{suffix}": layer, f"head{suffix}": head})
     return layer, (None if head == -1 else head)
 
@@ -82,9 +83,9 @@ def need_context(need_trace: bool = True):
     or (need_trace) a sentence the model has read."""
     ctx = current()
     if ctx is None:                                    # app.py found no loadable model for this choice
-        st.warning("This model cannot be loaded (the sidebar says why): pick another model in the sidebar.")
+        st.warning(t("notice.no_model"))
         stop_page()
     if need_trace and ctx.trace is None:
-        st.info("Type a sentence in the sidebar to see the model at work.")
+        st.info(t("notice.need_sentence"))
         stop_page()
     return ctx

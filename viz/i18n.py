@@ -1,0 +1,39 @@
+"""English and 中文: one message catalogue per language (viz/locales/<lang>.json, the same keys in both)
+and t(key, **values) to read it in the session's language.
+
+The language is a widget (the sidebar's picker, key "lang") and a URL parameter (`lang=zh`), so a deep
+link keeps it. Switching language reruns the page only: models and traces are cached by what they were
+made from, never by language. Token labels and the model's translations are never translated.
+"""
+from __future__ import annotations
+
+import json
+import string
+from functools import cache
+from pathlib import Path
+
+import streamlit as st
+
+LANGS = {"en": "English", "zh": "中文"}
+DEFAULT_LANG = "en"
+LOCALES = Path(__file__).resolve().parent / "locales"
+
+
+@cache
+def catalogue(lang: str) -> dict[str, str]:
+    return json.loads((LOCALES / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def placeholders(message: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(message) if name}
+
+
+def current_lang() -> str:
+    lang = st.session_state.get("lang", DEFAULT_LANG)
+    return lang if lang in LANGS else DEFAULT_LANG
+
+
+def t(key: str, **values) -> str:
+    """The message `key` in the session's language, with {placeholders} filled in."""
+    message = catalogue(current_lang())[key]
+    return message.format(**values) if values else message
