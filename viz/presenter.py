@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from viz.i18n import t
 from viz.lesson_ui import lesson_button
 from viz.services import ROOT
 from viz.state import current, qp_choice, set_query
@@ -57,18 +58,16 @@ def presenter_toggle() -> bool:
     """Sidebar toggle, seeded once per session from the URL (present=1) and kept in the URL after."""
     if TOGGLE_KEY not in st.session_state:
         st.session_state[TOGGLE_KEY] = qp_choice("present", ["0", "1"], "0") == "1"
-    on = st.sidebar.toggle("Presenter mode", key=TOGGLE_KEY, on_change=_on_toggle,
-                           help="Larger type and full-width figures for a projector, the sidebar folded away, "
-                                "and big Previous/Next buttons under each page (guided-tour order). "
-                                "Open the sidebar again with the arrow at the top left.")
+    on = st.sidebar.toggle(t("presenter.toggle"), key=TOGGLE_KEY, on_change=_on_toggle, help=t("presenter.help"))
     set_query(present="1" if on else None)
     return on
 
 
 def _carried_params() -> dict:
-    """Model and sentence travel with the presenter's page buttons (the URL of the next page says them)."""
+    """Model, sentence and language travel with the presenter's page buttons (the next page's URL says them)."""
     params = {"model": st.session_state.get("model"), "text": (st.session_state.get("text") or "").strip() or None,
-              "target": (st.session_state.get("target") or "").strip() or None, "present": "1"}
+              "target": (st.session_state.get("target") or "").strip() or None, "present": "1",
+              "lang": st.query_params.get("lang")}
     return {k: v for k, v in params.items() if v}
 
 
@@ -76,7 +75,7 @@ def _nav_buttons(page, pages: list[tuple]) -> None:
     """Previous/Next page in tour order, at the bottom of the page. Links, not buttons: a link navigates
     like the sidebar menu (the sidebar's sentence stays), where st.switch_page from a button reset it."""
     files = [Path(f).name for f, *_ in pages if (ROOT / f).is_file()]
-    titles = {Path(f).name: t for f, t, *_ in pages}
+    titles = {Path(f).name: t(f"nav.page.{url}") for f, _title, url, *_ in pages}
     urls = {u: Path(f).name for f, _t, u, *_ in pages}
     order = presenter_order(files)
     here = urls.get(page.url_path)
@@ -88,11 +87,11 @@ def _nav_buttons(page, pages: list[tuple]) -> None:
     c_prev, c_next = st.columns(2)
     if i > 0:
         c_prev.container(key="presenter-prev").page_link(
-            f"viz/pages/{order[i - 1]}", label=f"← Previous page: {titles[order[i - 1]]}",
+            f"viz/pages/{order[i - 1]}", label=t("presenter.prev", page=titles[order[i - 1]]),
             query_params=_carried_params(), width="stretch")
     if i + 1 < len(order):
         c_next.container(key="presenter-next").page_link(
-            f"viz/pages/{order[i + 1]}", label=f"Next page: {titles[order[i + 1]]} →",
+            f"viz/pages/{order[i + 1]}", label=t("presenter.next", page=titles[order[i + 1]]),
             query_params=_carried_params(), width="stretch")
 
 
