@@ -15,6 +15,30 @@ ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
 
 
+TEXT_KINDS = {"markdown", "caption", "latex", "info", "code", "subheader", "header"}
+
+
+def first_chart(at):
+    """The first chart on the page and how many words of text stand above it (expanders folded)."""
+    words = 0
+
+    def walk(node):
+        nonlocal words
+        for child in getattr(node, "children", {}).values():
+            if child.type == "expander":
+                continue
+            if child.type == "plotly_chart":
+                return child
+            if child.type in TEXT_KINDS:
+                words += len(str(child.value).split())
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    return walk(at.main), words
+
+
 @pytest.fixture(scope="module")
 def toy():
     return load_checkpoint(TOY, device="cpu")
@@ -57,11 +81,39 @@ def test_decoding_default_view_shows_the_real_first_step(toy):
     assert "decoder input : <s>\n" in step_text
     assert f"appends       : d   (p = {np.exp(hyp.step_logprobs[0]):.4f}, rank 1 of 13)" in step_text
     assert "Type a reference translation in the sidebar" in texts(at)
+    # greedy: no beam-size box on the page (a greyed-out "Beam size 4" contradicted the sidebar's 1)
+    assert "decoding-beam" not in [n.key for n in at.number_input]
+    assert at.number_input(key="beam").value == 1
+    # the picture first: the step's candidates right under the controls, the explanation after
+    chart, words = first_chart(at)
+    assert chart.key == "decoding-topk" and words <= 25
     # switching to beam search here also sets the sidebar's beam size (header and other pages follow)
     at.radio(key="decoding-method").set_value("beam").run()
     no_exceptions(at)
     assert at.number_input(key="beam").value == 4 and at.query_params["beam"] == "4"
+    assert at.number_input(key="decoding-beam").value == 4
     assert "Beam search hypotheses (beam 4)" in texts(at)
+    # a different beam size, back to greedy and to beam again: the sidebar follows, the page remembers 3
+    at.number_input(key="decoding-beam").set_value(3).run()
+    assert at.number_input(key="beam").value == 3
+    at.radio(key="decoding-method").set_value("greedy").run()
+    no_exceptions(at)
+    assert at.number_input(key="beam").value == 1 and "decoding-beam" not in [n.key for n in at.number_input]
+    at.radio(key="decoding-method").set_value("beam").run()
+    assert at.number_input(key="decoding-beam").value == 3 and at.number_input(key="beam").value == 3
+
+
+def test_decoding_follows_the_sidebar_beam_size():
+    """The page's method is the sidebar's: beam size 1 is greedy, more is beam search of that size."""
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", beam=3)
+    no_exceptions(at)
+    assert at.radio(key="decoding-method").value == "beam" and at.number_input(key="decoding-beam").value == 3
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", method="beam")     # the sidebar says 1
+    no_exceptions(at)
+    assert at.radio(key="decoding-method").value == "greedy" and at.number_input(key="beam").value == 1
+    at.number_input(key="beam").set_value(2).run()                                    # the sidebar changes
+    no_exceptions(at)
+    assert at.radio(key="decoding-method").value == "beam" and at.number_input(key="decoding-beam").value == 2
 
 
 def test_decoding_deep_link_reproduces_the_view():

@@ -136,6 +136,8 @@ def test_rollout_tab_shows_raw_rollout_and_flow(toy):
     assert len(at.get("plotly_chart")) == 3
     patterns = schema.stacked(trace_sentence(toy, TEXT, names="*.hook_pattern"), "encoder")
     np.testing.assert_allclose(z_of(at, 1), flow.attention_rollout(patterns), atol=1e-5)
+    for i in range(3):                                   # two maps a row, every input token labelled
+        assert figure(at, i)["layout"]["xaxis"]["dtick"] == 1
 
 
 # -- Compare --------------------------------------------------------------------------------------------

@@ -1,4 +1,7 @@
 """Attention zoo, live toy training and guided tour pages, run through app.py with AppTest."""
+import base64
+import json
+
 import numpy as np
 
 from apptest_utils import no_exceptions, run_page, texts
@@ -15,6 +18,44 @@ def _warnings(at) -> str:
 
 def _widget(at, kind: str, key: str):
     return next(w for w in at.get(kind) if w.key == key)
+
+
+TEXT_KINDS = {"markdown", "caption", "latex", "info", "code", "subheader", "header"}
+
+
+def first_chart(at):
+    """The first chart on the page and how many words of text stand above it (expanders folded): a page
+    shows its picture first, explanations after (DESIGN.md, 'Page layout: the picture first')."""
+    words = 0
+
+    def walk(node):
+        nonlocal words
+        for child in getattr(node, "children", {}).values():
+            if child.type == "expander":
+                continue
+            if child.type == "plotly_chart":
+                return child
+            if child.type in TEXT_KINDS:
+                words += len(str(child.value).split())
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    return walk(at.main), words
+
+
+def column_of(at, key: str):
+    """The st.columns column holding the element with this key (None when it is full width)."""
+    def walk(node, column):
+        for child in getattr(node, "children", {}).values():
+            if getattr(child, "key", None) == key:
+                return column
+            found = walk(child, child if child.type == "column" else column)
+            if found is not None:
+                return found
+        return None
+    return walk(at.main, None)
 
 
 # -- zoo ------------------------------------------------------------------------------------------
@@ -34,6 +75,14 @@ def test_zoo_default_uses_the_model_head_and_reproduces_its_pattern():
     q, k = trace["encoder.layers.0.self_attn.hook_q"][0], trace["encoder.layers.0.self_attn.hook_k"][0]
     np.testing.assert_allclose(zoo.softmax(zoo.scores("scaled", q, k)),
                                trace["encoder.layers.0.self_attn.hook_pattern"][0], atol=1e-5)
+    # the picture first: scores and weights right under the controls, half the page each (a third made them
+    # thin strips that dropped key labels), every key labelled
+    chart, words = first_chart(at)
+    assert chart.key == "zoo-scores" and words <= 25
+    for key in ("zoo-scores", "zoo-weights"):
+        assert column_of(at, key).weight == 0.5
+        fig = json.loads(next(c for c in at.get("plotly_chart") if c.key == key).proto.spec)
+        assert fig["layout"]["xaxis"]["dtick"] == 1
 
 
 def test_zoo_deep_link_restores_the_view():
@@ -79,6 +128,29 @@ def test_training_default_view_and_bad_parameters():
     assert "Press **Train**" in texts(at)
 
 
+def test_training_draws_the_example_before_train_is_pressed():
+    """Not an empty page: the model a training starts from and the shipped trained one, on the example."""
+    at = run_page("training.py", model="toy-reverse", text="a b c d", task="reverse", size="small", example="a b c")
+    no_exceptions(at)
+    chart, words = first_chart(at)
+    assert chart.key == "train-before" and words <= 25
+    figures = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    assert set(figures) == {"train-before", "train-goal"}
+    goal = _z(figures["train-goal"])
+    shipped = trace_sentence(load_checkpoint(MODEL_ROOT / "toy-reverse"), "a b c", target="c b a")
+    np.testing.assert_allclose(goal, shipped["decoder.layers.1.cross_attn.hook_pattern"].mean(0), atol=1e-5)
+    assert figures["train-before"]["data"][0]["y"] == ["0 c", "1 b", "2 a", "3 &lt;/s&gt;"]   # rows: what is predicted
+
+
+def _z(fig: dict) -> np.ndarray:
+    """The z matrix of a figure's first trace; plotly sends numpy arrays as base64 typed arrays."""
+    z = fig["data"][0]["z"]
+    if isinstance(z, list):
+        return np.array(z, dtype=float)
+    shape = [int(n) for n in str(z["shape"]).split(",")]
+    return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+
+
 def test_training_trains_in_the_app_and_shows_curve_and_snapshots():
     at = run_page("training.py", model="toy-reverse", text="a b c d", task="copy", size="tiny", steps=20,
                   example="a b c")
@@ -92,6 +164,10 @@ def test_training_trains_in_the_app_and_shows_curve_and_snapshots():
     assert "Result: copy, tiny model, 20 steps" in out
     slider = _widget(at, "select_slider", "train-snapshot")
     assert list(slider.options) == ["5", "10", "15", "20"] and slider.value == 20
+    # no chart title is cut: every line fits half the page (the snapshot maps stand two to a row)
+    for chart in at.get("plotly_chart"):
+        title = json.loads(chart.proto.spec)["layout"].get("title", {}).get("text", "")
+        assert all(len(line) <= 44 for line in title.split("<br>")), title
     run = at.session_state["train-result"]
     assert [s.step for s in run.snapshots] == [5, 10, 15, 20]
     assert run.snapshots[0].cross.shape == (1, 2, 4, 4)              # [L,H,T,S]: "a b c </s>" both sides

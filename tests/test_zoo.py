@@ -129,3 +129,55 @@ def test_mark_centres_places_a_marker_per_query():
 def test_gallery_escapes_token_labels_for_plotly():
     fig = gallery([np.eye(2)], ["t"], ["0 <s>", "1 a"], ["0 a", "1 </s>"])
     assert list(fig.data[0].x) == ["0 a", "1 &lt;/s&gt;"] and list(fig.data[0].y)[0] == "0 &lt;s&gt;"
+
+
+# -- the teacher's defects: squashed panels, dropped key labels, colliding gallery titles -------------------------
+from viz.figures.zoo import CHAR_WIDTH, PAGE_WIDTH, TITLE_FONT, step_heatmap, title_lines  # noqa: E402
+
+SCORE_TITLES = ["Dot", "Scaled dot", "General (bilinear)", "Additive (Bahdanau)", "Cosine"]
+PLOT_WIDTH = PAGE_WIDTH - 160          # the page's main area less the query labels and the colour bar
+
+
+def _text_px(text: str, size: int = TITLE_FONT) -> float:
+    return max(len(line) for line in text.split("<br>")) * CHAR_WIDTH * size
+
+
+def test_gallery_titles_fit_their_panels_on_the_projector_page():
+    """'General (bilinear)' and 'Additive (Bahdanau)' collided when five panels shared one row."""
+    keys = [f"{i} tok{i}" for i in range(10)]
+    mats = [np.full((4, 10), 0.1)] * 5
+    for titles in (SCORE_TITLES, ["Soft (softmax)", "Hard (one-hot)", "Local (window + Gaussian), D=1"]):
+        fig = gallery(mats[:len(titles)], titles, ["q0", "q1", "q2", "q3"], keys)
+        axes = {name: ax for name, ax in fig.layout.to_plotly_json().items() if name.startswith("xaxis")}
+        assert len(fig.layout.annotations) == len(titles)
+        panels = []
+        for note, trace in zip(fig.layout.annotations, fig.data):
+            domain = axes["xaxis" + trace.xaxis[1:]]["domain"]
+            panels.append((note.text, (domain[1] - domain[0]) * PLOT_WIDTH, axes["xaxis" + trace.xaxis[1:]]))
+        for text, panel_px, _axis in panels:
+            assert _text_px(text) <= panel_px, (text, panel_px)
+        for _text, panel_px, axis in panels:                 # every key label drawn, with room for it
+            assert axis.get("dtick") == 1 and panel_px / len(keys) >= 14
+
+
+def test_title_lines_breaks_at_spaces_to_fit():
+    assert title_lines("Dot", 200) == "Dot"
+    wrapped = title_lines("Local (window + Gaussian), D=1", 150)
+    assert wrapped.replace("<br>", " ") == "Local (window + Gaussian), D=1"
+    assert all(len(line) * CHAR_WIDTH * TITLE_FONT <= 150 for line in wrapped.split("<br>"))
+
+
+def test_step_heatmap_keeps_cells_square_and_every_key_label():
+    """The three top panels were thin strips (440 px tall in a third of the page) that dropped key labels."""
+    rows = [f"{i} w{i}" for i in range(8)]
+    cols = [f"{i} w{i}" for i in range(9)]
+    fig = step_heatmap(np.random.default_rng(0).normal(size=(8, 9)), rows, cols, "1. Scores: Scaled dot", "key")
+    width = PAGE_WIDTH / 2
+    assert fig.layout.height <= 1.25 * width                 # not a strip
+    assert fig.layout.xaxis.dtick == 1 and fig.layout.xaxis.tickmode == "linear"
+    assert fig.data[0].zmin == -fig.data[0].zmax              # signed: centred on 0
+    weights = step_heatmap(np.full((8, 9), 1 / 9), rows, cols, "2. Weights: Soft (softmax)", "key", signed=False)
+    assert (weights.data[0].zmin, weights.data[0].zmax) == (0.0, 1.0)
+    assert weights.layout.height == fig.layout.height        # side by side, the panels line up
+    with pytest.raises(ValueError, match="does not match"):
+        step_heatmap(np.ones((2, 2)), ["a"], ["b", "c"], "t", "key")

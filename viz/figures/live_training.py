@@ -24,13 +24,14 @@ def training_curves(history: list[dict], total_steps: int | None = None, title: 
     # built in one go, go.Figure(data, layout), not with update_* calls (see style.token_axes): this chart
     # is redrawn at every evaluation of a live training
     layout = dict(
-        title=dict(text=title), font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
+        title=dict(text=title, y=0.97, yanchor="top"), font=BASE_FONT, height=420,
+        margin=dict(l=10, r=10, t=90, b=10),
         xaxis=dict(title=dict(text="training step"), range=[0, total_steps] if total_steps else None),
         yaxis=dict(title=dict(text="loss (log scale)", font=dict(color=LINE_COLORS[0])), type="log", dtick=1),
         yaxis2=dict(title=dict(text="exact-match accuracy (%)", font=dict(color=LINE_COLORS[2])), overlaying="y",
                     side="right", range=[0, 101], showgrid=False, tickmode="array",
                     tickvals=[0, 20, 40, 60, 80, 100]),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),   # under the title, not over it
     )
     if marker_step is not None:
         layout["shapes"] = [vline(marker_step, dict(color="#d62728", width=2, dash="dash"))]

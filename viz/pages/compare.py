@@ -7,7 +7,8 @@ import streamlit as st
 from model.analysis import word_order
 from model.capture import schema
 from viz.figures.attention import KIND_TITLES, attention_heatmap
-from viz.figures.style import signed_heatmap
+from viz.figures.style import symmetric_range
+from viz.figures.zoo import PAGE_WIDTH, step_heatmap
 from viz.services import get_trace
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
@@ -15,18 +16,9 @@ from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
 KINDS = list(schema.KINDS)
 MODES = {"sentences": "one head, two sentences", "heads": "two heads, one sentence"}
-
-ctx = need_context()
-trace, cfg = ctx.trace, ctx.bundle.config
-
-st.title("Compare")
-st.markdown(
-    "Self-attention by itself is **order-blind**: the score $q_i\\cdot k_j$ depends only on the two tokens, not "
-    "on where they stand. Swap two words and, without positions, every map would just swap the same rows and "
-    "columns: *Beijing to Shanghai* and *Shanghai to Beijing* would look identical, a bag of words. What tells "
-    "them apart is the **positional encoding** added to each token embedding before the first layer:")
-st.latex(r"x_{pos}=\sqrt{d}\,E[w_{pos}]+PE(pos),\quad PE(pos,2i)=\sin\frac{pos}{10000^{2i/d}},\ "
-         r"PE(pos,2i+1)=\cos\frac{pos}{10000^{2i/d}}")
+KIND_SHORT = {"encoder": "encoder self", "decoder": "decoder self", "cross": "cross"}
+DIFF_SHARE = 0.6                       # a difference map takes this share of the row, its explanation the rest
+DIFF_WIDTH = PAGE_WIDTH * DIFF_SHARE
 
 
 def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:
@@ -46,9 +38,17 @@ def side_by_side(left, right, key: str) -> None:
                         key=f"{key}-{filename}")
 
 
-def second_sentence() -> str:
+def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: str):
+    """A difference of two attention maps on a colour scale fitted to the data (symmetric about 0): a small
+    difference still shows. The scale is said in the title and on the colour bar."""
+    zmax = symmetric_range(diff)
+    return step_heatmap(diff, rows, cols, f"{title}; scale ±{zmax:.3g}, the largest |difference|",
+                        "key (attended to)", "query (attending)", value_name=f"difference<br>(±{zmax:.3g})",
+                        zmax=zmax, width_px=DIFF_WIDTH)
+
+
+def second_sentence(text_a: str) -> str:
     """Sentence B: from the URL, else sentence A with two words swapped; follows A when A changes."""
-    text_a = trace.meta["src_text"]
     derived = word_order.swap_two_words(text_a)
     text_b = st.text_input("Sentence B", value=qp_str("text_b", derived), max_chars=MAX_TEXT_CHARS,
                            key=f"compare-text-b-{zlib.crc32(text_a.encode('utf-8'))}",
@@ -57,9 +57,13 @@ def second_sentence() -> str:
     return text_b.strip()
 
 
-def compare_sentences(kind: str) -> None:
-    layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
-    text_b = second_sentence()
+def compare_sentences(ctx, kind: str, n_layers: int) -> None:
+    trace, cfg = ctx.trace, ctx.bundle.config
+    c1, c2 = st.columns(2)
+    with c1:
+        layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
+    with c2:
+        text_b = second_sentence(trace.meta["src_text"])
     if not text_b:
         st.info("Sentence B is empty: type a second sentence to compare with.")
         return
@@ -76,20 +80,23 @@ def compare_sentences(kind: str) -> None:
     tag = f"{kind}-L{layer}-{'avg' if head is None else f'H{head}'}"
     side_by_side((f"A: {head_name(layer, head)}", a, rows_a, cols_a, f"{ctx.model_id}-A-{tag}"),
                  (f"B: {head_name(layer, head)}", b, rows_b, cols_b, f"{ctx.model_id}-B-{tag}"), key="cmp-s")
+    st.caption("Each row is one token's attention over the keys (a row sums to 1). If attention were order-blind, "
+               "B would be A with the same rows and columns swapped.")
     c1, c2 = st.columns(2)
     c1.caption("Translation of A")
     c1.text(trace.meta["translation"] or "(empty output)")
     c2.caption("Translation of B")
     c2.text(trace_b.meta["translation"] or "(empty output)")
     if kind == "encoder":
-        order_blind_check(a, b, trace_b, layer, head)
+        order_blind_check(ctx, a, b, trace_b, layer, head)
     else:
         st.caption("Decoder rows follow each sentence's own translation, so the two maps need not have the same "
                    "shape; switch to encoder self-attention for the exact word-order test.")
 
 
-def order_blind_check(a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: int | None) -> None:
+def order_blind_check(ctx, a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: int | None) -> None:
     """Move B's rows and columns back into A's order: an order-blind model would give exactly A."""
+    trace = ctx.trace
     perm = word_order.token_permutation(trace.meta["src_ids"], trace_b.meta["src_ids"])
     if perm is None:
         st.caption("B's tokens are not a rearrangement of A's (different words or different token splits), so "
@@ -100,56 +107,80 @@ def order_blind_check(a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: i
     labels = position_labels(trace.meta["src_tokens"])
     diff = word_order.reorder_to(b, perm) - a
     st.subheader("The word-order test")
-    st.markdown(
-        "B uses exactly the same tokens as A, only in a different order. Below, B's map has its rows and columns "
+    c1, c2 = st.columns([DIFF_SHARE, 1 - DIFF_SHARE])
+    with c1:
+        fig = difference_map(diff, labels, labels, f"(B in A's order) − A, {head_name(layer, head)}")
+        show_figure(fig, f"{ctx.model_id}-order-test-L{layer}", matrix_frame(diff, labels, labels),
+                    key="cmp-order-test")
+    c2.markdown(
+        "B uses exactly the same tokens as A, only in a different order. Here B's map has its rows and columns "
         "moved back into A's order and A's map is subtracted. **Without positional encoding this would be 0 "
         "everywhere**, in every layer. Every coloured cell is a difference that only the positions can cause.")
-    fig = signed_heatmap(diff, labels, labels, f"(B moved into A's order) − A, {head_name(layer, head)}: "
-                                                f"largest |difference| {np.abs(diff).max():.3f}",
-                         "key (attended to)", "query (attending)", value_name="difference", zmax=1.0)
-    show_figure(fig, f"{ctx.model_id}-order-test-L{layer}", matrix_frame(diff, labels, labels),
-                key="cmp-order-test")
+    c2.caption("Red: B (moved back) attends more than A; blue: less. The colours are scaled to the largest "
+               "difference, so read the scale before judging how big a difference is.")
 
 
-def compare_heads(kind: str) -> None:
+def b_pickers(kind: str, n_layers: int, n_heads: int) -> tuple[int, int | None]:
+    """Layer and head of the second head (URL layer_b, head_b)."""
+    return layer_head_pickers(n_layers, n_heads, key=f"compare-b-{kind}", suffix="_b",
+                              default_head=1 if n_heads > 1 else 0)
+
+
+def compare_heads(ctx, kind: str, n_layers: int) -> None:
+    trace, cfg = ctx.trace, ctx.bundle.config
     c1, c2 = st.columns(2)
     with c1:
         st.caption("Head A")
         layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
     with c2:
         st.caption("Head B")
-        layer_b, head_b = b_pickers()
+        layer_b, head_b = b_pickers(kind, n_layers, cfg.n_heads)
     rows, cols = attention_labels(trace.meta, kind)
     a, b = head_map(trace, kind, layer, head), head_map(trace, kind, layer_b, head_b)
     tag = lambda lay, h: f"{kind}-L{lay}-{'avg' if h is None else f'H{h}'}"  # noqa: E731
     side_by_side((f"A: {head_name(layer, head)}", a, rows, cols, f"{ctx.model_id}-{tag(layer, head)}"),
                  (f"B: {head_name(layer_b, head_b)}", b, rows, cols, f"{ctx.model_id}-{tag(layer_b, head_b)}"),
                  key="cmp-h")
-    st.markdown("Same sentence, same positions: the two heads read the same tokens and differ only in their "
-                "learned $W^Q$, $W^K$ (where to look) — each head specialises in its own relation.")
-    fig = signed_heatmap(b - a, rows, cols, "B − A (red: B attends more, blue: A attends more)",
-                         "key (attended to)", "query (attending)", value_name="difference", zmax=1.0)
-    show_figure(fig, f"{ctx.model_id}-{tag(layer_b, head_b)}-minus-{tag(layer, head)}",
-                matrix_frame(b - a, rows, cols), key="cmp-h-diff")
+    c1, c2 = st.columns([DIFF_SHARE, 1 - DIFF_SHARE])
+    with c1:
+        fig = difference_map(b - a, rows, cols, "B − A")
+        show_figure(fig, f"{ctx.model_id}-{tag(layer_b, head_b)}-minus-{tag(layer, head)}",
+                    matrix_frame(b - a, rows, cols), key="cmp-h-diff")
+    c2.markdown("Same sentence, same positions: the two heads read the same tokens and differ only in their "
+                "learned $W^Q$, $W^K$ (where to look): each head specialises in its own relation.")
+    c2.caption("Red: B attends more; blue: A attends more. The colours are scaled to the largest difference.")
 
 
-def b_pickers() -> tuple[int, int | None]:
-    """Layer and head of the second head (URL layer_b, head_b)."""
-    return layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-b-{kind}", suffix="_b",
-                              default_head=1 if cfg.n_heads > 1 else 0)
+def explain_positions() -> None:
+    with st.expander("Why word order needs the positional encoding"):
+        st.markdown(
+            "Self-attention by itself is **order-blind**: the score $q_i\\cdot k_j$ depends only on the two "
+            "tokens, not on where they stand. Swap two words and, without positions, every map would just swap "
+            "the same rows and columns: *Beijing to Shanghai* and *Shanghai to Beijing* would look identical, a "
+            "bag of words. What tells them apart is the **positional encoding** added to each token embedding "
+            "before the first layer:")
+        st.latex(r"x_{pos}=\sqrt{d}\,E[w_{pos}]+PE(pos),\quad PE(pos,2i)=\sin\frac{pos}{10000^{2i/d}},\ "
+                 r"PE(pos,2i+1)=\cos\frac{pos}{10000^{2i/d}}")
 
 
-mode_default = qp_choice("mode", list(MODES), "sentences")
-mode = st.radio("Compare", list(MODES), index=list(MODES).index(mode_default), horizontal=True,
-                key="compare-mode", format_func=MODES.get)
-kind_default = qp_choice("kind", KINDS, "encoder")
-kind = st.radio("Attention", KINDS, index=KINDS.index(kind_default), horizontal=True, key="compare-kind",
-                format_func=KIND_TITLES.get)
-set_query(mode=mode, kind=kind)
-n_layers = schema.n_layers(cfg, kind)
-if mode == "sentences":
-    set_query(layer_b=None, head_b=None)
-    compare_sentences(kind)
-else:
-    set_query(text_b=None)
-    compare_heads(kind)
+def render() -> None:
+    ctx = need_context()
+    st.title("Compare")
+    c1, c2 = st.columns(2)
+    mode = c1.radio("Compare", list(MODES), index=list(MODES).index(qp_choice("mode", list(MODES), "sentences")),
+                    horizontal=True, key="compare-mode", format_func=MODES.get)
+    kind = c2.radio("Attention", KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
+                    key="compare-kind", format_func=KIND_SHORT.get, help=" · ".join(KIND_TITLES.values()))
+    set_query(mode=mode, kind=kind)
+    n_layers = schema.n_layers(ctx.bundle.config, kind)
+    if mode == "sentences":
+        set_query(layer_b=None, head_b=None)
+        compare_sentences(ctx, kind, n_layers)
+    else:
+        set_query(text_b=None)
+        compare_heads(ctx, kind, n_layers)
+    explain_positions()
+
+
+if __name__ == "__main__":
+    render()

@@ -6,8 +6,9 @@ import streamlit as st
 
 from model.analysis import ablation, flow, heads
 from model.capture import schema
-from viz.figures.attention import KIND_TITLES, attention_heatmap
+from viz.figures.attention import KIND_TITLES
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
+from viz.figures.zoo import step_heatmap
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.state import qp_choice, qp_str, session_memo, set_query
 from viz.text import plain, position_labels
@@ -18,23 +19,22 @@ MAX_AGGREGATE = 200
 UNIT_STATS = {"entropy_norm", "self", "prev", "next", "eos", "bos", "punct", "max_weight"}  # in [0, 1]
 TABS = {"stats": "Statistics", "ablation": "Ablation", "rollout": "Rollout & flow"}
 KINDS = list(schema.KINDS)
+KIND_SHORT = {"encoder": "encoder self", "decoder": "decoder self", "cross": "cross"}
 
-ctx = need_context()
-trace, cfg = ctx.trace, ctx.bundle.config
-n_layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
-
-st.title("Head analysis")
-st.markdown(
-    f"This model has {cfg.n_heads} heads in each of its {cfg.n_encoder_layers} encoder and {cfg.n_decoder_layers} "
-    "decoder layers, and each decoder layer has two kinds (masked self-attention and cross-attention). What does "
-    "each head do, and does the model need it? **Statistics** describe a head's attention pattern, **Ablation** "
-    "switches heads off and measures the damage, **Rollout & flow** follow attention through all encoder layers.")
+def intro(cfg) -> None:
+    with st.expander("What this page shows"):
+        st.markdown(
+            f"This model has {cfg.n_heads} heads in each of its {cfg.n_encoder_layers} encoder and "
+            f"{cfg.n_decoder_layers} decoder layers, and each decoder layer has two kinds (masked self-attention and "
+            "cross-attention). What does each head do, and does the model need it? **Statistics** describe a head's "
+            "attention pattern, **Ablation** switches heads off and measures the damage, **Rollout & flow** follow "
+            "attention through all encoder layers.")
 
 
 def kind_radio(key: str) -> str:
     default = qp_choice("kind", KINDS, "encoder")
     kind = st.radio("Attention", KINDS, index=KINDS.index(default), horizontal=True, key=key,
-                    format_func=KIND_TITLES.get)
+                    format_func=KIND_SHORT.get, help=" · ".join(KIND_TITLES.values()))
     set_query(kind=kind)
     return kind
 
@@ -63,11 +63,7 @@ STAT_HELP = {
 }
 
 
-def sentence_stats():
-    return heads.trace_head_stats(trace)
-
-
-def file_stats():
+def file_stats(ctx):
     """Statistics averaged over an uploaded file; computed on request, kept for this session."""
     upload = st.file_uploader(f"Sentences (.txt, one per line, or .csv with a 'text' column; the first "
                               f"{MAX_AGGREGATE} are used)", type=["txt", "csv"], key="heads-upload")
@@ -103,26 +99,27 @@ def file_stats():
     return frame
 
 
-def statistics_tab() -> None:
-    source = st.radio("Statistics of", ["sentence", "file"], horizontal=True, key="heads-source",
+def statistics_tab(ctx, n_layers: dict) -> None:
+    cfg = ctx.bundle.config
+    c1, c2, c3 = st.columns([1, 1.3, 1.2])
+    source = c1.radio("Statistics of", ["sentence", "file"], key="heads-source",
                       format_func={"sentence": "this sentence", "file": "many sentences (file)"}.get)
-    frame = sentence_stats() if source == "sentence" else file_stats()
-    if frame is None:
-        return
-    c1, c2 = st.columns(2)
-    with c1:
+    with c2:
         kind = kind_radio("heads-stat-kind")
     stat_default = qp_choice("stat", list(heads.STATS), "entropy_norm")
-    stat = c2.selectbox("Statistic", list(heads.STATS), index=list(heads.STATS).index(stat_default),
+    stat = c3.selectbox("Statistic", list(heads.STATS), index=list(heads.STATS).index(stat_default),
                         format_func=heads.STATS.get, key="heads-stat")
     set_query(stat=stat)
-    st.markdown(STAT_HELP[stat])
+    frame = heads.trace_head_stats(ctx.trace) if source == "sentence" else file_stats(ctx)
+    if frame is None:
+        return
     matrix = heads.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
     fig = layer_head_heatmap(matrix, title=f"{KIND_TITLES[kind]}: {heads.STATS[stat]}", value_name=stat.replace("_", " "),
                              zmax=1.0 if stat in UNIT_STATS else None)
     show_figure(fig, f"{ctx.model_id}-{kind}-{stat}", matrix_frame(
         matrix, [f"layer {i}" for i in range(n_layers[kind])], [f"head {h}" for h in range(cfg.n_heads)]),
         key="heads-stat-grid")
+    st.markdown(STAT_HELP[stat])
     st.subheader("Every head (click a column to sort)")
     columns = {s: st.column_config.NumberColumn(label, format="%.3f") for s, label in heads.STATS.items()}
     st.dataframe(frame, hide_index=True, column_config=columns, key="heads-table", placeholder="n/a")
@@ -135,7 +132,7 @@ def statistics_tab() -> None:
 
 
 # -- Ablation -------------------------------------------------------------------------------------------
-def parse_heads(raw: str | None) -> set:
+def parse_heads(raw: str | None, cfg) -> set:
     """URL `ablate=encoder:0:1,cross:1:2`; anything unreadable is dropped with a warning."""
     if not raw:
         return set()
@@ -160,28 +157,30 @@ def _clear_ablation() -> None:
         del st.session_state[key]
 
 
-def head_grid(kind: str, chosen: set) -> set:
+def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
     """Checkboxes layer x head for one kind; heads of the other kinds stay as they were."""
-    for layer in range(n_layers[kind]):
-        cols = st.columns(cfg.n_heads + 1, vertical_alignment="center")
+    for layer in range(n_layers):
+        cols = st.columns(n_heads + 1, vertical_alignment="center")
         cols[0].markdown(f"**layer {layer}**")
-        for h in range(cfg.n_heads):
+        for h in range(n_heads):
             cols[h + 1].checkbox(f"H{h}", value=(kind, layer, h) in chosen, key=f"abl-{kind}-{layer}-{h}")
-    ticked = {(kind, layer, h) for layer in range(n_layers[kind]) for h in range(cfg.n_heads)
+    ticked = {(kind, layer, h) for layer in range(n_layers) for h in range(n_heads)
               if st.session_state.get(f"abl-{kind}-{layer}-{h}")}
     return {x for x in chosen if x[0] != kind} | ticked
 
 
-def ablation_tab() -> None:
-    st.markdown(
-        "Switch heads off and see what the model loses. A head's output $z_h=\\mathrm{softmax}(q_hK_h^\\top/"
-        "\\sqrt{d_k})V_h$ is replaced before the heads are concatenated and multiplied by $W^O$: by **0** (*zero*) "
-        "or by its **average over positions** (*mean*: the head still adds its usual offset but no longer says "
-        "anything about a particular token; on the decoder side the average covers positions up to $t$ only). "
-        "The model's weights are never changed; the edit applies on every decoding step.")
-    st.latex(r"\mathrm{MultiHead}(x)=\mathrm{Concat}(z_1,\dots,\underbrace{0}_{z_h\ \mathrm{off}},\dots,z_H)\,W^O")
+def ablation_tab(ctx, n_layers: dict) -> None:
+    trace, cfg = ctx.trace, ctx.bundle.config
+    with st.expander("How a head is switched off"):
+        st.markdown(
+            "Switch heads off and see what the model loses. A head's output $z_h=\\mathrm{softmax}(q_hK_h^\\top/"
+            "\\sqrt{d_k})V_h$ is replaced before the heads are concatenated and multiplied by $W^O$: by **0** (*zero*) "
+            "or by its **average over positions** (*mean*: the head still adds its usual offset but no longer says "
+            "anything about a particular token; on the decoder side the average covers positions up to $t$ only). "
+            "The model's weights are never changed; the edit applies on every decoding step.")
+        st.latex(r"\mathrm{MultiHead}(x)=\mathrm{Concat}(z_1,\dots,\underbrace{0}_{z_h\ \mathrm{off}},\dots,z_H)\,W^O")
     if "heads-ablated" not in st.session_state:
-        st.session_state["heads-ablated"] = parse_heads(qp_str("ablate"))
+        st.session_state["heads-ablated"] = parse_heads(qp_str("ablate"), cfg)
     c1, c2 = st.columns(2)
     with c1:
         kind = kind_radio("heads-abl-kind")
@@ -190,7 +189,7 @@ def ablation_tab() -> None:
                     horizontal=True, key="heads-abl-mode",
                     format_func={"zero": "zero", "mean": "mean over positions"}.get)
     st.caption(f"Tick the {KIND_TITLES[kind].lower()} heads to switch off:")
-    heads = head_grid(kind, st.session_state["heads-ablated"])
+    heads = head_grid(kind, st.session_state["heads-ablated"], n_layers[kind], cfg.n_heads)
     st.session_state["heads-ablated"] = heads
     heads = tuple(sorted(heads))
     set_query(ablate=",".join(f"{k}:{lay}:{h}" for k, lay, h in heads) or None,
@@ -219,10 +218,11 @@ def ablation_tab() -> None:
     if heads:
         st.caption("The translation changed." if ablated != meta["translation"] else
                    "The translation did not change: the other heads make up for the missing ones.")
-    rank_section(mode, target, what)
+    rank_section(ctx, mode, target, what, n_layers)
 
 
-def rank_section(mode: str, target: tuple, what: str) -> None:
+def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> None:
+    trace, cfg = ctx.trace, ctx.bundle.config
     st.subheader("Which heads matter for this sentence?")
     st.markdown(f"Switch each head off alone ({mode} ablation) and measure how much less likely {what} "
                 "becomes. A large drop means the model relies on that head here; near 0 means it can do without.")
@@ -248,9 +248,9 @@ def rank_section(mode: str, target: tuple, what: str) -> None:
 
 
 # -- Rollout & flow ---------------------------------------------------------------------------------------
-def flow_matrix(patterns: np.ndarray) -> np.ndarray:
+def flow_matrix(ctx, patterns: np.ndarray) -> np.ndarray:
     """Flow for this sentence, computed once per sentence (it solves one max-flow per token pair)."""
-    key = (ctx.model_id, tuple(trace.meta["src_ids"]))
+    key = (ctx.model_id, tuple(ctx.trace.meta["src_ids"]))
     flows = session_memo("heads-flow", key)
     if flows is None:
         n = patterns.shape[-1]
@@ -261,19 +261,8 @@ def flow_matrix(patterns: np.ndarray) -> np.ndarray:
     return flows
 
 
-def rollout_tab() -> None:
-    st.markdown(
-        "Raw attention of the last encoder layer says which *layer inputs* a position mixes, but those inputs "
-        "are already mixtures of the sentence. **Rollout** (Abnar & Zuidema, 2020) follows the mixing back to "
-        "the input tokens: average the heads of each layer, add the residual connection as an identity (half "
-        "and half), renormalise the rows, and multiply through the layers.")
-    st.latex(r"\hat A_\ell=\tfrac12\,\bar A_\ell+\tfrac12 I\ (\text{rows renormalised}),\qquad "
-             r"\tilde A=\hat A_L\,\hat A_{L-1}\cdots\hat A_1")
-    st.markdown(
-        "**Flow** treats the layers as a network of pipes whose capacities are the $\\hat A_\\ell$ weights and "
-        "asks how much can flow from input token $j$ to position $i$ at the top (a maximum flow; each row then "
-        "scaled to sum to 1). Rollout multiplies weights along every path; flow is limited by the narrowest "
-        "pipes, so it is usually less peaked.")
+def rollout_tab(ctx) -> None:
+    trace = ctx.trace
     patterns = schema.stacked(trace, "encoder")                             # [L,H,S,S]
     labels = position_labels(trace.meta["src_tokens"])
     raw = patterns[-1].mean(0)                                                   # [S,S]
@@ -282,24 +271,51 @@ def rollout_tab() -> None:
             ("rollout", "Rollout", rollout)]
     n = len(labels)
     if n <= flow.MAX_FLOW_TOKENS:
-        maps.append(("flow", "Flow", flow_matrix(patterns)))
+        maps.append(("flow", "Flow", flow_matrix(ctx, patterns)))
     else:
         st.info(f"Flow is computed for inputs of at most {flow.MAX_FLOW_TOKENS} tokens (this one has {n}): it "
                 "solves one max-flow problem per pair of tokens. Shorten the sentence to see it.")
-    for col, (name, title, m) in zip(st.columns(len(maps)), maps):
+    columns = st.columns(2) + st.columns(2)          # two a row: every token label fits, cells stay square
+    for col, (name, title, m) in zip(columns, maps):
         with col:
-            fig = attention_heatmap(m, labels, labels, title=title, value_name="share")
-            fig.layout.xaxis.title.text = "input token"        # plain sets: update_*axes parse their arguments
-            fig.layout.yaxis.title.text = "position after the last layer" if name != "raw" else "query"
+            fig = step_heatmap(m, labels, labels, title, "input token", value_name="share", signed=False,
+                               y_title="position after the last layer" if name != "raw" else "query")
             show_figure(fig, f"{ctx.model_id}-encoder-{name}", matrix_frame(m, labels, labels),
                         key=f"heads-{name}")
+    columns[len(maps)].caption(
+        "Row i: how much of each input token has reached position i after all encoder layers (rollout, flow), "
+        "against what the last layer alone mixes (raw). Rows sum to 1.")
+    with st.expander("How rollout and flow are computed"):
+        st.markdown(
+            "Raw attention of the last encoder layer says which *layer inputs* a position mixes, but those inputs "
+            "are already mixtures of the sentence. **Rollout** (Abnar & Zuidema, 2020) follows the mixing back to "
+            "the input tokens: average the heads of each layer, add the residual connection as an identity (half "
+            "and half), renormalise the rows, and multiply through the layers.")
+        st.latex(r"\hat A_\ell=\tfrac12\,\bar A_\ell+\tfrac12 I\ (\text{rows renormalised}),\qquad "
+                 r"\tilde A=\hat A_L\,\hat A_{L-1}\cdots\hat A_1")
+        st.markdown(
+            "**Flow** treats the layers as a network of pipes whose capacities are the $\\hat A_\\ell$ weights "
+            "and asks how much can flow from input token $j$ to position $i$ at the top (a maximum flow; each row "
+            "then scaled to sum to 1). Rollout multiplies weights along every path; flow is limited by the "
+            "narrowest pipes, so it is usually less peaked.")
 
 
-tab_default = qp_choice("tab", list(TABS), "stats")
-tabs = st.tabs(list(TABS.values()), default=TABS[tab_default], key="heads-tab", on_change="rerun")
-active = {label: name for name, label in TABS.items()}.get(st.session_state.get("heads-tab"), tab_default)
-set_query(tab=None if active == "stats" else active)
-for tab, render in zip(tabs, (statistics_tab, ablation_tab, rollout_tab)):
-    with tab:
-        if tab.open is not False:  # only the open tab runs (the others are not computed)
-            render()
+def render() -> None:
+    ctx = need_context()
+    cfg = ctx.bundle.config
+    n_layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
+    st.title("Head analysis")
+    tab_default = qp_choice("tab", list(TABS), "stats")
+    tabs = st.tabs(list(TABS.values()), default=TABS[tab_default], key="heads-tab", on_change="rerun")
+    active = {label: name for name, label in TABS.items()}.get(st.session_state.get("heads-tab"), tab_default)
+    set_query(tab=None if active == "stats" else active)
+    views = (lambda: statistics_tab(ctx, n_layers), lambda: ablation_tab(ctx, n_layers), lambda: rollout_tab(ctx))
+    for tab, view in zip(tabs, views):
+        with tab:
+            if tab.open is not False:  # only the open tab runs (the others are not computed)
+                view()
+    intro(cfg)
+
+
+if __name__ == "__main__":
+    render()
