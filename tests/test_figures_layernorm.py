@@ -1,12 +1,16 @@
-"""Pure tests of the LayerNorm / BatchNorm statistics, residual stages and their figures."""
+"""Pure tests of the LayerNorm / BatchNorm statistics (model/analysis/attention_math.py), residual stages and
+their figures (viz/figures/layernorm.py)."""
 import numpy as np
 import pytest
 import torch
 
 from model.nn.layers import LayerNorm
-from viz.figures.layernorm import (batch_norm_drift, batch_norm_stats, drift_figure, feature_histogram,
-                                   gain_bias_figure, layer_norm_stats, ln_vs_bn_figure, normalize,
-                                   residual_norm_figure, residual_stages, token_stats_figure)
+import viz.figures.layernorm as figures
+from model.analysis import attention_math
+from model.analysis.attention_math import (batch_norm_drift, batch_norm_stats, layer_norm, layer_norm_stats, normalize,
+                                           residual_stages)
+from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
+                                   residual_norm_figure, token_stats_figure)
 
 X = np.array([[1.0, 2.0, 3.0, 6.0],
               [0.0, 0.0, 4.0, 4.0],
@@ -42,6 +46,17 @@ def test_stats_match_the_models_layernorm():
     x = torch.randn(1, 5, 16) * 3 + 1
     out = LayerNorm(16, eps=1e-5)(x)[0].detach().numpy()        # gain 1, bias 0: just the normalization
     assert np.allclose(normalize(x[0].numpy(), axis=1, eps=1e-5), out, atol=1e-5)
+
+
+def test_one_layer_norm_serves_every_page():
+    """The LayerNorm page's statistics and the multi-head page's check are one computation."""
+    ln = layer_norm(X, np.ones(4), np.zeros(4), 1e-5)
+    np.testing.assert_array_equal(ln, normalize(X, axis=1, eps=1e-5))
+    np.testing.assert_array_equal(normalize(X[None], axis=-1, eps=1e-5)[0], ln)     # any leading axes
+    gain, bias = np.linspace(0.5, 2, 4), np.linspace(-1, 1, 4)
+    np.testing.assert_allclose(layer_norm(X, gain, bias, 0), normalize(X, 1, 0) * gain + bias)
+    for name in ("layer_norm_stats", "batch_norm_stats", "normalize", "batch_norm_drift", "residual_stages"):
+        assert getattr(figures, name) is getattr(attention_math, name)          # old import path, same function
 
 
 def test_batch_norm_drift():

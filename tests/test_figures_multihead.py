@@ -9,7 +9,8 @@ import torch.nn.functional as F
 
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
-from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
+from viz.figures.multihead import (MIN_PX_PER_KEY, concat_heatmap, head_columns, head_patterns, per_head_outputs,
+                                   stage_heatmap, stage_norms, width_per_key)
 from model.analysis.attention_math import (concat_heads, describe_heads, head_summary, layer_norm, linear_arrays,
                                            max_abs_error, output_projection, token_norms)
 from model.capture.schema import sublayer_names
@@ -128,6 +129,8 @@ def test_stage_heatmap_and_norms():
     m = np.random.default_rng(2).normal(size=(3, 5))
     fig = stage_heatmap(m, TOKENS, "stage")
     assert list(fig.data[0].x) == ["d0", "d1", "d2", "d3", "d4"] and fig.data[0].zmin == -fig.data[0].zmax
+    wide = stage_heatmap(np.zeros((3, 256)), TOKENS, "stage", plot_px=280)       # one of two columns
+    assert wide.layout.xaxis.tickangle == 0 and list(wide.layout.xaxis.tickvals)[:2] == ["d0", "d64"]
     with pytest.raises(ValueError):
         stage_heatmap(m[0], TOKENS)
     norms = {"x": token_norms(m), "LayerNorm": np.ones(3)}
@@ -149,3 +152,26 @@ def test_head_patterns_small_multiples():
     assert [a.text for a in fig.layout.annotations] == [f"head {h}" for h in range(6)]
     with pytest.raises(ValueError, match="does not match"):
         head_patterns(p, TOKENS, ["0 x"])
+
+
+def test_head_grid_key_labels_do_not_crowd():
+    """8 heads x 9 keys in 4 columns: the -45° labels ran into each other and into the next panel. Now upright,
+    under the bottom panels only, and fewer columns when a key would get less than MIN_PX_PER_KEY."""
+    keys = [f"{i} ▁token" for i in range(9)]
+    p = np.random.default_rng(4).dirichlet(np.ones(9), size=(8, 9))
+    fig = head_patterns(p, keys, keys)
+    shown = [name for name in fig.layout.to_plotly_json() if name.startswith("xaxis")
+             and fig.layout[name].showticklabels]
+    assert sorted(shown) == ["xaxis5", "xaxis6", "xaxis7", "xaxis8"]        # the bottom row of 2 x 4
+    assert all(fig.layout[name].tickangle == -90 for name in shown)
+    assert fig.layout.yaxis.showticklabels and not fig.layout.yaxis2.showticklabels
+    assert head_columns(8, 9) == 4 and width_per_key(4, 9) >= MIN_PX_PER_KEY
+    # a long sentence: fewer, wider panels, so each key keeps its room
+    assert head_columns(8, 20) == 2 and width_per_key(2, 20) >= MIN_PX_PER_KEY
+    long_keys = [f"{i} t" for i in range(20)]
+    wide = head_patterns(np.full((8, 20, 20), 1 / 20), long_keys, long_keys)
+    assert [t.xaxis for t in wide.data][-2:] == ["x7", "x8"] and wide.layout.xaxis7.showticklabels
+    assert wide.layout.xaxis.domain[1] > 0.45                                # 2 columns, not 4
+    # too many keys for even one column: no labels rather than a smear (hover still names them)
+    many = [f"{i}" for i in range(60)]
+    assert not head_patterns(np.full((2, 60, 60), 1 / 60), many, many).layout.xaxis.showticklabels

@@ -6,9 +6,9 @@ from model.nn.layers import sinusoidal_table
 from model.analysis.positional import (diagonal_spread, frequencies, order_gap, pe_similarity, rotation_errors,
                                        rotation_matrix)
 from model.analysis.word_order import permuted_pattern, swap_permutation
-from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, plotly_text,
+from viz.figures.positional import (ORDER_TITLES, norms_figure, order_gap_figure, pe_curves, pe_heatmap, plotly_text,
                                     rotation_error_figure, rotation_matrix_heatmap, similarity_heatmap,
-                                    similarity_profile_figure)
+                                    similarity_profile_figure, word_order_figure)
 from viz.state import parse_index_list
 
 
@@ -149,3 +149,32 @@ def test_order_gap_figure_log_scale():
 
 def test_plotly_text():
     assert plotly_text(["<s>", "a&b"]) == ["&lt;s&gt;", "a&amp;b"]
+
+
+def test_rotation_matrix_cells_show_only_the_blocks():
+    """Sixteen "0.00" per row ran into each other: the zeros stay blank, the 2x2 blocks keep their numbers,
+    and the default corner is 8 dimensions (4 blocks) so each number has room at half the page width."""
+    m = rotation_matrix(3, 32)
+    fig = rotation_matrix_heatmap(m)
+    text = np.asarray(fig.data[0].text)
+    assert text.shape == (8, 8) and fig.data[0].texttemplate == "%{text}"
+    block = np.kron(np.eye(4), np.ones((2, 2))).astype(bool)
+    assert np.all(text[~block] == "")
+    assert text[0, 0] == f"{m[0, 0]:.2f}" and text[1, 0] == f"{m[1, 0]:.2f}"
+    assert rotation_matrix_heatmap(m, max_dims=16).data[0].z.shape == (16, 16)
+
+
+def test_word_order_figure_escapes_once_with_short_titles():
+    labels = ["0 a", "1 b", "2 </s>"]
+    a = np.full((3, 3), 1 / 3)
+    b = np.eye(3)
+    fig = word_order_figure(a, b, labels)
+    assert len(fig.data) == 3
+    assert list(fig.data[0].x) == ["0 a", "1 b", "2 &lt;/s&gt;"]          # not "&amp;lt;/s&amp;gt;"
+    np.testing.assert_allclose(np.asarray(fig.data[2].z), b - a)
+    assert fig.data[0].coloraxis == fig.data[1].coloraxis == "coloraxis" and fig.data[2].coloraxis == "coloraxis2"
+    titles = [n.text for n in fig.layout.annotations]
+    assert titles == list(ORDER_TITLES) and max(map(len, titles)) <= 26   # a third of a projector's page
+    assert fig.layout.yaxis2.showticklabels is False and fig.layout.yaxis3.showticklabels is False   # queries: left
+    with pytest.raises(ValueError):
+        word_order_figure(a, b, labels[:2])

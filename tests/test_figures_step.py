@@ -9,7 +9,8 @@ import torch
 from model.io.checkpoint import load_checkpoint
 from model.nn.layers import attention
 from model.inference.pipeline import trace_sentence
-from viz.figures.step import HIGHLIGHT, masked_scores_figure, scaling_bars, step_heatmap
+from viz.figures.step import (HIGHLIGHT, MIN_PX_PER_LEVEL_LABEL, level_ticks, masked_scores_figure, scaling_bars,
+                              step_heatmap)
 from model.analysis.attention_math import (apply_mask, causal_allowed, dim_labels, entropy_bits, head_projection,
                                            head_steps, linear_arrays, max_abs_error, scaling_comparison, softmax)
 from model.capture.schema import sublayer_names
@@ -195,3 +196,16 @@ def test_scaling_bars_show_both_distributions_with_their_entropy():
         scaling_bars(np.ones(4), cmp.scaled, LABELS, 16)
     with pytest.raises(ValueError, match="key labels"):
         scaling_bars(cmp.unscaled, cmp.scaled, LABELS[:3], 16)
+
+
+def test_dimension_labels_are_thinned_to_fit():
+    """X [8 x 256] labelled d0 … d255 at -45° every few pixels: the labels ran into each other. With the
+    plot's width given, every k-th label (k a power of two) stands level with room around it."""
+    dims = dim_labels(256)
+    fig = step_heatmap(rng_matrix(3, 256), LABELS[:3], dims, "X", "dimension", "token", show_values=False,
+                       plot_px=360)
+    axis = fig.layout.xaxis
+    assert axis.tickangle == 0 and list(axis.tickvals) == dims[::32] == list(axis.ticktext)
+    assert 360 / 256 * 32 >= MIN_PX_PER_LEVEL_LABEL
+    assert level_ticks(dims[:16], 720)["tickvals"] == dims[:16]                 # room for all: all shown
+    assert step_heatmap(rng_matrix(4, 4), LABELS, LABELS, "s", "key", "query").layout.xaxis.tickvals is None

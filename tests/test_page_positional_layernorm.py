@@ -1,4 +1,5 @@
 """AppTest of the Positional encoding and LayerNorm & residual pages on the toy-reverse model."""
+import json
 import re
 
 import numpy as np
@@ -62,6 +63,34 @@ def test_positional_deep_link_reproduces_the_view():
     assert "Swapped input: a d c b e </s>" in texts(at)
     assert {m.label: m.value for m in at.metric}["positions p checked"] == str(32 - 5)
     assert at.query_params["positions"] == "12" and at.query_params["swap"] == "1,3"
+
+
+def _chart_specs(at) -> list[str]:
+    return [chart.proto.spec for chart in at.get("plotly_chart")]
+
+
+def test_positional_escapes_token_labels_once():
+    """Tick labels showed "7 &lt;/s&gt;": the page escaped labels that the figure builders escape again."""
+    at = run_page("positional.py", model="toy-reverse", text=TEXT, swap="1,5")   # </s> moves into the maps
+    no_exceptions(at)
+    specs = _chart_specs(at)
+    assert any("&lt;\\u002fs&gt;" in spec for spec in specs)          # "</s>", escaped once for plotly
+    assert not any("&amp;lt;" in spec or "&amp;gt;" in spec for spec in specs)
+
+
+def test_positional_picture_first_and_formulas_on_short_lines():
+    at = run_page("positional.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    # title, then the table (before any explanation): the first chart is the PE table
+    first = json.loads(_chart_specs(at)[0])
+    assert first["layout"]["title"]["text"].startswith("The model's positional encoding")
+    # the PE formula is three short aligned lines, not one that ran off the right edge
+    pe = next(l.value for l in at.latex if "10000" in l.value)
+    assert r"\begin{aligned}" in pe and pe.count(r"\\") == 2
+    # the word-order maps: one figure, panel titles short enough for a third of the page
+    maps = json.loads(_chart_specs(at)[-1])
+    titles = [a["text"] for a in maps["layout"]["annotations"]]
+    assert titles[1] == "Swapped sentence" and max(map(len, titles)) <= 26
 
 
 def test_positional_bad_parameters_warn():

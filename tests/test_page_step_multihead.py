@@ -117,3 +117,113 @@ def test_multihead_deep_link_and_bad_parameter():
     no_exceptions(bad)
     assert "URL parameter layer='5'" in " ".join(w.value for w in bad.warning)
     assert bad.selectbox(key="mh-layer-decoder").value == 0
+
+
+def test_multihead_picture_first_and_formula_in_short_lines():
+    at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    first = at.get("plotly_chart")[0].proto.spec
+    assert "the 4 heads' attention weights" in first                # the heads side by side come first
+    # MultiHead(...) and head_i = ... were one line, cut at "...VW" on a projector: now one line each
+    latex = [l.value.strip("$\n") for l in at.latex]
+    multihead = [l for l in latex if "MultiHead}(Q,K,V)" in l]
+    assert len(multihead) == 1 and "Attention" not in multihead[0]
+    assert any(l.startswith(r"\mathrm{head}_i") for l in latex)
+
+
+def test_step_controls_give_the_buttons_room():
+    """◀ Previous was cut to "◀ Pre…" at 1/10 of the row: each button now has a fifth of the row or more,
+    beside the pickers (the browser test below measures the text itself)."""
+    from viz.pages.step_through import CONTROL_COLUMNS
+    share = [w / sum(CONTROL_COLUMNS) for w in CONTROL_COLUMNS]
+    assert min(share[-2:]) >= 0.15
+
+
+# -- on a projector: 1280x720, sidebar open, in Chromium ---------------------------------------------
+LAYOUT_JS = """() => {
+  const main = document.querySelector('[data-testid=stMain]').getBoundingClientRect();
+  const block = document.querySelector('[data-testid=stMainBlockContainer]');
+  const right = block.getBoundingClientRect().right - parseFloat(getComputedStyle(block).paddingRight);
+  const charts = [...document.querySelectorAll('.js-plotly-plot')].map(e => e.getBoundingClientRect())
+    .filter(r => r.width > 50 && r.height > 50);
+  const top = charts.length ? Math.min(...charts.map(r => r.top)) - main.top : null;
+  const cut_buttons = [...document.querySelectorAll('[data-testid=stMain] button')]   // "◀ Pre…": an ellipsis
+    .filter(b => [b, ...b.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1))
+    .map(b => b.textContent);
+  const wide_formulas = [...document.querySelectorAll('[data-testid=stMain] .katex-display > .katex')]
+    .filter(k => k.getBoundingClientRect().right > right + 2 ||
+                 k.parentElement.scrollWidth > k.parentElement.clientWidth + 2)
+    .map(k => k.textContent.slice(0, 60));
+  const cut_titles = [];
+  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+    const box = plot.getBoundingClientRect();
+    for (const t of plot.querySelectorAll('.gtitle, .annotation-text')) {
+      const r = t.getBoundingClientRect();
+      if (r.width && (r.left < box.left - 2 || r.right > box.right + 2)) cut_titles.push(t.textContent);
+    }
+  }
+  const crowded_labels = [];            // tick labels of one chart drawn over each other
+  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+    const labels = [...plot.querySelectorAll('.xtick text, .ytick text')].map(t => {
+      const r = t.getBoundingClientRect();
+      const turn = /rotate\((-?[\d.]+)/.exec(t.getAttribute('transform') || '');
+      return {text: t.textContent, r, angle: turn ? parseFloat(turn[1]) : 0,
+              size: parseFloat(getComputedStyle(t).fontSize) || 12};
+    }).filter(l => l.r.width > 0);
+    for (let i = 0; i < labels.length; i++) for (let j = i + 1; j < labels.length; j++) {
+      const a = labels[i], b = labels[j];
+      let hit;
+      if (a.angle === 0 && b.angle === 0) {            // level text: its box is its ink
+        const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+        const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+        hit = w > 1 && h > 1;
+      } else if (a.angle === b.angle) {                 // slanted text: two parallel strips ending at the tick
+        const th = a.angle * Math.PI / 180, u = [Math.cos(th), Math.sin(th)], n = [-u[1], u[0]];
+        const end = l => [l.r.right, l.r.top], len = l => Math.hypot(l.r.width, l.r.height) - l.size;
+        const ea = end(a), eb = end(b), d = [eb[0] - ea[0], eb[1] - ea[1]];
+        const apart = Math.abs(d[0] * n[0] + d[1] * n[1]);
+        const ta = 0, tb = d[0] * u[0] + d[1] * u[1];
+        const along = Math.min(ta, tb) - Math.max(ta - len(a), tb - len(b));
+        hit = apart < 1.15 * Math.min(a.size, b.size) && along > 0;   // closer than a line of text
+      }
+      if (hit) crowded_labels.push(a.text + ' / ' + b.text);
+    }
+  }
+  return {top: top === null ? null : Math.round(top), cut_buttons, wide_formulas, cut_titles, crowded_labels};
+}"""
+
+
+@pytest.fixture(scope="module")
+def projector():
+    """A fresh `streamlit run app.py` and Chromium (tests/browser_utils.py)."""
+    import shutil
+    from browser_utils import CHROMIUM, browser, streamlit_server
+    if not shutil.which(CHROMIUM):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
+    with streamlit_server() as url, browser() as chromium:
+        yield url, chromium
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", ["step", "multihead", "positional", "layernorm"])
+def test_projector_first_screen(projector, page):
+    """At 1280x720 with the sidebar open: the page's picture starts on the first screen (180 px of it at
+    least), no button label is cut ("◀ Pre…"), no formula runs past the page column ("…VW"), no chart
+    title runs out of its chart ("…as the model see"), no two upright tick labels of a chart overlap (the
+    head grid's crowded key labels)."""
+    from browser_utils import wait_for_app
+    url, chromium = projector
+    tab = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        tab.goto(f"{url}/{page}?model=en-es&text=The+man+went+to+the+house.")
+        tab.wait_for_selector(".js-plotly-plot", timeout=240_000)
+        wait_for_app(tab)
+        tab.wait_for_timeout(1500)                      # plotly's last relayout
+        found = tab.evaluate(LAYOUT_JS)
+    finally:
+        tab.close()
+    assert found["top"] is not None and found["top"] <= 720 - 180, found
+    assert not found["cut_buttons"], found
+    assert not found["wide_formulas"], found
+    assert not found["cut_titles"], found
+    assert not found["crowded_labels"], found

@@ -1,87 +1,21 @@
 """LayerNorm and the residual stream: statistics before/after, gain and bias, LN vs BN, norms per sublayer.
 
-Statistics helpers are pure numpy (tested on known matrices); figure builders take numpy and labels.
+The statistics (LayerNorm, BatchNorm, the residual stream's norms) are in model/analysis/attention_math.py,
+the one place LayerNorm is computed in numpy; they are imported here under their old names too.
+Figure builders take numpy and labels.
 """
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
+from model.analysis.attention_math import (batch_norm_drift, batch_norm_stats, check_activations,  # noqa: F401
+                                           layer_norm_stats, normalize, residual_stages)
 from viz.figures.style import (BASE_FONT, LINE_COLORS, axis_suffix, check_matrix, hline, plotly_text, subplot_axes,
                                subplot_layout)
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
 TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True, tickfont=dict(size=14))
-
-
-# -- math -------------------------------------------------------------------------------------------
-def _activations(x) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
-    if x.ndim != 2 or 0 in x.shape:
-        raise ValueError(f"expected a non-empty [token, feature] matrix, got shape {x.shape}")
-    return x
-
-
-def layer_norm_stats(x) -> tuple[np.ndarray, np.ndarray]:
-    """LayerNorm statistics: one mean and (biased) std per token, over its features. [T,D] -> [T], [T]."""
-    x = _activations(x)
-    return x.mean(axis=1), x.std(axis=1)
-
-
-def batch_norm_stats(x) -> tuple[np.ndarray, np.ndarray]:
-    """BatchNorm statistics: one mean and std per feature, over the tokens of the batch. [T,D] -> [D], [D]."""
-    x = _activations(x)
-    return x.mean(axis=0), x.std(axis=0)
-
-
-def normalize(x, axis: int, eps: float = 1e-5) -> np.ndarray:
-    """(x − mean) / sqrt(var + eps) along axis 1 (LayerNorm) or axis 0 (BatchNorm)."""
-    x = _activations(x)
-    if axis not in (0, 1):
-        raise ValueError("axis must be 1 (per token, LayerNorm) or 0 (per feature, BatchNorm)")
-    mean = x.mean(axis=axis, keepdims=True)
-    return (x - mean) / np.sqrt(x.var(axis=axis, keepdims=True) + eps)
-
-
-def batch_norm_drift(x, token: int = 0, eps: float = 1e-5) -> np.ndarray:
-    """How one token's BatchNorm output depends on which other tokens share its batch.
-
-    Entry t-1: ‖BN over the first t tokens − BN over all T‖ / ‖BN over all T‖ for `token`, t = token+1 … T.
-    LayerNorm's equivalent is 0 for every t: a token's LN output uses only that token.
-    """
-    x = _activations(x)
-    if not 0 <= token < x.shape[0]:
-        raise ValueError(f"token {token} is outside 0…{x.shape[0] - 1}")
-    full = normalize(x, 0, eps)[token]
-    scale = np.linalg.norm(full) or 1.0
-    return np.array([np.linalg.norm(normalize(x[:t], 0, eps)[token] - full) / scale
-                     for t in range(token + 1, x.shape[0] + 1)])
-
-
-def residual_stages(arrays: dict, stack: str, n_layers: int) -> tuple[list[str], np.ndarray]:
-    """Per-token L2 norm of the residual stream at every stage of one stack: labels and [stage, token].
-
-    Stages: layer input (resid_pre), after self-attention Add & Norm (resid_mid), after cross-attention
-    (decoder: resid_cross), after feed-forward (resid_post).
-    """
-    if stack not in ("encoder", "decoder"):
-        raise ValueError(f"stack must be 'encoder' or 'decoder', not {stack!r}")
-    short = "enc" if stack == "encoder" else "dec"
-    hooks = [("resid_pre", "embedding"), ("resid_mid", "+attn")]
-    if stack == "decoder":
-        hooks.append(("resid_cross", "+cross"))
-    hooks.append(("resid_post", "+ff"))
-    labels, norms = [], []
-    for i in range(n_layers):
-        for hook, name in hooks:
-            if hook == "resid_pre" and i > 0:
-                continue  # equals the previous layer's resid_post
-            key = f"{stack}.layers.{i}.hook_{hook}"
-            if key not in arrays:
-                raise KeyError(f"{key} was not captured")
-            labels.append(f"{short} embedding" if hook == "resid_pre" else f"{short} L{i} {name}")
-            norms.append(np.linalg.norm(np.asarray(arrays[key], dtype=float), axis=-1))
-    return labels, np.stack(norms)
 
 
 # -- figures ----------------------------------------------------------------------------------------
@@ -152,7 +86,7 @@ def gain_bias_figure(gain, bias, title: str = "") -> go.Figure:
 
 def ln_vs_bn_figure(x, token_labels: list[str], title: str = "") -> go.Figure:
     """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns)."""
-    x = _activations(x)
+    x = check_activations(x)
     if x.shape[0] != len(token_labels):
         raise ValueError(f"{x.shape[0]} rows but {len(token_labels)} token labels")
     token_labels = plotly_text(token_labels)

@@ -10,8 +10,11 @@ import plotly.graph_objects as go
 from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, LINE_COLORS, axis_suffix, plotly_text,
                                signed_heatmap, subplot_axes, subplot_layout, symmetric_range, update_axes)
 from model.analysis.attention_math import dim_labels
+from viz.figures.step import level_ticks
 
 MAX_TICK_LABELS = 24   # small multiples show token labels only while they stay legible
+FIGURE_WIDTH = 720     # px of a chart in the page column at 1280x720 with the sidebar open, less the colour bar
+MIN_PX_PER_KEY = 16    # an upright 12 px label needs this much width not to touch its neighbour
 
 
 def _check_heads(stack: np.ndarray, n_rows: int, n_cols: int | None, what: str) -> np.ndarray:
@@ -43,7 +46,8 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_
                          hovertemplate=f"head {h}<br>token %{{y}}<br>%{{x}}: %{{z:.4f}}<extra></extra>")
               for h in range(n_heads)]
     update_axes(layout, "x", type="category", showticklabels=False, ticks="")
-    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, tickfont=dict(size=13))
+    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="",
+                tickfont=dict(size=13))
     for r in range(rows):   # token labels on the left column only
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=len(token_labels) <= MAX_TICK_LABELS,
                                                        automargin=True)
@@ -55,12 +59,17 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_
     return go.Figure(traces, layout=layout)
 
 
-def stage_heatmap(m: np.ndarray, token_labels: list[str], title: str = "", x_title: str = "dimension") -> go.Figure:
-    """One stage of the assembly, [T, d], tokens down and dimensions d0.. across, diverging around 0."""
+def stage_heatmap(m: np.ndarray, token_labels: list[str], title: str = "", x_title: str = "dimension",
+                  plot_px: float = FIGURE_WIDTH) -> go.Figure:
+    """One stage of the assembly, [T, d], tokens down and dimensions d0.. across, diverging around 0.
+    plot_px: about how wide it is drawn (half for a chart in one of two columns): d-labels are thinned to fit."""
     m = np.asarray(m, dtype=float)
     if m.ndim != 2:
         raise ValueError(f"expected [token, dimension], got shape {m.shape}")
-    return signed_heatmap(m, token_labels, dim_labels(m.shape[1]), title, x_title, "token")
+    dims = dim_labels(m.shape[1])
+    fig = signed_heatmap(m, token_labels, dims, title, x_title, "token")
+    fig.layout.xaxis.update(level_ticks(dims, plot_px))
+    return fig
 
 
 def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, title: str = "") -> go.Figure:
@@ -101,26 +110,48 @@ def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], title: st
     return go.Figure(bars, layout=layout)
 
 
+def head_columns(n_heads: int, n_keys: int, n_cols: int = 4, width: int = FIGURE_WIDTH) -> int:
+    """How many panels side by side: at most n_cols, fewer when a panel would give a key label less than
+    MIN_PX_PER_KEY of width (the labels of 8 heads x 9 keys in 4 columns ran into each other)."""
+    cols = max(1, min(n_heads, n_cols))
+    while cols > 1 and width / cols / max(n_keys, 1) < MIN_PX_PER_KEY:
+        cols -= 1
+    return cols
+
+
 def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
                   n_cols: int = 4) -> go.Figure:
-    """Every head's attention weights [H, Q, K] side by side on the fixed 0-1 attention scale."""
+    """Every head's attention weights [H, Q, K] side by side on the fixed 0-1 attention scale.
+
+    Key labels stand upright under the bottom row of panels only (every column has the same keys), and
+    the grid has fewer columns when the labels would crowd (head_columns); queries label the left column."""
     patterns = _check_heads(patterns, len(query_labels), len(key_labels), "attention patterns")
-    n_heads = patterns.shape[0]
-    rows, cols = _grid(n_heads, n_cols)
-    layout = subplot_layout([f"head {h}" for h in range(n_heads)], rows=rows, cols=cols, horizontal_spacing=0.04,
-                            vertical_spacing=0.16 if rows > 1 else 0)
+    n_heads, n_queries, n_keys = patterns.shape
+    rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols))
+    layout = subplot_layout([f"head {h}" for h in range(n_heads)], rows=rows, cols=cols, horizontal_spacing=0.03,
+                            vertical_spacing=0.06 if rows > 1 else 0)
     keys, queries = plotly_text(key_labels), plotly_text(query_labels)
     traces = [go.Heatmap(z=patterns[h], x=keys, y=queries, coloraxis="coloraxis", **subplot_axes(h),
                          hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.3f}}<extra></extra>")
               for h in range(n_heads)]
-    legible = max(len(query_labels), len(key_labels)) <= MAX_TICK_LABELS
-    update_axes(layout, "x", type="category", showticklabels=legible, tickangle=-45, tickfont=dict(size=12))
-    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, tickfont=dict(size=12))
+    legible = width_per_key(cols, n_keys) >= MIN_PX_PER_KEY and max(n_queries, n_keys) <= MAX_TICK_LABELS
+    update_axes(layout, "x", type="category", showticklabels=False, ticks="", tickangle=-90, tickfont=dict(size=12))
+    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="",
+                tickfont=dict(size=12))
+    for h in range(n_heads):
+        if h + cols >= n_heads:            # nothing below it: the bottom panel of its column
+            layout["xaxis" + axis_suffix(h)].update(showticklabels=legible, automargin=True)
     for r in range(rows):
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=legible, automargin=True)
-    row_height = max(260, min(460, 26 * max(len(query_labels), len(key_labels)) + 100))
-    layout.update(title=dict(text=title), font=BASE_FONT, height=rows * row_height + 80,
+    panel = min(FIGURE_WIDTH / cols, max(150, 24 * n_queries + 30))     # roughly square panels
+    labels = 8 * max(len(str(k)) for k in key_labels) + 20 if legible else 20
+    layout.update(title=dict(text=title), font=BASE_FONT, height=int(rows * panel / 0.9 + labels + 70),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
                                  colorbar=dict(title=dict(text="weight"), thickness=14)),
-                  margin=dict(l=10, r=10, t=80, b=10))
+                  margin=dict(l=10, r=10, t=70, b=10))
     return go.Figure(traces, layout=layout)
+
+
+def width_per_key(cols: int, n_keys: int, width: int = FIGURE_WIDTH) -> float:
+    """Pixels of figure width one key label gets in a grid of `cols` panels."""
+    return width / cols / max(n_keys, 1)

@@ -6,10 +6,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.analysis.positional import check_table
-from viz.figures.style import (BASE_FONT, DIVERGING_SCALE, LINE_COLORS, hline, plotly_text, symmetric_range,
-                               token_axes)
+from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, LINE_COLORS, check_matrix, hline,
+                               plotly_text, subplot_axes, subplot_layout, symmetric_range, token_axes, update_axes)
 
 SENTENCE_COLOR = "#2ca02c"
+# Panel titles of the word-order figure: a third of the page each, so short (one was cut to "…as the model see").
+ORDER_TITLES = ("Original, reordered", "Swapped sentence", "Difference (PE's effect)")
 
 
 # -- figures ----------------------------------------------------------------------------------------
@@ -35,7 +37,7 @@ def pe_heatmap(table, n_sentence: int = 0, title: str = "") -> go.Figure:
         hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.4f}<extra></extra>")
     layout = dict(xaxis=dict(title=dict(text="dimension (pairs 2i, 2i+1 share a frequency; slower to the right)")),
                   yaxis=dict(title=dict(text="position"), autorange="reversed"), title=dict(text=title),
-                  font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10))
+                  font=BASE_FONT, height=500, margin=dict(l=10, r=10, t=60, b=10))
     return go.Figure(heatmap, layout=dict(layout, **_sentence_rows(n_sentence, table.shape[0])))
 
 
@@ -124,20 +126,22 @@ def rotation_error_figure(errors, offset: int, title: str = "") -> go.Figure:
         title=dict(text=title), font=BASE_FONT, height=400, margin=dict(l=10, r=10, t=60, b=10)))
 
 
-def rotation_matrix_heatmap(m, max_dims: int = 16, title: str = "") -> go.Figure:
-    """The top-left max_dims x max_dims corner of M_k with values: 2x2 rotation blocks on the diagonal."""
+def rotation_matrix_heatmap(m, max_dims: int = 8, title: str = "") -> go.Figure:
+    """The top-left max_dims x max_dims corner of M_k: 2x2 rotation blocks on the diagonal, their values
+    written in the cells; the zeros around them stay blank (sixteen "0.00" in a row ran into each other)."""
     m = np.asarray(m, dtype=float)
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {m.shape}")
     n = min(max_dims, m.shape[0])
     corner = m[:n, :n]
     labels = [f"d{i}" for i in range(n)]
+    text = np.where(np.abs(corner) > 5e-3, np.char.mod("%.2f", corner), "")
     heatmap = go.Heatmap(
         z=corner, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
-        colorbar=dict(title=dict(text="M_k"), thickness=14), texttemplate="%{z:.2f}", textfont=dict(size=11),
-        hovertemplate="row %{y}<br>column %{x}<br>%{z:.5f}<extra></extra>")
+        colorbar=dict(title=dict(text="M_k"), thickness=14), text=text, texttemplate="%{text}",
+        textfont=dict(size=13), hovertemplate="row %{y}<br>column %{x}<br>%{z:.5f}<extra></extra>")
     layout = dict(token_axes("input dimension of PE(p)", "output dimension of PE(p+k)"), title=dict(text=title),
-                  font=BASE_FONT, height=620, margin=dict(l=10, r=10, t=60, b=10))
+                  font=BASE_FONT, height=520, margin=dict(l=10, r=10, t=60, b=10))
     layout["xaxis"].update(scaleanchor="y", constrain="domain")
     return go.Figure(heatmap, layout=layout)
 
@@ -179,3 +183,39 @@ def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "") -> go.Figure:
         xaxis=dict(title=dict(text="encoder self-attention")), title=dict(text=title), barmode="group",
         font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
+
+
+def word_order_figure(reordered, actual, token_labels: list[str], title: str = "") -> go.Figure:
+    """Three maps over the swapped sentence [query, key], side by side: the original sentence's attention
+    with the swapped rows and columns moved like the tokens, the swapped sentence's own attention (both on
+    the 0-1 weight scale), and their difference (diverging). Query labels on the left panel only; labels
+    are escaped for plotly here, once."""
+    n = len(token_labels)
+    reordered, actual = check_matrix(reordered, n, n), check_matrix(actual, n, n)
+    diff = actual - reordered
+    labels = plotly_text(token_labels)
+    layout = subplot_layout(ORDER_TITLES, rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.12)
+    hover = "query %{y}<br>key %{x}<br>"
+    traces = [go.Heatmap(z=m, x=labels, y=labels, coloraxis=axis, **subplot_axes(i),
+                         hovertemplate=hover + f"{name} %{{z:.4f}}<extra></extra>")
+              for i, (m, axis, name) in enumerate(((reordered, "coloraxis", "weight"), (actual, "coloraxis", "weight"),
+                                                   (diff, "coloraxis2", "Δ weight")))]
+    ticks = dict(type="category", tickmode="array", tickvals=labels, ticktext=labels, tickfont=dict(size=13),
+                 automargin=True)
+    update_axes(layout, "x", tickangle=-90, **ticks)
+    update_axes(layout, "y", autorange="reversed", **ticks)
+    for name in ("yaxis2", "yaxis3"):          # the query labels are on the left panel's axis
+        layout[name].update(ticks="", showticklabels=False)
+    layout["xaxis2"]["title"] = dict(text="key (attended to)")
+    layout["yaxis"]["title"] = dict(text="query (attending)")
+    for note in layout["annotations"]:
+        note["font"] = dict(size=16)
+    zmax = symmetric_range(diff)
+    layout.update(title=dict(text=title), font=BASE_FONT, height=max(380, min(640, 200 + 22 * n)),
+                  coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
+                                 colorbar=dict(title=dict(text="weight"), thickness=12, x=0.64, xanchor="left",
+                                               len=0.8)),
+                  coloraxis2=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
+                                  colorbar=dict(title=dict(text="Δ"), thickness=12, x=1.0, xanchor="left", len=0.8)),
+                  margin=dict(l=10, r=10, t=60 if title else 40, b=10))
+    return go.Figure(traces, layout=layout)

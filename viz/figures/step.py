@@ -12,6 +12,7 @@ from model.analysis.attention_math import entropy_bits
 HIGHLIGHT = "#d62728"
 MASKED_BACKGROUND = "#d9d9d9"   # grey cells = -inf, distinct from the white of a zero score
 MAX_CELLS_WITH_NUMBERS = 144    # above this the numbers in the cells become unreadable
+MIN_PX_PER_LEVEL_LABEL = 40     # "d128" at 14 px with room on both sides
 
 
 def highlight_row(fig: go.Figure, row: int | None, n_rows: int) -> go.Figure:
@@ -22,10 +23,21 @@ def highlight_row(fig: go.Figure, row: int | None, n_rows: int) -> go.Figure:
     return fig
 
 
+def level_ticks(labels: list[str], plot_px: float, min_px: float = MIN_PX_PER_LEVEL_LABEL) -> dict:
+    """x-axis entries for many columns (d0 … d255): every k-th label, level, k a power of two chosen so
+    that each label has min_px of the plot's width. Slanted labels every few pixels ran into each other."""
+    step = 1
+    while step < len(labels) and plot_px / max(len(labels), 1) * step < min_px:
+        step *= 2
+    shown = list(labels[::step])
+    return dict(tickmode="array", tickvals=shown, ticktext=shown, tickangle=0)
+
+
 def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], title: str, x_title: str,
                  y_title: str, value_name: str = "value", highlight: int | None = None,
-                 show_values: bool | None = None) -> go.Figure:
-    """A signed matrix (X, Q, K, V, scores, outputs) on the diverging scale, one row framed."""
+                 show_values: bool | None = None, plot_px: float | None = None) -> go.Figure:
+    """A signed matrix (X, Q, K, V, scores, outputs) on the diverging scale, one row framed.
+    plot_px: about how wide the plot will be drawn; given for dimension axes, whose labels are thinned."""
     m = check_matrix(m, len(row_labels), len(col_labels))
     fig = signed_heatmap(m, row_labels, col_labels, title, x_title, y_title, value_name=value_name)
     if show_values is None:
@@ -33,6 +45,8 @@ def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], ti
     # plain assignments on the figure signed_heatmap built in one go: update_traces/add_shape cost more
     if show_values:
         fig.data[0].texttemplate = "%{z:.2f}"
+    if plot_px:
+        fig.layout.xaxis.update(level_ticks(plotly_text(col_labels), plot_px))
     return highlight_row(fig, highlight, len(row_labels))
 
 

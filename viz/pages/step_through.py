@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import streamlit as st
 
+from model.analysis.attention_math import (HeadSteps, dim_labels, head_projection, head_steps, linear_arrays,
+                                           max_abs_error, scaling_comparison)
 from model.capture import schema
+from model.capture.schema import sublayer_names
 from viz.figures.attention import KIND_TITLES, attention_heatmap
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import plotly_text
-from model.analysis.attention_math import (dim_labels, head_projection, head_steps, linear_arrays, max_abs_error,
-                                           scaling_comparison)
-from model.capture.schema import sublayer_names
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
@@ -23,6 +24,12 @@ STEPS = ["$X$: the input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "+ mask", "softmax", "· V"]   # fits one line on a projector
 STEP_KEY = "step-step"
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
+# One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
+# get ~1/5 of the row each, so "◀ Previous" is whole on a 1280x720 projector with the sidebar open
+# (at 1/10 of a row it was cut to "◀ Pre…").
+CONTROL_COLUMNS = [2.4, 2.0, 1.25, 1.05]
+PLOT_PX = 360      # the plot area of a matrix in the left three fifths of the page, on a projector
+FORMULA = r"z = \mathrm{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}} + M\right) XW^V"
 
 
 @dataclass
@@ -34,6 +41,68 @@ class View:
     text: str = ""
     latex: str = ""
     checks: list = field(default_factory=list)   # (description, max error)
+
+
+@dataclass(frozen=True)
+class Head:
+    """One head of one sublayer on the sentence: the captured arrays, their float64 recomputation, labels."""
+    kind: str
+    layer: int
+    head: int
+    query: int
+    cfg: object
+    names: object                 # schema.SublayerNames of the sublayer
+    module: object                # the attention module (its W^Q, W^K, W^V), read only
+    q_labels: list
+    k_labels: list
+    x_q: np.ndarray               # [Tq, D] the query side's input
+    x_kv: np.ndarray              # [Tk, D] the key/value side's input
+    q: np.ndarray                 # [Tq, Dh]
+    k: np.ndarray                 # [Tk, Dh]
+    v: np.ndarray                 # [Tk, Dh]
+    scores: np.ndarray            # [Tq, Tk] the model's scaled scores
+    pattern: np.ndarray           # [Tq, Tk] the model's weights
+    z: np.ndarray                 # [Tq, Dh] the head's output
+    mine: HeadSteps               # every step recomputed in float64
+    tag: str                      # file name stem of downloads
+
+    @property
+    def n_q(self) -> int:
+        return len(self.q_labels)
+
+    @property
+    def key_row(self) -> int:
+        """K and V rows are keys: in self-attention follow the query's own token, in cross-attention the
+        source token this query attends to most."""
+        return self.query if self.kind != "cross" else int(np.argmax(self.pattern[self.query]))
+
+    @property
+    def key_row_note(self) -> str:
+        return ("the query token's own key row" if self.kind != "cross" else
+                f"the source token this query attends to most ({self.k_labels[self.key_row]})")
+
+    @property
+    def where(self) -> str:
+        return f"{KIND_TITLES[self.kind]}, layer {self.layer}, head {self.head}"
+
+    @property
+    def q_side(self) -> str:
+        return "decoder" if self.kind != "encoder" else "source"
+
+    @property
+    def kv_side(self) -> str:
+        return {"cross": "encoder output (memory)", "decoder": "decoder"}.get(self.kind, "source")
+
+
+def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
+    cfg, arrays = ctx.bundle.config, ctx.trace.arrays
+    names = sublayer_names(kind, layer, cfg.norm_first)
+    q_labels, k_labels = attention_labels(ctx.trace.meta, kind)
+    q, k, v, scores, pattern, z = (arrays[schema.attn_name(kind, layer, n)][head]
+                                   for n in ("q", "k", "v", "scores", "pattern", "z"))
+    return Head(kind, layer, head, query, cfg, names, ctx.bundle.model.get_submodule(names.attn), q_labels, k_labels,
+                arrays[names.query_input], arrays[names.kv_input], q, k, v, scores, pattern, z,
+                head_steps(q, k, v, names.causal), f"{ctx.model_id}-{kind}-L{layer}-H{head}")
 
 
 def _init_state(key: str, url_name: str, default: int, lo: int, hi: int) -> None:
@@ -58,188 +127,149 @@ def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list
     return matrix_frame(np.asarray(matrix)[index: index + 1], row_labels[index: index + 1], col_labels).round(4)
 
 
-ctx = need_context()
-trace, cfg, A = ctx.trace, ctx.bundle.config, ctx.trace.arrays
-H, D, DH = cfg.n_heads, cfg.d_model, cfg.d_head
-
-st.title("Step-through: one head")
-st.markdown(
-    "One attention head, one query token, every multiplication in order, with the numbers the model computed "
-    "on your sentence. Each head projects the layer input $X$ into queries, keys and values of size "
-    f"$d_k = d_{{model}}/h = {D}/{H} = {DH}$, compares each query with every key, and returns a weighted average "
-    "of the values. Use **Next** to walk through; the followed query is framed in red in every matrix.")
-st.latex(r"z = \mathrm{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}} + M\right) XW^V")
-
-kind = st.radio("Attention", KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
-                key="step-kind", format_func=KIND_TITLES.get, on_change=_forget_query)
-n_layers = schema.n_layers(cfg, kind)
-layer, head = layer_head_pickers(n_layers, H, key=f"step-{kind}", allow_mean=False)
-names = sublayer_names(kind, layer, cfg.norm_first)
-
-q_labels, k_labels = attention_labels(trace.meta, kind)
-reads = trace.meta["tgt_in_tokens"]
-n_q = len(q_labels)
-
-
-def _query_label(i: int) -> str:
-    return q_labels[i] if kind == "encoder" else f"{q_labels[i]}   (reads {reads[i]})"
-
-
-query_key = f"step-query-{kind}"
-_init_state(query_key, "query", 0, 0, n_q - 1)
-query = st.selectbox("Query token (the row followed)", list(range(n_q)), key=query_key, format_func=_query_label)
-
-_init_state(STEP_KEY, "step", 0, 0, len(STEPS) - 1)
-c_prev, c_steps, c_next = st.columns([1, 8, 1], vertical_alignment="center")
-c_prev.button("◀ Previous", on_click=_move, args=(-1,), disabled=st.session_state[STEP_KEY] == 0,
-              width="stretch", key="step-prev")
-c_next.button("Next ▶", on_click=_move, args=(1,), disabled=st.session_state[STEP_KEY] == len(STEPS) - 1,
-              width="stretch", key="step-next")
-step = c_steps.radio("Step", list(range(len(STEPS))), key=STEP_KEY, horizontal=True,
-                     format_func=lambda i: f"{i + 1} {SHORT[i]}")
-set_query(kind=kind, query=query, step=step)
-
-# -- the real numbers ------------------------------------------------------------------------------
-x_q, x_kv = A[names.query_input], A[names.kv_input]                   # [Tq,D], [Tk,D]
-q, k, v = (A[schema.attn_name(kind, layer, n)][head] for n in "qkv")         # [Tq,Dh], [Tk,Dh], [Tk,Dh]
-scores, pattern, z = (A[schema.attn_name(kind, layer, n)][head] for n in ("scores", "pattern", "z"))
-mine = head_steps(q, k, v, names.causal)                              # recomputed in float64
-module = ctx.bundle.model.get_submodule(names.attn)
-dims, model_dims = dim_labels(DH), dim_labels(D)
-# K and V rows are keys: in self-attention follow the query's own token, in cross-attention the
-# source token this query attends to most.
-key_row = query if kind != "cross" else int(np.argmax(pattern[query]))
-key_row_note = ("the query token's own key row" if kind != "cross" else
-                f"the source token this query attends to most ({k_labels[key_row]})")
-tag = f"{ctx.model_id}-{kind}-L{layer}-H{head}"
-where = f"{KIND_TITLES[kind]}, layer {layer}, head {head}"
-q_side = "decoder" if kind != "encoder" else "source"
-kv_side = "encoder output (memory)" if kind == "cross" else ("decoder" if kind == "decoder" else "source")
-
-
-def view_input() -> View:
+# -- the nine steps ---------------------------------------------------------------------------------
+def view_input(h: Head) -> View:
+    cfg, layer, query = h.cfg, h.layer, h.query
+    d = cfg.d_model
+    model_dims = dim_labels(d)
     x_name = "embeddings" if layer == 0 and not cfg.norm_first else "previous layer's output"
-    fig = step_heatmap(x_q, q_labels, model_dims, f"X [{n_q} × {D}]: {q_side} input of layer {layer}",
-                       "dimension", "token", highlight=query, show_values=False)
-    view = View([(fig, f"{tag}-X", matrix_frame(x_q, q_labels, model_dims))], _row(x_q, query, q_labels, model_dims))
-    if kind == "encoder" or kind == "decoder":
-        view.text = (f"The input of layer {layer}: one row of $d_{{model}} = {D}$ numbers per token. It is the "
+    fig = step_heatmap(h.x_q, h.q_labels, model_dims, f"X [{h.n_q} × {d}]: {h.q_side} input of layer {layer}",
+                       "dimension", "token", highlight=query, show_values=False, plot_px=PLOT_PX)
+    view = View([(fig, f"{h.tag}-X", matrix_frame(h.x_q, h.q_labels, model_dims))],
+                _row(h.x_q, query, h.q_labels, model_dims))
+    if h.kind in ("encoder", "decoder"):
+        view.text = (f"The input of layer {layer}: one row of $d_{{model}} = {d}$ numbers per token. It is the "
                      f"{x_name}" + (" (token embedding × √d_model + positional encoding)." if layer == 0 else ".")
                      + " Queries, keys and values are all made from this one matrix.")
     else:
-        memory = step_heatmap(x_kv, k_labels, model_dims, f"Memory [{len(k_labels)} × {D}]: the encoder's output",
-                              "dimension", "source token", show_values=False)
-        view.figures.append((memory, f"{tag}-memory", matrix_frame(x_kv, k_labels, model_dims)))
+        memory = step_heatmap(h.x_kv, h.k_labels, model_dims,
+                              f"Memory [{len(h.k_labels)} × {d}]: the encoder's output", "dimension", "source token",
+                              show_values=False, plot_px=PLOT_PX)
+        view.figures.append((memory, f"{h.tag}-memory", matrix_frame(h.x_kv, h.k_labels, model_dims)))
         view.text = ("Cross-attention reads two inputs. Queries come from the decoder stream (after its masked "
                      "self-attention and Add & Norm); keys and values come from the encoder's final output, the "
                      "memory, which is the same for every decoder layer.")
     if cfg.norm_first:
         view.text += " (This model is pre-norm, so X is the LayerNorm of the residual stream.)"
-    view.row_caption = f"Row {q_labels[query]} of X"
+    view.row_caption = f"Row {h.q_labels[query]} of X"
     return view
 
 
-def view_projection(which: str) -> View:
-    source, matrix = {"Q": (x_q, q), "K": (x_kv, k), "V": (x_kv, v)}[which]
-    labels, row = (q_labels, query) if which == "Q" else (k_labels, key_row)
-    weight, bias = linear_arrays(getattr(module, f"w_{which.lower()}"))
+def view_projection(h: Head, which: str) -> View:
+    d, d_head, n_heads, head = h.cfg.d_model, h.cfg.d_head, h.cfg.n_heads, h.head
+    source, matrix = {"Q": (h.x_q, h.q), "K": (h.x_kv, h.k), "V": (h.x_kv, h.v)}[which]
+    labels, row = (h.q_labels, h.query) if which == "Q" else (h.k_labels, h.key_row)
+    weight, bias = linear_arrays(getattr(h.module, f"w_{which.lower()}"))
     role = {"Q": "what this token is looking for", "K": "what each token offers to be found by",
             "V": "what each token hands over when it is attended to"}[which]
-    side = q_side if which == "Q" else kv_side
-    fig = step_heatmap(matrix, labels, dims, f"{which} for head {head} [{len(labels)} × {DH}], from the {side}",
-                       "dimension of the head (d_k)", "token", highlight=row, show_values=False)
-    view = View([(fig, f"{tag}-{which}", matrix_frame(matrix, labels, dims))], _row(matrix, row, labels, dims))
+    side = h.q_side if which == "Q" else h.kv_side
+    dims = dim_labels(d_head)
+    fig = step_heatmap(matrix, labels, dims, f"{which} for head {head} [{len(labels)} × {d_head}], from the {side}",
+                       "dimension of the head (d_k)", "token", highlight=row, show_values=False,
+                       plot_px=PLOT_PX)
+    view = View([(fig, f"{h.tag}-{which}", matrix_frame(matrix, labels, dims))], _row(matrix, row, labels, dims))
     w_h = rf"W^{which}_{{{head}}}"
-    view.latex = rf"{which}_{{{head}}} = X {w_h} + b^{which}_{{{head}}},\quad {w_h} \in \mathbb{{R}}^{{{D}\times{DH}}}"
-    view.text = (f"Head {head} takes its own {DH} columns of the {D}×{D} matrix $W^{which}$, so each token becomes "
-                 f"{DH} numbers: {role}." + (" In cross-attention these come from the encoder's memory." if
-                                            which != "Q" and kind == "cross" else ""))
-    view.row_caption = f"Row {labels[row]} of {which}" + ("" if which == "Q" else f": {key_row_note}")
-    redone = head_projection(source, weight, bias, head, H)
+    view.latex = (rf"{which}_{{{head}}} = X {w_h} + b^{which}_{{{head}}},\quad "
+                  rf"{w_h} \in \mathbb{{R}}^{{{d}\times{d_head}}}")
+    view.text = (f"Head {head} takes its own {d_head} columns of the {d}×{d} matrix $W^{which}$, so each token "
+                 f"becomes {d_head} numbers: {role}." + (" In cross-attention these come from the encoder's memory."
+                                                         if which != "Q" and h.kind == "cross" else ""))
+    view.row_caption = f"Row {labels[row]} of {which}" + ("" if which == "Q" else f": {h.key_row_note}")
+    redone = head_projection(source, weight, bias, head, n_heads)
     view.checks.append((f"$XW^{which} + b$ recomputed from the model's weights vs the captured ${which}$",
                         max_abs_error(redone, matrix)))
     return view
 
 
-def view_raw() -> View:
-    fig = step_heatmap(mine.raw, q_labels, k_labels, f"Q·Kᵀ [{n_q} × {len(k_labels)}]: raw dot products",
+def view_raw(h: Head) -> View:
+    raw, q_labels, k_labels, query = h.mine.raw, h.q_labels, h.k_labels, h.query
+    fig = step_heatmap(raw, q_labels, k_labels, f"Q·Kᵀ [{h.n_q} × {len(k_labels)}]: raw dot products",
                        "key", "query", value_name="q·k", highlight=query)
-    view = View([(fig, f"{tag}-QK", matrix_frame(mine.raw, q_labels, k_labels))],
-                _row(mine.raw, query, q_labels, k_labels),
+    view = View([(fig, f"{h.tag}-QK", matrix_frame(raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
                 latex=r"s_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{id}\,k_{jd}")
     view.text = ("Every query is compared with every key by a dot product: large when the two vectors point the "
                  f"same way. The row of {q_labels[query]} says how well each key matches what it looks for. "
-                 f"These raw numbers spread from {mine.raw.min():.1f} to {mine.raw.max():.1f}.")
+                 f"These raw numbers spread from {raw.min():.1f} to {raw.max():.1f}.")
     view.row_caption = f"Row {q_labels[query]}: its dot product with every key"
     return view
 
 
-def view_scaled() -> View:
-    fig = step_heatmap(mine.scaled, q_labels, k_labels, f"Q·Kᵀ / √{DH}: the scores", "key", "query",
+def view_scaled(h: Head) -> View:
+    scaled, q_labels, k_labels, query, d_head = h.mine.scaled, h.q_labels, h.k_labels, h.query, h.cfg.d_head
+    fig = step_heatmap(scaled, q_labels, k_labels, f"Q·Kᵀ / √{d_head}: the scores", "key", "query",
                        value_name="score", highlight=query)
-    view = View([(fig, f"{tag}-scores", matrix_frame(scores, q_labels, k_labels))],
-                _row(mine.scaled, query, q_labels, k_labels),
-                latex=rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{DH}}}}} = "
-                      rf"\frac{{q_i\cdot k_j}}{{{np.sqrt(DH):.3g}}}")
-    view.text = (f"Divide by $\\sqrt{{d_k}} = {np.sqrt(DH):.3g}$. Same ranking of keys, smaller spread, so the "
+    view = View([(fig, f"{h.tag}-scores", matrix_frame(h.scores, q_labels, k_labels))],
+                _row(scaled, query, q_labels, k_labels),
+                latex=rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{d_head}}}}} = "
+                      rf"\frac{{q_i\cdot k_j}}{{{np.sqrt(d_head):.3g}}}")
+    view.text = (f"Divide by $\\sqrt{{d_k}} = {np.sqrt(d_head):.3g}$. Same ranking of keys, smaller spread, so the "
                  "softmax stays soft: see *Why divide by √d_k?* below.")
     view.row_caption = f"Row {q_labels[query]} after scaling"
-    view.checks.append((r"$QK^\top/\sqrt{d_k}$ recomputed vs the model's scores", max_abs_error(mine.scaled, scores)))
+    view.checks.append((r"$QK^\top/\sqrt{d_k}$ recomputed vs the model's scores", max_abs_error(scaled, h.scores)))
     return view
 
 
-def view_mask() -> View:
-    fig = masked_scores_figure(mine.masked, q_labels, k_labels, "Scores + mask (grey = −∞)" if names.causal else
+def view_mask(h: Head) -> View:
+    masked, q_labels, k_labels, query, causal = h.mine.masked, h.q_labels, h.k_labels, h.query, h.names.causal
+    fig = masked_scores_figure(masked, q_labels, k_labels, "Scores + mask (grey = −∞)" if causal else
                                "Scores + mask (nothing masked here)", highlight=query)
-    view = View([(fig, f"{tag}-masked", matrix_frame(mine.masked, q_labels, k_labels))],
-                _row(mine.masked, query, q_labels, k_labels),
-                latex=r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}" if names.causal else
+    view = View([(fig, f"{h.tag}-masked", matrix_frame(masked, q_labels, k_labels))],
+                _row(masked, query, q_labels, k_labels),
+                latex=r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}" if causal else
                 r"M_{ij} = 0 \ \text{for every real token}")
-    if names.causal:
-        n_hidden = int((~mine.allowed[query]).sum())
+    if causal:
+        n_hidden = int((~h.mine.allowed[query]).sum())
         view.text = ("The decoder must not peek at the words it has yet to write, so every key after the query "
                      f"gets $-\\infty$. Row {q_labels[query]} hides {n_hidden} future position(s); after the "
                      "softmax their weight is exactly 0.")
     else:
         view.text = ("The mask adds $-\\infty$ only where a key must be hidden: padding when sentences are batched, "
                      "and the future in the decoder. A single sentence has no padding and "
-                     + ("cross-attention may read every source token" if kind == "cross" else
+                     + ("cross-attention may read every source token" if h.kind == "cross" else
                         "the encoder sees in both directions") + ", so nothing changes here.")
     view.row_caption = f"Row {q_labels[query]} after the mask"
     return view
 
 
-def view_softmax() -> View:
-    fig = attention_heatmap(pattern, q_labels, k_labels, f"softmax: attention weights, {where}", highlight_row=query)
-    view = View([(fig, f"{tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
+def view_softmax(h: Head) -> View:
+    pattern, q_labels, k_labels, query = h.pattern, h.q_labels, h.k_labels, h.query
+    fig = attention_heatmap(pattern, q_labels, k_labels, f"softmax: attention weights, {h.where}",
+                            highlight_row=query)
+    view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1")
     top = int(np.argmax(pattern[query]))
     view.text = (f"Exponentiate and normalise each row: weights between 0 and 1 that sum to 1. "
                  f"{q_labels[query]} gives its largest weight, {pattern[query, top]:.2f}, to {k_labels[top]}.")
     view.row_caption = f"Row {q_labels[query]}: its attention weights (sum {pattern[query].sum():.4f})"
-    view.checks.append(("softmax recomputed vs the model's weights", max_abs_error(mine.weights, pattern)))
+    view.checks.append(("softmax recomputed vs the model's weights", max_abs_error(h.mine.weights, pattern)))
     return view
 
 
-def view_output() -> View:
-    fig = step_heatmap(z, q_labels, dims, f"z = weights · V for head {head} [{n_q} × {DH}]",
-                       "dimension of the head (d_k)", "query token", highlight=query, show_values=False)
-    view = View([(fig, f"{tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
+def view_output(h: Head) -> View:
+    z, q_labels, query, d_head = h.z, h.q_labels, h.query, h.cfg.d_head
+    dims = dim_labels(d_head)
+    fig = step_heatmap(z, q_labels, dims, f"z = weights · V for head {h.head} [{h.n_q} × {d_head}]",
+                       "dimension of the head (d_k)", "query token", highlight=query, show_values=False,
+                       plot_px=PLOT_PX)
+    view = View([(fig, f"{h.tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
                 latex=r"z_i = \sum_j a_{ij}\, v_j")
     view.text = (f"Each query's output is the average of the value rows, weighted by its attention. This is head "
-                 f"{head}'s contribution; the *Multi-head assembly* page shows how the {H} heads are combined.")
+                 f"{h.head}'s contribution; the *Multi-head assembly* page shows how the {h.cfg.n_heads} heads are "
+                 "combined.")
     view.row_caption = f"Row {q_labels[query]} of the head output"
     view.checks.append(("weights · $V$ (the model's own weights and $V$) vs the model's head output $z$",
-                        max_abs_error(pattern.astype(np.float64) @ v.astype(np.float64), z)))
+                        max_abs_error(h.pattern.astype(np.float64) @ h.v.astype(np.float64), z)))
     return view
 
 
-VIEWS = [view_input, lambda: view_projection("Q"), lambda: view_projection("K"), lambda: view_projection("V"),
-         view_raw, view_scaled, view_mask, view_softmax, view_output]
+VIEWS = [view_input, partial(view_projection, which="Q"), partial(view_projection, which="K"),
+         partial(view_projection, which="V"), view_raw, view_scaled, view_mask, view_softmax, view_output]
 
 
-def show_view(view: View) -> None:
+# -- layout -------------------------------------------------------------------------------------------
+def show_view(view: View, step: int) -> None:
+    """The step's picture on the left, what it computes on the right."""
     left, right = st.columns([3, 2])
     with left:
         for i, (fig, filename, frame) in enumerate(view.figures):
@@ -257,28 +287,82 @@ def show_view(view: View) -> None:
                                              + ("" if ok else " (larger than expected!)"))
 
 
-show_view(VIEWS[step]())
+def controls(ctx) -> tuple[str, int, int, int, int]:
+    """Kind on one line; layer, head, query and the Previous/Next buttons on the next; the steps under
+    them. Returns (kind, layer, head, query, step)."""
+    cfg = ctx.bundle.config
+    kind = st.radio("Attention", KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
+                    key="step-kind", format_func=KIND_TITLES.get, on_change=_forget_query,
+                    label_visibility="collapsed")
+    q_labels, _ = attention_labels(ctx.trace.meta, kind)
+    reads = ctx.trace.meta["tgt_in_tokens"]
+    n_q = len(q_labels)
+    query_key = f"step-query-{kind}"
+    _init_state(query_key, "query", 0, 0, n_q - 1)
+    _init_state(STEP_KEY, "step", 0, 0, len(STEPS) - 1)
+    c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
+    with c_pick:
+        layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"step-{kind}",
+                                         allow_mean=False)
+    query = c_query.selectbox("Query (the row followed)", list(range(n_q)), key=query_key,
+                              format_func=lambda i: q_labels[i] if kind == "encoder" else
+                              f"{q_labels[i]}   (reads {reads[i]})")
+    c_prev.button("◀ Previous", on_click=_move, args=(-1,), disabled=st.session_state[STEP_KEY] == 0,
+                  width="stretch", key="step-prev")
+    c_next.button("Next ▶", on_click=_move, args=(1,), disabled=st.session_state[STEP_KEY] == len(STEPS) - 1,
+                  width="stretch", key="step-next")
+    step = st.radio("Step", list(range(len(STEPS))), key=STEP_KEY, horizontal=True,
+                    format_func=lambda i: f"{i + 1} {SHORT[i]}", label_visibility="collapsed")
+    return kind, layer, head, query, step
 
-# -- why the scaling matters ------------------------------------------------------------------------
-st.header(r"Why divide by $\sqrt{d_k}$?")
-comparison = scaling_comparison(mine.raw[query], DH, mine.allowed[query])
-show_figure(scaling_bars(comparison.unscaled, comparison.scaled, k_labels, DH,
-                         title=f"Query {plotly_text(q_labels)[query]}: the same dot products, softmaxed two ways",
-                         masked=~mine.allowed[query]),
-            f"{tag}-q{query}-scaling", matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
-                                                    ["without scaling", "with scaling"], k_labels),
-            key="step-scaling")
-allowed_raw = mine.raw[query][mine.allowed[query]]
-summary = matrix_frame(
-    np.array([[comparison.max_unscaled, comparison.entropy_unscaled, allowed_raw.std()],
-              [comparison.max_scaled, comparison.entropy_scaled, allowed_raw.std() / np.sqrt(DH)]]),
-    ["softmax(q·k)", f"softmax(q·k / √{DH})"], ["max weight", "entropy (bits)", "spread of scores (std)"]).round(3)
-st.dataframe(summary, width="content")
-st.markdown(
-    f"A dot product adds up $d_k$ products: if the components of $q$ and $k$ have mean 0 and variance 1, $q\\cdot k$ "
-    f"has variance $d_k$, so its typical size grows like $\\sqrt{{d_k}}$ "
-    f"(here $\\sqrt{{{DH}}} \\approx {np.sqrt(DH):.1f}$). "
-    "Fed such large numbers, the softmax **saturates**: nearly all weight lands on one key and its gradient for "
-    "the others is almost zero, so the head stops learning. Dividing by $\\sqrt{d_k}$ brings the variance back to "
-    "about 1. The model was trained with the scaling, so the left chart is what these same vectors would give "
-    "without it (lower entropy = a sharper, more one-hot distribution).")
+
+def why_scaling(h: Head) -> None:
+    """The followed query's softmax with and without 1/√d_k, its entropy, and why it matters."""
+    d_head, query, mine = h.cfg.d_head, h.query, h.mine
+    st.header(r"Why divide by $\sqrt{d_k}$?")
+    comparison = scaling_comparison(mine.raw[query], d_head, mine.allowed[query])
+    show_figure(scaling_bars(comparison.unscaled, comparison.scaled, h.k_labels, d_head,
+                             title=f"Query {plotly_text(h.q_labels)[query]}: the same dot products, "
+                                   "softmaxed two ways",
+                             masked=~mine.allowed[query]),
+                f"{h.tag}-q{query}-scaling", matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
+                                                          ["without scaling", "with scaling"], h.k_labels),
+                key="step-scaling")
+    allowed_raw = mine.raw[query][mine.allowed[query]]
+    summary = matrix_frame(
+        np.array([[comparison.max_unscaled, comparison.entropy_unscaled, allowed_raw.std()],
+                  [comparison.max_scaled, comparison.entropy_scaled, allowed_raw.std() / np.sqrt(d_head)]]),
+        ["softmax(q·k)", f"softmax(q·k / √{d_head})"],
+        ["max weight", "entropy (bits)", "spread of scores (std)"]).round(3)
+    st.dataframe(summary, width="content")
+    st.markdown(
+        f"A dot product adds up $d_k$ products: if the components of $q$ and $k$ have mean 0 and variance 1, "
+        f"$q\\cdot k$ has variance $d_k$, so its typical size grows like $\\sqrt{{d_k}}$ "
+        f"(here $\\sqrt{{{d_head}}} \\approx {np.sqrt(d_head):.1f}$). "
+        "Fed such large numbers, the softmax **saturates**: nearly all weight lands on one key and its gradient for "
+        "the others is almost zero, so the head stops learning. Dividing by $\\sqrt{d_k}$ brings the variance back "
+        "to about 1. The model was trained with the scaling, so the left chart is what these same vectors would "
+        "give without it (lower entropy = a sharper, more one-hot distribution).")
+
+
+def render() -> None:
+    ctx = need_context()
+    cfg = ctx.bundle.config
+    st.title("Step-through: one head")
+    kind, layer, head, query, step = controls(ctx)
+    set_query(kind=kind, query=query, step=step)
+    h = load_head(ctx, kind, layer, head, query)
+    show_view(VIEWS[step](h), step)
+    st.caption("One head, one query token, every multiplication in order, with the numbers the model computed on "
+               "your sentence. The followed query is framed in red; **Next ▶** goes to the next step.")
+    st.header("The whole head in one line")
+    st.markdown(
+        "Each head projects the layer input $X$ into queries, keys and values of size "
+        f"$d_k = d_{{model}}/h = {cfg.d_model}/{cfg.n_heads} = {cfg.d_head}$, compares each query with every key, "
+        "and returns a weighted average of the values. The steps above are this formula, left to right.")
+    st.latex(FORMULA)
+    why_scaling(h)
+
+
+if __name__ == "__main__":
+    render()
