@@ -136,7 +136,7 @@ def test_schema_labels_follow_one_convention():
 
 # -- one style for every page ---------------------------------------------------------------------------
 # Pages converted to it so far (the others follow; then this can become every file under viz/pages).
-RENDER_PAGES = ["step_through.py", "multi_head.py", "positional.py", "layernorm.py"]
+RENDER_PAGES = sorted(p.name for p in (ROOT / "viz" / "pages").glob("*.py"))                 # every page
 PAGE_GLOBALS = {"ctx", "trace", "cfg", "arrays", "A"}   # what a page used to read from its module scope
 
 

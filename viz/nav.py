@@ -21,6 +21,7 @@ PAGES = [  # (file, English title, url path, icon, menu section) in teaching ord
     ("viz/pages/heads.py", "Head analysis", "heads", ":material/analytics:", "What heads do"),
     ("viz/pages/zoo.py", "Attention zoo", "zoo", ":material/history_edu:", "Attention"),
     ("viz/pages/compare.py", "Compare", "compare", ":material/compare:", "What heads do"),
+    ("viz/pages/attribution.py", "Attribution", "attribution", ":material/insights:", "What heads do"),
     ("viz/pages/training.py", "Live toy training", "training", ":material/model_training:", "The model"),
     ("viz/pages/tour.py", "Guided tour", "tour", ":material/school:", "Start"),
     ("viz/pages/about.py", "About the model", "about", ":material/info:", "The model"),

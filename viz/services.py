@@ -14,7 +14,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from model.analysis import ablation
+from model.analysis import ablation, attribution, patching
 from model.analysis.decoding import Decoding, run_decoding
 from model.capture import schema
 from model.capture.trace import Trace
@@ -228,3 +228,43 @@ def untrained_snapshot(task: str, size: str, symbols: tuple[str, ...]):
         torch.manual_seed(0)
         model = Transformer(toy_config(size)).eval()
     return snapshot(model, make_example(task, list(symbols)), dict(step=0, loss=float("nan"), accuracy=0.0))
+
+
+# -- attribution (model/analysis/attribution.py, patching.py; the Attribution page) -------------------------
+TraceKey = tuple  # (model_id, text, target, beam, max_tokens): what the trace cache is keyed by
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def logit_lens(key: TraceKey, k: int) -> attribution.LogitLens:
+    return attribution.logit_lens(load_bundle(key[0]), cached_trace(*key), k=k)
+
+
+@st.cache_data(max_entries=32, show_spinner="Computing gradients and attention maps…")
+def source_maps(key: TraceKey, steps: int, with_ig: bool) -> dict[str, np.ndarray]:
+    """Every method's [T,S] map (rows sum to 1) for the sentence of `key`; IG only when `with_ig`."""
+    bundle, trace = load_bundle(key[0]), cached_trace(*key)
+    src, tgt = trace.meta["src_ids"], trace.meta["tgt_ids"]
+    norms = attribution.value_norms(bundle, trace)
+    maps = {"attention": attribution.raw_cross_attention(trace), "rollout": attribution.cross_rollout(trace, "last"),
+            "rollout_all": attribution.cross_rollout(trace, "all"),
+            "value_norm": attribution.value_norm_map(norms, "last"),
+            "grad": attribution.gradient_x_input(bundle, src, tgt).map}
+    if with_ig:
+        maps["ig"] = attribution.integrated_gradients(bundle, src, tgt, steps=steps).map
+    return maps
+
+
+@st.cache_data(max_entries=64, show_spinner="Switching off each head…")
+def contrastive(model_id: str, src_ids: tuple, prefix: tuple, chosen: int, alternative: int,
+                steps: int) -> attribution.Contrastive:
+    return attribution.contrastive(load_bundle(model_id), src_ids, prefix, chosen, alternative, steps=steps)
+
+
+@st.cache_data(max_entries=32, show_spinner="Patching every layer, position and head…")
+def patch(model_id: str, clean: tuple, corrupted: tuple, prefix: tuple, chosen: int) -> patching.Patching:
+    return patching.activation_patching(load_bundle(model_id), clean, corrupted, prefix, chosen)
+
+
+def encode(model_id: str, text: str) -> list[int]:
+    """The sentence's token ids, uncut (patching needs the true length)."""
+    return load_bundle(model_id).tokenizer.encode(text)

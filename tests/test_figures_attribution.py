@@ -1,0 +1,82 @@
+"""Attribution figures as pure functions: shapes, labels, colour scales, validation."""
+import numpy as np
+import pytest
+
+from viz.figures import attribution as fa
+
+OUT = ["0 ▁casa", "1 </s>"]
+SRC = ["0 ▁house", "1 .", "2 </s>"]
+
+
+def test_logit_lens_heatmap_shows_top_tokens_and_final_probability():
+    p = np.array([[0.1, 0.2], [0.9, 0.95]])
+    fig = fa.logit_lens_heatmap(p, [["el", "<s>"], ["casa", "</s>"]], OUT, title="lens", final_rank=[[3, 1], [0, 0]])
+    heat = fig.data[0]
+    assert list(heat.y) == ["layer 0", "layer 1"]
+    assert list(heat.x) == ["0 ▁casa", "1 &lt;/s&gt;"]                 # escaped, not markup
+    assert heat.text[0][1] == "&lt;s&gt;" and heat.text[1][0] == "casa"
+    assert (heat.zmin, heat.zmax) == (0, 1)
+    assert "layer" in fig.layout.yaxis.title.text and "output token" in fig.layout.xaxis.title.text
+    assert fig.layout.font.size >= 16
+
+
+def test_logit_lens_heatmap_validates_shapes():
+    with pytest.raises(ValueError):
+        fa.logit_lens_heatmap(np.ones((2, 3)), [["a", "b"], ["a", "b"]], OUT)
+    with pytest.raises(ValueError, match="top_tokens"):
+        fa.logit_lens_heatmap(np.ones((2, 2)), [["a"], ["a", "b"]], OUT)
+
+
+def test_method_heatmaps_share_one_colour_scale():
+    a, b = np.full((2, 3), 0.2), np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    fig = fa.method_heatmaps([a, b], ["gradient", "rollout"], OUT, SRC, title="methods")
+    assert len(fig.data) == 2
+    assert {h.zmax for h in fig.data} == {0.8} and {h.zmin for h in fig.data} == {0}
+    assert [h.showscale for h in fig.data] == [True, False]
+    assert [a.text for a in fig.layout.annotations] == ["gradient", "rollout"]
+    assert fig.data[1].xaxis == "x2" and fig.data[1].yaxis == "y2"
+    assert fig.layout.xaxis.title.text == "source token"
+
+
+def test_method_heatmaps_validate():
+    with pytest.raises(ValueError, match="titles"):
+        fa.method_heatmaps([np.ones((2, 3))], ["a", "b"], OUT, SRC)
+    with pytest.raises(ValueError):
+        fa.method_heatmaps([np.ones((3, 3))], ["a"], OUT, SRC)
+
+
+def test_agreement_heatmap_is_labelled_on_minus_one_to_one():
+    fig = fa.agreement_heatmap(["a", "b"], [[1.0, 0.3], [0.3, np.nan]])
+    heat = fig.data[0]
+    assert (heat.zmin, heat.zmax) == (-1, 1)
+    assert heat.text[0][1] == "0.30" and heat.text[1][1] == "n/a"
+    with pytest.raises(ValueError):
+        fa.agreement_heatmap(["a"], np.eye(2))
+
+
+def test_contrastive_bars_order_and_colour():
+    fig = fa.contrastive_head_bars(["h0", "h1", "h2"], [0.1, -2.0, 0.5], top=2)
+    bar = fig.data[0]
+    assert list(bar.y) == ["h1", "h2"] and list(bar.x) == [-2.0, 0.5]
+    assert list(bar.marker.color) == [fa.PULL_COLOR, fa.PUSH_COLOR]
+    src = fa.contrastive_source_bars(SRC, [0.5, -0.1, 0.0]).data[0]
+    assert list(src.x) == ["0 ▁house", "1 .", "2 &lt;/s&gt;"]                # sentence order kept
+    assert src.marker.color[1] == fa.PULL_COLOR
+    with pytest.raises(ValueError):
+        fa.contrastive_head_bars(["h0"], [1.0, 2.0])
+    with pytest.raises(ValueError):
+        fa.contrastive_source_bars(SRC, [])
+
+
+def test_patching_heatmap_is_symmetric_about_zero_and_labelled():
+    fig = fa.patching_heatmap([[0.0, 1.0, np.nan], [-1.5, 0.2, 0.0]], ["layer 0", "layer 1"], SRC, title="patch",
+                              x_title="source position", y_title="encoder layer")
+    heat = fig.data[0]
+    assert heat.zmin == -1.5 and heat.zmax == 1.5 and heat.zmid == 0
+    assert heat.text[0][2] == "n/a" and heat.text[1][0] == "-1.50"
+    assert heat.colorbar.title.text == fa.RESTORED
+    assert fig.layout.xaxis.title.text == "source position" and fig.layout.yaxis.title.text == "encoder layer"
+    small = fa.patching_heatmap([[0.1]], ["layer 0"], ["head 0"]).data[0]
+    assert (small.zmin, small.zmax) == (-1.0, 1.0)                               # at least -1..1
+    with pytest.raises(ValueError):
+        fa.patching_heatmap(np.ones((2, 2)), ["layer 0"], ["a", "b"])

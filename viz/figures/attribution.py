@@ -1,0 +1,138 @@
+"""Attribution figures: logit lens, source attribution side by side, agreement, contrastive bars,
+activation patching. numpy + labels in, plotly out (built in one go, see style.token_axes)."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, check_matrix, plotly_text, subplot_axes,
+                               subplot_layout, symmetric_range, update_axes)
+
+PUSH_COLOR, PULL_COLOR = "#1f77b4", "#d62728"      # toward the chosen token / toward the alternative
+RESTORED = "restored share"
+OUTPUT_AXIS = "output token (position, predicted token)"
+SOURCE_AXIS = "source token (position, token)"
+TICKS = dict(type="category", automargin=True, tickfont=dict(size=14))
+
+
+def _height(n_rows: int, per_row: int = 30, low: int = 320, high: int = 800) -> int:
+    return max(low, min(high, 150 + per_row * n_rows))
+
+
+def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: list[str], title: str = "",
+                       final_rank=None) -> go.Figure:
+    """Layers (rows, last on top) x output positions; colour: probability of the token the model finally
+    predicts there, read from that layer; text: the layer's own top token."""
+    n_layers = len(top_tokens)
+    layer_labels = [f"layer {i}" for i in range(n_layers)]
+    p = check_matrix(final_prob, n_layers, len(output_labels))
+    if any(len(row) != len(output_labels) for row in top_tokens):
+        raise ValueError(f"top_tokens must be {n_layers} rows of {len(output_labels)} tokens")
+    text = [plotly_text(row) for row in top_tokens]
+    rank = np.zeros_like(p) if final_rank is None else check_matrix(final_rank, n_layers, len(output_labels))
+    heatmap = go.Heatmap(
+        z=p, x=plotly_text(output_labels), y=layer_labels, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, text=text,
+        texttemplate="%{text}", textfont=dict(size=15), customdata=rank, xgap=1, ygap=1,
+        colorbar=dict(title=dict(text="p(final token)"), thickness=14),
+        hovertemplate="%{y}, output %{x}<br>top token here: %{text}<br>p(final token) %{z:.3f}"
+                      "<br>rank of final token %{customdata:.0f}<extra></extra>")
+    return go.Figure(heatmap, layout=dict(
+        xaxis=dict(TICKS, title=dict(text=OUTPUT_AXIS), tickangle=-45),
+        yaxis=dict(TICKS, title=dict(text="decoder layer (output read by the final layer)")),
+        title=dict(text=title), font=BASE_FONT, height=max(300, 170 + 70 * n_layers),
+        margin=dict(l=10, r=10, t=60, b=10)))
+
+
+def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], source_labels: list[str],
+                    title: str = "") -> go.Figure:
+    """Each method's [T,S] map side by side on one shared colour scale (0 to the largest share)."""
+    if not maps or len(maps) != len(titles):
+        raise ValueError(f"{len(maps)} maps but {len(titles)} titles")
+    checked = [check_matrix(m, len(output_labels), len(source_labels)) for m in maps]
+    zmax = max(float(np.nanmax(m)) for m in checked) or 1.0
+    rows, cols = plotly_text(output_labels), plotly_text(source_labels)
+    layout = subplot_layout(plotly_text(titles), rows=1, cols=len(maps), shared_yaxes=True,
+                            horizontal_spacing=min(0.04, 0.2 / len(maps)))
+    traces = [go.Heatmap(z=m, x=cols, y=rows, zmin=0, zmax=zmax, colorscale=ATTENTION_SCALE, showscale=i == 0,
+                         colorbar=dict(title=dict(text="share of row"), thickness=14), **subplot_axes(i),
+                         hovertemplate=f"{plotly_text([titles[i]])[0]}<br>output %{{y}}<br>source %{{x}}"
+                                       "<br>share %{z:.3f}<extra></extra>")
+              for i, m in enumerate(checked)]
+    update_axes(layout, "x", **TICKS, tickangle=-45, title=dict(text="source token"))
+    update_axes(layout, "y", **TICKS, autorange="reversed")
+    layout["yaxis"]["title"] = dict(text=OUTPUT_AXIS)
+    layout.update(title=dict(text=title), font=BASE_FONT, height=_height(len(rows), 26, 360),
+                  margin=dict(l=10, r=10, t=90, b=10))
+    return go.Figure(traces, layout=layout)
+
+
+def agreement_heatmap(names: list[str], matrix, title: str = "") -> go.Figure:
+    """Method x method Spearman ρ (mean over output rows) on -1..1, each cell labelled."""
+    m = check_matrix(matrix, len(names), len(names))
+    labels = plotly_text(names)
+    text = [[f"{v:.2f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
+    heatmap = go.Heatmap(z=m, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE, text=text,
+                         texttemplate="%{text}", textfont=dict(size=15), xgap=2, ygap=2,
+                         colorbar=dict(title=dict(text="Spearman ρ"), thickness=14),
+                         hovertemplate="%{y} vs %{x}<br>ρ %{text}<extra></extra>")
+    return go.Figure(heatmap, layout=dict(
+        xaxis=dict(TICKS, tickangle=-30), yaxis=dict(TICKS, autorange="reversed"), title=dict(text=title),
+        font=BASE_FONT, height=max(320, 160 + 60 * len(names)), margin=dict(l=10, r=10, t=60, b=10)))
+
+
+def _signed_bars(labels: list[str], values: np.ndarray, x_title: str, title: str, horizontal: bool) -> go.Figure:
+    colors = [PUSH_COLOR if v >= 0 else PULL_COLOR for v in values]
+    text = [f"{v:+.2f}" for v in values]
+    low, high = min(float(np.nanmin(values)), 0.0), max(float(np.nanmax(values)), 0.0)
+    pad = 0.3 * ((high - low) or 1.0)                 # room for the value labels outside the bars
+    value_axis = dict(title=dict(text=x_title), zeroline=True, zerolinewidth=2, zerolinecolor="#444",
+                      range=[low - (pad if low < 0 else 0), high + (pad if high > 0 or low == 0 else 0)])
+    label_axis = dict(TICKS, autorange="reversed") if horizontal else dict(TICKS, tickangle=-45)
+    bars = go.Bar(x=values if horizontal else labels, y=labels if horizontal else values, text=text,
+                  orientation="h" if horizontal else "v", marker_color=colors, textposition="outside",
+                  cliponaxis=False, hovertemplate=("%{y}: %{x:.4f}" if horizontal else "%{x}: %{y:.4f}") +
+                  "<extra></extra>")
+    layout = dict(xaxis=value_axis if horizontal else label_axis, yaxis=label_axis if horizontal else value_axis,
+                  title=dict(text=title), font=BASE_FONT, showlegend=False,
+                  height=max(300, 120 + 28 * len(labels)) if horizontal else 420,
+                  margin=dict(l=10, r=60, t=60, b=10))
+    return go.Figure(bars, layout=layout)
+
+
+def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top: int | None = 16) -> go.Figure:
+    """Heads whose removal changes logit(chosen) - logit(alternative) most, largest |effect| first.
+    Blue: the head pushes toward the chosen token; red: toward the alternative."""
+    e = np.asarray(effects, dtype=float)
+    if e.ndim != 1 or len(e) != len(head_labels) or not len(e):
+        raise ValueError(f"{len(head_labels)} head labels but effects of shape {e.shape}")
+    order = np.argsort(-np.abs(np.nan_to_num(e)), kind="stable")[: top or len(e)]
+    return _signed_bars(plotly_text([head_labels[i] for i in order]), e[order],
+                        "logit difference lost when the head is off", title, horizontal=True)
+
+
+def contrastive_source_bars(source_labels: list[str], scores, title: str = "") -> go.Figure:
+    """Each source token's contribution to logit(chosen) - logit(alternative), in sentence order."""
+    s = np.asarray(scores, dtype=float)
+    if s.ndim != 1 or len(s) != len(source_labels) or not len(s):
+        raise ValueError(f"{len(source_labels)} source labels but scores of shape {s.shape}")
+    return _signed_bars(plotly_text(source_labels), s, "contribution to the logit difference", title,
+                        horizontal=False)
+
+
+def patching_heatmap(values, row_labels: list[str], col_labels: list[str], title: str = "",
+                     x_title: str = "position", y_title: str = "layer") -> go.Figure:
+    """Restored share of the logit difference per patched site, diverging and symmetric about 0
+    (1 = patching this alone restores the clean answer, 0 = no effect, < 0 = moves further away)."""
+    m = check_matrix(values, len(row_labels), len(col_labels))
+    zmax = max(1.0, symmetric_range(np.nan_to_num(m)))
+    text = [[f"{v:.2f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
+    heatmap = go.Heatmap(
+        z=m, x=plotly_text(col_labels), y=plotly_text(row_labels), zmin=-zmax, zmax=zmax, zmid=0,
+        colorscale=DIVERGING_SCALE, text=text, texttemplate="%{text}" if m.size <= 400 else None,
+        textfont=dict(size=13), xgap=1, ygap=1, colorbar=dict(title=dict(text=RESTORED), thickness=14),
+        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{RESTORED} %{{text}}<extra></extra>")
+    return go.Figure(heatmap, layout=dict(
+        xaxis=dict(TICKS, title=dict(text=x_title), tickangle=-45),
+        yaxis=dict(TICKS, title=dict(text=y_title), autorange="reversed"),
+        title=dict(text=title), font=BASE_FONT, height=max(280, 170 + 48 * len(row_labels)),
+        margin=dict(l=10, r=10, t=60, b=10)))
