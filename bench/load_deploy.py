@@ -4,6 +4,8 @@ worker is killed during a 40-session load, counting the submissions lost and the
 supervisor's restarted worker serves again.
 
     python bench/load_deploy.py [--quick] [--workers 1,2,3] [--sessions 20,40] [--no-kill] [--write]
+    python bench/load_deploy.py --faults [bench/faults.py's options]   (corrupted model folder, connection
+                                                                        flood, 200 MiB message: bench/faults.py)
 
 --write puts the tables into docs/deploy.md (between its bench:load_deploy markers).
 """
@@ -201,6 +203,10 @@ def write_doc(section_: Section) -> None:
 
 
 def main(argv=None) -> Section:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--faults" in argv:
+        import faults
+        return faults.main([a for a in argv if a != "--faults"])
     args = parse_args(argv)
     if NGINX is None:
         raise SystemExit("nginx not found: apt-get install -y nginx")
