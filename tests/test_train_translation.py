@@ -51,3 +51,16 @@ def test_train_then_resume(tmp_path):
 def test_learning_rate_warms_up_then_decays():
     assert lr_at(1, 1e-3, 100) < lr_at(50, 1e-3, 100) < lr_at(100, 1e-3, 100) == 1e-3
     assert lr_at(400, 1e-3, 100) == 1e-3 / 2
+
+
+def test_init_from_starts_with_a_models_weights_and_a_fresh_optimizer(tmp_path):
+    """How the shipped en-es model trains further without its optimizer state (not kept in the repo)."""
+    data = tiny_corpus(tmp_path / "data")
+    train_main(args(data, tmp_path / "first", 2))
+    start = load_checkpoint(tmp_path / "first" / "last")
+    train_main(args(data, tmp_path / "fresh", 1))
+    train_main(args(data, tmp_path / "second", 1) + ["--init-from", str(tmp_path / "first" / "last")])
+    first_loss = lambda run: float(next(csv.DictReader(open(tmp_path / run / "train_log.csv")))["train_loss"])  # noqa: E731
+    assert first_loss("second") < first_loss("fresh")                   # it began where the first run ended
+    assert json.loads((tmp_path / "second" / "last" / "state.json").read_text())["epoch"] == 1   # fresh count
+    assert load_checkpoint(tmp_path / "second" / "last").config == start.config

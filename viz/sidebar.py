@@ -7,7 +7,8 @@ from functools import partial
 import streamlit as st
 
 from model.io.checkpoint import CheckpointError
-from viz.services import get_trace, load_bundle, max_tokens_bounds, preset_groups, presets, trace_npz
+from viz.services import (device_label, get_trace, load_bundle, max_tokens_bounds, preset_groups, presets,
+                          trace_npz)
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
 from viz.i18n import DEFAULT_LANG, LANGS, t
 from viz.text import plain
@@ -76,6 +77,7 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     sb.radio(t("sidebar.image_format"), ["PNG", "SVG"], key="image_format", horizontal=True,
              help=t("sidebar.image_format.help"))
     download_slot = sb.container()
+    sb.caption(t("sidebar.device", device=device_label(model_id)))
     set_query(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
               beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != max_tokens_bounds()[1] else None)
     cut_from = st.session_state.pop("_text_cut_from", None)

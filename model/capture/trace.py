@@ -18,8 +18,9 @@ Edit = Callable[[torch.Tensor], torch.Tensor]
 class Trace:
     """Named numpy arrays from one forward pass, plus the tokens and config that explain them.
 
-    During capture tensors keep their batch dimension; when capture ends they become float32 numpy
-    arrays and a batch dimension of size 1 is dropped, so `trace["...hook_pattern"]` of one
+    During capture tensors keep their batch dimension and stay on their device (a GPU is never made to
+    wait per hook); when capture ends they become float32 numpy arrays on the CPU, all moved at once
+    (to_host), and a batch dimension of size 1 is dropped, so `trace["...hook_pattern"]` of one
     sentence is [head, query, key].
     """
 
@@ -28,7 +29,8 @@ class Trace:
             names = [names]
         self.patterns = None if names is None else list(names)
         self.edits = dict(edits or {})
-        self._tensors: dict[str, torch.Tensor] = {}
+        self._tensors: dict[str, torch.Tensor] = {}      # float32, on the CPU
+        self._on_device: dict[str, torch.Tensor] = {}    # on a GPU, any dtype: moved by finish()
         self.arrays: dict[str, np.ndarray] = {}
         self.meta: dict = {}
 
@@ -48,12 +50,19 @@ class Trace:
             x = edit(x)
         if self.wants(name):
             kept = x.detach() if x.requires_grad else x
-            if copy or kept.dtype != torch.float32 or kept.device.type != "cpu":
-                kept = kept.to("cpu", torch.float32, copy=copy)                  # see HookPoint
+            if kept.device.type != "cpu":       # stays on its device until finish(): no sync per hook
+                self._on_device[name] = kept.clone() if copy else kept
+                return x
+            if copy or kept.dtype != torch.float32:
+                kept = kept.to(torch.float32, copy=copy)                          # see HookPoint
             self._tensors[name] = kept
         return x
 
     def finish(self) -> None:
+        """Values become float32 numpy arrays; those still on a device come over in one go."""
+        if self._on_device:
+            self._tensors.update(to_host(self._on_device))
+            self._on_device.clear()
         for name, t in self._tensors.items():
             array = t.numpy()
             self.arrays[name] = array[0] if array.ndim > 0 and array.shape[0] == 1 else array
@@ -96,3 +105,33 @@ class Trace:
         buffer = io.BytesIO()
         self.save(buffer)
         return buffer.getvalue()
+
+
+def to_host(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Device tensors -> float32 CPU tensors, waiting for the device once instead of once per tensor.
+
+    On CUDA every copy is queued (non_blocking) into one pinned staging buffer per dtype, then one
+    synchronize, then each value is converted to float32 in ordinary memory (so the pinned buffer goes
+    back to torch's cache rather than living as long as the trace). Other devices copy one by one.
+    """
+    out: dict[str, torch.Tensor] = {}
+    groups: dict[tuple[torch.device, torch.dtype], list[str]] = {}
+    for name, t in tensors.items():
+        groups.setdefault((t.device, t.dtype), []).append(name)
+    staged = []
+    for (device, dtype), names in groups.items():
+        if device.type != "cuda":
+            out.update({n: tensors[n].to("cpu", torch.float32) for n in names})
+            continue
+        stage = torch.empty(sum(tensors[n].numel() for n in names), dtype=dtype, pin_memory=True)  # [N]
+        offset = 0
+        for n in names:
+            t = tensors[n]
+            view = stage[offset:offset + t.numel()].view(t.shape)
+            view.copy_(t, non_blocking=True)
+            staged.append((n, view))
+            offset += t.numel()
+    if staged:
+        torch.cuda.synchronize()
+    out.update({n: view.to(torch.float32, copy=True) for n, view in staged})
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from model.inference.pipeline import load_engine, trace_sentence
+from model.io.device import add_device_argument
 
 
 def main(argv=None) -> None:
@@ -13,8 +14,9 @@ def main(argv=None) -> None:
     parser.add_argument("--target", default=None, help="reference target (teacher forcing)")
     parser.add_argument("--names", default=None, help="comma-separated names or glob patterns")
     parser.add_argument("--out", required=True, help="output .npz path")
+    add_device_argument(parser)
     args = parser.parse_args(argv)
-    bundle = load_engine(args.model)
+    bundle = load_engine(args.model, device=args.device)
     names = args.names.split(",") if args.names else None
     trace = trace_sentence(bundle, args.text, target=args.target, names=names)
     trace.save(args.out)

@@ -1,18 +1,25 @@
-"""Train a toy task model or the en-es translation model: python -m model.cli train --task reverse --out runs/toy-reverse."""
+"""Train a toy task model or the en-es translation model: python -m model.cli train --task reverse --out runs/toy-reverse.
+
+--device cuda trains on a GPU (bf16 autocast, float32 weights); under `torchrun --nproc_per_node N -m
+model.cli train ...` N processes train one model with DistributedDataParallel (model/training/train.py).
+"""
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
-from model.io.checkpoint import save_checkpoint
+from model.io.checkpoint import CheckpointError, save_checkpoint
+from model.io.device import add_device_argument, pick_device
 from model.training.tasks import TASKS
-from model.training.train import TOY_SIZES, sequence_accuracy, train_toy, train_translation
+from model.training.train import (TOY_SIZES, sequence_accuracy, start_runtime, stop_runtime, train_toy,
+                                  train_translation)
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train a toy task model or the translation model.")
     parser.add_argument("--task", required=True, choices=list(TASKS) + ["translate"])
     parser.add_argument("--out", required=True, help="output folder")
@@ -21,7 +28,9 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     # translation
     parser.add_argument("--data", default="data/en-es")
-    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--resume", action="store_true", help="go on from OUT/last")
+    parser.add_argument("--init-from", default=None, metavar="DIR",
+                        help="start from a model folder's weights (its config and tokenizer), fresh optimizer")
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--d-model", type=int, default=256)
     parser.add_argument("--heads", type=int, default=8)
@@ -37,18 +46,42 @@ def main(argv=None) -> None:
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--eval-every", type=int, default=500)
     parser.add_argument("--save-minutes", type=float, default=5.0)
+    add_device_argument(parser)
     args = parser.parse_args(argv)
+    try:
+        pick_device(args.device)                  # --device cuda on a machine without one
+    except ValueError as e:
+        return fail(e)
     if args.task == "translate":
-        train_translation(args)
-        return
-    bar = tqdm(total=args.steps, desc=f"train {args.task}")
+        try:
+            train_translation(args)
+        except CheckpointError as e:              # --init-from or --resume with a bad folder
+            return fail(e)
+        return 0
+    rt = start_runtime(args.device)
+    try:
+        train_toy_cli(args, rt)
+    finally:
+        stop_runtime(rt)
+    return 0
+
+
+def fail(error: Exception) -> int:
+    print(f"error: {error}", file=sys.stderr)
+    return 2
+
+
+def train_toy_cli(args, rt) -> None:
+    bar = tqdm(total=args.steps, desc=f"train {args.task}", disable=not rt.main)
 
     def report(record, _model):
         bar.update(record["step"] - bar.n)
         bar.set_postfix(loss=f"{record['loss']:.3f}", acc=f"{record['accuracy']:.3f}")
 
-    result = train_toy(args.task, steps=args.steps, size=args.size, seed=args.seed, on_eval=report)
+    result = train_toy(args.task, steps=args.steps, size=args.size, seed=args.seed, on_eval=report, rt=rt)
     bar.close()
+    if not rt.main:
+        return
     acc = sequence_accuracy(result.model, args.task, 1000)
     save_checkpoint(result.model, result.tokenizer, args.out)
     Path(args.out, "metrics.json").write_text(json.dumps(
@@ -58,4 +91,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,14 +2,19 @@
 
     python -m model.cli translate --model pretrained/en-es "The man went to the house."
     python -m model.cli translate --model pretrained/en-es --input sentences.txt --beam 4
+
+A file is translated in length-sorted batches (model/inference/batch_translate.py); its output has one
+line per input line, in order, blank for blank.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
+from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, translate
 from model.io.checkpoint import CheckpointError, load_checkpoint
+from model.io.device import add_device_argument
 
 
 def main(argv=None) -> int:
@@ -19,19 +24,37 @@ def main(argv=None) -> int:
     parser.add_argument("--input", help="a UTF-8 file, one sentence per line; output one line per line")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    parser.add_argument("--batch-tokens", type=int, default=DEFAULT_BATCH_TOKENS,
+                        help="--input: padded source tokens per batch, each beam row counted")
+    add_device_argument(parser)
     args = parser.parse_args(argv)
     if (args.text is None) == (args.input is None):
         parser.error("give either a sentence or --input FILE")
     try:
+        lines = [args.text] if args.input is None else read_lines(args.input)
         bundle = load_checkpoint(args.model, device=args.device)
-    except CheckpointError as e:
+    except (CheckpointError, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    lines = [args.text] if args.text is not None else open(args.input, encoding="utf-8").read().splitlines()
-    for line in lines:
-        print(translate(bundle, line, beam=args.beam, max_tokens=args.max_tokens) if line.strip() else "")
+    if args.input is None:
+        print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens))
+        return 0
+    for line in translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens):
+        print(line)
     return 0
+
+
+def read_lines(path: str) -> list[str]:
+    """The lines of a UTF-8 text file; OSError / ValueError with a one-line message otherwise."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        raise OSError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise OSError(f"{path}: is a folder, not a text file") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
 
 
 if __name__ == "__main__":

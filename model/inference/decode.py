@@ -176,6 +176,88 @@ def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | 
 
 
 @torch.no_grad()
+def beam_search_batch(model: Transformer, src: torch.Tensor, max_lens: list[int], beam_size: int = 4,
+                      alpha: float = 0.6, use_cache: bool = True) -> list[list[Hypothesis]]:
+    """Beam search over a padded batch [B,S] at once; row b gets what beam_search gives it alone
+    (searching at most max_lens[b] steps), hypotheses best first.
+
+    Each sentence owns K = beam_size decoder rows; a row whose beam does not exist (yet) copies a live
+    one and scores -inf, so it never wins. The top 2K candidates of every sentence come from one topk
+    and one transfer per step; the bookkeeping per sentence is beam_search's own. A sentence leaves the
+    batch when its search ends, so a long one does not keep finished ones computing.
+    """
+    cfg, K, B = model.cfg, beam_size, src.size(0)
+    src_mask = model.src_mask(src)                                        # [B,1,1,S]
+    memory = model.encode(src, src_mask)                                  # [B,S,D]
+    memory, src_mask = memory.repeat_interleave(K, 0), src_mask.repeat_interleave(K, 0)   # [B*K,S,D] [B*K,1,1,S]
+    cache = _new_cache(model, use_cache)
+    active = list(range(B))                                               # input row of each sentence in the batch
+    beams = [[Hypothesis([], 0.0)] for _ in range(B)]                     # live hypotheses of each active sentence
+    finished: list[list[Hypothesis]] = [[] for _ in range(B)]             # by input row
+    results: list[list[Hypothesis]] = [[] for _ in range(B)]
+    for step in range(1, max(max_lens) + 1):
+        slots = [(h, k < len(live)) for live in beams for k, h in enumerate(_slots(live, K))]
+        fed = [[cfg.bos_id] + h.ids for h, _ in slots]                   # with a cache, only the newest token
+        tgt = torch.tensor([f[-1:] for f in fed] if cache is not None else fed, device=src.device)  # [R,1|t]
+        scores = torch.tensor([h.score if real else float("-inf") for h, real in slots], device=src.device)  # [R]
+        out = model.decode(memory, src_mask, tgt, cache)[:, -1]           # [R,D], R = len(active) * K
+        logprobs = model.generator(out).log_softmax(-1)                   # [R,V]
+        V = logprobs.size(1)
+        total = (logprobs + scores[:, None]).view(len(active), K * V)     # [n,K*V]
+        top = total.topk(min(2 * K, K * V), dim=1)                        # [n,2K]
+        chosen = logprobs.view(len(active), K * V).gather(1, top.indices)  # [n,2K] each candidate's own step
+        rows, still = [], []                                              # next rows (by current row); sentences left
+        for i, candidates in enumerate(zip(top.values.tolist(), top.indices.tolist(), chosen.tolist())):
+            b = active[i]
+            live, parents = _expand(beams[i], *candidates, V, K, cfg.eos_id, finished[b])
+            if _search_done(live, finished[b], K, alpha) or step >= max_lens[b]:
+                results[b] = sorted(finished[b] or live, key=lambda h: h.normalized(alpha), reverse=True)
+                continue
+            beams[i] = live
+            still.append(i)
+            rows.extend(i * K + p for p in parents + [parents[0]] * (K - len(parents)))
+        if not still:
+            break
+        index = torch.tensor(rows, device=src.device)                     # [R'] row r continues row index[r]
+        if cache is not None:
+            cache.reorder(index)
+        if len(still) < len(active):
+            memory, src_mask = memory[index], src_mask[index]
+        active, beams = [active[i] for i in still], [beams[i] for i in still]
+    return results
+
+
+def _expand(live: list[Hypothesis], values: list[float], flats: list[int], logprobs: list[float], vocab: int,
+            k: int, eos: int, finished: list[Hypothesis]) -> tuple[list[Hypothesis], list[int]]:
+    """One sentence's step of beam_search: its top candidates (flat index parent * vocab + token, best
+    first) end in </s> and join `finished`, or stay open; returns the best k open ones and their parents."""
+    open_, parents = [], []
+    for score, flat, lp in zip(values, flats, logprobs):
+        if score == float("-inf"):                                        # a padding slot's: none left
+            break
+        parent, tok = divmod(flat, vocab)
+        h = live[parent]
+        child = Hypothesis(h.ids + [tok], score, h.step_logprobs + [lp])
+        if tok == eos:
+            finished.append(child)
+        else:
+            open_.append(child)
+            parents.append(parent)
+    return open_[:k], parents[:k]
+
+
+def _search_done(live: list[Hypothesis], finished: list[Hypothesis], k: int, alpha: float) -> bool:
+    """beam_search's stop: nothing open, or k finished and the best of them beats every open one."""
+    best_open = max((h.normalized(alpha) for h in live), default=float("-inf"))
+    return not live or (len(finished) >= k and max(h.normalized(alpha) for h in finished) >= best_open)
+
+
+def _slots(live: list[Hypothesis], k: int) -> list[Hypothesis]:
+    """k hypotheses for a sentence's k decoder rows: the live ones, then copies of the first."""
+    return live + [live[0]] * (k - len(live))
+
+
+@torch.no_grad()
 def step_traces(model: Transformer, src_ids, out_ids: list[int], names=None) -> tuple[Trace, list[Trace]]:
     """The encoder's Trace and one Trace per decoding step of a given output."""
     src = _src_tensor(model, src_ids)

@@ -2,13 +2,20 @@
 smoothing, dropout; token-bucketed batches for translation; checkpoint and resume.
 
     python -m model.cli train --task reverse --out pretrained/toy-reverse
-    python -m model.cli train --task translate --data data/en-es --out runs/en-es [--resume]
+    python -m model.cli train --task translate --data data/en-es --out runs/en-es [--resume] [--device cuda]
+    torchrun --nproc_per_node 4 -m model.cli train --task translate ...      # DistributedDataParallel
+
+On CUDA the forward pass runs under bf16 autocast while the weights and Adam's moments stay float32.
+Under torchrun every rank builds the same global batches and takes its shard; the loss is scaled so
+that N ranks take exactly the step one process would take on the whole batch (train_step). Only rank
+0 logs and saves.
 """
 from __future__ import annotations
 
 import csv
 import json
 import math
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -16,11 +23,14 @@ from pathlib import Path
 from typing import Callable
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from model.io.checkpoint import save_checkpoint
+from model.io.device import pick_device
 from model.nn.config import TransformerConfig
 from model.inference.decode import greedy_batch
 from model.inference.decode import pad_batch
@@ -35,9 +45,80 @@ def lr_at(step: int, peak: float, warmup: int) -> float:
     return peak * min(step / warmup, math.sqrt(warmup / step))
 
 
-def loss_fn(logits, tgt_out, smoothing: float):
-    return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID,
-                           label_smoothing=smoothing)
+# -- where this process trains: one device, perhaps one rank of N under torchrun ------------------
+@dataclass
+class Runtime:
+    device: torch.device
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def main(self) -> bool:                      # only rank 0 logs and saves
+        return self.rank == 0
+
+    def autocast(self):
+        """bf16 matmuls on CUDA (weights stay float32); on the CPU float32 as always."""
+        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda")
+
+    def shard(self, items: list) -> list:        # this rank's share of a global batch
+        return items[self.rank::self.world]
+
+
+def start_runtime(device: str | None = None) -> Runtime:
+    """One process, or under torchrun (WORLD_SIZE > 1) one rank: joins the process group, NCCL on
+    GPUs (one per LOCAL_RANK) and gloo on CPUs."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    device = pick_device(device)
+    if world == 1:
+        return Runtime(device)
+    rank = int(os.environ["RANK"])
+    if device.type == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    return Runtime(device, rank, world)
+
+
+def stop_runtime(rt: Runtime) -> None:
+    if rt.world > 1 and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def wrap(model: Transformer, rt: Runtime) -> torch.nn.Module:
+    """DistributedDataParallel when there are several ranks (it all-reduces gradients in backward)."""
+    if rt.world == 1:
+        return model
+    return DistributedDataParallel(model, device_ids=[rt.device.index] if rt.device.type == "cuda" else None)
+
+
+def train_step(model, opt, src, tgt_in, tgt_out, n_targets: int, rt: Runtime, smoothing: float,
+               clip: float | None = None) -> torch.Tensor:
+    """One optimizer step on this rank's shard; returns the shard's summed loss (a tensor: no sync).
+
+    The loss is a sum over the shard's target tokens divided by n_targets, the whole global batch's
+    count, times world (DDP averages gradients over ranks): so every rank, and one process given the
+    whole batch, takes the same step however unevenly tokens fall into shards.
+    """
+    src, tgt_in, tgt_out = (t.to(rt.device, non_blocking=True) for t in (src, tgt_in, tgt_out))
+    with rt.autocast():
+        logits = model(src, tgt_in)                                          # [B,T,V]
+    loss_sum = F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID,
+                               label_smoothing=smoothing, reduction="sum")
+    opt.zero_grad(set_to_none=True)
+    (loss_sum * (rt.world / n_targets)).backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    opt.step()
+    return loss_sum.detach()
+
+
+def global_sum(value: torch.Tensor, rt: Runtime) -> float:
+    """A sum over ranks (every rank must call it at the same step)."""
+    if rt.world > 1:
+        value = value.clone()
+        dist.all_reduce(value)
+    return float(value)
 
 
 # -- toy tasks ----------------------------------------------------------------------------------
@@ -67,6 +148,7 @@ def sequence_accuracy(model: Transformer, task: str, n: int = 500, seed: int = 9
     tok = toy_tokenizer()
     model.eval()
     src, _, tgt_out = make_batch(task, n, random.Random(seed), tok)
+    src, tgt_out = src.to(model.device), tgt_out.to(model.device)          # [n,S], [n,T]
     out = greedy_batch(model, src, tgt_out.size(1))
     width = tgt_out.size(1)
     out = F.pad(out, (0, max(0, width - out.size(1))), value=PAD_ID)[:, :width]
@@ -75,15 +157,20 @@ def sequence_accuracy(model: Transformer, task: str, n: int = 500, seed: int = 9
 
 def train_toy(task: str, steps: int = 800, size: str = "small", batch_size: int = 64, peak_lr: float = 2e-3,
               warmup: int = 100, seed: int = 0, eval_every: int = 250,
-              on_eval: Callable[[dict, Transformer], None] | None = None) -> ToyResult:
+              on_eval: Callable[[dict, Transformer], None] | None = None,
+              rt: Runtime | None = None) -> ToyResult:
     """Train a toy model; `on_eval(record, model)` lets a caller draw curves or snapshot attention.
-    Learning rate: linear warmup, then linear decay to zero, which settles a short run cleanly."""
+    Learning rate: linear warmup, then linear decay to zero, which settles a short run cleanly.
+    rt: where to train (default: one process on the CPU, as the app's live training); under several
+    ranks each takes its rows of every batch and only rank 0 evaluates."""
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; choose from {TASKS}")
+    rt = rt or Runtime(torch.device("cpu"))
     torch.manual_seed(seed)
     rng = random.Random(seed)
     tok = toy_tokenizer()
-    model = Transformer(toy_config(size))
+    model = Transformer(toy_config(size)).to(rt.device)
+    ddp = wrap(model, rt)
     opt = torch.optim.Adam(model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9)
     result = ToyResult(model, tok)
     start = time.perf_counter()
@@ -91,13 +178,13 @@ def train_toy(task: str, steps: int = 800, size: str = "small", batch_size: int 
         model.train()
         for group in opt.param_groups:
             group["lr"] = peak_lr * min(step / warmup, (steps - step + 1) / (steps - warmup + 1))
-        src, tgt_in, tgt_out = make_batch(task, batch_size, rng, tok)
-        loss = loss_fn(model(src, tgt_in), tgt_out, smoothing=0.0)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if step % eval_every == 0 or step == steps:
-            record = dict(step=step, loss=loss.item(), accuracy=sequence_accuracy(model, task, 200),
+        src, tgt_in, tgt_out = make_batch(task, batch_size, rng, tok)      # the global batch
+        n_targets = int((tgt_out != PAD_ID).sum())
+        mine = slice(rt.rank, None, rt.world)
+        loss_sum = train_step(ddp, opt, src[mine], tgt_in[mine], tgt_out[mine], n_targets, rt, smoothing=0.0)
+        if rt.main and (step % eval_every == 0 or step == steps):
+            record = dict(step=step, loss=float(loss_sum) * rt.world / n_targets,   # rank 0's shard
+                          accuracy=sequence_accuracy(model, task, 200),
                           lr=opt.param_groups[0]["lr"], seconds=time.perf_counter() - start)
             result.history.append(record)
             if on_eval:
@@ -148,16 +235,17 @@ def collate(data, idx):
 
 
 @torch.no_grad()
-def evaluate_loss(model, data, max_tokens: int) -> float:
+def evaluate_loss(model, data, max_tokens: int, rt: Runtime | None = None) -> float:
+    rt = rt or Runtime(model.device)
     model.eval()
     total, count = 0.0, 0
     for idx in token_batches(data, max_tokens, random.Random(0)):
-        src, tgt_in, tgt_out = collate(data, idx)
-        logits = model(src, tgt_in)
-        n = int((tgt_out != PAD_ID).sum())
-        total += float(F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID,
+        src, tgt_in, tgt_out = (t.to(rt.device) for t in collate(data, idx))
+        with rt.autocast():
+            logits = model(src, tgt_in)                                      # [B,T,V]
+        total += float(F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID,
                                        reduction="sum"))
-        count += n
+        count += int((tgt_out != PAD_ID).sum())
     model.train()
     return total / max(count, 1)
 
@@ -170,8 +258,8 @@ def save_state(folder: Path, model, opt, state: dict) -> None:
     for i, p in enumerate(model.parameters()):
         s = opt.state.get(p)
         if s:
-            moments[f"{names[i]}.exp_avg"] = s["exp_avg"].contiguous()
-            moments[f"{names[i]}.exp_avg_sq"] = s["exp_avg_sq"].contiguous()
+            moments[f"{names[i]}.exp_avg"] = s["exp_avg"].cpu().contiguous()
+            moments[f"{names[i]}.exp_avg_sq"] = s["exp_avg_sq"].cpu().contiguous()
     save_file(moments, str(folder / "optimizer.safetensors.tmp"))
     (folder / "optimizer.safetensors.tmp").replace(folder / "optimizer.safetensors")
     (folder / "state.json").write_text(json.dumps(state, indent=2))
@@ -183,84 +271,117 @@ def load_state(folder: Path, model, opt) -> dict:
     for name, p in model.named_parameters():
         if f"{name}.exp_avg" in moments:
             opt.state[p] = {"step": torch.tensor(float(state["step"])),
-                            "exp_avg": moments[f"{name}.exp_avg"],
-                            "exp_avg_sq": moments[f"{name}.exp_avg_sq"]}
+                            "exp_avg": moments[f"{name}.exp_avg"].to(p.device),
+                            "exp_avg_sq": moments[f"{name}.exp_avg_sq"].to(p.device)}
     return state
 
 
 def train_translation(args) -> None:
+    """The en-es trainer behind `python -m model.cli train --task translate` (arguments: model/cli/train.py)."""
+    rt = start_runtime(args.device)
+    torch.set_num_threads(args.threads)
+    try:
+        _train_translation(args, rt)
+    finally:
+        stop_runtime(rt)
+
+
+def _start_model(args, rt: Runtime, out: Path):
+    """(model, tokenizer, optimizer, state): resumed from out/last, started from --init-from's weights
+    with a fresh optimizer, or new. A resumed or initialised run keeps the vocabulary of its weights."""
     from model.io.checkpoint import load_checkpoint
 
-    data_dir, out = Path(args.data), Path(args.out)
-    torch.set_num_threads(args.threads)
     last = out / "last"
-    resuming = args.resume and (last / "state.json").is_file()
-    # A resumed run keeps the vocabulary it was trained with, even if the corpus was rebuilt since.
-    tok = Tokenizer.load((last if resuming else data_dir) / "tokenizer.json")
-    train = encode_pairs(tok, read_pairs(data_dir / "train.tsv"), args.max_len)
-    dev = encode_pairs(tok, read_pairs(data_dir / "dev.tsv"), args.max_len)
-    if resuming:
-        bundle = load_checkpoint(last, device="cpu")
-        model = bundle.model
-        model.train()
-        opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
-        state = load_state(last, model, opt)
-        print(f"resumed at step {state['step']} (epoch {state['epoch']}, batch {state['batch']})")
+    say = print if rt.main else (lambda *a: None)
+    fresh = {"step": 0, "epoch": 0, "batch": 0, "seconds": 0.0, "tokens": 0}
+    if args.resume and (last / "state.json").is_file():
+        bundle = load_checkpoint(last, device=str(rt.device))
+        opt = _adam(bundle.model, args.lr)
+        state = load_state(last, bundle.model, opt)
+        say(f"resumed at step {state['step']} (epoch {state['epoch']}, batch {state['batch']})")
+        return bundle.model, bundle.tokenizer, opt, state
+    if args.init_from:
+        bundle = load_checkpoint(args.init_from, device=str(rt.device))
+        say(f"starting from the weights of {args.init_from} (its config and tokenizer), fresh optimizer")
+        model, tok = bundle.model, bundle.tokenizer
     else:
+        tok = Tokenizer.load(Path(args.data) / "tokenizer.json")
         cfg = TransformerConfig(vocab_size=tok.vocab_size, d_model=args.d_model, n_heads=args.heads,
                                 n_encoder_layers=args.layers, n_decoder_layers=args.layers, d_ff=args.d_ff,
                                 dropout=args.dropout, max_len=512)
         torch.manual_seed(args.seed)
-        model = Transformer(cfg)
-        opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
-        state = {"step": 0, "epoch": 0, "batch": 0, "seconds": 0.0, "tokens": 0}
+        model = Transformer(cfg).to(rt.device)
+    if rt.main:
         out.mkdir(parents=True, exist_ok=True)
         with open(out / "train_log.csv", "w", newline="") as f:
             csv.writer(f).writerow(["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"])
-    print(f"{model.num_parameters():,} parameters; {len(train):,} train / {len(dev):,} dev pairs")
+    return model, tok, _adam(model, args.lr), fresh
+
+
+def _adam(model, lr: float):
+    return torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+
+
+def _train_translation(args, rt: Runtime) -> None:
+    data_dir, out = Path(args.data), Path(args.out)
+    model, tok, opt, state = _start_model(args, rt, out)
+    train = encode_pairs(tok, read_pairs(data_dir / "train.tsv"), args.max_len)
+    dev = encode_pairs(tok, read_pairs(data_dir / "dev.tsv"), args.max_len)
+    if rt.main:
+        print(f"{model.num_parameters():,} parameters; {len(train):,} train / {len(dev):,} dev pairs; "
+              f"{rt.world} × {rt.device}{' (bf16 autocast)' if rt.device.type == 'cuda' else ''}")
     model.train()
+    ddp = wrap(model, rt)
     last_save = time.time()
     while state["epoch"] < args.epochs:
         batches = token_batches(train, args.max_tokens, random.Random(args.seed + state["epoch"]))
-        bar = tqdm(total=len(batches), initial=state["batch"], desc=f"epoch {state['epoch'] + 1}")
-        window_loss, window_tokens, t0 = 0.0, 0, time.perf_counter()
+        bar = tqdm(total=len(batches), initial=state["batch"], desc=f"epoch {state['epoch'] + 1}", disable=not rt.main)
+        window_loss, window_targets, window_tokens, t0 = torch.zeros((), device=rt.device), 0, 0, time.perf_counter()
         for b in range(state["batch"], len(batches)):
-            src, tgt_in, tgt_out = collate(train, batches[b])
+            state["batch"] = b + 1
+            bar.update(1)
+            if len(batches[b]) < rt.world:          # too few pairs to give every rank one
+                continue
             state["step"] += 1
             lr = lr_at(state["step"], args.lr, args.warmup)
             for group in opt.param_groups:
                 group["lr"] = lr
-            loss = loss_fn(model(src, tgt_in), tgt_out, args.smoothing)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            n_tok = int((src != PAD_ID).sum() + (tgt_out != PAD_ID).sum())
-            window_loss += loss.item() * n_tok
+            n_targets = sum(len(train[i][1]) for i in batches[b])             # the global batch's
+            window_loss += train_step(ddp, opt, *collate(train, rt.shard(batches[b])), n_targets, rt,
+                                      args.smoothing, clip=1.0)
+            n_tok = n_targets + sum(len(train[i][0]) for i in batches[b])
+            window_targets += n_targets
             window_tokens += n_tok
             state["tokens"] += n_tok
-            state["batch"] = b + 1
-            bar.update(1)
             if state["step"] % args.log_every == 0:
+                loss = global_sum(window_loss, rt) / window_targets          # waits for the device
                 dt = time.perf_counter() - t0
                 state["seconds"] += dt
-                dev_loss = evaluate_loss(model, dev, args.max_tokens) if state["step"] % args.eval_every == 0 else ""
-                with open(out / "train_log.csv", "a", newline="") as f:
-                    csv.writer(f).writerow([state["step"], state["epoch"] + 1, f"{window_loss / window_tokens:.4f}",
-                                            f"{dev_loss:.4f}" if dev_loss != "" else "", f"{lr:.6f}",
-                                            f"{window_tokens / dt:.0f}"])
-                bar.set_postfix(loss=f"{window_loss / window_tokens:.3f}", tok_s=f"{window_tokens / dt:.0f}")
-                window_loss, window_tokens, t0 = 0.0, 0, time.perf_counter()
-            if time.time() - last_save > args.save_minutes * 60:
+                if rt.main:
+                    _log(out, state, loss, model, dev, args, rt, lr, window_tokens / dt)
+                    bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{window_tokens / dt:.0f}")
+                window_loss.zero_()
+                window_targets, window_tokens, t0 = 0, 0, time.perf_counter()
+            if rt.main and time.time() - last_save > args.save_minutes * 60:
                 _save(model, tok, opt, state, out)
                 last_save = time.time()
         bar.close()
         state["epoch"] += 1
         state["batch"] = 0
-        _save(model, tok, opt, state, out)
-        save_checkpoint(model, tok, out / f"epoch{state['epoch']:03d}")
+        if rt.main:
+            _save(model, tok, opt, state, out)
+            save_checkpoint(model, tok, out / f"epoch{state['epoch']:03d}")
         last_save = time.time()
-    print("done")
+    if rt.main:
+        print("done")
+
+
+def _log(out: Path, state: dict, loss: float, model, dev, args, rt: Runtime, lr: float, tokens_per_s: float) -> None:
+    """One row of train_log.csv; the dev loss every eval_every steps (rank 0 alone, on the bare model)."""
+    dev_loss = evaluate_loss(model, dev, args.max_tokens, rt) if state["step"] % args.eval_every == 0 else None
+    with open(out / "train_log.csv", "a", newline="") as f:
+        csv.writer(f).writerow([state["step"], state["epoch"] + 1, f"{loss:.4f}",
+                                "" if dev_loss is None else f"{dev_loss:.4f}", f"{lr:.6f}", f"{tokens_per_s:.0f}"])
 
 
 def _save(model, tok, opt, state, out: Path) -> None:

@@ -1,0 +1,134 @@
+"""The numbers issue 16 ("GPU/CPU for real") asks for, on whatever device this machine has:
+
+    python bench/gpu.py [--device cuda] [--quick]
+
+1. forward pass with capture off / fully on at 64, 256, 512 tokens, and their ratio (on CUDA a capture
+   keeps tensors on the GPU and brings them over at the end, in one go: model/capture/trace.py);
+2. evaluate: beam-4 BLEU and seconds on the first N test pairs, decoded in batches (batch_translate);
+3. greedy decoding latency of one 256-token source (with the key/value cache);
+4. training throughput (tokens/s) of the en-es architecture on random batches of --max-tokens,
+   bf16 autocast on CUDA, float32 on the CPU.
+It prints the device first: compare numbers only between runs on the same one.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from common import EN_ES, median, ms, table
+
+import torch  # noqa: E402  (after common: sys.path and torch's environment)
+
+from model.capture.hooks import capture  # noqa: E402
+from model.inference.batch_translate import translate_many  # noqa: E402
+from model.inference.decode import greedy  # noqa: E402
+from model.io.checkpoint import load_checkpoint  # noqa: E402
+from model.io.device import add_device_argument, describe_device  # noqa: E402
+from model.training.evaluate import score  # noqa: E402
+from model.training.train import Runtime, train_step  # noqa: E402
+
+
+def timed(fn, repeats: int) -> float:
+    """Median seconds of fn(), the device's queue drained at both ends (CUDA runs asynchronously)."""
+    fn()                                                         # warm-up: kernels, allocator
+    times = []
+    for _ in range(repeats):
+        sync()
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return median(times)
+
+
+def sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def random_ids(model, n: int, rows: int = 1, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(3, model.cfg.vocab_size, (rows, n), generator=g)
+    ids[:, -1] = model.cfg.eos_id
+    return ids.to(model.device)                                  # [rows,n]
+
+
+@torch.no_grad()
+def capture_ratios(model, repeats: int) -> list[list]:
+    rows = []
+    for n in (64, 256, 512):
+        src, tgt = random_ids(model, n), random_ids(model, n, seed=1)
+
+        def full():
+            with capture():
+                model(src, tgt)
+
+        off, on = timed(lambda: model(src, tgt), repeats), timed(full, repeats)
+        rows.append([n, ms(off), ms(on), f"{on / off:.2f}×"])
+    return rows
+
+
+def evaluate(bundle, pairs: int, beam: int = 4) -> list:
+    from model.training.corpus import read_tsv
+
+    data = read_tsv(EN_ES / "test.tsv")[:pairs]
+    start = time.perf_counter()
+    hyps = translate_many(bundle, [s for s, _ in data], beam=beam)
+    seconds = time.perf_counter() - start
+    return [len(data), beam, f"{score(hyps, [t for _, t in data])['bleu']:.2f}", f"{seconds:.1f} s"]
+
+
+def greedy_latency(model, repeats: int) -> list:
+    src = random_ids(model, 256)[0].tolist()
+    n = len(greedy(model, src, max_len=256).ids)
+    t = timed(lambda: greedy(model, src, max_len=256), repeats)
+    return [256, n, ms(t), ms(t / n)]
+
+
+def training_throughput(bundle, max_tokens: int, steps: int) -> list:
+    from model.nn.transformer import Transformer
+
+    rt = Runtime(bundle.model.device)
+    model = Transformer(bundle.config).to(rt.device).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    rows, width = max_tokens // 64, 32                           # 32-token sources and targets
+    src, tgt = random_ids(model, width, rows), random_ids(model, width + 1, rows, seed=1)
+    n_targets = tgt[:, 1:].numel()
+
+    def step():
+        train_step(model, opt, src, tgt[:, :-1], tgt[:, 1:], n_targets, rt, smoothing=0.1, clip=1.0)
+
+    for _ in range(2):
+        step()                                                   # warm-up
+    sync()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    sync()
+    seconds = time.perf_counter() - start
+    tokens = steps * (src.numel() + n_targets)
+    return [rows, f"{steps}", "bf16 autocast" if rt.device.type == "cuda" else "float32", f"{tokens / seconds:,.0f}"]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Capture, decoding and training speed on this machine's device.")
+    add_device_argument(parser)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, 50 evaluation pairs, 5 training steps")
+    parser.add_argument("--pairs", type=int, default=200, help="evaluation pairs (first N of the en-es test set)")
+    parser.add_argument("--max-tokens", type=int, default=4096, help="training: tokens per batch")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads on the CPU")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    bundle = load_checkpoint(EN_ES, device=args.device)
+    model = bundle.model
+    repeats, pairs, steps = (3, 50, 5) if args.quick else (10, args.pairs, 20)
+    print(f"device: {describe_device(model.device)}; torch {torch.__version__}\n")
+    print(table(["tokens", "capture off", "full capture", "ratio"], capture_ratios(model, repeats)), "\n")
+    print(table(["pairs", "beam", "BLEU", "batched seconds"], [evaluate(bundle, pairs)]), "\n")
+    print(table(["source tokens", "generated", "greedy latency", "per token"], [greedy_latency(model, repeats)]), "\n")
+    print(table(["rows", "steps", "precision", "training tokens/s"],
+                [training_throughput(bundle, args.max_tokens, steps)]))
+
+
+if __name__ == "__main__":
+    main()
