@@ -33,6 +33,7 @@ import urllib.parse
 from pathlib import Path
 
 from common import ROOT, Check, Section, SentenceMaker, log, median, percentile, report, rss_bytes, secs, table
+from load_deploy import write_doc
 from load_server import session
 
 sys.path.insert(0, str(ROOT / "deploy"))
@@ -574,14 +575,6 @@ def section(out: dict, args) -> Section:
                    "one client's 200 MB messages", "\n".join(body), checks)
 
 
-def write_doc(section_: Section) -> None:
-    text = DEPLOY_DOC.read_text(encoding="utf-8")
-    block = section_.markdown()
-    pattern = re.compile(r"<!-- bench:deploy_faults -->.*?<!-- /bench:deploy_faults -->", re.S)
-    text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
-    DEPLOY_DOC.write_text(text, encoding="utf-8")
-
-
 def main(argv=None) -> Section:
     args = parse_args(argv)
     if NGINX is None:
@@ -591,7 +584,7 @@ def main(argv=None) -> Section:
     out = asyncio.run(run_all(args))
     result = report(section(out, args), write=False)
     if args.write:
-        write_doc(result)
+        write_doc(result, "deploy_faults")
         print(f"\n(updated {DEPLOY_DOC.relative_to(ROOT)})")
     return result
 

@@ -194,10 +194,11 @@ def kill_text(kill: dict) -> str:
             + (f" Lost: {'; '.join(errors)}." if errors else ""))
 
 
-def write_doc(section_: Section) -> None:
+def write_doc(section_: Section, marker: str = "load_deploy") -> None:
+    """Replace the section between <!-- bench:MARKER --> lines of docs/deploy.md (or append it)."""
     text = DEPLOY_DOC.read_text(encoding="utf-8")
     block = section_.markdown()
-    pattern = re.compile(r"<!-- bench:load_deploy -->.*?<!-- /bench:load_deploy -->", re.S)
+    pattern = re.compile(rf"<!-- bench:{marker} -->.*?<!-- /bench:{marker} -->", re.S)
     text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     DEPLOY_DOC.write_text(text, encoding="utf-8")
 

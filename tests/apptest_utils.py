@@ -1,8 +1,11 @@
 """Run app.py on one page with AppTest, as a browser would after following a link."""
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -44,3 +47,40 @@ def texts(at: AppTest) -> str:
 
 def no_exceptions(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+
+
+TEXT_KINDS = {"markdown", "caption", "latex", "info", "code", "subheader", "header"}
+
+
+def first_chart(at):
+    """The first chart on the page and how many words of text stand above it (expanders folded)."""
+    words = 0
+
+    def walk(node):
+        nonlocal words
+        for child in getattr(node, "children", {}).values():
+            if child.type == "expander":
+                continue
+            if child.type == "plotly_chart":
+                return child
+            if child.type in TEXT_KINDS:
+                words += len(str(child.value).split())
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    return walk(at.main), words
+
+
+def figure(at, index=0) -> dict:
+    return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+def z_of(at, index=0) -> np.ndarray:
+    """The z matrix of a chart; plotly sends numpy arrays as base64 typed arrays."""
+    z = figure(at, index)["data"][0]["z"]
+    if isinstance(z, dict):
+        shape = [int(n) for n in str(z["shape"]).split(",")]
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
+    return np.array(z, dtype=float)

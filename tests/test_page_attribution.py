@@ -1,12 +1,10 @@
 """Attribution page with AppTest on toy-reverse and en-es: every section, deep links, bad input."""
-import base64
-import json
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import figure, no_exceptions, run_page, texts, z_of
 
 TOY = dict(model="toy-reverse", text="a b c d e f")
 
@@ -14,19 +12,6 @@ TOY = dict(model="toy-reverse", text="a b c d e f")
 def run(**params) -> AppTest:
     """The page as a deep link opens it."""
     return run_page("attribution.py", **params)
-
-
-def figure(at, index=0) -> dict:
-    return json.loads(at.get("plotly_chart")[index].proto.spec)
-
-
-def z_of(at, index=0) -> np.ndarray:
-    """The z matrix of a chart; plotly sends numpy arrays as base64 typed arrays."""
-    z = figure(at, index)["data"][0]["z"]
-    if isinstance(z, dict):
-        shape = [int(n) for n in str(z["shape"]).split(",")]
-        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
-    return np.array(z, dtype=float)
 
 
 def titles(at) -> list[str]:

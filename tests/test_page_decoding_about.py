@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import first_chart, no_exceptions, run_page, texts
 from model.io.checkpoint import load_checkpoint
 from model.inference.decode import greedy
 from model.inference.pipeline import encode_text, trace_sentence
@@ -13,30 +13,6 @@ from model.analysis.decoding import run_decoding
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
-
-
-TEXT_KINDS = {"markdown", "caption", "latex", "info", "code", "subheader", "header"}
-
-
-def first_chart(at):
-    """The first chart on the page and how many words of text stand above it (expanders folded)."""
-    words = 0
-
-    def walk(node):
-        nonlocal words
-        for child in getattr(node, "children", {}).values():
-            if child.type == "expander":
-                continue
-            if child.type == "plotly_chart":
-                return child
-            if child.type in TEXT_KINDS:
-                words += len(str(child.value).split())
-            found = walk(child)
-            if found is not None:
-                return found
-        return None
-
-    return walk(at.main), words
 
 
 @pytest.fixture(scope="module")

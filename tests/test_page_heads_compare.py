@@ -1,11 +1,9 @@
 """Head analysis and Compare pages with AppTest on the toy-reverse model."""
-import base64
-import json
 
 import numpy as np
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import figure, first_chart, no_exceptions, run_page, texts, z_of
 from conftest import ROOT
 from model.analysis import ablation, flow, heads
 from model.capture import schema
@@ -18,43 +16,6 @@ TEXT = "a b c d e f"
 @pytest.fixture(scope="module")
 def toy():
     return load_checkpoint(ROOT / "pretrained" / "toy-reverse", device="cpu")
-
-
-def figure(at, index=0) -> dict:
-    return json.loads(at.get("plotly_chart")[index].proto.spec)
-
-
-def z_of(at, index=0) -> np.ndarray:
-    """The z matrix of a chart; plotly sends numpy arrays as base64 typed arrays."""
-    z = figure(at, index)["data"][0]["z"]
-    if isinstance(z, dict):
-        shape = [int(n) for n in str(z["shape"]).split(",")]
-        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
-    return np.array(z, dtype=float)
-
-
-TEXT_KINDS = {"markdown", "caption", "latex", "info", "code", "subheader", "header"}
-
-
-def first_chart(at):
-    """The first chart on the page and how many words of text stand above it (expanders folded)."""
-    words = 0
-
-    def walk(node):
-        nonlocal words
-        for child in getattr(node, "children", {}).values():
-            if child.type == "expander":
-                continue
-            if child.type == "plotly_chart":
-                return child
-            if child.type in TEXT_KINDS:
-                words += len(str(child.value).split())
-            found = walk(child)
-            if found is not None:
-                return found
-        return None
-
-    return walk(at.main), words
 
 
 def metric(at, label_start: str):

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import first_chart, no_exceptions, run_page, texts
 from model.analysis import zoo
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
@@ -18,31 +18,6 @@ def _warnings(at) -> str:
 
 def _widget(at, kind: str, key: str):
     return next(w for w in at.get(kind) if w.key == key)
-
-
-TEXT_KINDS = {"markdown", "caption", "latex", "info", "code", "subheader", "header"}
-
-
-def first_chart(at):
-    """The first chart on the page and how many words of text stand above it (expanders folded): a page
-    shows its picture first, explanations after (DESIGN.md, 'Page layout: the picture first')."""
-    words = 0
-
-    def walk(node):
-        nonlocal words
-        for child in getattr(node, "children", {}).values():
-            if child.type == "expander":
-                continue
-            if child.type == "plotly_chart":
-                return child
-            if child.type in TEXT_KINDS:
-                words += len(str(child.value).split())
-            found = walk(child)
-            if found is not None:
-                return found
-        return None
-
-    return walk(at.main), words
 
 
 def column_of(at, key: str):
