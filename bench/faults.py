@@ -40,7 +40,6 @@ sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, get  # noqa: E402
 from nginx_conf import COOKIE  # noqa: E402
 
-DEPLOY_DOC = ROOT / "docs" / "deploy.md"
 MODEL = "en-es"                      # the load's model (a copy of it, in the temporary models folder)
 BROKEN_WEIGHTS, BROKEN_CONFIG = "toy-reverse", "toy-sort"
 N_TOKENS = 16
