@@ -33,7 +33,7 @@ import urllib.parse
 from pathlib import Path
 
 from common import ROOT, Check, Section, SentenceMaker, log, median, percentile, report, rss_bytes, secs, table
-from load_deploy import write_doc
+from load_deploy import DEPLOY_DOC, write_doc
 from load_server import session
 
 sys.path.insert(0, str(ROOT / "deploy"))
