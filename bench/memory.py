@@ -31,6 +31,7 @@ def cache_budget() -> int:
 def trace_sizes(tokens=TRACE_TOKENS) -> list[list]:
     import torch
 
+    from model.capture import schema
     from model.capture.hooks import capture
     bundle, _ = load_bench_bundle()
     model, rows = bundle.model.eval(), []
@@ -41,7 +42,7 @@ def trace_sizes(tokens=TRACE_TOKENS) -> list[list]:
             model(src, tgt)
         patterns = sum(a.nbytes for k, a in trace.arrays.items() if k.endswith(("hook_pattern", "hook_scores")))
         rows.append([n, len(trace.arrays), mb(trace.nbytes), mb(patterns),
-                     mb(trace.arrays["generator.hook_logits"].nbytes), cache_budget() // max(1, trace.nbytes)])
+                     mb(trace.arrays[schema.LOGITS].nbytes), cache_budget() // max(1, trace.nbytes)])
         del trace
     return rows
 

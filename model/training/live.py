@@ -18,12 +18,13 @@ import torch
 
 from model.io.checkpoint import Bundle
 from model.training.tasks import SYMBOLS, solve, toy_tokenizer
+from model.capture import schema
 from model.capture.hooks import capture
 from model.training.train import ToyResult, train_toy
 
 TRAINING_SLOT = threading.Semaphore(1)
 TRAINING_THREADS = 1
-SNAPSHOT_NAMES = ["encoder.layers.*.self_attn.hook_pattern", "decoder.layers.*.cross_attn.hook_pattern"]
+SNAPSHOT_NAMES = [schema.patterns_glob("encoder"), schema.patterns_glob("cross")]
 MAX_EXAMPLE_SYMBOLS = 16    # the toy models' positional table covers 32 positions
 TRAINED_LENGTHS = (3, 8)    # model/tasks.py samples sequences of this many symbols
 
@@ -97,9 +98,7 @@ def snapshot(model, example: Example, record: dict) -> Snapshot:
     model.eval()
     with capture(SNAPSHOT_NAMES) as trace:
         model(example.src, example.tgt_in)
-    n_enc, n_dec = model.cfg.n_encoder_layers, model.cfg.n_decoder_layers
-    encoder = np.stack([trace[f"encoder.layers.{i}.self_attn.hook_pattern"] for i in range(n_enc)])
-    cross = np.stack([trace[f"decoder.layers.{i}.cross_attn.hook_pattern"] for i in range(n_dec)])
+    encoder, cross = schema.stacked(trace, "encoder"), schema.stacked(trace, "cross")      # [L,H,Q,K] each
     return Snapshot(record["step"], float(record["loss"]), float(record["accuracy"]), encoder, cross)
 
 
