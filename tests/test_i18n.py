@@ -1,5 +1,6 @@
 """The message catalogues: the same keys and placeholders in both languages; the language picker and
 `lang=` keep the view and never recompute the model's work."""
+import json
 import re
 
 import pytest
@@ -39,7 +40,7 @@ def test_the_shell_speaks_the_chosen_language(lang):
 
 def test_switching_language_keeps_the_view_and_the_trace(monkeypatch):
     at = run_page("explorer.py", model="toy-reverse", text="a b c", kind="cross", layer=1)
-    charts = [c.proto.spec for c in at.get("plotly_chart")]
+    charts = _chart_data(at)
     runs = []
     real_trace = services.trace_sentence
     monkeypatch.setattr(services, "trace_sentence", lambda *a, **k: runs.append(a) or real_trace(*a, **k))
@@ -48,6 +49,155 @@ def test_switching_language_keeps_the_view_and_the_trace(monkeypatch):
     no_exceptions(at)
     assert at.text_area(key="text").label == "句子" and at.text_area(key="text").value == "a b c"
     assert at.query_params["kind"] == "cross" and at.query_params["layer"] == "1"
-    assert [c.proto.spec for c in at.get("plotly_chart")] == charts      # the same pictures, from the cache
+    assert _chart_data(at) == charts            # the same pictures (now with Chinese titles), from the cache
     assert "URL" not in texts(at)
     assert runs == []                                                      # no trace was computed again
+
+
+def _chart_data(at) -> list:
+    """The numbers and token labels the charts draw (their titles follow the language)."""
+    return [[{k: trace.get(k) for k in ("z", "x", "y", "customdata")} for trace in json.loads(c.proto.spec)["data"]]
+            for c in at.get("plotly_chart")]
+
+
+# -- the pages of issue 19: every word a person reads is in the chosen language -------------------------
+TRANSLATED_PAGES = ["home.py", "explorer.py", "tour.py", "about.py"]
+TEXT_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success")
+WIDGETS = ("button", "selectbox", "radio", "text_area", "text_input", "number_input", "slider", "select_slider",
+           "checkbox", "toggle", "multiselect", "segmented_control", "expander", "download_button", "page_link")
+PROPER_NAMES = ("Transformer", "Attention Is All You Need", "Vaswani", "Bahdanau", "Luong", "Xu", "Reina-Valera",
+                "World English Bible", "README.md", "train_log.csv", "metrics.json", "model/train.py",
+                "model/tasks.py", "softmax", "LayerNorm", "Sublayer", "Dropout", "d_model", "max_len", "log_k",
+                "d_k", "PE")
+SOURCE_AND_OUTPUT = re.compile(r"^\*\*.*\*\* → \*\*.*\*\*$", re.S)   # the home page's "sentence → translation"
+
+
+def english_left(text: str) -> bool:
+    """The rule: a text a person reads on a zh page holds a Han character, unless it is only digits,
+    punctuation, formulas ($…$ or \\(…\\)), `code`, words of one or two letters (token labels of the toy
+    models, symbols such as n, d, k, L0, H3), or proper names (PROPER_NAMES) — i.e. what is left after
+    removing those has no run of three Latin letters."""
+    if HAN.search(text) or SOURCE_AND_OUTPUT.match(text.strip()):
+        return False
+    rest = re.sub(r"\$[^$]*\$|`[^`]*`|<[^>]+>", " ", text)
+    for name in PROPER_NAMES:
+        rest = rest.replace(name, " ")
+    return bool(re.search(r"[A-Za-z]{3,}", rest))
+
+
+def chart_texts(chart) -> list[str]:
+    """What a chart shows in words: its title, axis and colour-bar titles, tick texts, annotations, legend
+    entries, and category labels other than token labels."""
+    figure = json.loads(chart.proto.spec)
+    layout, found = figure.get("layout", {}), []
+    found.append((layout.get("title") or {}).get("text") or "")
+    for name, axis in layout.items():
+        if re.fullmatch(r"[xy]axis\d*", name) and isinstance(axis, dict):
+            found.append((axis.get("title") or {}).get("text") or "")
+        if re.fullmatch(r"coloraxis\d*", name) and isinstance(axis, dict):
+            found.append((((axis.get("colorbar") or {}).get("title")) or {}).get("text") or "")
+        if re.fullmatch(r"[xy]axis\d*", name) and isinstance(axis, dict):
+            found += [str(tick) for tick in axis.get("ticktext") or []]
+    found += [note.get("text") or "" for note in layout.get("annotations", [])]
+    for trace in figure.get("data", []):
+        found.append((((trace.get("colorbar") or {}).get("title")) or {}).get("text") or "")
+        for side in ("x", "y"):          # category labels; token labels start with their position ("3 ▁to")
+            values = trace.get(side)
+            if isinstance(values, list):
+                found += [v for v in values if isinstance(v, str) and not v[:1].isdigit()]
+        if layout.get("showlegend", True) is not False and trace.get("showlegend", True) is not False:
+            found.append(trace.get("name") or "")
+    return [text for text in found if text]
+
+
+def readable_texts(at) -> list[str]:
+    """Every text of the page's main area a person reads (the model card, a document shown as its authors
+    wrote it, excepted), widget labels and options, chart words and table headers."""
+    found = []
+    card = catalogue("zh")["about.card"]
+    for kind in TEXT_ELEMENTS:
+        for element in at.main.get(kind):
+            if not _inside(element, card):
+                found.append(str(element.value))
+    for kind in WIDGETS:
+        for widget in at.main.get(kind):
+            found.append(str(getattr(widget, "label", "") or ""))
+            options = getattr(widget, "options", None)
+            if kind in ("radio", "segmented_control") and options:
+                found += [str(o) for o in options]
+    for chart in at.main.get("plotly_chart"):
+        found += chart_texts(chart)
+    for frame in at.main.get("dataframe"):
+        value = frame.value
+        found += [str(c) for c in value.columns] + [str(n) for n in value.index.names if n]
+    return [text for text in found if text.strip()]
+
+
+def _inside(element, expander_label: str) -> bool:
+    parent = getattr(element, "parent", None)
+    while parent is not None:
+        if getattr(parent, "type", None) == "expander" and getattr(parent, "label", None) == expander_label:
+            return True
+        parent = getattr(parent, "parent", None)
+    return False
+
+
+def test_the_english_left_rule():
+    assert english_left("Attention explorer") and english_left("layer 0, head 1")
+    assert not english_left("注意力浏览器") and not english_left("n = d = 64") and not english_left("L0")
+    assert not english_left("**a b c** → **c b a**") and not english_left("$QK^\\top$ PE 12%")
+
+
+PAGE_VIEWS = [("home.py", {}), ("explorer.py", {"kind": "encoder"}), ("explorer.py", {"kind": "decoder"}),
+              ("explorer.py", {"kind": "cross", "head": "-1"}), ("about.py", {})]
+PAGE_VIEWS += [("tour.py", {"tour_step": str(n)}) for n in range(1, 11)]
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+@pytest.mark.parametrize("page, params", PAGE_VIEWS)
+def test_the_translated_pages_render_in_both_languages(page, params, lang):
+    at = run_page(page, model="toy-reverse", text="a b c d", lang=lang, **params)
+    no_exceptions(at)
+    shown = readable_texts(at)
+    assert shown
+    if lang == "zh":
+        assert [text for text in shown if english_left(text)] == []
+    else:
+        assert not any(HAN.search(text) for text in shown)
+
+
+def test_the_start_page_in_chinese_with_the_translation_model():
+    at = run_page("home.py", model="en-es", text="The man went to the house.", lang="zh")
+    no_exceptions(at)
+    assert [text for text in readable_texts(at) if english_left(text)] == []
+    assert "看 Transformer 如何思考" in texts(at)
+
+
+def test_pages_without_a_sentence_speak_chinese_too():
+    for page in TRANSLATED_PAGES:
+        at = run_page(page, model="toy-reverse", text="", lang="zh")
+        no_exceptions(at)
+        assert [text for text in readable_texts(at) if english_left(text)] == []
+
+
+def test_the_tour_steps_english_messages_are_the_steps_own_words():
+    """viz/tour_steps.py (and the offline lesson, which stays English) and the catalogue say the same."""
+    from viz.lesson import NO_TRAINING_LOG, STEP_FIGURES
+    from viz.tour_steps import TOUR
+    en, zh = catalogue("en"), catalogue("zh")
+    assert len({step.key for step in TOUR}) == len(TOUR) and all(step.key for step in TOUR)
+    for step in TOUR:
+        assert en[step.message_key("title")] == step.title
+        assert en[step.message_key("text")] == step.text
+        assert en[step.message_key("reading")] == STEP_FIGURES[step.title][1]
+        for i, link in enumerate(step.links):
+            assert en[step.message_key(f"link{i}")] == link.label
+            assert HAN.search(zh[step.message_key(f"link{i}")])
+    assert en["tour.no_training_log"] == NO_TRAINING_LOG
+
+
+def test_what_the_model_knows_in_chinese():
+    from viz.pages.about import what_the_model_knows
+    assert "1909" in what_the_model_knows("en-es", None, "zh") and "圣经" in what_the_model_knows("en-es", None, "zh")
+    assert "倒序" in what_the_model_knows("toy-reverse", {"task": "reverse"}, "zh")
+    assert "mystery" in what_the_model_knows("toy-x", {"task": "mystery"}, "zh")

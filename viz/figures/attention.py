@@ -17,8 +17,11 @@ KIND_TITLES = {
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
                       zmin: float = 0.0, zmax: float = 1.0, colorscale=ATTENTION_SCALE,
                       highlight_row: int | None = None, value_name: str = "weight",
-                      show_values: bool | None = None) -> go.Figure:
-    """A [query, key] matrix with token labels on both axes, fixed colour range, hover values."""
+                      show_values: bool | None = None, x_title: str = "key (attended to)",
+                      y_title: str = "query (attending)", hover_query: str = "query",
+                      hover_key: str = "key") -> go.Figure:
+    """A [query, key] matrix with token labels on both axes, fixed colour range, hover values.
+    x_title, y_title, hover_query, hover_key: the words shown (a page passes them in its language)."""
     weights = check_matrix(weights, len(query_labels), len(key_labels))
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     if show_values is None:
@@ -27,10 +30,10 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
         z=weights, x=key_labels, y=query_labels, zmin=zmin, zmax=zmax, colorscale=colorscale,
         colorbar=dict(title=dict(text=value_name), thickness=14),
         texttemplate="%{z:.2f}" if show_values else None,
-        hovertemplate="query %{y}<br>key %{x}<br>" + value_name + " %{z:.4f}<extra></extra>",
+        hovertemplate=f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>",
     )
     side = max(360, min(900, 140 + 26 * max(len(query_labels), len(key_labels))))
-    layout = dict(token_axes("key (attended to)", "query (attending)"), title=dict(text=title), height=side,
+    layout = dict(token_axes(x_title, y_title), title=dict(text=title), height=side,
                   font=BASE_FONT, margin=dict(l=10, r=10, t=60, b=10))
     if highlight_row is not None and 0 <= highlight_row < len(query_labels):
         layout["shapes"] = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=highlight_row - 0.5,
@@ -38,7 +41,11 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     return go.Figure(heatmap, layout=layout)
 
 
-def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int | None] | None = None) -> go.Figure:
+CLICK_HINT = "layer {layer} · head {head}<br>click to open it"
+
+
+def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int | None] | None = None,
+               value_name: str = "weight", click_hint: str = CLICK_HINT) -> go.Figure:
     """Every layer (rows) x head (columns) as thumbnails sharing one 0-1 colour scale. [L,H,Q,K] in.
 
     One heatmap on one pair of axes, thumbnails tiled with blank (NaN) gaps: a subplot per head made
@@ -46,6 +53,7 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
     invisible lattice of points over each thumbnail carries its (layer, head) for clicks (`grid_cell`).
     `selected` is (layer, head), or (layer, None) for a layer's head average. Long sentences are
     shrunk to THUMBNAIL_CELLS cells a side (`thumbnail`): the browser gets 0.7 MB, not 12 MB, at 256 tokens.
+    value_name (colour bar) and click_hint (hover; {layer} and {head} filled in) are the words shown.
     """
     patterns = np.asarray(patterns, dtype=np.float32)
     if patterns.ndim != 4:
@@ -56,7 +64,7 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
     tiles = np.pad(patterns, ((0, 0), (0, 0), (0, gap), (0, gap)), constant_values=np.nan)   # [L,H,Q+g,K+g]
     z = tiles.transpose(0, 2, 1, 3).reshape(n_layers * (n_q + gap), n_heads * (n_k + gap))[:-gap, :-gap]
     heatmap = go.Heatmap(z=z, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, hoverinfo="skip",
-                         colorbar=dict(title=dict(text="weight"), thickness=12))
+                         colorbar=dict(title=dict(text=value_name), thickness=12))
     margin = 0.5 + 0.6 * gap                    # room for the selection box around the outer thumbnails
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False)
     labels = [dict(x=j * (n_k + gap) + (n_k - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
@@ -76,7 +84,8 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
                                  x1=right - 0.5 + gap / 2, y0=top - 0.5 - gap / 2, y1=bottom - 0.5 + gap / 2,
                                  line=dict(color="#d62728", width=3))]
     # built in one go (see style.token_axes): update_* calls cost ~11 ms here, on every new sentence
-    return go.Figure([heatmap, _click_targets(n_layers, n_heads, n_q + gap, n_k + gap, n_q, n_k)], layout=layout)
+    hint = click_hint.format(layer="%{customdata[0]}", head="%{customdata[1]}")
+    return go.Figure([heatmap, _click_targets(n_layers, n_heads, n_q + gap, n_k + gap, n_q, n_k, hint)], layout=layout)
 
 
 THUMBNAIL_CELLS = 64
@@ -100,7 +109,8 @@ def thumbnail(patterns: np.ndarray, cells: int = THUMBNAIL_CELLS) -> np.ndarray:
     return blocks.max(axis=(-3, -1))
 
 
-def _click_targets(n_layers: int, n_heads: int, row_step: int, col_step: int, n_q: int, n_k: int) -> go.Scatter:
+def _click_targets(n_layers: int, n_heads: int, row_step: int, col_step: int, n_q: int, n_k: int,
+                   hint: str = CLICK_HINT.format(layer="%{customdata[0]}", head="%{customdata[1]}")) -> go.Scatter:
     """An invisible point at the centre of each thumbnail, knowing its (layer, head). With
     hoverdistance -1 a click anywhere picks the nearest centre, and on a regular lattice of equal tiles
     that is the tile clicked. (A 4x4 lattice per tile cost the browser ~40 ms a draw to style.)"""
@@ -111,8 +121,7 @@ def _click_targets(n_layers: int, n_heads: int, row_step: int, col_step: int, n_
     return go.Scatter(x=x.ravel().tolist(), y=y.ravel().tolist(), mode="markers",
                       marker=dict(size=1, color="rgba(0,0,0,0)"),
                       customdata=np.stack([layer.ravel(), head.ravel()], axis=1).tolist(),
-                      hovertemplate="layer %{customdata[0]} · head %{customdata[1]}<br>click to open it"
-                                    "<extra></extra>")
+                      hovertemplate=hint + "<extra></extra>")
 
 
 def grid_cell(point: dict) -> tuple[int, int] | None:
@@ -128,13 +137,20 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
 
 
 RUNNER_UP_COLOR = "#b0b0b0"
+TRANSLATION_LABELS = {
+    "looked": "where each output token looked", "sure": "how sure it was (grey: runner-up)",
+    "source": "source token", "output": "output token", "probability": "probability", "weight": "weight",
+    "chosen": "p(this token)", "runner_up": "runner-up",
+}
 
 
 def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: list[str], probs, runner_up: list[str],
-                       runner_up_probs, title: str = "") -> go.Figure:
+                       runner_up_probs, title: str = "", labels: dict | None = None) -> go.Figure:
     """The translation read top to bottom: left, where each output token looked in the source (a
     [output, source] cross-attention map); right, on the same rows, how sure the model was of that token
-    (p of the chosen token) and the token it ranked next (the runner-up) with its p."""
+    (p of the chosen token) and the token it ranked next (the runner-up) with its p.
+    labels: the words shown, TRANSLATION_LABELS's keys (a page passes them in its language)."""
+    words = {**TRANSLATION_LABELS, **(labels or {})}
     weights = check_matrix(weights, len(out_labels), len(src_labels))
     probs, runner_up_probs = (np.asarray(v, dtype=float).reshape(-1) for v in (probs, runner_up_probs))
     n = len(out_labels)
@@ -143,25 +159,27 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
                          f"{len(runner_up_probs)} and {len(runner_up)}")
     rows, cols, others = plotly_text(out_labels), plotly_text(src_labels), plotly_text(runner_up)
     labelled = n <= 40                         # bar labels while rows are tall enough to hold them
-    layout = subplot_layout(("where each output token looked", "how sure it was (grey: runner-up)"), rows=1, cols=2,
+    layout = subplot_layout((words["looked"], words["sure"]), rows=1, cols=2,
                             shared_yaxes=True, column_widths=[0.62, 0.38], horizontal_spacing=0.03)
     heatmap = go.Heatmap(z=weights, x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
                          texttemplate="%{z:.2f}" if weights.size <= 144 else None, textfont=dict(size=12),
-                         hovertemplate="output %{y}<br>source %{x}<br>weight %{z:.3f}<extra></extra>", **subplot_axes(0))
+                         hovertemplate=f"{words['output']} %{{y}}<br>{words['source']} %{{x}}<br>"
+                                       f"{words['weight']} %{{z:.3f}}<extra></extra>", **subplot_axes(0))
     outside = dict(orientation="h", textposition="outside", cliponaxis=False, constraintext="none",
                    **subplot_axes(1))
-    chosen = go.Bar(x=probs, y=rows, name="p(this token)", marker_color=LINE_COLORS[0], textfont=dict(size=14),
+    chosen = go.Bar(x=probs, y=rows, name=words["chosen"], marker_color=LINE_COLORS[0], textfont=dict(size=14),
                     text=[f"{p:.0%}" for p in probs] if labelled else None,
                     hovertemplate="%{y}<br>p = %{x:.3f}<extra></extra>", **outside)
-    second = go.Bar(x=runner_up_probs, y=rows, name="runner-up", marker_color=RUNNER_UP_COLOR, customdata=others,
+    second = go.Bar(x=runner_up_probs, y=rows, name=words["runner_up"], marker_color=RUNNER_UP_COLOR, customdata=others,
                     text=[f"{t} {p:.0%}" for t, p in zip(others, runner_up_probs)] if labelled else None,
                     textfont=dict(size=13, color="#555555"),
-                    hovertemplate="%{y}: runner-up %{customdata}<br>p = %{x:.3f}<extra></extra>", **outside)
+                    hovertemplate="%{y}: " + words["runner_up"] + " %{customdata}<br>p = %{x:.3f}<extra></extra>",
+                    **outside)
     ticks = dict(type="category", automargin=True, tickfont=dict(size=14))
-    layout["xaxis"].update(ticks, title=dict(text="source token"), tickangle=-45)
-    layout["yaxis"].update(ticks, title=dict(text="output token"), autorange="reversed")
+    layout["xaxis"].update(ticks, title=dict(text=words["source"]), tickangle=-45)
+    layout["yaxis"].update(ticks, title=dict(text=words["output"]), autorange="reversed")
     layout["xaxis2"].update(range=[0, 1.75], tickvals=[0, 0.5, 1], ticktext=["0", "50%", "100%"],
-                            title=dict(text="probability"))
+                            title=dict(text=words["probability"]))
     layout.update(title=dict(text=title), font=BASE_FONT, barmode="group", bargap=0.25, bargroupgap=0.05,
                   height=max(300, min(700, 150 + 30 * n)), margin=dict(l=10, r=10, t=60 if title else 30, b=10),
                   showlegend=False)

@@ -5,63 +5,43 @@ import json
 import pandas as pd
 import streamlit as st
 
-from viz.figures.training import clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve, parameter_groups
+from viz.figures.training import (COMPLEXITY_LABELS, LOSS_LABELS, LR_LABELS, clean_train_log, complexity_figure,
+                                  layer_costs, loss_curve, lr_curve, parameter_groups)
+from viz.i18n import DEFAULT_LANG, catalogue, current_lang, t
 from viz.state import Context
 from viz.ui import need_context, show_figure
 
-CONFIG_MEANING = {
-    "vocab_size": "tokens in the joint source/target vocabulary",
-    "d_model": "width of every token vector",
-    "n_heads": "attention heads per attention sublayer",
-    "n_encoder_layers": "encoder layers stacked",
-    "n_decoder_layers": "decoder layers stacked",
-    "d_ff": "hidden width of the position-wise feed-forward network",
-    "dropout": "dropout rate during training",
-    "max_len": "longest sequence the positional encoding covers",
-    "norm_first": "False: post-norm (paper), True: pre-norm",
-    "pe": "positional encoding: sinusoidal (paper) or learned",
-    "share_embeddings": "one matrix for both embeddings and the output layer",
-    "ln_eps": "LayerNorm epsilon",
-    "pad_id": "id of ⟨pad⟩", "bos_id": "id of ⟨s⟩", "eos_id": "id of ⟨/s⟩",
-}
-TOY_DATA = ("Synthetic data, generated on the fly by model/tasks.py: random sequences of 3 to 8 symbols from "
-            "a–j, with the {task} of the sequence as the target. Nothing is downloaded, so there is no data "
-            "licence to respect.")
-
-KNOWS = {
-    "en-es": ("It learned all its Spanish from one book: about 28,700 Bible verses, the World English Bible paired "
-              "with the Reina-Valera translation of 1909. So its spelling is that of 1909 (\"se fué á casa\", "
-              "where today one writes \"se fue a casa\"), its words are the Bible's (\"varón\" for man), and "
-              "everyday or modern sentences can come out wrong."),
-}
-TOY_KNOWS = ("It learned one task only, on made-up data: the {task} of a sequence of 3 to 8 symbols from a–j. "
-             "Anything else is outside what it knows.")
+CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout",
+                   "max_len", "norm_first", "pe", "share_embeddings", "ln_eps", "pad_id", "bos_id", "eos_id")
+KNOWS = ("en-es",)          # models with their own paragraph, about.knows.<id> in viz/locales
+TASKS = ("reverse", "copy", "sort")   # toy tasks with a name in viz/locales (about.task.<task>)
 CONV_KERNEL = 3
 
 
-def what_the_model_knows(model_id: str, metrics) -> str | None:
-    """One plain paragraph on what the model learned from, and so where it goes wrong; None if unknown."""
+def task_name(task, lang: str) -> str:
+    task = str(task)
+    return catalogue(lang)[f"about.task.{task}"] if task in TASKS else task
+
+
+def what_the_model_knows(model_id: str, metrics, lang: str = DEFAULT_LANG) -> str | None:
+    """One plain paragraph on what the model learned from, and so where it goes wrong; None if unknown.
+    lang: the catalogue's language (callable outside a page: it reads the catalogue, not the session)."""
+    messages = catalogue(lang)
     if model_id in KNOWS:
-        return KNOWS[model_id]
+        return messages[f"about.knows.{model_id}"]
     if isinstance(metrics, dict) and "task" in metrics:
-        return TOY_KNOWS.format(task=str(metrics["task"]))
+        return messages["about.knows.toy"].format(task=task_name(metrics["task"], lang))
     return None
 
 
+
 def architecture_summary(cfg) -> str:
-    norm = ("**post-norm**, as in the paper: each sublayer's output is added to its input and then normalized, "
-            "LayerNorm(x + Sublayer(x))" if not cfg.norm_first else
-            "**pre-norm**: each sublayer reads a normalized copy and adds its output back, x + Sublayer(LayerNorm(x)), "
-            "with a final LayerNorm after each stack")
-    pe = ("**sinusoidal** positional encoding (fixed, no parameters)" if cfg.pe == "sinusoidal"
-          else "**learned** positional embeddings (a trained table of max_len × d_model)")
-    shared = ("**one shared matrix** for the source embedding, the target embedding and the output layer (as in "
-              "the paper)" if cfg.share_embeddings else
-              "**separate** source embedding, target embedding and output matrices")
-    return (f"An encoder-decoder Transformer: {cfg.n_encoder_layers} encoder and {cfg.n_decoder_layers} decoder "
-            f"layers, width d_model = {cfg.d_model}, {cfg.n_heads} heads of d_k = {cfg.d_head}, feed-forward "
-            f"width {cfg.d_ff}, vocabulary of {cfg.vocab_size} tokens. Residual connections are {norm}. It uses {pe}, "
-            f"and {shared}. Dropout {cfg.dropout} during training.")
+    norm = t("about.arch.pre_norm") if cfg.norm_first else t("about.arch.post_norm")
+    pe = t("about.arch.sinusoidal") if cfg.pe == "sinusoidal" else t("about.arch.learned")
+    shared = t("about.arch.shared") if cfg.share_embeddings else t("about.arch.separate")
+    return t("about.arch", encoder=cfg.n_encoder_layers, decoder=cfg.n_decoder_layers, d_model=cfg.d_model,
+             heads=cfg.n_heads, d_k=cfg.d_head, d_ff=cfg.d_ff, vocab=cfg.vocab_size, norm=norm, pe=pe, shared=shared,
+             dropout=cfg.dropout)
 
 
 def sentence_length(ctx: Context) -> int | None:
@@ -69,107 +49,116 @@ def sentence_length(ctx: Context) -> int | None:
     return len(ctx.trace.meta["src_ids"]) if ctx.trace is not None else None
 
 
+def cost_table(n: int, d: int, k: int = CONV_KERNEL):
+    """The paper's Table 1 (layer_costs) with its headers in the page's language."""
+    table = layer_costs(n, d, k)
+    table.columns = [t(f"about.costs.col{i}", n=n, d=d) for i in range(len(table.columns))]
+    table.index = [t(f"about.costs.{kind}") for kind in ("attention", "recurrent", "conv")]
+    return table
+
+
 def why_attention_picture(ctx: Context, n: int, k: int = CONV_KERNEL) -> None:
     d = ctx.bundle.config.d_model
-    fig = complexity_figure(n, d, k, title=f"Cost of one layer: your sentence has n = {n} tokens, this model d = {d}")
-    show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", layer_costs(n, d, k), key="about-costs")
+    labels = {name: t(f"fig.complexity.{name}") for name in COMPLEXITY_LABELS}
+    fig = complexity_figure(n, d, k, title=t("about.costs.title", n=n, d=d), labels=labels)
+    show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", cost_table(n, d, k), key="about-costs")
 
 
 def why_attention_details(n: int, d: int, k: int = CONV_KERNEL) -> None:
-    st.markdown(
-        "The paper compares one layer of each kind for a sequence of n tokens of width d (Table 1). Self-attention "
-        "links every pair of positions in one step, so nothing is sequential within a layer and any token reaches "
-        "any other in a single hop; its cost grows with n², which stays below a recurrent layer's n·d² while n < d. "
-        "A recurrent layer must walk the sequence one position at a time; a convolution with kernel k sees only a "
-        "window, so (dilated) layers must be stacked log_k n deep before distant tokens meet.")
-    st.dataframe(layer_costs(n, d, k), column_config={
-        f"operations (n={n}, d={d})": st.column_config.NumberColumn(format="localized")})
+    st.markdown(t("about.costs.details"))
+    st.dataframe(cost_table(n, d, k), column_config={
+        t("about.costs.col3", n=n, d=d): st.column_config.NumberColumn(format="localized")})
 
 
 def configuration_and_parameters(bundle) -> None:
     cfg = bundle.config
     c1, c2 = st.columns([1.1, 1])
     with c1:
-        st.subheader("Configuration")
-        config = pd.DataFrame([(k, str(v), CONFIG_MEANING.get(k, "")) for k, v in cfg.to_dict().items()],
-                              columns=["setting", "value", "meaning"]).set_index("setting")
+        st.subheader(t("about.config"))
+        config = pd.DataFrame([(k, str(v), t(f"about.config.{k}") if k in CONFIG_SETTINGS else "")
+                               for k, v in cfg.to_dict().items()],
+                              columns=[t("about.config.setting"), t("about.config.value"), t("about.config.meaning")])
+        config = config.set_index(t("about.config.setting"))
         st.dataframe(config, height=35 * (len(config) + 1) + 3)
     with c2:
-        st.subheader("Parameters")
+        st.subheader(t("about.params"))
         groups = parameter_groups((name, p.numel()) for name, p in bundle.model.named_parameters())
-        st.dataframe(groups, column_config={"parameters": st.column_config.NumberColumn(format="localized"),
-                                            "share": st.column_config.NumberColumn(format="percent")})
+        groups.index = [t(f"about.params.{part}") for part in groups.index]
+        groups.columns = [t(f"about.params.{column}") for column in groups.columns]
+        st.dataframe(groups, column_config={
+            t("about.params.parameters"): st.column_config.NumberColumn(format="localized"),
+            t("about.params.share"): st.column_config.NumberColumn(format="percent")})
         tied = cfg.vocab_size * cfg.d_model
         if cfg.share_embeddings:
-            st.caption(f"Tied weights are counted once: the shared {cfg.vocab_size} × {cfg.d_model} matrix "
-                       f"({tied:,} parameters) sits under embeddings; the generator adds only its bias. Untied it "
-                       f"would cost {2 * tied:,} more.")
+            st.caption(t("about.params.tied", vocab=cfg.vocab_size, d_model=cfg.d_model, tied=f"{tied:,}",
+                         untied=f"{2 * tied:,}"))
         else:
-            st.caption("No weights are tied: the two embeddings and the output layer each have their own matrix.")
+            st.caption(t("about.params.untied"))
         if cfg.pe == "sinusoidal":
-            st.caption("The sinusoidal positional encoding is computed, not learned, so it has no parameters.")
+            st.caption(t("about.params.sinusoidal"))
 
 
 def data_and_card(bundle, metrics) -> None:
-    st.subheader("Data, licence and model card")
+    st.subheader(t("about.data"))
     card = bundle.path / "README.md"
     if card.is_file():
-        with st.expander("Model card (README.md)", expanded=True):
-            st.markdown(card.read_text(encoding="utf-8", errors="replace"))  # repository content, not user input
+        with st.expander(t("about.card"), expanded=True):
+            # repository content, not user input: the model card is a document, shown as its authors wrote it
+            st.markdown(card.read_text(encoding="utf-8", errors="replace"))
     elif isinstance(metrics, dict) and "task" in metrics:
-        st.markdown(TOY_DATA.format(task=str(metrics["task"])))
+        st.markdown(t("about.toy_data", task=task_name(metrics["task"], current_lang())))
     else:
-        st.info("This model folder has no model card (README.md), so its data and licence are not recorded here.")
+        st.info(t("about.no_card"))
 
 
 def training_curve(model_id: str, bundle) -> None:
-    st.subheader("Training curve")
+    st.subheader(t("about.curve"))
     log_path = bundle.path / "train_log.csv"
     if not log_path.is_file():
-        st.info("This model folder has no train_log.csv. Toy models are trained in a minute or two by "
-                "model/train.py, which keeps only their final metrics (below); the translation trainer writes the log.")
+        st.info(t("about.curve.none"))
         return
     try:
         log = clean_train_log(pd.read_csv(log_path))
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        st.warning(f"train_log.csv could not be read: {e}")
+        st.warning(t("about.curve.unreadable", error=e))
         return
-    show_figure(loss_curve(log, title=f"{model_id}: loss during training"), f"{model_id}-loss-curve",
-                log, key="about-loss")
-    show_figure(lr_curve(log), f"{model_id}-learning-rate", key="about-lr")
+    loss_labels = {name: t(f"fig.loss.{name}") for name in LOSS_LABELS}
+    show_figure(loss_curve(log, title=t("fig.loss.title", model=model_id), labels=loss_labels),
+                f"{model_id}-loss-curve", log, key="about-loss")
+    lr_labels = {name: t(f"fig.lr.{name}") for name in LR_LABELS}
+    show_figure(lr_curve(log, title=t("fig.lr.title"), labels=lr_labels), f"{model_id}-learning-rate", key="about-lr")
     last = log.iloc[-1]
     dev = log["dev_loss"].dropna()
-    st.caption(f"{len(log)} logged points up to step {int(last['step'])} (epoch {last['epoch']:.0f}); "
-               f"last train loss {last['train_loss']:.3f}"
-               + (f", last dev loss {dev.iloc[-1]:.3f}." if len(dev) else "; no dev loss logged yet."))
+    summary = t("about.curve.summary", points=len(log), step=int(last["step"]), epoch=f"{last['epoch']:.0f}",
+                train=f"{last['train_loss']:.3f}")
+    st.caption(summary + (t("about.curve.dev", dev=f"{dev.iloc[-1]:.3f}") if len(dev) else t("about.curve.no_dev")))
 
 
 def metrics_table(metrics) -> None:
-    st.subheader("Metrics")
+    st.subheader(t("about.metrics"))
     if not metrics:
-        st.info("This model folder has no metrics.json.")
+        st.info(t("about.metrics.none"))
     elif "error" in metrics and len(metrics) == 1:
         st.warning(metrics["error"])
     else:
         rows = [(k, v if isinstance(v, (int, float, str)) else json.dumps(v)) for k, v in metrics.items()]
-        st.dataframe(pd.DataFrame(rows, columns=["metric", "value"]).astype({"value": str}).set_index("metric"))
+        metric, value = t("about.metrics.metric"), t("about.metrics.value")
+        st.dataframe(pd.DataFrame(rows, columns=[metric, value]).astype({value: str}).set_index(metric))
 
 
 def render() -> None:
     ctx = need_context(need_trace=False)
     bundle, cfg = ctx.bundle, ctx.bundle.config
     metrics = bundle.extra.get("metrics")
-    st.title(f"About the model: {ctx.model_id}")
+    st.title(t("about.title", model=ctx.model_id))
     n = sentence_length(ctx)
     why_attention_picture(ctx, n or 10)
-    st.caption("Operations of one layer as the sentence grows (both axes logarithmic). Self-attention (blue) costs "
-               "n²·d, less than a recurrent layer's n·d² while n < d (left of the grey line); the red line is your "
-               "sentence." + ("" if n else " No readable sentence in the sidebar: using n = 10."))
-    with st.expander("Why attention: the paper's Table 1 for your sentence"):
+    st.caption(t("about.costs.read") + ("" if n else " " + t("about.costs.default_n")))
+    with st.expander(t("about.costs.expander")):
         why_attention_details(n or 10, cfg.d_model)
-    knows = what_the_model_knows(ctx.model_id, metrics)
+    knows = what_the_model_knows(ctx.model_id, metrics, current_lang())
     if knows:
-        st.markdown(f"**What this model knows.** {knows}")
+        st.markdown(t("home.knows", knows=knows))
     st.markdown(architecture_summary(cfg))
     configuration_and_parameters(bundle)
     data_and_card(bundle, metrics)

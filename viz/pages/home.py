@@ -3,25 +3,20 @@ was; what the model knows; where to go next."""
 import streamlit as st
 
 from model.capture import schema
-from viz.figures.attention import translation_figure
+from viz.figures.attention import TRANSLATION_LABELS, translation_figure
+from viz.i18n import current_lang, t
 from viz.pages.about import what_the_model_knows
 from viz.services import token_confidence
 from viz.state import Context
 from viz.text import attention_labels, plain
 from viz.ui import need_context, show_figure
 
-NEXT_PAGES = (  # (file, label, icon): where to go from here
-    ("viz/pages/tour.py", "Guided tour: one idea per step", ":material/school:"),
-    ("viz/pages/explorer.py", "Every head of every layer", ":material/grid_view:"),
-    ("viz/pages/step_through.py", "One head's arithmetic", ":material/calculate:"),
-    ("viz/pages/decoding.py", "Watch it write, token by token", ":material/play_arrow:"),
+NEXT_PAGES = (  # (file, label key in viz/locales, icon): where to go from here
+    ("viz/pages/tour.py", "home.next.tour", ":material/school:"),
+    ("viz/pages/explorer.py", "home.next.explorer", ":material/grid_view:"),
+    ("viz/pages/step_through.py", "home.next.step", ":material/calculate:"),
+    ("viz/pages/decoding.py", "home.next.decoding", ":material/play_arrow:"),
 )
-INTRO = (
-    "This app runs a real encoder–decoder Transformer — the architecture of *Attention Is All You Need* "
-    "(Vaswani et al., 2017), trained here from scratch — on the sentence in the sidebar, and shows every "
-    "number it computes: each head's attention, the queries, keys and values, the scaled scores and the mask, "
-    "the positional encodings, the LayerNorm statistics and the residual stream. Change the sentence and "
-    "every picture is recomputed from the model.")
 
 
 def translation_picture(ctx: Context) -> None:
@@ -35,50 +30,48 @@ def translation_picture(ctx: Context) -> None:
         probs, others, other_probs = [0.0] * len(rows), [""] * len(rows), [0.0] * len(rows)
     else:
         probs, others, other_probs = confidence["p"], list(confidence["runner_up"]), confidence["runner_up_p"]
-    fig = translation_figure(weights, rows, cols, probs, others, other_probs)
+    labels = {name: t(f"fig.translation.{name}") for name in TRANSLATION_LABELS}
+    fig = translation_figure(weights, rows, cols, probs, others, other_probs, labels=labels)
     show_figure(fig, f"{ctx.model_id}-translation-attention", key="home-translation")
 
 
 def how_to_read(ctx: Context) -> str:
     cfg = ctx.bundle.config
     forced = ctx.trace.meta["teacher_forced"]
-    written = "each token of your reference translation" if forced else "each token the model wrote"
-    return (f"Read down the rows: {written}, in order. Its dark cells are the source tokens it looked at while "
-            f"writing it (cross-attention of the last decoder layer, layer {schema.n_layers(cfg, 'cross') - 1}, "
-            f"averaged over its {cfg.n_heads} heads). On the right, how sure it was of that token (blue) and the "
-            "token it ranked next (grey).")
+    written = t("home.read.forced") if forced else t("home.read.own")
+    return t("home.read", written=written, layer=schema.n_layers(cfg, "cross") - 1, heads=cfg.n_heads)
 
 
 def next_pages() -> None:
     for column, (page, label, icon) in zip(st.columns(len(NEXT_PAGES)), NEXT_PAGES):
-        column.page_link(page, label=label, icon=icon)
+        column.page_link(page, label=t(label), icon=icon)
 
 
 def model_facts(ctx: Context) -> str:
     cfg = ctx.bundle.config
-    return (f"Model `{ctx.model_id}`: {cfg.n_encoder_layers} encoder and {cfg.n_decoder_layers} decoder layers, "
-            f"{cfg.n_heads} heads, d_model = {cfg.d_model}, {ctx.bundle.model.num_parameters():,} parameters.")
+    return t("home.facts", model=ctx.model_id, encoder=cfg.n_encoder_layers, decoder=cfg.n_decoder_layers,
+             heads=cfg.n_heads, d_model=cfg.d_model, parameters=f"{ctx.bundle.model.num_parameters():,}")
 
 
 def render() -> None:
-    st.title("See a Transformer think")
+    st.title(t("home.title"))
     ctx = need_context(need_trace=False)
     if ctx.trace is None:
-        st.info("Type a sentence in the sidebar to see the model translate it.")
+        st.info(t("home.need_sentence"))
     else:
-        st.markdown(f"**{plain(ctx.trace.meta['src_text'])}** → **{plain(ctx.trace.meta['tgt_text'] or '(empty)')}**")
+        output = plain(ctx.trace.meta["tgt_text"] or t("home.empty"))
+        st.markdown(f"**{plain(ctx.trace.meta['src_text'])}** → **{output}**")
         translation_picture(ctx)
         st.caption(how_to_read(ctx))
-    knows = what_the_model_knows(ctx.model_id, ctx.bundle.extra.get("metrics"))
+    knows = what_the_model_knows(ctx.model_id, ctx.bundle.extra.get("metrics"), current_lang())
     if knows:
-        st.markdown(f"**What this model knows.** {knows}")
-    st.markdown("**Where to go next**")
+        st.markdown(t("home.knows", knows=knows))
+    st.markdown(t("home.next"))
     next_pages()
     st.caption(model_facts(ctx))
-    with st.expander("What this app is"):
-        st.markdown(INTRO)
-        st.caption("Every view keeps its settings in the address bar: copy the URL to share exactly what you see. "
-                   "Every chart downloads as PNG or SVG (camera button) and as CSV.")
+    with st.expander(t("home.intro.title")):
+        st.markdown(t("home.intro"))
+        st.caption(t("home.intro.share"))
 
 
 if __name__ == "__main__":
