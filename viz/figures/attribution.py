@@ -20,11 +20,16 @@ def _height(n_rows: int, per_row: int = 30, low: int = 320, high: int = 800) -> 
 
 
 def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: list[str], title: str = "",
-                       final_rank=None) -> go.Figure:
+                       final_rank=None, layer_labels: list[str] | None = None, x_title: str = OUTPUT_AXIS,
+                       y_title: str = "decoder layer (output read by the final layer)",
+                       value_name: str = "p(final token)", hovertemplate: str | None = None) -> go.Figure:
     """Layers (rows, last on top) x output positions; colour: probability of the token the model finally
-    predicts there, read from that layer; text: the layer's own top token."""
+    predicts there, read from that layer; text: the layer's own top token. The words (layer labels, axis,
+    colour-bar and hover texts) are keyword arguments, English by default."""
     n_layers = len(top_tokens)
-    layer_labels = [f"layer {i}" for i in range(n_layers)]
+    layer_labels = list(layer_labels) if layer_labels else [f"layer {i}" for i in range(n_layers)]
+    if len(layer_labels) != n_layers:
+        raise ValueError(f"{len(layer_labels)} layer labels for {n_layers} layers")
     p = check_matrix(final_prob, n_layers, len(output_labels))
     if any(len(row) != len(output_labels) for row in top_tokens):
         raise ValueError(f"top_tokens must be {n_layers} rows of {len(output_labels)} tokens")
@@ -33,48 +38,62 @@ def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: l
     heatmap = go.Heatmap(
         z=p, x=plotly_text(output_labels), y=layer_labels, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, text=text,
         texttemplate="%{text}", textfont=dict(size=15), customdata=rank, xgap=1, ygap=1,
-        colorbar=dict(title=dict(text="p(final token)"), thickness=14),
-        hovertemplate="%{y}, output %{x}<br>top token here: %{text}<br>p(final token) %{z:.3f}"
-                      "<br>rank of final token %{customdata:.0f}<extra></extra>")
+        colorbar=dict(title=dict(text=value_name), thickness=14),
+        hovertemplate=hovertemplate or ("%{y}, output %{x}<br>top token here: %{text}<br>p(final token) %{z:.3f}"
+                                        "<br>rank of final token %{customdata:.0f}<extra></extra>"))
     return go.Figure(heatmap, layout=dict(
-        xaxis=dict(TICKS, title=dict(text=OUTPUT_AXIS), tickangle=-45),
-        yaxis=dict(TICKS, title=dict(text="decoder layer (output read by the final layer)")),
+        xaxis=dict(TICKS, title=dict(text=x_title), tickangle=-45),
+        yaxis=dict(TICKS, title=dict(text=y_title)),
         title=dict(text=title), font=BASE_FONT, height=max(300, 170 + 70 * n_layers),
         margin=dict(l=10, r=10, t=60, b=10)))
 
 
 def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], source_labels: list[str],
-                    title: str = "") -> go.Figure:
+                    title: str = "", x_title: str = "source token", y_title: str = OUTPUT_AXIS,
+                    value_name: str = "share of row", hover_output: str = "output", hover_source: str = "source",
+                    hover_share: str = "share") -> go.Figure:
     """Each method's [T,S] map side by side on one shared colour scale (0 to the largest share)."""
     if not maps or len(maps) != len(titles):
         raise ValueError(f"{len(maps)} maps but {len(titles)} titles")
     checked = [check_matrix(m, len(output_labels), len(source_labels)) for m in maps]
     zmax = max(float(np.nanmax(m)) for m in checked) or 1.0
     rows, cols = plotly_text(output_labels), plotly_text(source_labels)
-    layout = subplot_layout(plotly_text(titles), rows=1, cols=len(maps), shared_yaxes=True,
+    panel_titles = [_two_lines(text) for text in plotly_text(titles)]
+    layout = subplot_layout(panel_titles, rows=1, cols=len(maps), shared_yaxes=True,
                             horizontal_spacing=min(0.04, 0.2 / len(maps)))
     traces = [go.Heatmap(z=m, x=cols, y=rows, zmin=0, zmax=zmax, colorscale=ATTENTION_SCALE, showscale=i == 0,
-                         colorbar=dict(title=dict(text="share of row"), thickness=14), **subplot_axes(i),
-                         hovertemplate=f"{plotly_text([titles[i]])[0]}<br>output %{{y}}<br>source %{{x}}"
-                                       "<br>share %{z:.3f}<extra></extra>")
+                         colorbar=dict(title=dict(text=value_name), thickness=14), **subplot_axes(i),
+                         hovertemplate=f"{plotly_text([titles[i]])[0]}<br>{hover_output} %{{y}}<br>{hover_source} "
+                                       f"%{{x}}<br>{hover_share} %{{z:.3f}}<extra></extra>")
               for i, m in enumerate(checked)]
-    update_axes(layout, "x", **TICKS, tickangle=-45, title=dict(text="source token"))
+    update_axes(layout, "x", **TICKS, tickangle=-45, title=dict(text=x_title))
     update_axes(layout, "y", **TICKS, autorange="reversed")
-    layout["yaxis"]["title"] = dict(text=OUTPUT_AXIS)
+    layout["yaxis"]["title"] = dict(text=y_title)
     layout.update(title=dict(text=title), font=BASE_FONT, height=_height(len(rows), 26, 360),
-                  margin=dict(l=10, r=10, t=90, b=10))
+                  margin=dict(l=10, r=10, t=110 if any("<br>" in text for text in panel_titles) else 90, b=10))
     return go.Figure(traces, layout=layout)
 
 
-def agreement_heatmap(names: list[str], matrix, title: str = "") -> go.Figure:
+def _two_lines(title: str) -> str:
+    """A panel title breaks before its parenthesis ("rollout<br>(all layers)", "注意力展开<br>（所有层）"):
+    side by side, four one-line titles run into each other."""
+    for opening in (" (", "（"):
+        head, found, tail = title.partition(opening)
+        if found and head:
+            return f"{head}<br>{found.strip()}{tail}"
+    return title
+
+
+def agreement_heatmap(names: list[str], matrix, title: str = "", value_name: str = "Spearman ρ",
+                      versus: str = "vs") -> go.Figure:
     """Method x method Spearman ρ (mean over output rows) on -1..1, each cell labelled."""
     m = check_matrix(matrix, len(names), len(names))
     labels = plotly_text(names)
     text = [[f"{v:.2f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
     heatmap = go.Heatmap(z=m, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE, text=text,
                          texttemplate="%{text}", textfont=dict(size=15), xgap=2, ygap=2,
-                         colorbar=dict(title=dict(text="Spearman ρ"), thickness=14),
-                         hovertemplate="%{y} vs %{x}<br>ρ %{text}<extra></extra>")
+                         colorbar=dict(title=dict(text=value_name), thickness=14),
+                         hovertemplate=f"%{{y}} {versus} %{{x}}<br>ρ %{{text}}<extra></extra>")
     return go.Figure(heatmap, layout=dict(
         xaxis=dict(TICKS, tickangle=-30), yaxis=dict(TICKS, autorange="reversed"), title=dict(text=title),
         font=BASE_FONT, height=max(320, 160 + 60 * len(names)), margin=dict(l=10, r=10, t=60, b=10)))
@@ -99,7 +118,8 @@ def _signed_bars(labels: list[str], values: np.ndarray, x_title: str, title: str
     return go.Figure(bars, layout=layout)
 
 
-def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top: int | None = 16) -> go.Figure:
+def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top: int | None = 16,
+                          x_title: str = "logit difference lost when the head is off") -> go.Figure:
     """Heads whose removal changes logit(chosen) - logit(alternative) most, largest |effect| first.
     Blue: the head pushes toward the chosen token; red: toward the alternative."""
     e = np.asarray(effects, dtype=float)
@@ -107,20 +127,20 @@ def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top:
         raise ValueError(f"{len(head_labels)} head labels but effects of shape {e.shape}")
     order = np.argsort(-np.abs(np.nan_to_num(e)), kind="stable")[: top or len(e)]
     return _signed_bars(plotly_text([head_labels[i] for i in order]), e[order],
-                        "logit difference lost when the head is off", title, horizontal=True)
+                        x_title, title, horizontal=True)
 
 
-def contrastive_source_bars(source_labels: list[str], scores, title: str = "") -> go.Figure:
+def contrastive_source_bars(source_labels: list[str], scores, title: str = "",
+                            y_title: str = "contribution to the logit difference") -> go.Figure:
     """Each source token's contribution to logit(chosen) - logit(alternative), in sentence order."""
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1 or len(s) != len(source_labels) or not len(s):
         raise ValueError(f"{len(source_labels)} source labels but scores of shape {s.shape}")
-    return _signed_bars(plotly_text(source_labels), s, "contribution to the logit difference", title,
-                        horizontal=False)
+    return _signed_bars(plotly_text(source_labels), s, y_title, title, horizontal=False)
 
 
 def patching_heatmap(values, row_labels: list[str], col_labels: list[str], title: str = "",
-                     x_title: str = "position", y_title: str = "layer") -> go.Figure:
+                     x_title: str = "position", y_title: str = "layer", value_name: str = RESTORED) -> go.Figure:
     """Restored share of the logit difference per patched site, diverging and symmetric about 0
     (1 = patching this alone restores the clean answer, 0 = no effect, < 0 = moves further away)."""
     m = check_matrix(values, len(row_labels), len(col_labels))
@@ -129,8 +149,8 @@ def patching_heatmap(values, row_labels: list[str], col_labels: list[str], title
     heatmap = go.Heatmap(
         z=m, x=plotly_text(col_labels), y=plotly_text(row_labels), zmin=-zmax, zmax=zmax, zmid=0,
         colorscale=DIVERGING_SCALE, text=text, texttemplate="%{text}" if m.size <= 400 else None,
-        textfont=dict(size=13), xgap=1, ygap=1, colorbar=dict(title=dict(text=RESTORED), thickness=14),
-        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{RESTORED} %{{text}}<extra></extra>")
+        textfont=dict(size=13), xgap=1, ygap=1, colorbar=dict(title=dict(text=value_name), thickness=14),
+        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{text}}<extra></extra>")
     return go.Figure(heatmap, layout=dict(
         xaxis=dict(TICKS, title=dict(text=x_title), tickangle=-45),
         yaxis=dict(TICKS, title=dict(text=y_title), autorange="reversed"),

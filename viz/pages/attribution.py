@@ -8,19 +8,17 @@ import streamlit as st
 from model.analysis import word_order
 from model.analysis.attribution import agreement
 from model.capture import schema
-from viz.figures.attribution import (SOURCE_AXIS, agreement_heatmap, contrastive_head_bars, contrastive_source_bars,
+from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, contrastive_source_bars,
                                      logit_lens_heatmap, method_heatmaps, patching_heatmap)
-from viz.figures.heads import head_label
+from viz.i18n import t
 from viz.services import contrastive, encode, logit_lens, patch, source_maps
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page
 
 
-SECTIONS = {"lens": "Logit lens", "source": "Source attribution", "contrastive": "Contrastive", "patching": "Patching"}
-METHODS = {"attention": "cross-attention (last layer)", "rollout": "rollout (last cross layer)",
-           "rollout_all": "rollout (all layers)", "value_norm": "value-norm ‖αf(x)‖",
-           "grad": "gradient × input", "ig": "integrated gradients"}
+SECTIONS = ("lens", "source", "contrastive", "patching")          # names: attribution.section.<name>
+METHODS = ("attention", "rollout", "rollout_all", "value_norm", "grad", "ig")   # attribution.method.<name>
 DEFAULT_METHODS = ["attention", "value_norm", "rollout", "ig"]
 TOP_K = 5
 IG_STEPS = 16          # the page's default: 32 took 10-16 s on a 32-token en-es sentence (bench/attribution.py)
@@ -43,6 +41,27 @@ class View:
         return len(self.meta["tgt_ids"])
 
 
+def section_name(section: str) -> str:
+    return t(f"attribution.section.{section}")
+
+
+def method_name(method: str) -> str:
+    return t(f"attribution.method.{method}")
+
+
+def layer_labels(n: int) -> list[str]:
+    return [t("ui.layer_n", i=i) for i in range(n)]
+
+
+def kind_name(kind: str) -> str:
+    return t(f"attribution.kind.{kind}")
+
+
+def head_name(kind: str, layer: int, head: int) -> str:
+    """viz.figures.heads.head_label ("cross L1 H3") in the page's language."""
+    return t("attribution.head_label", kind=kind_name(kind), layer=layer, head=head)
+
+
 def view_of(ctx) -> View:
     meta = ctx.trace.meta
     key = (ctx.model_id, ctx.text.strip(), (ctx.target or "").strip() or None, ctx.beam, ctx.max_tokens)
@@ -60,22 +79,18 @@ def seed(widget_key: str, value) -> None:
 def lens_section(v: View) -> None:
     lens = logit_lens(v.key, TOP_K)
     tops = [v.tok.token_strings([int(i) for i in row[:, 0]]) for row in lens.top_ids]          # [L][T]
+    layers, value = layer_labels(len(tops)), t("attribution.lens.value")
+    hover = (f"%{{y}}, {t('attribution.hover.output')} %{{x}}<br>{t('attribution.hover.top')}: %{{text}}<br>{value} "
+             f"%{{z:.3f}}<br>{t('attribution.hover.rank')} %{{customdata:.0f}}<extra></extra>")
     fig = logit_lens_heatmap(lens.final_prob, tops, v.out_labels, final_rank=lens.final_rank,
-                             title="What would each decoder layer say, if it were the last?")
-    show_figure(fig, f"{v.model_id}-logit-lens", matrix_frame(lens.final_prob, [f"layer {i}" for i in
-                                                                                   range(len(tops))], v.out_labels),
-                key="attr-lens")
-    st.caption("Each cell: the token that layer's output would predict (text) and the probability it already gives "
-               "the model's final choice (colour). Read a column bottom-up to see when the answer forms.")
-    with st.expander("How it works, and its caveats"):
-        st.markdown(
-            "The **logit lens** sends every decoder layer's output $h_\\ell$ through the final output layer "
-            "(the same $W$ that turns the last layer into logits). This model is **post-norm** (as in the "
-            "paper): every layer's output is already LayerNorm'd, and the output layer reads the last one as it "
-            "is, so nothing else is applied; the last row is exactly the model's own distribution.")
+                             title=t("attribution.lens.title"), layer_labels=layers, x_title=t("attribution.lens.x"),
+                             y_title=t("attribution.lens.y"), value_name=value, hovertemplate=hover)
+    show_figure(fig, f"{v.model_id}-logit-lens", matrix_frame(lens.final_prob, layers, v.out_labels), key="attr-lens")
+    st.caption(t("attribution.lens.caption"))
+    with st.expander(t("attribution.how_caveats")):
+        st.markdown(t("attribution.lens.how"))
         st.latex(r"p_\ell(y_t)=\mathrm{softmax}(W\,h_\ell^{(t)}+b)")
-        st.markdown("Caveat: earlier layers were never trained to be read this way, so a low probability there "
-                    "can mean 'not yet in a readable form' rather than 'not known'.")
+        st.markdown(t("attribution.lens.caveat"))
 
 
 # -- source attribution --------------------------------------------------------------------------------------
@@ -83,11 +98,10 @@ def method_choice() -> list[str]:
     raw = qp_str("methods")
     chosen = [m for m in (raw or "").split(",") if m in METHODS] or DEFAULT_METHODS
     if raw and len(chosen) != len([m for m in raw.split(",") if m]):
-        st.warning(plain(f"URL parameter methods={raw[:60]!r}: only {', '.join(METHODS)} exist; unknown names "
-                         "ignored.", limit=600))
+        st.warning(plain(t("attribution.methods.unknown", raw=repr(raw[:60]), names=", ".join(METHODS)), limit=600))
     seed("attr-methods", chosen)
-    picked = st.multiselect("Methods side by side", list(METHODS), key="attr-methods", format_func=METHODS.get,
-                            max_selections=4)
+    picked = st.multiselect(t("attribution.methods.label"), list(METHODS), key="attr-methods",
+                            format_func=method_name, max_selections=4)
     return picked or DEFAULT_METHODS
 
 
@@ -96,40 +110,30 @@ def source_section(v: View) -> None:
     with c1:
         picked = method_choice()
     seed("attr-steps", qp_int("steps", IG_STEPS, 4, 128))
-    steps = int(c2.number_input("IG steps", 4, 128, key="attr-steps", help="Integrated gradients: points on the "
-                                                                           "path from the baseline to the input."))
+    steps = int(c2.number_input(t("attribution.steps.label"), 4, 128, key="attr-steps",
+                                help=t("attribution.steps.help")))
     set_query(methods=None if picked == DEFAULT_METHODS else ",".join(picked),
               steps=None if steps == IG_STEPS else steps)
     with_ig = len(v.meta["src_ids"]) <= MAX_IG_TOKENS
     maps = source_maps(v.key, steps, with_ig)
     if not with_ig:
-        st.info(f"Integrated gradients is left out for sentences over {MAX_IG_TOKENS} tokens (this one has "
-                f"{len(v.meta['src_ids'])}): it needs {steps} backward passes per output token.")
+        st.info(t("attribution.ig_left_out", max=MAX_IG_TOKENS, n=len(v.meta["src_ids"]), steps=steps))
         picked = [m for m in picked if m in maps] or ["attention"]
-    fig = method_heatmaps([maps[m] for m in picked], [METHODS[m] for m in picked], v.out_labels, v.src_labels,
-                          title="Which source tokens does each output token come from?")
+    fig = method_heatmaps([maps[m] for m in picked], [method_name(m) for m in picked], v.out_labels, v.src_labels,
+                          title=t("attribution.source.title"), x_title=t("attribution.source.x"),
+                          y_title=t("attribution.lens.x"), value_name=t("attribution.source.value"),
+                          hover_output=t("attribution.hover.output"), hover_source=t("attribution.hover.source"),
+                          hover_share=t("attribution.hover.share"))
     show_figure(fig, f"{v.model_id}-source-attribution", key="attr-methods-fig")
-    st.caption("Row t: output token t; each row sums to 1 (its share per source token), one colour scale for all "
-               "methods. Where the methods agree, trust the picture more.")
-    names, rho = agreement({METHODS[m]: maps[m] for m in METHODS if m in maps})
-    show_figure(agreement_heatmap(names, rho, title="Do the methods agree? (Spearman ρ, mean over output tokens)"),
+    st.caption(t("attribution.source.caption"))
+    names, rho = agreement({method_name(m): maps[m] for m in METHODS if m in maps})
+    show_figure(agreement_heatmap(names, rho, title=t("attribution.agree.title"),
+                                  value_name=t("attribution.agree.value"), versus=t("attribution.hover.versus")),
                 f"{v.model_id}-attribution-agreement", matrix_frame(rho, names, names), key="attr-agreement")
-    with st.expander("What each method measures, and its caveats"):
-        st.markdown(
-            "- **Cross-attention**: the last layer's weights $\\alpha_{ts}$, heads averaged. *Attention is not "
-            "explanation*: a large weight on a value that is nearly zero moves nothing.\n"
-            "- **Rollout** (Abnar & Zuidema 2020): encoder attention multiplied through its layers (with ½ for the "
-            "residual path), then the cross-attention; *all layers* also mixes in each decoder layer.\n"
-            "- **Value-norm** (Kobayashi et al. 2020): $\\lVert\\alpha_{ts} f(x_s)\\rVert$ with $f(x_s)=v_s W^O_h$, "
-            "summed over heads: how much each source token *adds*, not only where the head looks.\n"
-            "- **Gradient × input**: $x_s\\cdot\\nabla_{x_s}\\,\\mathrm{logit}(y_t)$ on the token embeddings. "
-            "First-order: where the model is sure (saturated) the slope says little.\n"
-            "- **Integrated gradients** (Sundararajan et al. 2017): the gradient averaged on the path from a "
-            "baseline $x'$ to $x$; the scores add up to $\\mathrm{logit}(x)-\\mathrm{logit}(x')$. The baseline "
-            "here is **all token embeddings 0, positions kept**: the answer depends on that choice.")
+    with st.expander(t("attribution.source.how_title")):
+        st.markdown(t("attribution.source.how"))
         st.latex(r"\mathrm{IG}_s=x_s\cdot\frac1m\sum_{k=1}^{m}\nabla_{x_s}\mathrm{logit}(y_t)\Big|_{\frac{k-1/2}{m}x}")
-        st.markdown("Gradient maps show |score|, normalised per row. On the toy reverse model they put much of "
-                    "each row on `</s>`: to mirror a position the model must know where the sentence ends.")
+        st.markdown(t("attribution.source.how_gradients"))
 
 
 # -- contrastive ---------------------------------------------------------------------------------------------
@@ -138,7 +142,8 @@ def step_picker(v: View, widget_key: str) -> int:
     st.session_state[widget_key] = min(int(st.session_state[widget_key]), v.n_out - 1)
     if v.n_out == 1:
         return 0
-    return st.select_slider("Output token", list(range(v.n_out)), key=widget_key, format_func=lambda t: v.out_labels[t])
+    return st.select_slider(t("attribution.step"), list(range(v.n_out)), key=widget_key,
+                            format_func=lambda i: v.out_labels[i])
 
 
 def contrastive_section(v: View) -> None:
@@ -152,40 +157,36 @@ def contrastive_section(v: View) -> None:
     alt_labels = v.tok.token_strings(alternatives)
     seed("attr-alt", qp_int("alt", 0, 0, len(alternatives) - 1))
     st.session_state["attr-alt"] = min(int(st.session_state["attr-alt"]), len(alternatives) - 1)
-    alt_index = c2.selectbox("Rather than", list(range(len(alternatives))), key="attr-alt",
+    alt_index = c2.selectbox(t("attribution.alt"), list(range(len(alternatives))), key="attr-alt",
                              format_func=lambda i: f"{alt_labels[i]} (p = {alt_probs[i]:.3f})",
-                             help="The model's next most likely tokens at this step.")
+                             help=t("attribution.alt.help"))
     set_query(step=step, alt=alt_index or None)
     chosen_label, alt_label = plain(v.tok.token_strings([chosen])[0]), plain(alt_labels[alt_index])   # Markdown below
     result = contrastive(v.model_id, tuple(v.meta["src_ids"]), tuple(v.meta["tgt_ids"][:step]), chosen,
                          alternatives[alt_index], 32)
-    st.subheader(f"Why “{chosen_label}” rather than “{alt_label}”?")
-    st.caption(f"logit({chosen_label}) − logit({alt_label}) = {result.base_difference:+.2f}. Blue pushes toward "
-               f"“{chosen_label}”, red toward “{alt_label}”.")
+    st.subheader(t("attribution.contrast.title", chosen=chosen_label, alt=alt_label))
+    st.caption(t("attribution.contrast.caption", chosen=chosen_label, alt=alt_label,
+                 diff=f"{result.base_difference:+.2f}"))
     left, right = st.columns(2)
     with left:
-        labels = [head_label(*h) for h in result.heads]
-        show_figure(contrastive_head_bars(labels, result.head_effects, title="Heads (each switched off alone)"),
+        labels = [head_name(*h) for h in result.heads]
+        show_figure(contrastive_head_bars(labels, result.head_effects, title=t("attribution.contrast.heads"),
+                                          x_title=t("attribution.contrast.heads_x")),
                     f"{v.model_id}-contrastive-heads", key="attr-contrast-heads")
     with right:
-        show_figure(contrastive_source_bars(v.src_labels, result.source_scores, title="Source tokens (integrated "
-                                                                                      "gradients)"),
+        show_figure(contrastive_source_bars(v.src_labels, result.source_scores, title=t("attribution.contrast.source"),
+                                            y_title=t("attribution.contrast.source_y")),
                     f"{v.model_id}-contrastive-source", key="attr-contrast-source")
-    with st.expander("How it works"):
-        st.markdown(
-            "A contrastive question has a sharper answer than 'why this word': only what separates the two "
-            "candidates counts. **Heads**: each head's output $z_h$ is set to 0 alone and the drop in "
-            "$\\mathrm{logit}(a)-\\mathrm{logit}(b)$ is measured (the model itself is not changed). **Source "
-            "tokens**: integrated gradients of that difference from the zero-embedding baseline (32 steps); plain "
-            "gradient × input is often misleading here because a confident model is saturated.")
+    with st.expander(t("attribution.how")):
+        st.markdown(t("attribution.contrast.how"))
 
 
 # -- patching ------------------------------------------------------------------------------------------------
 def corrupted_sentence(v: View) -> str:
     derived = word_order.swap_two_words(v.meta["src_text"])
     seed("attr-corrupt", qp_str("corrupt", derived))
-    text = st.text_input("Corrupted sentence (same number of tokens)", key="attr-corrupt", max_chars=MAX_TEXT_CHARS,
-                         help="Starts as the sentence with its two longest words swapped; change one word.")
+    text = st.text_input(t("attribution.corrupt.label"), key="attr-corrupt", max_chars=MAX_TEXT_CHARS,
+                         help=t("attribution.corrupt.help"))
     set_query(corrupt=None if text.strip() == derived else text.strip())
     return text.strip()
 
@@ -198,21 +199,18 @@ def patching_section(v: View) -> None:
         step = step_picker(v, "attr-patch-step")
     set_query(step=step)
     if not corrupted:
-        st.info("Type a corrupted sentence: the same sentence with one word changed.")
+        st.info(t("attribution.corrupt.empty"))
         return
     clean = tuple(v.meta["src_ids"])
     if len(clean) > MAX_PATCH_TOKENS:
-        st.info(f"Patching is limited to sentences of {MAX_PATCH_TOKENS} tokens here (this one has {len(clean)}): "
-                "it reruns the model once per layer, position and head.")
+        st.info(t("attribution.patch.too_long", max=MAX_PATCH_TOKENS, n=len(clean)))
         return
     bad = tuple(encode(v.model_id, corrupted))           # uncut: a sentence cut to the token limit cannot be matched
     if len(bad) != len(clean):
-        st.warning(f"The corrupted sentence has {len(bad)} tokens and the sentence {len(clean)}: patching copies "
-                   "activations position by position, so both need the same number of tokens. Change one word "
-                   "for another of the same length in tokens.")
+        st.warning(t("attribution.patch.unequal", bad=len(bad), clean=len(clean)))
         return
     if bad == clean:
-        st.info("The corrupted sentence is the same as the sentence: change a word to see what carries it.")
+        st.info(t("attribution.patch.same"))
         return
     result = patch(v.model_id, clean, bad, tuple(v.meta["tgt_ids"][:step]), int(v.meta["tgt_ids"][step]))
     chosen, alt = (plain(t) for t in v.tok.token_strings([result.chosen, result.alternative]))   # Markdown below
@@ -220,36 +218,45 @@ def patching_section(v: View) -> None:
 
 
 def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
-    st.caption(f"Output token {step}: m = logit({chosen}) − logit({alt}) is {result.clean:+.2f} on the sentence and "
-               f"{result.corrupted:+.2f} on the corrupted one. Each cell: the share of that gap restored by copying "
-               "one activation from the sentence's run into the corrupted run (1 = all of it, 0 = none).")
+    st.caption(t("attribution.patch.caption", step=step, chosen=chosen, alt=alt, clean=f"{result.clean:+.2f}",
+                 corrupted=f"{result.corrupted:+.2f}"))
     if np.isnan(result.encoder).all():
-        st.info("Both sentences give the same logit difference here: there is nothing to restore.")
+        st.info(t("attribution.patch.nothing"))
         return
-    layers = lambda stack: [f"layer {i}" for i in range(schema.n_layers(v.cfg, stack))]  # noqa: E731
+    layers = lambda stack: layer_labels(schema.n_layers(v.cfg, stack))  # noqa: E731
     dec_labels = position_labels(v.meta["tgt_in_tokens"][:step + 1])
-    show_figure(patching_heatmap(result.encoder, layers("encoder"), v.src_labels, title="Encoder layer outputs",
-                                 x_title=SOURCE_AXIS, y_title="encoder layer"),
+    value = t("attribution.patch.value")
+    show_figure(patching_heatmap(result.encoder, layers("encoder"), v.src_labels,
+                                 title=t("attribution.patch.enc_title"), x_title=t("attribution.patch.source_x"),
+                                 y_title=t("attribution.patch.enc_y"), value_name=value),
                 f"{v.model_id}-patching-encoder", matrix_frame(result.encoder, layers("encoder"), v.src_labels),
                 key="attr-patch-enc")
-    rows = [f"{kind} L{i}" for kind in schema.KINDS for i in range(schema.n_layers(v.cfg, kind))]
-    heads = [f"head {h}" for h in range(v.cfg.n_heads)]
+    rows = [t("attribution.layer_row", kind=kind_name(kind), layer=i)
+            for kind in schema.KINDS for i in range(schema.n_layers(v.cfg, kind))]
+    heads = [t("ui.head_n", h=h) for h in range(v.cfg.n_heads)]
     grid = np.concatenate([result.heads[kind] for kind in schema.KINDS])                      # [kinds x L, H]
-    show_figure(patching_heatmap(grid, rows, heads, title="Heads (output z at every position)", x_title="head",
-                                 y_title="attention (kind, layer)"),
+    show_figure(patching_heatmap(grid, rows, heads, title=t("attribution.patch.heads_title"),
+                                 x_title=t("attribution.patch.heads_x"), y_title=t("attribution.patch.heads_y"),
+                                 value_name=value),
                 f"{v.model_id}-patching-heads", matrix_frame(grid, rows, heads), key="attr-patch-heads")
-    show_figure(patching_heatmap(result.decoder, layers("decoder"), dec_labels, title="Decoder layer outputs",
-                                 x_title="decoder input (position, token)", y_title="decoder layer"),
+    show_figure(patching_heatmap(result.decoder, layers("decoder"), dec_labels, title=t("attribution.patch.dec_title"),
+                                 x_title=t("attribution.patch.dec_x"), y_title=t("attribution.patch.dec_y"),
+                                 value_name=value),
                 f"{v.model_id}-patching-decoder", matrix_frame(result.decoder, layers("decoder"), dec_labels),
                 key="attr-patch-dec")
-    with st.expander("How it works, and its caveats"):
-        st.markdown("**Activation patching** (causal tracing): run the corrupted sentence, but copy one activation "
-                    "from the clean run, and see how much of the clean answer comes back.")
-        st.latex(r"\text{restored}=\frac{m_\text{patched}-m_\text{corrupted}}{m_\text{clean}-m_\text{corrupted}},"
-                 r"\quad m=\mathrm{logit}(\text{chosen})-\mathrm{logit}(\text{alternative})")
-        st.markdown("The alternative is the corrupted run's favourite (its runner-up if that is the chosen token). "
-                    "Shares can exceed 1 or fall below 0: a single patch may overshoot or push further away. "
-                    "One patch at a time misses effects that need two activations together.")
+    with st.expander(t("attribution.how_caveats")):
+        st.markdown(t("attribution.patch.how"))
+        st.latex(restored_formula())
+        st.markdown(t("attribution.patch.caveat"))
+
+
+def restored_formula() -> str:
+    """The restored share in LaTeX, its words (\\text{…}) in the page's language."""
+    w = {name: t(f"attribution.patch.tex.{name}")
+         for name in ("restored", "patched", "corrupted", "clean", "chosen", "alternative")}
+    return (rf"\text{{{w['restored']}}}=\frac{{m_\text{{{w['patched']}}}-m_\text{{{w['corrupted']}}}}}"
+            rf"{{m_\text{{{w['clean']}}}-m_\text{{{w['corrupted']}}}}},"
+            rf"\quad m=\mathrm{{logit}}(\text{{{w['chosen']}}})-\mathrm{{logit}}(\text{{{w['alternative']}}})")
 
 
 SECTION_RENDERERS = {"lens": lens_section, "source": source_section, "contrastive": contrastive_section,
@@ -259,13 +266,13 @@ SECTION_RENDERERS = {"lens": lens_section, "source": source_section, "contrastiv
 def render() -> None:
     ctx = need_context()
     v = view_of(ctx)
-    st.title("Attribution")
+    st.title(t("attribution.title"))
     seed("attr-section", qp_choice("view", list(SECTIONS), "lens"))
-    section = st.radio("Show", list(SECTIONS), key="attr-section", horizontal=True, format_func=SECTIONS.get,
-                       label_visibility="collapsed")
+    section = st.radio(t("attribution.show"), list(SECTIONS), key="attr-section", horizontal=True,
+                       format_func=section_name, label_visibility="collapsed")
     set_query(view=None if section == "lens" else section)
     if v.n_out == 0:
-        st.info("The model produced no output for this sentence.")
+        st.info(t("attribution.no_output"))
         stop_page()
     SECTION_RENDERERS[section](v)
 
