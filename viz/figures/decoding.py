@@ -53,7 +53,7 @@ def top_k_view(top_ids, top_logprobs, k: int, chosen_id: int, chosen_logprob: fl
 
 
 def next_token_bars(probs, labels: list[str], ranks: list[int], chosen: int | None = None,
-                    title: str = "") -> go.Figure:
+                    title: str = "", x_title: str = "probability") -> go.Figure:
     """Horizontal bars of p(token | prefix, source), most likely on top, the chosen token in red."""
     probs = _vector(probs, "probs")
     if not (len(probs) == len(labels) == len(ranks)):
@@ -68,27 +68,34 @@ def next_token_bars(probs, labels: list[str], ranks: list[int], chosen: int | No
                   textposition="outside", cliponaxis=False, hovertemplate="%{y}<br>p = %{x:.5f}<extra></extra>")
     # built in one go, as every figure here (see style.token_axes): update_* calls cost more than the figure
     return go.Figure(bars, layout=dict(
-        xaxis=dict(title=dict(text="probability"), range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
+        xaxis=dict(title=dict(text=x_title), range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
         yaxis=dict(autorange="reversed", type="category", automargin=True, tickfont=dict(size=15)),
         title=dict(text=title), font=BASE_FONT, height=max(300, 90 + 34 * len(probs)),
         margin=dict(l=10, r=30, t=60, b=10), showlegend=False))
 
 
-def heads_row_heatmap(rows, key_labels: list[str], title: str = "", key_title: str = "key") -> go.Figure:
-    """One query's attention in every head: [H, K] -> heads as rows, keys as columns, fixed 0-1 scale."""
+def heads_row_heatmap(rows, key_labels: list[str], title: str = "", key_title: str = "key",
+                      head_label: str = "head {h}", value_name: str = "weight", hover_query: str = "query",
+                      hover_key: str = "key") -> go.Figure:
+    """One query's attention in every head: [H, K] -> heads as rows, keys as columns, fixed 0-1 scale.
+    head_label ({h} filled in), value_name, hover_query, hover_key: the words shown, in the page's language."""
     rows = np.asarray(rows, dtype=float)
     if rows.ndim != 2:
         raise ValueError(f"expected [head, key], got shape {rows.shape}")
-    heads = [f"head {h}" for h in range(rows.shape[0])]
-    fig = attention_heatmap(rows, heads, key_labels, title=title)
+    heads = [head_label.format(h=h) for h in range(rows.shape[0])]
+    fig = attention_heatmap(rows, heads, key_labels, title=title, value_name=value_name, hover_query=hover_query,
+                            hover_key=hover_key)
     # plain assignments: half the cost of update_xaxes/update_yaxes/update_layout
     fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = key_title, ""
     fig.layout.height = max(260, 150 + 34 * len(heads))
     return fig
 
 
-def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_cols: int = 4) -> go.Figure:
-    """The average over heads full width (every source label readable), then one small panel per head."""
+def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_cols: int = 4,
+                              average_title: str = "average of heads", average_name: str = "average",
+                              head_label: str = "head {h}") -> go.Figure:
+    """The average over heads full width (every source label readable), then one small panel per head.
+    average_title, average_name (hover) and head_label ({h} filled in): the words shown."""
     rows = np.asarray(rows, dtype=float)
     if rows.ndim != 2 or rows.shape[1] != len(src_labels):
         raise ValueError(f"expected [head, {len(src_labels)} source tokens], got shape {rows.shape}")
@@ -99,16 +106,18 @@ def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_
     specs = [[{"colspan": n_cols}] + [None] * (n_cols - 1)] + [[{}] * n_cols for _ in range(head_rows)]
     small_labels = len(src_labels) <= 12          # beyond that the heads' axes repeat the average's order
     height = 440 + (230 if small_labels else 170) * head_rows
-    layout = subplot_layout(["average of heads"] + [f"head {h}" for h in range(n_heads)], rows=1 + head_rows,
+    layout = subplot_layout([average_title] + [head_label.format(h=h) for h in range(n_heads)], rows=1 + head_rows,
                             cols=n_cols, specs=specs, shared_yaxes=True, row_heights=[1.4] + [1] * head_rows,
                             horizontal_spacing=0.03, vertical_spacing=(170 if small_labels else 130) / height)
     mean = rows.mean(0)                                                              # [S]
-    bars = [go.Bar(x=src_labels, y=mean, marker_color=AVERAGE_COLOR, name="average",
+    bars = [go.Bar(x=src_labels, y=mean, marker_color=AVERAGE_COLOR, name=average_name,
                    text=[f"{v:.2f}" for v in mean] if len(src_labels) <= 24 else None,
                    textposition="outside", cliponaxis=False, **subplot_axes(0),
-                   hovertemplate="average<br>%{x}: %{y:.3f}<extra></extra>")]
-    bars += [go.Bar(x=src_labels, y=rows[h], marker_color=LINE_COLORS[0], name=f"head {h}", **subplot_axes(1 + h),
-                    hovertemplate=f"head {h}<br>%{{x}}: %{{y:.3f}}<extra></extra>") for h in range(n_heads)]
+                   hovertemplate=f"{average_name}<br>%{{x}}: %{{y:.3f}}<extra></extra>")]
+    bars += [go.Bar(x=src_labels, y=rows[h], marker_color=LINE_COLORS[0], name=head_label.format(h=h),
+                    **subplot_axes(1 + h),
+                    hovertemplate=f"{head_label.format(h=h)}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
+             for h in range(n_heads)]
     update_axes(layout, "y", range=[0, 1.15], tickvals=[0, 0.5, 1])
     update_axes(layout, "x", type="category", tickangle=-60, tickfont=dict(size=12), showticklabels=small_labels)
     layout["xaxis"].update(tickfont=dict(size=15), tickangle=-45, showticklabels=True)
@@ -118,10 +127,14 @@ def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_
 
 
 def alignment_heatmap(weights, out_labels: list[str], src_labels: list[str], step: int | None = None,
-                      title: str = "") -> go.Figure:
-    """Source-target alignment: row t = where step t looked in the source while producing token t."""
-    fig = attention_heatmap(weights, out_labels, src_labels, title=title, highlight_row=step)
-    fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = "source token", "output token (one row per step)"
+                      title: str = "", x_title: str = "source token",
+                      y_title: str = "output token (one row per step)", value_name: str = "weight",
+                      hover_query: str = "query", hover_key: str = "key") -> go.Figure:
+    """Source-target alignment: row t = where step t looked in the source while producing token t.
+    x_title, y_title, value_name, hover_query, hover_key: the words shown, in the page's language."""
+    fig = attention_heatmap(weights, out_labels, src_labels, title=title, highlight_row=step, value_name=value_name,
+                            hover_query=hover_query, hover_key=hover_key)
+    fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = x_title, y_title
     return fig
 
 
@@ -140,7 +153,8 @@ def token_logprobs(logits, ids) -> np.ndarray:
     return logp[np.arange(len(ids)), ids]
 
 
-def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: str = "") -> go.Figure:
+def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: str = "",
+                       y_title: str = "log p(token)") -> go.Figure:
     """Per-token log-probabilities of several outputs side by side; each panel's title gives the sum."""
     if not series:
         raise ValueError("nothing to compare")
@@ -157,14 +171,15 @@ def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: s
                            customdata=np.exp(lp), text=[_signed(v) for v in lp] if len(lp) <= 30 else None,
                            textposition="outside", cliponaxis=False, **subplot_axes(i),
                            hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"))
-    layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text="log p(token)"))
+    layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text=y_title))
     update_axes(layout, "x", type="category", tickangle=-45, automargin=True, tickfont=dict(size=13))
     layout.update(title=dict(text=title), font=BASE_FONT, showlegend=False, height=420,
                   margin=dict(l=10, r=10, t=90, b=10))
     return go.Figure(bars, layout=layout)
 
 
-def confidence_bars(probs, labels: list[str], step: int | None = None, title: str = "") -> go.Figure:
+def confidence_bars(probs, labels: list[str], step: int | None = None, title: str = "",
+                    y_title: str = "p(chosen token)") -> go.Figure:
     """p(chosen token) at every step, the current step outlined: how sure the model was as it went."""
     probs = _vector(probs, "probs")
     if len(probs) != len(labels):
@@ -174,5 +189,5 @@ def confidence_bars(probs, labels: list[str], step: int | None = None, title: st
                   textposition="outside", cliponaxis=False, hovertemplate="%{x}<br>p = %{y:.4f}<extra></extra>")
     return go.Figure(bars, layout=dict(
         xaxis=dict(type="category", tickangle=-45, automargin=True, tickfont=dict(size=13)),
-        yaxis=dict(title=dict(text="p(chosen token)"), range=[0, 1.15], tickvals=[0, 0.5, 1]),
+        yaxis=dict(title=dict(text=y_title), range=[0, 1.15], tickvals=[0, 0.5, 1]),
         title=dict(text=title), font=BASE_FONT, height=360, margin=dict(l=10, r=10, t=60, b=10)))

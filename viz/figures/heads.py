@@ -10,18 +10,20 @@ HARM_COLOR, HELP_COLOR = "#d62728", "#1f77b4"
 
 
 def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin: float | None = 0.0,
-                       zmax: float | None = None, colorscale=ATTENTION_SCALE, decimals: int = 2) -> go.Figure:
-    """A [layer, head] grid of one number per head, each cell labelled; NaN cells read 'n/a'."""
+                       zmax: float | None = None, colorscale=ATTENTION_SCALE, decimals: int = 2,
+                       layer_label: str = "layer {i}", head_label: str = "head {h}", missing: str = "n/a") -> go.Figure:
+    """A [layer, head] grid of one number per head, each cell labelled; NaN cells read 'n/a' (missing).
+    layer_label ({i}), head_label ({h}) and missing: the words shown, in the page's language."""
     m = np.asarray(values, dtype=float)
     if m.ndim != 2 or 0 in m.shape:
         raise ValueError(f"expected a [layer, head] matrix, got shape {m.shape}")
     finite = m[np.isfinite(m)]
     if zmax is None:
         zmax = float(finite.max()) if finite.size and finite.max() > (zmin or 0) else (zmin or 0) + 1.0
-    text = [[f"{v:.{decimals}f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
+    text = [[f"{v:.{decimals}f}" if np.isfinite(v) else missing for v in row] for row in m]
     n_layers, n_heads = m.shape
     heatmap = go.Heatmap(
-        z=m, x=[f"head {h}" for h in range(n_heads)], y=[f"layer {i}" for i in range(n_layers)],
+        z=m, x=[head_label.format(h=h) for h in range(n_heads)], y=[layer_label.format(i=i) for i in range(n_layers)],
         zmin=zmin, zmax=zmax, colorscale=colorscale, text=text, texttemplate="%{text}",
         textfont=dict(size=15), xgap=2, ygap=2, colorbar=dict(title=dict(text=value_name), thickness=14),
         hovertemplate="%{y}, %{x}<br>" + value_name + " %{text}<extra></extra>")
@@ -33,7 +35,9 @@ def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin:
         margin=dict(l=10, r=10, t=100, b=10), plot_bgcolor="#eeeeee"))
 
 
-def importance_bars(labels: list[str], deltas, title: str = "", top: int | None = 24) -> go.Figure:
+def importance_bars(labels: list[str], deltas, title: str = "", top: int | None = 24,
+                    x_title: str = "change in log P(reference) with the head off",
+                    hover_delta: str = "Δ log-prob") -> go.Figure:
     """Change in log-probability when each head alone is off; the biggest drop on top.
 
     Red bars: the reference became less likely without the head (the head helped).
@@ -48,14 +52,15 @@ def importance_bars(labels: list[str], deltas, title: str = "", top: int | None 
     bars = go.Bar(
         x=values, y=shown, orientation="h", marker_color=[HARM_COLOR if v < 0 else HELP_COLOR for v in values],
         text=[f"{v:+.3f}" for v in values], textposition="outside", cliponaxis=False,
-        hovertemplate="%{y}<br>Δ log-prob %{x:.4f}<extra></extra>")
+        hovertemplate="%{y}<br>" + hover_delta + " %{x:.4f}<extra></extra>")
     return go.Figure(bars, layout=dict(
-        xaxis=dict(title=dict(text="change in log P(reference) with the head off"), zeroline=True,
+        xaxis=dict(title=dict(text=x_title), zeroline=True,
                    zerolinewidth=2, zerolinecolor="#444"),
         yaxis=dict(type="category", autorange="reversed", tickfont=dict(size=14)),
         title=dict(text=title), font=BASE_FONT, height=max(300, 120 + 28 * len(shown)),
         margin=dict(l=10, r=60, t=60, b=10), showlegend=False))
 
 
-def head_label(kind: str, layer: int, head: int) -> str:
-    return f"{kind} L{layer} H{head}"
+def head_label(kind: str, layer: int, head: int, kind_name: str | None = None) -> str:
+    """"encoder L0 H1"; kind_name: the kind in the page's language (default: the kind itself)."""
+    return f"{kind_name or kind} L{layer} H{head}"

@@ -18,15 +18,44 @@ MAX_CELL = 40             # px: cells of small matrices do not grow past this
 LABEL_ROOM = 150          # px a panel loses to its query labels, colour bar and padding
 
 
+def _wide(ch: str) -> bool:
+    return "\u2e80" <= ch <= "\uffef"          # CJK characters and full-width punctuation: about 1 em
+
+
+def _width(text: str) -> float:
+    """Width in average Latin characters."""
+    return sum(1 / CHAR_WIDTH if _wide(ch) else 1 for ch in text)
+
+
+def _words(title: str) -> list[list[str]]:
+    """Spaces separate words; Chinese has none, so a line may also break before any of its characters (never
+    before closing punctuation) and after one. Each word: its unbreakable pieces."""
+    words = []
+    for part in title.split(" "):
+        pieces: list[str] = []
+        for ch in part:
+            if pieces and ((_wide(ch) and ch not in "，。、；：）」』》") or _wide(pieces[-1][-1])):
+                pieces.append(ch)
+            elif pieces:
+                pieces[-1] += ch
+            else:
+                pieces.append(ch)
+        words.append(pieces or [""])
+    return words
+
+
 def title_lines(title: str, width_px: float, font_size: int = TITLE_FONT) -> str:
-    """Break a title at spaces (plotly's '<br>') so that no line is wider than width_px."""
+    """Break a title at spaces (plotly's '<br>'), or between Chinese characters, so that no line is wider
+    than width_px."""
     room = max(8, int(width_px / (CHAR_WIDTH * font_size)))
     lines: list[str] = []
-    for word in title.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= room:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
+    for pieces in _words(title):
+        for i, piece in enumerate(pieces):
+            sep = " " if i == 0 else ""
+            if lines and _width(lines[-1]) + len(sep) + _width(piece) <= room:
+                lines[-1] += sep + piece
+            else:
+                lines.append(piece)
     return "<br>".join(lines)
 
 
@@ -70,9 +99,11 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], title: str, x_
 
 
 def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[str], key_labels: list[str],
-            title: str = "", max_cols: int = 3, width_px: float = PAGE_WIDTH) -> go.Figure:
+            title: str = "", max_cols: int = 3, width_px: float = PAGE_WIDTH, y_title: str = "query",
+            hover_query: str = "query", hover_key: str = "key", value_name: str = "weight") -> go.Figure:
     """Weight maps on one fixed 0-1 colour scale, at most max_cols a row (each wide enough for its title and
-    every key label); query labels on the first panel of each row."""
+    every key label); query labels on the first panel of each row. y_title, hover_query, hover_key and
+    value_name: the words shown, in the page's language."""
     if not matrices or len(matrices) != len(titles):
         raise ValueError(f"need one title per matrix, got {len(matrices)} matrices and {len(titles)} titles")
     matrices = [check_matrix(m, len(query_labels), len(key_labels)) for m in matrices]
@@ -90,24 +121,26 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     layout = subplot_layout(titles, rows=n_rows, cols=n_cols, specs=specs, shared_yaxes=True,
                             horizontal_spacing=0.03, vertical_spacing=gap_px / plot_px if n_rows > 1 else 0.1)
     heatmaps = [go.Heatmap(z=m, x=key_labels, y=query_labels, coloraxis="coloraxis", **subplot_axes(j),
-                           hovertemplate=f"{panel_title}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.3f}}"
+                           hovertemplate=f"{panel_title}<br>{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
+                                         f"{value_name} %{{z:.3f}}"
                                          "<extra></extra>")
                 for j, (m, panel_title) in enumerate(zip(matrices, titles))]
     every = dict(tickmode="linear", tick0=0, dtick=1) if cell >= 14 else {}
     update_axes(layout, "x", type="category", tickangle=-45, tickfont=dict(size=12), automargin=True, **every)
     update_axes(layout, "y", type="category", autorange="reversed", tickfont=dict(size=12), automargin=True)
-    layout["yaxis"]["title"] = dict(text="query")
+    layout["yaxis"]["title"] = dict(text=y_title)
     for note in layout.get("annotations", []):   # the panel titles
         note["font"] = dict(size=TITLE_FONT)
     top = (90 if title else 50) + 18 * max(t.count("<br>") for t in titles)
     layout.update(title=dict(text=title), height=int(max(320, plot_px + top + 90)), font=BASE_FONT,
                   margin=dict(l=10, r=10, t=top, b=10),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
-                                 colorbar=dict(title=dict(text="weight"), thickness=12)))
+                                 colorbar=dict(title=dict(text=value_name), thickness=12)))
     return go.Figure(heatmaps, layout=layout)
 
 
-def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str]) -> go.Figure:
+def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str],
+                 name: str = "centre p_t", hover: str = "p_t for %{y}: %{x}") -> go.Figure:
     """Draw local attention's aligned position p_t as a red ring in each query row."""
     centres = np.asarray(centres, dtype=int)
     if centres.shape != (len(query_labels),) or (centres < 0).any() or (centres >= len(key_labels)).any():
@@ -115,6 +148,6 @@ def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: l
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)  # as the heatmap shows them
     fig.add_trace(go.Scatter(x=[key_labels[c] for c in centres], y=query_labels, mode="markers",
                              marker=dict(symbol="circle-open", size=24, color="#d62728", line=dict(width=3)),
-                             name="centre p_t", hovertemplate="p_t for %{y}: %{x}<extra></extra>"))
+                             name=name, hovertemplate=hover + "<extra></extra>"))
     fig.layout.showlegend = False   # one property set: update_layout would parse its arguments first
     return fig

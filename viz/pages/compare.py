@@ -6,17 +6,17 @@ import streamlit as st
 
 from model.analysis import word_order
 from model.capture import schema
-from viz.figures.attention import KIND_TITLES, attention_heatmap
+from viz.figures.attention import attention_heatmap
 from viz.figures.style import symmetric_range
 from viz.figures.zoo import PAGE_WIDTH, step_heatmap
+from viz.i18n import t
 from viz.services import get_trace
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
 KINDS = list(schema.KINDS)
-MODES = {"sentences": "one head, two sentences", "heads": "two heads, one sentence"}
-KIND_SHORT = {"encoder": "encoder self", "decoder": "decoder self", "cross": "cross"}
+MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
 DIFF_SHARE = 0.6                       # a difference map takes this share of the row, its explanation the rest
 DIFF_WIDTH = PAGE_WIDTH * DIFF_SHARE
 
@@ -27,14 +27,21 @@ def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:
 
 
 def head_name(layer: int, head: int | None) -> str:
-    return f"layer {layer}, " + ("average of heads" if head is None else f"head {head}")
+    return t("compare.head_name", layer=t("ui.layer_n", i=layer),
+             head=t("ui.head_mean") if head is None else t("ui.head_n", h=head))
+
+
+def heatmap_words() -> dict:
+    return dict(x_title=t("fig.attention.x"), y_title=t("fig.attention.y"), value_name=t("fig.attention.weight"),
+                hover_query=t("fig.attention.query"), hover_key=t("fig.attention.key"))
 
 
 def side_by_side(left, right, key: str) -> None:
     """Two (title, matrix, rows, cols, filename) heatmaps next to each other."""
     for col, (title, m, rows, cols, filename) in zip(st.columns(2), (left, right)):
         with col:
-            show_figure(attention_heatmap(m, rows, cols, title=title), filename, matrix_frame(m, rows, cols),
+            show_figure(attention_heatmap(m, rows, cols, title=title, **heatmap_words()), filename,
+                        matrix_frame(m, rows, cols),
                         key=f"{key}-{filename}")
 
 
@@ -42,17 +49,17 @@ def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: st
     """A difference of two attention maps on a colour scale fitted to the data (symmetric about 0): a small
     difference still shows. The scale is said in the title and on the colour bar."""
     zmax = symmetric_range(diff)
-    return step_heatmap(diff, rows, cols, f"{title}; scale ±{zmax:.3g}, the largest |difference|",
-                        "key (attended to)", "query (attending)", value_name=f"difference<br>(±{zmax:.3g})",
-                        zmax=zmax, width_px=DIFF_WIDTH)
+    return step_heatmap(diff, rows, cols, t("compare.diff.title", title=title, zmax=f"{zmax:.3g}"),
+                        t("fig.attention.x"), t("fig.attention.y"),
+                        value_name=t("compare.diff.value", zmax=f"{zmax:.3g}"), zmax=zmax, width_px=DIFF_WIDTH)
 
 
 def second_sentence(text_a: str) -> str:
     """Sentence B: from the URL, else sentence A with two words swapped; follows A when A changes."""
     derived = word_order.swap_two_words(text_a)
-    text_b = st.text_input("Sentence B", value=qp_str("text_b", derived), max_chars=MAX_TEXT_CHARS,
+    text_b = st.text_input(t("compare.text_b"), value=qp_str("text_b", derived), max_chars=MAX_TEXT_CHARS,
                            key=f"compare-text-b-{zlib.crc32(text_a.encode('utf-8'))}",
-                           help="Starts as the sidebar sentence with its two longest words swapped.")
+                           help=t("compare.text_b.help"))
     set_query(text_b=None if text_b.strip() == derived else text_b.strip())
     return text_b.strip()
 
@@ -65,33 +72,31 @@ def compare_sentences(ctx, kind: str, n_layers: int) -> None:
     with c2:
         text_b = second_sentence(trace.meta["src_text"])
     if not text_b:
-        st.info("Sentence B is empty: type a second sentence to compare with.")
+        st.info(t("compare.b_empty"))
         return
     try:
         trace_b = get_trace(ctx.model_id, text_b, None, ctx.beam, ctx.max_tokens)
     except ValueError as e:
-        st.warning(plain(f"The model could not read sentence B: {e}", limit=600))
+        st.warning(plain(t("compare.b_error", error=e), limit=600))
         return
     if trace_b.meta["src_text"] == trace.meta["src_text"]:
-        st.info("Sentence B is the same as sentence A: change a word or swap two to see what differs.")
+        st.info(t("compare.b_same"))
     a, b = head_map(trace, kind, layer, head), head_map(trace_b, kind, layer, head)
     rows_a, cols_a = attention_labels(trace.meta, kind)
     rows_b, cols_b = attention_labels(trace_b.meta, kind)
     tag = f"{kind}-L{layer}-{'avg' if head is None else f'H{head}'}"
     side_by_side((f"A: {head_name(layer, head)}", a, rows_a, cols_a, f"{ctx.model_id}-A-{tag}"),
                  (f"B: {head_name(layer, head)}", b, rows_b, cols_b, f"{ctx.model_id}-B-{tag}"), key="cmp-s")
-    st.caption("Each row is one token's attention over the keys (a row sums to 1). If attention were order-blind, "
-               "B would be A with the same rows and columns swapped.")
+    st.caption(t("compare.sentences.caption"))
     c1, c2 = st.columns(2)
-    c1.caption("Translation of A")
-    c1.text(trace.meta["translation"] or "(empty output)")
-    c2.caption("Translation of B")
-    c2.text(trace_b.meta["translation"] or "(empty output)")
+    c1.caption(t("compare.translation", which="A"))
+    c1.text(trace.meta["translation"] or t("compare.empty_output"))
+    c2.caption(t("compare.translation", which="B"))
+    c2.text(trace_b.meta["translation"] or t("compare.empty_output"))
     if kind == "encoder":
         order_blind_check(ctx, a, b, trace_b, layer, head)
     else:
-        st.caption("Decoder rows follow each sentence's own translation, so the two maps need not have the same "
-                   "shape; switch to encoder self-attention for the exact word-order test.")
+        st.caption(t("compare.decoder_rows"))
 
 
 def order_blind_check(ctx, a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: int | None) -> None:
@@ -99,25 +104,20 @@ def order_blind_check(ctx, a: np.ndarray, b: np.ndarray, trace_b, layer: int, he
     trace = ctx.trace
     perm = word_order.token_permutation(trace.meta["src_ids"], trace_b.meta["src_ids"])
     if perm is None:
-        st.caption("B's tokens are not a rearrangement of A's (different words or different token splits), so "
-                   "the maps cannot be lined up token by token.")
+        st.caption(t("compare.not_permutation"))
         return
     if trace.meta["src_ids"] == trace_b.meta["src_ids"]:
         return
     labels = position_labels(trace.meta["src_tokens"])
     diff = word_order.reorder_to(b, perm) - a
-    st.subheader("The word-order test")
+    st.subheader(t("compare.order_test"))
     c1, c2 = st.columns([DIFF_SHARE, 1 - DIFF_SHARE])
     with c1:
-        fig = difference_map(diff, labels, labels, f"(B in A's order) − A, {head_name(layer, head)}")
+        fig = difference_map(diff, labels, labels, t("compare.order_test.title", head=head_name(layer, head)))
         show_figure(fig, f"{ctx.model_id}-order-test-L{layer}", matrix_frame(diff, labels, labels),
                     key="cmp-order-test")
-    c2.markdown(
-        "B uses exactly the same tokens as A, only in a different order. Here B's map has its rows and columns "
-        "moved back into A's order and A's map is subtracted. **Without positional encoding this would be 0 "
-        "everywhere**, in every layer. Every coloured cell is a difference that only the positions can cause.")
-    c2.caption("Red: B (moved back) attends more than A; blue: less. The colours are scaled to the largest "
-               "difference, so read the scale before judging how big a difference is.")
+    c2.markdown(t("compare.order_test.text"))
+    c2.caption(t("compare.order_test.caption"))
 
 
 def b_pickers(kind: str, n_layers: int, n_heads: int) -> tuple[int, int | None]:
@@ -130,10 +130,10 @@ def compare_heads(ctx, kind: str, n_layers: int) -> None:
     trace, cfg = ctx.trace, ctx.bundle.config
     c1, c2 = st.columns(2)
     with c1:
-        st.caption("Head A")
+        st.caption(t("compare.head", which="A"))
         layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
     with c2:
-        st.caption("Head B")
+        st.caption(t("compare.head", which="B"))
         layer_b, head_b = b_pickers(kind, n_layers, cfg.n_heads)
     rows, cols = attention_labels(trace.meta, kind)
     a, b = head_map(trace, kind, layer, head), head_map(trace, kind, layer_b, head_b)
@@ -146,31 +146,26 @@ def compare_heads(ctx, kind: str, n_layers: int) -> None:
         fig = difference_map(b - a, rows, cols, "B − A")
         show_figure(fig, f"{ctx.model_id}-{tag(layer_b, head_b)}-minus-{tag(layer, head)}",
                     matrix_frame(b - a, rows, cols), key="cmp-h-diff")
-    c2.markdown("Same sentence, same positions: the two heads read the same tokens and differ only in their "
-                "learned $W^Q$, $W^K$ (where to look): each head specialises in its own relation.")
-    c2.caption("Red: B attends more; blue: A attends more. The colours are scaled to the largest difference.")
+    c2.markdown(t("compare.heads.text"))
+    c2.caption(t("compare.heads.caption"))
 
 
 def explain_positions() -> None:
-    with st.expander("Why word order needs the positional encoding"):
-        st.markdown(
-            "Self-attention by itself is **order-blind**: the score $q_i\\cdot k_j$ depends only on the two "
-            "tokens, not on where they stand. Swap two words and, without positions, every map would just swap "
-            "the same rows and columns: *Beijing to Shanghai* and *Shanghai to Beijing* would look identical, a "
-            "bag of words. What tells them apart is the **positional encoding** added to each token embedding "
-            "before the first layer:")
+    with st.expander(t("compare.why.title")):
+        st.markdown(t("compare.why.text"))
         st.latex(r"x_{pos}=\sqrt{d}\,E[w_{pos}]+PE(pos),\quad PE(pos,2i)=\sin\frac{pos}{10000^{2i/d}},\ "
                  r"PE(pos,2i+1)=\cos\frac{pos}{10000^{2i/d}}")
 
 
 def render() -> None:
     ctx = need_context()
-    st.title("Compare")
+    st.title(t("compare.title"))
     c1, c2 = st.columns(2)
-    mode = c1.radio("Compare", list(MODES), index=list(MODES).index(qp_choice("mode", list(MODES), "sentences")),
-                    horizontal=True, key="compare-mode", format_func=MODES.get)
-    kind = c2.radio("Attention", KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
-                    key="compare-kind", format_func=KIND_SHORT.get, help=" · ".join(KIND_TITLES.values()))
+    mode = c1.radio(t("compare.mode"), list(MODES), index=MODES.index(qp_choice("mode", list(MODES), "sentences")),
+                    horizontal=True, key="compare-mode", format_func={m: t(f"compare.mode.{m}") for m in MODES}.get)
+    kind = c2.radio(t("compare.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
+                    key="compare-kind", format_func={k: t(f"compare.kind.{k}") for k in KINDS}.get,
+                    help=" · ".join(t(f"fig.kind.{k}") for k in KINDS))
     set_query(mode=mode, kind=kind)
     n_layers = schema.n_layers(ctx.bundle.config, kind)
     if mode == "sentences":

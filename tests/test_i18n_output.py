@@ -1,0 +1,104 @@
+"""Decoding, heads, compare, zoo and training pages in English and 中文: every word a person reads is in
+the chosen language (the rule of test_i18n.english_left), and the English pages hold no Chinese."""
+import re
+
+import pytest
+
+from apptest_utils import no_exceptions, run_page
+from test_i18n import HAN, english_left, readable_texts
+from viz.i18n import LANGS
+
+TEXT = "a b c d"
+OUTPUT_VIEWS = [
+    ("decoding.py", {}),
+    ("decoding.py", {"method": "beam", "beam": "3", "step": "2", "layer": "0", "k": "5"}),
+    ("decoding.py", {"target": "d b c a"}),
+    ("heads.py", {}),
+    ("heads.py", {"stat": "prev", "kind": "decoder"}),
+    ("heads.py", {"tab": "ablation", "kind": "decoder", "abl_mode": "mean", "ablate": "decoder:0:3"}),
+    ("heads.py", {"tab": "rollout"}),
+    ("compare.py", {}),
+    ("compare.py", {"mode": "heads", "kind": "cross", "layer": "1", "head": "2", "layer_b": "0", "head_b": "-1"}),
+    ("compare.py", {"kind": "decoder", "text_b": "a b c"}),
+    ("compare.py", {"text_b": "x y"}),
+    ("zoo.py", {}),
+    ("zoo.py", {"kind": "cross", "layer": "1", "head": "2", "score": "additive", "weighting": "local", "window": "2",
+                "centre": "monotonic"}),
+    ("zoo.py", {"kind": "decoder", "score": "general", "weighting": "hard"}),
+    ("zoo.py", {"source": "toy", "score": "cosine", "weighting": "local"}),
+    ("training.py", {}),
+    ("training.py", {"task": "sort", "size": "tiny", "example": "a b c d e f g h i j a b"}),
+]
+
+
+CANDIDATE = re.compile(r"^#\d+  ")      # the decoding page's "#rank  token" bars: token labels stay as they are
+
+
+def shown_words(at) -> list[str]:
+    return [text for text in readable_texts(at) if not CANDIDATE.match(text)]
+
+
+def check(at, lang: str) -> None:
+    no_exceptions(at)
+    shown = shown_words(at)
+    assert shown
+    if lang == "zh":
+        assert [text for text in shown if english_left(text)] == []
+    else:
+        assert [text for text in shown if HAN.search(text)] == []
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+@pytest.mark.parametrize("page, params", OUTPUT_VIEWS)
+def test_the_output_pages_render_in_both_languages(page, params, lang):
+    check(run_page(page, model="toy-reverse", text=TEXT, lang=lang, **params), lang)
+
+
+@pytest.mark.parametrize("page", sorted({page for page, _ in OUTPUT_VIEWS}))
+def test_the_output_pages_without_a_sentence_speak_chinese(page):
+    at = run_page(page, model="toy-reverse", text="", lang="zh")
+    no_exceptions(at)
+    assert [text for text in shown_words(at) if english_left(text)] == []
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_ranking_the_heads_in_both_languages(lang):
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, lang=lang, tab="ablation", ablate="encoder:0:0")
+    at.button(key="heads-rank-go").click().run()
+    check(at, lang)
+    assert at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_a_live_training_in_both_languages(lang):
+    at = run_page("training.py", model="toy-reverse", text=TEXT, lang=lang, task="copy", size="tiny", steps=20,
+                  example="a b c")
+    next(b for b in at.button if b.key == "train-button").click()
+    at.run()
+    check(at, lang)
+    assert any(c.key == "train-curve" for c in at.get("plotly_chart"))
+
+
+def test_the_figures_keep_their_english_words_unless_given_others():
+    """Other callers (viz/lesson.py, the tour) pass no words and keep today's English figures."""
+    import numpy as np
+
+    from viz.figures.decoding import alignment_heatmap, cross_attention_multiples, heads_row_heatmap
+    from viz.figures.heads import head_label, layer_head_heatmap
+    from viz.figures.live_training import training_curves
+    from viz.figures.zoo import title_lines
+
+    rows = np.full((2, 3), 1 / 3)
+    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"]).data[0].y == ("head 0", "head 1")
+    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"], head_label="头 {h}").data[0].y == ("头 0", "头 1")
+    fig = alignment_heatmap(rows, ["0 x", "1 y"], ["0 a", "1 b", "2 c"], x_title="源句词元", y_title="输出词元")
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("源句词元", "输出词元")
+    assert cross_attention_multiples(rows, ["0 a", "1 b", "2 c"]).layout.annotations[0].text == "average of heads"
+    grid = layer_head_heatmap(np.array([[np.nan, 0.5]]), layer_label="第 {i} 层", missing="无")
+    assert grid.data[0].y == ("第 0 层",) and grid.data[0].text[0][0] == "无"
+    assert head_label("encoder", 0, 1) == "encoder L0 H1" and head_label("encoder", 0, 1, "编码器") == "编码器 L0 H1"
+    history = [{"step": 5, "loss": 1.0, "accuracy": 0.5}]
+    assert training_curves(history).layout.xaxis.title.text == "training step"
+    assert training_curves(history, words={"step": "训练步"}).layout.xaxis.title.text == "训练步"
+    lines = title_lines("第 0 步、第 1 层的交叉注意力：它读源句的哪里，以及每个注意力头各看向哪里", 300).split("<br>")
+    assert len(lines) > 1 and "".join(lines).startswith("第 0 步")
