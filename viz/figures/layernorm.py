@@ -26,20 +26,24 @@ def _vector(v, n: int, name: str) -> np.ndarray:
     return v
 
 
-def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, title: str = "") -> go.Figure:
-    """Per-token mean (left) and std (right): the norm's input against its normalized output."""
+def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, title: str = "",
+                       panel_titles: tuple[str, str] = ("mean per token", "standard deviation per token"),
+                       before_name: str = "input (before)", after_name: str = "normalized (after)",
+                       hover_before: str = "before", hover_after: str = "after") -> go.Figure:
+    """Per-token mean (left) and std (right): the norm's input against its normalized output.
+    panel_titles, before_name, after_name, hover_before, hover_after: the words shown."""
     n = len(token_labels)
     (mean_b, std_b), (mean_a, std_a) = [[_vector(v, n, "statistic") for v in pair] for pair in (before, after)]
     token_labels = plotly_text(token_labels)
-    layout = subplot_layout(("mean per token", "standard deviation per token"), rows=1, cols=2,
+    layout = subplot_layout(tuple(panel_titles), rows=1, cols=2,
                             horizontal_spacing=0.08)
     bars = []
     for cell, (b, a) in enumerate(((mean_b, mean_a), (std_b, std_a))):
         axes = dict(subplot_axes(cell), showlegend=cell == 0)
-        bars += [go.Bar(x=token_labels, y=b, name="input (before)", marker_color=BEFORE, legendgroup="b",
-                        hovertemplate="%{x}<br>before %{y:.4f}<extra></extra>", **axes),
-                 go.Bar(x=token_labels, y=a, name="normalized (after)", marker_color=AFTER, legendgroup="a",
-                        hovertemplate="%{x}<br>after %{y:.4f}<extra></extra>", **axes)]
+        bars += [go.Bar(x=token_labels, y=b, name=before_name, marker_color=BEFORE, legendgroup="b",
+                        hovertemplate=f"%{{x}}<br>{hover_before} %{{y:.4f}}<extra></extra>", **axes),
+                 go.Bar(x=token_labels, y=a, name=after_name, marker_color=AFTER, legendgroup="a",
+                        hovertemplate=f"%{{x}}<br>{hover_after} %{{y:.4f}}<extra></extra>", **axes)]
         layout["xaxis" + axis_suffix(cell)].update(TOKEN_TICKS)
     layout.update(title=dict(text=title), barmode="group", font=BASE_FONT, height=440,
                   margin=dict(l=10, r=10, t=90, b=10),
@@ -47,8 +51,11 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, tit
     return go.Figure(bars, layout=layout)
 
 
-def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int = 40) -> go.Figure:
-    """Overlaid histograms of one token's features at several stages (input, normalized, output)."""
+def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int = 40,
+                      x_title: str = "feature value", y_title: str = "number of features", value: str = "value",
+                      features: str = "features") -> go.Figure:
+    """Overlaid histograms of one token's features at several stages (input, normalized, output).
+    x_title, y_title, value and features (hover): the words shown."""
     if not series:
         raise ValueError("give at least one vector")
     values = {name: np.asarray(v, dtype=float).ravel() for name, v in series.items()}
@@ -57,35 +64,43 @@ def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int 
     size = (hi - lo) / bins or 1.0
     bars = [go.Histogram(x=v, name=name, opacity=0.55, marker_color=LINE_COLORS[n % len(LINE_COLORS)],
                          xbins=dict(start=lo, end=hi + size, size=size),
-                         hovertemplate=f"{name}<br>value %{{x}}<br>%{{y}} features<extra></extra>")
+                         hovertemplate=f"{name}<br>{value} %{{x}}<br>%{{y}} {features}<extra></extra>")
             for n, (name, v) in enumerate(values.items())]
-    return go.Figure(bars, layout=dict(xaxis=dict(title=dict(text="feature value")),
-                                       yaxis=dict(title=dict(text="number of features")), title=dict(text=title),
+    return go.Figure(bars, layout=dict(xaxis=dict(title=dict(text=x_title)),
+                                       yaxis=dict(title=dict(text=y_title)), title=dict(text=title),
                                        barmode="overlay", font=BASE_FONT, height=420,
                                        margin=dict(l=10, r=10, t=60, b=10),
                                        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
-def gain_bias_figure(gain, bias, title: str = "") -> go.Figure:
-    """The learned per-feature gain γ (top, 1 = unchanged) and bias β (bottom, 0 = unchanged)."""
+def gain_bias_figure(gain, bias, title: str = "",
+                     panel_titles: tuple[str, str] = ("gain γ (multiplies each normalized feature)",
+                                                      "bias β (then added)"),
+                     x_title: str = "dimension", gain_name: str = "gain", bias_name: str = "bias") -> go.Figure:
+    """The learned per-feature gain γ (top, 1 = unchanged) and bias β (bottom, 0 = unchanged).
+    panel_titles, x_title, gain_name, bias_name: the words shown."""
     gain = np.asarray(gain, dtype=float).ravel()
     bias = _vector(bias, gain.size, "bias")
     dims = np.arange(gain.size)
-    layout = subplot_layout(("gain γ (multiplies each normalized feature)", "bias β (then added)"), rows=2, cols=1,
+    layout = subplot_layout(tuple(panel_titles), rows=2, cols=1,
                             shared_xaxes=True, vertical_spacing=0.1)
-    bars = [go.Bar(x=dims, y=gain, marker_color=LINE_COLORS[2], name="gain", xaxis="x", yaxis="y",
-                   hovertemplate="dimension %{x}<br>gain %{y:.4f}<extra></extra>"),
-            go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name="bias", xaxis="x2", yaxis="y2",
-                   hovertemplate="dimension %{x}<br>bias %{y:.4f}<extra></extra>")]
-    layout["xaxis2"]["title"] = dict(text="dimension")
+    bars = [go.Bar(x=dims, y=gain, marker_color=LINE_COLORS[2], name=gain_name, xaxis="x", yaxis="y",
+                   hovertemplate=f"{x_title} %{{x}}<br>{gain_name} %{{y:.4f}}<extra></extra>"),
+            go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name=bias_name, xaxis="x2", yaxis="y2",
+                   hovertemplate=f"{x_title} %{{x}}<br>{bias_name} %{{y:.4f}}<extra></extra>")]
+    layout["xaxis2"]["title"] = dict(text=x_title)
     layout.update(shapes=[hline(1, dict(color="#444", dash="dot"))],   # gain = 1
                   title=dict(text=title), showlegend=False, font=BASE_FONT, height=520,
                   margin=dict(l=10, r=10, t=90, b=10))
     return go.Figure(bars, layout=layout)
 
 
-def ln_vs_bn_figure(x, token_labels: list[str], title: str = "") -> go.Figure:
-    """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns)."""
+def ln_vs_bn_figure(x, token_labels: list[str], title: str = "",
+                    ln_title: str = "LayerNorm: {tokens} tokens, each over its {features} features",
+                    bn_title: str = "BatchNorm: {features} features, each over the {tokens} tokens",
+                    mean_name: str = "mean", std_name: str = "std", x_title: str = "dimension") -> go.Figure:
+    """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns).
+    ln_title, bn_title ({tokens}, {features}), mean_name, std_name, x_title: the words shown."""
     x = check_activations(x)
     if x.shape[0] != len(token_labels):
         raise ValueError(f"{x.shape[0]} rows but {len(token_labels)} token labels")
@@ -93,49 +108,57 @@ def ln_vs_bn_figure(x, token_labels: list[str], title: str = "") -> go.Figure:
     ln_mean, ln_std = layer_norm_stats(x)
     bn_mean, bn_std = batch_norm_stats(x)
     dims = np.arange(x.shape[1])
-    layout = subplot_layout((f"LayerNorm: {x.shape[0]} tokens, each over its {x.shape[1]} features",
-                             f"BatchNorm: {x.shape[1]} features, each over the {x.shape[0]} tokens"),
+    counts = dict(tokens=x.shape[0], features=x.shape[1])
+    layout = subplot_layout((ln_title.format(**counts), bn_title.format(**counts)),
                             rows=1, cols=2, column_widths=(0.35, 0.65), horizontal_spacing=0.08)
-    bars = [go.Bar(x=token_labels, y=ln_mean, name="mean", marker_color=LINE_COLORS[0], legendgroup="m",
-                   xaxis="x", yaxis="y", hovertemplate="%{x}<br>mean %{y:.4f}<extra></extra>"),
-            go.Bar(x=token_labels, y=ln_std, name="std", marker_color=LINE_COLORS[1], legendgroup="s",
-                   xaxis="x", yaxis="y", hovertemplate="%{x}<br>std %{y:.4f}<extra></extra>"),
-            go.Bar(x=dims, y=bn_mean, name="mean", marker_color=LINE_COLORS[0], legendgroup="m", showlegend=False,
-                   xaxis="x2", yaxis="y2", hovertemplate="dimension %{x}<br>mean %{y:.4f}<extra></extra>"),
-            go.Bar(x=dims, y=bn_std, name="std", marker_color=LINE_COLORS[1], legendgroup="s", showlegend=False,
-                   xaxis="x2", yaxis="y2", hovertemplate="dimension %{x}<br>std %{y:.4f}<extra></extra>")]
+    bars = [go.Bar(x=token_labels, y=ln_mean, name=mean_name, marker_color=LINE_COLORS[0], legendgroup="m",
+                   xaxis="x", yaxis="y", hovertemplate=f"%{{x}}<br>{mean_name} %{{y:.4f}}<extra></extra>"),
+            go.Bar(x=token_labels, y=ln_std, name=std_name, marker_color=LINE_COLORS[1], legendgroup="s",
+                   xaxis="x", yaxis="y", hovertemplate=f"%{{x}}<br>{std_name} %{{y:.4f}}<extra></extra>"),
+            go.Bar(x=dims, y=bn_mean, name=mean_name, marker_color=LINE_COLORS[0], legendgroup="m", showlegend=False,
+                   xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{mean_name} %{{y:.4f}}<extra></extra>"),
+            go.Bar(x=dims, y=bn_std, name=std_name, marker_color=LINE_COLORS[1], legendgroup="s", showlegend=False,
+                   xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{std_name} %{{y:.4f}}<extra></extra>")]
     layout["xaxis"].update(TOKEN_TICKS)
-    layout["xaxis2"]["title"] = dict(text="dimension")
+    layout["xaxis2"]["title"] = dict(text=x_title)
     layout.update(title=dict(text=title), barmode="group", font=BASE_FONT, height=460,
                   margin=dict(l=10, r=10, t=100, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.12, xanchor="right", x=1))
     return go.Figure(bars, layout=layout)
 
 
-def drift_figure(drift, first_token: int = 0, title: str = "") -> go.Figure:
-    """batch_norm_drift against batch size, with LayerNorm's flat 0 for comparison."""
+def drift_figure(drift, first_token: int = 0, title: str = "",
+                 x_title: str = "tokens in the batch (the first t of the sentence)",
+                 y_title: str = "change vs. the full sentence", bn_name: str = "BatchNorm", ln_name: str = "LayerNorm",
+                 batch: str = "batch of the first %{x} tokens", change: str = "relative change") -> go.Figure:
+    """batch_norm_drift against batch size, with LayerNorm's flat 0 for comparison.
+    x_title, y_title, bn_name, ln_name, batch and change (hover; batch holds plotly's %{x}): the words shown."""
     drift = np.asarray(drift, dtype=float)
     if drift.ndim != 1 or drift.size == 0:
         raise ValueError("expected a non-empty vector")
     sizes = np.arange(first_token + 1, first_token + 1 + drift.size)
     lines = [
-        go.Scatter(x=sizes, y=drift, mode="lines+markers", name="BatchNorm", line=dict(color=LINE_COLORS[3], width=3),
-                   hovertemplate="batch of the first %{x} tokens<br>relative change %{y:.3f}<extra></extra>"),
-        go.Scatter(x=sizes, y=np.zeros_like(drift), mode="lines+markers", name="LayerNorm",
+        go.Scatter(x=sizes, y=drift, mode="lines+markers", name=bn_name, line=dict(color=LINE_COLORS[3], width=3),
+                   hovertemplate=f"{batch}<br>{change} %{{y:.3f}}<extra></extra>"),
+        go.Scatter(x=sizes, y=np.zeros_like(drift), mode="lines+markers", name=ln_name,
                    line=dict(color=LINE_COLORS[0], width=3, dash="dash"),
-                   hovertemplate="batch of the first %{x} tokens<br>relative change 0<extra></extra>"),
+                   hovertemplate=f"{batch}<br>{change} 0<extra></extra>"),
     ]
-    layout = dict(xaxis=dict(title=dict(text="tokens in the batch (the first t of the sentence)"), dtick=1),
-                  yaxis=dict(title=dict(text="change vs. the full sentence"), rangemode="tozero"),
+    layout = dict(xaxis=dict(title=dict(text=x_title), dtick=1),
+                  yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
                   title=dict(text=title), font=BASE_FONT, height=380, margin=dict(l=10, r=10, t=60, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return go.Figure(lines, layout=layout)
 
 
-def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], title: str = "") -> go.Figure:
+def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], title: str = "",
+                         x_title: str = "stage (layer input, then after each sublayer's Add & Norm)",
+                         y_title: str = "L2 norm of the residual stream",
+                         mean_name: str = "{name}: mean over {n} tokens", mean: str = "mean") -> go.Figure:
     """Residual-stream norms along the sublayers: a thin line per token, the mean bold.
 
     parts: one (name, stage labels, norms [stage, token], token labels) per stack, drawn left to right.
+    x_title, y_title, mean_name ({name}, {n}), mean (hover): the words shown.
     """
     if not parts:
         raise ValueError("give at least one stack")
@@ -148,11 +171,10 @@ def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]
                              hovertemplate=f"{token}<br>%{{x}}<br>‖x‖ %{{y:.2f}}<extra></extra>")
                   for t, token in enumerate(plotly_text(tokens))]
         lines.append(go.Scatter(x=stages, y=norms.mean(axis=1), mode="lines+markers", marker=dict(size=9),
-                                line=dict(color=color, width=4), name=f"{name}: mean over {len(tokens)} tokens",
-                                hovertemplate="%{x}<br>mean ‖x‖ %{y:.2f}<extra></extra>"))
-    stage_title = "stage (layer input, then after each sublayer's Add & Norm)"
-    layout = dict(xaxis=dict(TOKEN_TICKS, title=dict(text=stage_title)),
-                  yaxis=dict(title=dict(text="L2 norm of the residual stream"), rangemode="tozero"),
+                                line=dict(color=color, width=4), name=mean_name.format(name=name, n=len(tokens)),
+                                hovertemplate=f"%{{x}}<br>{mean} ‖x‖ %{{y:.2f}}<extra></extra>"))
+    layout = dict(xaxis=dict(TOKEN_TICKS, title=dict(text=x_title)),
+                  yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
                   title=dict(text=title), font=BASE_FONT, height=480, margin=dict(l=10, r=10, t=60, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return go.Figure(lines, layout=layout)

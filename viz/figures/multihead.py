@@ -33,17 +33,20 @@ def _grid(n_heads: int, n_cols: int) -> tuple[int, int]:
     return math.ceil(n_heads / cols), cols
 
 
-def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_cols: int = 4) -> go.Figure:
-    """Each head's output z_h [T, d_head] as small heatmaps on one shared diverging scale."""
+def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_cols: int = 4,
+                     head_name: str = "head", token_name: str = "token", value_name: str = "value") -> go.Figure:
+    """Each head's output z_h [T, d_head] as small heatmaps on one shared diverging scale.
+    head_name, token_name, value_name: the words shown (a page passes them in its language)."""
     z = _check_heads(z, len(token_labels), None, "per-head outputs")
     n_heads, _, d_head = z.shape
     rows, cols = _grid(n_heads, n_cols)
     zmax = symmetric_range(z)
-    layout = subplot_layout([f"head {h}: z<sub>{h}</sub> [{len(token_labels)} × {d_head}]" for h in range(n_heads)],
+    layout = subplot_layout([f"{head_name} {h}: z<sub>{h}</sub> [{len(token_labels)} × {d_head}]"
+                             for h in range(n_heads)],
                             rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.12 if rows > 1 else 0)
     dims, tokens = dim_labels(d_head), plotly_text(token_labels)
     traces = [go.Heatmap(z=z[h], x=dims, y=tokens, coloraxis="coloraxis", **subplot_axes(h),
-                         hovertemplate=f"head {h}<br>token %{{y}}<br>%{{x}}: %{{z:.4f}}<extra></extra>")
+                         hovertemplate=f"{head_name} {h}<br>{token_name} %{{y}}<br>%{{x}}: %{{z:.4f}}<extra></extra>")
               for h in range(n_heads)]
     update_axes(layout, "x", type="category", showticklabels=False, ticks="")
     update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="",
@@ -54,42 +57,47 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_
     row_height = max(160, min(420, 22 * len(token_labels) + 60))
     layout.update(title=dict(text=title), font=BASE_FONT, height=rows * row_height + 90,
                   coloraxis=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
-                                 colorbar=dict(title=dict(text="value"), thickness=14)),
+                                 colorbar=dict(title=dict(text=value_name), thickness=14)),
                   margin=dict(l=10, r=10, t=80, b=10))
     return go.Figure(traces, layout=layout)
 
 
 def stage_heatmap(m: np.ndarray, token_labels: list[str], title: str = "", x_title: str = "dimension",
-                  plot_px: float = FIGURE_WIDTH) -> go.Figure:
+                  plot_px: float = FIGURE_WIDTH, y_title: str = "token", value_name: str = "value") -> go.Figure:
     """One stage of the assembly, [T, d], tokens down and dimensions d0.. across, diverging around 0.
     plot_px: about how wide it is drawn (half for a chart in one of two columns): d-labels are thinned to fit."""
     m = np.asarray(m, dtype=float)
     if m.ndim != 2:
         raise ValueError(f"expected [token, dimension], got shape {m.shape}")
     dims = dim_labels(m.shape[1])
-    fig = signed_heatmap(m, token_labels, dims, title, x_title, "token")
+    fig = signed_heatmap(m, token_labels, dims, title, x_title, y_title, value_name=value_name)
     fig.layout.xaxis.update(level_ticks(dims, plot_px))
     return fig
 
 
-def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, title: str = "") -> go.Figure:
-    """Concat(head_1..head_h) [T, d_model] with a line and a label at every head boundary."""
+def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, title: str = "",
+                   x_title: str = "dimension of the concatenation", y_title: str = "token", head_name: str = "head",
+                   value_name: str = "value") -> go.Figure:
+    """Concat(head_1..head_h) [T, d_model] with a line and a label at every head boundary.
+    x_title, y_title, head_name, value_name: the words shown (a page passes them in its language)."""
     concat = np.asarray(concat, dtype=float)
     if concat.ndim != 2 or n_heads <= 0 or concat.shape[1] % n_heads:
         raise ValueError(f"cannot split a matrix of shape {concat.shape} into {n_heads} heads")
     d_head = concat.shape[1] // n_heads
-    fig = stage_heatmap(concat, token_labels, title, x_title="dimension of the concatenation")
+    fig = stage_heatmap(concat, token_labels, title, x_title=x_title, y_title=y_title, value_name=value_name)
     lines = [dict(type="line", xref="x", yref="paper", x0=h * d_head - 0.5, x1=h * d_head - 0.5, y0=0, y1=1,
                   line=dict(color="black", width=2)) for h in range(1, n_heads)]
     labels = [dict(x=h * d_head + (d_head - 1) / 2, xref="x", y=1.0, yref="paper", yanchor="bottom",
-                   text=f"head {h}", showarrow=False, font=dict(size=14)) for h in range(n_heads)]
+                   text=f"{head_name} {h}", showarrow=False, font=dict(size=14)) for h in range(n_heads)]
     # one update, not an add_shape / add_annotation per head (each parses and validates anew)
     fig.update_layout(shapes=lines, annotations=labels, margin=dict(l=10, r=10, t=90, b=10))
     return fig
 
 
-def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], title: str = "") -> go.Figure:
-    """Grouped bars: the L2 norm of every token after each stage, so each step's effect on size shows."""
+def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], title: str = "", x_title: str = "token",
+                y_title: str = "L2 norm of the token's vector") -> go.Figure:
+    """Grouped bars: the L2 norm of every token after each stage, so each step's effect on size shows.
+    x_title, y_title: the axis titles (a page passes them in its language)."""
     if not norms:
         raise ValueError("no stages given")
     bars = []
@@ -99,10 +107,10 @@ def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], title: st
             raise ValueError(f"stage {stage!r} has shape {values.shape}, expected ({len(token_labels)},)")
         bars.append(go.Bar(name=stage, x=plotly_text(token_labels), y=values,
                            marker_color=LINE_COLORS[i % len(LINE_COLORS)],
-                           hovertemplate=f"{stage}<br>token %{{x}}<br>‖·‖ %{{y:.3f}}<extra></extra>"))
+                           hovertemplate=f"{stage}<br>{x_title} %{{x}}<br>‖·‖ %{{y:.3f}}<extra></extra>"))
     layout = dict(xaxis=dict(type="category", tickangle=-45, tickfont=dict(size=14), automargin=True,
-                             title=dict(text="token")),
-                  yaxis=dict(title=dict(text="L2 norm of the token's vector"), rangemode="tozero",
+                             title=dict(text=x_title)),
+                  yaxis=dict(title=dict(text=y_title), rangemode="tozero",
                              tickfont=dict(size=14)),
                   title=dict(text=title), barmode="group", font=BASE_FONT, height=460, bargap=0.2,
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, font=dict(size=16)),
@@ -120,7 +128,8 @@ def head_columns(n_heads: int, n_keys: int, n_cols: int = 4, width: int = FIGURE
 
 
 def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
-                  n_cols: int = 4) -> go.Figure:
+                  n_cols: int = 4, head_name: str = "head", hover_query: str = "query", hover_key: str = "key",
+                  value_name: str = "weight") -> go.Figure:
     """Every head's attention weights [H, Q, K] side by side on the fixed 0-1 attention scale.
 
     Key labels stand upright under the bottom row of panels only (every column has the same keys), and
@@ -128,11 +137,12 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     patterns = _check_heads(patterns, len(query_labels), len(key_labels), "attention patterns")
     n_heads, n_queries, n_keys = patterns.shape
     rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols))
-    layout = subplot_layout([f"head {h}" for h in range(n_heads)], rows=rows, cols=cols, horizontal_spacing=0.03,
+    layout = subplot_layout([f"{head_name} {h}" for h in range(n_heads)], rows=rows, cols=cols, horizontal_spacing=0.03,
                             vertical_spacing=0.06 if rows > 1 else 0)
     keys, queries = plotly_text(key_labels), plotly_text(query_labels)
     traces = [go.Heatmap(z=patterns[h], x=keys, y=queries, coloraxis="coloraxis", **subplot_axes(h),
-                         hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.3f}}<extra></extra>")
+                         hovertemplate=f"{head_name} {h}<br>{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
+                                       f"{value_name} %{{z:.3f}}<extra></extra>")
               for h in range(n_heads)]
     legible = width_per_key(cols, n_keys) >= MIN_PX_PER_KEY and max(n_queries, n_keys) <= MAX_TICK_LABELS
     update_axes(layout, "x", type="category", showticklabels=False, ticks="", tickangle=-90, tickfont=dict(size=12))
@@ -147,7 +157,7 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     labels = 8 * max(len(str(k)) for k in key_labels) + 20 if legible else 20
     layout.update(title=dict(text=title), font=BASE_FONT, height=int(rows * panel / 0.9 + labels + 70),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
-                                 colorbar=dict(title=dict(text="weight"), thickness=14)),
+                                 colorbar=dict(title=dict(text=value_name), thickness=14)),
                   margin=dict(l=10, r=10, t=70, b=10))
     return go.Figure(traces, layout=layout)
 

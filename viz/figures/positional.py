@@ -16,7 +16,10 @@ ORDER_TITLES = ("Original, reordered", "Swapped sentence", "Difference (PE's eff
 
 # -- figures ----------------------------------------------------------------------------------------
 # Each figure is built in one go, go.Figure(data, layout), not with update_*/add_* calls (see style.token_axes).
-def _sentence_rows(n_sentence: int, n_rows: int) -> dict:
+SENTENCE_ROWS = "your sentence: positions 0–{last}"
+
+
+def _sentence_rows(n_sentence: int, n_rows: int, label: str = SENTENCE_ROWS) -> dict:
     """Layout entries boxing the sentence's rows (positions) across the whole width; none without a sentence."""
     if n_sentence <= 0:
         return {}
@@ -24,25 +27,32 @@ def _sentence_rows(n_sentence: int, n_rows: int) -> dict:
     return dict(shapes=[dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=-0.5, y1=last,
                              line=dict(color=SENTENCE_COLOR, width=3))],
                 annotations=[dict(xref="paper", x=1.0, yref="y", y=last, showarrow=False, xanchor="right",
-                                  yanchor="top", text=f"your sentence: positions 0–{n_sentence - 1}",
+                                  yanchor="top", text=label.format(last=n_sentence - 1),
                                   font=dict(color=SENTENCE_COLOR, size=15), bgcolor="rgba(255,255,255,0.8)")])
 
 
-def pe_heatmap(table, n_sentence: int = 0, title: str = "") -> go.Figure:
-    """[position, dimension] on a diverging scale; the sentence's positions boxed."""
+def pe_heatmap(table, n_sentence: int = 0, title: str = "",
+               x_title: str = "dimension (pairs 2i, 2i+1 share a frequency; slower to the right)",
+               y_title: str = "position", dimension: str = "dimension",
+               sentence_label: str = SENTENCE_ROWS) -> go.Figure:
+    """[position, dimension] on a diverging scale; the sentence's positions boxed.
+    x_title, y_title, dimension (hover), sentence_label ({last}): the words shown, in the page's language."""
     table = check_table(table)
     zmax = symmetric_range(table)
     heatmap = go.Heatmap(
         z=table, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE, colorbar=dict(title=dict(text="PE"), thickness=14),
-        hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.4f}<extra></extra>")
-    layout = dict(xaxis=dict(title=dict(text="dimension (pairs 2i, 2i+1 share a frequency; slower to the right)")),
-                  yaxis=dict(title=dict(text="position"), autorange="reversed"), title=dict(text=title),
+        hovertemplate=f"{y_title} %{{y}}<br>{dimension} %{{x}}<br>PE %{{z:.4f}}<extra></extra>")
+    layout = dict(xaxis=dict(title=dict(text=x_title)),
+                  yaxis=dict(title=dict(text=y_title), autorange="reversed"), title=dict(text=title),
                   font=BASE_FONT, height=500, margin=dict(l=10, r=10, t=60, b=10))
-    return go.Figure(heatmap, layout=dict(layout, **_sentence_rows(n_sentence, table.shape[0])))
+    return go.Figure(heatmap, layout=dict(layout, **_sentence_rows(n_sentence, table.shape[0], sentence_label)))
 
 
-def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "") -> go.Figure:
-    """One line per chosen dimension, x = position (only integer positions exist)."""
+def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "", x_title: str = "position",
+              y_title: str = "PE value", curve_name: str = "dim {d} ({wave}, pair {pair})", dim_name: str = "dim",
+              sentence_label: str = "your sentence") -> go.Figure:
+    """One line per chosen dimension, x = position (only integer positions exist).
+    x_title, y_title, curve_name ({d}, {wave}, {pair}), dim_name, sentence_label: the words shown."""
     table = check_table(table)
     if not dims:
         raise ValueError("choose at least one dimension")
@@ -51,13 +61,13 @@ def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "") -> g
         raise ValueError(f"dimension {bad[0]} is outside 0…{table.shape[1] - 1}")
     positions = np.arange(table.shape[0])
     lines = [go.Scatter(x=positions, y=table[:, d], mode="lines+markers", marker=dict(size=5),
-                        name=f"dim {d} ({'sin' if d % 2 == 0 else 'cos'}, pair {d // 2})",
+                        name=curve_name.format(d=d, wave="sin" if d % 2 == 0 else "cos", pair=d // 2),
                         line=dict(color=LINE_COLORS[n % len(LINE_COLORS)], width=2.5),
-                        hovertemplate=f"dim {d}<br>position %{{x}}<br>PE %{{y:.4f}}<extra></extra>")
+                        hovertemplate=f"{dim_name} {d}<br>{x_title} %{{x}}<br>PE %{{y:.4f}}<extra></extra>")
              for n, d in enumerate(dims)]
     peak = symmetric_range(table[:, dims])
-    layout = dict(xaxis=dict(title=dict(text="position")),
-                  yaxis=dict(title=dict(text="PE value"), range=[-1.1 * peak, 1.35 * peak]),  # headroom for the label
+    layout = dict(xaxis=dict(title=dict(text=x_title)),
+                  yaxis=dict(title=dict(text=y_title), range=[-1.1 * peak, 1.35 * peak]),  # headroom for the label
                   title=dict(text=title), font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     if n_sentence > 0:   # a shaded band over the sentence's positions, as add_vrect draws it
@@ -65,24 +75,26 @@ def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "") -> g
         layout["shapes"] = [dict(type="rect", xref="x", x0=-0.5, x1=last, yref="y domain", y0=0, y1=1,
                                  fillcolor=SENTENCE_COLOR, opacity=0.12, line=dict(width=0))]
         layout["annotations"] = [dict(xref="x", x=-0.5, yref="y domain", y=1, xanchor="left", yanchor="top",
-                                      text="your sentence", showarrow=False, font=dict(color=SENTENCE_COLOR, size=15))]
+                                      text=sentence_label, showarrow=False, font=dict(color=SENTENCE_COLOR, size=15))]
     return go.Figure(lines, layout=layout)
 
 
-def _sentence_block(n_sentence: int, n_rows: int) -> dict:
+def _sentence_block(n_sentence: int, n_rows: int, label: str = "your sentence") -> dict:
     """Layout entries boxing the sentence's block (its positions against each other); none without a sentence."""
     if n_sentence <= 0:
         return {}
     last = min(n_sentence, n_rows) - 0.5
     return dict(shapes=[dict(type="rect", xref="x", x0=-0.5, x1=last, yref="y", y0=-0.5, y1=last,
                              line=dict(color=SENTENCE_COLOR, width=3))],
-                annotations=[dict(xref="x", x=last, yref="y", y=last, text="your sentence", showarrow=False,
+                annotations=[dict(xref="x", x=last, yref="y", y=last, text=label, showarrow=False,
                                   xanchor="left", yanchor="top", font=dict(color=SENTENCE_COLOR, size=15),
                                   bgcolor="rgba(255,255,255,0.8)")])
 
 
-def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "") -> go.Figure:
-    """PE·PEᵀ [position, position]: constant along each diagonal = depends only on the distance."""
+def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "", position: str = "position",
+                       dot_product: str = "dot product", sentence_label: str = "your sentence") -> go.Figure:
+    """PE·PEᵀ [position, position]: constant along each diagonal = depends only on the distance.
+    position (both axes), dot_product (hover), sentence_label: the words shown."""
     similarity = np.asarray(similarity, dtype=float)
     if similarity.ndim != 2 or similarity.shape[0] != similarity.shape[1]:
         raise ValueError(f"expected a square [position, position] matrix, got shape {similarity.shape}")
@@ -90,14 +102,15 @@ def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "") -> go.F
     heatmap = go.Heatmap(
         z=similarity, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
         colorbar=dict(title=dict(text="PE·PE"), thickness=14),
-        hovertemplate="position %{y} · position %{x}<br>dot product %{z:.3f}<extra></extra>")
-    layout = dict(xaxis=dict(title=dict(text="position"), scaleanchor="y", constrain="domain"),
-                  yaxis=dict(title=dict(text="position"), autorange="reversed", constrain="domain"),
+        hovertemplate=f"{position} %{{y}} · {position} %{{x}}<br>{dot_product} %{{z:.3f}}<extra></extra>")
+    layout = dict(xaxis=dict(title=dict(text=position), scaleanchor="y", constrain="domain"),
+                  yaxis=dict(title=dict(text=position), autorange="reversed", constrain="domain"),
                   title=dict(text=title), font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10))
-    return go.Figure(heatmap, layout=dict(layout, **_sentence_block(n_sentence, similarity.shape[0])))
+    return go.Figure(heatmap, layout=dict(layout, **_sentence_block(n_sentence, similarity.shape[0], sentence_label)))
 
 
-def similarity_profile_figure(similarity, title: str = "") -> go.Figure:
+def similarity_profile_figure(similarity, title: str = "", x_title: str = "distance k",
+                              distance: str = "distance") -> go.Figure:
     """PE(0)·PE(k) against the distance k: the first row of PE·PEᵀ."""
     similarity = np.asarray(similarity, dtype=float)
     if similarity.ndim != 2 or similarity.shape[0] != similarity.shape[1] or similarity.shape[0] < 1:
@@ -105,28 +118,32 @@ def similarity_profile_figure(similarity, title: str = "") -> go.Figure:
     k = np.arange(similarity.shape[0])
     line = go.Scatter(x=k, y=similarity[0], mode="lines+markers", marker=dict(size=6),
                       line=dict(color=LINE_COLORS[0], width=3),
-                      hovertemplate="distance %{x}<br>PE(0)·PE(k) %{y:.3f}<extra></extra>")
+                      hovertemplate=f"{distance} %{{x}}<br>PE(0)·PE(k) %{{y:.3f}}<extra></extra>")
     return go.Figure(line, layout=dict(
-        xaxis=dict(title=dict(text="distance k")), yaxis=dict(title=dict(text="PE(0) · PE(k)")),
+        xaxis=dict(title=dict(text=x_title)), yaxis=dict(title=dict(text="PE(0) · PE(k)")),
         shapes=[hline(0, dict(color="#888", dash="dot"))], title=dict(text=title), font=BASE_FONT, height=560,
         margin=dict(l=10, r=10, t=60, b=10)))
 
 
-def rotation_error_figure(errors, offset: int, title: str = "") -> go.Figure:
-    """‖M_k PE(p) − PE(p+k)‖ against p: float rounding, not approximation."""
+def rotation_error_figure(errors, offset: int, title: str = "",
+                          x_title: str = "position p (compared with p + {offset})", error: str = "error") -> go.Figure:
+    """‖M_k PE(p) − PE(p+k)‖ against p: float rounding, not approximation.
+    x_title ({offset}), error (hover): the words shown."""
     errors = np.asarray(errors, dtype=float)
     if errors.ndim != 1 or errors.size == 0:
         raise ValueError("expected a non-empty vector of errors")
     line = go.Scatter(x=np.arange(errors.size), y=errors, mode="lines+markers", marker=dict(size=6),
                       line=dict(color=LINE_COLORS[0], width=2),
-                      hovertemplate="p %{x}<br>error %{y:.2e}<extra></extra>")
+                      hovertemplate=f"p %{{x}}<br>{error} %{{y:.2e}}<extra></extra>")
     return go.Figure(line, layout=dict(
-        xaxis=dict(title=dict(text=f"position p (compared with p + {offset})")),
+        xaxis=dict(title=dict(text=x_title.format(offset=offset))),
         yaxis=dict(title=dict(text="‖M_k·PE(p) − PE(p+k)‖"), exponentformat="e", rangemode="tozero"),
         title=dict(text=title), font=BASE_FONT, height=400, margin=dict(l=10, r=10, t=60, b=10)))
 
 
-def rotation_matrix_heatmap(m, max_dims: int = 8, title: str = "") -> go.Figure:
+def rotation_matrix_heatmap(m, max_dims: int = 8, title: str = "", x_title: str = "input dimension of PE(p)",
+                            y_title: str = "output dimension of PE(p+k)", row: str = "row",
+                            column: str = "column") -> go.Figure:
     """The top-left max_dims x max_dims corner of M_k: 2x2 rotation blocks on the diagonal, their values
     written in the cells; the zeros around them stay blank (sixteen "0.00" in a row ran into each other)."""
     m = np.asarray(m, dtype=float)
@@ -139,14 +156,15 @@ def rotation_matrix_heatmap(m, max_dims: int = 8, title: str = "") -> go.Figure:
     heatmap = go.Heatmap(
         z=corner, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
         colorbar=dict(title=dict(text="M_k"), thickness=14), text=text, texttemplate="%{text}",
-        textfont=dict(size=13), hovertemplate="row %{y}<br>column %{x}<br>%{z:.5f}<extra></extra>")
-    layout = dict(token_axes("input dimension of PE(p)", "output dimension of PE(p+k)"), title=dict(text=title),
+        textfont=dict(size=13), hovertemplate=f"{row} %{{y}}<br>{column} %{{x}}<br>%{{z:.5f}}<extra></extra>")
+    layout = dict(token_axes(x_title, y_title), title=dict(text=title),
                   font=BASE_FONT, height=520, margin=dict(l=10, r=10, t=60, b=10))
     layout["xaxis"].update(scaleanchor="y", constrain="domain")
     return go.Figure(heatmap, layout=layout)
 
 
-def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: str = "") -> go.Figure:
+def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: str = "", x_title: str = "token",
+                 y_title: str = "L2 norm") -> go.Figure:
     """Grouped bars: one group per token, one bar per vector (e.g. token embedding, PE, their sum)."""
     if not series:
         raise ValueError("give at least one series of norms")
@@ -157,63 +175,73 @@ def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: 
     labels = plotly_text(token_labels)
     bars = [go.Bar(x=labels, y=np.asarray(values, dtype=float), name=name,
                    marker_color=LINE_COLORS[n % len(LINE_COLORS)],
-                   hovertemplate=f"{name}<br>%{{x}}<br>L2 norm %{{y:.3f}}<extra></extra>")
+                   hovertemplate=f"{name}<br>%{{x}}<br>{y_title} %{{y:.3f}}<extra></extra>")
             for n, (name, values) in enumerate(series.items())]
     return go.Figure(bars, layout=dict(
-        xaxis=dict(title=dict(text="token"), type="category", tickangle=-45, automargin=True),
-        yaxis=dict(title=dict(text="L2 norm")), title=dict(text=title), barmode="group", font=BASE_FONT, height=440,
+        xaxis=dict(title=dict(text=x_title), type="category", tickangle=-45, automargin=True),
+        yaxis=dict(title=dict(text=y_title)), title=dict(text=title), barmode="group", font=BASE_FONT, height=440,
         margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
-def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "") -> go.Figure:
-    """Per encoder layer, how far the swapped sentence's attention is from the permuted original (log scale)."""
+def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "", layer: str = "layer {i}",
+                     with_pe_name: str = "with positional encoding (the model)",
+                     without_pe_name: str = "positional encoding set to 0", x_title: str = "encoder self-attention",
+                     y_title: str = "max |A_swapped − permuted A|", difference: str = "max difference") -> go.Figure:
+    """Per encoder layer, how far the swapped sentence's attention is from the permuted original (log scale).
+    layer ({i}: the layer's number), with_pe_name, without_pe_name, x_title, y_title, difference (hover): the words
+    shown."""
     with_pe, without_pe = np.asarray(gap_with_pe, dtype=float), np.asarray(gap_without_pe, dtype=float)
     if with_pe.shape != without_pe.shape or with_pe.ndim != 1:
         raise ValueError("expected two per-layer vectors of one length")
-    layers = [f"layer {i}" for i in range(with_pe.size)]
+    layers = [layer.format(i=i) for i in range(with_pe.size)]
     floor = 1e-9  # a log axis cannot show exact zeros
     bars = [go.Bar(x=layers, y=np.maximum(gaps, floor), name=name, marker_color=color,
                    text=[f"{v:.2g}" for v in gaps], textposition="outside",
-                   hovertemplate="%{x}<br>max difference %{y:.2e}<extra></extra>")
-            for gaps, name, color in [(with_pe, "with positional encoding (the model)", LINE_COLORS[3]),
-                                      (without_pe, "positional encoding set to 0", LINE_COLORS[7])]]
+                   hovertemplate=f"%{{x}}<br>{difference} %{{y:.2e}}<extra></extra>")
+            for gaps, name, color in [(with_pe, with_pe_name, LINE_COLORS[3]),
+                                      (without_pe, without_pe_name, LINE_COLORS[7])]]
     return go.Figure(bars, layout=dict(
-        yaxis=dict(type="log", title=dict(text="max |A_swapped − permuted A|"), exponentformat="power",
+        yaxis=dict(type="log", title=dict(text=y_title), exponentformat="power",
                    range=[-9, 0.7]),
-        xaxis=dict(title=dict(text="encoder self-attention")), title=dict(text=title), barmode="group",
+        xaxis=dict(title=dict(text=x_title)), title=dict(text=title), barmode="group",
         font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
-def word_order_figure(reordered, actual, token_labels: list[str], title: str = "") -> go.Figure:
+def word_order_figure(reordered, actual, token_labels: list[str], title: str = "",
+                      panel_titles: tuple[str, str, str] = ORDER_TITLES, x_title: str = "key (attended to)",
+                      y_title: str = "query (attending)", hover_query: str = "query", hover_key: str = "key",
+                      value_name: str = "weight") -> go.Figure:
     """Three maps over the swapped sentence [query, key], side by side: the original sentence's attention
     with the swapped rows and columns moved like the tokens, the swapped sentence's own attention (both on
     the 0-1 weight scale), and their difference (diverging). Query labels on the left panel only; labels
-    are escaped for plotly here, once."""
+    are escaped for plotly here, once. panel_titles, x_title, y_title, hover_query, hover_key, value_name: the
+    words shown (a page passes them in its language)."""
     n = len(token_labels)
     reordered, actual = check_matrix(reordered, n, n), check_matrix(actual, n, n)
     diff = actual - reordered
     labels = plotly_text(token_labels)
-    layout = subplot_layout(ORDER_TITLES, rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.12)
-    hover = "query %{y}<br>key %{x}<br>"
+    layout = subplot_layout(list(panel_titles), rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.12)
+    hover = f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
     traces = [go.Heatmap(z=m, x=labels, y=labels, coloraxis=axis, **subplot_axes(i),
                          hovertemplate=hover + f"{name} %{{z:.4f}}<extra></extra>")
-              for i, (m, axis, name) in enumerate(((reordered, "coloraxis", "weight"), (actual, "coloraxis", "weight"),
-                                                   (diff, "coloraxis2", "Δ weight")))]
+              for i, (m, axis, name) in enumerate(((reordered, "coloraxis", value_name),
+                                                   (actual, "coloraxis", value_name),
+                                                   (diff, "coloraxis2", f"Δ {value_name}")))]
     ticks = dict(type="category", tickmode="array", tickvals=labels, ticktext=labels, tickfont=dict(size=13),
                  automargin=True)
     update_axes(layout, "x", tickangle=-90, **ticks)
     update_axes(layout, "y", autorange="reversed", **ticks)
     for name in ("yaxis2", "yaxis3"):          # the query labels are on the left panel's axis
         layout[name].update(ticks="", showticklabels=False)
-    layout["xaxis2"]["title"] = dict(text="key (attended to)")
-    layout["yaxis"]["title"] = dict(text="query (attending)")
+    layout["xaxis2"]["title"] = dict(text=x_title)
+    layout["yaxis"]["title"] = dict(text=y_title)
     for note in layout["annotations"]:
         note["font"] = dict(size=16)
     zmax = symmetric_range(diff)
     layout.update(title=dict(text=title), font=BASE_FONT, height=max(380, min(640, 200 + 22 * n)),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
-                                 colorbar=dict(title=dict(text="weight"), thickness=12, x=0.64, xanchor="left",
+                                 colorbar=dict(title=dict(text=value_name), thickness=12, x=0.64, xanchor="left",
                                                len=0.8)),
                   coloraxis2=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
                                   colorbar=dict(title=dict(text="Δ"), thickness=12, x=1.0, xanchor="left", len=0.8)),

@@ -51,14 +51,16 @@ def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], ti
 
 
 def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: list[str], title: str,
-                         highlight: int | None = None) -> go.Figure:
-    """Scaled scores after the mask: -inf cells drawn grey and labelled "−∞", the rest diverging."""
+                         highlight: int | None = None, x_title: str = "key", y_title: str = "query",
+                         value_name: str = "score") -> go.Figure:
+    """Scaled scores after the mask: -inf cells drawn grey and labelled "−∞", the rest diverging.
+    x_title, y_title, value_name: the words shown (a page passes them in its language)."""
     masked = check_matrix(masked, len(row_labels), len(col_labels))
     hidden = np.isneginf(masked)
     shown = np.where(hidden, np.nan, masked)
     if np.all(hidden):
         raise ValueError("every score is masked")
-    fig = signed_heatmap(shown, row_labels, col_labels, title, "key", "query", value_name="score",
+    fig = signed_heatmap(shown, row_labels, col_labels, title, x_title, y_title, value_name=value_name,
                          zmax=symmetric_range(shown[~hidden]))
     small = masked.size <= MAX_CELLS_WITH_NUMBERS
     heatmap, layout = fig.data[0], fig.layout
@@ -69,14 +71,20 @@ def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: 
     return highlight_row(fig, highlight, len(row_labels))
 
 
-def _bar_caption(weights: np.ndarray) -> str:
-    return f"entropy {float(entropy_bits(weights)):.2f} bits · max weight {float(weights.max()):.2f}"
+BAR_CAPTION = "entropy {entropy:.2f} bits · max weight {top:.2f}"
+
+
+def _bar_caption(weights: np.ndarray, caption: str = BAR_CAPTION) -> str:
+    return caption.format(entropy=float(entropy_bits(weights)), top=float(weights.max()))
 
 
 def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str], d_k: int,
-                 title: str = "", masked: np.ndarray | None = None) -> go.Figure:
+                 title: str = "", masked: np.ndarray | None = None, without: str = "without scaling",
+                 with_: str = "with scaling", caption: str = BAR_CAPTION, masked_label: str = "masked",
+                 x_title: str = "key", y_title: str = "weight") -> go.Figure:
     """The same query's attention weights, softmax(q·k) beside softmax(q·k/√d_k), on one 0-1 axis.
-    masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00)."""
+    masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00).
+    without, with_, caption ({entropy}, {top}), masked_label, x_title, y_title: the words shown."""
     unscaled, scaled = np.asarray(unscaled, dtype=float), np.asarray(scaled, dtype=float)
     if unscaled.shape != (len(key_labels),) or scaled.shape != (len(key_labels),):
         raise ValueError(f"weights {unscaled.shape} / {scaled.shape} do not match {len(key_labels)} key labels")
@@ -86,20 +94,20 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     for name, w in (("unscaled", unscaled), ("scaled", scaled)):
         if np.any(w < -1e-9) or abs(w.sum() - 1) > 1e-3:
             raise ValueError(f"{name} weights must be a distribution (non-negative, summing to 1)")
-    layout = subplot_layout([f"<b>without scaling</b>: softmax(q·k)<br>{_bar_caption(unscaled)}",
-                             f"<b>with scaling</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled)}"],
+    layout = subplot_layout([f"<b>{without}</b>: softmax(q·k)<br>{_bar_caption(unscaled, caption)}",
+                             f"<b>{with_}</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled, caption)}"],
                             rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
     for note in layout["annotations"]:
         note["font"] = dict(size=17)
     keys = plotly_text(key_labels)
-    bars = [go.Bar(x=keys, y=w, marker_color=color, text=["masked" if m else f"{v:.2f}" for v, m in zip(w, masked)],
+    bars = [go.Bar(x=keys, y=w, marker_color=color, text=[masked_label if m else f"{v:.2f}" for v, m in zip(w, masked)],
                    textposition="outside", cliponaxis=False, showlegend=False, **subplot_axes(i),
-                   hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>")
+                   hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.4f}}<extra></extra>")
             for i, (w, color) in enumerate(((unscaled, LINE_COLORS[3]), (scaled, LINE_COLORS[0])))]
     update_axes(layout, "x", type="category", tickangle=-45, tickfont=dict(size=14), automargin=True,
-                title=dict(text="key"))
+                title=dict(text=x_title))
     update_axes(layout, "y", range=[0, 1.12], tickfont=dict(size=14))
-    layout["yaxis"]["title"] = dict(text="weight")
+    layout["yaxis"]["title"] = dict(text=y_title)
     layout.update(title=dict(text=title), font=BASE_FONT, height=460, margin=dict(l=10, r=10, t=110, b=10),
                   bargap=0.25)
     return go.Figure(bars, layout=layout)

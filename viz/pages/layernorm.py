@@ -9,19 +9,35 @@ from model.capture import schema
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
                                    residual_norm_figure, token_stats_figure)
 from viz.figures.style import plotly_text
+from viz.i18n import t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import position_labels
 from viz.ui import matrix_frame, need_context, show_figure
 
 STACKS = ["encoder", "decoder"]
-NORMS = {"norm_attn": "after self-attention", "norm_cross": "after cross-attention", "norm_ff": "after feed-forward"}
-PRE_NORM_PLACE = {"norm_attn": "before self-attention", "norm_cross": "before cross-attention",
-                  "norm_ff": "before feed-forward"}
+NORMS = ("norm_attn", "norm_cross", "norm_ff")   # where each sits: layernorm.place.<after|before>.<norm> in viz/locales
 LN_FORMULA = (r"\mathrm{LN}(x)=\gamma\odot\frac{x-\mu}{\sigma}+\beta,\quad \mu=\frac1d\sum_{j=1}^{d}x_j,\quad "
               r"\sigma=\sqrt{\frac1d\sum_{j=1}^{d}(x_j-\mu)^2+\epsilon}")
 POST_PRE_FORMULA = (r"\begin{aligned}\text{post-norm (paper):}&\ \ "
                     r"x\leftarrow\mathrm{LN}\big(x+\mathrm{Sublayer}(x)\big)\\ "
                     r"\text{pre-norm:}&\ \ x\leftarrow x+\mathrm{Sublayer}\big(\mathrm{LN}(x)\big)\end{aligned}")
+
+
+STAGE_WORDS = {"enc": "layernorm.stage.enc", "dec": "layernorm.stage.dec", "embedding": "layernorm.stage.embedding",
+               "+attn": "layernorm.stage.attn", "+cross": "layernorm.stage.cross", "+ff": "layernorm.stage.ff"}
+
+
+def stack_name(stack: str) -> str:
+    return t(f"layernorm.stack.{stack}")
+
+
+def stage_label(label: str) -> str:
+    """A residual_stages label ("enc L0 +attn") in the page's language; layer names (L0) stay."""
+    return " ".join(t(STAGE_WORDS[w]) if w in STAGE_WORDS else w for w in label.split(" "))
+
+
+def norm_place(norm: str, pre_norm: bool) -> str:
+    return t(f"layernorm.place.{'before' if pre_norm else 'after'}.{norm}")
 
 
 def _stack_changed() -> None:
@@ -33,36 +49,31 @@ def _stack_changed() -> None:
 
 def controls(cfg) -> tuple[str, int, str]:
     """Stack, layer and norm in one row; the options say what they are."""
-    places = PRE_NORM_PLACE if cfg.norm_first else NORMS
     c1, c2, c3 = st.columns([1.3, 1, 3.4], vertical_alignment="center")
-    stack = c1.radio("Stack", STACKS, index=STACKS.index(qp_choice("stack", STACKS, "encoder")), horizontal=True,
-                     key="ln-stack", on_change=_stack_changed, label_visibility="collapsed")
+    stack = c1.radio(t("layernorm.stack"), STACKS, index=STACKS.index(qp_choice("stack", STACKS, "encoder")),
+                     horizontal=True,
+                     key="ln-stack", on_change=_stack_changed, label_visibility="collapsed",
+                     format_func=stack_name)
     n = schema.n_layers(cfg, stack)
-    layer = c2.selectbox("Layer", list(range(n)), index=qp_int("layer", 0, 0, n - 1), key=f"ln-layer-{stack}",
-                         format_func=lambda i: f"layer {i}", label_visibility="collapsed")
+    layer = c2.selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1), key=f"ln-layer-{stack}",
+                         format_func=lambda i: t("ui.layer_n", i=i), label_visibility="collapsed")
     norm_names = [k for k in NORMS if stack == "decoder" or k != "norm_cross"]
-    norm = c3.radio("Norm", norm_names, index=norm_names.index(qp_choice("norm", norm_names, "norm_attn")),
-                    horizontal=True, key=f"ln-norm-{stack}", format_func=lambda k: f"{k} ({places[k]})",
+    norm = c3.radio(t("layernorm.norm"), norm_names, index=norm_names.index(qp_choice("norm", norm_names, "norm_attn")),
+                    horizontal=True, key=f"ln-norm-{stack}",
+                    format_func=lambda k: t("layernorm.norm_option", norm=k, place=norm_place(k, cfg.norm_first)),
                     label_visibility="collapsed")
     return stack, layer, norm
 
 
 def explain(ctx) -> None:
-    st.header("What a LayerNorm does")
-    st.markdown(
-        "Every sublayer (attention, feed-forward) is wrapped in a **residual connection** and a **layer "
-        "normalization**. The residual path carries the input through unchanged, so a layer only has to learn a "
-        "correction and the signal (and gradient) passes through deep stacks. LayerNorm then rescales each token's "
-        "vector: subtract the mean of its features, divide by their standard deviation, then apply a learned gain γ "
-        "and bias β per feature.")
+    st.header(t("layernorm.explain.header"))
+    st.markdown(t("layernorm.explain.text"))
     st.latex(LN_FORMULA)
     st.latex(POST_PRE_FORMULA)
     if ctx.bundle.config.norm_first:
-        st.info(f"This model ({ctx.model_id}) is **pre-norm**: each norm reads the residual stream x before the "
-                "sublayer, and the stream itself is never normalized until a final LayerNorm after the last layer.")
+        st.info(t("layernorm.explain.pre_norm", model=ctx.model_id))
     else:
-        st.info(f"This model ({ctx.model_id}) is **post-norm**, as in the paper: each norm reads x + Sublayer(x), and "
-                "its output *is* the residual stream passed on.")
+        st.info(t("layernorm.explain.post_norm", model=ctx.model_id))
 
 
 def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
@@ -73,74 +84,78 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
     mean_in, std_in = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("mean", "std"))    # [T]
     mean_after, std_after = layer_norm_stats(x_norm)                                                 # [T]
     c_token, _ = st.columns([1, 2])
-    token = c_token.selectbox("Token for the histogram", list(range(len(tokens))), key=f"ln-token-{stack}",
+    token = c_token.selectbox(t("layernorm.token.pick"), list(range(len(tokens))), key=f"ln-token-{stack}",
                                index=qp_int("token", 0, 0, len(tokens) - 1), format_func=lambda i: tokens[i])
-    series = {"input": x_in[token], "normalized (x−μ)/σ": x_norm[token], "output γ·x̂+β": x_out[token]}
+    series = {t("layernorm.token.input"): x_in[token], t("layernorm.token.normalized"): x_norm[token],
+              t("layernorm.token.output"): x_out[token]}
     tag = f"{ctx.model_id}-{stack}-L{layer}-{norm}"
     col_a, col_b = st.columns(2)
     with col_a:
         chosen = plotly_text([tokens[token]])[0]
-        show_figure(feature_histogram(series, title=f"The {x_in.shape[1]} features of {chosen}"),
+        show_figure(feature_histogram(series, title=t("layernorm.token.title", features=x_in.shape[1], token=chosen),
+                                      x_title=t("layernorm.token.x"), y_title=t("layernorm.token.y"),
+                                      value=t("layernorm.value"), features=t("layernorm.features")),
                     f"{tag}-token{token}",
                     matrix_frame(np.stack(list(series.values()), axis=1), list(range(x_in.shape[1])), list(series)),
                     key="ln-hist")
-        st.caption(f"{tokens[token]}: input mean {mean_in[token]:.4f}, std {std_in[token]:.4f} → normalized mean "
-                   f"{mean_after[token]:.1e}, std {std_after[token]:.4f}.")
+        st.caption(t("layernorm.token.caption", token=tokens[token], mean_in=f"{mean_in[token]:.4f}",
+                     std_in=f"{std_in[token]:.4f}", mean_after=f"{mean_after[token]:.1e}",
+                     std_after=f"{std_after[token]:.4f}"))
     with col_b:
-        show_figure(gain_bias_figure(gain, bias, title=f"Learned gain and bias of {norm}"), f"{tag}-gain-bias",
-                    matrix_frame(np.stack([gain, bias], axis=1), list(range(gain.size)), ["gain", "bias"]),
+        show_figure(gain_bias_figure(gain, bias, title=t("layernorm.gain.title", norm=norm),
+                                     panel_titles=(t("layernorm.gain.panel"), t("layernorm.bias.panel")),
+                                     x_title=t("layernorm.dimension"), gain_name=t("layernorm.gain"),
+                                     bias_name=t("layernorm.bias")), f"{tag}-gain-bias",
+                    matrix_frame(np.stack([gain, bias], axis=1), list(range(gain.size)),
+                                 [t("layernorm.gain"), t("layernorm.bias")]),
                     key="ln-gb")
-        st.caption("After normalizing, the layer may re-scale and shift each feature: a gain of 1 and bias of 0 "
-                   "would leave x̂ as it is. These are trained weights, the same for every token.")
+        st.caption(t("layernorm.gain.caption"))
     return token
 
 
 def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
-    st.header("LayerNorm vs. BatchNorm on the same numbers")
-    st.markdown(
-        f"Take this norm's input as a table: {len(tokens)} tokens (rows) × {x_in.shape[1]} features (columns). "
-        "**LayerNorm** computes one mean and std per *row*: each token is normalized on its own. **BatchNorm** "
-        "computes one mean and std per *column*, across the tokens (and sentences) of a batch. So BatchNorm makes "
-        "a token's output depend on which other tokens happen to share the batch, needs running averages at test "
-        "time, and breaks down for a batch of one token or sentences of different lengths. LayerNorm needs none "
-        "of that: batch size 1 and any length work the same in training and inference.")
-    show_figure(ln_vs_bn_figure(x_in, tokens, title="Statistics of the norm's input [tokens × features], two ways"),
+    st.header(t("layernorm.bn.header"))
+    st.markdown(t("layernorm.bn.text", tokens=len(tokens), features=x_in.shape[1]))
+    show_figure(ln_vs_bn_figure(x_in, tokens, title=t("layernorm.bn.title"), ln_title=t("layernorm.bn.ln_panel"),
+                                bn_title=t("layernorm.bn.bn_panel"), mean_name=t("layernorm.mean"),
+                                std_name=t("layernorm.std"), x_title=t("layernorm.dimension")),
                 f"{tag}-ln-vs-bn", matrix_frame(x_in, tokens, list(range(x_in.shape[1]))), key="ln-bn")
     _bn_mean, bn_std = batch_norm_stats(x_in)
     drift = batch_norm_drift(x_in, 0, ctx.bundle.config.ln_eps)
-    st.caption(f"LayerNorm: {len(tokens)} means and stds (rows). BatchNorm: {bn_std.size} means and stds (columns); "
-               f"feature stds range from {bn_std.min():.3f} to {bn_std.max():.3f}. The CSV holds the input matrix.")
+    st.caption(t("layernorm.bn.caption", tokens=len(tokens), features=bn_std.size, low=f"{bn_std.min():.3f}",
+                 high=f"{bn_std.max():.3f}"))
     first = plotly_text(tokens[:1])[0]
-    show_figure(drift_figure(drift, 0, title=f"BatchNorm output of {first} changes with the batch; "
-                                             "LayerNorm's does not"),
-                f"{tag}-bn-drift", matrix_frame(drift[:, None], list(range(1, drift.size + 1)), ["relative change"]),
+    show_figure(drift_figure(drift, 0, title=t("layernorm.drift.title", token=first), x_title=t("layernorm.drift.x"),
+                             y_title=t("layernorm.drift.y"), bn_name=t("layernorm.drift.bn"),
+                             ln_name=t("layernorm.drift.ln"), batch=t("layernorm.drift.batch"),
+                             change=t("layernorm.drift.change")),
+                f"{tag}-bn-drift", matrix_frame(drift[:, None], list(range(1, drift.size + 1)),
+                                                [t("layernorm.drift.change")]),
                 key="ln-drift")
-    st.caption(f"Batch = the first t tokens of the sentence. With t = 1 every column has std 0, so BatchNorm maps "
-               f"{tokens[0]} to all zeros (relative change {drift[0]:.2f}): a batch of one erases the token. LayerNorm "
-               "uses only the token itself, so its output never changes.")
+    st.caption(t("layernorm.drift.caption", token=tokens[0], change=f"{drift[0]:.2f}"))
 
 
 def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
     cfg, arrays = ctx.bundle.config, ctx.trace.arrays
-    st.header("The residual stream through both stacks")
+    st.header(t("layernorm.resid.header"))
     parts = []
     for s in STACKS:
         stages, norms = residual_stages(arrays, s, schema.n_layers(cfg, s))                         # [stages, T]
-        parts.append((s, stages, norms, labels[s]))
-    show_figure(residual_norm_figure(parts, title="‖x‖ per token at every stage (thin) and the mean (bold)"),
+        parts.append((stack_name(s), [stage_label(stage) for stage in stages], norms, labels[s]))
+    show_figure(residual_norm_figure(parts, title=t("layernorm.resid.title"), x_title=t("layernorm.resid.x"),
+                                     y_title=t("layernorm.resid.y"), mean_name=t("layernorm.resid.mean_name"),
+                                     mean=t("layernorm.mean")),
                 f"{ctx.model_id}-residual-norms",
                 matrix_frame(np.concatenate([p[2].mean(1) for p in parts])[:, None], sum((p[1] for p in parts), []),
-                             ["mean L2 norm"]), key="ln-resid")
+                             [t("layernorm.resid.column")]), key="ln-resid")
     enc_norms = parts[0][2]
     if cfg.norm_first:
-        st.caption("Pre-norm: sublayers add to the stream without normalizing it, so its norm can grow layer after "
-                   f"layer (encoder: {enc_norms[0].mean():.1f} at the embedding, {enc_norms[-1].mean():.1f} after "
-                   "the last layer); the final LayerNorm after the stack brings it back.")
+        st.caption(t("layernorm.resid.pre_norm", first=f"{enc_norms[0].mean():.1f}",
+                     last=f"{enc_norms[-1].mean():.1f}"))
     else:
         later = enc_norms[1:].mean(1)                                                                # [stages - 1]
-        st.caption(f"Post-norm: after every Add & Norm the stream is re-normalized, so each token's norm stays near "
-                   f"√d × the typical gain, whatever the sublayer added (encoder: {enc_norms[0].mean():.1f} at the "
-                   f"embedding, then {later.min():.1f}–{later.max():.1f}; √d = {np.sqrt(cfg.d_model):.1f}).")
+        st.caption(t("layernorm.resid.post_norm", first=f"{enc_norms[0].mean():.1f}", low=f"{later.min():.1f}",
+                     high=f"{later.max():.1f}", root=f"{np.sqrt(cfg.d_model):.1f}"))
 
 
 def render() -> None:
@@ -148,27 +163,34 @@ def render() -> None:
     trace, cfg, arrays = ctx.trace, ctx.bundle.config, ctx.trace.arrays
     labels = {stack: position_labels(schema.stack_tokens(trace.meta, stack)) for stack in schema.STACKS}
 
-    st.title("LayerNorm & residual")
+    st.title(t("layernorm.title"))
     stack, layer, norm = controls(cfg)
     tokens = labels[stack]
     x_in, x_norm = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("in", "normalized"))   # [T,D]
     mean_in, std_in = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("mean", "std"))    # [T]
     mean_after, std_after = layer_norm_stats(x_norm)                                                 # [T]
-    input_is = "x (the residual stream)" if cfg.norm_first else "x + Sublayer(x)"
+    input_is = t("layernorm.stats.input_pre") if cfg.norm_first else "x + Sublayer(x)"
     show_figure(token_stats_figure(tokens, (mean_in, std_in), (mean_after, std_after),
-                                   title=f"{stack} layer {layer}, {norm}: input {input_is} vs. normalized"),
+                                   title=t("layernorm.stats.title", stack=stack_name(stack), layer=layer, norm=norm,
+                                           input=input_is),
+                                   panel_titles=(t("layernorm.stats.mean_panel"), t("layernorm.stats.std_panel")),
+                                   before_name=t("layernorm.stats.before_name"),
+                                   after_name=t("layernorm.stats.after_name"), hover_before=t("layernorm.before"),
+                                   hover_after=t("layernorm.after")),
                 f"{ctx.model_id}-{stack}-L{layer}-{norm}-stats",
                 matrix_frame(np.stack([mean_in, std_in, mean_after, std_after], axis=1), tokens,
-                             ["mean before", "std before", "mean after", "std after"]), key="ln-stats")
-    st.caption(f"Orange: each token's mean and std before the norm (means {mean_in.min():.3f} to "
-               f"{mean_in.max():.3f}, stds {std_in.min():.3f} to {std_in.max():.3f}). Blue: after it, every token has "
-               f"mean ≈ 0 (largest |mean| {np.abs(mean_after).max():.1e}) and std ≈ 1 "
-               f"(from {std_after.min():.6f} to {std_after.max():.6f}; ε = {cfg.ln_eps:g} keeps it just under 1)."
-               + (" Decoder rows are labelled by the token each position predicts (it reads the token before it), as "
-                  "on every page; its tokens are " + ("your reference, teacher-forced." if trace.meta["teacher_forced"]
-                                                      else "the model's own output.") if stack == "decoder" else ""))
+                             [t("layernorm.stats.col_mean_before"), t("layernorm.stats.col_std_before"),
+                              t("layernorm.stats.col_mean_after"), t("layernorm.stats.col_std_after")]), key="ln-stats")
+    decoder = ""
+    if stack == "decoder":
+        decoder = " " + t("layernorm.stats.decoder", tokens=t("layernorm.stats.teacher_forced")
+                          if trace.meta["teacher_forced"] else t("layernorm.stats.own_output"))
+    st.caption(t("layernorm.stats.caption", mean_low=f"{mean_in.min():.3f}", mean_high=f"{mean_in.max():.3f}",
+                 std_low=f"{std_in.min():.3f}", std_high=f"{std_in.max():.3f}",
+                 largest=f"{np.abs(mean_after).max():.1e}", after_low=f"{std_after.min():.6f}",
+                 after_high=f"{std_after.max():.6f}", eps=f"{cfg.ln_eps:g}") + decoder)
     explain(ctx)
-    st.header("One token's features")
+    st.header(t("layernorm.token.header"))
     token = one_token(ctx, stack, layer, norm, tokens)
     set_query(stack=stack, layer=layer, norm=norm, token=token)
     ln_vs_bn(ctx, x_in, tokens, f"{ctx.model_id}-{stack}-L{layer}-{norm}")

@@ -11,9 +11,10 @@ from model.analysis.attention_math import (HeadSteps, dim_labels, head_projectio
                                            max_abs_error, scaling_comparison)
 from model.capture import schema
 from model.capture.schema import sublayer_names
-from viz.figures.attention import KIND_TITLES, attention_heatmap
+from viz.figures.attention import attention_heatmap
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import plotly_text
+from viz.i18n import t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
@@ -22,6 +23,8 @@ KINDS = list(schema.KINDS)
 STEPS = ["$X$: the input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
          r"$+\,M$ (the mask)", "softmax", r"weights $\cdot\,V$"]
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "+ mask", "softmax", "· V"]   # fits one line on a projector
+STEP_WORDS = {0: "step.steps.input", 6: "step.steps.mask", 8: "step.steps.output"}   # STEPS in the catalogue
+SHORT_WORDS = {6: "step.short.mask"}
 STEP_KEY = "step-step"
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
@@ -78,20 +81,20 @@ class Head:
 
     @property
     def key_row_note(self) -> str:
-        return ("the query token's own key row" if self.kind != "cross" else
-                f"the source token this query attends to most ({self.k_labels[self.key_row]})")
+        return (t("step.key_row.own") if self.kind != "cross" else
+                t("step.key_row.cross", token=self.k_labels[self.key_row]))
 
     @property
     def where(self) -> str:
-        return f"{KIND_TITLES[self.kind]}, layer {self.layer}, head {self.head}"
+        return t("step.where", kind=kind_title(self.kind), layer=self.layer, head=self.head)
 
     @property
     def q_side(self) -> str:
-        return "decoder" if self.kind != "encoder" else "source"
+        return t("step.side.decoder") if self.kind != "encoder" else t("step.side.source")
 
     @property
     def kv_side(self) -> str:
-        return {"cross": "encoder output (memory)", "decoder": "decoder"}.get(self.kind, "source")
+        return t({"cross": "step.side.memory", "decoder": "step.side.decoder"}.get(self.kind, "step.side.source"))
 
 
 def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
@@ -123,6 +126,18 @@ def _forget_query() -> None:
         del st.query_params["query"]
 
 
+def step_name(i: int) -> str:
+    return t(STEP_WORDS[i]) if i in STEP_WORDS else STEPS[i]
+
+
+def short_name(i: int) -> str:
+    return t(SHORT_WORDS[i]) if i in SHORT_WORDS else SHORT[i]
+
+
+def kind_title(kind: str) -> str:
+    return t(f"fig.kind.{kind}")
+
+
 def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list[str]):
     return matrix_frame(np.asarray(matrix)[index: index + 1], row_labels[index: index + 1], col_labels).round(4)
 
@@ -132,26 +147,25 @@ def view_input(h: Head) -> View:
     cfg, layer, query = h.cfg, h.layer, h.query
     d = cfg.d_model
     model_dims = dim_labels(d)
-    x_name = "embeddings" if layer == 0 and not cfg.norm_first else "previous layer's output"
-    fig = step_heatmap(h.x_q, h.q_labels, model_dims, f"X [{h.n_q} × {d}]: {h.q_side} input of layer {layer}",
-                       "dimension", "token", highlight=query, show_values=False, plot_px=PLOT_PX)
+    x_name = t("step.input.embeddings") if layer == 0 and not cfg.norm_first else t("step.input.previous")
+    fig = step_heatmap(h.x_q, h.q_labels, model_dims, t("step.input.title", n=h.n_q, d=d, side=h.q_side, layer=layer),
+                       t("step.axis.dimension"), t("step.axis.token"), value_name=t("step.axis.value"),
+                       highlight=query, show_values=False, plot_px=PLOT_PX)
     view = View([(fig, f"{h.tag}-X", matrix_frame(h.x_q, h.q_labels, model_dims))],
                 _row(h.x_q, query, h.q_labels, model_dims))
     if h.kind in ("encoder", "decoder"):
-        view.text = (f"The input of layer {layer}: one row of $d_{{model}} = {d}$ numbers per token. It is the "
-                     f"{x_name}" + (" (token embedding × √d_model + positional encoding)." if layer == 0 else ".")
-                     + " Queries, keys and values are all made from this one matrix.")
+        view.text = t("step.input.text", layer=layer, d=d, x_name=x_name,
+                      pe=t("step.input.pe") if layer == 0 else "")
     else:
         memory = step_heatmap(h.x_kv, h.k_labels, model_dims,
-                              f"Memory [{len(h.k_labels)} × {d}]: the encoder's output", "dimension", "source token",
-                              show_values=False, plot_px=PLOT_PX)
+                              t("step.memory.title", n=len(h.k_labels), d=d), t("step.axis.dimension"),
+                              t("step.axis.source_token"), value_name=t("step.axis.value"), show_values=False,
+                              plot_px=PLOT_PX)
         view.figures.append((memory, f"{h.tag}-memory", matrix_frame(h.x_kv, h.k_labels, model_dims)))
-        view.text = ("Cross-attention reads two inputs. Queries come from the decoder stream (after its masked "
-                     "self-attention and Add & Norm); keys and values come from the encoder's final output, the "
-                     "memory, which is the same for every decoder layer.")
+        view.text = t("step.memory.text")
     if cfg.norm_first:
-        view.text += " (This model is pre-norm, so X is the LayerNorm of the residual stream.)"
-    view.row_caption = f"Row {h.q_labels[query]} of X"
+        view.text += " " + t("step.input.pre_norm")
+    view.row_caption = t("step.input.row", token=h.q_labels[query])
     return view
 
 
@@ -160,105 +174,98 @@ def view_projection(h: Head, which: str) -> View:
     source, matrix = {"Q": (h.x_q, h.q), "K": (h.x_kv, h.k), "V": (h.x_kv, h.v)}[which]
     labels, row = (h.q_labels, h.query) if which == "Q" else (h.k_labels, h.key_row)
     weight, bias = linear_arrays(getattr(h.module, f"w_{which.lower()}"))
-    role = {"Q": "what this token is looking for", "K": "what each token offers to be found by",
-            "V": "what each token hands over when it is attended to"}[which]
+    role = t(f"step.role.{which}")
     side = h.q_side if which == "Q" else h.kv_side
     dims = dim_labels(d_head)
-    fig = step_heatmap(matrix, labels, dims, f"{which} for head {head} [{len(labels)} × {d_head}], from the {side}",
-                       "dimension of the head (d_k)", "token", highlight=row, show_values=False,
-                       plot_px=PLOT_PX)
+    fig = step_heatmap(matrix, labels, dims, t("step.proj.title", which=which, head=head, n=len(labels), d_k=d_head,
+                                              side=side),
+                       t("step.axis.head_dimension"), t("step.axis.token"), value_name=t("step.axis.value"),
+                       highlight=row, show_values=False, plot_px=PLOT_PX)
     view = View([(fig, f"{h.tag}-{which}", matrix_frame(matrix, labels, dims))], _row(matrix, row, labels, dims))
     w_h = rf"W^{which}_{{{head}}}"
     view.latex = (rf"{which}_{{{head}}} = X {w_h} + b^{which}_{{{head}}},\quad "
                   rf"{w_h} \in \mathbb{{R}}^{{{d}\times{d_head}}}")
-    view.text = (f"Head {head} takes its own {d_head} columns of the {d}×{d} matrix $W^{which}$, so each token "
-                 f"becomes {d_head} numbers: {role}." + (" In cross-attention these come from the encoder's memory."
-                                                         if which != "Q" and h.kind == "cross" else ""))
-    view.row_caption = f"Row {labels[row]} of {which}" + ("" if which == "Q" else f": {h.key_row_note}")
+    view.text = t("step.proj.text", head=head, d_k=d_head, d=d, which=which, role=role) + (
+        " " + t("step.proj.cross") if which != "Q" and h.kind == "cross" else "")
+    view.row_caption = (t("step.proj.row", token=labels[row], which=which) if which == "Q" else
+                        t("step.proj.row_key", token=labels[row], which=which, note=h.key_row_note))
     redone = head_projection(source, weight, bias, head, n_heads)
-    view.checks.append((f"$XW^{which} + b$ recomputed from the model's weights vs the captured ${which}$",
+    view.checks.append((t("step.proj.check", which=which),
                         max_abs_error(redone, matrix)))
     return view
 
 
 def view_raw(h: Head) -> View:
     raw, q_labels, k_labels, query = h.mine.raw, h.q_labels, h.k_labels, h.query
-    fig = step_heatmap(raw, q_labels, k_labels, f"Q·Kᵀ [{h.n_q} × {len(k_labels)}]: raw dot products",
-                       "key", "query", value_name="q·k", highlight=query)
+    fig = step_heatmap(raw, q_labels, k_labels, t("step.raw.title", n=h.n_q, m=len(k_labels)),
+                       t("step.axis.key"), t("step.axis.query"), value_name="q·k", highlight=query)
     view = View([(fig, f"{h.tag}-QK", matrix_frame(raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
                 latex=r"s_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{id}\,k_{jd}")
-    view.text = ("Every query is compared with every key by a dot product: large when the two vectors point the "
-                 f"same way. The row of {q_labels[query]} says how well each key matches what it looks for. "
-                 f"These raw numbers spread from {raw.min():.1f} to {raw.max():.1f}.")
-    view.row_caption = f"Row {q_labels[query]}: its dot product with every key"
+    view.text = t("step.raw.text", token=q_labels[query], low=f"{raw.min():.1f}", high=f"{raw.max():.1f}")
+    view.row_caption = t("step.raw.row", token=q_labels[query])
     return view
 
 
 def view_scaled(h: Head) -> View:
     scaled, q_labels, k_labels, query, d_head = h.mine.scaled, h.q_labels, h.k_labels, h.query, h.cfg.d_head
-    fig = step_heatmap(scaled, q_labels, k_labels, f"Q·Kᵀ / √{d_head}: the scores", "key", "query",
-                       value_name="score", highlight=query)
+    fig = step_heatmap(scaled, q_labels, k_labels, t("step.scaled.title", d_k=d_head), t("step.axis.key"),
+                       t("step.axis.query"), value_name=t("step.axis.score"), highlight=query)
     view = View([(fig, f"{h.tag}-scores", matrix_frame(h.scores, q_labels, k_labels))],
                 _row(scaled, query, q_labels, k_labels),
                 latex=rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{d_head}}}}} = "
                       rf"\frac{{q_i\cdot k_j}}{{{np.sqrt(d_head):.3g}}}")
-    view.text = (f"Divide by $\\sqrt{{d_k}} = {np.sqrt(d_head):.3g}$. Same ranking of keys, smaller spread, so the "
-                 "softmax stays soft: see *Why divide by √d_k?* below.")
-    view.row_caption = f"Row {q_labels[query]} after scaling"
-    view.checks.append((r"$QK^\top/\sqrt{d_k}$ recomputed vs the model's scores", max_abs_error(scaled, h.scores)))
+    view.text = t("step.scaled.text", root=f"{np.sqrt(d_head):.3g}")
+    view.row_caption = t("step.scaled.row", token=q_labels[query])
+    view.checks.append((t("step.scaled.check"), max_abs_error(scaled, h.scores)))
     return view
 
 
 def view_mask(h: Head) -> View:
     masked, q_labels, k_labels, query, causal = h.mine.masked, h.q_labels, h.k_labels, h.query, h.names.causal
-    fig = masked_scores_figure(masked, q_labels, k_labels, "Scores + mask (grey = −∞)" if causal else
-                               "Scores + mask (nothing masked here)", highlight=query)
+    fig = masked_scores_figure(masked, q_labels, k_labels, t("step.mask.title_causal") if causal else
+                               t("step.mask.title_none"), highlight=query, x_title=t("step.axis.key"),
+                               y_title=t("step.axis.query"), value_name=t("step.axis.score"))
     view = View([(fig, f"{h.tag}-masked", matrix_frame(masked, q_labels, k_labels))],
                 _row(masked, query, q_labels, k_labels),
                 latex=r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}" if causal else
-                r"M_{ij} = 0 \ \text{for every real token}")
+                r"M_{ij} = 0 \quad \forall j")
     if causal:
         n_hidden = int((~h.mine.allowed[query]).sum())
-        view.text = ("The decoder must not peek at the words it has yet to write, so every key after the query "
-                     f"gets $-\\infty$. Row {q_labels[query]} hides {n_hidden} future position(s); after the "
-                     "softmax their weight is exactly 0.")
+        view.text = t("step.mask.causal", token=q_labels[query], n=n_hidden)
     else:
-        view.text = ("The mask adds $-\\infty$ only where a key must be hidden: padding when sentences are batched, "
-                     "and the future in the decoder. A single sentence has no padding and "
-                     + ("cross-attention may read every source token" if h.kind == "cross" else
-                        "the encoder sees in both directions") + ", so nothing changes here.")
-    view.row_caption = f"Row {q_labels[query]} after the mask"
+        view.text = t("step.mask.none", why=t("step.mask.why_cross") if h.kind == "cross" else
+                      t("step.mask.why_encoder"))
+    view.row_caption = t("step.mask.row", token=q_labels[query])
     return view
 
 
 def view_softmax(h: Head) -> View:
     pattern, q_labels, k_labels, query = h.pattern, h.q_labels, h.k_labels, h.query
-    fig = attention_heatmap(pattern, q_labels, k_labels, f"softmax: attention weights, {h.where}",
-                            highlight_row=query)
+    fig = attention_heatmap(pattern, q_labels, k_labels, t("step.softmax.title", where=h.where),
+                            highlight_row=query, x_title=t("fig.attention.x"), y_title=t("fig.attention.y"),
+                            value_name=t("fig.attention.weight"), hover_query=t("fig.attention.query"),
+                            hover_key=t("fig.attention.key"))
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1")
     top = int(np.argmax(pattern[query]))
-    view.text = (f"Exponentiate and normalise each row: weights between 0 and 1 that sum to 1. "
-                 f"{q_labels[query]} gives its largest weight, {pattern[query, top]:.2f}, to {k_labels[top]}.")
-    view.row_caption = f"Row {q_labels[query]}: its attention weights (sum {pattern[query].sum():.4f})"
-    view.checks.append(("softmax recomputed vs the model's weights", max_abs_error(h.mine.weights, pattern)))
+    view.text = t("step.softmax.text", token=q_labels[query], weight=f"{pattern[query, top]:.2f}", target=k_labels[top])
+    view.row_caption = t("step.softmax.row", token=q_labels[query], total=f"{pattern[query].sum():.4f}")
+    view.checks.append((t("step.softmax.check"), max_abs_error(h.mine.weights, pattern)))
     return view
 
 
 def view_output(h: Head) -> View:
     z, q_labels, query, d_head = h.z, h.q_labels, h.query, h.cfg.d_head
     dims = dim_labels(d_head)
-    fig = step_heatmap(z, q_labels, dims, f"z = weights · V for head {h.head} [{h.n_q} × {d_head}]",
-                       "dimension of the head (d_k)", "query token", highlight=query, show_values=False,
-                       plot_px=PLOT_PX)
+    fig = step_heatmap(z, q_labels, dims, t("step.output.title", head=h.head, n=h.n_q, d_k=d_head),
+                       t("step.axis.head_dimension"), t("step.axis.query_token"), value_name=t("step.axis.value"),
+                       highlight=query, show_values=False, plot_px=PLOT_PX)
     view = View([(fig, f"{h.tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
                 latex=r"z_i = \sum_j a_{ij}\, v_j")
-    view.text = (f"Each query's output is the average of the value rows, weighted by its attention. This is head "
-                 f"{h.head}'s contribution; the *Multi-head assembly* page shows how the {h.cfg.n_heads} heads are "
-                 "combined.")
-    view.row_caption = f"Row {q_labels[query]} of the head output"
-    view.checks.append(("weights · $V$ (the model's own weights and $V$) vs the model's head output $z$",
+    view.text = t("step.output.text", head=h.head, heads=h.cfg.n_heads)
+    view.row_caption = t("step.output.row", token=q_labels[query])
+    view.checks.append((t("step.output.check"),
                         max_abs_error(h.pattern.astype(np.float64) @ h.v.astype(np.float64), z)))
     return view
 
@@ -275,7 +282,7 @@ def show_view(view: View, step: int) -> None:
         for i, (fig, filename, frame) in enumerate(view.figures):
             show_figure(fig, filename, frame, key=f"step-fig-{i}")
     with right:
-        st.subheader(f"Step {step + 1} of {len(STEPS)}: {STEPS[step]}")
+        st.subheader(t("step.subheader", number=step + 1, total=len(STEPS), name=step_name(step)))
         if view.latex:
             st.latex(view.latex)
         st.markdown(view.text)
@@ -283,16 +290,16 @@ def show_view(view: View, step: int) -> None:
         st.dataframe(view.row)
         for description, error in view.checks:
             ok = error < TOLERANCE
-            (st.success if ok else st.error)(f"Check — {description}: max |difference| = {error:.2e}"
-                                             + ("" if ok else " (larger than expected!)"))
+            (st.success if ok else st.error)(t("step.check", description=description, error=f"{error:.2e}")
+                                             + ("" if ok else " " + t("step.check.large")))
 
 
 def controls(ctx) -> tuple[str, int, int, int, int]:
     """Kind on one line; layer, head, query and the Previous/Next buttons on the next; the steps under
     them. Returns (kind, layer, head, query, step)."""
     cfg = ctx.bundle.config
-    kind = st.radio("Attention", KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
-                    key="step-kind", format_func=KIND_TITLES.get, on_change=_forget_query,
+    kind = st.radio(t("step.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
+                    key="step-kind", format_func=kind_title, on_change=_forget_query,
                     label_visibility="collapsed")
     q_labels, _ = attention_labels(ctx.trace.meta, kind)
     reads = ctx.trace.meta["tgt_in_tokens"]
@@ -304,62 +311,52 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"step-{kind}",
                                          allow_mean=False)
-    query = c_query.selectbox("Query (the row followed)", list(range(n_q)), key=query_key,
+    query = c_query.selectbox(t("step.query"), list(range(n_q)), key=query_key,
                               format_func=lambda i: q_labels[i] if kind == "encoder" else
-                              f"{q_labels[i]}   (reads {reads[i]})")
-    c_prev.button("◀ Previous", on_click=_move, args=(-1,), disabled=st.session_state[STEP_KEY] == 0,
+                              t("step.query.reads", token=q_labels[i], reads=reads[i]))
+    c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=st.session_state[STEP_KEY] == 0,
                   width="stretch", key="step-prev")
-    c_next.button("Next ▶", on_click=_move, args=(1,), disabled=st.session_state[STEP_KEY] == len(STEPS) - 1,
+    c_next.button(t("step.next"), on_click=_move, args=(1,), disabled=st.session_state[STEP_KEY] == len(STEPS) - 1,
                   width="stretch", key="step-next")
-    step = st.radio("Step", list(range(len(STEPS))), key=STEP_KEY, horizontal=True,
-                    format_func=lambda i: f"{i + 1} {SHORT[i]}", label_visibility="collapsed")
+    step = st.radio(t("step.step"), list(range(len(STEPS))), key=STEP_KEY, horizontal=True,
+                    format_func=lambda i: f"{i + 1} {short_name(i)}", label_visibility="collapsed")
     return kind, layer, head, query, step
 
 
 def why_scaling(h: Head) -> None:
     """The followed query's softmax with and without 1/√d_k, its entropy, and why it matters."""
     d_head, query, mine = h.cfg.d_head, h.query, h.mine
-    st.header(r"Why divide by $\sqrt{d_k}$?")
+    st.header(t("step.why.header"))
     comparison = scaling_comparison(mine.raw[query], d_head, mine.allowed[query])
     show_figure(scaling_bars(comparison.unscaled, comparison.scaled, h.k_labels, d_head,
-                             title=f"Query {plotly_text(h.q_labels)[query]}: the same dot products, "
-                                   "softmaxed two ways",
-                             masked=~mine.allowed[query]),
+                             title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
+                             masked=~mine.allowed[query], without=t("step.why.without"), with_=t("step.why.with"),
+                             caption=t("step.why.caption"), masked_label=t("step.why.masked"),
+                             x_title=t("step.axis.key"), y_title=t("step.axis.weight")),
                 f"{h.tag}-q{query}-scaling", matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
-                                                          ["without scaling", "with scaling"], h.k_labels),
+                                                          [t("step.why.without"), t("step.why.with")], h.k_labels),
                 key="step-scaling")
     allowed_raw = mine.raw[query][mine.allowed[query]]
     summary = matrix_frame(
         np.array([[comparison.max_unscaled, comparison.entropy_unscaled, allowed_raw.std()],
                   [comparison.max_scaled, comparison.entropy_scaled, allowed_raw.std() / np.sqrt(d_head)]]),
         ["softmax(q·k)", f"softmax(q·k / √{d_head})"],
-        ["max weight", "entropy (bits)", "spread of scores (std)"]).round(3)
+        [t("step.why.max"), t("step.why.entropy"), t("step.why.spread")]).round(3)
     st.dataframe(summary, width="content")
-    st.markdown(
-        f"A dot product adds up $d_k$ products: if the components of $q$ and $k$ have mean 0 and variance 1, "
-        f"$q\\cdot k$ has variance $d_k$, so its typical size grows like $\\sqrt{{d_k}}$ "
-        f"(here $\\sqrt{{{d_head}}} \\approx {np.sqrt(d_head):.1f}$). "
-        "Fed such large numbers, the softmax **saturates**: nearly all weight lands on one key and its gradient for "
-        "the others is almost zero, so the head stops learning. Dividing by $\\sqrt{d_k}$ brings the variance back "
-        "to about 1. The model was trained with the scaling, so the left chart is what these same vectors would "
-        "give without it (lower entropy = a sharper, more one-hot distribution).")
+    st.markdown(t("step.why.text", d_k=d_head, root=f"{np.sqrt(d_head):.1f}"))
 
 
 def render() -> None:
     ctx = need_context()
     cfg = ctx.bundle.config
-    st.title("Step-through: one head")
+    st.title(t("step.title"))
     kind, layer, head, query, step = controls(ctx)
     set_query(kind=kind, query=query, step=step)
     h = load_head(ctx, kind, layer, head, query)
     show_view(VIEWS[step](h), step)
-    st.caption("One head, one query token, every multiplication in order, with the numbers the model computed on "
-               "your sentence. The followed query is framed in red; **Next ▶** goes to the next step.")
-    st.header("The whole head in one line")
-    st.markdown(
-        "Each head projects the layer input $X$ into queries, keys and values of size "
-        f"$d_k = d_{{model}}/h = {cfg.d_model}/{cfg.n_heads} = {cfg.d_head}$, compares each query with every key, "
-        "and returns a weighted average of the values. The steps above are this formula, left to right.")
+    st.caption(t("step.caption"))
+    st.header(t("step.whole.header"))
+    st.markdown(t("step.whole.text", d_model=cfg.d_model, heads=cfg.n_heads, d_k=cfg.d_head))
     st.latex(FORMULA)
     why_scaling(h)
 
