@@ -100,6 +100,19 @@ def test_deep_link_reproduces_the_view(chromium, app_url):
     page.close()
 
 
+def test_switching_to_chinese_keeps_the_view(chromium, app_url):
+    query = urllib.parse.urlencode({"model": "toy-reverse", "text": "b d h", "kind": "cross", "layer": 1, "head": 3})
+    page = _open(chromium, f"{app_url}/explorer?{query}")
+    page.locator('[data-testid="stSidebar"]').get_by_text("中文", exact=True).click()
+    page.wait_for_function("() => document.querySelector('h1') && document.querySelector('h1').innerText"
+                           ".includes('注意力浏览器')", timeout=60_000)
+    wait_for_app(page)
+    assert "lang=zh" in page.url and "kind=cross" in page.url and "head=3" in page.url
+    assert {"0 b", "1 d", "2 h"} <= set(axis_labels(page, "x"))         # the same map, tokens untranslated
+    assert page.get_by_label("句子", exact=True).input_value() == "b d h"
+    page.close()
+
+
 def test_html_in_the_sentence_is_shown_not_run(chromium, app_url):
     payload = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
     page = chromium.new_page(viewport={"width": 1500, "height": 1000})

@@ -21,12 +21,7 @@ LOCALES = Path(__file__).resolve().parent / "locales"
 
 @cache
 def catalogue(lang: str) -> dict[str, str]:
-    """viz/locales/<lang>.json, plus any parts/<name>.<lang>.json (pages being translated; merged into
-    the one file per language when they land)."""
-    messages = json.loads((LOCALES / f"{lang}.json").read_text(encoding="utf-8"))
-    for part in sorted((LOCALES / "parts").glob(f"*.{lang}.json")):
-        messages.update(json.loads(part.read_text(encoding="utf-8")))
-    return messages
+    return json.loads((LOCALES / f"{lang}.json").read_text(encoding="utf-8"))
 
 
 def placeholders(message: str) -> set[str]:
