@@ -190,26 +190,50 @@ def integrated_gradients(bundle_or_model, src_ids, tgt_ids, steps: int = 32, sco
 def _path_gradients(model, src_ids, tgt_ids, alphas, score: str) -> Attribution:
     """x · mean over α of grad score(y_t) at α·x, for every output position t.
 
-    One forward per chunk of path points gives every output position at once; the T backward passes
-    (one per output token) run batched (`is_grads_batched`), each starting from d score(y_t) / d h_t,
+    One encoder forward per chunk of path points; the decoder then runs cached, one group of
+    consecutive output positions at a time (state t depends only on decoder inputs <= t), so each
+    position is computed once, and the backward passes of a group ending at position e reach only the
+    first e+1 positions instead of all T (this halves the decoder's share). The backward passes of a
+    group (one per output token) run batched (`is_grads_batched`), each starting from d score(y_t) / d h_t,
     which is written out (see score_directions) rather than backpropagated through the vocabulary.
+    Attention runs written out (matmul + softmax): the fused kernel's backward has no batching rule
+    and would loop over the output tokens.
     """
     x = token_embeddings(model, src_ids)[0]                                     # [S,D]
     tgt_in, targets = decoder_input(model.cfg, tgt_ids), torch.tensor(list(tgt_ids), device=model.device)
     n_out = len(tgt_ids)
-    one_hot = torch.eye(n_out, device=model.device)[:, None, :, None]          # [T,1,T,1]
+    groups = _row_groups(n_out)
     total = torch.zeros(n_out, x.size(0), device=model.device)                 # [T,S]
-    for chunk in _alpha_chunks(alphas, n_out, x.size(0) + n_out):
+    written_out = {name: _unchanged for name in model.hook_names if name.endswith(".hook_pattern")}
+    for chunk in _alpha_chunks(alphas, max((hi - lo for lo, hi in groups), default=1), x.size(0) + n_out):
         path = (torch.tensor(chunk, dtype=x.dtype, device=x.device)[:, None, None] * x).requires_grad_()  # [m,S,D]
-        with torch.enable_grad():
-            with capture(names=[], edits={TOKENS_HOOK: lambda _, path=path: path}):
-                states = decoder_states(model, as_batch(src_ids, model, len(chunk)),
-                                        as_batch(tgt_in, model, len(chunk)))   # [m,T,D]
-            cotangents = one_hot * score_directions(model, states.detach(), targets, score)[None]   # [T,m,T,D]
-            (grad,) = torch.autograd.grad(states, path, cotangents, is_grads_batched=True)       # [T,m,S,D]
-        total += (grad.sum(1) * x).sum(-1)                                      # [T,S]
+        src = as_batch(src_ids, model, len(chunk))
+        with torch.enable_grad(), capture(names=[], edits={TOKENS_HOOK: lambda _, path=path: path, **written_out}):
+            src_mask = model.src_mask(src)
+            memory = model.encode(src, src_mask)                                # [m,S,D]
+            cache = model.new_cache()
+            for i, (lo, hi) in enumerate(groups):
+                states = model.decode(memory, src_mask, as_batch(tgt_in[lo:hi], model, len(chunk)), cache)  # [m,g,D]
+                one_hot = torch.eye(hi - lo, device=model.device)[:, None, :, None]                      # [g,1,g,1]
+                cotangents = one_hot * score_directions(model, states.detach(), targets[lo:hi], score)[None]  # [g,m,g,D]
+                (grad,) = torch.autograd.grad(states, path, cotangents, is_grads_batched=True,
+                                              retain_graph=i < len(groups) - 1)  # [g,m,S,D]; later groups reuse the graph
+                total[lo:hi] += (grad.sum(1) * x).sum(-1)                       # [g,S]
     signed = (total / len(alphas)).cpu().numpy().astype(np.float64)
     return Attribution(signed, _scores_at(model, src_ids, tgt_ids, 1.0, score))
+
+
+ROW_GROUP = 6   # output positions per group in _path_gradients (measured: 4 to 6 fastest on en-es)
+
+
+def _row_groups(n_out: int) -> list[tuple[int, int]]:
+    """[lo, hi) ranges of consecutive output positions, about ROW_GROUP each."""
+    bounds = np.linspace(0, n_out, max(1, round(n_out / ROW_GROUP)) + 1).round().astype(int)
+    return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
+def _unchanged(value: torch.Tensor) -> torch.Tensor:
+    return value
 
 
 def score_directions(model, states: torch.Tensor, targets: torch.Tensor, score: str) -> torch.Tensor:
@@ -225,14 +249,20 @@ def score_directions(model, states: torch.Tensor, targets: torch.Tensor, score: 
 
 
 def _scores_at(model, src_ids, tgt_ids, scale: float, score: str) -> np.ndarray:
-    """[T] score of each y_t with the token embeddings multiplied by `scale` (1 = real input, 0 = baseline)."""
+    """[T] score of each y_t with the token embeddings multiplied by `scale` (1 = real input, 0 = baseline).
+
+    One forward of one row: state t is the prediction of y_t (the decoder is causal)."""
     x = token_embeddings(model, src_ids) * scale                                # [1,S,D]
-    n = len(tgt_ids)
+    targets = torch.tensor(list(tgt_ids), device=model.device)
     with torch.no_grad():
-        return scores_with_embeddings(model, src_ids, decoder_input(model.cfg, tgt_ids), x.expand(n, -1, -1),
-                                      torch.arange(n, device=model.device),
-                                      torch.tensor(list(tgt_ids), device=model.device),
-                                      score).cpu().numpy().astype(np.float64)
+        with capture(names=[], edits={TOKENS_HOOK: lambda _: x}):
+            states = decoder_states(model, as_batch(src_ids, model), as_batch(decoder_input(model.cfg, tgt_ids), model))
+        logits = model.generator.proj(states[0])                                # [T,V]
+        if score == "logprob":
+            logits = logits.log_softmax(-1)
+        elif score != "logit":
+            raise ValueError(f"score must be one of {', '.join(SCORES)}, not {score!r}")
+        return logits.gather(1, targets[:, None]).squeeze(1).cpu().numpy().astype(np.float64)
 
 
 def output_scores(bundle_or_model, src_ids, tgt_ids, scale: float = 1.0, score: str = "logit") -> np.ndarray:
