@@ -181,7 +181,7 @@ def test_pages_without_a_sentence_speak_chinese_too():
 
 
 def test_the_tour_steps_english_messages_are_the_steps_own_words():
-    """viz/tour_steps.py (and the offline lesson, which stays English) and the catalogue say the same."""
+    """viz/tour_steps.py (and the offline lesson in English) and the catalogue say the same."""
     from viz.lesson import NO_TRAINING_LOG, STEP_FIGURES
     from viz.tour_steps import TOUR
     en, zh = catalogue("en"), catalogue("zh")

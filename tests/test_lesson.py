@@ -1,16 +1,25 @@
 """The downloadable lesson: every tour step with its formula and a figure from a real trace, user text
 escaped, plotly.js inlined once; in Chromium with the network cut every chart draws and nothing runs;
-and the app's download button under a page serves it."""
+and the app's download button under a page serves it. In English by default, in 中文 when asked (the
+page's words, the steps and the figures; never the tokens or the model's translation)."""
+import ast
+import functools
+import json
 import re
 import shutil
+from types import SimpleNamespace
 
 import pytest
 from plotly.offline import get_plotlyjs
 
+from apptest_utils import no_exceptions, run_page
 from browser_utils import CHROMIUM, browser, streamlit_server, wait_for_app
 from conftest import ROOT
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
+from test_cli import TOY, run_cli
+from test_i18n import HAN, chart_texts, english_left
+from viz.i18n import catalogue
 from viz.lesson import STEP_FIGURES, formula_html, lesson_html, write_lesson
 from viz.tour_steps import TOUR
 
@@ -135,3 +144,102 @@ def test_download_button_under_a_page_serves_the_lesson(tmp_path, chromium):
     assert saved.name == "lesson-toy-reverse-c-a-f-e.html"
     lesson = saved.read_text(encoding="utf-8")
     assert "<dd>c a f e</dd>" in lesson and f"Step {len(TOUR)} of {len(TOUR)}" in lesson
+
+
+# -- 中文 -------------------------------------------------------------------------------------------------
+DIV_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")   # plotly's random div ids
+
+
+@pytest.fixture(scope="module")
+def toy_trace():
+    return trace_of("toy-reverse", "c a f e")
+
+
+@pytest.fixture(scope="module")
+def zh_lesson(toy_trace) -> str:
+    return lesson_html(toy_trace, ROOT / "pretrained" / "toy-reverse", lang="zh")
+
+
+def read_texts(page: str) -> list[str]:
+    """The words a person reads in a lesson: its title, headings, labels and paragraphs as text (the
+    formulas, the sentence and translation lines and the figures' scripts left out)."""
+    page = re.sub(r"<script\b.*?</script>", "", page, flags=re.S)
+    found = [m.group(2) for m in re.finditer(r"<(title|h1|h2|dt|p)>(.*?)</\1>", page, flags=re.S)]
+    found += [m.group(1) for m in re.finditer(r'<p class="how">(.*?)</p>', page, flags=re.S)]
+    return [re.sub(r"<[^>]+>", "", text) for text in found]
+
+
+def figure_specs(page: str) -> list[dict]:
+    """Every figure's data and layout, as plotly.io.to_html writes them into the page."""
+    calls = re.finditer(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\]),\s*(\{.*?\}),\s*\{"displaylogo"', page, flags=re.S)
+    return [{"data": json.loads(m.group(1)), "layout": json.loads(m.group(2))} for m in calls]
+
+
+def test_english_is_the_default_and_unchanged(toy_trace):
+    model_dir = ROOT / "pretrained" / "toy-reverse"
+    english = lesson_html(toy_trace, model_dir)
+    assert DIV_ID.sub("id", lesson_html(toy_trace, model_dir, lang="en")) == DIV_ID.sub("id", english)
+    assert english.startswith('<!DOCTYPE html><html lang="en">') and not HAN.search(english.split("<script")[0])
+    assert "<h1>Inside a Transformer: a guided lesson</h1>" in english and "<dt>Translation</dt>" in english
+    assert f"Step 1 of {len(TOUR)}: {TOUR[0].title}" in english
+
+
+def test_the_lesson_in_chinese(zh_lesson):
+    zh = catalogue("zh")
+    assert zh_lesson.startswith('<!DOCTYPE html><html lang="zh">')
+    for number, step in enumerate(TOUR, start=1):
+        title = zh[step.message_key("title")].replace("&", "&amp;")
+        assert f"<h2>{zh['tour.step'].format(number=number, total=len(TOUR), title=title)}</h2>" in zh_lesson
+    shown = read_texts(zh_lesson)
+    assert len(shown) >= 3 * len(TOUR)
+    assert [text for text in shown if english_left(text)] == []
+    assert "<dd>c a f e</dd>" in zh_lesson                          # the sentence and the tokens as they are
+    assert zh["tour.no_training_log"] in zh_lesson                  # the toy model ships no training log
+
+
+def test_the_chinese_lessons_figures_speak_chinese(zh_lesson):
+    figures = figure_specs(zh_lesson)
+    assert len(figures) == len(TOUR) - 1
+    words = [text for fig in figures for text in chart_texts(SimpleNamespace(proto=SimpleNamespace(spec=json.dumps(fig))))]
+    words += [re.sub(r"%\{[^}]*\}", " ", trace["hovertemplate"]) for fig in figures for trace in fig["data"]
+              if trace.get("hovertemplate")]                   # the hover texts' words, not their fields
+    assert len(words) > 2 * len(figures) and [text for text in words if english_left(text)] == []
+
+
+def test_an_unknown_language_is_refused(toy_trace):
+    with pytest.raises(ValueError, match="unknown language"):
+        lesson_html(toy_trace, lang="fr")
+
+
+def test_the_lesson_and_the_catalogue_need_no_streamlit():
+    for module in ("viz/lesson.py", "viz/i18n.py"):
+        tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+        top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+        top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
+        assert "streamlit" not in top, module
+
+
+def test_cli_writes_the_lesson_in_chinese(tmp_path):
+    result = run_cli("lesson", "--model", str(TOY), "--text", "c a f e", "--out", "课.html", "--lang", "zh",
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "课.html").read_text(encoding="utf-8")
+    assert page.startswith('<!DOCTYPE html><html lang="zh">') and catalogue("zh")["tour.tokens.title"] in page
+    assert run_cli("lesson", "--model", str(TOY), "--text", "c a f e", "--out", "x.html", "--lang", "fr",
+                   cwd=tmp_path).returncode == 2
+
+
+def test_the_download_buttons_lesson_follows_the_session_language(monkeypatch):
+    """The button (viz/lesson_ui.py under every page) is given the view's keys and the session's language;
+    the lesson it serves has the steps' Chinese titles."""
+    from viz import lesson_ui, services
+    given = []
+    monkeypatch.setattr(lesson_ui, "partial", lambda *a, **k: given.append((a, k)) or functools.partial(*a, **k))
+    at = run_page("explorer.py", model="toy-reverse", text="a b c", lang="zh")
+    no_exceptions(at)
+    assert given, "no download button under the page"
+    (function, *keys), options = given[-1]
+    assert function is services.lesson_bytes and keys[:2] == ["toy-reverse", "a b c"] and options == {"lang": "zh"}
+    lesson = services.lesson_bytes(*keys, lang="zh").decode("utf-8")
+    assert '<html lang="zh">' in lesson and catalogue("zh")["tour.one_head.title"] in lesson
+    assert services.lesson_bytes(*keys).decode("utf-8").count(catalogue("zh")["tour.one_head.title"]) == 0

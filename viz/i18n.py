@@ -12,8 +12,6 @@ import string
 from functools import cache
 from pathlib import Path
 
-import streamlit as st
-
 LANGS = {"en": "English", "zh": "中文"}
 DEFAULT_LANG = "en"
 LOCALES = Path(__file__).resolve().parent / "locales"
@@ -29,11 +27,20 @@ def placeholders(message: str) -> set[str]:
 
 
 def current_lang() -> str:
+    """The session's language. Streamlit is imported here only, so the catalogue can be read without it
+    (the offline lesson, the command line)."""
+    import streamlit as st
+
     lang = st.session_state.get("lang", DEFAULT_LANG)
     return lang if lang in LANGS else DEFAULT_LANG
 
 
+def message(lang: str, key: str, **values) -> str:
+    """The message `key` in `lang`, with {placeholders} filled in."""
+    text = catalogue(lang)[key]
+    return text.format(**values) if values else text
+
+
 def t(key: str, **values) -> str:
     """The message `key` in the session's language, with {placeholders} filled in."""
-    message = catalogue(current_lang())[key]
-    return message.format(**values) if values else message
+    return message(current_lang(), key, **values)

@@ -5,6 +5,10 @@ interactive figure drawn by the same builders the pages use, from a real trace o
 (model.inference.pipeline.trace_sentence; this module only reads the Trace, as the figures do).
 plotly.js is inlined once (about 4.7 MB), no other file or CDN is referenced, and every piece of user
 text is escaped, so a sentence containing <script> shows as text and runs nothing. No Streamlit here.
+
+In English (the default) or 中文: the words come from viz/locales/<lang>.json (the tour page's messages) and
+the figures' English texts are put in the language by localize_figure, which the tour page uses too. Token
+labels, the sentence and the model's translation are never translated; formulas stay as they are.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from model.analysis.attention_math import dim_labels
 from model.capture import schema
 from model.capture.trace import Trace
 from viz.figures import attention_figure, heads_figure, token_labels
+from viz.figures.attention import KIND_TITLES
 from viz.figures.decoding import confidence_bars
 from viz.figures.heads import layer_head_heatmap
 from viz.figures.layernorm import layer_norm_stats, token_stats_figure
@@ -31,8 +36,9 @@ from viz.figures.positional import pe_heatmap
 from viz.figures.style import signed_heatmap
 from viz.figures.training import clean_train_log, loss_curve
 from viz.figures.zoo import gallery
+from viz.i18n import DEFAULT_LANG, LANGS, message
 from viz.text import position_labels
-from viz.tour_steps import TOUR
+from viz.tour_steps import TOUR, TourStep
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 
@@ -226,6 +232,112 @@ STEP_FIGURES: dict[str, tuple[Callable[[Trace, Path | None], go.Figure | None], 
 }
 
 
+# -- the figures' texts in the lesson's language ---------------------------------------------------------
+_KINDS = "|".join(re.escape(title) for title in KIND_TITLES.values())
+# The figures above carry English titles; each text is put in the language by (pattern of the whole
+# English text, catalogue key; named groups fill the message's placeholders, a group named "kind" is an
+# attention kind's title and is translated too).
+FIGURE_TEXTS = tuple((re.compile(pattern), key) for pattern, key in (
+    (r"Each source token's embedding vector \(× √d_model\)", "fig.tour.embeddings"),
+    (r"dimension", "fig.tour.dimension"),
+    (r"token", "fig.tour.token"),
+    (r"value", "fig.tour.value"),
+    (r"The positional vectors added to your sentence, one row per position", "fig.tour.pe"),
+    (r"dimension \(pairs 2i, 2i\+1 share a frequency; slower to the right\)", "fig.tour.pe.x"),
+    (r"position", "fig.tour.position"),
+    (r"your sentence: positions 0–(?P<last>\d+)", "fig.tour.pe.sentence"),
+    (rf"(?P<kind>{_KINDS}), layer (?P<layer>\d+), head (?P<head>\d+)", "fig.tour.one_head"),
+    (rf"(?P<kind>{_KINDS}), layer (?P<layer>\d+): every head", "fig.tour.every_head"),
+    (rf"(?P<kind>{_KINDS}), layer (?P<layer>\d+), mean of the heads", "fig.tour.mean_heads"),
+    (r"head (?P<head>\d+)", "fig.tour.head"),
+    (r"layer (?P<layer>\d+)", "fig.tour.layer"),
+    (r"key \(attended to\)", "fig.attention.x"),
+    (r"query \(attending\)", "fig.attention.y"),
+    (r"weight", "fig.attention.weight"),
+    (r"query", "fig.attention.query"),
+    (r"key", "fig.attention.key"),
+    (r"before", "fig.tour.hover.before"),
+    (r"after", "fig.tour.hover.after"),
+    (r"Encoder layer 0, the attention sublayer's LayerNorm: its input and output", "fig.tour.add_norm"),
+    (r"mean per token", "fig.tour.mean"),
+    (r"standard deviation per token", "fig.tour.std"),
+    (r"input \(before\)", "fig.tour.before"),
+    (r"normalized \(after\)", "fig.tour.after"),
+    (r"How sure the model was of each output token", "fig.tour.confidence"),
+    (r"p\(chosen token\)", "fig.tour.p_chosen"),
+    (r"Encoder heads: entropy of attention \(bits; low = focused\)", "fig.tour.entropy"),
+    (r"bits", "fig.tour.bits"),
+    (r"Encoder layer 0, head 0's queries and keys under older score functions", "fig.tour.zoo"),
+    (r"scaled dot q·k/√d", "fig.tour.zoo.scaled"),
+    (r"bilinear qᵀWk \(random W\)", "fig.tour.zoo.general"),
+    (r"additive vᵀtanh\(W₁q\+W₂k\)<br>\(random W\)", "fig.tour.zoo.additive"),
+    (r"(?P<model>.+): loss during training", "fig.loss.title"),
+    (r"training step", "fig.loss.step"),
+    (r"cross-entropy per token", "fig.loss.loss"),
+    (r"train loss \(label-smoothed\)", "fig.loss.train"),
+    (r"dev loss \(plain cross-entropy\)", "fig.loss.dev"),
+))
+LAYER_HEAD = re.compile(r"(layer|head) \d+")        # the row and column labels of a layer × head grid
+HOVER_LINE = re.compile(r"(?P<label>[^%]*?)(?P<rest> =? ?%\{.*)", re.S)   # "query %{y}", "p = %{x:.3f}"
+
+
+def figure_text(text: str, lang: str) -> str:
+    """One of the lesson figures' English texts in `lang` (FIGURE_TEXTS); others as they are."""
+    for pattern, key in FIGURE_TEXTS:
+        match = pattern.fullmatch(text)
+        if match:
+            values = match.groupdict()
+            if values.get("kind"):
+                kind = next(k for k, title in KIND_TITLES.items() if title == values["kind"])
+                values["kind"] = message(lang, f"fig.kind.{kind}")
+            return message(lang, key, **values)
+    return text
+
+
+def hover_text(template: str, lang: str) -> str:
+    """A hover template in `lang`: its leading lines without a field (a head's or score's name) as one text,
+    then each line's word before its field ("query %{y}"); the fields (token labels, numbers) as they are."""
+    lines = template.split("<br>")
+    n_named = next((i for i, line in enumerate(lines) if "%{" in line), len(lines))
+    named = ["<br>".join(lines[:n_named])] if n_named else []
+    out = [figure_text(text, lang) for text in named]
+    for line in lines[n_named:]:
+        match = HOVER_LINE.fullmatch(line)
+        out.append(figure_text(match["label"], lang) + match["rest"] if match and match["label"] else line)
+    return "<br>".join(out)
+
+
+def localize_figure(fig: go.Figure, lang: str) -> go.Figure:
+    """Put a lesson figure's title, axis and colour-bar titles, annotations, trace names and layer × head
+    labels and the words of its hover texts in `lang`, in place (token labels stay as they are); returns the
+    figure."""
+    layout = fig.layout
+    if layout.title and layout.title.text:
+        layout.title.text = figure_text(layout.title.text, lang)
+    for name in list(layout.to_plotly_json()):
+        if re.fullmatch(r"[xy]axis\d*", name) and layout[name].title and layout[name].title.text:
+            layout[name].title.text = figure_text(layout[name].title.text, lang)
+        elif re.fullmatch(r"coloraxis\d*", name) and layout[name].colorbar.title.text:
+            layout[name].colorbar.title.text = figure_text(layout[name].colorbar.title.text, lang)
+    for note in layout.annotations or ():
+        if note.text:
+            note.text = figure_text(note.text, lang)
+    for trace in fig.data:
+        for side in ("x", "y"):             # a layer × head grid's labels (token labels stay as they are)
+            values = getattr(trace, side, None)
+            if values is not None and len(values) and all(isinstance(v, str) and LAYER_HEAD.fullmatch(v)
+                                                           for v in values):
+                setattr(trace, side, [figure_text(v, lang) for v in values])
+        if getattr(trace, "name", None):
+            trace.name = figure_text(trace.name, lang)
+        if getattr(trace, "hovertemplate", None) and isinstance(trace.hovertemplate, str):
+            trace.hovertemplate = hover_text(trace.hovertemplate, lang)
+        colorbar = getattr(trace, "colorbar", None)
+        if colorbar is not None and colorbar.title and colorbar.title.text:
+            colorbar.title.text = figure_text(colorbar.title.text, lang)
+    return fig
+
+
 # -- the page -----------------------------------------------------------------------------------------
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2rem auto; padding: 0 1rem;
@@ -244,43 +356,49 @@ def _figure_div(fig: go.Figure, first: bool) -> str:
     return pio.to_html(fig, full_html=False, include_plotlyjs=first, include_mathjax=False, config=PLOTLY_CONFIG)
 
 
-def _header(meta: dict) -> str:
-    rows = [("Model", meta["model_id"]), ("Sentence", meta["src_text"]), ("Translation", meta["translation"])]
+def _header(meta: dict, lang: str) -> str:
+    rows = [("lesson.model", meta["model_id"]), ("lesson.sentence", meta["src_text"]),
+            ("lesson.translation", meta["translation"])]
     if meta.get("teacher_forced"):
-        rows.append(("Target (teacher-forced)", meta["tgt_text"]))
-    items = "".join(f"<dt>{name}</dt><dd>{html.escape(str(value))}</dd>" for name, value in rows)
-    return f"<header><h1>Inside a Transformer: a guided lesson</h1><dl>{items}</dl></header>"
+        rows.append(("lesson.target", meta["tgt_text"]))
+    items = "".join(f"<dt>{html.escape(message(lang, key))}</dt><dd>{html.escape(str(value))}</dd>"
+                    for key, value in rows)
+    return f"<header><h1>{html.escape(message(lang, 'lesson.heading'))}</h1><dl>{items}</dl></header>"
 
 
-def _section(number: int, step, figure_html: str, how: str) -> str:
-    return (f'<section id="step-{number}"><h2>Step {number} of {len(TOUR)}: {html.escape(step.title)}</h2>'
-            f"<p>{html.escape(step.text)}</p>"
+def _section(number: int, step: TourStep, figure_html: str, how: str, lang: str) -> str:
+    heading = message(lang, "tour.step", number=number, total=len(TOUR), title=message(lang, step.message_key("title")))
+    return (f'<section id="step-{number}"><h2>{html.escape(heading)}</h2>'
+            f"<p>{html.escape(message(lang, step.message_key('text')))}</p>"
             f'<p class="formula">{formula_html(step.formula)}</p>'
             f"{figure_html}<p class=\"how\">{html.escape(how)}</p></section>")
 
 
-def lesson_html(trace: Trace, model_dir: Path | None = None) -> str:
+def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG) -> str:
     """The lesson of one sentence's trace (every hook captured, as trace_sentence does by default) as a
-    complete HTML document. model_dir: the model's folder, for its training log (the last step's figure)."""
+    complete HTML document. model_dir: the model's folder, for its training log (the last step's figure).
+    lang: "en" or "zh" (viz/i18n.py LANGS), the language of its words and figures."""
+    if lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
     sections, plotly_inlined = [], False
     for number, step in enumerate(TOUR, start=1):
-        build, how = STEP_FIGURES[step.title]
+        build, _english_reading = STEP_FIGURES[step.title]
         fig = build(trace, model_dir)
-        if fig is None:
-            figure_html, how = "", NO_TRAINING_LOG   # only the training step can lack its data
+        if fig is None:      # only the training step can lack its data
+            figure_html, how = "", message(lang, "tour.no_training_log")
         else:
-            figure_html, plotly_inlined = _figure_div(fig, first=not plotly_inlined), True
-        sections.append(_section(number, step, figure_html, how))
-    title = html.escape(f"Transformer lesson: {trace.meta['src_text']}")
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            figure_html = _figure_div(localize_figure(fig, lang), first=not plotly_inlined)
+            plotly_inlined, how = True, message(lang, step.message_key("reading"))
+        sections.append(_section(number, step, figure_html, how, lang))
+    title = html.escape(message(lang, "lesson.page_title", text=trace.meta["src_text"]))
+    return (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'
-            f"<body>{_header(trace.meta)}{''.join(sections)}"
-            "<footer><p>Figures are interactive: hover for values, drag to zoom, double-click to reset. "
-            "Made with transformer-viz.</p></footer></body></html>")
+            f"<body>{_header(trace.meta, lang)}{''.join(sections)}"
+            f"<footer><p>{html.escape(message(lang, 'lesson.footer'))}</p></footer></body></html>")
 
 
-def write_lesson(trace: Trace, path, model_dir: Path | None = None) -> Path:
-    """Write the lesson to `path` (UTF-8); OSError when it cannot be written."""
+def write_lesson(trace: Trace, path, model_dir: Path | None = None, lang: str = DEFAULT_LANG) -> Path:
+    """Write the lesson in `lang` to `path` (UTF-8); OSError when it cannot be written."""
     path = Path(path)
-    path.write_text(lesson_html(trace, model_dir), encoding="utf-8")
+    path.write_text(lesson_html(trace, model_dir, lang), encoding="utf-8")
     return path

@@ -7,7 +7,7 @@ from functools import partial
 
 import streamlit as st
 
-from viz.i18n import t
+from viz.i18n import current_lang, t
 from viz.services import lesson_bytes
 from viz.state import Context
 
@@ -22,10 +22,10 @@ def lesson_button(ctx: Context) -> None:
     """Deferred: the ten figures and 5 MB of HTML (about a second) are built in the background when the
     button is clicked, not on every run of every page. Streamlit shows no spinner for a deferred download
     (it ignores st calls there): the browser's download starts when the file is ready, and a second click
-    on the same sentence is instant."""
+    on the same sentence is instant. The lesson is in the session's language."""
     key = (ctx.model_id, ctx.text.strip(), (ctx.target or "").strip() or None, ctx.beam, ctx.max_tokens)
     st.download_button(
-        t("lesson.button"), data=partial(lesson_bytes, *key),   # keys only: holds no trace
+        t("lesson.button"), data=partial(lesson_bytes, *key, lang=current_lang()),   # keys only: holds no trace
         file_name=file_name(ctx.model_id, ctx.text), mime="text/html", on_click="ignore",
         icon=":material/download:", key="lesson-download",
         help=t("lesson.help"))

@@ -106,10 +106,12 @@ def trace_npz(model_id: str, text: str, target: str | None, beam: int, max_token
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> bytes:
-    """The offline HTML lesson of this view (about 5 MB, most of it plotly.js), made when clicked."""
+def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_tokens: int,
+                 lang: str = "en") -> bytes:
+    """The offline HTML lesson of this view in `lang` (about 5 MB, most of it plotly.js), made when clicked;
+    the language is part of the cache key, the trace is not recomputed for another language."""
     trace = cached_trace(model_id, text, target, beam, max_tokens)
-    return lesson_html(trace, load_bundle(model_id).path).encode("utf-8")
+    return lesson_html(trace, load_bundle(model_id).path, lang).encode("utf-8")
 
 
 def preset_groups(model_id: str) -> dict[str, list[str]]:

@@ -18,7 +18,7 @@ class TourStep:
     formula: str                 # LaTeX
     links: tuple[Link, ...]
     key: str = ""                # its messages in viz/locales/*.json: tour.<key>.title, .text, .reading,
-                                 # .link0, .link1… (the page's languages; the offline lesson stays English)
+                                 # .link0, .link1… (the page's and the offline lesson's languages)
 
     def message_key(self, part: str) -> str:
         """The catalogue key of one of this step's texts: "title", "text", "reading" or "link<i>"."""

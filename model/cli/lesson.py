@@ -1,6 +1,7 @@
 """Write one sentence's guided lesson as a single HTML file that opens offline.
 
     python -m model.cli lesson --model pretrained/en-es --text "The man went to the house." --out lesson.html
+    python -m model.cli lesson --model pretrained/en-es --text "The man went to the house." --out 课.html --lang zh
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
+from viz.i18n import DEFAULT_LANG, LANGS
 
 
 def main(argv=None) -> int:
@@ -21,12 +23,14 @@ def main(argv=None) -> int:
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="longer sentences are cut")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    parser.add_argument("--lang", choices=list(LANGS), default=DEFAULT_LANG,
+                        help="the lesson's language: en (English, the default) or zh (中文)")
     args = parser.parse_args(argv)
     from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
     try:
         bundle = load_checkpoint(args.model, device=args.device)
         trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens)
-        path = write_lesson(trace, args.out, bundle.path)
+        path = write_lesson(trace, args.out, bundle.path, lang=args.lang)
     except ValueError as e:   # a CheckpointError (bad model folder) or an empty/unreadable sentence
         return _fail(str(e))
     except OSError as e:
