@@ -10,7 +10,7 @@ from model.io.checkpoint import CheckpointError
 from viz.services import (device_label, get_trace, load_bundle, max_tokens_bounds, preset_groups, presets,
                           trace_npz)
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
-from viz.i18n import DEFAULT_LANG, LANGS, t
+from viz.i18n import DEFAULT_LANG, LANGS, current_lang, t
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
@@ -117,7 +117,7 @@ def _upload_picker(sb) -> None:
     try:
         sentences = parse_upload(upload.name, upload.getvalue())
     except UploadError as e:
-        sb.warning(f"{plain(upload.name)}: {e}")
+        sb.warning(f"{plain(upload.name)}: {plain(e.in_language(current_lang()))}")
         return
     sb.selectbox(t("sidebar.upload.count", n=len(sentences)), sentences, key="uploaded_sentence", index=None,
                  placeholder=t("sidebar.upload.placeholder"), on_change=_use_uploaded, format_func=lambda s: s[:80])

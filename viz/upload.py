@@ -5,20 +5,30 @@ import codecs
 import csv
 import io
 
+from viz.i18n import message
+
 MAX_UPLOAD_BYTES = 1_000_000
 MAX_SENTENCES = 5000
 TEXT_COLUMNS = ("text", "sentence", "source", "en")
 
 
 class UploadError(ValueError):
-    """The file cannot be used; the message says why in one sentence."""
+    """The file cannot be used; the message says why in one sentence (a catalogue key, so the page can say
+    it in the reader's language; str() is the English)."""
+
+    def __init__(self, key: str, **values):
+        self.key, self.values = key, values
+        super().__init__(message("en", key, **values))
+
+    def in_language(self, lang: str) -> str:
+        return message(lang, self.key, **self.values)
 
 
 def parse_upload(filename: str, data: bytes) -> list[str]:
     if len(data) > MAX_UPLOAD_BYTES:
-        raise UploadError(f"the file is {len(data) / 1e6:.2f} MB; the limit is {MAX_UPLOAD_BYTES / 1e6:.0f} MB")
+        raise UploadError("upload.too_big", size=f"{len(data) / 1e6:.2f}", limit=f"{MAX_UPLOAD_BYTES / 1e6:.0f}")
     if not data.strip():
-        raise UploadError("the file is empty")
+        raise UploadError("upload.empty")
     text = _decode(data)
     if filename.lower().endswith(".csv"):
         sentences = _csv_sentences(text)
@@ -26,7 +36,7 @@ def parse_upload(filename: str, data: bytes) -> list[str]:
         sentences = [line.strip() for line in text.splitlines()]
     sentences = [s for s in sentences if s]
     if not sentences:
-        raise UploadError("the file has no sentences")
+        raise UploadError("upload.no_sentences")
     return sentences[:MAX_SENTENCES]
 
 
@@ -37,25 +47,25 @@ def _decode(data: bytes) -> str:
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError:
-            raise UploadError("the file says it is UTF-16 but is not; save it as UTF-8 and upload again") from None
+            raise UploadError("upload.fake_utf16") from None
     if b"\x00" in data[:4096]:
-        raise UploadError("this looks like a binary file, not UTF-8 text; upload plain text (.txt) or .csv")
+        raise UploadError("upload.binary")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise UploadError("the file is not UTF-8 text; save it as UTF-8 and upload again") from None
+        raise UploadError("upload.not_utf8") from None
 
 
 def _csv_sentences(text: str) -> list[str]:
     try:
         rows = list(csv.DictReader(io.StringIO(text)))
     except csv.Error as e:
-        raise UploadError(f"the CSV could not be read ({e})") from None
+        raise UploadError("upload.csv_unreadable", error=e) from None
     if not rows:
-        raise UploadError("the CSV has no rows")
+        raise UploadError("upload.csv_no_rows")
     columns = {(c or "").strip().lower(): c for c in rows[0].keys()}
     for name in TEXT_COLUMNS:
         if name in columns:
             return [(row.get(columns[name]) or "").strip() for row in rows]
     shown = ", ".join(repr(c) for c in list(columns)[:5])
-    raise UploadError(f"the CSV needs a 'text' column; it has {shown}")
+    raise UploadError("upload.csv_no_text", columns=shown)
