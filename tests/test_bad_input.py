@@ -306,3 +306,12 @@ def test_upload_refusals_speak_the_readers_language():
     _uploader(at).set_value(("photo.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "text/plain")).run()
     no_exceptions(at)
     assert "二进制文件" in "\n".join(w.value for w in at.sidebar.warning)
+
+
+def test_what_the_model_cannot_read_is_said_in_the_readers_language():
+    at = run_page("explorer.py", model="toy-reverse", text="hello world", lang="zh")
+    no_exceptions(at)
+    shown = texts(at).replace("\\", "").replace("\u2060", "")
+    assert "模型无法读取此输入" in shown and "这个小模型只认识" in shown and "'hello'" in shown
+    at = run_page("explorer.py", model="toy-reverse", text="hello world")
+    assert "this toy model only reads the symbols" in texts(at).replace("\\", "").replace("\u2060", "")

@@ -41,6 +41,15 @@ def message(lang: str, key: str, **values) -> str:
     return text.format(**values) if values else text
 
 
+def error_text(error: Exception) -> str:
+    """An exception's message for the reader: in the session's language when it carries a message key
+    (model.errors.InputError, viz.upload.UploadError), else its own (English) text."""
+    key = getattr(error, "key", None)
+    if key is None:
+        return str(error)
+    return t(key if key.startswith("upload.") else f"input.{key}", **getattr(error, "values", {}))
+
+
 def t(key: str, **values) -> str:
     """The message `key` in the session's language, with {placeholders} filled in."""
     return message(current_lang(), key, **values)

@@ -10,7 +10,7 @@ from model.io.checkpoint import CheckpointError
 from viz.services import (device_label, get_trace, load_bundle, max_tokens_bounds, preset_groups, presets,
                           trace_npz)
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
-from viz.i18n import DEFAULT_LANG, LANGS, current_lang, t
+from viz.i18n import DEFAULT_LANG, LANGS, error_text, t
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
@@ -89,7 +89,7 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     try:
         ctx.trace = get_trace(model_id, text.strip(), (target or "").strip() or None, int(beam), int(max_tokens))
     except ValueError as e:
-        notices.append(t("notice.unreadable", error=e))
+        notices.append(t("notice.unreadable", error=error_text(e)))
         return ctx
     translation_slot.caption(t("sidebar.translation.beam", beam=beam) if beam > 1 else t("sidebar.translation.greedy"))
     translation_slot.text(ctx.trace.meta["translation"] or t("sidebar.translation.empty"))
@@ -117,7 +117,7 @@ def _upload_picker(sb) -> None:
     try:
         sentences = parse_upload(upload.name, upload.getvalue())
     except UploadError as e:
-        sb.warning(f"{plain(upload.name)}: {plain(e.in_language(current_lang()))}")
+        sb.warning(f"{plain(upload.name)}: {plain(error_text(e))}")
         return
     sb.selectbox(t("sidebar.upload.count", n=len(sentences)), sentences, key="uploaded_sentence", index=None,
                  placeholder=t("sidebar.upload.placeholder"), on_change=_use_uploaded, format_func=lambda s: s[:80])

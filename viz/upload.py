@@ -5,6 +5,7 @@ import codecs
 import csv
 import io
 
+from model.errors import InputError
 from viz.i18n import message
 
 MAX_UPLOAD_BYTES = 1_000_000
@@ -12,16 +13,12 @@ MAX_SENTENCES = 5000
 TEXT_COLUMNS = ("text", "sentence", "source", "en")
 
 
-class UploadError(ValueError):
+class UploadError(InputError):
     """The file cannot be used; the message says why in one sentence (a catalogue key, so the page can say
-    it in the reader's language; str() is the English)."""
+    it in the reader's language: viz.i18n.error_text; str() is the English)."""
 
     def __init__(self, key: str, **values):
-        self.key, self.values = key, values
-        super().__init__(message("en", key, **values))
-
-    def in_language(self, lang: str) -> str:
-        return message(lang, self.key, **self.values)
+        super().__init__(key, message("en", key, **values), **values)
 
 
 def parse_upload(filename: str, data: bytes) -> list[str]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from model.errors import InputError
 from model.inference.batching import GreedyBatcher
 from model.io.checkpoint import Bundle, load_checkpoint
 from model.inference.decode import beam_search, default_max_len, greedy
@@ -47,7 +48,7 @@ class Encoded:
 def encode_text(bundle: Bundle, text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Encoded:
     """Tokenize; cut to max_tokens (and the model's max_len) keeping the final </s>."""
     if not text or not text.strip():
-        raise ValueError("the sentence is empty")
+        raise InputError("empty", "the sentence is empty")
     limit = max(2, min(max_tokens, HARD_MAX_TOKENS, bundle.config.max_len))
     ids = bundle.tokenizer.encode(text.strip())
     if len(ids) <= limit:

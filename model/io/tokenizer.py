@@ -14,6 +14,8 @@ from typing import Iterable
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, models, pre_tokenizers, trainers
 
+from model.errors import InputError
+
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
@@ -76,8 +78,8 @@ class Tokenizer:
         if unknown:
             known = " ".join(t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1]) if t not in SPECIAL_TOKENS)
             shown = ", ".join(repr(w[:20]) for w in unknown[:5])
-            raise ValueError(f"this toy model only reads the symbols {known} separated by spaces; "
-                             f"it cannot read {shown}")
+            raise InputError("toy_symbols", f"this toy model only reads the symbols {known} separated by "
+                             f"spaces; it cannot read {shown}", known=known, shown=shown)
 
     def decode(self, ids: Iterable[int]) -> str:
         ids = [int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)]

@@ -19,6 +19,7 @@ import torch
 from model.io.checkpoint import Bundle
 from model.training.tasks import SYMBOLS, solve, toy_tokenizer
 from model.capture import schema
+from model.errors import InputError
 from model.capture.hooks import capture
 from model.training.train import ToyResult, train_toy
 
@@ -73,14 +74,15 @@ def parse_symbols(text: str, max_symbols: int = MAX_EXAMPLE_SYMBOLS) -> list[str
     """'a b c' -> ['a','b','c']; a clear ValueError for anything the toy vocabulary cannot read."""
     symbols = (text or "").split()
     if not symbols:
-        raise ValueError("type a few symbols separated by spaces, e.g. 'a b c d'")
+        raise InputError("no_symbols", "type a few symbols separated by spaces, e.g. 'a b c d'")
     unknown = sorted({s for s in symbols if s not in SYMBOLS})
     if unknown:
         shown = ", ".join(repr(s[:12]) for s in unknown[:5])
-        raise ValueError(f"the toy models know only the symbols {' '.join(SYMBOLS)} (separated by spaces); "
-                         f"not {shown}")
+        raise InputError("live_symbols", f"the toy models know only the symbols {' '.join(SYMBOLS)} (separated "
+                         f"by spaces); not {shown}", known=" ".join(SYMBOLS), shown=shown)
     if len(symbols) > max_symbols:
-        raise ValueError(f"at most {max_symbols} symbols, got {len(symbols)}")
+        raise InputError("too_many_symbols", f"at most {max_symbols} symbols, got {len(symbols)}",
+                         limit=max_symbols, n=len(symbols))
     return symbols
 
 

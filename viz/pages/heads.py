@@ -8,7 +8,7 @@ from model.analysis import ablation, flow, heads
 from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.zoo import step_heatmap
-from viz.i18n import current_lang, t
+from viz.i18n import error_text, t
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.state import qp_choice, qp_str, session_memo, set_query
 from viz.text import plain, position_labels
@@ -75,7 +75,7 @@ def file_stats(ctx):
     try:
         sentences = parse_upload(upload.name, data)[:MAX_AGGREGATE]
     except UploadError as e:
-        st.warning(f"{plain(upload.name)}: {plain(e.in_language(current_lang()))}")
+        st.warning(f"{plain(upload.name)}: {plain(error_text(e))}")
         return None
     key = (ctx.model_id, hashlib.sha256(data).hexdigest(), ctx.max_tokens)
     result = session_memo("heads-aggregate", key)

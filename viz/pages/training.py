@@ -6,7 +6,7 @@ import streamlit as st
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
-from viz.i18n import t
+from viz.i18n import error_text, t
 from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, get_trace, make_example, model_ids,
                           parse_symbols, trace_toy, train_live, trained_lengths_note, training_slot,
                           untrained_snapshot)
@@ -88,7 +88,7 @@ def example_symbols(example_text: str) -> list[str]:
     try:
         symbols = parse_symbols(example_text)
     except ValueError as e:
-        st.warning(t("training.example.bad", error=plain(str(e)), default=DEFAULT_EXAMPLE))
+        st.warning(t("training.example.bad", error=plain(error_text(e)), default=DEFAULT_EXAMPLE))
         symbols = parse_symbols(DEFAULT_EXAMPLE)
     note = lengths_note(symbols)
     if note:
@@ -211,7 +211,7 @@ def try_model(run: LiveRun) -> None:
     try:
         symbols = parse_symbols(mine)
     except ValueError as e:
-        st.warning(t("training.try.bad", error=plain(str(e))))
+        st.warning(t("training.try.bad", error=plain(error_text(e))))
         return
     trace = trace_toy(run, " ".join(symbols))
     expected = " ".join(make_example(run.task, symbols).answer)

@@ -1,0 +1,10 @@
+"""InputError: input a person typed that the model cannot read. It carries a message key and values as
+well as its English text, so an interface can say it in the reader's language (viz/locales, key
+`input.<key>`); scripts and logs read the English."""
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    def __init__(self, key: str, english: str, **values):
+        self.key, self.values = key, values
+        super().__init__(english)
