@@ -315,3 +315,6 @@ def test_what_the_model_cannot_read_is_said_in_the_readers_language():
     assert "模型无法读取此输入" in shown and "这个小模型只认识" in shown and "'hello'" in shown
     at = run_page("explorer.py", model="toy-reverse", text="hello world")
     assert "this toy model only reads the symbols" in texts(at).replace("\\", "").replace("\u2060", "")
+    at = run_page("positional.py", model="toy-reverse", text="a b c", lang="zh", dims="0,999")
+    no_exceptions(at)
+    assert "超出" in " ".join(w.value for w in at.warning).replace("\u2060", "")   # '999 is outside 0…31'

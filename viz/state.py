@@ -12,6 +12,7 @@ from typing import Any, Callable, Hashable
 import streamlit as st
 
 from model.capture.trace import Trace
+from model.errors import InputError
 from viz.i18n import t
 from viz.text import plain
 
@@ -106,17 +107,19 @@ def session_memo(name: str, key: Hashable, compute: Callable[[], Any] | None = N
 
 
 def parse_index_list(raw: str, lo: int, hi: int, max_items: int = 8) -> list[int]:
-    """'0,1,8,9' -> [0, 1, 8, 9]; each in [lo, hi], unique, at most max_items. ValueError otherwise."""
+    """'0,1,8,9' -> [0, 1, 8, 9]; each in [lo, hi], unique, at most max_items. InputError otherwise."""
     parts = [p.strip() for p in str(raw).split(",") if p.strip()]
     if not parts:
-        raise ValueError("no numbers given")
+        raise InputError("no_numbers", "no numbers given")
     if len(parts) > max_items:
-        raise ValueError(f"at most {max_items} numbers, got {len(parts)}")
+        raise InputError("too_many_numbers", f"at most {max_items} numbers, got {len(parts)}", limit=max_items,
+                         n=len(parts))
     try:
         values = [int(p) for p in parts]
     except ValueError:
-        raise ValueError(f"{raw[:40]!r} is not a comma-separated list of whole numbers") from None
+        raise InputError("not_numbers", f"{raw[:40]!r} is not a comma-separated list of whole numbers",
+                         raw=repr(raw[:40])) from None
     bad = [v for v in values if not lo <= v <= hi]
     if bad:
-        raise ValueError(f"{bad[0]} is outside {lo}…{hi}")
+        raise InputError("out_of_range", f"{bad[0]} is outside {lo}…{hi}", value=bad[0], lo=lo, hi=hi)
     return list(dict.fromkeys(values))

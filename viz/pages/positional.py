@@ -11,7 +11,7 @@ from model.capture import schema
 from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, rotation_error_figure,
                                     rotation_matrix_heatmap, similarity_heatmap, similarity_profile_figure,
                                     word_order_figure)
-from viz.i18n import t
+from viz.i18n import error_text, t
 from viz.services import encoder_patterns, paper_table, positional_table
 from viz.state import parse_index_list, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
@@ -43,7 +43,7 @@ def dims_from_url(d_model: int) -> list[int]:
     try:
         return parse_index_list(raw, 0, d_model - 1, MAX_DIMS)
     except ValueError as e:
-        st.warning(t("positional.url.dims", raw=plain(raw[:40]), error=plain(str(e)),
+        st.warning(t("positional.url.dims", raw=plain(raw[:40]), error=plain(error_text(e)),
                      dims=", ".join(map(str, default))))
         return default
 
@@ -59,7 +59,7 @@ def swap_from_url(n_src: int) -> tuple[int, int]:
             raise ValueError(t("positional.url.two"))
         return pair[0], pair[1]
     except ValueError as e:
-        st.warning(t("positional.url.swap", raw=plain(raw[:40]), error=plain(str(e))))
+        st.warning(t("positional.url.swap", raw=plain(raw[:40]), error=plain(error_text(e))))
         return default
 
 
