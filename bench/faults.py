@@ -29,12 +29,11 @@ import socket
 import sys
 import tempfile
 import time
-import urllib.parse
 from pathlib import Path
 
 from common import ROOT, Check, Section, SentenceMaker, log, median, percentile, report, rss_bytes, secs, table
 from load_deploy import DEPLOY_DOC, write_doc
-from load_server import session
+from load_server import explorer_run, session
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, get  # noqa: E402
@@ -66,37 +65,22 @@ def parse_args(argv):
 async def probe(base: str, model_id: str, text: str | None = None, cookie: str | None = None) -> dict:
     """Open /explorer?model=… as a new session and collect its alerts (st.error/warning/info text),
     exceptions and charts until script_finished; 'upstream' is the worker nginx chose (X-Upstream)."""
-    import websockets
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-    msg = BackMsg()
     query = {"model": model_id, **({"text": text} if text else {})}
-    msg.rerun_script.query_string = urllib.parse.urlencode(query)
-    msg.rerun_script.page_name = "explorer"
     out = {"alerts": [], "exceptions": [], "charts": 0, "status": None, "upstream": None, "seconds": None}
     headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else None
     start = time.perf_counter()
     async with asyncio.timeout(PROBE_TIMEOUT_S):
-        async with websockets.connect(base.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
-                                      origin=base, max_size=2**28, additional_headers=headers) as ws:
-            out["upstream"] = ws.response.headers.get("X-Upstream") or base.rsplit(":", 1)[1]
-            await ws.send(msg.SerializeToString())
-            while True:
-                forward = ForwardMsg()
-                forward.ParseFromString(await ws.recv())
-                kind = forward.WhichOneof("type")
-                if kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
-                    element = forward.delta.new_element
-                    what = element.WhichOneof("type")
-                    if what == "alert":
-                        out["alerts"].append(html.unescape(element.alert.body))
-                    elif what == "exception":
-                        out["exceptions"].append(element.exception.message[:200])
-                    elif what == "plotly_chart":
-                        out["charts"] += 1
-                elif kind == "script_finished":
-                    out["status"] = forward.script_finished
-                    break
+        async for what, value in explorer_run(base, query, headers):
+            if what == "connected":
+                out["upstream"] = value.get("X-Upstream") or base.rsplit(":", 1)[1]
+            elif what == "finished":
+                out["status"] = value
+            elif value.WhichOneof("type") == "alert":
+                out["alerts"].append(html.unescape(value.alert.body))
+            elif value.WhichOneof("type") == "exception":
+                out["exceptions"].append(value.exception.message[:200])
+            elif value.WhichOneof("type") == "plotly_chart":
+                out["charts"] += 1
     out["seconds"] = time.perf_counter() - start
     return out
 

@@ -18,35 +18,48 @@ from common import Section, SentenceMaker, Server, app_models, cpu_seconds, log,
 from load import load_args, tally
 
 
-async def submit(base: str, model_id: str, text: str) -> tuple[float, list[str], str | None]:
-    """Open /explorer?model=…&text=… as a new session; seconds until the script finished, the x tick
-    labels of every chart it sent, and an error (None when the run finished cleanly)."""
+async def explorer_run(base: str, query: dict, headers: dict | None = None):
+    """Open /explorer?<query> as a new page session over Streamlit's websocket protocol. Yields
+    ("connected", response headers) once, then ("element", element) for every new element, and last
+    ("finished", script status)."""
     import websockets
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     msg = BackMsg()
-    msg.rerun_script.query_string = urllib.parse.urlencode({"model": model_id, "text": text})
+    msg.rerun_script.query_string = urllib.parse.urlencode(query)
     msg.rerun_script.page_name = "explorer"
-    labels: list[str] = []
     async with websockets.connect(base.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
-                                  origin=base, max_size=2**28) as ws:
-        start = time.perf_counter()
+                                  origin=base, max_size=2**28, additional_headers=headers) as ws:
+        yield "connected", ws.response.headers
         await ws.send(msg.SerializeToString())
         while True:
             forward = ForwardMsg()
             forward.ParseFromString(await ws.recv())
             kind = forward.WhichOneof("type")
             if kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
-                element = forward.delta.new_element
-                if element.WhichOneof("type") == "exception":
-                    return time.perf_counter() - start, labels, f"exception: {element.exception.message[:120]}"
-                if element.WhichOneof("type") == "plotly_chart":
-                    for trace in json.loads(element.plotly_chart.spec).get("data", []):
-                        # labels travel escaped for plotly (viz.figures.style.plotly_text); the browser shows them plain
-                        labels += [html.unescape(x) for x in trace.get("x") or [] if isinstance(x, str)]
+                yield "element", forward.delta.new_element
             elif kind == "script_finished":
-                error = None if forward.script_finished == 0 else f"script ended with status {forward.script_finished}"
-                return time.perf_counter() - start, labels, error
+                yield "finished", forward.script_finished
+                return
+
+
+async def submit(base: str, model_id: str, text: str) -> tuple[float, list[str], str | None]:
+    """Open /explorer?model=…&text=… as a new session; seconds until the script finished, the x tick
+    labels of every chart it sent, and an error (None when the run finished cleanly)."""
+    labels: list[str] = []
+    start = time.perf_counter()
+    async for what, value in explorer_run(base, {"model": model_id, "text": text}):
+        if what == "connected":
+            start = time.perf_counter()
+        elif what == "element" and value.WhichOneof("type") == "exception":
+            return time.perf_counter() - start, labels, f"exception: {value.exception.message[:120]}"
+        elif what == "element" and value.WhichOneof("type") == "plotly_chart":
+            for trace in json.loads(value.plotly_chart.spec).get("data", []):
+                # labels travel escaped for plotly (viz.figures.style.plotly_text); the browser shows them plain
+                labels += [html.unescape(x) for x in trace.get("x") or [] if isinstance(x, str)]
+        elif what == "finished":
+            error = None if value == 0 else f"script ended with status {value}"
+            return time.perf_counter() - start, labels, error
 
 
 async def session(base: str, model_id: str, sentences: list[str], maker: SentenceMaker, gate: asyncio.Event,
