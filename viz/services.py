@@ -11,10 +11,12 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 import torch
 
 from model.analysis import ablation, attribution, patching
+from model.analysis.attention_math import softmax
 from model.analysis.decoding import Decoding, run_decoding
 from model.capture import schema
 from model.capture.trace import Trace
@@ -84,19 +86,22 @@ def trace_cache() -> TraceCache:
     return TraceCache(max_bytes=TRACE_CACHE_MB * 2**20, ttl_s=TRACE_TTL_S)
 
 
-def get_trace(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> Trace:
+def cached_trace(model_id: str, text: str, target: str | None, beam: int, max_tokens: int,
+                 spinner: bool = False) -> Trace:
+    """The view's trace from the server's trace cache, traced on a miss (with a spinner on a page run;
+    deferred downloads run off the script thread, where a spinner cannot show)."""
     def compute() -> Trace:
+        bundle = load_bundle(model_id)
+        if not spinner:
+            return trace_sentence(bundle, text, target=target, beam=beam, max_tokens=max_tokens)
         with st.spinner("Running the model…"):
-            return trace_sentence(load_bundle(model_id), text, target=target, beam=beam, max_tokens=max_tokens)
+            return trace_sentence(bundle, text, target=target, beam=beam, max_tokens=max_tokens)
 
     return trace_cache().get((model_id, text, target, beam, max_tokens), compute)
 
 
-def cached_trace(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> Trace:
-    """get_trace without a spinner, for deferred downloads (they run off the script thread)."""
-    key = (model_id, text, target, beam, max_tokens)
-    return trace_cache().get(key, lambda: trace_sentence(load_bundle(model_id), text, target=target, beam=beam,
-                                                         max_tokens=max_tokens))
+def get_trace(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> Trace:
+    return cached_trace(model_id, text, target, beam, max_tokens, spinner=True)
 
 
 def trace_npz(model_id: str, text: str, target: str | None, beam: int, max_tokens: int) -> bytes:
@@ -196,23 +201,18 @@ def trace_toy(run: LiveRun, text: str) -> Trace:
 
 
 # -- the home page's confidence per output token ---------------------------------------------------------
-def token_confidence(model_id: str, trace: Trace) -> "pd.DataFrame | None":
+def token_confidence(model_id: str, trace: Trace) -> pd.DataFrame | None:
     """For each output token t (meta tgt_ids): p of that token under row t of the trace's logits, and the
     most probable other token (the runner-up) with its p. None when the trace has no logits."""
-    import pandas as pd
-
     if schema.LOGITS not in trace:
         return None
-    logits = np.asarray(trace[schema.LOGITS], dtype=np.float64)                      # [T, V]
+    probs = softmax(trace[schema.LOGITS])                                              # [T, V]
     ids = np.asarray(trace.meta["tgt_ids"], dtype=int)
-    z = logits - logits.max(1, keepdims=True)
-    probs = np.exp(z) / np.exp(z).sum(1, keepdims=True)
     rows = np.arange(len(ids))
-    chosen = probs[rows, ids]
     others = probs.copy()
     others[rows, ids] = -1.0
     other_ids = others.argmax(1)
-    return pd.DataFrame({"token": trace.meta["tgt_out_tokens"], "p": chosen,
+    return pd.DataFrame({"token": trace.meta["tgt_out_tokens"], "p": probs[rows, ids],
                          "runner_up": load_bundle(model_id).tokenizer.token_strings(other_ids.tolist()),
                          "runner_up_p": probs[rows, other_ids]})
 
