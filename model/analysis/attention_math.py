@@ -266,19 +266,33 @@ def head_summary(patterns: np.ndarray) -> dict[str, np.ndarray]:
 OFFSET_NAMES = {0: "the token itself", -1: "the previous token", 1: "the next token"}
 
 
-def describe_heads(summary: dict[str, np.ndarray], key_labels: list[str], positional: bool,
-                   threshold: float = 0.5) -> list[str]:
-    """A plain reading of head_summary: a fixed offset when more than `threshold` of the queries share
-    it (positional only: queries and keys from one sequence); else one favourite key when it gets more
-    than `threshold` of the attention on average; else no single pattern."""
-    words = []
+def head_readings(summary: dict[str, np.ndarray], positional: bool, threshold: float = 0.5) -> list[tuple[str, dict]]:
+    """A plain reading of head_summary, one per head: ("position", offset, share) when more than
+    `threshold` of the queries share one offset (positional only: queries and keys from one sequence);
+    else ("key", index, share) when one favourite key gets more than `threshold` of the attention on
+    average; else ("spread", {})."""
+    readings = []
     for fav, fav_w, off, share in zip(summary["favourite"], summary["favourite_weight"], summary["offset"],
                                       summary["offset_share"]):
         if positional and share > threshold:
-            where = OFFSET_NAMES.get(int(off), f"{int(off):+d} positions away")
-            words.append(f"by position: {where} ({share:.0%} of queries)")
+            readings.append(("position", {"offset": int(off), "share": float(share)}))
         elif fav_w > threshold:
-            words.append(f"mostly one key: {key_labels[int(fav)]} ({fav_w:.0%} of the weight)")
+            readings.append(("key", {"index": int(fav), "share": float(fav_w)}))
+        else:
+            readings.append(("spread", {}))
+    return readings
+
+
+def describe_heads(summary: dict[str, np.ndarray], key_labels: list[str], positional: bool,
+                   threshold: float = 0.5) -> list[str]:
+    """head_readings in English words."""
+    words = []
+    for kind, v in head_readings(summary, positional, threshold):
+        if kind == "position":
+            where = OFFSET_NAMES.get(v["offset"], f"{v['offset']:+d} positions away")
+            words.append(f"by position: {where} ({v['share']:.0%} of queries)")
+        elif kind == "key":
+            words.append(f"mostly one key: {key_labels[v['index']]} ({v['share']:.0%} of the weight)")
         else:
             words.append("spread out / depends on the content")
     return words

@@ -354,11 +354,6 @@ def agreement(maps: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
     return names, out
 
 
-def top1_accuracy(attribution: np.ndarray, expected: Sequence[int]) -> float:
-    """Share of rows whose largest entry is at the expected column."""
-    return float(np.mean(np.argmax(attribution, axis=-1) == np.asarray(expected)))
-
-
 # -- contrastive ---------------------------------------------------------------------------------------------
 @dataclass
 class Contrastive:

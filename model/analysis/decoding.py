@@ -35,7 +35,6 @@ class Decoding:
     cross_rows: np.ndarray         # [T, L, H, S] last row of cross-attention at each step
     top_ids: np.ndarray            # [T, N] most likely next tokens at each step, best first
     top_logprobs: np.ndarray       # [T, N]
-    top_labels: list[list[str]]    # [T][N] their token labels
     chosen_logprob: np.ndarray     # [T] log p(y_t | y_<t, x) of the token actually appended
     chosen_rank: np.ndarray        # [T] its rank among all tokens (1 = most likely)
     entropy: np.ndarray            # [T] bits, of the full next-token distribution
@@ -93,7 +92,6 @@ def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: 
         in_tokens=tok.token_strings([cfg.bos_id] + list(best.ids[:-1])),
         self_rows=self_rows, cross_rows=np.stack(cross_rows),
         top_ids=order, top_logprobs=np.take_along_axis(lp, order, axis=1).astype(np.float32),
-        top_labels=[tok.token_strings(row) for row in order.tolist()],
         chosen_logprob=chosen_lp.astype(np.float32),
         chosen_rank=(lp > chosen_lp[:, None]).sum(1) + 1,
         entropy=entropy_bits(np.exp(lp)).astype(np.float32),

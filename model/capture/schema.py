@@ -30,7 +30,6 @@ RESID_HOOKS = {"encoder": ("resid_pre", "resid_mid", "resid_post"),
                "decoder": ("resid_pre", "resid_mid", "resid_cross", "resid_post")}
 FF_HOOKS = ("hidden", "out")
 EMBED_HOOKS = ("tokens", "pos", "out")
-STACK_HOOKS = ("out",)            # encoder.hook_out: the memory; decoder.hook_out: before the output layer
 EMBED_OF = {"encoder": "src_embed", "decoder": "tgt_embed"}
 LOGITS = "generator.hook_logits"
 

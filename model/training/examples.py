@@ -12,10 +12,6 @@ import torch
 from model.inference.pipeline import encode_text, generate
 from model.io.checkpoint import Bundle
 
-GROUPS = {"start": "Start with", "well": "Translated well (held-out Bible verses)",
-          "struggles": "Everyday sentences it struggles with"}
-
-
 @dataclass
 class Measured:
     source: str

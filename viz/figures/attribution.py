@@ -11,7 +11,6 @@ from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, chec
 PUSH_COLOR, PULL_COLOR = "#1f77b4", "#d62728"      # toward the chosen token / toward the alternative
 RESTORED = "restored share"
 OUTPUT_AXIS = "output token (position, predicted token)"
-SOURCE_AXIS = "source token (position, token)"
 TICKS = dict(type="category", automargin=True, tickfont=dict(size=14))
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.attention_math import (concat_heads, dim_labels, head_summary, layer_norm,
+from model.analysis.attention_math import (concat_heads, dim_labels, head_readings, head_summary, layer_norm,
                                            linear_arrays, max_abs_error, output_projection, token_norms)
 from model.capture import schema
 from model.capture.schema import sublayer_names
@@ -54,17 +54,16 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
     st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))
 
 
-def describe(stats: dict, cols: list[str], positional: bool, threshold: float = 0.5) -> list[str]:
-    """describe_heads (model.analysis.attention_math) in the page's language: the same rule, the same numbers."""
+def describe(stats: dict, cols: list[str], positional: bool) -> list[str]:
+    """head_readings (model.analysis.attention_math) in the page's language."""
     words = []
-    for fav, fav_w, off, share in zip(stats["favourite"], stats["favourite_weight"], stats["offset"],
-                                      stats["offset_share"]):
-        off = int(off)
-        if positional and share > threshold:
+    for kind, v in head_readings(stats, positional):
+        if kind == "position":
+            off = v["offset"]
             where = t(f"multihead.offset.{off}") if off in (-1, 0, 1) else t("multihead.offset.n", offset=f"{off:+d}")
-            words.append(t("multihead.does.position", where=where, share=f"{share:.0%}"))
-        elif fav_w > threshold:
-            words.append(t("multihead.does.key", token=cols[int(fav)], share=f"{fav_w:.0%}"))
+            words.append(t("multihead.does.position", where=where, share=f"{v['share']:.0%}"))
+        elif kind == "key":
+            words.append(t("multihead.does.key", token=cols[v["index"]], share=f"{v['share']:.0%}"))
         else:
             words.append(t("multihead.does.spread"))
     return words
