@@ -134,42 +134,12 @@ def _maybe_capture(enabled: bool, names):
 def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | None = None,
                 alpha: float = 0.6, names=None, return_traces: bool = False,
                 use_cache: bool = True) -> list[Hypothesis]:
-    """Beam search; returns hypotheses, best first (by length-normalised score).
-    With return_traces the best one carries its encoder Trace and one Trace per step."""
-    cfg = model.cfg
+    """Beam search of one sentence (beam_search_batch with one row); returns hypotheses, best first (by
+    length-normalised score). With return_traces the best one carries its encoder Trace and one Trace per
+    step (the search itself is never traced; step_traces reruns the best output)."""
     src = _src_tensor(model, src_ids)
     max_len = max_len or default_max_len(model, src.size(1))
-    src_mask = model.src_mask(src)
-    memory = model.encode(src, src_mask)                               # [1,S,D]
-    cache = _new_cache(model, use_cache)   # the search itself is never traced (step_traces does that)
-    beams = [Hypothesis([], 0.0)]
-    finished: list[Hypothesis] = []
-    for _ in range(max_len):
-        tgt = torch.tensor([[cfg.bos_id] + h.ids for h in beams], device=src.device)   # [K,t]
-        k = len(beams)
-        out = _decode_last(model, memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1), tgt, cache)
-        logprobs = model.generator(out).log_softmax(-1)                # [K,V]
-        total = logprobs + torch.tensor([h.score for h in beams], device=src.device)[:, None]
-        top = total.flatten().topk(min(2 * beam_size, total.numel()))
-        candidates, parents = [], []
-        for score, flat in zip(top.values.tolist(), top.indices.tolist()):
-            parent, tok = divmod(flat, logprobs.size(1))
-            h = beams[parent]
-            child = Hypothesis(h.ids + [tok], score, h.step_logprobs + [float(logprobs[parent, tok])])
-            if tok == cfg.eos_id:
-                finished.append(child)
-            else:
-                candidates.append(child)
-                parents.append(parent)
-        beams = candidates[:beam_size]
-        if cache is not None and beams:  # row b of the cache must hold the prefix of beams[b]
-            cache.reorder(torch.tensor(parents[:beam_size], device=src.device))
-        best_open = max((h.normalized(alpha) for h in beams), default=float("-inf"))
-        if len(finished) >= beam_size and max(h.normalized(alpha) for h in finished) >= best_open:
-            break
-        if not beams:
-            break
-    ranked = sorted(finished or beams, key=lambda h: h.normalized(alpha), reverse=True)
+    ranked = beam_search_batch(model, src, [max_len], beam_size, alpha, use_cache)[0]
     if return_traces:
         ranked[0].encoder_trace, ranked[0].step_traces = step_traces(model, src, ranked[0].ids, names)
     return ranked
@@ -183,8 +153,9 @@ def beam_search_batch(model: Transformer, src: torch.Tensor, max_lens: list[int]
 
     Each sentence owns K = beam_size decoder rows; a row whose beam does not exist (yet) copies a live
     one and scores -inf, so it never wins. The top 2K candidates of every sentence come from one topk
-    and one transfer per step; the bookkeeping per sentence is beam_search's own. A sentence leaves the
-    batch when its search ends, so a long one does not keep finished ones computing.
+    and one transfer per step. A sentence's search ends when nothing is open, or when K hypotheses have
+    finished and the best of them beats every open one; it then leaves the batch, so a long one does not
+    keep finished ones computing.
     """
     cfg, K, B = model.cfg, beam_size, src.size(0)
     src_mask = model.src_mask(src)                                        # [B,1,1,S]
@@ -229,7 +200,7 @@ def beam_search_batch(model: Transformer, src: torch.Tensor, max_lens: list[int]
 
 def _expand(live: list[Hypothesis], values: list[float], flats: list[int], logprobs: list[float], vocab: int,
             k: int, eos: int, finished: list[Hypothesis]) -> tuple[list[Hypothesis], list[int]]:
-    """One sentence's step of beam_search: its top candidates (flat index parent * vocab + token, best
+    """One sentence's step of the search: its top candidates (flat index parent * vocab + token, best
     first) end in </s> and join `finished`, or stay open; returns the best k open ones and their parents."""
     open_, parents = [], []
     for score, flat, lp in zip(values, flats, logprobs):
@@ -247,7 +218,7 @@ def _expand(live: list[Hypothesis], values: list[float], flats: list[int], logpr
 
 
 def _search_done(live: list[Hypothesis], finished: list[Hypothesis], k: int, alpha: float) -> bool:
-    """beam_search's stop: nothing open, or k finished and the best of them beats every open one."""
+    """The search's stop: nothing open, or k finished and the best of them beats every open one."""
     best_open = max((h.normalized(alpha) for h in live), default=float("-inf"))
     return not live or (len(finished) >= k and max(h.normalized(alpha) for h in finished) >= best_open)
 
