@@ -5,7 +5,8 @@
 1. forward pass with capture off / fully on at 64, 256, 512 tokens, and their ratio (on CUDA a capture
    keeps tensors on the GPU and brings them over at the end, in one go: model/capture/trace.py);
 2. evaluate: beam-4 BLEU and seconds on the first N test pairs, decoded in batches (batch_translate);
-3. greedy decoding latency of one 256-token source (with the key/value cache);
+3. greedy decoding latency of one 256-token source (static key/value cache; on CUDA each step is a
+   replayed CUDA graph: model/inference/decode.py greedy_static);
 4. training throughput (tokens/s) of the en-es architecture on random batches of --max-tokens,
    bf16 autocast on CUDA, float32 on the CPU.
 It prints the device first: compare numbers only between runs on the same one.
@@ -82,7 +83,8 @@ def greedy_latency(model, repeats: int) -> list:
     src = random_ids(model, 256)[0].tolist()
     n = len(greedy(model, src, max_len=256).ids)
     t = timed(lambda: greedy(model, src, max_len=256), repeats)
-    return [256, n, ms(t), ms(t / n)]
+    path = "CUDA graph replays" if model.device.type == "cuda" else "static cache"
+    return [256, n, path, ms(t), ms(t / n)]
 
 
 def training_throughput(bundle, max_tokens: int, steps: int) -> list:
@@ -125,7 +127,7 @@ def main(argv=None) -> None:
     print(f"device: {describe_device(model.device)}; torch {torch.__version__}\n")
     print(table(["tokens", "capture off", "full capture", "ratio"], capture_ratios(model, repeats)), "\n")
     print(table(["pairs", "beam", "BLEU", "batched seconds"], [evaluate(bundle, pairs)]), "\n")
-    print(table(["source tokens", "generated", "greedy latency", "per token"], [greedy_latency(model, repeats)]), "\n")
+    print(table(["source tokens", "generated", "decoding", "greedy latency", "per token"], [greedy_latency(model, repeats)]), "\n")
     print(table(["rows", "steps", "precision", "training tokens/s"],
                 [training_throughput(bundle, args.max_tokens, steps)]))
 

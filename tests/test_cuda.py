@@ -9,7 +9,8 @@ import torch
 from conftest import ROOT
 from model.capture.hooks import capture
 from model.inference.batch_translate import translate_many
-from model.inference.decode import beam_search, beam_search_batch, default_max_len, pad_batch
+from model.inference.decode import (StaticGreedySteps, beam_search, beam_search_batch, default_max_len, greedy,
+                                    greedy_rows, pad_batch)
 from model.inference.pipeline import encode_text, trace_sentence, translate
 from model.io.checkpoint import load_checkpoint
 from model.io.device import describe_device, pick_device
@@ -64,6 +65,31 @@ def test_batched_beam_search_on_the_gpu_equals_the_cpu(models):
     max_lens = [default_max_len(cpu.model, len(s)) for s in sources]
     on_gpu = beam_search_batch(gpu.model, pad_batch(sources).cuda(), max_lens, 4)
     assert [h[0].ids for h in on_gpu] == [beam_search(cpu.model, s, 4)[0].ids for s in sources]
+
+
+def test_graphed_greedy_on_the_gpu_equals_the_cpu(models):
+    cpu, gpu = models
+    for text in EN_ES:
+        ids = encode_text(cpu, text).ids
+        a, b = greedy(cpu.model, ids), greedy(gpu.model, ids)            # b: CUDA graph replays
+        assert a.ids == b.ids and a.ids[-1] == cpu.config.eos_id
+        np.testing.assert_allclose(b.step_logprobs, a.step_logprobs, atol=1e-3)
+
+
+@torch.no_grad()
+def test_graph_replays_equal_eager_steps_on_a_long_random_source(models):
+    _, gpu = models
+    src = torch.randint(3, gpu.config.vocab_size, (1, 256), generator=torch.Generator().manual_seed(0)).cuda()
+    eager, graphed = StaticGreedySteps(gpu.model, src, 300), StaticGreedySteps(gpu.model, src, 300)
+    for _ in range(300):
+        eager.step()
+    replay = graphed.graphed(warmup=2)
+    for _ in range(298):
+        replay()
+    torch.cuda.synchronize()
+    assert torch.equal(graphed.ids, eager.ids) and int(graphed.cache.pos) == 300
+    _, grown = next(greedy_rows(gpu.model, src, [300]))                 # the growing cache's answer
+    assert eager.ids[0, :len(grown)].tolist() == grown
 
 
 def test_a_bf16_training_step_on_the_gpu_lowers_the_loss():

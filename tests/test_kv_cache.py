@@ -5,11 +5,11 @@ import torch
 
 from conftest import ROOT, tiny_config
 from model.io.checkpoint import load_checkpoint
-from model.inference.decode import _new_cache, beam_search, greedy, greedy_batch
+from model.inference.decode import StaticGreedySteps, _new_cache, beam_search, greedy, greedy_batch, greedy_rows
 from model.inference.pipeline import encode_text
 from model.inference.decode import pad_batch
 from model.capture.hooks import capture
-from model.nn.transformer import Transformer, causal_mask
+from model.nn.transformer import StaticDecoderCache, Transformer, causal_mask
 
 TOY_TEXTS = ["a b c d e", "b d h", "j i h g f e d c b a", "c", "a a b b c c d"]
 
@@ -56,6 +56,41 @@ def test_cached_logits_match_a_full_prefix_decode(overrides):
         out = model.generator(model.decode(memory, src_mask, chunk, cache))      # [B,T_new,V]
         torch.testing.assert_close(out, full[:, start:start + chunk.size(1)], atol=1e-5, rtol=1e-5)
     assert cache.length == tgt.size(1)
+
+
+@pytest.mark.parametrize("overrides", CONFIGS.values(), ids=CONFIGS.keys())
+@torch.no_grad()
+def test_static_cache_logits_match_a_full_prefix_decode_whatever_its_unused_slots_hold(overrides):
+    model = tiny(**overrides)
+    src = torch.tensor([[3, 4, 5, 6, 2], [7, 8, 9, 2, 0]])
+    tgt = torch.tensor([[1, 6, 5, 4, 9, 3], [1, 8, 7, 5, 3, 3]])                 # no padding is fed
+    src_mask = model.src_mask(src)
+    memory = model.encode(src, src_mask)
+    full = model.generator(model.decode(memory, src_mask, tgt))                  # [B,T,V]
+    cache = StaticDecoderCache(model, batch=2, capacity=10)
+    for self_kv, _ in cache.layers:                                              # stale values: must be masked
+        self_kv.k.normal_(std=100.0)
+        self_kv.v.normal_(std=100.0)
+    for t in range(tgt.size(1)):
+        out = model.generator(model.decode(memory, src_mask, tgt[:, t:t + 1], cache))   # [B,1,V]
+        torch.testing.assert_close(out[:, 0], full[:, t], atol=1e-5, rtol=1e-5)
+        cache.pos += 1
+
+
+def test_static_greedy_steps_write_what_the_growing_cache_decodes(toy):
+    for text in TOY_TEXTS:
+        src = torch.tensor([toy_ids(toy, text)])
+        steps = StaticGreedySteps(toy.model, src, 12)
+        for _ in range(12):
+            steps.step()
+        _, grown = next(greedy_rows(toy.model, src, [12]))
+        assert steps.ids[0, :len(grown)].tolist() == grown
+        assert int(steps.cache.pos) == 12
+
+
+def test_static_greedy_refuses_more_steps_than_positions(toy):
+    with pytest.raises(ValueError, match="exceeds max_len"):
+        greedy(toy.model, toy_ids(toy, "a b"), max_len=toy.config.max_len + 1)
 
 
 @pytest.mark.parametrize("overrides", CONFIGS.values(), ids=CONFIGS.keys())

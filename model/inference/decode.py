@@ -22,7 +22,7 @@ import torch
 from model.capture.hooks import active_trace, capture
 from model.capture.trace import Trace
 from model.io.tokenizer import PAD_ID
-from model.nn.transformer import DecoderCache, Transformer
+from model.nn.transformer import DecoderCache, StaticDecoderCache, Transformer
 
 
 def pad_batch(seqs: list[list[int]], pad: int = PAD_ID) -> torch.Tensor:
@@ -102,19 +102,21 @@ def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int, use_cache:
 @torch.no_grad()
 def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
            return_traces: bool = False, use_cache: bool = True) -> Hypothesis:
-    """Greedy decoding of one sentence; with return_traces, the encoder's Trace and one per step."""
+    """Greedy decoding of one sentence; with return_traces, the encoder's Trace and one per step.
+    Untraced and cached, it runs on a static cache (greedy_static): on CUDA as a replayed graph."""
     src = _src_tensor(model, src_ids)
     max_len = max_len or default_max_len(model, src.size(1))
+    if use_cache and not return_traces and active_trace() is None:
+        return greedy_static(model, src, max_len)
     src_mask = model.src_mask(src)
     hyp = Hypothesis([], 0.0)
     with _maybe_capture(return_traces, names) as trace:
         memory = model.encode(src, src_mask)
     hyp.encoder_trace = trace
-    cache = _new_cache(model, use_cache and not return_traces)
     for _ in range(max_len):
         tgt = torch.tensor([[model.cfg.bos_id] + hyp.ids], device=src.device)
         with _maybe_capture(return_traces, names) as trace:
-            logprobs = model.generator(_decode_last(model, memory, src_mask, tgt, cache)).log_softmax(-1)[0]
+            logprobs = model.generator(model.decode(memory, src_mask, tgt)[:, -1]).log_softmax(-1)[0]
         if trace is not None:
             hyp.step_traces.append(trace)
         nxt = int(logprobs.argmax())
@@ -124,6 +126,71 @@ def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
         if nxt == model.cfg.eos_id:
             break
     return hyp
+
+
+class StaticGreedySteps:
+    """Greedy decoding of a batch as fixed-shape steps on a StaticDecoderCache: step() reads the fed
+    token and the position from device buffers and writes back the chosen token, its log-probability
+    and the next position. Nothing in a step waits for the host, so on CUDA it can be recorded once
+    as a graph and replayed (graphed): a step's ~80 kernel launches and its Python become one launch."""
+
+    def __init__(self, model: Transformer, src: torch.Tensor, max_len: int):
+        if max_len > model.cfg.max_len:                 # the positional table's rows (as an int start checks)
+            raise ValueError(f"sequence of {max_len} tokens exceeds max_len={model.cfg.max_len}")
+        self.model, B = model, src.size(0)
+        self.src_mask = model.src_mask(src)                                       # [B,1,1,S]
+        self.memory = model.encode(src, self.src_mask)                            # [B,S,D]
+        self.cache = StaticDecoderCache(model, B, max_len)
+        self.token = torch.full((B, 1), model.cfg.bos_id, dtype=torch.long, device=src.device)   # fed next
+        self.ids = torch.full((B, max_len), model.cfg.pad_id, dtype=torch.long, device=src.device)
+        self.logprobs = torch.zeros(B, max_len, device=src.device)
+
+    def step(self) -> None:
+        pos = self.cache.pos
+        out = self.model.decode(self.memory, self.src_mask, self.token, self.cache)[:, -1]   # [B,D]
+        logprobs = self.model.generator(out).float().log_softmax(-1)                        # [B,V]
+        best, nxt = logprobs.max(-1)                                                         # [B], [B]
+        self.ids.index_copy_(1, pos, nxt[:, None])
+        self.logprobs.index_copy_(1, pos, best[:, None])
+        self.token.copy_(nxt[:, None])
+        pos += 1
+
+    def graphed(self, warmup: int):
+        """Run `warmup` steps eagerly on a side stream (the first also caches cross-attention's keys
+        and values; allocator and kernels settle), then record one step as a CUDA graph; returns its replay."""
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(warmup):
+                self.step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.step()
+        self._graph = graph                             # keeps its memory pool alive with the replays
+        return graph.replay
+
+
+GRAPH_CHECK_EVERY = 8   # CUDA: graph replays between looks for </s> (a look waits for the GPU)
+
+
+def greedy_static(model: Transformer, src: torch.Tensor, max_len: int) -> Hypothesis:
+    """Greedy decoding of one sentence [1,S] on a static cache: the ids the cached and full-prefix
+    paths give. On CUDA the steps after the first two are replays of one CUDA graph, and the host
+    looks for </s> every GRAPH_CHECK_EVERY steps (the few extra steps are cut off); on the CPU,
+    every step."""
+    steps = StaticGreedySteps(model, src, max_len)
+    eos, done = model.cfg.eos_id, 0
+    run, check_every = steps.step, 1
+    if src.is_cuda and max_len > 2:
+        run, check_every, done = steps.graphed(warmup=2), GRAPH_CHECK_EVERY, 2
+    while done < max_len and not (steps.ids[0, :done] == eos).any():
+        for _ in range(min(check_every, max_len - done)):
+            run()
+            done += 1
+    ids, logprobs = steps.ids[0, :done].tolist(), steps.logprobs[0, :done].tolist()
+    n = ids.index(eos) + 1 if eos in ids else len(ids)
+    return Hypothesis(ids[:n], sum(logprobs[:n]), logprobs[:n])
 
 
 def _maybe_capture(enabled: bool, names):

@@ -50,6 +50,23 @@ class KVCache:
             self.k, self.v = self.k.index_select(0, index), self.v.index_select(0, index)
 
 
+class StaticKVCache:
+    """Self-attention keys and values in buffers of fixed size [B,H,capacity,Dh]: the new token's go to
+    slot `pos`, a tensor on the device, so a decoding step has fixed shapes and never asks the host
+    anything (what a CUDA graph needs). Slots after pos hold stale values: the mask hides them."""
+
+    def __init__(self, pos: torch.Tensor, batch: int, n_heads: int, capacity: int, d_head: int, dtype):
+        self.pos = pos                                               # [1] long, shared by every layer
+        self.k = torch.zeros(batch, n_heads, capacity, d_head, dtype=dtype, device=pos.device)
+        self.v = torch.zeros_like(self.k)
+
+    def keys_values(self, attn: "MultiHeadAttention", x_kv):
+        k, v = attn.keys_values(x_kv)                                # [B,H,1,Dh]
+        self.k.index_copy_(2, self.pos, k)
+        self.v.index_copy_(2, self.pos, v)
+        return self.k, self.v                                        # [B,H,capacity,Dh]
+
+
 class MultiHeadAttention(nn.Module):
     """h heads in parallel, each attending in a d_model/h subspace; concatenated, then W^O."""
 
@@ -73,7 +90,7 @@ class MultiHeadAttention(nn.Module):
     def keys_values(self, x_kv):         # [B,S,D] -> k, v [B,H,S,Dh]
         return self.hook_k(self.split_heads(self.w_k(x_kv))), self.hook_v(self.split_heads(self.w_v(x_kv)))
 
-    def forward(self, x_q, x_kv, mask=None, cache: KVCache | None = None):
+    def forward(self, x_q, x_kv, mask=None, cache: KVCache | StaticKVCache | None = None):
         q = self.hook_q(self.split_heads(self.w_q(x_q)))             # [B,H,T,Dh]
         k, v = self.keys_values(x_kv) if cache is None else cache.keys_values(self, x_kv)  # [B,H,S,Dh]
         p = self.dropout if self.training else 0.0
@@ -160,8 +177,11 @@ class PositionalEncoding(nn.Module):
         else:  # a buffer, not a parameter: fixed, and rebuilt rather than loaded
             self.register_buffer("table", sinusoidal_table(max_len, d_model), persistent=False)
 
-    def forward(self, n_positions: int, start: int = 0):
-        """Encodings of positions start .. start+n-1 (start > 0: the new tokens of cached decoding)."""
+    def forward(self, n_positions: int, start: int | torch.Tensor = 0):
+        """Encodings of positions start .. start+n-1 (start > 0: the new tokens of cached decoding).
+        A tensor start [1] (static-cache decoding) is read on the device; its caller keeps it in range."""
+        if isinstance(start, torch.Tensor):
+            return self.table.index_select(0, start + torch.arange(n_positions, device=start.device))  # [T,D]
         if start + n_positions > self.table.size(0):
             raise ValueError(f"sequence of {start + n_positions} tokens exceeds max_len={self.table.size(0)}")
         return self.table[start:start + n_positions]                         # [T,D]
@@ -180,7 +200,7 @@ class Embeddings(nn.Module):
         self.hook_pos = HookPoint(copy=True)   # [1,T,D] positional encodings (a slice of the table)
         self.hook_out = HookPoint()     # [B,T,D] their sum, before dropout
 
-    def forward(self, ids, start: int = 0):                               # ids [B,T] at positions start..
+    def forward(self, ids, start: int | torch.Tensor = 0):                # ids [B,T] at positions start..
         tokens = self.hook_tokens(self.token(ids) * self.scale)           # [B,T,D]
         pos = self.hook_pos(self.pos(ids.size(1), start)[None])           # [1,T,D]
         return self.dropout(self.hook_out(tokens + pos))

@@ -10,7 +10,8 @@ import torch
 from torch import nn
 
 from model.nn.config import TransformerConfig
-from model.nn.layers import Embeddings, FeedForward, KVCache, LayerNorm, MultiHeadAttention, PositionalEncoding
+from model.nn.layers import (Embeddings, FeedForward, KVCache, LayerNorm, MultiHeadAttention, PositionalEncoding,
+                             StaticKVCache)
 from model.capture.hooks import HookPoint, name_hook_points
 
 
@@ -129,16 +130,35 @@ class DecoderCache:
     def length(self) -> int:                                     # tokens seen = position of the next one
         return 0 if self.keep is None else self.keep.size(1)
 
-    def append_mask(self, tgt, pad_id: int):                     # new tokens [B,T] -> mask [B,1,T,t+T]
+    def advance(self, tgt, pad_id: int):         # new tokens [B,T] -> (their first position, mask [B,1,T,t+T])
+        start = self.length
         new = tgt != pad_id
         self.keep = new if self.keep is None else torch.cat([self.keep, new], dim=1)
-        return target_mask(self.keep, tgt.size(1))
+        return start, target_mask(self.keep, tgt.size(1))
 
     def reorder(self, index: torch.Tensor):   # row b continues row index[b]: beam search, finished rows dropped
         self.keep = self.keep.index_select(0, index)
         for self_kv, cross_kv in self.layers:
             self_kv.reorder(index)
             cross_kv.reorder(index)
+
+
+class StaticDecoderCache:
+    """A cache for decoding one token per step in which every shape is fixed and the position is a
+    tensor on the device: a step reads nothing from the host, so it can be recorded as a CUDA graph
+    and replayed (model/inference/decode.py). Self-attention keeps keys and values in slots
+    0..capacity-1; the caller moves `pos` on (pos += 1) after each step and never past capacity - 1.
+    No padding is ever fed, so the mask is causal only: slots <= pos."""
+
+    def __init__(self, model: "Transformer", batch: int, capacity: int):
+        cfg, dtype, device = model.cfg, model.generator.proj.weight.dtype, model.device
+        self.pos = torch.zeros(1, dtype=torch.long, device=device)          # [1]
+        self.slots = torch.arange(capacity, device=device)                  # [capacity]
+        self.layers = [(StaticKVCache(self.pos, batch, cfg.n_heads, capacity, cfg.d_model // cfg.n_heads, dtype),
+                        KVCache(static=True)) for _ in range(cfg.n_decoder_layers)]
+
+    def advance(self, tgt, pad_id: int):         # the new token [B,1] -> (pos [1], mask [1,1,1,capacity])
+        return self.pos, (self.slots <= self.pos)[None, None, None, :]
 
 
 class Transformer(nn.Module):
@@ -182,12 +202,11 @@ class Transformer(nn.Module):
             src_mask = self.src_mask(src)
         return self.encoder(self.src_embed(src), src_mask)
 
-    def decode(self, memory, src_mask, tgt, cache: DecoderCache | None = None):   # tgt [B,T] -> [B,T,D]
+    def decode(self, memory, src_mask, tgt, cache: DecoderCache | StaticDecoderCache | None = None):   # tgt [B,T] -> [B,T,D]
         """tgt is the whole prefix; with a cache, only the tokens after those it already holds."""
         if cache is None:
             return self.decoder(self.tgt_embed(tgt), memory, src_mask, self.tgt_mask(tgt))
-        start = cache.length
-        tgt_mask = cache.append_mask(tgt, self.cfg.pad_id)       # [B,1,T,start+T]
+        start, tgt_mask = cache.advance(tgt, self.cfg.pad_id)    # [B,1,T,start+T] (static: [1,1,1,capacity])
         return self.decoder(self.tgt_embed(tgt, start), memory, src_mask, tgt_mask, cache)
 
     def new_cache(self) -> DecoderCache:
