@@ -62,3 +62,34 @@ def test_app_runs_streamlit_on_the_repository_app_from_its_folder(monkeypatch):
     app.main(["--server.port", "8600"])
     assert calls == [("chdir", ROOT),
                      ("execv", [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", "8600"])]
+
+
+BAD_CALLS = {  # a person's mistakes with every command that reads a model or a file: one line, exit 2
+    "trace, missing model": (["trace", "--model", "no-such-model", "--text", "a", "--out", "t.npz"], "no such model folder"),
+    "trace, unreadable text": (["trace", "--model", str(TOY), "--text", "Hello", "--out", "t.npz"], "cannot read 'Hello'"),
+    "translate, unreadable text": (["translate", "--model", str(TOY), "Hello"], "cannot read 'Hello'"),
+    "translate, unreadable file line": (["translate", "--model", str(TOY), "--input",
+                                         str(ROOT / "docs/examples/everyday.tsv")], "only reads the symbols"),
+    "evaluate, missing test file": (["evaluate", "--model", str(TOY), "--test", "no-such.tsv"], "no-such.tsv"),
+    "export, missing run": (["export", "--run", "no-such-run", "--out", "x"], "no such model folder"),
+    "examples, missing model": (["examples", "--model", "no-such-model", "--test", "x", "--everyday", "y"],
+                                "no such model folder"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CALLS)
+def test_every_command_says_a_persons_mistake_in_one_line(tmp_path, case):
+    argv, said = BAD_CALLS[case]
+    result = run_cli(*argv, cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert said in result.stderr
+
+
+def test_translate_reads_the_english_column_of_a_test_set(tmp_path):
+    from model.cli.translate import read_lines
+
+    (tmp_path / "pairs.tsv").write_text("en\tes\na b\tb a\n\tvacío\nc\tc\n", encoding="utf-8")
+    (tmp_path / "lines.txt").write_text("en\ta b\n\nc\n", encoding="utf-8")     # no header: every line as it is
+    assert read_lines(str(tmp_path / "pairs.tsv")) == ["a b", "", "c"]
+    assert read_lines(str(tmp_path / "lines.txt")) == ["en\ta b", "", "c"]

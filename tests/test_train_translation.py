@@ -64,3 +64,18 @@ def test_init_from_starts_with_a_models_weights_and_a_fresh_optimizer(tmp_path):
     assert first_loss("second") < first_loss("fresh")                   # it began where the first run ended
     assert json.loads((tmp_path / "second" / "last" / "state.json").read_text())["epoch"] == 1   # fresh count
     assert load_checkpoint(tmp_path / "second" / "last").config == start.config
+
+
+def test_a_time_budget_stops_at_a_log_step_and_resume_finishes_the_run(tmp_path):
+    """--max-minutes: a GPU lease or a CI job ends mid-epoch; the run goes on where it stopped."""
+    data = tiny_corpus(tmp_path / "data")
+    out = tmp_path / "run"
+    train_main(args(data, out, 2) + ["--max-minutes", "0"])
+    stopped = json.loads((out / "last" / "state.json").read_text())
+    assert stopped["step"] == 2 and stopped["epoch"] == 0                  # the first log step (--log-every 2)
+    assert not (out / "epoch001").exists()
+    train_main(args(data, out, 2) + ["--resume"])
+    finished = json.loads((out / "last" / "state.json").read_text())
+    train_main(args(data, tmp_path / "whole", 2))
+    assert finished == json.loads((tmp_path / "whole" / "last" / "state.json").read_text()) | {
+        "seconds": finished["seconds"]}                                   # same steps, epochs, tokens

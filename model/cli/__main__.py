@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from model.errors import CheckpointError, InputError
+
 COMMANDS = {
     "app": "start the web app (streamlit run app.py; extra arguments go to streamlit)",
     "lesson": "write one sentence's guided lesson as a single offline HTML file",
@@ -31,7 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     module = importlib.import_module(f"model.cli.{argv[0]}")
     sys.argv[0] = f"{sys.argv[0]} {argv[0]}"
-    result = module.main(argv[1:])
+    try:
+        result = module.main(argv[1:])
+    except (InputError, CheckpointError, OSError) as e:   # a person's mistake: one line, not a traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return result if isinstance(result, int) else 0
 
 

@@ -1,7 +1,7 @@
 """Choose a model's example sentences by measuring them (model/training/examples.py) and write its presets.txt:
 
     python -m model.cli examples --model pretrained/en-es --test pretrained/en-es/test.tsv \
-        --everyday docs/examples/everyday.txt
+        --everyday docs/examples/everyday.tsv
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Choose example sentences by measuring them; write presets.txt.")
     parser.add_argument("--model", required=True)
     parser.add_argument("--test", required=True, help="held-out TSV (en, es)")
-    parser.add_argument("--everyday", required=True, help="everyday sentences, one a line")
+    parser.add_argument("--everyday", required=True, help="everyday sentences: an en<TAB>es TSV (its en column)")
     parser.add_argument("--pairs", type=int, default=300, help="held-out pairs to measure")
     parser.add_argument("--max-words", type=int, default=12, help="only short held-out sentences")
     parser.add_argument("-n", type=int, default=6, help="sentences per group")
@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     bundle = load_engine(args.model, device="cpu")
     pairs = [(s, t) for s, t in read_tsv(args.test)[: args.pairs] if len(s.split()) <= args.max_words]
     well = [measure(bundle, s, t) for s, t in pairs]
-    everyday = [measure(bundle, s) for s in Path(args.everyday).read_text(encoding="utf-8").splitlines() if s.strip()]
+    everyday = [measure(bundle, s) for s, _ in read_tsv(args.everyday)]
     chosen = choose(well, everyday, args.n)
     for group, items in chosen.items():
         print(f"-- {group}")

@@ -46,6 +46,8 @@ def main(argv=None) -> int:
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--eval-every", type=int, default=500)
     parser.add_argument("--save-minutes", type=float, default=5.0)
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="stop (and save OUT/last) after this many minutes; --resume goes on")
     add_device_argument(parser)
     args = parser.parse_args(argv)
     try:

@@ -2,8 +2,9 @@
 
     python -m model.cli translate --model pretrained/en-es "The man went to the house."
     python -m model.cli translate --model pretrained/en-es --input sentences.txt --beam 4
+    python -m model.cli translate --model pretrained/en-es --input docs/examples/everyday.tsv
 
-A file is translated in length-sorted batches (model/inference/batch_translate.py); its output has one
+A file (one sentence a line, or the en column of an en/es TSV) is translated in length-sorted batches (model/inference/batch_translate.py); its output has one
 line per input line, in order, blank for blank.
 """
 from __future__ import annotations
@@ -15,13 +16,15 @@ from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, translate
 from model.io.checkpoint import CheckpointError, load_checkpoint
 from model.io.device import add_device_argument
+from model.training.corpus import HEADER, read_tsv
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Translate text with a checkpoint folder.")
     parser.add_argument("text", nargs="?", help="a sentence (or use --input)")
     parser.add_argument("--model", required=True, help="checkpoint folder")
-    parser.add_argument("--input", help="a UTF-8 file, one sentence per line; output one line per line")
+    parser.add_argument("--input", help="a UTF-8 file, one sentence per line (or an en<TAB>es TSV: its en column); "
+                        "output one line per line")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--batch-tokens", type=int, default=DEFAULT_BATCH_TOKENS,
@@ -45,10 +48,12 @@ def main(argv=None) -> int:
 
 
 def read_lines(path: str) -> list[str]:
-    """The lines of a UTF-8 text file; OSError / ValueError with a one-line message otherwise."""
+    """The lines of a UTF-8 text file, or the English column of an `en<TAB>es` file (a test set, the
+    everyday sentences); OSError / ValueError with a one-line message otherwise."""
     try:
         with open(path, encoding="utf-8") as f:
-            return f.read().splitlines()
+            lines = f.read().splitlines()
+        return [en for en, _ in read_tsv(path)] if lines[:1] == [HEADER] else lines
     except FileNotFoundError:
         raise OSError(f"{path}: no such file") from None
     except IsADirectoryError:

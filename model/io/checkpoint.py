@@ -17,13 +17,10 @@ from model.nn.config import TransformerConfig, parameter_count
 from model.io.tokenizer import Tokenizer
 from model.io.device import pick_device
 from model.nn.transformer import Transformer
+from model.errors import CheckpointError
 
 WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
 PICKLE_SUFFIXES = {".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt"}
-
-
-class CheckpointError(ValueError):
-    """A checkpoint folder that cannot be loaded; the message says which file and why."""
 
 
 @dataclass

@@ -332,7 +332,7 @@ def _train_translation(args, rt: Runtime) -> None:
               f"{rt.world} × {rt.device}{' (bf16 autocast)' if rt.device.type == 'cuda' else ''}")
     model.train()
     ddp = wrap(model, rt)
-    last_save = time.time()
+    started = last_save = time.time()
     while state["epoch"] < args.epochs:
         batches = token_batches(train, args.max_tokens, random.Random(args.seed + state["epoch"]))
         bar = tqdm(total=len(batches), initial=state["batch"], desc=f"epoch {state['epoch'] + 1}", disable=not rt.main)
@@ -362,6 +362,12 @@ def _train_translation(args, rt: Runtime) -> None:
                     bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{window_tokens / dt:.0f}")
                 window_loss.zero_()
                 window_targets, window_tokens, t0 = 0, 0, time.perf_counter()
+                if out_of_time(started, args.max_minutes, rt):
+                    if rt.main:
+                        _save(model, tok, opt, state, out)
+                        print(f"stopped after {args.max_minutes} minutes at step {state['step']}: go on with --resume")
+                    bar.close()
+                    return
             if rt.main and time.time() - last_save > args.save_minutes * 60:
                 _save(model, tok, opt, state, out)
                 last_save = time.time()
@@ -374,6 +380,17 @@ def _train_translation(args, rt: Runtime) -> None:
         last_save = time.time()
     if rt.main:
         print("done")
+
+
+def out_of_time(started: float, max_minutes: float | None, rt: Runtime) -> bool:
+    """Whether this call's time is up (--max-minutes: a GPU lease or a CI job ends, --resume goes on).
+    Rank 0's clock decides for every rank, so all stop at the same step."""
+    if max_minutes is None:
+        return False
+    late = torch.tensor(float(time.time() - started > max_minutes * 60), device=rt.device)
+    if rt.world > 1:
+        dist.broadcast(late, src=0)
+    return bool(late)
 
 
 def _log(out: Path, state: dict, loss: float, model, dev, args, rt: Runtime, lr: float, tokens_per_s: float) -> None:
