@@ -17,6 +17,8 @@ COMMANDS = {
     "export": "export a training run to a shipped model folder",
     "data": "build the en-es corpus from the SWORD Bible modules",
     "examples": "choose a model's example sentences by measuring them (presets.txt)",
+    "sweep": "train a few settings side by side and rank them on the dev set",
+    "judge": "should a retrained model replace the shipped one? (dev, test, repeats, everyday, size)",
 }
 
 

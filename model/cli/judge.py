@@ -1,0 +1,59 @@
+"""Judge a retrained model against the shipped one by issue 16's rule (model/training/judge.py):
+
+    python -m model.cli judge --candidate runs/en-es-gpu/shipped --baseline pretrained/en-es --data data/en-es
+
+Prints both models' numbers and each rule; exit 0 when the candidate should ship, 1 when not.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+
+from model.io.checkpoint import load_checkpoint
+from model.io.device import add_device_argument, describe_device
+from model.training.corpus import read_tsv
+from model.training.judge import measure, rules, table
+
+EVERYDAY = Path(__file__).resolve().parents[2] / "docs" / "examples" / "everyday.tsv"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Should a retrained model replace the shipped one?")
+    parser.add_argument("--candidate", required=True, help="model folder (as `export` writes it)")
+    parser.add_argument("--baseline", default="pretrained/en-es")
+    parser.add_argument("--data", default="data/en-es", help="corpus folder with dev.tsv and test.tsv")
+    parser.add_argument("--everyday", default=str(EVERYDAY), help="everyday sentences with references (en/es TSV)")
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N dev and test pairs (a quick look)")
+    parser.add_argument("--out", default=None, help="also write the numbers and rules to this JSON file")
+    parser.add_argument("--threads", type=int, default=2)
+    add_device_argument(parser)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    sets = {"dev": read_tsv(Path(args.data) / "dev.tsv")[:args.limit],
+            "test": read_tsv(Path(args.data) / "test.tsv")[:args.limit],
+            "everyday": read_tsv(args.everyday)}
+    measured = {}
+    for role in ("baseline", "candidate"):
+        folder = Path(getattr(args, role))
+        bundle = load_checkpoint(folder, device=args.device)
+        measured[role] = measure(bundle, folder, sets, args.beam)
+    print(f"device: {describe_device(bundle.model.device)}; beam {args.beam}; "
+          f"{len(sets['dev'])} dev, {len(sets['test'])} test, {len(sets['everyday'])} everyday pairs\n")
+    print(table(measured["candidate"], measured["baseline"]), "\n")
+    verdict = rules(measured["candidate"], measured["baseline"])
+    for rule, holds in verdict.items():
+        print(f"{'✓' if holds else '✗'} {rule}")
+    ship = all(verdict.values())
+    print("\nship the candidate" if ship else "\nkeep the shipped model")
+    if args.out:
+        Path(args.out).write_text(json.dumps({role: m.to_json() for role, m in measured.items()} |
+                                             {"rules": verdict, "ship": ship}, indent=2) + "\n")
+    return 0 if ship else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""Should a retrained model replace the shipped one? Issue 16's rule, both models measured the same way:
+
+- dev and test both improve: BLEU higher and chrF no lower (sacrebleu, beam 4, every pair);
+- it repeats itself less: outputs with a word three times in a row ("ley ley ley"), test and everyday
+  sentences together (none in either also passes);
+- it is no worse on everyday modern sentences outside the Bible (docs/examples/everyday.tsv, with our
+  own references): chrF no lower;
+- it fits: at most 12M parameters and a 25 MB weights file (fp16, as `export` writes it).
+
+    python -m model.cli judge --candidate runs/en-es-gpu/shipped --baseline pretrained/en-es --data data/en-es
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from model.inference.batch_translate import translate_many
+from model.io.checkpoint import WEIGHTS, Bundle
+from model.training.evaluate import score
+from model.training.examples import repeats_a_word
+
+MAX_PARAMETERS, MAX_BYTES = 12_000_000, 25_000_000
+Pairs = list[tuple[str, str]]
+
+
+@dataclass
+class Measurement:
+    dev: dict                # bleu, chrf
+    test: dict
+    everyday: dict
+    repeats: int             # test and everyday outputs with a word three times in a row
+    parameters: int
+    weights_bytes: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4) -> Measurement:
+    """Scores of one model on the dev, test and everyday sets (each decoded in batches)."""
+    scores, outputs = {}, {}
+    for name, pairs in sets.items():
+        outputs[name] = translate_many(bundle, [s for s, _ in pairs], beam=beam)
+        full = score(outputs[name], [t for _, t in pairs])
+        scores[name] = {"bleu": full["bleu"], "chrf": full["chrf"]}
+    repeats = sum(repeats_a_word(o) for name in ("test", "everyday") for o in outputs[name])
+    return Measurement(scores["dev"], scores["test"], scores["everyday"], repeats,
+                       bundle.model.num_parameters(), (folder / WEIGHTS).stat().st_size)
+
+
+def rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
+    """Each condition for shipping the candidate, and whether it holds."""
+    def improves(split: str) -> bool:
+        new, old = getattr(candidate, split), getattr(baseline, split)
+        return new["bleu"] > old["bleu"] and new["chrf"] >= old["chrf"]
+
+    return {
+        "dev improves (BLEU higher, chrF no lower)": improves("dev"),
+        "test improves (BLEU higher, chrF no lower)": improves("test"),
+        "repeats itself less": candidate.repeats < baseline.repeats or candidate.repeats == 0,
+        "no worse on everyday sentences (chrF)": candidate.everyday["chrf"] >= baseline.everyday["chrf"],
+        f"at most {MAX_PARAMETERS / 1e6:.0f}M parameters": candidate.parameters <= MAX_PARAMETERS,
+        f"weights at most {MAX_BYTES / 1e6:.0f} MB": candidate.weights_bytes <= MAX_BYTES,
+    }
+
+
+def table(candidate: Measurement, baseline: Measurement) -> str:
+    """The two models side by side, one row per number the rules read."""
+    def pair(d: dict) -> str:
+        return f"{d['bleu']:.2f} / {d['chrf']:.2f}"
+
+    rows = [("dev BLEU / chrF", pair(baseline.dev), pair(candidate.dev)),
+            ("test BLEU / chrF", pair(baseline.test), pair(candidate.test)),
+            ("everyday BLEU / chrF", pair(baseline.everyday), pair(candidate.everyday)),
+            ("outputs repeating a word 3×", str(baseline.repeats), str(candidate.repeats)),
+            ("parameters", f"{baseline.parameters:,}", f"{candidate.parameters:,}"),
+            ("weights", f"{baseline.weights_bytes / 1e6:.1f} MB", f"{candidate.weights_bytes / 1e6:.1f} MB")]
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{'':<{width}}  {'baseline':>16}  {'candidate':>16}"]
+    lines += [f"{name:<{width}}  {old:>16}  {new:>16}" for name, old, new in rows]
+    return "\n".join(lines)

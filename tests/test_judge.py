@@ -1,0 +1,77 @@
+"""The ship-or-keep rule for a retrained model (model/training/judge.py) and the judge command."""
+import csv
+import json
+from dataclasses import replace
+
+import pytest
+
+from conftest import ROOT
+from model.cli.judge import main as judge_main
+from model.cli.train import main as train_main
+from model.cli.export import main as export_main
+from model.training.judge import Measurement, rules
+from test_train_translation import args, tiny_corpus
+
+BASELINE = Measurement(dev={"bleu": 30.0, "chrf": 52.0}, test={"bleu": 30.8, "chrf": 52.2},
+                       everyday={"bleu": 3.0, "chrf": 25.0}, repeats=4, parameters=9_600_000,
+                       weights_bytes=15_200_000)
+BETTER = replace(BASELINE, dev={"bleu": 33.0, "chrf": 54.0}, test={"bleu": 33.5, "chrf": 54.5},
+                 everyday={"bleu": 4.0, "chrf": 27.0}, repeats=1)
+
+
+def test_a_model_better_by_every_rule_ships():
+    assert all(rules(BETTER, BASELINE).values())
+
+
+@pytest.mark.parametrize("change, broken", [
+    (dict(dev={"bleu": 29.9, "chrf": 54.0}), "dev improves"),
+    (dict(test={"bleu": 33.5, "chrf": 52.1}), "test improves"),                 # BLEU up, chrF down
+    (dict(repeats=4), "repeats itself less"),
+    (dict(everyday={"bleu": 9.0, "chrf": 24.9}), "no worse on everyday"),
+    (dict(parameters=12_000_001), "at most 12M parameters"),
+    (dict(weights_bytes=25_000_001), "weights at most 25 MB"),
+])
+def test_each_rule_alone_keeps_the_shipped_model(change, broken):
+    verdict = rules(replace(BETTER, **change), BASELINE)
+    assert [rule for rule, holds in verdict.items() if not holds] == [r for r in verdict if r.startswith(broken)]
+
+
+def test_no_repeats_in_either_passes_the_repeat_rule():
+    assert rules(replace(BETTER, repeats=0), replace(BASELINE, repeats=0))["repeats itself less"]
+
+
+def test_judge_measures_two_trained_models_and_says_which_ships(tmp_path, capsys):
+    """Two tiny runs, one trained longer, exported as shipped; the judge runs the whole path."""
+    data = tiny_corpus(tmp_path / "data")
+    (data / "test.tsv").write_bytes((data / "dev.tsv").read_bytes())
+    for name, epochs in (("short", 1), ("long", 6)):
+        train_main(args(data, tmp_path / name, epochs))
+        export_main(["--run", str(tmp_path / name), "--out", str(tmp_path / f"{name}-shipped")])
+    code = judge_main(["--candidate", str(tmp_path / "long-shipped"), "--baseline", str(tmp_path / "short-shipped"),
+                       "--data", str(data), "--beam", "2", "--threads", "1", "--out", str(tmp_path / "judge.json")])
+    said = capsys.readouterr().out
+    report = json.loads((tmp_path / "judge.json").read_text())
+    assert code == (0 if report["ship"] else 1)
+    assert report["candidate"]["dev"]["chrf"] > report["baseline"]["dev"]["chrf"]    # it learned more
+    assert report["candidate"]["parameters"] == report["baseline"]["parameters"] < 100_000
+    assert "dev BLEU / chrF" in said and ("ship the candidate" in said or "keep the shipped model" in said)
+    assert all(f"{'✓' if holds else '✗'} {rule}" in said for rule, holds in report["rules"].items())
+    assert report["baseline"]["everyday"] and ROOT.joinpath("docs/examples/everyday.tsv").is_file()
+
+
+def test_a_sweep_trains_each_setting_and_ranks_them_on_dev(tmp_path, capsys):
+    from model.cli.sweep import main as sweep_main
+
+    data = tiny_corpus(tmp_path / "data")
+    common = " ".join(args(data, tmp_path, 1)[8:])                  # the tiny shape and logging flags
+    grid = {"lr-low": {"--lr": "1e-4"}, "lr-high": {"--lr": "3e-3"}}
+    argv = ["--data", str(data), "--out", str(tmp_path / "sweep"), "--minutes", "0", "--parallel", "2",
+            "--grid", json.dumps(grid), "--common", common, "--device", "cpu"]
+    assert sweep_main(argv) == 0
+    rows = list(csv.DictReader(open(tmp_path / "sweep" / "sweep.csv")))
+    assert {r["name"] for r in rows} == set(grid)
+    assert [float(r["dev_bleu"]) for r in rows] == sorted((float(r["dev_bleu"]) for r in rows), reverse=True)
+    assert all(r["step"] == "2" for r in rows)                       # --minutes 0: stopped at the first log step
+    assert sweep_main(argv) == 0                                     # again: each run goes on from where it stopped
+    assert all(r["step"] == "4" for r in csv.DictReader(open(tmp_path / "sweep" / "sweep.csv")))
+    assert f"best: {rows[0]['name']}" in capsys.readouterr().out
