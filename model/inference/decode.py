@@ -134,6 +134,7 @@ class StaticGreedySteps:
     and the next position. Nothing in a step waits for the host, so on CUDA it can be recorded once
     as a graph and replayed (graphed): a step's ~80 kernel launches and its Python become one launch."""
 
+    @torch.no_grad()
     def __init__(self, model: Transformer, src: torch.Tensor, max_len: int):
         if max_len > model.cfg.max_len:                 # the positional table's rows (as an int start checks)
             raise ValueError(f"sequence of {max_len} tokens exceeds max_len={model.cfg.max_len}")
@@ -145,6 +146,7 @@ class StaticGreedySteps:
         self.ids = torch.full((B, max_len), model.cfg.pad_id, dtype=torch.long, device=src.device)
         self.logprobs = torch.zeros(B, max_len, device=src.device)
 
+    @torch.no_grad()
     def step(self) -> None:
         pos = self.cache.pos
         out = self.model.decode(self.memory, self.src_mask, self.token, self.cache)[:, -1]   # [B,D]
@@ -174,6 +176,7 @@ class StaticGreedySteps:
 GRAPH_CHECK_EVERY = 8   # CUDA: graph replays between looks for </s> (a look waits for the GPU)
 
 
+@torch.no_grad()
 def greedy_static(model: Transformer, src: torch.Tensor, max_len: int) -> Hypothesis:
     """Greedy decoding of one sentence [1,S] on a static cache: the ids the cached and full-prefix
     paths give. On CUDA the steps after the first two are replays of one CUDA graph, and the host
