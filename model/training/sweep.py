@@ -77,9 +77,9 @@ def score_run(folder: Path, dev: list[tuple[str, str]], device: str | None) -> R
 
 
 def score_all(names: list[str], data: Path, out: Path, device: str | None, dev_pairs: int | None) -> list[RunScore]:
-    """Every run scored on dev, best BLEU first; also written to OUT/sweep.csv."""
+    """Every run scored on dev, best BLEU first (chrF breaks ties); also written to OUT/sweep.csv."""
     dev = read_tsv(data / "dev.tsv")[:dev_pairs]
-    scores = sorted((score_run(out / name, dev, device) for name in names), key=lambda s: -s.dev_bleu)
+    scores = sorted((score_run(out / name, dev, device) for name in names), key=lambda s: (-s.dev_bleu, -s.dev_chrf))
     with open(out / "sweep.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(list(RunScore.__dataclass_fields__))
