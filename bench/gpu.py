@@ -9,14 +9,15 @@
    replayed CUDA graph: model/inference/decode.py greedy_static);
 4. training throughput (tokens/s) of the en-es architecture on random batches of --max-tokens,
    bf16 autocast on CUDA, float32 on the CPU.
-It prints the device first: compare numbers only between runs on the same one.
+It prints the device first: compare numbers only between runs on the same one. --write puts the
+numbers and issue 16's GPU targets (checked only on CUDA) in docs/performance.md's gpu section.
 """
 from __future__ import annotations
 
 import argparse
 import time
 
-from common import EN_ES, median, ms, table
+from common import EN_ES, Check, Section, median, ms, report, table
 
 import torch  # noqa: E402  (after common: sys.path and torch's environment)
 
@@ -65,7 +66,7 @@ def capture_ratios(model, repeats: int) -> list[list]:
                 model(src, tgt)
 
         off, on = timed(lambda: model(src, tgt), repeats), timed(full, repeats)
-        rows.append([n, ms(off), ms(on), f"{on / off:.2f}×"])
+        rows.append([n, ms(off), ms(on), f"{on / off:.2f}×", on / off])
     return rows
 
 
@@ -76,7 +77,7 @@ def evaluate(bundle, pairs: int, beam: int = 4) -> list:
     start = time.perf_counter()
     hyps = translate_many(bundle, [s for s, _ in data], beam=beam)
     seconds = time.perf_counter() - start
-    return [len(data), beam, f"{score(hyps, [t for _, t in data])['bleu']:.2f}", f"{seconds:.1f} s"]
+    return [len(data), beam, f"{score(hyps, [t for _, t in data])['bleu']:.2f}", f"{seconds:.1f} s", seconds]
 
 
 def greedy_latency(model, repeats: int) -> list:
@@ -84,7 +85,7 @@ def greedy_latency(model, repeats: int) -> list:
     n = len(greedy(model, src, max_len=256).ids)
     t = timed(lambda: greedy(model, src, max_len=256), repeats)
     path = "CUDA graph replays" if model.device.type == "cuda" else "static cache"
-    return [256, n, path, ms(t), ms(t / n)]
+    return [256, n, path, ms(t), ms(t / n), t]
 
 
 def training_throughput(bundle, max_tokens: int, steps: int) -> list:
@@ -109,27 +110,57 @@ def training_throughput(bundle, max_tokens: int, steps: int) -> list:
     sync()
     seconds = time.perf_counter() - start
     tokens = steps * (src.numel() + n_targets)
-    return [rows, f"{steps}", "bf16 autocast" if rt.device.type == "cuda" else "float32", f"{tokens / seconds:,.0f}"]
+    return [rows, f"{steps}", "bf16 autocast" if rt.device.type == "cuda" else "float32", f"{tokens / seconds:,.0f}",
+            tokens / seconds]
 
 
-def main(argv=None) -> None:
+# issue 16's targets, for a GPU (on the CPU the numbers are informational: no target is stated there)
+GPU_TARGETS = {"capture": 2.0, "evaluate_s": 10.0, "greedy_s": 0.2, "train_tokens_s": 200_000}
+
+
+def main(argv=None) -> Section:
     parser = argparse.ArgumentParser(description="Capture, decoding and training speed on this machine's device.")
     add_device_argument(parser)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, 50 evaluation pairs, 5 training steps")
-    parser.add_argument("--pairs", type=int, default=200, help="evaluation pairs (first N of the en-es test set)")
+    parser.add_argument("--pairs", type=int, default=1000, help="evaluation pairs (first N of the en-es test set)")
     parser.add_argument("--max-tokens", type=int, default=4096, help="training: tokens per batch")
     parser.add_argument("--threads", type=int, default=2, help="torch threads on the CPU")
+    parser.add_argument("--write", action="store_true", help="update docs/performance.md (its gpu section)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     bundle = load_checkpoint(EN_ES, device=args.device)
     model = bundle.model
     repeats, pairs, steps = (3, 50, 5) if args.quick else (10, args.pairs, 20)
-    print(f"device: {describe_device(model.device)}; torch {torch.__version__}\n")
-    print(table(["tokens", "capture off", "full capture", "ratio"], capture_ratios(model, repeats)), "\n")
-    print(table(["pairs", "beam", "BLEU", "batched seconds"], [evaluate(bundle, pairs)]), "\n")
-    print(table(["source tokens", "generated", "decoding", "greedy latency", "per token"], [greedy_latency(model, repeats)]), "\n")
-    print(table(["rows", "steps", "precision", "training tokens/s"],
-                [training_throughput(bundle, args.max_tokens, steps)]))
+    device = describe_device(model.device)
+    print(f"device: {device}; torch {torch.__version__}\n")
+    capture_rows = capture_ratios(model, repeats)
+    evaluation = evaluate(bundle, pairs)
+    greedy_row = greedy_latency(model, repeats)
+    training = training_throughput(bundle, args.max_tokens, steps)
+    body = "\n\n".join([
+        f"Device: **{device}**, torch {torch.__version__}. Compare numbers only between runs on the same device.",
+        table(["tokens", "capture off", "full capture", "ratio"], [row[:4] for row in capture_rows]),
+        table(["pairs", "beam", "BLEU", "batched seconds"], [evaluation[:4]]),
+        table(["source tokens", "generated", "decoding", "greedy latency", "per token"], [greedy_row[:5]]),
+        table(["rows", "steps", "precision", "training tokens/s"], [training[:4]])])
+    on_gpu = model.device.type == "cuda"
+
+    def check(target: str, measured: str, ok: bool | None) -> Check:
+        return Check(target + ("" if on_gpu else " (a GPU target; measured here on the CPU)"), measured,
+                     ok if on_gpu else None)
+
+    worst = max(capture_rows, key=lambda row: row[4])
+    checks = [check(f"full capture ≤ {GPU_TARGETS['capture']:g}× capture off, 64–512 tokens", worst[3],
+                    worst[4] <= GPU_TARGETS["capture"]),
+              check(f"beam-4 evaluation, all 1,000 test pairs ≤ {GPU_TARGETS['evaluate_s']:g} s",
+                    f"{evaluation[3]} ({evaluation[0]} pairs)",
+                    evaluation[4] <= GPU_TARGETS["evaluate_s"] if evaluation[0] >= 1000 else None),
+              check(f"greedy, 256-token source ≤ {GPU_TARGETS['greedy_s']:g} s", greedy_row[3],
+                    greedy_row[5] <= GPU_TARGETS["greedy_s"]),
+              check(f"training ≥ {GPU_TARGETS['train_tokens_s']:,} tokens/s", training[3],
+                    training[4] >= GPU_TARGETS["train_tokens_s"])]
+    return report(Section("gpu", "GPU/CPU: capture, batched decoding, greedy latency, training", body, checks),
+                  args.write)
 
 
 if __name__ == "__main__":

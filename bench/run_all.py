@@ -12,7 +12,7 @@ import traceback
 
 from common import Check, Section, log, machine_line, write_document, write_section
 
-BENCHMARKS = ["forward", "browser", "cold_start", "memory", "load", "load_server"]
+BENCHMARKS = ["forward", "browser", "cold_start", "memory", "load", "load_server", "attribution", "gpu"]
 
 
 def main(argv=None) -> None:
