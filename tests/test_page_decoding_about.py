@@ -1,4 +1,5 @@
 """Decoding and About pages through AppTest, with the toy models (plus the decoding data they draw)."""
+import json
 import shutil
 from pathlib import Path
 
@@ -169,3 +170,31 @@ def test_about_model_with_training_log_and_card(tmp_path, monkeypatch):
     assert "3 logged points up to step 150 (epoch 2); last train loss 3.600, last dev loss 4.400." in body
     charts = at.get("plotly_chart")
     assert len(charts) == 3                                   # loss, learning rate, why attention
+
+
+def test_about_metrics_are_a_score_table_with_nothing_cut(tmp_path, monkeypatch):
+    """metrics.json as `evaluate` writes it: one row per decoding (BLEU, chrF, seconds) in the page's
+    language, the sacreBLEU signature said once, long notes as text, never raw JSON in a cell."""
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-scored")
+    signature = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+    score = lambda bleu, seconds: {"bleu": bleu, "chrf": bleu + 20, "bleu_signature": signature,  # noqa: E731
+                                   "chrf_signature": "nrefs:1|nc:6", "seconds": seconds}
+    note = "epoch016 of runs/en-es (16 epochs), not averaged: averaging scored lower on 200 pairs"
+    (models / "toy-scored" / "metrics.json").write_text(json.dumps(
+        {"test_file": "test.tsv", "pairs": 1000, "greedy": score(29.46, 42.3), "beam4": score(30.79, 67.5),
+         "baseline_after_5_epochs_greedy": score(19.18, 43.1), "checkpoint": note}))
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    monkeypatch.setattr("viz.services.MODEL_ROOT", models)
+    for lang, greedy_name, beam_name in (("en", "greedy", "beam search, beam 4"), ("zh", "贪心搜索", "束搜索，束宽 4")):
+        at = run_page("about.py", model="toy-scored", text="a b", lang=lang)
+        no_exceptions(at)
+        frames = [d.value for d in at.dataframe]
+        scores = next(f for f in frames if "BLEU" in f.columns)
+        assert list(scores.index) == [greedy_name, beam_name, "baseline after 5 epochs greedy"]
+        assert scores.loc[beam_name, "BLEU"] == 30.79 and scores.loc[beam_name, "chrF"] == 50.79
+        assert scores.shape[1] == 3                                              # BLEU, chrF, seconds
+        cells = " ".join(str(v) for f in frames for v in f.to_numpy().ravel())
+        assert "{" not in cells and signature not in cells                      # no JSON, no signature in a cell
+        body = texts(at)
+        assert signature in body and note in body and "1000" in body

@@ -149,3 +149,14 @@ def test_empty_sentence_explains(page):
     no_exceptions(at)
     assert "sentence is empty" in texts(at)
     assert not at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("lang, post, pre, device", [("en", "post-norm (paper)", "pre-norm", "Runs on CPU ("),
+                                                      ("zh", "后归一化（论文）", "前归一化", "CPU（")])
+def test_layernorm_formula_and_the_device_line_speak_the_pages_language(lang, post, pre, device):
+    at = run_page("layernorm.py", model="toy-reverse", text="a b c", lang=lang)
+    no_exceptions(at)
+    formulas = " ".join(e.value for e in at.latex)
+    assert rf"\text{{{post}:}}" in formulas and rf"\text{{{pre}:}}" in formulas
+    assert lang == "en" or "norm" not in formulas.replace("Sublayer", "")
+    assert any(device in c.value for c in at.sidebar.caption)

@@ -7,6 +7,7 @@ rerun); the trace cache is bounded by bytes across all sessions (viz/trace_cache
 """
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -22,12 +23,12 @@ from model.capture import schema
 from model.capture.trace import Trace
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
 from model.io.checkpoint import CheckpointError
-from model.io.device import describe_device
 from model.nn.layers import sinusoidal_table
 from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols,  # noqa: F401 (for the page)
                                  train_live, trained_lengths_note, training_slot)
 from model.training.tasks import TASKS  # noqa: F401 (for the page)
 from model.training.train import TOY_SIZES  # noqa: F401 (for the page)
+from viz.i18n import t
 from viz.lesson import lesson_html
 from viz.trace_cache import TraceCache
 
@@ -66,7 +67,19 @@ def resolve_model_dir(model_id: str) -> Path:
     return model_root() / model_id
 
 
-@st.cache_resource(max_entries=4, show_spinner="Loading the model…")
+def with_spinner(key: str):
+    """A cached function's spinner in the page's language (show_spinner's text is fixed at import). It
+    is entered on every call, and st.spinner draws only after 0.5 s, so a cache hit shows nothing."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with st.spinner(t(key)):
+                return fn(*args, **kwargs)
+        return run
+    return decorate
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)   # the sidebar's first call shows a spinner
 def load_bundle(model_id: str) -> Engine:
     """The model, loaded once per server (an Engine: greedy decoding shared by sessions); a CheckpointError names files relative to the model folder, so the page never
     shows where the server keeps its files."""
@@ -94,7 +107,7 @@ def cached_trace(model_id: str, text: str, target: str | None, beam: int, max_to
         bundle = load_bundle(model_id)
         if not spinner:
             return trace_sentence(bundle, text, target=target, beam=beam, max_tokens=max_tokens)
-        with st.spinner("Running the model…"):
+        with st.spinner(t("spinner.trace")):
             return trace_sentence(bundle, text, target=target, beam=beam, max_tokens=max_tokens)
 
     return trace_cache().get((model_id, text, target, beam, max_tokens), compute)
@@ -146,18 +159,25 @@ def max_tokens_bounds() -> tuple[int, int, int]:
 
 
 def device_label(model_id: str) -> str:
-    return describe_device(load_bundle(model_id).model.device)
+    """Where the model runs, in the page's language: "CPU (2 threads)", "GPU: NVIDIA H100 80GB HBM3"."""
+    device = load_bundle(model_id).model.device
+    if device.type == "cuda":
+        return t("sidebar.device.cuda", name=torch.cuda.get_device_name(device))
+    threads = torch.get_num_threads()
+    return t("sidebar.device.cpu_one") if threads == 1 else t("sidebar.device.cpu", threads=threads)
 
 
 # -- step-by-step decoding ------------------------------------------------------------------------------
-@st.cache_resource(max_entries=16, ttl=1800, show_spinner="Decoding step by step…")
+@with_spinner("spinner.decoding")
+@st.cache_resource(max_entries=16, ttl=1800, show_spinner=False)
 def get_decoding(model_id: str, text: str, method: str, beam: int, max_tokens: int) -> Decoding:
     with torch.inference_mode():
         return run_decoding(load_bundle(model_id), text, method, beam, max_tokens)
 
 
 # -- head ablation --------------------------------------------------------------------------------------
-@st.cache_data(max_entries=64, show_spinner="Decoding with the heads off…")
+@with_spinner("spinner.ablation")
+@st.cache_data(max_entries=64, show_spinner=False)
 def ablated_translation(model_id: str, text: str, heads: tuple, mode: str, beam: int, max_tokens: int) -> str:
     return ablation.ablated_translation(load_bundle(model_id), text, heads, mode, beam, max_tokens)
 
@@ -241,7 +261,8 @@ def logit_lens(key: TraceKey, k: int) -> attribution.LogitLens:
     return attribution.logit_lens(load_bundle(key[0]), cached_trace(*key), k=k)
 
 
-@st.cache_data(max_entries=32, show_spinner="Computing gradients and attention maps…")
+@with_spinner("spinner.gradients")
+@st.cache_data(max_entries=32, show_spinner=False)
 def source_maps(key: TraceKey, steps: int, with_ig: bool) -> dict[str, np.ndarray]:
     """Every method's [T,S] map (rows sum to 1) for the sentence of `key`; IG only when `with_ig`."""
     bundle, trace = load_bundle(key[0]), cached_trace(*key)
@@ -256,13 +277,15 @@ def source_maps(key: TraceKey, steps: int, with_ig: bool) -> dict[str, np.ndarra
     return maps
 
 
-@st.cache_data(max_entries=64, show_spinner="Switching off each head…")
+@with_spinner("spinner.contrastive")
+@st.cache_data(max_entries=64, show_spinner=False)
 def contrastive(model_id: str, src_ids: tuple, prefix: tuple, chosen: int, alternative: int,
                 steps: int) -> attribution.Contrastive:
     return attribution.contrastive(load_bundle(model_id), src_ids, prefix, chosen, alternative, steps=steps)
 
 
-@st.cache_data(max_entries=32, show_spinner="Patching every layer, position and head…")
+@with_spinner("spinner.patching")
+@st.cache_data(max_entries=32, show_spinner=False)
 def patch(model_id: str, clean: tuple, corrupted: tuple, prefix: tuple, chosen: int) -> patching.Patching:
     return patching.activation_patching(load_bundle(model_id), clean, corrupted, prefix, chosen)
 

@@ -55,7 +55,8 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     model_id = sb.selectbox(t("sidebar.model"), models, key="model", on_change=_on_model_change,
                             help=t("sidebar.model.help"))
     try:
-        bundle = load_bundle(model_id)
+        with st.spinner(t("spinner.load")):
+            bundle = load_bundle(model_id)
     except CheckpointError as e:
         sb.error(plain(t("sidebar.model.broken", error=e), limit=600))
         return None

@@ -71,7 +71,7 @@ TOUR = (
               Link("explorer.py", "Masked decoder self-attention", {"kind": "decoder"})), key="decoder"),
     TourStep("Decoding",
              "At inference there is no reference: the model predicts a distribution over the next token, picks "
-             "one, appends it and runs again until it writes ⟨/s⟩. Greedy keeps the single best token; beam "
+             "one, appends it and runs again until it writes </s>. Greedy keeps the single best token; beam "
              "search keeps the k best partial outputs.",
              r"y_t=\arg\max_{y}\;p_\theta(y\mid y_{<t},x)",
              (Link("decoding.py", "Decoding, step by step", {"method": "greedy"}),), key="decoding"),

@@ -102,6 +102,7 @@ def data_and_card(bundle, metrics) -> None:
     st.subheader(t("about.data"))
     card = bundle.path / "README.md"
     if card.is_file():
+        st.caption(t("about.card.language"))
         with st.expander(t("about.card"), expanded=True):
             # repository content, not user input: the model card is a document, shown as its authors wrote it
             st.markdown(card.read_text(encoding="utf-8", errors="replace"))
@@ -134,16 +135,50 @@ def training_curve(model_id: str, bundle) -> None:
     st.caption(summary + (t("about.curve.dev", dev=f"{dev.iloc[-1]:.3f}") if len(dev) else t("about.curve.no_dev")))
 
 
+def score_rows(metrics: dict) -> dict[str, dict]:
+    """The evaluations in metrics.json (entries with a BLEU and a chrF), by name."""
+    return {name: v for name, v in metrics.items() if isinstance(v, dict) and {"bleu", "chrf"} <= v.keys()}
+
+
+def decoding_name(name: str) -> str:
+    """greedy / beam4 in the page's language; any other evaluation by its identifier, spaced."""
+    if name == "greedy":
+        return t("about.metrics.greedy")
+    if name.startswith("beam") and name[4:].isdigit():
+        return t("about.metrics.beam", beam=int(name[4:]))
+    return name.replace("_", " ")
+
+
 def metrics_table(metrics) -> None:
+    """Scores as a table (one row per decoding, BLEU / chrF / seconds), the sacreBLEU signatures once
+    below it, other values as short rows and long notes as text: nothing cut off at a cell's edge."""
     st.subheader(t("about.metrics"))
     if not metrics:
         st.info(t("about.metrics.none"))
-    elif "error" in metrics and len(metrics) == 1:
+        return
+    if "error" in metrics and len(metrics) == 1:
         st.warning(metrics["error"])
-    else:
-        rows = [(k, v if isinstance(v, (int, float, str)) else json.dumps(v)) for k, v in metrics.items()]
+        return
+    scores = score_rows(metrics)
+    if scores:
+        seconds = t("about.metrics.seconds")
+        table = pd.DataFrame([{"BLEU": v["bleu"], "chrF": v["chrf"], seconds: v.get("seconds")} for v in scores.values()],
+                             index=pd.Index([decoding_name(n) for n in scores], name=t("about.metrics.decoding")))
+        st.dataframe(table.dropna(axis=1, how="all"))
+        first = next(iter(scores.values()))
+        if "bleu_signature" in first:
+            st.caption(t("about.metrics.signatures", pairs=metrics.get("pairs", "?"), file=metrics.get("test_file", "?"),
+                         bleu=first["bleu_signature"], chrf=first.get("chrf_signature", "?")))
+    shown = set(scores) | ({"pairs", "test_file"} if scores else set())          # said in the caption
+    rest = {k: v for k, v in metrics.items() if k not in shown}
+    short = [(k, v if isinstance(v, (int, float, str)) else json.dumps(v)) for k, v in rest.items()
+             if not isinstance(v, str) or len(v) <= 40]
+    if short:
         metric, value = t("about.metrics.metric"), t("about.metrics.value")
-        st.dataframe(pd.DataFrame(rows, columns=[metric, value]).astype({value: str}).set_index(metric))
+        st.dataframe(pd.DataFrame(short, columns=[metric, value]).astype({value: str}).set_index(metric))
+    for k, v in rest.items():
+        if isinstance(v, str) and len(v) > 40:
+            st.caption(f"{k}: {v}")
 
 
 def render() -> None:

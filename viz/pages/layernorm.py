@@ -18,9 +18,9 @@ STACKS = ["encoder", "decoder"]
 NORMS = ("norm_attn", "norm_cross", "norm_ff")   # where each sits: layernorm.place.<after|before>.<norm> in viz/locales
 LN_FORMULA = (r"\mathrm{LN}(x)=\gamma\odot\frac{x-\mu}{\sigma}+\beta,\quad \mu=\frac1d\sum_{j=1}^{d}x_j,\quad "
               r"\sigma=\sqrt{\frac1d\sum_{j=1}^{d}(x_j-\mu)^2+\epsilon}")
-POST_PRE_FORMULA = (r"\begin{aligned}\text{post-norm (paper):}&\ \ "
+POST_PRE_FORMULA = (r"\begin{aligned}\text{%(post)s:}&\ \ "
                     r"x\leftarrow\mathrm{LN}\big(x+\mathrm{Sublayer}(x)\big)\\ "
-                    r"\text{pre-norm:}&\ \ x\leftarrow x+\mathrm{Sublayer}\big(\mathrm{LN}(x)\big)\end{aligned}")
+                    r"\text{%(pre)s:}&\ \ x\leftarrow x+\mathrm{Sublayer}\big(\mathrm{LN}(x)\big)\end{aligned}")
 
 
 STAGE_WORDS = {"enc": "layernorm.stage.enc", "dec": "layernorm.stage.dec", "embedding": "layernorm.stage.embedding",
@@ -69,7 +69,7 @@ def explain(ctx) -> None:
     st.header(t("layernorm.explain.header"))
     st.markdown(t("layernorm.explain.text"))
     st.latex(LN_FORMULA)
-    st.latex(POST_PRE_FORMULA)
+    st.latex(POST_PRE_FORMULA % {"post": t("layernorm.formula.post"), "pre": t("layernorm.formula.pre")})
     if ctx.bundle.config.norm_first:
         st.info(t("layernorm.explain.pre_norm", model=ctx.model_id))
     else:
