@@ -90,3 +90,17 @@ def test_complexity_marks_sit_inside_the_log_axis(n, d):
     assert sorted(a.x for a in fig.layout.annotations) == pytest.approx(sorted(np.log10([n, d])))
     assert all(10 ** lo <= s.x0 <= 10 ** hi for s in fig.layout.shapes)
     assert all(lo <= a.x <= hi for a in fig.layout.annotations)
+
+
+def test_axes_read_plainly_on_a_projector():
+    """Learning rates as 2e-4 (plotly's SI default wrote "200µ"), throughput with round ticks of its own
+    (synced to the left axis it showed 260 / 1640 / 3020), the cost chart's log axis at powers of ten only,
+    and its line labels beside their lines rather than on them."""
+    log = clean_train_log(pd.DataFrame({"step": [50, 100, 150], "epoch": [1, 1, 2], "train_loss": [5.0, 4.0, 3.5],
+                                        "dev_loss": [np.nan, 4.2, np.nan], "lr": [1e-4, 2e-4, 1.9e-4],
+                                        "tokens_per_s": [1200, 4400, 4300]}))
+    layout = lr_curve(log).layout
+    assert layout.yaxis.exponentformat == "e" and layout.yaxis2.tickmode == "auto"
+    cost = complexity_figure(8, 256).layout
+    assert cost.xaxis.dtick == 1
+    assert [a.xshift for a in cost.annotations] == [6, -6]

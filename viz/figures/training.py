@@ -62,8 +62,11 @@ def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√s
                         yaxis="y2", line=dict(color=LINE_COLORS[7], width=1))]
     return go.Figure(lines, layout=dict(
         title=dict(text=title), font=BASE_FONT, height=360, xaxis=dict(title=dict(text=words["step"])),
-        yaxis=dict(title=dict(text=words["lr"])), margin=dict(l=10, r=10, t=60, b=10),
-        yaxis2=dict(title=dict(text=words["throughput"]), overlaying="y", side="right", showgrid=False),
+        # 2e-4, not plotly's SI "200µ"; the throughput axis with round ticks of its own, not synced to the left
+        yaxis=dict(title=dict(text=words["lr"]), exponentformat="e", showexponent="all", rangemode="tozero"),
+        margin=dict(l=10, r=10, t=60, b=10),
+        yaxis2=dict(title=dict(text=words["throughput"]), overlaying="y", side="right", showgrid=False,
+                    tickmode="auto", nticks=5, rangemode="tozero"),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
@@ -126,10 +129,11 @@ def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None, labe
     # the n = d label sits left of its line, where the plot is empty under the curves: near the right edge
     # a label to the right of it was cut off (longer still in Chinese)
     labels = [dict(xref="x", x=float(np.log10(at)), yref="y domain", y=1 if edge == "top" else 0,
-                   xanchor="left" if edge == "top" else "right", yanchor=edge, text=text, showarrow=False,
+                   xanchor="left" if edge == "top" else "right", xshift=6 if edge == "top" else -6,
+                   yanchor=edge, text=text, showarrow=False,
                    bgcolor="rgba(255,255,255,0.8)", font=dict(color=line["color"])) for at, line, text, edge in marks]
     return go.Figure(lines, layout=dict(
         title=dict(text=title), font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title=dict(text=words["x"]), type="log", range=[0, float(np.log10(x[-1]))]),
+        xaxis=dict(title=dict(text=words["x"]), type="log", range=[0, float(np.log10(x[-1]))], dtick=1),  # 1, 10, 100
         yaxis=dict(title=dict(text=words["y"]), type="log"), shapes=shapes, annotations=labels,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
