@@ -33,7 +33,8 @@ from viz.figures.decoding import confidence_bars
 from viz.figures.heads import layer_head_heatmap
 from viz.figures.layernorm import layer_norm_stats, token_stats_figure
 from viz.figures.positional import pe_heatmap
-from viz.figures.style import signed_heatmap
+from viz.figures.step import level_ticks
+from viz.figures.style import plotly_text, signed_heatmap
 from viz.figures.training import clean_train_log, loss_curve
 from viz.figures.zoo import gallery
 from viz.i18n import DEFAULT_LANG, LANGS, message
@@ -41,6 +42,9 @@ from viz.text import position_labels
 from viz.tour_steps import TOUR, TourStep
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+# About how wide a tour figure's plot area is drawn on a projector (1280x720, sidebar open; the lesson's page
+# is wider): dimension labels are thinned for it, d0 d32 d64 … for d_model 256, level (step.level_ticks).
+DIMENSION_AXIS_PX = 480
 
 
 # -- formulas: the tour's LaTeX as HTML text (no KaTeX offline) ------------------------------------------
@@ -132,15 +136,27 @@ def _parenthesized(part: str) -> str:
 # -- one figure per tour step, from the trace ----------------------------------------------------------
 def embeddings_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
     x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
-    return signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dim_labels(x.shape[1]),
-                          title="Each source token's embedding vector (× √d_model)", x_title="dimension",
-                          y_title="token")
+    dims = dim_labels(x.shape[1])
+    fig = signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dims,
+                         title="Each source token's embedding vector (× √d_model)", x_title="dimension",
+                         y_title="token")
+    # 256 slanted labels (plotly showed every 6th) ran into each other: every k-th, level
+    fig.layout.xaxis.update(level_ticks(plotly_text(dims), DIMENSION_AXIS_PX))
+    return fig
 
 
 def positional_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
-    return pe_heatmap(table, n_sentence=table.shape[0],
-                      title="The positional vectors added to your sentence, one row per position")
+    n = table.shape[0]
+    fig = pe_heatmap(table, n_sentence=n,
+                     title="The positional vectors added to your sentence, one row per position")
+    # The table is the sentence, so the box is the whole plot: its label goes just above the box's top right
+    # corner, under the title, not in the row under the sentence (there is none here: plotly grew the axis to
+    # fit the label there, an empty row "n"), nor over the data.
+    fig.layout.yaxis.update(autorange=False, range=[n - 0.5, -0.5])       # reversed: position 0 on top
+    for note in fig.layout.annotations:
+        note.update(yref="paper", y=1, yanchor="bottom", yshift=2)
+    return fig
 
 
 def one_head_figure(trace: Trace, model_dir: Path | None) -> go.Figure:
@@ -366,10 +382,16 @@ def _header(meta: dict, lang: str) -> str:
     return f"<header><h1>{html.escape(message(lang, 'lesson.heading'))}</h1><dl>{items}</dl></header>"
 
 
+def text_html(text: str) -> str:
+    """A step's text (Markdown on the tour page) as HTML: escaped, and its `code` spans (a token such as
+    `</s>`) as <code>; no other markup."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def _section(number: int, step: TourStep, figure_html: str, how: str, lang: str) -> str:
     heading = message(lang, "tour.step", number=number, total=len(TOUR), title=message(lang, step.message_key("title")))
     return (f'<section id="step-{number}"><h2>{html.escape(heading)}</h2>'
-            f"<p>{html.escape(message(lang, step.message_key('text')))}</p>"
+            f"<p>{text_html(message(lang, step.message_key('text')))}</p>"
             f'<p class="formula">{formula_html(step.formula)}</p>'
             f"{figure_html}<p class=\"how\">{html.escape(how)}</p></section>")
 

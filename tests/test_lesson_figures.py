@@ -1,0 +1,67 @@
+"""The tour's pictures (viz/lesson.py, drawn by the Guided tour page and the offline lesson) read on a
+projector: a dimension axis with a few level labels, the positional table without an empty row under the
+sentence, and a step's `code` spans shown as code, never as markup."""
+import json
+import re
+
+import pytest
+
+from test_lesson import trace_of
+from viz.lesson import embeddings_figure, lesson_html, localize_figure, positional_figure, text_html
+
+SENTENCE = "The man went to the house."
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return trace_of("en-es", SENTENCE)                 # d_model 256, 8 source positions
+
+
+def layout_of(fig) -> dict:
+    return json.loads(fig.to_json())["layout"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_embedding_dimensions_are_a_few_level_labels(trace, lang):
+    """256 dimensions: d0, d32, … d224, level (plotly's own pick was 43 slanted labels, d0 d6 … d252, that ran
+    into each other); the heatmap still has every column."""
+    fig = localize_figure(embeddings_figure(trace, None), lang)
+    xaxis = layout_of(fig)["xaxis"]
+    assert xaxis["tickvals"] == xaxis["ticktext"] == [f"d{i}" for i in range(0, 256, 32)]
+    assert xaxis["tickangle"] == 0 and xaxis["tickmode"] == "array"
+    assert len(fig.data[0].x) == 256
+
+
+def test_a_small_models_dimensions_are_thinned_too():
+    fig = embeddings_figure(trace_of("toy-reverse", "c a f e"), None)
+    shown = fig.layout.xaxis.tickvals
+    assert 4 <= len(shown) <= 10 and shown[0] == "d0" and fig.layout.xaxis.tickangle == 0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_positional_table_has_no_row_under_the_sentence(trace, lang):
+    """Positions 0-7 fill the axis (reversed, 0 on top): no empty row "8" for the label to sit in; the label
+    is above the box, outside the data, and names the sentence's positions."""
+    fig = localize_figure(positional_figure(trace, None), lang)
+    layout = layout_of(fig)
+    n = len(fig.data[0].z)
+    assert n == 8
+    assert layout["yaxis"]["range"] == [n - 0.5, -0.5] and layout["yaxis"]["autorange"] is False
+    (box,) = layout["shapes"]
+    assert (box["y0"], box["y1"]) == (-0.5, n - 0.5)
+    (label,) = layout["annotations"]
+    assert (label["yref"], label["y"], label["yanchor"]) == ("paper", 1, "bottom")
+    assert label["text"].endswith("0–7")
+
+
+def test_code_spans_in_a_steps_text():
+    assert text_html("until it writes `</s>`.") == "until it writes <code>&lt;/s&gt;</code>."
+    assert text_html("a </s> b") == "a &lt;/s&gt; b"
+    assert text_html("`<script>alert(1)</script>`") == "<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>"
+    assert text_html("√d_model & d_k") == "√d_model &amp; d_k"
+
+
+def test_the_lesson_shows_no_bare_end_tag(trace):
+    """Step 7 names the end token; whatever the catalogue writes, the lesson shows it as text."""
+    body = re.sub(r"<script\b.*?</script>", "", lesson_html(trace), flags=re.S)
+    assert "</s>" not in body and 'id="step-7"' in body
