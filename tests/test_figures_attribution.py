@@ -80,3 +80,68 @@ def test_patching_heatmap_is_symmetric_about_zero_and_labelled():
     assert (small.zmin, small.zmax) == (-1.0, 1.0)                               # at least -1..1
     with pytest.raises(ValueError):
         fa.patching_heatmap(np.ones((2, 2)), ["layer 0"], ["a", "b"])
+
+
+def _lines(title: str) -> list[str]:
+    return title.split("<br>")
+
+
+def test_method_heatmaps_are_readable_on_a_projector():
+    """Four panels side by side were ~190 px wide and their slanted tokens ran into each other: at most two
+    panels a row, source tokens upright, the y title broken into lines that fit a panel's height."""
+    src = [f"{i} ▁word{i}" for i in range(20)]
+    out = [f"{i} ▁palabra{i}" for i in range(10)]
+    maps = [np.full((10, 20), 0.05)] * 4
+    fig = fa.method_heatmaps(maps, ["cross-attention (last layer)", "value-norm", "rollout (all)", "IG"], out, src)
+    layout = fig.to_plotly_json()["layout"]
+    xs = [layout["xaxis" + s] for s in ("", "2", "3", "4")]
+    assert all(x["tickangle"] == -90 for x in xs)
+    assert all(x["domain"][1] - x["domain"][0] >= 0.4 for x in xs)              # half the width, not a quarter
+    ys = [layout["yaxis" + s]["domain"] for s in ("", "3")]
+    assert ys[1][1] < ys[0][0]                                                   # two rows, not overlapping
+    assert layout["yaxis"]["title"]["text"] == layout["yaxis3"]["title"]["text"]
+    panel_px = (ys[0][1] - ys[0][0]) * (layout["height"] - layout["margin"]["t"] - layout["margin"]["b"])
+    assert max(fa._text_px(line) for line in _lines(layout["yaxis"]["title"]["text"])) <= panel_px
+    assert "title" not in layout["xaxis"] and layout["xaxis3"]["title"]["text"] == "source token"   # bottom row
+    three = fa.method_heatmaps(maps[:3], ["a", "b", "c"], out, src).to_plotly_json()["layout"]
+    assert "xaxis4" not in three and three["xaxis2"]["title"]["text"] == "source token"   # nothing below it
+    one = fa.method_heatmaps(maps[:1], ["a"], out, src).to_plotly_json()["layout"]
+    assert one["xaxis"]["domain"] == [0.0, 1.0]
+
+
+def test_fit_title_breaks_before_the_parenthesis_then_at_spaces():
+    assert fa._fit_title("short", 300) == "short"
+    assert fa._fit_title("decoder layer (output read by the final layer)", 280) == \
+        "decoder layer<br>(output read by the final layer)"
+    assert fa._fit_title("解码器层（由最终输出层读出）", 200) == "解码器层<br>（由最终输出层读出）"
+    narrow = fa._fit_title("decoder layer (output read by the final layer)", 120)
+    assert all(fa._text_px(line) <= 120 for line in _lines(narrow)) and narrow.replace("<br>", " ") == \
+        "decoder layer (output read by the final layer)"
+
+
+def test_logit_lens_y_title_fits_a_three_layer_plot():
+    """"decoder layer (output read by the final layer)" was taller than three rows and ran into the title."""
+    labels = [f"{i} ▁tok{i}" for i in range(9)]
+    fig = fa.logit_lens_heatmap(np.full((3, 9), 0.5), [["a"] * 9] * 3, labels,
+                                y_title="decoder layer (output read by the final layer)")
+    layout = fig.to_plotly_json()["layout"]
+    title = layout["yaxis"]["title"]["text"]
+    assert "<br>" in title and title.replace("<br>", " ") == "decoder layer (output read by the final layer)"
+    plot_px = layout["height"] - layout["margin"]["t"] - 100                      # less tick labels and x title
+    assert max(fa._text_px(line) for line in _lines(title)) <= plot_px
+
+
+def test_contrastive_bars_are_red_for_positive_like_every_diverging_chart():
+    """RdBu_r (style.DIVERGING_SCALE) is red for positive, blue for negative on every other signed chart."""
+    from plotly.colors import sample_colorscale, unlabel_rgb
+    from viz.figures.style import DIVERGING_SCALE
+
+    def reddish(color):
+        r, g, b = unlabel_rgb(color) if color.startswith("rgb") else [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+        return r > b
+
+    assert reddish(sample_colorscale(DIVERGING_SCALE, [1.0])[0])                 # the scale's positive end
+    heads = fa.contrastive_head_bars(["h0", "h1"], [0.5, -0.5]).data[0]
+    assert [reddish(c) for c in heads.marker.color] == [True, False]
+    src = fa.contrastive_source_bars(SRC, [0.5, -0.1, 0.0]).data[0]
+    assert [reddish(c) for c in src.marker.color] == [True, False, True]

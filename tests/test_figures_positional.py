@@ -178,3 +178,27 @@ def test_word_order_figure_escapes_once_with_short_titles():
     assert fig.layout.yaxis2.showticklabels is False and fig.layout.yaxis3.showticklabels is False   # queries: left
     with pytest.raises(ValueError):
         word_order_figure(a, b, labels[:2])
+
+
+def test_word_order_colour_bars_belong_to_their_panels_and_show_the_weights():
+    """The 'weight' bar stood between the second panel and the difference panel (read as its scale), and
+    head-average weights of ~0.1 on a fixed 0-1 scale looked white."""
+    rng = np.random.default_rng(3)
+    labels = [f"{i} w{i}" for i in range(6)]
+    a, b = rng.random((6, 6)) * 0.12, rng.random((6, 6)) * 0.2
+    layout = word_order_figure(a, b, labels).to_plotly_json()["layout"]
+    weight, delta = layout["coloraxis"]["colorbar"], layout["coloraxis2"]["colorbar"]
+    left, right = layout["xaxis"]["domain"][0], layout["xaxis2"]["domain"][1]
+    low, high = layout["xaxis3"]["domain"]
+    for bar, (start, end) in ((weight, (left, right)), (delta, (low, high))):
+        assert bar["orientation"] == "h" and bar["xanchor"] == "center" and bar["yanchor"] == "bottom"
+        assert bar["y"] >= 1.0                                           # above the maps, not beside them
+        assert start <= bar["x"] - bar["len"] / 2 and bar["x"] + bar["len"] / 2 <= end   # within its panels
+    assert weight["x"] + weight["len"] / 2 < low                          # the weight bar ends before panel 3
+    assert layout["coloraxis"]["cmin"] == 0
+    assert layout["coloraxis"]["cmax"] == pytest.approx(max(a.max(), b.max()))   # shared, not 1
+    zmax = layout["coloraxis2"]["cmax"]
+    assert layout["coloraxis2"]["cmin"] == -zmax and zmax == pytest.approx(np.abs(b - a).max())
+    ticks = delta["tickvals"]
+    assert ticks[0] == -ticks[2] and ticks[1] == 0 and 0.9 * zmax <= ticks[2] <= zmax   # −v, 0, +v
+    assert all(n["yshift"] > 0 for n in layout["annotations"])           # panel titles above the bars

@@ -2,20 +2,50 @@
 activation patching. numpy + labels in, plotly out (built in one go, see style.token_axes)."""
 from __future__ import annotations
 
+import math
+import unicodedata
+
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, check_matrix, plotly_text, subplot_axes,
-                               subplot_layout, symmetric_range, update_axes)
+from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, axis_suffix, check_matrix, plotly_text,
+                               subplot_axes, subplot_layout, symmetric_range, update_axes)
 
-PUSH_COLOR, PULL_COLOR = "#1f77b4", "#d62728"      # toward the chosen token / toward the alternative
+# Toward the chosen token (positive) red, toward the alternative (negative) blue: the app's diverging
+# scale (style.DIVERGING_SCALE, RdBu_r) is red for positive and blue for negative everywhere else.
+PUSH_COLOR, PULL_COLOR = "#d62728", "#1f77b4"
 RESTORED = "restored share"
 OUTPUT_AXIS = "output token (position, predicted token)"
 TICKS = dict(type="category", automargin=True, tickfont=dict(size=14))
+PANELS_PER_ROW = 2          # source-attribution panels: at half the page each, 30 upright tokens stay readable
 
 
 def _height(n_rows: int, per_row: int = 30, low: int = 320, high: int = 800) -> int:
     return max(low, min(high, 150 + per_row * n_rows))
+
+
+def _text_px(text: str, size: float = 16) -> float:
+    """About how many pixels a one-line text takes at this font size (CJK characters are twice as wide)."""
+    return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.5 for c in text) * size
+
+
+def _fit_title(title: str, px: float, size: float = 16) -> str:
+    """An axis title broken into lines ('<br>') so that none is longer than px: first before its
+    parenthesis ("decoder layer<br>(output read by the final layer)", "解码器层<br>（由最终输出层读出）"),
+    then at spaces. A y title longer than its plot runs into the chart title above it."""
+    if not title or _text_px(title, size) <= px:
+        return title
+    lines = []
+    for part in _two_lines(title).split("<br>"):
+        line = ""
+        for word in part.split(" "):
+            if line and _text_px(f"{line} {word}", size) > px:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "<br>".join(lines)
 
 
 def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: list[str], title: str = "",
@@ -40,36 +70,56 @@ def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: l
         colorbar=dict(title=dict(text=value_name), thickness=14),
         hovertemplate=hovertemplate or ("%{y}, output %{x}<br>top token here: %{text}<br>p(final token) %{z:.3f}"
                                         "<br>rank of final token %{customdata:.0f}<extra></extra>"))
+    height = max(440, 200 + 70 * n_layers)
+    label_px = max(_text_px(label, 14) for label in plotly_text(output_labels)) * 0.71   # at -45°
+    plot_px = height - 60 - label_px - 40                      # less the top margin, tick labels, x title
     return go.Figure(heatmap, layout=dict(
         xaxis=dict(TICKS, title=dict(text=x_title), tickangle=-45),
-        yaxis=dict(TICKS, title=dict(text=y_title)),
-        title=dict(text=title), font=BASE_FONT, height=max(300, 170 + 70 * n_layers),
-        margin=dict(l=10, r=10, t=60, b=10)))
+        yaxis=dict(TICKS, title=dict(text=_fit_title(y_title, plot_px))),
+        title=dict(text=title), font=BASE_FONT, height=height, margin=dict(l=10, r=10, t=60, b=10)))
 
 
 def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], source_labels: list[str],
                     title: str = "", x_title: str = "source token", y_title: str = OUTPUT_AXIS,
                     value_name: str = "share of row", hover_output: str = "output", hover_source: str = "source",
                     hover_share: str = "share") -> go.Figure:
-    """Each method's [T,S] map side by side on one shared colour scale (0 to the largest share)."""
+    """Each method's [T,S] map on one shared colour scale (0 to the largest share), at most two panels a
+    row: four side by side were ~190 px wide each and their slanted source tokens ran into each other.
+    Source tokens stand upright under every panel (plotly leaves some out when they would touch), output
+    tokens on the left panels only; the y title is broken into lines that fit a panel's height."""
     if not maps or len(maps) != len(titles):
         raise ValueError(f"{len(maps)} maps but {len(titles)} titles")
     checked = [check_matrix(m, len(output_labels), len(source_labels)) for m in maps]
     zmax = max(float(np.nanmax(m)) for m in checked) or 1.0
     rows, cols = plotly_text(output_labels), plotly_text(source_labels)
     panel_titles = [_two_lines(text) for text in plotly_text(titles)]
-    layout = subplot_layout(panel_titles, rows=1, cols=len(maps), shared_yaxes=True,
-                            horizontal_spacing=min(0.04, 0.2 / len(maps)))
+    n_cols = min(len(maps), PANELS_PER_ROW)
+    n_rows = math.ceil(len(maps) / n_cols)
+    panel_px = max(260, min(560, 24 * len(rows)))
+    label_px = max(_text_px(label, 14) for label in cols) + 12  # upright source tokens under a panel
+    title_px = 55 if any("<br>" in text for text in panel_titles) else 35
+    titled_above = any(i + n_cols >= len(maps) for i in range(n_cols))   # e.g. of 3 panels the top right one
+    gap_px = label_px + (35 if titled_above else 0) + title_px + 10  # tick labels, x title, next row's titles
+    plot_px = n_rows * panel_px + (n_rows - 1) * gap_px
+    specs = [[{} if r * n_cols + c < len(maps) else None for c in range(n_cols)] for r in range(n_rows)]
+    layout = subplot_layout(panel_titles, rows=n_rows, cols=n_cols, shared_yaxes=True, specs=specs,
+                            horizontal_spacing=0.05, vertical_spacing=round(gap_px / plot_px, 3) if n_rows > 1 else 0.1)
     traces = [go.Heatmap(z=m, x=cols, y=rows, zmin=0, zmax=zmax, colorscale=ATTENTION_SCALE, showscale=i == 0,
-                         colorbar=dict(title=dict(text=value_name), thickness=14), **subplot_axes(i),
+                         colorbar=dict(title=dict(text=value_name), thickness=14, len=min(1.0, 400 / plot_px)),
+                         **subplot_axes(i),
                          hovertemplate=f"{plotly_text([titles[i]])[0]}<br>{hover_output} %{{y}}<br>{hover_source} "
                                        f"%{{x}}<br>{hover_share} %{{z:.3f}}<extra></extra>")
               for i, m in enumerate(checked)]
-    update_axes(layout, "x", **TICKS, tickangle=-45, title=dict(text=x_title))
+    update_axes(layout, "x", **TICKS, tickangle=-90)
     update_axes(layout, "y", **TICKS, autorange="reversed")
-    layout["yaxis"]["title"] = dict(text=y_title)
-    layout.update(title=dict(text=title), font=BASE_FONT, height=_height(len(rows), 26, 360),
-                  margin=dict(l=10, r=10, t=110 if any("<br>" in text for text in panel_titles) else 90, b=10))
+    for i in range(len(maps)):
+        if i + n_cols >= len(maps):                             # no panel below: the axis gets its title
+            layout["xaxis" + axis_suffix(i)]["title"] = dict(text=x_title)
+        if i % n_cols == 0:
+            layout["yaxis" + axis_suffix(i)]["title"] = dict(text=_fit_title(y_title, panel_px - 20))
+    top = 50 + title_px if title else title_px + 10
+    layout.update(title=dict(text=title), font=BASE_FONT, height=int(top + plot_px + label_px + 50),
+                  margin=dict(l=10, r=10, t=top, b=10))
     return go.Figure(traces, layout=layout)
 
 
@@ -120,7 +170,8 @@ def _signed_bars(labels: list[str], values: np.ndarray, x_title: str, title: str
 def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top: int | None = 16,
                           x_title: str = "logit difference lost when the head is off") -> go.Figure:
     """Heads whose removal changes logit(chosen) - logit(alternative) most, largest |effect| first.
-    Blue: the head pushes toward the chosen token; red: toward the alternative."""
+    Red (positive, as on the app's diverging scale): the head pushes toward the chosen token; blue: toward
+    the alternative."""
     e = np.asarray(effects, dtype=float)
     if e.ndim != 1 or len(e) != len(head_labels) or not len(e):
         raise ValueError(f"{len(head_labels)} head labels but effects of shape {e.shape}")

@@ -214,36 +214,63 @@ def word_order_figure(reordered, actual, token_labels: list[str], title: str = "
                       value_name: str = "weight") -> go.Figure:
     """Three maps over the swapped sentence [query, key], side by side: the original sentence's attention
     with the swapped rows and columns moved like the tokens, the swapped sentence's own attention (both on
-    the 0-1 weight scale), and their difference (diverging). Query labels on the left panel only; labels
-    are escaped for plotly here, once. panel_titles, x_title, y_title, hover_query, hover_key, value_name: the
-    words shown (a page passes them in its language)."""
+    one weight scale from 0 to the larger of their maxima: head averages of ~0.1 looked white on 0-1), and
+    their difference (diverging). Each colour bar lies flat above the panels it belongs to (a 'weight' bar
+    standing between the second and the third panel was read as the difference's scale). Query labels on
+    the left panel only; labels are escaped for plotly here, once. panel_titles, x_title, y_title,
+    hover_query, hover_key, value_name: the words shown (a page passes them in its language)."""
     n = len(token_labels)
     reordered, actual = check_matrix(reordered, n, n), check_matrix(actual, n, n)
     diff = actual - reordered
     labels = plotly_text(token_labels)
-    layout = subplot_layout(list(panel_titles), rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.12)
+    layout = subplot_layout(list(panel_titles), rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.08)
     hover = f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
     traces = [go.Heatmap(z=m, x=labels, y=labels, coloraxis=axis, **subplot_axes(i),
                          hovertemplate=hover + f"{name} %{{z:.4f}}<extra></extra>")
               for i, (m, axis, name) in enumerate(((reordered, "coloraxis", value_name),
                                                    (actual, "coloraxis", value_name),
                                                    (diff, "coloraxis2", f"Δ {value_name}")))]
-    ticks = dict(type="category", tickmode="array", tickvals=labels, ticktext=labels, tickfont=dict(size=13),
-                 automargin=True)
+    ticks = dict(type="category", tickfont=dict(size=13), automargin=True)
+    # Keys upright; plotly leaves every other one out when a third of the page is too narrow for all of them
+    # (forced, twenty keys ran into each other). Queries, one per row, all shown.
     update_axes(layout, "x", tickangle=-90, **ticks)
-    update_axes(layout, "y", autorange="reversed", **ticks)
+    update_axes(layout, "y", autorange="reversed", tickmode="array", tickvals=labels, ticktext=labels, **ticks)
     for name in ("yaxis2", "yaxis3"):          # the query labels are on the left panel's axis
         layout[name].update(ticks="", showticklabels=False)
     layout["xaxis2"]["title"] = dict(text=x_title)
     layout["yaxis"]["title"] = dict(text=y_title)
+    bar_px = 44                                 # a flat colour bar and its numbers, between titles and maps
     for note in layout["annotations"]:
-        note["font"] = dict(size=16)
+        note.update(font=dict(size=16), yshift=bar_px)
+    weights = (layout["xaxis"]["domain"][0], layout["xaxis2"]["domain"][1])
+    delta = layout["xaxis3"]["domain"]
+    wmax = max(float(np.nanmax(reordered)), float(np.nanmax(actual))) or 1.0
     zmax = symmetric_range(diff)
-    layout.update(title=dict(text=title), font=BASE_FONT, height=max(380, min(640, 200 + 22 * n)),
-                  coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
-                                 colorbar=dict(title=dict(text=value_name), thickness=12, x=0.64, xanchor="left",
-                                               len=0.8)),
+    layout.update(title=dict(text=title), font=BASE_FONT, height=max(420, min(680, 240 + 22 * n)),
+                  coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=wmax,
+                                 colorbar=_flat_colorbar(value_name, weights, 0.7, 5)),
                   coloraxis2=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
-                                  colorbar=dict(title=dict(text="Δ"), thickness=12, x=1.0, xanchor="left", len=0.8)),
-                  margin=dict(l=10, r=10, t=60 if title else 40, b=10))
+                                  colorbar=dict(_flat_colorbar(f"Δ {value_name}", delta, 1.0, 3),
+                                                **_symmetric_ticks(zmax))),
+                  margin=dict(l=10, r=10, t=(50 if title else 0) + bar_px + 40, b=10))
     return go.Figure(traces, layout=layout)
+
+
+def _flat_colorbar(name: str, domain, share: float, nticks: int) -> dict:
+    """A horizontal colour bar just above the panels spanning `domain` (paper x), share of their width,
+    at most nticks numbers above it, its name beside it."""
+    low, high = domain
+    return dict(orientation="h", x=(low + high) / 2, xanchor="center", len=share * (high - low), lenmode="fraction",
+                y=1.0, yanchor="bottom", ypad=6, thickness=12, ticklabelposition="outside top", nticks=nticks,
+                tickfont=dict(size=13), title=dict(text=name, side="right", font=dict(size=14)))
+
+
+def _symmetric_ticks(zmax: float) -> dict:
+    """−v, 0, +v on a diverging colour bar, v = zmax rounded down to two significant digits (plotly's own
+    choice on a bar a third of the page wide was '0' alone)."""
+    if not np.isfinite(zmax) or zmax <= 0:
+        return {}
+    step = 10.0 ** (np.floor(np.log10(zmax)) - 1)
+    v = float(np.floor(zmax / step + 1e-9) * step)
+    v = float(f"{v:.2g}")
+    return dict(tickmode="array", tickvals=[-v, 0, v], ticktext=[f"−{v:g}", "0", f"+{v:g}"])
