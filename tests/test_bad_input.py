@@ -318,3 +318,71 @@ def test_what_the_model_cannot_read_is_said_in_the_readers_language():
     at = run_page("positional.py", model="toy-reverse", text="a b c", lang="zh", dims="0,999")
     no_exceptions(at)
     assert "超出" in " ".join(w.value for w in at.warning).replace("\u2060", "")   # '999 is outside 0…31'
+
+
+def test_an_uploaded_line_obeys_the_paste_limit():
+    line = " ".join(["a"] * 3500)                                          # 6,999 characters
+    at = run_page("explorer.py", model="toy-reverse", text="a b")
+    _uploader(at).set_value(("long.txt", f"{line}\nc a f e\n".encode(), "text/plain")).run()
+    at.sidebar.selectbox(key="uploaded_sentence").select(line).run()
+    no_exceptions(at)
+    assert at.sidebar.text_area(key="text").value == line[:5000]
+    assert "had 6,999 characters; it was cut to the first 5,000" in texts(at)
+
+
+def test_a_long_reference_in_the_link_is_cut_with_a_notice():
+    at = run_page("explorer.py", model="toy-reverse", text="a b", target="a " * 3000)
+    no_exceptions(at)
+    assert "reference translation in the link was cut to 5000 characters" in texts(at)
+
+
+@pytest.mark.parametrize("lang, said", [("en", "could not read the reference translation"),
+                                        ("zh", "无法读取参考译文")])
+def test_an_unreadable_reference_is_named_and_the_sentence_still_shows(lang, said):
+    at = run_page("explorer.py", model="toy-reverse", text="a b c", target="abc", lang=lang)
+    no_exceptions(at)
+    assert said in texts(at) and at.get("plotly_chart")
+    assert at.sidebar.text_input(key="target").value == "abc"               # kept where it was typed: nothing lost
+
+
+@pytest.mark.parametrize("lang, said", [("en", "could not read the corrupted sentence"),
+                                        ("zh", "无法读取这个被破坏的句子")])
+def test_patching_says_what_it_cannot_read_in_the_corrupted_sentence(lang, said):
+    at = run_page("attribution.py", model="toy-reverse", text="a b c d", view="patching", corrupt="zz", lang=lang)
+    no_exceptions(at)
+    assert said in texts(at).replace("\u2060", "")
+
+
+def test_sentence_b_that_cannot_be_read_is_said_wholly_in_chinese():
+    at = run_page("compare.py", model="toy-reverse", text="a b c", text_b="zz", lang="zh")
+    no_exceptions(at)
+    shown = texts(at).replace("\\", "").replace("\u2060", "")
+    assert "这个小模型只认识" in shown and "this toy model" not in shown
+
+
+def test_tokens_in_the_strongest_links_caption_are_not_markdown():
+    at = run_page("explorer.py", model="en-es", text="`a` $b$ `c` $d$")
+    no_exceptions(at)
+    caption = next(c.value for c in at.caption if "→" in c.value)
+    assert "`" not in caption.replace("\\`", "") and "$" not in caption.replace("\\$", "")
+
+
+def test_url_numbers_are_plain_ascii_digits():
+    from viz.state import whole_number
+    assert [whole_number(s) for s in ("12", " -3 ", "+4")] == [12, -3, 4]
+    assert [whole_number(s) for s in ("1_0", "１", "٣", "1.0", "", "0x10")] == [None] * 6
+    at = run_page("tour.py", model="toy-reverse", text="a b", tour_step="1_0")
+    no_exceptions(at)
+    assert "'1_0'" in texts(at).replace("\\", "")
+
+
+def test_odd_files_beside_the_weights_do_not_break_pages(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-odd")
+    (models / "toy-odd" / "presets.txt").write_bytes(b"# start\n\xff\xfe a b c\nc a f e\n")   # not UTF-8
+    (models / "toy-odd" / "metrics.json").write_text("[1, 2]")                              # not an object
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    monkeypatch.setattr("viz.services.MODEL_ROOT", models)
+    at = run_page("about.py", model="toy-odd", text="a b")
+    no_exceptions(at)
+    assert "metrics.json is not a JSON object" in texts(at)

@@ -43,6 +43,7 @@ BAD_VALUES = [
     ("vocab_size", {"vocab_size": None}),
     ("max_len", {"max_len": 10**12}),
     ("max_len", {"max_len": -1}),
+    ("max_len", {"max_len": 1}),               # nothing could be read or written
     ("d_model", {"d_model": 63}),              # not divisible by n_heads=4
     ("d_model", {"d_model": 4 * 10**6}),       # attention matrices alone: 4 * 16e12 numbers
     ("d_model", {"d_model": "64"}),

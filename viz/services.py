@@ -140,7 +140,7 @@ def preset_groups(model_id: str) -> dict[str, list[str]]:
         return {"start": ["The man went to the house."]}
     groups: dict[str, list[str]] = {}
     group = "start"
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():   # a bad byte costs one line, not the page
         line = line.strip()
         if line.startswith("# "):
             group = line[2:].strip() if len(line[2:].split()) == 1 else group   # a one-word header names a group

@@ -31,7 +31,10 @@ def init_from_url(models: list[str], notices: list[str]) -> None:
     if text is not None and len(text) >= MAX_TEXT_CHARS:
         notices.append(t("notice.text_cut_link", limit=MAX_TEXT_CHARS))
     st.session_state["text"] = text if text is not None else presets(model)[0]
-    st.session_state["target"] = qp_str("target", "")
+    target = qp_str("target", "")
+    if len(target) >= MAX_TEXT_CHARS:
+        notices.append(t("notice.target_cut_link", limit=MAX_TEXT_CHARS))
+    st.session_state["target"] = target
     lo, default, hi = max_tokens_bounds()
     st.session_state["beam"] = qp_int("beam", 1, 1, 8, notices)
     st.session_state["max_tokens"] = qp_int("max_tokens", default, lo, hi, notices)
@@ -43,6 +46,7 @@ def _use_preset() -> None:
 
 def _use_uploaded() -> None:
     st.session_state["text"] = st.session_state["uploaded_sentence"]
+    _cut_long_text()                                   # a file's line obeys the limit a paste does
 
 
 def _on_model_change() -> None:
@@ -87,19 +91,37 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     ctx = Context(model_id, bundle, text, target or None, int(beam), int(max_tokens), None, notices)
     if not text.strip():
         return ctx
+    ctx.target = (target or "").strip() or None
     try:
-        ctx.trace = get_trace(model_id, text.strip(), (target or "").strip() or None, int(beam), int(max_tokens))
+        ctx.trace = get_trace(model_id, text.strip(), ctx.target, int(beam), int(max_tokens))
     except ValueError as e:
-        notices.append(t("notice.unreadable", error=error_text(e)))
-        return ctx
+        ctx.trace = _trace_without_reference(ctx, e)
+        if ctx.trace is None:
+            return ctx
     translation_slot.caption(t("sidebar.translation.beam", beam=beam) if beam > 1 else t("sidebar.translation.greedy"))
     translation_slot.text(ctx.trace.meta["translation"] or t("sidebar.translation.empty"))
     download_slot.download_button(
         t("sidebar.npz"), key="trace-npz", on_click="ignore", icon=":material/download:",
-        data=partial(trace_npz, model_id, text.strip(), (target or "").strip() or None, int(beam), int(max_tokens)),
+        data=partial(trace_npz, model_id, text.strip(), ctx.target, int(beam), int(max_tokens)),
         file_name=f"trace-{model_id}.npz", mime="application/octet-stream",
         help=t("sidebar.npz.help"))
     return ctx
+
+
+def _trace_without_reference(ctx: Context, error: ValueError):
+    """When the sentence and its reference cannot be read together: if the sentence alone can, the
+    reference was the problem: say so and show the sentence without it; else say why the sentence cannot."""
+    if ctx.target is not None:
+        try:
+            trace = get_trace(ctx.model_id, ctx.text.strip(), None, ctx.beam, ctx.max_tokens)
+        except ValueError:
+            trace = None
+        if trace is not None:
+            ctx.notices.append(t("notice.unreadable_reference", error=error_text(error)))
+            ctx.target = None
+            return trace
+    ctx.notices.append(t("notice.unreadable", error=error_text(error)))
+    return None
 
 
 def _cut_long_text() -> None:

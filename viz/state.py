@@ -6,6 +6,7 @@ never load models themselves.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
@@ -59,15 +60,18 @@ def _notice(message: str, notices: list[str] | None) -> None:
         notices.append(message)
 
 
+def whole_number(text: str) -> int | None:
+    """'12', '-3' -> int; None for anything else, including what int() also takes ('1_0', '１', '٣')."""
+    text = text.strip()
+    return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
+
+
 def qp_int(name: str, default: int, lo: int, hi: int, notices: list[str] | None = None) -> int:
     """An integer parameter in [lo, hi]; anything else falls back to the default with a notice."""
     raw = st.query_params.get(name)
     if raw is None:
         return default
-    try:
-        value = int(str(raw))
-    except ValueError:
-        value = None
+    value = whole_number(str(raw))
     if value is None or not lo <= value <= hi:
         _notice(t("url.not_int", name=name, raw=repr(str(raw)[:40]), lo=lo, hi=hi, default=default), notices)
         return default
@@ -114,11 +118,10 @@ def parse_index_list(raw: str, lo: int, hi: int, max_items: int = 8) -> list[int
     if len(parts) > max_items:
         raise InputError("too_many_numbers", f"at most {max_items} numbers, got {len(parts)}", limit=max_items,
                          n=len(parts))
-    try:
-        values = [int(p) for p in parts]
-    except ValueError:
+    values = [whole_number(p) for p in parts]
+    if None in values:
         raise InputError("not_numbers", f"{raw[:40]!r} is not a comma-separated list of whole numbers",
-                         raw=repr(raw[:40])) from None
+                         raw=repr(raw[:40]))
     bad = [v for v in values if not lo <= v <= hi]
     if bad:
         raise InputError("out_of_range", f"{bad[0]} is outside {lo}…{hi}", value=bad[0], lo=lo, hi=hi)

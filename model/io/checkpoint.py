@@ -155,4 +155,6 @@ def _read_extra(folder: Path) -> dict:
                 extra[path.stem] = json.loads(path.read_text(encoding="utf-8"))
             except (json.JSONDecodeError, UnicodeDecodeError):
                 extra[path.stem] = {"error": f"{name} is not valid JSON"}
+            if not isinstance(extra[path.stem], dict):
+                extra[path.stem] = {"error": f"{name} is not a JSON object of name: value"}
     return extra

@@ -17,6 +17,7 @@ from pathlib import Path
 
 MAX_PARAMETERS = 2_000_000_000   # far above any model this app teaches with (en-es has ~10 M)
 MAX_LAYERS = 128                  # per stack; each layer is a Python module tree, so also bounds build time
+MIN_POSITIONS = 4                 # max_len: a word and </s> to read, <s> and one step to write
 RAM_SHARE = 0.5                   # the model's fp32 tensors may take at most this share of physical RAM
 BYTES_PER_ELEMENT = 4             # fp32, as load_checkpoint keeps the weights
 
@@ -113,6 +114,8 @@ def _check_values(cfg: TransformerConfig) -> None:
     for name in ("n_encoder_layers", "n_decoder_layers"):
         if getattr(cfg, name) > MAX_LAYERS:
             raise _bad(name, getattr(cfg, name), f"at most {MAX_LAYERS} layers per stack")
+    if cfg.max_len < MIN_POSITIONS:
+        raise _bad("max_len", cfg.max_len, f"must be at least {MIN_POSITIONS} positions")
     if cfg.d_model % cfg.n_heads:
         raise _bad("d_model", cfg.d_model, f"must be divisible by n_heads={cfg.n_heads} (each head gets d_model/n_heads)")
     if not 0 <= cfg.dropout < 1:

@@ -10,7 +10,7 @@ from model.analysis.attribution import agreement
 from model.capture import schema
 from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, contrastive_source_bars,
                                      logit_lens_heatmap, method_heatmaps, patching_heatmap)
-from viz.i18n import t
+from viz.i18n import error_text, t
 from viz.services import contrastive, encode, logit_lens, patch, source_maps
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
@@ -205,7 +205,11 @@ def patching_section(v: View) -> None:
     if len(clean) > MAX_PATCH_TOKENS:
         st.info(t("attribution.patch.too_long", max=MAX_PATCH_TOKENS, n=len(clean)))
         return
-    bad = tuple(encode(v.model_id, corrupted))           # uncut: a sentence cut to the token limit cannot be matched
+    try:
+        bad = tuple(encode(v.model_id, corrupted))       # uncut: a sentence cut to the token limit cannot be matched
+    except ValueError as e:                              # symbols a toy model cannot read
+        st.warning(plain(t("attribution.corrupt.unreadable", error=error_text(e)), limit=600))
+        return
     if len(bad) != len(clean):
         st.warning(t("attribution.patch.unequal", bad=len(bad), clean=len(clean)))
         return

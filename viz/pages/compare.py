@@ -9,7 +9,7 @@ from model.capture import schema
 from viz.figures.attention import attention_heatmap
 from viz.figures.style import symmetric_range
 from viz.figures.zoo import PAGE_WIDTH, step_heatmap
-from viz.i18n import t
+from viz.i18n import error_text, t
 from viz.services import get_trace
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
@@ -77,7 +77,7 @@ def compare_sentences(ctx, kind: str, n_layers: int) -> None:
     try:
         trace_b = get_trace(ctx.model_id, text_b, None, ctx.beam, ctx.max_tokens)
     except ValueError as e:
-        st.warning(plain(t("compare.b_error", error=e), limit=600))
+        st.warning(plain(t("compare.b_error", error=error_text(e)), limit=600))
         return
     if trace_b.meta["src_text"] == trace.meta["src_text"]:
         st.info(t("compare.b_same"))

@@ -8,7 +8,7 @@ from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view, thumbnail_block
 from viz.i18n import t
 from viz.state import Context, qp_choice, set_query
-from viz.text import attention_labels
+from viz.text import attention_labels, plain
 from viz.ui import layer_head_pickers, matrix_frame, need_context, open_clicked_head, show_figure
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
@@ -69,7 +69,7 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
 
 def strongest_links(weights: np.ndarray, rows: list[str], cols: list[str], limit: int = 12) -> str:
     top = np.argmax(weights, axis=1)
-    links = " · ".join(f"{rows[i].split(' ', 1)[1]} → {cols[j].split(' ', 1)[1]}"
+    links = " · ".join(f"{plain(rows[i].split(' ', 1)[1])} → {plain(cols[j].split(' ', 1)[1])}"   # tokens in Markdown
                        for i, j in enumerate(top[:limit]))
     return t("explorer.strongest", links=links)
 

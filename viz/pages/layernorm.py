@@ -11,7 +11,7 @@ from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_fi
 from viz.figures.style import plotly_text
 from viz.i18n import t
 from viz.state import qp_choice, qp_int, set_query
-from viz.text import position_labels
+from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure
 
 STACKS = ["encoder", "decoder"]
@@ -98,7 +98,7 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
                     f"{tag}-token{token}",
                     matrix_frame(np.stack(list(series.values()), axis=1), list(range(x_in.shape[1])), list(series)),
                     key="ln-hist")
-        st.caption(t("layernorm.token.caption", token=tokens[token], mean_in=f"{mean_in[token]:.4f}",
+        st.caption(t("layernorm.token.caption", token=plain(tokens[token]), mean_in=f"{mean_in[token]:.4f}",
                      std_in=f"{std_in[token]:.4f}", mean_after=f"{mean_after[token]:.1e}",
                      std_after=f"{std_after[token]:.4f}"))
     with col_b:
@@ -132,7 +132,7 @@ def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
                 f"{tag}-bn-drift", matrix_frame(drift[:, None], list(range(1, drift.size + 1)),
                                                 [t("layernorm.drift.change")]),
                 key="ln-drift")
-    st.caption(t("layernorm.drift.caption", token=tokens[0], change=f"{drift[0]:.2f}"))
+    st.caption(t("layernorm.drift.caption", token=plain(tokens[0]), change=f"{drift[0]:.2f}"))
 
 
 def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
