@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from model.errors import CheckpointError, InputError
+from model.cli.arguments import fail
 
 COMMANDS = {
     "app": "start the web app (streamlit run app.py; extra arguments go to streamlit)",
@@ -37,9 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.argv[0] = f"{sys.argv[0]} {argv[0]}"
     try:
         result = module.main(argv[1:])
-    except (InputError, CheckpointError, OSError) as e:   # a person's mistake: one line, not a traceback
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (ValueError, OSError) as e:   # a person's mistake, one line and no traceback: InputError, CheckpointError,
+        return fail(e)                   # a file read_tsv refuses and a device pick_device refuses are ValueErrors
     return result if isinstance(result, int) else 0
 
 

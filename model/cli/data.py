@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+from model.cli.arguments import positive_int
 from model.training.corpus import SEED, build_corpus, split_pairs, token_stats, write_tsv
 
 
@@ -13,7 +14,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="output folder, e.g. data/en-es")
     ap.add_argument("--test-copy", help="also copy test.tsv here (e.g. pretrained/en-es/test.tsv)")
-    ap.add_argument("--vocab-size", type=int, default=8000)
+    ap.add_argument("--vocab-size", type=positive_int, default=8000)
     ap.add_argument("--seed", type=int, default=SEED)
     args = ap.parse_args(argv)
 

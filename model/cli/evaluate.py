@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from model.cli.arguments import positive_int
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import translate
 from model.io.checkpoint import load_checkpoint
@@ -26,20 +27,22 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description="Evaluate a translation checkpoint with sacrebleu.")
     parser.add_argument("--model", required=True)
     parser.add_argument("--test", required=True, help="TSV with en and es columns")
-    parser.add_argument("--beam", type=int, default=4)
-    parser.add_argument("--limit", type=int, default=None, help="only the first N pairs")
+    parser.add_argument("--beam", type=positive_int, default=4)
+    parser.add_argument("--limit", type=positive_int, default=None, help="only the first N pairs")
     parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
     parser.add_argument("--out", default=None, help="metrics file (default: MODEL/metrics.json)")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch-tokens", type=int, default=DEFAULT_BATCH_TOKENS,
+    parser.add_argument("--threads", type=positive_int, default=2)
+    parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="padded source tokens per batch, each beam row counted")
     parser.add_argument("--one-by-one", action="store_true", help="decode sentence by sentence (no batches)")
     add_device_argument(parser)
     args = parser.parse_args(argv)
+    pairs = read_tsv(args.test)[: args.limit]
+    out = Path(args.out) if args.out else Path(args.model) / "metrics.json"
+    previous = read_metrics(out)       # before the minutes of decoding: a file this run must not overwrite
     torch.set_num_threads(args.threads)
     bundle = load_checkpoint(args.model, device=args.device)
     print(f"device: {describe_device(bundle.model.device)}")
-    pairs = read_tsv(args.test)[: args.limit]
     sources, references = [s for s, _ in pairs], [t for _, t in pairs]
     metrics = {"test_file": Path(args.test).name, "pairs": len(pairs)}
     for beam in ([1] if args.also_greedy else []) + [args.beam]:
@@ -49,10 +52,21 @@ def main(argv=None) -> dict:
         result["seconds"] = round(time.perf_counter() - start, 1)
         metrics["greedy" if beam == 1 else f"beam{beam}"] = result
         print(f"beam {beam}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['seconds']} s)")
-    out = Path(args.out) if args.out else Path(args.model) / "metrics.json"
-    previous = json.loads(out.read_text()) if out.is_file() else {}
-    previous.update(metrics)
-    out.write_text(json.dumps(previous, indent=2, ensure_ascii=False) + "\n")
+    out.write_text(json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return metrics
+
+
+def read_metrics(path: Path) -> dict:
+    """The metrics an earlier run wrote ({} when there are none), which this run adds to. ValueError when the
+    file is not a JSON object: it is left as it is, not overwritten."""
+    if not path.exists():
+        return {}
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:                       # not UTF-8, or not JSON
+        metrics = None
+    if not isinstance(metrics, dict):
+        raise ValueError(f"{path}: not a JSON object of metrics; left as it is (move it away, or give --out)")
     return metrics
 
 

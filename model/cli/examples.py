@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from model.inference.pipeline import load_engine
+from model.cli.arguments import positive_int
+from model.errors import InputError
+from model.inference.pipeline import encode_text, load_engine
 from model.training.corpus import read_tsv
 from model.training.examples import choose, measure, presets_text
 
@@ -18,15 +20,21 @@ def main(argv=None) -> int:
     parser.add_argument("--model", required=True)
     parser.add_argument("--test", required=True, help="held-out TSV (en, es)")
     parser.add_argument("--everyday", required=True, help="everyday sentences: an en<TAB>es TSV (its en column)")
-    parser.add_argument("--pairs", type=int, default=300, help="held-out pairs to measure")
-    parser.add_argument("--max-words", type=int, default=12, help="only short held-out sentences")
-    parser.add_argument("-n", type=int, default=6, help="sentences per group")
-    parser.add_argument("--start", default="The man went to the house.", help="the app's default sentence, first")
+    parser.add_argument("--pairs", type=positive_int, default=300, help="held-out pairs to measure")
+    parser.add_argument("--max-words", type=positive_int, default=12, help="only short held-out sentences")
+    parser.add_argument("-n", type=positive_int, default=6, help="sentences per group")
+    parser.add_argument("--start", default="The man went to the house.",
+                        help="the app's default sentence, first ('' for none)")
     args = parser.parse_args(argv)
     bundle = load_engine(args.model, device="cpu")
     pairs = [(s, t) for s, t in read_tsv(args.test)[: args.pairs] if len(s.split()) <= args.max_words]
+    if not pairs:
+        raise ValueError(f"{args.test}: none of the first {args.pairs} pairs has {args.max_words} words or fewer "
+                         "(--pairs, --max-words)")
+    everyday_pairs = read_tsv(args.everyday)
+    check_start(parser, bundle, args.start)
     well = [measure(bundle, s, t) for s, t in pairs]
-    everyday = [measure(bundle, s) for s, _ in read_tsv(args.everyday)]
+    everyday = [measure(bundle, s) for s, _ in everyday_pairs]
     chosen = choose(well, everyday, args.n)
     for group, items in chosen.items():
         print(f"-- {group}")
@@ -39,6 +47,15 @@ def main(argv=None) -> int:
           f"(held-out: {sum(m.confidence for m in well) / len(well):.2f})")
     (Path(args.model) / "presets.txt").write_text(presets_text(chosen, args.start), encoding="utf-8")
     return 0
+
+
+def check_start(parser, bundle, start: str) -> None:
+    """The app opens on --start: a sentence the model must read (a toy model reads only its symbols)."""
+    if start:
+        try:
+            encode_text(bundle, start)
+        except InputError as e:
+            parser.error(f"argument --start: {e} (give a sentence this model reads, or --start '')")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from model.cli.arguments import positive_int
 from model.io.checkpoint import save_checkpoint
 from model.training.export import average_checkpoints
 
@@ -15,7 +16,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Export a training run to a shipped checkpoint folder.")
     parser.add_argument("--run", required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--average", type=int, default=1, help="average the last N epoch checkpoints")
+    parser.add_argument("--average", type=positive_int, default=1, help="average the last N epoch checkpoints")
     parser.add_argument("--use-last", action="store_true", help="export the latest (mid-epoch) state instead")
     args = parser.parse_args(argv)
     run = Path(args.run)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from model.cli.arguments import fail, positive_int
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
+from model.io.device import add_device_argument
 from viz.i18n import DEFAULT_LANG, LANGS
 
 
@@ -20,9 +22,9 @@ def main(argv=None) -> int:
     parser.add_argument("--text", required=True, help="the source sentence")
     parser.add_argument("--target", default=None, help="a reference translation to teacher-force (optional)")
     parser.add_argument("--out", required=True, help="the HTML file to write")
-    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="longer sentences are cut")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    parser.add_argument("--beam", type=positive_int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS, help="longer sentences are cut")
+    add_device_argument(parser)
     parser.add_argument("--lang", choices=list(LANGS), default=DEFAULT_LANG,
                         help="the lesson's language: en (English, the default) or zh (中文)")
     args = parser.parse_args(argv)
@@ -32,17 +34,11 @@ def main(argv=None) -> int:
         trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens)
         path = write_lesson(trace, args.out, bundle.path, lang=args.lang)
     except ValueError as e:   # a CheckpointError (bad model folder) or an empty/unreadable sentence
-        return _fail(str(e))
+        return fail(e)
     except OSError as e:
-        return _fail(f"cannot write {args.out}: {e.strerror or e}")
+        return fail(f"cannot write {args.out}: {e.strerror or e}")
     print(f"wrote {path} ({path.stat().st_size:,} bytes)")
     return 0
-
-
-def _fail(message: str) -> int:
-    """One line on stderr and exit status 2, as argparse does for bad arguments."""
-    print(f"error: {' '.join(message.split())}", file=sys.stderr)
-    return 2
 
 
 if __name__ == "__main__":

@@ -16,9 +16,15 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, help="output .npz path")
     add_device_argument(parser)
     args = parser.parse_args(argv)
+    names = None if args.names is None else [n.strip() for n in args.names.split(",") if n.strip()]
+    if names == []:
+        parser.error("argument --names: no name or pattern given")
     bundle = load_engine(args.model, device=args.device)
-    names = args.names.split(",") if args.names else None
     trace = trace_sentence(bundle, args.text, target=args.target, names=names)
+    unmatched = [n for n in names or [] if not (n in trace or trace.names(n))]
+    if unmatched:
+        raise ValueError(f"--names: nothing captured matches {', '.join(map(repr, unmatched))} "
+                         "(a trace without --names holds every name)")
     trace.save(args.out)
     print(f"{args.out}: {len(trace.arrays)} arrays, {trace.nbytes / 1e6:.1f} MB uncompressed; "
           f"output: {trace.meta['tgt_text']}")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from model.cli.arguments import fail, minutes, positive_int
 from model.io.checkpoint import CheckpointError, save_checkpoint
 from model.io.device import add_device_argument, pick_device
 from model.training.tasks import TASKS
@@ -23,7 +24,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train a toy task model or the translation model.")
     parser.add_argument("--task", required=True, choices=list(TASKS) + ["translate"])
     parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--steps", type=int, default=800, help="toy tasks: training steps")
+    parser.add_argument("--steps", type=positive_int, default=800, help="toy tasks: training steps")
     parser.add_argument("--size", default="small", choices=list(TOY_SIZES), help="toy tasks: model size")
     parser.add_argument("--seed", type=int, default=0)
     # translation
@@ -31,22 +32,22 @@ def main(argv=None) -> int:
     parser.add_argument("--resume", action="store_true", help="go on from OUT/last")
     parser.add_argument("--init-from", default=None, metavar="DIR",
                         help="start from a model folder's weights (its config and tokenizer), fresh optimizer")
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--d-model", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=8)
-    parser.add_argument("--layers", type=int, default=3)
-    parser.add_argument("--d-ff", type=int, default=1024)
+    parser.add_argument("--epochs", type=positive_int, default=30)
+    parser.add_argument("--d-model", type=positive_int, default=256)
+    parser.add_argument("--heads", type=positive_int, default=8)
+    parser.add_argument("--layers", type=positive_int, default=3)
+    parser.add_argument("--d-ff", type=positive_int, default=1024)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--smoothing", type=float, default=0.1)
     parser.add_argument("--lr", type=float, default=7e-4, help="peak learning rate")
-    parser.add_argument("--warmup", type=int, default=1000)
-    parser.add_argument("--max-tokens", type=int, default=4096, help="padded tokens per batch")
-    parser.add_argument("--max-len", type=int, default=160, help="drop longer training pairs")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--log-every", type=int, default=50)
-    parser.add_argument("--eval-every", type=int, default=500)
-    parser.add_argument("--save-minutes", type=float, default=5.0)
-    parser.add_argument("--max-minutes", type=float, default=None,
+    parser.add_argument("--warmup", type=positive_int, default=1000)
+    parser.add_argument("--max-tokens", type=positive_int, default=4096, help="padded tokens per batch")
+    parser.add_argument("--max-len", type=positive_int, default=160, help="drop longer training pairs")
+    parser.add_argument("--threads", type=positive_int, default=2)
+    parser.add_argument("--log-every", type=positive_int, default=50)
+    parser.add_argument("--eval-every", type=positive_int, default=500)
+    parser.add_argument("--save-minutes", type=minutes, default=5.0)
+    parser.add_argument("--max-minutes", type=minutes, default=None,
                         help="stop (and save OUT/last) after this many minutes; --resume goes on")
     add_device_argument(parser)
     args = parser.parse_args(argv)
@@ -66,11 +67,6 @@ def main(argv=None) -> int:
     finally:
         stop_runtime(rt)
     return 0
-
-
-def fail(error: Exception) -> int:
-    print(f"error: {error}", file=sys.stderr)
-    return 2
 
 
 def train_toy_cli(args, rt) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from model.cli.arguments import positive_int
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, translate
 from model.io.checkpoint import CheckpointError, load_checkpoint
@@ -25,9 +26,9 @@ def main(argv=None) -> int:
     parser.add_argument("--model", required=True, help="checkpoint folder")
     parser.add_argument("--input", help="a UTF-8 file, one sentence per line (or an en<TAB>es TSV: its en column); "
                         "output one line per line")
-    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
-    parser.add_argument("--batch-tokens", type=int, default=DEFAULT_BATCH_TOKENS,
+    parser.add_argument("--beam", type=positive_int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="--input: padded source tokens per batch, each beam row counted")
     add_device_argument(parser)
     args = parser.parse_args(argv)
@@ -53,6 +54,8 @@ def read_lines(path: str) -> list[str]:
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
+        if not lines:
+            raise ValueError(f"{path}: an empty file, nothing to translate")
         return [en for en, _ in read_tsv(path)] if lines[:1] == [HEADER] else lines
     except FileNotFoundError:
         raise OSError(f"{path}: no such file") from None

@@ -3,21 +3,30 @@ TRANSFORMER_VIZ_DEVICE or a `--device` flag overrides it."""
 from __future__ import annotations
 
 import os
+import re
 
 import torch
 
 DEVICE_ENV = "TRANSFORMER_VIZ_DEVICE"
+DEVICE_NAME = re.compile(r"cpu|cuda(:\d+)?")
 
 
 def pick_device(name: str | torch.device | None = None) -> torch.device:
-    """An explicit name wins, then TRANSFORMER_VIZ_DEVICE, then CUDA when present, then the CPU."""
+    """An explicit name wins, then TRANSFORMER_VIZ_DEVICE, then CUDA when present, then the CPU.
+    A name is cpu, cuda or cuda:N; ValueError says what is wrong with any other, or with a CUDA device
+    this machine lacks."""
     name = name or os.environ.get(DEVICE_ENV)
-    if name:
-        device = torch.device(name)
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device {str(device)!r} asked for, but torch sees no CUDA device on this machine")
-        return device
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not name:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not DEVICE_NAME.fullmatch(str(name)):
+        raise ValueError(f"unknown device {str(name)!r}: --device (or ${DEVICE_ENV}) is cpu, cuda or cuda:N")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {str(device)!r} asked for, but torch sees no CUDA device on this machine")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"device {str(device)!r} asked for, but torch sees only {torch.cuda.device_count()} "
+                         f"CUDA device(s), cuda:0 to cuda:{torch.cuda.device_count() - 1}")
+    return device
 
 
 def describe_device(device: str | torch.device | None = None) -> str:

@@ -440,14 +440,20 @@ def write_tsv(path: str | Path, pairs: list[tuple[str, str]]) -> None:
 
 
 def read_tsv(path: str | Path) -> list[tuple[str, str]]:
-    """Pairs of a two-column `en\\tes` file with header, as written by `write_tsv`."""
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    """Pairs of a two-column `en\\tes` file with header, as written by `write_tsv`. ValueError naming the
+    file when it is not UTF-8, lacks the header, has a row without two columns or holds no pair."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start})") from None
     if lines[0] != HEADER:
-        raise ValueError(f"{path}: expected header {HEADER!r}, got {lines[0]!r}")
+        raise ValueError(f"{path}: expected the header line {HEADER!r}, got {lines[0][:40]!r}")
     rows = [line.split("\t") for line in lines[1:] if line]
     bad = [r for r in rows if len(r) != 2]
     if bad:
         raise ValueError(f"{path}: {len(bad)} rows without exactly two columns, e.g. {bad[0]}")
+    if not rows:
+        raise ValueError(f"{path}: no pairs after the header line")
     return [(en, es) for en, es in rows]
 
 

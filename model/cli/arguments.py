@@ -1,0 +1,35 @@
+"""What every command shares about a person's mistakes: argument types that refuse nonsense (argparse then
+prints its usage, `error: argument --beam: ...` and exits 2) and the one-line error of a command that fails."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1: --beam, --threads, --limit, --pairs, --average, --batch-tokens, --steps, ..."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def minutes(text: str) -> float:
+    """A finite number of minutes >= 0 (0: stop at the first chance)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a number of minutes, 0 or more, got {text!r}")
+    return value
+
+
+def fail(error: Exception | str) -> int:
+    """One line on stderr and exit status 2, as argparse does for bad arguments."""
+    print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
+    return 2
