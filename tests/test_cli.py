@@ -121,6 +121,7 @@ MISTAKES = {  # more of a person's mistakes, called in-process (seconds for the 
     "evaluate, header only": (EVALUATE + ["TMP/header-only.tsv"], "header-only.tsv: no pairs"),
     "evaluate, --limit -5": (EVALUATE + ["TMP/ok.tsv", "--limit", "-5"], "argument --limit: must be 1 or more"),
     "evaluate, --beam 0": (EVALUATE + ["TMP/ok.tsv", "--beam", "0"], "argument --beam: must be 1 or more"),
+    "evaluate, --beam 100000": (EVALUATE + ["TMP/ok.tsv", "--beam", "100000"], "argument --beam: at most 16"),
     "evaluate, --threads 0": (EVALUATE + ["TMP/ok.tsv", "--threads", "0"], "argument --threads: must be 1 or more"),
     "evaluate, metrics file not UTF-8": (EVALUATE + ["TMP/ok.tsv", "--out", "TMP/latin1.json"],
                                          "latin1.json: not a JSON object"),
@@ -188,3 +189,10 @@ def test_translate_reads_the_english_column_of_a_test_set(tmp_path):
     (tmp_path / "lines.txt").write_text("en\ta b\n\nc\n", encoding="utf-8")     # no header: every line as it is
     assert read_lines(str(tmp_path / "pairs.tsv")) == ["a b", "", "c"]
     assert read_lines(str(tmp_path / "lines.txt")) == ["en\ta b", "", "c"]
+
+
+def test_trace_says_the_file_it_wrote(tmp_path):
+    """numpy adds .npz to a name without it: the message names the file that exists."""
+    result = run_cli("trace", "--model", str(TOY), "--text", "a b c", "--out", "trace", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "trace.npz").is_file() and result.stdout.startswith("trace.npz: ")

@@ -18,6 +18,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+MAX_BEAM = 16       # the app offers 8; wider searches multiply memory by the beam for little gain
+
+
+def beam_size(text: str) -> int:
+    """--beam: 1 (greedy) to MAX_BEAM."""
+    value = positive_int(text)
+    if value > MAX_BEAM:
+        raise argparse.ArgumentTypeError(f"at most {MAX_BEAM}, got {value}")
+    return value
+
+
 def minutes(text: str) -> float:
     """A finite number of minutes >= 0 (0: stop at the first chance)."""
     try:

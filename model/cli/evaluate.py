@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from model.cli.arguments import positive_int
+from model.cli.arguments import beam_size, positive_int
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import translate
 from model.io.checkpoint import load_checkpoint
@@ -27,7 +27,7 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description="Evaluate a translation checkpoint with sacrebleu.")
     parser.add_argument("--model", required=True)
     parser.add_argument("--test", required=True, help="TSV with en and es columns")
-    parser.add_argument("--beam", type=positive_int, default=4)
+    parser.add_argument("--beam", type=beam_size, default=4)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N pairs")
     parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
     parser.add_argument("--out", default=None, help="metrics file (default: MODEL/metrics.json)")

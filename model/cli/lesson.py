@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.cli.arguments import fail, positive_int
+from model.cli.arguments import beam_size, fail, positive_int
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
@@ -22,7 +22,7 @@ def main(argv=None) -> int:
     parser.add_argument("--text", required=True, help="the source sentence")
     parser.add_argument("--target", default=None, help="a reference translation to teacher-force (optional)")
     parser.add_argument("--out", required=True, help="the HTML file to write")
-    parser.add_argument("--beam", type=positive_int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS, help="longer sentences are cut")
     add_device_argument(parser)
     parser.add_argument("--lang", choices=list(LANGS), default=DEFAULT_LANG,

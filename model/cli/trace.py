@@ -25,8 +25,9 @@ def main(argv=None) -> None:
     if unmatched:
         raise ValueError(f"--names: nothing captured matches {', '.join(map(repr, unmatched))} "
                          "(a trace without --names holds every name)")
-    trace.save(args.out)
-    print(f"{args.out}: {len(trace.arrays)} arrays, {trace.nbytes / 1e6:.1f} MB uncompressed; "
+    out = args.out if args.out.endswith(".npz") else args.out + ".npz"     # numpy adds the suffix; say the real name
+    trace.save(out)
+    print(f"{out}: {len(trace.arrays)} arrays, {trace.nbytes / 1e6:.1f} MB uncompressed; "
           f"output: {trace.meta['tgt_text']}")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.cli.arguments import positive_int
+from model.cli.arguments import beam_size, positive_int
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, translate
 from model.io.checkpoint import CheckpointError, load_checkpoint
@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model", required=True, help="checkpoint folder")
     parser.add_argument("--input", help="a UTF-8 file, one sentence per line (or an en<TAB>es TSV: its en column); "
                         "output one line per line")
-    parser.add_argument("--beam", type=positive_int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="--input: padded source tokens per batch, each beam row counted")
