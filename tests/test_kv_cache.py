@@ -159,3 +159,24 @@ def test_no_cache_while_a_trace_is_active(toy):
     heads = toy.config.n_heads
     for t, trace in enumerate(hyp.step_traces):                    # step t: the full prefix of t+1 queries
         assert trace["decoder.layers.1.self_attn.hook_pattern"].shape == (heads, t + 1, t + 1)
+
+
+def test_a_static_greedy_step_never_asks_the_host(toy, monkeypatch):
+    """What a CUDA graph needs, checked on the CPU: a step reads no tensor value into Python (bool, item,
+    tolist, int, float: each would wait for the GPU) and builds no tensor from host data (a copy the graph
+    could not record). tests/test_cuda.py records and replays it on a GPU."""
+    steps = StaticGreedySteps(toy.model, torch.tensor([toy_ids(toy, "a b c d")]), 8)
+    steps.step()                                                    # the first step caches cross-attention's keys
+
+    def host_read(*args, **kwargs):
+        raise AssertionError("a decoding step asked the host for a value")
+
+    for name in ("__bool__", "item", "tolist", "__int__", "__float__", "__index__"):
+        monkeypatch.setattr(torch.Tensor, name, host_read)
+    monkeypatch.setattr(torch, "tensor", host_read)
+    monkeypatch.setattr(torch, "as_tensor", host_read)
+    for _ in range(7):
+        steps.step()
+    monkeypatch.undo()
+    _, grown = next(greedy_rows(toy.model, torch.tensor([toy_ids(toy, "a b c d")]), [8]))
+    assert steps.ids[0, :len(grown)].tolist() == grown
