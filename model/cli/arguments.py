@@ -18,15 +18,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def int_up_to(most: int):
+    """An argparse type: a whole number from 1 to `most`."""
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"at most {most}, got {value}")
+        return value
+    return parse
+
+
 MAX_BEAM = 16       # the app offers 8; wider searches multiply memory by the beam for little gain
-
-
-def beam_size(text: str) -> int:
-    """--beam: 1 (greedy) to MAX_BEAM."""
-    value = positive_int(text)
-    if value > MAX_BEAM:
-        raise argparse.ArgumentTypeError(f"at most {MAX_BEAM}, got {value}")
-    return value
+beam_size = int_up_to(MAX_BEAM)
 
 
 def minutes(text: str) -> float:

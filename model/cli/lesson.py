@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.cli.arguments import beam_size, fail, positive_int
-from model.inference.pipeline import DEFAULT_MAX_TOKENS, trace_sentence
+from model.cli.arguments import beam_size, fail, int_up_to
+from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
 from viz.i18n import DEFAULT_LANG, LANGS
@@ -23,11 +23,13 @@ def main(argv=None) -> int:
     parser.add_argument("--target", default=None, help="a reference translation to teacher-force (optional)")
     parser.add_argument("--out", required=True, help="the HTML file to write")
     parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
-    parser.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS, help="longer sentences are cut")
+    parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS, help="longer sentences are cut")
     add_device_argument(parser)
     parser.add_argument("--lang", choices=list(LANGS), default=DEFAULT_LANG,
                         help="the lesson's language: en (English, the default) or zh (中文)")
     args = parser.parse_args(argv)
+    if args.target is not None and not args.target.strip():
+        parser.error("argument --target: empty (leave it out to let the model decode)")
     from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
     try:
         bundle = load_checkpoint(args.model, device=args.device)

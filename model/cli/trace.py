@@ -16,6 +16,8 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, help="output .npz path")
     add_device_argument(parser)
     args = parser.parse_args(argv)
+    if args.target is not None and not args.target.strip():
+        parser.error("argument --target: empty (leave it out to let the model decode)")
     names = None if args.names is None else [n.strip() for n in args.names.split(",") if n.strip()]
     if names == []:
         parser.error("argument --names: no name or pattern given")

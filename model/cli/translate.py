@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.cli.arguments import beam_size, positive_int
+from model.cli.arguments import beam_size, int_up_to, positive_int
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
-from model.inference.pipeline import DEFAULT_MAX_TOKENS, translate
+from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, translate
 from model.io.checkpoint import CheckpointError, load_checkpoint
 from model.io.device import add_device_argument
 from model.training.corpus import HEADER, read_tsv
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     parser.add_argument("--input", help="a UTF-8 file, one sentence per line (or an en<TAB>es TSV: its en column); "
                         "output one line per line")
     parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
-    parser.add_argument("--max-tokens", type=positive_int, default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="--input: padded source tokens per batch, each beam row counted")
     add_device_argument(parser)
