@@ -32,13 +32,36 @@ MAX_BEAM = 16       # the app offers 8; wider searches multiply memory by the be
 beam_size = int_up_to(MAX_BEAM)
 
 
-def minutes(text: str) -> float:
-    """A finite number of minutes >= 0 (0: stop at the first chance)."""
+def _number(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value >= 0):
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """--dropout, --smoothing: 0 <= p < 1."""
+    value = _number(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1, got {value:g}")
+    return value
+
+
+def learning_rate(text: str) -> float:
+    """--lr: above 0 and at most 1."""
+    value = _number(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {value:g}")
+    return value
+
+
+def minutes(text: str) -> float:
+    """A finite number of minutes >= 0 (0: stop at the first chance)."""
+    value = _number(text)
+    if value < 0:
         raise argparse.ArgumentTypeError(f"must be a number of minutes, 0 or more, got {text!r}")
     return value
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from model.cli.arguments import fail, minutes, positive_int
+from model.cli.arguments import fail, learning_rate, minutes, positive_int, probability
 from model.io.checkpoint import CheckpointError, save_checkpoint
 from model.io.device import add_device_argument, pick_device
 from model.training.tasks import TASKS
@@ -37,9 +37,9 @@ def main(argv=None) -> int:
     parser.add_argument("--heads", type=positive_int, default=8)
     parser.add_argument("--layers", type=positive_int, default=3)
     parser.add_argument("--d-ff", type=positive_int, default=1024)
-    parser.add_argument("--dropout", type=float, default=0.1)
-    parser.add_argument("--smoothing", type=float, default=0.1)
-    parser.add_argument("--lr", type=float, default=7e-4, help="peak learning rate")
+    parser.add_argument("--dropout", type=probability, default=0.1)
+    parser.add_argument("--smoothing", type=probability, default=0.1)
+    parser.add_argument("--lr", type=learning_rate, default=7e-4, help="peak learning rate")
     parser.add_argument("--warmup", type=positive_int, default=1000)
     parser.add_argument("--max-tokens", type=positive_int, default=4096, help="padded tokens per batch")
     parser.add_argument("--max-len", type=positive_int, default=160, help="drop longer training pairs")
