@@ -2,6 +2,7 @@
 (decode.beam_search_batch), translate_many, and the translate / evaluate command lines that use them."""
 import json
 import random
+import sys
 
 import pytest
 import torch
@@ -107,8 +108,10 @@ def test_translate_cli_reads_a_file_in_batches(toy, tmp_path, capsys):
     assert lines == [translate(toy, t, beam=2) if t else "" for t in texts]
 
 
-def test_translate_cli_with_a_missing_file_says_so_in_one_line(tmp_path, capsys):
-    code = translate_main(["--model", str(ROOT / "pretrained" / "toy-reverse"), "--input", str(tmp_path / "nope.txt")])
+def test_translate_cli_with_a_missing_file_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    from model.cli.__main__ import main as cli                     # where every command's mistakes are said
+    monkeypatch.setattr(sys, "argv", ["transformer-viz"])
+    code = cli(["translate", "--model", str(ROOT / "pretrained" / "toy-reverse"), "--input", str(tmp_path / "nope.txt")])
     err = capsys.readouterr().err
     assert code == 2
     assert err.strip() == f"error: {tmp_path / 'nope.txt'}: no such file"

@@ -31,12 +31,10 @@ def main(argv=None) -> int:
     if args.target is not None and not args.target.strip():
         parser.error("argument --target: empty (leave it out to let the model decode)")
     from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
+    bundle = load_checkpoint(args.model, device=args.device)      # a bad folder or sentence: one line (__main__.py)
+    trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens)
     try:
-        bundle = load_checkpoint(args.model, device=args.device)
-        trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens)
         path = write_lesson(trace, args.out, bundle.path, lang=args.lang)
-    except ValueError as e:   # a CheckpointError (bad model folder) or an empty/unreadable sentence
-        return fail(e)
     except OSError as e:
         return fail(f"cannot write {args.out}: {e.strerror or e}")
     print(f"wrote {path} ({path.stat().st_size:,} bytes)")

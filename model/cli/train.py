@@ -12,9 +12,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from model.cli.arguments import fail, learning_rate, minutes, positive_int, probability
-from model.io.checkpoint import CheckpointError, save_checkpoint
-from model.io.device import add_device_argument, pick_device
+from model.cli.arguments import learning_rate, minutes, positive_int, probability
+from model.io.checkpoint import save_checkpoint
+from model.io.device import add_device_argument
 from model.training.tasks import TASKS
 from model.training.train import (TOY_SIZES, sequence_accuracy, start_runtime, stop_runtime, train_toy,
                                   train_translation)
@@ -51,15 +51,8 @@ def main(argv=None) -> int:
                         help="stop (and save OUT/last) after this many minutes; --resume goes on")
     add_device_argument(parser)
     args = parser.parse_args(argv)
-    try:
-        pick_device(args.device)                  # --device cuda on a machine without one
-    except ValueError as e:
-        return fail(e)
-    if args.task == "translate":
-        try:
-            train_translation(args)
-        except CheckpointError as e:              # --init-from or --resume with a bad folder
-            return fail(e)
+    if args.task == "translate":                  # a bad --device or --init-from folder: one line (model/cli/__main__.py)
+        train_translation(args)
         return 0
     rt = start_runtime(args.device)
     try:
