@@ -27,17 +27,20 @@ def init_from_url(models: list[str], notices: list[str]) -> None:
         return
     model = qp_choice("model", models, models[0], notices)
     st.session_state["model"] = model
-    text = qp_str("text")
-    if text is not None and len(text) >= MAX_TEXT_CHARS:
-        notices.append(t("notice.text_cut_link", limit=MAX_TEXT_CHARS))
+    text = _url_text("text", "notice.text_cut_link", notices)
     st.session_state["text"] = text if text is not None else presets(model)[0]
-    target = qp_str("target", "")
-    if len(target) >= MAX_TEXT_CHARS:
-        notices.append(t("notice.target_cut_link", limit=MAX_TEXT_CHARS))
-    st.session_state["target"] = target
+    st.session_state["target"] = _url_text("target", "notice.target_cut_link", notices) or ""
     lo, default, hi = max_tokens_bounds()
     st.session_state["beam"] = qp_int("beam", 1, 1, 8, notices)
     st.session_state["max_tokens"] = qp_int("max_tokens", default, lo, hi, notices)
+
+
+def _url_text(name: str, cut_notice: str, notices: list[str]) -> str | None:
+    """A sentence from the link (None when absent), cut to MAX_TEXT_CHARS; a cut one is said."""
+    text = qp_str(name)
+    if text is not None and len(text) >= MAX_TEXT_CHARS:
+        notices.append(t(cut_notice, limit=MAX_TEXT_CHARS))
+    return text
 
 
 def _use_preset() -> None:
