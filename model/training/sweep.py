@@ -58,20 +58,20 @@ def run_all(grid: dict[str, dict[str, str]], data: Path, out: Path, minutes: flo
         running = []
         for name in names[first:first + parallel]:
             (out / name).mkdir(parents=True, exist_ok=True)
-            log = open(out / name / "stdout.log", "a")
-            running.append((name, log, subprocess.Popen(
-                train_command(data, out / name, minutes, device, grid[name], common), stdout=log, stderr=subprocess.STDOUT)))
-        for name, log, process in running:
+            with open(out / name / "stdout.log", "a") as log:        # the child keeps its own handle
+                running.append((name, subprocess.Popen(train_command(data, out / name, minutes, device, grid[name],
+                                                                     common), stdout=log, stderr=subprocess.STDOUT)))
+        for name, process in running:
             if process.wait() != 0:
                 raise RuntimeError(f"{name}: training failed, see {out / name / 'stdout.log'}")
-            log.close()
 
 
 def score_run(folder: Path, dev: list[tuple[str, str]], device: str | None) -> RunScore:
     bundle = load_checkpoint(folder / "last", device=device)
     metrics = score(translate_many(bundle, [s for s, _ in dev], beam=1), [t for _, t in dev])
     state = json.loads((folder / "last" / "state.json").read_text())
-    losses = [row["dev_loss"] for row in csv.DictReader(open(folder / "train_log.csv")) if row["dev_loss"]]
+    with open(folder / "train_log.csv", newline="") as f:
+        losses = [row["dev_loss"] for row in csv.DictReader(f) if row["dev_loss"]]
     return RunScore(folder.name, metrics["bleu"], metrics["chrf"], float(losses[-1]) if losses else None,
                     state["epoch"], state["step"], bundle.model.num_parameters())
 
