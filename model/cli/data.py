@@ -1,4 +1,12 @@
-"""Build the en-es corpus from the SWORD Bible modules: python -m model.cli data --out data/en-es."""
+"""Build a training corpus: python -m model.cli data --out data/en-es [--source bible|everyday|mix].
+
+- bible (default): the en-es Bible corpus from the SWORD modules (model/training/corpus.py), with a BPE
+  tokenizer trained on its train split;
+- everyday: WordNet's example sentences translated by Apertium (model/training/everyday.py);
+- mix: both, each source tagged with its style token, for one model that writes either kind of Spanish
+  (`--bible DIR --everyday DIR --tokenizer FILE`: the tokenizer, e.g. the shipped one, gains the style
+  tokens; `train --init-from` then grows the model's vocabulary to match).
+"""
 from __future__ import annotations
 
 import argparse
@@ -7,48 +15,74 @@ import shutil
 from pathlib import Path
 
 from model.cli.arguments import positive_int
-from model.training.corpus import SEED, build_corpus, split_pairs, token_stats, write_tsv
+from model.training.corpus import SEED, build_corpus, read_tsv, split_pairs, token_stats, write_tsv
+
+SPLITS = ("train", "dev", "test")
 
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="output folder, e.g. data/en-es")
+    ap.add_argument("--source", choices=("bible", "everyday", "mix"), default="bible")
     ap.add_argument("--test-copy", help="also copy test.tsv here (e.g. pretrained/en-es/test.tsv)")
     ap.add_argument("--vocab-size", type=positive_int, default=8000)
     ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--limit", type=positive_int, default=None, help="everyday: only the first N examples")
+    ap.add_argument("--bible", default="data/en-es", help="mix: the Bible corpus folder")
+    ap.add_argument("--everyday", default="data/everyday", help="mix: the everyday corpus folder")
+    ap.add_argument("--tokenizer", default="pretrained/en-es/tokenizer.json", help="mix: the vocabulary to extend")
+    ap.add_argument("--repeat-everyday", type=positive_int, default=2, help="mix: everyday training pairs repeated")
     args = ap.parse_args(argv)
-
-    from model.io.tokenizer import Tokenizer
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    pairs, stats = build_corpus()
-    splits = split_pairs(pairs, args.seed)
-    for name, split in splits.items():
-        write_tsv(out / f"{name}.tsv", split)
-    # train-only tokenizer: dev/test text must not shape the vocabulary
-    tok = Tokenizer.train_bpe([t for p in splits["train"] for t in p], args.vocab_size)
-    tok.save(out / "tokenizer.json")
-    stats |= {"split": {s: len(p) for s, p in splits.items()}, "seed": args.seed,
-              "tokenizer": {"vocab_size": tok.vocab_size, "mean_tokens": token_stats(tok, splits)}}
-    (out / "stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n",
-                                    encoding="utf-8")
+    stats = {"bible": build_bible, "everyday": build_everyday_corpus, "mix": build_mix}[args.source](args, out)
+    (out / "stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.test_copy:
         Path(args.test_copy).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(out / "test.tsv", args.test_copy)
-    print_summary(stats, out)
+    print(f"pairs kept: {stats['pairs']}  dropped: {stats.get('dropped', {})}")
+    print(f"split sizes: {stats['split']}  -> {out}")
     return stats
 
 
-def print_summary(stats: dict, out: Path) -> None:
-    print(f"pairs kept: {stats['pairs']}  dropped: {stats['dropped']}")
-    print(f"split sizes: {stats['split']}  -> {out}")
-    for lang, rep in stats["glued_words"].items():
-        for when in ("before", "after"):
-            r = rep[when]
-            print(f"glued words {lang} {when:6s}: camelCase={r['camel_case']:5d} "
-                  f"two-known-words={r['two_known_words']:5d}  e.g. {r['examples'][:6]}")
-    print(f"tokenizer: vocab {stats['tokenizer']['vocab_size']}, "
-          f"mean tokens/pair {stats['tokenizer']['mean_tokens']}")
+def write_splits(out: Path, splits: dict) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, split in splits.items():
+        write_tsv(out / f"{name}.tsv", split)
+    return {s: len(p) for s, p in splits.items()}
+
+
+def build_bible(args, out: Path) -> dict:
+    from model.io.tokenizer import Tokenizer
+    pairs, stats = build_corpus()
+    splits = split_pairs(pairs, args.seed)
+    stats["split"] = write_splits(out, splits)
+    # train-only tokenizer: dev/test text must not shape the vocabulary
+    tok = Tokenizer.train_bpe([t for p in splits["train"] for t in p], args.vocab_size)
+    tok.save(out / "tokenizer.json")
+    stats |= {"seed": args.seed, "tokenizer": {"vocab_size": tok.vocab_size, "mean_tokens": token_stats(tok, splits)}}
+    return stats
+
+
+def build_everyday_corpus(args, out: Path) -> dict:
+    from model.training.everyday import build_everyday, split_everyday
+    pairs, stats = build_everyday(limit=args.limit)
+    stats["split"] = write_splits(out, split_everyday(pairs))
+    return stats
+
+
+def build_mix(args, out: Path) -> dict:
+    from model.io.tokenizer import Tokenizer
+    from model.training.everyday import mix_corpora
+    tok = Tokenizer.load(args.tokenizer).with_styles()
+    corpora = {name: {s: read_tsv(Path(folder) / f"{s}.tsv") for s in SPLITS}
+               for name, folder in (("bible", args.bible), ("everyday", args.everyday))}
+    splits = mix_corpora(corpora["bible"], corpora["everyday"], tok, args.repeat_everyday)
+    out.mkdir(parents=True, exist_ok=True)
+    tok.save(out / "tokenizer.json")
+    return {"pairs": sum(len(p) for p in splits.values()), "split": write_splits(out, splits),
+            "sources": {"bible": args.bible, "everyday": args.everyday, "tokenizer": args.tokenizer},
+            "repeat_everyday": args.repeat_everyday, "styles": tok.styles,
+            "tokenizer": {"vocab_size": tok.vocab_size, "mean_tokens": token_stats(tok, splits)}}
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from model.errors import InputError
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
+# A model trained on two kinds of Spanish reads which one to write from a first source token.
+STYLE_TOKENS = {"modern": "<modern>", "bible": "<bible>"}
 
 
 class Tokenizer:
@@ -59,6 +61,27 @@ class Tokenizer:
     def save(self, path: str | Path) -> None:
         self.backend.save(str(path))
 
+    def with_styles(self) -> "Tokenizer":
+        """A copy that also knows the style tokens (new ids after the vocabulary, one token each)."""
+        backend = HFTokenizer.from_str(self.backend.to_str())
+        backend.add_special_tokens([t for t in STYLE_TOKENS.values() if backend.token_to_id(t) is None])
+        return Tokenizer(backend)
+
+    # -- styles ---------------------------------------------------------------------------------
+    @property
+    def styles(self) -> list[str]:
+        """The styles this vocabulary has a token for ([] for a one-style model)."""
+        return [name for name, tok in STYLE_TOKENS.items() if self.backend.token_to_id(tok) is not None]
+
+    def styled(self, text: str, style: str | None) -> str:
+        """`text` as the model reads it in `style`: the style token first, when the model has styles.
+        A one-style model, or no style asked, reads the text as it is."""
+        if style is None or not self.styles:
+            return text
+        if style not in self.styles:
+            raise ValueError(f"unknown style {style!r}; this model knows {', '.join(self.styles)}")
+        return f"{STYLE_TOKENS[style]} {text}"
+
     # -- use ------------------------------------------------------------------------------------
     @property
     def vocab_size(self) -> int:
@@ -93,7 +116,7 @@ class Tokenizer:
         token = self.backend.id_to_token(token_id)
         if token is None:
             return f"<{token_id}>"
-        if token in SPECIAL_TOKENS or not self.byte_level:
+        if token in SPECIAL_TOKENS or token in STYLE_TOKENS.values() or not self.byte_level:
             return token
         byte_decoder = _byte_decoder()
         raw = bytes(byte_decoder[ch] for ch in token)

@@ -6,6 +6,8 @@ module tree: see model/trace.py and docs/trace-format.md.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from torch import nn
 
@@ -190,6 +192,27 @@ class Transformer(nn.Module):
     @property
     def device(self) -> torch.device:
         return self.generator.proj.weight.device
+
+    def with_vocab(self, vocab_size: int) -> "Transformer":
+        """A copy whose vocabulary has grown to `vocab_size` (new tokens such as a style token): the
+        old rows are kept, a new embedding row is the mean of the old ones, a new output bias is the
+        lowest old one (a new token is never predicted before it is trained)."""
+        old = self.cfg.vocab_size
+        if vocab_size < old:
+            raise ValueError(f"cannot shrink the vocabulary from {old} to {vocab_size}")
+        grown = Transformer(replace(self.cfg, vocab_size=vocab_size)).to(self.device)
+        state = self.state_dict()
+        with torch.no_grad():
+            for name, new in grown.state_dict().items():
+                if new.shape == state[name].shape:
+                    new.copy_(state[name])
+                elif name.endswith("proj.bias"):
+                    new[:old] = state[name]
+                    new[old:] = state[name].min()
+                else:                                            # a token matrix [V, D]
+                    new[:old] = state[name]
+                    new[old:] = state[name][3:].mean(0)         # mean of the real tokens' rows
+        return grown
 
     def src_mask(self, src):                                     # [B,S] -> [B,1,1,S]
         return (src != self.cfg.pad_id)[:, None, None, :]

@@ -303,7 +303,7 @@ def _start_model(args, rt: Runtime, out: Path):
     if args.init_from:
         bundle = load_checkpoint(args.init_from, device=str(rt.device))
         say(f"starting from the weights of {args.init_from} (its config and tokenizer), fresh optimizer")
-        model, tok = bundle.model, bundle.tokenizer
+        model, tok = extend_vocab(bundle.model, bundle.tokenizer, Path(args.data) / "tokenizer.json", say)
     else:
         tok = Tokenizer.load(Path(args.data) / "tokenizer.json")
         cfg = TransformerConfig(vocab_size=tok.vocab_size, d_model=args.d_model, n_heads=args.heads,
@@ -316,6 +316,19 @@ def _start_model(args, rt: Runtime, out: Path):
         with open(out / "train_log.csv", "w", newline="") as f:
             csv.writer(f).writerow(["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"])
     return model, tok, _adam(model, args.lr), fresh
+
+
+def extend_vocab(model: Transformer, tok: Tokenizer, data_tokenizer: Path, say=print):
+    """The model and tokenizer to train: grown to the data folder's tokenizer when that one is this
+    vocabulary plus new tokens (style tokens: `python -m model.cli data --mix`), else as they are."""
+    if not data_tokenizer.is_file():
+        return model, tok
+    wanted = Tokenizer.load(data_tokenizer)
+    old = tok.backend.get_vocab()
+    if wanted.vocab_size <= tok.vocab_size or any(wanted.backend.token_to_id(t) != i for t, i in old.items()):
+        return model, tok
+    say(f"vocabulary grown from {tok.vocab_size} to {wanted.vocab_size} ({data_tokenizer})")
+    return model.with_vocab(wanted.vocab_size), wanted
 
 
 def _adam(model, lr: float):
