@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: system packages (Chromium for the browser tests, nginx for the deploy test,
-# the SWORD Bible modules for the corpus test), Python requirements, then the whole suite.
+# the SWORD Bible modules for the corpus test, WordNet and Apertium for the everyday corpus), Python requirements, then the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -8,6 +8,8 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)                 # tests/test_deploy.py
 [ -d /usr/share/sword/modules/texts/ztext/engWEB2015eb ] || need+=(sword-text-web)
 [ -d /usr/share/sword/modules/texts/ztext/spaRV1909eb ] || need+=(sword-text-sparv)
+[ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)                          # the everyday corpus
+command -v apertium >/dev/null || need+=(apertium-en-es)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
 fi

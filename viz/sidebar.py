@@ -7,6 +7,7 @@ from functools import partial
 import streamlit as st
 
 from model.io.checkpoint import CheckpointError
+from model.io.tokenizer import STYLE_TOKENS
 from viz.services import (device_label, get_trace, load_bundle, max_tokens_bounds, preset_groups, presets,
                           trace_npz)
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
@@ -15,6 +16,7 @@ from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
 PRESET_GROUPS = ("well", "struggles")        # groups of presets.txt with a mark in the picker
+DEFAULT_STYLE = "modern"                      # a two-style model writes today's Spanish unless asked
 
 
 def init_from_url(models: list[str], notices: list[str]) -> None:
@@ -33,6 +35,7 @@ def init_from_url(models: list[str], notices: list[str]) -> None:
     lo, default, hi = max_tokens_bounds()
     st.session_state["beam"] = qp_int("beam", 1, 1, 8, notices)
     st.session_state["max_tokens"] = qp_int("max_tokens", default, lo, hi, notices)
+    st.session_state["style"] = qp_choice("style", list(STYLE_TOKENS), DEFAULT_STYLE, notices)
 
 
 def _url_text(name: str, cut_notice: str, notices: list[str]) -> str | None:
@@ -69,6 +72,7 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
         return None
     text = sb.text_area(t("sidebar.sentence"), key="text", height=90, on_change=_cut_long_text,
                         help=t("sidebar.sentence.help", limit=f"{MAX_TEXT_CHARS:,}"))
+    style = _style_picker(sb, bundle.tokenizer.styles)
     translation_slot = sb.container()
     group_of = {s: g for g, sentences in preset_groups(model_id).items() for s in sentences}
     marks = {g: t(f"sidebar.examples.{g}") for g in PRESET_GROUPS}
@@ -87,16 +91,17 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     download_slot = sb.container()
     sb.caption(t("sidebar.device", device=device_label(model_id)))
     set_query(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
-              beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != max_tokens_bounds()[1] else None)
+              beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != max_tokens_bounds()[1] else None,
+              style=style if style not in (None, DEFAULT_STYLE) else None)
     cut_from = st.session_state.pop("_text_cut_from", None)
     if cut_from:
         notices.append(t("notice.text_cut_paste", n=f"{cut_from:,}", limit=f"{MAX_TEXT_CHARS:,}"))
-    ctx = Context(model_id, bundle, text, target or None, int(beam), int(max_tokens), None, notices)
+    ctx = Context(model_id, bundle, text, target or None, int(beam), int(max_tokens), None, notices, style)
     if not text.strip():
         return ctx
     ctx.target = (target or "").strip() or None
     try:
-        ctx.trace = get_trace(model_id, text.strip(), ctx.target, int(beam), int(max_tokens))
+        ctx.trace = get_trace(model_id, ctx.source, ctx.target, int(beam), int(max_tokens))
     except ValueError as e:
         ctx.trace = _trace_without_reference(ctx, e)
         if ctx.trace is None:
@@ -105,10 +110,20 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     translation_slot.text(ctx.trace.meta["translation"] or t("sidebar.translation.empty"))
     download_slot.download_button(
         t("sidebar.npz"), key="trace-npz", on_click="ignore", icon=":material/download:",
-        data=partial(trace_npz, model_id, text.strip(), ctx.target, int(beam), int(max_tokens)),
+        data=partial(trace_npz, model_id, ctx.source, ctx.target, int(beam), int(max_tokens)),
         file_name=f"trace-{model_id}.npz", mime="application/octet-stream",
         help=t("sidebar.npz.help"))
     return ctx
+
+
+def _style_picker(sb, styles: list[str]) -> str | None:
+    """Which Spanish a two-style model writes (its style token leads the source); None for a one-style model."""
+    if not styles:
+        return None
+    if st.session_state.get("style") not in styles:
+        st.session_state["style"] = DEFAULT_STYLE if DEFAULT_STYLE in styles else styles[0]
+    return sb.segmented_control(t("sidebar.style"), styles, key="style", required=True,
+                                format_func=lambda s: t(f"sidebar.style.{s}"), help=t("sidebar.style.help"))
 
 
 def _trace_without_reference(ctx: Context, error: ValueError):
@@ -116,7 +131,7 @@ def _trace_without_reference(ctx: Context, error: ValueError):
     reference was the problem: say so and show the sentence without it; else say why the sentence cannot."""
     if ctx.target is not None:
         try:
-            trace = get_trace(ctx.model_id, ctx.text.strip(), None, ctx.beam, ctx.max_tokens)
+            trace = get_trace(ctx.model_id, ctx.source, None, ctx.beam, ctx.max_tokens)
         except ValueError:
             trace = None
         if trace is not None:

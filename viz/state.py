@@ -30,6 +30,12 @@ class Context:
     max_tokens: int
     trace: Trace | None
     notices: list[str] = field(default_factory=list)
+    style: str | None = None  # which Spanish a two-style model writes ("modern", "bible"); None: one style
+
+    @property
+    def source(self) -> str:
+        """The sentence as the model reads it: stripped, its style token first for a two-style model."""
+        return self.bundle.tokenizer.styled(self.text.strip(), self.style)
 
     @property
     def n_layers(self) -> tuple[int, int]:
@@ -60,10 +66,16 @@ def _notice(message: str, notices: list[str] | None) -> None:
         notices.append(message)
 
 
+MAX_DIGITS = 18   # every number a page takes is far smaller; int() refuses over 4,300 digits (a crash)
+
+
 def whole_number(text: str) -> int | None:
-    """'12', '-3' -> int; None for anything else, including what int() also takes ('1_0', '１', '٣')."""
+    """'12', '-3' -> int; None for anything else, including what int() also takes ('1_0', '１', '٣') and
+    more than MAX_DIGITS digits (no page takes such a number; int() would raise on 4,301)."""
     text = text.strip()
-    return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
+    if not re.fullmatch(r"[+-]?[0-9]{1,%d}" % MAX_DIGITS, text):
+        return None
+    return int(text)
 
 
 def qp_int(name: str, default: int, lo: int, hi: int, notices: list[str] | None = None) -> int:

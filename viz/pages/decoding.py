@@ -218,7 +218,7 @@ def render() -> None:
     st.title(t("decoding.title"))
     method, beam, layer, k = controls(ctx, cfg.n_decoder_layers)
     try:
-        dec = get_decoding(ctx.model_id, ctx.text.strip(), method, beam, ctx.max_tokens)
+        dec = get_decoding(ctx.model_id, ctx.source, method, beam, ctx.max_tokens)
     except ValueError as e:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
