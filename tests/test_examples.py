@@ -38,3 +38,13 @@ def test_the_app_reads_the_groups_back(tmp_path, monkeypatch):
 def test_the_shipped_examples_come_in_both_groups():
     groups = services.preset_groups("en-es")
     assert groups["start"] == ["The man went to the house."] and len(groups["well"]) >= 3 and len(groups["struggles"]) >= 3
+
+
+def test_everyday_sentences_with_references_make_a_group_of_their_own_and_listed_words_none():
+    well = [Measured("Moses spoke.", "Moisés habló.", 0.9, False, 80.0), Measured("The whore went.", "", 0.9, False, 99.0)]
+    everyday = [Measured(f"Sentence {i}.", "Frase.", 0.1 * i, False, float(i)) for i in range(6)]
+    everyday.append(Measured("What the hell is this shit?", "", 0.01, True, 1.0))
+    chosen = choose(well, everyday, n=2)
+    assert [m.source for m in chosen["everyday"]] == ["Sentence 5.", "Sentence 4."]        # best chrF
+    assert [m.source for m in chosen["well"]] == ["Moses spoke."]                          # the listed verse left out
+    assert [m.source for m in chosen["struggles"]] == ["Sentence 0.", "Sentence 1."]        # not in two groups

@@ -15,7 +15,7 @@ from viz.i18n import DEFAULT_LANG, LANGS, error_text, t
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
-PRESET_GROUPS = ("well", "struggles")        # groups of presets.txt with a mark in the picker
+PRESET_GROUPS = ("everyday", "well", "struggles")   # groups of presets.txt with a mark in the picker
 DEFAULT_STYLE = "modern"                      # a two-style model writes today's Spanish unless asked
 
 

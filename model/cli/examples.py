@@ -33,8 +33,8 @@ def main(argv=None) -> int:
                          "(--pairs, --max-words)")
     everyday_pairs = read_tsv(args.everyday)
     check_start(parser, bundle, args.start)
-    well = [measure(bundle, s, t) for s, t in pairs]
-    everyday = [measure(bundle, s) for s, _ in everyday_pairs]
+    well = [measure(bundle, s, t, style="bible") for s, t in pairs]
+    everyday = [measure(bundle, s, t, style="modern") for s, t in everyday_pairs]
     chosen = choose(well, everyday, args.n)
     for group, items in chosen.items():
         print(f"-- {group}")

@@ -1,6 +1,8 @@
 """Example sentences chosen by measuring, not by guessing: what the model translates well (held-out
-pairs with the best sentence chrF) and everyday sentences where a class can watch it struggle (the
-lowest confidence per token, or a word repeated three times in a row)."""
+verses and everyday sentences with the best sentence chrF) and everyday sentences where a class can watch
+it struggle (the lowest confidence per token, or a word repeated three times in a row). Nothing the word
+list forbids is suggested (model/training/wordlist.py). A two-style model reads verses as <bible> and
+everyday sentences as <modern>."""
 from __future__ import annotations
 
 import re
@@ -11,6 +13,7 @@ import torch
 
 from model.inference.pipeline import encode_text, generate
 from model.io.checkpoint import Bundle
+from model.training.wordlist import is_clean
 
 @dataclass
 class Measured:
@@ -27,9 +30,9 @@ def repeats_a_word(text: str) -> bool:
 
 
 @torch.no_grad()
-def measure(bundle: Bundle, source: str, reference: str | None = None) -> Measured:
+def measure(bundle: Bundle, source: str, reference: str | None = None, style: str | None = None) -> Measured:
     model, cfg = bundle.model, bundle.config
-    src = encode_text(bundle, source).ids
+    src = encode_text(bundle, bundle.tokenizer.styled(source, style)).ids
     out = generate(bundle, src)
     tgt_in = torch.tensor([[cfg.bos_id] + out[:-1]], device=model.device)
     probs = model(torch.tensor([src], device=model.device), tgt_in).softmax(-1)[0]      # [T,V]
@@ -40,11 +43,18 @@ def measure(bundle: Bundle, source: str, reference: str | None = None) -> Measur
 
 
 def choose(measured_well: list[Measured], measured_everyday: list[Measured], n: int = 6) -> dict[str, list[Measured]]:
-    """The n held-out sentences with the best chrF, and the n everyday ones that go worst (repeats first,
-    then the lowest confidence)."""
+    """The n everyday sentences with the best chrF (when they have references), the n held-out verses with
+    the best chrF, and the n everyday ones that go worst (repeats first, then the lowest confidence); a
+    sentence the word list forbids is never chosen, and none is in two groups."""
+    measured_well = [m for m in measured_well if is_clean(m.source) and is_clean(m.output)]
+    measured_everyday = [m for m in measured_everyday if is_clean(m.source) and is_clean(m.output)]
+    with_ref = [m for m in measured_everyday if m.chrf is not None]
+    everyday = sorted(with_ref, key=lambda m: (m.repeats, -m.chrf))[:n]
+    rest = [m for m in measured_everyday if m not in everyday]
     well = sorted(measured_well, key=lambda m: -m.chrf)[:n]
-    struggles = sorted(measured_everyday, key=lambda m: (not m.repeats, m.confidence))[:n]
-    return {"well": well, "struggles": struggles}
+    struggles = sorted(rest, key=lambda m: (not m.repeats, m.confidence))[:n]
+    return {"everyday": everyday, "well": well, "struggles": struggles} if everyday else \
+        {"well": well, "struggles": struggles}
 
 
 def presets_text(chosen: dict[str, list[Measured]], start: str | None = None) -> str:
