@@ -31,6 +31,7 @@ from model import runtime  # noqa: E402
 TORCH_ENV = runtime.configure()  # as app.py does, before torch loads
 
 DOC = ROOT / "docs" / "performance.md"
+DEPLOY_DOC = ROOT / "docs" / "deploy.md"
 EN_ES = ROOT / "pretrained" / "en-es"
 BENCH_MODEL_ID = "bench-en-es-arch"
 # The en-es architecture (model/train.py's translation defaults), used with random weights when the
@@ -151,14 +152,24 @@ def glance_rows(section: Section) -> list[list[str]]:
     return [[section.title, c.target, c.measured, verdict(c.ok)] for c in section.checks if c.ok is not None]
 
 
+def replace_block(text: str, section: Section) -> str:
+    """`text` with the block between this section's <!-- bench:NAME --> markers replaced (appended if new)."""
+    block = section.markdown()
+    pattern = re.compile(rf"<!-- bench:{re.escape(section.name)} -->.*?<!-- /bench:{re.escape(section.name)} -->",
+                         re.S)
+    return pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+
+
+def write_deploy_section(section: Section) -> None:
+    """Replace this section's block in docs/deploy.md (bench/load_deploy.py, bench/faults.py)."""
+    DEPLOY_DOC.write_text(replace_block(DEPLOY_DOC.read_text(encoding="utf-8"), section), encoding="utf-8")
+
+
 def write_section(section: Section) -> None:
     """Replace this section's block in docs/performance.md (append it if new), its rows of the targets
     at a glance, and note the time it was rerun alone."""
     text = DOC.read_text(encoding="utf-8") if DOC.is_file() else HEADER.format(machine=machine_line("after this benchmark"))
-    block = section.markdown()
-    pattern = re.compile(rf"<!-- bench:{re.escape(section.name)} -->.*?<!-- /bench:{re.escape(section.name)} -->",
-                         re.S)
-    text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    text = replace_block(text, section)
     text = _refresh_glance(text, section)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text, encoding="utf-8")

@@ -9,7 +9,6 @@ sessions) on 2 workers behind nginx, measured without a fault and then with each
      endpoint, through nginx, during the load.
 
     python bench/faults.py [--sessions 20] [--per-session 3] [--flood 500] [--write]
-    python bench/load_deploy.py --faults [...]      (the same)
 
 Everything goes to 127.0.0.1 only; every loop is bounded in count and time. --write puts the section
 into docs/deploy.md (between its bench:deploy_faults markers).
@@ -31,8 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, Check, Section, SentenceMaker, log, median, percentile, report, rss_bytes, secs, table
-from load_deploy import DEPLOY_DOC, write_doc
+from common import (DEPLOY_DOC, ROOT, Check, Section, SentenceMaker, log, median, percentile, report, rss_bytes, secs,
+                    table, write_deploy_section)
 from load_server import explorer_run, session
 
 sys.path.insert(0, str(ROOT / "deploy"))
@@ -567,7 +566,7 @@ def main(argv=None) -> Section:
     out = asyncio.run(run_all(args))
     result = report(section(out, args), write=False)
     if args.write:
-        write_doc(result, "deploy_faults")
+        write_deploy_section(result)
         print(f"\n(updated {DEPLOY_DOC.relative_to(ROOT)})")
     return result
 

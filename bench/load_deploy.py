@@ -4,8 +4,7 @@ worker is killed during a 40-session load, counting the submissions lost and the
 supervisor's restarted worker serves again.
 
     python bench/load_deploy.py [--quick] [--workers 1,2,3] [--sessions 20,40] [--no-kill] [--write]
-    python bench/load_deploy.py --faults [bench/faults.py's options]   (corrupted model folder, connection
-                                                                        flood, 200 MiB message: bench/faults.py)
+    (faults during load, a corrupted model folder, a connection flood, a 200 MiB message: bench/faults.py)
 
 --write puts the tables into docs/deploy.md (between its bench:load_deploy markers).
 """
@@ -14,20 +13,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import signal
 import sys
 import time
 
-from common import (ROOT, Check, Section, SentenceMaker, app_models, cpu_seconds, log, median, percentile, report,
-                    secs, table)
+from common import (DEPLOY_DOC, ROOT, Check, Section, SentenceMaker, app_models, cpu_seconds, log, median, percentile,
+                    report, secs, table, write_deploy_section)
 from load import P95_TARGET_S
 from load_server import session, submit
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, worker_healthy  # noqa: E402
 
-DEPLOY_DOC = ROOT / "docs" / "deploy.md"
 N_TOKENS = 16
 RECOVERY_TIMEOUT = 120
 
@@ -194,27 +191,14 @@ def kill_text(kill: dict) -> str:
             + (f" Lost: {'; '.join(errors)}." if errors else ""))
 
 
-def write_doc(section_: Section, marker: str = "load_deploy") -> None:
-    """Replace the section between <!-- bench:MARKER --> lines of docs/deploy.md (or append it)."""
-    text = DEPLOY_DOC.read_text(encoding="utf-8")
-    block = section_.markdown()
-    pattern = re.compile(rf"<!-- bench:{marker} -->.*?<!-- /bench:{marker} -->", re.S)
-    text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
-    DEPLOY_DOC.write_text(text, encoding="utf-8")
-
-
 def main(argv=None) -> Section:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if "--faults" in argv:
-        import faults
-        return faults.main([a for a in argv if a != "--faults"])
     args = parse_args(argv)
     if NGINX is None:
         raise SystemExit("nginx not found: apt-get install -y nginx")
     rows, kill, description = asyncio.run(run_all(args))
     result = report(section(rows, kill, description, args.per_session), write=False)
     if args.write:
-        write_doc(result)
+        write_deploy_section(result)
         print(f"\n(updated {DEPLOY_DOC.relative_to(ROOT)})")
     return result
 
