@@ -75,7 +75,7 @@ def test_a_live_training_in_both_languages(lang):
 
 
 def test_the_figures_keep_their_english_words_unless_given_others():
-    """Other callers (viz/lesson.py, the tour) pass no words and keep today's English figures."""
+    """A notebook passes no words and gets English figures; a page passes its own."""
     import numpy as np
 
     from viz.figures.decoding import alignment_heatmap, cross_attention_multiples, heads_row_heatmap
@@ -94,6 +94,6 @@ def test_the_figures_keep_their_english_words_unless_given_others():
     assert head_label("encoder", 0, 1) == "encoder L0 H1" and head_label("encoder", 0, 1, "编码器") == "编码器 L0 H1"
     history = [{"step": 5, "loss": 1.0, "accuracy": 0.5}]
     assert training_curves(history).layout.xaxis.title.text == "training step"
-    assert training_curves(history, words={"step": "训练步"}).layout.xaxis.title.text == "训练步"
+    assert training_curves(history, x_title="训练步").layout.xaxis.title.text == "训练步"
     lines = title_lines("第 0 步、第 1 层的交叉注意力：它读源句的哪里，以及每个注意力头各看向哪里", 300).split("<br>")
     assert len(lines) > 1 and "".join(lines).startswith("第 0 步")

@@ -1,4 +1,4 @@
-"""The tour's pictures (viz/lesson.py, drawn by the Guided tour page and the offline lesson) read on a
+"""The tour's pictures (viz/tour_figures.py, drawn by the Guided tour page and the offline lesson) read on a
 projector: a dimension axis with a few level labels, the positional table without an empty row under the
 sentence, and a step's `code` spans shown as code, never as markup."""
 import json
@@ -7,7 +7,8 @@ import re
 import pytest
 
 from test_lesson import trace_of
-from viz.lesson import embeddings_figure, lesson_html, localize_figure, positional_figure, text_html
+from viz.lesson import lesson_html, text_html
+from viz.tour_figures import embeddings_figure, positional_figure
 
 SENTENCE = "The man went to the house."
 
@@ -25,7 +26,7 @@ def layout_of(fig) -> dict:
 def test_embedding_dimensions_are_a_few_level_labels(trace, lang):
     """256 dimensions: d0, d32, … d224, level (plotly's own pick was 43 slanted labels, d0 d6 … d252, that ran
     into each other); the heatmap still has every column."""
-    fig = localize_figure(embeddings_figure(trace, None), lang)
+    fig = embeddings_figure(trace, None, lang)
     xaxis = layout_of(fig)["xaxis"]
     assert xaxis["tickvals"] == xaxis["ticktext"] == [f"d{i}" for i in range(0, 256, 32)]
     assert xaxis["tickangle"] == 0 and xaxis["tickmode"] == "array"
@@ -42,7 +43,7 @@ def test_a_small_models_dimensions_are_thinned_too():
 def test_positional_table_has_no_row_under_the_sentence(trace, lang):
     """Positions 0-7 fill the axis (reversed, 0 on top): no empty row "8" for the label to sit in; the label
     is above the box, outside the data, and names the sentence's positions."""
-    fig = localize_figure(positional_figure(trace, None), lang)
+    fig = positional_figure(trace, None, lang)
     layout = layout_of(fig)
     n = len(fig.data[0].z)
     assert n == 8

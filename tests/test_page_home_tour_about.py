@@ -13,8 +13,8 @@ from model.capture import schema
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from viz import services
-from viz.lesson import NO_TRAINING_LOG
 from viz.pages.about import what_the_model_knows
+from viz.i18n import catalogue
 from viz.tour_steps import TOUR
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,10 +133,10 @@ def test_every_tour_step_draws_its_picture_in_place_first(number):
     at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=number)
     no_exceptions(at)
     step = TOUR[number - 1]
-    assert f"Step {number} of {len(TOUR)}: {step.title}" in texts(at)
+    assert f"Step {number} of {len(TOUR)}: {catalogue('en')[step.message_key('title')]}" in texts(at)
     assert at.get("page_link"), "the step still links to its full page"
-    if step.title == "Watch it learn":          # the toy keeps no training log: said, not drawn
-        assert NO_TRAINING_LOG in texts(at)
+    if step.key == "learn":                     # the toy keeps no training log: said, not drawn
+        assert catalogue("en")["tour.no_training_log"] in texts(at)
         return
     assert_picture_first(at)
     assert any(c.proto.id and f"tour-picture-{number}" in c.proto.id for c in at.get("plotly_chart"))

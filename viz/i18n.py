@@ -15,6 +15,8 @@ from pathlib import Path
 LANGS = {"en": "English", "zh": "中文"}
 DEFAULT_LANG = "en"
 LOCALES = Path(__file__).resolve().parent / "locales"
+# The attention kinds' names (model/capture/schema.py KINDS), as every page and figure titles them.
+KIND_KEYS = {"encoder": "fig.kind.encoder", "decoder": "fig.kind.decoder", "cross": "fig.kind.cross"}
 
 
 @cache
@@ -53,3 +55,8 @@ def error_text(error: Exception) -> str:
 def t(key: str, **values) -> str:
     """The message `key` in the session's language, with {placeholders} filled in."""
     return message(current_lang(), key, **values)
+
+
+def kind_title(kind: str) -> str:
+    """An attention kind's name in the session's language: "Encoder self-attention", "编码器自注意力"."""
+    return t(KIND_KEYS[kind])

@@ -9,7 +9,8 @@ token labels from model/capture/schema.py), so a caller never indexes a [layer, 
     attention_figure(trace, "cross", layer=2).show()
 
 Kinds: "encoder", "decoder" (masked self-attention), "cross" (decoder -> encoder). Each returns a
-plotly Figure: .show() in a notebook, .write_html("map.html") anywhere.
+plotly Figure: .show() in a notebook, .write_html("map.html") anywhere. Their words (title, axes, hover)
+come from the message catalogue (viz/locales) in `lang`, English by default: attention_figure(..., lang="zh").
 """
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.capture import schema
-from viz.figures.attention import KIND_TITLES, attention_heatmap, model_view
+from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.multihead import head_patterns
-from viz.text import position_labels
+from viz.i18n import DEFAULT_LANG, KIND_KEYS, message
+from viz.text import attention_labels
 
 __all__ = ["attention_figure", "heads_figure", "model_view_figure", "token_labels"]
 
@@ -36,27 +38,37 @@ def _patterns(trace, kind: str, layer: int | None = None) -> np.ndarray:
 
 def token_labels(trace, kind: str) -> tuple[list[str], list[str]]:
     """(row labels, column labels) of one kind's maps, position-prefixed so repeated tokens stay apart."""
-    return (position_labels(schema.query_tokens(trace.meta, kind)),
-            position_labels(schema.key_tokens(trace.meta, kind)))
+    return attention_labels(trace.meta, kind)
 
 
-def attention_figure(trace, kind: str = "encoder", layer: int = 0, head: int | None = None) -> go.Figure:
+def attention_figure(trace, kind: str = "encoder", layer: int = 0, head: int | None = None,
+                     lang: str = DEFAULT_LANG) -> go.Figure:
     """One head's attention map, or the mean of the layer's heads when head is None."""
     patterns = _patterns(trace, kind, layer)                                     # [H, Q, K]
     if head is not None and not 0 <= head < len(patterns):
         raise ValueError(f"head {head} does not exist: this model has heads 0–{len(patterns) - 1}")
-    weights, which = (patterns.mean(0), "mean of the heads") if head is None else (patterns[head], f"head {head}")
+    kind_name = message(lang, KIND_KEYS[kind])
+    if head is None:
+        weights, title = patterns.mean(0), message(lang, "fig.tour.mean_heads", kind=kind_name, layer=layer)
+    else:
+        weights, title = patterns[head], message(lang, "fig.tour.one_head", kind=kind_name, layer=layer, head=head)
     queries, keys = token_labels(trace, kind)
-    return attention_heatmap(weights, queries, keys, title=f"{KIND_TITLES[kind]}, layer {layer}, {which}")
+    return attention_heatmap(weights, queries, keys, title=title, value_name=message(lang, "fig.attention.weight"),
+                             x_title=message(lang, "fig.attention.x"), y_title=message(lang, "fig.attention.y"),
+                             hover_query=message(lang, "fig.attention.query"),
+                             hover_key=message(lang, "fig.attention.key"))
 
 
-def heads_figure(trace, kind: str = "encoder", layer: int = 0) -> go.Figure:
+def heads_figure(trace, kind: str = "encoder", layer: int = 0, lang: str = DEFAULT_LANG) -> go.Figure:
     """Every head of one layer side by side."""
     queries, keys = token_labels(trace, kind)
     return head_patterns(_patterns(trace, kind, layer), queries, keys,
-                         title=f"{KIND_TITLES[kind]}, layer {layer}: every head")
+                         title=message(lang, "fig.tour.every_head", kind=message(lang, KIND_KEYS[kind]), layer=layer),
+                         head_name=message(lang, "multihead.head"), hover_query=message(lang, "fig.attention.query"),
+                         hover_key=message(lang, "fig.attention.key"), value_name=message(lang, "fig.attention.weight"))
 
 
-def model_view_figure(trace, kind: str = "encoder") -> go.Figure:
+def model_view_figure(trace, kind: str = "encoder", lang: str = DEFAULT_LANG) -> go.Figure:
     """Every layer (rows) x head (columns) as thumbnails, as on the explorer page."""
-    return model_view(_patterns(trace, kind), title=f"{KIND_TITLES[kind]}: every layer × head")
+    return model_view(_patterns(trace, kind), title=message(lang, "fig.every_layer_head", kind=message(lang, KIND_KEYS[kind])),
+                      value_name=message(lang, "fig.attention.weight"), click_hint=message(lang, "fig.grid.hover"))

@@ -7,13 +7,6 @@ import plotly.graph_objects as go
 from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, LINE_COLORS, check_matrix, plotly_text, subplot_axes,
                                subplot_layout, token_axes)
 
-KIND_TITLES = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder masked self-attention",
-    "cross": "Cross-attention (decoder → encoder)",
-}
-
-
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
                       zmin: float = 0.0, zmax: float = 1.0, colorscale=ATTENTION_SCALE,
                       highlight_row: int | None = None, value_name: str = "weight",
@@ -137,20 +130,17 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
 
 
 RUNNER_UP_COLOR = "#b0b0b0"
-TRANSLATION_LABELS = {
-    "looked": "where each output token looked", "sure": "how sure it was (grey: runner-up)",
-    "source": "source token", "output": "output token", "probability": "probability", "weight": "weight",
-    "chosen": "p(this token)", "runner_up": "runner-up",
-}
-
-
 def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: list[str], probs, runner_up: list[str],
-                       runner_up_probs, title: str = "", labels: dict | None = None) -> go.Figure:
+                       runner_up_probs, title: str = "", looked_title: str = "where each output token looked",
+                       sure_title: str = "how sure it was (grey: runner-up)", source_name: str = "source token",
+                       output_name: str = "output token", probability_name: str = "probability",
+                       weight_name: str = "weight", chosen_name: str = "p(this token)",
+                       runner_up_name: str = "runner-up") -> go.Figure:
     """The translation read top to bottom: left, where each output token looked in the source (a
     [output, source] cross-attention map); right, on the same rows, how sure the model was of that token
     (p of the chosen token) and the token it ranked next (the runner-up) with its p.
-    labels: the words shown, TRANSLATION_LABELS's keys (a page passes them in its language)."""
-    words = {**TRANSLATION_LABELS, **(labels or {})}
+    looked_title, sure_title (panels), source_name, output_name, probability_name (axes and hover), weight_name,
+    chosen_name, runner_up_name: the words shown (a page passes them in its language)."""
     weights = check_matrix(weights, len(out_labels), len(src_labels))
     probs, runner_up_probs = (np.asarray(v, dtype=float).reshape(-1) for v in (probs, runner_up_probs))
     n = len(out_labels)
@@ -159,27 +149,27 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
                          f"{len(runner_up_probs)} and {len(runner_up)}")
     rows, cols, others = plotly_text(out_labels), plotly_text(src_labels), plotly_text(runner_up)
     labelled = n <= 40                         # bar labels while rows are tall enough to hold them
-    layout = subplot_layout((words["looked"], words["sure"]), rows=1, cols=2,
+    layout = subplot_layout((looked_title, sure_title), rows=1, cols=2,
                             shared_yaxes=True, column_widths=[0.62, 0.38], horizontal_spacing=0.03)
     heatmap = go.Heatmap(z=weights, x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
                          texttemplate="%{z:.2f}" if weights.size <= 144 else None, textfont=dict(size=12),
-                         hovertemplate=f"{words['output']} %{{y}}<br>{words['source']} %{{x}}<br>"
-                                       f"{words['weight']} %{{z:.3f}}<extra></extra>", **subplot_axes(0))
+                         hovertemplate=f"{output_name} %{{y}}<br>{source_name} %{{x}}<br>"
+                                       f"{weight_name} %{{z:.3f}}<extra></extra>", **subplot_axes(0))
     outside = dict(orientation="h", textposition="outside", cliponaxis=False, constraintext="none",
                    **subplot_axes(1))
-    chosen = go.Bar(x=probs, y=rows, name=words["chosen"], marker_color=LINE_COLORS[0], textfont=dict(size=14),
+    chosen = go.Bar(x=probs, y=rows, name=chosen_name, marker_color=LINE_COLORS[0], textfont=dict(size=14),
                     text=[f"{p:.0%}" for p in probs] if labelled else None,
                     hovertemplate="%{y}<br>p = %{x:.3f}<extra></extra>", **outside)
-    second = go.Bar(x=runner_up_probs, y=rows, name=words["runner_up"], marker_color=RUNNER_UP_COLOR, customdata=others,
+    second = go.Bar(x=runner_up_probs, y=rows, name=runner_up_name, marker_color=RUNNER_UP_COLOR, customdata=others,
                     text=[f"{t} {p:.0%}" for t, p in zip(others, runner_up_probs)] if labelled else None,
                     textfont=dict(size=13, color="#555555"),
-                    hovertemplate="%{y}: " + words["runner_up"] + " %{customdata}<br>p = %{x:.3f}<extra></extra>",
+                    hovertemplate="%{y}: " + runner_up_name + " %{customdata}<br>p = %{x:.3f}<extra></extra>",
                     **outside)
     ticks = dict(type="category", automargin=True, tickfont=dict(size=14))
-    layout["xaxis"].update(ticks, title=dict(text=words["source"]), tickangle=-45)
-    layout["yaxis"].update(ticks, title=dict(text=words["output"]), autorange="reversed")
+    layout["xaxis"].update(ticks, title=dict(text=source_name), tickangle=-45)
+    layout["yaxis"].update(ticks, title=dict(text=output_name), autorange="reversed")
     layout["xaxis2"].update(range=[0, 1.75], tickvals=[0, 0.5, 1], ticktext=["0", "50%", "100%"],
-                            title=dict(text=words["probability"]))
+                            title=dict(text=probability_name))
     layout.update(title=dict(text=title), font=BASE_FONT, barmode="group", bargap=0.25, bargroupgap=0.05,
                   height=max(300, min(700, 150 + 30 * n)), margin=dict(l=10, r=10, t=60 if title else 30, b=10),
                   showlegend=False)

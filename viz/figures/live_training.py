@@ -6,36 +6,34 @@ import plotly.graph_objects as go
 from viz.figures.style import BASE_FONT, LINE_COLORS, vline
 
 
-WORDS = {"loss": "training loss", "accuracy": "sequence accuracy (%)", "step": "training step",
-         "loss_axis": "loss (log scale)", "accuracy_axis": "exact-match accuracy (%)", "hover_step": "step",
-         "hover_loss": "loss", "hover_accuracy": "accuracy"}
-
-
 def training_curves(history: list[dict], total_steps: int | None = None, title: str = "",
-                    marker_step: int | None = None, words: dict | None = None) -> go.Figure:
+                    marker_step: int | None = None, loss_name: str = "training loss",
+                    accuracy_name: str = "sequence accuracy (%)", x_title: str = "training step",
+                    loss_axis: str = "loss (log scale)", accuracy_axis: str = "exact-match accuracy (%)",
+                    hover_step: str = "step", hover_loss: str = "loss", hover_accuracy: str = "accuracy") -> go.Figure:
     """history: records with step, loss, accuracy (0-1). total_steps fixes the x range so a live chart
     does not rescale as it grows; marker_step draws a vertical line (the snapshot being shown).
-    words: any of WORDS's entries in the page's language (legend, axis titles, hover)."""
-    w = {**WORDS, **(words or {})}
+    loss_name, accuracy_name (legend), x_title, loss_axis, accuracy_axis, hover_step, hover_loss, hover_accuracy:
+    the words shown (a page passes them in its language)."""
     for record in history:
         missing = {"step", "loss", "accuracy"} - set(record)
         if missing:
             raise ValueError(f"history record {record} lacks {sorted(missing)}")
     steps = [r["step"] for r in history]
-    lines = [go.Scatter(x=steps, y=[r["loss"] for r in history], name=w["loss"], mode="lines+markers",
+    lines = [go.Scatter(x=steps, y=[r["loss"] for r in history], name=loss_name, mode="lines+markers",
                         line=dict(color=LINE_COLORS[0], width=3),
-                        hovertemplate=f"{w['hover_step']} %{{x}}<br>{w['hover_loss']} %{{y:.4f}}<extra></extra>"),
-             go.Scatter(x=steps, y=[100 * r["accuracy"] for r in history], name=w["accuracy"],
+                        hovertemplate=f"{hover_step} %{{x}}<br>{hover_loss} %{{y:.4f}}<extra></extra>"),
+             go.Scatter(x=steps, y=[100 * r["accuracy"] for r in history], name=accuracy_name,
                         mode="lines+markers", yaxis="y2", line=dict(color=LINE_COLORS[2], width=3),
-                        hovertemplate=f"{w['hover_step']} %{{x}}<br>{w['hover_accuracy']} %{{y:.1f}}%<extra></extra>")]
+                        hovertemplate=f"{hover_step} %{{x}}<br>{hover_accuracy} %{{y:.1f}}%<extra></extra>")]
     # built in one go, go.Figure(data, layout), not with update_* calls (see style.token_axes): this chart
     # is redrawn at every evaluation of a live training
     layout = dict(
         title=dict(text=title, y=0.97, yanchor="top"), font=BASE_FONT, height=420,
         margin=dict(l=10, r=10, t=90, b=10),
-        xaxis=dict(title=dict(text=w["step"]), range=[0, total_steps] if total_steps else None),
-        yaxis=dict(title=dict(text=w["loss_axis"], font=dict(color=LINE_COLORS[0])), type="log", dtick=1),
-        yaxis2=dict(title=dict(text=w["accuracy_axis"], font=dict(color=LINE_COLORS[2])), overlaying="y",
+        xaxis=dict(title=dict(text=x_title), range=[0, total_steps] if total_steps else None),
+        yaxis=dict(title=dict(text=loss_axis, font=dict(color=LINE_COLORS[0])), type="log", dtick=1),
+        yaxis2=dict(title=dict(text=accuracy_axis, font=dict(color=LINE_COLORS[2])), overlaying="y",
                     side="right", range=[0, 101], showgrid=False, tickmode="array",
                     tickvals=[0, 20, 40, 60, 80, 100]),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),   # under the title, not over it

@@ -28,44 +28,39 @@ def clean_train_log(log: pd.DataFrame) -> pd.DataFrame:
     return log
 
 
-LOSS_LABELS = {"train": "train loss (label-smoothed)", "dev": "dev loss (plain cross-entropy)",
-               "step": "training step", "loss": "cross-entropy per token"}
-LR_LABELS = {"lr": "learning rate", "throughput": "tokens / s", "step": "training step"}
-COMPLEXITY_LABELS = {"attention": "self-attention  n²·d", "conv": "convolution  k·n·d² (k={k})",
-                     "recurrent": "recurrent  n·d²", "yours": "your n = {n}", "crossing": "n = d = {d}",
-                     "x": "sequence length n (tokens)", "y": "operations per layer"}
-
-
-def loss_curve(log: pd.DataFrame, title: str = "", labels: dict | None = None) -> go.Figure:
+def loss_curve(log: pd.DataFrame, title: str = "", train_name: str = "train loss (label-smoothed)",
+               dev_name: str = "dev loss (plain cross-entropy)", x_title: str = "training step",
+               y_title: str = "cross-entropy per token") -> go.Figure:
     """Training loss at every logged step; dev loss only where it was evaluated.
-    labels: the words shown, LOSS_LABELS's keys (a page passes them in its language)."""
-    words = {**LOSS_LABELS, **(labels or {})}
+    train_name, dev_name (legend), x_title, y_title: the words shown (a page passes them in its language)."""
     dev = log.dropna(subset=["dev_loss"])
-    lines = [go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name=words["train"],
+    lines = [go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name=train_name,
                         mode="lines", line=dict(color=LINE_COLORS[0], width=2)),
-             go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name=words["dev"],
+             go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name=dev_name,
                         mode="lines+markers", line=dict(color=LINE_COLORS[1], width=3))]
     # built in one go, go.Figure(data, layout), not with update_* calls (see style.token_axes)
     return go.Figure(lines, layout=dict(
-        title=dict(text=title), font=BASE_FONT, height=420, xaxis=dict(title=dict(text=words["step"])),
-        yaxis=dict(title=dict(text=words["loss"])), margin=dict(l=10, r=10, t=60, b=10),
+        title=dict(text=title), font=BASE_FONT, height=420, xaxis=dict(title=dict(text=x_title)),
+        yaxis=dict(title=dict(text=y_title)), margin=dict(l=10, r=10, t=60, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
 
 def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√step) and throughput",
-             labels: dict | None = None) -> go.Figure:
-    """labels: the words shown, LR_LABELS's keys (a page passes them in its language)."""
-    words = {**LR_LABELS, **(labels or {})}
-    lines = [go.Scatter(x=log["step"].tolist(), y=log["lr"].tolist(), name=words["lr"], yaxis="y",
+             lr_name: str = "learning rate", throughput_name: str = "tokens / s",
+             x_title: str = "training step") -> go.Figure:
+    """Learning rate (left axis) and throughput (right axis) against the step.
+    lr_name, throughput_name (legend and axis titles), x_title: the words shown (a page passes them in its
+    language)."""
+    lines = [go.Scatter(x=log["step"].tolist(), y=log["lr"].tolist(), name=lr_name, yaxis="y",
                         line=dict(color=LINE_COLORS[2], width=3)),
-             go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name=words["throughput"],
+             go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name=throughput_name,
                         yaxis="y2", line=dict(color=LINE_COLORS[7], width=1))]
     return go.Figure(lines, layout=dict(
-        title=dict(text=title), font=BASE_FONT, height=360, xaxis=dict(title=dict(text=words["step"])),
+        title=dict(text=title), font=BASE_FONT, height=360, xaxis=dict(title=dict(text=x_title)),
         # 2e-4, not plotly's SI "200µ"; the throughput axis with round ticks of its own, not synced to the left
-        yaxis=dict(title=dict(text=words["lr"]), exponentformat="e", showexponent="all", rangemode="tozero"),
+        yaxis=dict(title=dict(text=lr_name), exponentformat="e", showexponent="all", rangemode="tozero"),
         margin=dict(l=10, r=10, t=60, b=10),
-        yaxis2=dict(title=dict(text=words["throughput"]), overlaying="y", side="right", showgrid=False,
+        yaxis2=dict(title=dict(text=throughput_name), overlaying="y", side="right", showgrid=False,
                     tickmode="auto", nticks=5, rangemode="tozero"),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
 
@@ -107,24 +102,27 @@ def layer_costs(n: int, d: int, k: int = 3) -> pd.DataFrame:
     }, index=kinds)
 
 
-def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None, labels: dict | None = None) -> go.Figure:
+def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None,
+                      attention_name: str = "self-attention  n²·d", conv_name: str = "convolution  k·n·d² (k={k})",
+                      recurrent_name: str = "recurrent  n·d²", yours_label: str = "your n = {n}",
+                      crossing_label: str = "n = d = {d}", x_title: str = "sequence length n (tokens)",
+                      y_title: str = "operations per layer") -> go.Figure:
     """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d.
 
     Both axes are logarithmic. On a log axis plotly reads an annotation's x (and an axis range) as log10 of
     the value, while shapes take the data value itself: labels placed at plain x = 256 sat at 10^256 and
     stretched the axis to 10^261. So the lines are drawn at n and d, their labels at log10(n) and log10(d),
-    and the x range is fixed to the curves'. labels: the words shown, COMPLEXITY_LABELS's keys ({k}, {n}, {d}
-    filled in; a page passes them in its language)."""
-    words = {**COMPLEXITY_LABELS, **(labels or {})}
+    and the x range is fixed to the curves'. attention_name, conv_name ({k}), recurrent_name (legend),
+    yours_label ({n}), crossing_label ({d}), x_title, y_title: the words shown (a page passes them in its
+    language)."""
     x = np.arange(1, max(128, 2 * d, 2 * n) + 1)
-    curves = [(words["attention"], x * x * d), (words["conv"].format(k=k), k * x * d * d),
-              (words["recurrent"], x * d * d)]
+    curves = [(attention_name, x * x * d), (conv_name.format(k=k), k * x * d * d), (recurrent_name, x * d * d)]
     lines = [go.Scatter(x=x.tolist(), y=y.astype(float).tolist(), name=name, mode="lines",
                         line=dict(color=color, width=3))
              for (name, y), color in zip(curves, [LINE_COLORS[0], LINE_COLORS[7], LINE_COLORS[1]])]
     # vertical lines at n and at d, with labels at the top and the bottom, as add_vline draws them
-    marks = [(n, dict(color="#d62728", width=2, dash="dash"), words["yours"].format(n=n), "top"),
-             (d, dict(color="#7f7f7f", width=1, dash="dot"), words["crossing"].format(d=d), "bottom")]
+    marks = [(n, dict(color="#d62728", width=2, dash="dash"), yours_label.format(n=n), "top"),
+             (d, dict(color="#7f7f7f", width=1, dash="dot"), crossing_label.format(d=d), "bottom")]
     shapes = [vline(at, line) for at, line, _, _ in marks]                      # data x
     # the n = d label sits left of its line, where the plot is empty under the curves: near the right edge
     # a label to the right of it was cut off (longer still in Chinese)
@@ -134,6 +132,6 @@ def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None, labe
                    bgcolor="rgba(255,255,255,0.8)", font=dict(color=line["color"])) for at, line, text, edge in marks]
     return go.Figure(lines, layout=dict(
         title=dict(text=title), font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
-        xaxis=dict(title=dict(text=words["x"]), type="log", range=[0, float(np.log10(x[-1]))], dtick=1),  # 1, 10, 100
-        yaxis=dict(title=dict(text=words["y"]), type="log"), shapes=shapes, annotations=labels,
+        xaxis=dict(title=dict(text=x_title), type="log", range=[0, float(np.log10(x[-1]))], dtick=1),  # 1, 10, 100
+        yaxis=dict(title=dict(text=y_title), type="log"), shapes=shapes, annotations=labels,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))

@@ -46,8 +46,12 @@ def _words(title: str) -> list[list[str]]:
 
 def title_lines(title: str, width_px: float, font_size: int = TITLE_FONT) -> str:
     """Break a title at spaces (plotly's '<br>'), or between Chinese characters, so that no line is wider
-    than width_px."""
+    than width_px; a '<br>' already in the title (a catalogue's own break) stays."""
     room = max(8, int(width_px / (CHAR_WIDTH * font_size)))
+    return "<br>".join(_line_breaks(line, room) for line in title.split("<br>"))
+
+
+def _line_breaks(title: str, room: int) -> str:
     lines: list[str] = []
     for pieces in _words(title):
         for i, piece in enumerate(pieces):

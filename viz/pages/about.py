@@ -5,8 +5,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from viz.figures.training import (COMPLEXITY_LABELS, LOSS_LABELS, LR_LABELS, clean_train_log, complexity_figure,
-                                  layer_costs, loss_curve, lr_curve, parameter_groups)
+from viz.figures.training import (clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve,
+                                  parameter_groups)
 from viz.i18n import DEFAULT_LANG, catalogue, current_lang, t
 from viz.state import Context
 from viz.ui import need_context, show_figure
@@ -59,8 +59,11 @@ def cost_table(n: int, d: int, k: int = CONV_KERNEL):
 
 def why_attention_picture(ctx: Context, n: int, k: int = CONV_KERNEL) -> None:
     d = ctx.bundle.config.d_model
-    labels = {name: t(f"fig.complexity.{name}") for name in COMPLEXITY_LABELS}
-    fig = complexity_figure(n, d, k, title=t("about.costs.title", n=n, d=d), labels=labels)
+    fig = complexity_figure(n, d, k, title=t("about.costs.title", n=n, d=d),
+                            attention_name=t("fig.complexity.attention"), conv_name=t("fig.complexity.conv"),
+                            recurrent_name=t("fig.complexity.recurrent"), yours_label=t("fig.complexity.yours"),
+                            crossing_label=t("fig.complexity.crossing"), x_title=t("fig.complexity.x"),
+                            y_title=t("fig.complexity.y"))
     show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", cost_table(n, d, k), key="about-costs")
 
 
@@ -123,11 +126,11 @@ def training_curve(model_id: str, bundle) -> None:
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         st.warning(t("about.curve.unreadable", error=e))
         return
-    loss_labels = {name: t(f"fig.loss.{name}") for name in LOSS_LABELS}
-    show_figure(loss_curve(log, title=t("fig.loss.title", model=model_id), labels=loss_labels),
+    show_figure(loss_curve(log, title=t("fig.loss.title", model=model_id), train_name=t("fig.loss.train"),
+                           dev_name=t("fig.loss.dev"), x_title=t("fig.loss.step"), y_title=t("fig.loss.loss")),
                 f"{model_id}-loss-curve", log, key="about-loss")
-    lr_labels = {name: t(f"fig.lr.{name}") for name in LR_LABELS}
-    show_figure(lr_curve(log, title=t("fig.lr.title"), labels=lr_labels), f"{model_id}-learning-rate", key="about-lr")
+    show_figure(lr_curve(log, title=t("fig.lr.title"), lr_name=t("fig.lr.lr"), throughput_name=t("fig.lr.throughput"),
+                         x_title=t("fig.lr.step")), f"{model_id}-learning-rate", key="about-lr")
     last = log.iloc[-1]
     dev = log["dev_loss"].dropna()
     summary = t("about.curve.summary", points=len(log), step=int(last["step"]), epoch=f"{last['epoch']:.0f}",

@@ -5,9 +5,9 @@ from pathlib import Path
 import streamlit as st
 
 from viz.i18n import current_lang, t
-from viz.lesson import STEP_FIGURES, localize_figure
 from viz.presenter import style_nav_buttons
 from viz.state import Context, current, qp_int, set_query
+from viz.tour_figures import STEP_FIGURES
 from viz.tour_steps import TOUR, TourStep
 from viz.ui import show_figure
 
@@ -31,22 +31,20 @@ def go(delta: int) -> None:
 
 def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
     """The step's picture from the sidebar sentence, in place, with one or two lines on how to read it: the
-    offline lesson's figure for the step (viz/lesson.py STEP_FIGURES), so the tour and the lesson file agree."""
-    if step.title not in STEP_FIGURES:
+    offline lesson's figure for the step (viz/tour_figures.py), so the tour and the lesson file agree."""
+    if step.key not in STEP_FIGURES:
         return
     if ctx is None or ctx.trace is None:
         st.info(t("tour.need_sentence"))
         return
-    draw, _english_reading = STEP_FIGURES[step.title]
     try:
-        fig = draw(ctx.trace, ctx.bundle.path)
+        fig = STEP_FIGURES[step.key](ctx.trace, ctx.bundle.path, current_lang())
     except (KeyError, ValueError) as e:       # a trace or model without what this picture needs
         st.caption(t("tour.cannot_draw", error=e))
         return
     if fig is None:
         st.caption(t("tour.no_training_log"))
         return
-    localize_figure(fig, current_lang())   # the lesson's own way to put its figures in a language
     show_figure(fig, f"{ctx.model_id}-tour-{number}", key=f"tour-picture-{number}")
     st.caption(t(step.message_key("reading")))
 

@@ -38,8 +38,10 @@ def grid_words() -> dict:
 
 
 def curve_words() -> dict:
-    from viz.figures.live_training import WORDS
-    return {name: t(f"training.curve.{name}") for name in WORDS}
+    return dict(loss_name=t("training.curve.loss"), accuracy_name=t("training.curve.accuracy"),
+                x_title=t("training.curve.step"), loss_axis=t("training.curve.loss_axis"),
+                accuracy_axis=t("training.curve.accuracy_axis"), hover_step=t("training.curve.hover_step"),
+                hover_loss=t("training.curve.hover_loss"), hover_accuracy=t("training.curve.hover_accuracy"))
 
 
 def lengths_note(symbols: list[str]) -> str | None:
@@ -164,7 +166,7 @@ def train_now(run: LiveRun) -> None:
                           text=t("training.progress", step=record['step'], steps=run.steps,
                                  loss=f"{record['loss']:.3f}", accuracy=f"{record['accuracy']:.1%}",
                                  seconds=f"{record['seconds']:.0f}"))
-        curve_slot.plotly_chart(training_curves(history, run.steps, t("training.curve.live"), words=curve_words()),
+        curve_slot.plotly_chart(training_curves(history, run.steps, t("training.curve.live"), **curve_words()),
                                 key=f"live-curve-{record['step']}")
         grid_slot.plotly_chart(model_view(snap.cross, title=t("training.grid.title", step=record['step']),
                                           **grid_words()),
@@ -188,7 +190,7 @@ def show_result(run: LiveRun) -> None:
                                  [str(r["step"]) for r in run.history],
                                  [t(f"training.col.{c}") for c in ("loss", "accuracy", "lr", "seconds")])
     show_figure(training_curves(run.history, run.steps, t("training.curve.title"), marker_step=snap.step,
-                                words=curve_words()),
+                                **curve_words()),
                 f"live-{run.task}-{run.size}-curve", history_frame, key="train-curve")
     st.caption(t("training.snap.caption", source=' '.join(run.example.symbols), answer=' '.join(run.example.answer),
                  step=snap.step, accuracy=f"{snap.accuracy:.1%}", loss=f"{snap.loss:.3f}"))
