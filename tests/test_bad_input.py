@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from apptest_utils import no_exceptions, run_page, texts
+from model.errors import InputError
 from model.io.checkpoint import Bundle, CheckpointError, load_checkpoint, save_checkpoint
 from model.nn.config import TransformerConfig
 from model.inference.pipeline import encode_text, trace_sentence
@@ -376,13 +377,41 @@ def test_url_numbers_are_plain_ascii_digits():
     assert "'1_0'" in texts(at).replace("\\", "")
 
 
+def test_url_numbers_of_any_length_are_refused_not_crashed_on():
+    """int() refuses strings of more than 4,300 digits (ValueError): one link kept a page broken."""
+    from viz.state import MAX_DIGITS, parse_index_list, whole_number
+    huge = "9" * 4301
+    assert [whole_number(s) for s in (huge, "-" + huge, "+" + huge, "1" * (MAX_DIGITS + 1))] == [None] * 4
+    assert whole_number("-" + "9" * MAX_DIGITS) == -int("9" * MAX_DIGITS)
+    with pytest.raises(InputError):
+        parse_index_list(f"0,{huge}", 0, 10)
+
+
+@pytest.mark.parametrize("page, name", [("explorer.py", "layer"), ("explorer.py", "head"), ("tour.py", "tour_step"),
+                                        ("explorer.py", "beam"), ("decoding.py", "k")])
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_a_4301_digit_url_number_shows_its_notice(page, name, sign):
+    raw = sign + "9" * 4301
+    at = run_page(page, model="toy-reverse", text="a b", **{name: raw})
+    no_exceptions(at)
+    assert f"{name}={raw[:40]!r}" in texts(at).replace("\\", "")
+
+
+def test_the_ablation_link_reads_its_numbers_like_every_url_number():
+    """A full-width digit (int() takes it) and 4,301 nines are both dropped with the warning."""
+    at = run_page("heads.py", model="toy-reverse", text="a b", tab="ablation",
+                  ablate="encoder:0:\uff10,encoder:0:" + "9" * 4301)
+    no_exceptions(at)
+    shown = texts(at).replace("\\", "").replace("\u2060", "")
+    assert "encoder:0:\uff10, encoder:0:999" in shown
+
+
 def test_odd_files_beside_the_weights_do_not_break_pages(tmp_path, monkeypatch):
     models = tmp_path / "models"
     shutil.copytree(TOY, models / "toy-odd")
     (models / "toy-odd" / "presets.txt").write_bytes(b"# start\n\xff\xfe a b c\nc a f e\n")   # not UTF-8
     (models / "toy-odd" / "metrics.json").write_text("[1, 2]")                              # not an object
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
-    monkeypatch.setattr("viz.services.MODEL_ROOT", models)
     at = run_page("about.py", model="toy-odd", text="a b")
     no_exceptions(at)
     assert "metrics.json is not a JSON object" in texts(at)

@@ -10,7 +10,7 @@ from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.zoo import step_heatmap
 from viz.i18n import error_text, t
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
-from viz.state import qp_choice, qp_str, session_memo, set_query
+from viz.state import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure
 from viz.upload import UploadError, parse_upload
@@ -142,9 +142,10 @@ def parse_heads(raw: str | None, cfg) -> set:
     for item in raw.split(","):
         parts = item.strip().split(":")
         try:
-            if len(parts) != 3:
+            numbers = [whole_number(p) for p in parts[1:]]     # the app's one URL-number reader
+            if len(parts) != 3 or None in numbers:
                 raise ValueError("not kind:layer:head")
-            heads.update(ablation.check_heads(cfg, [(parts[0], int(parts[1]), int(parts[2]))]))
+            heads.update(ablation.check_heads(cfg, [(parts[0], *numbers)]))
         except ValueError:
             bad.append(item)
     if bad:
