@@ -36,7 +36,6 @@ from load_server import explorer_run, session
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, get  # noqa: E402
-from nginx_conf import COOKIE  # noqa: E402
 
 MODEL = "en-es"                      # the load's model (a copy of it, in the temporary models folder)
 BROKEN_WEIGHTS, BROKEN_CONFIG = "toy-reverse", "toy-sort"
@@ -66,7 +65,7 @@ async def probe(base: str, model_id: str, text: str | None = None, cookie: str |
     exceptions and charts until script_finished; 'upstream' is the worker nginx chose (X-Upstream)."""
     query = {"model": model_id, **({"text": text} if text else {})}
     out = {"alerts": [], "exceptions": [], "charts": 0, "status": None, "upstream": None, "seconds": None}
-    headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else None
+    headers = {"Cookie": cookie} if cookie else None          # cookie: 'name=value'
     start = time.perf_counter()
     async with asyncio.timeout(PROBE_TIMEOUT_S):
         async for what, value in explorer_run(base, query, headers):
@@ -181,7 +180,7 @@ def flood_fault(deployment: Deployment, n: int, holder: dict, cookie: str | None
     import websockets
     from websockets.exceptions import InvalidStatus
     url = deployment.base.replace("http", "ws", 1) + "/_stcore/stream"
-    headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else None
+    headers = {"Cookie": f"{deployment.cookie}={cookie}"} if cookie else None
     statuses: collections.Counter = collections.Counter()
     upstreams: collections.Counter = collections.Counter()
     sockets = []
@@ -290,7 +289,7 @@ def big_websocket_message(port: int, size: int, cookie: str) -> dict:
         s.sendall((f"GET /_stcore/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
                    f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
                    f"Sec-WebSocket-Protocol: streamlit\r\nOrigin: http://127.0.0.1:{port}\r\n"
-                   f"Cookie: {COOKIE}={cookie}\r\n\r\n").encode())
+                   f"Cookie: {cookie}\r\n\r\n").encode())
         head = _read_head(s, deadline)
         status = head.split(b" ", 2)[1].decode() if head.startswith(b"HTTP/") else "none"
         if status != "101":
@@ -344,7 +343,7 @@ def big_upload(port: int, size: int, cookie: str, chunked: bool = False) -> dict
         length = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {size}"
         s.sendall((f"PUT /_stcore/upload_file/some-session/some-file HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
                    f"Content-Type: application/octet-stream\r\n{length}\r\n"
-                   f"Cookie: {COOKIE}={cookie}\r\n\r\n").encode())
+                   f"Cookie: {cookie}\r\n\r\n").encode())
         sent, stopped = (_stream_chunked if chunked else _stream_zeros)(s, size, deadline)
         try:
             head = _read_head(s, deadline)
@@ -361,6 +360,7 @@ def big_fault(deployment: Deployment, size: int, expected: int):
 
     async def run(results) -> dict:
         await wait_fraction(results, expected, 0.1)
+        cookie = f"{deployment.cookie}=big-client-1"
         out = {"rss_before": rss_mib(deployment)}
         peak = dict(out["rss_before"])
         sampling = True
@@ -372,14 +372,14 @@ def big_fault(deployment: Deployment, size: int, expected: int):
                 await asyncio.sleep(0.1)
         sampler = asyncio.create_task(sample())
         try:
-            out["ws"] = await asyncio.to_thread(big_websocket_message, port, size, "big-client-1")
+            out["ws"] = await asyncio.to_thread(big_websocket_message, port, size, cookie)
             log(f"faults: {size / 2**20:.0f} MiB websocket message: {out['ws']}")
             # Streamlit's limit is server.maxMessageSize = 200 MB = 200e6 bytes: just under it is let in.
-            out["ws_under"] = await asyncio.to_thread(big_websocket_message, port, UNDER_LIMIT, "big-client-1")
+            out["ws_under"] = await asyncio.to_thread(big_websocket_message, port, UNDER_LIMIT, cookie)
             log(f"faults: {UNDER_LIMIT:,} byte websocket message: {out['ws_under']}")
-            out["upload"] = await asyncio.to_thread(big_upload, port, size, "big-client-1")
+            out["upload"] = await asyncio.to_thread(big_upload, port, size, cookie)
             log(f"faults: {size / 2**20:.0f} MiB upload: {out['upload']}")
-            out["upload_chunked"] = await asyncio.to_thread(big_upload, port, size, "big-client-1", True)
+            out["upload_chunked"] = await asyncio.to_thread(big_upload, port, size, cookie, True)
             log(f"faults: {size / 2**20:.0f} MiB chunked upload: {out['upload_chunked']}")
             await asyncio.sleep(1)
         finally:
@@ -504,7 +504,7 @@ def section(out: dict, args) -> Section:
                         secs(s["held"]), s["open_at_end"],
                         ", ".join(f":{p} {s['rss_before'][p]:.0f} / {s['rss_held'].get(p, 0):.0f} / "
                                   f"{s['rss_after'].get(p, 0):.0f} MiB" for p in s["rss_before"])]
-                       for label, s in ((f"one `{COOKIE}`", f), ("none", out["flood_nocookie"]["side"]))]))
+                       for label, s in (("one routing cookie", f), ("none", out["flood_nocookie"]["side"]))]))
     b = out["big"]["side"]
     ws, up = b["ws"], b["upload"]
     body += ["", f"**One client, {args.big_mib} MiB.** One after the other, from one client through nginx, each "

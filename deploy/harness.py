@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from nginx_conf import COOKIE, ROOT
+from nginx_conf import ROOT
 
 NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).is_file()), None)
 START_TIMEOUT, STOP_TIMEOUT = 180, 30
@@ -42,15 +42,32 @@ def free_ports(n: int) -> int:
 
 
 def get(url: str, cookie: str | None = None, timeout: float = 10) -> tuple[int, dict, bytes]:
-    """(status, headers, body); status 0 when nothing answered."""
-    request = urllib.request.Request(url, headers={"Cookie": f"{COOKIE}={cookie}"} if cookie else {})
+    """(status, headers, body); status 0 when nothing answered. `cookie` is a Cookie header ('name=value');
+    headers are a dict, but every Set-Cookie is kept, under 'Set-Cookie' as a list."""
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, dict(response.headers), response.read()
+            return response.status, headers_of(response.headers), response.read()
     except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
+        return e.code, headers_of(e.headers), e.read()
     except OSError:
         return 0, {}, b""
+
+
+def headers_of(message) -> dict:
+    headers = dict(message)
+    headers["Set-Cookie"] = message.get_all("Set-Cookie") or []
+    return headers
+
+
+def set_cookie(headers: dict, name: str) -> str | None:
+    """The value a response's Set-Cookie headers give cookie `name` (None: not set)."""
+    values = headers.get("Set-Cookie") or []
+    for line in [values] if isinstance(values, str) else values:
+        key, _, rest = line.partition("=")
+        if key.strip() == name:
+            return rest.split(";")[0]
+    return None
 
 
 def worker_healthy(port: int) -> bool:
@@ -73,6 +90,11 @@ class Deployment:
 
     def state(self) -> dict:
         return json.loads((self.run_dir / "state.json").read_text())
+
+    @property
+    def cookie(self) -> str:
+        """The routing cookie's name (deploy/nginx_conf.py cookie_name)."""
+        return self.state()["cookie"]
 
     def ready(self) -> bool:
         if not (self.run_dir / "state.json").is_file():

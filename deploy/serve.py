@@ -6,7 +6,8 @@ Worker i listens on 127.0.0.1:(PORT+i) (or --worker-port-base+i-1); a worker tha
 again after a backoff (1 s, doubling to 30 s; reset once it has stayed up a minute). nginx runs in
 the foreground as a child too, with everything it writes in the run folder (--run-dir, default a
 fresh temp folder). Ctrl-C or TERM stops nginx and every worker. The run folder's state.json names
-the workers' ports and current pids (bench/load_deploy.py kills one from there).
+the workers' ports and current pids (bench/load_deploy.py kills one from there) and the routing
+cookie's name.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from nginx_conf import ROOT, parse_upstreams, render  # noqa: E402
+from nginx_conf import ROOT, cookie_name, parse_upstreams, render  # noqa: E402
 
 BACKOFF_FIRST, BACKOFF_MAX, STABLE_AFTER = 1.0, 30.0, 60.0
 POLL_SECONDS = 0.5
@@ -116,7 +117,8 @@ def nginx(run_dir: Path, binary: str) -> Child:
 def write_state(run_dir: Path, children: list[Child], listen: str, upstreams: list[str]) -> None:
     workers = [{"port": c.extra["port"], "pid": c.proc.pid if c.proc else None, "restarts": c.restarts,
                 "alive": bool(c.proc and c.proc.poll() is None)} for c in children if "port" in c.extra]
-    state = {"listen": listen, "upstreams": upstreams, "workers": workers, "supervisor_pid": os.getpid()}
+    state = {"listen": listen, "upstreams": upstreams, "cookie": cookie_name(listen, upstreams), "workers": workers,
+             "supervisor_pid": os.getpid()}
     tmp = run_dir / "state.json.tmp"
     tmp.write_text(json.dumps(state, indent=2))
     tmp.replace(run_dir / "state.json")          # readers never see half a file

@@ -1,6 +1,7 @@
 """deploy/: two supervised Streamlit workers behind nginx on loopback. Sessions speak Streamlit's own
 websocket protocol (as bench/load_server.py does): each opens the explorer with its sentence and must
-get back charts labelled with that sentence, every time from the same worker (X-Upstream names it)."""
+get back charts labelled with that sentence, every time from the same worker (X-Upstream names it).
+A Browser keeps cookies as a browser does: every Set-Cookie, websocket handshakes' included, updates it."""
 import html
 import http.client
 import json
@@ -18,8 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "deploy"))
-from harness import NGINX, START_TIMEOUT, Deployment, get, worker_healthy  # noqa: E402
-from nginx_conf import COOKIE, max_upload_mb, render  # noqa: E402
+from harness import NGINX, START_TIMEOUT, Deployment, get, set_cookie, worker_healthy  # noqa: E402
+from nginx_conf import LIMIT_KEY_BYTES, Limits, cookie_name, max_upload_mb, render  # noqa: E402
 
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx binary not found (CI: apt-get install -y nginx)")
 
@@ -34,21 +35,52 @@ def deployment(tmp_path_factory):
         yield deployment
 
 
-def upstream_of(deployment, cookie: str) -> str:
+class Browser:
+    """One browser's cookies for nginx's address."""
+
+    def __init__(self, deployment):
+        self.deployment, self.jar = deployment, {}
+
+    def header(self) -> str | None:
+        return "; ".join(f"{k}={v}" for k, v in self.jar.items()) or None
+
+    def take(self, set_cookies: list[str]) -> None:
+        for line in set_cookies:
+            name, _, rest = line.partition("=")
+            self.jar[name.strip()] = rest.split(";")[0]
+
+    @property
+    def route(self) -> str | None:
+        return self.jar.get(self.deployment.cookie)
+
+    def get(self, path: str) -> tuple[int, dict, bytes]:
+        status, headers, body = get(self.deployment.base + path, self.header())
+        self.take(headers.get("Set-Cookie", []))
+        return status, headers, body
+
+    def connect(self):
+        ws = open_session(self.deployment, self.header())
+        self.take(ws.response.headers.get_all("Set-Cookie"))
+        return ws
+
+
+def upstream_of(deployment, cookie: str | None) -> str:
+    """The worker a request with this Cookie header ('name=value') reaches."""
     return get(deployment.base + "/healthz", cookie)[1].get("X-Upstream", "")
 
 
-def cookies_on_two_workers(deployment) -> tuple[str, str]:
-    """Two random browser cookies that nginx's consistent hash sends to different workers."""
-    first = secrets.token_hex(16)
+def browsers_on_two_workers(deployment) -> tuple[Browser, Browser]:
+    """Two new browsers that nginx pinned to different workers (each by its first response's cookie)."""
+    first = Browser(deployment)
+    first.get("/healthz")
     for _ in range(40):
-        other = secrets.token_hex(16)
-        if upstream_of(deployment, other) != upstream_of(deployment, first):
+        other = Browser(deployment)
+        if other.get("/healthz")[1]["X-Upstream"] != upstream_of(deployment, first.header()):
             return first, other
-    raise AssertionError("40 random cookies all hashed to one worker")
+    raise AssertionError("40 new browsers all pinned to one worker")
 
 
-def rerun(ws, text: str, sentence_box: str | None = None) -> tuple[list[str], str | None]:
+def rerun(ws, text: str, sentence_box: str | None = None, found: dict | None = None) -> tuple[list[str], str | None]:
     """Open the explorer with `text` in the link, or, given the sidebar's sentence box id, type `text`
     into it as the browser would (a rerun carrying the box's new value). Returns the charts' x labels
     and the sentence box's id."""
@@ -61,12 +93,15 @@ def rerun(ws, text: str, sentence_box: str | None = None) -> tuple[list[str], st
         typed = message.rerun_script.widget_states.widgets.add()
         typed.id, typed.string_value = sentence_box, text
     ws.send(message.SerializeToString())
-    return read_run(ws)
+    return read_run(ws, found)
 
 
-def read_run(ws) -> tuple[list[str], str | None]:
+def read_run(ws, found: dict | None = None) -> tuple[list[str], str | None]:
+    """The run's chart labels and sentence box id; `found` collects the session id, download URLs, the
+    sidebar uploader's id and the selectboxes' labels."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     labels, sentence_box, deadline = [], None, time.monotonic() + RUN_TIMEOUT
+    found = {} if found is None else found
     while time.monotonic() < deadline:
         forward = ForwardMsg()
         forward.ParseFromString(ws.recv(timeout=RUN_TIMEOUT))
@@ -79,16 +114,25 @@ def read_run(ws) -> tuple[list[str], str | None]:
                     labels += [html.unescape(x) for x in trace.get("x") or [] if isinstance(x, str)]
             elif element.WhichOneof("type") == "text_area" and element.text_area.label == "Sentence":
                 sentence_box = element.text_area.id
+            elif element.WhichOneof("type") == "download_button" and element.download_button.url:
+                found.setdefault("downloads", []).append(element.download_button.url)
+            elif element.WhichOneof("type") == "file_uploader" and element.file_uploader.label.startswith("…or pick"):
+                found["uploader"] = element.file_uploader.id
+            elif element.WhichOneof("type") == "selectbox":
+                found.setdefault("selectboxes", []).append(element.selectbox.label)
+        elif kind == "new_session":
+            found["session_id"] = forward.new_session.initialize.session_id
         elif kind == "script_finished":
             assert forward.script_finished == 0, f"script ended with status {forward.script_finished}"
             return labels, sentence_box
     raise AssertionError(f"no script_finished in {RUN_TIMEOUT} s")
 
 
-def open_session(deployment, cookie: str):
+def open_session(deployment, cookie: str | None):
+    """A websocket to /_stcore/stream; `cookie` is the Cookie header."""
     from websockets.sync.client import connect
     return connect(deployment.base.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
-                   origin=deployment.base, additional_headers={"Cookie": f"{COOKIE}={cookie}"},
+                   origin=deployment.base, additional_headers={"Cookie": cookie} if cookie else {},
                    max_size=2**28, open_timeout=20)
 
 
@@ -97,17 +141,17 @@ def expected_labels(text: str) -> set[str]:
     return {f"{i} {t}" for i, t in enumerate(tokens)}
 
 
-def student(deployment, cookie: str, sentences: list[str], seen: dict) -> None:
+def student(browser: Browser, sentences: list[str], seen: dict) -> None:
     """One browser: open a page with a sentence in the link and type another into the sidebar; then
     reconnect (a new websocket, the same cookie) and do it again."""
     try:
         for linked, typed in (sentences[:2], sentences[2:]):
-            with open_session(deployment, cookie) as ws:
+            with browser.connect() as ws:
                 seen["upstreams"].append(ws.response.headers.get("X-Upstream"))
                 labels, box = rerun(ws, linked)
                 seen["labels"].append((linked, labels))
                 seen["labels"].append((typed, rerun(ws, typed, box)[0]))
-        seen["upstreams"].append(upstream_of(deployment, cookie))      # its plain HTTP requests too
+        seen["upstreams"].append(browser.get("/healthz")[1]["X-Upstream"])      # its plain HTTP requests too
     except Exception as e:  # reported by the test thread below, not lost in this one
         seen["error"] = repr(e)
 
@@ -120,7 +164,7 @@ def test_rendered_config_is_valid_and_follows_the_app_limits(tmp_path):
     assert check.returncode == 0, check.stderr
     assert f"client_max_body_size {max_upload_mb() * 1024 + 64}k;" in text
     directives = [line.split("#")[0].strip() for line in text.splitlines()]
-    assert "hash $client_key consistent;" in directives and not any(d.startswith("ip_hash") for d in directives)
+    assert not any(d.startswith(("ip_hash", "hash ")) for d in directives)
     assert not any("/var/" in d or "/run/" in d for d in directives) and "daemon off;" in directives
 
 
@@ -133,18 +177,18 @@ def test_health_answers_through_nginx_with_security_headers(deployment):
 
 
 def test_first_response_sets_the_cookie_that_keeps_its_worker(deployment):
-    status, headers, _ = get(deployment.base + "/")
+    browser = Browser(deployment)
+    status, headers, _ = browser.get("/")
     assert status == 200
-    cookie = headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
-    assert len(cookie) >= 16
-    assert all(upstream_of(deployment, cookie) == headers["X-Upstream"] for _ in range(5))
+    assert len(browser.route) == 32
+    assert all(browser.get("/healthz")[1]["X-Upstream"] == headers["X-Upstream"] for _ in range(5))
 
 
 def test_two_students_draw_their_own_sentences_each_on_its_own_worker(deployment):
-    cookies = cookies_on_two_workers(deployment)
+    browsers = browsers_on_two_workers(deployment)
     plans = [["c a f e", "a b c", "j i h g", "d d"], ["b d g h", "e e d", "f a c e d", "g"]]
-    seen = [{"upstreams": [], "labels": []} for _ in cookies]
-    threads = [threading.Thread(target=student, args=(deployment, c, p, s)) for c, p, s in zip(cookies, plans, seen)]
+    seen = [{"upstreams": [], "labels": []} for _ in browsers]
+    threads = [threading.Thread(target=student, args=(b, p, s)) for b, p, s in zip(browsers, plans, seen)]
     for t in threads:
         t.start()
     for t in threads:
@@ -183,8 +227,142 @@ def put_upload(deployment, size: int, send_body: bool) -> tuple[int, str | None]
         connection.close()
 
 
+def test_each_render_draws_new_secret_tokens_each_naming_one_upstream(tmp_path):
+    upstreams = ["127.0.0.1:1", "127.0.0.1:2"]
+    first, second = (render(upstreams, "127.0.0.1:3", tmp_path / d).read_text() for d in "ab")
+    cookie = cookie_name("127.0.0.1:3", upstreams)
+    assert cookie.startswith("tv_route_") and cookie != cookie_name("0.0.0.0:3", upstreams)
+
+    def tokens(text: str) -> dict[str, str]:
+        block = text.split(f"map $cookie_{cookie} $route_group {{")[1].split("}")[0]
+        return dict(line.strip().rstrip(";").split() for line in block.splitlines()[2:] if line.strip())
+    one, two = tokens(first), tokens(second)
+    assert len(one) == 2 * 2000 and sorted(set(one.values())) == ["tv_worker_0", "tv_worker_1"]
+    assert not set(one) & set(two), "a render reused another's tokens"
+    assert (tmp_path / "a" / "nginx.conf").stat().st_mode & 0o077 == 0, "the tokens are readable by others"
+
+
+def forged_cookies(deployment, issued: str) -> dict[str, str]:
+    flipped = issued[:-1] + ("0" if issued[-1] != "0" else "1")
+    return {"random token": secrets.token_hex(16), "issued token, one digit changed": flipped,
+            "300 bytes": "x" * 300, "issued token + 300 bytes": issued + "x" * 300}
+
+
+def test_a_cookie_nginx_did_not_issue_chooses_no_worker(deployment):
+    """Issue 27 finding 7: a value of the client's own is routed round-robin (both workers answer it) and
+    the response replaces it with an issued token; nginx never logs a limit key too long to hold."""
+    browser = Browser(deployment)
+    browser.get("/healthz")
+    for what, value in forged_cookies(deployment, browser.route).items():
+        header = f"{deployment.cookie}={value}"
+        answers = [get(deployment.base + "/healthz", header) for _ in range(6)]
+        assert all(status == 200 for status, _, _ in answers), what
+        assert len({h["X-Upstream"] for _, h, _ in answers}) == 2, f"{what}: always sent to one worker"
+        for _, h, _ in answers:
+            issued = set_cookie(h, deployment.cookie)
+            assert issued != value and len(issued) == 32, what
+            assert upstream_of(deployment, f"{deployment.cookie}={issued}") == h["X-Upstream"], what
+    log = (deployment.run_dir / "logs" / "error.log").read_text(errors="replace")
+    assert "key is more than" not in log, log[-2000:]
+
+
+def test_a_300_byte_cookie_gets_no_more_websockets_than_any_browser(deployment):
+    """Issue 27 finding 7: 60 websockets with one 300-byte cookie all connected (nginx: "key is more than
+    255 bytes"). The per-browser limit keys by the first 64 bytes: 16 connect, the rest get 429."""
+    from websockets.exceptions import InvalidStatus
+    header = f"{deployment.cookie}={'y' * 300}"
+    opened, refused = [], []
+    try:
+        for _ in range(Limits().client_connections + 8):
+            try:
+                opened.append(open_session(deployment, header))
+            except InvalidStatus as e:
+                refused.append(e.response.status_code)
+    finally:
+        for ws in opened:
+            ws.close()
+    assert len(opened) == Limits().client_connections and set(refused) == {429}, (len(opened), refused)
+    assert LIMIT_KEY_BYTES < 256
+
+
+def upload_file(browser: Browser, session_id: str, name: str, data: bytes) -> tuple[int, str, str]:
+    """PUT one file to the session's upload URL as Streamlit's frontend does (multipart, the XSRF token of
+    the _streamlit_xsrf cookie in X-Xsrftoken). Returns (status, file id, X-Upstream)."""
+    from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
+    browser.jar.setdefault("_streamlit_xsrf", generate_xsrf_token_string())
+    file_id, boundary = secrets.token_hex(8), secrets.token_hex(12)
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+            f"Content-Type: text/plain\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    connection = http.client.HTTPConnection("127.0.0.1", browser.deployment.port, timeout=30)
+    try:
+        connection.request("PUT", f"/_stcore/upload_file/{session_id}/{file_id}", body=body, headers={
+            "Content-Type": f"multipart/form-data; boundary={boundary}", "Cookie": browser.header(),
+            "X-Xsrftoken": browser.jar["_streamlit_xsrf"], "Origin": browser.deployment.base})
+        response = connection.getresponse()
+        response.read()
+        browser.take(response.headers.get_all("Set-Cookie") or [])
+        return response.status, file_id, response.getheader("X-Upstream")
+    finally:
+        connection.close()
+
+
+def rerun_with_upload(ws, uploader: str, file_id: str, name: str, size: int, found: dict) -> None:
+    """The rerun the browser sends once the upload is done: the uploader's state names the file."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    message = BackMsg()
+    message.rerun_script.query_string = urllib.parse.urlencode({"model": MODEL, "text": "a b"})
+    message.rerun_script.page_name = "explorer"
+    state = message.rerun_script.widget_states.widgets.add()
+    state.id = uploader
+    info = state.file_uploader_state_value.uploaded_file_info.add()
+    info.file_id, info.name, info.size = file_id, name, size
+    ws.send(message.SerializeToString())
+    read_run(ws, found)
+
+
+def wait_until(condition, what: str, timeout: float = START_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.5)
+
+
+def test_after_its_worker_dies_a_session_downloads_and_uploads_where_it_reconnected(deployment):
+    """Issue 27 finding 6: a session moved to the other worker while its own was down must keep its CSV
+    downloads and uploads on the worker that now holds it, also once its old worker is back (they got 404
+    and 400 there: the cookie still named the old worker)."""
+    browser, sentence = Browser(deployment), "b a d c"
+    browser.get("/")
+    old_route, own = browser.route, upstream_of(deployment, browser.header())
+    with browser.connect() as ws:
+        assert ws.response.headers["X-Upstream"] == own
+        rerun(ws, sentence)
+    victim = next(w for w in deployment.state()["workers"] if f"127.0.0.1:{w['port']}" == own)
+    os.kill(victim["pid"], signal.SIGKILL)
+    with browser.connect() as ws:                        # Streamlit's reconnect: the same page, a new session
+        moved_to = ws.response.headers["X-Upstream"].split(", ")[-1]
+        assert moved_to != own
+        found = {}
+        labels, _ = rerun(ws, sentence, found=found)
+        assert set(labels) == expected_labels(sentence) and found["downloads"], found
+        old_cookie = f"{deployment.cookie}={old_route}"
+        wait_until(lambda: worker_healthy(victim["port"]) and upstream_of(deployment, old_cookie) == own,
+                   f"the killed worker {own} is not back\n{deployment.log()}")
+        # Its old worker is back, and the old cookie would go there; this browser's cookie follows its session.
+        status, headers, body = browser.get(found["downloads"][0])
+        assert (status, headers["X-Upstream"]) == (200, moved_to), (status, headers.get("X-Upstream"))
+        assert "0 b" in body.decode(), body[:200]
+        text = "d c b a\nc c a\n".encode()
+        status, file_id, upstream = upload_file(browser, found["session_id"], "mine.txt", text)
+        assert (status, upstream) == (204, moved_to)
+        after = {}
+        rerun_with_upload(ws, found["uploader"], file_id, "mine.txt", len(text), after)
+        assert "2 sentences in the file" in after.get("selectboxes", []), after
+
+
 def test_a_dead_worker_is_restarted(deployment):
     victim = deployment.state()["workers"][0]
+    restarts = victim["restarts"]
     os.kill(victim["pid"], signal.SIGKILL)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
@@ -195,7 +373,7 @@ def test_a_dead_worker_is_restarted(deployment):
         time.sleep(0.5)
     else:
         raise AssertionError(f"worker not restarted\n{deployment.log()}")
-    assert now["restarts"] == 1
+    assert now["restarts"] == restarts + 1
 
 
 def test_term_stops_nginx_and_every_worker(deployment):
