@@ -5,10 +5,11 @@
     model/inference nn, capture, io                           model/training  nn, capture, io, inference
     model/analysis  capture (and inference/io only in the modules that run the model, RUNS_MODEL);
                     its pure-maths modules import no torch
-    model/cli       anything (every main() lives here)
+    model/cli       anything in model (every main() lives here); nothing under model/ imports viz/
     viz/figures     never streamlit, torch or a model package that runs the model
     viz/pages       never torch, never model io/inference/training/nn (they ask viz/services)
-    viz/*           only viz/services (and the lesson writer, a service) touch model io/inference/training/nn
+    viz/*           only viz/services touches model io/inference/training/nn
+    everywhere      no import circle: model, viz, app.py, the commands above both, bench/, deploy/, tests/
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ LAYERS_ALLOWED = {
 }
 RUNS_MODEL = {"ablation", "decoding", "attribution", "patching"}     # analyses that run the model
 MODEL_RUNNERS = {"model.io", "model.inference", "model.training", "model.nn"}
-VIZ_SERVICES = {"viz.services", "viz.lesson"}
+VIZ_SERVICES = {"viz.services"}
 
 
 def module_name(path: Path) -> str:
@@ -84,6 +85,77 @@ def test_pure_analysis_modules_import_no_torch():
         if path.stem in RUNS_MODEL or path.stem == "__init__":
             continue
         assert "torch" not in {m.split(".")[0] for m in imports_of(path)}, f"{path.name} imports torch"
+
+
+def test_nothing_under_model_imports_the_app():
+    """The library stands alone: a command that needs both the model and viz/ lives above both."""
+    for path in python_files("model"):
+        upward = sorted(m for m in imports_of(path) if m == "viz" or m.startswith("viz."))
+        assert not upward, f"{module_name(path)} imports {upward}"
+
+
+# Folders whose scripts import each other by bare name (their folder is on sys.path when they run).
+SCRIPT_FOLDERS = ("bench", "deploy", "tests")
+
+
+def project_modules() -> dict[str, Path]:
+    """Every importable module of the project: dotted names of the packages and app.py, bare names of the
+    scripts in SCRIPT_FOLDERS."""
+    found = {module_name(p): p for folder in PACKAGES for p in python_files(folder)}
+    found |= {p.stem: p for p in ROOT.glob("*.py")}
+    for folder in SCRIPT_FOLDERS:
+        found |= {p.stem: p for p in (ROOT / folder).glob("*.py") if p.stem not in found}
+    return found
+
+
+PACKAGES = [p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (anywhere in it, function-level imports included)."""
+    modules = project_modules()
+    return {me: {m for m in imports_of(path) if m in modules and m != me} for me, path in modules.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each a circle of imports."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_anywhere():
+    graph = import_graph()
+    assert {"bench.faults", "faults", "viz.services", "model.cli.__main__"} & set(graph), "the walk found nothing"
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_only_the_command_line_tools_define_main():

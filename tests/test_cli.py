@@ -1,4 +1,5 @@
-"""`python -m model.cli`: the command list, and the lesson command's file and one-line errors (exit 2)."""
+"""`transformer-viz` (python -m transformer_viz): the command list, and the lesson command's file and one-line
+errors (exit 2)."""
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ TOY = ROOT / "pretrained" / "toy-reverse"
 def run_cli(*args, cwd) -> subprocess.CompletedProcess:
     """From any working directory, as an installed `transformer-viz` would run (model paths as given)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "model.cli", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "transformer_viz", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300)
 
 
@@ -109,6 +110,10 @@ HOSTILE_FILES = {  # under the folder TMP the calls below name, beside TMP/toy, 
     "list.json": "[1, 2]\n", "latin1.json": '{"note": "café"}'.encode("latin-1"),
     "latin1-data/dev.tsv": LATIN1, "latin1-data/test.tsv": "en\tes\na b\tb a\n",
     "header-only-data/dev.tsv": "en\tes\n", "header-only-data/test.tsv": "en\tes\na b\tb a\n",
+    "bad-tok-data/train.tsv": "en\tes\na b\tb a\n", "bad-tok-data/dev.tsv": "en\tes\na b\tb a\n",
+    "bad-tok-data/tokenizer.json": '{"not": "a tokenizer"}',
+    "fifo-tok-data/train.tsv": "en\tes\na b\tb a\n", "fifo-tok-data/dev.tsv": "en\tes\na b\tb a\n",
+    "ok-data/train.tsv": "en\tes\na b\tb a\n", "ok-data/dev.tsv": "en\tes\na b\tb a\n",
 }
 EVALUATE = ["evaluate", "--model", "TMP/toy", "--out", "TMP/metrics.json", "--test"]
 EXAMPLES = ["examples", "--model", "TMP/toy", "--start", "a b", "--test"]
@@ -166,6 +171,47 @@ MISTAKES = {  # more of a person's mistakes, called in-process (seconds for the 
                                          "--names", "nomatch*"], "--names: nothing captured matches 'nomatch*'"),
     "export, --average 0": (["export", "--run", "TMP/run", "--out", "TMP/x", "--average", "0"], "argument --average"),
     "export, --average -1": (["export", "--run", "TMP/run", "--out", "TMP/x", "--average", "-1"], "argument --average"),
+    # issue 27, finding 8: input files with a size limit, and nothing that is not a regular file
+    "translate --input /dev/zero": (TRANSLATE + ["--input", "/dev/zero"], "/dev/zero: a device, not a regular file"),
+    "translate --input a FIFO": (TRANSLATE + ["--input", "TMP/fifo"], "fifo: a pipe (FIFO), not a regular file"),
+    "translate --input a folder": (TRANSLATE + ["--input", "TMP"], "a folder, not a regular file"),
+    "translate --input over the limit": (TRANSLATE + ["--input", "TMP/huge.txt"], "huge.txt: 67,108,865 bytes, more than"),
+    "evaluate --test /dev/zero": (EVALUATE + ["/dev/zero"], "/dev/zero: a device, not a regular file"),
+    "evaluate --test a FIFO": (EVALUATE + ["TMP/fifo"], "fifo: a pipe (FIFO), not a regular file"),
+    "examples --test /dev/zero": (EXAMPLES + ["/dev/zero", "--everyday", "TMP/ok.tsv"], "/dev/zero: a device"),
+    "examples --everyday a FIFO": (EXAMPLES + ["TMP/ok.tsv", "--everyday", "TMP/fifo"], "fifo: a pipe (FIFO)"),
+    # finding 9: train's data, options that do not apply, and its output folder, before any training
+    "train --data /dev/zero": (["train", "--task", "translate", "--data", "/dev/zero", "--out", "TMP/run"],
+                               "--data /dev/zero: a device, not a corpus folder; build it with"),
+    "train --data an empty folder": (["train", "--task", "translate", "--data", "TMP/empty-data", "--out", "TMP/run"],
+                                     "no train.tsv, no dev.tsv, no tokenizer.json in it"),
+    "train --data with a broken tokenizer": (["train", "--task", "translate", "--data", "TMP/bad-tok-data",
+                                              "--out", "TMP/run"], "tokenizer.json: not a usable tokenizer"),
+    "train --data with a FIFO for a tokenizer": (["train", "--task", "translate", "--data", "TMP/fifo-tok-data",
+                                                  "--out", "TMP/run"], "no tokenizer.json in it"),
+    "train reverse --d-model": (["train", "--task", "reverse", "--out", "TMP/run", "--d-model", "512"],
+                                "argument --d-model: applies to --task translate only"),
+    "train reverse --layers": (["train", "--task", "reverse", "--out", "TMP/run", "--layers", "6"],
+                               "argument --layers: applies to --task translate only"),
+    "train reverse --heads": (["train", "--task", "reverse", "--out", "TMP/run", "--heads", "4"],
+                              "argument --heads: applies to --task translate only"),
+    "train reverse --init-from": (["train", "--task", "reverse", "--out", "TMP/run", "--init-from", "/etc"],
+                                  "argument --init-from: applies to --task translate only"),
+    "train translate --steps": (["train", "--task", "translate", "--out", "TMP/run", "--steps", "5"],
+                                "argument --steps: applies to the toy tasks only"),
+    "train reverse --out /dev/full": (["train", "--task", "reverse", "--out", "/dev/full"],
+                                      "--out /dev/full: a device, not a folder"),
+    "train reverse --out a file": (["train", "--task", "reverse", "--out", "TMP/ok.tsv"], "ok.tsv: a file, not a folder"),
+    "train translate --out /dev/full": (["train", "--task", "translate", "--data", "TMP/ok-data", "--out", "/dev/full"],
+                                        "--out /dev/full: a device, not a folder"),
+    # finding 10: trace writes the path given or refuses it
+    "trace --out /dev/full": (["trace", "--model", "TMP/toy", "--text", "a b", "--out", "/dev/full"],
+                              "--out /dev/full: a device, not a regular file; not written"),
+    "trace --out ''": (["trace", "--model", "TMP/toy", "--text", "a b", "--out", ""], "--out: empty"),
+    "trace --out a FIFO": (["trace", "--model", "TMP/toy", "--text", "a b", "--out", "TMP/fifo"],
+                           "fifo: a pipe (FIFO), not a regular file; not written"),
+    "trace --out in a missing folder": (["trace", "--model", "TMP/toy", "--text", "a b", "--out", "TMP/nope/t.npz"],
+                                        "no folder"),
 }
 
 
@@ -176,12 +222,18 @@ def hostile(tmp_path_factory):
     for name, content in HOSTILE_FILES.items():
         (folder / name).parent.mkdir(exist_ok=True)
         getattr(folder / name, "write_bytes" if isinstance(content, bytes) else "write_text")(content)
+    os.mkfifo(folder / "fifo")                                  # opening it to read or write would block
+    os.mkfifo(folder / "fifo-tok-data" / "tokenizer.json")
+    (folder / "empty-data").mkdir()
+    shutil.copyfile(TOY / "tokenizer.json", folder / "ok-data" / "tokenizer.json")
+    with open(folder / "huge.txt", "wb") as f:                 # sparse: one byte over translate's 64 MiB
+        f.truncate(64 * 2**20 + 1)
     return folder
 
 
 @pytest.mark.parametrize("case", MISTAKES)
 def test_a_mistaken_argument_or_file_is_one_error_line(hostile, case, capsys, monkeypatch):
-    from model.cli.__main__ import main
+    from transformer_viz.__main__ import main
     argv, said = MISTAKES[case]
     monkeypatch.setattr(sys, "argv", ["transformer-viz"])     # the dispatcher names the command in sys.argv[0]
     try:
@@ -201,8 +253,35 @@ def test_translate_reads_the_english_column_of_a_test_set(tmp_path):
     assert read_lines(str(tmp_path / "lines.txt")) == ["en\ta b", "", "c"]
 
 
-def test_trace_says_the_file_it_wrote(tmp_path):
-    """numpy adds .npz to a name without it: the message names the file that exists."""
+def test_trace_writes_exactly_the_path_given(tmp_path):
+    """numpy's savez adds .npz to a name without it (--out /dev/full made /dev/full.npz): trace writes the
+    name given, and says it."""
+    from model.capture.trace import Trace
     result = run_cli("trace", "--model", str(TOY), "--text", "a b c", "--out", "trace", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "trace.npz").is_file() and result.stdout.startswith("trace.npz: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trace"] and result.stdout.startswith("trace: ")
+    assert Trace.load(tmp_path / "trace").meta["tgt_text"] == "c b a"
+
+
+def test_data_without_the_sword_modules_says_what_to_install(tmp_path, capsys, monkeypatch):
+    """pysword's own error was `KeyError: 'spaRV1909eb'` (or a missing mods.d) with a traceback."""
+    from model.cli.__main__ import main
+    from model.training import corpus
+    monkeypatch.setattr(corpus.build_corpus, "__defaults__", (tmp_path / "no-sword", corpus.MAX_CHARS))
+    monkeypatch.setattr(sys, "argv", ["transformer-viz"])
+    (tmp_path / "no-sword" / "mods.d").mkdir(parents=True)
+    (tmp_path / "no-sword" / "mods.d" / "engweb2015eb.conf").write_text("[engWEB2015eb]\n")   # English only
+    assert main(["data", "--out", str(tmp_path / "corpus")]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "spaRV1909eb is not installed" in line and "apt-get install sword-text-web sword-text-sparv" in line
+    assert not (tmp_path / "corpus").exists()
+
+
+def test_train_refuses_an_unwritable_out_before_training(hostile, capsys, monkeypatch):
+    """--out /dev/full failed only after the training; now before a step is taken."""
+    from model.cli.__main__ import main
+    from model.cli import train
+    monkeypatch.setattr(train, "train_toy", lambda *a, **k: pytest.fail("trained before checking --out"))
+    monkeypatch.setattr(sys, "argv", ["transformer-viz"])
+    assert main(["train", "--task", "reverse", "--out", "/dev/full"]) == 2
+    assert "--out /dev/full: a device, not a folder" in error_line(capsys.readouterr().err)

@@ -199,7 +199,7 @@ def test_every_tour_step_has_its_words_in_both_catalogues():
 
 
 def test_what_the_model_knows_in_chinese():
-    from viz.pages.about import what_the_model_knows
+    from viz.model_words import what_the_model_knows
     assert "1909" in what_the_model_knows("en-es", None, "zh") and "圣经" in what_the_model_knows("en-es", None, "zh")
     assert "倒序" in what_the_model_knows("toy-reverse", {"task": "reverse"}, "zh")
     assert "mystery" in what_the_model_knows("toy-x", {"task": "mystery"}, "zh")

@@ -234,14 +234,14 @@ def test_cli_writes_the_lesson_in_chinese(tmp_path):
 def test_the_download_buttons_lesson_follows_the_session_language(monkeypatch):
     """The button (viz/lesson_ui.py under every page) is given the view's keys and the session's language;
     the lesson it serves has the steps' Chinese titles."""
-    from viz import lesson_ui, services
+    from viz import lesson_ui
     given = []
     monkeypatch.setattr(lesson_ui, "partial", lambda *a, **k: given.append((a, k)) or functools.partial(*a, **k))
     at = run_page("explorer.py", model="toy-reverse", text="a b c", lang="zh")
     no_exceptions(at)
     assert given, "no download button under the page"
     (function, *keys), options = given[-1]
-    assert function is services.lesson_bytes and keys[:2] == ["toy-reverse", "a b c"] and options == {"lang": "zh"}
-    lesson = services.lesson_bytes(*keys, lang="zh").decode("utf-8")
+    assert function is lesson_ui.lesson_bytes and keys[:2] == ["toy-reverse", "a b c"] and options == {"lang": "zh"}
+    lesson = lesson_ui.lesson_bytes(*keys, lang="zh").decode("utf-8")
     assert '<html lang="zh">' in lesson and catalogue("zh")["tour.one_head.title"] in lesson
-    assert services.lesson_bytes(*keys).decode("utf-8").count(catalogue("zh")["tour.one_head.title"]) == 0
+    assert lesson_ui.lesson_bytes(*keys).decode("utf-8").count(catalogue("zh")["tour.one_head.title"]) == 0

@@ -162,7 +162,6 @@ def test_about_model_with_training_log_and_card(tmp_path, monkeypatch):
         "50,1,5.1000,,0.000100,1200\n100,1,4.2000,4.4000,0.000200,1300\n150,2,3.6000,,0.000190,1250\n")
     (models / "toy-logged" / "README.md").write_text("# Toy card\n\nData: generated. Licence: MIT.\n")
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
-    monkeypatch.setattr("viz.services.MODEL_ROOT", models)   # read at import; the module is already imported
     at = run_page("about.py", model="toy-logged", text="a b")
     no_exceptions(at)
     body = texts(at)
@@ -185,7 +184,6 @@ def test_about_metrics_are_a_score_table_with_nothing_cut(tmp_path, monkeypatch)
         {"test_file": "test.tsv", "pairs": 1000, "greedy": score(29.46, 42.3), "beam4": score(30.79, 67.5),
          "baseline_after_5_epochs_greedy": score(19.18, 43.1), "checkpoint": note}))
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
-    monkeypatch.setattr("viz.services.MODEL_ROOT", models)
     for lang, greedy_name, beam_name in (("en", "greedy", "beam search, beam 4"), ("zh", "贪心搜索", "束搜索，束宽 4")):
         at = run_page("about.py", model="toy-scored", text="a b", lang=lang)
         no_exceptions(at)

@@ -13,7 +13,7 @@ from model.capture import schema
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from viz import services
-from viz.pages.about import what_the_model_knows
+from viz.model_words import what_the_model_knows
 from viz.i18n import catalogue
 from viz.tour_steps import TOUR
 

@@ -8,7 +8,7 @@ import pytest
 from apptest_utils import no_exceptions, run_page, texts
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
-from viz.services import MODEL_ROOT
+from viz import ROOT
 
 TEXT = "a b c d e"
 
@@ -16,7 +16,7 @@ TEXT = "a b c d e"
 @pytest.fixture(scope="module")
 def trace():
     """The same forward pass the page runs, computed independently."""
-    return trace_sentence(load_checkpoint(MODEL_ROOT / "toy-reverse"), TEXT)
+    return trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), TEXT)
 
 
 def _caption(at, start: str) -> str:

@@ -8,7 +8,7 @@ from apptest_utils import first_chart, no_exceptions, run_page, texts
 from model.analysis import zoo
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
-from viz.services import MODEL_ROOT
+from viz import ROOT
 
 
 def _warnings(at) -> str:
@@ -46,7 +46,7 @@ def test_zoo_default_uses_the_model_head_and_reproduces_its_pattern():
     gap = float(check.rsplit("difference ", 1)[1].rstrip(").")) 
     assert gap < 1e-5
     # the weights CSV is the real head's pattern (encoder, layer 0, head 0)
-    trace = trace_sentence(load_checkpoint(MODEL_ROOT / "toy-reverse"), "a b c d")
+    trace = trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), "a b c d")
     q, k = trace["encoder.layers.0.self_attn.hook_q"][0], trace["encoder.layers.0.self_attn.hook_k"][0]
     np.testing.assert_allclose(zoo.softmax(zoo.scores("scaled", q, k)),
                                trace["encoder.layers.0.self_attn.hook_pattern"][0], atol=1e-5)
@@ -112,7 +112,7 @@ def test_training_draws_the_example_before_train_is_pressed():
     figures = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
     assert set(figures) == {"train-before", "train-goal"}
     goal = _z(figures["train-goal"])
-    shipped = trace_sentence(load_checkpoint(MODEL_ROOT / "toy-reverse"), "a b c", target="c b a")
+    shipped = trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), "a b c", target="c b a")
     np.testing.assert_allclose(goal, shipped["decoder.layers.1.cross_attn.hook_pattern"].mean(0), atol=1e-5)
     assert figures["train-before"]["data"][0]["y"] == ["0 c", "1 b", "2 a", "3 &lt;/s&gt;"]   # rows: what is predicted
 

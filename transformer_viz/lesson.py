@@ -1,7 +1,8 @@
-"""Write one sentence's guided lesson as a single HTML file that opens offline.
+"""Write one sentence's guided lesson as a single HTML file that opens offline (the library traces the
+sentence; the app's tour figures and catalogue write the page, so this command lives above both).
 
-    python -m model.cli lesson --model pretrained/en-es --text "The man went to the house." --out lesson.html
-    python -m model.cli lesson --model pretrained/en-es --text "The man went to the house." --out 课.html --lang zh
+    python -m transformer_viz lesson --model pretrained/en-es --text "The man went to the house." --out lesson.html
+    python -m transformer_viz lesson --model pretrained/en-es --text "The man went to the house." --out 课.html --lang zh
 """
 from __future__ import annotations
 

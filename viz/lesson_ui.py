@@ -1,5 +1,5 @@
 """The "Download this lesson as HTML" button under every page: viz/lesson.py's offline lesson of the
-sidebar's sentence, from the trace the pages already show, built only when clicked (viz/services.py)."""
+sidebar's sentence, from the trace the pages already show (viz/services.py's cache), built only when clicked."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,8 @@ from functools import partial
 import streamlit as st
 
 from viz.i18n import current_lang, t
-from viz.services import lesson_bytes
+from viz.lesson import lesson_html
+from viz.services import cached_trace, load_bundle
 from viz.state import Context
 
 
@@ -16,6 +17,14 @@ def file_name(model_id: str, text: str) -> str:
     """lesson-en-es-the-man-went-to-the.html: letters, digits and dashes only."""
     words = "-".join(re.findall(r"\w+", text.lower(), flags=re.ASCII)[:5])
     return f"lesson-{model_id}{'-' + words if words else ''}.html"
+
+
+def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_tokens: int,
+                 lang: str = "en") -> bytes:
+    """The offline HTML lesson of this view in `lang` (about 5 MB, most of it plotly.js), made when clicked;
+    the trace comes from the cache (not recomputed for another language)."""
+    trace = cached_trace(model_id, text, target, beam, max_tokens)
+    return lesson_html(trace, load_bundle(model_id).path, lang).encode("utf-8")
 
 
 def lesson_button(ctx: Context) -> None:

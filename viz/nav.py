@@ -1,13 +1,10 @@
 """The app's pages in teaching order, and the navigation menu built from them."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
+from viz import ROOT
 from viz.i18n import t
-
-ROOT = Path(__file__).resolve().parents[1]
 
 PAGES = [  # (file, English title, url path, icon, menu section) in teaching order; the first is served at /
     # (the menu shows the titles of viz/locales: nav.page.<url path>, nav.section.<section>)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from viz import ROOT
 from viz.i18n import t
 from viz.lesson_ui import lesson_button
-from viz.services import ROOT
 from viz.state import current, qp_choice, set_query
 from viz.tour_steps import presenter_order
 from viz.ui import PageStop

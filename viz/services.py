@@ -28,12 +28,9 @@ from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_
                                  train_live, trained_lengths_note, training_slot)
 from model.training.tasks import TASKS  # noqa: F401 (for the page)
 from model.training.train import TOY_SIZES  # noqa: F401 (for the page)
+from viz import ROOT
 from viz.i18n import t
-from viz.lesson import lesson_html
 from viz.trace_cache import TraceCache
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def model_root() -> Path:
     """Models are only ever read from this folder (or one named by an operator): no path from a user.
@@ -41,7 +38,6 @@ def model_root() -> Path:
     return Path(os.environ.get("TRANSFORMER_VIZ_MODELS", ROOT / "pretrained")).resolve()
 
 
-MODEL_ROOT = model_root()  # the folder at start-up (tests read the shipped models from it)
 DEFAULT_MODEL = "en-es"
 # One intra-op thread per script run: decoding is hundreds of small ops, and in Streamlit's worker threads
 # a 2-thread OpenMP team is re-formed for every op; concurrent sessions then use both cores instead of
@@ -52,7 +48,7 @@ torch.set_num_threads(TORCH_THREADS)
 
 
 def model_ids() -> list[str]:
-    """Folders under MODEL_ROOT that look like checkpoints; the default model first."""
+    """Folders under model_root() that look like checkpoints; the default model first."""
     root = model_root()
     if not root.is_dir():
         return []
@@ -124,14 +120,6 @@ def trace_npz(model_id: str, text: str, target: str | None, beam: int, max_token
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_tokens: int,
-                 lang: str = "en") -> bytes:
-    """The offline HTML lesson of this view in `lang` (about 5 MB, most of it plotly.js), made when clicked;
-    the language is part of the cache key, the trace is not recomputed for another language."""
-    trace = cached_trace(model_id, text, target, beam, max_tokens)
-    return lesson_html(trace, load_bundle(model_id).path, lang).encode("utf-8")
-
-
 def preset_groups(model_id: str) -> dict[str, list[str]]:
     """Example sentences shipped with the model (presets.txt: '# group' lines, then one sentence a line;
     written by `python -m model.cli examples`, which measures them). Lines before any group are 'start'."""

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from viz.figures.attention import grid_cell
 from viz.i18n import t
 from viz.state import current, qp_int, set_query
 
@@ -54,19 +53,6 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
                         format_func=lambda h: t("ui.head_mean") if h == -1 else t("ui.head_n", h=h))
     set_query(**{f"layer{suffix}": layer, f"head{suffix}": head})
     return layer, (None if head == -1 else head)
-
-
-def open_clicked_head(kind: str) -> None:
-    """on_select of the explorer's all-heads grid: runs before the rerun, while the pickers may still
-    change (setting them from the page, after they are drawn, raises)."""
-    points = st.session_state[f"grid-{kind}"]["selection"]["points"]
-    picked = grid_cell(points[0]) if points else None
-    if picked is not None:
-        st.session_state[f"explorer-{kind}-layer"], st.session_state[f"explorer-{kind}-head"] = picked
-
-
-def formula(latex: str) -> None:
-    st.latex(latex)
 
 
 class PageStop(Exception):

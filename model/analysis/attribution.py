@@ -204,7 +204,8 @@ def _path_gradients(model, src_ids, tgt_ids, alphas, score: str) -> Attribution:
     n_out = len(tgt_ids)
     groups = _row_groups(n_out)
     total = torch.zeros(n_out, x.size(0), device=model.device)                 # [T,S]
-    written_out = {name: _unchanged for name in model.hook_names if name.endswith(".hook_pattern")}
+    written_out = {schema.pattern_name(kind, layer): _unchanged for kind in schema.KINDS
+                   for layer in range(schema.n_layers(model.cfg, kind))}
     for chunk in _alpha_chunks(alphas, max((hi - lo for lo, hi in groups), default=1), x.size(0) + n_out):
         path = (torch.tensor(chunk, dtype=x.dtype, device=x.device)[:, None, None] * x).requires_grad_()  # [m,S,D]
         src = as_batch(src_ids, model, len(chunk))

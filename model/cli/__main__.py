@@ -1,5 +1,6 @@
-"""`transformer-viz COMMAND ...` (installed) or `python -m model.cli COMMAND ...`: one entry point for every
-command-line tool."""
+"""`python -m model.cli COMMAND ...`: the library's command-line tools, and the dispatcher every entry point
+shares. `transformer-viz COMMAND` (transformer_viz/__main__.py, above model/ and viz/) runs these and the
+commands that need the app as well (lesson)."""
 from __future__ import annotations
 
 import importlib
@@ -7,39 +8,43 @@ import sys
 
 from model.cli.arguments import fail
 
-COMMANDS = {
-    "app": "start the web app (streamlit run app.py; extra arguments go to streamlit)",
-    "lesson": "write one sentence's guided lesson as a single offline HTML file",
-    "translate": "translate text with a model folder",
-    "trace": "capture a Trace of one sentence to an .npz file",
-    "train": "train a toy task model or the en-es translator",
-    "evaluate": "BLEU and chrF of a model on a test TSV",
-    "export": "export a training run to a shipped model folder",
-    "data": "build the en-es corpus from the SWORD Bible modules",
-    "examples": "choose a model's example sentences by measuring them (presets.txt)",
-    "sweep": "train a few settings side by side and rank them on the dev set",
-    "judge": "should a retrained model replace the shipped one? (dev, test, repeats, everyday, size)",
+COMMANDS = {   # name -> (module with main(argv), what it does)
+    "app": ("model.cli.app", "start the web app (streamlit run app.py; extra arguments go to streamlit)"),
+    "translate": ("model.cli.translate", "translate text with a model folder"),
+    "trace": ("model.cli.trace", "capture a Trace of one sentence to an .npz file"),
+    "train": ("model.cli.train", "train a toy task model or the en-es translator"),
+    "evaluate": ("model.cli.evaluate", "BLEU and chrF of a model on a test TSV"),
+    "export": ("model.cli.export", "export a training run to a shipped model folder"),
+    "data": ("model.cli.data", "build the en-es corpus from the SWORD Bible modules"),
+    "examples": ("model.cli.examples", "choose a model's example sentences by measuring them (presets.txt)"),
+    "sweep": ("model.cli.sweep", "train a few settings side by side and rank them on the dev set"),
+    "judge": ("model.cli.judge", "should a retrained model replace the shipped one? (dev, test, repeats, everyday, size)"),
 }
+USAGE = "python -m model.cli COMMAND [options]   (every command, the lesson too: transformer-viz COMMAND)"
 
 
-def usage() -> str:
-    width = max(map(len, COMMANDS))
-    commands = "\n".join(f"  {name:<{width}}  {text}" for name, text in COMMANDS.items())
-    return f"usage: transformer-viz COMMAND [options]   (or: python -m model.cli COMMAND)\n\ncommands:\n{commands}"
+def usage(commands: dict[str, tuple[str, str]], usage_line: str) -> str:
+    width = max(map(len, commands))
+    listed = "\n".join(f"  {name:<{width}}  {text}" for name, (_module, text) in commands.items())
+    return f"usage: {usage_line}\n\ncommands:\n{listed}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in COMMANDS:
-        print(usage(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+def dispatch(argv: list[str], commands: dict[str, tuple[str, str]], usage_line: str = USAGE) -> int:
+    """Run commands[argv[0]]'s main(argv[1:]); a person's mistake (ValueError, OSError) is one line, exit 2."""
+    if not argv or argv[0] not in commands:
+        print(usage(commands, usage_line), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
-    module = importlib.import_module(f"model.cli.{argv[0]}")
+    module = importlib.import_module(commands[argv[0]][0])
     sys.argv[0] = f"{sys.argv[0]} {argv[0]}"
     try:
         result = module.main(argv[1:])
     except (ValueError, OSError) as e:   # a person's mistake, one line and no traceback: InputError, CheckpointError,
         return fail(e)                   # a file read_tsv refuses and a device pick_device refuses are ValueErrors
     return result if isinstance(result, int) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return dispatch(sys.argv[1:] if argv is None else argv, COMMANDS)
 
 
 if __name__ == "__main__":

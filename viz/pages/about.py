@@ -7,32 +7,14 @@ import streamlit as st
 
 from viz.figures.training import (clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve,
                                   parameter_groups)
-from viz.i18n import DEFAULT_LANG, catalogue, current_lang, t
+from viz.i18n import current_lang, t
+from viz.model_words import task_name, what_the_model_knows
 from viz.state import Context
 from viz.ui import need_context, show_figure
 
 CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout",
                    "max_len", "norm_first", "pe", "share_embeddings", "ln_eps", "pad_id", "bos_id", "eos_id")
-KNOWS = ("en-es",)          # models with their own paragraph, about.knows.<id> in viz/locales
-TASKS = ("reverse", "copy", "sort")   # toy tasks with a name in viz/locales (about.task.<task>)
 CONV_KERNEL = 3
-
-
-def task_name(task, lang: str) -> str:
-    task = str(task)
-    return catalogue(lang)[f"about.task.{task}"] if task in TASKS else task
-
-
-def what_the_model_knows(model_id: str, metrics, lang: str = DEFAULT_LANG) -> str | None:
-    """One plain paragraph on what the model learned from, and so where it goes wrong; None if unknown.
-    lang: the catalogue's language (callable outside a page: it reads the catalogue, not the session)."""
-    messages = catalogue(lang)
-    if model_id in KNOWS:
-        return messages[f"about.knows.{model_id}"]
-    if isinstance(metrics, dict) and "task" in metrics:
-        return messages["about.knows.toy"].format(task=task_name(metrics["task"], lang))
-    return None
-
 
 
 def architecture_summary(cfg) -> str:

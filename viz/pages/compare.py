@@ -9,7 +9,7 @@ from model.capture import schema
 from viz.figures.attention import attention_heatmap
 from viz.figures.style import symmetric_range
 from viz.figures.zoo import PAGE_WIDTH, step_heatmap
-from viz.i18n import error_text, t
+from viz.i18n import error_text, kind_title, t
 from viz.services import get_trace
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
@@ -165,7 +165,7 @@ def render() -> None:
                     horizontal=True, key="compare-mode", format_func={m: t(f"compare.mode.{m}") for m in MODES}.get)
     kind = c2.radio(t("compare.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
                     key="compare-kind", format_func={k: t(f"compare.kind.{k}") for k in KINDS}.get,
-                    help=" · ".join(t(f"fig.kind.{k}") for k in KINDS))
+                    help=" · ".join(kind_title(k) for k in KINDS))
     set_query(mode=mode, kind=kind)
     n_layers = schema.n_layers(ctx.bundle.config, kind)
     if mode == "sentences":

@@ -5,17 +5,22 @@ import numpy as np
 import streamlit as st
 
 from model.capture import schema
-from viz.figures.attention import attention_heatmap, model_view, thumbnail_block
-from viz.i18n import t
+from viz.figures.attention import attention_heatmap, grid_cell, model_view, thumbnail_block
+from viz.i18n import kind_title, t
 from viz.state import Context, qp_choice, set_query
 from viz.text import attention_labels, plain
-from viz.ui import layer_head_pickers, matrix_frame, need_context, open_clicked_head, show_figure
+from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
 
 
-def kind_title(kind: str) -> str:
-    return t(f"fig.kind.{kind}")
+def open_clicked_head(kind: str) -> None:
+    """on_select of the explorer's all-heads grid: runs before the rerun, while the pickers may still
+    change (setting them from the page, after they are drawn, raises)."""
+    points = st.session_state[f"grid-{kind}"]["selection"]["points"]
+    picked = grid_cell(points[0]) if points else None
+    if picked is not None:
+        st.session_state[f"explorer-{kind}-layer"], st.session_state[f"explorer-{kind}-head"] = picked
 
 
 def controls(cfg) -> tuple[str, int, int | None]:

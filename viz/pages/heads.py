@@ -8,7 +8,7 @@ from model.analysis import ablation, flow, heads
 from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, t
+from viz.i18n import error_text, kind_title, t
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.state import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
@@ -55,7 +55,7 @@ def kind_radio(key: str) -> str:
     default = qp_choice("kind", KINDS, "encoder")
     kind = st.radio(t("heads.kind"), KINDS, index=KINDS.index(default), horizontal=True, key=key,
                     format_func={k: kind_short(k) for k in KINDS}.get,
-                    help=" · ".join(t(f"fig.kind.{k}") for k in KINDS))
+                    help=" · ".join(kind_title(k) for k in KINDS))
     set_query(kind=kind)
     return kind
 
@@ -114,7 +114,7 @@ def statistics_tab(ctx, n_layers: dict) -> None:
     if frame is None:
         return
     matrix = heads.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
-    fig = layer_head_heatmap(matrix, title=t("heads.stat.title", kind=t(f"fig.kind.{kind}"), stat=stat_name(stat)),
+    fig = layer_head_heatmap(matrix, title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
                              value_name=t(f"heads.value.{stat}"), zmax=1.0 if stat in UNIT_STATS else None,
                              layer_label=t("ui.layer_n", i="{i}"), head_label=t("ui.head_n", h="{h}"),
                              missing=t("heads.na"))
@@ -185,7 +185,7 @@ def ablation_tab(ctx, n_layers: dict) -> None:
     mode = c2.radio(t("heads.abl.mode"), list(ablation.ABLATION_MODES),
                     index=list(ablation.ABLATION_MODES).index(mode_default), horizontal=True, key="heads-abl-mode",
                     format_func={m: t(f"heads.abl.mode.{m}") for m in ablation.ABLATION_MODES}.get)
-    st.caption(t("heads.abl.tick", kind=t(f"fig.kind.{kind}")))
+    st.caption(t("heads.abl.tick", kind=kind_title(kind)))
     heads = head_grid(kind, st.session_state["heads-ablated"], n_layers[kind], cfg.n_heads)
     st.session_state["heads-ablated"] = heads
     heads = tuple(sorted(heads))

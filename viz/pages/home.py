@@ -5,7 +5,7 @@ import streamlit as st
 from model.capture import schema
 from viz.figures.attention import translation_figure
 from viz.i18n import current_lang, t
-from viz.pages.about import what_the_model_knows
+from viz.model_words import what_the_model_knows
 from viz.services import token_confidence
 from viz.state import Context
 from viz.text import attention_labels, plain

@@ -10,7 +10,7 @@ from model.analysis.attention_math import (concat_heads, dim_labels, head_readin
 from model.capture import schema
 from model.capture.schema import sublayer_names
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
-from viz.i18n import t
+from viz.i18n import kind_title, t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure
@@ -23,10 +23,6 @@ MULTIHEAD_FORMULA = [r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}
 POST_NORM = r"x_{\text{next}} = \mathrm{LayerNorm}\big(x + \mathrm{MultiHead}(x)\big)"
 HALF_PX = 280      # the plot area of a matrix in one of two columns, on a projector
 PRE_NORM = r"x_{\text{next}} = x + \mathrm{MultiHead}(\mathrm{LayerNorm}(x))"
-
-
-def kind_title(kind: str) -> str:
-    return t(f"fig.kind.{kind}")
 
 
 def controls(cfg) -> tuple[str, int]:

@@ -14,7 +14,7 @@ from model.capture.schema import sublayer_names
 from viz.figures.attention import attention_heatmap
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import plotly_text
-from viz.i18n import t
+from viz.i18n import kind_title, t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
@@ -132,10 +132,6 @@ def step_name(i: int) -> str:
 
 def short_name(i: int) -> str:
     return t(SHORT_WORDS[i]) if i in SHORT_WORDS else SHORT[i]
-
-
-def kind_title(kind: str) -> str:
-    return t(f"fig.kind.{kind}")
 
 
 def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list[str]):

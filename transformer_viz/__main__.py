@@ -1,0 +1,22 @@
+"""`transformer-viz COMMAND ...` (installed) or `python -m transformer_viz COMMAND ...`: one entry point for
+every command-line tool: model/cli's, and the ones here that need the app's figures and words as well."""
+from __future__ import annotations
+
+import sys
+
+from model.cli.__main__ import COMMANDS as LIBRARY_COMMANDS
+from model.cli.__main__ import dispatch
+
+COMMANDS = {
+    **LIBRARY_COMMANDS,
+    "lesson": ("transformer_viz.lesson", "write one sentence's guided lesson as a single offline HTML file"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    return dispatch(sys.argv[1:] if argv is None else argv, COMMANDS, "transformer-viz COMMAND [options]   "
+                    "(or: python -m transformer_viz COMMAND)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
