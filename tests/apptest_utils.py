@@ -30,9 +30,9 @@ def run_page(page: str | None = None, **params) -> AppTest:
 
 def url_path(page: str) -> str:
     """The url_path viz/nav.py's PAGES gives a page file."""
-    for file, _title, url, *_ in PAGES:
-        if file == f"viz/pages/{page}":
-            return url
+    for entry in PAGES:
+        if entry.file == f"viz/pages/{page}":
+            return entry.url
     raise ValueError(f"viz/pages/{page} is not in viz/nav.py's PAGES")
 
 

@@ -11,7 +11,7 @@ from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz.figures.multihead import (MIN_PX_PER_KEY, concat_heatmap, head_columns, head_patterns, per_head_outputs,
                                    stage_heatmap, stage_norms, width_per_key)
-from model.analysis.attention_math import (concat_heads, describe_heads, head_summary, layer_norm, linear_arrays,
+from model.analysis.attention_math import (concat_heads, head_readings, head_summary, layer_norm, linear_arrays,
                                            max_abs_error, output_projection, token_norms)
 from model.capture.schema import sublayer_names
 
@@ -91,12 +91,11 @@ def test_head_summary_tells_positional_and_fixed_heads_apart():
     np.testing.assert_allclose(summary["max_weight"], 1.0)
     assert summary["offset"].tolist() == [0, -1, 0] and summary["offset_share"][1] == 0.75
     assert summary["favourite"][2] == 3 and summary["favourite_weight"][2] == 1.0
-    labels = ["0 a", "1 b", "2 c", "3 </s>"]
-    words = describe_heads(summary, labels, positional=True)
-    assert words[0].startswith("by position: the token itself") and "the previous token" in words[1]
-    assert words[2] == "mostly one key: 3 </s> (100% of the weight)"
+    readings = head_readings(summary, positional=True)
+    assert readings[:2] == [("position", {"offset": 0, "share": 1.0}), ("position", {"offset": -1, "share": 0.75})]
+    assert readings[2] == ("key", {"index": 3, "share": 1.0})
     spread = head_summary(np.full((1, 4, 4), 0.25))
-    assert describe_heads(spread, labels, positional=False) == ["spread out / depends on the content"]
+    assert head_readings(spread, positional=False) == [("spread", {})]
     with pytest.raises(ValueError):
         head_summary(eye)
 

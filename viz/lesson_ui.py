@@ -32,9 +32,8 @@ def lesson_button(ctx: Context) -> None:
     button is clicked, not on every run of every page. Streamlit shows no spinner for a deferred download
     (it ignores st calls there): the browser's download starts when the file is ready, and a second click
     on the same sentence is instant. The lesson is in the session's language."""
-    key = (ctx.model_id, ctx.source, (ctx.target or "").strip() or None, ctx.beam, ctx.max_tokens)
     st.download_button(
-        t("lesson.button"), data=partial(lesson_bytes, *key, lang=current_lang()),   # keys only: holds no trace
+        t("lesson.button"), data=partial(lesson_bytes, *ctx.trace_key, lang=current_lang()),   # keys only: holds no trace
         file_name=file_name(ctx.model_id, ctx.text), mime="text/html", on_click="ignore",
         icon=":material/download:", key="lesson-download",
         help=t("lesson.help"))

@@ -1,27 +1,42 @@
 """The app's pages in teaching order, and the navigation menu built from them."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import streamlit as st
 
 from viz import ROOT
 from viz.i18n import t
 
-PAGES = [  # (file, English title, url path, icon, menu section) in teaching order; the first is served at /
-    # (the menu shows the titles of viz/locales: nav.page.<url path>, nav.section.<section>)
-    ("viz/pages/home.py", "Start here", "home", ":material/home:", "Start"),
-    ("viz/pages/explorer.py", "Attention explorer", "explorer", ":material/grid_view:", "Attention"),
-    ("viz/pages/step_through.py", "Step-through: one head", "step", ":material/calculate:", "Attention"),
-    ("viz/pages/multi_head.py", "Multi-head assembly", "multihead", ":material/call_merge:", "Attention"),
-    ("viz/pages/positional.py", "Positional encoding", "positional", ":material/waves:", "Inside a layer"),
-    ("viz/pages/layernorm.py", "LayerNorm & residual", "layernorm", ":material/equalizer:", "Inside a layer"),
-    ("viz/pages/decoding.py", "Decoding", "decoding", ":material/play_arrow:", "Output"),
-    ("viz/pages/heads.py", "Head analysis", "heads", ":material/analytics:", "What heads do"),
-    ("viz/pages/zoo.py", "Attention zoo", "zoo", ":material/history_edu:", "Attention"),
-    ("viz/pages/compare.py", "Compare", "compare", ":material/compare:", "What heads do"),
-    ("viz/pages/attribution.py", "Attribution", "attribution", ":material/insights:", "What heads do"),
-    ("viz/pages/training.py", "Live toy training", "training", ":material/model_training:", "The model"),
-    ("viz/pages/tour.py", "Guided tour", "tour", ":material/school:", "Start"),
-    ("viz/pages/about.py", "About the model", "about", ":material/info:", "The model"),
+
+class Page(NamedTuple):
+    file: str        # under the repository root
+    url: str         # its url path (the first page is served at /)
+    icon: str
+    section: str     # catalogue keys (viz/locales) of its menu section and its title
+    title: str
+
+
+PAGES = [  # in teaching order
+    Page("viz/pages/home.py", "home", ":material/home:", "nav.section.Start", "nav.page.home"),
+    Page("viz/pages/explorer.py", "explorer", ":material/grid_view:", "nav.section.Attention", "nav.page.explorer"),
+    Page("viz/pages/step_through.py", "step", ":material/calculate:", "nav.section.Attention", "nav.page.step"),
+    Page("viz/pages/multi_head.py", "multihead", ":material/call_merge:",
+         "nav.section.Attention", "nav.page.multihead"),
+    Page("viz/pages/positional.py", "positional", ":material/waves:",
+         "nav.section.Inside a layer", "nav.page.positional"),
+    Page("viz/pages/layernorm.py", "layernorm", ":material/equalizer:",
+         "nav.section.Inside a layer", "nav.page.layernorm"),
+    Page("viz/pages/decoding.py", "decoding", ":material/play_arrow:", "nav.section.Output", "nav.page.decoding"),
+    Page("viz/pages/heads.py", "heads", ":material/analytics:", "nav.section.What heads do", "nav.page.heads"),
+    Page("viz/pages/zoo.py", "zoo", ":material/history_edu:", "nav.section.Attention", "nav.page.zoo"),
+    Page("viz/pages/compare.py", "compare", ":material/compare:", "nav.section.What heads do", "nav.page.compare"),
+    Page("viz/pages/attribution.py", "attribution", ":material/insights:",
+         "nav.section.What heads do", "nav.page.attribution"),
+    Page("viz/pages/training.py", "training", ":material/model_training:",
+         "nav.section.The model", "nav.page.training"),
+    Page("viz/pages/tour.py", "tour", ":material/school:", "nav.section.Start", "nav.page.tour"),
+    Page("viz/pages/about.py", "about", ":material/info:", "nav.section.The model", "nav.page.about"),
 ]
 
 
@@ -29,10 +44,10 @@ def navigation():
     """The menu in a bar above the page, grouped by section: every page one click away (a sidebar menu
     hid three of them behind "View more"), and the sidebar keeps the sentence and its translation in view."""
     sections: dict[str, list] = {}
-    for file, _title, url, icon, section in PAGES:
-        if (ROOT / file).is_file():
-            sections.setdefault(t(f"nav.section.{section}"), []).append(
-                st.Page(file, title=t(f"nav.page.{url}"), url_path=url, icon=icon, default=(url == "home")))
+    for page in PAGES:
+        if (ROOT / page.file).is_file():
+            sections.setdefault(t(page.section), []).append(
+                st.Page(page.file, title=t(page.title), url_path=page.url, icon=page.icon, default=page is PAGES[0]))
     return st.navigation(sections, position="top")
 
 

@@ -12,6 +12,7 @@ import streamlit as st
 
 from viz import ROOT
 from viz.i18n import t
+from viz.nav import Page
 from viz.lesson_ui import lesson_button
 from viz.state import current, qp_choice, set_query
 from viz.tour_steps import presenter_order
@@ -71,12 +72,12 @@ def _carried_params() -> dict:
     return {k: v for k, v in params.items() if v}
 
 
-def _nav_buttons(page, pages: list[tuple]) -> None:
+def _nav_buttons(page, pages: list[Page]) -> None:
     """Previous/Next page in tour order, at the bottom of the page. Links, not buttons: a link navigates
     like the sidebar menu (the sidebar's sentence stays), where st.switch_page from a button reset it."""
-    files = [Path(f).name for f, *_ in pages if (ROOT / f).is_file()]
-    titles = {Path(f).name: t(f"nav.page.{url}") for f, _title, url, *_ in pages}
-    urls = {u: Path(f).name for f, _t, u, *_ in pages}
+    files = [Path(p.file).name for p in pages if (ROOT / p.file).is_file()]
+    titles = {Path(p.file).name: t(p.title) for p in pages}
+    urls = {p.url: Path(p.file).name for p in pages}
     order = presenter_order(files)
     here = urls.get(page.url_path)
     if here not in order:
@@ -103,7 +104,7 @@ def _lesson_download() -> None:
         lesson_button(ctx)
 
 
-def run_page(page, pages: list[tuple]) -> None:
+def run_page(page, pages: list[Page]) -> None:
     """Run the selected page; in presenter mode styled for a projector and followed by page buttons,
     also when the page stops early (ui.stop_page, e.g. for an empty sentence): the sidebar is folded away."""
     presenting = presenter_toggle()

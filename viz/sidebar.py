@@ -101,7 +101,7 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
         return ctx
     ctx.target = (target or "").strip() or None
     try:
-        ctx.trace = get_trace(model_id, ctx.source, ctx.target, int(beam), int(max_tokens))
+        ctx.trace = get_trace(*ctx.trace_key)
     except ValueError as e:
         ctx.trace = _trace_without_reference(ctx, e)
         if ctx.trace is None:
@@ -110,7 +110,7 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     translation_slot.text(ctx.trace.meta["translation"] or t("sidebar.translation.empty"))
     download_slot.download_button(
         t("sidebar.npz"), key="trace-npz", on_click="ignore", icon=":material/download:",
-        data=partial(trace_npz, model_id, ctx.source, ctx.target, int(beam), int(max_tokens)),
+        data=partial(trace_npz, *ctx.trace_key),
         file_name=f"trace-{model_id}.npz", mime="application/octet-stream",
         help=t("sidebar.npz.help"))
     return ctx

@@ -38,8 +38,10 @@ class Context:
         return self.bundle.tokenizer.styled(self.text.strip(), self.style)
 
     @property
-    def n_layers(self) -> tuple[int, int]:
-        return self.bundle.config.n_encoder_layers, self.bundle.config.n_decoder_layers
+    def trace_key(self) -> tuple[str, str, str | None, int, int]:
+        """What this view's trace is cached by (viz/services get_trace, trace_npz, the lesson, attribution):
+        model, the sentence as the model reads it, the reference (stripped; None when empty), beam, max tokens."""
+        return self.model_id, self.source, (self.target or "").strip() or None, self.beam, self.max_tokens
 
 
 def set_current(ctx: Context | None) -> None:

@@ -103,7 +103,8 @@ def head_entropy_figure(trace: Trace, model_dir: Path | None, lang: str = "en") 
     stats = head_stats.trace_head_stats(trace, kinds=("encoder",))
     entropy = head_stats.stat_matrix(stats, "encoder", "entropy", n_layers, n_heads)
     return layer_head_heatmap(entropy, title=say("fig.tour.entropy"), value_name=say("fig.tour.bits"),
-                              layer_label=say("fig.tour.layer", layer="{i}"), head_label=say("fig.tour.head", head="{h}"))
+                              layer_label=say("fig.tour.layer", layer="{i}"),
+                              head_label=say("fig.tour.head", head="{h}"))
 
 
 # The score functions the zoo step compares, and their panel titles in the catalogue.

@@ -263,9 +263,6 @@ def head_summary(patterns: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-OFFSET_NAMES = {0: "the token itself", -1: "the previous token", 1: "the next token"}
-
-
 def head_readings(summary: dict[str, np.ndarray], positional: bool, threshold: float = 0.5) -> list[tuple[str, dict]]:
     """A plain reading of head_summary, one per head: ("position", offset, share) when more than
     `threshold` of the queries share one offset (positional only: queries and keys from one sequence);
@@ -281,21 +278,6 @@ def head_readings(summary: dict[str, np.ndarray], positional: bool, threshold: f
         else:
             readings.append(("spread", {}))
     return readings
-
-
-def describe_heads(summary: dict[str, np.ndarray], key_labels: list[str], positional: bool,
-                   threshold: float = 0.5) -> list[str]:
-    """head_readings in English words."""
-    words = []
-    for kind, v in head_readings(summary, positional, threshold):
-        if kind == "position":
-            where = OFFSET_NAMES.get(v["offset"], f"{v['offset']:+d} positions away")
-            words.append(f"by position: {where} ({v['share']:.0%} of queries)")
-        elif kind == "key":
-            words.append(f"mostly one key: {key_labels[v['index']]} ({v['share']:.0%} of the weight)")
-        else:
-            words.append("spread out / depends on the content")
-    return words
 
 
 def linear_arrays(linear) -> tuple[np.ndarray, np.ndarray | None]:

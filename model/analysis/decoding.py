@@ -13,12 +13,11 @@ import numpy as np
 
 from model.analysis.attention_math import entropy_bits
 from model.capture import schema
-from model.inference.decode import Hypothesis, beam_search, greedy
+from model.inference.decode import BEAM_ALPHA, Hypothesis, beam_search, greedy  # noqa: F401 (BEAM_ALPHA: the page says it)
 from model.inference.pipeline import encode_text
 from model.io.checkpoint import Bundle
 
 METHODS = ("greedy", "beam")
-BEAM_ALPHA = 0.6        # length penalty, as model/pipeline.py's beam search uses by default
 TOP_N = 50              # candidates kept per step (the page shows at most 20)
 CAPTURE = [schema.patterns_glob("decoder"), schema.patterns_glob("cross"), schema.LOGITS]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from model.analysis import attention_math
+
 SCORES = ("dot", "scaled", "general", "additive", "cosine")
 WEIGHTINGS = ("soft", "hard", "local")
 CENTRES = ("argmax", "monotonic")
@@ -78,10 +80,7 @@ def _allowed(s: np.ndarray, mask) -> np.ndarray:
 def softmax(s, mask=None) -> np.ndarray:
     """Soft attention: each row a probability distribution over the allowed keys."""
     s = np.asarray(s, dtype=float)
-    allowed = _allowed(s, mask)
-    z = np.where(allowed, s, -np.inf)
-    z = np.exp(z - z.max(axis=1, keepdims=True))
-    return z / z.sum(axis=1, keepdims=True)
+    return attention_math.softmax(np.where(_allowed(s, mask), s, -np.inf))
 
 
 def hard(s, mask=None) -> np.ndarray:

@@ -173,6 +173,7 @@ class StaticGreedySteps:
         return graph.replay
 
 
+BEAM_ALPHA = 0.6        # GNMT length penalty ((5 + |y|) / 6) ** alpha: beam search's default
 GRAPH_CHECK_EVERY = 8   # CUDA: graph replays between looks for </s> (a look waits for the GPU)
 
 
@@ -202,7 +203,7 @@ def _maybe_capture(enabled: bool, names):
 
 @torch.no_grad()
 def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | None = None,
-                alpha: float = 0.6, names=None, return_traces: bool = False,
+                alpha: float = BEAM_ALPHA, names=None, return_traces: bool = False,
                 use_cache: bool = True) -> list[Hypothesis]:
     """Beam search of one sentence (beam_search_batch with one row); returns hypotheses, best first (by
     length-normalised score). With return_traces the best one carries its encoder Trace and one Trace per
@@ -217,7 +218,7 @@ def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | 
 
 @torch.no_grad()
 def beam_search_batch(model: Transformer, src: torch.Tensor, max_lens: list[int], beam_size: int = 4,
-                      alpha: float = 0.6, use_cache: bool = True) -> list[list[Hypothesis]]:
+                      alpha: float = BEAM_ALPHA, use_cache: bool = True) -> list[list[Hypothesis]]:
     """Beam search over a padded batch [B,S] at once; row b gets what beam_search gives it alone
     (searching at most max_lens[b] steps), hypotheses best first.
 

@@ -1,4 +1,5 @@
-"""BLEU and chrF (sacrebleu, detokenised output) on a held-out TSV; writes metrics.json.
+"""BLEU and chrF (sacrebleu, detokenised output) on a held-out TSV; the command (model/cli/evaluate.py)
+writes them to the model's metrics.json.
 
     python -m model.cli evaluate --model pretrained/en-es --test pretrained/en-es/test.tsv
 """

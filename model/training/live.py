@@ -27,7 +27,7 @@ TRAINING_SLOT = threading.Semaphore(1)
 TRAINING_THREADS = 1
 SNAPSHOT_NAMES = [schema.patterns_glob("encoder"), schema.patterns_glob("cross")]
 MAX_EXAMPLE_SYMBOLS = 16    # the toy models' positional table covers 32 positions
-TRAINED_LENGTHS = (3, 8)    # model/tasks.py samples sequences of this many symbols
+TRAINED_LENGTHS = (3, 8)    # model/training/tasks.py samples sequences of this many symbols
 
 
 @dataclass
@@ -65,7 +65,7 @@ class LiveRun:
         return self.result.history if self.result else []
 
     def bundle(self) -> Bundle:
-        """The trained model as a Bundle, so model/pipeline.py can translate and trace with it."""
+        """The trained model as a Bundle, so model/inference/pipeline.py can translate and trace with it."""
         model = self.result.model.eval()
         return Bundle(model, self.result.tokenizer, model.cfg, Path(f"live-{self.task}-{self.size}"))
 

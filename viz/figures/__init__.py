@@ -70,5 +70,6 @@ def heads_figure(trace, kind: str = "encoder", layer: int = 0, lang: str = DEFAU
 
 def model_view_figure(trace, kind: str = "encoder", lang: str = DEFAULT_LANG) -> go.Figure:
     """Every layer (rows) x head (columns) as thumbnails, as on the explorer page."""
-    return model_view(_patterns(trace, kind), title=message(lang, "fig.every_layer_head", kind=message(lang, KIND_KEYS[kind])),
+    title = message(lang, "fig.every_layer_head", kind=message(lang, KIND_KEYS[kind]))
+    return model_view(_patterns(trace, kind), title=title,
                       value_name=message(lang, "fig.attention.weight"), click_hint=message(lang, "fig.grid.hover"))

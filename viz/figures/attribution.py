@@ -20,10 +20,6 @@ TICKS = dict(type="category", automargin=True, tickfont=dict(size=14))
 PANELS_PER_ROW = 2          # source-attribution panels: at half the page each, 30 upright tokens stay readable
 
 
-def _height(n_rows: int, per_row: int = 30, low: int = 320, high: int = 800) -> int:
-    return max(low, min(high, 150 + per_row * n_rows))
-
-
 def _text_px(text: str, size: float = 16) -> float:
     """About how many pixels a one-line text takes at this font size (CJK characters are twice as wide)."""
     return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.5 for c in text) * size

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from viz.figures.style import BASE_FONT, LINE_COLORS, vline
 
-LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/train.py's train_log.csv
+LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
          "generator": "generator"}
 

@@ -64,8 +64,7 @@ def head_name(kind: str, layer: int, head: int) -> str:
 
 def view_of(ctx) -> View:
     meta = ctx.trace.meta
-    key = (ctx.model_id, ctx.source, (ctx.target or "").strip() or None, ctx.beam, ctx.max_tokens)
-    return View(ctx.model_id, key, meta, ctx.bundle.tokenizer, ctx.bundle.config,
+    return View(ctx.model_id, ctx.trace_key, meta, ctx.bundle.tokenizer, ctx.bundle.config,
                 position_labels(meta["tgt_out_tokens"]), position_labels(meta["src_tokens"]))
 
 def seed(widget_key: str, value) -> None:
