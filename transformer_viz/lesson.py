@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     try:
         path = write_lesson(trace, args.out, bundle.path, lang=args.lang)
     except OSError as e:
+        if e.filename is not None and e.filename != args.out:
+            raise       # a file the lesson reads (say the catalogue, viz/locales/en.json): the dispatcher names it
         return fail(f"cannot write {args.out}: {e.strerror or e}")
     print(f"wrote {path} ({path.stat().st_size:,} bytes)")
     return 0
