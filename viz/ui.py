@@ -8,8 +8,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from viz.figures.style import NORMAL, PRESENTER, TypeScale
 from viz.i18n import t
 from viz.state import current, qp_int, set_query
+
+
+def type_scale() -> TypeScale:
+    """The chart type scale for this run: presenter sizes while presenter mode is on (its sidebar toggle,
+    viz/presenter.py, keeps its state under the key "presenter"), else normal. Pages pass it to builders."""
+    return PRESENTER if st.session_state.get("presenter") else NORMAL
 
 
 def plotly_config(filename: str) -> dict:

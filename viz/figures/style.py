@@ -1,15 +1,137 @@
-"""One look for every figure: projector-sized fonts, shared colour scales, input checks."""
+"""One look for every figure: one type scale (normal and presenter), shared colour scales, masked cells
+drawn as masked, input checks."""
 from __future__ import annotations
 
 import copy
 import functools
 import json
+import unicodedata
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-BASE_FONT = dict(size=16)
+
+# -- the type scale -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TypeScale:
+    """Every size of chart text, in CSS px (plotly draws its fonts at the size given: no scaling).
+
+    A builder takes one (`type_scale=`, NORMAL by default) and sizes its texts by role, never by a number
+    of its own; pages pass PRESENTER in presenter mode (viz/ui.type_scale). `page_px` is about how wide
+    the page's main area is at a projector's 1280x720 (normal: sidebar open; presenter: sidebar folded),
+    for builders that plan cells and line breaks. `cell` is the smallest text a chart shows: a grid
+    whose cells cannot hold a number at that size drops its numbers (hover keeps them), `numbers_fit`."""
+    name: str
+    title: int       # a figure's title
+    text: int        # axis titles, legends, colour bars, panel titles, notes on the plot
+    tick: int        # tick labels (tokens, numbers on axes)
+    cell: int        # numbers in heatmap cells and on bars: the floor
+    page_px: int     # main-area width at 1280x720
+
+    def font(self, role: str = "text", **extra) -> dict:
+        """A plotly font dict for a role ("title", "text", "tick", "cell"), with extra keys (color...)."""
+        return dict(extra, size=getattr(self, role))
+
+    def numbers_fit(self, cell_w_px: float, cell_h_px: float | None = None, chars: int = 4) -> bool:
+        """Whether a cell cell_w_px wide (and cell_h_px high) holds a number of `chars` characters
+        ("0.42") at the cell size with a little room: ~0.6 em a digit, 1.25 em of height."""
+        wide_enough = cell_w_px >= chars * 0.6 * self.cell + 6
+        return wide_enough and (cell_h_px is None or cell_h_px >= 1.25 * self.cell)
+
+    def text_px(self, text: str, role: str = "text") -> float:
+        """About how many px a one-line text takes at a role's size (CJK characters a full em)."""
+        return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.56 for c in text) * getattr(self, role)
+
+
+NORMAL = TypeScale("normal", title=17, text=16, tick=14, cell=13, page_px=820)
+PRESENTER = TypeScale("presenter", title=22, text=18, tick=18, cell=16, page_px=1220)
+TYPE_SCALES = {s.name: s for s in (NORMAL, PRESENTER)}
+BASE_FONT = NORMAL.font()      # kept for callers that only need the normal body font
+
+
+def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
+    """Give every text of a layout dict its size from the scale: the body font, the title, the legend,
+    the hover label, each axis's ticks and title, colour axes' bars and the annotations (panel titles,
+    notes; an annotation's own colour or weight stays). Explicit sizes, because Streamlit's chart theme
+    otherwise sets its own (12 px ticks and legends). Called by each builder on the layout it builds."""
+    s = type_scale
+    layout["font"] = {**layout.get("font", {}), "size": s.text}
+    if isinstance(layout.get("title"), dict):
+        layout["title"]["font"] = {**layout["title"].get("font", {}), "size": s.title}
+    layout["legend"] = {**layout.get("legend", {}), "font": {**layout.get("legend", {}).get("font", {}),
+                                                              "size": s.text}}
+    layout["hoverlabel"] = {**layout.get("hoverlabel", {}), "font": dict(size=s.text)}
+    for name, axis in layout.items():
+        if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(axis, dict):
+            axis["tickfont"] = {**axis.get("tickfont", {}), "size": s.tick}
+            if isinstance(axis.get("title"), dict):
+                axis["title"]["font"] = {**axis["title"].get("font", {}), "size": s.text}
+        elif name.startswith("coloraxis") and isinstance(axis, dict) and "colorbar" in axis:
+            axis["colorbar"] = colorbar_sizes(axis["colorbar"], s)
+    for note in layout.get("annotations", []):
+        note["font"] = {**(note.get("font") or {}), "size": s.text}
+    return layout
+
+
+def colorbar_sizes(colorbar: dict, type_scale: TypeScale = NORMAL) -> dict:
+    """A colour bar dict with its ticks and title at the scale's sizes."""
+    bar = dict(colorbar, tickfont={**colorbar.get("tickfont", {}), "size": type_scale.tick})
+    if isinstance(bar.get("title"), dict):
+        bar["title"] = dict(bar["title"], font={**bar["title"].get("font", {}), "size": type_scale.text})
+    return bar
+
+
+def colorbar(title: str, type_scale: TypeScale = NORMAL, thickness: int = 14, **extra) -> dict:
+    """A trace's colour bar titled `title`, sized by the scale."""
+    return colorbar_sizes(dict(extra, title=dict(text=title), thickness=thickness), type_scale)
+
+
+# -- masked cells ---------------------------------------------------------------------------------
+MASKED_COLOR = "#bdbdbd"        # a masked cell: grey, no number (never a white "0.00")
+MASKED_LABEL = "masked (future position)"
+
+
+def causal_mask(n_rows: int, n_cols: int | None = None) -> np.ndarray:
+    """True where decoder self-attention hides a key from a query: every key after the query (j > i)."""
+    n_cols = n_rows if n_cols is None else n_cols
+    return np.triu(np.ones((n_rows, n_cols), dtype=bool), 1)
+
+
+def masked_z(z, mask) -> np.ndarray:
+    """The matrix with masked cells set to NaN: plotly leaves them undrawn (no colour, no number, no
+    hover), so the plot background (MASKED_COLOR, see masked_layout) shows through."""
+    z = np.array(z, dtype=float)
+    if mask is None:
+        return z
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != z.shape:
+        raise ValueError(f"mask of shape {mask.shape} does not match the matrix's {z.shape}")
+    z[mask] = np.nan
+    return z
+
+
+def mask_legend(label: str = MASKED_LABEL, xaxis: str = "x", yaxis: str = "y") -> go.Scatter:
+    """The legend entry naming the grey cells: a grey square that draws nothing on the plot."""
+    return go.Scatter(x=[None], y=[None], mode="markers", name=label, showlegend=True, hoverinfo="skip",
+                      xaxis=xaxis, yaxis=yaxis,
+                      marker=dict(symbol="square", size=16, color=MASKED_COLOR, line=dict(color="#888", width=1)))
+
+
+def masked_layout(layout: dict, legend: bool = True) -> dict:
+    """A heatmap layout whose undrawn (NaN) cells read as masked: a grey plot background, no grid lines
+    over it, and (legend) the legend above the plot on the right, where the mask_legend entry shows."""
+    layout["plot_bgcolor"] = MASKED_COLOR
+    for name, axis in layout.items():
+        if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(axis, dict):
+            axis.update(showgrid=False, zeroline=False)
+    if legend:
+        layout["showlegend"] = True
+        layout["legend"] = dict(layout.get("legend", {}), orientation="h", yanchor="bottom", y=1.0,
+                                xanchor="right", x=1.0, bgcolor="rgba(255,255,255,0)")
+    return layout
+
 ATTENTION_SCALE = "Blues"          # sequential, 0 = white: an absent link looks absent
 DIVERGING_SCALE = "RdBu_r"         # signed values (Q, K, V, scores, activations): 0 = white
 LINE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
@@ -30,15 +152,16 @@ def check_matrix(m, n_rows: int, n_cols: int) -> np.ndarray:
     return m
 
 
-def token_axes(x_title: str, y_title: str) -> dict:
+def token_axes(x_title: str, y_title: str, type_scale: TypeScale = NORMAL) -> dict:
     """Layout entries for token axes: every label shown, rows top-to-bottom in reading order.
 
     Figures on a hot path are built in one go, `go.Figure(data, layout)`: each `update_*` call parses
     and validates its property paths anew, which made two heatmaps cost ~19 ms of the server's
     single-threaded Python per new sentence instead of ~5 ms."""
-    ticks = dict(type="category", automargin=True, tickfont=dict(size=14))
-    return dict(xaxis=dict(ticks, title=dict(text=x_title), tickangle=-45),
-                yaxis=dict(ticks, title=dict(text=y_title), autorange="reversed"))
+    ticks = dict(type="category", automargin=True, tickfont=type_scale.font("tick"))
+    title_font = type_scale.font("text")
+    return dict(xaxis=dict(ticks, title=dict(text=x_title, font=title_font), tickangle=-45),
+                yaxis=dict(ticks, title=dict(text=y_title, font=title_font), autorange="reversed"))
 
 
 def symmetric_range(*arrays) -> float:
@@ -48,18 +171,21 @@ def symmetric_range(*arrays) -> float:
 
 
 def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], title: str, x_title: str,
-                   y_title: str, value_name: str = "value", zmax: float | None = None) -> go.Figure:
+                   y_title: str, value_name: str = "value", zmax: float | None = None,
+                   type_scale: TypeScale = NORMAL) -> go.Figure:
     """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores)."""
     m = check_matrix(m, len(row_labels), len(col_labels))
     row_labels, col_labels = plotly_text(row_labels), plotly_text(col_labels)
     zmax = zmax or symmetric_range(m)
     heatmap = go.Heatmap(z=m, x=col_labels, y=row_labels, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
-                         colorbar=dict(title=dict(text=value_name), thickness=14),
+                         colorbar=colorbar(value_name, type_scale), textfont=type_scale.font("cell"),
                          hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
                                        "<extra></extra>")
-    return go.Figure(heatmap, layout=dict(token_axes(x_title, y_title), title=dict(text=title), font=BASE_FONT,
-                                          height=max(320, min(800, 140 + 24 * len(row_labels))),
-                                          margin=dict(l=10, r=10, t=60, b=10)))
+    row_px = max(24, 1.45 * type_scale.tick)
+    layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
+                  height=int(max(320, min(800, 140 + row_px * len(row_labels)))),
+                  margin=dict(l=10, r=10, t=60, b=10))
+    return go.Figure(heatmap, layout=typeset(layout, type_scale))
 
 
 def vline(x, line: dict) -> dict:
