@@ -159,7 +159,7 @@ def section(rows: list[dict], kill: dict | None, description: str, per_session: 
         f"Sessions as in bench/load_server.py (Streamlit's websocket protocol, nothing drawn), sent to nginx "
         f"(deploy/serve.py) in front of N `streamlit run app.py` workers, model: {description}. Each session "
         f"submits {per_session} new {N_TOKENS}-token sentences one after the other, each a new page session "
-        "(no cookie, so nginx's hash spreads them over the workers). The load generator runs on the same "
+        "(no cookie, so nginx spreads them round-robin over the workers). The load generator runs on the same "
         f"{os.cpu_count()} cores.", "", table(HEADERS, [row_cells(r) for r in rows])]
     checks = [Check(f"{r['workers']} worker(s), {r['sessions']} sessions: no errors, no foreign labels",
                     f"{len(r['errors'])} errors, {len(r['foreign'])} foreign", not r["errors"] and not r["foreign"])
