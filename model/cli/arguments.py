@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import stat
 import sys
+import tempfile
+from pathlib import Path
+
+from model.io.files import describe_kind
 
 
 def positive_int(text: str) -> int:
@@ -64,6 +70,39 @@ def minutes(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a number of minutes, 0 or more, got {text!r}")
     return value
+
+
+def output_file(path: str, flag: str = "--out") -> Path:
+    """A file a command will write, checked before its work: not empty, not a device, pipe or folder
+    (writing /dev/full fails, a FIFO blocks until someone reads), in a folder that exists. ValueError else."""
+    if not path.strip():
+        raise ValueError(f"{flag}: empty; give a file name")
+    out = Path(path)
+    if out.exists() or out.is_symlink():
+        mode = os.stat(out).st_mode if out.exists() else 0
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{flag} {path}: {describe_kind(mode) if mode else 'a broken link'}, not a regular file; "
+                             "not written")
+    elif not out.parent.is_dir():
+        raise ValueError(f"{flag} {path}: no folder {out.parent}; not written")
+    return out
+
+
+def output_folder(path: str, flag: str = "--out") -> Path:
+    """A folder a command will fill, made (with its parents) and tried with a file before any work, so a
+    folder that cannot be written fails now, not after an hour of training. ValueError / OSError else."""
+    if not path.strip():
+        raise ValueError(f"{flag}: empty; give a folder")
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{flag} {path}: {describe_kind(os.stat(out).st_mode)}, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        raise OSError(f"{flag} {path}: cannot write there ({e.strerror or e})") from None
+    return out
 
 
 def fail(error: Exception | str) -> int:

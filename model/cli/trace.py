@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from model.cli.arguments import output_file
 from model.inference.pipeline import load_engine, trace_sentence
 from model.io.device import add_device_argument
 
@@ -13,11 +14,12 @@ def main(argv=None) -> None:
     parser.add_argument("--text", required=True, help="source sentence")
     parser.add_argument("--target", default=None, help="reference target (teacher forcing)")
     parser.add_argument("--names", default=None, help="comma-separated names or glob patterns")
-    parser.add_argument("--out", required=True, help="output .npz path")
+    parser.add_argument("--out", required=True, help="the .npz file to write (written as named: no suffix added)")
     add_device_argument(parser)
     args = parser.parse_args(argv)
     if args.target is not None and not args.target.strip():
         parser.error("argument --target: empty (leave it out to let the model decode)")
+    out = output_file(args.out)           # before the model runs: no device, no pipe, no missing folder
     names = None if args.names is None else [n.strip() for n in args.names.split(",") if n.strip()]
     if names == []:
         parser.error("argument --names: no name or pattern given")
@@ -27,8 +29,7 @@ def main(argv=None) -> None:
     if unmatched:
         raise ValueError(f"--names: nothing captured matches {', '.join(map(repr, unmatched))} "
                          "(a trace without --names holds every name)")
-    out = args.out if args.out.endswith(".npz") else args.out + ".npz"     # numpy adds the suffix; say the real name
-    trace.save(out)
+    out.write_bytes(trace.to_bytes())     # exactly the path given (numpy's savez would add .npz to a bare name)
     print(f"{out}: {len(trace.arrays)} arrays, {trace.nbytes / 1e6:.1f} MB uncompressed; "
           f"output: {trace.meta['tgt_text']}")
 

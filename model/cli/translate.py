@@ -17,6 +17,7 @@ from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, translate
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
+from model.io.files import MiB, read_text_limited
 from model.training.corpus import HEADER, read_tsv
 
 
@@ -44,19 +45,19 @@ def main(argv=None) -> int:
     return 0
 
 
+MAX_INPUT_BYTES = 64 * MiB   # --input: hours of decoding on a CPU; /dev/zero or a FIFO is refused unread
+
+
 def read_lines(path: str) -> list[str]:
     """The lines of a UTF-8 text file, or the English column of an `en<TAB>es` file (a test set, the
     everyday sentences); OSError / ValueError with a one-line message otherwise."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        lines = read_text_limited(path, MAX_INPUT_BYTES, "translate long files in parts").splitlines()
         if not lines:
             raise ValueError(f"{path}: an empty file, nothing to translate")
         return [en for en, _ in read_tsv(path)] if lines[:1] == [HEADER] else lines
     except FileNotFoundError:
         raise OSError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise OSError(f"{path}: is a folder, not a text file") from None
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
 

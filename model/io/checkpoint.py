@@ -12,10 +12,12 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
+from tokenizers import Tokenizer as HFTokenizer
 
 from model.nn.config import TransformerConfig, parameter_count
 from model.io.tokenizer import Tokenizer
 from model.io.device import pick_device
+from model.io.files import MiB, check_regular_file, read_text_limited
 from model.nn.transformer import Transformer
 from model.errors import CheckpointError
 
@@ -70,7 +72,7 @@ def _read_config(path: Path) -> TransformerConfig:
     budget (TransformerConfig.__post_init__), before any tensor is built."""
     _check_file_size(path, MAX_CONFIG_BYTES, "a config.json needs a few hundred bytes")
     try:
-        return TransformerConfig.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        return TransformerConfig.from_dict(json.loads(read_text_limited(path, MAX_CONFIG_BYTES)))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CheckpointError(f"{path}: not valid JSON ({e})") from None
     except RecursionError:
@@ -86,16 +88,43 @@ def _weights_limit(config: TransformerConfig) -> int:
 
 
 def _check_file_size(path: Path, limit: int, why: str) -> None:
-    size = path.stat().st_size
-    if size > limit:
-        raise CheckpointError(f"{path}: {size} bytes, more than {limit} ({why}); not read")
-
-
-def _read_tokenizer(path: Path) -> Tokenizer:
     try:
-        return Tokenizer.load(path)
+        check_regular_file(path, limit, why)
+    except ValueError as e:
+        raise CheckpointError(str(e)) from None
+
+
+# tokenizer.json: the en-es BPE vocabulary of 8,000 tokens is 0.54 MB (~68 bytes a token). A 250 MB one took
+# 17-26 s and 2 GB to refuse (issue 27): the size is checked before a byte is parsed.
+MAX_TOKENIZER_BYTES = 16 * MiB
+TOKENIZER_BYTES_PER_TOKEN = 512
+MAX_METRICS_BYTES = 1 * MiB    # metrics.json: a few hundred bytes of scores
+
+
+def tokenizer_limit(vocab_size: int | None = None) -> int:
+    """The largest tokenizer.json read: 1 MiB plus 512 bytes a token of the config's vocabulary (7.5x what
+    the BPE files take), never more than MAX_TOKENIZER_BYTES."""
+    if vocab_size is None:
+        return MAX_TOKENIZER_BYTES
+    return min(MAX_TOKENIZER_BYTES, MiB + TOKENIZER_BYTES_PER_TOKEN * vocab_size)
+
+
+def read_tokenizer(path: str | Path, vocab_size: int | None = None) -> Tokenizer:
+    """A tokenizer.json of at most tokenizer_limit(vocab_size) bytes, as a Tokenizer; CheckpointError naming
+    the file when it is bigger, not a regular file, or not a tokenizer."""
+    path = Path(path)
+    try:
+        text = read_text_limited(path, tokenizer_limit(vocab_size),
+                                 f"{vocab_size:,} tokens need far less" if vocab_size else "an 8,000-token BPE is 0.5 MB")
+        return Tokenizer(HFTokenizer.from_str(text))
+    except (ValueError, OSError) as e:
+        raise CheckpointError(str(e) if str(path) in str(e) else f"{path}: {e}") from None
     except Exception as e:  # the tokenizers package raises plain Exceptions on bad files
         raise CheckpointError(f"{path}: not a usable tokenizer ({str(e)[:200]})") from None
+
+
+def _read_tokenizer(path: Path, vocab_size: int | None = None) -> Tokenizer:
+    return read_tokenizer(path, vocab_size)
 
 
 def _read_weights(path: Path) -> dict[str, torch.Tensor]:
@@ -134,7 +163,7 @@ def load_checkpoint(folder, device: str | None = None) -> Bundle:
     config = _read_config(folder / CONFIG)
     _check_file_size(folder / WEIGHTS, _weights_limit(config),
                      f"config.json describes {parameter_count(config)} parameters, at most 8 bytes each")
-    tokenizer = _read_tokenizer(folder / TOKENIZER)
+    tokenizer = _read_tokenizer(folder / TOKENIZER, config.vocab_size)
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(f"{folder / TOKENIZER}: vocabulary of {tokenizer.vocab_size} tokens, "
                               f"but config.json says vocab_size={config.vocab_size}")
@@ -152,9 +181,11 @@ def _read_extra(folder: Path) -> dict:
         path = folder / name
         if path.is_file():
             try:
-                extra[path.stem] = json.loads(path.read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError):
+                extra[path.stem] = json.loads(read_text_limited(path, MAX_METRICS_BYTES, "scores take a few hundred"))
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 extra[path.stem] = {"error": f"{name} is not valid JSON"}
+            except (ValueError, OSError) as e:     # too big, or not a regular file: said, not read
+                extra[path.stem] = {"error": str(e).replace(f"{path}", name)}
             if not isinstance(extra[path.stem], dict):
                 extra[path.stem] = {"error": f"{name} is not a JSON object of name: value"}
     return extra

@@ -37,6 +37,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Container, Iterable
 
+from model.io.files import MiB, read_text_limited
+
 SWORD_DIR = Path("/usr/share/sword")
 EN_MODULE, ES_MODULE = "engWEB2015eb", "spaRV1909eb"
 SEED, N_TEST, N_DEV = 1234, 1000, 1000
@@ -214,10 +216,29 @@ def glue_report(raws: list[str], ours: list[str], joins: Container[str] = frozen
 # ---------------------------------------------------------------------------------------------
 # Reading the SWORD modules
 # ---------------------------------------------------------------------------------------------
+SWORD_PACKAGES = "sword-text-web sword-text-sparv"     # Debian's packages of EN_MODULE and ES_MODULE
+
+
+def sword_modules(sword_dir: Path = SWORD_DIR):
+    """(pysword SwordModules, their mods.d confs by name) with both Bibles installed; else a ValueError that
+    says what to install (pysword's own error is a KeyError naming the module, or a missing mods.d)."""
+    from pysword.modules import SwordModules
+    modules = SwordModules(str(sword_dir))
+    try:
+        confs = modules.parse_modules()
+    except FileNotFoundError:               # no mods.d: no SWORD module at all
+        confs = {}
+    missing = [name for name in (EN_MODULE, ES_MODULE) if name not in confs]
+    if missing:
+        raise ValueError(f"the SWORD Bible module{'s' * (len(missing) > 1)} {' and '.join(missing)} "
+                         f"{'are' if len(missing) > 1 else 'is'} not installed in {sword_dir}; install them "
+                         f"with: apt-get install {SWORD_PACKAGES}")
+    return modules, confs
+
+
 def module_info(sword_dir: Path = SWORD_DIR) -> dict[str, dict]:
     """Origin/licence fields of both modules, from their mods.d/*.conf."""
-    from pysword.modules import SwordModules
-    confs = SwordModules(str(sword_dir)).parse_modules()
+    _, confs = sword_modules(sword_dir)
     keys = ("description", "version", "swordversiondate", "versification", "distributionlicense",
             "copyright")
     return {name: {k: confs[name].get(k) for k in keys} | {"licence": "public domain"}
@@ -228,9 +249,7 @@ def read_module(name: str, sword_dir: Path = SWORD_DIR, books: Container[str] | 
                 ) -> dict[Ref, str]:
     """Raw OSIS text of every verse of the 66-book canon (or of `books`, OSIS names)."""
     from pysword.canons import canons
-    from pysword.modules import SwordModules
-    modules = SwordModules(str(sword_dir))
-    modules.parse_modules()  # reads mods.d/*.conf: driver, versification, markup of each module
+    modules, _ = sword_modules(sword_dir)  # reads mods.d/*.conf: driver, versification, markup of each module
     bible = modules.get_bible_from_module(name)
     # pysword decompresses the whole book block for every single verse; cache the last block.
     bible._decompressed_text = functools.lru_cache(maxsize=2)(bible._decompressed_text)
@@ -439,11 +458,15 @@ def write_tsv(path: str | Path, pairs: list[tuple[str, str]]) -> None:
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+MAX_TSV_BYTES = 256 * MiB   # the en-es train.tsv is 7 MB: far below; /dev/zero or a huge file is refused unread
+
+
 def read_tsv(path: str | Path) -> list[tuple[str, str]]:
     """Pairs of a two-column `en\\tes` file with header, as written by `write_tsv`. ValueError naming the
-    file when it is not UTF-8, lacks the header, has a row without two columns or holds no pair."""
+    file when it is not a regular file of at most MAX_TSV_BYTES, not UTF-8, lacks the header, has a row
+    without two columns or holds no pair."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").split("\n")
+        lines = read_text_limited(path, MAX_TSV_BYTES).split("\n")
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not UTF-8 text (byte {e.start})") from None
     if lines[0] != HEADER:
