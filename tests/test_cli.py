@@ -212,6 +212,10 @@ MISTAKES = {  # more of a person's mistakes, called in-process (seconds for the 
                            "fifo: a pipe (FIFO), not a regular file; not written"),
     "trace --out in a missing folder": (["trace", "--model", "TMP/toy", "--text", "a b", "--out", "TMP/nope/t.npz"],
                                         "no folder"),
+    "lesson --out a FIFO": (["lesson", "--model", "TMP/toy", "--text", "a b", "--out", "TMP/fifo"],
+                            "fifo: a pipe (FIFO), not a regular file; not written"),
+    "lesson --out /dev/full": (["lesson", "--model", "TMP/toy", "--text", "a b", "--out", "/dev/full"],
+                               "--out /dev/full: a device, not a regular file"),
 }
 
 

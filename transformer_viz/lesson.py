@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.cli.arguments import beam_size, fail, int_up_to
+from model.cli.arguments import beam_size, fail, int_up_to, output_file
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
@@ -31,6 +31,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.target is not None and not args.target.strip():
         parser.error("argument --target: empty (leave it out to let the model decode)")
+    output_file(args.out)                 # a device, a FIFO (would block) or a missing folder: refused before the work
     from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
     bundle = load_checkpoint(args.model, device=args.device)      # a bad folder or sentence: one line (__main__.py)
     trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens)

@@ -84,7 +84,7 @@ def output_file(path: str, flag: str = "--out") -> Path:
             raise ValueError(f"{flag} {path}: {describe_kind(mode) if mode else 'a broken link'}, not a regular file; "
                              "not written")
     elif not out.parent.is_dir():
-        raise ValueError(f"{flag} {path}: no folder {out.parent}; not written")
+        raise ValueError(f"{flag} {path}: cannot write it, no folder {out.parent}")
     return out
 
 
