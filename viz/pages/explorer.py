@@ -6,10 +6,12 @@ import streamlit as st
 
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, grid_cell, model_view, thumbnail_block
-from viz.i18n import kind_title, t
+from viz.i18n import current_lang, kind_title, t
+from viz.map_view import head_view_figure
 from viz.state import Context, qp_choice, set_query
 from viz.text import attention_labels, plain
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
+from viz.ui import type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
 
@@ -72,6 +74,14 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     return weights
 
 
+def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols) -> None:
+    """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the others)."""
+    fig = head_view_figure(patterns[layer], rows, cols, kind, layer, current_lang(), selected_head=head,
+                           type_scale=type_scale())
+    show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-lines", key="explorer-lines")
+    st.caption(t("headview.read"))
+
+
 def strongest_links(weights: np.ndarray, rows: list[str], cols: list[str], limit: int = 12) -> str:
     top = np.argmax(weights, axis=1)
     links = " · ".join(f"{plain(rows[i].split(' ', 1)[1])} → {plain(cols[j].split(' ', 1)[1])}"   # tokens in Markdown
@@ -88,8 +98,12 @@ def render() -> None:
     patterns = schema.stacked(trace, kind)                                  # [L,H,Q,K]
     overview(ctx, kind, patterns, layer, head)
     st.caption(how_to_read(kind, len(rows), len(cols)))
-    weights = one_head(ctx, kind, patterns, layer, head, rows, cols)
-    st.caption(strongest_links(weights, rows, cols))
+    c_map, c_lines = st.columns(2)
+    with c_map:
+        weights = one_head(ctx, kind, patterns, layer, head, rows, cols)
+        st.caption(strongest_links(weights, rows, cols))
+    with c_lines:
+        head_lines(ctx, kind, patterns, layer, head, rows, cols)
     with st.expander(t("explorer.how.title"), expanded=False):
         st.markdown(t("explorer.how"))
         st.latex(FORMULA)

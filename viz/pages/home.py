@@ -4,12 +4,15 @@ import streamlit as st
 
 from model.capture import schema
 from viz.figures.attention import translation_figure
+from viz.figures.model_map import block_target, map_cell
 from viz.i18n import current_lang, t
+from viz.map_view import map_figure
 from viz.model_words import what_the_model_knows
 from viz.services import token_confidence
 from viz.state import Context
 from viz.text import attention_labels, plain
 from viz.ui import need_context, show_figure
+from viz.ui import type_scale
 
 NEXT_PAGES = (  # (file, label key in viz/locales, icon): where to go from here
     ("viz/pages/tour.py", "home.next.tour", ":material/school:"),
@@ -37,6 +40,30 @@ def translation_picture(ctx: Context) -> None:
                              weight_name=t("fig.translation.weight"), chosen_name=t("fig.translation.chosen"),
                              runner_up_name=t("fig.translation.runner_up"))
     show_figure(fig, f"{ctx.model_id}-translation-attention", key="home-translation")
+
+
+def map_params(ctx: Context) -> dict:
+    """What a block's page needs to open on the same view: model, sentence, reference, language, presenter."""
+    params = {"model": ctx.model_id, "text": ctx.text.strip() or None, "target": (ctx.target or "").strip() or None,
+              "style": ctx.style, "lang": current_lang() if current_lang() != "en" else None,
+              "present": "1" if st.session_state.get("presenter") else None}
+    return {k: v for k, v in params.items() if v}
+
+
+def model_map_picture(ctx: Context) -> None:
+    """The paper's Figure 1 drawn from this sentence's trace; a block's name, number or picture opens its page."""
+    st.subheader(t("map.heading"))
+    params = map_params(ctx)
+    fig = map_figure(ctx.trace, current_lang(), carried=params, type_scale=type_scale(),
+                     token_strings=ctx.bundle.tokenizer.token_strings)
+    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="home-map",
+                            config={"displaylogo": False, "displayModeBar": False})
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    cell = map_cell(points[0]) if points else None
+    st.caption(t("map.read"))
+    if cell is not None:
+        page, view = block_target(cell)
+        st.switch_page(f"viz/pages/{page}", query_params={**params, **view})
 
 
 def how_to_read(ctx: Context) -> str:
@@ -67,6 +94,7 @@ def render() -> None:
         st.markdown(f"**{plain(ctx.trace.meta['src_text'])}** → **{output}**")
         translation_picture(ctx)
         st.caption(how_to_read(ctx))
+        model_map_picture(ctx)
     knows = what_the_model_knows(ctx.model_id, ctx.bundle.extra.get("metrics"), current_lang())
     if knows:
         st.markdown(t("home.knows", knows=knows))

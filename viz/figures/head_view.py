@@ -1,0 +1,147 @@
+"""Head view: a line from each query token (left) to each token it attends to (right), one colour per head,
+the line's opacity the attention weight (BertViz's head view, drawn with plotly so it works offline in the
+lesson and reads on a projector). Click a head in the legend to show it alone; click it again for all.
+
+`head_view_data(patterns, ...)` turns [head, query, key] weights into line segments grouped by head and
+opacity level (pure numpy); `head_view(patterns, ...)` draws them. Plotly draws one colour per line trace,
+so each head's lines are binned into OPACITY_LEVELS levels of opacity (a weight w is drawn at w rounded to
+the nearest 1/OPACITY_LEVELS) and lines under MIN_WEIGHT are left out (they would be invisible anyway).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figures.style import LINE_COLORS, NORMAL, TypeScale, plotly_text
+
+OPACITY_LEVELS = 20
+MIN_WEIGHT = 0.5 / OPACITY_LEVELS      # rounds to opacity 0: not drawn
+LEFT, RIGHT = 0.0, 1.0                 # x of the query and key columns
+
+
+def head_color(head: int) -> str:
+    return LINE_COLORS[head % len(LINE_COLORS)]
+
+
+def rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:.2f})"
+
+
+@dataclass(frozen=True)
+class HeadLines:
+    """One head's lines at one opacity: segments (query i, key j) drawn at alpha = level / OPACITY_LEVELS."""
+    head: int
+    level: int
+    query: np.ndarray      # [n] row of each line
+    key: np.ndarray        # [n] column of each line
+
+    @property
+    def alpha(self) -> float:
+        return self.level / OPACITY_LEVELS
+
+
+def head_view_data(patterns: np.ndarray) -> list[HeadLines]:
+    """[H, Q, K] attention weights -> every head's lines, grouped by opacity level (weights under MIN_WEIGHT
+    dropped). Pure numpy: a test reads the drawn opacity of each (head, query, key) from it."""
+    patterns = np.asarray(patterns, dtype=float)
+    if patterns.ndim != 3:
+        raise ValueError(f"head_view expects [head, query, key], got shape {patterns.shape}")
+    levels = np.rint(np.nan_to_num(patterns) * OPACITY_LEVELS).astype(int).clip(0, OPACITY_LEVELS)
+    groups = []
+    for head in range(patterns.shape[0]):
+        q, k = np.nonzero(levels[head])
+        lv = levels[head][q, k]
+        order = np.argsort(lv, kind="stable")
+        q, k, lv = q[order], k[order], lv[order]
+        for level in np.unique(lv):
+            pick = lv == level
+            groups.append(HeadLines(head, int(level), q[pick], k[pick]))
+    return groups
+
+
+def _segments(query: np.ndarray, key: np.ndarray) -> tuple[list, list]:
+    """x and y of line segments query -> key, separated by None (one trace draws them all)."""
+    n = len(query)
+    x = np.empty(3 * n, dtype=object)
+    y = np.empty(3 * n, dtype=object)
+    x[0::3], x[1::3], x[2::3] = LEFT, RIGHT, None
+    y[0::3], y[1::3], y[2::3] = query.astype(float), key.astype(float), None
+    return x.tolist(), y.tolist()
+
+
+def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
+              selected_head: int | None = None, type_scale: TypeScale = NORMAL, line_width: float = 2.5,
+              head_name: str = "head {h}", legend_title: str = "heads (click one to isolate it)",
+              query_title: str = "query (attending)", key_title: str = "key (attended to)",
+              hover_query: str = "{token} looks at", hover_key: str = "looked at by",
+              max_height: int = 2400) -> go.Figure:
+    """Every head of one layer as lines between two token columns. patterns: [H, Q, K] rows summing to 1.
+    selected_head: that head shown, the others in the legend (one click shows them). type_scale: tokens at
+    its tick size, headers and legend at its text size (PRESENTER in presenter mode). The other keyword
+    arguments are the words shown."""
+    font_size = type_scale.tick
+    patterns = np.asarray(patterns, dtype=float)
+    groups = head_view_data(patterns)
+    n_heads, n_q, n_k = patterns.shape
+    if (n_q, n_k) != (len(query_labels), len(key_labels)):
+        raise ValueError(f"patterns of {n_q} x {n_k} do not match {len(query_labels)} query and "
+                         f"{len(key_labels)} key labels")
+    if selected_head is not None and not 0 <= selected_head < n_heads:
+        raise ValueError(f"head {selected_head} does not exist: heads 0–{n_heads - 1}")
+    queries, keys = plotly_text(query_labels), plotly_text(key_labels)
+
+    def visible(head: int):
+        return True if selected_head is None or head == selected_head else "legendonly"
+
+    traces = []
+    for head in range(n_heads):          # the legend entries: one per head, its group holds its lines
+        traces.append(go.Scatter(x=[None], y=[None], mode="lines", name=head_name.format(h=head),
+                                 legendgroup=f"h{head}", line=dict(color=head_color(head), width=6),
+                                 visible=visible(head), hoverinfo="skip"))
+    for group in groups:
+        x, y = _segments(group.query, group.key)
+        traces.append(go.Scatter(x=x, y=y, mode="lines", legendgroup=f"h{group.head}", showlegend=False,
+                                 line=dict(color=rgba(head_color(group.head), group.alpha), width=line_width),
+                                 hoverinfo="skip", visible=visible(group.head),
+                                 name=f"{group.head}:{group.level}"))
+    # hover on a token: where each head looks from it (left), or which query looks at it most (right)
+    safe = np.nan_to_num(patterns)
+    top_key, top_query = safe.argmax(2), safe.argmax(1)                               # [H, Q], [H, K]
+    left_hover = ["<br>".join([hover_query.format(token=queries[i])] +
+                              [f"{head_name.format(h=h)}: {keys[top_key[h, i]]} {safe[h, i, top_key[h, i]]:.2f}"
+                               for h in range(n_heads)]) for i in range(n_q)]
+    right_hover = ["<br>".join([f"{keys[j]} · {hover_key}"] +
+                               [f"{head_name.format(h=h)}: {queries[top_query[h, j]]} {safe[h, top_query[h, j], j]:.2f}"
+                                for h in range(n_heads)]) for j in range(n_k)]
+    text = dict(size=font_size, color="#222222")
+    traces.append(go.Scatter(x=[LEFT] * n_q, y=list(range(n_q)), mode="markers+text", text=queries,
+                             textposition="middle left", textfont=text, hovertext=left_hover,
+                             hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
+                             marker=dict(size=9, color="#444444"), name="queries"))
+    traces.append(go.Scatter(x=[RIGHT] * n_k, y=list(range(n_k)), mode="markers+text", text=keys,
+                             textposition="middle right", textfont=text, hovertext=right_hover,
+                             hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
+                             marker=dict(size=9, color="#444444"), name="keys"))
+    n = max(n_q, n_k)
+    row = 1.55 * font_size
+    height = int(min(max_height, max(360, 150 + row * n)))
+    longest = max([len(str(t)) for t in query_labels + key_labels] + [1])
+    side = min(0.9, 0.055 * longest * font_size / 16)        # room for the token labels, in x units
+    bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
+    headers = [dict(x=LEFT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="right", text=f"<b>{query_title}</b>",
+                    showarrow=False, font=type_scale.font("text")),
+               dict(x=RIGHT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="left", text=f"<b>{key_title}</b>",
+                    showarrow=False, font=type_scale.font("text"))]
+    layout = dict(xaxis=dict(bare, range=[LEFT - side, RIGHT + side]),
+                  yaxis=dict(bare, range=[n - 0.5, -0.5]), annotations=headers,
+                  title=dict(text=title, font=type_scale.font("title")), height=height, font=type_scale.font("text"),
+                  hoverlabel=dict(font=type_scale.font("text")),
+                  margin=dict(l=8, r=8, t=(110 if title else 70) + 30 * ((n_heads - 1) // 4), b=8),
+                  plot_bgcolor="white", hovermode="closest", dragmode=False,
+                  legend=dict(orientation="h", x=0, y=1 - (44 if title else 4) / height, yanchor="top", yref="container",
+                              title=dict(text=legend_title, side="top"), itemclick="toggleothers",
+                              itemdoubleclick="toggle", font=type_scale.font("text")))
+    return go.Figure(traces, layout=layout)

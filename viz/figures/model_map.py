@@ -1,0 +1,368 @@
+"""A live map of the whole model: the paper's Figure 1 for an encoder-decoder, drawn from one sentence's Trace.
+
+Embeddings + positional encoding; N x encoder layer (self-attention, Add & Norm, feed-forward, Add & Norm);
+N x decoder layer (masked self-attention, cross-attention, feed-forward, each with Add & Norm); linear +
+softmax. Every layer is a column of cells inside its stack, so each block carries the real picture or
+number of every layer: the mean-of-heads attention map as a thumbnail, the sigma a LayerNorm divides by,
+the size of what the feed-forward network adds, the most probable output token with its p.
+
+Two steps, as BertViz splits them: `map_data(trace)` reads the numbers out of a Trace (pure numpy, no
+plotly), `model_map(data, ...)` draws them (numpy + words in, plotly out; words are keyword arguments with
+English defaults). `block_target(cell)` says which page and view explains a block (the app's URL
+parameters), `block_url` writes it as a link; a page passes the links it wants, the offline lesson none.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+from urllib.parse import urlencode
+
+import numpy as np
+import plotly.graph_objects as go
+
+from model.capture import schema
+from viz.figures.attention import thumbnail
+from viz.figures.style import ATTENTION_SCALE, MASKED_COLOR, NORMAL, TypeScale, plotly_text
+
+THUMB_CELLS = 24          # a thumbnail shows at most this many cells a side (max-pooled, as the explorer's grid)
+TOKENS_SHOWN = 12         # the inputs/outputs rows list this many tokens, then "…"
+
+# Which page explains a block, and the URL parameters that open its view (the pages' own query params:
+# explorer kind/layer/head (-1 = mean of heads), layernorm stack/layer/norm, decoding method/step).
+# Keys: page files under viz/pages; values: their URL paths (viz/nav.py PAGES; a test keeps them equal).
+PAGE_URLS = {"explorer.py": "explorer", "layernorm.py": "layernorm", "positional.py": "positional",
+             "decoding.py": "decoding"}
+
+ATTN_KINDS = {"attn.encoder": "encoder", "attn.decoder": "decoder", "attn.cross": "cross"}
+NORM_BLOCKS = {"norm.encoder.norm_attn": ("encoder", "norm_attn"), "norm.encoder.norm_ff": ("encoder", "norm_ff"),
+               "norm.decoder.norm_attn": ("decoder", "norm_attn"),
+               "norm.decoder.norm_cross": ("decoder", "norm_cross"), "norm.decoder.norm_ff": ("decoder", "norm_ff")}
+# Each stack's rows from the bottom up, as the paper draws them.
+STACK_ROWS = {"encoder": ("attn.encoder", "norm.encoder.norm_attn", "ff.encoder", "norm.encoder.norm_ff"),
+              "decoder": ("attn.decoder", "norm.decoder.norm_attn", "attn.cross", "norm.decoder.norm_cross",
+                          "ff.decoder", "norm.decoder.norm_ff")}
+BLOCKS = ("embed.encoder", "embed.decoder", *STACK_ROWS["encoder"], *STACK_ROWS["decoder"], "linear", "softmax")
+
+COLORS = {"embed": "#f9dcdc", "attn": "#fde5c8", "norm": "#fbf3b9", "ff": "#d9e9f7", "linear": "#e6dcef",
+          "softmax": "#d8f0e0", "frame": "#f4f5f7", "frame_line": "#9aa5b1", "masked": MASKED_COLOR,
+          "highlight": "#d62728", "link": "#1a4f8b"}
+
+
+@dataclass(frozen=True)
+class MapData:
+    """What the map shows, read from one trace (`map_data`)."""
+    src_tokens: list[str]
+    tgt_in_tokens: list[str]
+    tgt_out_tokens: list[str]
+    attention: dict[str, np.ndarray]           # kind -> [L, Q, K] mean over heads
+    sigma: dict[str, np.ndarray]               # norm block -> [L] mean over tokens of the LayerNorm's std
+    ff_norm: dict[str, np.ndarray]             # stack -> [L] mean over tokens of ||FFN(x)||
+    embed_norm: dict[str, tuple[float, float]]  # stack -> (mean ||token embedding||, mean ||PE||)
+    top_tokens: list[str]                      # per output position: the most probable token
+    top_p: np.ndarray                          # [T] its probability
+    d_model: int
+    vocab: int
+    focus: int = 0                             # the output position whose top token the softmax block names
+    n_heads: int = field(default=1)
+
+    @property
+    def n_layers(self) -> dict[str, int]:
+        return {"encoder": len(self.attention["encoder"]), "decoder": len(self.attention["decoder"])}
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(-1, keepdims=True)
+
+
+def map_data(trace, token_strings: Callable[[list[int]], list[str]] | None = None, focus: int = 0) -> MapData:
+    """The map's numbers from a trace with every hook (trace_sentence's default). token_strings turns token
+    ids into strings (a tokenizer's token_strings) for a top token the output does not contain; without it
+    such a token is written #id."""
+    arrays, meta = trace.arrays if hasattr(trace, "arrays") else trace, trace.meta
+    patterns = {kind: schema.stacked(trace, kind) for kind in schema.KINDS}          # [L,H,Q,K]
+    attention = {kind: p.mean(1) for kind, p in patterns.items()}
+    sigma = {}
+    for block, (stack, norm) in NORM_BLOCKS.items():
+        n = len(attention["encoder" if stack == "encoder" else "decoder"])
+        sigma[block] = np.array([float(np.mean(arrays[schema.norm_name(stack, i, norm, "std")])) for i in range(n)])
+    ff_norm = {stack: np.array([float(np.linalg.norm(arrays[schema.ff_name(stack, i, "out")], axis=-1).mean())
+                                for i in range(len(attention[stack]))]) for stack in schema.STACKS}
+    embed_norm = {stack: (float(np.linalg.norm(arrays[schema.embed_name(stack, "tokens")], axis=-1).mean()),
+                          float(np.linalg.norm(arrays[schema.embed_name(stack, "pos")], axis=-1).mean()))
+                  for stack in schema.STACKS}
+    logits = np.asarray(arrays[schema.LOGITS], dtype=np.float64)                     # [T, V]
+    probs = _softmax(logits)
+    top_ids = probs.argmax(-1)
+    top_p = probs[np.arange(len(top_ids)), top_ids]
+    out_ids, out_tokens = list(meta["tgt_ids"]), list(meta["tgt_out_tokens"])
+    known = {int(i): tok for i, tok in zip(out_ids, out_tokens)}
+    missing = sorted({int(i) for i in top_ids} - set(known))
+    if missing and token_strings is not None:
+        known.update(zip(missing, token_strings(missing)))
+    top_tokens = [known.get(int(i), f"#{int(i)}") for i in top_ids]
+    return MapData(list(meta["src_tokens"]), list(meta["tgt_in_tokens"]), out_tokens, attention, sigma, ff_norm,
+                   embed_norm, top_tokens, top_p,
+                   d_model=int(arrays[schema.embed_name("encoder", "out")].shape[-1]), vocab=int(logits.shape[-1]), focus=min(max(0, focus), max(0, len(top_ids) - 1)),
+                   n_heads=int(patterns["encoder"].shape[1]))
+
+
+# -- which page explains a block ------------------------------------------------------------------------------
+def cell_id(block: str, layer: int | None = None) -> str:
+    """A block of the map, or one layer's cell of it: "attn.cross" or "attn.cross#2"."""
+    return block if layer is None else f"{block}#{int(layer)}"
+
+
+def parse_cell(cell: str) -> tuple[str, int | None]:
+    block, _, layer = str(cell).partition("#")
+    if block not in BLOCKS:
+        raise ValueError(f"unknown block {block!r}")
+    return block, (int(layer) if layer else None)
+
+
+def block_target(cell: str) -> tuple[str, dict[str, str]]:
+    """(page file under viz/pages, its URL parameters) of the view that explains a block (layer 0 when the
+    cell names no layer)."""
+    block, layer = parse_cell(cell)
+    layer = 0 if layer is None else layer
+    if block in ATTN_KINDS:
+        return "explorer.py", {"kind": ATTN_KINDS[block], "layer": str(layer), "head": "-1"}
+    if block in NORM_BLOCKS:
+        stack, norm = NORM_BLOCKS[block]
+        return "layernorm.py", {"stack": stack, "layer": str(layer), "norm": norm}
+    if block.startswith("ff."):       # what the FFN adds shows in the Add & Norm after it (x + FFN(x))
+        stack = block.split(".")[1]
+        return "layernorm.py", {"stack": stack, "layer": str(layer), "norm": "norm_ff"}
+    if block.startswith("embed."):
+        return "positional.py", {}
+    return "decoding.py", {"method": "greedy"}
+
+
+def block_url(cell: str, carried: dict | None = None) -> str:
+    """A relative link to the block's page and view, with the carried parameters (model, text, lang...)."""
+    page, params = block_target(cell)
+    query = {**{k: v for k, v in (carried or {}).items() if v not in (None, "")}, **params}
+    return PAGE_URLS[page] + ("?" + urlencode(query) if query else "")
+
+
+def all_cells(n_encoder: int, n_decoder: int) -> list[str]:
+    """Every clickable cell of a map of this size."""
+    cells = ["embed.encoder", "embed.decoder", "linear", "softmax"]
+    for stack, n in (("encoder", n_encoder), ("decoder", n_decoder)):
+        cells += [cell_id(block, i) for block in STACK_ROWS[stack] for i in range(n)]
+    return cells
+
+
+# -- the figure -------------------------------------------------------------------------------------------
+ROW_HEIGHT = {"attn": 74, "norm": 30, "ff": 34}
+GAP = 7
+
+
+def _short_tokens(tokens: Sequence[str], limit: int = TOKENS_SHOWN) -> str:
+    shown = " ".join(plotly_text([str(t) for t in tokens[:limit]]))
+    return shown + (" …" if len(tokens) > limit else "")
+
+
+def _link(text: str, url: str | None) -> str:
+    return text if not url else f'<a href="{url}" target="_self" style="color:{COLORS["link"]}">{text}</a>'
+
+
+def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Sequence[str] = (),
+              title: str = "", type_scale: TypeScale = NORMAL, compact: bool = False,
+              inputs: str = "inputs", outputs: str = "outputs (shifted right)",
+              input_embedding: str = "input embedding<br>+ positional encoding",
+              output_embedding: str = "output embedding<br>+ positional encoding",
+              encoder_stack: str = "{n} × encoder layer", decoder_stack: str = "{n} × decoder layer",
+              layer_name: str = "layer {i}", self_attention: str = "self-attention",
+              masked_attention: str = "masked<br>self-attention", cross_attention: str = "cross-attention",
+              add_norm: str = "Add & Norm", feed_forward: str = "feed-forward", linear: str = "linear",
+              softmax: str = "softmax", sigma_name: str = "σ", ff_name: str = "‖FFN‖",
+              embed_value: str = "‖x‖ {token} + ‖PE‖ {pe}", linear_value: str = "{d_model} → {vocab}",
+              top_value: str = "‘{token}’ {p}", encoder_output: str = "encoder output",
+              hover_attention: str = "{block} · layer {i}<br>mean of {heads} heads",
+              hover_sigma: str = "{block} · layer {i}<br>σ = {value:.2f}: the spread LayerNorm divides by",
+              hover_ff: str = "{block} · layer {i}<br>‖FFN(x)‖ = {value:.2f}: the size of what it adds",
+              hover_top: str = "position {i}: ‘{token}’ p = {p:.3f}", click_hint: str = "click to open its page",
+              you_are_here: str = "you are here") -> go.Figure:
+    """The paper's Figure 1 drawn from `data` (map_data). links: cell id -> URL (block_url); a block name
+    or number with a link opens its page, and an invisible point over every cell carries its cell id
+    (customdata) for a page's on_select. highlight: blocks drawn with a red frame ("you are here").
+    type_scale: block names at its text size, numbers and tokens at its tick size (a page passes
+    PRESENTER in presenter mode). compact: lower rows (the tour's "you are here" map). The other keyword
+    arguments are the words shown (a page passes them in its language; {placeholders} are filled in)."""
+    links = links or {}
+    font_size, small_size = type_scale.text, type_scale.tick
+    n_enc, n_dec = data.n_layers["encoder"], data.n_layers["decoder"]
+    u = font_size / 16                                  # y is in px: rows grow with the type
+    heights = {"attn": 52, "norm": 24, "ff": 26} if compact else dict(ROW_HEIGHT)
+    heights = {kind: h * u for kind, h in heights.items()}
+    gap, embed_h, line_h = GAP * u, 46 * u, 30 * u
+    sides = {"encoder": (1.0, 47.0), "decoder": (53.0, 99.0)}
+    name_width = 17.0
+    shapes, notes, traces = [], [], []
+    hover_x, hover_y, hover_text, hover_cell = [], [], [], []
+    boxes: dict[str, tuple[float, float, float, float]] = {}
+
+    def box(block: str, x0: float, y0: float, x1: float, y1: float, color: str) -> None:
+        boxes[block] = (x0, y0, x1, y1)
+        shapes.append(dict(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y", fillcolor=color,
+                           line=dict(color="#7a7a7a", width=1), layer="below"))
+
+    def note(x, y, text, size=None, anchor="left", color="#222222", **extra) -> None:
+        notes.append(dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=False, xanchor=anchor, align=anchor,
+                          font=dict(size=size or font_size, color=color), **extra))
+
+    def hover(x, y, text, cell) -> None:
+        hover_x.append(x), hover_y.append(y), hover_text.append(text), hover_cell.append(cell)
+
+    def cells_x(stack: str, n: int) -> list[tuple[float, float]]:
+        x0, x1 = sides[stack]
+        left, right = x0 + name_width + 1.0, x1 - 1.0
+        width = (right - left - (n - 1) * 1.0) / n
+        return [(left + i * (width + 1.0), left + i * (width + 1.0) + width) for i in range(n)]
+
+    base = 28.0 * u
+    top = {}
+    for stack, tokens, embed_words in (("encoder", data.src_tokens, input_embedding),
+                                        ("decoder", data.tgt_in_tokens, output_embedding)):
+        x0, x1 = sides[stack]
+        note(x0, 12 * u, f"<i>{inputs if stack == 'encoder' else outputs}</i>: {_short_tokens(tokens)}", small_size)
+        y = base
+        block = f"embed.{stack}"
+        box(block, x0, y, x1, y + embed_h, COLORS["embed"])
+        note(x0 + 1.0, y + embed_h / 2, _link(embed_words, links.get(block)), small_size)
+        token_norm, pe_norm = data.embed_norm[stack]
+        note(x1 - 1.0, y + embed_h / 2, embed_value.format(token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"), small_size,
+             anchor="right")
+        hover((x0 + x1) / 2, y + embed_h / 2, embed_words.replace("<br>", " "), block)
+        y += embed_h + 18 * u
+        n = n_enc if stack == "encoder" else n_dec
+        frame_bottom = y
+        y += gap
+        columns = cells_x(stack, n)
+        for block in STACK_ROWS[stack]:
+            kind = block.split(".")[0]
+            h = heights[kind]
+            color = COLORS[kind]
+            box(block, x0 + 0.5, y, x1 - 0.5, y + h, color)
+            name = {"attn.encoder": self_attention, "attn.decoder": masked_attention,
+                    "attn.cross": cross_attention, "ff.encoder": f"{feed_forward} · {ff_name}",
+                    "ff.decoder": f"{feed_forward} · {ff_name}"}.get(block, f"{add_norm} · {sigma_name}")
+            note(x0 + 1.5, y + h / 2, _link(name, links.get(cell_id(block, 0)) or links.get(block)),
+                 font_size)
+            plain_name = name.replace("<br>", " ")
+            for i, (cx0, cx1) in enumerate(columns):
+                cell = cell_id(block, i)
+                if kind == "attn":
+                    attn_kind = ATTN_KINDS[block]
+                    weights = thumbnail(np.asarray(data.attention[attn_kind][i], dtype=np.float32), THUMB_CELLS)
+                    if attn_kind == "decoder":
+                        weights = weights.copy()
+                        weights[np.triu_indices(weights.shape[0], 1, weights.shape[1])] = np.nan
+                    ty0, ty1 = y + 5, y + h - 5
+                    shapes.append(dict(type="rect", x0=cx0, x1=cx1, y0=ty0, y1=ty1, xref="x", yref="y",
+                                       fillcolor=COLORS["masked"] if attn_kind == "decoder" else "white",
+                                       line=dict(width=0), layer="below"))
+                    n_q, n_k = weights.shape
+                    dx, dy = (cx1 - cx0) / n_k, (ty1 - ty0) / n_q
+                    traces.append(go.Heatmap(z=weights[::-1], x0=cx0 + dx / 2, dx=dx, y0=ty0 + dy / 2, dy=dy,
+                                             zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
+                                             hoverinfo="skip", name=cell))
+                    hover((cx0 + cx1) / 2, (ty0 + ty1) / 2,
+                          hover_attention.format(block=plain_name, i=i, heads=data.n_heads), cell)
+                else:
+                    value = data.sigma[block][i] if kind == "norm" else data.ff_norm[block.split(".")[1]][i]
+                    label = f"{value:.1f}"
+                    note((cx0 + cx1) / 2, y + h / 2, _link(label, links.get(cell)), small_size, anchor="center")
+                    template = hover_sigma if kind == "norm" else hover_ff
+                    hover((cx0 + cx1) / 2, y + h / 2, template.format(block=plain_name, i=i, value=value), cell)
+            y += h + gap
+        shapes.insert(0, dict(type="rect", x0=x0, x1=x1, y0=frame_bottom, y1=y, xref="x", yref="y",
+                              fillcolor=COLORS["frame"], line=dict(color=COLORS["frame_line"], width=2),
+                              layer="below"))
+        note(x0, y + 12 * u, (encoder_stack if stack == "encoder" else decoder_stack).format(n=n), small_size,
+             color="#444444")
+        for i, (cx0, cx1) in enumerate(columns):
+            note((cx0 + cx1) / 2, y + 12 * u, layer_name.format(i=i), small_size, anchor="center", color="#444444")
+        top[stack] = y
+
+    # the decoder's head: linear, softmax
+    x0, x1 = sides["decoder"]
+    y = top["decoder"] + 28 * u
+    box("linear", x0, y, x1, y + line_h, COLORS["linear"])
+    note(x0 + 1.0, y + line_h / 2, _link(linear, links.get("linear")), font_size)
+    note(x1 - 1.0, y + line_h / 2, linear_value.format(d_model=data.d_model, vocab=f"{data.vocab:,}"), small_size,
+         anchor="right")
+    hover((x0 + x1) / 2, y + line_h / 2, linear, "linear")
+    y += line_h + gap
+    box("softmax", x0, y, x1, y + embed_h, COLORS["softmax"])
+    note(x0 + 1.0, y + embed_h / 2, _link(softmax, links.get("softmax")), font_size)
+    focus = data.focus
+    if len(data.top_tokens):
+        token = plotly_text([data.top_tokens[focus]])[0]
+        note(x0 + name_width + 1.0, y + embed_h / 2, top_value.format(token=token, p=f"{data.top_p[focus]:.0%}"), font_size)
+        strip_x0, strip_x1 = x0 + 0.62 * (x1 - x0), x1 - 1.0
+        p = np.asarray(data.top_p, dtype=float)[None, :]
+        dx = (strip_x1 - strip_x0) / p.shape[1]
+        traces.append(go.Heatmap(z=p, x0=strip_x0 + dx / 2, dx=dx, y0=y + embed_h / 2, dy=embed_h - 14 * u, zmin=0, zmax=1,
+                                 colorscale="Greens", showscale=False, name="softmax",
+                                 customdata=[[hover_top.format(i=i, token=tok, p=float(q))
+                                              for i, (tok, q) in enumerate(zip(plotly_text(data.top_tokens),
+                                                                               data.top_p))]],
+                                 hovertemplate="%{customdata}<extra></extra>"))
+    hover((x0 + x0 + name_width) / 2, y + embed_h / 2, softmax, "softmax")
+    y_top = y + embed_h
+
+    # encoder output -> every decoder layer's cross-attention (keys and values)
+    cross = boxes["attn.cross"]
+    notes.append(dict(x=cross[0], y=(cross[1] + cross[3]) / 2, ax=sides["encoder"][1], ay=top["encoder"],
+                      xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3, arrowsize=1.3,
+                      arrowwidth=2.5, arrowcolor="#555555", text=""))
+    note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{encoder_output}</i>", small_size, anchor="right",
+         color="#444444")
+
+    for block in highlight:
+        if block in boxes:
+            bx0, by0, bx1, by1 = boxes[block]
+            shapes.append(dict(type="rect", x0=bx0 - 0.4, x1=bx1 + 0.4, y0=by0 - 3, y1=by1 + 3, xref="x", yref="y",
+                               line=dict(color=COLORS["highlight"], width=4)))
+    if any(b in boxes for b in highlight):         # the key to the red frames, top left
+        note(sides["encoder"][0], y_top - 10 * u, f"<b>▭ {you_are_here}</b>", font_size, color=COLORS["highlight"])
+
+    if not compact or links:
+        hints = [f"{text}<br><i>{click_hint}</i>" if links else text for text in hover_text]
+        traces.append(go.Scatter(x=hover_x, y=hover_y, mode="markers", marker=dict(size=24, color="rgba(0,0,0,0)"),
+                                 customdata=hover_cell, text=hints, hovertemplate="%{text}<extra></extra>",
+                                 showlegend=False, name="cells"))
+    margin_top = 50 if title else 12
+    height = int(y_top + 8 + margin_top + 8)
+    bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
+    layout = dict(xaxis=dict(bare, range=[0, 100]), yaxis=dict(bare, range=[0, y_top + 8]), shapes=shapes,
+                  annotations=notes, title=dict(text=title, font=type_scale.font("title")), height=height,
+                  font=type_scale.font("text"), hoverlabel=dict(font=type_scale.font("text")),
+                  margin=dict(l=6, r=6, t=margin_top, b=8), plot_bgcolor="white", showlegend=False,
+                  hovermode="closest", dragmode=False)
+    return go.Figure(traces, layout=layout)
+
+
+def map_cell(point: dict) -> str | None:
+    """The cell id of a point clicked in `model_map`; None for anything else."""
+    data = point.get("customdata")
+    if isinstance(data, list):
+        data = data[0] if data else None
+    try:
+        parse_cell(data)
+    except (TypeError, ValueError):
+        return None
+    return data
+
+
+TOUR_BLOCKS = {  # the tour's step key -> the blocks it explains ("you are here")
+    "tokens": ("embed.encoder", "embed.decoder"), "positional": ("embed.encoder", "embed.decoder"),
+    "one_head": ("attn.encoder",), "multi_head": ("attn.encoder",),
+    "add_norm": ("norm.encoder.norm_attn", "norm.encoder.norm_ff"),
+    "decoder": ("attn.decoder", "attn.cross"), "decoding": ("linear", "softmax"),
+    "heads": ("attn.encoder", "attn.decoder", "attn.cross"), "zoo": ("attn.encoder", "attn.decoder", "attn.cross"),
+    "learn": (),
+}
