@@ -8,6 +8,7 @@ made from, never by language. Token labels and the model's translations are neve
 from __future__ import annotations
 
 import json
+import logging
 import string
 from functools import cache
 from pathlib import Path
@@ -15,6 +16,12 @@ from pathlib import Path
 LANGS = {"en": "English", "zh": "中文"}
 DEFAULT_LANG = "en"
 LOCALES = Path(__file__).resolve().parent / "locales"
+# Which plural form a count takes (CLDR's rules for these languages): a plural message is two keys in English,
+# <key>.one and <key>.other, and one in Chinese, <key>.other (no grammatical number). A third language adds its
+# rule here and its file under locales/.
+PLURAL_FORM = {"en": lambda n: "one" if n == 1 else "other", "zh": lambda n: "other"}
+log = logging.getLogger(__name__)
+_said_missing: set[tuple[str, str]] = set()
 # The attention kinds' names (model/capture/schema.py KINDS), as every page and figure titles them.
 KIND_KEYS = {"encoder": "fig.kind.encoder", "decoder": "fig.kind.decoder", "cross": "fig.kind.cross"}
 
@@ -38,9 +45,21 @@ def current_lang() -> str:
 
 
 def message(lang: str, key: str, **values) -> str:
-    """The message `key` in `lang`, with {placeholders} filled in."""
-    text = catalogue(lang)[key]
+    """The message `key` in `lang`, with {placeholders} filled in. A key the language lacks is shown in English
+    (a key English lacks too, as itself) and logged once: a page keeps working with a gap in a catalogue."""
+    text = catalogue(lang).get(key)
+    if text is None:
+        text = catalogue(DEFAULT_LANG).get(key, key)
+        if (lang, key) not in _said_missing:
+            _said_missing.add((lang, key))
+            log.warning("message %r is missing from locales/%s.json; shown %s", key, lang,
+                        "in English" if text != key else "as its key")
     return text.format(**values) if values else text
+
+
+def plural_message(lang: str, key: str, n: int, **values) -> str:
+    """The plural message `key` for the count n in `lang` ({n} filled in): <key>.one or <key>.other."""
+    return message(lang, f"{key}.{PLURAL_FORM[lang](n)}", n=n, **values)
 
 
 def error_text(error: Exception) -> str:
@@ -55,6 +74,11 @@ def error_text(error: Exception) -> str:
 def t(key: str, **values) -> str:
     """The message `key` in the session's language, with {placeholders} filled in."""
     return message(current_lang(), key, **values)
+
+
+def tn(key: str, n: int, **values) -> str:
+    """The plural message `key` for the count n in the session's language: tn("heads.abl.n_off", 1)."""
+    return plural_message(current_lang(), key, n, **values)
 
 
 def kind_title(kind: str) -> str:

@@ -17,6 +17,29 @@ CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_de
 CONV_KERNEL = 3
 
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+ABOUT_COSTS_COL_KEYS = {
+    0: "about.costs.col0", 1: "about.costs.col1", 2: "about.costs.col2", 3: "about.costs.col3",
+    4: "about.costs.col4", 5: "about.costs.col5"
+}
+ABOUT_COSTS_KEYS = {
+    "attention": "about.costs.attention", "conv": "about.costs.conv", "recurrent": "about.costs.recurrent"
+}
+ABOUT_PARAMS_KEYS = {
+    "decoder": "about.params.decoder", "embeddings": "about.params.embeddings", "encoder": "about.params.encoder",
+    "generator": "about.params.generator", "parameters": "about.params.parameters", "share": "about.params.share",
+    "total": "about.params.total"
+}
+ABOUT_CONFIG_KEYS = {
+    "bos_id": "about.config.bos_id", "d_ff": "about.config.d_ff", "d_model": "about.config.d_model",
+    "dropout": "about.config.dropout", "eos_id": "about.config.eos_id", "ln_eps": "about.config.ln_eps",
+    "max_len": "about.config.max_len", "n_decoder_layers": "about.config.n_decoder_layers",
+    "n_encoder_layers": "about.config.n_encoder_layers", "n_heads": "about.config.n_heads",
+    "norm_first": "about.config.norm_first", "pad_id": "about.config.pad_id", "pe": "about.config.pe",
+    "share_embeddings": "about.config.share_embeddings", "vocab_size": "about.config.vocab_size"
+}
+
+
 def architecture_summary(cfg) -> str:
     norm = t("about.arch.pre_norm") if cfg.norm_first else t("about.arch.post_norm")
     pe = t("about.arch.sinusoidal") if cfg.pe == "sinusoidal" else t("about.arch.learned")
@@ -34,8 +57,8 @@ def sentence_length(ctx: Context) -> int | None:
 def cost_table(n: int, d: int, k: int = CONV_KERNEL):
     """The paper's Table 1 (layer_costs) with its headers in the page's language."""
     table = layer_costs(n, d, k)
-    table.columns = [t(f"about.costs.col{i}", n=n, d=d) for i in range(len(table.columns))]
-    table.index = [t(f"about.costs.{kind}") for kind in ("attention", "recurrent", "conv")]
+    table.columns = [t(ABOUT_COSTS_COL_KEYS[i], n=n, d=d) for i in range(len(table.columns))]
+    table.index = [t(ABOUT_COSTS_KEYS[kind]) for kind in ("attention", "recurrent", "conv")]
     return table
 
 
@@ -60,7 +83,7 @@ def configuration_and_parameters(bundle) -> None:
     c1, c2 = st.columns([1.1, 1])
     with c1:
         st.subheader(t("about.config"))
-        config = pd.DataFrame([(k, str(v), t(f"about.config.{k}") if k in CONFIG_SETTINGS else "")
+        config = pd.DataFrame([(k, str(v), t(ABOUT_CONFIG_KEYS[k]) if k in CONFIG_SETTINGS else "")
                                for k, v in cfg.to_dict().items()],
                               columns=[t("about.config.setting"), t("about.config.value"), t("about.config.meaning")])
         config = config.set_index(t("about.config.setting"))
@@ -68,8 +91,8 @@ def configuration_and_parameters(bundle) -> None:
     with c2:
         st.subheader(t("about.params"))
         groups = parameter_groups((name, p.numel()) for name, p in bundle.model.named_parameters())
-        groups.index = [t(f"about.params.{part}") for part in groups.index]
-        groups.columns = [t(f"about.params.{column}") for column in groups.columns]
+        groups.index = [t(ABOUT_PARAMS_KEYS[part]) for part in groups.index]
+        groups.columns = [t(ABOUT_PARAMS_KEYS[column]) for column in groups.columns]
         st.dataframe(groups, column_config={
             t("about.params.parameters"): st.column_config.NumberColumn(format="localized"),
             t("about.params.share"): st.column_config.NumberColumn(format="percent")})

@@ -25,6 +25,27 @@ IG_STEPS = 16          # the page's default: 32 took 10-16 s on a 32-token en-es
 MAX_IG_TOKENS = 40     # IG costs steps x output tokens backward passes: longer sentences would take minutes
 MAX_PATCH_TOKENS = 64  # patching runs (layers x positions + heads) forwards of the whole sentence
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+ATTRIBUTION_SECTION_KEYS = {
+    "contrastive": "attribution.section.contrastive", "lens": "attribution.section.lens",
+    "patching": "attribution.section.patching", "source": "attribution.section.source"
+}
+ATTRIBUTION_METHOD_KEYS = {
+    "attention": "attribution.method.attention", "grad": "attribution.method.grad", "ig": "attribution.method.ig",
+    "rollout": "attribution.method.rollout", "rollout_all": "attribution.method.rollout_all",
+    "value_norm": "attribution.method.value_norm"
+}
+ATTRIBUTION_KIND_KEYS = {
+    "cross": "attribution.kind.cross", "decoder": "attribution.kind.decoder",
+    "encoder": "attribution.kind.encoder"
+}
+ATTRIBUTION_PATCH_TEX_KEYS = {
+    "alternative": "attribution.patch.tex.alternative", "chosen": "attribution.patch.tex.chosen",
+    "clean": "attribution.patch.tex.clean", "corrupted": "attribution.patch.tex.corrupted",
+    "patched": "attribution.patch.tex.patched", "restored": "attribution.patch.tex.restored"
+}
+
+
 @dataclass(frozen=True)
 class View:
     """What every section reads: the sentence's trace keys, tokens and labels."""
@@ -42,11 +63,11 @@ class View:
 
 
 def section_name(section: str) -> str:
-    return t(f"attribution.section.{section}")
+    return t(ATTRIBUTION_SECTION_KEYS[section])
 
 
 def method_name(method: str) -> str:
-    return t(f"attribution.method.{method}")
+    return t(ATTRIBUTION_METHOD_KEYS[method])
 
 
 def layer_labels(n: int) -> list[str]:
@@ -54,7 +75,7 @@ def layer_labels(n: int) -> list[str]:
 
 
 def kind_name(kind: str) -> str:
-    return t(f"attribution.kind.{kind}")
+    return t(ATTRIBUTION_KIND_KEYS[kind])
 
 
 def head_name(kind: str, layer: int, head: int) -> str:
@@ -255,7 +276,7 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
 
 def restored_formula() -> str:
     """The restored share in LaTeX, its words (\\text{…}) in the page's language."""
-    w = {name: t(f"attribution.patch.tex.{name}")
+    w = {name: t(ATTRIBUTION_PATCH_TEX_KEYS[name])
          for name in ("restored", "patched", "corrupted", "clean", "chosen", "alternative")}
     return (rf"\text{{{w['restored']}}}=\frac{{m_\text{{{w['patched']}}}-m_\text{{{w['corrupted']}}}}}"
             rf"{{m_\text{{{w['clean']}}}-m_\text{{{w['corrupted']}}}}},"

@@ -21,6 +21,13 @@ DIFF_SHARE = 0.6                       # a difference map takes this share of th
 DIFF_WIDTH = PAGE_WIDTH * DIFF_SHARE
 
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+COMPARE_MODE_KEYS = {"heads": "compare.mode.heads", "sentences": "compare.mode.sentences"}
+COMPARE_KIND_KEYS = {
+    "cross": "compare.kind.cross", "decoder": "compare.kind.decoder", "encoder": "compare.kind.encoder"
+}
+
+
 def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:
     patterns = schema.stacked(tr, kind)[layer]                     # [H,Q,K]
     return patterns.mean(0) if head is None else patterns[head]
@@ -162,9 +169,9 @@ def render() -> None:
     st.title(t("compare.title"))
     c1, c2 = st.columns(2)
     mode = c1.radio(t("compare.mode"), list(MODES), index=MODES.index(qp_choice("mode", list(MODES), "sentences")),
-                    horizontal=True, key="compare-mode", format_func={m: t(f"compare.mode.{m}") for m in MODES}.get)
+                    horizontal=True, key="compare-mode", format_func={m: t(COMPARE_MODE_KEYS[m]) for m in MODES}.get)
     kind = c2.radio(t("compare.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
-                    key="compare-kind", format_func={k: t(f"compare.kind.{k}") for k in KINDS}.get,
+                    key="compare-kind", format_func={k: t(COMPARE_KIND_KEYS[k]) for k in KINDS}.get,
                     help=" · ".join(kind_title(k) for k in KINDS))
     set_query(mode=mode, kind=kind)
     n_layers = schema.n_layers(ctx.bundle.config, kind)

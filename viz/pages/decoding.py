@@ -17,6 +17,14 @@ LAST_BEAM = "_decoding_last_beam"      # the page's beam size, kept while greedy
 DEFAULT_BEAM = 4
 
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+DECODING_HYP_KEYS = {
+    "finished": "decoding.hyp.finished", "output": "decoding.hyp.output", "rank": "decoding.hyp.rank",
+    "tokens": "decoding.hyp.tokens"
+}
+DECODING_METHOD_KEYS = {"beam": "decoding.method.beam", "greedy": "decoding.method.greedy"}
+
+
 def _seed(key: str, value) -> None:
     if key not in st.session_state:
         st.session_state[key] = value
@@ -58,7 +66,7 @@ def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
     _seed("decoding-k", qp_int("k", 10, 1, 20))
     c1, c2, c3, c4 = st.columns([1.35, 0.85, 1, 1.2])
     method = c1.radio(t("decoding.method"), list(METHODS), key="decoding-method", horizontal=True,
-                      on_change=_on_method, format_func={m: t(f"decoding.method.{m}") for m in METHODS}.get,
+                      on_change=_on_method, format_func={m: t(DECODING_METHOD_KEYS[m]) for m in METHODS}.get,
                       help=t("decoding.method.help"))
     if method == "beam":
         beam = int(c2.number_input(t("decoding.beam"), 2, 8, key="decoding-beam", on_change=_on_beam,
@@ -152,7 +160,7 @@ def hypotheses_section(dec, beam: int) -> None:
     normalized = t("decoding.hyp.normalized", alpha=BEAM_ALPHA)
     total = t("decoding.hyp.log_prob")
     columns = {"log_prob": total, "normalized": normalized}
-    columns.update({name: t(f"decoding.hyp.{name}") for name in ("rank", "output", "tokens", "finished")})
+    columns.update({name: t(DECODING_HYP_KEYS[name]) for name in ("rank", "output", "tokens", "finished")})
     table = pd.DataFrame(dec.hypotheses).rename(columns=columns).set_index(columns["rank"])
     st.dataframe(table, column_config={total: st.column_config.NumberColumn(format="%.3f"),
                                        normalized: st.column_config.NumberColumn(format="%.3f")})
@@ -164,7 +172,7 @@ def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, 
     alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
     fig = alignment_heatmap(alignment, out_labels, src_labels, step=step,
                             title=t("decoding.alignment.title", layer=layer, heads=ctx.bundle.config.n_heads,
-                                    method=t(f"decoding.method.{method}")), **_alignment_words())
+                                    method=t(DECODING_METHOD_KEYS[method])), **_alignment_words())
     show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
                 key="decoding-alignment")
     st.caption(t("decoding.alignment.caption"))
@@ -192,7 +200,7 @@ def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_la
                     matrix_frame(ref_alignment, ref_labels, src_labels), key="decoding-tf")
     with c2:
         fig = alignment_heatmap(alignment, out_labels, src_labels, **_alignment_words(),
-                                title=t("decoding.gen.title", method=t(f"decoding.method.{method}"), layer=layer))
+                                title=t("decoding.gen.title", method=t(DECODING_METHOD_KEYS[method]), layer=layer))
         show_figure(fig, f"{ctx.model_id}-generated-L{layer}", key="decoding-gen")
     ref_lp = token_logprobs(trace[schema.LOGITS], trace.meta["tgt_ids"])
     gen_lp = dec.chosen_logprob.astype(float)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, grid_cell, model_view, thumbnail_block
+from viz.figures.style import causal_mask
 from viz.i18n import current_lang, kind_title, t
 from viz.map_view import head_view_figure
 from viz.state import Context, qp_choice, set_query
@@ -14,6 +15,12 @@ from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 from viz.ui import type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
+
+
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+EXPLORER_NOTE_KEYS = {
+    "cross": "explorer.note.cross", "decoder": "explorer.note.decoder", "encoder": "explorer.note.encoder"
+}
 
 
 def open_clicked_head(kind: str) -> None:
@@ -42,17 +49,23 @@ def overview(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     """Every layer x head as clickable thumbnails."""
     n_layers, n_heads = patterns.shape[:2]
     grid = model_view(patterns, title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
-                      selected=(layer, head), value_name=t("fig.attention.weight"), click_hint=t("fig.grid.hover"))
+                      selected=(layer, head), value_name=t("fig.attention.weight"), click_hint=t("fig.grid.hover"),
+                      masked=future_mask(kind, patterns), masked_label=t("fig.masked"), type_scale=type_scale())
     st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
                     config={"displaylogo": False})
 
 
 def how_to_read(kind: str, n_rows: int, n_cols: int) -> str:
-    text = t("explorer.read") + " " + t(f"explorer.note.{kind}")
+    text = t("explorer.read") + " " + t(EXPLORER_NOTE_KEYS[kind])
     block = thumbnail_block(n_rows, n_cols)
     if block > 1:
         text += " " + t("explorer.read.block", block=block)
     return text
+
+
+def future_mask(kind: str, patterns: np.ndarray) -> np.ndarray | None:
+    """Decoder self-attention's masked cells (keys after the query), drawn grey; None for the other kinds."""
+    return causal_mask(*patterns.shape[-2:]) if kind == "decoder" else None
 
 
 def heatmap_words() -> dict:
@@ -68,7 +81,9 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
                                                     heads=n_heads)
     else:
         weights, title = patterns[layer, head], t("explorer.one.head", kind=kind_title(kind), layer=layer, head=head)
-    fig = attention_heatmap(weights, rows, cols, title=title, **heatmap_words())
+    fig = attention_heatmap(weights, rows, cols, title=title, masked=future_mask(kind, patterns),
+                            masked_label=t("fig.masked"), type_scale=type_scale(),
+                            width_px=type_scale().page_px / 2, **heatmap_words())
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
                 matrix_frame(weights, rows, cols), key="explorer-main")
     return weights

@@ -8,7 +8,7 @@ from model.analysis import ablation, flow, heads
 from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, kind_title, t
+from viz.i18n import error_text, kind_title, t, tn
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.state import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
@@ -22,8 +22,35 @@ KINDS = list(schema.KINDS)
 HEADER_COLUMNS = ("kind", "layer", "head", "logprob", "delta", "n_sentences")   # heads.col.<name>
 
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+HEADS_KIND_KEYS = {"cross": "heads.kind.cross", "decoder": "heads.kind.decoder", "encoder": "heads.kind.encoder"}
+HEADS_STAT_KEYS = {
+    "bos": "heads.stat.bos", "distance": "heads.stat.distance", "entropy": "heads.stat.entropy",
+    "entropy_norm": "heads.stat.entropy_norm", "eos": "heads.stat.eos", "max_weight": "heads.stat.max_weight",
+    "next": "heads.stat.next", "prev": "heads.stat.prev", "punct": "heads.stat.punct", "self": "heads.stat.self"
+}
+HEADS_HELP_KEYS = {
+    "bos": "heads.help.bos", "distance": "heads.help.distance", "entropy": "heads.help.entropy",
+    "entropy_norm": "heads.help.entropy_norm", "eos": "heads.help.eos", "max_weight": "heads.help.max_weight",
+    "next": "heads.help.next", "prev": "heads.help.prev", "punct": "heads.help.punct", "self": "heads.help.self"
+}
+HEADS_TAB_KEYS = {"ablation": "heads.tab.ablation", "rollout": "heads.tab.rollout", "stats": "heads.tab.stats"}
+HEADS_COL_KEYS = {
+    "delta": "heads.col.delta", "head": "heads.col.head", "kind": "heads.col.kind", "layer": "heads.col.layer",
+    "logprob": "heads.col.logprob", "n_sentences": "heads.col.n_sentences"
+}
+HEADS_VALUE_KEYS = {
+    "bos": "heads.value.bos", "distance": "heads.value.distance", "entropy": "heads.value.entropy",
+    "entropy_norm": "heads.value.entropy_norm", "eos": "heads.value.eos", "max_weight": "heads.value.max_weight",
+    "next": "heads.value.next", "prev": "heads.value.prev", "punct": "heads.value.punct",
+    "self": "heads.value.self"
+}
+HEADS_ABL_MODE_KEYS = {"mean": "heads.abl.mode.mean", "zero": "heads.abl.mode.zero"}
+HEADS_SOURCE_KEYS = {"file": "heads.source.file", "sentence": "heads.source.sentence"}
+
+
 def kind_short(kind: str) -> str:
-    return t(f"heads.kind.{kind}")
+    return t(HEADS_KIND_KEYS[kind])
 
 
 def label_of(kind: str, layer: int, head: int) -> str:
@@ -32,7 +59,7 @@ def label_of(kind: str, layer: int, head: int) -> str:
 
 def stat_name(stat: str) -> str:
     """model.analysis.heads.STATS's English column label, in the page's language."""
-    return t(f"heads.stat.{stat}")
+    return t(HEADS_STAT_KEYS[stat])
 
 
 def translated_columns(frame):
@@ -40,7 +67,7 @@ def translated_columns(frame):
     frame = frame.copy()
     if "kind" in frame:
         frame["kind"] = frame["kind"].map(lambda k: kind_short(k) if k in KINDS else k)
-    names = {c: stat_name(c) if c in heads.STATS else t(f"heads.col.{c}") for c in frame.columns
+    names = {c: stat_name(c) if c in heads.STATS else t(HEADS_COL_KEYS[c]) for c in frame.columns
              if c in heads.STATS or c in HEADER_COLUMNS}
     return frame.rename(columns=names)
 
@@ -62,7 +89,7 @@ def kind_radio(key: str) -> str:
 
 # -- Statistics -------------------------------------------------------------------------------------
 def stat_help(stat: str) -> str:
-    return t(f"heads.help.{stat}")
+    return t(HEADS_HELP_KEYS[stat])
 
 
 def file_stats(ctx):
@@ -80,7 +107,7 @@ def file_stats(ctx):
     key = (ctx.model_id, hashlib.sha256(data).hexdigest(), ctx.max_tokens)
     result = session_memo("heads-aggregate", key)
     if result is None:
-        if not st.button(t("heads.upload.go", n=len(sentences)), type="primary", key="heads-agg-go"):
+        if not st.button(tn("heads.upload.go", len(sentences)), type="primary", key="heads-agg-go"):
             return None
         bar = st.progress(0.0, text=t("heads.upload.running"))
         progress = lambda i, n: bar.progress(i / n, text=t("heads.upload.progress", i=i, n=n))  # noqa: E731
@@ -92,10 +119,9 @@ def file_stats(ctx):
             return None
         bar.empty()
     frame, problems = result
-    st.caption(t("heads.upload.averaged", n=int(frame['n_sentences'].max()), file=plain(upload.name)))
+    st.caption(tn("heads.upload.averaged", int(frame['n_sentences'].max()), file=plain(upload.name)))
     if problems:
-        st.warning(t("heads.upload.skipped.one" if len(problems) == 1 else "heads.upload.skipped",
-                     n=len(problems), example=plain(problems[0])))
+        st.warning(tn("heads.upload.skipped", len(problems), example=plain(problems[0])))
     return frame
 
 
@@ -103,7 +129,7 @@ def statistics_tab(ctx, n_layers: dict) -> None:
     cfg = ctx.bundle.config
     c1, c2, c3 = st.columns([1, 1.3, 1.2])
     source = c1.radio(t("heads.source"), ["sentence", "file"], key="heads-source",
-                      format_func={s: t(f"heads.source.{s}") for s in ("sentence", "file")}.get)
+                      format_func={s: t(HEADS_SOURCE_KEYS[s]) for s in ("sentence", "file")}.get)
     with c2:
         kind = kind_radio("heads-stat-kind")
     stat_default = qp_choice("stat", list(heads.STATS), "entropy_norm")
@@ -115,7 +141,7 @@ def statistics_tab(ctx, n_layers: dict) -> None:
         return
     matrix = heads.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
     fig = layer_head_heatmap(matrix, title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
-                             value_name=t(f"heads.value.{stat}"), zmax=1.0 if stat in UNIT_STATS else None,
+                             value_name=t(HEADS_VALUE_KEYS[stat]), zmax=1.0 if stat in UNIT_STATS else None,
                              layer_label=t("ui.layer_n", i="{i}"), head_label=t("ui.head_n", h="{h}"),
                              missing=t("heads.na"))
     rows = [t("ui.layer_n", i=i) for i in range(n_layers[kind])]
@@ -184,7 +210,7 @@ def ablation_tab(ctx, n_layers: dict) -> None:
     mode_default = qp_choice("abl_mode", list(ablation.ABLATION_MODES), "zero")
     mode = c2.radio(t("heads.abl.mode"), list(ablation.ABLATION_MODES),
                     index=list(ablation.ABLATION_MODES).index(mode_default), horizontal=True, key="heads-abl-mode",
-                    format_func={m: t(f"heads.abl.mode.{m}") for m in ablation.ABLATION_MODES}.get)
+                    format_func={m: t(HEADS_ABL_MODE_KEYS[m]) for m in ablation.ABLATION_MODES}.get)
     st.caption(t("heads.abl.tick", kind=kind_title(kind)))
     heads = head_grid(kind, st.session_state["heads-ablated"], n_layers[kind], cfg.n_heads)
     st.session_state["heads-ablated"] = heads
@@ -203,7 +229,7 @@ def ablation_tab(ctx, n_layers: dict) -> None:
     st.markdown(t("heads.abl.logp", what=what))
     m1, m2 = st.columns(2)
     m1.metric(t("heads.abl.all_on"), f"{base:.4f}")
-    m2.metric(t("heads.abl.n_off.one" if len(heads) == 1 else "heads.abl.n_off", n=len(heads)), f"{cut:.4f}",
+    m2.metric(tn("heads.abl.n_off", len(heads)), f"{cut:.4f}",
               delta=f"{cut - base:+.4f}" if heads else None)
     c1, c2 = st.columns(2)
     c1.caption(t("heads.abl.translation"))
@@ -219,7 +245,7 @@ def ablation_tab(ctx, n_layers: dict) -> None:
 def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> None:
     trace, cfg = ctx.trace, ctx.bundle.config
     st.subheader(t("heads.rank"))
-    st.markdown(t("heads.rank.text", mode=t(f"heads.abl.mode.{mode}"), what=what))
+    st.markdown(t("heads.rank.text", mode=t(HEADS_ABL_MODE_KEYS[mode]), what=what))
     key = (ctx.model_id, trace.meta["src_text"], target, mode, ctx.max_tokens)
     if st.button(t("heads.rank.go"), key="heads-rank-go"):
         n = sum(n_layers.values()) * cfg.n_heads
@@ -235,7 +261,7 @@ def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> No
     shown = t("heads.rank.top", n=len(labels)) if len(labels) > 24 else t("heads.rank.all", n=len(labels))
     fig = importance_bars(labels, ranked["delta"].to_numpy(), x_title=t("heads.rank.x"),
                           hover_delta=t("heads.rank.hover"),
-                          title=t("heads.rank.title", mode=t(f"heads.abl.mode.{mode}"), shown=shown))
+                          title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown))
     show_figure(fig, f"{ctx.model_id}-head-importance-{mode}", key="heads-rank-bars")
     st.dataframe(translated_columns(ranked), hide_index=True, key="heads-rank-table", column_config={
         t("heads.col.logprob"): st.column_config.NumberColumn(t("heads.rank.logprob"), format="%.4f"),
@@ -291,7 +317,7 @@ def render() -> None:
     n_layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
     st.title(t("heads.title"))
     tab_default = qp_choice("tab", list(TABS), "stats")
-    labels = {name: t(f"heads.tab.{name}") for name in TABS}
+    labels = {name: t(HEADS_TAB_KEYS[name]) for name in TABS}
     tabs = st.tabs(list(labels.values()), default=labels[tab_default], key="heads-tab", on_change="rerun")
     active = {label: name for name, label in labels.items()}.get(st.session_state.get("heads-tab"), tab_default)
     set_query(tab=None if active == "stats" else active)

@@ -25,6 +25,10 @@ HALF_PX = 280      # the plot area of a matrix in one of two columns, on a proje
 PRE_NORM = r"x_{\text{next}} = x + \mathrm{MultiHead}(\mathrm{LayerNorm}(x))"
 
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+MULTIHEAD_OFFSET_KEYS = {-1: "multihead.offset.-1", 0: "multihead.offset.0", 1: "multihead.offset.1"}
+
+
 def controls(cfg) -> tuple[str, int]:
     """Attention kind and layer in one compact row (the options say what they are)."""
     c_kind, c_layer = st.columns([5, 1], vertical_alignment="center")
@@ -56,7 +60,7 @@ def describe(stats: dict, cols: list[str], positional: bool) -> list[str]:
     for kind, v in head_readings(stats, positional):
         if kind == "position":
             off = v["offset"]
-            where = t(f"multihead.offset.{off}") if off in (-1, 0, 1) else t("multihead.offset.n", offset=f"{off:+d}")
+            where = t(MULTIHEAD_OFFSET_KEYS[off]) if off in (-1, 0, 1) else t("multihead.offset.n", offset=f"{off:+d}")
             words.append(t("multihead.does.position", where=where, share=f"{v['share']:.0%}"))
         elif kind == "key":
             words.append(t("multihead.does.key", token=cols[v["index"]], share=f"{v['share']:.0%}"))

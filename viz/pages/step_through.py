@@ -35,6 +35,10 @@ PLOT_PX = 360      # the plot area of a matrix in the left three fifths of the p
 FORMULA = r"z = \mathrm{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}} + M\right) XW^V"
 
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+STEP_ROLE_KEYS = {"K": "step.role.K", "Q": "step.role.Q", "V": "step.role.V"}
+
+
 @dataclass
 class View:
     """What one step shows: figures (figure, filename, CSV frame), the followed row as numbers, text."""
@@ -170,7 +174,7 @@ def view_projection(h: Head, which: str) -> View:
     source, matrix = {"Q": (h.x_q, h.q), "K": (h.x_kv, h.k), "V": (h.x_kv, h.v)}[which]
     labels, row = (h.q_labels, h.query) if which == "Q" else (h.k_labels, h.key_row)
     weight, bias = linear_arrays(getattr(h.module, f"w_{which.lower()}"))
-    role = t(f"step.role.{which}")
+    role = t(STEP_ROLE_KEYS[which])
     side = h.q_side if which == "Q" else h.kv_side
     dims = dim_labels(d_head)
     fig = step_heatmap(matrix, labels, dims, t("step.proj.title", which=which, head=head, n=len(labels), d_k=d_head,

@@ -22,6 +22,18 @@ PRETRAINED = "toy-{task}"            # the shipped model trained on each task (p
 GOAL_MAX_TOKENS = 64
 
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+TRAINING_COL_KEYS = {
+    "accuracy": "training.col.accuracy", "loss": "training.col.loss", "lr": "training.col.lr",
+    "seconds": "training.col.seconds"
+}
+TRAINING_SIZE_KEYS = {"medium": "training.size.medium", "small": "training.size.small", "tiny": "training.size.tiny"}
+TRAINING_TASK_KEYS = {"copy": "training.task.copy", "reverse": "training.task.reverse", "sort": "training.task.sort"}
+TRAINING_TASK_NOTE_KEYS = {
+    "copy": "training.task_note.copy", "reverse": "training.task_note.reverse", "sort": "training.task_note.sort"
+}
+
+
 def _request_training() -> None:
     """Button callback: runs before the script, so the button is already disabled when training starts."""
     st.session_state[RUNNING] = True
@@ -69,11 +81,11 @@ def controls(running: bool) -> tuple[str, str, int, str]:
     c1, c2, c3 = st.columns([3, 3.4, 3.6])
     task = c1.radio(t("training.task"), TASKS, index=TASKS.index(qp_choice("task", list(TASKS), "reverse")),
                     key="train-task", horizontal=True, disabled=running,
-                    format_func={k: t(f"training.task.{k}") for k in TASKS}.get)
+                    format_func={k: t(TRAINING_TASK_KEYS[k]) for k in TASKS}.get)
     sizes = list(TOY_SIZES)
     size = c2.radio(t("training.size"), sizes, index=sizes.index(qp_choice("size", sizes, "small")), key="train-size",
-                    horizontal=True, disabled=running, format_func={k: t(f"training.size.{k}") for k in sizes}.get,
-                    help=" · ".join(t("training.size.help", size=t(f"training.size.{s}"), d=d, heads=h, layers=n)
+                    horizontal=True, disabled=running, format_func={k: t(TRAINING_SIZE_KEYS[k]) for k in sizes}.get,
+                    help=" · ".join(t("training.size.help", size=t(TRAINING_SIZE_KEYS[s]), d=d, heads=h, layers=n)
                                     for s, (d, h, n, _ff) in TOY_SIZES.items()))
     steps = c3.slider(t("training.steps"), *STEPS_RANGE, qp_int("steps", 800, *STEPS_RANGE), step=10,
                       key="train-steps", disabled=running)
@@ -115,7 +127,7 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
     goal_id = PRETRAINED.format(task=task)
     c1, c2 = st.columns(2)
     with c1:
-        title = t("training.before.title", size=t(f"training.size.{size}"))
+        title = t("training.before.title", size=t(TRAINING_SIZE_KEYS[size]))
         show_figure(_toy_axes(attention_heatmap(start, tgt, src, title=title, **heatmap_words())),
                     f"live-{task}-{size}-step0", matrix_frame(start, tgt, src), key="train-before")
     with c2:
@@ -128,7 +140,7 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
                         f"live-{task}-goal", matrix_frame(goal, rows, cols), key="train-goal")
         else:
             st.info(t("training.goal.missing", model=goal_id))
-    st.caption(t("training.before.caption", task=t(f"training.task.{task}"), note=t(f"training.task_note.{task}")))
+    st.caption(t("training.before.caption", task=t(TRAINING_TASK_KEYS[task]), note=t(TRAINING_TASK_NOTE_KEYS[task])))
 
 
 def snapshot_figures(run: LiveRun, snap, layer: int, head: int | None, key: str) -> None:
@@ -179,7 +191,7 @@ def train_now(run: LiveRun) -> None:
 
 def show_result(run: LiveRun) -> None:
     final = run.history[-1]
-    st.markdown(t("training.result", task=t(f"training.task.{run.task}"), size=t(f"training.size.{run.size}"),
+    st.markdown(t("training.result", task=t(TRAINING_TASK_KEYS[run.task]), size=t(TRAINING_SIZE_KEYS[run.size]),
                   steps=run.steps, params=f"{run.result.model.num_parameters():,}", seconds=f"{final['seconds']:.1f}",
                   accuracy=f"{final['accuracy']:.1%}", loss=f"{final['loss']:.4f}"))
     steps_seen = [s.step for s in run.snapshots]
@@ -188,7 +200,7 @@ def show_result(run: LiveRun) -> None:
     snap = run.snapshots[steps_seen.index(chosen)]
     history_frame = matrix_frame([[r["loss"], r["accuracy"], r["lr"], r["seconds"]] for r in run.history],
                                  [str(r["step"]) for r in run.history],
-                                 [t(f"training.col.{c}") for c in ("loss", "accuracy", "lr", "seconds")])
+                                 [t(TRAINING_COL_KEYS[c]) for c in ("loss", "accuracy", "lr", "seconds")])
     show_figure(training_curves(run.history, run.steps, t("training.curve.title"), marker_step=snap.step,
                                 **curve_words()),
                 f"live-{run.task}-{run.size}-curve", history_frame, key="train-curve")

@@ -12,8 +12,12 @@ from viz.state import current, qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, show_figure
 
-SOURCES = ("model", "toy")                      # words: zoo.source.<source>
-KINDS = list(schema.KINDS)                      # words: zoo.kind.<kind>
+# The pickers' options and their words (the order is the radio's)
+SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
+KINDS = {"encoder": "zoo.kind.encoder", "decoder": "zoo.kind.decoder", "cross": "zoo.kind.cross"}
+SCORE_OPTIONS = {"dot": "zoo.score.dot", "scaled": "zoo.score.scaled", "general": "zoo.score.general",
+                 "additive": "zoo.score.additive", "cosine": "zoo.score.cosine"}
+WEIGHTING_OPTIONS = {"soft": "zoo.weight.soft", "hard": "zoo.weight.hard", "local": "zoo.weight.local"}
 # words: zoo.score.<name> (radio), zoo.score_name.<name> (titles), zoo.score_history.<name>; likewise weight
 SCORE_FORMULAS = {
     "dot": r"\mathrm{score}(q,k)=q^\top k",
@@ -37,20 +41,41 @@ TOY_KEYS = pd.DataFrame([[1.0, 0.0, 0.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.
 MAX_TOY_ROWS = 12
 
 
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+ZOO_SCORE_NAME_KEYS = {
+    "additive": "zoo.score_name.additive", "cosine": "zoo.score_name.cosine", "dot": "zoo.score_name.dot",
+    "general": "zoo.score_name.general", "scaled": "zoo.score_name.scaled"
+}
+ZOO_WEIGHT_NAME_KEYS = {
+    "hard": "zoo.weight_name.hard", "local": "zoo.weight_name.local", "soft": "zoo.weight_name.soft"
+}
+ZOO_SCORE_HISTORY_KEYS = {
+    "additive": "zoo.score_history.additive", "cosine": "zoo.score_history.cosine", "dot": "zoo.score_history.dot",
+    "general": "zoo.score_history.general", "scaled": "zoo.score_history.scaled"
+}
+ZOO_WEIGHT_HISTORY_KEYS = {
+    "hard": "zoo.weight_history.hard", "local": "zoo.weight_history.local", "soft": "zoo.weight_history.soft"
+}
+ZOO_TABLE_EMPTY_KEYS = {"key": "zoo.table.empty.key", "query": "zoo.table.empty.query"}
+ZOO_TABLE_BLANK_KEYS = {"key": "zoo.table.blank.key", "query": "zoo.table.blank.query"}
+ZOO_TABLE_CUT_KEYS = {"key": "zoo.table.cut.key", "query": "zoo.table.cut.query"}
+ZOO_CENTRE_KEYS = {"argmax": "zoo.centre.argmax", "monotonic": "zoo.centre.monotonic"}
+
+
 def score_name(name: str) -> str:
-    return t(f"zoo.score_name.{name}")
+    return t(ZOO_SCORE_NAME_KEYS[name])
 
 
 def weight_name(name: str) -> str:
-    return t(f"zoo.weight_name.{name}")
+    return t(ZOO_WEIGHT_NAME_KEYS[name])
 
 
-def pick(label: str, options, param: str, default: str, key: str, words: str, horizontal: bool = True,
+def pick(label: str, options: dict[str, str], param: str, default: str, key: str, horizontal: bool = True,
          help: str | None = None) -> str:
-    """A radio seeded from the URL parameter `param` and written back to it; option o reads t(f"{words}.{o}")."""
+    """A radio seeded from the URL parameter `param` and written back to it; options: each option's catalogue key."""
     keys = list(options)
     start = keys.index(qp_choice(param, keys, default))
-    value = st.radio(label, keys, index=start, key=key, format_func={o: t(f"{words}.{o}") for o in keys}.get,
+    value = st.radio(label, keys, index=start, key=key, format_func=lambda o: t(options[o]),
                      horizontal=horizontal, help=help)
     set_query(**{param: value})
     return value
@@ -61,12 +86,12 @@ def clean_table(edited: pd.DataFrame, columns: list[str], name: str, default: pd
     table = edited.reindex(columns=columns).apply(pd.to_numeric, errors="coerce")
     table = table.dropna(how="all")
     if table.empty:
-        st.warning(t(f"zoo.table.empty.{name}"))
+        st.warning(t(ZOO_TABLE_EMPTY_KEYS[name]))
         return default[columns].to_numpy(float)
     if table.isna().any().any():
-        st.warning(t(f"zoo.table.blank.{name}"))
+        st.warning(t(ZOO_TABLE_BLANK_KEYS[name]))
     if len(table) > MAX_TOY_ROWS:
-        st.warning(t(f"zoo.table.cut.{name}", n=MAX_TOY_ROWS))
+        st.warning(t(ZOO_TABLE_CUT_KEYS[name], n=MAX_TOY_ROWS))
     values = table.fillna(0.0).to_numpy(float)[:MAX_TOY_ROWS]
     return np.clip(values, -100, 100)
 
@@ -113,7 +138,7 @@ def source_controls(ctx) -> tuple[str, tuple[str, int, int] | None]:
     """First row: where Q and K come from and, for the model, which head. Returns (source, (kind, layer, head))."""
     c1, c2, c3 = st.columns([1.15, 1.75, 1.3])
     with c1:
-        source = pick(t("zoo.source"), SOURCES, "source", "model", "zoo-source", "zoo.source", horizontal=False)
+        source = pick(t("zoo.source"), SOURCES, "source", "model", "zoo-source", horizontal=False)
     if source == "model" and (ctx is None or ctx.trace is None):
         st.info(t("zoo.no_sentence"))
         source = "toy"
@@ -122,7 +147,7 @@ def source_controls(ctx) -> tuple[str, tuple[str, int, int] | None]:
         return source, None
     cfg = ctx.bundle.config
     with c2:
-        kind = pick(t("zoo.kind"), KINDS, "kind", "encoder", "zoo-kind", "zoo.kind", help=t("zoo.kind.help"))
+        kind = pick(t("zoo.kind"), KINDS, "kind", "encoder", "zoo-kind", help=t("zoo.kind.help"))
     with c3:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"zoo-{kind}",
                                          allow_mean=False)
@@ -133,16 +158,16 @@ def method_controls() -> tuple[str, str, int, str]:
     """Second row: score function and weighting; local weighting adds its window and centre."""
     c1, c2 = st.columns([3, 2])
     with c1:
-        score = pick(t("zoo.score"), zoo.SCORES, "score", "scaled", "zoo-score", "zoo.score")
+        score = pick(t("zoo.score"), SCORE_OPTIONS, "score", "scaled", "zoo-score")
     with c2:
-        weighting = pick(t("zoo.weighting"), zoo.WEIGHTINGS, "weighting", "soft", "zoo-weighting", "zoo.weight")
+        weighting = pick(t("zoo.weighting"), WEIGHTING_OPTIONS, "weighting", "soft", "zoo-weighting")
     half_width = qp_int("window", 1, 0, 10)
     centre = qp_choice("centre", list(CENTRES), "argmax")
     if weighting == "local":
         c1, c2 = st.columns([2, 3])
         half_width = c1.slider(t("zoo.window"), 0, 10, half_width, key="zoo-window")
         centre = c2.radio(t("zoo.centre"), list(CENTRES), index=list(CENTRES).index(centre), key="zoo-centre",
-                          format_func={c: t(f"zoo.centre.{c}") for c in CENTRES}.get, horizontal=True)
+                          format_func={c: t(ZOO_CENTRE_KEYS[c]) for c in CENTRES}.get, horizontal=True)
         set_query(window=half_width, centre=centre)
     else:
         set_query(window=None, centre=None)
@@ -182,10 +207,10 @@ def explain(data: dict, score: str, weighting: str, half_width: int, centre: str
     f1, f2 = st.columns(2)
     f1.latex(SCORE_FORMULAS[score])
     f2.latex(WEIGHT_FORMULAS[weighting])
-    f1.caption(t(f"zoo.score_history.{score}"))
-    f2.caption(t(f"zoo.weight_history.{weighting}"))
+    f1.caption(t(ZOO_SCORE_HISTORY_KEYS[score]))
+    f2.caption(t(ZOO_WEIGHT_HISTORY_KEYS[weighting]))
     if weighting == "local":
-        st.caption(t("zoo.local.caption", centre=t(f"zoo.centre.{centre}"), sigma=f"{half_width / 2:g}"))
+        st.caption(t("zoo.local.caption", centre=t(ZOO_CENTRE_KEYS[centre]), sigma=f"{half_width / 2:g}"))
     if data["kind"] == "decoder":
         st.caption(t("zoo.causal"))
     if data["kind"] in ("decoder", "cross"):
@@ -209,13 +234,13 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
     every_score = [weigh(all_scores[name], data, weighting, half_width, centre) for name in zoo.SCORES]
     show_figure(gallery(every_score, [score_name(n) for n in zoo.SCORES], rows, cols, **words),
                 f"zoo-scores-all-{tag}", key="zoo-gallery-scores")
-    st.markdown("\n".join(f"- **{score_name(n)}**: {t(f'zoo.score_history.{n}')}" for n in zoo.SCORES))
+    st.markdown("\n".join(f"- **{score_name(n)}**: {t(ZOO_SCORE_HISTORY_KEYS[n])}" for n in zoo.SCORES))
     st.subheader(t("zoo.all_weightings", score=score_name(score)))
     every_weighting = [weigh(all_scores[score], data, w, half_width, centre) for w in zoo.WEIGHTINGS]
     titles = [weight_name(w) + (f", D={half_width}" if w == "local" else "") for w in zoo.WEIGHTINGS]
     show_figure(gallery(every_weighting, titles, rows, cols, **words), f"zoo-weightings-all-{tag}",
                 key="zoo-gallery-weightings")
-    st.markdown("\n".join(f"- **{weight_name(w)}**: {t(f'zoo.weight_history.{w}')}" for w in zoo.WEIGHTINGS))
+    st.markdown("\n".join(f"- **{weight_name(w)}**: {t(ZOO_WEIGHT_HISTORY_KEYS[w])}" for w in zoo.WEIGHTINGS))
 
 
 def render() -> None:

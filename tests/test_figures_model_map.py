@@ -1,0 +1,149 @@
+"""The live model map (viz/figures/model_map.py) from a real trace of the shipped en-es model: the paper's
+Figure 1 blocks, thumbnails that are the real attention, numbers that are the trace's, links to the
+pages and views that explain each block."""
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import numpy as np
+import pytest
+
+from model import load_checkpoint, trace_sentence
+from model.capture import schema
+from viz.figures.model_map import (BLOCKS, PAGE_URLS, STACK_ROWS, TOUR_BLOCKS, all_cells, block_target, block_url,
+                                   map_cell, map_data, model_map)
+from viz.figures.style import MASKED_COLOR, PRESENTER
+from viz.map_view import map_figure, map_words
+
+ROOT = Path(__file__).resolve().parents[1]
+SENTENCE = "The man went to the house."
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return load_checkpoint(ROOT / "pretrained" / "en-es")
+
+
+@pytest.fixture(scope="module")
+def trace(bundle):
+    return trace_sentence(bundle, SENTENCE)
+
+
+@pytest.fixture(scope="module")
+def data(trace, bundle):
+    return map_data(trace, bundle.tokenizer.token_strings)
+
+
+def _heatmaps(fig):
+    return {tr.name: tr for tr in fig.data if tr.type == "heatmap"}
+
+
+def test_map_data_reads_the_trace(trace, data, bundle):
+    cfg = bundle.config
+    assert data.n_layers == {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
+    for kind in schema.KINDS:
+        assert np.allclose(data.attention[kind], schema.stacked(trace, kind).mean(1))
+    assert np.isclose(data.sigma["norm.decoder.norm_cross"][1],
+                      trace[schema.norm_name("decoder", 1, "norm_cross", "std")].mean())
+    ff = trace[schema.ff_name("encoder", 2, "out")]
+    assert np.isclose(data.ff_norm["encoder"][2], np.linalg.norm(ff, axis=-1).mean())
+    logits = trace[schema.LOGITS].astype(np.float64)
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    assert np.allclose(data.top_p, p.max(-1))
+    assert data.top_tokens[0] == trace.meta["tgt_out_tokens"][0]      # greedy: the top token is the output
+    assert data.d_model == cfg.d_model and data.vocab == cfg.vocab_size
+
+
+def test_every_block_of_figure_1_is_drawn_once_per_layer(data):
+    links = {cell: block_url(cell) for cell in all_cells(3, 3)}
+    fig = model_map(data, links=links)
+    # thumbnails: 3 attention kinds x 3 layers, plus the softmax strip
+    maps = _heatmaps(fig)
+    assert sorted(maps) == sorted([f"{b}#{i}" for b in ("attn.encoder", "attn.decoder", "attn.cross")
+                                   for i in range(3)] + ["softmax"])
+    cells = list(next(tr for tr in fig.data if tr.name == "cells").customdata)
+    # every block of the paper's figure: 2 embeddings, 4 encoder rows, 6 decoder rows, linear, softmax
+    assert len(BLOCKS) == 2 + 4 + 6 + 2
+    assert sorted(cells) == sorted(all_cells(3, 3))
+    assert len(cells) == 4 + 3 * (len(STACK_ROWS["encoder"]) + len(STACK_ROWS["decoder"]))
+    boxes = [s for s in fig.layout.shapes if s.type == "rect" and s.line.width == 1]
+    assert len(boxes) == len(BLOCKS)
+    text = " ".join(a.text for a in fig.layout.annotations)
+    for word in ("self-attention", "masked", "cross-attention", "Add &amp; Norm" if "&amp;" in text else "Add & Norm",
+                 "feed-forward", "linear", "softmax", "3 × encoder layer", "3 × decoder layer", "layer 2"):
+        assert word in text, word
+
+
+def test_thumbnails_are_the_real_mean_of_heads_patterns(trace, data):
+    maps = _heatmaps(model_map(data))
+    for kind, block in (("encoder", "attn.encoder"), ("cross", "attn.cross"), ("decoder", "attn.decoder")):
+        for layer in range(3):
+            expected = schema.stacked(trace, kind)[layer].mean(0)
+            z = np.array(maps[f"{block}#{layer}"].z, dtype=float)[::-1]          # drawn bottom-up
+            if kind == "decoder":                      # the future is masked: grey, not a 0
+                upper = np.triu_indices(len(expected), 1)
+                assert np.isnan(z[upper]).all()
+                z[upper] = expected[upper]
+            assert np.allclose(z, expected, atol=1e-6), (kind, layer)
+    masked = [s for s in model_map(data).layout.shapes if s.fillcolor == MASKED_COLOR]
+    assert len(masked) == 3                             # behind each decoder self-attention thumbnail
+
+
+def test_numbers_are_the_traces(data):
+    fig = model_map(data)
+    text = [a.text for a in fig.layout.annotations]
+    assert f"{data.sigma['norm.encoder.norm_attn'][0]:.1f}" in text
+    assert f"{data.ff_norm['decoder'][2]:.1f}" in text
+    top = f"‘{data.top_tokens[0].replace('<', '&lt;')}’ {data.top_p[0]:.0%}"
+    assert top in text
+    assert f"{data.d_model} → {data.vocab:,}" in text
+
+
+def test_links_open_the_page_and_view_that_explains_each_block(data):
+    carried = {"model": "en-es", "text": SENTENCE, "lang": "zh", "present": "1"}
+    links = {cell: block_url(cell, carried) for cell in all_cells(3, 3)}
+    fig = model_map(data, links=links)
+    hrefs = [a.text for a in fig.layout.annotations if "<a href=" in a.text]
+
+    def target(cell):
+        url = urlparse(links[cell])
+        return url.path, {k: v[0] for k, v in parse_qs(url.query).items()}
+
+    assert target("attn.cross#2") == ("explorer", {**carried, "kind": "cross", "layer": "2", "head": "-1"})
+    assert target("attn.decoder#0")[1]["kind"] == "decoder"
+    assert target("norm.decoder.norm_cross#1") == ("layernorm", {**carried, "stack": "decoder", "layer": "1",
+                                                                 "norm": "norm_cross"})
+    assert target("ff.encoder#2")[1] | {} == {**carried, "stack": "encoder", "layer": "2", "norm": "norm_ff"}
+    assert target("embed.encoder")[0] == "positional"
+    assert target("softmax") == ("decoding", {**carried, "method": "greedy"})
+    assert any(links["norm.encoder.norm_ff#1"] in h and 'target="_self"' in h for h in hrefs)
+    assert any(links["linear"] in h for h in hrefs)
+    assert map_cell({"customdata": "attn.cross#2"}) == "attn.cross#2"
+    assert map_cell({"customdata": "nonsense#1"}) is None and map_cell({}) is None
+
+
+def test_link_pages_and_parameters_are_the_apps():
+    from viz.nav import PAGES
+    urls = {Path(p.file).name: p.url for p in PAGES}
+    for page, url in PAGE_URLS.items():
+        assert urls[page] == url
+    # each page reads the parameters the map writes
+    for cell in all_cells(3, 3):
+        page, params = block_target(cell)
+        source = (ROOT / "viz" / "pages" / page).read_text(encoding="utf-8")
+        for name in params:
+            assert f'"{name}"' in source or name in ("layer", "head"), (page, name)   # layer/head: ui.layer_head_pickers
+
+
+def test_highlight_and_words(trace, bundle):
+    fig = map_figure(trace, "zh", highlight=TOUR_BLOCKS["decoder"], type_scale=PRESENTER,
+                     token_strings=bundle.tokenizer.token_strings)
+    red = [s for s in fig.layout.shapes if s.line.color == "#d62728"]
+    assert len(red) == 2
+    text = " ".join(a.text for a in fig.layout.annotations)
+    assert "交叉注意力" in text and "你在这里" in text and "self-attention" not in text
+    assert min(a.font.size for a in fig.layout.annotations if a.text) >= 16    # presenter: nothing under 16 px
+    assert set(map_words("en")) == set(map_words("zh"))
+    assert all(set(TOUR_BLOCKS[k]) <= set(BLOCKS) for k in TOUR_BLOCKS)

@@ -1,0 +1,145 @@
+"""The message catalogue (viz/locales): every key is used and every key the code uses exists, plural messages
+have the forms each language needs, and a gap shows English (logged) instead of breaking a page.
+
+Keys are found where the code writes them: string literals (t("..."), the pages' *_KEYS tables), the plural
+bases given to tn()/plural_message(), the tour steps' keys (viz/tour_steps.py) and the input errors' keys
+(model.errors.InputError("key", ...) is shown as input.<key>). No key is built from pieces at run time.
+"""
+from __future__ import annotations
+
+import ast
+import logging
+import re
+
+import pytest
+
+from conftest import ROOT
+from viz import i18n
+from viz.i18n import LANGS, PLURAL_FORM, catalogue, message, placeholders, plural_message
+from viz.tour_steps import TOUR
+
+CODE = sorted([*(ROOT / "viz").rglob("*.py"), *(ROOT / "transformer_viz").rglob("*.py"), *ROOT.glob("*.py")])
+PLURAL_CALLS = {"tn", "plural_message"}
+
+
+def trees():
+    return [(path, ast.parse(path.read_text(encoding="utf-8"))) for path in CODE]
+
+
+def call_name(node: ast.Call) -> str | None:
+    return getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+
+
+def literals() -> set[str]:
+    return {n.value for _, tree in trees() for n in ast.walk(tree) if isinstance(n, ast.Constant)
+            and isinstance(n.value, str)}
+
+
+def plural_bases() -> set[str]:
+    """The keys given to tn() / plural_message() (its key is the second argument), outside viz/i18n.py."""
+    found = set()
+    for path, tree in trees():
+        if path.name == "i18n.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and call_name(node) in PLURAL_CALLS:
+                arg = node.args[0 if call_name(node) == "tn" else 1]
+                assert isinstance(arg, ast.Constant), f"line {node.lineno}: a plural key must be written out"
+                found.add(arg.value)
+    return found
+
+
+def input_error_keys() -> set[str]:
+    found = set()
+    for path in [*(ROOT / "model").rglob("*.py"), *(ROOT / "viz").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and call_name(node) == "InputError" and node.args:
+                if isinstance(node.args[0], ast.Constant):
+                    found.add(f"input.{node.args[0].value}")
+    return found
+
+
+def tour_keys() -> set[str]:
+    parts = lambda step: ["title", "text", "reading"] + [f"link{i}" for i in range(len(step.links))]  # noqa: E731
+    return {step.message_key(part) for step in TOUR for part in parts(step)}
+
+
+def plural_keys(base: str, lang: str) -> set[str]:
+    return {f"{base}.{form}" for form in forms(lang)}
+
+
+def forms(lang: str) -> set[str]:
+    return {PLURAL_FORM[lang](n) for n in range(0, 200)}
+
+
+def used_keys() -> set[str]:
+    en = catalogue("en")
+    used = {s for s in literals() if s in en} | tour_keys() | input_error_keys()
+    return used | {key for base in plural_bases() for key in plural_keys(base, "en")}
+
+
+def test_every_key_is_used():
+    unused = sorted(set(catalogue("en")) - used_keys())
+    assert unused == [], f"{len(unused)} keys no code reads: {unused[:20]}"
+
+
+def test_every_key_the_code_names_exists():
+    en = catalogue("en")
+    namespaces = {key.split(".")[0] for key in en}
+    looks_like_key = re.compile(r"[a-z_]+(\.[A-Za-z0-9_\-]+)+")
+    named = {s for s in literals() if looks_like_key.fullmatch(s) and s.split(".")[0] in namespaces
+             and not s.endswith((".py", ".json", ".csv", ".txt", ".html", ".npz"))}
+    named -= plural_bases()
+    missing = sorted((named | tour_keys() | input_error_keys()) - set(en))
+    assert missing == []
+    for base in plural_bases():
+        for lang in LANGS:
+            assert plural_keys(base, lang) <= set(catalogue(lang)), (lang, base)
+
+
+def test_the_languages_have_the_same_keys_but_their_own_plural_forms():
+    bases = plural_bases()
+    plain_keys = {lang: {k for k in catalogue(lang) if k.rsplit(".", 1)[0] not in bases} for lang in LANGS}
+    assert plain_keys["zh"] == plain_keys["en"]
+    for lang in LANGS:
+        plural = {k for k in catalogue(lang) if k.rsplit(".", 1)[0] in bases}
+        assert plural == {key for base in bases for key in plural_keys(base, lang)}, lang
+    en, zh = catalogue("en"), catalogue("zh")
+    for key in plain_keys["en"]:
+        assert placeholders(en[key]) == placeholders(zh[key]), key
+    for base in bases:                                        # every form of a message fills the same blanks
+        shapes = {frozenset(placeholders(catalogue(lang)[key])) for lang in LANGS for key in plural_keys(base, lang)}
+        assert len(shapes) == 1 and "n" in next(iter(shapes)), base
+
+
+def test_plural_forms():
+    assert plural_message("en", "heads.abl.n_off", 1) == "log P, 1 head off"
+    assert plural_message("en", "heads.abl.n_off", 3) == "log P, 3 heads off"
+    assert plural_message("en", "heads.abl.n_off", 0) == "log P, 0 heads off"
+    assert plural_message("zh", "heads.abl.n_off", 1) == catalogue("zh")["heads.abl.n_off.other"].format(n=1)
+
+
+def test_a_missing_message_shows_english_and_is_logged(monkeypatch, caplog):
+    real = catalogue
+    monkeypatch.setattr(i18n, "catalogue", lambda lang: {k: v for k, v in real(lang).items() if lang == "en"
+                                                          or k != "tour.title"})
+    monkeypatch.setattr(i18n, "_said_missing", set())
+    with caplog.at_level(logging.WARNING, logger="viz.i18n"):
+        assert message("zh", "tour.title") == real("en")["tour.title"]
+        assert message("zh", "tour.title") == real("en")["tour.title"]
+        assert message("en", "no.such.key") == "no.such.key"
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and "tour.title" in said[0] and "zh" in said[0] and "no.such.key" in said[1]
+
+
+def test_the_zoo_pickers_offer_every_option():
+    from model.analysis import zoo
+    from viz.pages import zoo as page
+    assert list(page.SCORE_OPTIONS) == list(zoo.SCORES) and list(page.WEIGHTING_OPTIONS) == list(zoo.WEIGHTINGS)
+    from model.capture import schema
+    assert list(page.KINDS) == list(schema.KINDS)
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_every_language_has_a_plural_rule(lang):
+    assert "other" in forms(lang)
