@@ -9,8 +9,9 @@ import torch
 from model.io.checkpoint import load_checkpoint
 from model.nn.layers import attention
 from model.inference.pipeline import trace_sentence
-from viz.figures.step import (HIGHLIGHT, MIN_PX_PER_LEVEL_LABEL, level_ticks, masked_scores_figure, scaling_bars,
+from viz.figures.step import (HIGHLIGHT, MIN_EM_PER_LEVEL_LABEL, level_ticks, masked_scores_figure, scaling_bars,
                               step_heatmap)
+from viz.figures.style import MASKED_COLOR, NORMAL
 from model.analysis.attention_math import (apply_mask, causal_allowed, dim_labels, entropy_bits, head_projection,
                                            head_steps, linear_arrays, max_abs_error, scaling_comparison, softmax)
 from model.capture.schema import sublayer_names
@@ -170,12 +171,18 @@ def test_step_heatmap_frames_the_query_row_and_escapes_labels():
 
 
 def test_masked_scores_figure_greys_out_minus_infinity():
+    """-inf cells: no colour and no number of the scores' own, a grey overlay marked −∞, named in the legend."""
     masked = apply_mask(rng_matrix(4, 4), causal_allowed(4, 4))
-    fig = masked_scores_figure(masked, LABELS, LABELS, "masked", highlight=1)
+    fig = masked_scores_figure(masked, LABELS, LABELS, "masked", highlight=1, masked_label="masked here")
     z = np.array(fig.data[0].z, dtype=float)
     assert np.isnan(z[0, 1]) and z[1, 0] == masked[1, 0]
-    assert fig.data[0].text[0][3] == "−∞" and fig.data[0].text[3][0] == f"{masked[3, 0]:.2f}"
-    assert fig.layout.plot_bgcolor and len(_row_frames(fig)) == 1
+    assert fig.data[0].texttemplate == "%{z:.2f}"                      # few cells: the scores' numbers
+    grey, legend = fig.data[1], fig.data[2]
+    np.testing.assert_array_equal(~np.isnan(np.array(grey.z, dtype=float)), np.isneginf(masked))
+    assert grey.colorscale[0][1] == MASKED_COLOR and grey.showscale is False
+    assert grey.text[0][3] == "−∞" and grey.text[3][0] == ""
+    assert legend.name == "masked here" and legend.showlegend and legend.marker.color == MASKED_COLOR
+    assert len(_row_frames(fig)) == 1
     assert fig.data[0].zmax == pytest.approx(np.abs(masked[np.isfinite(masked)]).max())
     with pytest.raises(ValueError, match="every score"):
         masked_scores_figure(np.full((2, 2), -np.inf), LABELS[:2], LABELS[:2], "x")
@@ -206,6 +213,6 @@ def test_dimension_labels_are_thinned_to_fit():
                        plot_px=360)
     axis = fig.layout.xaxis
     assert axis.tickangle == 0 and list(axis.tickvals) == dims[::32] == list(axis.ticktext)
-    assert 360 / 256 * 32 >= MIN_PX_PER_LEVEL_LABEL
+    assert 360 / 256 * 32 >= MIN_EM_PER_LEVEL_LABEL * NORMAL.tick
     assert level_ticks(dims[:16], 720)["tickvals"] == dims[:16]                 # room for all: all shown
     assert step_heatmap(rng_matrix(4, 4), LABELS, LABELS, "s", "key", "query").layout.xaxis.tickvals is None

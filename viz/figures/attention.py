@@ -4,41 +4,55 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, LINE_COLORS, check_matrix, plotly_text, subplot_axes,
-                               subplot_layout, token_axes)
+from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale, check_matrix, colorbar,
+                               legend_above, mask_legend, mask_overlay, masked_z, plotly_text, subplot_axes,
+                               subplot_layout, token_axes, typeset)
 
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
                       zmin: float = 0.0, zmax: float = 1.0, colorscale=ATTENTION_SCALE,
                       highlight_row: int | None = None, value_name: str = "weight",
                       show_values: bool | None = None, x_title: str = "key (attended to)",
                       y_title: str = "query (attending)", hover_query: str = "query",
-                      hover_key: str = "key") -> go.Figure:
+                      hover_key: str = "key", masked=None, masked_label: str = MASKED_LABEL,
+                      type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
     """A [query, key] matrix with token labels on both axes, fixed colour range, hover values.
-    x_title, y_title, hover_query, hover_key: the words shown (a page passes them in its language)."""
+    x_title, y_title, hover_query, hover_key, masked_label: the words shown (a page passes them in its language).
+    masked: optional bool [query, key], True where the mask hid the key (decoder self-attention's future):
+    those cells are grey, without a number, and the legend names them (masked_label).
+    Numbers show in the cells when they fit at the scale's cell size (show_values=None), in a plot about
+    width_px wide (default: the scale's page width); hover always has them."""
     weights = check_matrix(weights, len(query_labels), len(key_labels))
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
+    n_q, n_k = len(query_labels), len(key_labels)
+    row_px = max(26, 1.5 * type_scale.tick)
+    side = int(max(360, min(900, 140 + row_px * max(n_q, n_k))))
     if show_values is None:
-        show_values = weights.size <= 144
-    heatmap = go.Heatmap(
-        z=weights, x=key_labels, y=query_labels, zmin=zmin, zmax=zmax, colorscale=colorscale,
-        colorbar=dict(title=dict(text=value_name), thickness=14),
-        texttemplate="%{z:.2f}" if show_values else None,
+        plot_w = (width_px or type_scale.page_px) - 250          # less the query labels and the colour bar
+        show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
+    traces = [go.Heatmap(
+        z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=zmin, zmax=zmax, colorscale=colorscale,
+        colorbar=colorbar(value_name, type_scale), hoverongaps=False,
+        texttemplate="%{z:.2f}" if show_values else None, textfont=type_scale.font("cell"),
         hovertemplate=f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>",
-    )
-    side = max(360, min(900, 140 + 26 * max(len(query_labels), len(key_labels))))
-    layout = dict(token_axes(x_title, y_title), title=dict(text=title), height=side,
-                  font=BASE_FONT, margin=dict(l=10, r=10, t=60, b=10))
-    if highlight_row is not None and 0 <= highlight_row < len(query_labels):
+    )]
+    layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title), height=side,
+                  margin=dict(l=10, r=10, t=60, b=10))
+    if masked is not None and np.any(masked):
+        traces += [mask_overlay(masked, key_labels, query_labels), mask_legend(masked_label)]
+        legend_above(layout)
+        layout["margin"]["t"] = 60 + type_scale.text
+    if highlight_row is not None and 0 <= highlight_row < n_q:
         layout["shapes"] = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=highlight_row - 0.5,
                                  y1=highlight_row + 0.5, line=dict(color="#d62728", width=3))]
-    return go.Figure(heatmap, layout=layout)
+    return go.Figure(traces, layout=typeset(layout, type_scale))
 
 
 CLICK_HINT = "layer {layer} · head {head}<br>click to open it"
 
 
 def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int | None] | None = None,
-               value_name: str = "weight", click_hint: str = CLICK_HINT) -> go.Figure:
+               value_name: str = "weight", click_hint: str = CLICK_HINT, masked=None,
+               masked_label: str = MASKED_LABEL, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Every layer (rows) x head (columns) as thumbnails sharing one 0-1 colour scale. [L,H,Q,K] in.
 
     One heatmap on one pair of axes, thumbnails tiled with blank (NaN) gaps: a subplot per head made
@@ -47,17 +61,32 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
     `selected` is (layer, head), or (layer, None) for a layer's head average. Long sentences are
     shrunk to THUMBNAIL_CELLS cells a side (`thumbnail`): the browser gets 0.7 MB, not 12 MB, at 256 tokens.
     value_name (colour bar) and click_hint (hover; {layer} and {head} filled in) are the words shown.
+    masked: optional bool [Q, K], True where every head's mask hid the key (decoder self-attention): grey in
+    every thumbnail (a shrunk cell only when its whole block was masked), named in the legend (masked_label).
     """
     patterns = np.asarray(patterns, dtype=np.float32)
     if patterns.ndim != 4:
         raise ValueError(f"model_view expects [layer, head, query, key], got shape {patterns.shape}")
+    if masked is not None:
+        masked = np.asarray(masked, dtype=bool)
+        if masked.shape != patterns.shape[-2:]:
+            raise ValueError(f"mask of shape {masked.shape} does not match the patterns' {patterns.shape[-2:]}")
+        patterns = np.where(masked, np.nan, patterns)
     patterns = thumbnail(patterns)
     n_layers, n_heads, n_q, n_k = patterns.shape
     gap = max(1, round(0.15 * max(n_q, n_k)))
-    tiles = np.pad(patterns, ((0, 0), (0, 0), (0, gap), (0, gap)), constant_values=np.nan)   # [L,H,Q+g,K+g]
-    z = tiles.transpose(0, 2, 1, 3).reshape(n_layers * (n_q + gap), n_heads * (n_k + gap))[:-gap, :-gap]
+
+    def tiled(p: np.ndarray) -> np.ndarray:                  # [L,H,Q,K] -> one plane, NaN between tiles
+        tiles = np.pad(p, ((0, 0), (0, 0), (0, gap), (0, gap)), constant_values=np.nan)   # [L,H,Q+g,K+g]
+        return tiles.transpose(0, 2, 1, 3).reshape(n_layers * (n_q + gap), n_heads * (n_k + gap))[:-gap, :-gap]
+
+    z = tiled(patterns)
     heatmap = go.Heatmap(z=z, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, hoverinfo="skip",
-                         colorbar=dict(title=dict(text=value_name), thickness=12))
+                         colorbar=colorbar(value_name, type_scale, thickness=12))
+    masks = []
+    if masked is not None and masked.any():
+        shrunk = np.isnan(patterns)                          # masked cells (all-masked blocks once shrunk)
+        masks = [mask_overlay(tiled(np.where(shrunk, 1.0, np.nan)) == 1.0), mask_legend(masked_label)]
     margin = 0.5 + 0.6 * gap                    # room for the selection box around the outer thumbnails
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False)
     labels = [dict(x=j * (n_k + gap) + (n_k - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
@@ -66,9 +95,11 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
                     text=f"L{i}", showarrow=False) for i in range(n_layers)]
     layout = dict(xaxis=dict(bare, range=[-margin, z.shape[1] - 1 + margin]),
                   yaxis=dict(bare, range=[z.shape[0] - 1 + margin, -margin]), annotations=labels,
-                  title=dict(text=title), height=max(260, 130 * n_layers + 80), font=BASE_FONT, showlegend=False,
+                  title=dict(text=title), height=max(260, 130 * n_layers + 80), showlegend=False,
                   margin=dict(l=10, r=50, t=90, b=10), plot_bgcolor="white", hovermode="closest",
                   hoverdistance=-1)
+    if masks:
+        legend_above(layout)
     if selected is not None:
         i, j = selected
         left, right = (0, z.shape[1]) if j is None else (j * (n_k + gap), j * (n_k + gap) + n_k)
@@ -78,7 +109,8 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
                                  line=dict(color="#d62728", width=3))]
     # built in one go (see style.token_axes): update_* calls cost ~11 ms here, on every new sentence
     hint = click_hint.format(layer="%{customdata[0]}", head="%{customdata[1]}")
-    return go.Figure([heatmap, _click_targets(n_layers, n_heads, n_q + gap, n_k + gap, n_q, n_k, hint)], layout=layout)
+    return go.Figure([heatmap, *masks[:1], _click_targets(n_layers, n_heads, n_q + gap, n_k + gap, n_q, n_k, hint),
+                      *masks[1:]], layout=typeset(layout, type_scale))
 
 
 THUMBNAIL_CELLS = 64
@@ -99,7 +131,7 @@ def thumbnail(patterns: np.ndarray, cells: int = THUMBNAIL_CELLS) -> np.ndarray:
     pad_q, pad_k = -n_q % f, -n_k % f
     padded = np.pad(patterns, [(0, 0)] * (patterns.ndim - 2) + [(0, pad_q), (0, pad_k)])
     blocks = padded.reshape(*patterns.shape[:-2], (n_q + pad_q) // f, f, (n_k + pad_k) // f, f)
-    return blocks.max(axis=(-3, -1))
+    return np.fmax.reduce(np.fmax.reduce(blocks, axis=-1), axis=-2)   # NaN (masked) only when the whole block is
 
 
 def _click_targets(n_layers: int, n_heads: int, row_step: int, col_step: int, n_q: int, n_k: int,
@@ -111,7 +143,7 @@ def _click_targets(n_layers: int, n_heads: int, row_step: int, col_step: int, n_
     x = head * col_step + (n_k - 1) / 2
     y = layer * row_step + (n_q - 1) / 2
     # Plain lists, not typed arrays: a few dozen numbers, and clicks report them back as they are.
-    return go.Scatter(x=x.ravel().tolist(), y=y.ravel().tolist(), mode="markers",
+    return go.Scatter(x=x.ravel().tolist(), y=y.ravel().tolist(), mode="markers", showlegend=False,
                       marker=dict(size=1, color="rgba(0,0,0,0)"),
                       customdata=np.stack([layer.ravel(), head.ravel()], axis=1).tolist(),
                       hovertemplate=hint + "<extra></extra>")
@@ -135,9 +167,10 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
                        sure_title: str = "how sure it was (grey: runner-up)", source_name: str = "source token",
                        output_name: str = "output token", probability_name: str = "probability",
                        weight_name: str = "weight", chosen_name: str = "p(this token)",
-                       runner_up_name: str = "runner-up") -> go.Figure:
+                       runner_up_name: str = "runner-up", type_scale: TypeScale = NORMAL) -> go.Figure:
     """The translation read top to bottom: left, where each output token looked in the source (a
-    [output, source] cross-attention map); right, on the same rows, how sure the model was of that token
+    [output, source] cross-attention map, the source tokens along its top edge, so they are on the first
+    screen however many rows follow); right, on the same rows, how sure the model was of that token
     (p of the chosen token) and the token it ranked next (the runner-up) with its p.
     looked_title, sure_title (panels), source_name, output_name, probability_name (axes and hover), weight_name,
     chosen_name, runner_up_name: the words shown (a page passes them in its language)."""
@@ -148,31 +181,40 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
         raise ValueError(f"{n} output tokens need {n} probabilities and runner-ups, got {len(probs)}, "
                          f"{len(runner_up_probs)} and {len(runner_up)}")
     rows, cols, others = plotly_text(out_labels), plotly_text(src_labels), plotly_text(runner_up)
+    s = type_scale
     labelled = n <= 40                         # bar labels while rows are tall enough to hold them
+    row_px = max(30, 2.3 * s.cell) if labelled else max(22, 1.3 * s.tick)   # two bar labels one above the other
     layout = subplot_layout((looked_title, sure_title), rows=1, cols=2,
                             shared_yaxes=True, column_widths=[0.62, 0.38], horizontal_spacing=0.03)
+    cell_w = (0.62 * s.page_px - 180) / max(len(cols), 1)
     heatmap = go.Heatmap(z=weights, x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
-                         texttemplate="%{z:.2f}" if weights.size <= 144 else None, textfont=dict(size=12),
+                         texttemplate="%{z:.2f}" if s.numbers_fit(cell_w, row_px) else None,
+                         textfont=s.font("cell"),
                          hovertemplate=f"{output_name} %{{y}}<br>{source_name} %{{x}}<br>"
                                        f"{weight_name} %{{z:.3f}}<extra></extra>", **subplot_axes(0))
     outside = dict(orientation="h", textposition="outside", cliponaxis=False, constraintext="none",
                    **subplot_axes(1))
-    chosen = go.Bar(x=probs, y=rows, name=chosen_name, marker_color=LINE_COLORS[0], textfont=dict(size=14),
+    chosen = go.Bar(x=probs, y=rows, name=chosen_name, marker_color=LINE_COLORS[0], textfont=s.font("cell"),
                     text=[f"{p:.0%}" for p in probs] if labelled else None,
                     hovertemplate="%{y}<br>p = %{x:.3f}<extra></extra>", **outside)
     second = go.Bar(x=runner_up_probs, y=rows, name=runner_up_name, marker_color=RUNNER_UP_COLOR, customdata=others,
                     text=[f"{t} {p:.0%}" for t, p in zip(others, runner_up_probs)] if labelled else None,
-                    textfont=dict(size=13, color="#555555"),
+                    textfont=s.font("cell", color="#444444"),
                     hovertemplate="%{y}: " + runner_up_name + " %{customdata}<br>p = %{x:.3f}<extra></extra>",
                     **outside)
-    ticks = dict(type="category", automargin=True, tickfont=dict(size=14))
-    layout["xaxis"].update(ticks, title=dict(text=source_name), tickangle=-45)
+    # source tokens slanted along the top: their height, above which the panel titles and the title sit
+    label_px = 0.71 * max((s.text_px(c, "tick") for c in cols), default=0) + 0.71 * s.tick + 12
+    ticks = dict(type="category", automargin=True)
+    layout["xaxis"].update(ticks, side="top", tickangle=-45, title=dict(text=source_name, standoff=6))
     layout["yaxis"].update(ticks, title=dict(text=output_name), autorange="reversed")
     layout["xaxis2"].update(range=[0, 1.75], tickvals=[0, 0.5, 1], ticktext=["0", "50%", "100%"],
                             title=dict(text=probability_name))
-    layout.update(title=dict(text=title), font=BASE_FONT, barmode="group", bargap=0.25, bargroupgap=0.05,
-                  height=max(300, min(700, 150 + 30 * n)), margin=dict(l=10, r=10, t=60 if title else 30, b=10),
-                  showlegend=False)
-    for note in layout.get("annotations", []):
-        note["font"] = dict(size=14)
+    top = int(label_px + 3.3 * s.text + 24 + (s.title + 16 if title else 0))
+    layout.update(title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=10)), barmode="group",
+                  bargap=0.25, bargroupgap=0.05, height=int(max(300, top + row_px * n + 70)),
+                  margin=dict(l=10, r=10, t=top, b=10), showlegend=False)
+    notes = layout.get("annotations", [])
+    if notes:                                  # the heatmap's panel title above its slanted source tokens
+        notes[0]["yshift"] = label_px + 2.2 * s.text + 10
+    layout = typeset(layout, s)
     return go.Figure([heatmap, chosen, second], layout=layout)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (BASE_FONT, LINE_COLORS, check_matrix, plotly_text, signed_heatmap, subplot_axes,
-                               subplot_layout, symmetric_range, update_axes)
+from viz.figures.style import (LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale, check_matrix, legend_above, mask_legend,
+                               mask_overlay, plotly_text, signed_heatmap, subplot_axes, subplot_layout,
+                               symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import entropy_bits
 
 HIGHLIGHT = "#d62728"
-MASKED_BACKGROUND = "#d9d9d9"   # grey cells = -inf, distinct from the white of a zero score
-MAX_CELLS_WITH_NUMBERS = 144    # above this the numbers in the cells become unreadable
-MIN_PX_PER_LEVEL_LABEL = 40     # "d128" at 14 px with room on both sides
+MIN_EM_PER_LEVEL_LABEL = 3.0    # "d128" with room on both sides, in ems of the tick size
+LABEL_ROOM = 200                # px of a figure's width left of and right of its plot: labels, colour bar
 
 
 def highlight_row(fig: go.Figure, row: int | None, n_rows: int) -> go.Figure:
@@ -23,9 +23,12 @@ def highlight_row(fig: go.Figure, row: int | None, n_rows: int) -> go.Figure:
     return fig
 
 
-def level_ticks(labels: list[str], plot_px: float, min_px: float = MIN_PX_PER_LEVEL_LABEL) -> dict:
+def level_ticks(labels: list[str], plot_px: float, min_px: float | None = None,
+                type_scale: TypeScale = NORMAL) -> dict:
     """x-axis entries for many columns (d0 … d255): every k-th label, level, k a power of two chosen so
-    that each label has min_px of the plot's width. Slanted labels every few pixels ran into each other."""
+    that each label has min_px (default: 3 ems of the tick size) of the plot's width. Slanted labels every
+    few pixels ran into each other."""
+    min_px = min_px or MIN_EM_PER_LEVEL_LABEL * type_scale.tick
     step = 1
     while step < len(labels) and plot_px / max(len(labels), 1) * step < min_px:
         step *= 2
@@ -35,39 +38,52 @@ def level_ticks(labels: list[str], plot_px: float, min_px: float = MIN_PX_PER_LE
 
 def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], title: str, x_title: str,
                  y_title: str, value_name: str = "value", highlight: int | None = None,
-                 show_values: bool | None = None, plot_px: float | None = None) -> go.Figure:
+                 show_values: bool | None = None, plot_px: float | None = None,
+                 type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
     """A signed matrix (X, Q, K, V, scores, outputs) on the diverging scale, one row framed.
-    plot_px: about how wide the plot will be drawn; given for dimension axes, whose labels are thinned."""
+    plot_px: about how wide the plot will be drawn; given for dimension axes, whose labels are thinned.
+    Numbers show in the cells when they fit at the scale's cell size (show_values=None) in a figure about
+    width_px wide (default: three fifths of the scale's page, the step-through's picture column)."""
     m = check_matrix(m, len(row_labels), len(col_labels))
-    fig = signed_heatmap(m, row_labels, col_labels, title, x_title, y_title, value_name=value_name)
+    fig = signed_heatmap(m, row_labels, col_labels, title, x_title, y_title, value_name=value_name,
+                         type_scale=type_scale)
     if show_values is None:
-        show_values = m.size <= MAX_CELLS_WITH_NUMBERS
+        plot_w = plot_px or (width_px or 0.6 * type_scale.page_px) - LABEL_ROOM
+        row_h = (fig.layout.height - 200) / max(len(row_labels), 1)
+        show_values = type_scale.numbers_fit(plot_w / max(len(col_labels), 1), row_h, chars=5)
     # plain assignments on the figure signed_heatmap built in one go: update_traces/add_shape cost more
     if show_values:
         fig.data[0].texttemplate = "%{z:.2f}"
     if plot_px:
-        fig.layout.xaxis.update(level_ticks(plotly_text(col_labels), plot_px))
+        fig.layout.xaxis.update(level_ticks(plotly_text(col_labels), plot_px, type_scale=type_scale))
     return highlight_row(fig, highlight, len(row_labels))
 
 
 def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: list[str], title: str,
                          highlight: int | None = None, x_title: str = "key", y_title: str = "query",
-                         value_name: str = "score") -> go.Figure:
-    """Scaled scores after the mask: -inf cells drawn grey and labelled "−∞", the rest diverging.
-    x_title, y_title, value_name: the words shown (a page passes them in its language)."""
+                         value_name: str = "score", masked_label: str = MASKED_LABEL,
+                         type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
+    """Scaled scores after the mask: -inf cells grey (the masked look of every page, named in the legend),
+    marked "−∞" where the cells hold a number; the rest diverging, with numbers when they fit.
+    x_title, y_title, value_name, masked_label: the words shown (a page passes them in its language)."""
     masked = check_matrix(masked, len(row_labels), len(col_labels))
     hidden = np.isneginf(masked)
     shown = np.where(hidden, np.nan, masked)
     if np.all(hidden):
         raise ValueError("every score is masked")
-    fig = signed_heatmap(shown, row_labels, col_labels, title, x_title, y_title, value_name=value_name,
-                         zmax=symmetric_range(shown[~hidden]))
-    small = masked.size <= MAX_CELLS_WITH_NUMBERS
-    heatmap, layout = fig.data[0], fig.layout
-    heatmap.text = np.where(hidden, "−∞", np.char.mod("%.2f", np.nan_to_num(shown)) if small else "")
-    heatmap.texttemplate, heatmap.hoverongaps = "%{text}", False
-    layout.plot_bgcolor = MASKED_BACKGROUND
-    layout.xaxis.showgrid = layout.yaxis.showgrid = False
+    fig = step_heatmap(shown, row_labels, col_labels, title, x_title, y_title, value_name=value_name,
+                       type_scale=type_scale, width_px=width_px)
+    heatmap = fig.data[0]
+    heatmap.zmin, heatmap.zmax = -symmetric_range(shown[~hidden]), symmetric_range(shown[~hidden])
+    heatmap.hoverongaps = False
+    if hidden.any():
+        numbers = bool(heatmap.texttemplate)
+        overlay = mask_overlay(hidden, heatmap.x, heatmap.y, text=np.where(hidden, "−∞", ""),
+                               texttemplate="%{text}" if numbers else None, textfont=type_scale.font("cell"))
+        fig.add_traces([overlay, mask_legend(masked_label)])
+        layout = legend_above(fig.layout.to_plotly_json())
+        layout["margin"]["t"] = 60 + type_scale.text
+        fig.layout = layout
     return highlight_row(fig, highlight, len(row_labels))
 
 
@@ -81,7 +97,7 @@ def _bar_caption(weights: np.ndarray, caption: str = BAR_CAPTION) -> str:
 def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str], d_k: int,
                  title: str = "", masked: np.ndarray | None = None, without: str = "without scaling",
                  with_: str = "with scaling", caption: str = BAR_CAPTION, masked_label: str = "masked",
-                 x_title: str = "key", y_title: str = "weight") -> go.Figure:
+                 x_title: str = "key", y_title: str = "weight", type_scale: TypeScale = NORMAL) -> go.Figure:
     """The same query's attention weights, softmax(q·k) beside softmax(q·k/√d_k), on one 0-1 axis.
     masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00).
     without, with_, caption ({entropy}, {top}), masked_label, x_title, y_title: the words shown."""
@@ -97,17 +113,15 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     layout = subplot_layout([f"<b>{without}</b>: softmax(q·k)<br>{_bar_caption(unscaled, caption)}",
                              f"<b>{with_}</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled, caption)}"],
                             rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
-    for note in layout["annotations"]:
-        note["font"] = dict(size=17)
     keys = plotly_text(key_labels)
     bars = [go.Bar(x=keys, y=w, marker_color=color, text=[masked_label if m else f"{v:.2f}" for v, m in zip(w, masked)],
                    textposition="outside", cliponaxis=False, showlegend=False, **subplot_axes(i),
+                   textfont=type_scale.font("cell"), constraintext="none",
                    hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.4f}}<extra></extra>")
             for i, (w, color) in enumerate(((unscaled, LINE_COLORS[3]), (scaled, LINE_COLORS[0])))]
-    update_axes(layout, "x", type="category", tickangle=-45, tickfont=dict(size=14), automargin=True,
-                title=dict(text=x_title))
-    update_axes(layout, "y", range=[0, 1.12], tickfont=dict(size=14))
+    update_axes(layout, "x", type="category", tickangle=-45, automargin=True, title=dict(text=x_title))
+    update_axes(layout, "y", range=[0, 1.12])
     layout["yaxis"]["title"] = dict(text=y_title)
-    layout.update(title=dict(text=title), font=BASE_FONT, height=460, margin=dict(l=10, r=10, t=110, b=10),
-                  bargap=0.25)
-    return go.Figure(bars, layout=layout)
+    layout.update(title=dict(text=title), height=int(460 + 2 * (type_scale.text - 16) + 2 * (type_scale.tick - 14)),
+                  margin=dict(l=10, r=10, t=int(110 + 3 * (type_scale.text - 16)), b=10), bargap=0.25)
+    return go.Figure(bars, layout=typeset(layout, type_scale))

@@ -49,6 +49,9 @@ NORMAL = TypeScale("normal", title=17, text=16, tick=14, cell=13, page_px=820)
 PRESENTER = TypeScale("presenter", title=22, text=18, tick=18, cell=16, page_px=1220)
 TYPE_SCALES = {s.name: s for s in (NORMAL, PRESENTER)}
 BASE_FONT = NORMAL.font()      # kept for callers that only need the normal body font
+ATTENTION_SCALE = "Blues"          # sequential, 0 = white: an absent link looks absent
+DIVERGING_SCALE = "RdBu_r"         # signed values (Q, K, V, scores, activations): 0 = white
+LINE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
 def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
@@ -100,8 +103,8 @@ def causal_mask(n_rows: int, n_cols: int | None = None) -> np.ndarray:
 
 
 def masked_z(z, mask) -> np.ndarray:
-    """The matrix with masked cells set to NaN: plotly leaves them undrawn (no colour, no number, no
-    hover), so the plot background (MASKED_COLOR, see masked_layout) shows through."""
+    """The matrix with masked cells set to NaN: plotly draws no colour, no number and no hover there;
+    `mask_overlay` paints them grey."""
     z = np.array(z, dtype=float)
     if mask is None:
         return z
@@ -112,29 +115,29 @@ def masked_z(z, mask) -> np.ndarray:
     return z
 
 
-def mask_legend(label: str = MASKED_LABEL, xaxis: str = "x", yaxis: str = "y") -> go.Scatter:
+def mask_overlay(mask, x=None, y=None, **trace) -> go.Heatmap:
+    """Grey cells where `mask` is True (nothing elsewhere), drawn over a heatmap of the same x and y:
+    the one look of a masked cell on every page. No hover, no colour bar; `mask_legend` names them."""
+    mask = np.asarray(mask, dtype=bool)
+    return go.Heatmap(z=np.where(mask, 1.0, np.nan), x=x, y=y, zmin=0, zmax=1, showscale=False,
+                      colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], hoverinfo="skip", hoverongaps=False,
+                      **trace)
+
+
+def mask_legend(label: str = MASKED_LABEL, **trace) -> go.Scatter:
     """The legend entry naming the grey cells: a grey square that draws nothing on the plot."""
     return go.Scatter(x=[None], y=[None], mode="markers", name=label, showlegend=True, hoverinfo="skip",
-                      xaxis=xaxis, yaxis=yaxis,
-                      marker=dict(symbol="square", size=16, color=MASKED_COLOR, line=dict(color="#888", width=1)))
+                      marker=dict(symbol="square", size=16, color=MASKED_COLOR, line=dict(color="#888", width=1)),
+                      **trace)
 
 
-def masked_layout(layout: dict, legend: bool = True) -> dict:
-    """A heatmap layout whose undrawn (NaN) cells read as masked: a grey plot background, no grid lines
-    over it, and (legend) the legend above the plot on the right, where the mask_legend entry shows."""
-    layout["plot_bgcolor"] = MASKED_COLOR
-    for name, axis in layout.items():
-        if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(axis, dict):
-            axis.update(showgrid=False, zeroline=False)
-    if legend:
-        layout["showlegend"] = True
-        layout["legend"] = dict(layout.get("legend", {}), orientation="h", yanchor="bottom", y=1.0,
-                                xanchor="right", x=1.0, bgcolor="rgba(255,255,255,0)")
+def legend_above(layout: dict) -> dict:
+    """The legend in one row at the figure's top right, across from the title (where the mask's entry
+    reads), clear of the plot and of labels above it."""
+    layout["showlegend"] = True
+    layout["legend"] = dict(layout.get("legend", {}), orientation="h", yref="container", yanchor="top", y=0.995,
+                            xanchor="right", x=1.0, bgcolor="rgba(255,255,255,0)")
     return layout
-
-ATTENTION_SCALE = "Blues"          # sequential, 0 = white: an absent link looks absent
-DIVERGING_SCALE = "RdBu_r"         # signed values (Q, K, V, scores, activations): 0 = white
-LINE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
 def plotly_text(labels: list[str]) -> list[str]:

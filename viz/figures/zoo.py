@@ -1,18 +1,20 @@
 """Attention-zoo figures: one step of the computation (scores, weights, output) as a heatmap with every
 token label shown, several weight maps side by side on one 0-1 scale, local-attention centres.
 
-Sizes are planned for the projector's page: PAGE_WIDTH px of main area at 1280x720 with the sidebar open.
+Sizes are planned for the projector's page: the type scale's page_px of main area at 1280x720 (PAGE_WIDTH
+with the sidebar open, normal type).
 """
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, check_matrix, plotly_text,
-                               subplot_axes, subplot_layout, symmetric_range, update_axes)
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, MASKED_LABEL, NORMAL, TypeScale, check_matrix,
+                               colorbar, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
+                               subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
 
-PAGE_WIDTH = 820          # px of the main area at 1280x720, sidebar open
-TITLE_FONT = 15           # panel titles
+PAGE_WIDTH = NORMAL.page_px   # px of the main area at 1280x720, sidebar open
+TITLE_FONT = NORMAL.text      # panel titles
 CHAR_WIDTH = 0.6          # a character's width in em, a little over the average (for planning only)
 MAX_CELL = 40             # px: cells of small matrices do not grow past this
 LABEL_ROOM = 150          # px a panel loses to its query labels, colour bar and padding
@@ -63,51 +65,69 @@ def _line_breaks(title: str, room: int) -> str:
     return "<br>".join(lines)
 
 
-def _cell(n_cols: int, width_px: float) -> float:
-    return max(8.0, min(MAX_CELL, (width_px - LABEL_ROOM) / max(n_cols, 1)))
+def _cell(n_cols: int, width_px: float, type_scale: TypeScale = NORMAL) -> float:
+    room = LABEL_ROOM * type_scale.tick / NORMAL.tick
+    return max(8.0, min(MAX_CELL * type_scale.cell / NORMAL.cell, (width_px - room) / max(n_cols, 1)))
 
 
 def step_heatmap(m, row_labels: list[str], col_labels: list[str], title: str, x_title: str, y_title: str = "query",
                  value_name: str = "value", signed: bool = True, zmax: float | None = None,
-                 width_px: float = PAGE_WIDTH / 2, every_label: bool = True,
-                 show_values: bool | None = None) -> go.Figure:
-    """One step of attention for a panel width_px wide: a signed matrix (scores, outputs) on a diverging scale
-    centred at 0, or weights on the fixed 0-1 scale. Cells are near square, so the map is never a thin strip;
-    every_label: each column keeps its token label (plotly would otherwise drop every second one)."""
+                 width_px: float | None = None, every_label: bool = True,
+                 show_values: bool | None = None, masked=None, masked_label: str = MASKED_LABEL,
+                 type_scale: TypeScale = NORMAL) -> go.Figure:
+    """One step of attention for a panel width_px wide (default: half the scale's page): a signed matrix
+    (scores, outputs) on a diverging scale centred at 0, or weights on the fixed 0-1 scale. Cells are near
+    square, so the map is never a thin strip; every_label: each column keeps its token label (plotly would
+    otherwise drop every second one). masked: bool like m, True where the causal mask hid the key: grey,
+    no number, named in the legend (masked_label). Numbers show when they fit at the scale's cell size."""
     m = check_matrix(m, len(row_labels), len(col_labels))
     rows, cols = plotly_text(row_labels), plotly_text(col_labels)
-    cell = _cell(len(cols), width_px)
+    s = type_scale
+    width_px = width_px or s.page_px / 2
+    cell = _cell(len(cols), width_px, s)
     if show_values is None:
-        show_values = cell >= 34 and m.size <= 100
+        show_values = s.numbers_fit(cell, cell) and m.size <= 100
     if signed:
         zmax = zmax or symmetric_range(m)
         scale = dict(zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE)
     else:
         scale = dict(zmin=0.0, zmax=1.0 if zmax is None else zmax, colorscale=ATTENTION_SCALE)
-    heatmap = go.Heatmap(z=m, x=cols, y=rows, **scale, colorbar=dict(title=dict(text=value_name), thickness=12),
-                         texttemplate="%{z:.2f}" if show_values else None, textfont=dict(size=12),
+    traces = [go.Heatmap(z=masked_z(m, masked), x=cols, y=rows, **scale, colorbar=colorbar(value_name, s, 12),
+                         texttemplate="%{z:.2f}" if show_values else None, textfont=s.font("cell"),
+                         hoverongaps=False,
                          hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
-                                       "<extra></extra>")
+                                       "<extra></extra>")]
     x_ticks = dict(tickmode="linear", tick0=0, dtick=1) if every_label else {}
     height = int(max(260, min(720, 150 + cell * len(rows))))
-    title = title_lines(title, width_px - 60, 16)
+    title = title_lines(title, width_px - 60, s.title)
+    line = 1.25 * s.title
+    layout = dict(
+        xaxis=dict(type="category", automargin=True, tickangle=-45, title=dict(text=x_title), **x_ticks),
+        yaxis=dict(type="category", automargin=True, autorange="reversed", title=dict(text=y_title)),
+        title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=12)),
+        height=int(height + line * title.count("<br>")),
+        margin=dict(l=10, r=10, t=int(30 + line * (1 + title.count("<br>"))), b=10))
+    if masked is not None and np.any(masked):
+        traces += [mask_overlay(masked, cols, rows), mask_legend(masked_label)]
+        legend_above(layout)                   # under the title: the title may take the whole width
+        layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
+        layout["margin"]["t"] += int(1.6 * s.text)
+        layout["height"] += int(1.6 * s.text)
     # built in one go, as every figure here (see style.token_axes)
-    return go.Figure(heatmap, layout=dict(
-        xaxis=dict(type="category", automargin=True, tickfont=dict(size=13), tickangle=-45,
-                   title=dict(text=x_title), **x_ticks),
-        yaxis=dict(type="category", automargin=True, tickfont=dict(size=13), autorange="reversed",
-                   title=dict(text=y_title)),
-        title=dict(text=title, font=dict(size=16), yref="container", y=1, yanchor="top", pad=dict(t=12)),
-        font=BASE_FONT, height=height + 20 * title.count("<br>"),
-        margin=dict(l=10, r=10, t=46 + 20 * title.count("<br>"), b=10)))
+    return go.Figure(traces, layout=typeset(layout, s))
 
 
 def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[str], key_labels: list[str],
-            title: str = "", max_cols: int = 3, width_px: float = PAGE_WIDTH, y_title: str = "query",
-            hover_query: str = "query", hover_key: str = "key", value_name: str = "weight") -> go.Figure:
+            title: str = "", max_cols: int = 3, width_px: float | None = None, y_title: str = "query",
+            hover_query: str = "query", hover_key: str = "key", value_name: str = "weight", masked=None,
+            masked_label: str = MASKED_LABEL, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Weight maps on one fixed 0-1 colour scale, at most max_cols a row (each wide enough for its title and
-    every key label); query labels on the first panel of each row. y_title, hover_query, hover_key and
-    value_name: the words shown, in the page's language."""
+    every key label); query labels on the first panel of each row. y_title, hover_query, hover_key,
+    value_name and masked_label: the words shown, in the page's language. masked: bool [query, key], True
+    where the causal mask hid the key: grey in every panel, named in the legend. width_px: the figure's
+    width (default: the scale's page)."""
+    s = type_scale
+    width_px = width_px or s.page_px
     if not matrices or len(matrices) != len(titles):
         raise ValueError(f"need one title per matrix, got {len(matrices)} matrices and {len(titles)} titles")
     matrices = [check_matrix(m, len(query_labels), len(key_labels)) for m in matrices]
@@ -116,31 +136,37 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     n_cols = min(max_cols, n)
     n_rows = -(-n // n_cols)
     panel_px = (width_px - 160) / n_cols                       # less the query labels and the colour bar
-    titles = [title_lines(t, panel_px) for t in titles]
+    titles = [title_lines(t, panel_px, s.text) for t in titles]
     cell = max(6.0, min(30.0, (panel_px - 12) / len(key_labels)))
     row_px = cell * len(query_labels)
-    gap_px = 120 + 18 * max(t.count("<br>") for t in titles)   # rotated key labels, then the next row's titles
+    line = 1.25 * s.text
+    gap_px = 120 * s.tick / NORMAL.tick + line * max(t.count("<br>") for t in titles)   # rotated key labels, titles
     plot_px = n_rows * row_px + (n_rows - 1) * gap_px
     specs = [[{} if r * n_cols + c < n else None for c in range(n_cols)] for r in range(n_rows)]
     layout = subplot_layout(titles, rows=n_rows, cols=n_cols, specs=specs, shared_yaxes=True,
                             horizontal_spacing=0.03, vertical_spacing=gap_px / plot_px if n_rows > 1 else 0.1)
-    heatmaps = [go.Heatmap(z=m, x=key_labels, y=query_labels, coloraxis="coloraxis", **subplot_axes(j),
+    heatmaps = [go.Heatmap(z=masked_z(m, masked), x=key_labels, y=query_labels, coloraxis="coloraxis",
+                           hoverongaps=False, **subplot_axes(j),
                            hovertemplate=f"{panel_title}<br>{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
                                          f"{value_name} %{{z:.3f}}"
                                          "<extra></extra>")
                 for j, (m, panel_title) in enumerate(zip(matrices, titles))]
-    every = dict(tickmode="linear", tick0=0, dtick=1) if cell >= 14 else {}
-    update_axes(layout, "x", type="category", tickangle=-45, tickfont=dict(size=12), automargin=True, **every)
-    update_axes(layout, "y", type="category", autorange="reversed", tickfont=dict(size=12), automargin=True)
+    every = dict(tickmode="linear", tick0=0, dtick=1) if cell >= 1.1 * s.tick else {}
+    update_axes(layout, "x", type="category", tickangle=-45, automargin=True, **every)
+    update_axes(layout, "y", type="category", autorange="reversed", automargin=True)
     layout["yaxis"]["title"] = dict(text=y_title)
-    for note in layout.get("annotations", []):   # the panel titles
-        note["font"] = dict(size=TITLE_FONT)
-    top = (90 if title else 50) + 18 * max(t.count("<br>") for t in titles)
-    layout.update(title=dict(text=title), height=int(max(320, plot_px + top + 90)), font=BASE_FONT,
+    top = int((40 + 1.5 * s.title if title else 30 + line) + line * max(t.count("<br>") for t in titles))
+    if masked is not None and np.any(masked):
+        for j in range(n):
+            heatmaps.append(mask_overlay(masked, key_labels, query_labels, **subplot_axes(j)))
+        heatmaps.append(mask_legend(masked_label))
+        legend_above(layout)
+        top += int(1.6 * s.text)
+    layout.update(title=dict(text=title), height=int(max(320, plot_px + top + 90 * s.tick / NORMAL.tick)),
                   margin=dict(l=10, r=10, t=top, b=10),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
                                  colorbar=dict(title=dict(text=value_name), thickness=12)))
-    return go.Figure(heatmaps, layout=layout)
+    return go.Figure(heatmaps, layout=typeset(layout, s))
 
 
 def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str],
@@ -153,5 +179,5 @@ def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: l
     fig.add_trace(go.Scatter(x=[key_labels[c] for c in centres], y=query_labels, mode="markers",
                              marker=dict(symbol="circle-open", size=24, color="#d62728", line=dict(width=3)),
                              name=name, hovertemplate=hover + "<extra></extra>"))
-    fig.layout.showlegend = False   # one property set: update_layout would parse its arguments first
+    fig.data[-1].showlegend = False   # the legend, if any, is the mask's
     return fig

@@ -17,7 +17,7 @@ from viz.figures.style import plotly_text
 from viz.i18n import kind_title, t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
+from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 STEPS = ["$X$: the input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
@@ -31,7 +31,10 @@ TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # get ~1/5 of the row each, so "◀ Previous" is whole on a 1280x720 projector with the sidebar open
 # (at 1/10 of a row it was cut to "◀ Pre…").
 CONTROL_COLUMNS = [2.4, 2.0, 1.25, 1.05]
-PLOT_PX = 360      # the plot area of a matrix in the left three fifths of the page, on a projector
+def plot_px() -> int:
+    """The plot area of a matrix in the left three fifths of the page at 1280x720: wider in presenter mode,
+    where the sidebar is folded away."""
+    return int(0.6 * type_scale().page_px - 130)
 FORMULA = r"z = \mathrm{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}} + M\right) XW^V"
 
 
@@ -150,7 +153,7 @@ def view_input(h: Head) -> View:
     x_name = t("step.input.embeddings") if layer == 0 and not cfg.norm_first else t("step.input.previous")
     fig = step_heatmap(h.x_q, h.q_labels, model_dims, t("step.input.title", n=h.n_q, d=d, side=h.q_side, layer=layer),
                        t("step.axis.dimension"), t("step.axis.token"), value_name=t("step.axis.value"),
-                       highlight=query, show_values=False, plot_px=PLOT_PX)
+                       highlight=query, show_values=False, plot_px=plot_px(), type_scale=type_scale())
     view = View([(fig, f"{h.tag}-X", matrix_frame(h.x_q, h.q_labels, model_dims))],
                 _row(h.x_q, query, h.q_labels, model_dims))
     if h.kind in ("encoder", "decoder"):
@@ -160,7 +163,7 @@ def view_input(h: Head) -> View:
         memory = step_heatmap(h.x_kv, h.k_labels, model_dims,
                               t("step.memory.title", n=len(h.k_labels), d=d), t("step.axis.dimension"),
                               t("step.axis.source_token"), value_name=t("step.axis.value"), show_values=False,
-                              plot_px=PLOT_PX)
+                              plot_px=plot_px(), type_scale=type_scale())
         view.figures.append((memory, f"{h.tag}-memory", matrix_frame(h.x_kv, h.k_labels, model_dims)))
         view.text = t("step.memory.text")
     if cfg.norm_first:
@@ -180,7 +183,7 @@ def view_projection(h: Head, which: str) -> View:
     fig = step_heatmap(matrix, labels, dims, t("step.proj.title", which=which, head=head, n=len(labels), d_k=d_head,
                                               side=side),
                        t("step.axis.head_dimension"), t("step.axis.token"), value_name=t("step.axis.value"),
-                       highlight=row, show_values=False, plot_px=PLOT_PX)
+                       highlight=row, show_values=False, plot_px=plot_px(), type_scale=type_scale())
     view = View([(fig, f"{h.tag}-{which}", matrix_frame(matrix, labels, dims))], _row(matrix, row, labels, dims))
     w_h = rf"W^{which}_{{{head}}}"
     view.latex = (rf"{which}_{{{head}}} = X {w_h} + b^{which}_{{{head}}},\quad "
@@ -198,7 +201,8 @@ def view_projection(h: Head, which: str) -> View:
 def view_raw(h: Head) -> View:
     raw, q_labels, k_labels, query = h.mine.raw, h.q_labels, h.k_labels, h.query
     fig = step_heatmap(raw, q_labels, k_labels, t("step.raw.title", n=h.n_q, m=len(k_labels)),
-                       t("step.axis.key"), t("step.axis.query"), value_name="q·k", highlight=query)
+                       t("step.axis.key"), t("step.axis.query"), value_name="q·k", highlight=query,
+                       type_scale=type_scale())
     view = View([(fig, f"{h.tag}-QK", matrix_frame(raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
                 latex=r"s_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{id}\,k_{jd}")
     view.text = t("step.raw.text", token=q_labels[query], low=f"{raw.min():.1f}", high=f"{raw.max():.1f}")
@@ -209,7 +213,8 @@ def view_raw(h: Head) -> View:
 def view_scaled(h: Head) -> View:
     scaled, q_labels, k_labels, query, d_head = h.mine.scaled, h.q_labels, h.k_labels, h.query, h.cfg.d_head
     fig = step_heatmap(scaled, q_labels, k_labels, t("step.scaled.title", d_k=d_head), t("step.axis.key"),
-                       t("step.axis.query"), value_name=t("step.axis.score"), highlight=query)
+                       t("step.axis.query"), value_name=t("step.axis.score"), highlight=query,
+                       type_scale=type_scale())
     view = View([(fig, f"{h.tag}-scores", matrix_frame(h.scores, q_labels, k_labels))],
                 _row(scaled, query, q_labels, k_labels),
                 latex=rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{d_head}}}}} = "
@@ -224,7 +229,8 @@ def view_mask(h: Head) -> View:
     masked, q_labels, k_labels, query, causal = h.mine.masked, h.q_labels, h.k_labels, h.query, h.names.causal
     fig = masked_scores_figure(masked, q_labels, k_labels, t("step.mask.title_causal") if causal else
                                t("step.mask.title_none"), highlight=query, x_title=t("step.axis.key"),
-                               y_title=t("step.axis.query"), value_name=t("step.axis.score"))
+                               y_title=t("step.axis.query"), value_name=t("step.axis.score"),
+                               masked_label=t("fig.masked"), type_scale=type_scale())
     view = View([(fig, f"{h.tag}-masked", matrix_frame(masked, q_labels, k_labels))],
                 _row(masked, query, q_labels, k_labels),
                 latex=r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}" if causal else
@@ -244,7 +250,8 @@ def view_softmax(h: Head) -> View:
     fig = attention_heatmap(pattern, q_labels, k_labels, t("step.softmax.title", where=h.where),
                             highlight_row=query, x_title=t("fig.attention.x"), y_title=t("fig.attention.y"),
                             value_name=t("fig.attention.weight"), hover_query=t("fig.attention.query"),
-                            hover_key=t("fig.attention.key"))
+                            hover_key=t("fig.attention.key"), masked=~h.mine.allowed, masked_label=t("fig.masked"),
+                            type_scale=type_scale(), width_px=0.6 * type_scale().page_px)
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1")
@@ -260,7 +267,7 @@ def view_output(h: Head) -> View:
     dims = dim_labels(d_head)
     fig = step_heatmap(z, q_labels, dims, t("step.output.title", head=h.head, n=h.n_q, d_k=d_head),
                        t("step.axis.head_dimension"), t("step.axis.query_token"), value_name=t("step.axis.value"),
-                       highlight=query, show_values=False, plot_px=PLOT_PX)
+                       highlight=query, show_values=False, plot_px=plot_px(), type_scale=type_scale())
     view = View([(fig, f"{h.tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
                 latex=r"z_i = \sum_j a_{ij}\, v_j")
     view.text = t("step.output.text", head=h.head, heads=h.cfg.n_heads)
@@ -332,7 +339,7 @@ def why_scaling(h: Head) -> None:
                              title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
                              masked=~mine.allowed[query], without=t("step.why.without"), with_=t("step.why.with"),
                              caption=t("step.why.caption"), masked_label=t("step.why.masked"),
-                             x_title=t("step.axis.key"), y_title=t("step.axis.weight")),
+                             x_title=t("step.axis.key"), y_title=t("step.axis.weight"), type_scale=type_scale()),
                 f"{h.tag}-q{query}-scaling", matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
                                                           [t("step.why.without"), t("step.why.with")], h.k_labels),
                 key="step-scaling")

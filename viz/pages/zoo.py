@@ -6,11 +6,11 @@ import streamlit as st
 from model.analysis import zoo
 from model.capture import schema
 from viz.figures.style import symmetric_range
-from viz.figures.zoo import PAGE_WIDTH, gallery, mark_centres, step_heatmap
+from viz.figures.zoo import gallery, mark_centres, step_heatmap
 from viz.i18n import t
 from viz.state import current, qp_choice, qp_int, set_query
 from viz.text import attention_labels
-from viz.ui import layer_head_pickers, matrix_frame, show_figure
+from viz.ui import layer_head_pickers, matrix_frame, show_figure, type_scale
 
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
@@ -179,15 +179,17 @@ def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np
     """Scores and weights side by side (half the page each: every key label fits), the output under them."""
     rows, cols = data["q_labels"], data["k_labels"]
     tag = f"{data['name']}-{score}-{weighting}"
+    grey = mask_words(data)
     col_s, col_w = st.columns(2)
     with col_s:
         fig = step_heatmap(scores, rows, cols, t("zoo.fig.scores", name=score_name(score)), t("fig.attention.key"),
-                           y_title=t("fig.attention.query"), value_name=t("zoo.fig.score"))
+                           y_title=t("fig.attention.query"), value_name=t("zoo.fig.score"), **grey)
         show_figure(fig, f"zoo-scores-{tag}", matrix_frame(scores, rows, cols), key="zoo-scores")
     with col_w:
         name = weight_name(weighting) if weighting != "local" else t("zoo.local_d", d=half_width)   # one title line
         fig = step_heatmap(weights, rows, cols, t("zoo.fig.weights", name=name), t("fig.attention.key"),
-                           y_title=t("fig.attention.query"), value_name=t("fig.attention.weight"), signed=False)
+                           y_title=t("fig.attention.query"), value_name=t("fig.attention.weight"), signed=False,
+                           **grey)
         if weighting == "local":
             mark_centres(fig, zoo.local_centres(np.nan_to_num(scores, nan=-np.inf), centre, data["mask"]), rows, cols,
                          name=t("zoo.fig.centre"), hover=t("zoo.fig.centre.hover"))
@@ -199,7 +201,8 @@ def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np
         fig = step_heatmap(output, rows, v_labels, t("zoo.fig.output"), t("zoo.fig.value_dim"),
                            y_title=t("fig.attention.query"), value_name=t("zoo.fig.output_value"),
                            zmax=symmetric_range(data["v"]),
-                           width_px=PAGE_WIDTH / 2 if narrow else PAGE_WIDTH, every_label=len(v_labels) <= 24)
+                           width_px=type_scale().page_px / (2 if narrow else 1), every_label=len(v_labels) <= 24,
+                           type_scale=type_scale())
         show_figure(fig, f"zoo-output-{tag}", matrix_frame(output, rows, v_labels), key="zoo-output")
 
 
@@ -225,11 +228,18 @@ def explain(data: dict, score: str, weighting: str, half_width: int, centre: str
                  r"\dots,\mathrm{score}(q_t,k_S)\big)")
 
 
+def mask_words(data: dict) -> dict:
+    """The builders' mask arguments: decoder self-attention's hidden keys (grey, named in the legend) and the
+    page's type scale."""
+    masked = None if data["mask"] is None else ~np.asarray(data["mask"], dtype=bool)
+    return dict(masked=masked, masked_label=t("fig.masked"), type_scale=type_scale())
+
+
 def galleries(data: dict, score: str, weighting: str, half_width: int, centre: str, all_scores: dict) -> None:
     rows, cols = data["q_labels"], data["k_labels"]
     tag = f"{data['name']}-{score}-{weighting}"
     words = dict(y_title=t("fig.attention.query"), hover_query=t("fig.attention.query"),
-                 hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"))
+                 hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"), **mask_words(data))
     st.subheader(t("zoo.all_scores", weighting=weight_name(weighting)))
     every_score = [weigh(all_scores[name], data, weighting, half_width, centre) for name in zoo.SCORES]
     show_figure(gallery(every_score, [score_name(n) for n in zoo.SCORES], rows, cols, **words),
