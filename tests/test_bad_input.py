@@ -2,6 +2,7 @@
 broken model folders. Cheapest layer first: pure functions, then the app in AppTest (the real browser
 checks live in test_browser.py)."""
 import codecs
+import os
 import json
 import re
 import shutil
@@ -415,3 +416,108 @@ def test_odd_files_beside_the_weights_do_not_break_pages(tmp_path, monkeypatch):
     at = run_page("about.py", model="toy-odd", text="a b")
     no_exceptions(at)
     assert "metrics.json is not a JSON object" in texts(at)
+
+
+# -- issue 27, finding 2: every file read from a model folder has a size limit, checked before reading ----------
+def _sparse(path: Path, size: int) -> None:
+    """A file of `size` bytes that takes no disk (reading it would still cost the time and memory)."""
+    with open(path, "wb") as f:
+        f.truncate(size)
+
+
+def test_a_huge_tokenizer_is_refused_before_it_is_read(tmp_path):
+    import time
+    folder = tmp_path / "toy-huge"
+    shutil.copytree(TOY, folder)
+    _sparse(folder / "tokenizer.json", 250 * 2**20)                  # the probe's 250 MB
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match=r"tokenizer.json: 262,144,000 bytes, more than"):
+        load_checkpoint(folder)
+    assert time.perf_counter() - start < 2                           # was 17-26 s and +2 GB
+
+
+def test_every_text_file_of_a_model_folder_has_a_limit(tmp_path, monkeypatch):
+    from viz.services import MODEL_FILE_LIMITS, model_file_text
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-big-files")
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    for name, limit in MODEL_FILE_LIMITS.items():
+        _sparse(models / "toy-big-files" / name, limit + 1)
+        with pytest.raises(ValueError, match=f"{name}: {limit + 1:,} bytes, more than"):
+            model_file_text("toy-big-files", name)
+    _sparse(models / "toy-big-files" / "metrics.json", 2**20 + 1)
+    assert "more than" in load_checkpoint(models / "toy-big-files").extra["metrics"]["error"]
+    (models / "toy-big-files" / "presets.txt").unlink()
+    os.mkfifo(models / "toy-big-files" / "presets.txt")               # would block a reader
+    from viz.services import preset_groups
+    assert preset_groups("toy-big-files") == {"start": ["The man went to the house."]}
+
+
+def test_a_failed_load_is_remembered_until_the_folder_changes(tmp_path, monkeypatch):
+    from viz import services
+    models = tmp_path / "models"
+    model_id = f"toy-remember-{tmp_path.name}"                        # its own entry in the server-wide caches
+    shutil.copytree(TOY, models / model_id)
+    _sparse(models / model_id / "tokenizer.json", 250 * 2**20)
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    calls = []
+    real = services.load_engine
+    monkeypatch.setattr(services, "load_engine", lambda folder: calls.append(folder) or real(folder))
+    for _ in range(3):                                                # three sessions
+        with pytest.raises(CheckpointError, match="more than"):
+            services.load_bundle(model_id)
+    assert len(calls) == 1                                            # read once, then remembered
+    shutil.copyfile(TOY / "tokenizer.json", models / model_id / "tokenizer.json")   # the folder changed
+    assert services.load_bundle(model_id).config.vocab_size == 13 and len(calls) == 2
+
+
+def test_about_says_which_file_is_too_big_and_shows_the_rest(tmp_path, monkeypatch):
+    from viz.services import MODEL_FILE_LIMITS
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-big-card")
+    for name in ("README.md", "train_log.csv"):
+        _sparse(models / "toy-big-card" / name, MODEL_FILE_LIMITS[name] + 1)
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    at = run_page("about.py", model="toy-big-card", text="a b")
+    no_exceptions(at)
+    shown = texts(at).replace("\\", "").replace("\u2060", "")
+    assert "README.md: 1,048,577 bytes, more than" in shown and "train_log.csv: 8,388,609 bytes" in shown
+    assert at.get("plotly_chart")                                     # the cost chart still draws
+
+
+# -- finding 3: a model folder's own words show as text: no remote image, no HTML, no shortcode --------------
+BEACON = "![i](http://127.0.0.1:9/beacon.png)"
+
+
+def test_card_markdown_neutralises_images_html_and_shortcodes():
+    from viz.folder_text import card_markdown
+    card = (f"# Card\n{BEACON} and ![r][ref]\n\n[ref]: http://127.0.0.1:9/r.png\n:red[alarm] :material/home: "
+            ":smile: <img src=http://127.0.0.1:9/x.png>\n| a | b |\n| --- | --- |\n| 1 | 2 |\n"
+            "`code :red[kept] ![x](y)` and http://example.org:80/x\n```\n:blue[in a fence]\n```\n")
+    shown = card_markdown(card)
+    assert not re.search(r"(?<!\\)!\[", shown.split("`")[0])                       # no image outside code
+    assert "<img" not in shown and "&lt;img" in shown
+    assert ":red[" not in shown.split("`")[0] and ":\u2060red[alarm]" in shown
+    assert ":\u2060material/home:" in shown and ":\u2060smile:" in shown
+    assert "`code :red[kept] ![x](y)`" in shown and ":blue[in a fence]" in shown    # code is left as written
+    assert "| a | b |" in shown and "# Card" in shown and "http://example.org:80/x" in shown
+
+
+def test_about_shows_a_folders_readme_and_metrics_without_fetching_or_colouring(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-card")
+    (models / "toy-card" / "README.md").write_text(f"# Card\n{BEACON}\n:red[alarm] <img src=x>\n", encoding="utf-8")
+    (models / "toy-card" / "metrics.json").write_text(json.dumps({
+        "task": ":red[boom]", "note": "a long note that goes past forty characters :red[drawn red] " + BEACON,
+        "greedy": {"bleu": 1.0, "chrf": 2.0, "bleu_signature": "sig`:red[x]`", "chrf_signature": "c"}}))
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    for page in ("about.py", "home.py"):
+        at = run_page(page, model="toy-card", text="a b")
+        no_exceptions(at)
+        for element in [*at.markdown, *at.caption]:
+            source = str(element.value)
+            outside_code = re.sub(r"`[^`]*`", "", source)
+            assert ":red[" not in outside_code, source
+            assert not re.search(r"(?<!\\)!\[", outside_code) and "<img" not in source, source
+        if page == "about.py":
+            assert "beacon.png" in texts(at) and "boom" in texts(at)                 # shown, as text

@@ -3,6 +3,7 @@ the catalogue in a given language, so it can be called outside a page."""
 from __future__ import annotations
 
 from viz.i18n import DEFAULT_LANG, catalogue
+from viz.text import plain
 
 KNOWS = {"en-es": "about.knows.en-es"}   # models with their own paragraph in viz/locales
 TASKS = {"reverse": "about.task.reverse", "copy": "about.task.copy", "sort": "about.task.sort"}   # toy tasks' names
@@ -10,7 +11,7 @@ TASKS = {"reverse": "about.task.reverse", "copy": "about.task.copy", "sort": "ab
 
 def task_name(task, lang: str) -> str:
     task = str(task)
-    return catalogue(lang)[TASKS[task]] if task in TASKS else task
+    return catalogue(lang)[TASKS[task]] if task in TASKS else plain(task, limit=80)   # a folder's own word, as written
 
 
 def what_the_model_knows(model_id: str, metrics, lang: str = DEFAULT_LANG) -> str | None:

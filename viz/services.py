@@ -23,6 +23,7 @@ from model.capture import schema
 from model.capture.trace import Trace
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
 from model.io.checkpoint import CheckpointError
+from model.io.files import MiB, read_text_limited
 from model.nn.layers import sinusoidal_table
 from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols,  # noqa: F401 (for the page)
                                  train_live, trained_lengths_note, training_slot)
@@ -78,11 +79,55 @@ def with_spinner(key: str):
 @st.cache_resource(max_entries=4, show_spinner=False)   # the sidebar's first call shows a spinner
 def load_bundle(model_id: str) -> Engine:
     """The model, loaded once per server (an Engine: greedy decoding shared by sessions); a CheckpointError names files relative to the model folder, so the page never
-    shows where the server keeps its files."""
+    shows where the server keeps its files. A failed load is remembered until the folder's files change
+    (st.cache_resource keeps only successes): a broken folder costs one load per server, not one per session."""
+    folder = resolve_model_dir(model_id)
+    seen = folder_fingerprint(folder)
+    failed = failed_loads()
+    if model_id in failed and failed[model_id][0] == seen:
+        raise CheckpointError(failed[model_id][1])
     try:
-        return load_engine(resolve_model_dir(model_id))
+        return load_engine(folder)
     except CheckpointError as e:
-        raise CheckpointError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
+        message = str(e).replace(f"{model_root()}{os.sep}", "")
+        failed[model_id] = (seen, message)
+        raise CheckpointError(message) from None
+
+
+@st.cache_resource
+def failed_loads() -> dict[str, tuple[tuple, str]]:
+    """model id -> (folder_fingerprint at the failure, the error): one per server, shared by sessions."""
+    return {}
+
+
+def folder_fingerprint(folder: Path) -> tuple:
+    """(name, kind, size, mtime) of each entry of a model folder, without reading any: what a changed file changes."""
+    entries = []
+    for path in sorted(folder.iterdir()):
+        try:
+            info = path.stat()
+        except OSError:                                       # a broken link
+            entries.append((path.name, None))
+            continue
+        entries.append((path.name, info.st_mode, info.st_size, info.st_mtime_ns))
+    return tuple(entries)
+
+
+# Text files beside the weights that pages read, each read only when stat() says it is a regular file within its
+# limit (config.json, tokenizer.json, metrics.json and the weights have theirs in model/io/checkpoint.py).
+MODEL_FILE_LIMITS = {"presets.txt": MiB, "README.md": MiB, "train_log.csv": 8 * MiB}
+
+
+def model_file_text(model_id: str, name: str) -> str | None:
+    """presets.txt, README.md or train_log.csv of a model folder (None when absent); a ValueError naming the file
+    when it is not a regular file or is bigger than MODEL_FILE_LIMITS[name]. A bad byte costs one character."""
+    path = model_root() / model_id / name
+    if not (path.exists() or path.is_symlink()):
+        return None
+    try:
+        return read_text_limited(path, MODEL_FILE_LIMITS[name], errors="replace")
+    except (ValueError, OSError) as e:
+        raise ValueError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
 
 
 TRACE_CACHE_MB = int(os.environ.get("TRANSFORMER_VIZ_TRACE_CACHE_MB", "400"))
@@ -123,12 +168,15 @@ def trace_npz(model_id: str, text: str, target: str | None, beam: int, max_token
 def preset_groups(model_id: str) -> dict[str, list[str]]:
     """Example sentences shipped with the model (presets.txt: '# group' lines, then one sentence a line;
     written by `python -m model.cli examples`, which measures them). Lines before any group are 'start'."""
-    path = model_root() / model_id / "presets.txt"
-    if not path.is_file():
+    try:
+        text = model_file_text(model_id, "presets.txt")
+    except ValueError:                                   # too big, or not a file: the default sentence
+        text = None
+    if text is None:
         return {"start": ["The man went to the house."]}
     groups: dict[str, list[str]] = {}
     group = "start"
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():   # a bad byte costs one line, not the page
+    for line in text.splitlines():   # a bad byte costs one line, not the page
         line = line.strip()
         if line.startswith("# "):
             group = line[2:].strip() if len(line[2:].split()) == 1 else group   # a one-word header names a group

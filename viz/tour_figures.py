@@ -32,6 +32,8 @@ from viz.figures.zoo import gallery
 from viz.i18n import message
 from viz.text import position_labels
 
+TRAIN_LOG_LIMIT = 8 * 2**20   # bytes of train_log.csv read (checked before reading), as viz/services.MODEL_FILE_LIMITS
+
 # About how wide a tour figure's plot area is drawn on a projector (1280x720, sidebar open; the lesson's page
 # is wider): dimension labels are thinned for it, d0 d32 d64 … for d_model 256, level (step.level_ticks).
 DIMENSION_AXIS_PX = 480
@@ -126,7 +128,7 @@ def training_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> g
     a lesson is about the sentence, so a broken log costs this figure, not the file."""
     say = partial(message, lang)
     log_path = model_dir / "train_log.csv" if model_dir else None
-    if log_path is None or not log_path.is_file():
+    if log_path is None or not log_path.is_file() or log_path.stat().st_size > TRAIN_LOG_LIMIT:
         return None
     try:
         log = clean_train_log(pd.read_csv(log_path))

@@ -1,5 +1,6 @@
 """About the model: why attention (its cost, for the sidebar sentence) first, then what the model knows, its
 configuration, parameters, data and model card, training curve and metrics."""
+import io
 import json
 
 import pandas as pd
@@ -9,7 +10,10 @@ from viz.figures.training import (clean_train_log, complexity_figure, layer_cost
                                   parameter_groups)
 from viz.i18n import current_lang, t
 from viz.model_words import task_name, what_the_model_knows
+from viz.folder_text import card_markdown, in_code
+from viz.services import model_file_text
 from viz.state import Context
+from viz.text import plain
 from viz.ui import need_context, show_figure
 
 CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout",
@@ -108,12 +112,16 @@ def configuration_and_parameters(bundle) -> None:
 
 def data_and_card(bundle, metrics) -> None:
     st.subheader(t("about.data"))
-    card = bundle.path / "README.md"
-    if card.is_file():
+    try:
+        card = model_file_text(bundle.path.name, "README.md")     # read only within its size limit
+    except ValueError as e:
+        st.warning(plain(str(e)))
+        card = None
+    if card is not None:
         st.caption(t("about.card.language"))
         with st.expander(t("about.card"), expanded=True):
-            # repository content, not user input: the model card is a document, shown as its authors wrote it
-            st.markdown(card.read_text(encoding="utf-8", errors="replace"))
+            # the card's Markdown, but no image fetched, no HTML, no shortcode drawn: a folder may not be the authors'
+            st.markdown(card_markdown(card))
     elif isinstance(metrics, dict) and "task" in metrics:
         st.markdown(t("about.toy_data", task=task_name(metrics["task"], current_lang())))
     else:
@@ -122,12 +130,12 @@ def data_and_card(bundle, metrics) -> None:
 
 def training_curve(model_id: str, bundle) -> None:
     st.subheader(t("about.curve"))
-    log_path = bundle.path / "train_log.csv"
-    if not log_path.is_file():
-        st.info(t("about.curve.none"))
-        return
     try:
-        log = clean_train_log(pd.read_csv(log_path))
+        text = model_file_text(bundle.path.name, "train_log.csv")   # read only within its size limit
+        if text is None:
+            st.info(t("about.curve.none"))
+            return
+        log = clean_train_log(pd.read_csv(io.StringIO(text)))
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         st.warning(t("about.curve.unreadable", error=e))
         return
@@ -165,7 +173,7 @@ def metrics_table(metrics) -> None:
         st.info(t("about.metrics.none"))
         return
     if "error" in metrics and len(metrics) == 1:
-        st.warning(metrics["error"])
+        st.warning(plain(str(metrics["error"]), limit=600))
         return
     scores = score_rows(metrics)
     if scores:
@@ -175,8 +183,9 @@ def metrics_table(metrics) -> None:
         st.dataframe(table.dropna(axis=1, how="all"))
         first = next(iter(scores.values()))
         if "bleu_signature" in first:
-            st.caption(t("about.metrics.signatures", pairs=metrics.get("pairs", "?"), file=metrics.get("test_file", "?"),
-                         bleu=first["bleu_signature"], chrf=first.get("chrf_signature", "?")))
+            st.caption(t("about.metrics.signatures", pairs=plain(str(metrics.get("pairs", "?")), 40),
+                         file=plain(str(metrics.get("test_file", "?")), 200), bleu=in_code(first["bleu_signature"]),
+                         chrf=in_code(first.get("chrf_signature", "?"))))
     shown = set(scores) | ({"pairs", "test_file"} if scores else set())          # said in the caption
     rest = {k: v for k, v in metrics.items() if k not in shown}
     short = [(k, v if isinstance(v, (int, float, str)) else json.dumps(v)) for k, v in rest.items()
@@ -186,7 +195,7 @@ def metrics_table(metrics) -> None:
         st.dataframe(pd.DataFrame(short, columns=[metric, value]).astype({value: str}).set_index(metric))
     for k, v in rest.items():
         if isinstance(v, str) and len(v) > 40:
-            st.caption(f"{k}: {v}")
+            st.caption(plain(f"{k}: {v}", limit=2000))           # a metrics.json's words, shown as written
 
 
 def render() -> None:
