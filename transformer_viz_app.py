@@ -18,7 +18,8 @@ from viz.nav import PAGES, compact_layout, navigation  # noqa: E402
 from viz.presenter import run_page  # noqa: E402
 from viz.services import model_ids  # noqa: E402
 from viz.i18n import t  # noqa: E402
-from viz.sidebar import header, init_from_url, language_picker, sidebar  # noqa: E402
+from viz.context import build_context  # noqa: E402
+from viz.sidebar import header, init_from_url, language_picker, show_result, sidebar  # noqa: E402
 from viz.state import set_current  # noqa: E402
 
 
@@ -32,9 +33,11 @@ def main() -> None:
     if not models:
         st.error(t("notice.no_models"))
         st.stop()
-    ctx = sidebar(models, notices)
-    set_current(ctx)
+    chosen = sidebar(models, notices)           # what the reader chose; None when the model does not load
+    ctx = build_context(chosen[0], notices) if chosen else None
+    set_current(ctx)                            # what every page reads (viz/state.current())
     if ctx is not None:
+        show_result(ctx, chosen[1])
         header(ctx)
     run_page(page, PAGES)  # presenter mode: projector styles and page buttons around page.run()
 

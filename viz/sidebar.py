@@ -1,15 +1,19 @@
 """The shared sidebar (model, sentence, reference, upload, decoding settings) and the notices above every
-page. It fills the Context that pages read (viz/state.current())."""
+page. sidebar() draws the widgets and returns what was chosen (viz/context.Choice) and where its results go;
+viz/context.build_context makes the pages' Context from the choice; show_result writes the translation and
+the trace download into the sidebar."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from model.io.tokenizer import STYLE_TOKENS
-from viz.services import (device_label, get_trace, load_bundle, max_tokens_bounds, preset_groups, presets,
-                          trace_npz)
+from viz.context import Choice
+from viz.services import device_label, load_bundle, max_tokens_bounds, preset_groups, presets, trace_npz
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
 from viz.i18n import DEFAULT_LANG, LANGS, error_text, t, tn
 from viz.text import plain
@@ -68,7 +72,16 @@ def _on_model_change() -> None:
     st.session_state["target"] = ""
 
 
-def sidebar(models: list[str], notices: list[str]) -> Context | None:
+@dataclass
+class Slots:
+    """Places in the sidebar filled once the sentence is traced (show_result)."""
+    translation: Any
+    download: Any
+
+
+def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | None:
+    """The widgets, synced with the URL; what was chosen and where its results go, or None (with the error
+    shown) when the chosen model does not load."""
     sb = st.sidebar
     model_id = sb.selectbox(t("sidebar.model"), models, key="model", on_change=_on_model_change,
                             help=t("sidebar.model.help"))
@@ -104,24 +117,22 @@ def sidebar(models: list[str], notices: list[str]) -> Context | None:
     cut_from = st.session_state.pop("_text_cut_from", None)
     if cut_from:
         notices.append(t("notice.text_cut_paste", n=f"{cut_from:,}", limit=f"{MAX_TEXT_CHARS:,}"))
-    ctx = Context(model_id, bundle, text, target or None, int(beam), int(max_tokens), None, notices, style)
-    if not text.strip():
-        return ctx
-    ctx.target = (target or "").strip() or None
-    try:
-        ctx.trace = get_trace(*ctx.trace_key)
-    except ValueError as e:
-        ctx.trace = _trace_without_reference(ctx, e)
-        if ctx.trace is None:
-            return ctx
-    translation_slot.caption(t("sidebar.translation.beam", beam=beam) if beam > 1 else t("sidebar.translation.greedy"))
-    translation_slot.text(ctx.trace.meta["translation"] or t("sidebar.translation.empty"))
-    download_slot.download_button(
+    choice = Choice(model_id, text, (target or "").strip() or None, int(beam), int(max_tokens), style)
+    return choice, Slots(translation_slot, download_slot)
+
+
+def show_result(ctx: Context, slots: Slots) -> None:
+    """The model's translation under the sentence and the trace's download, once the sentence is traced."""
+    if ctx.trace is None:
+        return
+    slots.translation.caption(t("sidebar.translation.beam", beam=ctx.beam) if ctx.beam > 1
+                              else t("sidebar.translation.greedy"))
+    slots.translation.text(ctx.trace.meta["translation"] or t("sidebar.translation.empty"))
+    slots.download.download_button(
         t("sidebar.npz"), key="trace-npz", on_click="ignore", icon=":material/download:",
         data=partial(trace_npz, *ctx.trace_key),
-        file_name=f"trace-{model_id}.npz", mime="application/octet-stream",
+        file_name=f"trace-{ctx.model_id}.npz", mime="application/octet-stream",
         help=t("sidebar.npz.help"))
-    return ctx
 
 
 def _style_picker(sb, styles: list[str]) -> str | None:
@@ -132,22 +143,6 @@ def _style_picker(sb, styles: list[str]) -> str | None:
         st.session_state["style"] = DEFAULT_STYLE if DEFAULT_STYLE in styles else styles[0]
     return sb.segmented_control(t("sidebar.style"), styles, key="style", required=True,
                                 format_func=lambda s: t(SIDEBAR_STYLE_KEYS[s]), help=t("sidebar.style.help"))
-
-
-def _trace_without_reference(ctx: Context, error: ValueError):
-    """When the sentence and its reference cannot be read together: if the sentence alone can, the
-    reference was the problem: say so and show the sentence without it; else say why the sentence cannot."""
-    if ctx.target is not None:
-        try:
-            trace = get_trace(ctx.model_id, ctx.source, None, ctx.beam, ctx.max_tokens)
-        except ValueError:
-            trace = None
-        if trace is not None:
-            ctx.notices.append(t("notice.unreadable_reference", error=error_text(error)))
-            ctx.target = None
-            return trace
-    ctx.notices.append(t("notice.unreadable", error=error_text(error)))
-    return None
 
 
 def _cut_long_text() -> None:
