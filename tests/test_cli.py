@@ -1,5 +1,6 @@
 """`transformer-viz` (python -m transformer_viz): the command list, and the lesson command's file and one-line
 errors (exit 2)."""
+import json
 import os
 import shutil
 import subprocess
@@ -289,3 +290,15 @@ def test_train_refuses_an_unwritable_out_before_training(hostile, capsys, monkey
     monkeypatch.setattr(sys, "argv", ["transformer-viz"])
     assert main(["train", "--task", "reverse", "--out", "/dev/full"]) == 2
     assert "--out /dev/full: a device, not a folder" in error_line(capsys.readouterr().err)
+
+
+def test_evaluate_leaves_the_model_folder_alone_unless_out_is_given(hostile, capsys):
+    """The README's evaluate command rewrote pretrained/en-es/metrics.json (its default --out was the model
+    folder): the scores are printed, and a file is written only where --out says."""
+    from model.cli.evaluate import main as evaluate_main
+    shipped = {p.name: p.read_bytes() for p in (hostile / "toy").iterdir()}
+    metrics = evaluate_main(["--model", str(hostile / "toy"), "--test", str(hostile / "ok.tsv"), "--beam", "2"])
+    assert {p.name: p.read_bytes() for p in (hostile / "toy").iterdir()} == shipped
+    assert "beam 2: BLEU" in capsys.readouterr().out and metrics["pairs"] == 1
+    evaluate_main(["--model", str(hostile / "toy"), "--test", str(hostile / "ok.tsv"), "--out", str(hostile / "m.json")])
+    assert json.loads((hostile / "m.json").read_text())["pairs"] == 1

@@ -30,7 +30,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--beam", type=beam_size, default=4)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N pairs")
     parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
-    parser.add_argument("--out", default=None, help="metrics file (default: MODEL/metrics.json)")
+    parser.add_argument("--out", default=None, help="metrics file to add the scores to, e.g. MODEL/metrics.json "
+                        "(default: none; the scores are printed, and a shipped model's files change only when asked)")
     parser.add_argument("--threads", type=positive_int, default=2)
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="padded source tokens per batch, each beam row counted")
@@ -38,8 +39,8 @@ def main(argv=None) -> dict:
     add_device_argument(parser)
     args = parser.parse_args(argv)
     pairs = read_tsv(args.test)[: args.limit]
-    out = Path(args.out) if args.out else Path(args.model) / "metrics.json"
-    previous = read_metrics(out)       # before the minutes of decoding: a file this run must not overwrite
+    out = Path(args.out) if args.out else None
+    previous = read_metrics(out) if out else {}   # before the minutes of decoding: a file this run must not overwrite
     torch.set_num_threads(args.threads)
     bundle = load_checkpoint(args.model, device=args.device)
     print(f"device: {describe_device(bundle.model.device)}")
@@ -52,7 +53,9 @@ def main(argv=None) -> dict:
         result["seconds"] = round(time.perf_counter() - start, 1)
         metrics["greedy" if beam == 1 else f"beam{beam}"] = result
         print(f"beam {beam}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['seconds']} s)")
-    out.write_text(json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if out is not None:
+        out.write_text(json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"scores added to {out}")
     return metrics
 
 
