@@ -147,3 +147,14 @@ def test_the_everyday_rule_ships_a_model_far_better_on_everyday_sentences():
 def test_each_everyday_rule_alone_keeps_the_shipped_model(change, broken):
     verdict = everyday_rules(replace(EVERYDAY_BETTER, **change), EVERYDAY_BASE)
     assert [rule for rule, holds in verdict.items() if not holds] == [r for r in verdict if r.startswith(broken)]
+
+
+def test_the_commands_read_a_two_style_model_as_modern_unless_told():
+    from types import SimpleNamespace
+    from model.cli.arguments import styled
+    plain_tok = Tokenizer.load("pretrained/en-es/tokenizer.json")
+    two = SimpleNamespace(tokenizer=plain_tok if plain_tok.styles else plain_tok.with_styles())
+    assert styled(two, "Hello.", None) == "<modern> Hello."
+    assert styled(two, "Hello.", "bible") == "<bible> Hello."
+    one = SimpleNamespace(tokenizer=Tokenizer.word_level(["a", "b"]))
+    assert styled(one, "a b", "bible") == "a b"                  # a one-style model reads the text as typed

@@ -11,7 +11,6 @@ from typing import Any
 import streamlit as st
 
 from model.io.checkpoint import CheckpointError
-from model.io.tokenizer import STYLE_TOKENS
 from viz.context import Choice
 from viz.services import device_label, load_bundle, max_tokens_bounds, preset_groups, presets, trace_npz
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
@@ -47,7 +46,7 @@ def init_from_url(models: list[str], notices: list[str]) -> None:
     lo, default, hi = max_tokens_bounds()
     st.session_state["beam"] = qp_int("beam", 1, 1, 8, notices)
     st.session_state["max_tokens"] = qp_int("max_tokens", default, lo, hi, notices)
-    st.session_state["style"] = qp_choice("style", list(STYLE_TOKENS), DEFAULT_STYLE, notices)
+    st.session_state["style"] = qp_choice("style", list(SIDEBAR_STYLE_KEYS), DEFAULT_STYLE, notices)
 
 
 def _url_text(name: str, cut_notice: str, notices: list[str]) -> str | None:
@@ -191,4 +190,25 @@ def language_picker() -> None:
         st.session_state["lang"] = DEFAULT_LANG
     lang = st.sidebar.segmented_control(t("lang.label"), list(LANGS), key="lang", format_func=LANGS.get,
                                         required=True, label_visibility="collapsed")
+    if st.session_state.get("_lang_drawn", lang) != lang:
+        keep_choices_across_languages()
+    st.session_state["_lang_drawn"] = lang
     set_query(lang=None if lang == DEFAULT_LANG else lang)
+
+
+def keep_choices_across_languages() -> None:
+    """Streamlit keeps a radio's or select box's choice as the text of its label, so after a switch to 中文 the
+    radio groups showed no selection (the English label is not among the Chinese ones), though the chart kept
+    its view. Each widget's choice is read back (an option id, through the last run's labels) and set again,
+    so the widget sends it in the new language's labels. Buttons, uploads and anything else that cannot be
+    set are left alone."""
+    for key in list(st.session_state):
+        key = str(key)
+        if key == "lang" or key.startswith(("_", "$$")):
+            continue
+        try:
+            value = st.session_state[key]
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                st.session_state[key] = value
+        except Exception:   # noqa: BLE001 - a widget whose value cannot be read or set keeps its own
+            continue

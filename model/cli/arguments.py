@@ -109,3 +109,15 @@ def fail(error: Exception | str) -> int:
     """One line on stderr and exit status 2, as argparse does for bad arguments."""
     print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
     return 2
+
+
+def add_style_argument(parser) -> None:
+    """--style: which Spanish a two-style model writes (its style token leads the source); a one-style
+    model ignores it."""
+    parser.add_argument("--style", choices=("modern", "bible"), default=None,
+                        help="a two-style model: write modern Spanish or the 1909 Bible's (default: modern)")
+
+
+def styled(bundle, text: str, style: str | None) -> str:
+    """`text` as the model reads it under --style (modern when not given, for a two-style model)."""
+    return bundle.tokenizer.styled(text, style or ("modern" if bundle.tokenizer.styles else None))

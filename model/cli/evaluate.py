@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from model.cli.arguments import beam_size, positive_int
+from model.cli.arguments import add_style_argument, beam_size, positive_int, styled
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import translate
 from model.io.checkpoint import load_checkpoint
@@ -28,6 +28,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--model", required=True)
     parser.add_argument("--test", required=True, help="TSV with en and es columns")
     parser.add_argument("--beam", type=beam_size, default=4)
+    add_style_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N pairs")
     parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
     parser.add_argument("--out", default=None, help="metrics file to add the scores to, e.g. MODEL/metrics.json "
@@ -44,7 +45,7 @@ def main(argv=None) -> dict:
     torch.set_num_threads(args.threads)
     bundle = load_checkpoint(args.model, device=args.device)
     print(f"device: {describe_device(bundle.model.device)}")
-    sources, references = [s for s, _ in pairs], [t for _, t in pairs]
+    sources, references = [styled(bundle, s, args.style) for s, _ in pairs], [t for _, t in pairs]
     metrics = {"test_file": Path(args.test).name, "pairs": len(pairs)}
     for beam in ([1] if args.also_greedy else []) + [args.beam]:
         start = time.perf_counter()

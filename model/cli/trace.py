@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from model.cli.arguments import output_file
+from model.cli.arguments import add_style_argument, output_file, styled
 from model.inference.pipeline import load_engine, trace_sentence
 from model.io.device import add_device_argument
 
@@ -13,6 +13,7 @@ def main(argv=None) -> None:
     parser.add_argument("--model", required=True, help="checkpoint folder (model.safetensors, ...)")
     parser.add_argument("--text", required=True, help="source sentence")
     parser.add_argument("--target", default=None, help="reference target (teacher forcing)")
+    add_style_argument(parser)
     parser.add_argument("--names", default=None, help="comma-separated names or glob patterns")
     parser.add_argument("--out", required=True, help="the .npz file to write (written as named: no suffix added)")
     add_device_argument(parser)
@@ -24,7 +25,7 @@ def main(argv=None) -> None:
     if names == []:
         parser.error("argument --names: no name or pattern given")
     bundle = load_engine(args.model, device=args.device)
-    trace = trace_sentence(bundle, args.text, target=args.target, names=names)
+    trace = trace_sentence(bundle, styled(bundle, args.text, args.style), target=args.target, names=names)
     unmatched = [n for n in names or [] if not (n in trace or trace.names(n))]
     if unmatched:
         raise ValueError(f"--names: nothing captured matches {', '.join(map(repr, unmatched))} "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.cli.arguments import beam_size, int_up_to, positive_int
+from model.cli.arguments import add_style_argument, beam_size, int_up_to, positive_int, styled
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, translate
 from model.io.checkpoint import load_checkpoint
@@ -28,6 +28,7 @@ def main(argv=None) -> int:
     parser.add_argument("--input", help="a UTF-8 file, one sentence per line (or an en<TAB>es TSV: its en column); "
                         "output one line per line")
     parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
+    add_style_argument(parser)
     parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="--input: padded source tokens per batch, each beam row counted")
@@ -38,9 +39,9 @@ def main(argv=None) -> int:
     lines = [args.text] if args.input is None else read_lines(args.input)   # a mistake: one line (model/cli/__main__.py)
     bundle = load_checkpoint(args.model, device=args.device)
     if args.input is None:
-        print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens))
+        print(translate(bundle, styled(bundle, args.text, args.style), beam=args.beam, max_tokens=args.max_tokens))
         return 0
-    for line in translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens):
+    for line in translate_many(bundle, [styled(bundle, line, args.style) for line in lines], args.beam, args.batch_tokens, args.max_tokens):
         print(line)
     return 0
 
