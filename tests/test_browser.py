@@ -173,3 +173,25 @@ def test_uploaded_file_name_and_content_are_shown_not_run(chromium, app_url):
     assert page.title() != "pwned"
     assert page.locator("img[src=x]").count() == 0 and page.locator("b:text('list')").count() == 0
     page.close()
+
+
+CHECKED_JS = """() => [...document.querySelectorAll('[data-testid="stRadio"]')].map(g =>
+    [...g.querySelectorAll('label')].filter(l => l.querySelector('input:checked')).map(l => l.innerText).join('|'))"""
+
+
+def test_switching_to_chinese_keeps_each_radio_choice(chromium, app_url):
+    """Issue 27, finding 5: the radio groups showed no selection after 中文 (Streamlit keeps a radio's choice as
+    its label's text); each keeps its choice, in its Chinese label."""
+    query = urllib.parse.urlencode({"model": "toy-reverse", "text": "b d h"})
+    page = _open(chromium, f"{app_url}/explorer?{query}")
+    page.get_by_text("Cross-attention (decoder → encoder)", exact=True).first.click()
+    page.wait_for_function("() => location.href.includes('kind=cross')", timeout=60_000)
+    wait_for_app(page)
+    page.locator('[data-testid="stSidebar"]').get_by_text("中文", exact=True).click()
+    page.wait_for_function("() => location.href.includes('lang=zh')", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('h1') && document.querySelector('h1').innerText"
+                           ".includes('注意力浏览器')", timeout=60_000)
+    wait_for_app(page)
+    checked = page.evaluate(CHECKED_JS)
+    assert "交叉注意力（解码器 → 编码器）" in checked and "" not in checked, checked
+    page.close()
