@@ -26,7 +26,7 @@ from viz.figures.heads import layer_head_heatmap
 from viz.figures.layernorm import layer_norm_stats, token_stats_figure
 from viz.figures.positional import pe_heatmap
 from viz.figures.step import level_ticks
-from viz.figures.style import plotly_text, signed_heatmap
+from viz.figures.style import NORMAL, TypeScale, plotly_text, signed_heatmap
 from viz.figures.training import clean_train_log, loss_curve
 from viz.figures.zoo import gallery
 from viz.i18n import message
@@ -38,28 +38,31 @@ TRAIN_LOG_LIMIT = 8 * 2**20   # bytes of train_log.csv read (checked before read
 # is wider): dimension labels are thinned for it, d0 d32 d64 … for d_model 256, level (step.level_ticks).
 DIMENSION_AXIS_PX = 480
 
-Draw = Callable[[Trace, "Path | None", str], "go.Figure | None"]
+Draw = Callable[..., "go.Figure | None"]   # (trace, model_dir, lang, type_scale=NORMAL)
 
 
-def embeddings_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
+def embeddings_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
     say = partial(message, lang)
     x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
     dims = dim_labels(x.shape[1])
     fig = signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dims, title=say("fig.tour.embeddings"),
                          x_title=say("fig.tour.dimension"), y_title=say("fig.tour.token"),
-                         value_name=say("fig.tour.value"))
+                         value_name=say("fig.tour.value"), type_scale=type_scale)
     # 256 slanted labels (plotly showed every 6th) ran into each other: every k-th, level
-    fig.layout.xaxis.update(level_ticks(plotly_text(dims), DIMENSION_AXIS_PX))
+    fig.layout.xaxis.update(level_ticks(plotly_text(dims), DIMENSION_AXIS_PX * type_scale.page_px / NORMAL.page_px,
+                                        type_scale=type_scale))
     return fig
 
 
-def positional_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
+def positional_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
     say = partial(message, lang)
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     n = table.shape[0]
     fig = pe_heatmap(table, n_sentence=n, title=say("fig.tour.pe"), x_title=say("fig.tour.pe.x"),
                      y_title=say("fig.tour.position"), dimension=say("fig.tour.dimension"),
-                     sentence_label=say("fig.tour.pe.sentence", last="{last}"))
+                     sentence_label=say("fig.tour.pe.sentence", last="{last}"), type_scale=type_scale)
     # The table is the sentence, so the box is the whole plot: its label goes just above the box's top right
     # corner, under the title, not in the row under the sentence (there is none here: plotly grew the axis to
     # fit the label there, an empty row "n"), nor over the data.
@@ -69,61 +72,70 @@ def positional_figure(trace: Trace, model_dir: Path | None, lang: str = "en") ->
     return fig
 
 
-def one_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
-    return attention_figure(trace, "encoder", layer=0, head=0, lang=lang)
+def one_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                    type_scale: TypeScale = NORMAL) -> go.Figure:
+    return attention_figure(trace, "encoder", layer=0, head=0, lang=lang, type_scale=type_scale)
 
 
-def multi_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
-    return heads_figure(trace, "encoder", layer=0, lang=lang)
+def multi_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
+    return heads_figure(trace, "encoder", layer=0, lang=lang, type_scale=type_scale)
 
 
-def add_norm_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
+def add_norm_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                    type_scale: TypeScale = NORMAL) -> go.Figure:
     say = partial(message, lang)
     before = tuple(trace[schema.norm_name("encoder", 0, "norm_attn", h)] for h in ("mean", "std"))
     after = layer_norm_stats(trace[schema.norm_name("encoder", 0, "norm_attn", "normalized")])
     return token_stats_figure(position_labels(trace.meta["src_tokens"]), before, after,
                               title=say("fig.tour.add_norm"), panel_titles=(say("fig.tour.mean"), say("fig.tour.std")),
                               before_name=say("fig.tour.before"), after_name=say("fig.tour.after"),
-                              hover_before=say("fig.tour.hover.before"), hover_after=say("fig.tour.hover.after"))
+                              hover_before=say("fig.tour.hover.before"), hover_after=say("fig.tour.hover.after"),
+                              type_scale=type_scale)
 
 
-def decoder_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
+def decoder_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                   type_scale: TypeScale = NORMAL) -> go.Figure:
     last = len(schema.stacked(trace, "cross")) - 1
-    return attention_figure(trace, "cross", layer=last, lang=lang)
+    return attention_figure(trace, "cross", layer=last, lang=lang, type_scale=type_scale)
 
 
-def decoding_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
+def decoding_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                    type_scale: TypeScale = NORMAL) -> go.Figure:
     probs = softmax(trace[schema.LOGITS])                                 # [T, V]
     chosen = probs[range(len(trace.meta["tgt_ids"])), trace.meta["tgt_ids"]]
     return confidence_bars(chosen, position_labels(trace.meta["tgt_out_tokens"]),
-                           title=message(lang, "fig.tour.confidence"), y_title=message(lang, "fig.tour.p_chosen"))
+                           title=message(lang, "fig.tour.confidence"), y_title=message(lang, "fig.tour.p_chosen"),
+                           type_scale=type_scale)
 
 
-def head_entropy_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
+def head_entropy_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                        type_scale: TypeScale = NORMAL) -> go.Figure:
     say = partial(message, lang)
     n_layers, n_heads = schema.stacked(trace, "encoder").shape[:2]
     stats = head_stats.trace_head_stats(trace, kinds=("encoder",))
     entropy = head_stats.stat_matrix(stats, "encoder", "entropy", n_layers, n_heads)
     return layer_head_heatmap(entropy, title=say("fig.tour.entropy"), value_name=say("fig.tour.bits"),
                               layer_label=say("fig.tour.layer", layer="{i}"),
-                              head_label=say("fig.tour.head", head="{h}"))
+                              head_label=say("fig.tour.head", head="{h}"), type_scale=type_scale)
 
 
 # The score functions the zoo step compares, and their panel titles in the catalogue.
 ZOO_SCORES = {"scaled": "fig.tour.zoo.scaled", "general": "fig.tour.zoo.general", "additive": "fig.tour.zoo.additive"}
 
 
-def zoo_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure:
+def zoo_figure(trace: Trace, model_dir: Path | None, lang: str = "en", type_scale: TypeScale = NORMAL) -> go.Figure:
     say = partial(message, lang)
     q, k = (trace[schema.attn_name("encoder", 0, h)][0] for h in ("q", "k"))   # [S, d_head]
     queries, keys = token_labels(trace, "encoder")
     weights = [zoo.softmax(zoo.scores(score, q, k)) for score in ZOO_SCORES]
     return gallery(weights, [say(key) for key in ZOO_SCORES.values()], queries, keys, title=say("fig.tour.zoo"),
                    y_title=say("fig.attention.query"), hover_query=say("fig.attention.query"),
-                   hover_key=say("fig.attention.key"), value_name=say("fig.attention.weight"))
+                   hover_key=say("fig.attention.key"), value_name=say("fig.attention.weight"), type_scale=type_scale)
 
 
-def training_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> go.Figure | None:
+def training_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                    type_scale: TypeScale = NORMAL) -> go.Figure | None:
     """The model's own loss curve, when its folder ships a readable training log (toy models ship none):
     a lesson is about the sentence, so a broken log costs this figure, not the file."""
     say = partial(message, lang)
@@ -135,7 +147,8 @@ def training_figure(trace: Trace, model_dir: Path | None, lang: str = "en") -> g
     except ValueError:   # pandas ParserError included
         return None
     return loss_curve(log, title=say("fig.loss.title", model=trace.meta["model_id"]), train_name=say("fig.loss.train"),
-                      dev_name=say("fig.loss.dev"), x_title=say("fig.loss.step"), y_title=say("fig.loss.loss"))
+                      dev_name=say("fig.loss.dev"), x_title=say("fig.loss.step"), y_title=say("fig.loss.loss"),
+                      type_scale=type_scale)
 
 
 # TourStep.key -> its picture (None when the data for it is missing). A test checks every step has one.

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.multihead import head_patterns
+from viz.figures.style import NORMAL, TypeScale, causal_mask
 from viz.i18n import DEFAULT_LANG, KIND_KEYS, message
 from viz.text import attention_labels
 
@@ -36,14 +37,21 @@ def _patterns(trace, kind: str, layer: int | None = None) -> np.ndarray:
     return patterns[layer]
 
 
+def future_mask(kind: str, n_queries: int, n_keys: int) -> np.ndarray | None:
+    """Decoder self-attention's masked cells (every key after the query), which the figures draw grey;
+    None for the encoder and cross-attention."""
+    return causal_mask(n_queries, n_keys) if kind == "decoder" else None
+
+
 def token_labels(trace, kind: str) -> tuple[list[str], list[str]]:
     """(row labels, column labels) of one kind's maps, position-prefixed so repeated tokens stay apart."""
     return attention_labels(trace.meta, kind)
 
 
 def attention_figure(trace, kind: str = "encoder", layer: int = 0, head: int | None = None,
-                     lang: str = DEFAULT_LANG) -> go.Figure:
-    """One head's attention map, or the mean of the layer's heads when head is None."""
+                     lang: str = DEFAULT_LANG, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """One head's attention map, or the mean of the layer's heads when head is None; decoder self-attention's
+    masked cells grey. type_scale: chart text sizes (PRESENTER for a projector)."""
     patterns = _patterns(trace, kind, layer)                                     # [H, Q, K]
     if head is not None and not 0 <= head < len(patterns):
         raise ValueError(f"head {head} does not exist: this model has heads 0–{len(patterns) - 1}")
@@ -56,20 +64,26 @@ def attention_figure(trace, kind: str = "encoder", layer: int = 0, head: int | N
     return attention_heatmap(weights, queries, keys, title=title, value_name=message(lang, "fig.attention.weight"),
                              x_title=message(lang, "fig.attention.x"), y_title=message(lang, "fig.attention.y"),
                              hover_query=message(lang, "fig.attention.query"),
-                             hover_key=message(lang, "fig.attention.key"))
+                             hover_key=message(lang, "fig.attention.key"), masked=future_mask(kind, *weights.shape),
+                             masked_label=message(lang, "fig.masked"), type_scale=type_scale)
 
 
-def heads_figure(trace, kind: str = "encoder", layer: int = 0, lang: str = DEFAULT_LANG) -> go.Figure:
-    """Every head of one layer side by side."""
+def heads_figure(trace, kind: str = "encoder", layer: int = 0, lang: str = DEFAULT_LANG,
+                 type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Every head of one layer side by side (decoder self-attention's masked cells grey)."""
     queries, keys = token_labels(trace, kind)
-    return head_patterns(_patterns(trace, kind, layer), queries, keys,
+    return head_patterns(_patterns(trace, kind, layer), queries, keys, type_scale=type_scale,
+                         masked=future_mask(kind, len(queries), len(keys)), masked_label=message(lang, "fig.masked"),
                          title=message(lang, "fig.tour.every_head", kind=message(lang, KIND_KEYS[kind]), layer=layer),
                          head_name=message(lang, "multihead.head"), hover_query=message(lang, "fig.attention.query"),
                          hover_key=message(lang, "fig.attention.key"), value_name=message(lang, "fig.attention.weight"))
 
 
-def model_view_figure(trace, kind: str = "encoder", lang: str = DEFAULT_LANG) -> go.Figure:
+def model_view_figure(trace, kind: str = "encoder", lang: str = DEFAULT_LANG,
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """Every layer (rows) x head (columns) as thumbnails, as on the explorer page."""
     title = message(lang, "fig.every_layer_head", kind=message(lang, KIND_KEYS[kind]))
-    return model_view(_patterns(trace, kind), title=title,
-                      value_name=message(lang, "fig.attention.weight"), click_hint=message(lang, "fig.grid.hover"))
+    patterns = _patterns(trace, kind)
+    return model_view(patterns, title=title, value_name=message(lang, "fig.attention.weight"),
+                      click_hint=message(lang, "fig.grid.hover"), masked=future_mask(kind, *patterns.shape[-2:]),
+                      masked_label=message(lang, "fig.masked"), type_scale=type_scale)

@@ -8,15 +8,16 @@ import unicodedata
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, axis_suffix, check_matrix, plotly_text,
-                               subplot_axes, subplot_layout, symmetric_range, update_axes)
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, TypeScale, axis_suffix, check_matrix,
+                               colorbar, plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset,
+                               update_axes)
 
 # Toward the chosen token (positive) red, toward the alternative (negative) blue: the app's diverging
 # scale (style.DIVERGING_SCALE, RdBu_r) is red for positive and blue for negative everywhere else.
 PUSH_COLOR, PULL_COLOR = "#d62728", "#1f77b4"
 RESTORED = "restored share"
 OUTPUT_AXIS = "output token (position, predicted token)"
-TICKS = dict(type="category", automargin=True, tickfont=dict(size=14))
+TICKS = dict(type="category", automargin=True)   # sizes: the figure's type scale (typeset)
 PANELS_PER_ROW = 2          # source-attribution panels: at half the page each, 30 upright tokens stay readable
 
 
@@ -47,10 +48,13 @@ def _fit_title(title: str, px: float, size: float = 16) -> str:
 def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: list[str], title: str = "",
                        final_rank=None, layer_labels: list[str] | None = None, x_title: str = OUTPUT_AXIS,
                        y_title: str = "decoder layer (output read by the final layer)",
-                       value_name: str = "p(final token)", hovertemplate: str | None = None) -> go.Figure:
+                       value_name: str = "p(final token)", hovertemplate: str | None = None,
+                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """Layers (rows, last on top) x output positions; colour: probability of the token the model finally
     predicts there, read from that layer; text: the layer's own top token. The words (layer labels, axis,
-    colour-bar and hover texts) are keyword arguments, English by default."""
+    colour-bar and hover texts) are keyword arguments, English by default. The top tokens are written in
+    the cells only while the longest fits its cell at the scale's cell size (17 output tokens ran into each
+    other); hover always has them."""
     n_layers = len(top_tokens)
     layer_labels = list(layer_labels) if layer_labels else [f"layer {i}" for i in range(n_layers)]
     if len(layer_labels) != n_layers:
@@ -62,23 +66,32 @@ def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: l
     rank = np.zeros_like(p) if final_rank is None else check_matrix(final_rank, n_layers, len(output_labels))
     heatmap = go.Heatmap(
         z=p, x=plotly_text(output_labels), y=layer_labels, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, text=text,
-        texttemplate="%{text}", textfont=dict(size=15), customdata=rank, xgap=1, ygap=1,
-        colorbar=dict(title=dict(text=value_name), thickness=14),
+        texttemplate="%{text}" if _tokens_fit(top_tokens, len(output_labels), type_scale) else None,
+        textfont=type_scale.font("cell"), customdata=rank, xgap=1, ygap=1,
+        colorbar=colorbar(value_name, type_scale, 14),
         hovertemplate=hovertemplate or ("%{y}, output %{x}<br>top token here: %{text}<br>p(final token) %{z:.3f}"
                                         "<br>rank of final token %{customdata:.0f}<extra></extra>"))
     height = max(440, 200 + 70 * n_layers)
-    label_px = max(_text_px(label, 14) for label in plotly_text(output_labels)) * 0.71   # at -45°
+    label_px = max(_text_px(label, type_scale.tick) for label in plotly_text(output_labels)) * 0.71   # at -45°
     plot_px = height - 60 - label_px - 40                      # less the top margin, tick labels, x title
-    return go.Figure(heatmap, layout=dict(
+    return go.Figure(heatmap, layout=typeset(dict(
         xaxis=dict(TICKS, title=dict(text=x_title), tickangle=-45),
-        yaxis=dict(TICKS, title=dict(text=_fit_title(y_title, plot_px))),
-        title=dict(text=title), font=BASE_FONT, height=height, margin=dict(l=10, r=10, t=60, b=10)))
+        yaxis=dict(TICKS, title=dict(text=_fit_title(y_title, plot_px, type_scale.text))),
+        title=dict(text=title), height=height, margin=dict(l=10, r=10, t=60, b=10)), type_scale))
+
+
+def _tokens_fit(top_tokens: list[list[str]], n_cols: int, type_scale: TypeScale) -> bool:
+    """Whether the longest top token fits a logit-lens cell at the cell size, in a plot the page's width
+    less its layer labels and colour bar."""
+    cell_px = (type_scale.page_px - 260) / max(n_cols, 1)
+    longest = max((_text_px(token, type_scale.cell) for row in top_tokens for token in row), default=0)
+    return longest + 6 <= cell_px
 
 
 def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], source_labels: list[str],
                     title: str = "", x_title: str = "source token", y_title: str = OUTPUT_AXIS,
                     value_name: str = "share of row", hover_output: str = "output", hover_source: str = "source",
-                    hover_share: str = "share") -> go.Figure:
+                    hover_share: str = "share", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Each method's [T,S] map on one shared colour scale (0 to the largest share), at most two panels a
     row: four side by side were ~190 px wide each and their slanted source tokens ran into each other.
     Source tokens stand upright under every panel (plotly leaves some out when they would touch), output
@@ -91,9 +104,9 @@ def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], sou
     panel_titles = [_two_lines(text) for text in plotly_text(titles)]
     n_cols = min(len(maps), PANELS_PER_ROW)
     n_rows = math.ceil(len(maps) / n_cols)
-    panel_px = max(260, min(560, 24 * len(rows)))
-    label_px = max(_text_px(label, 14) for label in cols) + 12  # upright source tokens under a panel
-    title_px = 55 if any("<br>" in text for text in panel_titles) else 35
+    panel_px = max(260, min(560, 1.7 * type_scale.tick * len(rows)))
+    label_px = max(_text_px(label, type_scale.tick) for label in cols) + 12  # upright source tokens under a panel
+    title_px = int((3.4 if any("<br>" in text for text in panel_titles) else 2.2) * type_scale.text)
     titled_above = any(i + n_cols >= len(maps) for i in range(n_cols))   # e.g. of 3 panels the top right one
     gap_px = label_px + (35 if titled_above else 0) + title_px + 10  # tick labels, x title, next row's titles
     plot_px = n_rows * panel_px + (n_rows - 1) * gap_px
@@ -101,7 +114,7 @@ def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], sou
     layout = subplot_layout(panel_titles, rows=n_rows, cols=n_cols, shared_yaxes=True, specs=specs,
                             horizontal_spacing=0.05, vertical_spacing=round(gap_px / plot_px, 3) if n_rows > 1 else 0.1)
     traces = [go.Heatmap(z=m, x=cols, y=rows, zmin=0, zmax=zmax, colorscale=ATTENTION_SCALE, showscale=i == 0,
-                         colorbar=dict(title=dict(text=value_name), thickness=14, len=min(1.0, 400 / plot_px)),
+                         colorbar=colorbar(value_name, type_scale, 14, len=min(1.0, 400 / plot_px)),
                          **subplot_axes(i),
                          hovertemplate=f"{plotly_text([titles[i]])[0]}<br>{hover_output} %{{y}}<br>{hover_source} "
                                        f"%{{x}}<br>{hover_share} %{{z:.3f}}<extra></extra>")
@@ -112,11 +125,11 @@ def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], sou
         if i + n_cols >= len(maps):                             # no panel below: the axis gets its title
             layout["xaxis" + axis_suffix(i)]["title"] = dict(text=x_title)
         if i % n_cols == 0:
-            layout["yaxis" + axis_suffix(i)]["title"] = dict(text=_fit_title(y_title, panel_px - 20))
+            layout["yaxis" + axis_suffix(i)]["title"] = dict(text=_fit_title(y_title, panel_px - 20, type_scale.text))
     top = 50 + title_px if title else title_px + 10
-    layout.update(title=dict(text=title), font=BASE_FONT, height=int(top + plot_px + label_px + 50),
+    layout.update(title=dict(text=title), height=int(top + plot_px + label_px + 50),
                   margin=dict(l=10, r=10, t=top, b=10))
-    return go.Figure(traces, layout=layout)
+    return go.Figure(traces, layout=typeset(layout, type_scale))
 
 
 def _two_lines(title: str) -> str:
@@ -130,21 +143,22 @@ def _two_lines(title: str) -> str:
 
 
 def agreement_heatmap(names: list[str], matrix, title: str = "", value_name: str = "Spearman ρ",
-                      versus: str = "vs") -> go.Figure:
+                      versus: str = "vs", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Method x method Spearman ρ (mean over output rows) on -1..1, each cell labelled."""
     m = check_matrix(matrix, len(names), len(names))
     labels = plotly_text(names)
     text = [[f"{v:.2f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
     heatmap = go.Heatmap(z=m, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE, text=text,
-                         texttemplate="%{text}", textfont=dict(size=15), xgap=2, ygap=2,
-                         colorbar=dict(title=dict(text=value_name), thickness=14),
+                         texttemplate="%{text}", textfont=type_scale.font("cell"), xgap=2, ygap=2,
+                         colorbar=colorbar(value_name, type_scale, 14),
                          hovertemplate=f"%{{y}} {versus} %{{x}}<br>ρ %{{text}}<extra></extra>")
-    return go.Figure(heatmap, layout=dict(
+    return go.Figure(heatmap, layout=typeset(dict(
         xaxis=dict(TICKS, tickangle=-30), yaxis=dict(TICKS, autorange="reversed"), title=dict(text=title),
-        font=BASE_FONT, height=max(320, 160 + 60 * len(names)), margin=dict(l=10, r=10, t=60, b=10)))
+        height=max(320, 160 + 60 * len(names)), margin=dict(l=10, r=10, t=60, b=10)), type_scale))
 
 
-def _signed_bars(labels: list[str], values: np.ndarray, x_title: str, title: str, horizontal: bool) -> go.Figure:
+def _signed_bars(labels: list[str], values: np.ndarray, x_title: str, title: str, horizontal: bool,
+                 type_scale: TypeScale = NORMAL) -> go.Figure:
     colors = [PUSH_COLOR if v >= 0 else PULL_COLOR for v in values]
     text = [f"{v:+.2f}" for v in values]
     low, high = min(float(np.nanmin(values)), 0.0), max(float(np.nanmax(values)), 0.0)
@@ -154,17 +168,19 @@ def _signed_bars(labels: list[str], values: np.ndarray, x_title: str, title: str
     label_axis = dict(TICKS, autorange="reversed") if horizontal else dict(TICKS, tickangle=-45)
     bars = go.Bar(x=values if horizontal else labels, y=labels if horizontal else values, text=text,
                   orientation="h" if horizontal else "v", marker_color=colors, textposition="outside",
+                  textfont=type_scale.font("cell"), constraintext="none",
                   cliponaxis=False, hovertemplate=("%{y}: %{x:.4f}" if horizontal else "%{x}: %{y:.4f}") +
                   "<extra></extra>")
     layout = dict(xaxis=value_axis if horizontal else label_axis, yaxis=label_axis if horizontal else value_axis,
-                  title=dict(text=title), font=BASE_FONT, showlegend=False,
-                  height=max(300, 120 + 28 * len(labels)) if horizontal else 420,
+                  title=dict(text=title), showlegend=False,
+                  height=int(max(300, 120 + 1.9 * type_scale.tick * len(labels))) if horizontal else 420,
                   margin=dict(l=10, r=60, t=60, b=10))
-    return go.Figure(bars, layout=layout)
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top: int | None = 16,
-                          x_title: str = "logit difference lost when the head is off") -> go.Figure:
+                          x_title: str = "logit difference lost when the head is off",
+                          type_scale: TypeScale = NORMAL) -> go.Figure:
     """Heads whose removal changes logit(chosen) - logit(alternative) most, largest |effect| first.
     Red (positive, as on the app's diverging scale): the head pushes toward the chosen token; blue: toward
     the alternative."""
@@ -173,20 +189,22 @@ def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top:
         raise ValueError(f"{len(head_labels)} head labels but effects of shape {e.shape}")
     order = np.argsort(-np.abs(np.nan_to_num(e)), kind="stable")[: top or len(e)]
     return _signed_bars(plotly_text([head_labels[i] for i in order]), e[order],
-                        x_title, title, horizontal=True)
+                        x_title, title, horizontal=True, type_scale=type_scale)
 
 
 def contrastive_source_bars(source_labels: list[str], scores, title: str = "",
-                            y_title: str = "contribution to the logit difference") -> go.Figure:
+                            y_title: str = "contribution to the logit difference",
+                            type_scale: TypeScale = NORMAL) -> go.Figure:
     """Each source token's contribution to logit(chosen) - logit(alternative), in sentence order."""
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1 or len(s) != len(source_labels) or not len(s):
         raise ValueError(f"{len(source_labels)} source labels but scores of shape {s.shape}")
-    return _signed_bars(plotly_text(source_labels), s, y_title, title, horizontal=False)
+    return _signed_bars(plotly_text(source_labels), s, y_title, title, horizontal=False, type_scale=type_scale)
 
 
 def patching_heatmap(values, row_labels: list[str], col_labels: list[str], title: str = "",
-                     x_title: str = "position", y_title: str = "layer", value_name: str = RESTORED) -> go.Figure:
+                     x_title: str = "position", y_title: str = "layer", value_name: str = RESTORED,
+                     type_scale: TypeScale = NORMAL) -> go.Figure:
     """Restored share of the logit difference per patched site, diverging and symmetric about 0
     (1 = patching this alone restores the clean answer, 0 = no effect, < 0 = moves further away)."""
     m = check_matrix(values, len(row_labels), len(col_labels))
@@ -194,11 +212,12 @@ def patching_heatmap(values, row_labels: list[str], col_labels: list[str], title
     text = [[f"{v:.2f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
     heatmap = go.Heatmap(
         z=m, x=plotly_text(col_labels), y=plotly_text(row_labels), zmin=-zmax, zmax=zmax, zmid=0,
-        colorscale=DIVERGING_SCALE, text=text, texttemplate="%{text}" if m.size <= 400 else None,
-        textfont=dict(size=13), xgap=1, ygap=1, colorbar=dict(title=dict(text=value_name), thickness=14),
+        colorscale=DIVERGING_SCALE, text=text,
+        texttemplate="%{text}" if type_scale.numbers_fit((type_scale.page_px - 250) / m.shape[1], 46, 5) else None,
+        textfont=type_scale.font("cell"), xgap=1, ygap=1, colorbar=colorbar(value_name, type_scale, 14),
         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{text}}<extra></extra>")
-    return go.Figure(heatmap, layout=dict(
+    return go.Figure(heatmap, layout=typeset(dict(
         xaxis=dict(TICKS, title=dict(text=x_title), tickangle=-45),
         yaxis=dict(TICKS, title=dict(text=y_title), autorange="reversed"),
-        title=dict(text=title), font=BASE_FONT, height=max(280, 170 + 48 * len(row_labels)),
-        margin=dict(l=10, r=10, t=60, b=10)))
+        title=dict(text=title), height=max(280, 170 + 48 * len(row_labels)),
+        margin=dict(l=10, r=10, t=60, b=10)), type_scale))

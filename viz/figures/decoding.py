@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.attention import attention_heatmap
-from viz.figures.style import BASE_FONT, LINE_COLORS, plotly_text, subplot_axes, subplot_layout, update_axes
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, plotly_text, subplot_axes, subplot_layout, typeset,
+                               update_axes)
 
 CHOSEN_COLOR = "#d62728"     # the token the decoder appended
 OTHER_COLOR = "#9ecae1"      # its competitors
@@ -53,7 +54,7 @@ def top_k_view(top_ids, top_logprobs, k: int, chosen_id: int, chosen_logprob: fl
 
 
 def next_token_bars(probs, labels: list[str], ranks: list[int], chosen: int | None = None,
-                    title: str = "", x_title: str = "probability") -> go.Figure:
+                    title: str = "", x_title: str = "probability", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Horizontal bars of p(token | prefix, source), most likely on top, the chosen token in red."""
     probs = _vector(probs, "probs")
     if not (len(probs) == len(labels) == len(ranks)):
@@ -67,16 +68,16 @@ def next_token_bars(probs, labels: list[str], ranks: list[int], chosen: int | No
     bars = go.Bar(x=probs, y=names, orientation="h", marker_color=colors, text=[f"{p:.3f}" for p in probs],
                   textposition="outside", cliponaxis=False, hovertemplate="%{y}<br>p = %{x:.5f}<extra></extra>")
     # built in one go, as every figure here (see style.token_axes): update_* calls cost more than the figure
-    return go.Figure(bars, layout=dict(
+    return go.Figure(bars, layout=typeset(dict(
         xaxis=dict(title=dict(text=x_title), range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
-        yaxis=dict(autorange="reversed", type="category", automargin=True, tickfont=dict(size=15)),
-        title=dict(text=title), font=BASE_FONT, height=max(300, 90 + 34 * len(probs)),
-        margin=dict(l=10, r=30, t=60, b=10), showlegend=False))
+        yaxis=dict(autorange="reversed", type="category", automargin=True, tickfont=type_scale.font("tick")),
+        title=dict(text=title), height=max(300, 90 + 34 * len(probs)),
+        margin=dict(l=10, r=30, t=60, b=10), showlegend=False), type_scale))
 
 
 def heads_row_heatmap(rows, key_labels: list[str], title: str = "", key_title: str = "key",
                       head_label: str = "head {h}", value_name: str = "weight", hover_query: str = "query",
-                      hover_key: str = "key") -> go.Figure:
+                      hover_key: str = "key", type_scale: TypeScale = NORMAL) -> go.Figure:
     """One query's attention in every head: [H, K] -> heads as rows, keys as columns, fixed 0-1 scale.
     head_label ({h} filled in), value_name, hover_query, hover_key: the words shown, in the page's language."""
     rows = np.asarray(rows, dtype=float)
@@ -84,16 +85,16 @@ def heads_row_heatmap(rows, key_labels: list[str], title: str = "", key_title: s
         raise ValueError(f"expected [head, key], got shape {rows.shape}")
     heads = [head_label.format(h=h) for h in range(rows.shape[0])]
     fig = attention_heatmap(rows, heads, key_labels, title=title, value_name=value_name, hover_query=hover_query,
-                            hover_key=hover_key)
+                            hover_key=hover_key, type_scale=type_scale)
     # plain assignments: half the cost of update_xaxes/update_yaxes/update_layout
     fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = key_title, ""
-    fig.layout.height = max(260, 150 + 34 * len(heads))
+    fig.layout.height = int(max(260, 150 + max(34, 1.9 * type_scale.tick) * len(heads)))
     return fig
 
 
 def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_cols: int = 4,
                               average_title: str = "average of heads", average_name: str = "average",
-                              head_label: str = "head {h}") -> go.Figure:
+                              head_label: str = "head {h}", type_scale: TypeScale = NORMAL) -> go.Figure:
     """The average over heads full width (every source label readable), then one small panel per head.
     average_title, average_name (hover) and head_label ({h} filled in): the words shown."""
     rows = np.asarray(rows, dtype=float)
@@ -119,21 +120,22 @@ def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_
                     hovertemplate=f"{head_label.format(h=h)}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
              for h in range(n_heads)]
     update_axes(layout, "y", range=[0, 1.15], tickvals=[0, 0.5, 1])
-    update_axes(layout, "x", type="category", tickangle=-60, tickfont=dict(size=12), showticklabels=small_labels)
-    layout["xaxis"].update(tickfont=dict(size=15), tickangle=-45, showticklabels=True)
-    layout.update(title=dict(text=title), font=BASE_FONT, showlegend=False, height=height,
+    update_axes(layout, "x", type="category", tickangle=-60, tickfont=type_scale.font("tick"), showticklabels=small_labels)
+    layout["xaxis"].update(tickfont=type_scale.font("tick"), tickangle=-45, showticklabels=True)
+    layout.update(title=dict(text=title), showlegend=False, height=height,
                   margin=dict(l=10, r=10, t=80, b=10))
-    return go.Figure(bars, layout=layout)
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def alignment_heatmap(weights, out_labels: list[str], src_labels: list[str], step: int | None = None,
                       title: str = "", x_title: str = "source token",
                       y_title: str = "output token (one row per step)", value_name: str = "weight",
-                      hover_query: str = "query", hover_key: str = "key") -> go.Figure:
+                      hover_query: str = "query", hover_key: str = "key",
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """Source-target alignment: row t = where step t looked in the source while producing token t.
     x_title, y_title, value_name, hover_query, hover_key: the words shown, in the page's language."""
     fig = attention_heatmap(weights, out_labels, src_labels, title=title, highlight_row=step, value_name=value_name,
-                            hover_query=hover_query, hover_key=hover_key)
+                            hover_query=hover_query, hover_key=hover_key, type_scale=type_scale)
     fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = x_title, y_title
     return fig
 
@@ -154,7 +156,7 @@ def token_logprobs(logits, ids) -> np.ndarray:
 
 
 def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: str = "",
-                       y_title: str = "log p(token)") -> go.Figure:
+                       y_title: str = "log p(token)", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Per-token log-probabilities of several outputs side by side; each panel's title gives the sum."""
     if not series:
         raise ValueError("nothing to compare")
@@ -172,14 +174,14 @@ def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: s
                            textposition="outside", cliponaxis=False, **subplot_axes(i),
                            hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"))
     layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text=y_title))
-    update_axes(layout, "x", type="category", tickangle=-45, automargin=True, tickfont=dict(size=13))
-    layout.update(title=dict(text=title), font=BASE_FONT, showlegend=False, height=420,
+    update_axes(layout, "x", type="category", tickangle=-45, automargin=True, tickfont=type_scale.font("tick"))
+    layout.update(title=dict(text=title), showlegend=False, height=420,
                   margin=dict(l=10, r=10, t=90, b=10))
-    return go.Figure(bars, layout=layout)
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def confidence_bars(probs, labels: list[str], step: int | None = None, title: str = "",
-                    y_title: str = "p(chosen token)") -> go.Figure:
+                    y_title: str = "p(chosen token)", type_scale: TypeScale = NORMAL) -> go.Figure:
     """p(chosen token) at every step, the current step outlined: how sure the model was as it went."""
     probs = _vector(probs, "probs")
     if len(probs) != len(labels):
@@ -187,7 +189,7 @@ def confidence_bars(probs, labels: list[str], step: int | None = None, title: st
     colors = [CHOSEN_COLOR if i == step else LINE_COLORS[0] for i in range(len(probs))]
     bars = go.Bar(x=plotly_text(labels), y=probs, marker_color=colors, text=[f"{p:.2f}" for p in probs],
                   textposition="outside", cliponaxis=False, hovertemplate="%{x}<br>p = %{y:.4f}<extra></extra>")
-    return go.Figure(bars, layout=dict(
-        xaxis=dict(type="category", tickangle=-45, automargin=True, tickfont=dict(size=13)),
+    return go.Figure(bars, layout=typeset(dict(
+        xaxis=dict(type="category", tickangle=-45, automargin=True, tickfont=type_scale.font("tick")),
         yaxis=dict(title=dict(text=y_title), range=[0, 1.15], tickvals=[0, 0.5, 1]),
-        title=dict(text=title), font=BASE_FONT, height=360, margin=dict(l=10, r=10, t=60, b=10)))
+        title=dict(text=title), height=360, margin=dict(l=10, r=10, t=60, b=10)), type_scale))

@@ -4,14 +4,15 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import ATTENTION_SCALE, BASE_FONT
+from viz.figures.style import (ATTENTION_SCALE, NORMAL, TypeScale, colorbar, typeset)
 
 HARM_COLOR, HELP_COLOR = "#d62728", "#1f77b4"
 
 
 def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin: float | None = 0.0,
                        zmax: float | None = None, colorscale=ATTENTION_SCALE, decimals: int = 2,
-                       layer_label: str = "layer {i}", head_label: str = "head {h}", missing: str = "n/a") -> go.Figure:
+                       layer_label: str = "layer {i}", head_label: str = "head {h}", missing: str = "n/a",
+                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """A [layer, head] grid of one number per head, each cell labelled; NaN cells read 'n/a' (missing).
     layer_label ({i}), head_label ({h}) and missing: the words shown, in the page's language."""
     m = np.asarray(values, dtype=float)
@@ -25,19 +26,19 @@ def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin:
     heatmap = go.Heatmap(
         z=m, x=[head_label.format(h=h) for h in range(n_heads)], y=[layer_label.format(i=i) for i in range(n_layers)],
         zmin=zmin, zmax=zmax, colorscale=colorscale, text=text, texttemplate="%{text}",
-        textfont=dict(size=15), xgap=2, ygap=2, colorbar=dict(title=dict(text=value_name), thickness=14),
+        textfont=type_scale.font("cell"), xgap=2, ygap=2, colorbar=colorbar(value_name, type_scale, 14),
         hovertemplate="%{y}, %{x}<br>" + value_name + " %{text}<extra></extra>")
     # built in one go, as every figure here (see style.token_axes): update_* calls cost more than the figure
-    return go.Figure(heatmap, layout=dict(
-        xaxis=dict(type="category", side="top", tickfont=dict(size=15)),
-        yaxis=dict(type="category", autorange="reversed", tickfont=dict(size=15)),
-        title=dict(text=title, y=0.98, yanchor="top"), font=BASE_FONT, height=max(260, 150 + 56 * n_layers),
-        margin=dict(l=10, r=10, t=100, b=10), plot_bgcolor="#eeeeee"))
+    return go.Figure(heatmap, layout=typeset(dict(
+        xaxis=dict(type="category", side="top", tickfont=type_scale.font("tick")),
+        yaxis=dict(type="category", autorange="reversed", tickfont=type_scale.font("tick")),
+        title=dict(text=title, y=0.98, yanchor="top"), height=max(260, 150 + 56 * n_layers),
+        margin=dict(l=10, r=10, t=100, b=10), plot_bgcolor="#eeeeee"), type_scale))
 
 
 def importance_bars(labels: list[str], deltas, title: str = "", top: int | None = 24,
                     x_title: str = "change in log P(reference) with the head off",
-                    hover_delta: str = "Δ log-prob") -> go.Figure:
+                    hover_delta: str = "Δ log-prob", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Change in log-probability when each head alone is off; the biggest drop on top.
 
     Red bars: the reference became less likely without the head (the head helped).
@@ -53,12 +54,12 @@ def importance_bars(labels: list[str], deltas, title: str = "", top: int | None 
         x=values, y=shown, orientation="h", marker_color=[HARM_COLOR if v < 0 else HELP_COLOR for v in values],
         text=[f"{v:+.3f}" for v in values], textposition="outside", cliponaxis=False,
         hovertemplate="%{y}<br>" + hover_delta + " %{x:.4f}<extra></extra>")
-    return go.Figure(bars, layout=dict(
+    return go.Figure(bars, layout=typeset(dict(
         xaxis=dict(title=dict(text=x_title), zeroline=True,
                    zerolinewidth=2, zerolinecolor="#444"),
-        yaxis=dict(type="category", autorange="reversed", tickfont=dict(size=14)),
-        title=dict(text=title), font=BASE_FONT, height=max(300, 120 + 28 * len(shown)),
-        margin=dict(l=10, r=60, t=60, b=10), showlegend=False))
+        yaxis=dict(type="category", autorange="reversed", tickfont=type_scale.font("tick")),
+        title=dict(text=title), height=max(300, 120 + 28 * len(shown)),
+        margin=dict(l=10, r=60, t=60, b=10), showlegend=False), type_scale))
 
 
 def head_label(kind: str, layer: int, head: int, kind_name: str | None = None) -> str:

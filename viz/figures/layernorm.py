@@ -11,11 +11,11 @@ import plotly.graph_objects as go
 
 from model.analysis.attention_math import (batch_norm_drift, batch_norm_stats, check_activations,  # noqa: F401
                                            layer_norm_stats, normalize, residual_stages)
-from viz.figures.style import (BASE_FONT, LINE_COLORS, axis_suffix, check_matrix, hline, plotly_text, subplot_axes,
-                               subplot_layout)
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, axis_suffix, check_matrix, hline, plotly_text,
+                               subplot_axes, subplot_layout, typeset)
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
-TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True, tickfont=dict(size=14))
+TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True)   # sizes: the figure's type scale (typeset)
 
 
 # -- figures ----------------------------------------------------------------------------------------
@@ -29,7 +29,8 @@ def _vector(v, n: int, name: str) -> np.ndarray:
 def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, title: str = "",
                        panel_titles: tuple[str, str] = ("mean per token", "standard deviation per token"),
                        before_name: str = "input (before)", after_name: str = "normalized (after)",
-                       hover_before: str = "before", hover_after: str = "after") -> go.Figure:
+                       hover_before: str = "before", hover_after: str = "after",
+                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """Per-token mean (left) and std (right): the norm's input against its normalized output.
     panel_titles, before_name, after_name, hover_before, hover_after: the words shown."""
     n = len(token_labels)
@@ -45,15 +46,15 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, tit
                  go.Bar(x=token_labels, y=a, name=after_name, marker_color=AFTER, legendgroup="a",
                         hovertemplate=f"%{{x}}<br>{hover_after} %{{y:.4f}}<extra></extra>", **axes)]
         layout["xaxis" + axis_suffix(cell)].update(TOKEN_TICKS)
-    layout.update(title=dict(text=title), barmode="group", font=BASE_FONT, height=440,
+    layout.update(title=dict(text=title), barmode="group", height=440,
                   margin=dict(l=10, r=10, t=90, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.1, xanchor="right", x=1))
-    return go.Figure(bars, layout=layout)
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int = 40,
                       x_title: str = "feature value", y_title: str = "number of features", value: str = "value",
-                      features: str = "features") -> go.Figure:
+                      features: str = "features", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Overlaid histograms of one token's features at several stages (input, normalized, output).
     x_title, y_title, value and features (hover): the words shown."""
     if not series:
@@ -66,17 +67,18 @@ def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int 
                          xbins=dict(start=lo, end=hi + size, size=size),
                          hovertemplate=f"{name}<br>{value} %{{x}}<br>%{{y}} {features}<extra></extra>")
             for n, (name, v) in enumerate(values.items())]
-    return go.Figure(bars, layout=dict(xaxis=dict(title=dict(text=x_title)),
+    return go.Figure(bars, layout=typeset(dict(xaxis=dict(title=dict(text=x_title)),
                                        yaxis=dict(title=dict(text=y_title)), title=dict(text=title),
-                                       barmode="overlay", font=BASE_FONT, height=420,
+                                       barmode="overlay", height=420,
                                        margin=dict(l=10, r=10, t=60, b=10),
-                                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
+                                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
 
 
 def gain_bias_figure(gain, bias, title: str = "",
                      panel_titles: tuple[str, str] = ("gain γ (multiplies each normalized feature)",
                                                       "bias β (then added)"),
-                     x_title: str = "dimension", gain_name: str = "gain", bias_name: str = "bias") -> go.Figure:
+                     x_title: str = "dimension", gain_name: str = "gain", bias_name: str = "bias",
+                     type_scale: TypeScale = NORMAL) -> go.Figure:
     """The learned per-feature gain γ (top, 1 = unchanged) and bias β (bottom, 0 = unchanged).
     panel_titles, x_title, gain_name, bias_name: the words shown."""
     gain = np.asarray(gain, dtype=float).ravel()
@@ -90,15 +92,16 @@ def gain_bias_figure(gain, bias, title: str = "",
                    hovertemplate=f"{x_title} %{{x}}<br>{bias_name} %{{y:.4f}}<extra></extra>")]
     layout["xaxis2"]["title"] = dict(text=x_title)
     layout.update(shapes=[hline(1, dict(color="#444", dash="dot"))],   # gain = 1
-                  title=dict(text=title), showlegend=False, font=BASE_FONT, height=520,
+                  title=dict(text=title), showlegend=False, height=520,
                   margin=dict(l=10, r=10, t=90, b=10))
-    return go.Figure(bars, layout=layout)
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def ln_vs_bn_figure(x, token_labels: list[str], title: str = "",
                     ln_title: str = "LayerNorm: {tokens} tokens, each over its {features} features",
                     bn_title: str = "BatchNorm: {features} features, each over the {tokens} tokens",
-                    mean_name: str = "mean", std_name: str = "std", x_title: str = "dimension") -> go.Figure:
+                    mean_name: str = "mean", std_name: str = "std", x_title: str = "dimension",
+                    type_scale: TypeScale = NORMAL) -> go.Figure:
     """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns).
     ln_title, bn_title ({tokens}, {features}), mean_name, std_name, x_title: the words shown."""
     x = check_activations(x)
@@ -121,16 +124,17 @@ def ln_vs_bn_figure(x, token_labels: list[str], title: str = "",
                    xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{std_name} %{{y:.4f}}<extra></extra>")]
     layout["xaxis"].update(TOKEN_TICKS)
     layout["xaxis2"]["title"] = dict(text=x_title)
-    layout.update(title=dict(text=title), barmode="group", font=BASE_FONT, height=460,
+    layout.update(title=dict(text=title), barmode="group", height=460,
                   margin=dict(l=10, r=10, t=100, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.12, xanchor="right", x=1))
-    return go.Figure(bars, layout=layout)
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def drift_figure(drift, first_token: int = 0, title: str = "",
                  x_title: str = "tokens in the batch (the first t of the sentence)",
                  y_title: str = "change vs. the full sentence", bn_name: str = "BatchNorm", ln_name: str = "LayerNorm",
-                 batch: str = "batch of the first %{x} tokens", change: str = "relative change") -> go.Figure:
+                 batch: str = "batch of the first %{x} tokens", change: str = "relative change",
+                 type_scale: TypeScale = NORMAL) -> go.Figure:
     """batch_norm_drift against batch size, with LayerNorm's flat 0 for comparison.
     x_title, y_title, bn_name, ln_name, batch and change (hover; batch holds plotly's %{x}): the words shown."""
     drift = np.asarray(drift, dtype=float)
@@ -146,15 +150,16 @@ def drift_figure(drift, first_token: int = 0, title: str = "",
     ]
     layout = dict(xaxis=dict(title=dict(text=x_title), dtick=1),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
-                  title=dict(text=title), font=BASE_FONT, height=380, margin=dict(l=10, r=10, t=60, b=10),
+                  title=dict(text=title), height=380, margin=dict(l=10, r=10, t=60, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return go.Figure(lines, layout=layout)
+    return go.Figure(lines, layout=typeset(layout, type_scale))
 
 
 def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], title: str = "",
                          x_title: str = "stage (layer input, then after each sublayer's Add & Norm)",
                          y_title: str = "L2 norm of the residual stream",
-                         mean_name: str = "{name}: mean over {n} tokens", mean: str = "mean") -> go.Figure:
+                         mean_name: str = "{name}: mean over {n} tokens", mean: str = "mean",
+                         type_scale: TypeScale = NORMAL) -> go.Figure:
     """Residual-stream norms along the sublayers: a thin line per token, the mean bold.
 
     parts: one (name, stage labels, norms [stage, token], token labels) per stack, drawn left to right.
@@ -175,6 +180,6 @@ def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]
                                 hovertemplate=f"%{{x}}<br>{mean} ‖x‖ %{{y:.2f}}<extra></extra>"))
     layout = dict(xaxis=dict(TOKEN_TICKS, title=dict(text=x_title)),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
-                  title=dict(text=title), font=BASE_FONT, height=480, margin=dict(l=10, r=10, t=60, b=10),
+                  title=dict(text=title), height=480, margin=dict(l=10, r=10, t=60, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
-    return go.Figure(lines, layout=layout)
+    return go.Figure(lines, layout=typeset(layout, type_scale))

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from viz.figures.style import BASE_FONT, LINE_COLORS, vline
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, typeset, vline)
 
 
 def training_curves(history: list[dict], total_steps: int | None = None, title: str = "",
                     marker_step: int | None = None, loss_name: str = "training loss",
                     accuracy_name: str = "sequence accuracy (%)", x_title: str = "training step",
                     loss_axis: str = "loss (log scale)", accuracy_axis: str = "exact-match accuracy (%)",
-                    hover_step: str = "step", hover_loss: str = "loss", hover_accuracy: str = "accuracy") -> go.Figure:
+                    hover_step: str = "step", hover_loss: str = "loss", hover_accuracy: str = "accuracy",
+                    type_scale: TypeScale = NORMAL) -> go.Figure:
     """history: records with step, loss, accuracy (0-1). total_steps fixes the x range so a live chart
     does not rescale as it grows; marker_step draws a vertical line (the snapshot being shown).
     loss_name, accuracy_name (legend), x_title, loss_axis, accuracy_axis, hover_step, hover_loss, hover_accuracy:
@@ -29,7 +30,7 @@ def training_curves(history: list[dict], total_steps: int | None = None, title: 
     # built in one go, go.Figure(data, layout), not with update_* calls (see style.token_axes): this chart
     # is redrawn at every evaluation of a live training
     layout = dict(
-        title=dict(text=title, y=0.97, yanchor="top"), font=BASE_FONT, height=420,
+        title=dict(text=title, y=0.97, yanchor="top"), height=420,
         margin=dict(l=10, r=10, t=90, b=10),
         xaxis=dict(title=dict(text=x_title), range=[0, total_steps] if total_steps else None),
         yaxis=dict(title=dict(text=loss_axis, font=dict(color=LINE_COLORS[0])), type="log", dtick=1),
@@ -40,4 +41,4 @@ def training_curves(history: list[dict], total_steps: int | None = None, title: 
     )
     if marker_step is not None:
         layout["shapes"] = [vline(marker_step, dict(color="#d62728", width=2, dash="dash"))]
-    return go.Figure(lines, layout=layout)
+    return go.Figure(lines, layout=typeset(layout, type_scale))

@@ -7,14 +7,16 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, LINE_COLORS, axis_suffix, plotly_text,
-                               signed_heatmap, subplot_axes, subplot_layout, symmetric_range, update_axes)
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale,
+                               axis_suffix, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
+                               signed_heatmap, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import dim_labels
 from viz.figures.step import level_ticks
 
 MAX_TICK_LABELS = 24   # small multiples show token labels only while they stay legible
 FIGURE_WIDTH = 720     # px of a chart in the page column at 1280x720 with the sidebar open, less the colour bar
 MIN_PX_PER_KEY = 16    # an upright 12 px label needs this much width not to touch its neighbour
+MIN_EM_PER_KEY = 1.15  # likewise, in ems of the tick size (16 px at the normal 14, 21 px at the presenter's 18)
 
 
 def _check_heads(stack: np.ndarray, n_rows: int, n_cols: int | None, what: str) -> np.ndarray:
@@ -34,7 +36,8 @@ def _grid(n_heads: int, n_cols: int) -> tuple[int, int]:
 
 
 def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_cols: int = 4,
-                     head_name: str = "head", token_name: str = "token", value_name: str = "value") -> go.Figure:
+                     head_name: str = "head", token_name: str = "token", value_name: str = "value",
+                     type_scale: TypeScale = NORMAL) -> go.Figure:
     """Each head's output z_h [T, d_head] as small heatmaps on one shared diverging scale.
     head_name, token_name, value_name: the words shown (a page passes them in its language)."""
     z = _check_heads(z, len(token_labels), None, "per-head outputs")
@@ -49,53 +52,56 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_
                          hovertemplate=f"{head_name} {h}<br>{token_name} %{{y}}<br>%{{x}}: %{{z:.4f}}<extra></extra>")
               for h in range(n_heads)]
     update_axes(layout, "x", type="category", showticklabels=False, ticks="")
-    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="",
-                tickfont=dict(size=13))
+    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="")
     for r in range(rows):   # token labels on the left column only
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=len(token_labels) <= MAX_TICK_LABELS,
                                                        automargin=True)
-    row_height = max(160, min(420, 22 * len(token_labels) + 60))
-    layout.update(title=dict(text=title), font=BASE_FONT, height=rows * row_height + 90,
+    row_height = max(160, min(420, 1.5 * type_scale.tick * len(token_labels) + 60))
+    layout.update(title=dict(text=title), height=int(rows * row_height + 90),
                   coloraxis=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
                                  colorbar=dict(title=dict(text=value_name), thickness=14)),
                   margin=dict(l=10, r=10, t=80, b=10))
-    return go.Figure(traces, layout=layout)
+    return go.Figure(traces, layout=typeset(layout, type_scale))
 
 
 def stage_heatmap(m: np.ndarray, token_labels: list[str], title: str = "", x_title: str = "dimension",
-                  plot_px: float = FIGURE_WIDTH, y_title: str = "token", value_name: str = "value") -> go.Figure:
+                  plot_px: float = FIGURE_WIDTH, y_title: str = "token", value_name: str = "value",
+                  type_scale: TypeScale = NORMAL) -> go.Figure:
     """One stage of the assembly, [T, d], tokens down and dimensions d0.. across, diverging around 0.
     plot_px: about how wide it is drawn (half for a chart in one of two columns): d-labels are thinned to fit."""
     m = np.asarray(m, dtype=float)
     if m.ndim != 2:
         raise ValueError(f"expected [token, dimension], got shape {m.shape}")
     dims = dim_labels(m.shape[1])
-    fig = signed_heatmap(m, token_labels, dims, title, x_title, y_title, value_name=value_name)
-    fig.layout.xaxis.update(level_ticks(dims, plot_px))
+    fig = signed_heatmap(m, token_labels, dims, title, x_title, y_title, value_name=value_name, type_scale=type_scale)
+    fig.layout.xaxis.update(level_ticks(dims, plot_px, type_scale=type_scale))
     return fig
 
 
 def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, title: str = "",
                    x_title: str = "dimension of the concatenation", y_title: str = "token", head_name: str = "head",
-                   value_name: str = "value") -> go.Figure:
+                   value_name: str = "value", plot_px: float = FIGURE_WIDTH,
+                   type_scale: TypeScale = NORMAL) -> go.Figure:
     """Concat(head_1..head_h) [T, d_model] with a line and a label at every head boundary.
     x_title, y_title, head_name, value_name: the words shown (a page passes them in its language)."""
     concat = np.asarray(concat, dtype=float)
     if concat.ndim != 2 or n_heads <= 0 or concat.shape[1] % n_heads:
         raise ValueError(f"cannot split a matrix of shape {concat.shape} into {n_heads} heads")
     d_head = concat.shape[1] // n_heads
-    fig = stage_heatmap(concat, token_labels, title, x_title=x_title, y_title=y_title, value_name=value_name)
+    fig = stage_heatmap(concat, token_labels, title, x_title=x_title, y_title=y_title, value_name=value_name,
+                        plot_px=plot_px, type_scale=type_scale)
     lines = [dict(type="line", xref="x", yref="paper", x0=h * d_head - 0.5, x1=h * d_head - 0.5, y0=0, y1=1,
                   line=dict(color="black", width=2)) for h in range(1, n_heads)]
     labels = [dict(x=h * d_head + (d_head - 1) / 2, xref="x", y=1.0, yref="paper", yanchor="bottom",
-                   text=f"{head_name} {h}", showarrow=False, font=dict(size=14)) for h in range(n_heads)]
+                   text=f"{head_name} {h}" if plot_px / n_heads >= type_scale.text_px(f"{head_name} {h}") + 6 else
+                   f"{h}", showarrow=False, font=type_scale.font("text")) for h in range(n_heads)]
     # one update, not an add_shape / add_annotation per head (each parses and validates anew)
-    fig.update_layout(shapes=lines, annotations=labels, margin=dict(l=10, r=10, t=90, b=10))
+    fig.update_layout(shapes=lines, annotations=labels, margin=dict(l=10, r=10, t=int(60 + 1.8 * type_scale.text), b=10))
     return fig
 
 
 def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], title: str = "", x_title: str = "token",
-                y_title: str = "L2 norm of the token's vector") -> go.Figure:
+                y_title: str = "L2 norm of the token's vector", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Grouped bars: the L2 norm of every token after each stage, so each step's effect on size shows.
     x_title, y_title: the axis titles (a page passes them in its language)."""
     if not norms:
@@ -108,58 +114,74 @@ def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], title: st
         bars.append(go.Bar(name=stage, x=plotly_text(token_labels), y=values,
                            marker_color=LINE_COLORS[i % len(LINE_COLORS)],
                            hovertemplate=f"{stage}<br>{x_title} %{{x}}<br>‖·‖ %{{y:.3f}}<extra></extra>"))
-    layout = dict(xaxis=dict(type="category", tickangle=-45, tickfont=dict(size=14), automargin=True,
-                             title=dict(text=x_title)),
-                  yaxis=dict(title=dict(text=y_title), rangemode="tozero",
-                             tickfont=dict(size=14)),
-                  title=dict(text=title), barmode="group", font=BASE_FONT, height=460, bargap=0.2,
-                  legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, font=dict(size=16)),
-                  margin=dict(l=10, r=10, t=110, b=10))
-    return go.Figure(bars, layout=layout)
+    layout = dict(xaxis=dict(type="category", tickangle=-45, automargin=True, title=dict(text=x_title)),
+                  yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
+                  title=dict(text=title), barmode="group", height=460, bargap=0.2,
+                  legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+                  margin=dict(l=10, r=10, t=int(110 + 2 * (type_scale.text - 16)), b=10))
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
-def head_columns(n_heads: int, n_keys: int, n_cols: int = 4, width: int = FIGURE_WIDTH) -> int:
+def head_columns(n_heads: int, n_keys: int, n_cols: int = 4, width: int = FIGURE_WIDTH,
+                 type_scale: TypeScale = NORMAL) -> int:
     """How many panels side by side: at most n_cols, fewer when a panel would give a key label less than
-    MIN_PX_PER_KEY of width (the labels of 8 heads x 9 keys in 4 columns ran into each other)."""
+    its minimum width (MIN_EM_PER_KEY of the tick size; the labels of 8 heads x 9 keys in 4 columns ran
+    into each other)."""
     cols = max(1, min(n_heads, n_cols))
-    while cols > 1 and width / cols / max(n_keys, 1) < MIN_PX_PER_KEY:
+    while cols > 1 and width / cols / max(n_keys, 1) < min_px_per_key(type_scale):
         cols -= 1
     return cols
 
 
 def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
                   n_cols: int = 4, head_name: str = "head", hover_query: str = "query", hover_key: str = "key",
-                  value_name: str = "weight") -> go.Figure:
+                  value_name: str = "weight", masked=None, masked_label: str = MASKED_LABEL,
+                  type_scale: TypeScale = NORMAL, width: int | None = None) -> go.Figure:
     """Every head's attention weights [H, Q, K] side by side on the fixed 0-1 attention scale.
+    masked: bool [Q, K], True where the causal mask hid the key: grey in every panel, named in the legend.
+    width: the figure's width in px (default: the scale's page, less the colour bar)
 
     Key labels stand upright under the bottom row of panels only (every column has the same keys), and
     the grid has fewer columns when the labels would crowd (head_columns); queries label the left column."""
     patterns = _check_heads(patterns, len(query_labels), len(key_labels), "attention patterns")
     n_heads, n_queries, n_keys = patterns.shape
-    rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols))
+    width = width or type_scale.page_px - 100
+    rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols, width, type_scale))
     layout = subplot_layout([f"{head_name} {h}" for h in range(n_heads)], rows=rows, cols=cols, horizontal_spacing=0.03,
                             vertical_spacing=0.06 if rows > 1 else 0)
     keys, queries = plotly_text(key_labels), plotly_text(query_labels)
-    traces = [go.Heatmap(z=patterns[h], x=keys, y=queries, coloraxis="coloraxis", **subplot_axes(h),
+    traces = [go.Heatmap(z=masked_z(patterns[h], masked), x=keys, y=queries, coloraxis="coloraxis",
+                         hoverongaps=False, **subplot_axes(h),
                          hovertemplate=f"{head_name} {h}<br>{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
                                        f"{value_name} %{{z:.3f}}<extra></extra>")
               for h in range(n_heads)]
-    legible = width_per_key(cols, n_keys) >= MIN_PX_PER_KEY and max(n_queries, n_keys) <= MAX_TICK_LABELS
-    update_axes(layout, "x", type="category", showticklabels=False, ticks="", tickangle=-90, tickfont=dict(size=12))
-    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="",
-                tickfont=dict(size=12))
+    legible = (width_per_key(cols, n_keys, width) >= min_px_per_key(type_scale)
+               and max(n_queries, n_keys) <= MAX_TICK_LABELS)
+    update_axes(layout, "x", type="category", showticklabels=False, ticks="", tickangle=-90)
+    update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="")
     for h in range(n_heads):
         if h + cols >= n_heads:            # nothing below it: the bottom panel of its column
             layout["xaxis" + axis_suffix(h)].update(showticklabels=legible, automargin=True)
     for r in range(rows):
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=legible, automargin=True)
-    panel = min(FIGURE_WIDTH / cols, max(150, 24 * n_queries + 30))     # roughly square panels
-    labels = 8 * max(len(str(k)) for k in key_labels) + 20 if legible else 20
-    layout.update(title=dict(text=title), font=BASE_FONT, height=int(rows * panel / 0.9 + labels + 70),
+    panel = min(width / cols, max(150, 2 * type_scale.tick * n_queries + 30))     # roughly square panels
+    labels = max(type_scale.text_px(str(k), "tick") for k in key_labels) + 20 if legible else 20
+    top = 70
+    if masked is not None and np.any(masked):
+        traces += [mask_overlay(masked, keys, queries, **subplot_axes(h)) for h in range(n_heads)]
+        traces.append(mask_legend(masked_label))
+        legend_above(layout)
+        top += int(1.6 * type_scale.text)
+    layout.update(title=dict(text=title), height=int(rows * panel / 0.9 + labels + top),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
                                  colorbar=dict(title=dict(text=value_name), thickness=14)),
-                  margin=dict(l=10, r=10, t=70, b=10))
-    return go.Figure(traces, layout=layout)
+                  margin=dict(l=10, r=10, t=top, b=10))
+    return go.Figure(traces, layout=typeset(layout, type_scale))
+
+
+def min_px_per_key(type_scale: TypeScale = NORMAL) -> float:
+    """The width an upright key label needs not to touch its neighbour, at the scale's tick size."""
+    return max(MIN_PX_PER_KEY, MIN_EM_PER_KEY * type_scale.tick)
 
 
 def width_per_key(cols: int, n_keys: int, width: int = FIGURE_WIDTH) -> float:

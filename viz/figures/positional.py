@@ -6,8 +6,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.analysis.positional import check_table
-from viz.figures.style import (ATTENTION_SCALE, BASE_FONT, DIVERGING_SCALE, LINE_COLORS, check_matrix, hline,
-                               plotly_text, subplot_axes, subplot_layout, symmetric_range, token_axes, update_axes)
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, TypeScale, check_matrix,
+                               colorbar, hline, plotly_text, subplot_axes, subplot_layout, symmetric_range,
+                               token_axes, typeset, update_axes)
 
 SENTENCE_COLOR = "#2ca02c"
 # Panel titles of the word-order figure: a third of the page each, so short (one was cut to "…as the model see").
@@ -19,7 +20,7 @@ ORDER_TITLES = ("Original, reordered", "Swapped sentence", "Difference (PE's eff
 SENTENCE_ROWS = "your sentence: positions 0–{last}"
 
 
-def _sentence_rows(n_sentence: int, n_rows: int, label: str = SENTENCE_ROWS) -> dict:
+def _sentence_rows(n_sentence: int, n_rows: int, label: str = SENTENCE_ROWS, type_scale: TypeScale = NORMAL) -> dict:
     """Layout entries boxing the sentence's rows (positions) across the whole width; none without a sentence."""
     if n_sentence <= 0:
         return {}
@@ -28,29 +29,29 @@ def _sentence_rows(n_sentence: int, n_rows: int, label: str = SENTENCE_ROWS) -> 
                              line=dict(color=SENTENCE_COLOR, width=3))],
                 annotations=[dict(xref="paper", x=1.0, yref="y", y=last, showarrow=False, xanchor="right",
                                   yanchor="top", text=label.format(last=n_sentence - 1),
-                                  font=dict(color=SENTENCE_COLOR, size=15), bgcolor="rgba(255,255,255,0.8)")])
+                                  font=type_scale.font("text", color=SENTENCE_COLOR), bgcolor="rgba(255,255,255,0.8)")])
 
 
 def pe_heatmap(table, n_sentence: int = 0, title: str = "",
                x_title: str = "dimension (pairs 2i, 2i+1 share a frequency; slower to the right)",
                y_title: str = "position", dimension: str = "dimension",
-               sentence_label: str = SENTENCE_ROWS) -> go.Figure:
+               sentence_label: str = SENTENCE_ROWS, type_scale: TypeScale = NORMAL) -> go.Figure:
     """[position, dimension] on a diverging scale; the sentence's positions boxed.
     x_title, y_title, dimension (hover), sentence_label ({last}): the words shown, in the page's language."""
     table = check_table(table)
     zmax = symmetric_range(table)
     heatmap = go.Heatmap(
-        z=table, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE, colorbar=dict(title=dict(text="PE"), thickness=14),
+        z=table, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE, colorbar=colorbar("PE", type_scale, 14),
         hovertemplate=f"{y_title} %{{y}}<br>{dimension} %{{x}}<br>PE %{{z:.4f}}<extra></extra>")
     layout = dict(xaxis=dict(title=dict(text=x_title)),
                   yaxis=dict(title=dict(text=y_title), autorange="reversed"), title=dict(text=title),
-                  font=BASE_FONT, height=500, margin=dict(l=10, r=10, t=60, b=10))
-    return go.Figure(heatmap, layout=dict(layout, **_sentence_rows(n_sentence, table.shape[0], sentence_label)))
+                  height=500, margin=dict(l=10, r=10, t=60, b=10))
+    return go.Figure(heatmap, layout=typeset(dict(layout, **_sentence_rows(n_sentence, table.shape[0], sentence_label, type_scale)), type_scale))
 
 
 def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "", x_title: str = "position",
               y_title: str = "PE value", curve_name: str = "dim {d} ({wave}, pair {pair})", dim_name: str = "dim",
-              sentence_label: str = "your sentence") -> go.Figure:
+              sentence_label: str = "your sentence", type_scale: TypeScale = NORMAL) -> go.Figure:
     """One line per chosen dimension, x = position (only integer positions exist).
     x_title, y_title, curve_name ({d}, {wave}, {pair}), dim_name, sentence_label: the words shown."""
     table = check_table(table)
@@ -68,18 +69,19 @@ def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "", x_ti
     peak = symmetric_range(table[:, dims])
     layout = dict(xaxis=dict(title=dict(text=x_title)),
                   yaxis=dict(title=dict(text=y_title), range=[-1.1 * peak, 1.35 * peak]),  # headroom for the label
-                  title=dict(text=title), font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
+                  title=dict(text=title), height=440, margin=dict(l=10, r=10, t=60, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     if n_sentence > 0:   # a shaded band over the sentence's positions, as add_vrect draws it
         last = min(n_sentence, table.shape[0]) - 0.5
         layout["shapes"] = [dict(type="rect", xref="x", x0=-0.5, x1=last, yref="y domain", y0=0, y1=1,
                                  fillcolor=SENTENCE_COLOR, opacity=0.12, line=dict(width=0))]
         layout["annotations"] = [dict(xref="x", x=-0.5, yref="y domain", y=1, xanchor="left", yanchor="top",
-                                      text=sentence_label, showarrow=False, font=dict(color=SENTENCE_COLOR, size=15))]
-    return go.Figure(lines, layout=layout)
+                                      text=sentence_label, showarrow=False, font=type_scale.font("text", color=SENTENCE_COLOR))]
+    return go.Figure(lines, layout=typeset(layout, type_scale))
 
 
-def _sentence_block(n_sentence: int, n_rows: int, label: str = "your sentence") -> dict:
+def _sentence_block(n_sentence: int, n_rows: int, label: str = "your sentence",
+                    type_scale: TypeScale = NORMAL) -> dict:
     """Layout entries boxing the sentence's block (its positions against each other); none without a sentence."""
     if n_sentence <= 0:
         return {}
@@ -87,12 +89,13 @@ def _sentence_block(n_sentence: int, n_rows: int, label: str = "your sentence") 
     return dict(shapes=[dict(type="rect", xref="x", x0=-0.5, x1=last, yref="y", y0=-0.5, y1=last,
                              line=dict(color=SENTENCE_COLOR, width=3))],
                 annotations=[dict(xref="x", x=last, yref="y", y=last, text=label, showarrow=False,
-                                  xanchor="left", yanchor="top", font=dict(color=SENTENCE_COLOR, size=15),
+                                  xanchor="left", yanchor="top", font=type_scale.font("text", color=SENTENCE_COLOR),
                                   bgcolor="rgba(255,255,255,0.8)")])
 
 
 def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "", position: str = "position",
-                       dot_product: str = "dot product", sentence_label: str = "your sentence") -> go.Figure:
+                       dot_product: str = "dot product", sentence_label: str = "your sentence",
+                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """PE·PEᵀ [position, position]: constant along each diagonal = depends only on the distance.
     position (both axes), dot_product (hover), sentence_label: the words shown."""
     similarity = np.asarray(similarity, dtype=float)
@@ -101,16 +104,16 @@ def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "", positio
     zmax = symmetric_range(similarity)
     heatmap = go.Heatmap(
         z=similarity, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
-        colorbar=dict(title=dict(text="PE·PE"), thickness=14),
+        colorbar=colorbar("PE·PE", type_scale, 14),
         hovertemplate=f"{position} %{{y}} · {position} %{{x}}<br>{dot_product} %{{z:.3f}}<extra></extra>")
     layout = dict(xaxis=dict(title=dict(text=position), scaleanchor="y", constrain="domain"),
                   yaxis=dict(title=dict(text=position), autorange="reversed", constrain="domain"),
-                  title=dict(text=title), font=BASE_FONT, height=560, margin=dict(l=10, r=10, t=60, b=10))
-    return go.Figure(heatmap, layout=dict(layout, **_sentence_block(n_sentence, similarity.shape[0], sentence_label)))
+                  title=dict(text=title), height=560, margin=dict(l=10, r=10, t=60, b=10))
+    return go.Figure(heatmap, layout=typeset(dict(layout, **_sentence_block(n_sentence, similarity.shape[0], sentence_label, type_scale)), type_scale))
 
 
 def similarity_profile_figure(similarity, title: str = "", x_title: str = "distance k",
-                              distance: str = "distance") -> go.Figure:
+                              distance: str = "distance", type_scale: TypeScale = NORMAL) -> go.Figure:
     """PE(0)·PE(k) against the distance k: the first row of PE·PEᵀ."""
     similarity = np.asarray(similarity, dtype=float)
     if similarity.ndim != 2 or similarity.shape[0] != similarity.shape[1] or similarity.shape[0] < 1:
@@ -119,14 +122,15 @@ def similarity_profile_figure(similarity, title: str = "", x_title: str = "dista
     line = go.Scatter(x=k, y=similarity[0], mode="lines+markers", marker=dict(size=6),
                       line=dict(color=LINE_COLORS[0], width=3),
                       hovertemplate=f"{distance} %{{x}}<br>PE(0)·PE(k) %{{y:.3f}}<extra></extra>")
-    return go.Figure(line, layout=dict(
+    return go.Figure(line, layout=typeset(dict(
         xaxis=dict(title=dict(text=x_title)), yaxis=dict(title=dict(text="PE(0) · PE(k)")),
-        shapes=[hline(0, dict(color="#888", dash="dot"))], title=dict(text=title), font=BASE_FONT, height=560,
-        margin=dict(l=10, r=10, t=60, b=10)))
+        shapes=[hline(0, dict(color="#888", dash="dot"))], title=dict(text=title), height=560,
+        margin=dict(l=10, r=10, t=60, b=10)), type_scale))
 
 
 def rotation_error_figure(errors, offset: int, title: str = "",
-                          x_title: str = "position p (compared with p + {offset})", error: str = "error") -> go.Figure:
+                          x_title: str = "position p (compared with p + {offset})", error: str = "error",
+                          type_scale: TypeScale = NORMAL) -> go.Figure:
     """‖M_k PE(p) − PE(p+k)‖ against p: float rounding, not approximation.
     x_title ({offset}), error (hover): the words shown."""
     errors = np.asarray(errors, dtype=float)
@@ -135,15 +139,15 @@ def rotation_error_figure(errors, offset: int, title: str = "",
     line = go.Scatter(x=np.arange(errors.size), y=errors, mode="lines+markers", marker=dict(size=6),
                       line=dict(color=LINE_COLORS[0], width=2),
                       hovertemplate=f"p %{{x}}<br>{error} %{{y:.2e}}<extra></extra>")
-    return go.Figure(line, layout=dict(
+    return go.Figure(line, layout=typeset(dict(
         xaxis=dict(title=dict(text=x_title.format(offset=offset))),
         yaxis=dict(title=dict(text="‖M_k·PE(p) − PE(p+k)‖"), exponentformat="e", rangemode="tozero"),
-        title=dict(text=title), font=BASE_FONT, height=400, margin=dict(l=10, r=10, t=60, b=10)))
+        title=dict(text=title), height=400, margin=dict(l=10, r=10, t=60, b=10)), type_scale))
 
 
 def rotation_matrix_heatmap(m, max_dims: int = 8, title: str = "", x_title: str = "input dimension of PE(p)",
                             y_title: str = "output dimension of PE(p+k)", row: str = "row",
-                            column: str = "column") -> go.Figure:
+                            column: str = "column", type_scale: TypeScale = NORMAL) -> go.Figure:
     """The top-left max_dims x max_dims corner of M_k: 2x2 rotation blocks on the diagonal, their values
     written in the cells; the zeros around them stay blank (sixteen "0.00" in a row ran into each other)."""
     m = np.asarray(m, dtype=float)
@@ -155,16 +159,16 @@ def rotation_matrix_heatmap(m, max_dims: int = 8, title: str = "", x_title: str 
     text = np.where(np.abs(corner) > 5e-3, np.char.mod("%.2f", corner), "")
     heatmap = go.Heatmap(
         z=corner, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
-        colorbar=dict(title=dict(text="M_k"), thickness=14), text=text, texttemplate="%{text}",
-        textfont=dict(size=13), hovertemplate=f"{row} %{{y}}<br>{column} %{{x}}<br>%{{z:.5f}}<extra></extra>")
-    layout = dict(token_axes(x_title, y_title), title=dict(text=title),
-                  font=BASE_FONT, height=520, margin=dict(l=10, r=10, t=60, b=10))
+        colorbar=colorbar("M_k", type_scale, 14), text=text, texttemplate="%{text}",
+        textfont=type_scale.font("cell"), hovertemplate=f"{row} %{{y}}<br>{column} %{{x}}<br>%{{z:.5f}}<extra></extra>")
+    layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
+                  height=520, margin=dict(l=10, r=10, t=60, b=10))
     layout["xaxis"].update(scaleanchor="y", constrain="domain")
-    return go.Figure(heatmap, layout=layout)
+    return go.Figure(heatmap, layout=typeset(layout, type_scale))
 
 
 def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: str = "", x_title: str = "token",
-                 y_title: str = "L2 norm") -> go.Figure:
+                 y_title: str = "L2 norm", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Grouped bars: one group per token, one bar per vector (e.g. token embedding, PE, their sum)."""
     if not series:
         raise ValueError("give at least one series of norms")
@@ -177,16 +181,17 @@ def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: 
                    marker_color=LINE_COLORS[n % len(LINE_COLORS)],
                    hovertemplate=f"{name}<br>%{{x}}<br>{y_title} %{{y:.3f}}<extra></extra>")
             for n, (name, values) in enumerate(series.items())]
-    return go.Figure(bars, layout=dict(
+    return go.Figure(bars, layout=typeset(dict(
         xaxis=dict(title=dict(text=x_title), type="category", tickangle=-45, automargin=True),
-        yaxis=dict(title=dict(text=y_title)), title=dict(text=title), barmode="group", font=BASE_FONT, height=440,
-        margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
+        yaxis=dict(title=dict(text=y_title)), title=dict(text=title), barmode="group", height=440,
+        margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
 
 
 def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "", layer: str = "layer {i}",
                      with_pe_name: str = "with positional encoding (the model)",
                      without_pe_name: str = "positional encoding set to 0", x_title: str = "encoder self-attention",
-                     y_title: str = "max |A_swapped − permuted A|", difference: str = "max difference") -> go.Figure:
+                     y_title: str = "max |A_swapped − permuted A|", difference: str = "max difference",
+                     type_scale: TypeScale = NORMAL) -> go.Figure:
     """Per encoder layer, how far the swapped sentence's attention is from the permuted original (log scale).
     layer ({i}: the layer's number), with_pe_name, without_pe_name, x_title, y_title, difference (hover): the words
     shown."""
@@ -200,18 +205,18 @@ def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "", layer: str = 
                    hovertemplate=f"%{{x}}<br>{difference} %{{y:.2e}}<extra></extra>")
             for gaps, name, color in [(with_pe, with_pe_name, LINE_COLORS[3]),
                                       (without_pe, without_pe_name, LINE_COLORS[7])]]
-    return go.Figure(bars, layout=dict(
+    return go.Figure(bars, layout=typeset(dict(
         yaxis=dict(type="log", title=dict(text=y_title), exponentformat="power",
                    range=[-9, 0.7]),
         xaxis=dict(title=dict(text=x_title)), title=dict(text=title), barmode="group",
-        font=BASE_FONT, height=440, margin=dict(l=10, r=10, t=60, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
+        height=440, margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
 
 
 def word_order_figure(reordered, actual, token_labels: list[str], title: str = "",
                       panel_titles: tuple[str, str, str] = ORDER_TITLES, x_title: str = "key (attended to)",
                       y_title: str = "query (attending)", hover_query: str = "query", hover_key: str = "key",
-                      value_name: str = "weight") -> go.Figure:
+                      value_name: str = "weight", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Three maps over the swapped sentence [query, key], side by side: the original sentence's attention
     with the swapped rows and columns moved like the tokens, the swapped sentence's own attention (both on
     one weight scale from 0 to the larger of their maxima: head averages of ~0.1 looked white on 0-1), and
@@ -230,7 +235,7 @@ def word_order_figure(reordered, actual, token_labels: list[str], title: str = "
               for i, (m, axis, name) in enumerate(((reordered, "coloraxis", value_name),
                                                    (actual, "coloraxis", value_name),
                                                    (diff, "coloraxis2", f"Δ {value_name}")))]
-    ticks = dict(type="category", tickfont=dict(size=13), automargin=True)
+    ticks = dict(type="category", tickfont=type_scale.font("tick"), automargin=True)
     # Keys upright; plotly leaves every other one out when a third of the page is too narrow for all of them
     # (forced, twenty keys ran into each other). Queries, one per row, all shown.
     update_axes(layout, "x", tickangle=-90, **ticks)
@@ -239,30 +244,30 @@ def word_order_figure(reordered, actual, token_labels: list[str], title: str = "
         layout[name].update(ticks="", showticklabels=False)
     layout["xaxis2"]["title"] = dict(text=x_title)
     layout["yaxis"]["title"] = dict(text=y_title)
-    bar_px = 44                                 # a flat colour bar and its numbers, between titles and maps
+    bar_px = int(2.5 * type_scale.tick + 9)     # a flat colour bar and its numbers, between titles and maps
     for note in layout["annotations"]:
-        note.update(font=dict(size=16), yshift=bar_px)
+        note.update(font=type_scale.font("text"), yshift=bar_px)
     weights = (layout["xaxis"]["domain"][0], layout["xaxis2"]["domain"][1])
     delta = layout["xaxis3"]["domain"]
     wmax = max(float(np.nanmax(reordered)), float(np.nanmax(actual))) or 1.0
     zmax = symmetric_range(diff)
-    layout.update(title=dict(text=title), font=BASE_FONT, height=max(420, min(680, 240 + 22 * n)),
+    layout.update(title=dict(text=title), height=max(420, min(680, 240 + 22 * n)),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=wmax,
-                                 colorbar=_flat_colorbar(value_name, weights, 0.7, 5)),
+                                 colorbar=_flat_colorbar(value_name, weights, 0.7, 5, type_scale)),
                   coloraxis2=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
-                                  colorbar=dict(_flat_colorbar(f"Δ {value_name}", delta, 1.0, 3),
+                                  colorbar=dict(_flat_colorbar(f"Δ {value_name}", delta, 1.0, 3, type_scale),
                                                 **_symmetric_ticks(zmax))),
                   margin=dict(l=10, r=10, t=(50 if title else 0) + bar_px + 40, b=10))
-    return go.Figure(traces, layout=layout)
+    return go.Figure(traces, layout=typeset(layout, type_scale))
 
 
-def _flat_colorbar(name: str, domain, share: float, nticks: int) -> dict:
+def _flat_colorbar(name: str, domain, share: float, nticks: int, type_scale: TypeScale = NORMAL) -> dict:
     """A horizontal colour bar just above the panels spanning `domain` (paper x), share of their width,
     at most nticks numbers above it, its name beside it."""
     low, high = domain
     return dict(orientation="h", x=(low + high) / 2, xanchor="center", len=share * (high - low), lenmode="fraction",
                 y=1.0, yanchor="bottom", ypad=6, thickness=12, ticklabelposition="outside top", nticks=nticks,
-                tickfont=dict(size=13), title=dict(text=name, side="right", font=dict(size=14)))
+                tickfont=type_scale.font("tick"), title=dict(text=name, side="right", font=type_scale.font("text")))
 
 
 def _symmetric_ticks(zmax: float) -> dict:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.figures.style import BASE_FONT, LINE_COLORS, vline
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, typeset, vline)
 
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
@@ -30,7 +30,7 @@ def clean_train_log(log: pd.DataFrame) -> pd.DataFrame:
 
 def loss_curve(log: pd.DataFrame, title: str = "", train_name: str = "train loss (label-smoothed)",
                dev_name: str = "dev loss (plain cross-entropy)", x_title: str = "training step",
-               y_title: str = "cross-entropy per token") -> go.Figure:
+               y_title: str = "cross-entropy per token", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Training loss at every logged step; dev loss only where it was evaluated.
     train_name, dev_name (legend), x_title, y_title: the words shown (a page passes them in its language)."""
     dev = log.dropna(subset=["dev_loss"])
@@ -39,15 +39,15 @@ def loss_curve(log: pd.DataFrame, title: str = "", train_name: str = "train loss
              go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name=dev_name,
                         mode="lines+markers", line=dict(color=LINE_COLORS[1], width=3))]
     # built in one go, go.Figure(data, layout), not with update_* calls (see style.token_axes)
-    return go.Figure(lines, layout=dict(
-        title=dict(text=title), font=BASE_FONT, height=420, xaxis=dict(title=dict(text=x_title)),
+    return go.Figure(lines, layout=typeset(dict(
+        title=dict(text=title), height=420, xaxis=dict(title=dict(text=x_title)),
         yaxis=dict(title=dict(text=y_title)), margin=dict(l=10, r=10, t=60, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
 
 
 def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√step) and throughput",
              lr_name: str = "learning rate", throughput_name: str = "tokens / s",
-             x_title: str = "training step") -> go.Figure:
+             x_title: str = "training step", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Learning rate (left axis) and throughput (right axis) against the step.
     lr_name, throughput_name (legend and axis titles), x_title: the words shown (a page passes them in its
     language)."""
@@ -55,14 +55,14 @@ def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√s
                         line=dict(color=LINE_COLORS[2], width=3)),
              go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name=throughput_name,
                         yaxis="y2", line=dict(color=LINE_COLORS[7], width=1))]
-    return go.Figure(lines, layout=dict(
-        title=dict(text=title), font=BASE_FONT, height=360, xaxis=dict(title=dict(text=x_title)),
+    return go.Figure(lines, layout=typeset(dict(
+        title=dict(text=title), height=360, xaxis=dict(title=dict(text=x_title)),
         # 2e-4, not plotly's SI "200µ"; the throughput axis with round ticks of its own, not synced to the left
         yaxis=dict(title=dict(text=lr_name), exponentformat="e", showexponent="all", rangemode="tozero"),
         margin=dict(l=10, r=10, t=60, b=10),
         yaxis2=dict(title=dict(text=throughput_name), overlaying="y", side="right", showgrid=False,
                     tickmode="auto", nticks=5, rangemode="tozero"),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
 
 
 def parameter_groups(named_counts: Iterable[tuple[str, int]]) -> pd.DataFrame:
@@ -106,7 +106,7 @@ def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None,
                       attention_name: str = "self-attention  n²·d", conv_name: str = "convolution  k·n·d² (k={k})",
                       recurrent_name: str = "recurrent  n·d²", yours_label: str = "your n = {n}",
                       crossing_label: str = "n = d = {d}", x_title: str = "sequence length n (tokens)",
-                      y_title: str = "operations per layer") -> go.Figure:
+                      y_title: str = "operations per layer", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d.
 
     Both axes are logarithmic. On a log axis plotly reads an annotation's x (and an axis range) as log10 of
@@ -130,8 +130,8 @@ def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None,
                    xanchor="left" if edge == "top" else "right", xshift=6 if edge == "top" else -6,
                    yanchor=edge, text=text, showarrow=False,
                    bgcolor="rgba(255,255,255,0.8)", font=dict(color=line["color"])) for at, line, text, edge in marks]
-    return go.Figure(lines, layout=dict(
-        title=dict(text=title), font=BASE_FONT, height=420, margin=dict(l=10, r=10, t=60, b=10),
+    return go.Figure(lines, layout=typeset(dict(
+        title=dict(text=title), height=420, margin=dict(l=10, r=10, t=60, b=10),
         xaxis=dict(title=dict(text=x_title), type="log", range=[0, float(np.log10(x[-1]))], dtick=1),  # 1, 10, 100
         yaxis=dict(title=dict(text=y_title), type="log"), shapes=shapes, annotations=labels,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))

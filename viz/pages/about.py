@@ -14,7 +14,7 @@ from viz.folder_text import card_markdown, in_code
 from viz.services import model_file_text
 from viz.state import Context
 from viz.text import plain
-from viz.ui import need_context, show_figure
+from viz.ui import need_context, show_figure, type_scale
 
 CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout",
                    "max_len", "norm_first", "pe", "share_embeddings", "ln_eps", "pad_id", "bos_id", "eos_id")
@@ -72,7 +72,7 @@ def why_attention_picture(ctx: Context, n: int, k: int = CONV_KERNEL) -> None:
                             attention_name=t("fig.complexity.attention"), conv_name=t("fig.complexity.conv"),
                             recurrent_name=t("fig.complexity.recurrent"), yours_label=t("fig.complexity.yours"),
                             crossing_label=t("fig.complexity.crossing"), x_title=t("fig.complexity.x"),
-                            y_title=t("fig.complexity.y"))
+                            y_title=t("fig.complexity.y"), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", cost_table(n, d, k), key="about-costs")
 
 
@@ -140,10 +140,12 @@ def training_curve(model_id: str, bundle) -> None:
         st.warning(t("about.curve.unreadable", error=e))
         return
     show_figure(loss_curve(log, title=t("fig.loss.title", model=model_id), train_name=t("fig.loss.train"),
-                           dev_name=t("fig.loss.dev"), x_title=t("fig.loss.step"), y_title=t("fig.loss.loss")),
+                           dev_name=t("fig.loss.dev"), x_title=t("fig.loss.step"), y_title=t("fig.loss.loss"),
+                           type_scale=type_scale()),
                 f"{model_id}-loss-curve", log, key="about-loss")
     show_figure(lr_curve(log, title=t("fig.lr.title"), lr_name=t("fig.lr.lr"), throughput_name=t("fig.lr.throughput"),
-                         x_title=t("fig.lr.step")), f"{model_id}-learning-rate", key="about-lr")
+                         x_title=t("fig.lr.step"),
+                         type_scale=type_scale()), f"{model_id}-learning-rate", key="about-lr")
     last = log.iloc[-1]
     dev = log["dev_loss"].dropna()
     summary = t("about.curve.summary", points=len(log), step=int(last["step"]), epoch=f"{last['epoch']:.0f}",

@@ -14,7 +14,7 @@ from viz.i18n import error_text, t
 from viz.services import contrastive, encode, logit_lens, patch, source_maps
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page
+from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
 
 SECTIONS = ("lens", "source", "contrastive", "patching")          # names: attribution.section.<name>
@@ -104,7 +104,8 @@ def lens_section(v: View) -> None:
              f"%{{z:.3f}}<br>{t('attribution.hover.rank')} %{{customdata:.0f}}<extra></extra>")
     fig = logit_lens_heatmap(lens.final_prob, tops, v.out_labels, final_rank=lens.final_rank,
                              title=t("attribution.lens.title"), layer_labels=layers, x_title=t("attribution.lens.x"),
-                             y_title=t("attribution.lens.y"), value_name=value, hovertemplate=hover)
+                             y_title=t("attribution.lens.y"), value_name=value, hovertemplate=hover,
+                             type_scale=type_scale())
     show_figure(fig, f"{v.model_id}-logit-lens", matrix_frame(lens.final_prob, layers, v.out_labels), key="attr-lens")
     st.caption(t("attribution.lens.caption"))
     with st.expander(t("attribution.how_caveats")):
@@ -143,12 +144,13 @@ def source_section(v: View) -> None:
                           title=t("attribution.source.title"), x_title=t("attribution.source.x"),
                           y_title=t("attribution.lens.x"), value_name=t("attribution.source.value"),
                           hover_output=t("attribution.hover.output"), hover_source=t("attribution.hover.source"),
-                          hover_share=t("attribution.hover.share"))
+                          hover_share=t("attribution.hover.share"), type_scale=type_scale())
     show_figure(fig, f"{v.model_id}-source-attribution", key="attr-methods-fig")
     st.caption(t("attribution.source.caption"))
     names, rho = agreement({method_name(m): maps[m] for m in METHODS if m in maps})
     show_figure(agreement_heatmap(names, rho, title=t("attribution.agree.title"),
-                                  value_name=t("attribution.agree.value"), versus=t("attribution.hover.versus")),
+                                  value_name=t("attribution.agree.value"), versus=t("attribution.hover.versus"),
+                                  type_scale=type_scale()),
                 f"{v.model_id}-attribution-agreement", matrix_frame(rho, names, names), key="attr-agreement")
     with st.expander(t("attribution.source.how_title")):
         st.markdown(t("attribution.source.how"))
@@ -191,11 +193,11 @@ def contrastive_section(v: View) -> None:
     with left:
         labels = [head_name(*h) for h in result.heads]
         show_figure(contrastive_head_bars(labels, result.head_effects, title=t("attribution.contrast.heads"),
-                                          x_title=t("attribution.contrast.heads_x")),
+                                          x_title=t("attribution.contrast.heads_x"), type_scale=type_scale()),
                     f"{v.model_id}-contrastive-heads", key="attr-contrast-heads")
     with right:
         show_figure(contrastive_source_bars(v.src_labels, result.source_scores, title=t("attribution.contrast.source"),
-                                            y_title=t("attribution.contrast.source_y")),
+                                            y_title=t("attribution.contrast.source_y"), type_scale=type_scale()),
                     f"{v.model_id}-contrastive-source", key="attr-contrast-source")
     with st.expander(t("attribution.how")):
         st.markdown(t("attribution.contrast.how"))
@@ -252,7 +254,7 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
     value = t("attribution.patch.value")
     show_figure(patching_heatmap(result.encoder, layers("encoder"), v.src_labels,
                                  title=t("attribution.patch.enc_title"), x_title=t("attribution.patch.source_x"),
-                                 y_title=t("attribution.patch.enc_y"), value_name=value),
+                                 y_title=t("attribution.patch.enc_y"), value_name=value, type_scale=type_scale()),
                 f"{v.model_id}-patching-encoder", matrix_frame(result.encoder, layers("encoder"), v.src_labels),
                 key="attr-patch-enc")
     rows = [t("attribution.layer_row", kind=kind_name(kind), layer=i)
@@ -261,11 +263,11 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
     grid = np.concatenate([result.heads[kind] for kind in schema.KINDS])                      # [kinds x L, H]
     show_figure(patching_heatmap(grid, rows, heads, title=t("attribution.patch.heads_title"),
                                  x_title=t("attribution.patch.heads_x"), y_title=t("attribution.patch.heads_y"),
-                                 value_name=value),
+                                 value_name=value, type_scale=type_scale()),
                 f"{v.model_id}-patching-heads", matrix_frame(grid, rows, heads), key="attr-patch-heads")
     show_figure(patching_heatmap(result.decoder, layers("decoder"), dec_labels, title=t("attribution.patch.dec_title"),
                                  x_title=t("attribution.patch.dec_x"), y_title=t("attribution.patch.dec_y"),
-                                 value_name=value),
+                                 value_name=value, type_scale=type_scale()),
                 f"{v.model_id}-patching-decoder", matrix_frame(result.decoder, layers("decoder"), dec_labels),
                 key="attr-patch-dec")
     with st.expander(t("attribution.how_caveats")):

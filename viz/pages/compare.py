@@ -8,17 +8,16 @@ from model.analysis import word_order
 from model.capture import schema
 from viz.figures.attention import attention_heatmap
 from viz.figures.style import symmetric_range
-from viz.figures.zoo import PAGE_WIDTH, step_heatmap
+from viz.figures.zoo import step_heatmap
 from viz.i18n import error_text, kind_title, t
 from viz.services import get_trace
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
+from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
 DIFF_SHARE = 0.6                       # a difference map takes this share of the row, its explanation the rest
-DIFF_WIDTH = PAGE_WIDTH * DIFF_SHARE
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
@@ -47,7 +46,8 @@ def side_by_side(left, right, key: str) -> None:
     """Two (title, matrix, rows, cols, filename) heatmaps next to each other."""
     for col, (title, m, rows, cols, filename) in zip(st.columns(2), (left, right)):
         with col:
-            show_figure(attention_heatmap(m, rows, cols, title=title, **heatmap_words()), filename,
+            show_figure(attention_heatmap(m, rows, cols, title=title, **heatmap_words(),
+                                          type_scale=type_scale(), width_px=type_scale().page_px / 2), filename,
                         matrix_frame(m, rows, cols),
                         key=f"{key}-{filename}")
 
@@ -58,7 +58,9 @@ def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: st
     zmax = symmetric_range(diff)
     return step_heatmap(diff, rows, cols, t("compare.diff.title", title=title, zmax=f"{zmax:.3g}"),
                         t("fig.attention.x"), t("fig.attention.y"),
-                        value_name=t("compare.diff.value", zmax=f"{zmax:.3g}"), zmax=zmax, width_px=DIFF_WIDTH)
+                        value_name=t("compare.diff.value", zmax=f"{zmax:.3g}"), zmax=zmax,
+                        width_px=type_scale().page_px * DIFF_SHARE,
+                        type_scale=type_scale())
 
 
 def second_sentence(text_a: str) -> str:

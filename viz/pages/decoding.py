@@ -11,7 +11,7 @@ from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_atte
 from viz.i18n import t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page
+from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
 LAST_BEAM = "_decoding_last_beam"      # the page's beam size, kept while greedy hides its box
 DEFAULT_BEAM = 4
@@ -100,7 +100,7 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
                                                float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
         labels = ctx.bundle.tokenizer.token_strings(ids)
         fig = next_token_bars(probs, labels, ranks, chosen, title=t("decoding.topk.title", step=step, k=k),
-                              x_title=t("decoding.col.probability"))
+                              x_title=t("decoding.col.probability"), type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-topk",
                     pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
                                   t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank")),
@@ -109,7 +109,7 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
         keys = position_labels(dec.in_tokens[:step + 1])
         rows = dec.self_rows[step][layer]                                              # [H, step+1]
         fig = heads_row_heatmap(rows, keys, key_title=t("decoding.self.x"), title=t("decoding.self.title", layer=layer),
-                                head_label=t("ui.head_n", h="{h}"), **_hover_words())
+                                head_label=t("ui.head_n", h="{h}"), **_hover_words(), type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-self-L{layer}",
                     matrix_frame(rows, [t("ui.head_n", h=h) for h in range(n_heads)], keys), key="decoding-self")
     st.caption(t("decoding.step.caption", entropy=f"{dec.entropy[step]:.3f}"))
@@ -137,7 +137,7 @@ def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> Non
     cross = dec.cross_rows[step, layer]                                                  # [H, S]
     fig = cross_attention_multiples(cross, src_labels, title=t("decoding.cross.title", step=step, layer=layer),
                                     average_title=t("ui.head_mean"), average_name=t("decoding.average"),
-                                    head_label=t("ui.head_n", h="{h}"))
+                                    head_label=t("ui.head_n", h="{h}"), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-step{step}-cross-L{layer}",
                 matrix_frame(np.vstack([cross.mean(0), cross]),
                              [t("decoding.average")] + [t("ui.head_n", h=h) for h in range(n_heads)], src_labels),
@@ -147,7 +147,7 @@ def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> Non
 def confidence_section(ctx, dec, step: int, out_labels: list[str]) -> None:
     st.subheader(t("decoding.confidence"))
     fig = confidence_bars(np.exp(dec.chosen_logprob), out_labels, step, title=t("decoding.confidence.title"),
-                          y_title=t("decoding.confidence.y"))
+                          y_title=t("decoding.confidence.y"), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-confidence",
                 pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
                               t("decoding.col.probability"): np.exp(dec.chosen_logprob),
@@ -172,7 +172,8 @@ def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, 
     alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
     fig = alignment_heatmap(alignment, out_labels, src_labels, step=step,
                             title=t("decoding.alignment.title", layer=layer, heads=ctx.bundle.config.n_heads,
-                                    method=t(DECODING_METHOD_KEYS[method])), **_alignment_words())
+                                    method=t(DECODING_METHOD_KEYS[method])), **_alignment_words(),
+                                    type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
                 key="decoding-alignment")
     st.caption(t("decoding.alignment.caption"))
@@ -195,18 +196,20 @@ def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_la
     c1, c2 = st.columns(2)
     with c1:
         fig = alignment_heatmap(ref_alignment, ref_labels, src_labels,
-                                title=t("decoding.tf.title", layer=layer), **_alignment_words())
+                                title=t("decoding.tf.title", layer=layer), **_alignment_words(),
+                                type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-teacher-forced-L{layer}",
                     matrix_frame(ref_alignment, ref_labels, src_labels), key="decoding-tf")
     with c2:
         fig = alignment_heatmap(alignment, out_labels, src_labels, **_alignment_words(),
-                                title=t("decoding.gen.title", method=t(DECODING_METHOD_KEYS[method]), layer=layer))
+                                title=t("decoding.gen.title", method=t(DECODING_METHOD_KEYS[method]), layer=layer),
+                                type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-generated-L{layer}", key="decoding-gen")
     ref_lp = token_logprobs(trace[schema.LOGITS], trace.meta["tgt_ids"])
     gen_lp = dec.chosen_logprob.astype(float)
     fig = logprob_comparison([(t("decoding.lp.reference"), ref_lp, ref_labels),
                               (t("decoding.lp.output"), gen_lp, out_labels)],
-                             title=t("decoding.lp.title"), y_title=t("decoding.lp.y"))
+                             title=t("decoding.lp.title"), y_title=t("decoding.lp.y"), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-logprob-comparison", key="decoding-logprob")
     better = t("decoding.lp.own") if gen_lp.sum() >= ref_lp.sum() else t("decoding.lp.ref")
     st.caption(t("decoding.lp.caption", ref=f"{ref_lp.sum():.2f}", gen=f"{gen_lp.sum():.2f}", better=better)

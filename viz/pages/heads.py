@@ -12,7 +12,7 @@ from viz.i18n import error_text, kind_title, t, tn
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.state import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure
+from viz.ui import matrix_frame, need_context, show_figure, type_scale
 from viz.upload import UploadError, parse_upload
 
 MAX_AGGREGATE = 200
@@ -143,7 +143,7 @@ def statistics_tab(ctx, n_layers: dict) -> None:
     fig = layer_head_heatmap(matrix, title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
                              value_name=t(HEADS_VALUE_KEYS[stat]), zmax=1.0 if stat in UNIT_STATS else None,
                              layer_label=t("ui.layer_n", i="{i}"), head_label=t("ui.head_n", h="{h}"),
-                             missing=t("heads.na"))
+                             missing=t("heads.na"), type_scale=type_scale())
     rows = [t("ui.layer_n", i=i) for i in range(n_layers[kind])]
     cols = [t("ui.head_n", h=h) for h in range(cfg.n_heads)]
     show_figure(fig, f"{ctx.model_id}-{kind}-{stat}", matrix_frame(matrix, rows, cols), key="heads-stat-grid")
@@ -261,7 +261,8 @@ def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> No
     shown = t("heads.rank.top", n=len(labels)) if len(labels) > 24 else t("heads.rank.all", n=len(labels))
     fig = importance_bars(labels, ranked["delta"].to_numpy(), x_title=t("heads.rank.x"),
                           hover_delta=t("heads.rank.hover"),
-                          title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown))
+                          title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown),
+                          type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-head-importance-{mode}", key="heads-rank-bars")
     st.dataframe(translated_columns(ranked), hide_index=True, key="heads-rank-table", column_config={
         t("heads.col.logprob"): st.column_config.NumberColumn(t("heads.rank.logprob"), format="%.4f"),
@@ -300,7 +301,8 @@ def rollout_tab(ctx) -> None:
         with col:
             fig = step_heatmap(m, labels, labels, title, t("heads.rollout.x"), value_name=t("heads.rollout.share"),
                                signed=False,
-                               y_title=t("heads.rollout.y") if name != "raw" else t("fig.attention.query"))
+                               y_title=t("heads.rollout.y") if name != "raw" else t("fig.attention.query"),
+                               type_scale=type_scale())
             show_figure(fig, f"{ctx.model_id}-encoder-{name}", matrix_frame(m, labels, labels),
                         key=f"heads-{name}")
     columns[len(maps)].caption(t("heads.rollout.caption"))

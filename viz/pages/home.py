@@ -38,7 +38,7 @@ def translation_picture(ctx: Context) -> None:
                              source_name=t("fig.translation.source"), output_name=t("fig.translation.output"),
                              probability_name=t("fig.translation.probability"),
                              weight_name=t("fig.translation.weight"), chosen_name=t("fig.translation.chosen"),
-                             runner_up_name=t("fig.translation.runner_up"))
+                             runner_up_name=t("fig.translation.runner_up"), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-translation-attention", key="home-translation")
 
 

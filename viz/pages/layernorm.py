@@ -12,7 +12,7 @@ from viz.figures.style import plotly_text
 from viz.i18n import t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure
+from viz.ui import matrix_frame, need_context, show_figure, type_scale
 
 STACKS = ["encoder", "decoder"]
 NORMS = ("norm_attn", "norm_cross", "norm_ff")   # where each sits: layernorm.place.<after|before>.<norm> in viz/locales
@@ -105,7 +105,8 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
         chosen = plotly_text([tokens[token]])[0]
         show_figure(feature_histogram(series, title=t("layernorm.token.title", features=x_in.shape[1], token=chosen),
                                       x_title=t("layernorm.token.x"), y_title=t("layernorm.token.y"),
-                                      value=t("layernorm.value"), features=t("layernorm.features")),
+                                      value=t("layernorm.value"), features=t("layernorm.features"),
+                                      type_scale=type_scale()),
                     f"{tag}-token{token}",
                     matrix_frame(np.stack(list(series.values()), axis=1), list(range(x_in.shape[1])), list(series)),
                     key="ln-hist")
@@ -116,7 +117,7 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
         show_figure(gain_bias_figure(gain, bias, title=t("layernorm.gain.title", norm=norm),
                                      panel_titles=(t("layernorm.gain.panel"), t("layernorm.bias.panel")),
                                      x_title=t("layernorm.dimension"), gain_name=t("layernorm.gain"),
-                                     bias_name=t("layernorm.bias")), f"{tag}-gain-bias",
+                                     bias_name=t("layernorm.bias"), type_scale=type_scale()), f"{tag}-gain-bias",
                     matrix_frame(np.stack([gain, bias], axis=1), list(range(gain.size)),
                                  [t("layernorm.gain"), t("layernorm.bias")]),
                     key="ln-gb")
@@ -129,7 +130,7 @@ def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
     st.markdown(t("layernorm.bn.text", tokens=len(tokens), features=x_in.shape[1]))
     show_figure(ln_vs_bn_figure(x_in, tokens, title=t("layernorm.bn.title"), ln_title=t("layernorm.bn.ln_panel"),
                                 bn_title=t("layernorm.bn.bn_panel"), mean_name=t("layernorm.mean"),
-                                std_name=t("layernorm.std"), x_title=t("layernorm.dimension")),
+                                std_name=t("layernorm.std"), x_title=t("layernorm.dimension"), type_scale=type_scale()),
                 f"{tag}-ln-vs-bn", matrix_frame(x_in, tokens, list(range(x_in.shape[1]))), key="ln-bn")
     _bn_mean, bn_std = batch_norm_stats(x_in)
     drift = batch_norm_drift(x_in, 0, ctx.bundle.config.ln_eps)
@@ -139,7 +140,7 @@ def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
     show_figure(drift_figure(drift, 0, title=t("layernorm.drift.title", token=first), x_title=t("layernorm.drift.x"),
                              y_title=t("layernorm.drift.y"), bn_name=t("layernorm.drift.bn"),
                              ln_name=t("layernorm.drift.ln"), batch=t("layernorm.drift.batch"),
-                             change=t("layernorm.drift.change")),
+                             change=t("layernorm.drift.change"), type_scale=type_scale()),
                 f"{tag}-bn-drift", matrix_frame(drift[:, None], list(range(1, drift.size + 1)),
                                                 [t("layernorm.drift.change")]),
                 key="ln-drift")
@@ -155,7 +156,7 @@ def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
         parts.append((stack_name(s), [stage_label(stage) for stage in stages], norms, labels[s]))
     show_figure(residual_norm_figure(parts, title=t("layernorm.resid.title"), x_title=t("layernorm.resid.x"),
                                      y_title=t("layernorm.resid.y"), mean_name=t("layernorm.resid.mean_name"),
-                                     mean=t("layernorm.mean")),
+                                     mean=t("layernorm.mean"), type_scale=type_scale()),
                 f"{ctx.model_id}-residual-norms",
                 matrix_frame(np.concatenate([p[2].mean(1) for p in parts])[:, None], sum((p[1] for p in parts), []),
                              [t("layernorm.resid.column")]), key="ln-resid")
@@ -187,7 +188,7 @@ def render() -> None:
                                    panel_titles=(t("layernorm.stats.mean_panel"), t("layernorm.stats.std_panel")),
                                    before_name=t("layernorm.stats.before_name"),
                                    after_name=t("layernorm.stats.after_name"), hover_before=t("layernorm.before"),
-                                   hover_after=t("layernorm.after")),
+                                   hover_after=t("layernorm.after"), type_scale=type_scale()),
                 f"{ctx.model_id}-{stack}-L{layer}-{norm}-stats",
                 matrix_frame(np.stack([mean_in, std_in, mean_after, std_after], axis=1), tokens,
                              [t("layernorm.stats.col_mean_before"), t("layernorm.stats.col_std_before"),

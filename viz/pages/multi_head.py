@@ -13,7 +13,7 @@ from viz.figures.multihead import concat_heatmap, head_patterns, per_head_output
 from viz.i18n import kind_title, t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
-from viz.ui import matrix_frame, need_context, show_figure
+from viz.ui import matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
@@ -48,7 +48,8 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
     n_heads = patterns.shape[0]
     show_figure(head_patterns(patterns, rows, cols, title=t("multihead.heads.title", where=where, heads=n_heads),
                               head_name=t("multihead.head"), hover_query=t("fig.attention.query"),
-                              hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight")),
+                              hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"),
+                              type_scale=type_scale()),
                 f"{tag}-heads", pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols) for h in range(n_heads)}),
                 key="mh-heads")
     st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))
@@ -139,7 +140,8 @@ def render() -> None:
     words = dict(y_title=t("multihead.axis.token"), value_name=t("multihead.axis.value"))
     st.subheader(t("multihead.stage1", n=len(rows), d_k=dh))
     show_figure(per_head_outputs(z, rows, title=t("multihead.z.title", where=where), head_name=t("multihead.head"),
-                                 token_name=t("multihead.axis.token"), value_name=t("multihead.axis.value")),
+                                 token_name=t("multihead.axis.token"), value_name=t("multihead.axis.value"),
+                                 type_scale=type_scale()),
                 f"{tag}-z",
                 pd.concat({f"head {h}": matrix_frame(z[h], rows, dim_labels(dh)) for h in range(n_heads)}), key="mh-z")
 
@@ -147,7 +149,7 @@ def render() -> None:
     st.markdown(t("multihead.stage2.text", d_k=dh, last=dh - 1))
     show_figure(concat_heatmap(concat, rows, n_heads, title=t("multihead.concat.title"),
                                x_title=t("multihead.axis.concat"),
-                               head_name=t("multihead.head"), **words), f"{tag}-concat",
+                               head_name=t("multihead.head"), **words, type_scale=type_scale()), f"{tag}-concat",
                 matrix_frame(concat, rows, dims), key="mh-concat")
 
     left, right = st.columns(2)
@@ -155,13 +157,14 @@ def render() -> None:
         st.subheader(t("multihead.stage3", d=d))
         st.markdown(t("multihead.stage3.text"))
         show_figure(stage_heatmap(attn_out, rows, t("multihead.out.title"), plot_px=HALF_PX,
-                                  x_title=t("multihead.axis.dimension"), **words),
+                                  x_title=t("multihead.axis.dimension"), **words, type_scale=type_scale()),
                     f"{tag}-out", matrix_frame(attn_out, rows, dims), key="mh-out")
     with right:
         st.subheader(t("multihead.stage4"))
         st.markdown(t("multihead.stage4.text"))
         show_figure(stage_heatmap(summed, rows, t("multihead.sum.title"), plot_px=HALF_PX,
-                                  x_title=t("multihead.axis.dimension"), **words), f"{tag}-sum",
+                                  x_title=t("multihead.axis.dimension"), **words,
+                                  type_scale=type_scale()), f"{tag}-sum",
                     matrix_frame(summed, rows, dims), key="mh-sum")
 
     stages = {t("multihead.norms.input"): token_norms(residual), t("multihead.norms.concat"): token_norms(concat),
@@ -170,7 +173,7 @@ def render() -> None:
         st.subheader(t("multihead.stage5"))
         st.markdown(t("multihead.stage5.text", d=d))
         show_figure(stage_heatmap(after, rows, t("multihead.norm.title"), x_title=t("multihead.axis.dimension"),
-                                  **words),
+                                  **words, type_scale=type_scale()),
                     f"{tag}-norm", matrix_frame(after, rows, dims), key="mh-norm")
         stages[t("multihead.norms.ln")] = token_norms(after)
     else:
@@ -178,7 +181,8 @@ def render() -> None:
 
     st.header(t("multihead.norms.header"))
     show_figure(stage_norms(stages, rows, title=t("multihead.norms.title", where=where),
-                            x_title=t("multihead.axis.token"), y_title=t("multihead.norms.y")), f"{tag}-norms",
+                            x_title=t("multihead.axis.token"), y_title=t("multihead.norms.y"),
+                            type_scale=type_scale()), f"{tag}-norms",
                 pd.DataFrame(stages, index=rows), key="mh-norms")
 
     st.header(t("multihead.checks"))

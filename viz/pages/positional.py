@@ -15,7 +15,7 @@ from viz.i18n import error_text, t
 from viz.services import encoder_patterns, paper_table, positional_table
 from viz.state import parse_index_list, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page
+from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
 MAX_DIMS = 8
 ZOOM_DIMS = 8          # M_k's corner with numbers in its cells: 4 rotation blocks stay readable at half width
@@ -69,7 +69,8 @@ def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> 
     table = full_table[:n_positions]                                                    # [N, D]
     show_figure(pe_heatmap(table, n_src, title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model),
                            x_title=t("positional.table.x"), y_title=t("positional.position"),
-                           dimension=t("positional.dimension"), sentence_label=t("positional.sentence_rows")),
+                           dimension=t("positional.dimension"), sentence_label=t("positional.sentence_rows"),
+                           type_scale=type_scale()),
                 f"{ctx.model_id}-pe-table", matrix_frame(table, list(range(n_positions)), list(range(cfg.d_model))),
                 key="pe-table")
     trace_pe = trace[schema.embed_name("encoder", "pos")]                               # [S, D]
@@ -97,7 +98,8 @@ def curves_section(ctx, table: np.ndarray, n_src: int) -> list[int]:
     if dims:
         show_figure(pe_curves(table, dims, n_src, title=t("positional.curves.title"), x_title=t("positional.position"),
                               y_title=t("positional.curves.y"), curve_name=t("positional.curves.name"),
-                              dim_name=t("positional.dimension"), sentence_label=t("positional.sentence")),
+                              dim_name=t("positional.dimension"), sentence_label=t("positional.sentence"),
+                              type_scale=type_scale()),
                     f"{ctx.model_id}-pe-curves", matrix_frame(table[:, dims], list(range(n_positions)),
                                                               [t("positional.curves.column", d=d) for d in dims]),
                     key="pe-curves")
@@ -116,12 +118,13 @@ def similarity_section(ctx, table: np.ndarray, n_src: int, learned: bool) -> Non
     with col_a:
         show_figure(similarity_heatmap(sim, n_src, title=t("positional.similarity.title"),
                                        position=t("positional.position"), dot_product=t("positional.dot_product"),
-                                       sentence_label=t("positional.sentence")),
+                                       sentence_label=t("positional.sentence"), type_scale=type_scale()),
                     f"{ctx.model_id}-pe-similarity",
                     matrix_frame(sim, list(range(n_positions)), list(range(n_positions))), key="pe-sim")
     with col_b:
         show_figure(similarity_profile_figure(sim, title=t("positional.similarity.row"),
-                                              x_title=t("positional.similarity.x"), distance=t("positional.distance")),
+                                              x_title=t("positional.similarity.x"), distance=t("positional.distance"),
+                                              type_scale=type_scale()),
                     f"{ctx.model_id}-pe-similarity-row0",
                     matrix_frame(sim[0][:, None], list(range(n_positions)), ["PE(0)·PE(k)"]), key="pe-sim-row")
     spread = diagonal_spread(sim)
@@ -151,7 +154,7 @@ def rotation_section(ctx, full_table: np.ndarray, learned: bool) -> int:
     with col_a:
         show_figure(rotation_error_figure(errors, offset, title=t("positional.rotation.error_title", k=offset),
                                           x_title=t("positional.rotation.error_x"),
-                                          error=t("positional.rotation.error")),
+                                          error=t("positional.rotation.error"), type_scale=type_scale()),
                     f"{ctx.model_id}-pe-rotation-error",
                     matrix_frame(errors[:, None], list(range(errors.size)), [t("positional.rotation.error")]),
                     key="pe-rot-err")
@@ -161,7 +164,8 @@ def rotation_section(ctx, full_table: np.ndarray, learned: bool) -> int:
         show_figure(rotation_matrix_heatmap(m_k, zoom, title=t("positional.rotation.m_title", k=offset, zoom=zoom,
                                                                d=d_model),
                                             x_title=t("positional.rotation.m_x"), y_title=t("positional.rotation.m_y"),
-                                            row=t("positional.row"), column=t("positional.column")),
+                                            row=t("positional.row"), column=t("positional.column"),
+                                            type_scale=type_scale()),
                     f"pe-rotation-M{offset}-d{d_model}", matrix_frame(m_k, list(range(d_model)), list(range(d_model))),
                     key="pe-rot-m")
         st.caption(t("positional.rotation.m_caption"))
@@ -181,7 +185,7 @@ def norms_section(ctx, src_labels: list[str]) -> None:
     }
     st.markdown(t("positional.norms.text", d=d_model))
     show_figure(norms_figure(src_labels, series, title=t("positional.norms.title"), x_title=t("positional.token"),
-                             y_title=t("positional.norms.y")), f"{ctx.model_id}-pe-norms",
+                             y_title=t("positional.norms.y"), type_scale=type_scale()), f"{ctx.model_id}-pe-norms",
                 matrix_frame(np.stack(list(series.values()), axis=1), src_labels, list(series)), key="pe-norms")
     norm_tok, norm_pe, norm_sum = (series[k][0] for k in list(series)[1:])
     st.caption(t("positional.norms.caption", token=plain(src_labels[0]), tok=f"{norm_tok:.3f}", pe=f"{norm_pe:.3f}",
@@ -219,7 +223,8 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
                                  layer=t("positional.layer_n"),
                                  with_pe_name=t("positional.order.with_pe"),
                                  without_pe_name=t("positional.order.without_pe"), x_title=t("positional.order.gap_x"),
-                                 y_title=t("positional.order.gap_y"), difference=t("positional.order.difference")),
+                                 y_title=t("positional.order.gap_y"), difference=t("positional.order.difference"),
+                                 type_scale=type_scale()),
                 f"{ctx.model_id}-pe-word-order",
                 matrix_frame(np.stack([gap_pe, gap_no_pe], axis=1),
                              [t("ui.layer_n", i=i) for i in range(gap_pe.size)],
@@ -237,7 +242,8 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
               t("positional.order.panel_difference"))
     show_figure(word_order_figure(reordered, actual, swapped_labels, panel_titles=panels, x_title=t("fig.attention.x"),
                                   y_title=t("fig.attention.y"), hover_query=t("fig.attention.query"),
-                                  hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight")),
+                                  hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"),
+                                  type_scale=type_scale()),
                 f"{ctx.model_id}-pe-order-maps",
                 pd.concat({name: matrix_frame(m, swapped_labels, swapped_labels) for name, m in frames.items()}),
                 key="pe-order-maps")

@@ -9,7 +9,7 @@ from viz.presenter import style_nav_buttons
 from viz.state import Context, current, qp_int, set_query
 from viz.tour_figures import STEP_FIGURES
 from viz.tour_steps import TOUR, TourStep
-from viz.ui import show_figure
+from viz.ui import show_figure, type_scale
 
 PAGES_DIR = Path(__file__).parent
 STEP_KEY = "tour-step"
@@ -38,7 +38,7 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         st.info(t("tour.need_sentence"))
         return
     try:
-        fig = STEP_FIGURES[step.key](ctx.trace, ctx.bundle.path, current_lang())
+        fig = STEP_FIGURES[step.key](ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale())
     except (KeyError, ValueError) as e:       # a trace or model without what this picture needs
         st.caption(t("tour.cannot_draw", error=e))
         return

@@ -12,7 +12,7 @@ from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, get_trace
                           untrained_snapshot)
 from viz.state import qp_choice, qp_int, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import matrix_frame, show_figure
+from viz.ui import matrix_frame, show_figure, type_scale
 
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
@@ -128,7 +128,8 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
     c1, c2 = st.columns(2)
     with c1:
         title = t("training.before.title", size=t(TRAINING_SIZE_KEYS[size]))
-        show_figure(_toy_axes(attention_heatmap(start, tgt, src, title=title, **heatmap_words())),
+        show_figure(_toy_axes(attention_heatmap(start, tgt, src, title=title, **heatmap_words(),
+                                                type_scale=type_scale(), width_px=type_scale().page_px / 2)),
                     f"live-{task}-{size}-step0", matrix_frame(start, tgt, src), key="train-before")
     with c2:
         if goal_id in model_ids():
@@ -136,7 +137,8 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
             goal = schema.stacked(trace, "cross")[-1].mean(0)                 # last layer, heads averaged
             rows, cols = attention_labels(trace.meta, "cross")
             show_figure(_toy_axes(attention_heatmap(goal, rows, cols, title=t("training.goal.title", model=goal_id),
-                                                      **heatmap_words())),
+                                                      **heatmap_words(), type_scale=type_scale(),
+                                                      width_px=type_scale().page_px / 2)),
                         f"live-{task}-goal", matrix_frame(goal, rows, cols), key="train-goal")
         else:
             st.info(t("training.goal.missing", model=goal_id))
@@ -152,12 +154,14 @@ def snapshot_figures(run: LiveRun, snap, layer: int, head: int | None, key: str)
     with c1:
         cross = pick(snap.cross)
         show_figure(attention_heatmap(cross, tgt, src, title=t("training.snap.cross", step=snap.step, name=name),
-                                      **heatmap_words()),
+                                      **heatmap_words(), type_scale=type_scale(),
+                                                      width_px=type_scale().page_px / 2),
                     f"live-{run.task}-cross-step{snap.step}", matrix_frame(cross, tgt, src), key=f"{key}-cross")
     with c2:
         enc = pick(snap.encoder)
         show_figure(attention_heatmap(enc, src, src, title=t("training.snap.encoder", step=snap.step, name=name),
-                                      **heatmap_words()),
+                                      **heatmap_words(), type_scale=type_scale(),
+                                                      width_px=type_scale().page_px / 2),
                     f"live-{run.task}-encoder-step{snap.step}", matrix_frame(enc, src, src), key=f"{key}-enc")
 
 
@@ -178,10 +182,11 @@ def train_now(run: LiveRun) -> None:
                           text=t("training.progress", step=record['step'], steps=run.steps,
                                  loss=f"{record['loss']:.3f}", accuracy=f"{record['accuracy']:.1%}",
                                  seconds=f"{record['seconds']:.0f}"))
-        curve_slot.plotly_chart(training_curves(history, run.steps, t("training.curve.live"), **curve_words()),
+        curve_slot.plotly_chart(training_curves(history, run.steps, t("training.curve.live"), **curve_words(),
+                                                type_scale=type_scale()),
                                 key=f"live-curve-{record['step']}")
         grid_slot.plotly_chart(model_view(snap.cross, title=t("training.grid.title", step=record['step']),
-                                          **grid_words()),
+                                          **grid_words(), type_scale=type_scale()),
                                key=f"live-grid-{record['step']}")
 
     with training_slot(on_wait):
@@ -202,11 +207,12 @@ def show_result(run: LiveRun) -> None:
                                  [str(r["step"]) for r in run.history],
                                  [t(TRAINING_COL_KEYS[c]) for c in ("loss", "accuracy", "lr", "seconds")])
     show_figure(training_curves(run.history, run.steps, t("training.curve.title"), marker_step=snap.step,
-                                **curve_words()),
+                                **curve_words(), type_scale=type_scale()),
                 f"live-{run.task}-{run.size}-curve", history_frame, key="train-curve")
     st.caption(t("training.snap.caption", source=' '.join(run.example.symbols), answer=' '.join(run.example.answer),
                  step=snap.step, accuracy=f"{snap.accuracy:.1%}", loss=f"{snap.loss:.3f}"))
-    show_figure(model_view(snap.cross, title=t("training.grid.title", step=snap.step), **grid_words()),
+    show_figure(model_view(snap.cross, title=t("training.grid.title", step=snap.step), **grid_words(),
+                           type_scale=type_scale()),
                 f"live-{run.task}-grid-step{snap.step}", key="train-grid")
     cfg = run.result.model.cfg
     c1, c2 = st.columns(2)
@@ -242,7 +248,8 @@ def try_model(run: LiveRun) -> None:
     rows, cols = attention_labels(trace.meta, "cross")
     last = schema.n_layers(run.result.model.cfg, "cross") - 1
     weights = trace[schema.pattern_name("cross", last)].mean(0)
-    fig = attention_heatmap(weights, rows, cols, title=t("training.try.title", layer=last), **heatmap_words())
+    fig = attention_heatmap(weights, rows, cols, title=t("training.try.title", layer=last), **heatmap_words(),
+                            type_scale=type_scale(), width_px=type_scale().page_px * 0.6)
     with st.columns([3, 2])[0]:   # a toy matrix is small: keep its cells square-ish
         show_figure(fig, f"live-{run.task}-try", matrix_frame(weights, rows, cols), key="train-try-fig")
         st.caption(t("training.try.caption"))
