@@ -210,6 +210,8 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
                            line=dict(color="#7a7a7a", width=1), layer="below"))
 
     def note(x, y, text, size=None, anchor="left", color="#222222", **extra) -> None:
+        if "<a href=" in text:        # above the plot's drag layer, so a click reaches the link
+            extra["captureevents"] = True
         notes.append(dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=False, xanchor=anchor, align=anchor,
                           font=dict(size=size or font_size, color=color), **extra))
 

@@ -1,0 +1,131 @@
+"""The live model map on the home page and the head view beside the explorer's large map (issue 26, items
+9 and 10): AppTest on the shipped en-es model, and in Chromium a click on a map block opens its page and a
+click on a head in the legend isolates it."""
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import urllib.parse
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from apptest_utils import no_exceptions, run_page
+from model import load_checkpoint, trace_sentence
+from model.capture import schema
+
+ROOT = Path(__file__).resolve().parents[1]
+SENTENCE = "The man went to the house."
+
+
+def _chart(at, key: str) -> dict:
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id and c.proto.id.endswith(key))
+    return json.loads(chart.proto.spec)
+
+
+def _array(value) -> np.ndarray:
+    """A figure array as sent to the browser (numpy arrays go as base64 typed arrays)."""
+    if isinstance(value, dict):
+        shape = [int(n) for n in str(value["shape"]).split(",")]
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape).astype(float)
+    return np.array(value, dtype=float)
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return trace_sentence(load_checkpoint(ROOT / "pretrained" / "en-es"), SENTENCE)
+
+
+def test_home_draws_the_live_map_with_links_that_carry_the_view(trace):
+    at = run_page("home.py", model="en-es", text=SENTENCE, lang="zh")
+    no_exceptions(at)
+    fig = _chart(at, "home-map")
+    maps = {d["name"]: d for d in fig["data"] if d["type"] == "heatmap"}
+    assert len(maps) == 3 * 3 + 1                          # 3 kinds x 3 layers, and the softmax strip
+    z = _array(maps["attn.cross#2"]["z"])[::-1]
+    assert np.allclose(z, trace[schema.pattern_name("cross", 2)].mean(0), atol=1e-6)
+    links = [a["text"] for a in fig["layout"]["annotations"] if "<a href=" in a["text"]]
+    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, "lang": "zh", "kind": "cross",
+                                    "layer": "0", "head": "-1"})     # a block's name: its first layer
+    assert any(f'href="explorer?{query}"' in link for link in links)
+    assert "交叉注意力" in " ".join(a["text"] for a in fig["layout"]["annotations"])
+    assert any("整个模型" in s.value for s in at.subheader)
+
+
+def test_explorer_shows_the_head_view_beside_the_map_the_picked_head_alone(trace):
+    at = run_page("explorer.py", model="en-es", text=SENTENCE, kind="cross", layer=2, head=3)
+    no_exceptions(at)
+    fig = _chart(at, "explorer-lines")
+    legend = [d for d in fig["data"] if d.get("showlegend") is not False and d.get("legendgroup")]
+    assert len(legend) == 8
+    lines = [d for d in fig["data"] if d.get("legendgroup") and d.get("showlegend") is False]
+    assert {d["visible"] for d in lines if d["legendgroup"] == "h3"} == {True}
+    assert {d["visible"] for d in lines if d["legendgroup"] != "h3"} == {"legendonly"}
+    weights = trace[schema.pattern_name("cross", 2)][3]
+    for d in (d for d in lines if d["legendgroup"] == "h3"):
+        alpha = float(d["line"]["color"].rsplit(",", 1)[1].rstrip(")"))
+        ys = d["y"]
+        for i in range(0, len(ys), 3):
+            assert abs(weights[int(ys[i]), int(ys[i + 1])] - alpha) <= 0.025 + 1e-9
+    main = _chart(at, "explorer-main")
+    assert "head 3" in main["layout"]["title"]["text"]
+
+
+# -- in Chromium --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def app_url():
+    from browser_utils import streamlit_server
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from browser_utils import CHROMIUM, browser
+    if not shutil.which(CHROMIUM):
+        pytest.fail(f"Chromium not found at {CHROMIUM}", pytrace=False)
+    with browser() as b:
+        yield b
+
+
+def _open(chromium, url):
+    from browser_utils import wait_for_app
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(url)
+    wait_for_app(page)
+    page.wait_for_selector(".js-plotly-plot", timeout=240_000)
+    return page
+
+
+@pytest.mark.browser
+def test_a_map_block_opens_its_page_and_view(chromium, app_url):
+    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE})
+    page = _open(chromium, f"{app_url}/?{query}")
+    link = page.locator(".js-plotly-plot a", has_text="cross-attention").first
+    link.wait_for(timeout=120_000)
+    link.evaluate("a => a.scrollIntoView({block: 'center'})")      # clear of the sticky top bar
+    box = link.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)   # where a reader clicks
+    page.wait_for_url("**/explorer?*", timeout=60_000)
+    page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
+                           ".some(e => e.textContent.includes('Cross-attention') && e.textContent.includes('layer 0'))",
+                           timeout=120_000)
+    assert "kind=cross" in page.url and "The+man" in page.url.replace("%20", "+")
+    page.close()
+
+
+@pytest.mark.browser
+def test_a_click_on_a_head_in_the_legend_isolates_it(chromium, app_url):
+    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, "kind": "encoder", "layer": 1, "head": -1})
+    page = _open(chromium, f"{app_url}/explorer?{query}")
+    page.wait_for_selector(".legend .traces", timeout=120_000)
+    visible = """() => { const g = [...document.querySelectorAll('.js-plotly-plot')].find(
+        g => g.data.some(d => d.legendgroup === 'h0'));
+        return [...new Set(g.data.filter(d => d.legendgroup && d.visible !== 'legendonly').map(d => d.legendgroup))]; }"""
+    assert len(page.evaluate(visible)) == 8
+    page.locator(".legend .traces", has_text="head 2").first.click()
+    page.wait_for_timeout(800)
+    assert page.evaluate(visible) == ["h2"]
+    page.close()
