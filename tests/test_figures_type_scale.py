@@ -1,0 +1,176 @@
+"""Issue 26: one type scale for every chart (presenter: no text under 16 px, normal: none under 11), grids
+that drop numbers their cells cannot hold, masked attention drawn as masked, labels that do not collide.
+Pure functions: the figures' JSON, no browser (tests/test_browser_chart_text.py measures the pages)."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from viz.figures import attention as fatt
+from viz.figures import attribution as fattr
+from viz.figures import decoding as fdec
+from viz.figures import heads as fheads
+from viz.figures import layernorm as fln
+from viz.figures import multihead as fmh
+from viz.figures import positional as fpos
+from viz.figures import step as fstep
+from viz.figures import training as ftrain
+from viz.figures import zoo as fzoo
+from viz.figures.live_training import training_curves
+from viz.figures.style import MASKED_COLOR, NORMAL, PRESENTER, causal_mask
+
+RNG = np.random.default_rng(0)
+TOK = [f"{i} ▁w{i}" for i in range(6)]
+P = RNG.dirichlet(np.ones(6), size=6)
+
+
+def builders(s):
+    """One figure of every builder in viz/figures (model_map and head_view are tested with their pages)."""
+    log = pd.DataFrame(dict(step=[1, 2, 3], epoch=[0, 0, 1], train_loss=[3.0, 2.0, 1.5], dev_loss=[3.1, np.nan, 1.7],
+                            lr=[1e-4, 2e-4, 3e-4], tokens_per_s=[900, 950, 1000]))
+    table = np.sin(np.arange(40 * 16).reshape(40, 16) / 7)
+    return {
+        "attention_heatmap": fatt.attention_heatmap(P, TOK, TOK, title="t", masked=causal_mask(6), type_scale=s),
+        "model_view": fatt.model_view(RNG.random((2, 4, 6, 6)), title="t", masked=causal_mask(6), type_scale=s),
+        "translation": fatt.translation_figure(P, TOK, TOK, P[:, 0], TOK, P[:, 1], title="t", type_scale=s),
+        "logit_lens": fattr.logit_lens_heatmap(P[:3], [TOK] * 3, TOK, title="t", type_scale=s),
+        "methods": fattr.method_heatmaps([P, P, P], ["a (x)", "b", "c"], TOK, TOK, title="t", type_scale=s),
+        "agreement": fattr.agreement_heatmap(["a", "b"], np.eye(2), title="t", type_scale=s),
+        "contrastive": fattr.contrastive_head_bars(["h0", "h1"], [0.5, -0.2], title="t", type_scale=s),
+        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, title="t", type_scale=s),
+        "next_token": fdec.next_token_bars(P[0], TOK, list(range(6)), chosen=0, title="t", type_scale=s),
+        "cross_multiples": fdec.cross_attention_multiples(P[:4], TOK, title="t", type_scale=s),
+        "alignment": fdec.alignment_heatmap(P, TOK, TOK, step=1, title="t", type_scale=s),
+        "confidence": fdec.confidence_bars(P[0], TOK, step=1, title="t", type_scale=s),
+        "layer_head": fheads.layer_head_heatmap(RNG.random((3, 4)), title="t", type_scale=s),
+        "importance": fheads.importance_bars(["a", "b"], [0.1, -0.3], title="t", type_scale=s),
+        "token_stats": fln.token_stats_figure(TOK, (P[0], P[1]), (P[2], P[3]), title="t", type_scale=s),
+        "gain_bias": fln.gain_bias_figure(P[0], P[1], title="t", type_scale=s),
+        "per_head": fmh.per_head_outputs(RNG.random((4, 6, 8)), TOK, title="t", type_scale=s),
+        "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, title="t", type_scale=s),
+        "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, title="t", type_scale=s),
+        "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, title="t", masked=causal_mask(6),
+                                           type_scale=s),
+        "pe_heatmap": fpos.pe_heatmap(table, n_sentence=5, title="t", type_scale=s),
+        "pe_curves": fpos.pe_curves(table, [0, 1, 8], n_sentence=5, title="t", type_scale=s),
+        "word_order": fpos.word_order_figure(P, P.T, TOK, title="t", type_scale=s),
+        "scaling_bars": fstep.scaling_bars(P[0], P[1], TOK, 16, title="t", type_scale=s),
+        "masked_scores": fstep.masked_scores_figure(np.where(causal_mask(6), -np.inf, P), TOK, TOK, "t",
+                                                    type_scale=s),
+        "loss_curve": ftrain.loss_curve(log, title="t", type_scale=s),
+        "complexity": ftrain.complexity_figure(20, 64, title="t", type_scale=s),
+        "live_curves": training_curves([dict(step=1, loss=2.0, accuracy=0.1), dict(step=2, loss=1.0, accuracy=0.5)],
+                                       10, "t", type_scale=s),
+        "zoo_step": fzoo.step_heatmap(P, TOK, TOK, "t", "key", masked=causal_mask(6), type_scale=s),
+        "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, title="t", masked=causal_mask(6), type_scale=s),
+    }
+
+
+def text_sizes(fig) -> list[tuple[str, float]]:
+    """(where, size) of every text a figure draws: layout fonts, titles, axes (ticks and titles), legend,
+    colour bars, annotations, and each trace's text that is shown."""
+    out = []
+    lay = fig.layout.to_plotly_json()
+    out.append(("font", lay["font"]["size"]))
+    if lay.get("title", {}).get("text"):
+        out.append(("title", lay["title"]["font"]["size"]))
+    for name, axis in lay.items():
+        if name.startswith(("xaxis", "yaxis")):
+            if axis.get("showticklabels", True):
+                out.append((f"{name}.tickfont", axis["tickfont"]["size"]))
+            if isinstance(axis.get("title"), dict) and axis["title"].get("text"):
+                out.append((f"{name}.title", axis["title"]["font"]["size"]))
+        if name.startswith("coloraxis") and "colorbar" in axis:
+            out.append((f"{name}.colorbar", axis["colorbar"]["tickfont"]["size"]))
+    out.append(("legend", lay["legend"]["font"]["size"]))
+    for note in lay.get("annotations", []):
+        out.append((f"annotation {note.get('text')!r}", note["font"]["size"]))
+    for i, trace in enumerate(fig.data):
+        js = trace.to_plotly_json()
+        if js.get("texttemplate") or (js.get("text") is not None and js.get("type") == "bar"):
+            out.append((f"trace {i} text", js["textfont"]["size"]))
+        if js.get("type") == "heatmap" and js.get("showscale", True) is not False and "colorbar" in js:
+            out.append((f"trace {i} colorbar", js["colorbar"]["tickfont"]["size"]))
+    return out
+
+
+@pytest.mark.parametrize("scale, floor", [(PRESENTER, 16), (NORMAL, 11)], ids=["presenter", "normal"])
+def test_every_builder_sizes_every_text_from_the_scale(scale, floor):
+    """Presenter mode: no chart text under 16 px; normal: none under 11 (issue 26, item 1). Before: explicit
+    12-15 px ticks and cell numbers, legends at Streamlit's 12, heatmap numbers auto-shrunk."""
+    for name, fig in builders(scale).items():
+        sizes = text_sizes(fig)
+        small = [(where, size) for where, size in sizes if size is None or size < floor]
+        assert not small, f"{name}: {small}"
+        assert all(size in (scale.title, scale.text, scale.tick, scale.cell) for _, size in sizes), (name, sizes)
+
+
+def test_the_scale_is_one_table():
+    assert min(PRESENTER.cell, PRESENTER.tick, PRESENTER.text) >= 16 and PRESENTER.tick >= 18
+    assert min(NORMAL.cell, NORMAL.tick, NORMAL.text) >= 11
+    assert PRESENTER.page_px > NORMAL.page_px        # presenter mode folds the sidebar away
+
+
+def test_a_grid_too_dense_for_its_numbers_drops_them_and_keeps_them_on_hover():
+    n = 30
+    labels = [f"{i} ▁t" for i in range(n)]
+    weights = RNG.dirichlet(np.ones(n), size=n)
+    small = fatt.attention_heatmap(P, TOK, TOK, type_scale=PRESENTER)
+    dense = fatt.attention_heatmap(weights, labels, labels, type_scale=PRESENTER)
+    assert small.data[0].texttemplate and small.data[0].textfont.size == PRESENTER.cell
+    assert not dense.data[0].texttemplate and "%{z:.4f}" in dense.data[0].hovertemplate
+    # the same map in half the page's width (a column) has no room where the whole page had
+    ten = [f"{i}" for i in range(10)]
+    w10 = RNG.dirichlet(np.ones(10), size=10)
+    assert fatt.attention_heatmap(w10, ten, ten, type_scale=NORMAL).data[0].texttemplate
+    assert not fatt.attention_heatmap(w10, ten, ten, type_scale=NORMAL, width_px=NORMAL.page_px / 2).data[0].texttemplate
+    assert PRESENTER.numbers_fit(50, 30) and not PRESENTER.numbers_fit(30, 30) and not PRESENTER.numbers_fit(50, 15)
+
+
+def test_masked_cells_are_grey_without_a_number_and_named_in_the_legend():
+    """Decoder self-attention's future positions: not "0.00" cells (explorer, step-through) nor blanks (zoo)."""
+    mask = causal_mask(6)
+    weights = np.where(mask, 0.0, P)
+    figs = {"explorer": fatt.attention_heatmap(weights, TOK, TOK, masked=mask, masked_label="hidden"),
+            "zoo": fzoo.step_heatmap(weights, TOK, TOK, "t", "key", masked=mask, masked_label="hidden", signed=False),
+            "heads": fmh.head_patterns(RNG.random((2, 6, 6)), TOK, TOK, masked=mask, masked_label="hidden"),
+            "gallery": fzoo.gallery([weights], ["a"], TOK, TOK, masked=mask, masked_label="hidden")}
+    for name, fig in figs.items():
+        values = np.array(fig.data[0].z, dtype=float)
+        assert np.isnan(values[mask]).all() and not np.isnan(values[~mask]).any(), name      # no colour, no number
+        greys = [tr for tr in fig.data if tr.type == "heatmap" and tr.colorscale and
+                 tr.colorscale[0][1] == MASKED_COLOR]
+        assert greys, name
+        np.testing.assert_array_equal(~np.isnan(np.array(greys[0].z, dtype=float)), mask)
+        legend = [tr for tr in fig.data if tr.showlegend and tr.name == "hidden"]
+        assert legend and legend[0].marker.color == MASKED_COLOR and fig.layout.showlegend is not False, name
+    grid = fatt.model_view(RNG.random((2, 3, 6, 6)), masked=mask, masked_label="hidden")
+    assert any(tr.type == "heatmap" and tr.colorscale[0][1] == MASKED_COLOR for tr in grid.data[1:])
+    plain = fatt.attention_heatmap(P, TOK, TOK)                                 # nothing masked: no legend
+    assert len(plain.data) == 1 and not plain.layout.showlegend
+
+
+def test_the_mask_reaches_the_tour_and_lesson_figures():
+    """viz.figures' trace helpers (the tour's and lesson's pictures) grey decoder self-attention's future."""
+    from types import SimpleNamespace
+
+    from viz.figures import future_mask
+    assert future_mask("encoder", 3, 3) is None and future_mask("cross", 3, 4) is None
+    np.testing.assert_array_equal(future_mask("decoder", 3, 3), np.triu(np.ones((3, 3), bool), 1))
+    assert SimpleNamespace  # the full trace path is covered by tests/test_lesson_figures.py
+
+
+def test_long_sentences_keep_their_labels_apart():
+    """Item 8: the home page's source tokens are on top of the map (on the first screen however many output
+    rows follow); the logit lens writes top tokens only while they fit their cells."""
+    src = [f"{i} ▁palabra" for i in range(14)]
+    out = [f"{i} ▁word" for i in range(17)]
+    w = RNG.dirichlet(np.ones(14), size=17)
+    home = fatt.translation_figure(w, out, src, w[:, 0], ["x"] * 17, w[:, 1], type_scale=PRESENTER)
+    assert home.layout.xaxis.side == "top"
+    title_note = home.layout.annotations[0]
+    assert title_note.yshift and title_note.yshift > 0.7 * PRESENTER.text_px(src[-1], "tick")   # above the tokens
+    tops = [[f"▁token{j}" for j in range(17)] for _ in range(3)]
+    lens = fattr.logit_lens_heatmap(RNG.random((3, 17)), tops, out, type_scale=PRESENTER)
+    assert not lens.data[0].texttemplate and "%{text}" in lens.data[0].hovertemplate
+    few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], type_scale=PRESENTER)
+    assert few.data[0].texttemplate == "%{text}"
