@@ -196,3 +196,25 @@ def test_about_metrics_are_a_score_table_with_nothing_cut(tmp_path, monkeypatch)
         assert "{" not in cells and signature not in cells                      # no JSON, no signature in a cell
         body = texts(at).replace("\\", "").replace("\u2060", "")     # the folder's words are Markdown-escaped
         assert signature in body and note in body and "1000" in body
+
+
+def test_about_shows_each_test_set_in_its_own_table(tmp_path, monkeypatch):
+    """A two-style model's metrics.json: the Bible's verses at the top level, the everyday sets by name;
+    each set a table of its own under its words, none of it as raw JSON in a cell."""
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-sets")
+    score = lambda bleu: {"bleu": bleu, "chrf": bleu + 20, "bleu_signature": "nrefs:1", "chrf_signature": "nc:6"}  # noqa: E731
+    (models / "toy-sets" / "metrics.json").write_text(json.dumps(
+        {"test_file": "test.tsv", "pairs": 1000, "beam4": score(30.5),
+         "everyday_test": {"test_file": "everyday_test.tsv", "pairs": 1000, "greedy": score(30.0), "beam4": score(31.0)},
+         "everyday_sentences": {"test_file": "everyday.tsv", "pairs": 30, "beam4": score(25.0)}}))
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    for lang, heading in (("en", "Everyday English"), ("zh", "日常英语")):
+        at = run_page("about.py", model="toy-sets", text="a b", lang=lang)
+        no_exceptions(at)
+        tables = [d.value for d in at.dataframe if "BLEU" in d.value.columns]
+        assert [list(f["BLEU"]) for f in tables] == [[30.5], [30.0, 31.0], [25.0]]
+        cells = " ".join(str(v) for d in at.dataframe for v in d.value.to_numpy().ravel())
+        assert "{" not in cells
+        body = texts(at)
+        assert heading in body and "everyday_test.tsv" in body.replace("\\", "") and "30" in body

@@ -167,9 +167,15 @@ def decoding_name(name: str) -> str:
     return name.replace("_", " ")
 
 
+# Named score sets of a metrics.json besides its top level (the Bible's held-out verses).
+SCORE_SET_KEYS = {"everyday_test": "about.metrics.set.everyday_test",
+                  "everyday_sentences": "about.metrics.set.everyday_sentences"}
+
+
 def metrics_table(metrics) -> None:
-    """Scores as a table (one row per decoding, BLEU / chrF / seconds), the sacreBLEU signatures once
-    below it, other values as short rows and long notes as text: nothing cut off at a cell's edge."""
+    """Scores as tables (one row per decoding, BLEU / chrF / seconds), one per test set (the top level, then
+    each named set such as the everyday sentences), the sacreBLEU signatures once below each; other values
+    as short rows and long notes as text: nothing cut off at a cell's edge."""
     st.subheader(t("about.metrics"))
     if not metrics:
         st.info(t("about.metrics.none"))
@@ -177,18 +183,15 @@ def metrics_table(metrics) -> None:
     if "error" in metrics and len(metrics) == 1:
         st.warning(plain(str(metrics["error"]), limit=600))
         return
+    sets = {k: v for k, v in metrics.items() if isinstance(v, dict) and score_rows(v)}
     scores = score_rows(metrics)
-    if scores:
-        seconds = t("about.metrics.seconds")
-        table = pd.DataFrame([{"BLEU": v["bleu"], "chrF": v["chrf"], seconds: v.get("seconds")} for v in scores.values()],
-                             index=pd.Index([decoding_name(n) for n in scores], name=t("about.metrics.decoding")))
-        st.dataframe(table.dropna(axis=1, how="all"))
-        first = next(iter(scores.values()))
-        if "bleu_signature" in first:
-            st.caption(t("about.metrics.signatures", pairs=plain(str(metrics.get("pairs", "?")), 40),
-                         file=plain(str(metrics.get("test_file", "?")), 200), bleu=in_code(first["bleu_signature"]),
-                         chrf=in_code(first.get("chrf_signature", "?"))))
-    shown = set(scores) | ({"pairs", "test_file"} if scores else set())          # said in the caption
+    if scores and sets:
+        st.markdown(t("about.metrics.set.main"))
+    score_table(metrics, scores)
+    for name, scored in sets.items():
+        st.markdown(t(SCORE_SET_KEYS[name]) if name in SCORE_SET_KEYS else f"`{plain(name, 60)}`")
+        score_table(scored, score_rows(scored))
+    shown = set(scores) | set(sets) | ({"pairs", "test_file"} if scores else set())          # said in the caption
     rest = {k: v for k, v in metrics.items() if k not in shown}
     short = [(k, v if isinstance(v, (int, float, str)) else json.dumps(v)) for k, v in rest.items()
              if not isinstance(v, str) or len(v) <= 40]
@@ -198,6 +201,21 @@ def metrics_table(metrics) -> None:
     for k, v in rest.items():
         if isinstance(v, str) and len(v) > 40:
             st.caption(plain(f"{k}: {v}", limit=2000))           # a metrics.json's words, shown as written
+
+
+def score_table(metrics: dict, scores: dict[str, dict]) -> None:
+    """One test set's decodings as rows, and the set's file, size and sacreBLEU signatures in a caption."""
+    if not scores:
+        return
+    seconds = t("about.metrics.seconds")
+    table = pd.DataFrame([{"BLEU": v["bleu"], "chrF": v["chrf"], seconds: v.get("seconds")} for v in scores.values()],
+                         index=pd.Index([decoding_name(n) for n in scores], name=t("about.metrics.decoding")))
+    st.dataframe(table.dropna(axis=1, how="all"))
+    first = next(iter(scores.values()))
+    if "bleu_signature" in first:
+        st.caption(t("about.metrics.signatures", pairs=plain(str(metrics.get("pairs", "?")), 40),
+                     file=plain(str(metrics.get("test_file", "?")), 200), bleu=in_code(first["bleu_signature"]),
+                     chrf=in_code(first.get("chrf_signature", "?"))))
 
 
 def render() -> None:
