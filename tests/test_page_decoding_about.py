@@ -218,3 +218,14 @@ def test_about_shows_each_test_set_in_its_own_table(tmp_path, monkeypatch):
         assert "{" not in cells
         body = texts(at)
         assert heading in body and "everyday_test.tsv" in body.replace("\\", "") and "30" in body
+
+
+def test_about_shows_the_chinese_card_to_a_chinese_reader(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-cards")
+    (models / "toy-cards" / "README.md").write_text("# Toy card\n\nEnglish words.\n")
+    (models / "toy-cards" / "README.zh.md").write_text("# 玩具模型卡\n\n中文的说明。\n")
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    english, chinese = (texts(run_page("about.py", model="toy-cards", text="a b", lang=lang)) for lang in ("en", "zh"))
+    assert "English words." in english and "中文的说明" not in english
+    assert "中文的说明" in chinese and "English words." not in chinese

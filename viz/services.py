@@ -115,7 +115,7 @@ def folder_fingerprint(folder: Path) -> tuple:
 
 # Text files beside the weights that pages read, each read only when stat() says it is a regular file within its
 # limit (config.json, tokenizer.json, metrics.json and the weights have theirs in model/io/checkpoint.py).
-MODEL_FILE_LIMITS = {"presets.txt": MiB, "README.md": MiB, "train_log.csv": 8 * MiB}
+MODEL_FILE_LIMITS = {"presets.txt": MiB, "README.md": MiB, "README.zh.md": MiB, "train_log.csv": 8 * MiB}
 
 
 def model_file_text(model_id: str, name: str) -> str | None:

@@ -112,13 +112,18 @@ def configuration_and_parameters(bundle) -> None:
 
 def data_and_card(bundle, metrics) -> None:
     st.subheader(t("about.data"))
-    try:
-        card = model_file_text(bundle.path.name, "README.md")     # read only within its size limit
+    card, translated = None, False
+    try:                                                          # read only within its size limit
+        if current_lang() == "zh":                                # the card in the reader's language, when written
+            card = model_file_text(bundle.path.name, "README.zh.md")
+            translated = card is not None
+        card = card if translated else model_file_text(bundle.path.name, "README.md")
     except ValueError as e:
         st.warning(plain(str(e)))
         card = None
     if card is not None:
-        st.caption(t("about.card.language"))
+        if not translated:
+            st.caption(t("about.card.language"))
         with st.expander(t("about.card"), expanded=True):
             # the card's Markdown, but no image fetched, no HTML, no shortcode drawn: a folder may not be the authors'
             st.markdown(card_markdown(card))
