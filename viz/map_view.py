@@ -50,10 +50,11 @@ def map_figure(trace, lang: str = DEFAULT_LANG, carried: dict | None = None, hig
 
 def head_view_figure(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], kind: str, layer: int,
                      lang: str = DEFAULT_LANG, selected_head: int | None = None,
-                     type_scale: TypeScale = NORMAL) -> go.Figure:
-    """The head view of one layer's [H, Q, K] patterns in `lang`."""
+                     type_scale: TypeScale = NORMAL, titled: bool = True) -> go.Figure:
+    """The head view of one layer's [H, Q, K] patterns in `lang` (titled=False: beside a chart that names them)."""
+    title = message(lang, "headview.title", kind=message(lang, KIND_KEYS[kind]), layer=layer) if titled else ""
     return head_view(patterns, query_labels, key_labels, selected_head=selected_head, type_scale=type_scale,
-                     title=message(lang, "headview.title", kind=message(lang, KIND_KEYS[kind]), layer=layer),
+                     title=title,
                      head_name=message(lang, "headview.head"), legend_title=message(lang, "headview.legend"),
                      query_title=message(lang, "fig.attention.y"), key_title=message(lang, "fig.attention.x"),
                      hover_query=message(lang, "headview.hover_query"), hover_key=message(lang, "headview.hover_key"))

@@ -127,21 +127,22 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
                              marker=dict(size=9, color="#444444"), name="keys"))
     n = max(n_q, n_k)
     row = 1.55 * font_size
-    height = int(min(max_height, max(360, 150 + row * n)))
+    height = int(min(max_height, max(360, 60 + 7 * type_scale.text + row * n)))
     longest = max([len(str(t)) for t in query_labels + key_labels] + [1])
     side = min(0.9, 0.055 * longest * font_size / 16)        # room for the token labels, in x units
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
-    headers = [dict(x=LEFT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="right", text=f"<b>{query_title}</b>",
+    headers = [dict(x=LEFT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{query_title}</b>",
                     showarrow=False, font=type_scale.font("text")),
-               dict(x=RIGHT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="left", text=f"<b>{key_title}</b>",
+               dict(x=RIGHT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{key_title}</b>",
                     showarrow=False, font=type_scale.font("text"))]
     layout = dict(xaxis=dict(bare, range=[LEFT - side, RIGHT + side]),
                   yaxis=dict(bare, range=[n - 0.5, -0.5]), annotations=headers,
                   title=dict(text=title, font=type_scale.font("title")), height=height, font=type_scale.font("text"),
                   hoverlabel=dict(font=type_scale.font("text")),
-                  margin=dict(l=8, r=8, t=(110 if title else 70) + 30 * ((n_heads - 1) // 4), b=8),
+                  margin=dict(l=8, r=8, b=8, t=int((44 if title else 0) + type_scale.text * (
+                      1.7 * (1 + -(-n_heads // 4)) + 1.8))),      # legend title, its rows, the column headers
                   plot_bgcolor="white", hovermode="closest", dragmode=False,
                   legend=dict(orientation="h", x=0, y=1 - (44 if title else 4) / height, yanchor="top", yref="container",
-                              title=dict(text=legend_title, side="top"), itemclick="toggleothers",
+                              title=dict(text=legend_title, side="top", font=type_scale.font("text")), itemclick="toggleothers",
                               itemdoubleclick="toggle", font=type_scale.font("text")))
     return go.Figure(traces, layout=layout)
