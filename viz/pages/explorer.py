@@ -13,7 +13,6 @@ from viz.state import Context, qp_choice, set_query
 from viz.text import attention_labels, plain
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 from viz.ui import type_scale
-from viz.ui import type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
 
@@ -88,14 +87,6 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
                 matrix_frame(weights, rows, cols), key="explorer-main")
     return weights
-
-
-def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols) -> None:
-    """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the others)."""
-    fig = head_view_figure(patterns[layer], rows, cols, kind, layer, current_lang(), selected_head=head,
-                           type_scale=type_scale())
-    show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-lines", key="explorer-lines")
-    st.caption(t("headview.read"))
 
 
 def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols) -> None:
