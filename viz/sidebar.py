@@ -13,7 +13,7 @@ import streamlit as st
 from model.io.checkpoint import CheckpointError
 from viz.context import Choice
 from viz.services import device_label, load_bundle, max_tokens_bounds, preset_groups, presets, trace_npz
-from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query
+from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.i18n import DEFAULT_LANG, LANGS, error_text, t, tn
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
@@ -103,9 +103,10 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
     target = sb.text_input(t("sidebar.reference"), key="target", help=t("sidebar.reference.help"),
                            max_chars=MAX_TEXT_CHARS)
     lo, _, hi = max_tokens_bounds()
-    c1, c2 = sb.columns(2)
-    beam = c1.number_input(t("sidebar.beam"), 1, 8, key="beam", help=t("sidebar.beam.help"))
-    max_tokens = c2.number_input(t("sidebar.max_tokens"), lo, hi, key="max_tokens", help=t("sidebar.max_tokens.help"))
+    c1, c2 = sb.columns(2)                     # NaN or 64 sent for a box: said, neither a crash nor greedy
+    beam = whole_number_box(c1, t("sidebar.beam"), 1, 8, "beam", 1, notices, help=t("sidebar.beam.help"))
+    max_tokens = whole_number_box(c2, t("sidebar.max_tokens"), lo, hi, "max_tokens", max_tokens_bounds()[1], notices,
+                                  help=t("sidebar.max_tokens.help"))
     sb.radio(t("sidebar.image_format"), ["PNG", "SVG"], key="image_format", horizontal=True,
              help=t("sidebar.image_format.help"))
     download_slot = sb.container()

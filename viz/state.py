@@ -140,3 +140,50 @@ def parse_index_list(raw: str, lo: int, hi: int, max_items: int = 8) -> list[int
     if bad:
         raise InputError("out_of_range", f"{bad[0]} is outside {lo}…{hi}", value=bad[0], lo=lo, hi=hi)
     return list(dict.fromkeys(values))
+
+
+# -- whole-number boxes: what a browser sends is checked like a URL value ---------------------------------------
+def number_box_value(key: str, lo: int, hi: int) -> int | None:
+    """The whole number a number box keyed `key` holds, or None when the browser sent something outside
+    lo..hi: NaN and infinity (Streamlit's int() raised on them: the page crashed) or a number out of range
+    (Streamlit quietly used the box's default: beam 64 became greedy). Only a client that skips the page's
+    own box sends one. Boxes built with value=None hold None for out of range, so it can be told apart."""
+    try:
+        value = st.session_state.get(key)
+    except (ValueError, OverflowError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value % 1:
+        return None
+    return int(value) if lo <= value <= hi else None
+
+
+def whole_number_box(container, label: str, lo: int, hi: int, key: str, default: int,
+                     notices: list[str] | None = None, **kwargs) -> int:
+    """st.number_input for a whole number in lo..hi that no browser can break: a float box (value=None,
+    step 1, shown without decimals) so that Streamlit itself never calls int() on NaN, and what it sent
+    outside lo..hi is replaced by the last good value with a notice (check_number_box)."""
+    check_number_box(key, label, lo, hi, default, notices)
+    value = container.number_input(label, float(lo), float(hi), value=None, step=1.0, format="%.0f", key=key,
+                                   **kwargs)
+    value = default if value is None else int(value)
+    remember_number_box(key, value)
+    return value
+
+
+def check_number_box(key: str, name: str, lo: int, hi: int, default: int, notices: list[str] | None = None) -> None:
+    """Before the number box keyed `key` (built with value=None): a value the browser sent outside lo..hi is
+    replaced by the box's last good value (else `default`) and said with the same notice as a URL value."""
+    good = f"_good:{key}"
+    try:
+        present = key in st.session_state
+    except (ValueError, OverflowError):        # `in` reads the value: NaN raised there too
+        present = True
+    if present and number_box_value(key, lo, hi) is None:
+        kept = st.session_state.get(good, default)
+        st.session_state[key] = kept
+        _notice(t("url.not_int_box", name=name, lo=lo, hi=hi, default=kept), notices)
+
+
+def remember_number_box(key: str, value) -> None:
+    """After the box: its value is the last good one (check_number_box restores it)."""
+    st.session_state[f"_good:{key}"] = value

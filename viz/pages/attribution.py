@@ -12,7 +12,7 @@ from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, c
                                      logit_lens_heatmap, method_heatmaps, patching_heatmap)
 from viz.i18n import error_text, t
 from viz.services import contrastive, encode, logit_lens, patch, source_maps
-from viz.state import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query
+from viz.state import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
@@ -131,8 +131,8 @@ def source_section(v: View) -> None:
     with c1:
         picked = method_choice()
     seed("attr-steps", qp_int("steps", IG_STEPS, 4, 128))
-    steps = int(c2.number_input(t("attribution.steps.label"), 4, 128, key="attr-steps",
-                                help=t("attribution.steps.help")))
+    steps = whole_number_box(c2, t("attribution.steps.label"), 4, 128, "attr-steps", IG_STEPS,
+                             help=t("attribution.steps.help"))
     set_query(methods=None if picked == DEFAULT_METHODS else ",".join(picked),
               steps=None if steps == IG_STEPS else steps)
     with_ig = len(v.meta["src_ids"]) <= MAX_IG_TOKENS

@@ -9,7 +9,7 @@ from viz.services import get_decoding
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars, token_logprobs, top_k_view)
 from viz.i18n import t
-from viz.state import qp_choice, qp_int, set_query
+from viz.state import number_box_value, qp_choice, qp_int, set_query, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
@@ -39,14 +39,16 @@ def _on_method() -> None:
     """Header, sidebar and other pages use the sidebar's beam size: greedy sets it to 1, beam search to the
     beam size last chosen here (the box was hidden while greedy, so its own state is not trusted)."""
     if st.session_state["decoding-method"] == "beam":
-        beam = _beam_choice(st.session_state.get("beam", 1))
+        beam = _beam_choice(number_box_value("beam", 1, 8) or 1)
         st.session_state["decoding-beam"] = st.session_state["beam"] = beam
     else:
         st.session_state["beam"] = 1
 
 
 def _on_beam() -> None:
-    st.session_state["beam"] = st.session_state[LAST_BEAM] = int(st.session_state["decoding-beam"])
+    beam = number_box_value("decoding-beam", 2, 8)        # None: NaN or out of range (said by controls())
+    if beam is not None:
+        st.session_state["beam"] = st.session_state[LAST_BEAM] = beam
 
 
 def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
@@ -69,8 +71,8 @@ def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
                       on_change=_on_method, format_func={m: t(DECODING_METHOD_KEYS[m]) for m in METHODS}.get,
                       help=t("decoding.method.help"))
     if method == "beam":
-        beam = int(c2.number_input(t("decoding.beam"), 2, 8, key="decoding-beam", on_change=_on_beam,
-                                   help=t("decoding.beam.help")))
+        beam = whole_number_box(c2, t("decoding.beam"), 2, 8, "decoding-beam", DEFAULT_BEAM, on_change=_on_beam,
+                                help=t("decoding.beam.help"))
         st.session_state[LAST_BEAM] = beam
     else:
         beam = 1
