@@ -209,12 +209,12 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
     layout["yaxis"].update(ticks, title=dict(text=output_name), autorange="reversed")
     layout["xaxis2"].update(range=[0, 1.75], tickvals=[0, 0.5, 1], ticktext=["0", "50%", "100%"],
                             title=dict(text=probability_name))
-    top = int(label_px + 3.3 * s.text + 24 + (s.title + 16 if title else 0))
+    top = int(label_px + 2.7 * s.text + 16 + (s.title + 16 if title else 0))
     layout.update(title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=10)), barmode="group",
                   bargap=0.25, bargroupgap=0.05, height=int(max(300, top + row_px * n + 70)),
                   margin=dict(l=10, r=10, t=top, b=10), showlegend=False)
     notes = layout.get("annotations", [])
     if notes:                                  # the heatmap's panel title above its slanted source tokens
-        notes[0]["yshift"] = label_px + 2.2 * s.text + 10
+        notes[0]["yshift"] = label_px + 1.5 * s.text + 4
     layout = typeset(layout, s)
     return go.Figure([heatmap, chosen, second], layout=layout)

@@ -115,7 +115,17 @@ def lens_section(v: View) -> None:
 
 
 # -- source attribution --------------------------------------------------------------------------------------
+# The chosen methods' chips wrap onto a second line instead of scrolling sideways (at 1280x720 with the
+# sidebar open the fourth, "integrated gradients", showed as "integ"). A fixed string, no user text.
+METHOD_CHIPS_CSS = """<style>
+.st-key-attr-methods div:has(> span > span) { flex-wrap: wrap !important; overflow: visible !important;
+  height: auto !important; }
+.st-key-attr-methods div:has(span > span) { height: auto !important; max-height: none !important; }
+</style>"""
+
+
 def method_choice() -> list[str]:
+    st.html(METHOD_CHIPS_CSS)
     raw = qp_str("methods")
     chosen = [m for m in (raw or "").split(",") if m in METHODS] or DEFAULT_METHODS
     if raw and len(chosen) != len([m for m in raw.split(",") if m]):
