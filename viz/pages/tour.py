@@ -4,7 +4,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from viz.figures.model_map import TOUR_BLOCKS
 from viz.i18n import current_lang, t
+from viz.map_view import map_figure
 from viz.presenter import style_nav_buttons
 from viz.state import Context, current, qp_int, set_query
 from viz.tour_figures import STEP_FIGURES
@@ -49,6 +51,15 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
     st.caption(t(step.message_key("reading")))
 
 
+def you_are_here(ctx: Context | None, step: TourStep, number: int) -> None:
+    """The whole model (the paper's Figure 1, live on the sentence) with this step's blocks framed in red."""
+    if ctx is None or ctx.trace is None or not TOUR_BLOCKS.get(step.key):
+        return
+    fig = map_figure(ctx.trace, current_lang(), highlight=TOUR_BLOCKS[step.key], type_scale=type_scale(),
+                     compact=True, token_strings=ctx.bundle.tokenizer.token_strings)
+    show_figure(fig, f"{ctx.model_id}-tour-map-{number}", key=f"tour-map-{number}")
+
+
 def step_links(step: TourStep, base: dict) -> None:
     links = st.container(border=True, key="tour-links")
     for i, link in enumerate(step.links):
@@ -86,6 +97,7 @@ def render() -> None:
     st.markdown(t(step.message_key("text")))
     st.latex(step.formula)
     step_links(step, carried_params(ctx))
+    you_are_here(ctx, step, number)
     st.progress(number / len(TOUR))
     with st.expander(t("tour.all_steps")):
         titles = [t(s.message_key("title")) for s in TOUR]
