@@ -4,11 +4,14 @@ sentence, and a step's `code` spans shown as code, never as markup."""
 import json
 import re
 
+import numpy as np
+
 import pytest
 
 from test_lesson import trace_of
 from viz.lesson import lesson_html, text_html
-from viz.tour_figures import embeddings_figure, positional_figure
+from viz.tour_figures import decoder_figure, embeddings_figure, positional_figure
+from viz.tour_steps import TOUR
 
 SENTENCE = "The man went to the house."
 
@@ -66,3 +69,21 @@ def test_the_lesson_shows_no_bare_end_tag(trace):
     """Step 7 names the end token; whatever the catalogue writes, the lesson shows it as text."""
     body = re.sub(r"<script\b.*?</script>", "", lesson_html(trace), flags=re.S)
     assert "</s>" not in body and 'id="step-7"' in body
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_decoder_step_shows_the_mask_it_explains(trace, lang):
+    """Issue 26, item 4: step 6 explains the causal mask, so its picture is the decoder's masked self-attention
+    (it showed cross-attention): queries and keys are both the output, the future cells grey without a number
+    and named in the legend; its first link opens that view, its formula says s > t without English words."""
+    fig = decoder_figure(trace, None, lang)
+    data = json.loads(fig.to_json())["data"]
+    heat = data[0]
+    assert len(heat["x"]) == len(heat["y"]) and "&lt;s&gt;" in heat["x"][0]   # output looks at output so far
+    z = np.array(fig.data[0].z, dtype=float)
+    assert np.isnan(z[np.triu_indices(len(z), 1)]).all() and not np.isnan(np.tril(z)).any()
+    legend = {"en": "masked (future position)", "zh": "已遮盖（未来位置）"}[lang]
+    assert any(d.get("name") == legend and d.get("showlegend") for d in data)
+    assert {"en": "Decoder masked self-attention", "zh": "解码器掩码自注意力"}[lang] in fig.layout.title.text
+    step = next(s for s in TOUR if s.key == "decoder")
+    assert step.links[0].params == {"kind": "decoder"} and "text{for}" not in step.formula and "s>t" in step.formula

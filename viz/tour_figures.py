@@ -96,8 +96,9 @@ def add_norm_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
 
 def decoder_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
                    type_scale: TypeScale = NORMAL) -> go.Figure:
-    last = len(schema.stacked(trace, "cross")) - 1
-    return attention_figure(trace, "cross", layer=last, lang=lang, type_scale=type_scale)
+    """The step explains the causal mask: the decoder's masked self-attention (first layer, mean of the heads),
+    its future positions grey; cross-attention is the start page's picture and this step's second link."""
+    return attention_figure(trace, "decoder", layer=0, lang=lang, type_scale=type_scale)
 
 
 def decoding_figure(trace: Trace, model_dir: Path | None, lang: str = "en",

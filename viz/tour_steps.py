@@ -39,8 +39,8 @@ TOUR = (
              r"y=\mathrm{LayerNorm}\big(x+\mathrm{Sublayer}(x)\big),\quad "
              r"\mathrm{LayerNorm}(z)=\gamma\odot\frac{z-\mu}{\sigma}+\beta",
              (Link("layernorm.py", {"stack": "encoder", "layer": "0", "norm": "norm_attn"}),)),
-    TourStep("decoder", r"\mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}+M\Big),\quad M_{ts}=-\infty\ \text{for}\ s>t",
-             (Link("explorer.py", {"kind": "cross"}), Link("explorer.py", {"kind": "decoder"}))),
+    TourStep("decoder", r"\mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}+M\Big),\quad M_{ts}=-\infty\ \ (s>t)",
+             (Link("explorer.py", {"kind": "decoder"}), Link("explorer.py", {"kind": "cross"}))),
     TourStep("decoding", r"y_t=\arg\max_{y}\;p_\theta(y\mid y_{<t},x)", (Link("decoding.py", {"method": "greedy"}),)),
     TourStep("heads", r"H(a_t)=-\sum_s a_{ts}\log a_{ts}", (Link("heads.py", {"tab": "stats"}),)),
     TourStep("zoo", r"q^\top k,\quad \frac{q^\top k}{\sqrt d},\quad q^\top Wk,\quad v^\top\tanh(W_1q+W_2k)",
