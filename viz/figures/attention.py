@@ -24,8 +24,8 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     weights = check_matrix(weights, len(query_labels), len(key_labels))
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     n_q, n_k = len(query_labels), len(key_labels)
-    row_px = max(26, 1.5 * type_scale.tick)
-    side = int(max(360, min(900, 140 + row_px * max(n_q, n_k))))
+    row_px = max(26, 1.9 * type_scale.tick)       # every token label shown (plotly drops every other when crowded)
+    side = int(max(360, min(900, 160 + row_px * max(n_q, n_k))))
     if show_values is None:
         plot_w = (width_px or type_scale.page_px) - 250          # less the query labels and the colour bar
         show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
@@ -39,8 +39,10 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
                   margin=dict(l=10, r=10, t=60, b=10))
     if masked is not None and np.any(masked):
         traces += [mask_overlay(masked, key_labels, query_labels), mask_legend(masked_label)]
-        legend_above(layout)
-        layout["margin"]["t"] = 60 + type_scale.text
+        legend_above(layout)                   # under the title: a long title takes the whole width
+        layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
+        layout["margin"]["t"] = int(60 + 1.6 * type_scale.text)
+        layout["height"] = side + int(1.6 * type_scale.text)
     if highlight_row is not None and 0 <= highlight_row < n_q:
         layout["shapes"] = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=highlight_row - 0.5,
                                  y1=highlight_row + 0.5, line=dict(color="#d62728", width=3))]

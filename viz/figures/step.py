@@ -82,7 +82,9 @@ def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: 
                                texttemplate="%{text}" if numbers else None, textfont=type_scale.font("cell"))
         fig.add_traces([overlay, mask_legend(masked_label)])
         layout = legend_above(fig.layout.to_plotly_json())
-        layout["margin"]["t"] = 60 + type_scale.text
+        layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")   # under the (long) title
+        layout["margin"]["t"] = int(60 + 1.6 * type_scale.text)
+        layout["height"] += int(1.6 * type_scale.text)
         fig.layout = layout
     return highlight_row(fig, highlight, len(row_labels))
 
