@@ -19,10 +19,13 @@ def test_configure_sets_defaults_and_keeps_values_already_set(monkeypatch):
 
 
 def test_app_configures_before_anything_imports_torch():
-    """app.py's first statements: import runtime, call configure(), and only then other imports."""
-    body = ast.parse((ROOT / "app.py").read_text()).body
+    """app.py imports only the entry module; that module's first statements import runtime and call
+    configure(), and only then come other imports."""
+    app = [ast.unparse(n) for n in ast.parse((ROOT / "app.py").read_text()).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert app == ["from transformer_viz_app import page"]
+    body = ast.parse((ROOT / "transformer_viz_app.py").read_text()).body
     calls = [i for i, node in enumerate(body) if isinstance(node, ast.Expr) and "runtime.configure" in ast.unparse(node)]
-    assert calls, "app.py never calls runtime.configure()"
+    assert calls, "transformer_viz_app.py never calls runtime.configure()"
     imports_before = [ast.unparse(n) for n in body[:calls[0]]
                      if isinstance(n, (ast.Import, ast.ImportFrom)) and "runtime" not in ast.unparse(n)
                      and "__future__" not in ast.unparse(n) and "pathlib" not in ast.unparse(n)]
