@@ -138,11 +138,16 @@ def test_norms_figure_groups_series_and_escapes_tokens():
         norms_figure(["a"], {"token": np.array([1.0, 2.0])})
 
 
-def test_order_gap_figure_log_scale():
-    fig = order_gap_figure(np.array([0.4, 0.2]), np.array([0.0, 1e-7]))
-    assert fig.layout.yaxis.type == "log"
+def test_order_gap_figure_reads_as_it_is():
+    """Issue 26, item 4: on a log axis 3e-7 drew half as tall as 0.1 and 0 drew nothing. A linear axis from 0:
+    bar heights in proportion to the gaps, rounding noise labelled "≈ 0", the exact value on hover."""
+    fig = order_gap_figure(np.array([0.4, 0.2]), np.array([0.0, 3e-7]))
+    assert fig.layout.yaxis.type in (None, "linear") and fig.layout.yaxis.range[0] == 0
+    assert fig.layout.yaxis.range[1] >= 0.4
     assert [t.name for t in fig.data][1] == "positional encoding set to 0"
-    assert min(fig.data[1].y) > 0                               # zeros lifted to the floor of the log axis
+    assert list(fig.data[0].y) == [0.4, 0.2] and list(fig.data[1].y) == [0.0, 3e-7]   # drawn as they are
+    assert list(fig.data[0].text) == ["0.40", "0.20"] and list(fig.data[1].text) == ["≈ 0", "≈ 0"]
+    assert "%{y:.2e}" in fig.data[1].hovertemplate
     with pytest.raises(ValueError):
         order_gap_figure(np.zeros(2), np.zeros(3))
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
+from model.analysis.positional import frequencies
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz import ROOT
@@ -34,7 +35,12 @@ def test_positional_default_view_uses_the_real_model(trace):
     assert at.title[0].value == "Positional encoding"
     assert "sinusoidal" in texts(at)
     assert at.slider(key="pe-positions").value == 32          # toy-reverse max_len
-    assert at.multiselect(key="pe-dims").value == [0, 1, 8, 9]
+    # issue 26, item 4: default curves span fast to slow (0, 1, 8, 9 all oscillated fast): sine dims 0, d/8,
+    # d/4, d/2 of toy-reverse's d_model 64, wavelengths from about 6 positions to far more than the 32 shown
+    dims = at.multiselect(key="pe-dims").value
+    assert dims == [0, 8, 16, 32]
+    wavelengths = 2 * np.pi / frequencies(64)[np.array(dims) // 2]
+    assert wavelengths[0] < 8 and 16 < wavelengths[1] < 32 and wavelengths[-1] > 10 * 32
     assert at.slider(key="pe-offset").value == 3
     # the rows added to the sentence equal the table shown
     assert "differ from this table by at most 0.0e+00" in texts(at)
@@ -100,7 +106,7 @@ def test_positional_bad_parameters_warn():
     warnings = " ".join(str(w.value) for w in at.warning)
     assert "positions" in warnings and "offset" in warnings and "dims" in warnings and "swap" in warnings
     assert at.slider(key="pe-positions").value == 32 and at.slider(key="pe-offset").value == 3
-    assert at.multiselect(key="pe-dims").value == [0, 1, 8, 9]
+    assert at.multiselect(key="pe-dims").value == [0, 8, 16, 32]
 
 
 # -- layernorm ----------------------------------------------------------------------------------------

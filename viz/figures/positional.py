@@ -187,27 +187,30 @@ def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: 
         margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
 
 
+NEGLIGIBLE = 5e-3   # a weight difference under half a percent: rounding, or nothing a class would see
+
+
 def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "", layer: str = "layer {i}",
                      with_pe_name: str = "with positional encoding (the model)",
                      without_pe_name: str = "positional encoding set to 0", x_title: str = "encoder self-attention",
                      y_title: str = "max |A_swapped − permuted A|", difference: str = "max difference",
                      type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Per encoder layer, how far the swapped sentence's attention is from the permuted original (log scale).
-    layer ({i}: the layer's number), with_pe_name, without_pe_name, x_title, y_title, difference (hover): the words
-    shown."""
+    """Per encoder layer, how far the swapped sentence's attention is from the permuted original, on a linear
+    axis from 0 (a log axis drew 3e-7 half as tall as 0.1, and a 0 not at all): bars a class reads as they are,
+    a gap under NEGLIGIBLE labelled "≈ 0" (the exact value on hover). layer ({i}: the layer's number),
+    with_pe_name, without_pe_name, x_title, y_title, difference (hover): the words shown."""
     with_pe, without_pe = np.asarray(gap_with_pe, dtype=float), np.asarray(gap_without_pe, dtype=float)
     if with_pe.shape != without_pe.shape or with_pe.ndim != 1:
         raise ValueError("expected two per-layer vectors of one length")
     layers = [layer.format(i=i) for i in range(with_pe.size)]
-    floor = 1e-9  # a log axis cannot show exact zeros
-    bars = [go.Bar(x=layers, y=np.maximum(gaps, floor), name=name, marker_color=color,
-                   text=[f"{v:.2g}" for v in gaps], textposition="outside",
+    bars = [go.Bar(x=layers, y=gaps, name=name, marker_color=color,
+                   text=["≈ 0" if v < NEGLIGIBLE else f"{v:.2f}" for v in gaps], textposition="outside",
                    hovertemplate=f"%{{x}}<br>{difference} %{{y:.2e}}<extra></extra>")
             for gaps, name, color in [(with_pe, with_pe_name, LINE_COLORS[3]),
                                       (without_pe, without_pe_name, LINE_COLORS[7])]]
     return go.Figure(bars, layout=typeset(dict(
-        yaxis=dict(type="log", title=dict(text=y_title), exponentformat="power",
-                   range=[-9, 0.7]),
+        yaxis=dict(title=dict(text=y_title), range=[0, max(0.1, float(np.max([with_pe, without_pe]))) * 1.2],
+                   rangemode="tozero"),
         xaxis=dict(title=dict(text=x_title)), title=dict(text=title), barmode="group",
         height=440, margin=dict(l=10, r=10, t=60, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))

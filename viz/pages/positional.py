@@ -19,7 +19,8 @@ from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scal
 
 MAX_DIMS = 8
 ZOOM_DIMS = 8          # M_k's corner with numbers in its cells: 4 rotation blocks stay readable at half width
-DEFAULT_DIMS = (0, 1, 8, 9)
+DIMS_SPAN = (0, 1 / 8, 1 / 4, 1 / 2)   # default curves at these fractions of d_model: fast to slow (sine dims;
+                                      # wavelengths 2π·10000^f: about 6, 20, 63 and 628 positions)
 # Formulas one short line each: one long line was cut at the right edge of a 1280x720 projector.
 PE_FORMULA = (r"\begin{aligned}PE_{(pos,\,2i)}&=\sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\\"
               r"PE_{(pos,\,2i+1)}&=\cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)\\"
@@ -32,7 +33,8 @@ ROTATION_FORMULA = (r"\begin{pmatrix}\sin((p+k)\omega_i)\\ \cos((p+k)\omega_i)\e
 
 
 def default_dims(d_model: int) -> list[int]:
-    return [d for d in DEFAULT_DIMS if d < d_model]
+    """Sine dimensions that span fast to slow waves (0, d/8, d/4, d/2): 0, 1, 8, 9 all oscillated fast."""
+    return list(dict.fromkeys(2 * int(f * d_model // 2) for f in DIMS_SPAN if 2 * int(f * d_model // 2) < d_model))
 
 
 def dims_from_url(d_model: int) -> list[int]:
