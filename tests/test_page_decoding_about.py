@@ -10,7 +10,7 @@ from apptest_utils import first_chart, no_exceptions, run_page, texts
 from model.io.checkpoint import load_checkpoint
 from model.inference.decode import greedy
 from model.inference.pipeline import encode_text, trace_sentence
-from model.analysis.decoding import run_decoding
+from model.analysis.decoding import clearest_alignment_step, run_decoding
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
@@ -47,16 +47,32 @@ def test_beam_decoding_lists_hypotheses_best_first(toy):
 
 
 # -- the Decoding page ----------------------------------------------------------------------------------------
-def test_decoding_default_view_shows_the_real_first_step(toy):
+def test_the_opening_step_is_the_clearest_alignment():
+    """Issue 26, item 4: not step 0 (its self-attention one key: a column of 1.00) nor the last (</s>), but the
+    step whose newest position looks most clearly at one source token (mean of the heads, the page's layer)."""
+    rows = np.full((5, 2, 2, 4), 0.25)                      # [T, L, H, S]: uniform everywhere...
+    rows[2, 1] = [[0.1, 0.1, 0.7, 0.1], [0.0, 0.0, 0.9, 0.1]]   # ...but step 2 of layer 1 looks at token 2
+    rows[0, 1] = rows[4, 1] = [[1, 0, 0, 0], [1, 0, 0, 0]]     # first and last are never picked
+    assert clearest_alignment_step(rows, 1) == 2
+    assert clearest_alignment_step(rows, 0) == 1            # all alike: the first after step 0
+    assert clearest_alignment_step(rows[:2], 1) == 1 and clearest_alignment_step(rows[:1], 1) == 0
+
+
+def test_decoding_default_view_opens_where_the_alignment_shows(toy):
     at = run_page("decoding.py", model="toy-reverse", text="a b c d")
     no_exceptions(at)
     assert at.radio(key="decoding-method").value == "greedy"
-    assert at.slider(key="decoding-step").value == 0
-    assert at.selectbox(key="decoding-layer").value == toy.config.n_decoder_layers - 1
+    layer = toy.config.n_decoder_layers - 1
+    assert at.selectbox(key="decoding-layer").value == layer
+    dec = run_decoding(toy, "a b c d", "greedy", 1, 128)
+    step = clearest_alignment_step(dec.cross_rows, layer)
+    assert 0 < step < dec.n_steps - 1
+    assert at.slider(key="decoding-step").value == step and at.query_params["step"] == str(step)
     hyp = greedy(toy.model, encode_text(toy, "a b c d").ids)
     step_text = at.code[0].value
-    assert "decoder input : <s>\n" in step_text
-    assert f"appends       : d   (p = {np.exp(hyp.step_logprobs[0]):.4f}, rank 1 of 13)" in step_text
+    assert f"decoder input : {'  '.join(dec.in_tokens[:step + 1])}\n" in step_text
+    assert (f"appends       : {dec.out_tokens[step]}   (p = {np.exp(hyp.step_logprobs[step]):.4f}, rank 1 of 13)"
+            in step_text)
     assert "Type a reference translation in the sidebar" in texts(at)
     # greedy: no beam-size box on the page (a greyed-out "Beam size 4" contradicted the sidebar's 1)
     assert "decoding-beam" not in [n.key for n in at.number_input]
@@ -116,7 +132,7 @@ def test_decoding_bad_parameters_warn_and_fall_back():
     for name in ("method", "step", "layer", "k"):
         assert f"URL parameter {name}=" in warnings
     assert at.radio(key="decoding-method").value == "greedy"
-    assert at.slider(key="decoding-step").value == 0
+    assert at.slider(key="decoding-step").value > 0                    # the opening step, as without step=
 
 
 def test_decoding_empty_sentence_asks_for_one():

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.decoding import BEAM_ALPHA, METHODS
+from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step
 from model.capture import schema
 from viz.services import get_decoding
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
@@ -84,8 +84,9 @@ def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
     return method, beam, layer, k
 
 
-def step_slider(n_steps: int) -> int:
-    _seed("decoding-step", qp_int("step", 0, 0, n_steps - 1))
+def step_slider(n_steps: int, opening: int = 0) -> int:
+    """The step shown; without step= in the URL, `opening` (the clearest alignment, not step 0's column of 1.00)."""
+    _seed("decoding-step", qp_int("step", opening, 0, n_steps - 1))
     st.session_state["decoding-step"] = min(int(st.session_state["decoding-step"]), n_steps - 1)
     if n_steps > 1:
         return st.slider(t("decoding.step"), 0, n_steps - 1, key="decoding-step", help=t("decoding.step.help"))
@@ -235,7 +236,7 @@ def render() -> None:
     except ValueError as e:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
-    step = step_slider(dec.n_steps)
+    step = step_slider(dec.n_steps, clearest_alignment_step(dec.cross_rows, layer))
     set_query(method=method, beam=beam if method == "beam" else None, layer=layer, k=k, step=step)
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
