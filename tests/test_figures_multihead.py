@@ -11,7 +11,7 @@ from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz.figures.multihead import (MIN_PX_PER_KEY, concat_heatmap, head_columns, head_patterns, per_head_outputs,
                                    stage_heatmap, stage_norms, width_per_key)
-from model.analysis.attention_math import (concat_heads, head_readings, head_summary, layer_norm, linear_arrays,
+from model.analysis.attention_math import (concat_heads, head_readings, head_summary, head_traits, layer_norm, linear_arrays,
                                            max_abs_error, output_projection, token_norms)
 from model.capture.schema import sublayer_names
 
@@ -81,6 +81,34 @@ def test_assembly_reproduces_the_real_sublayer(toy, kind):
     normed = layer_norm(summed, a[f"{names.norm}.hook_gain"], a[f"{names.norm}.hook_bias"], cfg.ln_eps)
     assert max_abs_error(normed, a[names.after]) < 1e-5
 
+
+
+def test_head_traits_describe_each_head_by_what_sets_it_apart():
+    """Issue 26, item 4: the multi-head table said "spread out / depends on the content" for all 8 heads of the
+    default view. Each head is now named by the measured statistic in which it stands out, with its value."""
+    n = 6
+    eye, prev, nxt = np.eye(n), np.eye(n, k=-1), np.eye(n, k=1)
+    prev[0, 0] = nxt[-1, -1] = 1.0
+    fixed = np.zeros((n, n))
+    fixed[:, 2] = 1.0
+    uniform = np.full((n, n), 1 / n)
+    far = np.zeros((n, n))
+    far[np.arange(n), (np.arange(n) + n // 2) % n] = 1.0                  # always half the sentence away
+    traits = head_traits(np.stack([eye, prev, nxt, fixed, uniform, far]), positional=True)
+    names = [name for name, _ in traits]
+    assert names == ["self", "previous", "next", "key", "broad", "far"]
+    assert traits[0][1] == {"share": 1.0} and traits[3][1] == {"share": 1.0, "index": 2}
+    assert traits[4][1]["n"] == pytest.approx(n) and traits[5][1]["distance"] == pytest.approx(3.0)
+    # across sequences: a head that walks through the source in order, against ones that do not
+    diagonal = np.eye(n)
+    stuck = np.zeros((n, n))
+    stuck[:, 0] = 1.0
+    cross = head_traits(np.stack([diagonal, stuck, uniform]), positional=False)
+    assert [name for name, _ in cross] == ["order", "key", "broad"] and cross[0][1]["r"] == pytest.approx(1.0)
+    # one head: nothing to compare with, its favourite key
+    assert head_traits(eye[None], positional=True)[0][0] == "key"
+    with pytest.raises(ValueError):
+        head_traits(eye, positional=True)
 
 def test_head_summary_tells_positional_and_fixed_heads_apart():
     eye, prev, fixed = np.eye(4), np.eye(4, k=-1), np.zeros((4, 4))

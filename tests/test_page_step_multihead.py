@@ -1,4 +1,5 @@
 """Step-through and Multi-head assembly pages through AppTest, on the toy-reverse model."""
+import re
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +104,10 @@ def test_multihead_default_view_checks_the_assembly_against_the_model(trace):
     heads = at.dataframe[0].value
     pattern = trace.arrays["encoder.layers.0.self_attn.hook_pattern"]
     np.testing.assert_allclose(heads["mean entropy (bits)"], entropy_bits(pattern).mean(-1).round(2))
+    # each head described by what sets it apart, measured (all alike before: "spread out / depends on the content")
+    apart = heads["what sets it apart"].tolist()
+    assert len(set(apart)) == len(apart) == 4 and not any("depends on the content" in a for a in apart)
+    assert all(re.search(r"\d", a) for a in apart)                         # each with its value
     assert "MultiHead(Q,K,V)" in texts(at).replace(r"\mathrm{MultiHead}", "MultiHead")
     assert "d_k = d_{model}/h = 64/4 = 16" in texts(at)
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.attention_math import (concat_heads, dim_labels, head_readings, head_summary, layer_norm,
+from model.analysis.attention_math import (concat_heads, dim_labels, head_summary, head_traits, layer_norm,
                                            linear_arrays, max_abs_error, output_projection, token_norms)
 from model.capture import schema
 from model.capture.schema import sublayer_names
@@ -26,7 +26,11 @@ PRE_NORM = r"x_{\text{next}} = x + \mathrm{MultiHead}(\mathrm{LayerNorm}(x))"
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-MULTIHEAD_OFFSET_KEYS = {-1: "multihead.offset.-1", 0: "multihead.offset.0", 1: "multihead.offset.1"}
+MULTIHEAD_TRAIT_KEYS = {
+    "self": "multihead.trait.self", "previous": "multihead.trait.previous", "next": "multihead.trait.next",
+    "far": "multihead.trait.far", "key": "multihead.trait.key", "sharp": "multihead.trait.sharp",
+    "broad": "multihead.trait.broad", "order": "multihead.trait.order",
+}
 
 
 def controls(cfg) -> tuple[str, int]:
@@ -55,18 +59,20 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
     st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))
 
 
-def describe(stats: dict, cols: list[str], positional: bool) -> list[str]:
-    """head_readings (model.analysis.attention_math) in the page's language."""
+def describe(patterns: np.ndarray, cols: list[str], positional: bool) -> list[str]:
+    """head_traits (model.analysis.attention_math): what sets each head apart, measured, in the page's language."""
     words = []
-    for kind, v in head_readings(stats, positional):
-        if kind == "position":
-            off = v["offset"]
-            where = t(MULTIHEAD_OFFSET_KEYS[off]) if off in (-1, 0, 1) else t("multihead.offset.n", offset=f"{off:+d}")
-            words.append(t("multihead.does.position", where=where, share=f"{v['share']:.0%}"))
-        elif kind == "key":
-            words.append(t("multihead.does.key", token=cols[v["index"]], share=f"{v['share']:.0%}"))
-        else:
-            words.append(t("multihead.does.spread"))
+    for trait, v in head_traits(patterns, positional):
+        values = {"share": f"{v['share']:.0%}"} if "share" in v else {}
+        if trait == "key":
+            values["token"] = cols[v["index"]]
+        elif trait == "far":
+            values["distance"] = f"{v['distance']:.1f}"
+        elif trait == "broad":
+            values.update(n=f"{v['n']:.0f}", bits=f"{v['bits']:.2f}")
+        elif trait == "order":
+            values["r"] = f"{v['r']:.2f}"
+        words.append(t(MULTIHEAD_TRAIT_KEYS[trait], **values))
     return words
 
 
@@ -74,7 +80,7 @@ def head_table(patterns: np.ndarray, cols: list[str], kind: str) -> None:
     stats = head_summary(patterns)
     positional = kind != "cross"   # an offset means something only within one sequence
     table = {
-        t("multihead.table.does"): describe(stats, cols, positional),
+        t("multihead.table.does"): describe(patterns, cols, positional),
         t("multihead.table.entropy"): stats["entropy"].round(2),
         t("multihead.table.max"): stats["max_weight"].round(2),
         t("multihead.table.favourite"): [cols[i] for i in stats["favourite"]],
