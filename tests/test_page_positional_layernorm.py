@@ -116,8 +116,14 @@ def test_layernorm_default_view_uses_the_real_model(trace):
     assert at.title[0].value == "LayerNorm & residual"
     assert "post-norm" in texts(at)
     assert at.radio(key="ln-stack").value == "encoder"
-    assert at.radio(key="ln-norm-encoder").options == ["norm_attn (after self-attention)",
-                                                       "norm_ff (after feed-forward)"]
+    # issue 26, item 6: no code names (norm_attn, norm_ff) in the options, in either language
+    assert at.radio(key="ln-norm-encoder").options == ["LayerNorm after self-attention",
+                                                       "LayerNorm after feed-forward"]
+    zh = run_page("layernorm.py", model="toy-reverse", text=TEXT, lang="zh", stack="decoder")
+    no_exceptions(zh)
+    assert zh.radio(key="ln-norm-decoder").options == ["自注意力之后的层归一化", "交叉注意力之后的层归一化",
+                                                       "前馈网络之后的层归一化"]
+    assert "后归一化（Post-Norm）" in texts(zh) and "**Post-Norm**" not in texts(zh)   # the term, then the English
     mean = trace.arrays["encoder.layers.0.norm_attn.hook_mean"][0]
     std = trace.arrays["encoder.layers.0.norm_attn.hook_std"][0]
     assert _caption(at, "0 a:").startswith(f"0 a: input mean {mean:.4f}, std {std:.4f}")

@@ -71,7 +71,7 @@ def controls(cfg) -> tuple[str, int, str]:
     norm_names = [k for k in NORMS if stack == "decoder" or k != "norm_cross"]
     norm = c3.radio(t("layernorm.norm"), norm_names, index=norm_names.index(qp_choice("norm", norm_names, "norm_attn")),
                     horizontal=True, key=f"ln-norm-{stack}",
-                    format_func=lambda k: t("layernorm.norm_option", norm=k, place=norm_place(k, cfg.norm_first)),
+                    format_func=lambda k: t("layernorm.norm_option", place=norm_place(k, cfg.norm_first)),
                     label_visibility="collapsed")
     return stack, layer, norm
 
