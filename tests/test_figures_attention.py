@@ -26,6 +26,24 @@ def test_every_tile_is_its_heads_pattern_and_gaps_are_blank():
     assert [a.text for a in fig.layout.annotations] == ["H0", "H1", "H2", "L0", "L1"]
 
 
+
+def test_grid_labels_in_the_readers_language():
+    """Issue 26, item 6: H0-H7 / L0-L2 stayed English in 中文; the page passes its words."""
+    fig = model_view(_patterns(), head_label="头{h}", layer_label="第{i}层")
+    assert [a.text for a in fig.layout.annotations] == ["头0", "头1", "头2", "第0层", "第1层"]
+    rows = [a for a in fig.layout.annotations if a.text.startswith("第")]
+    assert all(a.x == 0 and a.xanchor == "right" for a in rows)          # left of the rows, clear of the colour bar
+    assert fig.layout.margin.l >= 3 * 16                                 # room for three CJK characters at 16 px
+
+
+def test_model_view_figure_takes_the_catalogues_grid_words():
+    from model import load_checkpoint, trace_sentence
+    from viz import ROOT
+    from viz.figures import model_view_figure
+    trace = trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), "a b c")
+    texts = [a.text for a in model_view_figure(trace, "decoder", lang="zh").layout.annotations]
+    assert "头0" in texts and "第0层" in texts and not any(t in ("H0", "L0") for t in texts)
+
 def test_click_targets_lie_on_their_own_thumbnail():
     fig = model_view(_patterns())
     targets = fig.data[1]

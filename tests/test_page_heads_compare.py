@@ -48,6 +48,7 @@ def test_heads_deep_links_reproduce_the_view():
     no_exceptions(at)
     assert at.checkbox(key="abl-decoder-0-3").value is True
     assert at.checkbox(key="abl-decoder-0-2").value is False
+    assert at.checkbox(key="abl-decoder-0-2").label == "H2"
     assert at.radio(key="heads-abl-mode").value == "mean"
     assert float(metric(at, "log P, 1 head off").value) < float(metric(at, "log P, all heads on").value) - 1
     assert at.query_params["ablate"] == "decoder:0:3"
@@ -141,3 +142,10 @@ def test_compare_bad_parameters_and_empty_sentences():
     at = run_page("compare.py", model="toy-reverse", text="")
     no_exceptions(at)
     assert "empty" in texts(at)
+
+
+def test_ablation_checkboxes_name_heads_in_chinese():
+    """Issue 26, item 6: the ablation grid's H0-H3 stayed English in 中文."""
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation", kind="decoder", lang="zh")
+    no_exceptions(at)
+    assert at.checkbox(key="abl-decoder-0-2").label == "头2"

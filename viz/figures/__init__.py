@@ -85,5 +85,7 @@ def model_view_figure(trace, kind: str = "encoder", lang: str = DEFAULT_LANG,
     title = message(lang, "fig.every_layer_head", kind=message(lang, KIND_KEYS[kind]))
     patterns = _patterns(trace, kind)
     return model_view(patterns, title=title, value_name=message(lang, "fig.attention.weight"),
+                      head_label=message(lang, "fig.grid.head", h="{h}"),
+                      layer_label=message(lang, "fig.grid.layer", i="{i}"),
                       click_hint=message(lang, "fig.grid.hover"), masked=future_mask(kind, *patterns.shape[-2:]),
                       masked_label=message(lang, "fig.masked"), type_scale=type_scale)

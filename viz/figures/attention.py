@@ -54,8 +54,10 @@ CLICK_HINT = "layer {layer} · head {head}<br>click to open it"
 
 def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int | None] | None = None,
                value_name: str = "weight", click_hint: str = CLICK_HINT, masked=None,
-               masked_label: str = MASKED_LABEL, type_scale: TypeScale = NORMAL) -> go.Figure:
+               masked_label: str = MASKED_LABEL, type_scale: TypeScale = NORMAL, head_label: str = "H{h}",
+               layer_label: str = "L{i}") -> go.Figure:
     """Every layer (rows) x head (columns) as thumbnails sharing one 0-1 colour scale. [L,H,Q,K] in.
+    head_label ({h}) and layer_label ({i}) name the columns and rows (a page passes them in its language).
 
     One heatmap on one pair of axes, thumbnails tiled with blank (NaN) gaps: a subplot per head made
     24-72 axes that the browser laid out one by one. Heatmap cells cannot be selected in plotly, so an
@@ -92,13 +94,16 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
     margin = 0.5 + 0.6 * gap                    # room for the selection box around the outer thumbnails
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False)
     labels = [dict(x=j * (n_k + gap) + (n_k - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
-                   text=f"H{j}", showarrow=False) for j in range(n_heads)]
-    labels += [dict(x=1, y=i * (n_q + gap) + (n_q - 1) / 2, xref="paper", yref="y", xanchor="left",
-                    text=f"L{i}", showarrow=False) for i in range(n_layers)]
+                   text=head_label.format(h=j), showarrow=False) for j in range(n_heads)]
+    # layer names left of their rows, in a margin as wide as the longest ("第2层" ran into the colour bar on the right)
+    row_names = [layer_label.format(i=i) for i in range(n_layers)]
+    left = 10 + int(max(type_scale.text_px(name) for name in row_names)) + 6
+    labels += [dict(x=0, y=i * (n_q + gap) + (n_q - 1) / 2, xref="paper", yref="y", xanchor="right",
+                    text=name, showarrow=False, xshift=-4) for i, name in enumerate(row_names)]
     layout = dict(xaxis=dict(bare, range=[-margin, z.shape[1] - 1 + margin]),
                   yaxis=dict(bare, range=[z.shape[0] - 1 + margin, -margin]), annotations=labels,
                   title=dict(text=title), height=max(260, 130 * n_layers + 80), showlegend=False,
-                  margin=dict(l=10, r=50, t=90, b=10), plot_bgcolor="white", hovermode="closest",
+                  margin=dict(l=left, r=50, t=90, b=10), plot_bgcolor="white", hovermode="closest",
                   hoverdistance=-1)
     if masks:
         legend_above(layout)

@@ -50,6 +50,7 @@ def overview(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     n_layers, n_heads = patterns.shape[:2]
     grid = model_view(patterns, title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
                       selected=(layer, head), value_name=t("fig.attention.weight"), click_hint=t("fig.grid.hover"),
+                      head_label=t("fig.grid.head", h="{h}"), layer_label=t("fig.grid.layer", i="{i}"),
                       masked=future_mask(kind, patterns), masked_label=t("fig.masked"), type_scale=type_scale())
     st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
                     config={"displaylogo": False})

@@ -46,7 +46,8 @@ def heatmap_words() -> dict:
 
 
 def grid_words() -> dict:
-    return dict(value_name=t("fig.attention.weight"), click_hint=t("fig.grid.hover"))
+    return dict(value_name=t("fig.attention.weight"), click_hint=t("fig.grid.hover"),
+                head_label=t("fig.grid.head", h="{h}"), layer_label=t("fig.grid.layer", i="{i}"))
 
 
 def curve_words() -> dict:
