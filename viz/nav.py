@@ -27,6 +27,7 @@ PAGES = [  # in teaching order
          "nav.section.Inside a layer", "nav.page.positional"),
     Page("viz/pages/layernorm.py", "layernorm", ":material/equalizer:",
          "nav.section.Inside a layer", "nav.page.layernorm"),
+    Page("viz/pages/ffn.py", "ffn", ":material/hub:", "nav.section.Inside a layer", "nav.page.ffn"),
     Page("viz/pages/decoding.py", "decoding", ":material/play_arrow:", "nav.section.Output", "nav.page.decoding"),
     Page("viz/pages/heads.py", "heads", ":material/analytics:", "nav.section.What heads do", "nav.page.heads"),
     Page("viz/pages/zoo.py", "zoo", ":material/history_edu:", "nav.section.Attention", "nav.page.zoo"),

@@ -1,0 +1,150 @@
+"""The feed-forward network, label smoothing and dropout on one sentence (model/analysis/regularize.py) and
+their figures (viz/figures/regularize.py), issue 26 item 11."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model.analysis import regularize as rg
+from model.capture import schema
+from model.inference.pipeline import trace_sentence
+from model.io.checkpoint import load_checkpoint
+from model.nn.config import TransformerConfig
+from viz import ROOT
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return load_checkpoint(ROOT / "pretrained" / "toy-reverse")
+
+
+@pytest.fixture(scope="module")
+def trace(bundle):
+    return trace_sentence(bundle, "a b c d e")
+
+
+# -- feed-forward -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("stack", ["encoder", "decoder"])
+def test_ffn_adds_its_output_to_the_residual_stream(trace, bundle, stack):
+    cfg = bundle.config
+    for layer in range(schema.n_layers(cfg, stack)):
+        ff = rg.feed_forward(trace.arrays, stack, layer, cfg.norm_first)
+        # post-norm (toy-reverse): norm_ff reads resid + FFN(resid); resid_post is that, normalised
+        assert not cfg.norm_first
+        norm_in = trace.arrays[schema.norm_name(stack, layer, "norm_ff", "in")]
+        assert np.allclose(ff.summed, norm_in, atol=1e-5)
+        assert np.allclose(trace.arrays[schema.resid_name(stack, layer, "resid_post")],
+                           trace.arrays[schema.norm_name(stack, layer, "norm_ff", "out")], atol=1e-6)
+        # the hidden units are the ReLU of x W1 + b1, and out = hidden W2 + b2 (the model's own weights)
+        ffm = getattr(bundle.model, stack).layers[layer].ff
+        w1, b1, w2, b2 = (p.detach().double().numpy() for p in (ffm.w_1.weight, ffm.w_1.bias, ffm.w_2.weight,
+                                                                ffm.w_2.bias))
+        assert np.allclose(ff.hidden, np.maximum(ff.resid_in @ w1.T + b1, 0), atol=1e-4)
+        assert np.allclose(ff.out, ff.hidden @ w2.T + b2, atol=1e-4)
+        assert ff.hidden.shape == (len(schema.stack_tokens(trace.meta, stack)), cfg.d_ff)
+        assert np.all((ff.active > 0) & (ff.active < 1))
+        assert np.allclose(ff.out_norm, np.linalg.norm(ff.out, axis=1)) and np.all(np.abs(ff.cosine) <= 1)
+
+
+def test_top_units_take_each_tokens_strongest():
+    hidden = np.zeros((3, 10))
+    hidden[0, 7], hidden[1, 2], hidden[2, 9], hidden[2, 4] = 5.0, 4.0, 3.0, 2.0
+    units = rg.top_units(hidden, per_token=1, limit=4)
+    assert list(units[:3]) == [7, 2, 9]                # ordered by the token that fires them most
+    assert set(units) == {7, 2, 9, 4}                  # then the strongest remaining
+    assert len(rg.top_units(np.random.default_rng(0).random((5, 100)), per_token=3, limit=8)) == 8
+    with pytest.raises(ValueError, match="hidden"):
+        rg.top_units(np.zeros(3))
+
+
+# -- label smoothing --------------------------------------------------------------------------------
+def test_smoothed_target_sums_to_one_with_the_gold_share():
+    q = rg.smoothed_target([3, 0], vocab_size=10, eps=0.1)
+    assert q.shape == (2, 10) and np.allclose(q.sum(1), 1)
+    assert q[0, 3] == pytest.approx(1 - 0.1 + 0.1 / 10) and q[0, 0] == pytest.approx(0.01)
+    assert q[1, 0] == pytest.approx(0.91)
+    assert np.allclose(rg.smoothed_target([3], 10, eps=0.0)[0], np.eye(10)[3])
+    with pytest.raises(ValueError, match="ε"):
+        rg.smoothed_target([1], 10, eps=1.0)
+    with pytest.raises(ValueError, match="gold"):
+        rg.smoothed_target([10], 10)
+
+
+def test_smoothed_loss_is_the_formula_and_torchs():
+    logits = np.random.default_rng(1).normal(size=(4, 12)) * 3
+    gold = np.array([0, 5, 11, 5])
+    s = rg.smoothing_losses(logits, gold, eps=0.1)
+    logp = rg.log_softmax(logits)
+    assert np.allclose(s.nll, -logp[np.arange(4), gold])
+    assert np.allclose(s.smoothed, 0.9 * s.nll + 0.1 * (-logp).mean(1))           # (1-ε)·NLL + ε·mean(-log p)
+    torch_loss = F.cross_entropy(torch.tensor(logits), torch.tensor(gold), label_smoothing=0.1, reduction="none")
+    assert np.allclose(s.smoothed, torch_loss.numpy())                              # what training minimised
+    assert np.allclose(s.probs.sum(1), 1) and np.allclose(s.target.sum(1), 1)
+    assert np.all(s.gap >= -1e-12)                                                   # KL(q‖p) ≥ 0
+    # the floor is reached when the model predicts q itself
+    at_q = rg.smoothing_losses(np.log(s.target), gold, eps=0.1)
+    assert np.allclose(at_q.smoothed, at_q.floor) and np.allclose(at_q.gap, 0, atol=1e-12)
+    assert list(rg.candidates(s.probs[1], gold[1], k=3))[0] == 5
+
+
+def test_smoothing_on_the_models_own_output(trace):
+    gold = trace.meta["tgt_ids"]
+    s = rg.smoothing_losses(trace[schema.LOGITS], gold)
+    assert s.eps == rg.TRAINING_SMOOTHING == 0.1
+    # sum of -log p(gold) is the trace's own log-probability of its output
+    assert s.nll.sum() == pytest.approx(-trace.meta["tgt_logprob"], rel=1e-4)
+    assert np.all(s.smoothed > s.nll)      # a confident model pays for the ε it gives no other token
+
+
+# -- dropout ----------------------------------------------------------------------------------------
+def test_attention_dropout_is_inverted_dropout_seeded():
+    w = np.full((2, 5, 5), 0.2)
+    d = rg.attention_dropout(w, p=0.1, samples=3, seed=0)
+    assert d.shape == (3, 2, 5, 5)
+    assert set(np.round(np.unique(d), 9)) <= {0.0, round(0.2 / 0.9, 9)}    # zeroed, or scaled by 1/(1-p)
+    assert np.any(d == 0) and not np.allclose(d[0], d[1])                # samples differ from each other
+    assert not np.allclose(d[0], w)                                      # and from eval (dropout off)
+    assert np.allclose(rg.attention_dropout(w, 0.1, 3, seed=0), d)       # the same seed, the same samples
+    rows = d.sum(-1)
+    assert not np.allclose(rows, 1)                                      # rows are not renormalised...
+    many = rg.attention_dropout(w, 0.1, samples=4000, seed=1)
+    assert np.allclose(many.mean(0), w, atol=0.01)                       # ...each weight keeps its expectation
+    assert np.allclose(rg.attention_dropout(w, 0.0, 2), w)
+    with pytest.raises(ValueError, match="dropout"):
+        rg.attention_dropout(w, 1.0)
+
+
+# -- figures ----------------------------------------------------------------------------------------
+from viz.figures import regularize as figs  # noqa: E402
+from viz.figures.style import PRESENTER  # noqa: E402
+
+
+def test_figures_draw_what_they_are_given():
+    hidden = np.array([[0.0, 2.0], [1.5, 0.0]])
+    fig = figs.ffn_units_figure(hidden, ["a", "</s>"], [7, 3], x_title="unit", type_scale=PRESENTER)
+    assert list(fig.data[0].x) == ["#7", "#3"] and list(fig.data[0].y) == ["a", "&lt;/s&gt;"]
+    assert np.allclose(fig.data[0].z, hidden) and fig.layout.xaxis.tickfont.size == PRESENTER.tick
+    add = figs.ffn_add_figure(["a", "b"], [16, 16], [3, 5], [0.1, -0.2], resid_name="R", out_name="F")
+    assert [b.name for b in add.data] == ["R", "F"] and list(add.data[1].y) == [3, 5]
+    sm = figs.smoothing_figure(["casa", "la"], [0.9, 0.05], [0.91, 0.01], rest=(0.05, 0.08), rest_label="others")
+    assert list(sm.data[0].x) == ["casa", "la", "others"] and list(sm.data[1].y) == [0.91, 0.01, 0.08]
+    loss = figs.loss_figure(["a", "b"], [0.1, 0.2], [0.5, 0.6], [0.4, 0.4])
+    assert len(loss.data) == 3 and list(loss.data[1].y) == [0.5, 0.6]
+    w = np.array([[1.0, 0.0], [0.5, 0.5]])
+    mask = np.array([[False, True], [False, False]])
+    dr = figs.dropout_figure([w, w / 0.9], ["off", "sample 1"], ["x", "y"], ["x", "y"], mask=mask)
+    heat = [d for d in dr.data if d.type == "heatmap" and d.hoverinfo != "skip"]
+    assert len(heat) == 2 and np.isnan(heat[0].z[0][1])          # masked cells drawn masked, not 0.00
+    assert heat[1].zmax == pytest.approx(1 / 0.9)                 # one range for all: scaled-up weights show
+    with pytest.raises(ValueError):
+        figs.dropout_figure([w], ["a", "b"], ["x", "y"], ["x", "y"])
+    with pytest.raises(ValueError):
+        figs.smoothing_figure(["a"], [0.1, 0.2], [0.1])
+
+
+def test_dropout_rate_shown_is_the_models_or_the_papers(bundle):
+    assert bundle.config.dropout == 0.0 and rg.trained_plainly(bundle.config)      # toy: no dropout, no smoothing
+    assert rg.shown_dropout(bundle.config) == rg.PAPER_DROPOUT == 0.1
+    en_es = TransformerConfig(
+        vocab_size=100, d_model=32, n_heads=2, d_ff=64, dropout=0.2)
+    assert rg.shown_dropout(en_es) == 0.2 and not rg.trained_plainly(en_es)

@@ -1,0 +1,141 @@
+"""The feed-forward network, label smoothing and dropout on one sentence (issue 26, item 11). The numbers
+come from model/analysis/regularize.py; builders take numpy, labels and their words (English defaults)."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale, check_matrix, colorbar,
+                               legend_above, mask_legend, mask_overlay, masked_z, plotly_text, subplot_axes,
+                               subplot_layout, token_axes, typeset, update_axes)
+
+TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True)
+
+
+def _rows_height(n_rows: int, type_scale: TypeScale, top: int = 90) -> int:
+    return int(max(300, min(720, top + 60 + max(26, 1.5 * type_scale.tick) * n_rows)))
+
+
+def ffn_units_figure(hidden, token_labels: list[str], units, title: str = "", x_title: str = "hidden unit",
+                     y_title: str = "token", value_name: str = "activation", unit_prefix: str = "#",
+                     type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Tokens × chosen hidden units: max(0, x W1 + b1) of each (0 = silent, white). hidden [T, K] holds
+    the chosen units' columns; units their numbers. Numbers in the cells only where they fit."""
+    units = [int(u) for u in units]
+    m = check_matrix(hidden, len(token_labels), len(units))
+    x = [f"{unit_prefix}{u}" for u in units]
+    y = plotly_text(token_labels)
+    cell_w = (type_scale.page_px - 200) / max(1, len(units))
+    show = type_scale.numbers_fit(cell_w, None, chars=3)
+    heat = go.Heatmap(z=m, x=x, y=y, zmin=0, zmax=float(m.max()) or 1.0, colorscale=ATTENTION_SCALE,
+                      colorbar=colorbar(value_name, type_scale), texttemplate="%{z:.1f}" if show else None,
+                      textfont=type_scale.font("cell"),
+                      hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.3f}}<extra></extra>")
+    layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
+                  height=_rows_height(len(y), type_scale), margin=dict(l=10, r=10, t=60, b=10))
+    return go.Figure(heat, layout=typeset(layout, type_scale))
+
+
+def ffn_add_figure(token_labels: list[str], resid_norm, out_norm, cosine, title: str = "",
+                   resid_name: str = "‖x‖ residual stream before", out_name: str = "‖FFN(x)‖ what the FFN adds",
+                   y_title: str = "length (L2 norm)", cosine_name: str = "cos(x, FFN(x))",
+                   type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Per token: the residual stream's length before the add beside the length of what the FFN adds,
+    with their cosine on hover (does the FFN push along the stream, across it, or against it)."""
+    n = len(token_labels)
+    vals = [np.asarray(v, dtype=float).reshape(-1) for v in (resid_norm, out_norm, cosine)]
+    if any(v.size != n for v in vals):
+        raise ValueError(f"each series needs one value per token ({n})")
+    labels = plotly_text(token_labels)
+    hover = f"%{{x}}<br>%{{y:.2f}}<br>{cosine_name} %{{customdata:.2f}}<extra>%{{fullData.name}}</extra>"
+    bars = [go.Bar(x=labels, y=vals[0], name=resid_name, marker_color=LINE_COLORS[7], customdata=vals[2],
+                   hovertemplate=hover),
+            go.Bar(x=labels, y=vals[1], name=out_name, marker_color=LINE_COLORS[1], customdata=vals[2],
+                   hovertemplate=hover)]
+    layout = dict(title=dict(text=title), barmode="group", height=380, xaxis=dict(TOKEN_TICKS),
+                  yaxis=dict(title=dict(text=y_title), rangemode="tozero"), margin=dict(l=10, r=10, t=90, b=10))
+    return go.Figure(bars, layout=typeset(legend_above(layout), type_scale))
+
+
+def smoothing_figure(candidate_labels: list[str], model_p, target_q, rest: tuple[float, float] | None = None,
+                     rest_label: str = "all other tokens", title: str = "", model_name: str = "model's p",
+                     target_name: str = "label-smoothed target q", y_title: str = "probability",
+                     type_scale: TypeScale = NORMAL) -> go.Figure:
+    """For one output position: the model's probability of the gold token and its strongest rivals beside
+    the smoothed target's; rest = (p, q) summed over every other token of the vocabulary (a last bar)."""
+    labels = plotly_text(candidate_labels)
+    p, q = (np.asarray(v, dtype=float).reshape(-1) for v in (model_p, target_q))
+    if p.size != len(labels) or q.size != len(labels):
+        raise ValueError(f"model_p and target_q need one value per candidate ({len(labels)})")
+    if rest is not None:
+        labels, p, q = labels + [rest_label], np.append(p, rest[0]), np.append(q, rest[1])
+    text = dict(texttemplate="%{y:.3f}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False)
+    bars = [go.Bar(x=labels, y=p, name=model_name, marker_color=LINE_COLORS[0], **text,
+                   hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>"),
+            go.Bar(x=labels, y=q, name=target_name, marker_color=LINE_COLORS[1], **text,
+                   hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>")]
+    layout = dict(title=dict(text=title), barmode="group", height=420, xaxis=dict(TOKEN_TICKS),
+                  yaxis=dict(title=dict(text=y_title), range=[0, 1.12]), margin=dict(l=10, r=10, t=90, b=10))
+    return go.Figure(bars, layout=typeset(legend_above(layout), type_scale))
+
+
+def loss_figure(token_labels: list[str], nll, smoothed, floor=None, title: str = "",
+                plain_name: str = "loss without smoothing, −log p(y)", smooth_name: str = "loss with smoothing (ε = 0.1)",
+                floor_name: str = "smallest possible with smoothing, H(q)", y_title: str = "loss (nats)",
+                type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Per output token: cross-entropy against the one-hot target and against the smoothed one (and the
+    smoothed loss's floor, the entropy of q, as a line)."""
+    labels = plotly_text(token_labels)
+    series = [np.asarray(v, dtype=float).reshape(-1) for v in (nll, smoothed)]
+    if any(v.size != len(labels) for v in series):
+        raise ValueError(f"each loss needs one value per token ({len(labels)})")
+    bars = [go.Bar(x=labels, y=series[0], name=plain_name, marker_color=LINE_COLORS[0],
+                   hovertemplate="%{x}<br>%{y:.4f}<extra>%{fullData.name}</extra>"),
+            go.Bar(x=labels, y=series[1], name=smooth_name, marker_color=LINE_COLORS[1],
+                   hovertemplate="%{x}<br>%{y:.4f}<extra>%{fullData.name}</extra>")]
+    if floor is not None:
+        bars.append(go.Scatter(x=labels, y=np.asarray(floor, dtype=float).reshape(-1), name=floor_name,
+                               mode="lines", line=dict(color=LINE_COLORS[3], dash="dash"),
+                               hovertemplate="%{x}<br>%{y:.4f}<extra>%{fullData.name}</extra>"))
+    layout = dict(title=dict(text=title), barmode="group", height=400, xaxis=dict(TOKEN_TICKS),
+                  yaxis=dict(title=dict(text=y_title), rangemode="tozero"), margin=dict(l=10, r=10, t=110, b=10))
+    layout = legend_above(layout)
+    layout["legend"]["y"] = 1.0
+    return go.Figure(bars, layout=typeset(layout, type_scale))
+
+
+def dropout_figure(panels: list, panel_titles: list[str], row_labels: list[str], col_labels: list[str],
+                   mask=None, title: str = "", x_title: str = "key", y_title: str = "query",
+                   value_name: str = "weight", masked_label: str = MASKED_LABEL,
+                   type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Attention weights side by side: dropout off, then samples with dropout on (dropped cells white:
+    0). One colour range for all (kept weights are scaled up by 1/(1-p), so it may pass 1). mask [T, S]:
+    cells no dropout can touch (future positions), drawn masked in every panel."""
+    if not panels or len(panels) != len(panel_titles):
+        raise ValueError("give one title per panel, and at least one panel")
+    mats = [check_matrix(m, len(row_labels), len(col_labels)) for m in panels]
+    x, y = plotly_text(col_labels), plotly_text(row_labels)
+    zmax = float(max(np.nanmax(m) for m in mats)) or 1.0
+    layout = subplot_layout(tuple(panel_titles), rows=1, cols=len(mats), horizontal_spacing=0.03, shared_yaxes=True)
+    traces = []
+    panel_px = (type_scale.page_px - 160) / len(mats)
+    show = type_scale.numbers_fit(panel_px / max(1, len(x)), None, chars=3)
+    for i, m in enumerate(mats):
+        traces.append(go.Heatmap(z=masked_z(m, mask), x=x, y=y, zmin=0, zmax=zmax, colorscale=ATTENTION_SCALE,
+                                 showscale=i == len(mats) - 1, colorbar=colorbar(value_name, type_scale),
+                                 texttemplate="%{z:.2f}" if show else None, textfont=type_scale.font("cell"),
+                                 hoverongaps=False,
+                                 hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.3f}}"
+                                               "<extra></extra>", **subplot_axes(i)))
+        if mask is not None and np.any(mask):
+            traces.append(mask_overlay(mask, x=x, y=y, **subplot_axes(i)))
+    if mask is not None and np.any(mask):
+        traces.append(mask_legend(masked_label))
+        legend_above(layout)
+    update_axes(layout, "x", type="category", tickangle=-45, automargin=True)
+    update_axes(layout, "y", type="category", autorange="reversed", automargin=True)
+    layout["xaxis"]["title"] = dict(text=x_title)
+    layout["yaxis"]["title"] = dict(text=y_title)
+    layout.update(title=dict(text=title), height=_rows_height(len(y), type_scale, top=110),
+                  margin=dict(l=10, r=10, t=100, b=10))
+    return go.Figure(traces, layout=typeset(layout, type_scale))

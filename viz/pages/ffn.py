@@ -1,0 +1,168 @@
+"""Feed-forward, label smoothing and dropout on the reader's sentence (issue 26, item 11): which FFN hidden
+units fire for which tokens and what the FFN adds to the residual stream; the model's distribution beside
+the label-smoothed target with the loss with and without smoothing; attention with dropout on beside off."""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from model.analysis import regularize as rg
+from model.capture import schema
+from viz.figures.regularize import dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, smoothing_figure
+from viz.figures.style import causal_mask, plotly_text
+from viz.i18n import t
+from viz.state import qp_choice, qp_int, set_query
+from viz.text import attention_labels, plain, position_labels
+from viz.ui import matrix_frame, need_context, show_figure, type_scale
+
+VIEWS = ["ffn", "smoothing", "dropout"]
+VIEW_KEYS = {"ffn": "ffn.view.ffn", "smoothing": "ffn.view.smoothing", "dropout": "ffn.view.dropout"}
+STACKS = ["encoder", "decoder"]
+STACK_KEYS = {"encoder": "ffn.stack.encoder", "decoder": "ffn.stack.decoder"}
+KINDS = list(schema.KINDS)
+KIND_KEYS = {"encoder": "ffn.kind.encoder", "decoder": "ffn.kind.decoder", "cross": "ffn.kind.cross"}
+SAMPLES = 3
+SEED = 0
+FFN_FORMULA = r"\mathrm{FFN}(x)=\max(0,\ xW_1+b_1)\,W_2+b_2"
+SMOOTH_FORMULA = (r"q_v=(1-\varepsilon)\,[v=y]+\frac{\varepsilon}{V},\qquad "
+                  r"\mathcal{L}_{\varepsilon}=-\sum_{v}q_v\log p_v=(1-\varepsilon)(-\log p_y)"
+                  r"+\varepsilon\cdot\frac1V\sum_v(-\log p_v)")
+DROPOUT_FORMULA = r"\tilde a_{ij}=\frac{m_{ij}}{1-p}\,a_{ij},\qquad m_{ij}\sim\mathrm{Bernoulli}(1-p)"
+
+
+def _view_changed() -> None:
+    for name in ("stack", "layer", "token", "kind", "head"):
+        if name in st.query_params:
+            del st.query_params[name]
+
+
+def toy_note(cfg) -> None:
+    if rg.trained_plainly(cfg):
+        st.info(t("ffn.toy_note", p=rg.PAPER_DROPOUT, eps=rg.TRAINING_SMOOTHING))
+
+
+def feed_forward(ctx, cols) -> None:
+    cfg, arrays = ctx.bundle.config, ctx.trace.arrays
+    stack = cols[1].radio(t("ffn.stack"), STACKS, index=STACKS.index(qp_choice("stack", STACKS, "encoder")),
+                          horizontal=True, key="ffn-stack", label_visibility="collapsed",
+                          format_func=lambda s: t(STACK_KEYS[s]))
+    n = schema.n_layers(cfg, stack)
+    layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1),
+                              key=f"ffn-layer-{stack}", format_func=lambda i: t("ui.layer_n", i=i),
+                              label_visibility="collapsed")
+    set_query(stack=stack, layer=layer)
+    ff = rg.feed_forward(arrays, stack, layer, cfg.norm_first)
+    tokens = position_labels(schema.stack_tokens(ctx.trace.meta, stack))
+    units = rg.top_units(ff.hidden, per_token=2, limit=20 if type_scale().name == "presenter" else 24)
+    tag = f"{ctx.model_id}-{stack}-L{layer}-ffn"
+    show_figure(ffn_units_figure(ff.hidden[:, units], tokens, units,
+                                 title=t("ffn.units.title", stack=t(STACK_KEYS[stack]), layer=layer,
+                                         shown=len(units), d_ff=cfg.d_ff),
+                                 x_title=t("ffn.units.x"), y_title=t("ffn.units.y"), value_name=t("ffn.units.value"),
+                                 type_scale=type_scale()),
+                f"{tag}-units", matrix_frame(ff.hidden[:, units], tokens, [f"#{u}" for u in units]), key="ffn-units")
+    strongest = int(ff.hidden.max(1).argmax())
+    unit = int(ff.hidden[strongest].argmax())
+    firing = [plain(tokens[i]) for i in np.flatnonzero(ff.hidden[:, unit] > 0)]
+    st.caption(t("ffn.units.caption", active=f"{100 * ff.active.mean():.0f}", low=f"{100 * ff.active.min():.0f}",
+                 high=f"{100 * ff.active.max():.0f}", d_ff=cfg.d_ff, unit=unit, token=plain(tokens[strongest]),
+                 value=f"{ff.hidden[strongest, unit]:.2f}", tokens=", ".join(firing) or "—"))
+    ratio = ff.out_norm / np.maximum(ff.resid_norm, 1e-12)
+    show_figure(ffn_add_figure(tokens, ff.resid_norm, ff.out_norm, ff.cosine,
+                               title=t("ffn.add.title"), resid_name=t("ffn.add.resid"), out_name=t("ffn.add.out"),
+                               y_title=t("ffn.add.y"), cosine_name=t("ffn.add.cosine"), type_scale=type_scale()),
+                f"{tag}-adds", matrix_frame(np.stack([ff.resid_norm, ff.out_norm, ff.cosine], 1), tokens,
+                                            [t("ffn.add.resid"), t("ffn.add.out"), t("ffn.add.cosine")]),
+                key="ffn-add")
+    st.caption(t("ffn.add.caption", low=f"{ratio.min():.2f}", high=f"{ratio.max():.2f}",
+                 cos_low=f"{ff.cosine.min():.2f}", cos_high=f"{ff.cosine.max():.2f}"))
+    with st.expander(t("ffn.explain.ffn.title")):
+        st.latex(FFN_FORMULA)
+        st.markdown(t("ffn.explain.ffn.text", d_model=cfg.d_model, d_ff=cfg.d_ff))
+
+
+def smoothing(ctx, cols) -> None:
+    trace, tok = ctx.trace, ctx.bundle.tokenizer
+    gold = np.asarray(trace.meta["tgt_ids"], dtype=int)
+    out_tokens = position_labels(trace.meta["tgt_out_tokens"])
+    pos = cols[1].selectbox(t("ffn.smooth.pick"), list(range(len(gold))), index=qp_int("token", 0, 0, len(gold) - 1),
+                            key="ffn-smooth-token", format_func=lambda i: out_tokens[i], label_visibility="collapsed")
+    set_query(token=pos)
+    s = rg.smoothing_losses(trace[schema.LOGITS], gold, rg.TRAINING_SMOOTHING)
+    vocab = s.probs.shape[1]
+    cand = rg.candidates(s.probs[pos], gold[pos], k=5)
+    names = tok.token_strings(cand.tolist())
+    rest = (1.0 - s.probs[pos, cand].sum(), 1.0 - s.target[pos, cand].sum())
+    tag = f"{ctx.model_id}-smoothing-{pos}"
+    show_figure(smoothing_figure(names, s.probs[pos, cand], s.target[pos, cand], rest=rest,
+                                 rest_label=t("ffn.smooth.rest", n=vocab - len(cand)),
+                                 title=t("ffn.smooth.title", token=plotly_text([out_tokens[pos]])[0],
+                                         eps=rg.TRAINING_SMOOTHING),
+                                 model_name=t("ffn.smooth.model"), target_name=t("ffn.smooth.target"),
+                                 y_title=t("ffn.smooth.y"), type_scale=type_scale()),
+                tag, matrix_frame(np.stack([s.probs[pos, cand], s.target[pos, cand]], 1), names,
+                                  [t("ffn.smooth.model"), t("ffn.smooth.target")]), key="ffn-smooth")
+    st.caption(t("ffn.smooth.caption", gold=f"{s.target[pos, gold[pos]]:.5f}", other=f"{s.eps / vocab:.1e}",
+                 vocab=vocab, eps=s.eps, p=f"{s.probs[pos, gold[pos]]:.3f}", nll=f"{s.nll[pos]:.3f}",
+                 smoothed=f"{s.smoothed[pos]:.3f}", floor=f"{s.floor[pos]:.3f}"))
+    toy_note(ctx.bundle.config)
+    show_figure(loss_figure(out_tokens, s.nll, s.smoothed, s.floor, title=t("ffn.loss.title"),
+                            plain_name=t("ffn.loss.plain"), smooth_name=t("ffn.loss.smooth", eps=s.eps),
+                            floor_name=t("ffn.loss.floor"), y_title=t("ffn.loss.y"), type_scale=type_scale()),
+                f"{ctx.model_id}-smoothing-loss", matrix_frame(np.stack([s.nll, s.smoothed, s.floor], 1), out_tokens,
+                                                               [t("ffn.loss.plain"), t("ffn.loss.smooth", eps=s.eps),
+                                                                t("ffn.loss.floor")]), key="ffn-loss")
+    st.caption(t("ffn.loss.caption", nll=f"{s.nll.mean():.3f}", smoothed=f"{s.smoothed.mean():.3f}",
+                 floor=f"{s.floor.mean():.3f}"))
+    with st.expander(t("ffn.explain.smooth.title")):
+        st.latex(SMOOTH_FORMULA)
+        st.markdown(t("ffn.explain.smooth.text", eps=s.eps))
+
+
+def dropout(ctx, cols) -> None:
+    cfg, trace = ctx.bundle.config, ctx.trace
+    kind = cols[1].radio(t("ffn.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "cross")), horizontal=True,
+                         key="ffn-kind", label_visibility="collapsed", format_func=lambda k: t(KIND_KEYS[k]))
+    n = schema.n_layers(cfg, kind)
+    layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1),
+                              key=f"ffn-dlayer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
+                              label_visibility="collapsed")
+    head = cols[3].selectbox(t("ui.head"), list(range(cfg.n_heads)), index=qp_int("head", 0, 0, cfg.n_heads - 1),
+                             key="ffn-head", format_func=lambda h: t("ui.head_n", h=h), label_visibility="collapsed")
+    set_query(kind=kind, layer=layer, head=head)
+    weights = np.asarray(trace[schema.pattern_name(kind, layer)][head], dtype=np.float64)        # [T, S]
+    p = rg.shown_dropout(cfg)
+    samples = rg.attention_dropout(weights, p, SAMPLES, seed=SEED)                               # [n, T, S]
+    rows, cols_ = attention_labels(trace.meta, kind)
+    mask = causal_mask(len(rows), len(cols_)) if kind == "decoder" else None
+    titles = [t("ffn.drop.off")] + [t("ffn.drop.sample", i=i + 1) for i in range(SAMPLES)]
+    show_figure(dropout_figure([weights, *samples], titles, rows, cols_, mask=mask,
+                               title=t("ffn.drop.title", kind=t(KIND_KEYS[kind]), layer=layer, head=head, p=p),
+                               x_title=t("ffn.drop.x"), y_title=t("ffn.drop.y"), value_name=t("ffn.drop.value"),
+                               masked_label=t("fig.masked"), type_scale=type_scale()),
+                f"{ctx.model_id}-{kind}-L{layer}-H{head}-dropout",
+                matrix_frame(samples[0], rows, cols_), key="ffn-drop")
+    live = weights > 0 if mask is None else (weights > 0) & ~mask
+    dropped = float(((samples == 0) & live).sum() / max(1, live.sum() * SAMPLES))
+    sums = samples.sum(-1)
+    st.caption(t("ffn.drop.caption", p=p, dropped=f"{100 * dropped:.0f}", scale=f"{1 / (1 - p):.3f}",
+                 low=f"{sums.min():.2f}", high=f"{sums.max():.2f}", seed=SEED))
+    toy_note(cfg)
+    with st.expander(t("ffn.explain.drop.title")):
+        st.latex(DROPOUT_FORMULA)
+        st.markdown(t("ffn.explain.drop.text", p=p))
+
+
+def render() -> None:
+    ctx = need_context()
+    st.title(t("ffn.title"))
+    cols = st.columns([2.4, 1.8, 1, 1], vertical_alignment="center")
+    view = cols[0].radio(t("ffn.view"), VIEWS, index=VIEWS.index(qp_choice("view", VIEWS, "ffn")), horizontal=True,
+                         key="ffn-view", on_change=_view_changed, label_visibility="collapsed",
+                         format_func=lambda v: t(VIEW_KEYS[v]))
+    set_query(view=view)
+    {"ffn": feed_forward, "smoothing": smoothing, "dropout": dropout}[view](ctx, cols)
+
+
+if __name__ == "__main__":
+    render()
