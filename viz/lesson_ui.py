@@ -1,4 +1,4 @@
-"""The "Download this lesson as HTML" button under every page: viz/lesson.py's offline lesson of the
+"""The "Download this lesson as HTML" button at the top of every page: viz/lesson.py's offline lesson of the
 sidebar's sentence, from the trace the pages already show (viz/services.py's cache), built only when clicked."""
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_to
     return lesson_html(trace, load_bundle(model_id).path, lang).encode("utf-8")
 
 
-def lesson_button(ctx: Context) -> None:
+def lesson_button(ctx: Context, where=st) -> None:
     """Deferred: the ten figures and 5 MB of HTML (about a second) are built in the background when the
     button is clicked, not on every run of every page. Streamlit shows no spinner for a deferred download
     (it ignores st calls there): the browser's download starts when the file is ready, and a second click
-    on the same sentence is instant. The lesson is in the session's language."""
-    st.download_button(
+    on the same sentence is instant. The lesson is in the session's language. `where`: the container it goes in."""
+    where.download_button(
         t("lesson.button"), data=partial(lesson_bytes, *ctx.trace_key, lang=current_lang()),   # keys only: holds no trace
         file_name=file_name(ctx.model_id, ctx.text), mime="text/html", on_click="ignore",
         icon=":material/download:", key="lesson-download",

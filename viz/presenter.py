@@ -1,6 +1,6 @@
 """Presenter mode for a projector: larger type, full-width figures, sidebar collapsed, and big
-Previous/Next buttons under every page in tour order; and under every page with a sentence, the button that
-downloads its offline lesson. app.py calls `run_page(page, PAGES)` after the sidebar.
+Previous/Next buttons under every page in tour order (on the tour, its own Previous/Next instead); and at the
+top right of every page with a sentence, the button that downloads its offline lesson. app.py calls `run_page(page, PAGES)` after the sidebar.
 
 The styles are FIXED strings below; no user text ever goes into them.
 """
@@ -19,6 +19,14 @@ from viz.tour_steps import presenter_order
 from viz.ui import PageStop
 
 TOGGLE_KEY = "presenter"
+TOUR_URL = "tour"
+
+# The lesson download at the top right, beside the page's title: its row takes no height (the button hangs
+# into the title's line) and a title that has it beside gives it room.
+LESSON_CSS = """<style>
+.st-key-lesson-top { height: 0; overflow: visible; align-items: flex-end; margin-bottom: -1rem; z-index: 2; }
+.stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 17rem; }
+</style>"""
 
 # Big buttons (tour and presenter navigation), in every mode. Keyed elements carry the class st-key-<key>.
 NAV_CSS = """<style>
@@ -72,36 +80,55 @@ def _carried_params() -> dict:
     return {k: v for k, v in params.items() if v}
 
 
-def _nav_buttons(page, pages: list[Page]) -> None:
-    """Previous/Next page in tour order, at the bottom of the page. Links, not buttons: a link navigates
-    like the sidebar menu (the sidebar's sentence stays), where st.switch_page from a button reset it."""
+def neighbours(url_path: str, pages: list[Page]) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """The pages before and after this one in presenting order, each as (file under viz/pages, title);
+    None at either end or for a page outside the order."""
     files = [Path(p.file).name for p in pages if (ROOT / p.file).is_file()]
     titles = {Path(p.file).name: t(p.title) for p in pages}
     urls = {p.url: Path(p.file).name for p in pages}
     order = presenter_order(files)
-    here = urls.get(page.url_path)
+    here = urls.get(url_path)
     if here not in order:
-        return
+        return None, None
     i = order.index(here)
+    prev = (order[i - 1], titles[order[i - 1]]) if i > 0 else None
+    nxt = (order[i + 1], titles[order[i + 1]]) if i + 1 < len(order) else None
+    return prev, nxt
+
+
+def page_button(where, key: str, page: tuple[str, str], label: str, **kwargs) -> None:
+    """A big link to a page of the presenting order (key: presenter-prev or presenter-next)."""
+    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=_carried_params(),
+                                       width="stretch", **kwargs)
+
+
+def _nav_buttons(page, pages: list[Page]) -> None:
+    """Previous/Next page in tour order, at the bottom of the page. Links, not buttons: a link navigates
+    like the sidebar menu (the sidebar's sentence stays), where st.switch_page from a button reset it.
+    Not on the tour: there its own Previous/Next are the one way on, and lead to the pages around it from
+    its first and last steps (viz/pages/tour.py)."""
+    if page.url_path == TOUR_URL:
+        return
+    prev, nxt = neighbours(page.url_path, pages)
+    if prev is None and nxt is None:
+        return
     st.divider()
     style_nav_buttons()
     c_prev, c_next = st.columns(2)
-    if i > 0:
-        c_prev.container(key="presenter-prev").page_link(
-            f"viz/pages/{order[i - 1]}", label=t("presenter.prev", page=titles[order[i - 1]]),
-            query_params=_carried_params(), width="stretch")
-    if i + 1 < len(order):
-        c_next.container(key="presenter-next").page_link(
-            f"viz/pages/{order[i + 1]}", label=t("presenter.next", page=titles[order[i + 1]]),
-            query_params=_carried_params(), width="stretch")
+    if prev:
+        page_button(c_prev, "presenter-prev", prev, t("presenter.prev", page=prev[1]))
+    if nxt:
+        page_button(c_next, "presenter-next", nxt, t("presenter.next", page=nxt[1]))
 
 
 def _lesson_download() -> None:
-    """Under every page whose sentence the model has read (a trace exists): the offline lesson of it."""
+    """At the top right of every page whose sentence the model has read (a trace exists): the offline lesson
+    of it, on the first screen (it sat under the page, 6,400 px down on some). A row of no height, so the
+    page's title and picture stay where they were; the title keeps room for it on its right."""
     ctx = current()
     if ctx is not None and ctx.trace is not None:
-        st.divider()
-        lesson_button(ctx)
+        st.html(LESSON_CSS)
+        lesson_button(ctx, st.container(key="lesson-top"))
 
 
 def run_page(page, pages: list[Page]) -> None:
@@ -111,10 +138,10 @@ def run_page(page, pages: list[Page]) -> None:
     if presenting:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.html(PRESENTER_CSS)
+    _lesson_download()
     try:
         page.run()
     except PageStop:
         pass
-    _lesson_download()
     if presenting:
         _nav_buttons(page, pages)

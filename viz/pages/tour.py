@@ -7,7 +7,8 @@ import streamlit as st
 from viz.figures.model_map import TOUR_BLOCKS
 from viz.i18n import current_lang, t
 from viz.map_view import map_figure
-from viz.presenter import style_nav_buttons
+from viz.nav import PAGES
+from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
 from viz.state import Context, current, qp_int, set_query
 from viz.tour_figures import STEP_FIGURES
 from viz.tour_steps import TOUR, TourStep
@@ -74,12 +75,22 @@ def step_links(step: TourStep, base: dict) -> None:
 
 
 def step_header(number: int, step: TourStep) -> None:
-    """One row: Previous, the step's title, Next."""
+    """One row: Previous, the step's title, Next. In presenter mode these are the one way on (the pages'
+    Previous/Next page buttons are not shown here): from the first step Previous leads to the page before the
+    tour, from the last step Next to the page after it."""
     c_prev, c_title, c_next = st.columns([1, 3.8, 1], vertical_alignment="center")
-    c_prev.button(t("tour.prev"), key="tour-prev", on_click=go, args=(-1,), disabled=number == 1, width="stretch")
+    prev_page, next_page = neighbours(TOUR_URL, PAGES) if st.session_state.get("presenter") else (None, None)
+    if number == 1 and prev_page:
+        page_button(c_prev, "presenter-prev", prev_page, t("tour.prev_page"), help=prev_page[1])
+    else:
+        c_prev.button(t("tour.prev"), key="tour-prev", on_click=go, args=(-1,), disabled=number == 1,
+                      width="stretch")
     c_title.subheader(t("tour.step", number=number, total=len(TOUR), title=t(step.message_key("title"))))
-    c_next.button(t("tour.next"), key="tour-next", on_click=go, args=(1,), disabled=number == len(TOUR), width="stretch",
-                  type="primary")
+    if number == len(TOUR) and next_page:
+        page_button(c_next, "presenter-next", next_page, t("tour.next_page"), help=next_page[1])
+    else:
+        c_next.button(t("tour.next"), key="tour-next", on_click=go, args=(1,), disabled=number == len(TOUR),
+                      width="stretch", type="primary")
 
 
 def render() -> None:

@@ -1,0 +1,78 @@
+"""Presenter mode's one way forward (issue 26, item 5): on the guided tour its own Previous/Next, leading to
+the pages around the tour from its first and last steps; elsewhere the Previous/Next page buttons. And the
+offline lesson's download at the top of every page, not under it."""
+from apptest_utils import no_exceptions, run_page
+
+
+def _buttons(at) -> dict:
+    return {b.key: b for b in at.get("button")}
+
+
+def _links(at) -> list[tuple[str, str]]:
+    return [(link.proto.label, link.proto.page) for link in at.get("page_link")]
+
+
+def _forward(at) -> list[str]:
+    """Every control on the page that moves on: the tour's Next and any 'next page' link."""
+    found = [b.key for b in at.get("button") if b.key == "tour-next" and not b.disabled]
+    found += [label for label, _ in _links(at) if "Next page" in label or "下一页" in label]
+    return found
+
+
+def test_tour_in_presenter_mode_has_one_way_forward():
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=4)
+    no_exceptions(at)
+    assert _forward(at) == ["tour-next"]
+    assert not any("page" in label.lower() for label, _ in _links(at) if label.startswith("←"))
+    _buttons(at)["tour-next"].click()
+    at.run()
+    assert at.query_params["tour_step"] == "5" and _forward(at) == ["tour-next"]
+
+
+def test_tour_first_and_last_steps_lead_to_the_pages_around_it_in_presenter_mode():
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=10)
+    no_exceptions(at)
+    assert "tour-next" not in _buttons(at)
+    assert _forward(at) == ["Next page →"]
+    nxt = next(link.proto for link in at.get("page_link") if link.proto.label == "Next page →")
+    assert nxt.page == "positional" and "present=1" in nxt.query_string and "text=a+b+c+d" in nxt.query_string
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=1, lang="zh")
+    no_exceptions(at)
+    assert "tour-prev" not in _buttons(at)
+    assert ("← 上一页", "") in _links(at) and _forward(at) == ["tour-next"]      # home is served at /
+
+
+def test_tour_outside_presenter_mode_keeps_its_own_buttons_only():
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=10)
+    no_exceptions(at)
+    assert _buttons(at)["tour-next"].disabled and _buttons(at)["tour-prev"].disabled is False
+    assert not any("page" in label for label, _ in _links(at))
+
+
+def _order(at) -> list[str]:
+    """The main area's elements top to bottom (style-only HTML left out)."""
+    seen = []
+
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            kind = child.type
+            if kind not in ("vertical", "horizontal", "column", "html", "element_container", "flex_container"):
+                seen.append("lesson" if getattr(child, "key", None) == "lesson-download" else kind)
+            walk(child)
+    walk(at.main)
+    return seen
+
+
+def test_lesson_download_is_the_first_thing_on_the_page():
+    for page, params in (("explorer.py", {}), ("layernorm.py", {"present": 1}), ("tour.py", {"present": 1})):
+        at = run_page(page, model="toy-reverse", text="a b c d", **params)
+        no_exceptions(at)
+        order = _order(at)
+        assert order[0] == "lesson", (page, order[:5])
+        assert order.index("title") < order.index("plotly_chart") and order.count("lesson") == 1
+
+
+def test_no_lesson_download_without_a_sentence():
+    at = run_page("explorer.py", model="toy-reverse", text="   ", present=1)
+    no_exceptions(at)
+    assert "lesson" not in _order(at)
