@@ -124,6 +124,7 @@ def test_figures_draw_what_they_are_given():
     fig = figs.ffn_units_figure(hidden, ["a", "</s>"], [7, 3], x_title="unit", type_scale=PRESENTER)
     assert list(fig.data[0].x) == ["#7", "#3"] and list(fig.data[0].y) == ["a", "&lt;/s&gt;"]
     assert np.allclose(fig.data[0].z, hidden) and fig.layout.xaxis.tickfont.size == PRESENTER.tick
+    assert list(fig.layout.xaxis.tickvals) == ["#7", "#3"]                      # every unit labelled
     add = figs.ffn_add_figure(["a", "b"], [16, 16], [3, 5], [0.1, -0.2], resid_name="R", out_name="F")
     assert [b.name for b in add.data] == ["R", "F"] and list(add.data[1].y) == [3, 5]
     sm = figs.smoothing_figure(["casa", "la"], [0.9, 0.05], [0.91, 0.01], rest=(0.05, 0.08), rest_label="others")

@@ -13,7 +13,8 @@ TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True)
 
 
 def _rows_height(n_rows: int, type_scale: TypeScale, top: int = 90) -> int:
-    return int(max(300, min(720, top + 60 + max(26, 1.5 * type_scale.tick) * n_rows)))
+    """Room for every row's token label at the tick size (a category axis skips labels it cannot fit)."""
+    return int(max(300, min(760, top + 110 + max(26, 1.8 * type_scale.tick) * n_rows)))
 
 
 def ffn_units_figure(hidden, token_labels: list[str], units, title: str = "", x_title: str = "hidden unit",
@@ -33,6 +34,7 @@ def ffn_units_figure(hidden, token_labels: list[str], units, title: str = "", x_
                       hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.3f}}<extra></extra>")
     layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
                   height=_rows_height(len(y), type_scale), margin=dict(l=10, r=10, t=60, b=10))
+    layout["xaxis"].update(tickmode="array", tickvals=x, tickangle=-90)   # every unit named (plotly skipped half)
     return go.Figure(heat, layout=typeset(layout, type_scale))
 
 
@@ -69,7 +71,7 @@ def smoothing_figure(candidate_labels: list[str], model_p, target_q, rest: tuple
         raise ValueError(f"model_p and target_q need one value per candidate ({len(labels)})")
     if rest is not None:
         labels, p, q = labels + [rest_label], np.append(p, rest[0]), np.append(q, rest[1])
-    text = dict(texttemplate="%{y:.3f}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False)
+    text = dict(texttemplate="%{y:.3~g}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False)
     bars = [go.Bar(x=labels, y=p, name=model_name, marker_color=LINE_COLORS[0], **text,
                    hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>"),
             go.Bar(x=labels, y=q, name=target_name, marker_color=LINE_COLORS[1], **text,

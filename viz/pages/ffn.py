@@ -121,8 +121,8 @@ def smoothing(ctx, cols) -> None:
 
 def dropout(ctx, cols) -> None:
     cfg, trace = ctx.bundle.config, ctx.trace
-    kind = cols[1].radio(t("ffn.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "cross")), horizontal=True,
-                         key="ffn-kind", label_visibility="collapsed", format_func=lambda k: t(KIND_KEYS[k]))
+    kind = cols[1].selectbox(t("ffn.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "cross")),
+                             key="ffn-kind", label_visibility="collapsed", format_func=lambda k: t(KIND_KEYS[k]))
     n = schema.n_layers(cfg, kind)
     layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1),
                               key=f"ffn-dlayer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
@@ -156,7 +156,7 @@ def dropout(ctx, cols) -> None:
 def render() -> None:
     ctx = need_context()
     st.title(t("ffn.title"))
-    cols = st.columns([2.4, 1.8, 1, 1], vertical_alignment="center")
+    cols = st.columns([3.4, 1.8, 1.1, 1.1], vertical_alignment="center")
     view = cols[0].radio(t("ffn.view"), VIEWS, index=VIEWS.index(qp_choice("view", VIEWS, "ffn")), horizontal=True,
                          key="ffn-view", on_change=_view_changed, label_visibility="collapsed",
                          format_func=lambda v: t(VIEW_KEYS[v]))
