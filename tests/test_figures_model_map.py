@@ -115,7 +115,7 @@ def test_links_open_the_page_and_view_that_explains_each_block(data):
     assert target("attn.decoder#0")[1]["kind"] == "decoder"
     assert target("norm.decoder.norm_cross#1") == ("layernorm", {**carried, "stack": "decoder", "layer": "1",
                                                                  "norm": "norm_cross"})
-    assert target("ff.encoder#2")[1] | {} == {**carried, "stack": "encoder", "layer": "2", "norm": "norm_ff"}
+    assert target("ff.encoder#2") == ("ffn", {**carried, "view": "ffn", "stack": "encoder", "layer": "2"})
     assert target("embed.encoder")[0] == "positional"
     assert target("softmax") == ("decoding", {**carried, "method": "greedy"})
     assert any(links["norm.encoder.norm_ff#1"] in h and 'target="_self"' in h for h in hrefs)

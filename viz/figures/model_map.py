@@ -31,7 +31,7 @@ TOKENS_SHOWN = 12         # the inputs/outputs rows list this many tokens, then 
 # explorer kind/layer/head (-1 = mean of heads), layernorm stack/layer/norm, decoding method/step).
 # Keys: page files under viz/pages; values: their URL paths (viz/nav.py PAGES; a test keeps them equal).
 PAGE_URLS = {"explorer.py": "explorer", "layernorm.py": "layernorm", "positional.py": "positional",
-             "decoding.py": "decoding"}
+             "decoding.py": "decoding", "ffn.py": "ffn"}
 
 ATTN_KINDS = {"attn.encoder": "encoder", "attn.decoder": "decoder", "attn.cross": "cross"}
 NORM_BLOCKS = {"norm.encoder.norm_attn": ("encoder", "norm_attn"), "norm.encoder.norm_ff": ("encoder", "norm_ff"),
@@ -131,9 +131,8 @@ def block_target(cell: str) -> tuple[str, dict[str, str]]:
     if block in NORM_BLOCKS:
         stack, norm = NORM_BLOCKS[block]
         return "layernorm.py", {"stack": stack, "layer": str(layer), "norm": norm}
-    if block.startswith("ff."):       # what the FFN adds shows in the Add & Norm after it (x + FFN(x))
-        stack = block.split(".")[1]
-        return "layernorm.py", {"stack": stack, "layer": str(layer), "norm": "norm_ff"}
+    if block.startswith("ff."):       # its hidden units and what it adds to the residual stream
+        return "ffn.py", {"view": "ffn", "stack": block.split(".")[1], "layer": str(layer)}
     if block.startswith("embed."):
         return "positional.py", {}
     return "decoding.py", {"method": "greedy"}
