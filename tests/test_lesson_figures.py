@@ -66,14 +66,14 @@ def test_code_spans_in_a_steps_text():
 
 
 def test_the_lesson_shows_no_bare_end_tag(trace):
-    """Step 7 names the end token; whatever the catalogue writes, the lesson shows it as text."""
+    """Step 8 (decoding) names the end token; whatever the catalogue writes, the lesson shows it as text."""
     body = re.sub(r"<script\b.*?</script>", "", lesson_html(trace), flags=re.S)
-    assert "</s>" not in body and 'id="step-7"' in body
+    assert "</s>" not in body and 'id="step-8"' in body
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_decoder_step_shows_the_mask_it_explains(trace, lang):
-    """Issue 26, item 4: step 6 explains the causal mask, so its picture is the decoder's masked self-attention
+    """Issue 26, item 4: step 7 explains the causal mask, so its picture is the decoder's masked self-attention
     (it showed cross-attention): queries and keys are both the output, the future cells grey without a number
     and named in the legend; its first link opens that view, its formula says s > t without English words."""
     fig = decoder_figure(trace, None, lang)

@@ -30,7 +30,7 @@ def test_tour_in_presenter_mode_has_one_way_forward():
 
 
 def test_tour_first_and_last_steps_lead_to_the_pages_around_it_in_presenter_mode():
-    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=10)
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=12)
     no_exceptions(at)
     assert "tour-next" not in _buttons(at)
     assert _forward(at) == ["Next page →"]
@@ -43,7 +43,7 @@ def test_tour_first_and_last_steps_lead_to_the_pages_around_it_in_presenter_mode
 
 
 def test_tour_outside_presenter_mode_keeps_its_own_buttons_only():
-    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=10)
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=12)
     no_exceptions(at)
     assert _buttons(at)["tour-next"].disabled and _buttons(at)["tour-prev"].disabled is False
     assert not any("page" in label for label, _ in _links(at))

@@ -149,3 +149,22 @@ def test_dropout_rate_shown_is_the_models_or_the_papers(bundle):
     en_es = TransformerConfig(
         vocab_size=100, d_model=32, n_heads=2, d_ff=64, dropout=0.2)
     assert rg.shown_dropout(en_es) == 0.2 and not rg.trained_plainly(en_es)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_tour_steps_show_the_ffn_and_smoothing_on_the_sentence(trace, lang):
+    from viz.tour_figures import ffn_figure, regularize_figure
+    from viz.tour_steps import TOUR
+    keys = [s.key for s in TOUR]
+    assert keys.index("ffn") == keys.index("add_norm") + 1 and keys[-1] == "regularize"
+    fig = ffn_figure(trace, None, lang)
+    ff = rg.feed_forward(trace.arrays, "encoder", 0)
+    units = [int(u.lstrip("#")) for u in fig.data[0].x]
+    assert np.allclose(fig.data[0].z, ff.hidden[:, units])
+    bars = regularize_figure(trace, None, lang).data
+    s = rg.smoothing_losses(trace[schema.LOGITS], trace.meta["tgt_ids"])
+    gold = trace.meta["tgt_ids"][0]
+    assert bars[0].y[0] == pytest.approx(s.probs[0, gold]) and bars[1].y[0] == pytest.approx(0.9 + 0.1 / s.probs.shape[1])
+    assert bars[0].y[1] == pytest.approx(1 - s.probs[0, gold]) and bars[1].y[1] == pytest.approx(0.1 - 0.1 / s.probs.shape[1])
+    if lang == "zh":
+        assert "隐藏单元" in fig.layout.title.text

@@ -1,4 +1,4 @@
-"""The guided tour's ten pictures, one per step (viz/tour_steps.py), drawn from one sentence's Trace by the
+"""The guided tour's pictures, one per step (viz/tour_steps.py), drawn from one sentence's Trace by the
 figure builders the pages use. The tour page draws them in place and the offline lesson (viz/lesson.py)
 writes them to its file: the same picture in both.
 
@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from model.analysis import heads as head_stats
+from model.analysis import regularize
 from model.analysis import zoo
 from model.analysis.attention_math import dim_labels, softmax
 from model.capture import schema
@@ -25,6 +26,7 @@ from viz.figures.decoding import confidence_bars
 from viz.figures.heads import layer_head_heatmap
 from viz.figures.layernorm import layer_norm_stats, token_stats_figure
 from viz.figures.positional import pe_heatmap
+from viz.figures.regularize import ffn_units_figure, smoothing_figure
 from viz.figures.step import level_ticks
 from viz.figures.style import NORMAL, TypeScale, plotly_text, signed_heatmap
 from viz.figures.training import clean_train_log, loss_curve
@@ -94,6 +96,34 @@ def add_norm_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
                               type_scale=type_scale)
 
 
+def ffn_figure(trace: Trace, model_dir: Path | None, lang: str = "en", type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Which hidden units of the first encoder layer's feed-forward network fire for which source token."""
+    say = partial(message, lang)
+    ff = regularize.feed_forward(trace.arrays, "encoder", 0)
+    units = regularize.top_units(ff.hidden, per_token=2, limit=20)
+    return ffn_units_figure(ff.hidden[:, units], position_labels(trace.meta["src_tokens"]), units,
+                            title=say("ffn.units.title", stack=say("ffn.stack.encoder"), layer=0, shown=len(units),
+                                      d_ff=ff.hidden.shape[1]),
+                            x_title=say("ffn.units.x"), y_title=say("ffn.units.y"), value_name=say("ffn.units.value"),
+                            type_scale=type_scale)
+
+
+def regularize_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
+    """The first output token: the model's probability of it and of all other tokens together, beside the
+    label-smoothed target's (ε = 0.1; the Feed-forward page names the strongest rivals one by one)."""
+    say = partial(message, lang)
+    gold = trace.meta["tgt_ids"]
+    s = regularize.smoothing_losses(trace[schema.LOGITS], gold)
+    out = position_labels(trace.meta["tgt_out_tokens"])
+    rest = (1.0 - s.probs[0, gold[0]], 1.0 - s.target[0, gold[0]])
+    return smoothing_figure([trace.meta["tgt_out_tokens"][0]], [s.probs[0, gold[0]]], [s.target[0, gold[0]]],
+                            rest=rest, rest_label=say("ffn.smooth.rest", n=s.probs.shape[1] - 1),
+                            title=say("ffn.smooth.title", token=plotly_text([out[0]])[0], eps=s.eps),
+                            model_name=say("ffn.smooth.model"), target_name=say("ffn.smooth.target"),
+                            y_title=say("ffn.smooth.y"), type_scale=type_scale)
+
+
 def decoder_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
                    type_scale: TypeScale = NORMAL) -> go.Figure:
     """The step explains the causal mask: the decoder's masked self-attention (first layer, mean of the heads),
@@ -155,6 +185,7 @@ def training_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
 # TourStep.key -> its picture (None when the data for it is missing). A test checks every step has one.
 STEP_FIGURES: dict[str, Draw] = {
     "tokens": embeddings_figure, "positional": positional_figure, "one_head": one_head_figure,
-    "multi_head": multi_head_figure, "add_norm": add_norm_figure, "decoder": decoder_figure,
+    "multi_head": multi_head_figure, "add_norm": add_norm_figure, "ffn": ffn_figure, "decoder": decoder_figure,
     "decoding": decoding_figure, "heads": head_entropy_figure, "zoo": zoo_figure, "learn": training_figure,
+    "regularize": regularize_figure,
 }

@@ -39,6 +39,8 @@ TOUR = (
              r"y=\mathrm{LayerNorm}\big(x+\mathrm{Sublayer}(x)\big),\quad "
              r"\mathrm{LayerNorm}(z)=\gamma\odot\frac{z-\mu}{\sigma}+\beta",
              (Link("layernorm.py", {"stack": "encoder", "layer": "0", "norm": "norm_attn"}),)),
+    TourStep("ffn", r"\mathrm{FFN}(x)=\max(0,\ xW_1+b_1)\,W_2+b_2",
+             (Link("ffn.py", {"view": "ffn", "stack": "encoder", "layer": "0"}),)),
     TourStep("decoder", r"\mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}+M\Big),\quad M_{ts}=-\infty\ \ (s>t)",
              (Link("explorer.py", {"kind": "decoder"}), Link("explorer.py", {"kind": "cross"}))),
     TourStep("decoding", r"y_t=\arg\max_{y}\;p_\theta(y\mid y_{<t},x)", (Link("decoding.py", {"method": "greedy"}),)),
@@ -47,6 +49,10 @@ TOUR = (
              (Link("zoo.py", {"source": "model", "score": "additive"}),)),
     TourStep("learn", r"\theta\leftarrow\theta-\eta\,\nabla_\theta\Big(-\sum_t\log p_\theta(y_t\mid y_{<t},x)\Big)",
              (Link("training.py", {"task": "reverse", "size": "small", "steps": "800"}),)),
+    TourStep("regularize",
+             r"q_v=(1-\varepsilon)\,[v=y]+\frac{\varepsilon}{V},\quad \mathcal{L}=-\sum_v q_v\log p_v,\quad "
+             r"\tilde a=\frac{m\odot a}{1-p}",
+             (Link("ffn.py", {"view": "smoothing"}), Link("ffn.py", {"view": "dropout"}))),
 )
 
 

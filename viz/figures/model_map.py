@@ -365,5 +365,5 @@ TOUR_BLOCKS = {  # the tour's step key -> the blocks it explains ("you are here"
     "add_norm": ("norm.encoder.norm_attn", "norm.encoder.norm_ff"),
     "decoder": ("attn.decoder", "attn.cross"), "decoding": ("linear", "softmax"),
     "heads": ("attn.encoder", "attn.decoder", "attn.cross"), "zoo": ("attn.encoder", "attn.decoder", "attn.cross"),
-    "learn": (),
+    "learn": (), "ffn": ("ff.encoder", "ff.decoder"), "regularize": ("softmax",),
 }
