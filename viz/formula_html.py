@@ -1,6 +1,8 @@
-"""The tour's formulas (LaTeX, as the tour page shows them with st.latex) as HTML text, for the offline
-lesson (viz/lesson.py), which has no KaTeX: fractions as a/b, sub- and superscripts, square roots with an
-overline, Greek letters and operators as Unicode."""
+"""The tour's formulas (LaTeX, as the tour page shows them with st.latex) for the offline lesson
+(viz/lesson.py), which has no KaTeX and no network: as MathML (formula_mathml), which browsers draw
+natively, for the subset of LaTeX the tour uses; and as HTML text (formula_html: fractions as a/b, sub- and
+superscripts, square roots with an overline, Greek letters and operators as Unicode), the fallback for a
+construct the MathML writer does not know (formula_block picks)."""
 from __future__ import annotations
 
 import html
@@ -89,3 +91,191 @@ def _text_argument(src: str, i: int) -> tuple[str, int]:
 def _parenthesized(part: str) -> str:
     plain = re.sub(r"<[^>]+>", "", part)
     return f"({part})" if re.search(r"[+−,\s]", plain) else part
+
+
+# -- MathML ---------------------------------------------------------------------------------------------
+class UnsupportedLatex(ValueError):
+    """A construct formula_mathml does not convert (formula_block then falls back to formula_html)."""
+
+
+GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ϵ", "varepsilon": "ε", "eta": "η",
+         "theta": "θ",
+         "lambda": "λ", "mu": "μ", "pi": "π", "sigma": "σ", "tau": "τ", "phi": "φ", "omega": "ω",
+         "Delta": "Δ", "Sigma": "Σ", "Omega": "Ω"}
+MATH_OPERATORS = {"top": "⊤", "odot": "⊙", "mid": "∣", "leftarrow": "←", "rightarrow": "→", "to": "→",
+                  "times": "×", "cdot": "⋅", "le": "≤", "ge": "≥", "leq": "≤", "geq": "≥", "neq": "≠",
+                  "approx": "≈", "in": "∈", "propto": "∝", "sum": "∑", "prod": "∏"}
+MATH_IDENTIFIERS = {"infty": "∞", "nabla": "∇", "partial": "∂", "dots": "…", "ldots": "…", "cdots": "⋯"}
+SPACES = {"quad": "1em", "qquad": "2em", ";": "0.2778em", ":": "0.2222em", ",": "0.1667em", " ": "0.25em"}
+ACCENTS = {"tilde": "˜", "hat": "^", "bar": "¯", "vec": "→"}
+SCRIPT_EXCEPTIONS = {"B": "ℬ", "E": "ℰ", "F": "ℱ", "H": "ℋ", "I": "ℐ", "L": "ℒ", "M": "ℳ", "R": "ℛ"}
+SIZES = {"big": "1.2em", "Big": "1.623em", "bigg": "2.047em", "Bigg": "2.470em"}
+LIMIT_BASES = ("∑", "∏", "max", "min", "arg max", "arg min")    # their subscript goes under them
+OPERATOR_CHARS = set("=+-*/()[]|,<>!:;.'")
+MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+
+
+def formula_mathml(latex: str) -> str:
+    """The formula as a block of MathML (<math display="block">; no LaTeX left in it), for the subset of
+    LaTeX the tour uses; UnsupportedLatex for anything else."""
+    nodes, i = _m_group(latex, 0, closing=None)
+    return f'<math xmlns="{MATHML_NS}" display="block"><mrow>{"".join(nodes)}</mrow></math>'
+
+
+def formula_block(latex: str) -> str:
+    """The lesson's formula: MathML where formula_mathml converts it, else the HTML text of formula_html."""
+    try:
+        return f'<div class="formula">{formula_mathml(latex)}</div>'
+    except UnsupportedLatex:
+        return f'<p class="formula">{formula_html(latex)}</p>'
+
+
+def _m_group(src: str, i: int, closing: str | None) -> tuple[list[str], int]:
+    """Nodes up to `closing` (a "}" or the end); a _ or ^ attaches to the node before it."""
+    nodes: list[str] = []
+    while i < len(src):
+        ch = src[i]
+        if ch == closing:
+            return nodes, i + 1
+        if ch == "}":
+            raise UnsupportedLatex(f"unbalanced }} at {i}")
+        if ch in "_^":
+            if not nodes:
+                raise UnsupportedLatex(f"{ch} without a base at {i}")
+            nodes[-1], i = _m_scripts(src, i, nodes[-1])
+            continue
+        node, i = _m_atom(src, i)
+        if node == "<mo>−</mo>" and (not nodes or nodes[-1].startswith("<mo")):
+            node = '<mo form="prefix">−</mo>'          # a sign (=-\infty), not a subtraction
+        if node:
+            nodes.append(node)
+    if closing is not None:
+        raise UnsupportedLatex("missing }")
+    return nodes, i
+
+
+def _m_scripts(src: str, i: int, base: str) -> tuple[str, int]:
+    """base_{sub}^{sup} in either order."""
+    scripts = {}
+    while i < len(src) and src[i] in "_^" and src[i] not in scripts:
+        ch = src[i]
+        scripts[ch], i = _m_argument(src, i + 1)
+    sub, sup = scripts.get("_"), scripts.get("^")
+    apply = "<mo>\u2061</mo>"                   # \max_y: the script goes on the name, before the applying mark
+    tail = ""
+    if base.endswith(apply):
+        base, tail = base[:-len(apply)], apply
+    under = re.sub(r"<[^>]+>", "", base).strip() in LIMIT_BASES
+    if sub is not None and sup is not None:
+        tag = "munderover" if under else "msubsup"
+        return f"<{tag}>{base}{sub}{sup}</{tag}>{tail}", i
+    if sub is not None:
+        tag = "munder" if under else "msub"
+        return f"<{tag}>{base}{sub}</{tag}>{tail}", i
+    return f"<msup>{base}{sup}</msup>{tail}", i
+
+
+def _m_argument(src: str, i: int) -> tuple[str, int]:
+    """One argument as one node: {a group} (an <mrow>), a command, or a single character."""
+    while i < len(src) and src[i] == " ":
+        i += 1
+    if i >= len(src):
+        raise UnsupportedLatex("missing argument")
+    if src[i] == "{":
+        nodes, i = _m_group(src, i + 1, closing="}")
+        return f"<mrow>{''.join(nodes)}</mrow>", i
+    if src[i] == "\\":
+        node, i = _m_command(src, i + 1)
+        if not node:
+            raise UnsupportedLatex("empty argument")
+        return node, i
+    if src[i].isdigit():                      # x^2: one digit, as TeX reads it
+        return f"<mn>{src[i]}</mn>", i + 1
+    return _m_atom(src, i)
+
+
+def _m_atom(src: str, i: int) -> tuple[str, int]:
+    ch = src[i]
+    if ch == "\\":
+        return _m_command(src, i + 1)
+    if ch == "{":
+        nodes, i = _m_group(src, i + 1, closing="}")
+        return f"<mrow>{''.join(nodes)}</mrow>", i
+    if ch.isspace():
+        return "", i + 1
+    if ch.isdigit():
+        number = re.match(r"[0-9]+(\.[0-9]+)?", src[i:]).group(0)
+        return f"<mn>{number}</mn>", i + len(number)
+    if ch.isalpha():
+        return f"<mi>{html.escape(ch)}</mi>", i + 1
+    if ch in "()[]|":                          # as TeX: as tall as the text, unless \big/\Big says otherwise
+        return f'<mo stretchy="false">{html.escape(ch)}</mo>', i + 1
+    if ch in OPERATOR_CHARS:
+        shown = {"-": "−", "*": "∗"}.get(ch, ch)
+        return f"<mo>{html.escape(shown)}</mo>", i + 1
+    raise UnsupportedLatex(f"character {ch!r}")
+
+
+def _m_command(src: str, i: int) -> tuple[str, int]:
+    match = re.match(r"[A-Za-z]+", src[i:])
+    name = match.group(0) if match else src[i:i + 1]
+    i += len(name)
+    if name in ("mathrm", "operatorname", "text", "mathit", "mathbf"):
+        return _m_text(src, i, name)
+    if name == "frac":
+        top, i = _m_argument(src, i)
+        bottom, i = _m_argument(src, i)
+        return f"<mfrac>{top}{bottom}</mfrac>", i
+    if name == "sqrt":
+        if i < len(src) and src[i] == "[":
+            raise UnsupportedLatex(r"\sqrt[n]")
+        arg, i = _m_argument(src, i)
+        return f"<msqrt>{arg}</msqrt>", i
+    if name in ACCENTS:                        # \tilde a
+        arg, i = _m_argument(src, i)
+        return f'<mover accent="true">{arg}<mo stretchy="false">{ACCENTS[name]}</mo></mover>', i
+    if name == "mathcal":                      # \mathcal{L}: the script capital (MathML Core has no mathvariant for it)
+        arg = re.match(r"\{([A-Z])\}", src[i:])
+        if not arg:
+            raise UnsupportedLatex(r"\mathcal of more than one capital")
+        letter = arg.group(1)
+        return f"<mi>{SCRIPT_EXCEPTIONS.get(letter, chr(0x1D49C + ord(letter) - ord('A')))}</mi>", i + 3
+    if name in SIZES:                          # \Big( : the next delimiter, that tall
+        while i < len(src) and src[i] == " ":
+            i += 1
+        if i < len(src) and src[i] in "()[]|":
+            return (f'<mo fence="true" stretchy="true" minsize="{SIZES[name]}" maxsize="{SIZES[name]}">'
+                    f"{html.escape(src[i])}</mo>"), i + 1
+        raise UnsupportedLatex(f"\\{name} before {src[i:i + 1]!r}")
+    if name in FUNCTIONS:
+        if name == "arg" and src[i:i + 4] == r"\max":
+            return "<mi>arg max</mi>", i + 4
+        return f"<mi>{name}</mi><mo>\u2061</mo>", i
+    if name in GREEK:
+        return f"<mi>{GREEK[name]}</mi>", i
+    if name == "mid":
+        return '<mo stretchy="false" lspace="0.2778em" rspace="0.2778em">∣</mo>', i
+    if name in MATH_OPERATORS:
+        return f"<mo>{MATH_OPERATORS[name]}</mo>", i
+    if name in MATH_IDENTIFIERS:
+        return f"<mi>{MATH_IDENTIFIERS[name]}</mi>", i
+    if name in SPACES:
+        return f'<mspace width="{SPACES[name]}"/>', i
+    if name == "!":                            # a thin negative space: none
+        return "", i
+    raise UnsupportedLatex(f"\\{name}")
+
+
+def _m_text(src: str, i: int, command: str) -> tuple[str, int]:
+    """\\mathrm{softmax} -> an upright identifier; \\text{for} -> text (its spaces kept)."""
+    if i >= len(src) or src[i] != "{":
+        node, i = _m_argument(src, i)
+        return node, i
+    end = src.find("}", i)
+    inner = src[i + 1:end]
+    if end < 0 or "\\" in inner or "{" in inner:
+        raise UnsupportedLatex(f"\\{command} with markup inside")
+    if command == "text":
+        return f"<mtext>{html.escape(inner)}</mtext>", end + 1
+    variant = {"mathbf": ' mathvariant="bold"', "mathit": ""}.get(command, ' mathvariant="normal"' if len(inner) == 1 else "")
+    return f"<mi{variant}>{html.escape(inner)}</mi>", end + 1

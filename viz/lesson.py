@@ -1,7 +1,7 @@
 """One sentence's guided tour as a single HTML file: it opens from a USB stick with the network off.
 
-The tour's steps (viz/tour_steps.py) in order, each with its explanation, its formula as text
-(viz/formula_html.py) and an interactive figure, the tour page's own (viz/tour_figures.py), from a real trace
+The tour's steps (viz/tour_steps.py) in order, each with its explanation, its formula as MathML
+(viz/formula_html.py; the browser draws it, no script or font is fetched) and an interactive figure, the tour page's own (viz/tour_figures.py), from a real trace
 of the real model (model.inference.pipeline.trace_sentence; this module only reads the Trace, as the figures
 do). plotly.js is inlined once (about 4.7 MB), no other file or CDN is referenced, and every piece of user
 text is escaped, so a sentence containing <script> shows as text and runs nothing. No Streamlit here.
@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from model.capture.trace import Trace
-from viz.formula_html import formula_html
+from viz.formula_html import formula_block
 from viz.i18n import DEFAULT_LANG, LANGS, message
 from viz.tour_figures import STEP_FIGURES
 from viz.tour_steps import TOUR, TourStep
@@ -36,6 +36,8 @@ dt { font-weight: 600; } dd { margin: 0 0 0.6rem 0; font-size: 1.15rem; }
 section { margin: 2.5rem 0; }
 .formula { font-family: 'Cambria Math', 'STIX Two Math', serif; font-size: 1.3rem; background: #f5f8fc;
            padding: 0.6rem 1rem; border-radius: 0.4rem; overflow-x: auto; }
+.formula math { font-size: 1.45rem; margin: 0;   /* fonts with a MATH table: stretched brackets, big sums */
+                font-family: 'Cambria Math', 'STIX Two Math', 'Latin Modern Math', 'DejaVu Math TeX Gyre', math; }
 .radicand { border-top: 1px solid currentColor; padding-top: 0.1em; }
 .how { color: #555; font-style: italic; }
 """
@@ -65,7 +67,7 @@ def _section(number: int, step: TourStep, figure_html: str, how: str, lang: str)
     heading = message(lang, "tour.step", number=number, total=len(TOUR), title=message(lang, step.message_key("title")))
     return (f'<section id="step-{number}"><h2>{html.escape(heading)}</h2>'
             f"<p>{text_html(message(lang, step.message_key('text')))}</p>"
-            f'<p class="formula">{formula_html(step.formula)}</p>'
+            f"{formula_block(step.formula)}"
             f"{figure_html}<p class=\"how\">{html.escape(how)}</p></section>")
 
 

@@ -1,0 +1,73 @@
+"""The offline lesson's formulas as MathML (issue 26, item 7): browsers draw MathML themselves, so the maths
+reads as maths with the network off. Every formula the tour ships converts (none falls back to the plain
+text), into well-formed MathML whose scripts and fractions have the children they need."""
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from viz.formula_html import UnsupportedLatex, formula_block, formula_html, formula_mathml
+from viz.tour_steps import TOUR
+
+NS = "{http://www.w3.org/1998/Math/MathML}"
+CHILDREN = {"mfrac": 2, "msub": 2, "msup": 2, "munder": 2, "msubsup": 3, "munderover": 3}
+
+
+def parse(latex: str) -> ET.Element:
+    return ET.fromstring(formula_mathml(latex))
+
+
+def tags(root: ET.Element) -> list[str]:
+    return [e.tag.removeprefix(NS) for e in root.iter()]
+
+
+@pytest.mark.parametrize("step", TOUR, ids=lambda s: s.key)
+def test_every_shipped_formula_is_mathml(step):
+    root = parse(step.formula)
+    assert root.tag == NS + "math" and root.get("display") == "block"
+    for element in root.iter():
+        name = element.tag.removeprefix(NS)
+        if name in CHILDREN:
+            assert len(element) == CHILDREN[name], (name, ET.tostring(element, encoding="unicode"))
+    shown = "".join(e.text or "" for e in root.iter())
+    assert not re.search(r"[\\{}]", shown) and "frac" not in shown and "mathrm" not in shown, shown
+    assert formula_block(step.formula).startswith('<div class="formula"><math')      # no fallback
+
+
+def test_pieces():
+    root = parse(r"\frac{QK^\top}{\sqrt{d_k}}")
+    assert tags(root)[:7] == ["math", "mrow", "mfrac", "mrow", "mi", "msup", "mi"]
+    assert "msqrt" in tags(root) and "⊤" in formula_mathml(r"K^\top")
+    assert "<msubsup><mi>W</mi><mi>i</mi><mi>Q</mi></msubsup>" in formula_mathml("W_i^Q")
+    assert "<munder><mo>∑</mo><mi>s</mi></munder>" in formula_mathml(r"-\sum_s a_{ts}")
+    assert "<munder><mi>arg max</mi><mrow><mi>y</mi></mrow></munder>" in formula_mathml(r"\arg\max_{y} p")
+    assert "<msub><mi>token</mi><mi>i</mi></msub>" in formula_mathml(r"\mathrm{token}_i")
+    assert '<mo form="prefix">−</mo><mi>∞</mi>' in formula_mathml(r"M=-\infty")
+    assert "<mn>10000</mn>" in formula_mathml(r"10000^{2i/d}")
+    assert "<mtext>for</mtext>" in formula_mathml(r"s\ \text{for}\ t")
+    assert 'minsize="1.623em"' in formula_mathml(r"\Big(x\Big)")
+    assert "<mi>sin</mi><mo>\u2061</mo>" in formula_mathml(r"\sin x")
+    assert "<mi>ℒ</mi>" in formula_mathml(r"\mathcal{L}") and "<mi>𝒬</mi>" in formula_mathml(r"\mathcal{Q}")
+    assert '<mover accent="true"><mi>a</mi>' in formula_mathml(r"\tilde a") and "ε" in formula_mathml(r"\varepsilon")
+    with pytest.raises(UnsupportedLatex):
+        formula_mathml(r"\frac{a}")
+
+
+def test_user_text_in_a_formula_is_escaped():
+    out = formula_mathml(r"a<b \text{<script>}")
+    assert "<script>" not in out and "&lt;script&gt;" in out
+
+
+@pytest.mark.parametrize("latex", [r"\begin{matrix}a\end{matrix}", r"\sqrt[3]{x}", "a}", "^x",
+                                   r"\mathrm{\alpha}", "a & b"])
+def test_what_it_cannot_convert_falls_back_to_text(latex):
+    with pytest.raises(UnsupportedLatex):
+        formula_mathml(latex)
+    assert formula_block(latex) == f'<p class="formula">{formula_html(latex)}</p>'
+
+
+def test_the_lesson_shows_every_formula_as_mathml():
+    from test_lesson import trace_of
+    from viz.lesson import lesson_html
+    page = lesson_html(trace_of("toy-reverse", "c a f e"), None)
+    assert page.count('<div class="formula"><math') == len(TOUR) and '<p class="formula">' not in page
