@@ -71,12 +71,14 @@ def smoothing_figure(candidate_labels: list[str], model_p, target_q, rest: tuple
         raise ValueError(f"model_p and target_q need one value per candidate ({len(labels)})")
     if rest is not None:
         labels, p, q = labels + [rest_label], np.append(p, rest[0]), np.append(q, rest[1])
-    text = dict(texttemplate="%{y:.3~g}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False)
+    text = dict(texttemplate="%{y:.3~g}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False,
+                constraintext="none")                 # never shrunk below the scale's cell size
     bars = [go.Bar(x=labels, y=p, name=model_name, marker_color=LINE_COLORS[0], **text,
                    hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>"),
             go.Bar(x=labels, y=q, name=target_name, marker_color=LINE_COLORS[1], **text,
                    hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>")]
-    layout = dict(title=dict(text=title), barmode="group", height=420, xaxis=dict(TOKEN_TICKS),
+    layout = dict(title=dict(text=title), barmode="group", height=420,   # a few candidates: level labels
+                  xaxis=dict(type="category", tickangle=0, automargin=True),
                   yaxis=dict(title=dict(text=y_title), range=[0, 1.12]), margin=dict(l=10, r=10, t=90, b=10))
     return go.Figure(bars, layout=typeset(legend_above(layout), type_scale))
 
