@@ -1,11 +1,11 @@
-"""Greedy decoding shared by concurrent sessions (model/batching.py): every caller gets exactly the ids
+"""Greedy decoding shared by concurrent sessions (model/inference/shared_greedy.py): every caller gets exactly the ids
 it would get alone, whatever else was in its batch."""
 import threading
 
 import pytest
 
 from conftest import ROOT
-from model.inference.batching import GreedyBatcher
+from model.inference.shared_greedy import GreedyBatcher
 from model.inference.decode import default_max_len, greedy, greedy_rows
 from model.inference.pipeline import encode_text, generate, load_engine, translate
 from model.inference.decode import pad_batch

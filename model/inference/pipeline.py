@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import torch
 
 from model.errors import InputError
-from model.inference.batching import GreedyBatcher
+from model.inference.shared_greedy import GreedyBatcher
 from model.io.checkpoint import Bundle, load_checkpoint
 from model.inference.decode import beam_search, default_max_len, greedy
 from model.capture.hooks import active_trace, capture
@@ -23,7 +23,7 @@ HARD_MAX_TOKENS = 512
 
 @dataclass
 class Engine(Bundle):
-    """A Bundle whose greedy decoding is shared by concurrent sessions (model/inference/batching.py)."""
+    """A Bundle whose greedy decoding is shared by concurrent sessions (model/inference/shared_greedy.py)."""
     batcher: GreedyBatcher = field(init=False, repr=False)
 
     def __post_init__(self):
