@@ -30,7 +30,7 @@ def attention(q, k, v, mask=None, dropout: float = 0.0):
 class KVCache:
     """One attention layer's keys and values from earlier decoding steps, so each step projects only
     its new token. Self-attention appends them; cross-attention (static) projects the encoder memory
-    on the first step and reuses it. Used only when no trace is active (model/decode.py)."""
+    on the first step and reuses it. Used only when no trace is active (model/inference/decode.py)."""
 
     def __init__(self, static: bool = False):
         self.static = static

@@ -2,7 +2,7 @@
 
 Layer outputs are post-norm as in the paper, x = LayerNorm(x + Dropout(Sublayer(x))); pre-norm,
 x = x + Dropout(Sublayer(LayerNorm(x))), is an option (config.norm_first). Hook names follow the
-module tree: see model/trace.py and docs/trace-format.md.
+module tree: see model/capture/trace.py and docs/trace-format.md.
 """
 from __future__ import annotations
 
