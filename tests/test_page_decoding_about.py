@@ -73,7 +73,7 @@ def test_decoding_default_view_opens_where_the_alignment_shows(toy):
     assert f"decoder input : {'  '.join(dec.in_tokens[:step + 1])}\n" in step_text
     assert (f"appends       : {dec.out_tokens[step]}   (p = {np.exp(hyp.step_logprobs[step]):.4f}, rank 1 of 13)"
             in step_text)
-    assert "Type a reference translation in the sidebar" in texts(at)
+    assert "Type a reference translation here" in texts(at)
     # greedy: no beam-size box on the page (a greyed-out "Beam size 4" contradicted the sidebar's 1)
     assert "decoding-beam" not in [n.key for n in at.number_input]
     assert at.number_input(key="beam").value == 1

@@ -115,7 +115,8 @@ def folder_fingerprint(folder: Path) -> tuple:
 
 # Text files beside the weights that pages read, each read only when stat() says it is a regular file within its
 # limit (config.json, tokenizer.json, metrics.json and the weights have theirs in model/io/checkpoint.py).
-MODEL_FILE_LIMITS = {"presets.txt": MiB, "README.md": MiB, "README.zh.md": MiB, "train_log.csv": 8 * MiB}
+MODEL_FILE_LIMITS = {"presets.txt": MiB, "README.md": MiB, "README.zh.md": MiB, "train_log.csv": 8 * MiB,
+                     "test.tsv": 8 * MiB, "everyday_test.tsv": 8 * MiB}
 
 
 def model_file_text(model_id: str, name: str) -> str | None:
@@ -183,6 +184,31 @@ def preset_groups(model_id: str) -> dict[str, list[str]]:
         elif line:
             groups.setdefault(group, []).append(line)
     return groups or {"start": ["The man went to the house."]}
+
+
+TEST_SPLITS = ("test.tsv", "everyday_test.tsv")    # held-out pairs a model folder may ship: 'en<TAB>es' a line
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def split_references(model_id: str) -> dict[str, str]:
+    """Source sentence -> its reference translation, from the model folder's test splits (TEST_SPLITS; the
+    first line is the header). Empty for a model without them; an unreadable file is skipped."""
+    references: dict[str, str] = {}
+    for name in TEST_SPLITS:
+        try:
+            text = model_file_text(model_id, name)
+        except ValueError:
+            continue
+        for line in (text or "").splitlines()[1:]:
+            source, tab, reference = line.partition("\t")
+            if tab and source.strip() and reference.strip():
+                references.setdefault(source.strip(), reference.strip())
+    return references
+
+
+def reference_of(model_id: str, sentence: str) -> str | None:
+    """The test split's reference translation of this sentence, or None (not a test-split source)."""
+    return split_references(model_id).get(sentence.strip())
 
 
 def presets(model_id: str) -> list[str]:

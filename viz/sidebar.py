@@ -12,7 +12,8 @@ import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from viz.context import Choice
-from viz.services import device_label, load_bundle, max_tokens_bounds, preset_groups, presets, trace_npz
+from viz.services import (device_label, load_bundle, max_tokens_bounds, preset_groups, presets, reference_of,
+                          trace_npz)
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.i18n import DEFAULT_LANG, LANGS, error_text, t, tn
 from viz.text import plain
@@ -58,7 +59,12 @@ def _url_text(name: str, cut_notice: str, notices: list[str]) -> str | None:
 
 
 def _use_preset() -> None:
-    st.session_state["text"] = st.session_state["preset"]
+    """The example becomes the sentence; a test-split verse brings its reference (teacher forcing shows at
+    once), any other example clears the reference of the sentence before."""
+    sentence = st.session_state["preset"]
+    st.session_state["text"] = sentence
+    if sentence is not None:
+        st.session_state["target"] = reference_of(st.session_state["model"], sentence) or ""
 
 
 def _use_uploaded() -> None:

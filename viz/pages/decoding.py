@@ -5,15 +5,16 @@ import streamlit as st
 
 from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step
 from model.capture import schema
-from viz.services import get_decoding
+from viz.services import get_decoding, reference_of
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars, token_logprobs, top_k_view)
 from viz.i18n import t
-from viz.state import number_box_value, qp_choice, qp_int, set_query, whole_number_box
+from viz.state import MAX_TEXT_CHARS, number_box_value, qp_choice, qp_int, set_query, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
 LAST_BEAM = "_decoding_last_beam"      # the page's beam size, kept while greedy hides its box
+REFERENCE_KEY = "decoding-reference"
 DEFAULT_BEAM = 4
 
 
@@ -187,8 +188,28 @@ def _alignment_words() -> dict:
     return dict(x_title=t("decoding.alignment.x"), y_title=t("decoding.alignment.y"), **_hover_words())
 
 
+def _use_reference(value: str | None = None) -> None:
+    """The page's reference box (or its test-split button) sets the sidebar's reference, on which the trace
+    is teacher-forced: one reference for every page."""
+    st.session_state["target"] = st.session_state[REFERENCE_KEY] if value is None else value
+
+
+def reference_box(ctx) -> None:
+    """The page's own reference box, the sidebar's reference in step (folded away in presenter mode), and for a
+    test-split sentence a button that brings the split's reference."""
+    st.session_state[REFERENCE_KEY] = ctx.target or ""
+    c1, c2 = st.columns([3, 1.2], vertical_alignment="bottom")
+    c1.text_input(t("decoding.tf.reference"), key=REFERENCE_KEY, on_change=_use_reference,
+                  max_chars=MAX_TEXT_CHARS, help=t("sidebar.reference.help"))
+    known = reference_of(ctx.model_id, ctx.text)
+    if known and known != (ctx.target or "").strip():
+        c2.button(t("decoding.tf.use_test"), key="decoding-use-test", on_click=_use_reference, args=(known,),
+                  help=t("decoding.tf.use_test.help", reference=known), width="stretch")
+
+
 def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_labels, src_labels) -> None:
     st.subheader(t("decoding.tf"))
+    reference_box(ctx)
     trace = ctx.trace
     if not trace.meta.get("teacher_forced"):
         st.info(t("decoding.tf.none", reference=t("sidebar.reference")))
