@@ -24,7 +24,10 @@ TOUR_URL = "tour"
 # The lesson download at the top right, beside the page's title: its row takes no height (the button hangs
 # into the title's line) and a title that has it beside gives it room.
 LESSON_CSS = """<style>
-.st-key-lesson-top { height: 0; overflow: visible; align-items: flex-end; margin-bottom: -1rem; z-index: 2; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-lesson-top) { height: 0 !important; min-height: 0 !important; margin-bottom: -1rem;
+  overflow: visible; flex: none;
+  position: relative; z-index: 2; }
+.stVerticalBlock.st-key-lesson-top { height: 0 !important; min-height: 0 !important; overflow: visible; align-items: flex-end; }
 .stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 17rem; }
 </style>"""
 
