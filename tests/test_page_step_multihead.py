@@ -1,11 +1,12 @@
 """Step-through and Multi-head assembly pages through AppTest, on the toy-reverse model."""
+import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import first_chart, no_exceptions, run_page, texts, z_of
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from model.analysis.attention_math import entropy_bits
@@ -29,15 +30,41 @@ def successes(at):
 
 
 # -- step-through --------------------------------------------------------------------------------------
-def test_step_default_view_shows_the_real_layer_input(trace):
+def test_step_opens_on_the_scores_with_the_inputs_a_click_back(trace):
+    """Issue 26, item 2: the page opens on Q·Kᵀ (a tokens x tokens map), not on the 256-column X."""
     at = run_page("step_through.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
     assert at.title[0].value == "Step-through: one head"
-    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 0
+    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 4
     assert at.selectbox(key="step-query-encoder").value == 0 and at.selectbox(key="step-encoder-head").value == 0
-    # step 1 shows X = the embeddings for layer 0, row of the first token
-    np.testing.assert_allclose(shown_row(at), trace.arrays["src_embed.hook_out"][0], atol=1e-4)
+    chart, _ = first_chart(at)
+    n = len(trace.arrays["src_embed.hook_out"])
+    assert chart is not None and z_of(at).shape == (n, n)        # queries x keys, not n x 256
+    q = trace.arrays["encoder.layers.0.self_attn.hook_q"][0].astype(np.float64)
+    k = trace.arrays["encoder.layers.0.self_attn.hook_k"][0].astype(np.float64)
+    np.testing.assert_allclose(shown_row(at), q[0] @ k.T, atol=1e-3)
     assert "Why divide by" in texts(at)
+    at.button(key="step-prev").click().run()                     # X, Q, K, V one click back each
+    assert at.radio(key="step-step").value == 3
+    no_exceptions(at)
+
+
+@pytest.mark.parametrize("step,which", [(0, "X"), (1, "Q"), (2, "K"), (3, "V")])
+def test_step_vectors_shown_as_cosine_map_with_the_full_matrix_behind(trace, step, which):
+    at = run_page("step_through.py", model="toy-reverse", text=TEXT, step=step)
+    no_exceptions(at)
+    x = (trace.arrays["src_embed.hook_out"] if which == "X" else
+         trace.arrays[f"encoder.layers.0.self_attn.hook_{which.lower()}"][0]).astype(np.float64)
+    if which == "X":                                             # the row shown: X of the first token
+        np.testing.assert_allclose(shown_row(at), x[0], atol=1e-4)
+    first = z_of(at, 0)
+    assert first.shape == (len(x), len(x)) and first.shape[1] < x.shape[1]   # tokens x tokens, not d columns
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    np.testing.assert_allclose(first, unit @ unit.T, atol=1e-5)  # the cosine formula on the trace's vectors
+    expander = [e for e in at.expander if e.label == "All the numbers: the full matrix"]
+    assert len(expander) == 1
+    full = z_of(at, 1)                                           # the full matrix, one click away
+    np.testing.assert_allclose(full, x, atol=1e-4)
 
 
 def test_step_deep_link_reproduces_the_view_with_real_numbers(trace):
@@ -82,7 +109,7 @@ def test_step_bad_parameters_warn_and_fall_back():
     warnings = " ".join(w.value for w in at.warning)
     for name in ("kind", "step", "query", "head"):
         assert f"URL parameter {name}=" in warnings
-    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 0
+    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 4
     assert at.selectbox(key="step-query-encoder").value == 0
 
 
@@ -110,6 +137,50 @@ def test_multihead_default_view_checks_the_assembly_against_the_model(trace):
     assert all(re.search(r"\d", a) for a in apart)                         # each with its value
     assert "MultiHead(Q,K,V)" in texts(at).replace(r"\mathrm{MultiHead}", "MultiHead")
     assert "d_k = d_{model}/h = 64/4 = 16" in texts(at)
+
+
+def charts_outside_expanders(at) -> list[dict]:
+    """The specs of the charts a reader sees without opening anything."""
+    found = []
+
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            if child.type == "expander":
+                continue
+            if child.type == "plotly_chart":
+                found.append(json.loads(child.proto.spec))
+            walk(child)
+    walk(at.main)
+    return found
+
+
+def test_multihead_no_stripe_charts_and_the_full_matrices_a_click_away(trace):
+    """Issue 26, item 2: z, the concatenation and × W^O as what each head adds to each token (tokens x
+    heads), the 256-column stages in an expander; the page is short."""
+    at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    seen = charts_outside_expanders(at)
+    assert len(seen) == 3                                        # heads, each head's share, norms
+    for spec in seen:
+        for trace_ in spec["data"]:
+            z = trace_.get("z")
+            if isinstance(z, dict):
+                z = np.zeros([int(n) for n in str(z["shape"]).split(",")])
+            assert z is None or np.asarray(z).shape[-1] < 64      # no d_model-wide matrix in view
+    z = trace.arrays["encoder.layers.0.self_attn.hook_z"].astype(np.float64)        # [H,T,Dh]
+    out = trace.arrays["encoder.layers.0.self_attn.hook_out"].astype(np.float64)
+    model = load_checkpoint(TOY, device="cpu").model
+    w = model.get_submodule("encoder.layers.0.self_attn").w_o.weight.detach().numpy().astype(np.float64)
+    n_heads, n_tok, dh = z.shape
+    shares = np.array([[np.linalg.norm(z[h, t] @ w[:, h * dh:(h + 1) * dh].T) for h in range(n_heads)]
+                       for t in range(n_tok)])
+    np.testing.assert_allclose(z_of(at, 1), shares, rtol=1e-4, atol=1e-5)
+    assert "how much each head adds to each token" in json.dumps(seen[1])
+    expander = [e for e in at.expander if e.label.startswith("All the numbers, stage by stage")]
+    assert len(expander) == 1                                     # and every stage still drawn inside it
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert any(np.asarray(z_of(at, i)).shape == out.shape and np.allclose(z_of(at, i), out, atol=1e-4)
+               for i in range(len(specs)) if "z" in specs[i]["data"][0])
 
 
 def test_multihead_deep_link_and_bad_parameter():

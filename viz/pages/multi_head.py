@@ -7,9 +7,11 @@ import streamlit as st
 
 from model.analysis.attention_math import (concat_heads, dim_labels, head_summary, head_traits, layer_norm,
                                            linear_arrays, max_abs_error, output_projection, token_norms)
+from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
+from viz.figures.vectors import contribution_map
 from viz.i18n import kind_title, t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
@@ -143,47 +145,59 @@ def render() -> None:
     # -- assembly, stage by stage ----------------------------------------------------------------------
     st.header(t("multihead.assembly"))
     explain(cfg)
-    words = dict(y_title=t("multihead.axis.token"), value_name=t("multihead.axis.value"))
-    st.subheader(t("multihead.stage1", n=len(rows), d_k=dh))
-    show_figure(per_head_outputs(z, rows, title=t("multihead.z.title", where=where), head_name=t("multihead.head"),
-                                 token_name=t("multihead.axis.token"), value_name=t("multihead.axis.value"),
-                                 type_scale=type_scale()),
-                f"{tag}-z",
-                pd.concat({f"head {h}": matrix_frame(z[h], rows, dim_labels(dh)) for h in range(n_heads)}), key="mh-z")
-
-    st.subheader(t("multihead.stage2", n=len(rows), heads=n_heads, d_k=dh, d=d))
-    st.markdown(t("multihead.stage2.text", d_k=dh, last=dh - 1))
-    show_figure(concat_heatmap(concat, rows, n_heads, title=t("multihead.concat.title"),
-                               x_title=t("multihead.axis.concat"),
-                               head_name=t("multihead.head"), **words, type_scale=type_scale()), f"{tag}-concat",
-                matrix_frame(concat, rows, dims), key="mh-concat")
-
-    left, right = st.columns(2)
-    with left:
-        st.subheader(t("multihead.stage3", d=d))
-        st.markdown(t("multihead.stage3.text"))
-        show_figure(stage_heatmap(attn_out, rows, t("multihead.out.title"), plot_px=HALF_PX,
-                                  x_title=t("multihead.axis.dimension"), **words, type_scale=type_scale()),
-                    f"{tag}-out", matrix_frame(attn_out, rows, dims), key="mh-out")
-    with right:
-        st.subheader(t("multihead.stage4"))
-        st.markdown(t("multihead.stage4.text"))
-        show_figure(stage_heatmap(summed, rows, t("multihead.sum.title"), plot_px=HALF_PX,
-                                  x_title=t("multihead.axis.dimension"), **words,
-                                  type_scale=type_scale()), f"{tag}-sum",
-                    matrix_frame(summed, rows, dims), key="mh-sum")
-
+    # the teaching picture of stages 1-3: Concat(z) W^O = sum over heads of z_h W^O_h, so each head's share
+    # of every token's output has a length; the 256-column matrices are one click away (issue 26, item 2)
+    contributions = head_contribution_norms(z, w_o)                                 # [T,H]
+    head_names = [t("ui.head_n", h=h) for h in range(n_heads)]
+    show_figure(contribution_map(contributions, rows, head_names, title=t("multihead.share.title", where=where),
+                                 x_title=t("multihead.head"), y_title=t("multihead.axis.token"),
+                                 value_name=t("multihead.share.value"), type_scale=type_scale()),
+                f"{tag}-head-shares", matrix_frame(contributions, rows, head_names), key="mh-shares")
+    st.caption(t("multihead.share.caption"))
     stages = {t("multihead.norms.input"): token_norms(residual), t("multihead.norms.concat"): token_norms(concat),
               t("multihead.norms.out"): token_norms(attn_out), t("multihead.norms.sum"): token_norms(summed)}
     if not cfg.norm_first:
-        st.subheader(t("multihead.stage5"))
-        st.markdown(t("multihead.stage5.text", d=d))
-        show_figure(stage_heatmap(after, rows, t("multihead.norm.title"), x_title=t("multihead.axis.dimension"),
-                                  **words, type_scale=type_scale()),
-                    f"{tag}-norm", matrix_frame(after, rows, dims), key="mh-norm")
         stages[t("multihead.norms.ln")] = token_norms(after)
-    else:
-        st.caption(t("multihead.pre_norm"))
+    with st.expander(t("multihead.full")):
+        words = dict(y_title=t("multihead.axis.token"), value_name=t("multihead.axis.value"))
+        st.subheader(t("multihead.stage1", n=len(rows), d_k=dh))
+        show_figure(per_head_outputs(z, rows, title=t("multihead.z.title", where=where), head_name=t("multihead.head"),
+                                     token_name=t("multihead.axis.token"), value_name=t("multihead.axis.value"),
+                                     type_scale=type_scale()),
+                    f"{tag}-z",
+                    pd.concat({f"head {h}": matrix_frame(z[h], rows, dim_labels(dh)) for h in range(n_heads)}),
+                    key="mh-z")
+
+        st.subheader(t("multihead.stage2", n=len(rows), heads=n_heads, d_k=dh, d=d))
+        st.markdown(t("multihead.stage2.text", d_k=dh, last=dh - 1))
+        show_figure(concat_heatmap(concat, rows, n_heads, title=t("multihead.concat.title"),
+                                   x_title=t("multihead.axis.concat"),
+                                   head_name=t("multihead.head"), **words, type_scale=type_scale()), f"{tag}-concat",
+                    matrix_frame(concat, rows, dims), key="mh-concat")
+
+        left, right = st.columns(2)
+        with left:
+            st.subheader(t("multihead.stage3", d=d))
+            st.markdown(t("multihead.stage3.text"))
+            show_figure(stage_heatmap(attn_out, rows, t("multihead.out.title"), plot_px=HALF_PX,
+                                      x_title=t("multihead.axis.dimension"), **words, type_scale=type_scale()),
+                        f"{tag}-out", matrix_frame(attn_out, rows, dims), key="mh-out")
+        with right:
+            st.subheader(t("multihead.stage4"))
+            st.markdown(t("multihead.stage4.text"))
+            show_figure(stage_heatmap(summed, rows, t("multihead.sum.title"), plot_px=HALF_PX,
+                                      x_title=t("multihead.axis.dimension"), **words,
+                                      type_scale=type_scale()), f"{tag}-sum",
+                        matrix_frame(summed, rows, dims), key="mh-sum")
+
+        if not cfg.norm_first:
+            st.subheader(t("multihead.stage5"))
+            st.markdown(t("multihead.stage5.text", d=d))
+            show_figure(stage_heatmap(after, rows, t("multihead.norm.title"), x_title=t("multihead.axis.dimension"),
+                                      **words, type_scale=type_scale()),
+                        f"{tag}-norm", matrix_frame(after, rows, dims), key="mh-norm")
+        else:
+            st.caption(t("multihead.pre_norm"))
 
     st.header(t("multihead.norms.header"))
     show_figure(stage_norms(stages, rows, title=t("multihead.norms.title", where=where),

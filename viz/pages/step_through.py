@@ -9,11 +9,13 @@ import streamlit as st
 
 from model.analysis.attention_math import (HeadSteps, dim_labels, head_projection, head_steps, linear_arrays,
                                            max_abs_error, scaling_comparison)
+from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.schema import sublayer_names
 from viz.figures.attention import attention_heatmap
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import plotly_text
+from viz.figures.vectors import cosine_map
 from viz.i18n import kind_title, t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
@@ -26,6 +28,7 @@ SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "+ mask", "softmax", "· V"
 STEP_WORDS = {0: "step.steps.input", 6: "step.steps.mask", 8: "step.steps.output"}   # STEPS in the catalogue
 SHORT_WORDS = {6: "step.short.mask"}
 STEP_KEY = "step-step"
+FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back (issue 26, item 2)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
 # get ~1/5 of the row each, so "◀ Previous" is whole on a 1280x720 projector with the sidebar open
@@ -51,6 +54,7 @@ class View:
     text: str = ""
     latex: str = ""
     checks: list = field(default_factory=list)   # (description, max error)
+    full: list = field(default_factory=list)     # the whole matrices (figure, filename, CSV), one click away
 
 
 @dataclass(frozen=True)
@@ -145,26 +149,39 @@ def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list
     return matrix_frame(np.asarray(matrix)[index: index + 1], row_labels[index: index + 1], col_labels).round(4)
 
 
+def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name: str, full_title: str, x_title: str,
+                    y_title: str, filename: str, highlight: int | None = None) -> tuple[tuple, tuple]:
+    """A [tokens, dims] matrix as a class can read it (how alike its token vectors are, tokens x tokens) and
+    the full matrix for the click behind it: ((figure, filename, CSV frame), (figure, filename, CSV frame))."""
+    cos = cosine_similarity(matrix)
+    teach = cosine_map(cos, labels, t("step.cosine.title", name=name), x_title=y_title, y_title=y_title,
+                       value_name=t("step.cosine.value"), highlight=highlight, width_px=0.6 * type_scale().page_px,
+                       type_scale=type_scale())
+    full = step_heatmap(matrix, labels, dims, full_title, x_title, y_title, value_name=t("step.axis.value"),
+                        highlight=highlight, show_values=False, plot_px=plot_px(), type_scale=type_scale())
+    return ((teach, f"{filename}-cosine", matrix_frame(cos, labels, labels)),
+            (full, filename, matrix_frame(matrix, labels, dims)))
+
+
 # -- the nine steps ---------------------------------------------------------------------------------
 def view_input(h: Head) -> View:
     cfg, layer, query = h.cfg, h.layer, h.query
     d = cfg.d_model
     model_dims = dim_labels(d)
     x_name = t("step.input.embeddings") if layer == 0 and not cfg.norm_first else t("step.input.previous")
-    fig = step_heatmap(h.x_q, h.q_labels, model_dims, t("step.input.title", n=h.n_q, d=d, side=h.q_side, layer=layer),
-                       t("step.axis.dimension"), t("step.axis.token"), value_name=t("step.axis.value"),
-                       highlight=query, show_values=False, plot_px=plot_px(), type_scale=type_scale())
-    view = View([(fig, f"{h.tag}-X", matrix_frame(h.x_q, h.q_labels, model_dims))],
-                _row(h.x_q, query, h.q_labels, model_dims))
+    teach, full = vector_pictures(h.x_q, h.q_labels, model_dims, "X",
+                                  t("step.input.title", n=h.n_q, d=d, side=h.q_side, layer=layer),
+                                  t("step.axis.dimension"), t("step.axis.token"), f"{h.tag}-X", highlight=query)
+    view = View([teach], _row(h.x_q, query, h.q_labels, model_dims), full=[full])
     if h.kind in ("encoder", "decoder"):
         view.text = t("step.input.text", layer=layer, d=d, x_name=x_name,
                       pe=t("step.input.pe") if layer == 0 else "")
     else:
-        memory = step_heatmap(h.x_kv, h.k_labels, model_dims,
-                              t("step.memory.title", n=len(h.k_labels), d=d), t("step.axis.dimension"),
-                              t("step.axis.source_token"), value_name=t("step.axis.value"), show_values=False,
-                              plot_px=plot_px(), type_scale=type_scale())
-        view.figures.append((memory, f"{h.tag}-memory", matrix_frame(h.x_kv, h.k_labels, model_dims)))
+        teach, full = vector_pictures(h.x_kv, h.k_labels, model_dims, t("step.side.memory"),
+                                      t("step.memory.title", n=len(h.k_labels), d=d), t("step.axis.dimension"),
+                                      t("step.axis.source_token"), f"{h.tag}-memory")
+        view.figures.append(teach)
+        view.full.append(full)
         view.text = t("step.memory.text")
     if cfg.norm_first:
         view.text += " " + t("step.input.pre_norm")
@@ -180,11 +197,11 @@ def view_projection(h: Head, which: str) -> View:
     role = t(STEP_ROLE_KEYS[which])
     side = h.q_side if which == "Q" else h.kv_side
     dims = dim_labels(d_head)
-    fig = step_heatmap(matrix, labels, dims, t("step.proj.title", which=which, head=head, n=len(labels), d_k=d_head,
-                                              side=side),
-                       t("step.axis.head_dimension"), t("step.axis.token"), value_name=t("step.axis.value"),
-                       highlight=row, show_values=False, plot_px=plot_px(), type_scale=type_scale())
-    view = View([(fig, f"{h.tag}-{which}", matrix_frame(matrix, labels, dims))], _row(matrix, row, labels, dims))
+    teach, full = vector_pictures(matrix, labels, dims, which,
+                                  t("step.proj.title", which=which, head=head, n=len(labels), d_k=d_head, side=side),
+                                  t("step.axis.head_dimension"), t("step.axis.token"), f"{h.tag}-{which}",
+                                  highlight=row)
+    view = View([teach], _row(matrix, row, labels, dims), full=[full])
     w_h = rf"W^{which}_{{{head}}}"
     view.latex = (rf"{which}_{{{head}}} = X {w_h} + b^{which}_{{{head}}},\quad "
                   rf"{w_h} \in \mathbb{{R}}^{{{d}\times{d_head}}}")
@@ -288,6 +305,12 @@ def show_view(view: View, step: int) -> None:
     with left:
         for i, (fig, filename, frame) in enumerate(view.figures):
             show_figure(fig, filename, frame, key=f"step-fig-{i}")
+        if view.figures and view.full:
+            st.caption(t("step.cosine.caption"))
+        if view.full:
+            with st.expander(t("step.full")):
+                for i, (fig, filename, frame) in enumerate(view.full):
+                    show_figure(fig, filename, frame, key=f"step-full-{i}")
     with right:
         st.subheader(t("step.subheader", number=step + 1, total=len(STEPS), name=step_name(step)))
         if view.latex:
@@ -313,7 +336,7 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     n_q = len(q_labels)
     query_key = f"step-query-{kind}"
     _init_state(query_key, "query", 0, 0, n_q - 1)
-    _init_state(STEP_KEY, "step", 0, 0, len(STEPS) - 1)
+    _init_state(STEP_KEY, "step", FIRST_STEP, 0, len(STEPS) - 1)
     c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"step-{kind}",

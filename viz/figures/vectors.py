@@ -1,0 +1,52 @@
+"""Teaching pictures of token vectors instead of tokens x d_model stripe charts (issue 26, item 2):
+the tokens' cosine similarities (tokens x tokens) and how much each head adds to each token's output.
+numpy in, plotly out; words as keyword arguments (English defaults), sizes from the type scale."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figures.step import highlight_row
+from viz.figures.style import (ATTENTION_SCALE, NORMAL, TypeScale, check_matrix, colorbar, plotly_text,
+                               signed_heatmap, token_axes, typeset)
+
+
+def _with_numbers(fig: go.Figure, n_rows: int, n_cols: int, width_px: float, type_scale: TypeScale,
+                  template: str = "%{z:.2f}") -> go.Figure:
+    """Numbers in the cells when they fit at the scale's cell size; otherwise hover only."""
+    cell_w = (width_px - 200) / max(n_cols, 1)
+    cell_h = (fig.layout.height - 200) / max(n_rows, 1)
+    if type_scale.numbers_fit(cell_w, cell_h, chars=5):
+        fig.data[0].texttemplate = template
+    return fig
+
+
+def cosine_map(cos: np.ndarray, token_labels: list[str], title: str = "", x_title: str = "token",
+               y_title: str = "token", value_name: str = "cosine", highlight: int | None = None,
+               width_px: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Cosine similarity of every pair of token vectors [T, T] on the diverging scale fixed at -1..1
+    (white = unrelated, red = pointing the same way, blue = opposite). One row framed when given.
+    x_title, y_title, value_name: the words shown (a page passes them in its language)."""
+    cos = check_matrix(cos, len(token_labels), len(token_labels))
+    fig = signed_heatmap(cos, token_labels, token_labels, title, x_title, y_title, value_name=value_name,
+                         zmax=1.0, type_scale=type_scale)
+    _with_numbers(fig, len(token_labels), len(token_labels), width_px or 0.6 * type_scale.page_px, type_scale)
+    return highlight_row(fig, highlight, len(token_labels))
+
+
+def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: list[str], title: str = "",
+                     x_title: str = "head", y_title: str = "token", value_name: str = "length",
+                     width_px: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """[T, H]: how long the vector is that head h writes into token t's output (|z_h W^O_h|), tokens down,
+    heads across, 0 = white. x_title, y_title, value_name: the words shown."""
+    norms = check_matrix(norms, len(token_labels), len(head_labels))
+    rows, cols = plotly_text(token_labels), plotly_text(head_labels)
+    heatmap = go.Heatmap(z=norms, x=cols, y=rows, zmin=0, colorscale=ATTENTION_SCALE,
+                         colorbar=colorbar(value_name, type_scale), textfont=type_scale.font("cell"),
+                         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.3f}}"
+                                       "<extra></extra>")
+    row_px = max(24, 1.45 * type_scale.tick)
+    layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
+                  height=int(max(320, min(800, 140 + row_px * len(rows)))), margin=dict(l=10, r=10, t=60, b=10))
+    fig = go.Figure(heatmap, layout=typeset(layout, type_scale))
+    return _with_numbers(fig, len(rows), len(cols), width_px or type_scale.page_px, type_scale)
