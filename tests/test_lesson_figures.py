@@ -87,3 +87,19 @@ def test_the_decoder_step_shows_the_mask_it_explains(trace, lang):
     assert {"en": "Decoder masked self-attention", "zh": "解码器掩码自注意力"}[lang] in fig.layout.title.text
     step = next(s for s in TOUR if s.key == "decoder")
     assert step.links[0].params == {"kind": "decoder"} and "text{for}" not in step.formula and "s>t" in step.formula
+
+
+@pytest.mark.parametrize("scale", ["normal", "presenter"])
+def test_positional_title_and_label_each_have_their_line_and_the_axes_their_numbers(trace, scale):
+    """Issue 26, item 7: the title at the top of the figure, the sentence label on the map's top edge, the top
+    margin holding both lines (at 60 px the centred title and the label met over the map); numbers on both axes."""
+    from viz.figures.style import TYPE_SCALES
+    type_scale = TYPE_SCALES[scale]
+    layout = layout_of(positional_figure(trace, None, "en", type_scale=type_scale))
+    title = layout["title"]
+    assert (title["yref"], title["y"], title["yanchor"]) == ("container", 1, "top")
+    title_bottom = title["pad"]["t"] + 1.35 * type_scale.title
+    label_top = layout["margin"]["t"] - 2 - 1.35 * type_scale.text
+    assert title_bottom + 4 <= label_top
+    for axis in ("xaxis", "yaxis"):
+        assert layout[axis].get("showticklabels", True) and layout[axis]["tickfont"]["size"] >= 14

@@ -71,7 +71,17 @@ def positional_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
     fig.layout.yaxis.update(autorange=False, range=[n - 0.5, -0.5])       # reversed: position 0 on top
     for note in fig.layout.annotations:
         note.update(yref="paper", y=1, yanchor="bottom", yshift=2)
+    # Two lines above the map, each on its own: the title at the top of the figure, the label on the map's top
+    # edge, and a top margin that holds both (at 60 px plotly centred the title where the label sat, and in
+    # presenter sizes the two ran into each other over the map).
+    fig.update_layout(title=dict(yref="container", y=1, yanchor="top", pad=dict(t=6)),
+                      margin=dict(t=pe_title_margin(type_scale)))
     return fig
+
+
+def pe_title_margin(type_scale: TypeScale) -> int:
+    """Top margin of the positional map: the title's line, the label's line (about 1.35 x their sizes), gaps."""
+    return round(1.35 * (type_scale.title + type_scale.text)) + 16
 
 
 def one_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
