@@ -1,6 +1,6 @@
 """The downloadable lesson: every tour step with its formula and a figure from a real trace, user text
 escaped, plotly.js inlined once; in Chromium with the network cut every chart draws and nothing runs;
-and the app's download button under a page serves it. In English by default, in 中文 when asked (the
+and the app's download button at the top of a page serves it. In English by default, in 中文 when asked (the
 page's words, the steps and the figures; never the tokens or the model's translation)."""
 import ast
 import functools
@@ -133,7 +133,7 @@ def test_every_chart_draws_offline_and_nothing_runs(lessons, model, chromium):
 
 @pytest.mark.browser
 def test_download_button_under_a_page_serves_the_lesson(tmp_path, chromium):
-    """viz/lesson_ui.py through viz/presenter.py: the button is under the page and its file is the lesson."""
+    """viz/lesson_ui.py through viz/presenter.py: the button at the top of the page serves the lesson."""
     with streamlit_server() as url:
         page = chromium.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
         page.goto(f"{url}/tour?model=toy-reverse&text=c+a+f+e")
