@@ -10,7 +10,8 @@ import pytest
 
 from test_lesson import trace_of
 from viz.lesson import lesson_html, text_html
-from viz.tour_figures import decoder_figure, embeddings_figure, positional_figure
+from viz.tour_figures import (FULL_FIGURES, decoder_figure, embeddings_figure, embeddings_matrix_figure,
+                              positional_figure)
 from viz.tour_steps import TOUR
 
 SENTENCE = "The man went to the house."
@@ -26,10 +27,31 @@ def layout_of(fig) -> dict:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_embeddings_step_shows_how_alike_the_tokens_are(trace, lang):
+    """Issue 26, item 2: no 8x256 stripe chart as the teaching picture, but the tokens' cosine similarities
+    (tokens x tokens), computed on the trace's embedding vectors; the full matrix is one click away."""
+    fig = embeddings_figure(trace, None, lang)
+    x = trace["src_embed.hook_tokens"].astype(np.float64)
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(fig.data[0].z), unit @ unit.T, atol=1e-9)
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (-1, 1) and fig.data[0].texttemplate
+    assert FULL_FIGURES["tokens"] is embeddings_matrix_figure
+    assert np.asarray(embeddings_matrix_figure(trace, None, lang).data[0].z).shape == x.shape
+
+
+def test_a_repeated_token_is_alike_to_itself():
+    trace = trace_of("toy-reverse", "c a c e")
+    z = np.asarray(embeddings_figure(trace, None).data[0].z)
+    tokens = trace.meta["src_tokens"]
+    i, j = [n for n, tok in enumerate(tokens) if tok == tokens[0]][:2]
+    assert z[i, j] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_embedding_dimensions_are_a_few_level_labels(trace, lang):
     """256 dimensions: d0, d32, … d224, level (plotly's own pick was 43 slanted labels, d0 d6 … d252, that ran
     into each other); the heatmap still has every column."""
-    fig = embeddings_figure(trace, None, lang)
+    fig = embeddings_matrix_figure(trace, None, lang)
     xaxis = layout_of(fig)["xaxis"]
     assert xaxis["tickvals"] == xaxis["ticktext"] == [f"d{i}" for i in range(0, 256, 32)]
     assert xaxis["tickangle"] == 0 and xaxis["tickmode"] == "array"
@@ -37,7 +59,7 @@ def test_embedding_dimensions_are_a_few_level_labels(trace, lang):
 
 
 def test_a_small_models_dimensions_are_thinned_too():
-    fig = embeddings_figure(trace_of("toy-reverse", "c a f e"), None)
+    fig = embeddings_matrix_figure(trace_of("toy-reverse", "c a f e"), None)
     shown = fig.layout.xaxis.tickvals
     assert 4 <= len(shown) <= 10 and shown[0] == "d0" and fig.layout.xaxis.tickangle == 0
 

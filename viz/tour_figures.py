@@ -19,6 +19,7 @@ from model.analysis import heads as head_stats
 from model.analysis import regularize
 from model.analysis import zoo
 from model.analysis.attention_math import dim_labels, softmax
+from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.trace import Trace
 from viz.figures import attention_figure, heads_figure, token_labels
@@ -30,6 +31,7 @@ from viz.figures.regularize import ffn_units_figure, smoothing_figure
 from viz.figures.step import level_ticks
 from viz.figures.style import NORMAL, TypeScale, plotly_text, signed_heatmap
 from viz.figures.training import clean_train_log, loss_curve
+from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
 from viz.i18n import message
 from viz.text import position_labels
@@ -45,10 +47,23 @@ Draw = Callable[..., "go.Figure | None"]   # (trace, model_dir, lang, type_scale
 
 def embeddings_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
                       type_scale: TypeScale = NORMAL) -> go.Figure:
+    """How alike the source tokens' embedding vectors are (cosine, tokens x tokens): a repeated word is 1.00
+    with itself at its other place. The [S, d_model] stripe chart read as noise on a projector (issue 26,
+    item 2); it is embeddings_matrix_figure, one click away (FULL_FIGURES)."""
+    say = partial(message, lang)
+    x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
+    return cosine_map(cosine_similarity(x), position_labels(trace.meta["src_tokens"]),
+                      title=say("fig.tour.embeddings"), x_title=say("fig.tour.token"), y_title=say("fig.tour.token"),
+                      value_name=say("step.cosine.value"), width_px=type_scale.page_px, type_scale=type_scale)
+
+
+def embeddings_matrix_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                             type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Every number of the source tokens' embedding vectors [S, d_model], dimensions thinned to a few labels."""
     say = partial(message, lang)
     x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
     dims = dim_labels(x.shape[1])
-    fig = signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dims, title=say("fig.tour.embeddings"),
+    fig = signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dims, title=say("fig.tour.embeddings_full"),
                          x_title=say("fig.tour.dimension"), y_title=say("fig.tour.token"),
                          value_name=say("fig.tour.value"), type_scale=type_scale)
     # 256 slanted labels (plotly showed every 6th) ran into each other: every k-th, level
@@ -199,3 +214,5 @@ STEP_FIGURES: dict[str, Draw] = {
     "decoding": decoding_figure, "heads": head_entropy_figure, "zoo": zoo_figure, "learn": training_figure,
     "regularize": regularize_figure,
 }
+# TourStep.key -> the full matrix behind a step's teaching picture, one click away (the tour's expander)
+FULL_FIGURES: dict[str, Draw] = {"tokens": embeddings_matrix_figure}

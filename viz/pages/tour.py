@@ -10,7 +10,7 @@ from viz.map_view import map_figure
 from viz.nav import PAGES
 from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
 from viz.state import Context, current, qp_int, set_query
-from viz.tour_figures import STEP_FIGURES
+from viz.tour_figures import FULL_FIGURES, STEP_FIGURES
 from viz.tour_steps import TOUR, TourStep
 from viz.ui import show_figure, type_scale
 
@@ -50,6 +50,10 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         return
     show_figure(fig, f"{ctx.model_id}-tour-{number}", key=f"tour-picture-{number}")
     st.caption(t(step.message_key("reading")))
+    if step.key in FULL_FIGURES:                  # the full matrix behind a teaching picture, one click away
+        with st.expander(t("step.full")):
+            show_figure(FULL_FIGURES[step.key](ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale()),
+                        f"{ctx.model_id}-tour-{number}-full", key=f"tour-full-{number}")
 
 
 def you_are_here(ctx: Context | None, step: TourStep, number: int) -> None:

@@ -1,0 +1,22 @@
+"""The guided tour's step 1 (issue 26, item 2): the tokens' cosine similarities as the picture, the full
+[tokens x d_model] embedding matrix one click away in an expander."""
+import json
+
+import numpy as np
+
+from apptest_utils import no_exceptions, run_page, z_of
+
+
+def test_tour_tokens_step_keeps_the_full_matrix_a_click_away():
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=1)
+    no_exceptions(at)
+    charts = at.get("plotly_chart")
+    ids = [c.proto.id for c in charts]
+    picture = next(i for i, c in enumerate(ids) if "tour-picture-1" in c)
+    full = next(i for i, c in enumerate(ids) if "tour-full-1" in c)
+    n = z_of(at, picture).shape[0]
+    assert z_of(at, picture).shape == (n, n)                       # tokens x tokens
+    assert z_of(at, full).shape[0] == n and z_of(at, full).shape[1] > n   # every dimension, behind the click
+    assert "cosine" in json.dumps(json.loads(charts[picture].proto.spec)["layout"]["title"])
+    assert any(e.label == "All the numbers: the full matrix" for e in at.expander)
+    assert np.allclose(np.diag(z_of(at, picture)), 1.0)
