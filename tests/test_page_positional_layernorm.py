@@ -87,9 +87,15 @@ def test_positional_escapes_token_labels_once():
 def test_positional_picture_first_and_formulas_on_short_lines():
     at = run_page("positional.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
-    # title, then the table (before any explanation): the first chart is the PE table
+    # issue 26, item 2: title, then the waves (the 32 x 64 table read as a moire on a projector): a few
+    # dimensions as curves over positions, the whole table one click away in an expander
     first = json.loads(_chart_specs(at)[0])
-    assert first["layout"]["title"]["text"].startswith("The model's positional encoding")
+    assert first["layout"]["title"]["text"] == "Each dimension is a wave over positions"
+    assert [d["type"] for d in first["data"]] == ["scatter"] * 4
+    (expander,) = [e for e in at.expander if e.label == "All the numbers: the full matrix"]
+    table = json.loads(expander.get("plotly_chart")[0].proto.spec)
+    assert table["layout"]["title"]["text"].startswith("The model's positional encoding")
+    assert "differ from this table by at most" in " ".join(c.value for c in expander.caption)
     # the PE formula is three short aligned lines, not one that ran off the right edge
     pe = next(l.value for l in at.latex if "10000" in l.value)
     assert r"\begin{aligned}" in pe and pe.count(r"\\") == 2

@@ -66,19 +66,26 @@ def swap_from_url(n_src: int) -> tuple[int, int]:
 
 
 def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> None:
-    """The page's picture: the model's PE table, then how to read it and the check against the trace."""
+    """The model's whole PE table, how to read it and the check against the trace, one click away: drawn as the
+    page's picture, N x d_model cells read as a moire on a projector (issue 26, item 2)."""
     cfg, trace = ctx.bundle.config, ctx.trace
     table = full_table[:n_positions]                                                    # [N, D]
+    with st.expander(t("step.full")):
+        table_figure(ctx, table, n_positions, n_src)
+        trace_pe = trace[schema.embed_name("encoder", "pos")]                           # [S, D]
+        shared = min(n_src, cfg.max_len)
+        st.caption(t("positional.table.caption", n=n_src,
+                     error=f"{np.abs(trace_pe[:shared] - full_table[:shared]).max():.1e}"))
+
+
+def table_figure(ctx, table: np.ndarray, n_positions: int, n_src: int) -> None:
+    cfg = ctx.bundle.config
     show_figure(pe_heatmap(table, n_src, title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model),
                            x_title=t("positional.table.x"), y_title=t("positional.position"),
                            dimension=t("positional.dimension"), sentence_label=t("positional.sentence_rows"),
                            type_scale=type_scale()),
                 f"{ctx.model_id}-pe-table", matrix_frame(table, list(range(n_positions)), list(range(cfg.d_model))),
                 key="pe-table")
-    trace_pe = trace[schema.embed_name("encoder", "pos")]                               # [S, D]
-    shared = min(n_src, cfg.max_len)
-    st.caption(t("positional.table.caption", n=n_src,
-                 error=f"{np.abs(trace_pe[:shared] - full_table[:shared]).max():.1e}"))
 
 
 def why_section(ctx, learned: bool) -> None:
@@ -92,9 +99,11 @@ def why_section(ctx, learned: bool) -> None:
         st.info(t("positional.why.sinusoidal", model=ctx.model_id, max_len=cfg.max_len, d=cfg.d_model))
 
 
-def curves_section(ctx, table: np.ndarray, n_src: int) -> list[int]:
+def curves_section(ctx, table: np.ndarray, n_src: int, picker=None) -> list[int]:
+    """The page's picture: a few dimensions of the table as waves, slow to fast (picker: where the dimension
+    choice goes, beside the positions slider)."""
     d_model, n_positions = table.shape[1], table.shape[0]
-    dims = st.multiselect(t("positional.curves.dims"), list(range(d_model)), default=dims_from_url(d_model),
+    dims = (picker or st).multiselect(t("positional.curves.dims"), list(range(d_model)), default=dims_from_url(d_model),
                           max_selections=MAX_DIMS, key="pe-dims",
                           format_func=lambda d: f"{d} ({'sin' if d % 2 == 0 else 'cos'})")
     if dims:
@@ -264,14 +273,14 @@ def render() -> None:
 
     st.title(t("positional.title"))
     n_default = min(64, max_len)
-    c_slider, _ = st.columns([2, 3])
+    c_slider, c_dims = st.columns([2, 3])
     n_positions = c_slider.slider(t("positional.positions"), 2, max_len, qp_int("positions", n_default, 2, max_len),
                                   key="pe-positions")
-    table_section(ctx, full_table, n_positions, n_src)
     table = full_table[:n_positions]
+    dims = curves_section(ctx, table, n_src, picker=c_dims)        # the picture: waves, slow to fast
+    table_section(ctx, full_table, n_positions, n_src)             # every number, one click away
 
     why_section(ctx, learned)
-    dims = curves_section(ctx, table, n_src)
     similarity_section(ctx, table, n_src, learned)
     offset = rotation_section(ctx, full_table, learned)
     set_query(positions=n_positions if n_positions != n_default else None,
