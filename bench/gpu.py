@@ -27,7 +27,7 @@ from model.inference.decode import greedy  # noqa: E402
 from model.io.checkpoint import load_checkpoint  # noqa: E402
 from model.io.device import add_device_argument, describe_device  # noqa: E402
 from model.training.evaluate import score  # noqa: E402
-from model.training.train import Runtime, train_step  # noqa: E402
+from model.training.runtime import Runtime, train_step  # noqa: E402
 
 
 def timed(fn, repeats: int) -> float:

@@ -14,7 +14,8 @@ from model.inference.decode import (StaticGreedySteps, beam_search, beam_search_
 from model.inference.pipeline import encode_text, trace_sentence, translate
 from model.io.checkpoint import load_checkpoint
 from model.io.device import describe_device, pick_device
-from model.training.train import Runtime, train_step, train_toy
+from model.training.runtime import Runtime, train_step
+from model.training.toy import train_toy
 from viz.nav import PAGES
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")

@@ -6,7 +6,8 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from model.training.train import Runtime, train_toy
+from model.training.runtime import Runtime
+from model.training.toy import train_toy
 
 STEPS, BATCH = 4, 12
 SETTINGS = dict(steps=STEPS, size="tiny", batch_size=BATCH, warmup=2, seed=0, eval_every=STEPS)
@@ -22,7 +23,7 @@ def rank_main(rank: int, world: int, port: int, folder: str) -> None:
     """What torchrun would start: the environment it sets, then the trainer."""
     import os
 
-    from model.training.train import start_runtime, stop_runtime
+    from model.training.runtime import start_runtime, stop_runtime
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank),
                       WORLD_SIZE=str(world))

@@ -7,7 +7,7 @@ import torch
 from model.io.checkpoint import load_checkpoint
 from model.io.tokenizer import Tokenizer
 from model.cli.train import main as train_main
-from model.training.train import lr_at
+from model.training.runtime import lr_at
 
 
 def tiny_corpus(folder):

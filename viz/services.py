@@ -28,7 +28,7 @@ from model.nn.layers import sinusoidal_table
 from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols,  # noqa: F401 (for the page)
                                  train_live, trained_lengths_note, training_slot)
 from model.training.tasks import TASKS  # noqa: F401 (for the page)
-from model.training.train import TOY_SIZES  # noqa: F401 (for the page)
+from model.training.toy import TOY_SIZES  # noqa: F401 (for the page)
 from viz import ROOT
 from viz.i18n import t
 from viz.trace_cache import TraceCache
@@ -306,7 +306,7 @@ def untrained_snapshot(task: str, size: str, symbols: tuple[str, ...]):
     initial weights, before step 1 (a Snapshot at step 0). The global random state is left as it was."""
     from model.nn.transformer import Transformer
     from model.training.live import snapshot
-    from model.training.train import toy_config
+    from model.training.toy import toy_config
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)

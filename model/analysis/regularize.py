@@ -2,7 +2,7 @@
 
 - FFN: which hidden units (after ReLU) fire for which tokens, and what the FFN adds to the residual stream.
 - Label smoothing: the target the model was trained toward, q = (1-ε)·one-hot + ε/V, and the loss with and
-  without it, as torch's F.cross_entropy(label_smoothing=ε) computes it (model/training/train.py).
+  without it, as torch's F.cross_entropy(label_smoothing=ε) computes it (model/training/runtime.train_step).
 - Dropout on attention weights, as model/nn/layers.attention does in training (inverted dropout, F.dropout):
   each weight is zeroed with probability p and the survivors are scaled by 1/(1-p). Rows are NOT
   renormalised: they sum to 1 only on average over samples (the expectation of each weight is unchanged).
@@ -20,7 +20,7 @@ PAPER_DROPOUT = 0.1        # P_drop of the paper's base model
 
 
 def trained_plainly(config) -> bool:
-    """The toy models are trained with neither dropout nor label smoothing (model/training/train.train_toy:
+    """The toy models are trained with neither dropout nor label smoothing (model/training/toy.train_toy:
     dropout 0 in their config, smoothing=0.0); translation models with both (0.1, the paper's)."""
     return float(config.dropout) == 0.0
 

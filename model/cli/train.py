@@ -1,7 +1,7 @@
 """Train a toy task model or the en-es translation model: python -m model.cli train --task reverse --out runs/toy-reverse.
 
 --device cuda trains on a GPU (bf16 autocast, float32 weights); under `torchrun --nproc_per_node N -m
-model.cli train ...` N processes train one model with DistributedDataParallel (model/training/train.py).
+model.cli train ...` N processes train one model with DistributedDataParallel (model/training/runtime.py).
 """
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ from model.io.checkpoint import read_tokenizer, save_checkpoint
 from model.io.device import add_device_argument
 from model.io.files import describe_kind
 from model.training.tasks import TASKS
-from model.training.train import (TOY_SIZES, sequence_accuracy, start_runtime, stop_runtime, train_toy,
-                                  train_translation)
+from model.training.runtime import start_runtime, stop_runtime
+from model.training.toy import TOY_SIZES, sequence_accuracy, train_toy
+from model.training.train import train_translation
 
 
 def main(argv=None) -> int:

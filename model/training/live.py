@@ -21,7 +21,7 @@ from model.training.tasks import SYMBOLS, solve, toy_tokenizer
 from model.capture import schema
 from model.errors import InputError
 from model.capture.hooks import capture
-from model.training.train import ToyResult, train_toy
+from model.training.toy import ToyResult, train_toy
 
 TRAINING_SLOT = threading.Semaphore(1)
 TRAINING_THREADS = 1

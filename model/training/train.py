@@ -1,199 +1,34 @@
-"""Training as in the paper, scaled down: Adam, warmup then inverse-sqrt learning rate, label
-smoothing, dropout; token-bucketed batches for translation; checkpoint and resume.
+"""The en-es translation trainer, as in the paper, scaled down: Adam, warmup then inverse-sqrt learning
+rate, label smoothing, dropout; token-bucketed batches; checkpoint, --max-minutes and resume; a start from
+a shipped model's weights (--init-from), its vocabulary grown to the data's (style tokens).
 
-    python -m model.cli train --task reverse --out pretrained/toy-reverse
     python -m model.cli train --task translate --data data/en-es --out runs/en-es [--resume] [--device cuda]
     torchrun --nproc_per_node 4 -m model.cli train --task translate ...      # DistributedDataParallel
 
-On CUDA the forward pass runs under bf16 autocast while the weights and Adam's moments stay float32.
-Under torchrun every rank builds the same global batches and takes its shard; the loss is scaled so
-that N ranks take exactly the step one process would take on the whole batch (train_step). Only rank
-0 logs and saves.
+The step, the ranks and the clock: model/training/runtime.py; the toy tasks: model/training/toy.py.
 """
 from __future__ import annotations
 
 import csv
 import json
-import math
-import os
 import random
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
-from torch.nn.parallel import DistributedDataParallel
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from model.io.checkpoint import save_checkpoint
-from model.io.device import pick_device
-from model.nn.config import TransformerConfig
-from model.inference.decode import greedy_batch
 from model.inference.decode import pad_batch
-from model.training.tasks import TASKS, make_batch, toy_tokenizer
 from model.io.tokenizer import BOS_ID, PAD_ID, Tokenizer
+from model.nn.config import TransformerConfig
 from model.nn.transformer import Transformer
+from model.training.runtime import (Runtime, global_sum, lr_at, out_of_time, start_runtime, stop_runtime,
+                                    train_step, wrap)
 
 
-def lr_at(step: int, peak: float, warmup: int) -> float:
-    """Linear warmup to `peak`, then decay with 1/sqrt(step) (the paper's schedule, rescaled)."""
-    step = max(step, 1)
-    return peak * min(step / warmup, math.sqrt(warmup / step))
-
-
-# -- where this process trains: one device, perhaps one rank of N under torchrun ------------------
-@dataclass
-class Runtime:
-    device: torch.device
-    rank: int = 0
-    world: int = 1
-
-    @property
-    def main(self) -> bool:                      # only rank 0 logs and saves
-        return self.rank == 0
-
-    def autocast(self):
-        """bf16 matmuls on CUDA (weights stay float32); on the CPU float32 as always."""
-        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda")
-
-    def shard(self, items: list) -> list:        # this rank's share of a global batch
-        return items[self.rank::self.world]
-
-
-def start_runtime(device: str | None = None) -> Runtime:
-    """One process, or under torchrun (WORLD_SIZE > 1) one rank: joins the process group, NCCL on
-    GPUs (one per LOCAL_RANK) and gloo on CPUs."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    device = pick_device(device)
-    if world == 1:
-        return Runtime(device)
-    rank = int(os.environ["RANK"])
-    if device.type == "cuda":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-        torch.cuda.set_device(device)
-    if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    return Runtime(device, rank, world)
-
-
-def stop_runtime(rt: Runtime) -> None:
-    if rt.world > 1 and dist.is_initialized():
-        dist.destroy_process_group()
-
-
-def wrap(model: Transformer, rt: Runtime) -> torch.nn.Module:
-    """DistributedDataParallel when there are several ranks (it all-reduces gradients in backward)."""
-    if rt.world == 1:
-        return model
-    return DistributedDataParallel(model, device_ids=[rt.device.index] if rt.device.type == "cuda" else None)
-
-
-def train_step(model, opt, src, tgt_in, tgt_out, n_targets: int, rt: Runtime, smoothing: float,
-               clip: float | None = None) -> torch.Tensor:
-    """One optimizer step on this rank's shard; returns the shard's summed loss (a tensor: no sync).
-
-    The loss is a sum over the shard's target tokens divided by n_targets, the whole global batch's
-    count, times world (DDP averages gradients over ranks): so every rank, and one process given the
-    whole batch, takes the same step however unevenly tokens fall into shards.
-    """
-    src, tgt_in, tgt_out = (t.to(rt.device, non_blocking=True) for t in (src, tgt_in, tgt_out))
-    with rt.autocast():
-        logits = model(src, tgt_in)                                          # [B,T,V]
-    loss_sum = F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID,
-                               label_smoothing=smoothing, reduction="sum")
-    opt.zero_grad(set_to_none=True)
-    (loss_sum * (rt.world / n_targets)).backward()
-    if clip:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-    opt.step()
-    return loss_sum.detach()
-
-
-def global_sum(value: torch.Tensor, rt: Runtime) -> float:
-    """A sum over ranks (every rank must call it at the same step)."""
-    if rt.world > 1:
-        value = value.clone()
-        dist.all_reduce(value)
-    return float(value)
-
-
-# -- toy tasks ----------------------------------------------------------------------------------
-TOY_SIZES = {  # d_model, heads, layers, d_ff
-    "tiny": (32, 2, 1, 64),
-    "small": (64, 4, 2, 128),
-    "medium": (128, 4, 2, 256),
-}
-
-
-@dataclass
-class ToyResult:
-    model: Transformer
-    tokenizer: Tokenizer
-    history: list[dict] = field(default_factory=list)  # step, loss, accuracy, lr, seconds
-
-
-def toy_config(size: str = "small") -> TransformerConfig:
-    d, h, n, ff = TOY_SIZES[size]
-    return TransformerConfig(vocab_size=len(toy_tokenizer().backend.get_vocab()), d_model=d, n_heads=h,
-                             n_encoder_layers=n, n_decoder_layers=n, d_ff=ff, dropout=0.0, max_len=32)
-
-
-@torch.no_grad()
-def sequence_accuracy(model: Transformer, task: str, n: int = 500, seed: int = 99) -> float:
-    """Share of sampled inputs whose greedy output is exactly right."""
-    tok = toy_tokenizer()
-    model.eval()
-    src, _, tgt_out = make_batch(task, n, random.Random(seed), tok)
-    src, tgt_out = src.to(model.device), tgt_out.to(model.device)          # [n,S], [n,T]
-    out = greedy_batch(model, src, tgt_out.size(1))
-    width = tgt_out.size(1)
-    out = F.pad(out, (0, max(0, width - out.size(1))), value=PAD_ID)[:, :width]
-    return float((out == tgt_out).all(dim=1).float().mean())
-
-
-def train_toy(task: str, steps: int = 800, size: str = "small", batch_size: int = 64, peak_lr: float = 2e-3,
-              warmup: int = 100, seed: int = 0, eval_every: int = 250,
-              on_eval: Callable[[dict, Transformer], None] | None = None,
-              rt: Runtime | None = None) -> ToyResult:
-    """Train a toy model; `on_eval(record, model)` lets a caller draw curves or snapshot attention.
-    Learning rate: linear warmup, then linear decay to zero, which settles a short run cleanly.
-    rt: where to train (default: one process on the CPU, as the app's live training); under several
-    ranks each takes its rows of every batch and only rank 0 evaluates."""
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; choose from {TASKS}")
-    rt = rt or Runtime(torch.device("cpu"))
-    torch.manual_seed(seed)
-    rng = random.Random(seed)
-    tok = toy_tokenizer()
-    model = Transformer(toy_config(size)).to(rt.device)
-    ddp = wrap(model, rt)
-    opt = torch.optim.Adam(model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9)
-    result = ToyResult(model, tok)
-    start = time.perf_counter()
-    for step in range(1, steps + 1):
-        model.train()
-        for group in opt.param_groups:
-            group["lr"] = peak_lr * min(step / warmup, (steps - step + 1) / (steps - warmup + 1))
-        src, tgt_in, tgt_out = make_batch(task, batch_size, rng, tok)      # the global batch
-        n_targets = int((tgt_out != PAD_ID).sum())
-        mine = slice(rt.rank, None, rt.world)
-        loss_sum = train_step(ddp, opt, src[mine], tgt_in[mine], tgt_out[mine], n_targets, rt, smoothing=0.0)
-        if rt.main and (step % eval_every == 0 or step == steps):
-            record = dict(step=step, loss=float(loss_sum) * rt.world / n_targets,   # rank 0's shard
-                          accuracy=sequence_accuracy(model, task, 200),
-                          lr=opt.param_groups[0]["lr"], seconds=time.perf_counter() - start)
-            result.history.append(record)
-            if on_eval:
-                on_eval(record, model)
-    model.eval()
-    return result
-
-
-# -- translation --------------------------------------------------------------------------------
 def read_pairs(path: Path) -> list[tuple[str, str]]:
     from model.training.corpus import read_tsv
     return read_tsv(path)
@@ -393,17 +228,6 @@ def _train_translation(args, rt: Runtime) -> None:
         last_save = time.time()
     if rt.main:
         print("done")
-
-
-def out_of_time(started: float, max_minutes: float | None, rt: Runtime) -> bool:
-    """Whether this call's time is up (--max-minutes: a GPU lease or a CI job ends, --resume goes on).
-    Rank 0's clock decides for every rank, so all stop at the same step."""
-    if max_minutes is None:
-        return False
-    late = torch.tensor(float(time.time() - started > max_minutes * 60), device=rt.device)
-    if rt.world > 1:
-        dist.broadcast(late, src=0)
-    return bool(late)
 
 
 def _log(out: Path, state: dict, loss: float, model, dev, args, rt: Runtime, lr: float, tokens_per_s: float) -> None:
