@@ -11,7 +11,7 @@ import pytest
 from test_lesson import trace_of
 from viz.lesson import lesson_html, text_html
 from viz.tour_figures import (FULL_FIGURES, decoder_figure, embeddings_figure, embeddings_matrix_figure,
-                              positional_figure)
+                              positional_figure, positional_table_figure)
 from viz.tour_steps import TOUR
 
 SENTENCE = "The man went to the house."
@@ -65,10 +65,23 @@ def test_a_small_models_dimensions_are_thinned_too():
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_positional_step_shows_how_alike_the_positions_are(trace, lang):
+    """Issue 26, item 2: no 8x256 moire as the picture, but the positions' cosine similarities, on the trace's
+    positional vectors; neighbours are more alike than the far ends; the table is one click away."""
+    fig = positional_figure(trace, None, lang)
+    pe = trace["src_embed.hook_pos"].astype(np.float64)
+    unit = pe / np.linalg.norm(pe, axis=1, keepdims=True)
+    z = np.asarray(fig.data[0].z)
+    np.testing.assert_allclose(z, unit @ unit.T, atol=1e-9)
+    assert z[0, 1] > z[0, -1] and z.shape == (8, 8)
+    assert FULL_FIGURES["positional"] is positional_table_figure
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_positional_table_has_no_row_under_the_sentence(trace, lang):
     """Positions 0-7 fill the axis (reversed, 0 on top): no empty row "8" for the label to sit in; the label
     is above the box, outside the data, and names the sentence's positions."""
-    fig = positional_figure(trace, None, lang)
+    fig = positional_table_figure(trace, None, lang)
     layout = layout_of(fig)
     n = len(fig.data[0].z)
     assert n == 8
@@ -117,7 +130,7 @@ def test_positional_title_and_label_each_have_their_line_and_the_axes_their_numb
     margin holding both lines (at 60 px the centred title and the label met over the map); numbers on both axes."""
     from viz.figures.style import TYPE_SCALES
     type_scale = TYPE_SCALES[scale]
-    layout = layout_of(positional_figure(trace, None, "en", type_scale=type_scale))
+    layout = layout_of(positional_table_figure(trace, None, "en", type_scale=type_scale))
     title = layout["title"]
     assert (title["yref"], title["y"], title["yanchor"]) == ("container", 1, "top")
     title_bottom = title["pad"]["t"] + 1.35 * type_scale.title

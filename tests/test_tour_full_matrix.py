@@ -1,19 +1,21 @@
-"""The guided tour's step 1 (issue 26, item 2): the tokens' cosine similarities as the picture, the full
-[tokens x d_model] embedding matrix one click away in an expander."""
+"""The guided tour's steps 1 and 2 (issue 26, item 2): cosine similarities of the tokens' embeddings and of the
+positional vectors as the pictures, the full [tokens x d_model] matrices one click away in an expander."""
 import json
 
 import numpy as np
+import pytest
 
 from apptest_utils import no_exceptions, run_page, z_of
 
 
-def test_tour_tokens_step_keeps_the_full_matrix_a_click_away():
-    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=1)
+@pytest.mark.parametrize("number", [1, 2])          # tokens, positional encoding
+def test_tour_step_keeps_the_full_matrix_a_click_away(number):
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=number)
     no_exceptions(at)
     charts = at.get("plotly_chart")
     ids = [c.proto.id for c in charts]
-    picture = next(i for i, c in enumerate(ids) if "tour-picture-1" in c)
-    full = next(i for i, c in enumerate(ids) if "tour-full-1" in c)
+    picture = next(i for i, c in enumerate(ids) if f"tour-picture-{number}" in c)
+    full = next(i for i, c in enumerate(ids) if f"tour-full-{number}" in c)
     n = z_of(at, picture).shape[0]
     assert z_of(at, picture).shape == (n, n)                       # tokens x tokens
     assert z_of(at, full).shape[0] == n and z_of(at, full).shape[1] > n   # every dimension, behind the click

@@ -5,7 +5,7 @@ import pytest
 
 from model.analysis.attention_math import concat_heads, output_projection
 from model.analysis.vectors import cosine_similarity, head_contribution_norms, head_contributions, pca
-from viz.figures.style import PRESENTER
+from viz.figures.style import NORMAL, PRESENTER
 from viz.figures.vectors import contribution_map, cosine_map
 
 RNG = np.random.default_rng(0)
@@ -82,3 +82,7 @@ def test_contribution_map_tokens_by_heads():
     heat = fig.data[0]
     assert np.asarray(heat.z).shape == (5, 8) and heat.zmin == 0 and list(heat.x)[0] == "head 0"
     assert "length" in heat.hovertemplate
+    for scale in (NORMAL, PRESENTER):                                 # 8 tokens x 8 heads keep their numbers
+        fig = contribution_map(np.abs(RNG.normal(size=(8, 8))), list("abcdefgh"), [f"head {h}" for h in range(8)],
+                               type_scale=scale)
+        assert fig.data[0].texttemplate and fig.data[0].textfont.size >= scale.cell

@@ -74,6 +74,20 @@ def embeddings_matrix_figure(trace: Trace, model_dir: Path | None, lang: str = "
 
 def positional_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
                       type_scale: TypeScale = NORMAL) -> go.Figure:
+    """How alike the positional vectors added to the sentence are (cosine, positions x positions): each position
+    its own vector, neighbours more alike than far ones. The [S, d_model] table read as a moire on a projector
+    (issue 26, item 2); it is positional_table_figure, one click away (FULL_FIGURES)."""
+    say = partial(message, lang)
+    table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
+    positions = [str(p) for p in range(table.shape[0])]
+    return cosine_map(cosine_similarity(table), positions, title=say("fig.tour.pe_cosine"),
+                      x_title=say("fig.tour.position"), y_title=say("fig.tour.position"),
+                      value_name=say("step.cosine.value"), width_px=type_scale.page_px, type_scale=type_scale)
+
+
+def positional_table_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                            type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Every number of the positional vectors added to the sentence [S, d_model], the sentence boxed."""
     say = partial(message, lang)
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     n = table.shape[0]
@@ -215,4 +229,4 @@ STEP_FIGURES: dict[str, Draw] = {
     "regularize": regularize_figure,
 }
 # TourStep.key -> the full matrix behind a step's teaching picture, one click away (the tour's expander)
-FULL_FIGURES: dict[str, Draw] = {"tokens": embeddings_matrix_figure}
+FULL_FIGURES: dict[str, Draw] = {"tokens": embeddings_matrix_figure, "positional": positional_table_figure}

@@ -30,6 +30,9 @@ def cosine_map(cos: np.ndarray, token_labels: list[str], title: str = "", x_titl
     cos = check_matrix(cos, len(token_labels), len(token_labels))
     fig = signed_heatmap(cos, token_labels, token_labels, title, x_title, y_title, value_name=value_name,
                          zmax=1.0, type_scale=type_scale)
+    # rows tall enough for every token label and a number (the slanted key labels below take ~120 px)
+    row_px = max(1.8 * type_scale.tick, 1.25 * type_scale.cell + 8)
+    fig.layout.height = int(max(320, min(900, 230 + row_px * len(token_labels))))
     _with_numbers(fig, len(token_labels), len(token_labels), width_px or 0.6 * type_scale.page_px, type_scale)
     return highlight_row(fig, highlight, len(token_labels))
 
@@ -45,8 +48,8 @@ def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: li
                          colorbar=colorbar(value_name, type_scale), textfont=type_scale.font("cell"),
                          hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.3f}}"
                                        "<extra></extra>")
-    row_px = max(24, 1.45 * type_scale.tick)
+    row_px = max(24, 1.45 * type_scale.tick, 1.25 * type_scale.cell + 8)   # rows tall enough for their numbers
     layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
-                  height=int(max(320, min(800, 140 + row_px * len(rows)))), margin=dict(l=10, r=10, t=60, b=10))
+                  height=int(max(320, min(800, 200 + row_px * len(rows)))), margin=dict(l=10, r=10, t=60, b=10))
     fig = go.Figure(heatmap, layout=typeset(layout, type_scale))
     return _with_numbers(fig, len(rows), len(cols), width_px or type_scale.page_px, type_scale)

@@ -97,11 +97,13 @@ def head_table(patterns: np.ndarray, cols: list[str], kind: str) -> None:
 
 
 def explain(cfg) -> None:
+    """How the heads are put together, with the formulas, folded: the page stays about three screens long."""
     h, d, dh = cfg.n_heads, cfg.d_model, cfg.d_head
-    st.markdown(t("multihead.explain", h=h, d=d, d_k=dh))
-    for line in MULTIHEAD_FORMULA:
-        st.latex(line)
-    st.latex(PRE_NORM if cfg.norm_first else POST_NORM)
+    with st.expander(t("multihead.formulas")):
+        st.markdown(t("multihead.explain", h=h, d=d, d_k=dh))
+        for line in MULTIHEAD_FORMULA:
+            st.latex(line)
+        st.latex(PRE_NORM if cfg.norm_first else POST_NORM)
 
 
 def render() -> None:
@@ -205,11 +207,14 @@ def render() -> None:
                             type_scale=type_scale()), f"{tag}-norms",
                 pd.DataFrame(stages, index=rows), key="mh-norms")
 
-    st.header(t("multihead.checks"))
-    for description, error in checks:
-        ok = error < TOLERANCE
-        (st.success if ok else st.error)(t("multihead.check", description=description, error=f"{error:.2e}")
-                                         + ("" if ok else " " + t("step.check.large")))
+    passed = sum(error < TOLERANCE for _, error in checks)
+    label = t("multihead.checks") + ": " + t("multihead.checks.summary", n=passed, total=len(checks),
+                                             error=f"{max(error for _, error in checks):.1e}")
+    with st.expander(label, expanded=passed < len(checks)):     # open when a stage does not reproduce the model
+        for description, error in checks:
+            ok = error < TOLERANCE
+            (st.success if ok else st.error)(t("multihead.check", description=description, error=f"{error:.2e}")
+                                             + ("" if ok else " " + t("step.check.large")))
 
 
 if __name__ == "__main__":
