@@ -207,3 +207,15 @@ def test_word_order_colour_bars_belong_to_their_panels_and_show_the_weights():
     ticks = delta["tickvals"]
     assert ticks[0] == -ticks[2] and ticks[1] == 0 and 0.9 * zmax <= ticks[2] <= zmax   # −v, 0, +v
     assert all(n["yshift"] > 0 for n in layout["annotations"])           # panel titles above the bars
+
+
+def test_curves_leave_room_for_a_long_legend_above_the_plot():
+    """The curves are the positional page's picture now (issue 26, item 2): a Chinese legend takes two lines at
+    1280x720 and was drawn over the title; the top margin holds the title and every legend line."""
+    from viz.figures.style import NORMAL
+    table = np.random.default_rng(0).normal(size=(16, 256))
+    short = pe_curves(table, [0, 32], type_scale=NORMAL)
+    long = pe_curves(table, [0, 32, 64, 128], curve_name="维度 {d}（{wave}，第 {pair} 对）", type_scale=NORMAL)
+    assert long.layout.margin.t >= short.layout.margin.t + 1.5 * NORMAL.text
+    assert long.layout.margin.t >= 1.4 * NORMAL.title + 2 * 1.5 * NORMAL.text
+    assert (long.layout.title.yref, long.layout.title.yanchor) == ("container", "top")

@@ -67,9 +67,15 @@ def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "", x_ti
                         hovertemplate=f"{dim_name} {d}<br>{x_title} %{{x}}<br>PE %{{y:.4f}}<extra></extra>")
              for n, d in enumerate(dims)]
     peak = symmetric_range(table[:, dims])
+    # The legend sits between the title and the plot: a top margin for the title's line and as many legend lines
+    # as the names need at the page's width (a 2-line Chinese legend at 60 px was drawn over the title).
+    legend_px = sum(type_scale.text_px(line.name) + 50 for line in lines)
+    legend_lines = max(1, int(np.ceil(legend_px / max(type_scale.page_px - 140, 200))))
+    top = int(24 + 1.4 * type_scale.title + legend_lines * 1.5 * type_scale.text)
     layout = dict(xaxis=dict(title=dict(text=x_title)),
                   yaxis=dict(title=dict(text=y_title), range=[-1.1 * peak, 1.35 * peak]),  # headroom for the label
-                  title=dict(text=title), height=440, margin=dict(l=10, r=10, t=60, b=10),
+                  title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=6)),
+                  height=400 + top, margin=dict(l=10, r=10, t=top, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     if n_sentence > 0:   # a shaded band over the sentence's positions, as add_vrect draws it
         last = min(n_sentence, table.shape[0]) - 0.5
