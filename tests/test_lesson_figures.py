@@ -74,6 +74,7 @@ def test_the_positional_step_shows_how_alike_the_positions_are(trace, lang):
     z = np.asarray(fig.data[0].z)
     np.testing.assert_allclose(z, unit @ unit.T, atol=1e-9)
     assert z[0, 1] > z[0, -1] and z.shape == (8, 8)
+    assert fig.data[0].zmin == pytest.approx(z.min()) and fig.data[0].zmax == 1.0   # the colours span what is shown
     assert FULL_FIGURES["positional"] is positional_table_figure
 
 

@@ -80,9 +80,16 @@ def positional_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
     say = partial(message, lang)
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     positions = [str(p) for p in range(table.shape[0])]
-    return cosine_map(cosine_similarity(table), positions, title=say("fig.tour.pe_cosine"),
-                      x_title=say("fig.tour.position"), y_title=say("fig.tour.position"),
-                      value_name=say("step.cosine.value"), width_px=type_scale.page_px, type_scale=type_scale)
+    cos = cosine_similarity(table)
+    fig = cosine_map(cos, positions, title=say("fig.tour.pe_cosine"),
+                     x_title=say("fig.tour.position"), y_title=say("fig.tour.position"),
+                     value_name=say("step.cosine.value"), width_px=type_scale.page_px, type_scale=type_scale)
+    # sinusoidal positions are all alike to some degree (0.7..1 in a short sentence): on the fixed -1..1 scale
+    # every cell was the same dark red; a sequential scale over the range shown lets near vs far show
+    low = float(cos.min())
+    if low < 1.0:
+        fig.data[0].update(colorscale="Reds", zmin=low, zmax=1.0)
+    return fig
 
 
 def positional_table_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
