@@ -149,3 +149,13 @@ def test_ablation_checkboxes_name_heads_in_chinese():
     at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation", kind="decoder", lang="zh")
     no_exceptions(at)
     assert at.checkbox(key="abl-decoder-0-2").label == "头2"
+
+
+def test_compare_on_a_two_style_model_swaps_words_not_the_style_token():
+    """en-es reads '<modern> …': sentence B is the typed words with two swapped, read in the same style, so
+    both maps have the same size (the style token once swapped into the sentence made B 16 tokens long)."""
+    at = run_page("compare.py", model="en-es", text="The man went to the house.")
+    no_exceptions(at)
+    assert "<" not in at.text_input[0].value and at.text_input[0].value != "The man went to the house."
+    a, b = z_of(at, 0), z_of(at, 1)
+    assert a.shape == b.shape

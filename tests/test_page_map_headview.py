@@ -35,7 +35,9 @@ def _array(value) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def trace():
-    return trace_sentence(load_checkpoint(ROOT / "pretrained" / "en-es"), SENTENCE)
+    """The sentence as the page traces it: a two-style model reads it as <modern> (the sidebar's default)."""
+    bundle = load_checkpoint(ROOT / "pretrained" / "en-es")
+    return trace_sentence(bundle, bundle.tokenizer.styled(SENTENCE, "modern"))
 
 
 def test_home_draws_the_live_map_with_links_that_carry_the_view(trace):
@@ -47,7 +49,7 @@ def test_home_draws_the_live_map_with_links_that_carry_the_view(trace):
     z = _array(maps["attn.cross#2"]["z"])[::-1]
     assert np.allclose(z, trace[schema.pattern_name("cross", 2)].mean(0), atol=1e-6)
     links = [a["text"] for a in fig["layout"]["annotations"] if "<a href=" in a["text"]]
-    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, "lang": "zh", "kind": "cross",
+    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, "style": "modern", "lang": "zh", "kind": "cross",
                                     "layer": "0", "head": "-1"})     # a block's name: its first layer
     assert any(f'href="explorer?{query}"' in link for link in links)
     assert "交叉注意力" in " ".join(a["text"] for a in fig["layout"]["annotations"])

@@ -56,6 +56,8 @@ class View:
     cfg: object
     out_labels: list[str]
     src_labels: list[str]
+    text: str = ""             # the sentence as typed (without a two-style model's style token)
+    style: str | None = None   # the style token the model reads first, if any
 
     @property
     def n_out(self) -> int:
@@ -86,7 +88,7 @@ def head_name(kind: str, layer: int, head: int) -> str:
 def view_of(ctx) -> View:
     meta = ctx.trace.meta
     return View(ctx.model_id, ctx.trace_key, meta, ctx.bundle.tokenizer, ctx.bundle.config,
-                position_labels(meta["tgt_out_tokens"]), position_labels(meta["src_tokens"]))
+                position_labels(meta["tgt_out_tokens"]), position_labels(meta["src_tokens"]), ctx.text.strip(), ctx.style)
 
 def seed(widget_key: str, value) -> None:
     """A widget starts from the URL once; afterwards it keeps what the student chose."""
@@ -215,7 +217,7 @@ def contrastive_section(v: View) -> None:
 
 # -- patching ------------------------------------------------------------------------------------------------
 def corrupted_sentence(v: View) -> str:
-    derived = word_order.swap_two_words(v.meta["src_text"])
+    derived = word_order.swap_two_words(v.text)         # the typed words: a style token is not a word to swap
     seed("attr-corrupt", qp_str("corrupt", derived))
     text = st.text_input(t("attribution.corrupt.label"), key="attr-corrupt", max_chars=MAX_TEXT_CHARS,
                          help=t("attribution.corrupt.help"))
@@ -238,7 +240,7 @@ def patching_section(v: View) -> None:
         st.info(t("attribution.patch.too_long", max=MAX_PATCH_TOKENS, n=len(clean)))
         return
     try:
-        bad = tuple(encode(v.model_id, corrupted))       # uncut: a sentence cut to the token limit cannot be matched
+        bad = tuple(encode(v.model_id, v.tok.styled(corrupted, v.style)))   # uncut: a cut sentence cannot be matched
     except ValueError as e:                              # symbols a toy model cannot read
         st.warning(plain(t("attribution.corrupt.unreadable", error=error_text(e)), limit=600))
         return

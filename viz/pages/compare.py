@@ -79,12 +79,12 @@ def compare_sentences(ctx, kind: str, n_layers: int) -> None:
     with c1:
         layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
     with c2:
-        text_b = second_sentence(trace.meta["src_text"])
+        text_b = second_sentence(ctx.text.strip())          # the typed words: a style token is not a word to swap
     if not text_b:
         st.info(t("compare.b_empty"))
         return
     try:
-        trace_b = get_trace(ctx.model_id, text_b, None, ctx.beam, ctx.max_tokens)
+        trace_b = get_trace(ctx.model_id, ctx.bundle.tokenizer.styled(text_b, ctx.style), None, ctx.beam, ctx.max_tokens)
     except ValueError as e:
         st.warning(plain(t("compare.b_error", error=error_text(e)), limit=600))
         return
