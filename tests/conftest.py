@@ -33,3 +33,21 @@ def batch():
     src = torch.tensor([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
     tgt = torch.tensor([[1, 6, 5, 4], [1, 8, 7, 0]])
     return src, tgt
+
+
+# -- a real browser: one app server and one Chromium per test module that asks for them -------------------
+@pytest.fixture(scope="module")
+def app_url():
+    from browser_utils import streamlit_server
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    import shutil
+    from browser_utils import CHROMIUM, browser
+    if not shutil.which(CHROMIUM):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
+    with browser() as b:
+        yield b

@@ -6,25 +6,13 @@ import urllib.parse
 
 import pytest
 
-from browser_utils import CHROMIUM, axis_labels, browser, streamlit_server, wait_for_app
+from browser_utils import CHROMIUM, axis_labels, wait_for_app
 from model.capture.trace import Trace
 
 pytestmark = pytest.mark.browser
 
 if not shutil.which(CHROMIUM):  # CI installs it (.ci/run); a laptop without it says so loudly
     pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    with streamlit_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with browser() as b:
-        yield b
 
 
 def _open(chromium, url):

@@ -6,14 +6,13 @@ import ast
 import functools
 import json
 import re
-import shutil
 from types import SimpleNamespace
 
 import pytest
 from plotly.offline import get_plotlyjs
 
 from apptest_utils import no_exceptions, run_page
-from browser_utils import CHROMIUM, browser, streamlit_server, wait_for_app
+from browser_utils import streamlit_server, wait_for_app
 from conftest import ROOT
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
@@ -101,14 +100,6 @@ def test_teacher_forced_target_is_named():
 DRAWN_JS = """n => { const plots = [...document.querySelectorAll('.js-plotly-plot')];
   return plots.length === n && plots.every(p => p.querySelector('.main-svg')
     && p.querySelector('.heatmaplayer image, .bars path, .scatterlayer path')); }"""
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
-    with browser() as b:
-        yield b
 
 
 @pytest.mark.browser

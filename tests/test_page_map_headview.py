@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import urllib.parse
 from pathlib import Path
 
@@ -92,22 +91,6 @@ def test_explorer_shows_the_head_view_beside_the_map_the_picked_head_alone(trace
 
 
 # -- in Chromium --------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def app_url():
-    from browser_utils import streamlit_server
-    with streamlit_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    from browser_utils import CHROMIUM, browser
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"Chromium not found at {CHROMIUM}", pytrace=False)
-    with browser() as b:
-        yield b
-
-
 def _open(chromium, url):
     from browser_utils import wait_for_app
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
