@@ -115,18 +115,15 @@ def clean_target(es: str) -> str:
 def build_everyday(wordnet_dir: Path = WORDNET_DIR, limit: int | None = None) -> tuple[list[tuple[str, str]], dict]:
     """Kept (en, es) pairs in WordNet's order, and counts of what was dropped and why."""
     english = [as_sentence(e) for e in read_examples(wordnet_dir)[:limit]]
-    english = list(dict.fromkeys(english))
+    english = list(dict.fromkeys(english))           # one pair per English sentence: no duplicate pairs later
     spanish = translate_apertium(english)
-    dropped, pairs, seen = Counter(), [], set()
+    dropped, pairs = Counter(), []
     for en, es in zip(english, spanish):
         reason = drop_reason(en, es)
-        pair = (en, clean_target(es))
-        reason = reason or ("duplicate" if pair in seen or pair[0] in seen else None)
         if reason:
             dropped[reason] += 1
-            continue
-        seen.update((pair, en))
-        pairs.append(pair)
+        else:
+            pairs.append((en, clean_target(es)))
     stats = {"examples": len(english), "pairs": len(pairs), "dropped": dict(dropped),
              "origin": "WordNet 3.0 usage examples (Debian wordnet-base; WordNet licence, Princeton "
                        "University) translated by Apertium eng-spa (Debian apertium-en-es): synthetic "
