@@ -133,7 +133,7 @@ def test_uploaded_file_name_and_content_are_shown_not_run(chromium, app_url):
     """HTML in an uploaded file's name and in its sentences stays text; the 1 MB limit is announced."""
     page = _open(chromium, f"{app_url}/explorer?model=toy-reverse")
     sidebar = page.locator('[data-testid="stSidebar"]')
-    assert "1MB per file" in sidebar.inner_text()                        # .streamlit/config.toml maxUploadSize
+    assert page.evaluate(UPLOADER_WORDS_JS) == ["Upload", "1MB per file • TXT, CSV"]   # config.toml maxUploadSize
     uploader = '[data-testid="stSidebar"] input[type=file]'
     evil_name = "<img src=x onerror=document.title='pwned'>.txt"          # (Chromium turns '"' into %22)
     page.set_input_files(uploader, files=[{"name": evil_name, "mimeType": "text/plain", "buffer": b"\x00\x01bin"}])
@@ -182,4 +182,14 @@ def test_switching_to_chinese_keeps_each_radio_choice(chromium, app_url):
     wait_for_app(page)
     checked = page.evaluate(CHECKED_JS)
     assert "交叉注意力（解码器 → 编码器）" in checked and "" not in checked, checked
+    assert page.evaluate(UPLOADER_WORDS_JS) == ["上传", "每个文件不超过 1MB • TXT、CSV"]   # issue 26.6
     page.close()
+
+
+# What the sidebar uploader shows: the button's and the limits' text as drawn (a zero-size text shows its ::after)
+UPLOADER_WORDS_JS = """() => [
+    '[data-testid=stFileUploaderDropzone] button [data-testid=stMarkdownContainer] p',
+    '[data-testid=stFileUploaderDropzoneInstructions] span'].map(sel => {
+        const el = document.querySelector('[data-testid="stSidebar"] ' + sel);
+        const after = getComputedStyle(el, '::after').content;
+        return getComputedStyle(el).fontSize === '0px' ? JSON.parse(after) : el.innerText; })"""

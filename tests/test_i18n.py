@@ -217,3 +217,12 @@ def test_switching_language_keeps_every_radio_choice(page, key, choice, position
     assert radio.options != english and at.session_state[key] == choice   # Chinese labels, the same choice
     # what the browser is sent: set the choice, in its Chinese label (else it kept the English one: no selection)
     assert radio.proto.set_value and radio.proto.raw_value == radio.options[position]
+
+
+def test_the_uploaders_words_are_css_strings():
+    """Issue 26.6: Streamlit's uploader English is drawn at size 0 and the catalogue's words after it; a quote or
+    backslash in the words stays inside the CSS string (the browser test checks what Chromium shows)."""
+    from viz.nav import uploader_css
+    css = uploader_css('say "hi" \\ now', "每个文件")
+    assert 'content: "say \\"hi\\" \\\\ now";' in css and 'content: "每个文件";' in css
+    assert css.count("font-size: 0 !important") == 1

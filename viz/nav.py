@@ -1,12 +1,13 @@
 """The app's pages in teaching order, and the navigation menu built from them."""
 from __future__ import annotations
 
+import json
 from typing import NamedTuple
 
 import streamlit as st
 
 from viz import ROOT
-from viz.i18n import t
+from viz.i18n import DEFAULT_LANG, current_lang, t
 
 
 class Page(NamedTuple):
@@ -60,5 +61,25 @@ h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
 </style>"""
 
 
+# Streamlit's file uploader writes "Upload" and "1MB per file • TXT, CSV" in English whatever the page's
+# language, and `st.file_uploader` (1.67) has no parameter for either. In another language the two texts are
+# drawn at size 0 and the catalogue's words put after them (screen readers read the button's aria-label,
+# which is the uploader's own, already translated, label). Both uploaders take .txt and .csv.
+UPLOADER_BUTTON = "[data-testid=stFileUploaderDropzone] button [data-testid=stMarkdownContainer] p"
+UPLOADER_LIMITS = "[data-testid=stFileUploaderDropzoneInstructions] span"
+
+
+def uploader_css(button: str, limits: str) -> str:
+    """CSS that shows `button` and `limits` in place of the uploader's English (catalogue words, quoted as CSS
+    strings: JSON's escaping of quotes and backslashes is CSS's)."""
+    quote = lambda text: json.dumps(text, ensure_ascii=False)   # noqa: E731
+    return (f"<style>{UPLOADER_BUTTON}, {UPLOADER_LIMITS} {{ font-size: 0 !important; }}\n"
+            f"{UPLOADER_BUTTON}::after {{ content: {quote(button)}; font-size: 0.875rem; }}\n"
+            f"{UPLOADER_LIMITS}::after {{ content: {quote(limits)}; font-size: 0.875rem; }}</style>")
+
+
 def compact_layout() -> None:
     st.html(COMPACT_CSS)
+    if current_lang() != DEFAULT_LANG:
+        mb = st.get_option("server.maxUploadSize")
+        st.html(uploader_css(t("upload.button"), t("upload.limits", mb=mb)))
