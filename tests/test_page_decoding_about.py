@@ -11,6 +11,7 @@ from model.io.checkpoint import load_checkpoint
 from model.inference.decode import greedy
 from model.inference.pipeline import encode_text, trace_sentence
 from model.analysis.decoding import clearest_alignment_step, run_decoding
+from viz.i18n import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
@@ -245,3 +246,14 @@ def test_about_shows_the_chinese_card_to_a_chinese_reader(tmp_path, monkeypatch)
     english, chinese = (texts(run_page("about.py", model="toy-cards", text="a b", lang=lang)) for lang in ("en", "zh"))
     assert "English words." in english and "中文的说明" not in english
     assert "中文的说明" in chinese and "English words." not in chinese
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_about_config_meanings_are_whole(toy, lang):
+    """Issue 26.6: the configuration's meanings were cut in a fixed-width data frame ("sinusoi"); they are a
+    static table, which wraps, every meaning whole in the page's language."""
+    at = run_page("about.py", model="toy-reverse", text="a b", lang=lang)
+    no_exceptions(at)
+    config = next(tab.value for tab in at.table if len(tab.value) == len(toy.config.to_dict()))
+    meanings = set(config.iloc[:, -1])
+    assert catalogue(lang)["about.config.pe"] in meanings and catalogue(lang)["about.config.norm_first"] in meanings

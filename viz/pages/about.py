@@ -91,7 +91,7 @@ def configuration_and_parameters(bundle) -> None:
                                for k, v in cfg.to_dict().items()],
                               columns=[t("about.config.setting"), t("about.config.value"), t("about.config.meaning")])
         config = config.set_index(t("about.config.setting"))
-        st.dataframe(config, height=35 * (len(config) + 1) + 3)
+        st.table(config)      # a static table wraps its meanings; a data frame cut them ("sinusoi") at 1280 px
     with c2:
         st.subheader(t("about.params"))
         groups = parameter_groups((name, p.numel()) for name, p in bundle.model.named_parameters())
