@@ -24,6 +24,7 @@ from model.capture.trace import Trace
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
 from model.io.checkpoint import CheckpointError
 from model.io.files import MiB, read_text_limited
+from model.io.tokenizer import DEFAULT_STYLE  # noqa: F401 (for the sidebar)
 from model.nn.layers import sinusoidal_table
 from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols,  # noqa: F401 (for the page)
                                  train_live, trained_lengths_note, training_slot)

@@ -12,15 +12,14 @@ import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from viz.context import Choice
-from viz.services import (device_label, load_bundle, max_tokens_bounds, preset_groups, presets, reference_of,
-                          trace_npz)
+from viz.services import (DEFAULT_STYLE, device_label, load_bundle, max_tokens_bounds, preset_groups, presets,
+                          reference_of, trace_npz)
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.i18n import DEFAULT_LANG, LANGS, error_text, t, tn
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
 PRESET_GROUPS = ("everyday", "well", "struggles")   # groups of presets.txt with a mark in the picker
-DEFAULT_STYLE = "modern"                      # a two-style model writes today's Spanish unless asked
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
@@ -98,7 +97,7 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
         return None
     text = sb.text_area(t("sidebar.sentence"), key="text", height=90, on_change=_cut_long_text,
                         help=t("sidebar.sentence.help", limit=f"{MAX_TEXT_CHARS:,}"))
-    style = _style_picker(sb, bundle.tokenizer.styles)
+    style = _style_picker(sb, bundle.tokenizer)
     translation_slot = sb.container()
     group_of = {s: g for g, sentences in preset_groups(model_id).items() for s in sentences}
     marks = {g: t(SIDEBAR_EXAMPLES_KEYS[g]) for g in PRESET_GROUPS}
@@ -141,12 +140,13 @@ def show_result(ctx: Context, slots: Slots) -> None:
         help=t("sidebar.npz.help"))
 
 
-def _style_picker(sb, styles: list[str]) -> str | None:
+def _style_picker(sb, tokenizer) -> str | None:
     """Which Spanish a two-style model writes (its style token leads the source); None for a one-style model."""
+    styles = tokenizer.styles
     if not styles:
         return None
     if st.session_state.get("style") not in styles:
-        st.session_state["style"] = DEFAULT_STYLE if DEFAULT_STYLE in styles else styles[0]
+        st.session_state["style"] = tokenizer.default_style
     return sb.segmented_control(t("sidebar.style"), styles, key="style", required=True,
                                 format_func=lambda s: t(SIDEBAR_STYLE_KEYS[s]), help=t("sidebar.style.help"))
 

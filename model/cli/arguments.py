@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from model.io.files import describe_kind
+from model.io.tokenizer import DEFAULT_STYLE, STYLE_TOKENS
 
 
 def positive_int(text: str) -> int:
@@ -114,10 +115,10 @@ def fail(error: Exception | str) -> int:
 def add_style_argument(parser) -> None:
     """--style: which Spanish a two-style model writes (its style token leads the source); a one-style
     model ignores it."""
-    parser.add_argument("--style", choices=("modern", "bible"), default=None,
-                        help="a two-style model: write modern Spanish or the 1909 Bible's (default: modern)")
+    parser.add_argument("--style", choices=tuple(STYLE_TOKENS), default=None,
+                        help=f"a two-style model: write modern Spanish or the 1909 Bible's (default: {DEFAULT_STYLE})")
 
 
 def styled(bundle, text: str, style: str | None) -> str:
     """`text` as the model reads it under --style (modern when not given, for a two-style model)."""
-    return bundle.tokenizer.styled(text, style or ("modern" if bundle.tokenizer.styles else None))
+    return bundle.tokenizer.styled(text, style or bundle.tokenizer.default_style)

@@ -21,6 +21,7 @@ SPECIAL_TOKENS = [PAD, BOS, EOS]
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
 # A model trained on two kinds of Spanish reads which one to write from a first source token.
 STYLE_TOKENS = {"modern": "<modern>", "bible": "<bible>"}
+DEFAULT_STYLE = "modern"          # a two-style model writes today's Spanish unless asked (app and command line)
 
 
 class Tokenizer:
@@ -72,6 +73,12 @@ class Tokenizer:
     def styles(self) -> list[str]:
         """The styles this vocabulary has a token for ([] for a one-style model)."""
         return [name for name, tok in STYLE_TOKENS.items() if self.backend.token_to_id(tok) is not None]
+
+    @property
+    def default_style(self) -> str | None:
+        """The style written when none is asked: DEFAULT_STYLE, or the only one a model knows; None: one style."""
+        styles = self.styles
+        return None if not styles else DEFAULT_STYLE if DEFAULT_STYLE in styles else styles[0]
 
     def styled(self, text: str, style: str | None) -> str:
         """`text` as the model reads it in `style`: the style token first, when the model has styles.
