@@ -4,6 +4,7 @@ and the app's download button at the top of a page serves it. In English by defa
 page's words, the steps and the figures; never the tokens or the model's translation)."""
 import ast
 import functools
+import html
 import json
 import re
 from types import SimpleNamespace
@@ -21,13 +22,16 @@ from test_i18n import HAN, chart_texts, english_left
 from viz.i18n import catalogue
 from viz.formula_html import formula_html
 from viz.lesson import lesson_html, write_lesson
-from viz.tour_figures import STEP_FIGURES
+from model.capture import schema
+from viz.figures.head_view import head_color, head_view_data, rgba
+from viz.tour_figures import MORE_READINGS, STEP_FIGURES
 from viz.tour_steps import TOUR
 
 HOSTILE = 'The man <script>alert(1)</script> & "quotes" went home.'
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;"
 SENTENCES = {"toy-reverse": "c a f e", "en-es": HOSTILE}   # the toy model reads only the symbols a..j
 MODELS = tuple(SENTENCES)
+PICTURES = len(TOUR) + sum(map(len, MORE_READINGS.values()))   # every step's pictures (multi-head: + its head view)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +92,7 @@ def test_plotly_js_inlined_once_and_nothing_fetched(lessons, model):
 def test_figures_per_model(lessons):
     """en-es ships its training log (the last step's loss curve); the toy models do not."""
     counts = {m: n_figures(lessons[m].read_text(encoding="utf-8")) for m in MODELS}
-    assert counts == {"toy-reverse": len(TOUR) - 1, "en-es": len(TOUR)}
+    assert counts == {"toy-reverse": PICTURES - 1, "en-es": PICTURES}
 
 
 def test_teacher_forced_target_is_named():
@@ -117,9 +121,80 @@ def test_every_chart_draws_offline_and_nothing_runs(lessons, model, chromium):
         page.goto(path.as_uri())
         page.wait_for_function(DRAWN_JS, arg=expected, timeout=120_000)   # times out unless every chart drew
         header = page.inner_text("header")
+        head_view_lines = page.locator("#step-4 .beside .js-plotly-plot .scatterlayer path.js-line").count()
     assert dialogs == [] and errors == [], (dialogs, errors)
     assert blocked == []
+    assert head_view_lines > 0                 # the multi-head step's head view drew its lines, offline
     assert SENTENCES[model] in header
+
+
+# -- the head view (issue 26, item 10) -------------------------------------------------------------------
+def step_html(page: str, number: int) -> str:
+    start = page.index(f'<section id="step-{number}">')
+    return page[start:page.index("</section>", start)]
+
+
+def head_view_spec(page: str) -> dict:
+    """The head view among a page's figures: the one whose legend isolates a head."""
+    (spec,) = [f for f in figure_specs(page) if f["layout"].get("legend", {}).get("itemclick") == "toggleothers"]
+    return spec
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_multi_head_step_shows_the_head_view_of_its_layer(lang):
+    """Step 4 shows the heads' grid, then the same layer's head view from the real trace: one legend entry per
+    head named in the lesson's language (head 0 shown, the others a click away), one line trace per head and
+    opacity level in the head's colour; its reading line beside it."""
+    trace = trace_of("en-es", "The man went to the house.")
+    page = lesson_html(trace, lang=lang)
+    step = step_html(page, 4)
+    assert TOUR[3].key == "multi_head" and n_figures(step) == 2 and step.count('<div class="beside">') == 1
+    assert [n_figures(step_html(page, n)) for n in (3, 5)] == [1, 1]
+    spec = head_view_spec(step)
+    assert head_view_spec(page) == spec                                   # the lesson's one head view
+    patterns = schema.stacked(trace, "encoder")[0]                        # [8 heads, 8, 8]
+    name = {"en": "head {h}", "zh": "头 {h}"}[lang]
+    legend = [t for t in spec["data"] if t.get("legendgroup") and t.get("showlegend") is not False]
+    assert [t["name"] for t in legend] == [name.format(h=h) for h in range(len(patterns))]
+    assert [t["visible"] for t in legend] == [True] + ["legendonly"] * (len(patterns) - 1)
+    lines = [t for t in spec["data"] if t.get("legendgroup") and t.get("showlegend") is False]
+    groups = head_view_data(patterns)
+    assert len(lines) == len(groups) > len(patterns)
+    assert [(t["legendgroup"], t["line"]["color"], len(t["x"])) for t in lines] == \
+        [(f"h{g.head}", rgba(head_color(g.head), g.alpha), 3 * len(g.query)) for g in groups]
+    assert {"en": "Encoder self-attention, layer 0", "zh": "编码器自注意力"}[lang] in spec["layout"]["title"]["text"]
+    reading = catalogue(lang)["tour.multi_head.reading_lines"]
+    assert f'<p class="how">{html.escape(reading)}</p></div>' in step             # beside the head view
+    assert re.findall(r"https?://[^\s\"']*", step) == ["http://www.w3.org/1998/Math/MathML"]   # no address but a name
+
+
+@pytest.mark.browser
+def test_the_head_view_isolates_a_head_offline(lessons, chromium):
+    """In Chromium with the network cut: the head view draws head 0's lines; a click on head 3 in the legend
+    shows every head, a second click head 3 alone (plotly's own legend, no server)."""
+    path = lessons["en-es"]
+    shown = """() => { const gd = document.querySelectorAll('#step-4 .js-plotly-plot')[1];
+      return [...new Set(gd._fullData.filter(t => t.visible === true && t.legendgroup).map(t => t.legendgroup))].sort(); }"""
+    blocked, errors = [], []
+    with chromium.new_context(viewport={"width": 1280, "height": 720}) as context:
+        page = context.new_page()
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://")
+                   else (blocked.append(route.request.url), route.abort()))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        view = page.locator("#step-4 .beside .js-plotly-plot")
+        view.locator(".scatterlayer path.js-line").first.wait_for(state="attached", timeout=120_000)
+        seen = [page.evaluate(shown)]
+        toggle = view.locator(".legend .legendtoggle").nth(3)
+        toggle.scroll_into_view_if_needed()
+        for _ in range(2):
+            toggle.click()
+            page.wait_for_timeout(1000)     # plotly waits out its double-click delay (300 ms) before a click acts
+            seen.append(page.evaluate(shown))
+        legend = view.locator(".legend .traces text.legendtext").evaluate_all("els => els.map(e => e.textContent)")
+    assert errors == [] and blocked == []
+    assert legend == [f"head {h}" for h in range(8)]
+    assert seen == [["h0"], sorted(f"h{h}" for h in range(8)), ["h3"]]
 
 
 @pytest.mark.browser
@@ -192,7 +267,7 @@ def test_the_lesson_in_chinese(zh_lesson):
 
 def test_the_chinese_lessons_figures_speak_chinese(zh_lesson):
     figures = figure_specs(zh_lesson)
-    assert len(figures) == len(TOUR) - 1
+    assert len(figures) == PICTURES - 1
     words = [text for fig in figures for text in chart_texts(SimpleNamespace(proto=SimpleNamespace(spec=json.dumps(fig))))]
     words += [re.sub(r"%\{[^}]*\}", " ", trace["hovertemplate"]) for fig in figures for trace in fig["data"]
               if trace.get("hovertemplate")]                   # the hover texts' words, not their fields

@@ -1,7 +1,9 @@
 """One sentence's guided tour as a single HTML file: it opens from a USB stick with the network off.
 
 The tour's steps (viz/tour_steps.py) in order, each with its explanation, its formula as MathML
-(viz/formula_html.py; the browser draws it, no script or font is fetched) and an interactive figure, the tour page's own (viz/tour_figures.py), from a real trace
+(viz/formula_html.py; the browser draws it, no script or font is fetched) and its interactive figures, the tour
+page's own (viz/tour_figures.step_pictures; the multi-head step's head view isolates a head on a legend click,
+plotly's own, no server), from a real trace
 of the real model (model.inference.pipeline.trace_sentence; this module only reads the Trace, as the figures
 do). plotly.js is inlined once (about 4.7 MB), no other file or CDN is referenced, and every piece of user
 text is escaped, so a sentence containing <script> shows as text and runs nothing. No Streamlit here.
@@ -22,7 +24,7 @@ import plotly.io as pio
 from model.capture.trace import Trace
 from viz.formula_html import formula_block
 from viz.i18n import DEFAULT_LANG, LANGS, message
-from viz.tour_figures import STEP_FIGURES
+from viz.tour_figures import step_pictures
 from viz.tour_steps import TOUR, TourStep
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
@@ -40,6 +42,9 @@ section { margin: 2.5rem 0; }
                 font-family: 'Cambria Math', 'STIX Two Math', 'Latin Modern Math', 'DejaVu Math TeX Gyre', math; }
 .radicand { border-top: 1px solid currentColor; padding-top: 0.1em; }
 .how { color: #555; font-style: italic; }
+/* a narrow picture (the head view) with its reading beside it; under it on a narrow screen */
+.beside { display: flex; flex-wrap: wrap; gap: 0 2rem; align-items: center; }
+.beside > .picture { flex: 3 1 480px; min-width: 0; } .beside > .how { flex: 2 1 240px; font-size: 1.1rem; }
 """
 
 
@@ -63,12 +68,15 @@ def text_html(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
-def _section(number: int, step: TourStep, figure_html: str, how: str, lang: str) -> str:
+def _section(number: int, step: TourStep, pictures_html: str, lang: str) -> str:
     heading = message(lang, "tour.step", number=number, total=len(TOUR), title=message(lang, step.message_key("title")))
     return (f'<section id="step-{number}"><h2>{html.escape(heading)}</h2>'
             f"<p>{text_html(message(lang, step.message_key('text')))}</p>"
-            f"{formula_block(step.formula)}"
-            f"{figure_html}<p class=\"how\">{html.escape(how)}</p></section>")
+            f"{formula_block(step.formula)}{pictures_html}</section>")
+
+
+def _how(text: str) -> str:
+    return f'<p class="how">{html.escape(text)}</p>'
 
 
 def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG) -> str:
@@ -79,13 +87,16 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
     sections, plotly_inlined = [], False
     for number, step in enumerate(TOUR, start=1):
-        fig = STEP_FIGURES[step.key](trace, model_dir, lang)
-        if fig is None:      # only the training step can lack its data
-            figure_html, how = "", message(lang, "tour.no_training_log")
-        else:
-            figure_html = _figure_div(fig, first=not plotly_inlined)
-            plotly_inlined, how = True, message(lang, step.message_key("reading"))
-        sections.append(_section(number, step, figure_html, how, lang))
+        pictures = step_pictures(step, trace, model_dir, lang)     # the tour page's pictures, each with its reading
+        parts = []
+        for picture in pictures:
+            div, how = _figure_div(picture.figure, first=not plotly_inlined), _how(message(lang, picture.reading))
+            parts.append(f'<div class="beside"><div class="picture">{div}</div>{how}</div>' if picture.narrow
+                         else div + how)
+            plotly_inlined = True
+        if not pictures:     # only the training step can lack its data
+            parts.append(_how(message(lang, "tour.no_training_log")))
+        sections.append(_section(number, step, "".join(parts), lang))
     title = html.escape(message(lang, "lesson.page_title", text=trace.meta["src_text"]))
     return (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'

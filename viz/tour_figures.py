@@ -1,6 +1,7 @@
-"""The guided tour's pictures, one per step (viz/tour_steps.py), drawn from one sentence's Trace by the
-figure builders the pages use. The tour page draws them in place and the offline lesson (viz/lesson.py)
-writes them to its file: the same picture in both.
+"""The guided tour's pictures, one per step (viz/tour_steps.py; the multi-head step has two: its heads' grid and
+their head view), drawn from one sentence's Trace by the figure builders the pages use. The tour page draws
+them in place and the offline lesson (viz/lesson.py) writes them to its file, both through step_pictures: the
+same pictures in both.
 
 Each draw(trace, model_dir, lang) takes its words from the message catalogue in `lang` when it builds the
 figure (viz/locales: fig.tour.*, fig.attention.*, fig.kind.*, fig.loss.*); token labels, the sentence and
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -34,7 +35,9 @@ from viz.figures.training import clean_train_log, loss_curve
 from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
 from viz.i18n import message
+from viz.map_view import head_view_figure
 from viz.text import position_labels
+from viz.tour_steps import TourStep
 
 TRAIN_LOG_LIMIT = 8 * 2**20   # bytes of train_log.csv read (checked before reading), as viz/services.MODEL_FILE_LIMITS
 
@@ -42,7 +45,9 @@ TRAIN_LOG_LIMIT = 8 * 2**20   # bytes of train_log.csv read (checked before read
 # is wider): dimension labels are thinned for it, d0 d32 d64 … for d_model 256, level (step.level_ticks).
 DIMENSION_AXIS_PX = 480
 
-Draw = Callable[..., "go.Figure | None"]   # (trace, model_dir, lang, type_scale=NORMAL)
+# (trace, model_dir, lang, type_scale=NORMAL) -> the step's picture, several pictures (a tuple, shown in order:
+# step_pictures), or None when its data is missing
+Draw = Callable[..., "go.Figure | tuple[go.Figure, ...] | None"]
 
 
 def embeddings_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
@@ -120,14 +125,35 @@ def pe_title_margin(type_scale: TypeScale) -> int:
     return round(1.35 * (type_scale.title + type_scale.text)) + 16
 
 
+# The head the one-head step shows, and the one the multi-head step's head view opens on
+TOUR_HEAD = 0
+
+
 def one_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
                     type_scale: TypeScale = NORMAL) -> go.Figure:
-    return attention_figure(trace, "encoder", layer=0, head=0, lang=lang, type_scale=type_scale)
+    return attention_figure(trace, "encoder", layer=0, head=TOUR_HEAD, lang=lang, type_scale=type_scale)
 
 
 def multi_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+                      type_scale: TypeScale = NORMAL) -> tuple[go.Figure, go.Figure]:
+    """The first encoder layer's heads twice: as a grid of maps, then as lines (the head view,
+    head_lines_figure). The same weights both ways, so a teacher points at a head's map and then at its colour."""
+    return (heads_figure(trace, "encoder", layer=0, lang=lang, type_scale=type_scale),
+            head_lines_figure(trace, model_dir, lang, type_scale=type_scale))
+
+
+def head_lines_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
                       type_scale: TypeScale = NORMAL) -> go.Figure:
-    return heads_figure(trace, "encoder", layer=0, lang=lang, type_scale=type_scale)
+    """The head view of the multi-head step's layer (encoder self-attention, layer 0): a line from each token
+    (left) to each token it attends to (right), one colour per head, its opacity the weight; a click on a head
+    in the legend shows it alone (plotly's own, so it works in the offline lesson too). The same layer as the
+    grid, not cross-attention: the step is about the heads of one layer looking at different places, and the
+    lines show where at a glance (down one row: the next token, up: the previous one, fanning in: the end).
+    It opens on the previous step's head alone (all eight heads at once are a tangle on a projector); the
+    legend shows the others one click away."""
+    queries, keys = token_labels(trace, "encoder")
+    return head_view_figure(schema.stacked(trace, "encoder")[0], queries, keys, "encoder", 0, lang,
+                            selected_head=TOUR_HEAD, type_scale=type_scale)
 
 
 def add_norm_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
@@ -235,5 +261,32 @@ STEP_FIGURES: dict[str, Draw] = {
     "decoding": decoding_figure, "heads": head_entropy_figure, "zoo": zoo_figure, "learn": training_figure,
     "regularize": regularize_figure,
 }
+# TourStep.key -> the reading lines of its pictures after the first (the first's is tour.<key>.reading)
+MORE_READINGS: dict[str, tuple[str, ...]] = {"multi_head": ("tour.multi_head.reading_lines",)}
+
+
+class Picture(NamedTuple):
+    """One of a step's pictures: the figure, the catalogue key of its reading line, and whether it is drawn
+    narrow with its reading beside it (a head view: lines across the whole page lie too flat to follow)."""
+    figure: go.Figure
+    reading: str
+    narrow: bool = False
+
+
+def step_pictures(step: TourStep, trace: Trace, model_dir: Path | None, lang: str = "en",
+                  type_scale: TypeScale = NORMAL) -> list[Picture]:
+    """A step's pictures in order, each with the catalogue key of its reading line: what the tour page and the
+    offline lesson both show for the step. [] when its data is missing (STEP_FIGURES gave None). The first is
+    the step's main picture; the others (the multi-head step's head view) are drawn narrow."""
+    drawn = STEP_FIGURES[step.key](trace, model_dir, lang, type_scale=type_scale)
+    if drawn is None:
+        return []
+    figures = list(drawn) if isinstance(drawn, (tuple, list)) else [drawn]
+    readings = (step.message_key("reading"), *MORE_READINGS.get(step.key, ()))
+    if len(readings) != len(figures):
+        raise ValueError(f"step {step.key!r} drew {len(figures)} pictures for {len(readings)} reading lines")
+    return [Picture(fig, reading, narrow=i > 0) for i, (fig, reading) in enumerate(zip(figures, readings))]
+
+
 # TourStep.key -> the full matrix behind a step's teaching picture, one click away (the tour's expander)
 FULL_FIGURES: dict[str, Draw] = {"tokens": embeddings_matrix_figure, "positional": positional_table_figure}

@@ -131,18 +131,22 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     longest = max([len(str(t)) for t in query_labels + key_labels] + [1])
     side = min(0.9, 0.055 * longest * font_size / 16)        # room for the token labels, in x units
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
+    # the title's line at the top of the figure, the legend under it (plotly centred the title in the top
+    # margin, where the legend's title sat: the two overprinted), then the column headers
+    title_px = int(1.4 * type_scale.title + 16) if title else 4
     headers = [dict(x=LEFT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{query_title}</b>",
                     showarrow=False, font=type_scale.font("text")),
                dict(x=RIGHT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{key_title}</b>",
                     showarrow=False, font=type_scale.font("text"))]
     layout = dict(xaxis=dict(bare, range=[LEFT - side, RIGHT + side]),
                   yaxis=dict(bare, range=[n - 0.5, -0.5]), annotations=headers,
-                  title=dict(text=title, font=type_scale.font("title")), height=height, font=type_scale.font("text"),
-                  hoverlabel=dict(font=type_scale.font("text")),
-                  margin=dict(l=8, r=8, b=8, t=int((44 if title else 0) + type_scale.text * (
+                  title=dict(text=title, font=type_scale.font("title"), yref="container", y=1, yanchor="top",
+                             pad=dict(t=8)),
+                  height=height, font=type_scale.font("text"), hoverlabel=dict(font=type_scale.font("text")),
+                  margin=dict(l=8, r=8, b=8, t=int((title_px if title else 0) + type_scale.text * (
                       1.7 * (1 + -(-n_heads // 4)) + 1.8))),      # legend title, its rows, the column headers
                   plot_bgcolor="white", hovermode="closest", dragmode=False,
-                  legend=dict(orientation="h", x=0, y=1 - (44 if title else 4) / height, yanchor="top", yref="container",
+                  legend=dict(orientation="h", x=0, y=1 - title_px / height, yanchor="top", yref="container",
                               title=dict(text=legend_title, side="top", font=type_scale.font("text")), itemclick="toggleothers",
                               itemdoubleclick="toggle", font=type_scale.font("text")))
     return go.Figure(traces, layout=layout)

@@ -10,7 +10,7 @@ from viz.map_view import map_figure
 from viz.nav import PAGES
 from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
 from viz.state import Context, current, qp_int, set_query
-from viz.tour_figures import FULL_FIGURES, STEP_FIGURES
+from viz.tour_figures import FULL_FIGURES, STEP_FIGURES, step_pictures
 from viz.tour_steps import TOUR, TourStep
 from viz.ui import show_figure, type_scale
 
@@ -33,23 +33,31 @@ def go(delta: int) -> None:
 
 
 def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
-    """The step's picture from the sidebar sentence, in place, with one or two lines on how to read it: the
-    offline lesson's figure for the step (viz/tour_figures.py), so the tour and the lesson file agree."""
+    """The step's pictures from the sidebar sentence, in place, each with one or two lines on how to read it:
+    the offline lesson's figures for the step (viz/tour_figures.step_pictures), so the tour and the lesson file
+    agree (the multi-head step: the heads' grid, then the same layer's head view)."""
     if step.key not in STEP_FIGURES:
         return
     if ctx is None or ctx.trace is None:
         st.info(t("tour.need_sentence"))
         return
     try:
-        fig = STEP_FIGURES[step.key](ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale())
+        pictures = step_pictures(step, ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale())
     except (KeyError, ValueError) as e:       # a trace or model without what this picture needs
         st.caption(t("tour.cannot_draw", error=e))
         return
-    if fig is None:
+    if not pictures:
         st.caption(t("tour.no_training_log"))
         return
-    show_figure(fig, f"{ctx.model_id}-tour-{number}", key=f"tour-picture-{number}")
-    st.caption(t(step.message_key("reading")))
+    for i, picture in enumerate(pictures):     # the first keeps its key, the next ones (the head view) -1, -2…
+        suffix = "" if i == 0 else f"-{i}"
+        if picture.narrow:                         # a head view: lines across the page lie flat; its reading beside
+            c_fig, c_words = st.columns([3, 2], vertical_alignment="center")
+        else:
+            c_fig = c_words = st.container()
+        with c_fig:
+            show_figure(picture.figure, f"{ctx.model_id}-tour-{number}{suffix}", key=f"tour-picture-{number}{suffix}")
+        c_words.caption(t(picture.reading))
     if step.key in FULL_FIGURES:                  # the full matrix behind a teaching picture, one click away
         with st.expander(t("step.full")):
             show_figure(FULL_FIGURES[step.key](ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale()),
