@@ -174,3 +174,47 @@ def test_long_sentences_keep_their_labels_apart():
     assert not lens.data[0].texttemplate and "%{text}" in lens.data[0].hovertemplate
     few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], type_scale=PRESENTER)
     assert few.data[0].texttemplate == "%{text}"
+
+
+LONG_NAMES = ["词嵌入 E[token]", "乘以 √d_model（= 16.0）", "位置编码", "和：编码器的输入"]
+
+
+def legend_builders(s, names):
+    """Every builder whose horizontal legend sits between its title and its plot, with these legend names."""
+    log = pd.DataFrame(dict(step=[1, 2, 3], epoch=[0, 0, 1], train_loss=[3.0, 2.0, 1.5], dev_loss=[3.1, np.nan, 1.7],
+                            lr=[1e-4, 2e-4, 3e-4], tokens_per_s=[900, 950, 1000]))
+    norms = RNG.random((3, 6))
+    return {
+        "norms": fpos.norms_figure(TOK, {n: P[i] for i, n in enumerate(names)}, title="t", type_scale=s),
+        "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], title="t", with_pe_name=names[0] * 2,
+                                           without_pe_name=names[1] * 2, type_scale=s),
+        "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, title="t", type_scale=s),
+        "drift": fln.drift_figure(P[0], title="t", bn_name=names[0] * 2, ln_name=names[1] * 2, type_scale=s),
+        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], title="t",
+                                             mean_name="{name}：{n} 个词元的平均值", type_scale=s),
+        "loss": ftrain.loss_curve(log, title="t", train_name=names[0] * 2, dev_name=names[1] * 2, type_scale=s),
+        "lr": ftrain.lr_curve(log, title="t", lr_name=names[0] * 2, throughput_name=names[1] * 2, type_scale=s),
+        "complexity": ftrain.complexity_figure(20, 64, title="t", attention_name=names[0] * 2,
+                                               conv_name=names[1] * 2, recurrent_name=names[3] * 2, type_scale=s),
+    }
+
+
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER], ids=["normal", "presenter"])
+def test_a_legend_under_the_title_gets_room_for_every_line(scale):
+    """Seen at 1280x720: the L2-norm bars' legend (positional, en) and the word-order bars' (zh, presenter), the
+    feature histogram's (layernorm, half a page) were drawn over their titles: a fixed 60 px top margin held one
+    legend line. The top margin now holds the title's line and every line the legend wraps to, the title at the
+    figure's top; the plot keeps its height."""
+    from viz.figures.style import legend_lines
+    short = legend_builders(scale, ["a", "b", "c", "d"])
+    for name, fig in legend_builders(scale, LONG_NAMES).items():
+        names = [tr.name for tr in fig.data if tr.showlegend is not False and tr.name]
+        width = scale.page_px / 2 if name == "histogram" else None
+        lines = legend_lines(names, scale, width)
+        assert fig.layout.margin.t >= 1.4 * scale.title + lines * 1.5 * scale.text, name
+        assert (fig.layout.title.yref, fig.layout.title.yanchor) == ("container", "top"), name
+        assert (fig.layout.legend.orientation, fig.layout.legend.yanchor) == ("h", "bottom"), name
+        plot = fig.layout.height - fig.layout.margin.t
+        assert plot >= short[name].layout.height - short[name].layout.margin.t, name
+    assert legend_lines(LONG_NAMES, NORMAL, NORMAL.page_px / 2) >= 3       # the half-page histogram's case
+    assert legend_lines(["a", "b"], NORMAL) == 1

@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 
 from model.analysis.attention_math import (batch_norm_drift, batch_norm_stats, check_activations,  # noqa: F401
                                            layer_norm_stats, normalize, residual_stages)
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, axis_suffix, check_matrix, hline, plotly_text,
-                               subplot_axes, subplot_layout, typeset)
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, axis_suffix, check_matrix, hline, legend_under_title,
+                               plotly_text, subplot_axes, subplot_layout, typeset)
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
 TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True)   # sizes: the figure's type scale (typeset)
@@ -54,8 +54,10 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, tit
 
 def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int = 40,
                       x_title: str = "feature value", y_title: str = "number of features", value: str = "value",
-                      features: str = "features", type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Overlaid histograms of one token's features at several stages (input, normalized, output).
+                      features: str = "features", type_scale: TypeScale = NORMAL,
+                      width_px: float | None = None) -> go.Figure:
+    """Overlaid histograms of one token's features at several stages (input, normalized, output), for a figure
+    width_px wide (default: half the scale's page, where the legend's lines are planned).
     x_title, y_title, value and features (hover): the words shown."""
     if not series:
         raise ValueError("give at least one vector")
@@ -67,11 +69,10 @@ def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int 
                          xbins=dict(start=lo, end=hi + size, size=size),
                          hovertemplate=f"{name}<br>{value} %{{x}}<br>%{{y}} {features}<extra></extra>")
             for n, (name, v) in enumerate(values.items())]
-    return go.Figure(bars, layout=typeset(dict(xaxis=dict(title=dict(text=x_title)),
-                                       yaxis=dict(title=dict(text=y_title)), title=dict(text=title),
-                                       barmode="overlay", height=420,
-                                       margin=dict(l=10, r=10, t=60, b=10),
-                                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
+    layout = dict(xaxis=dict(title=dict(text=x_title)), yaxis=dict(title=dict(text=y_title)),
+                  title=dict(text=title), barmode="overlay", height=420, margin=dict(l=10, r=10, t=60, b=10))
+    legend_under_title(layout, list(values), type_scale, width_px or type_scale.page_px / 2)
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def gain_bias_figure(gain, bias, title: str = "",
@@ -150,8 +151,8 @@ def drift_figure(drift, first_token: int = 0, title: str = "",
     ]
     layout = dict(xaxis=dict(title=dict(text=x_title), dtick=1),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
-                  title=dict(text=title), height=380, margin=dict(l=10, r=10, t=60, b=10),
-                  legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+                  title=dict(text=title), height=380, margin=dict(l=10, r=10, t=60, b=10))
+    legend_under_title(layout, [bn_name, ln_name], type_scale)
     return go.Figure(lines, layout=typeset(layout, type_scale))
 
 
@@ -180,6 +181,6 @@ def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]
                                 hovertemplate=f"%{{x}}<br>{mean} ‖x‖ %{{y:.2f}}<extra></extra>"))
     layout = dict(xaxis=dict(TOKEN_TICKS, title=dict(text=x_title)),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
-                  title=dict(text=title), height=480, margin=dict(l=10, r=10, t=60, b=10),
-                  legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+                  title=dict(text=title), height=480, margin=dict(l=10, r=10, t=60, b=10))
+    legend_under_title(layout, [line.name for line in lines if line.showlegend is not False], type_scale)
     return go.Figure(lines, layout=typeset(layout, type_scale))

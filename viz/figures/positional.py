@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from model.analysis.positional import check_table
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, TypeScale, check_matrix,
-                               colorbar, hline, plotly_text, subplot_axes, subplot_layout, symmetric_range,
+                               colorbar, hline, legend_under_title, plotly_text, subplot_axes, subplot_layout, symmetric_range,
                                token_axes, typeset, update_axes)
 
 SENTENCE_COLOR = "#2ca02c"
@@ -187,10 +187,10 @@ def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: 
                    marker_color=LINE_COLORS[n % len(LINE_COLORS)],
                    hovertemplate=f"{name}<br>%{{x}}<br>{y_title} %{{y:.3f}}<extra></extra>")
             for n, (name, values) in enumerate(series.items())]
-    return go.Figure(bars, layout=typeset(dict(
+    return go.Figure(bars, layout=typeset(legend_under_title(dict(
         xaxis=dict(title=dict(text=x_title), type="category", tickangle=-45, automargin=True),
         yaxis=dict(title=dict(text=y_title)), title=dict(text=title), barmode="group", height=440,
-        margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
+        margin=dict(l=10, r=10, t=60, b=10)), list(series), type_scale), type_scale))
 
 
 NEGLIGIBLE = 5e-3   # a weight difference under half a percent: rounding, or nothing a class would see
@@ -214,12 +214,11 @@ def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "", layer: str = 
                    hovertemplate=f"%{{x}}<br>{difference} %{{y:.2e}}<extra></extra>")
             for gaps, name, color in [(with_pe, with_pe_name, LINE_COLORS[3]),
                                       (without_pe, without_pe_name, LINE_COLORS[7])]]
-    return go.Figure(bars, layout=typeset(dict(
+    return go.Figure(bars, layout=typeset(legend_under_title(dict(
         yaxis=dict(title=dict(text=y_title), range=[0, max(0.1, float(np.max([with_pe, without_pe]))) * 1.2],
                    rangemode="tozero"),
         xaxis=dict(title=dict(text=x_title)), title=dict(text=title), barmode="group",
-        height=440, margin=dict(l=10, r=10, t=60, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
+        height=440, margin=dict(l=10, r=10, t=60, b=10)), [with_pe_name, without_pe_name], type_scale), type_scale))
 
 
 def word_order_figure(reordered, actual, token_labels: list[str], title: str = "",

@@ -140,6 +140,34 @@ def legend_above(layout: dict) -> dict:
     return layout
 
 
+def legend_lines(names, type_scale: TypeScale = NORMAL, width_px: float | None = None) -> int:
+    """How many lines a horizontal legend of `names` takes in a figure width_px wide (default: the scale's
+    page width): plotly wraps whole entries (about 50 px of symbol and gap each) at the plot's width."""
+    room, lines, x = max((width_px or type_scale.page_px) - 140, 200), 1, 0.0
+    for name in names:
+        entry = type_scale.text_px(str(name)) + 50
+        if x and x + entry > room:
+            lines, x = lines + 1, 0.0
+        x += entry
+    return lines
+
+
+def legend_under_title(layout: dict, names, type_scale: TypeScale = NORMAL, width_px: float | None = None) -> dict:
+    """A horizontal legend between the title and the plot, with room for both: the title at the figure's top,
+    the top margin its line plus every line the legend needs (`legend_lines`), the plot keeping its height.
+    A fixed 60 px margin drew a two-line legend (Chinese, presenter sizes, a half-page figure) over the title."""
+    s = type_scale
+    title = layout.get("title") or {}
+    title_px = 30 + 1.4 * s.title if title.get("text") else 8
+    top = int(title_px + legend_lines(names, s, width_px) * 1.5 * s.text)
+    old_top = layout.get("margin", {}).get("t", 60)
+    layout["title"] = dict(title, yref="container", y=1, yanchor="top", pad=dict(t=6))
+    layout["legend"] = dict(layout.get("legend", {}), orientation="h", yanchor="bottom", y=1.0, x=0)
+    layout["margin"] = dict(layout.get("margin", {}), t=top)
+    layout["height"] = int(layout.get("height", 450) + max(0, top - old_top))
+    return layout
+
+
 def plotly_text(labels: list[str]) -> list[str]:
     """Plotly reads '<...>' in text as markup ('</s>' would vanish, '<a href>' would become a link):
     escape it so tokens show exactly as typed."""

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, typeset, vline)
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, legend_under_title, typeset, vline)
 
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
@@ -39,10 +39,10 @@ def loss_curve(log: pd.DataFrame, title: str = "", train_name: str = "train loss
              go.Scatter(x=dev["step"].tolist(), y=dev["dev_loss"].tolist(), name=dev_name,
                         mode="lines+markers", line=dict(color=LINE_COLORS[1], width=3))]
     # built in one go, go.Figure(data, layout), not with update_* calls (see style.token_axes)
-    return go.Figure(lines, layout=typeset(dict(
+    return go.Figure(lines, layout=typeset(legend_under_title(dict(
         title=dict(text=title), height=420, xaxis=dict(title=dict(text=x_title)),
-        yaxis=dict(title=dict(text=y_title)), margin=dict(l=10, r=10, t=60, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
+        yaxis=dict(title=dict(text=y_title)), margin=dict(l=10, r=10, t=60, b=10)),
+        [line.name for line in lines], type_scale), type_scale))
 
 
 def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√step) and throughput",
@@ -55,14 +55,14 @@ def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√s
                         line=dict(color=LINE_COLORS[2], width=3)),
              go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name=throughput_name,
                         yaxis="y2", line=dict(color=LINE_COLORS[7], width=1))]
-    return go.Figure(lines, layout=typeset(dict(
+    return go.Figure(lines, layout=typeset(legend_under_title(dict(
         title=dict(text=title), height=360, xaxis=dict(title=dict(text=x_title)),
         # 2e-4, not plotly's SI "200µ"; the throughput axis with round ticks of its own, not synced to the left
         yaxis=dict(title=dict(text=lr_name), exponentformat="e", showexponent="all", rangemode="tozero"),
         margin=dict(l=10, r=10, t=60, b=10),
         yaxis2=dict(title=dict(text=throughput_name), overlaying="y", side="right", showgrid=False,
-                    tickmode="auto", nticks=5, rangemode="tozero"),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
+                    tickmode="auto", nticks=5, rangemode="tozero")),
+        [line.name for line in lines], type_scale), type_scale))
 
 
 def parameter_groups(named_counts: Iterable[tuple[str, int]]) -> pd.DataFrame:
@@ -130,8 +130,8 @@ def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None,
                    xanchor="left" if edge == "top" else "right", xshift=6 if edge == "top" else -6,
                    yanchor=edge, text=text, showarrow=False,
                    bgcolor="rgba(255,255,255,0.8)", font=dict(color=line["color"])) for at, line, text, edge in marks]
-    return go.Figure(lines, layout=typeset(dict(
+    return go.Figure(lines, layout=typeset(legend_under_title(dict(
         title=dict(text=title), height=420, margin=dict(l=10, r=10, t=60, b=10),
         xaxis=dict(title=dict(text=x_title), type="log", range=[0, float(np.log10(x[-1]))], dtick=1),  # 1, 10, 100
-        yaxis=dict(title=dict(text=y_title), type="log"), shapes=shapes, annotations=labels,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0)), type_scale))
+        yaxis=dict(title=dict(text=y_title), type="log"), shapes=shapes, annotations=labels),
+        [line.name for line in lines], type_scale), type_scale))

@@ -106,7 +106,7 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
         show_figure(feature_histogram(series, title=t("layernorm.token.title", features=x_in.shape[1], token=chosen),
                                       x_title=t("layernorm.token.x"), y_title=t("layernorm.token.y"),
                                       value=t("layernorm.value"), features=t("layernorm.features"),
-                                      type_scale=type_scale()),
+                                      type_scale=type_scale(), width_px=type_scale().page_px / 2),
                     f"{tag}-token{token}",
                     matrix_frame(np.stack(list(series.values()), axis=1), list(range(x_in.shape[1])), list(series)),
                     key="ln-hist")
