@@ -21,8 +21,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from browser_utils import browser, streamlit_server, wait_for_app  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
-PAGES = ["home", "explorer", "step", "multihead", "positional", "layernorm", "decoding", "heads", "zoo",
-         "compare", "training", "tour", "about"]
+PAGES = ["home", "explorer", "step", "multihead", "positional", "layernorm", "ffn", "decoding", "heads", "zoo",
+         "compare", "attribution", "training", "tour", "about"]
 
 
 def shoot(chromium, url: str, path: Path, width: int = 1400) -> None:
