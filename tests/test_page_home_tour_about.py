@@ -121,6 +121,20 @@ def test_home_draws_the_translation_its_attention_and_confidence_first(toy):
     assert {link.proto.page for link in at.get("page_link")} >= {"tour", "explorer"}
 
 
+def test_where_to_go_next_gives_each_link_half_the_page():
+    """At 1280x720 four links in one row cut their labels ('Guided tour: one idea per s', 'Watch it write,
+    token by tok'): two a row, each link in a column of its own."""
+    at = run_page("home.py", model="toy-reverse", text="c a f e")
+    no_exceptions(at)
+    rows = [block for block in at.main.children.values()
+            if any(link.type == "page_link" for column in getattr(block, "children", {}).values()
+                   for link in getattr(column, "children", {}).values())]
+    assert len(rows) == 2
+    for row in rows:
+        columns = list(row.children.values())
+        assert len(columns) == 2 and all(len(column.children) == 1 for column in columns)
+
+
 def test_home_without_a_sentence_still_says_what_the_model_is():
     at = run_page("home.py", model="toy-reverse", text="")
     no_exceptions(at)

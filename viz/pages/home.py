@@ -14,6 +14,7 @@ from viz.text import attention_labels, plain
 from viz.ui import need_context, show_figure
 from viz.ui import type_scale
 
+NEXT_PER_ROW = 2   # links a row: four in one row cut their labels at 1280x720 ("Guided tour: one idea per s")
 NEXT_PAGES = (  # (file, label key in viz/locales, icon): where to go from here
     ("viz/pages/tour.py", "home.next.tour", ":material/school:"),
     ("viz/pages/explorer.py", "home.next.explorer", ":material/grid_view:"),
@@ -74,8 +75,10 @@ def how_to_read(ctx: Context) -> str:
 
 
 def next_pages() -> None:
-    for column, (page, label, icon) in zip(st.columns(len(NEXT_PAGES)), NEXT_PAGES):
-        column.page_link(page, label=t(label), icon=icon)
+    for start in range(0, len(NEXT_PAGES), NEXT_PER_ROW):
+        row = NEXT_PAGES[start:start + NEXT_PER_ROW]
+        for column, (page, label, icon) in zip(st.columns(NEXT_PER_ROW), row):
+            column.page_link(page, label=t(label), icon=icon)
 
 
 def model_facts(ctx: Context) -> str:
