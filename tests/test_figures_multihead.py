@@ -202,3 +202,21 @@ def test_head_grid_key_labels_do_not_crowd():
     # too many keys for even one column: no labels rather than a smear (hover still names them)
     many = [f"{i}" for i in range(60)]
     assert not head_patterns(np.full((2, 60, 60), 1 / 60), many, many).layout.xaxis.showticklabels
+
+
+def test_head_grid_rows_as_tall_as_their_labels_need():
+    """Issue 26, item 2: 8 heads x 9 tokens drew 185 px panels (568 px at the normal scale, 813 in presenter
+    mode); now each query row is ROW_EM of the tick size (its label clears its neighbours) and the grid is
+    under three quarters of a 720 px screen in both scales, with room for each row's panel titles."""
+    from viz.figures.multihead import ROW_EM
+    from viz.figures.style import NORMAL, PRESENTER
+    keys = [f"{i} ▁token" for i in range(9)]
+    p = np.random.default_rng(5).dirichlet(np.ones(9), size=(8, 9))
+    for scale, at_most in ((NORMAL, 540), (PRESENTER, 650)):
+        fig = head_patterns(p, keys, keys, "heads", type_scale=scale)
+        top, bottom = fig.layout.yaxis.domain, fig.layout.yaxis5.domain          # rows 1 and 2 of 2 x 4
+        plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        labels = max(scale.text_px(k, "tick") for k in keys)                      # the keys under row 2
+        assert fig.layout.height <= at_most, (scale.name, fig.layout.height)
+        assert (top[1] - top[0]) * (plot_h - labels) >= ROW_EM * scale.tick * 9 - 1
+        assert (top[0] - bottom[1]) * plot_h >= 1.5 * scale.text                  # "head 4" above row 2

@@ -139,19 +139,29 @@ def test_multihead_default_view_checks_the_assembly_against_the_model(trace):
     assert "d_k = d_{model}/h = 64/4 = 16" in texts(at)
 
 
-def charts_outside_expanders(at) -> list[dict]:
-    """The specs of the charts a reader sees without opening anything."""
+def in_view(at, kind: str = "plotly_chart") -> list:
+    """The elements of a kind a reader sees without opening anything: outside expanders and outside every
+    tab but the first of its row (the one open)."""
     found = []
 
     def walk(node):
         for child in getattr(node, "children", {}).values():
             if child.type == "expander":
                 continue
-            if child.type == "plotly_chart":
-                found.append(json.loads(child.proto.spec))
+            if child.type == "tab_container":
+                tabs = list(child.children.values())
+                walk(tabs[0]) if tabs else None
+                continue
+            if child.type == kind:
+                found.append(child)
             walk(child)
     walk(at.main)
     return found
+
+
+def charts_outside_expanders(at) -> list[dict]:
+    """The specs of the charts a reader sees without opening anything (a folded tab counts as closed)."""
+    return [json.loads(chart.proto.spec) for chart in in_view(at)]
 
 
 def test_multihead_no_stripe_charts_and_the_full_matrices_a_click_away(trace):
@@ -160,7 +170,7 @@ def test_multihead_no_stripe_charts_and_the_full_matrices_a_click_away(trace):
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
     seen = charts_outside_expanders(at)
-    assert len(seen) == 3                                        # heads, each head's share, norms
+    assert len(seen) == 2                                        # heads, each head's share (norms: next tab)
     for spec in seen:
         for trace_ in spec["data"]:
             z = trace_.get("z")
@@ -181,6 +191,35 @@ def test_multihead_no_stripe_charts_and_the_full_matrices_a_click_away(trace):
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert any(np.asarray(z_of(at, i)).shape == out.shape and np.allclose(z_of(at, i), out, atol=1e-4)
                for i in range(len(specs)) if "z" in specs[i]["data"][0])
+
+
+def test_multihead_page_is_its_pictures_with_the_long_text_folded():
+    """Issue 26, item 2: the page fits in about three screens at 1280x720 (4.1 before). In view: the heads and
+    each head's share of the output, no section headers, captions of a line or two; the per-stage norms are
+    the second tab beside the share map; the table's column definitions and the formulas one click away."""
+    at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    assert len(in_view(at)) == 2
+    assert not in_view(at, "header") and not in_view(at, "subheader")
+    assert all(len(c.value) < 300 for c in in_view(at, "caption")), [c.value for c in in_view(at, "caption")]
+    assert [tab.label for tab in at.tabs] == ["How much each head adds to each token",
+                                              "How big is each token after each stage?"]
+    norms = json.loads(at.tabs[1].get("plotly_chart")[0].proto.spec)
+    assert [bar["name"] for bar in norms["data"]] == ["x (input stream)", "Concat(heads)", "× Wᴼ", "x + MultiHead",
+                                                     "LayerNorm"]
+    formulas = [e for e in at.expander if e.label.startswith("How the heads are put together")]
+    assert len(formulas) == 1
+    folded = " ".join(m.value for m in formulas[0].markdown)
+    assert "Entropy: 0 bits" in folded and "Usual offset" in folded and "Favourite key" in folded
+    assert "Entropy: 0 bits" not in " ".join(c.value for c in in_view(at, "caption"))
+
+
+def test_multihead_decoder_heads_grey_the_future():
+    """Masked cells look masked on every page (DESIGN.md): the decoder's head grid names them in a legend."""
+    at = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="decoder")
+    no_exceptions(at)
+    heads = charts_outside_expanders(at)[0]
+    assert "masked (future position)" in [d.get("name") for d in heads["data"]]
 
 
 def test_multihead_deep_link_and_bad_parameter():
@@ -269,6 +308,9 @@ LAYOUT_JS = """() => {
 }"""
 
 
+MAIN_HEIGHT_JS = "() => document.querySelector('[data-testid=stMain]').scrollHeight"
+
+
 @pytest.fixture(scope="module")
 def projector():
     """A fresh `streamlit run app.py` and Chromium (tests/browser_utils.py)."""
@@ -303,3 +345,22 @@ def test_projector_first_screen(projector, page):
     assert not found["wide_formulas"], found
     assert not found["cut_titles"], found
     assert not found["crowded_labels"], found
+
+
+@pytest.mark.browser
+def test_multihead_page_fits_in_three_screens(projector):
+    """Issue 26, item 2: at 1280x720 with the sidebar open, the multi-head page with the default sentence
+    is at most three screens tall (2,984 px, 4.1 screens, before the norms became a tab and the long
+    caption and section headers went; 2,111 px after)."""
+    from browser_utils import wait_for_app
+    url, chromium = projector
+    tab = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        tab.goto(f"{url}/multihead?model=en-es&text=The+man+went+to+the+house.")
+        tab.wait_for_selector(".js-plotly-plot", timeout=240_000)
+        wait_for_app(tab)
+        tab.wait_for_timeout(1500)                      # plotly's last relayout
+        height = tab.evaluate(MAIN_HEIGHT_JS)
+    finally:
+        tab.close()
+    assert height <= 3 * 720, f"{height} px = {height / 720:.2f} screens"

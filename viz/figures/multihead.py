@@ -17,6 +17,9 @@ MAX_TICK_LABELS = 24   # small multiples show token labels only while they stay 
 FIGURE_WIDTH = 720     # px of a chart in the page column at 1280x720 with the sidebar open, less the colour bar
 MIN_PX_PER_KEY = 16    # an upright 12 px label needs this much width not to touch its neighbour
 MIN_EM_PER_KEY = 1.15  # likewise, in ems of the tick size (16 px at the normal 14, 21 px at the presenter's 18)
+ROW_EM = 1.3           # a query row of a head panel, in ems of the tick size: its label's box (1.36 em in
+                       # Chromium) overlaps its neighbour's by under 1 px
+MIN_PANEL_PX = 120     # a head panel is never shorter than this (a three-token sentence)
 
 
 def _check_heads(stack: np.ndarray, n_rows: int, n_cols: int | None, what: str) -> np.ndarray:
@@ -147,8 +150,13 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     n_heads, n_queries, n_keys = patterns.shape
     width = width or type_scale.page_px - 100
     rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols, width, type_scale))
+    # Rows as tall as their labels need, not square panels: 8 heads x 9 queries were 185 px panels (21 px a
+    # row at 14 px labels, about 30 px at the presenter's 18), most of a screen. Never taller than a column is wide.
+    panel = min(width / cols, max(MIN_PANEL_PX, ROW_EM * type_scale.tick * n_queries))
+    title_gap = 1.6 * type_scale.text                                    # room for the next row's "head h"
+    plot_h = rows * panel + (rows - 1) * title_gap
     layout = subplot_layout([f"{head_name} {h}" for h in range(n_heads)], rows=rows, cols=cols, horizontal_spacing=0.03,
-                            vertical_spacing=0.06 if rows > 1 else 0)
+                            vertical_spacing=title_gap / plot_h if rows > 1 else 0)
     keys, queries = plotly_text(key_labels), plotly_text(query_labels)
     traces = [go.Heatmap(z=masked_z(patterns[h], masked), x=keys, y=queries, coloraxis="coloraxis",
                          hoverongaps=False, **subplot_axes(h),
@@ -164,7 +172,6 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
             layout["xaxis" + axis_suffix(h)].update(showticklabels=legible, automargin=True)
     for r in range(rows):
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=legible, automargin=True)
-    panel = min(width / cols, max(150, 2 * type_scale.tick * n_queries + 30))     # roughly square panels
     labels = max(type_scale.text_px(str(k), "tick") for k in key_labels) + 20 if legible else 20
     top = 70
     if masked is not None and np.any(masked):
@@ -172,7 +179,7 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
         traces.append(mask_legend(masked_label))
         legend_above(layout)
         top += int(1.6 * type_scale.text)
-    layout.update(title=dict(text=title), height=int(rows * panel / 0.9 + labels + top),
+    layout.update(title=dict(text=title), height=int(plot_h + labels + top + 10),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
                                  colorbar=dict(title=dict(text=value_name), thickness=14)),
                   margin=dict(l=10, r=10, t=top, b=10))

@@ -10,6 +10,7 @@ from model.analysis.attention_math import (concat_heads, dim_labels, head_summar
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
+from viz.figures import future_mask
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
 from viz.figures.vectors import contribution_map
 from viz.i18n import kind_title, t
@@ -55,6 +56,7 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
     show_figure(head_patterns(patterns, rows, cols, title=t("multihead.heads.title", where=where, heads=n_heads),
                               head_name=t("multihead.head"), hover_query=t("fig.attention.query"),
                               hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"),
+                              masked=future_mask(kind, len(rows), len(cols)), masked_label=t("fig.masked"),
                               type_scale=type_scale()),
                 f"{tag}-heads", pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols) for h in range(n_heads)}),
                 key="mh-heads")
@@ -92,18 +94,20 @@ def head_table(patterns: np.ndarray, cols: list[str], kind: str) -> None:
         table[t("multihead.table.offset")] = stats["offset"]
         table[t("multihead.table.share")] = stats["offset_share"].round(2)
     st.dataframe(pd.DataFrame(table, index=[t("ui.head_n", h=h) for h in range(patterns.shape[0])]))
-    st.caption(t("multihead.table.caption") + (" " + t("multihead.table.caption_offset") if positional else "")
-               + " " + t("multihead.table.caption_end"))
+    st.caption(t("multihead.table.caption"))          # one line; what each column measures is in explain()
 
 
-def explain(cfg) -> None:
-    """How the heads are put together, with the formulas, folded: the page stays about three screens long."""
+def explain(cfg, kind: str) -> None:
+    """How the heads are put together, with the formulas, and what the table's columns measure, folded:
+    the page stays about three screens long."""
     h, d, dh = cfg.n_heads, cfg.d_model, cfg.d_head
     with st.expander(t("multihead.formulas")):
         st.markdown(t("multihead.explain", h=h, d=d, d_k=dh))
         for line in MULTIHEAD_FORMULA:
             st.latex(line)
         st.latex(PRE_NORM if cfg.norm_first else POST_NORM)
+        st.markdown(t("multihead.table.measures")
+                    + (" " + t("multihead.table.caption_offset") if kind != "cross" else ""))
 
 
 def render() -> None:
@@ -141,25 +145,32 @@ def render() -> None:
 
     # -- the picture: heads side by side ---------------------------------------------------------------
     heads_side_by_side(patterns, rows, cols, kind, where, tag)
-    st.header(t("multihead.relations"))
-    head_table(patterns, cols, kind)
+    head_table(patterns, cols, kind)                  # under the picture it names, its caption its heading
 
-    # -- assembly, stage by stage ----------------------------------------------------------------------
-    st.header(t("multihead.assembly"))
-    explain(cfg)
+    # -- assembly: each head's share of the output, and the size of each token after each stage, as two
+    # tabs of one picture's room (the page is about three screens at 1280x720, issue 26, item 2) ------------
+    share_tab, norms_tab = st.tabs([t("multihead.share.tab"), t("multihead.norms.header")])
     # the teaching picture of stages 1-3: Concat(z) W^O = sum over heads of z_h W^O_h, so each head's share
     # of every token's output has a length; the 256-column matrices are one click away (issue 26, item 2)
     contributions = head_contribution_norms(z, w_o)                                 # [T,H]
     head_names = [t("ui.head_n", h=h) for h in range(n_heads)]
-    show_figure(contribution_map(contributions, rows, head_names, title=t("multihead.share.title", where=where),
-                                 x_title=t("multihead.head"), y_title=t("multihead.axis.token"),
-                                 value_name=t("multihead.share.value"), type_scale=type_scale()),
-                f"{tag}-head-shares", matrix_frame(contributions, rows, head_names), key="mh-shares")
-    st.caption(t("multihead.share.caption"))
+    with share_tab:
+        show_figure(contribution_map(contributions, rows, head_names, title=t("multihead.share.title", where=where),
+                                     x_title=t("multihead.head"), y_title=t("multihead.axis.token"),
+                                     value_name=t("multihead.share.value"), type_scale=type_scale()),
+                    f"{tag}-head-shares", matrix_frame(contributions, rows, head_names), key="mh-shares")
+        st.caption(t("multihead.share.caption"))
     stages = {t("multihead.norms.input"): token_norms(residual), t("multihead.norms.concat"): token_norms(concat),
               t("multihead.norms.out"): token_norms(attn_out), t("multihead.norms.sum"): token_norms(summed)}
     if not cfg.norm_first:
         stages[t("multihead.norms.ln")] = token_norms(after)
+    with norms_tab:
+        show_figure(stage_norms(stages, rows, title=t("multihead.norms.title", where=where),
+                                x_title=t("multihead.axis.token"), y_title=t("multihead.norms.y"),
+                                type_scale=type_scale()), f"{tag}-norms",
+                    pd.DataFrame(stages, index=rows), key="mh-norms")
+
+    explain(cfg, kind)
     with st.expander(t("multihead.full")):
         words = dict(y_title=t("multihead.axis.token"), value_name=t("multihead.axis.value"))
         st.subheader(t("multihead.stage1", n=len(rows), d_k=dh))
@@ -200,12 +211,6 @@ def render() -> None:
                         f"{tag}-norm", matrix_frame(after, rows, dims), key="mh-norm")
         else:
             st.caption(t("multihead.pre_norm"))
-
-    st.header(t("multihead.norms.header"))
-    show_figure(stage_norms(stages, rows, title=t("multihead.norms.title", where=where),
-                            x_title=t("multihead.axis.token"), y_title=t("multihead.norms.y"),
-                            type_scale=type_scale()), f"{tag}-norms",
-                pd.DataFrame(stages, index=rows), key="mh-norms")
 
     passed = sum(error < TOLERANCE for _, error in checks)
     label = t("multihead.checks") + ": " + t("multihead.checks.summary", n=passed, total=len(checks),
