@@ -216,3 +216,18 @@ def test_dimension_labels_are_thinned_to_fit():
     assert 360 / 256 * 32 >= MIN_EM_PER_LEVEL_LABEL * NORMAL.tick
     assert level_ticks(dims[:16], 720)["tickvals"] == dims[:16]                 # room for all: all shown
     assert step_heatmap(rng_matrix(4, 4), LABELS, LABELS, "s", "key", "query").layout.xaxis.tickvals is None
+
+
+@pytest.mark.parametrize("scale_name", ["normal", "presenter"])
+def test_every_query_row_is_tall_enough_for_its_label(scale_name):
+    """Seen on the step-through in presenter mode at 1280x720: the 9 x 9 Q·Kᵀ map was 374 px high, and after the
+    title, the slanted key labels and the axis title its rows were 21 px for 18 px labels, so plotly showed
+    only every second query (0 <modern>, 2 _man, 4 _to…). Each row now has 1.25 ems of the tick size."""
+    from viz.figures.style import TYPE_SCALES
+    scale = TYPE_SCALES[scale_name]
+    labels = ["0 <modern>", "1 ▁The", "2 ▁man", "3 ▁went", "4 ▁to", "5 ▁the", "6 ▁house", "7 .", "8 </s>"]
+    m = np.random.default_rng(1).normal(size=(9, 9))
+    fig = step_heatmap(m, labels, labels, "Q·Kᵀ [9 × 9]: raw dot products", "key", "query", type_scale=scale)
+    slanted = 0.71 * max(scale.text_px(label, "tick") for label in labels) + scale.tick
+    plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b - slanted - 1.5 * scale.text
+    assert plot_h / len(labels) >= 1.25 * scale.tick

@@ -206,15 +206,20 @@ def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], 
                    type_scale: TypeScale = NORMAL) -> go.Figure:
     """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores)."""
     m = check_matrix(m, len(row_labels), len(col_labels))
+    # under the plot: the slanted column labels (45°: ~0.71 of the longest, plus a line) and the axis title
+    below = 0.71 * max((type_scale.text_px(str(c), "tick") for c in col_labels), default=0) + type_scale.tick
     row_labels, col_labels = plotly_text(row_labels), plotly_text(col_labels)
     zmax = zmax or symmetric_range(m)
     heatmap = go.Heatmap(z=m, x=col_labels, y=row_labels, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
                          colorbar=colorbar(value_name, type_scale), textfont=type_scale.font("cell"),
                          hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
                                        "<extra></extra>")
+    # each row as tall as its label needs, or plotly drops every second one (presenter: 140 px for the title
+    # and the slanted labels left 21 px rows for 18 px labels)
     row_px = max(24, 1.45 * type_scale.tick)
+    below += 1.6 * type_scale.text + 20
     layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
-                  height=int(max(320, min(800, 140 + row_px * len(row_labels)))),
+                  height=int(max(320, min(800, 60 + below + row_px * len(row_labels)))),
                   margin=dict(l=10, r=10, t=60, b=10))
     return go.Figure(heatmap, layout=typeset(layout, type_scale))
 
