@@ -121,3 +121,21 @@ def test_translation_figure_puts_attention_and_confidence_on_the_same_rows():
     assert fig.layout.yaxis.autorange == "reversed"                                  # read top to bottom
     with pytest.raises(ValueError, match="3 output tokens need 3"):
         translation_figure(weights, rows, cols, [0.9, 0.5], ["a", "b", "c"], [0.1, 0.1, 0.1])
+
+
+def test_key_labels_stand_upright_where_slanted_ones_would_touch():
+    """Seen in the explorer at 1280x720 (normal): the one-head map in half the page had ~21 px a key, and its
+    45° labels ran into each other ('1 _The2 _man', '7 .8 </s>'). In a narrow map they stand upright; in a
+    wide one (a full page) they stay slanted."""
+    from viz.figures.attention import key_labels_fit, slanted_labels_fit
+    from viz.figures.style import NORMAL, PRESENTER
+    keys = ["0 <modern>", "1 ▁The", "2 ▁man", "3 ▁went", "4 ▁to", "5 ▁the", "6 ▁house", "7 .", "8 </s>"]
+    p = np.full((9, 9), 1 / 9)
+    half = attention_heatmap(p, keys, keys, type_scale=NORMAL, width_px=NORMAL.page_px / 2)
+    assert half.layout.xaxis.tickangle == -90
+    assert attention_heatmap(p, keys, keys, type_scale=NORMAL, width_px=NORMAL.page_px).layout.xaxis.tickangle == -45
+    assert attention_heatmap(p, keys, keys, type_scale=PRESENTER,
+                             width_px=PRESENTER.page_px / 2).layout.xaxis.tickangle == -45
+    # 9 keys fit upright in half a normal page, 18 do not (the explorer then gives the map the whole width)
+    assert key_labels_fit(NORMAL.page_px / 2, 9) and not key_labels_fit(NORMAL.page_px / 2, 18)
+    assert not slanted_labels_fit(NORMAL.page_px / 2, 9) and slanted_labels_fit(NORMAL.page_px, 18)

@@ -90,6 +90,32 @@ def test_explorer_shows_the_head_view_beside_the_map_the_picked_head_alone(trace
     assert "head 3" in main["layout"]["title"]["text"]
 
 
+def _block_of(at, key: str):
+    """The main-area element holding the chart keyed `key` (a columns block, or the chart itself)."""
+    for node in at.main.children.values():
+        stack = [node]
+        while stack:
+            here = stack.pop()
+            if getattr(here, "type", None) == "plotly_chart" and here.proto.id.endswith(key):
+                return node
+            stack += list(getattr(here, "children", {}).values())
+    raise AssertionError(f"no chart {key}")
+
+
+def test_a_long_sentence_gives_the_explorer_map_the_page_width():
+    """Seen at 1280x720 with an 18-token sentence: in half the page the map had ~10 px a key and plotly showed
+    every second key label. Then the map takes the page's width and the head's lines go below it; a short
+    sentence keeps them side by side."""
+    long = "The children are playing in the garden while their mother reads a book."
+    at = run_page("explorer.py", model="en-es", text=long)
+    no_exceptions(at)
+    map_block, lines_block = _block_of(at, "explorer-main"), _block_of(at, "explorer-lines")
+    assert map_block is not lines_block                          # one above the other, not two columns of one row
+    assert _chart(at, "explorer-main")["layout"]["xaxis"]["tickangle"] == -45     # room for slanted key labels
+    short = run_page("explorer.py", model="en-es", text=SENTENCE)
+    assert _block_of(short, "explorer-main") is _block_of(short, "explorer-lines")
+
+
 # -- in Chromium --------------------------------------------------------------------------------------------
 def _open(chromium, url):
     from browser_utils import wait_for_app

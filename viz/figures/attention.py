@@ -8,6 +8,22 @@ from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, MASKED_LABEL, NORMA
                                legend_above, mask_legend, mask_overlay, masked_z, plotly_text, subplot_axes,
                                subplot_layout, token_axes, typeset)
 
+MAP_ROOM = 250          # px of a map's width that are not its plot: the query labels and the colour bar
+SLANTED_EM = 1.7        # px between two 45° labels' baselines, in ems of the tick size, for them not to touch
+UPRIGHT_EM = 1.25       # the same for upright (90°) labels
+
+
+def slanted_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL) -> bool:
+    """Whether n_keys slanted (45°) key labels stay apart under a map width_px wide."""
+    return (width_px - MAP_ROOM) / max(n_keys, 1) >= SLANTED_EM * type_scale.tick
+
+
+def key_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL) -> bool:
+    """Whether n_keys key labels fit under a map width_px wide at all (upright); fewer and plotly drops every
+    second one."""
+    return (width_px - MAP_ROOM) / max(n_keys, 1) >= UPRIGHT_EM * type_scale.tick
+
+
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
                       zmin: float = 0.0, zmax: float = 1.0, colorscale=ATTENTION_SCALE,
                       highlight_row: int | None = None, value_name: str = "weight",
@@ -27,7 +43,7 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     row_px = max(26, 1.9 * type_scale.tick)       # every token label shown (plotly drops every other when crowded)
     side = int(max(360, min(900, 160 + row_px * max(n_q, n_k))))
     if show_values is None:
-        plot_w = (width_px or type_scale.page_px) - 250          # less the query labels and the colour bar
+        plot_w = (width_px or type_scale.page_px) - MAP_ROOM
         show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
     traces = [go.Heatmap(
         z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=zmin, zmax=zmax, colorscale=colorscale,
@@ -37,6 +53,8 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     )]
     layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title), height=side,
                   margin=dict(l=10, r=10, t=60, b=10))
+    if not slanted_labels_fit(width_px or type_scale.page_px, n_k, type_scale):
+        layout["xaxis"]["tickangle"] = -90       # upright: slanted key labels in narrow columns ran into each other
     if masked is not None and np.any(masked):
         traces += [mask_overlay(masked, key_labels, query_labels), mask_legend(masked_label)]
         legend_above(layout)                   # under the title: a long title takes the whole width

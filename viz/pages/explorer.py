@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from model.capture import schema
-from viz.figures.attention import attention_heatmap, grid_cell, model_view, thumbnail_block
+from viz.figures.attention import attention_heatmap, grid_cell, key_labels_fit, model_view, thumbnail_block
 from viz.figures.style import causal_mask
 from viz.i18n import current_lang, kind_title, t
 from viz.map_view import head_view_figure
@@ -75,7 +75,9 @@ def heatmap_words() -> dict:
                 hover_query=t("fig.attention.query"), hover_key=t("fig.attention.key"))
 
 
-def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols) -> np.ndarray:
+def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols,
+             half: bool = True) -> np.ndarray:
+    """The picked head's map (the layer's mean of heads when head is None), in half the page or (half=False) all of it."""
     n_heads = patterns.shape[1]
     if head is None:
         weights, title = patterns[layer].mean(0), t("explorer.one.mean", kind=kind_title(kind), layer=layer,
@@ -84,7 +86,7 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
         weights, title = patterns[layer, head], t("explorer.one.head", kind=kind_title(kind), layer=layer, head=head)
     fig = attention_heatmap(weights, rows, cols, title=title, masked=future_mask(kind, patterns),
                             masked_label=t("fig.masked"), type_scale=type_scale(),
-                            width_px=type_scale().page_px / 2, **heatmap_words())
+                            width_px=type_scale().page_px / (2 if half else 1), **heatmap_words())
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
                 matrix_frame(weights, rows, cols), key="explorer-main")
     return weights
@@ -114,9 +116,12 @@ def render() -> None:
     patterns = schema.stacked(trace, kind)                                  # [L,H,Q,K]
     overview(ctx, kind, patterns, layer, head)
     st.caption(how_to_read(kind, len(rows), len(cols)))
-    c_map, c_lines = st.columns(2)
+    # the head's lines beside the map while the map's key labels fit in half the page; else (a long sentence)
+    # the map takes the page's width, the lines below it (in half a page plotly dropped every second key)
+    beside = key_labels_fit(type_scale().page_px / 2, len(cols), type_scale())
+    c_map, c_lines = st.columns(2) if beside else (st.container(), st.container())
     with c_map:
-        weights = one_head(ctx, kind, patterns, layer, head, rows, cols)
+        weights = one_head(ctx, kind, patterns, layer, head, rows, cols, beside)
         st.caption(strongest_links(weights, rows, cols))
     with c_lines:
         head_lines(ctx, kind, patterns, layer, head, rows, cols)
