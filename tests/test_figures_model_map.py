@@ -147,3 +147,21 @@ def test_highlight_and_words(trace, bundle):
     assert min(a.font.size for a in fig.layout.annotations if a.text) >= 16    # presenter: nothing under 16 px
     assert set(map_words("en")) == set(map_words("zh"))
     assert all(set(TOUR_BLOCKS[k]) <= set(BLOCKS) for k in TOUR_BLOCKS)
+
+
+@pytest.mark.parametrize("scale_name", ["normal", "presenter"])
+def test_the_token_rows_stay_on_their_side(bundle, scale_name):
+    """Seen on the home page with 'The children are playing in the garden while their mother reads a book.'
+    (normal, 1280x720): twelve tokens of the inputs row ran into the outputs row, and that row off the figure.
+    Each row now lists the tokens that fit in its half of the figure, then '…'."""
+    from viz.figures.style import TYPE_SCALES
+    scale = TYPE_SCALES[scale_name]
+    long = "The children are playing in the garden while their mother reads a book."
+    data = map_data(trace_sentence(bundle, long), bundle.tokenizer.token_strings)
+    fig = model_map(data, type_scale=scale)
+    rows = [a for a in fig.layout.annotations if a.text and a.text.startswith("<i>") and ":" in a.text]
+    assert len(rows) == 2
+    for row in rows:
+        shown = row.text.replace("<i>", "").replace("</i>", "").replace("&lt;", "<").replace("&gt;", ">")
+        assert scale.text_px(shown, "tick") <= 0.46 * scale.page_px, shown
+    assert all(row.text.endswith(" …") for row in rows)

@@ -158,9 +158,14 @@ ROW_HEIGHT = {"attn": 74, "norm": 30, "ff": 34}
 GAP = 7
 
 
-def _short_tokens(tokens: Sequence[str], limit: int = TOKENS_SHOWN) -> str:
-    shown = " ".join(plotly_text([str(t) for t in tokens[:limit]]))
-    return shown + (" …" if len(tokens) > limit else "")
+def _short_tokens(tokens: Sequence[str], limit: int = TOKENS_SHOWN, room_px: float | None = None,
+                  type_scale: TypeScale = NORMAL) -> str:
+    """The first `limit` tokens, fewer where they would not fit in room_px at the tick size, then " …"."""
+    tokens = [str(t) for t in tokens]
+    n = min(limit, len(tokens))
+    while room_px is not None and n > 1 and type_scale.text_px(" ".join(tokens[:n]) + " …", "tick") > room_px:
+        n -= 1
+    return " ".join(plotly_text(tokens[:n])) + (" …" if len(tokens) > n else "")
 
 
 def _link(text: str, url: str | None) -> str:
@@ -228,7 +233,10 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
     for stack, tokens, embed_words in (("encoder", data.src_tokens, input_embedding),
                                         ("decoder", data.tgt_in_tokens, output_embedding)):
         x0, x1 = sides[stack]
-        note(x0, 12 * u, f"<i>{inputs if stack == 'encoder' else outputs}</i>: {_short_tokens(tokens)}", small_size)
+        # a row of tokens stays on its side: 12 long ones ran into the other side's row (and off the figure)
+        label = inputs if stack == "encoder" else outputs
+        room = (x1 - x0) / 100 * type_scale.page_px - type_scale.text_px(label + ": ", "tick")
+        note(x0, 12 * u, f"<i>{label}</i>: {_short_tokens(tokens, room_px=room, type_scale=type_scale)}", small_size)
         y = base
         block = f"embed.{stack}"
         box(block, x0, y, x1, y + embed_h, COLORS["embed"])
