@@ -139,3 +139,19 @@ def test_key_labels_stand_upright_where_slanted_ones_would_touch():
     # 9 keys fit upright in half a normal page, 18 do not (the explorer then gives the map the whole width)
     assert key_labels_fit(NORMAL.page_px / 2, 9) and not key_labels_fit(NORMAL.page_px / 2, 18)
     assert not slanted_labels_fit(NORMAL.page_px / 2, 9) and slanted_labels_fit(NORMAL.page_px, 18)
+
+
+def test_a_long_sentences_source_tokens_stand_upright_on_the_start_page():
+    """Seen on the start page with an 18-token sentence (normal, 1280x720): the source tokens slanted along the
+    top of 'where each output token looked' ran into each other ('1 _The2 _children3 _are'). Where the columns
+    are too narrow for slanted labels they stand upright, with the room above the map their length needs; a
+    short sentence keeps them slanted."""
+    from viz.figures.style import NORMAL
+    src = ["0 <modern>"] + [f"{i} ▁children" for i in range(1, 18)]
+    out = [f"{i} ▁niños" for i in range(10)]
+    w = np.full((10, 18), 1 / 18)
+    p = np.full(10, 0.5)
+    long = translation_figure(w, out, src, p, ["▁x"] * 10, p / 2, type_scale=NORMAL)
+    short = translation_figure(w[:, :6], out, src[:6], p, ["▁x"] * 10, p / 2, type_scale=NORMAL)
+    assert long.layout.xaxis.tickangle == -90 and short.layout.xaxis.tickangle == -45
+    assert long.layout.margin.t >= NORMAL.text_px("1 ▁children", "tick") + 2.7 * NORMAL.text

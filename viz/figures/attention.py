@@ -227,10 +227,14 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
                     textfont=s.font("cell", color="#444444"),
                     hovertemplate="%{y}: " + runner_up_name + " %{customdata}<br>p = %{x:.3f}<extra></extra>",
                     **outside)
-    # source tokens slanted along the top: their height, above which the panel titles and the title sit
-    label_px = 0.71 * max((s.text_px(c, "tick") for c in cols), default=0) + 0.71 * s.tick + 12
+    # source tokens slanted along the top, upright where slanted ones would touch (a long sentence's narrow
+    # columns): their height, above which the panel titles and the title sit
+    longest = max((s.text_px(str(c), "tick") for c in src_labels), default=0)
+    upright = cell_w < SLANTED_EM * s.tick
+    label_px = longest + 12 if upright else 0.71 * longest + 0.71 * s.tick + 12
     ticks = dict(type="category", automargin=True)
-    layout["xaxis"].update(ticks, side="top", tickangle=-45, title=dict(text=source_name, standoff=6))
+    layout["xaxis"].update(ticks, side="top", tickangle=-90 if upright else -45,
+                           title=dict(text=source_name, standoff=6))
     layout["yaxis"].update(ticks, title=dict(text=output_name), autorange="reversed")
     layout["xaxis2"].update(range=[0, 1.75], tickvals=[0, 0.5, 1], ticktext=["0", "50%", "100%"],
                             title=dict(text=probability_name))
