@@ -76,3 +76,16 @@ def test_no_lesson_download_without_a_sentence():
     at = run_page("explorer.py", model="toy-reverse", text="   ", present=1)
     no_exceptions(at)
     assert "lesson" not in _order(at)
+
+
+def test_presenter_mode_enlarges_the_decoding_steps_code_lines():
+    """Seen on the decoding page in presenter mode at 1280x720: the step's 'decoder input / appends / output
+    so far' lines (st.code) stayed at 14 px among 21 px text. The presenter styles size code blocks too, and
+    the page still draws them in presenter mode."""
+    import re
+    from viz.presenter import PRESENTER_CSS
+    rule = re.search(r'\[data-testid="stCode"\] code \{ font-size: ([\d.]+)rem', PRESENTER_CSS)
+    assert rule and float(rule.group(1)) >= 1.15
+    at = run_page("decoding.py", model="toy-reverse", text="c a f e", present="1")
+    no_exceptions(at)
+    assert at.get("code")
