@@ -32,7 +32,7 @@ LAYERS_ALLOWED = {
     "analysis": {"analysis", "capture"},
     "training": {"training", "nn", "capture", "io", "inference"},
 }
-RUNS_MODEL = {"ablation", "decoding", "attribution", "patching"}     # analyses that run the model
+RUNS_MODEL = {"ablation", "decoding", "attribution", "patching", "zoo_fit"}     # analyses that run the model
 MODEL_RUNNERS = {"model.io", "model.inference", "model.training", "model.nn"}
 VIZ_SERVICES = {"viz.services"}
 

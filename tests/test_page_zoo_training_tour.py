@@ -1,11 +1,13 @@
 """Attention zoo, live toy training and guided tour pages, run through app.py with AppTest."""
 import base64
 import json
+import shutil
 
 import numpy as np
 
 from apptest_utils import first_chart, no_exceptions, run_page, texts
-from model.analysis import zoo
+from model.analysis import zoo, zoo_fit
+from model.capture import schema
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz import ROOT
@@ -81,6 +83,54 @@ def test_zoo_bad_parameters_warn_and_fall_back():
     warnings = _warnings(at)
     assert "score='quadratic'" in warnings and "window='99'" in warnings
     assert _widget(at, "radio", "zoo-score").value == "scaled"
+
+
+def _chart_z(at, key: str) -> np.ndarray:
+    z = json.loads(next(c for c in at.get("plotly_chart") if c.key == key).proto.spec)["data"][0]["z"]
+    if isinstance(z, dict):                        # plotly sends numpy arrays as base64 typed arrays
+        shape = [int(n) for n in str(z["shape"]).split(",")]
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
+    return np.array(z, dtype=float)
+
+
+def test_zoo_on_en_es_uses_the_weights_fitted_to_the_head():
+    """The shipped model's folder has zoo_fit.safetensors: the general score uses the W fitted to the chosen head,
+    which lands near I/sqrt(d), so its picture is the head's own attention, unlike the random W's."""
+    sentence = "The man went to the house."
+    at = run_page("zoo.py", model="en-es", text=sentence, kind="encoder", layer=2, head=5, score="general")
+    no_exceptions(at)
+    folder = ROOT / "pretrained" / "en-es"
+    bundle = load_checkpoint(folder)
+    fit = zoo_fit.load_fit(folder, bundle.config)
+    report = fit.report("encoder", 2, 5)
+    info = " ".join(i.value for i in at.info)
+    assert "fitted to this head" in info and f"{report.w_distance:.3f}" in info and "I/√d" in info
+    assert f"{fit.sentences} training sentences" in info and "random, fixed" not in info
+    assert "General (bilinear), fitted" in texts(at)
+    trace = trace_sentence(bundle, bundle.tokenizer.styled(sentence, "modern"))     # as the page traces it
+    q, k = (trace[schema.attn_name("encoder", 2, h)][5] for h in ("q", "k"))
+    shown = _chart_z(at, "zoo-weights")
+    np.testing.assert_allclose(shown, zoo.softmax(zoo.scores("general", q, k, weights=fit.head("encoder", 2, 5))),
+                               atol=1e-5)
+    np.testing.assert_allclose(shown, trace[schema.pattern_name("encoder", 2)][5], atol=0.05)   # the head's own
+    assert np.abs(shown - zoo.softmax(zoo.scores("general", q, k))).max() > 0.3              # not the random W's
+    at = run_page("zoo.py", model="en-es", text=sentence, kind="cross", layer=0, head=1, score="additive", lang="zh")
+    no_exceptions(at)
+    info = " ".join(i.value for i in at.info)
+    assert "针对这个注意力头拟合" in info and "tanh" in info
+
+
+def test_zoo_falls_back_to_random_weights_when_the_fit_file_is_broken(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    shutil.copytree(ROOT / "pretrained" / "toy-reverse", models / "toy-reverse")
+    (models / "toy-reverse" / zoo_fit.FILE).write_bytes(b"not safetensors at all")
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    at = run_page("zoo.py", model="toy-reverse", text="a b c d", score="additive")
+    no_exceptions(at)
+    warning = _warnings(at)
+    assert "fitted zoo weights cannot be used" in warning and "not a safetensors file" in warning
+    assert str(tmp_path) not in warning
+    assert "random, fixed" in texts(at) and "Additive (Bahdanau), random W" in texts(at)
 
 
 def test_zoo_empty_sentence_falls_back_to_the_toy_example():

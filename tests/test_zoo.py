@@ -1,4 +1,5 @@
-"""Attention-zoo math (model/zoo.py) and figures (viz/figures/zoo.py): pure numpy / plotly, no app."""
+"""Attention-zoo math (model/analysis/zoo.py), figures (viz/figures/zoo.py) and the general and additive scores
+fitted to a model's heads (model/analysis/zoo_fit.py: a tiny model, the shipped en-es file). No app."""
 import numpy as np
 import pytest
 
@@ -146,7 +147,8 @@ def test_gallery_titles_fit_their_panels_on_the_projector_page():
     """'General (bilinear)' and 'Additive (Bahdanau)' collided when five panels shared one row."""
     keys = [f"{i} tok{i}" for i in range(10)]
     mats = [np.full((4, 10), 0.1)] * 5
-    for titles in (SCORE_TITLES, ["Soft (softmax)", "Hard (one-hot)", "Local (window + Gaussian), D=1"]):
+    labelled = ["Dot", "Scaled dot", "General (bilinear), random W", "Additive (Bahdanau), fitted", "Cosine"]
+    for titles in (SCORE_TITLES, labelled, ["Soft (softmax)", "Hard (one-hot)", "Local (window + Gaussian), D=1"]):
         fig = gallery(mats[:len(titles)], titles, ["q0", "q1", "q2", "q3"], keys)
         axes = {name: ax for name, ax in fig.layout.to_plotly_json().items() if name.startswith("xaxis")}
         assert len(fig.layout.annotations) == len(titles)
@@ -181,3 +183,228 @@ def test_step_heatmap_keeps_cells_square_and_every_key_label():
     assert weights.layout.height == fig.layout.height        # side by side, the panels line up
     with pytest.raises(ValueError, match="does not match"):
         step_heatmap(np.ones((2, 2)), ["a"], ["b", "c"], "t", "key")
+
+
+# -- given weights: the fitted scores (model/analysis/zoo_fit.py) ---------------------------------------------------
+def test_scores_use_given_weights_and_general_with_identity_over_sqrt_d_is_scaled():
+    np.testing.assert_allclose(zoo.scores("general", Q, K, weights={"W": np.eye(8) / np.sqrt(8)}),
+                               zoo.scores("scaled", Q, K))
+    p = {"W1": RNG.normal(size=(5, 8)), "W2": RNG.normal(size=(5, 8)), "v": RNG.normal(size=5)}   # h = 5 != d
+    s = zoo.scores("additive", Q, K, weights=p)
+    assert s[1, 3] == pytest.approx(p["v"] @ np.tanh(p["W1"] @ Q[1] + p["W2"] @ K[3]))
+    assert not np.allclose(s, zoo.scores("additive", Q, K))              # not the random ones
+    np.testing.assert_array_equal(zoo.scores("dot", Q, K, weights=p), Q @ K.T)   # weightless scores ignore them
+
+
+@pytest.mark.parametrize("kind, weights, message", [
+    ("general", {"W": np.eye(3)}, r"W must be \[8,8\]"),
+    ("general", {"W1": np.eye(8)}, "missing W"),
+    ("additive", {"W1": np.ones((4, 8)), "W2": np.ones((4, 7)), "v": np.ones(4)}, "W1, W2 must be"),
+    ("additive", {"W1": np.ones((4, 8)), "W2": np.ones((4, 8))}, "missing v"),
+    ("general", {"W": np.full((8, 8), np.inf)}, "finite"),
+])
+def test_bad_given_weights_raise_clear_errors(kind, weights, message):
+    with pytest.raises(ValueError, match=message):
+        zoo.scores(kind, Q, K, weights=weights)
+
+
+import random  # noqa: E402
+import shutil  # noqa: E402
+
+import torch  # noqa: E402
+
+from conftest import ROOT, tiny_config  # noqa: E402
+from model.analysis import zoo_fit  # noqa: E402
+from model.capture import schema  # noqa: E402
+from model.io.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from model.nn.transformer import Transformer  # noqa: E402
+from model.training.tasks import toy_tokenizer  # noqa: E402
+
+
+def _synthetic_head(rng, n_heads=2, d=16):
+    """Q, K of `n_heads` heads on one sentence and their own scaled-dot attention: what a head captures."""
+    t, s = rng.integers(4, 10, size=2)
+    q, k = rng.normal(size=(n_heads, t, d)).astype(np.float32), rng.normal(size=(n_heads, s, d)).astype(np.float32)
+    return q, k, np.stack([zoo.softmax(q[h] @ k[h].T / np.sqrt(d)) for h in range(n_heads)]).astype(np.float32)
+
+
+def test_fitting_a_head_finds_w_identity_over_sqrt_d_and_beats_random():
+    """The general score's loss is convex in W and W = I/sqrt(d) reproduces the head exactly: the fit finds it."""
+    rng = np.random.default_rng(0)
+    train, dev = [_synthetic_head(rng) for _ in range(40)], [_synthetic_head(rng) for _ in range(10)]
+    fitted = zoo_fit.fit_group(train, causal=False, steps=300, seed=0, lr=0.05, batch=8)
+    assert fitted["W"].shape == (2, 16, 16) and fitted["W1"].shape == (2, 16, 16) and fitted["v"].shape == (2, 16)
+    assert zoo_fit.random_w_distance(16) > 4
+    assert all(zoo_fit.w_distance(w) < 0.01 for w in fitted["W"])
+    kl = zoo_fit.held_out(dev, False, fitted)
+    assert max(kl["general"]) < 1e-4 < min(kl["random_general"]) and min(kl["random_general"]) > 1
+    assert max(kl["scaled"]) < 1e-6                 # the head's own score: 0 by construction
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    """A tiny model (d_model 32, 2 heads) saved as a model folder, and toy sentences for it."""
+    torch.manual_seed(0)
+    folder = save_checkpoint(Transformer(tiny_config()).eval(), toy_tokenizer(), tmp_path_factory.mktemp("tiny") / "m")
+    r = random.Random(0)
+    symbols = [w for w in toy_tokenizer().backend.get_vocab() if len(w) == 1 and w.isalpha()]
+    pairs = [(" ".join(r.choice(symbols) for _ in range(r.randint(4, 10))),) * 2 for _ in range(40)]
+    return folder, pairs
+
+
+@pytest.fixture(scope="module")
+def tiny_fit(tiny_folder):
+    folder, pairs = tiny_folder
+    torch.set_num_threads(1)
+    try:
+        return zoo_fit.fit_model(load_checkpoint(folder), pairs[:30], pairs[30:], steps=200, seed=0, lr=0.05, batch=8)
+    finally:
+        torch.set_num_threads(2)
+
+
+def test_fitting_a_tiny_model_lowers_kl_below_random_for_every_head(tiny_fit):
+    assert tiny_fit.sentences == 30 and tiny_fit.dev_sentences == 10 and tiny_fit.steps == 200
+    assert set(tiny_fit.kl) == {schema.attn_prefix(k, layer) for k in schema.KINDS for layer in range(2)}
+    for prefix, kl in tiny_fit.kl.items():
+        for h in range(2):
+            assert kl["general"][h] < 0.2 * kl["random_general"][h], (prefix, h, kl)
+            assert kl["additive"][h] < 0.5 * kl["random_additive"][h], (prefix, h, kl)
+            assert kl["scaled"][h] < 1e-5
+        # W moved from the random start towards I/sqrt(d) (an untrained model's near-uniform heads pin W down
+        # only loosely; the synthetic head above shows the fit reaching it)
+        assert max(tiny_fit.w_distance[prefix]) < zoo_fit.random_w_distance(16)
+    assert tiny_fit.mean_w_distance() < 0.8 * zoo_fit.random_w_distance(16)
+    report = tiny_fit.report("decoder", 1, 0)
+    assert report.kl["general"] == tiny_fit.kl["decoder.layers.1.self_attn"]["general"][0]
+    assert tiny_fit.head("cross", 0, 1)["W"].shape == (16, 16)
+
+
+def test_fitted_file_round_trips_and_is_safetensors(tiny_folder, tiny_fit):
+    folder, _ = tiny_folder
+    path = zoo_fit.save_fit(tiny_fit, folder)
+    assert path.name == "zoo_fit.safetensors" and path.read_bytes()[8:9] == b"{"    # a safetensors header
+    loaded = zoo_fit.load_fit(folder, load_checkpoint(folder).config)
+    assert set(loaded.params) == set(tiny_fit.params) and "encoder.layers.0.self_attn.general.W" in loaded.params
+    for name, a in tiny_fit.params.items():
+        np.testing.assert_array_equal(loaded.params[name], a)
+    assert loaded.kl == tiny_fit.kl and loaded.w_distance == tiny_fit.w_distance
+    assert (loaded.sentences, loaded.dev_sentences, loaded.steps, loaded.seed) == (30, 10, 200, 0)
+    assert loaded.weights_sha256 == zoo_fit.weights_sha256(folder) != ""
+    # the trace's config (a dict) works as well as the TransformerConfig
+    assert zoo_fit.load_fit(folder, tiny_config().to_dict()) is not None
+    # a scored head with its fitted weights
+    w = loaded.head("encoder", 0, 0)
+    q, k = RNG.normal(size=(3, 16)), RNG.normal(size=(5, 16))
+    np.testing.assert_allclose(zoo.scores("general", q, k, weights=w), q @ w["W"].astype(float) @ k.T)
+
+
+def test_a_folder_without_a_fit_gives_none(tmp_path):
+    assert zoo_fit.load_fit(tmp_path, tiny_config()) is None
+
+
+def _copy(folder, tmp_path, name):
+    out = tmp_path / name
+    shutil.copytree(folder, out)
+    return out
+
+
+@pytest.mark.parametrize("how, message", [
+    ("garbage", "not a safetensors file"),
+    ("truncated", "not a readable safetensors file"),
+    ("oversized", "more than"),
+    ("folder", "a folder"),
+    ("other shapes", "fitted to another model"),
+    ("other weights", "fitted to other weights"),
+    ("bad metadata", "KL numbers"),
+])
+def test_an_unusable_fit_file_is_one_clear_sentence(tiny_folder, tiny_fit, tmp_path, how, message):
+    folder = _copy(tiny_folder[0], tmp_path, "m")
+    path = folder / zoo_fit.FILE
+    data = zoo_fit.to_bytes(tiny_fit)
+    config = tiny_config()
+    if how == "garbage":
+        path.write_bytes(b"\xff" * 100)
+    elif how == "truncated":
+        path.write_bytes(data[:-100])
+    elif how == "oversized":
+        path.write_bytes(data + b"\0" * zoo_fit.Dims.of(config).file_limit())
+    elif how == "folder":
+        path.unlink(missing_ok=True)
+        path.mkdir()
+    elif how == "other shapes":
+        path.write_bytes(data)
+        config = tiny_config(d_model=64)            # 2 heads of 32 dimensions
+    elif how == "other weights":
+        path.write_bytes(data)
+        torch.manual_seed(1)
+        save_checkpoint(Transformer(tiny_config()).eval(), toy_tokenizer(), folder)
+    elif how == "bad metadata":
+        broken = zoo_fit.ZooFit(**{**tiny_fit.__dict__, "kl": {p: {} for p in tiny_fit.kl}})
+        path.write_bytes(zoo_fit.to_bytes(broken))
+    with pytest.raises(zoo_fit.ZooFitError, match=message) as e:
+        zoo_fit.load_fit(folder, config)
+    assert str(e.value).startswith("zoo_fit.safetensors: ") and str(tmp_path) not in str(e.value)
+
+
+def test_the_shipped_fit_matches_the_shipped_model():
+    folder = ROOT / "pretrained" / "en-es"
+    bundle = load_checkpoint(folder)
+    fit = zoo_fit.load_fit(folder, bundle.config)   # checks every name, shape and the weights' SHA-256
+    assert fit is not None and (folder / zoo_fit.FILE).stat().st_size < 1.1e6
+    d = bundle.config.d_model // bundle.config.n_heads
+    assert fit.params["decoder.layers.2.cross_attn.general.W"].shape == (bundle.config.n_heads, d, d)
+    assert fit.weights_sha256 == zoo_fit.weights_sha256(folder)
+    assert fit.sentences >= 200 and fit.dev_sentences >= 50
+    for kind in schema.KINDS:
+        kl = fit.mean_kl(kind)
+        assert kl["general"] < 0.01 * kl["random_general"] and kl["additive"] < 0.5 * kl["random_additive"]
+        assert kl["scaled"] < 1e-4
+        assert fit.mean_w_distance(kind) < 0.25 * zoo_fit.random_w_distance(d)
+
+
+def test_tour_zoo_figure_uses_the_fitted_weights_when_the_folder_has_them():
+    from model.inference.pipeline import trace_sentence
+    from viz.tour_figures import zoo_figure
+    folder = ROOT / "pretrained" / "en-es"
+    bundle = load_checkpoint(folder)
+    trace = trace_sentence(bundle, bundle.tokenizer.styled("The man went to the house.", "modern"))
+    q, k = (trace[schema.attn_name("encoder", 0, h)][0] for h in ("q", "k"))
+    fitted = zoo_fit.load_fit(folder, bundle.config).head("encoder", 0, 0)
+
+    def panels(fig):
+        titles = [a.text.replace("<br>", " ") for a in fig.layout.annotations]     # long titles wrap
+        return titles, [np.asarray(tr.z, dtype=float) for tr in fig.data[:3]]
+
+    titles, z = panels(zoo_figure(trace, folder))
+    assert "(W fitted to this head)" in titles[1] and "fitted to this head" in titles[2]
+    np.testing.assert_allclose(z[1], zoo.softmax(zoo.scores("general", q, k, weights=fitted)), atol=1e-6)
+    np.testing.assert_allclose(z[1], z[0], atol=0.01)         # fitted: W ~ I/sqrt(d), the scaled dot's picture
+    np.testing.assert_allclose(z[2], zoo.softmax(zoo.scores("additive", q, k, weights=fitted)), atol=1e-6)
+    assert "拟合" in panels(zoo_figure(trace, folder, lang="zh"))[0][1]
+    titles, z = panels(zoo_figure(trace, None))                # no folder (a trace file alone): random, said so
+    assert "(random W)" in titles[1] and "random W" in titles[2]
+    np.testing.assert_allclose(z[1], zoo.softmax(zoo.scores("general", q, k)), atol=1e-6)
+    assert np.abs(z[1] - z[0]).max() > 0.3
+
+
+def test_fit_zoo_command_writes_the_file_into_the_model_folder(tiny_folder, tmp_path, capsys):
+    from model.cli.__main__ import main
+    from model.training.corpus import write_tsv
+    folder = _copy(tiny_folder[0], tmp_path, "m")
+    (folder / zoo_fit.FILE).unlink(missing_ok=True)
+    data = tmp_path / "data"
+    data.mkdir()
+    write_tsv(data / "train.tsv", tiny_folder[1][:20])
+    write_tsv(data / "dev.tsv", tiny_folder[1][20:])
+    try:
+        assert main(["fit-zoo", "--model", str(folder), "--data", str(data), "--sentences", "12", "--dev-sentences",
+                     "4", "--steps", "5", "--seed", "3"]) == 0
+    finally:
+        torch.set_num_threads(2)                      # the command's --threads 1; the tests' own setting back
+    out = capsys.readouterr().out
+    assert "all heads: mean held-out KL per query row" in out and "zoo_fit.safetensors" in out
+    fit = zoo_fit.load_fit(folder, tiny_config())
+    assert (fit.sentences, fit.dev_sentences, fit.steps, fit.seed) == (12, 4, 5, 3)
+    assert fit.extra["threads"] == 1 and fit.extra["cpu_seconds"] >= 0
+    assert main(["fit-zoo", "--model", str(folder), "--data", str(tmp_path / "nowhere")]) == 2   # one line, no trace
+    assert "nowhere" in capsys.readouterr().err

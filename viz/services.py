@@ -356,3 +356,21 @@ def patch(model_id: str, clean: tuple, corrupted: tuple, prefix: tuple, chosen: 
 def encode(model_id: str, text: str) -> list[int]:
     """The sentence's token ids, uncut (patching needs the true length)."""
     return load_bundle(model_id).tokenizer.encode(text)
+
+
+def fitted_zoo(model_id: str):
+    """The zoo's general and additive weights fitted to this model's heads (its folder's zoo_fit.safetensors,
+    written by `fit-zoo`; model/analysis/zoo_fit.py) as (ZooFit, None); (None, None) when the folder has none
+    (toy models, a user's folder: the zoo then shows random weights); (None, one sentence) when the file cannot
+    be used (too big, corrupt, another model's), so the page says why and falls back to random weights.
+    Read once per server until the folder's files change."""
+    return _fitted_zoo(model_id, folder_fingerprint(resolve_model_dir(model_id)))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _fitted_zoo(model_id: str, seen: tuple):   # seen: the folder's files (the cache key; unused here)
+    from model.analysis import zoo_fit
+    try:
+        return zoo_fit.load_fit(resolve_model_dir(model_id), load_bundle(model_id).config), None
+    except zoo_fit.ZooFitError as e:
+        return None, str(e)

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from model.analysis import heads as head_stats
 from model.analysis import regularize
 from model.analysis import zoo
+from model.analysis import zoo_fit
 from model.analysis.attention_math import dim_labels, softmax
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
@@ -223,16 +224,27 @@ def head_entropy_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
                               head_label=say("fig.tour.head", head="{h}"), type_scale=type_scale)
 
 
-# The score functions the zoo step compares, and their panel titles in the catalogue.
+# The score functions the zoo step compares, and their panel titles in the catalogue: with random weights, and
+# with the weights fitted to the head (the model folder's zoo_fit.safetensors, `fit-zoo`) when it has them.
 ZOO_SCORES = {"scaled": "fig.tour.zoo.scaled", "general": "fig.tour.zoo.general", "additive": "fig.tour.zoo.additive"}
+ZOO_FITTED_TITLES = {"scaled": "fig.tour.zoo.scaled", "general": "fig.tour.zoo.general.fitted",
+                     "additive": "fig.tour.zoo.additive.fitted"}
 
 
 def zoo_figure(trace: Trace, model_dir: Path | None, lang: str = "en", type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Encoder layer 0, head 0 under three scores; general and additive use the weights fitted to that head when
+    the model folder has a usable zoo_fit.safetensors (a missing or broken one: random weights, titled so)."""
     say = partial(message, lang)
     q, k = (trace[schema.attn_name("encoder", 0, h)][0] for h in ("q", "k"))   # [S, d_head]
     queries, keys = token_labels(trace, "encoder")
-    weights = [zoo.softmax(zoo.scores(score, q, k)) for score in ZOO_SCORES]
-    return gallery(weights, [say(key) for key in ZOO_SCORES.values()], queries, keys, title=say("fig.tour.zoo"),
+    try:
+        fit = zoo_fit.load_fit(model_dir, trace.meta["config"]) if model_dir else None
+    except (zoo_fit.ZooFitError, KeyError, TypeError, ValueError):   # a lesson is about the sentence: draw random
+        fit = None
+    fitted = fit.head("encoder", 0, 0) if fit else None
+    weights = [zoo.softmax(zoo.scores(score, q, k, weights=fitted)) for score in ZOO_SCORES]
+    titles = ZOO_FITTED_TITLES if fit else ZOO_SCORES
+    return gallery(weights, [say(titles[score]) for score in ZOO_SCORES], queries, keys, title=say("fig.tour.zoo"),
                    y_title=say("fig.attention.query"), hover_query=say("fig.attention.query"),
                    hover_key=say("fig.attention.key"), value_name=say("fig.attention.weight"), type_scale=type_scale)
 

@@ -2,8 +2,10 @@
 
 Every function takes queries q [T,d] and keys k [S,d] (and values v [S,dv]) and returns [T,S] scores
 or weights, so the same code runs on a toy example and on one head's Q, K, V captured from the model.
-The bilinear and additive scores need weight matrices the model never learned: they are drawn at
-random from a fixed seed (`random_weights`) and must be labelled as such wherever they are shown.
+The bilinear (general) and additive scores need weight matrices the Transformer never learned. Given
+`weights` (a model folder's zoo_fit.safetensors, fitted to one head by model/analysis/zoo_fit.py) they use
+those; otherwise they are drawn at random from a fixed seed (`random_weights`). Wherever they are shown, the
+words say which.
 """
 from __future__ import annotations
 
@@ -45,18 +47,40 @@ def random_weights(d: int, seed: int = DEFAULT_SEED, hidden: int | None = None) 
     }
 
 
-def scores(kind: str, q, k, seed: int = DEFAULT_SEED) -> np.ndarray:
-    """[T,S] compatibility of every query with every key under one of SCORES."""
+def _check_weights(kind: str, weights: dict, d: int) -> dict[str, np.ndarray]:
+    """The general score's W [d,d] or the additive score's W1, W2 [h,d] and v [h], as float arrays."""
+    names = ("W",) if kind == "general" else ("W1", "W2", "v")
+    missing = [n for n in names if n not in weights]
+    if missing:
+        raise ValueError(f"the {kind} score needs weights {', '.join(names)}; missing {', '.join(missing)}")
+    p = {n: np.asarray(weights[n], dtype=float) for n in names}
+    if kind == "general" and p["W"].shape != (d, d):
+        raise ValueError(f"W must be [{d},{d}] for {d}-dimensional queries and keys, got {list(p['W'].shape)}")
+    if kind == "additive":
+        h = p["v"].shape[0] if p["v"].ndim == 1 else -1
+        if h < 1 or p["W1"].shape != (h, d) or p["W2"].shape != (h, d):
+            raise ValueError(f"W1, W2 must be [h,{d}] and v [h], got {list(p['W1'].shape)}, {list(p['W2'].shape)}, "
+                             f"{list(p['v'].shape)}")
+    if not all(np.isfinite(a).all() for a in p.values()):
+        raise ValueError(f"the {kind} score's weights must be finite numbers")
+    return p
+
+
+def scores(kind: str, q, k, weights: dict | None = None, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """[T,S] compatibility of every query with every key under one of SCORES. The general and additive scores
+    use `weights` (W; W1, W2, v: e.g. one head's fitted ones, zoo_fit.ZooFit.head) when given, else
+    random_weights(d, seed); the other scores have no weights and ignore both."""
     q, k = _check_qk(q, k)
     d = q.shape[1]
     if kind == "dot":
         return q @ k.T
     if kind == "scaled":
         return q @ k.T / np.sqrt(d)
+    if kind in ("general", "additive"):
+        p = _check_weights(kind, random_weights(d, seed) if weights is None else weights, d)
     if kind == "general":
-        return q @ random_weights(d, seed)["W"] @ k.T
+        return q @ p["W"] @ k.T
     if kind == "additive":
-        p = random_weights(d, seed)
         hidden = np.tanh((q @ p["W1"].T)[:, None, :] + (k @ p["W2"].T)[None, :, :])   # [T,S,h]
         return hidden @ p["v"]
     if kind == "cosine":

@@ -8,6 +8,7 @@ from model.capture import schema
 from viz.figures.style import symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
 from viz.i18n import t
+from viz.services import fitted_zoo
 from viz.state import current, qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, show_figure, type_scale
@@ -60,10 +61,25 @@ ZOO_TABLE_EMPTY_KEYS = {"key": "zoo.table.empty.key", "query": "zoo.table.empty.
 ZOO_TABLE_BLANK_KEYS = {"key": "zoo.table.blank.key", "query": "zoo.table.blank.query"}
 ZOO_TABLE_CUT_KEYS = {"key": "zoo.table.cut.key", "query": "zoo.table.cut.query"}
 ZOO_CENTRE_KEYS = {"argmax": "zoo.centre.argmax", "monotonic": "zoo.centre.monotonic"}
+# The general and additive scores' weights: fitted to the chosen head (the model folder's zoo_fit.safetensors) or
+# random (toy example, a model without the file); their titles and the info box under the picture say which.
+WEIGHTED = ("general", "additive")
+ZOO_FITTED_KEYS = {"general": "zoo.fitted.general", "additive": "zoo.fitted.additive"}
 
 
 def score_name(name: str) -> str:
     return t(ZOO_SCORE_NAME_KEYS[name])
+
+
+def score_title(name: str, data: dict) -> str:
+    """The score's name; the general and additive ones say whether their weights are fitted or random."""
+    if name not in WEIGHTED:
+        return score_name(name)
+    return t("zoo.score_name.fitted" if data["weights"] is not None else "zoo.score_name.random", name=score_name(name))
+
+
+def nats(x: float) -> str:
+    return f"{x:.1e}" if x < 1e-3 else f"{x:.3f}"
 
 
 def weight_name(name: str) -> str:
@@ -110,7 +126,8 @@ def toy_inputs() -> dict:
     kv = clean_table(keys, list(TOY_KEYS.columns), "key", TOY_KEYS)
     k, v = kv[:, :len(dims)], kv[:, len(dims):]
     return dict(q=q, k=k, v=v, q_labels=[f"q{i}" for i in range(len(q))], k_labels=[f"k{i}" for i in range(len(k))],
-                v_labels=["v0", "v1"], mask=None, pattern=None, name="toy", kind=None)
+                v_labels=["v0", "v1"], mask=None, pattern=None, name="toy", kind=None, weights=None, fit=None,
+                fit_problem=None)
 
 
 def model_inputs(ctx, kind: str, layer: int, head: int) -> dict:
@@ -119,14 +136,17 @@ def model_inputs(ctx, kind: str, layer: int, head: int) -> dict:
     q, k, v = (trace[schema.attn_name(kind, layer, x)][head] for x in "qkv")   # [T,Dh], [S,Dh], [S,Dh]
     rows, cols = attention_labels(trace.meta, kind)
     mask = zoo.causal_mask(len(rows)) if kind == "decoder" else None
+    fit, problem = fitted_zoo(ctx.model_id)        # (None, None): no fitted weights in this model's folder
     return dict(q=q, k=k, v=v, q_labels=rows, k_labels=cols, v_labels=[str(i) for i in range(v.shape[1])],
                 mask=mask, pattern=trace[schema.pattern_name(kind, layer)][head],
-                name=f"{ctx.model_id}-{kind}-L{layer}-H{head}", kind=kind)
+                name=f"{ctx.model_id}-{kind}-L{layer}-H{head}", kind=kind,
+                weights=fit.head(kind, layer, head) if fit else None,
+                fit=(fit, fit.report(kind, layer, head)) if fit else None, fit_problem=problem)
 
 
 def masked_scores(name: str, data: dict) -> np.ndarray:
     """Scores with keys a query may not see (causal mask) set to NaN: blank in the figure, never weighted."""
-    s = zoo.scores(name, data["q"], data["k"])
+    s = zoo.scores(name, data["q"], data["k"], weights=data["weights"])
     return s if data["mask"] is None else np.where(data["mask"], s, np.nan)
 
 
@@ -182,8 +202,8 @@ def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np
     grey = mask_words(data)
     col_s, col_w = st.columns(2)
     with col_s:
-        fig = step_heatmap(scores, rows, cols, t("zoo.fig.scores", name=score_name(score)), t("fig.attention.key"),
-                           y_title=t("fig.attention.query"), value_name=t("zoo.fig.score"), **grey)
+        fig = step_heatmap(scores, rows, cols, t("zoo.fig.scores", name=score_title(score, data)),
+                           t("fig.attention.key"), y_title=t("fig.attention.query"), value_name=t("zoo.fig.score"), **grey)
         show_figure(fig, f"zoo-scores-{tag}", matrix_frame(scores, rows, cols), key="zoo-scores")
     with col_w:
         name = weight_name(weighting) if weighting != "local" else t("zoo.local_d", d=half_width)   # one title line
@@ -204,6 +224,21 @@ def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np
                            width_px=type_scale().page_px / (2 if narrow else 1), every_label=len(v_labels) <= 24,
                            type_scale=type_scale())
         show_figure(fig, f"zoo-output-{tag}", matrix_frame(output, rows, v_labels), key="zoo-output")
+
+
+def weights_note(data: dict, score: str) -> None:
+    """Where the general or additive score's weights come from: fitted to this head (how close they get to its
+    own attention on held-out sentences, and for general how close W is to I/sqrt(d)), or random."""
+    if data["fit"] is None:
+        if data["fit_problem"]:
+            st.warning(t("zoo.fit_unusable", problem=data["fit_problem"]))
+        st.info(t("zoo.random", name=score_name(score), seed=zoo.DEFAULT_SEED))
+        return
+    fit, report = data["fit"]
+    kl = report.kl
+    st.info(t(ZOO_FITTED_KEYS[score], n=fit.sentences, dev=fit.dev_sentences, fitted=nats(kl[score]),
+              random=nats(kl[f"random_{score}"]), general=nats(kl["general"]), h=fit.dims.d_head,
+              dist=f"{report.w_distance:.3f}", random_dist=f"{report.random_w_distance:.2f}"))
 
 
 def explain(data: dict, score: str, weighting: str, half_width: int, centre: str, all_scores: dict) -> None:
@@ -242,10 +277,10 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
                  hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"), **mask_words(data))
     st.subheader(t("zoo.all_scores", weighting=weight_name(weighting)))
     every_score = [weigh(all_scores[name], data, weighting, half_width, centre) for name in zoo.SCORES]
-    show_figure(gallery(every_score, [score_name(n) for n in zoo.SCORES], rows, cols, **words),
+    show_figure(gallery(every_score, [score_title(n, data) for n in zoo.SCORES], rows, cols, **words),
                 f"zoo-scores-all-{tag}", key="zoo-gallery-scores")
     st.markdown("\n".join(f"- **{score_name(n)}**: {t(ZOO_SCORE_HISTORY_KEYS[n])}" for n in zoo.SCORES))
-    st.subheader(t("zoo.all_weightings", score=score_name(score)))
+    st.subheader(t("zoo.all_weightings", score=score_title(score, data)))
     every_weighting = [weigh(all_scores[score], data, w, half_width, centre) for w in zoo.WEIGHTINGS]
     titles = [weight_name(w) + (f", D={half_width}" if w == "local" else "") for w in zoo.WEIGHTINGS]
     show_figure(gallery(every_weighting, titles, rows, cols, **words), f"zoo-weightings-all-{tag}",
@@ -266,8 +301,8 @@ def render() -> None:
     output = zoo.attend(weights, data["v"])
     with picture:
         main_picture(data, scores, weights, output, score, weighting, half_width, centre)
-        if score in ("general", "additive"):
-            st.info(t("zoo.random", name=score_name(score), seed=zoo.DEFAULT_SEED))
+        if score in WEIGHTED:
+            weights_note(data, score)
     explain(data, score, weighting, half_width, centre, all_scores)     # under the toy tables, when shown
     galleries(data, score, weighting, half_width, centre, all_scores)
 
