@@ -86,6 +86,9 @@ def test_presenter_mode_enlarges_the_decoding_steps_code_lines():
     from viz.presenter import PRESENTER_CSS
     rule = re.search(r'\[data-testid="stCode"\] code \{ font-size: ([\d.]+)rem', PRESENTER_CSS)
     assert rule and float(rule.group(1)) >= 1.15
+    # and the tables (About's configuration, the model card's examples) stayed at 14-16 px
+    rule = re.search(r'table td, \.stMainBlockContainer table th \{ font-size: ([\d.]+)rem', PRESENTER_CSS)
+    assert rule and float(rule.group(1)) >= 1.15
     at = run_page("decoding.py", model="toy-reverse", text="c a f e", present="1")
     no_exceptions(at)
     assert at.get("code")

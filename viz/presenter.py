@@ -55,6 +55,7 @@ PRESENTER_CSS = """<style>
 .stMainBlockContainer .katex { font-size: 1.55em !important; }
 .stMainBlockContainer [data-testid="stText"] { font-size: 1.2rem !important; }
 .stMainBlockContainer [data-testid="stCode"] code { font-size: 1.2rem !important; }   /* the decoding step's lines */
+.stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.15rem !important; }  /* st.table, Markdown */
 .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
 </style>"""
 
