@@ -257,3 +257,22 @@ def test_about_config_meanings_are_whole(toy, lang):
     config = next(tab.value for tab in at.table if len(tab.value) == len(toy.config.to_dict()))
     meanings = set(config.iloc[:, -1])
     assert catalogue(lang)["about.config.pe"] in meanings and catalogue(lang)["about.config.norm_first"] in meanings
+
+
+@pytest.mark.parametrize("card", ["README.md", "README.zh.md"])
+def test_the_shipped_model_cards_show_their_commands_as_written(card):
+    """Seen on About (en and zh): the model card's command lines, an indented code block, showed '# &lt;modern>'
+    (outside fenced code every '<' is escaped, and a list's indented lines cannot be told from code). The cards
+    fence their code; the Chinese card's examples table is in Chinese (its header read 'English', its notes
+    '(wrong)', '(keys as in music)')."""
+    import re
+    from viz.folder_text import card_markdown
+    text = (Path(__file__).resolve().parents[1] / "pretrained" / "en-es" / card).read_text(encoding="utf-8")
+    shown = card_markdown(text)
+    assert '"Where is the train station?"            # <modern>' in shown
+    assert "&lt;modern>" not in "".join(re.findall(r"```.*?```", shown, re.S))
+    if card == "README.zh.md":
+        table = [line for line in text.splitlines() if line.startswith("| ") and "`<bible>`" in line]
+        assert table and "English" not in table[0]
+        for note in re.findall(r"\*[（(][^*]*[)）]\*", text):
+            assert re.search(r"[\u4e00-\u9fff]", note), note
