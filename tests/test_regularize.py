@@ -168,3 +168,26 @@ def test_tour_steps_show_the_ffn_and_smoothing_on_the_sentence(trace, lang):
     assert bars[0].y[1] == pytest.approx(1 - s.probs[0, gold]) and bars[1].y[1] == pytest.approx(0.1 - 0.1 / s.probs.shape[1])
     if lang == "zh":
         assert "隐藏单元" in fig.layout.title.text
+
+
+def test_smoothing_numbers_and_loss_legend_stay_apart():
+    """Seen on the feed-forward page's label-smoothing view (en, 1280x720): the two bars of a candidate
+    carried '0.00243' and '0.0000125' side by side, drawn into one another ('0.002430.0000125'); and the loss
+    chart's legend, at the title's height, drew its second line over the title. Numbers too wide for their bar
+    stand upright (with room above the tallest bar); the legend sits under the title with room for its lines."""
+    from viz.figures.style import NORMAL, legend_lines
+    cands = ["▁El", "▁Un", "▁La", "▁E", "▁Y"]
+    p = [0.963, 0.00243, 0.00235, 0.00174, 0.00106]
+    q = [0.9, 0.0000125, 0.0000125, 0.0000125, 0.0000125]
+    sm = figs.smoothing_figure(cands, p, q, rest=(0.029, 0.0999), type_scale=NORMAL)
+    assert {bar.textangle for bar in sm.data} == {-90} and sm.layout.yaxis.range[1] > 1.12
+    assert max(sm.layout.yaxis.tickvals) == 1                        # the headroom is not a probability
+    assert list(sm.data[1].text)[1] == "0.0000125"                   # as written, no 1.25e-05
+    few = figs.smoothing_figure(["▁El"], [0.9], [0.91], type_scale=NORMAL)
+    assert {bar.textangle for bar in few.data} == {0}                 # wide bars keep level numbers
+    loss = figs.loss_figure(["a", "b"], [0.1, 0.2], [0.5, 0.6], [0.4, 0.4], title="Loss per output token",
+                            type_scale=NORMAL)
+    names = [d.name for d in loss.data]
+    assert (loss.layout.title.yref, loss.layout.title.yanchor) == ("container", "top")
+    assert loss.layout.legend.yref in (None, "paper") and loss.layout.legend.yanchor == "bottom"
+    assert loss.layout.margin.t >= 1.4 * NORMAL.title + legend_lines(names, NORMAL) * 1.5 * NORMAL.text

@@ -6,8 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale, check_matrix, colorbar,
-                               legend_above, mask_legend, mask_overlay, masked_z, plotly_text, subplot_axes,
-                               subplot_layout, token_axes, typeset, update_axes)
+                               legend_above, legend_under_title, mask_legend, mask_overlay, masked_z, plotly_text,
+                               subplot_axes, subplot_layout, token_axes, typeset, update_axes)
 
 TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True)
 
@@ -59,6 +59,12 @@ def ffn_add_figure(token_labels: list[str], resid_norm, out_norm, cosine, title:
     return go.Figure(bars, layout=typeset(legend_above(layout), type_scale))
 
 
+def bar_width_px(n_groups: int, type_scale: TypeScale = NORMAL, bars: int = 2) -> float:
+    """About how wide one bar of a group of `bars` is, n_groups groups across the scale's page (plotly's
+    default gap: a fifth of each group's room)."""
+    return (type_scale.page_px - 120) / max(n_groups, 1) * 0.8 / bars
+
+
 def smoothing_figure(candidate_labels: list[str], model_p, target_q, rest: tuple[float, float] | None = None,
                      rest_label: str = "all other tokens", title: str = "", model_name: str = "model's p",
                      target_name: str = "label-smoothed target q", y_title: str = "probability",
@@ -71,15 +77,24 @@ def smoothing_figure(candidate_labels: list[str], model_p, target_q, rest: tuple
         raise ValueError(f"model_p and target_q need one value per candidate ({len(labels)})")
     if rest is not None:
         labels, p, q = labels + [rest_label], np.append(p, rest[0]), np.append(q, rest[1])
-    text = dict(texttemplate="%{y:.3~g}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False,
-                constraintext="none")                 # never shrunk below the scale's cell size
-    bars = [go.Bar(x=labels, y=p, name=model_name, marker_color=LINE_COLORS[0], **text,
+    # each bar's value above it, never shrunk below the scale's cell size; upright where the two bars of a
+    # candidate are narrower than their numbers ('0.00243' and '0.0000125' were drawn into one another)
+    numbers = [[np.format_float_positional(v, precision=3, unique=False, fractional=False, trim="-") for v in vals]
+               for vals in (p, q)]
+    widest = max(type_scale.text_px(n, "cell") for vals in numbers for n in vals) + 4
+    upright = widest > bar_width_px(len(labels), type_scale)
+    plot_h = 420 - 90 - 60
+    text = dict(texttemplate="%{text}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False,
+                constraintext="none", textangle=-90 if upright else 0)
+    bars = [go.Bar(x=labels, y=p, name=model_name, marker_color=LINE_COLORS[0], text=numbers[0], **text,
                    hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>"),
-            go.Bar(x=labels, y=q, name=target_name, marker_color=LINE_COLORS[1], **text,
+            go.Bar(x=labels, y=q, name=target_name, marker_color=LINE_COLORS[1], text=numbers[1], **text,
                    hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>")]
+    top = 1.12 + (widest / plot_h if upright else 0)            # room above the tallest bar for its number
     layout = dict(title=dict(text=title), barmode="group", height=420,   # a few candidates: level labels
                   xaxis=dict(type="category", tickangle=0, automargin=True),
-                  yaxis=dict(title=dict(text=y_title), range=[0, 1.12]), margin=dict(l=10, r=10, t=90, b=10))
+                  yaxis=dict(title=dict(text=y_title), range=[0, top], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1]),  # no p > 1
+                  margin=dict(l=10, r=10, t=90, b=10))
     return go.Figure(bars, layout=typeset(legend_above(layout), type_scale))
 
 
@@ -102,9 +117,9 @@ def loss_figure(token_labels: list[str], nll, smoothed, floor=None, title: str =
                                mode="lines", line=dict(color=LINE_COLORS[3], dash="dash"),
                                hovertemplate="%{x}<br>%{y:.4f}<extra>%{fullData.name}</extra>"))
     layout = dict(title=dict(text=title), barmode="group", height=400, xaxis=dict(TOKEN_TICKS),
-                  yaxis=dict(title=dict(text=y_title), rangemode="tozero"), margin=dict(l=10, r=10, t=110, b=10))
-    layout = legend_above(layout)
-    layout["legend"]["y"] = 1.0
+                  yaxis=dict(title=dict(text=y_title), rangemode="tozero"), margin=dict(l=10, r=10, t=60, b=10))
+    # the legend under the title (at the title's height, its second line was drawn over the title)
+    layout = legend_under_title(layout, [bar.name for bar in bars], type_scale)
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
