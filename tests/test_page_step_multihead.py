@@ -128,9 +128,9 @@ def test_multihead_default_view_checks_the_assembly_against_the_model(trace):
     assert at.title[0].value == "Multi-head assembly"
     assert at.radio(key="mh-kind").value == "encoder" and at.selectbox(key="mh-layer-encoder").value == 0
     assert len(successes(at)) == 3 and not at.error           # W^O, + residual, LayerNorm reproduce the model
-    heads = at.dataframe[0].value
+    heads = at.table[0].value
     pattern = trace.arrays["encoder.layers.0.self_attn.hook_pattern"]
-    np.testing.assert_allclose(heads["mean entropy (bits)"], entropy_bits(pattern).mean(-1).round(2))
+    np.testing.assert_allclose(heads["mean entropy (bits)"].astype(float), entropy_bits(pattern).mean(-1).round(2))
     # each head described by what sets it apart, measured (all alike before: "spread out / depends on the content")
     apart = heads["what sets it apart"].tolist()
     assert len(set(apart)) == len(apart) == 4 and not any("depends on the content" in a for a in apart)
@@ -214,6 +214,20 @@ def test_multihead_page_is_its_pictures_with_the_long_text_folded():
     assert "Entropy: 0 bits" not in " ".join(c.value for c in in_view(at, "caption"))
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_multihead_head_table_is_static_so_every_column_shows(lang):
+    """Screenshot review (1280x720, normal): as a data frame the heads' table cut its last columns off ('us…'
+    in English; '具有该偏移的查询占比' hidden in Chinese) and kept 14 px text in presenter mode. A static table
+    wraps its headers and words: every column in view, numbers to two decimals, 'head 0' on one line."""
+    at = run_page("multi_head.py", model="toy-reverse", text=TEXT, lang=lang)
+    no_exceptions(at)
+    assert not at.dataframe
+    heads = at.table[0].value
+    assert len(heads.columns) == 7                                # the two offset columns included
+    assert all(re.fullmatch(r"\d\.\d\d", v) for v in heads.iloc[:, 1])
+    assert all(" " not in name for name in heads.index)
+
+
 def test_multihead_decoder_heads_grey_the_future():
     """Masked cells look masked on every page (DESIGN.md): the decoder's head grid names them in a legend."""
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="decoder")
@@ -226,7 +240,7 @@ def test_multihead_deep_link_and_bad_parameter():
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="cross", layer=1)
     no_exceptions(at)
     assert at.radio(key="mh-kind").value == "cross" and at.selectbox(key="mh-layer-cross").value == 1
-    assert "usual offset" not in at.dataframe[0].value.columns   # no offsets across sequences
+    assert "usual offset" not in at.table[0].value.columns       # no offsets across sequences
     assert len(successes(at)) == 3
     bad = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="decoder", layer=5)
     no_exceptions(bad)
@@ -351,7 +365,8 @@ def test_projector_first_screen(projector, page):
 def test_multihead_page_fits_in_three_screens(projector):
     """Issue 26, item 2: at 1280x720 with the sidebar open, the multi-head page with the default sentence
     is at most three screens tall (2,984 px, 4.1 screens, before the norms became a tab and the long
-    caption and section headers went; 2,111 px after)."""
+    caption and section headers went; 2,111 px after; 2,149 px once the heads' table was static and
+    wrapped)."""
     from browser_utils import wait_for_app
     url, chromium = projector
     tab = chromium.new_page(viewport={"width": 1280, "height": 720})

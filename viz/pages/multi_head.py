@@ -83,17 +83,21 @@ def describe(patterns: np.ndarray, cols: list[str], positional: bool) -> list[st
 def head_table(patterns: np.ndarray, cols: list[str], kind: str) -> None:
     stats = head_summary(patterns)
     positional = kind != "cross"   # an offset means something only within one sequence
+    two = np.vectorize("{:.2f}".format, otypes=[str])        # a static table prints its numbers as given
     table = {
         t("multihead.table.does"): describe(patterns, cols, positional),
-        t("multihead.table.entropy"): stats["entropy"].round(2),
-        t("multihead.table.max"): stats["max_weight"].round(2),
+        t("multihead.table.entropy"): two(stats["entropy"]),
+        t("multihead.table.max"): two(stats["max_weight"]),
         t("multihead.table.favourite"): [cols[i] for i in stats["favourite"]],
-        t("multihead.table.favourite_weight"): stats["favourite_weight"].round(2),
+        t("multihead.table.favourite_weight"): two(stats["favourite_weight"]),
     }
     if positional:
-        table[t("multihead.table.offset")] = stats["offset"]
-        table[t("multihead.table.share")] = stats["offset_share"].round(2)
-    st.dataframe(pd.DataFrame(table, index=[t("ui.head_n", h=h) for h in range(patterns.shape[0])]))
+        table[t("multihead.table.offset")] = [f"{int(o)}" for o in stats["offset"]]
+        table[t("multihead.table.share")] = two(stats["offset_share"])
+    # A static table wraps its headers and words: the data frame cut its last columns off at 1280 px ('us…' in
+    # English, '具有该偏移的查询占比' hidden in Chinese) and kept 14 px text in presenter mode.
+    heads = [t("ui.head_n", h=h).replace(" ", "\u00a0") for h in range(patterns.shape[0])]   # 'head 0' one line
+    st.table(pd.DataFrame(table, index=heads))
     st.caption(t("multihead.table.caption"))          # one line; what each column measures is in explain()
 
 
