@@ -120,6 +120,8 @@ def test_decoding_deep_link_reproduces_the_view():
     assert at.selectbox(key="decoding-layer").value == 0
     assert at.slider(key="decoding-k").value == 5
     assert "decoder input : <s>  d  c\nappends       : b" in at.code[0].value
+    # counted from 0 like the pictures' labels ("2 b"): the old heading said "output token 3 of 5"
+    assert "Step 2 (of steps 0–4): choosing the output token at position 2" in texts(at)
     assert "Beam search hypotheses (beam 3)" in texts(at)
     hypotheses = at.dataframe[0].value
     assert hypotheses.iloc[0]["output"] == "d c b a"

@@ -127,7 +127,7 @@ def _hover_words() -> dict:
 def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
     n_steps = dec.n_steps
     chosen_p = float(np.exp(dec.chosen_logprob[step]))
-    st.markdown(t("decoding.step.heading", step=step, n=step + 1, total=n_steps))
+    st.markdown(t("decoding.step.heading", step=step, last=n_steps - 1))   # 0-based, as the pictures' labels
     st.code(t("decoding.code.input", tokens="  ".join(dec.in_tokens[:step + 1])) + "\n"
             + t("decoding.code.appends", token=dec.out_tokens[step], p=f"{chosen_p:.4f}",
                 rank=int(dec.chosen_rank[step]), vocab=vocab_size) + "\n"
