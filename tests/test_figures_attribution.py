@@ -69,11 +69,12 @@ def test_contrastive_bars_order_and_colour():
 
 
 def test_patching_heatmap_is_symmetric_about_zero_and_labelled():
-    fig = fa.patching_heatmap([[0.0, 1.0, np.nan], [-1.5, 0.2, 0.0]], ["layer 0", "layer 1"], SRC, title="patch",
+    fig = fa.patching_heatmap([[0.0, 1.0, np.nan], [-1.5, 0.2, -0.001]], ["layer 0", "layer 1"], SRC, title="patch",
                               x_title="source position", y_title="encoder layer")
     heat = fig.data[0]
     assert heat.zmin == -1.5 and heat.zmax == 1.5 and heat.zmid == 0
     assert heat.text[0][2] == "n/a" and heat.text[1][0] == "-1.50"
+    assert heat.text[1][2] == "0.00"                          # no "-0.00": it read as a measured negative
     assert heat.colorbar.title.text == fa.RESTORED
     assert fig.layout.xaxis.title.text == "source position" and fig.layout.yaxis.title.text == "encoder layer"
     small = fa.patching_heatmap([[0.1]], ["layer 0"], ["head 0"]).data[0]

@@ -8,8 +8,8 @@ import unicodedata
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, TypeScale, axis_suffix, check_matrix,
-                               colorbar, plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset,
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, TypeScale, axis_suffix, cell_numbers,
+                               check_matrix, colorbar, plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset,
                                update_axes)
 
 # Toward the chosen token (positive) red, toward the alternative (negative) blue: the app's diverging
@@ -147,7 +147,7 @@ def agreement_heatmap(names: list[str], matrix, title: str = "", value_name: str
     """Method x method Spearman ρ (mean over output rows) on -1..1, each cell labelled."""
     m = check_matrix(matrix, len(names), len(names))
     labels = plotly_text(names)
-    text = [[f"{v:.2f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
+    text = cell_numbers(m)
     heatmap = go.Heatmap(z=m, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE, text=text,
                          texttemplate="%{text}", textfont=type_scale.font("cell"), xgap=2, ygap=2,
                          colorbar=colorbar(value_name, type_scale, 14),
@@ -209,7 +209,7 @@ def patching_heatmap(values, row_labels: list[str], col_labels: list[str], title
     (1 = patching this alone restores the clean answer, 0 = no effect, < 0 = moves further away)."""
     m = check_matrix(values, len(row_labels), len(col_labels))
     zmax = max(1.0, symmetric_range(np.nan_to_num(m)))
-    text = [[f"{v:.2f}" if np.isfinite(v) else "n/a" for v in row] for row in m]
+    text = cell_numbers(m)
     heatmap = go.Heatmap(
         z=m, x=plotly_text(col_labels), y=plotly_text(row_labels), zmin=-zmax, zmax=zmax, zmid=0,
         colorscale=DIVERGING_SCALE, text=text,

@@ -174,6 +174,13 @@ def plotly_text(labels: list[str]) -> list[str]:
     return [str(t).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for t in labels]
 
 
+def cell_numbers(m, digits: int = 2, missing: str = "n/a") -> list[list[str]]:
+    """A matrix's cell labels at `digits` decimals, a value that rounds to zero written without its sign
+    (-0.001 as "0.00", not "-0.00", which reads as a measured negative)."""
+    return [[format(round(float(v), digits) + 0.0, f".{digits}f") if np.isfinite(v) else missing for v in row]
+            for row in np.asarray(m, dtype=float)]
+
+
 def check_matrix(m, n_rows: int, n_cols: int) -> np.ndarray:
     m = np.asarray(m, dtype=float)
     if m.ndim != 2:
