@@ -6,6 +6,7 @@ import torch
 
 from model.nn.layers import LayerNorm
 import viz.figures.layernorm as figures
+from viz.figures.style import NORMAL, PRESENTER
 from model.analysis import attention_math
 from model.analysis.attention_math import (batch_norm_drift, batch_norm_stats, layer_norm, layer_norm_stats, normalize,
                                            residual_stages)
@@ -118,6 +119,22 @@ def test_token_stats_figure():
     assert np.allclose(fig.data[0].y, mean) and np.allclose(fig.data[3].y, after[1])
     with pytest.raises(ValueError, match="expected"):
         token_stats_figure(labels[:2], (mean, std), after)
+
+
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER])
+def test_token_stats_legend_between_the_title_and_the_panel_titles(scale):
+    """Screenshot review (tour step 5, 1280x720): the legend sat right-aligned on the title's line and ran into
+    a long title ('...its input and output■ input (before)'). It now sits under the title and above the panel
+    titles, placed in the figure's px so that the tick labels' automargin cannot move it."""
+    mean, std = layer_norm_stats(X)
+    title = "Encoder layer 0, the attention sublayer's LayerNorm: its input and output"
+    fig = token_stats_figure(["0 a", "1 b", "2 c"], (mean, std), layer_norm_stats(normalize(X, 1)), title=title,
+                             type_scale=scale)
+    legend, top = fig.layout.legend, fig.layout.margin.t
+    assert legend.orientation == "h" and legend.yref == "container" and legend.yanchor == "bottom"
+    legend_bottom = fig.layout.height * (1 - legend.y)                   # px from the figure's top
+    assert legend_bottom >= int(30 + 1.4 * scale.title + 1.5 * scale.text)  # the title's line, then the legend's
+    assert top - legend_bottom >= 1.5 * scale.text                         # the panel titles' line under it
 
 
 def test_histogram_gain_bias_ln_bn_drift_figures():

@@ -46,9 +46,16 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, tit
                  go.Bar(x=token_labels, y=a, name=after_name, marker_color=AFTER, legendgroup="a",
                         hovertemplate=f"%{{x}}<br>{hover_after} %{{y:.4f}}<extra></extra>", **axes)]
         layout["xaxis" + axis_suffix(cell)].update(TOKEN_TICKS)
-    layout.update(title=dict(text=title), barmode="group", height=440,
-                  margin=dict(l=10, r=10, t=90, b=10),
-                  legend=dict(orientation="h", yanchor="bottom", y=1.1, xanchor="right", x=1))
+    layout.update(title=dict(text=title), barmode="group", height=440, margin=dict(l=10, r=10, t=60, b=10))
+    # The legend under the title and above the panel titles (a legend on the title's line, right-aligned, ran
+    # into a long title at 1280x720): the top margin holds title, legend and panel titles; the legend is placed
+    # in the figure's px (container), so the tick labels' automargin cannot push it onto the panel titles.
+    legend_under_title(layout, [before_name, after_name], type_scale)
+    panel_px = int(1.6 * type_scale.text)
+    layout["margin"]["t"] += panel_px
+    layout["height"] += panel_px
+    above_panels = layout["margin"]["t"] - panel_px           # px from the figure's top to the legend's bottom
+    layout["legend"].update(yref="container", yanchor="bottom", y=1 - above_panels / layout["height"])
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
