@@ -231,6 +231,18 @@ def test_tour_default_deep_link_and_bad_step():
     assert "tour_step='x'" in _warnings(at) and "Step 1 of" in texts(at)
 
 
+def test_tour_words_write_no_formula_markup_as_plain_text():
+    """Screenshot review (tour step 4, en and zh, and the lesson): 'mixed by W^O' showed its caret. The tour's
+    words (page and offline lesson) write a symbol as Unicode (Wᴼ) or inside $...$, never as bare markup."""
+    import re
+    from viz.i18n import catalogue
+    for lang in ("en", "zh"):
+        words = {key: re.sub(r"\$[^$]*\$", "", text) for key, text in catalogue(lang).items()
+                 if key.startswith("tour.")}
+        assert [key for key, text in words.items() if re.search(r"\w\^\w|\\[a-z]+\{|_\{", text)] == [], lang
+        assert "Wᴼ" in words["tour.multi_head.text"]
+
+
 def test_tour_empty_sentence_and_presenter_mode():
     at = run_page("tour.py", model="toy-reverse", text="", present=1, tour_step=11)
     no_exceptions(at)
