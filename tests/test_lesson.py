@@ -297,6 +297,26 @@ def test_cli_writes_the_lesson_in_chinese(tmp_path):
                    cwd=tmp_path).returncode == 2
 
 
+@pytest.mark.parametrize("style", [None, "modern", "bible"])
+def test_cli_lesson_writes_the_style_the_app_writes(tmp_path, monkeypatch, style):
+    """Screenshot review: the command's lesson traced en-es without a style token, so its translation was the
+    1909 Bible's ('Y el varón se fué á la casa.') where the app's tour (modern by default) wrote 'El hombre fue a
+    la casa.'. It now reads --style as translate and trace do, modern when not given."""
+    import transformer_viz.lesson as command
+    import viz.lesson
+    seen = {}
+
+    def keep(trace, out, *args, **kwargs):
+        seen["trace"] = trace
+        (tmp_path / "x.html").write_text("")
+        return tmp_path / "x.html"
+    monkeypatch.setattr(viz.lesson, "write_lesson", keep)
+    argv = ["--model", str(ROOT / "pretrained" / "en-es"), "--text", "The man went to the house.", "--device", "cpu",
+            "--out", str(tmp_path / "x.html")] + (["--style", style] if style else [])
+    assert command.main(argv) == 0
+    assert seen["trace"].meta["src_tokens"][0] == f"<{style or 'modern'}>"
+
+
 def test_the_download_buttons_lesson_follows_the_session_language(monkeypatch):
     """The button (viz/lesson_ui.py under every page) is given the view's keys and the session's language;
     the lesson it serves has the steps' Chinese titles."""

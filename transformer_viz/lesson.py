@@ -3,13 +3,14 @@ sentence; the app's tour figures and catalogue write the page, so this command l
 
     python -m transformer_viz lesson --model pretrained/en-es --text "The man went to the house." --out lesson.html
     python -m transformer_viz lesson --model pretrained/en-es --text "The man went to the house." --out 课.html --lang zh
+    python -m transformer_viz lesson --model pretrained/en-es --text "The man went to the house." --out b.html --style bible
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from model.cli.arguments import beam_size, fail, int_up_to, output_file
+from model.cli.arguments import add_style_argument, beam_size, fail, int_up_to, output_file, styled
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
@@ -25,6 +26,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="the HTML file to write")
     parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS, help="longer sentences are cut")
+    add_style_argument(parser)
     add_device_argument(parser)
     parser.add_argument("--lang", choices=list(LANGS), default=DEFAULT_LANG,
                         help="the lesson's language: en (English, the default) or zh (中文)")
@@ -34,7 +36,10 @@ def main(argv=None) -> int:
     output_file(args.out)                 # a device, a FIFO (would block) or a missing folder: refused before the work
     from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
     bundle = load_checkpoint(args.model, device=args.device)      # a bad folder or sentence: one line (__main__.py)
-    trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens)
+    # the Spanish the app writes by default (modern), or --style's: with no style token en-es wrote the 1909
+    # Bible's ('Y el varón se fué á la casa.') where the app's tour shows 'El hombre fue a la casa.'
+    trace = trace_sentence(bundle, styled(bundle, args.text, args.style), target=args.target, beam=args.beam,
+                           max_tokens=args.max_tokens)
     try:
         path = write_lesson(trace, args.out, bundle.path, lang=args.lang)
     except OSError as e:
