@@ -164,7 +164,8 @@ def test_the_multi_head_step_shows_the_head_view_of_its_layer(lang):
         [(f"h{g.head}", rgba(head_color(g.head), g.alpha), 3 * len(g.query)) for g in groups]
     assert {"en": "Encoder self-attention, layer 0", "zh": "编码器自注意力"}[lang] in spec["layout"]["title"]["text"]
     reading = catalogue(lang)["tour.multi_head.reading_lines"]
-    assert f'<p class="how">{html.escape(reading)}</p></div>' in step             # beside the head view
+    # beside the head view, and before it in the file, so that plotly sizes the view to its half of the row
+    assert f'<div class="beside"><p class="how">{html.escape(reading)}</p><div class="picture">' in step
     assert re.findall(r"https?://[^\s\"']*", step) == ["http://www.w3.org/1998/Math/MathML"]   # no address but a name
 
 
@@ -192,6 +193,11 @@ def test_the_head_view_isolates_a_head_offline(lessons, chromium):
             page.wait_for_timeout(1000)     # plotly waits out its double-click delay (300 ms) before a click acts
             seen.append(page.evaluate(shown))
         legend = view.locator(".legend .traces text.legendtext").evaluate_all("els => els.map(e => e.textContent)")
+        # the view keeps to its box and the reading beside it shows (it drew 1,100 px wide over the reading)
+        boxes = page.evaluate("""() => { const row = document.querySelector('#step-4 .beside');
+          const box = e => row.querySelector(e).getBoundingClientRect();
+          return [box('.picture').right, box('.main-svg').right, box('.how').left]; }""")
+    assert boxes[1] <= boxes[0] + 1 and boxes[0] < boxes[2], boxes
     assert errors == [] and blocked == []
     assert legend == [f"head {h}" for h in range(8)]
     assert seen == [["h0"], sorted(f"h{h}" for h in range(8)), ["h3"]]

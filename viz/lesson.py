@@ -44,7 +44,7 @@ section { margin: 2.5rem 0; }
 .how { color: #555; font-style: italic; }
 /* a narrow picture (the head view) with its reading beside it; under it on a narrow screen */
 .beside { display: flex; flex-wrap: wrap; gap: 0 2rem; align-items: center; }
-.beside > .picture { flex: 3 1 480px; min-width: 0; } .beside > .how { flex: 2 1 240px; font-size: 1.1rem; }
+.beside > .picture { flex: 3 1 480px; min-width: 0; } .beside > .how { flex: 2 1 240px; font-size: 1.1rem; order: 1; }
 """
 
 
@@ -91,7 +91,10 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
         parts = []
         for picture in pictures:
             div, how = _figure_div(picture.figure, first=not plotly_inlined), _how(message(lang, picture.reading))
-            parts.append(f'<div class="beside"><div class="picture">{div}</div>{how}</div>' if picture.narrow
+            # the reading comes first in the file (shown after by CSS order): plotly sizes a figure to its box when
+            # its script runs, and with the reading not yet parsed the box was the page's whole width; the
+            # head view drew 1,100 px wide over its reading
+            parts.append(f'<div class="beside">{how}<div class="picture">{div}</div></div>' if picture.narrow
                          else div + how)
             plotly_inlined = True
         if not pictures:     # only the training step can lack its data
