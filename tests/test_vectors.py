@@ -82,6 +82,8 @@ def test_contribution_map_tokens_by_heads():
     heat = fig.data[0]
     assert np.asarray(heat.z).shape == (5, 8) and heat.zmin == 0 and list(heat.x)[0] == "head 0"
     assert "length" in heat.hovertemplate
+    assert fig.layout.xaxis.tickangle == 0                          # short head names stand upright: no slant room
+    assert fig.layout.height < 60 + 2 * 24 + 5 * 25 + 60            # title, two label lines, rows, a little more
     for scale in (NORMAL, PRESENTER):                                 # 8 tokens x 8 heads keep their numbers
         fig = contribution_map(np.abs(RNG.normal(size=(8, 8))), list("abcdefgh"), [f"head {h}" for h in range(8)],
                                type_scale=scale)

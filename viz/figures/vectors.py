@@ -12,10 +12,11 @@ from viz.figures.style import (ATTENTION_SCALE, NORMAL, TypeScale, check_matrix,
 
 
 def _with_numbers(fig: go.Figure, n_rows: int, n_cols: int, width_px: float, type_scale: TypeScale,
-                  template: str = "%{z:.2f}") -> go.Figure:
-    """Numbers in the cells when they fit at the scale's cell size; otherwise hover only."""
+                  template: str = "%{z:.2f}", overhead_px: float = 200) -> go.Figure:
+    """Numbers in the cells when they fit at the scale's cell size; otherwise hover only. overhead_px: the
+    figure's height outside its cells (title, labels)."""
     cell_w = (width_px - 200) / max(n_cols, 1)
-    cell_h = (fig.layout.height - 200) / max(n_rows, 1)
+    cell_h = (fig.layout.height - overhead_px) / max(n_rows, 1)
     if type_scale.numbers_fit(cell_w, cell_h, chars=5):
         fig.data[0].texttemplate = template
     return fig
@@ -49,7 +50,13 @@ def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: li
                          hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.3f}}"
                                        "<extra></extra>")
     row_px = max(24, 1.45 * type_scale.tick, 1.25 * type_scale.cell + 8)   # rows tall enough for their numbers
-    layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
-                  height=int(max(320, min(800, 200 + row_px * len(rows)))), margin=dict(l=10, r=10, t=60, b=10))
+    # head names are short ("head 0", "头 0"): upright under their columns, then the axis title, under the
+    # 60 px title margin (slanted names took ~75 px more of a page that must fit in three screens)
+    overhead = 60 + 1.6 * type_scale.tick + 1.6 * type_scale.text + 24
+    axes = token_axes(x_title, y_title, type_scale)
+    axes["xaxis"]["tickangle"] = 0
+    layout = dict(axes, title=dict(text=title), height=int(min(800, overhead + row_px * len(rows))),
+                  margin=dict(l=10, r=10, t=60, b=10))
     fig = go.Figure(heatmap, layout=typeset(layout, type_scale))
-    return _with_numbers(fig, len(rows), len(cols), width_px or type_scale.page_px, type_scale)
+    return _with_numbers(fig, len(rows), len(cols), width_px or type_scale.page_px, type_scale,
+                         overhead_px=overhead)
