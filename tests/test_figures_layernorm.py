@@ -137,6 +137,24 @@ def test_token_stats_legend_between_the_title_and_the_panel_titles(scale):
     assert top - legend_bottom >= 1.5 * scale.text                         # the panel titles' line under it
 
 
+@pytest.mark.parametrize("means", [[0.18, 0.4, 0.06], [0.18, -0.3, 0.06]], ids=["positive", "one-negative"])
+def test_token_stats_panels_share_one_baseline(means):
+    """Screenshot review (tour step 5, 1280x720): the mean panel's zero line sat about 13 px above the std panel's.
+    The panels were as tall, but plotly's range for the means went below 0 (the normalized means are about
+    -1e-9) and the std's started at 0. Now 0 is at the same height in both, and every bar is inside its range."""
+    mean_after, std_after = np.array([-1e-9, 2e-9, -3e-9]), np.ones(3)
+    fig = token_stats_figure(["0 a", "1 b", "2 c"], (np.array(means), np.array([0.76, 1.29, 0.85])),
+                             (mean_after, std_after), title="t")
+    layout = fig.layout
+    assert tuple(layout.yaxis.domain or (0, 1)) == tuple(layout.yaxis2.domain or (0, 1))
+    (lo1, hi1), (lo2, hi2) = layout.yaxis.range, layout.yaxis2.range
+    assert -lo1 / (hi1 - lo1) == pytest.approx(-lo2 / (hi2 - lo2), abs=1e-9)    # 0 at the same share of the height
+    assert lo1 <= min(*means, *mean_after) and hi1 >= max(means)
+    assert lo2 <= 0 and hi2 >= 1.29
+    if min(means) >= 0:
+        assert -lo1 / (hi1 - lo1) < 1e-6                                         # no room below 0 for -1e-9
+
+
 def test_histogram_gain_bias_ln_bn_drift_figures():
     hist = feature_histogram({"input": X[0], "normalized": normalize(X, 1)[0]})
     assert [t.name for t in hist.data] == ["input", "normalized"] and hist.layout.barmode == "overlay"

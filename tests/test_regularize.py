@@ -191,3 +191,21 @@ def test_smoothing_numbers_and_loss_legend_stay_apart():
     assert (loss.layout.title.yref, loss.layout.title.yanchor) == ("container", "top")
     assert loss.layout.legend.yref in (None, "paper") and loss.layout.legend.yanchor == "bottom"
     assert loss.layout.margin.t >= 1.4 * NORMAL.title + legend_lines(names, NORMAL) * 1.5 * NORMAL.text
+
+
+@pytest.mark.parametrize("scale", ["NORMAL", "PRESENTER"])
+def test_smoothing_legend_under_its_title(scale):
+    """Screenshot review (tour step 12, the Feed-forward page's smoothing view): the legend sat at the figure's
+    top right, above the title, with a gap under the title. The title is at the top, the legend under it with
+    room for both (style.legend_under_title), as on the positional and LayerNorm figures."""
+    from viz.figures import style
+    from viz.figures.style import legend_lines
+    s = getattr(style, scale)
+    names = ["model's prediction p", "label-smoothed target q"]
+    fig = figs.smoothing_figure(["▁El"], [0.963], [0.9], rest=(0.037, 0.1), model_name=names[0],
+                                target_name=names[1], title="Predicting 0 ▁El: the model's distribution", type_scale=s)
+    title, legend = fig.layout.title, fig.layout.legend
+    assert (title.yref, title.y, title.yanchor) == ("container", 1, "top")
+    assert legend.orientation == "h" and legend.yref in (None, "paper") and legend.yanchor == "bottom"
+    assert legend.y == 1.0 and legend.x == 0                       # on the plot's top edge, from the left
+    assert fig.layout.margin.t >= 1.4 * s.title + legend_lines(names, s) * 1.5 * s.text

@@ -26,6 +26,23 @@ def _vector(v, n: int, name: str) -> np.ndarray:
     return v
 
 
+def zero_aligned_ranges(panels, pad: float = 0.05) -> list[list[float]]:
+    """y ranges for side-by-side bar panels (each a few arrays of values) with 0 at the same height in all:
+    the same share of every panel below 0 (the largest any panel needs), each panel's bars inside its range
+    with `pad` of its span to spare."""
+    extents = []
+    for values in panels:
+        v = np.concatenate([np.asarray(a, dtype=float).ravel() for a in values])
+        v = v[np.isfinite(v)]
+        extents.append((max(0.0, -float(v.min())) if v.size else 0.0, max(0.0, float(v.max())) if v.size else 0.0))
+    below = max((neg / (neg + pos) for neg, pos in extents if neg + pos > 0), default=0.0)
+    ranges = []
+    for neg, pos in extents:
+        span = max(neg / below if below > 0 else 0.0, pos / (1 - below) if below < 1 else 0.0) * (1 + pad) or 1.0
+        ranges.append([-below * span, (1 - below) * span])
+    return ranges
+
+
 def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, title: str = "",
                        panel_titles: tuple[str, str] = ("mean per token", "standard deviation per token"),
                        before_name: str = "input (before)", after_name: str = "normalized (after)",
@@ -46,6 +63,10 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, tit
                  go.Bar(x=token_labels, y=a, name=after_name, marker_color=AFTER, legendgroup="a",
                         hovertemplate=f"%{{x}}<br>{hover_after} %{{y:.4f}}<extra></extra>", **axes)]
         layout["xaxis" + axis_suffix(cell)].update(TOKEN_TICKS)
+    # one baseline: the panels share their height, and each range puts 0 at the same height (plotly's own ranges
+    # put the mean panel's 0 about 13 px above the std panel's, for a normalized mean of -1e-9)
+    for cell, rng in enumerate(zero_aligned_ranges([(mean_b, mean_a), (std_b, std_a)])):
+        layout["yaxis" + axis_suffix(cell)].update(range=rng, autorange=False)
     layout.update(title=dict(text=title), barmode="group", height=440, margin=dict(l=10, r=10, t=60, b=10))
     # The legend under the title and above the panel titles (a legend on the title's line, right-aligned, ran
     # into a long title at 1280x720): the top margin holds title, legend and panel titles; the legend is placed

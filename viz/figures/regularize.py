@@ -95,7 +95,10 @@ def smoothing_figure(candidate_labels: list[str], model_p, target_q, rest: tuple
                   xaxis=dict(type="category", tickangle=0, automargin=True),
                   yaxis=dict(title=dict(text=y_title), range=[0, top], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1]),  # no p > 1
                   margin=dict(l=10, r=10, t=90, b=10))
-    return go.Figure(bars, layout=typeset(legend_above(layout), type_scale))
+    # the title at the top and the legend under it with room for its lines (the legend at the figure's top right
+    # sat above the title, with a gap under the title: tour step 12, the Feed-forward page's smoothing view)
+    layout = legend_under_title(layout, [model_name, target_name], type_scale)
+    return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def loss_figure(token_labels: list[str], nll, smoothed, floor=None, title: str = "",
