@@ -278,3 +278,18 @@ def test_the_shipped_model_cards_show_their_commands_as_written(card):
         assert table and "English" not in table[0]
         for note in re.findall(r"\*[（(][^*]*[)）]\*", text):
             assert re.search(r"[\u4e00-\u9fff]", note), note
+
+
+def test_about_shows_a_metrics_note_in_the_readers_language(tmp_path, monkeypatch):
+    """A metrics.json note may carry its translation as "<name>.<lang>" (the shipped en-es model's checkpoint
+    note stayed English on the 中文 page); each reader sees one, never both, and English without one."""
+    models = tmp_path / "models"
+    shutil.copytree(TOY, models / "toy-noted")
+    english = "averaged the last two epochs of the run, which scored higher"
+    chinese = "平均了这次训练最后两轮的权重；只用最后一轮时，在前二百节测试经文上的得分低零点三，所以发布的是平均后的权重"
+    (models / "toy-noted" / "metrics.json").write_text(json.dumps(
+        {"checkpoint": english, "checkpoint.zh": chinese}, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    en, zh = (texts(run_page("about.py", model="toy-noted", text="a b", lang=lang)) for lang in ("en", "zh"))
+    assert english in en and chinese not in en and "checkpoint.zh" not in en
+    assert chinese in zh and english not in zh

@@ -8,7 +8,7 @@ import streamlit as st
 
 from viz.figures.training import (clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve,
                                   parameter_groups)
-from viz.i18n import current_lang, t
+from viz.i18n import LANGS, current_lang, t
 from viz.model_words import task_name, what_the_model_knows
 from viz.folder_text import card_markdown, in_code
 from viz.services import model_file_text
@@ -197,7 +197,8 @@ def metrics_table(metrics) -> None:
         st.markdown(t(SCORE_SET_KEYS[name]) if name in SCORE_SET_KEYS else f"`{plain(name, 60)}`")
         score_table(scored, score_rows(scored))
     shown = set(scores) | set(sets) | ({"pairs", "test_file"} if scores else set())          # said in the caption
-    rest = {k: v for k, v in metrics.items() if k not in shown}
+    translated = {k for k in metrics if k.rpartition(".")[2] in LANGS}     # "checkpoint.zh": a note's translation
+    rest = {k: metrics.get(f"{k}.{current_lang()}", v) for k, v in metrics.items() if k not in shown | translated}
     short = [(k, v if isinstance(v, (int, float, str)) else json.dumps(v)) for k, v in rest.items()
              if not isinstance(v, str) or len(v) <= 40]
     if short:
