@@ -323,6 +323,62 @@ def test_cli_lesson_writes_the_style_the_app_writes(tmp_path, monkeypatch, style
     assert seen["trace"].meta["src_tokens"][0] == f"<{style or 'modern'}>"
 
 
+@pytest.fixture(scope="module")
+def styled_lessons() -> dict:
+    """(style, lang) -> the lesson of en-es's trace of a sentence led by the style token, as the app and the
+    command trace it."""
+    bundle = load_checkpoint(ROOT / "pretrained" / "en-es")
+    traces = {style: trace_sentence(bundle, bundle.tokenizer.styled(STYLED_TEXT, style)) for style in ("modern", "bible")}
+    return {(style, lang): lesson_html(trace, bundle.path, lang) for style, trace in traces.items() for lang in ("en", "zh")}
+
+
+STYLED_TEXT = "The man went to the house."
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("style", ["modern", "bible"])
+def test_the_header_shows_the_sentence_as_typed_and_the_style_in_words(styled_lessons, style, lang):
+    """Screenshot review (the lesson, en and zh): the header read 'Sentence: <modern> The man went to the house.',
+    the page title too: the traced source with the model's style token. They show the sentence as the reader
+    typed it and say the style in the sidebar's words; the token stays in the figures (the model reads it)."""
+    page, words = styled_lessons[(style, lang)], catalogue(lang)
+    header = page[page.index("<header>"):page.index("</header>")]
+    assert f"<dt>{words['lesson.sentence']}</dt><dd>{STYLED_TEXT}</dd>" in header
+    assert f"<dt>{words['sidebar.style']}</dt><dd>{words['sidebar.style.' + style]}</dd>" in header
+    assert "&lt;modern&gt;" not in header and "&lt;bible&gt;" not in header
+    title = re.search(r"<title>(.*?)</title>", page).group(1)
+    assert title == html.escape(words["lesson.page_title"].format(text=STYLED_TEXT))
+    assert f"&lt;{style}&gt;" in json.dumps(figure_specs(page))          # the figures keep the token
+
+
+def test_the_style_tokens_are_the_models_and_a_typed_one_stays():
+    from model.io.tokenizer import STYLE_TOKENS
+    from viz.lesson import STYLE_KEYS, reader_sentence
+    from viz.sidebar import SIDEBAR_STYLE_KEYS
+    assert STYLE_KEYS == {STYLE_TOKENS[style]: key for style, key in SIDEBAR_STYLE_KEYS.items()}
+    # a one-style model reads '<bible>' typed by the reader as the characters it is: nothing to take away
+    typed = {"src_text": "<bible> a b", "src_tokens": ["▁<", "bible", ">", "▁a", "▁b", "</s>"]}
+    assert reader_sentence(typed) == ("<bible> a b", None)
+    assert reader_sentence({"src_text": "c a f e", "src_tokens": ["c", "a", "f", "e", "</s>"]}) == ("c a f e", None)
+
+
+@pytest.mark.browser
+def test_chinese_readings_are_upright_english_ones_italic(chromium):
+    """Screenshot review (the zh lesson): the readings under the figures (class how) were set in italic, a
+    slanted copy of Chinese characters that reads poorly. Chinese readings are upright; English keeps italic."""
+    from viz.lesson import STYLE
+    page = chromium.new_page()
+    try:
+        styles = {}
+        for lang in ("en", "zh"):
+            page.set_content(f'<!DOCTYPE html><html lang="{lang}"><head><style>{STYLE}</style></head>'
+                             f'<body><p class="how">{catalogue(lang)["tour.tokens.reading"]}</p></body></html>')
+            styles[lang] = page.eval_on_selector(".how", "e => getComputedStyle(e).fontStyle")
+    finally:
+        page.close()
+    assert styles == {"en": "italic", "zh": "normal"}
+
+
 def test_the_download_buttons_lesson_follows_the_session_language(monkeypatch):
     """The button (viz/lesson_ui.py under every page) is given the view's keys and the session's language;
     the lesson it serves has the steps' Chinese titles."""

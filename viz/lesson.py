@@ -42,6 +42,7 @@ section { margin: 2.5rem 0; }
                 font-family: 'Cambria Math', 'STIX Two Math', 'Latin Modern Math', 'DejaVu Math TeX Gyre', math; }
 .radicand { border-top: 1px solid currentColor; padding-top: 0.1em; }
 .how { color: #555; font-style: italic; }
+html[lang=zh] .how { font-style: normal; }   /* Chinese characters have no italic: a slanted copy reads poorly */
 /* a narrow picture (the head view) with its reading beside it; under it on a narrow screen */
 .beside { display: flex; flex-wrap: wrap; gap: 0 2rem; align-items: center; }
 .beside > .picture { flex: 3 1 480px; min-width: 0; } .beside > .how { flex: 2 1 240px; font-size: 1.1rem; order: 1; }
@@ -52,9 +53,27 @@ def _figure_div(fig: go.Figure, first: bool) -> str:
     return pio.to_html(fig, full_html=False, include_plotlyjs=first, include_mathjax=False, config=PLOTLY_CONFIG)
 
 
+# A two-style model reads its style token first (model/io/tokenizer.py STYLE_TOKENS; a test keeps the two
+# alike): the token -> the catalogue key of the style's words, the sidebar's.
+STYLE_KEYS = {"<modern>": "sidebar.style.modern", "<bible>": "sidebar.style.bible"}
+
+
+def reader_sentence(meta: dict) -> tuple[str, str | None]:
+    """The traced sentence as the reader typed it, and the catalogue key of its style's words (None: no style
+    token led it). The token itself stays in the figures: the model really reads it."""
+    text, tokens = meta["src_text"], meta.get("src_tokens") or []
+    first, _, rest = text.partition(" ")
+    if first in STYLE_KEYS and tokens and tokens[0] == first:
+        return rest.strip(), STYLE_KEYS[first]
+    return text, None
+
+
 def _header(meta: dict, lang: str) -> str:
-    rows = [("lesson.model", meta["model_id"]), ("lesson.sentence", meta["src_text"]),
-            ("lesson.translation", meta["translation"])]
+    sentence, style = reader_sentence(meta)
+    rows = [("lesson.model", meta["model_id"]), ("lesson.sentence", sentence)]
+    if style is not None:
+        rows.append(("sidebar.style", message(lang, style)))
+    rows.append(("lesson.translation", meta["translation"]))
     if meta.get("teacher_forced"):
         rows.append(("lesson.target", meta["tgt_text"]))
     items = "".join(f"<dt>{html.escape(message(lang, key))}</dt><dd>{html.escape(str(value))}</dd>"
@@ -100,7 +119,7 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
         if not pictures:     # only the training step can lack its data
             parts.append(_how(message(lang, "tour.no_training_log")))
         sections.append(_section(number, step, "".join(parts), lang))
-    title = html.escape(message(lang, "lesson.page_title", text=trace.meta["src_text"]))
+    title = html.escape(message(lang, "lesson.page_title", text=reader_sentence(trace.meta)[0]))
     return (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'
             f"<body>{_header(trace.meta, lang)}{''.join(sections)}"
