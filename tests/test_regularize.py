@@ -180,7 +180,14 @@ def test_smoothing_numbers_and_loss_legend_stay_apart():
     p = [0.963, 0.00243, 0.00235, 0.00174, 0.00106]
     q = [0.9, 0.0000125, 0.0000125, 0.0000125, 0.0000125]
     sm = figs.smoothing_figure(cands, p, q, rest=(0.029, 0.0999), type_scale=NORMAL)
-    assert {bar.textangle for bar in sm.data} == {-90} and sm.layout.yaxis.range[1] > 1.12
+    assert {bar.textangle for bar in sm.data} == {-90}
+    # room above every bar for its upright number, and no empty band under the legend (a fixed headroom of 1.12
+    # plus the widest number left about 70 px of nothing between the legend and the tallest bar's number)
+    top, layout = sm.layout.yaxis.range[1], sm.layout
+    plot_px = layout.height - layout.margin.t - layout.margin.b - 1.5 * NORMAL.tick
+    for v, number in zip(p + [0.029] + q + [0.0999], list(sm.data[0].text) + list(sm.data[1].text)):
+        assert (top - v) / top * plot_px >= NORMAL.text_px(number, "cell"), number
+    assert (top - 0.963) / top * plot_px <= NORMAL.text_px("0.963", "cell") + 2 * NORMAL.cell
     assert max(sm.layout.yaxis.tickvals) == 1                        # the headroom is not a probability
     assert list(sm.data[1].text)[1] == "0.0000125"                   # as written, no 1.25e-05
     few = figs.smoothing_figure(["▁El"], [0.9], [0.91], type_scale=NORMAL)

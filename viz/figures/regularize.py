@@ -83,22 +83,33 @@ def smoothing_figure(candidate_labels: list[str], model_p, target_q, rest: tuple
                for vals in (p, q)]
     widest = max(type_scale.text_px(n, "cell") for vals in numbers for n in vals) + 4
     upright = widest > bar_width_px(len(labels), type_scale)
-    plot_h = 420 - 90 - 60
     text = dict(texttemplate="%{text}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False,
                 constraintext="none", textangle=-90 if upright else 0)
     bars = [go.Bar(x=labels, y=p, name=model_name, marker_color=LINE_COLORS[0], text=numbers[0], **text,
                    hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>"),
             go.Bar(x=labels, y=q, name=target_name, marker_color=LINE_COLORS[1], text=numbers[1], **text,
                    hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>")]
-    top = 1.12 + (widest / plot_h if upright else 0)            # room above the tallest bar for its number
     layout = dict(title=dict(text=title), barmode="group", height=420,   # a few candidates: level labels
                   xaxis=dict(type="category", tickangle=0, automargin=True),
-                  yaxis=dict(title=dict(text=y_title), range=[0, top], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1]),  # no p > 1
+                  yaxis=dict(title=dict(text=y_title), tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1]),  # no p > 1
                   margin=dict(l=10, r=10, t=90, b=10))
     # the title at the top and the legend under it with room for its lines (the legend at the figure's top right
     # sat above the title, with a gap under the title: tour step 12, the Feed-forward page's smoothing view)
     layout = legend_under_title(layout, [model_name, target_name], type_scale)
+    # room above every bar for its number, and no more (a fixed headroom left an empty band under the legend)
+    plot_h = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"] - 1.5 * type_scale.tick
+    layout["yaxis"]["range"] = [0, number_headroom(np.concatenate([p, q]), sum(numbers, []), upright, plot_h,
+                                                   type_scale)]
     return go.Figure(bars, layout=typeset(layout, type_scale))
+
+
+def number_headroom(values, numbers: list[str], upright: bool, plot_h: float, type_scale: TypeScale = NORMAL,
+                    least: float = 1.05) -> float:
+    """The top of a probability axis (at least `least`, so its 1 shows) with room above each bar for its number
+    (`numbers`, upright or level) in a plot plot_h px high: a bar of v under a number n px tall needs v / (1 - n/h)."""
+    def tall(number: str) -> float:
+        return (type_scale.text_px(number, "cell") if upright else 1.3 * type_scale.cell) + 8
+    return max([least] + [float(v) / (1 - min(0.8, tall(n) / plot_h)) for v, n in zip(values, numbers)])
 
 
 def loss_figure(token_labels: list[str], nll, smoothed, floor=None, title: str = "",
