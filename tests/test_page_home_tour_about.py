@@ -172,3 +172,12 @@ def test_about_and_explorer_show_their_picture_first():
     no_exceptions(explorer)
     assert_picture_first(explorer)
     assert "click a thumbnail" in _figure(explorer.get("plotly_chart")[0]).layout.title.text
+
+
+def test_home_says_the_sentence_as_typed_and_its_translation():
+    """The two-style model reads '<modern> The man…'; the line over the picture said so ('**<modern> The man went
+    to the house.** → …'). It shows the sentence as the reader typed it; the token stays in the pictures."""
+    at = run_page("home.py", model="en-es", text="The man went to the house.")
+    no_exceptions(at)
+    line = next(m.value for m in at.markdown if "→" in m.value).replace("\\", "")   # Markdown-escaped
+    assert line.startswith("**The man went to the house.** → **") and "modern" not in line

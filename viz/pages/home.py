@@ -94,7 +94,7 @@ def render() -> None:
         st.info(t("home.need_sentence"))
     else:
         output = plain(ctx.trace.meta["tgt_text"] or t("home.empty"))
-        st.markdown(f"**{plain(ctx.trace.meta['src_text'])}** → **{output}**")
+        st.markdown(f"**{plain(ctx.text.strip())}** → **{output}**")   # as typed: the style token is in the pictures
         translation_picture(ctx)
         st.caption(how_to_read(ctx))
         model_map_picture(ctx)
