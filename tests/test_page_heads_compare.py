@@ -159,3 +159,14 @@ def test_compare_on_a_two_style_model_swaps_words_not_the_style_token():
     assert "<" not in at.text_input[0].value and at.text_input[0].value != "The man went to the house."
     a, b = z_of(at, 0), z_of(at, 1)
     assert a.shape == b.shape
+
+
+@pytest.mark.parametrize("params", [dict(), dict(lang="zh"), dict(present=1)])
+def test_compare_word_order_difference_drops_numbers_its_cells_cannot_hold(params):
+    """Screenshot review (en and zh, normal, 1280x720): the difference map's signed numbers ran together
+    ('-0.01-0.03') in cells ~28 px wide. Nine positions of 5-character numbers do not fit its column: the
+    numbers go, hover keeps them, and a value that rounds to zero is never written '-0.00'."""
+    at = run_page("compare.py", model="en-es", text="The man went to the house.", **params)
+    no_exceptions(at)
+    diff = figure(at, 2)["data"][0]
+    assert len(diff["x"]) == 9 and not diff.get("texttemplate") and "%{z:.4f}" in diff["hovertemplate"]

@@ -185,6 +185,55 @@ def test_step_heatmap_keeps_cells_square_and_every_key_label():
         step_heatmap(np.ones((2, 2)), ["a"], ["b", "c"], "t", "key")
 
 
+
+# -- numbers in the cells: only where they fit, as many characters as they need ------------------------------------
+from viz.figures.style import NORMAL, PRESENTER  # noqa: E402
+
+POSITIONS = ["0 <modern>", "1 ▁The", "2 ▁man", "3 ▁went", "4 ▁to", "5 ▁the", "6 ▁house", "7 .", "8 </s>"]
+
+
+def test_step_heatmap_drops_signed_numbers_the_cells_it_really_gets_cannot_hold():
+    """Compare's word-order difference map (screenshot review, en and zh normal): 9 signed cells ('-0.01') in
+    its 492 px column ran together ('-0.01-0.03'): the cells are ~28 px beside the '0 <modern>' labels and the
+    two-line colour bar, and a 5-character number needs 45. The numbers go; hover keeps them."""
+    diff = np.random.default_rng(1).normal(0, 0.05, size=(9, 9))
+    for words in (dict(value_name="difference<br>(±0.163)"), dict(value_name="差值<br>(±0.163)", y_title="查询")):
+        fig = step_heatmap(diff, POSITIONS, POSITIONS, "(B in A's order) − A", "key", width_px=0.6 * PAGE_WIDTH,
+                           **words)
+        assert not fig.data[0].texttemplate
+        assert "%{z:.4f}" in fig.data[0].hovertemplate
+
+
+def test_step_heatmap_counts_the_characters_its_numbers_need():
+    """In the same 7 cells, weights ('0.14', 4 characters) fit and signed scores ('-0.14', 5) do not."""
+    rows, cols = [f"q{i}" for i in range(5)], [f"k{i}" for i in range(7)]
+    weights = np.full((5, 7), 1 / 7)
+    shown = step_heatmap(weights, rows, cols, "w", "key", value_name="weight", signed=False, width_px=420)
+    assert shown.data[0].texttemplate == "%{text}" and shown.data[0].text[0][0] == "0.14"
+    signed = step_heatmap(-weights, rows, cols, "s", "key", value_name="weight", width_px=420)
+    assert not signed.data[0].texttemplate
+
+
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER])
+def test_step_heatmap_keeps_the_numbers_of_a_small_grid_and_writes_no_negative_zero(scale):
+    """The zoo's toy example (3 queries, 5 keys) keeps its numbers on both scales; a value that rounds to zero is
+    0.00, not '-0.00' (plotly's %{z:.2f} writes the sign), and a masked cell has none."""
+    m = np.array([[-0.001, 1.5, -2.25, 0.0, 3.0], [0.5, -0.004, 2.0, -1.0, 0.25], [1.0, 2.0, -3.0, 0.1, -0.2]])
+    masked = np.zeros_like(m, dtype=bool)
+    masked[2, 4] = True
+    for signed in (True, False):
+        fig = step_heatmap(np.abs(m) / 3 if not signed else m, ["q0", "q1", "q2"], [f"k{i}" for i in range(5)],
+                           "1. Scores", "key", signed=signed, masked=masked, type_scale=scale)
+        assert fig.data[0].texttemplate == "%{text}"
+        text = [list(row) for row in fig.data[0].text]
+        assert not any(v.startswith("-0.00") for row in text for v in row)
+        assert text[2][4] == ""
+    assert text[0][0] == "0.00" and text[1][3] == "0.33"
+    signed_text = step_heatmap(m, ["q0", "q1", "q2"], [f"k{i}" for i in range(5)], "s", "key",
+                               type_scale=scale).data[0].text
+    assert signed_text[0][0] == "0.00" and signed_text[0][2] == "-2.25" and signed_text[1][1] == "0.00"
+
+
 # -- given weights: the fitted scores (model/analysis/zoo_fit.py) ---------------------------------------------------
 def test_scores_use_given_weights_and_general_with_identity_over_sqrt_d_is_scaled():
     np.testing.assert_allclose(zoo.scores("general", Q, K, weights={"W": np.eye(8) / np.sqrt(8)}),

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, MASKED_LABEL, NORMAL, TypeScale, check_matrix,
-                               colorbar, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
-                               subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, MASKED_LABEL, NORMAL, TypeScale, cell_numbers,
+                               check_matrix, colorbar, legend_above, mask_legend, mask_overlay, masked_z,
+                               plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
 
 PAGE_WIDTH = NORMAL.page_px   # px of the main area at 1280x720, sidebar open
 TITLE_FONT = NORMAL.text      # panel titles
@@ -70,6 +70,19 @@ def _cell(n_cols: int, width_px: float, type_scale: TypeScale = NORMAL) -> float
     return max(8.0, min(MAX_CELL * type_scale.cell / NORMAL.cell, (width_px - room) / max(n_cols, 1)))
 
 
+def _plot_px(width_px: float, row_labels: list[str], y_title: str, value_name: str, bar_tick: str,
+             s: TypeScale) -> float:
+    """About how wide the cells' area is drawn in a figure width_px wide: less the margins, the query axis's
+    title and its widest label (left), the colour bar with its widest tick label and its title (right).
+    Estimated from the words themselves (a little generously, so numbers are rather dropped than crammed):
+    _cell's fixed LABEL_ROOM (150 px) was about 80 px short beside '0 <modern>' labels and a two-line colour
+    bar title, so signed numbers ran together ('-0.01-0.03')."""
+    left = 10 + (1.3 * s.text if y_title else 0) + 10 + max((s.text_px(t, "tick") for t in row_labels), default=0)
+    bar = 12 + 2 * 10 + s.text_px(bar_tick, "tick")                      # thickness, pads, tick labels
+    title = max((s.text_px(line) for line in value_name.split("<br>")), default=0)
+    return width_px - left - (10 + max(bar, title))
+
+
 def step_heatmap(m, row_labels: list[str], col_labels: list[str], title: str, x_title: str, y_title: str = "query",
                  value_name: str = "value", signed: bool = True, zmax: float | None = None,
                  width_px: float | None = None, every_label: bool = True,
@@ -79,21 +92,29 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], title: str, x_
     (scores, outputs) on a diverging scale centred at 0, or weights on the fixed 0-1 scale. Cells are near
     square, so the map is never a thin strip; every_label: each column keeps its token label (plotly would
     otherwise drop every second one). masked: bool like m, True where the causal mask hid the key: grey,
-    no number, named in the legend (masked_label). Numbers show when they fit at the scale's cell size."""
+    no number, named in the legend (masked_label). Numbers show when they fit at the scale's cell size in the
+    cells' share of width_px (show_values=None; hover always has them); one that rounds to zero has no sign."""
     m = check_matrix(m, len(row_labels), len(col_labels))
     rows, cols = plotly_text(row_labels), plotly_text(col_labels)
     s = type_scale
     width_px = width_px or s.page_px / 2
     cell = _cell(len(cols), width_px, s)
-    if show_values is None:
-        show_values = s.numbers_fit(cell, cell) and m.size <= 100
+    z = masked_z(m, masked)
+    text = cell_numbers(z, missing="")        # -0.001 written 0.00: a sign there reads as a measured negative
     if signed:
         zmax = zmax or symmetric_range(m)
         scale = dict(zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE)
     else:
         scale = dict(zmin=0.0, zmax=1.0 if zmax is None else zmax, colorscale=ATTENTION_SCALE)
-    traces = [go.Heatmap(z=masked_z(m, masked), x=cols, y=rows, **scale, colorbar=colorbar(value_name, s, 12),
-                         texttemplate="%{z:.2f}" if show_values else None, textfont=s.font("cell"),
+    if show_values is None:
+        # the characters the numbers really take ("-0.01": 5, "0.42": 4) in the width the cells really get
+        chars = max((len(v) for row in text for v in row), default=4)
+        bar_tick = ("-" if signed else "") + f"{0.9 * scale['zmax']:.2g}"       # about its widest tick label
+        cell_w = _plot_px(width_px, row_labels, y_title, value_name, bar_tick, s) / max(len(cols), 1)
+        show_values = s.numbers_fit(cell_w, cell, chars=chars) and m.size <= 100
+    traces = [go.Heatmap(z=z, x=cols, y=rows, **scale, colorbar=colorbar(value_name, s, 12),
+                         text=text if show_values else None,
+                         texttemplate="%{text}" if show_values else None, textfont=s.font("cell"),
                          hoverongaps=False,
                          hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
                                        "<extra></extra>")]

@@ -18,6 +18,7 @@ from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
 DIFF_SHARE = 0.6                       # a difference map takes this share of the row, its explanation the rest
+COLUMN_GAP = 16                        # px between two st.columns (Streamlit's default gap, 1rem)
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
@@ -59,7 +60,7 @@ def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: st
     return step_heatmap(diff, rows, cols, t("compare.diff.title", title=title, zmax=f"{zmax:.3g}"),
                         t("fig.attention.x"), t("fig.attention.y"),
                         value_name=t("compare.diff.value", zmax=f"{zmax:.3g}"), zmax=zmax,
-                        width_px=type_scale().page_px * DIFF_SHARE,
+                        width_px=(type_scale().page_px - COLUMN_GAP) * DIFF_SHARE,   # its column: numbers that fit
                         type_scale=type_scale())
 
 
