@@ -11,6 +11,7 @@ from model.capture import schema
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz import ROOT
+from viz.pages.zoo import two_figures
 
 
 def _warnings(at) -> str:
@@ -104,7 +105,7 @@ def test_zoo_on_en_es_uses_the_weights_fitted_to_the_head():
     fit = zoo_fit.load_fit(folder, bundle.config)
     report = fit.report("encoder", 2, 5)
     info = " ".join(i.value for i in at.info)
-    assert "fitted to this head" in info and f"{report.w_distance:.3f}" in info and "I/√d" in info
+    assert "fitted to this head" in info and two_figures(report.w_distance) in info and "I/√d" in info
     assert f"{fit.sentences} training sentences" in info and "random, fixed" not in info
     assert "General (bilinear), fitted" in texts(at)
     trace = trace_sentence(bundle, bundle.tokenizer.styled(sentence, "modern"))     # as the page traces it
@@ -273,3 +274,36 @@ def test_presenter_page_links_stay_when_a_page_stops_early():
     labels = [link.proto.label for link in at.get("page_link")]
     assert any(label.startswith("Next page:") for label in labels)
     assert any(label.startswith("← Previous page:") for label in labels)
+
+
+def test_zoo_fitted_w_distance_reads_and_the_random_start_is_said_only_where_it_is_left():
+    """Screenshot review: encoder layer 0's fitted W lies 4.5e-5 from I/sqrt(d), which '.3f' wrote 0.000, beside
+    'W keeps some of its random start'. The distance now has 2 significant figures, and that sentence stays only
+    where at least 1% of the random W's distance is left (encoder layer 2, head 7: 0.67)."""
+    fit = zoo_fit.load_fit(ROOT / "pretrained" / "en-es", load_checkpoint(ROOT / "pretrained" / "en-es").config)
+    for lang, kept in (("en", "random start"), ("zh", "随机初值")):
+        at = run_page("zoo.py", model="en-es", text="The man went to the house.", kind="encoder", layer=0, head=0,
+                      score="general", lang=lang)
+        no_exceptions(at)
+        info = " ".join(i.value for i in at.info)
+        assert fit.report("encoder", 0, 0).w_distance < 1e-4 and "4.5e-5" in info
+        assert "0.000" not in info and kept not in info
+        at = run_page("zoo.py", model="en-es", text="The man went to the house.", kind="encoder", layer=2, head=7,
+                      score="general", lang=lang)
+        no_exceptions(at)
+        info = " ".join(i.value for i in at.info)
+        assert f"{fit.report('encoder', 2, 7).w_distance:.2f}" in info and kept in info
+
+
+def test_zoo_lists_write_the_language_s_colon():
+    """中文 wrote '**点积**: …' with an ASCII colon, hard-coded in the page; the list item is a catalogue message."""
+    at = run_page("zoo.py", model="toy-reverse", text="a b c d", lang="zh")
+    no_exceptions(at)
+    lists = [m.value for m in at.markdown if m.value.startswith("- **")]
+    assert len(lists) == 2
+    # the bold closes before the colon: '**软注意力（softmax）**的…' would not be bold (CommonMark: a closing ** between
+    # punctuation and a letter does not close)
+    assert "- **点积的由来**：" in lists[0] and "- **软注意力（softmax）的由来**：" in lists[1]
+    assert "**: " not in " ".join(lists)
+    at = run_page("zoo.py", model="toy-reverse", text="a b c d")
+    assert "- **Dot**: Luong" in " ".join(m.value for m in at.markdown)

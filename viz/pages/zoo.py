@@ -78,8 +78,25 @@ def score_title(name: str, data: dict) -> str:
     return t("zoo.score_name.fitted" if data["weights"] is not None else "zoo.score_name.random", name=score_name(name))
 
 
+# The fitted general W "keeps some of its random start" only where it kept at least this share of the random W's
+# distance from I/sqrt(d): below 1% of it (0.056 for d_head 32) the fit has removed 99% of the start, and en-es's
+# encoder layer 0 heads, at 5e-7 to 9e-4, have none left worth a sentence. Above it (0.06 to 0.67 in en-es's
+# later layers) the directions the head's keys hardly span are still visibly random.
+RANDOM_LEFT = 0.01
+
+
 def nats(x: float) -> str:
     return f"{x:.1e}" if x < 1e-3 else f"{x:.3f}"
+
+
+def two_figures(x: float) -> str:
+    """x to 2 significant figures, so a small one still reads: 0.67, 0.0075, 4.5e-5 (not 0.000)."""
+    if x == 0 or not np.isfinite(x):
+        return f"{x:g}"
+    if abs(x) < 1e-3:
+        mantissa, exponent = f"{x:.1e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return f"{x:.2g}" if abs(x) < 100 else f"{x:.0f}"
 
 
 def weight_name(name: str) -> str:
@@ -236,9 +253,11 @@ def weights_note(data: dict, score: str) -> None:
         return
     fit, report = data["fit"]
     kl = report.kl
+    random_left = report.w_distance >= RANDOM_LEFT * report.random_w_distance
     st.info(t(ZOO_FITTED_KEYS[score], n=fit.sentences, dev=fit.dev_sentences, fitted=nats(kl[score]),
               random=nats(kl[f"random_{score}"]), general=nats(kl["general"]), h=fit.dims.d_head,
-              dist=f"{report.w_distance:.3f}", random_dist=f"{report.random_w_distance:.2f}"))
+              dist=two_figures(report.w_distance), random_dist=f"{report.random_w_distance:.2f}",
+              rest=t("zoo.fitted.general.rest") if random_left else "").strip())
 
 
 def explain(data: dict, score: str, weighting: str, half_width: int, centre: str, all_scores: dict) -> None:
@@ -279,13 +298,15 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
     every_score = [weigh(all_scores[name], data, weighting, half_width, centre) for name in zoo.SCORES]
     show_figure(gallery(every_score, [score_title(n, data) for n in zoo.SCORES], rows, cols, **words),
                 f"zoo-scores-all-{tag}", key="zoo-gallery-scores")
-    st.markdown("\n".join(f"- **{score_name(n)}**: {t(ZOO_SCORE_HISTORY_KEYS[n])}" for n in zoo.SCORES))
+    st.markdown("\n".join("- " + t("zoo.list_item", name=score_name(n), text=t(ZOO_SCORE_HISTORY_KEYS[n]))
+                           for n in zoo.SCORES))
     st.subheader(t("zoo.all_weightings", score=score_title(score, data)))
     every_weighting = [weigh(all_scores[score], data, w, half_width, centre) for w in zoo.WEIGHTINGS]
     titles = [weight_name(w) + (f", D={half_width}" if w == "local" else "") for w in zoo.WEIGHTINGS]
     show_figure(gallery(every_weighting, titles, rows, cols, **words), f"zoo-weightings-all-{tag}",
                 key="zoo-gallery-weightings")
-    st.markdown("\n".join(f"- **{weight_name(w)}**: {t(ZOO_WEIGHT_HISTORY_KEYS[w])}" for w in zoo.WEIGHTINGS))
+    st.markdown("\n".join("- " + t("zoo.list_item", name=weight_name(w), text=t(ZOO_WEIGHT_HISTORY_KEYS[w]))
+                           for w in zoo.WEIGHTINGS))
 
 
 def render() -> None:
