@@ -11,6 +11,7 @@ from model.capture import schema
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz import ROOT
+from viz.i18n import catalogue
 from viz.pages.zoo import two_figures
 
 
@@ -307,3 +308,14 @@ def test_zoo_lists_write_the_language_s_colon():
     assert "**: " not in " ".join(lists)
     at = run_page("zoo.py", model="toy-reverse", text="a b c d")
     assert "- **Dot**: Luong" in " ".join(m.value for m in at.markdown)
+
+
+def test_zoo_weighting_gallery_names_the_window_in_the_language():
+    """The gallery's local panel wrote ', D=1' after the name, hard-coded (an ASCII comma in 中文, wrapped onto a
+    line of its own); it is the catalogue's one-line title, as over the main picture."""
+    for lang in ("en", "zh"):
+        at = run_page("zoo.py", model="toy-reverse", text="a b c d", lang=lang, window=1)
+        no_exceptions(at)
+        spec = json.loads(next(c for c in at.get("plotly_chart") if c.key == "zoo-gallery-weightings").proto.spec)
+        titles = [a["text"] for a in spec["layout"]["annotations"]]
+        assert catalogue(lang)["zoo.local_d"].format(d=1) in titles, titles

@@ -302,7 +302,7 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
                            for n in zoo.SCORES))
     st.subheader(t("zoo.all_weightings", score=score_title(score, data)))
     every_weighting = [weigh(all_scores[score], data, w, half_width, centre) for w in zoo.WEIGHTINGS]
-    titles = [weight_name(w) + (f", D={half_width}" if w == "local" else "") for w in zoo.WEIGHTINGS]
+    titles = [weight_name(w) if w != "local" else t("zoo.local_d", d=half_width) for w in zoo.WEIGHTINGS]
     show_figure(gallery(every_weighting, titles, rows, cols, **words), f"zoo-weightings-all-{tag}",
                 key="zoo-gallery-weightings")
     st.markdown("\n".join("- " + t("zoo.list_item", name=weight_name(w), text=t(ZOO_WEIGHT_HISTORY_KEYS[w]))
