@@ -336,13 +336,8 @@ def projector():
         yield url, chromium
 
 
-@pytest.mark.browser
-@pytest.mark.parametrize("page", ["step", "multihead", "positional", "layernorm"])
-def test_projector_first_screen(projector, page):
-    """At 1280x720 with the sidebar open: the page's picture starts on the first screen (180 px of it at
-    least), no button label is cut ("◀ Pre…"), no formula runs past the page column ("…VW"), no chart
-    title runs out of its chart ("…as the model see"), no two upright tick labels of a chart overlap (the
-    head grid's crowded key labels)."""
+def _measure_at_1280x720(projector, page: str, script: str):
+    """`script`'s value on `page` (en-es, the default sentence) at a projector's 1280x720, charts drawn."""
     from browser_utils import wait_for_app
     url, chromium = projector
     tab = chromium.new_page(viewport={"width": 1280, "height": 720})
@@ -351,9 +346,19 @@ def test_projector_first_screen(projector, page):
         tab.wait_for_selector(".js-plotly-plot", timeout=240_000)
         wait_for_app(tab)
         tab.wait_for_timeout(1500)                      # plotly's last relayout
-        found = tab.evaluate(LAYOUT_JS)
+        return tab.evaluate(script)
     finally:
         tab.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", ["step", "multihead", "positional", "layernorm"])
+def test_projector_first_screen(projector, page):
+    """At 1280x720 with the sidebar open: the page's picture starts on the first screen (180 px of it at
+    least), no button label is cut ("◀ Pre…"), no formula runs past the page column ("…VW"), no chart
+    title runs out of its chart ("…as the model see"), no two upright tick labels of a chart overlap (the
+    head grid's crowded key labels)."""
+    found = _measure_at_1280x720(projector, page, LAYOUT_JS)
     assert found["top"] is not None and found["top"] <= 720 - 180, found
     assert not found["cut_buttons"], found
     assert not found["wide_formulas"], found
@@ -367,15 +372,5 @@ def test_multihead_page_fits_in_three_screens(projector):
     is at most three screens tall (2,984 px, 4.1 screens, before the norms became a tab and the long
     caption and section headers went; 2,111 px after; 2,149 px once the heads' table was static and
     wrapped)."""
-    from browser_utils import wait_for_app
-    url, chromium = projector
-    tab = chromium.new_page(viewport={"width": 1280, "height": 720})
-    try:
-        tab.goto(f"{url}/multihead?model=en-es&text=The+man+went+to+the+house.")
-        tab.wait_for_selector(".js-plotly-plot", timeout=240_000)
-        wait_for_app(tab)
-        tab.wait_for_timeout(1500)                      # plotly's last relayout
-        height = tab.evaluate(MAIN_HEIGHT_JS)
-    finally:
-        tab.close()
+    height = _measure_at_1280x720(projector, "multihead", MAIN_HEIGHT_JS)
     assert height <= 3 * 720, f"{height} px = {height / 720:.2f} screens"
