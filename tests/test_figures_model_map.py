@@ -165,3 +165,15 @@ def test_the_token_rows_stay_on_their_side(bundle, scale_name):
         shown = row.text.replace("<i>", "").replace("</i>", "").replace("&lt;", "<").replace("&gt;", ">")
         assert scale.text_px(shown, "tick") <= 0.46 * scale.page_px, shown
     assert all(row.text.endswith(" …") for row in rows)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_softmax_strip_starts_after_its_words(trace, bundle, lang):
+    """Presenter mode, 中文: the top-token words ('最可能 “▁El” 96%') ran under the softmax's probability strip."""
+    from viz.figures.style import TYPE_SCALES
+    for scale in TYPE_SCALES.values():
+        fig = map_figure(trace, lang, type_scale=scale, compact=True, token_strings=bundle.tokenizer.token_strings)
+        words = next(a for a in fig.layout.annotations if "%" in (a.text or "") and a.y == fig.data[-1].y0)
+        strip = next(d for d in fig.data if d.name == "softmax")
+        words_end = words.x + scale.text_px(words.text) * 100 / scale.page_px
+        assert strip.x0 - strip.dx / 2 >= words_end, (words.text, strip.x0)

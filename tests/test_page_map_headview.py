@@ -48,7 +48,7 @@ def test_home_draws_the_live_map_with_links_that_carry_the_view(trace):
     z = _array(maps["attn.cross#2"]["z"])[::-1]
     assert np.allclose(z, trace[schema.pattern_name("cross", 2)].mean(0), atol=1e-6)
     links = [a["text"] for a in fig["layout"]["annotations"] if "<a href=" in a["text"]]
-    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, "style": "modern", "lang": "zh", "kind": "cross",
+    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, "lang": "zh", "kind": "cross",
                                     "layer": "0", "head": "-1"})     # a block's name: its first layer
     assert any(f'href="explorer?{query}"' in link for link in links)
     assert "交叉注意力" in " ".join(a["text"] for a in fig["layout"]["annotations"])
@@ -156,3 +156,11 @@ def test_a_click_on_a_head_in_the_legend_isolates_it(chromium, app_url):
     page.wait_for_timeout(800)
     assert page.evaluate(visible) == ["h2"]
     page.close()
+
+
+def test_map_links_carry_a_chosen_style():
+    """The 1909 Bible style travels with the map's links (the default, modern, is left out as the URL leaves it)."""
+    at = run_page("home.py", model="en-es", text=SENTENCE, style="bible")
+    no_exceptions(at)
+    links = [a["text"] for a in _chart(at, "home-map")["layout"]["annotations"] if "<a href=" in a["text"]]
+    assert links and all("style=bible" in link for link in links)

@@ -1,7 +1,10 @@
 """Presenter mode's one way forward (issue 26, item 5): on the guided tour its own Previous/Next, leading to
 the pages around the tour from its first and last steps; elsewhere the Previous/Next page buttons. And the
 offline lesson's download at the top of every page, not under it."""
+import json
+
 from apptest_utils import no_exceptions, run_page
+from viz.figures.model_map import PAGE_BLOCKS
 
 
 def _buttons(at) -> dict:
@@ -92,3 +95,25 @@ def test_presenter_mode_enlarges_the_decoding_steps_code_lines():
     at = run_page("decoding.py", model="toy-reverse", text="c a f e", present="1")
     no_exceptions(at)
     assert at.get("code")
+
+
+def _map(at) -> dict | None:
+    chart = next((c for c in at.get("plotly_chart") if c.key == "presenter-map"), None)
+    return None if chart is None else json.loads(chart.proto.spec)
+
+
+def test_presenter_mode_shows_where_a_page_is_in_the_model():
+    """Issue 26, item 9: the live map as 'you are here' in presenter mode too: under a page about one part of the
+    model, the whole model on the sentence with the page's blocks framed in red, every block a link that keeps
+    presenter mode; in normal mode, and on pages about the whole model, none."""
+    at = run_page("layernorm.py", model="toy-reverse", text="a b c d", present=1, lang="zh")
+    no_exceptions(at)
+    fig = _map(at)
+    red = [s for s in fig["layout"]["shapes"] if s.get("line", {}).get("color") == "#d62728"]
+    assert len(red) == len(PAGE_BLOCKS["layernorm"]) == 5                         # every Add & Norm
+    links = [a["text"] for a in fig["layout"]["annotations"] if "<a href=" in a["text"]]
+    assert links and all("present=1" in link and "lang=zh" in link for link in links)
+    assert any("本页在模型中的位置" in m.value for m in at.markdown)
+    assert _map(run_page("layernorm.py", model="toy-reverse", text="a b c d")) is None           # normal mode
+    for page in ("about.py", "training.py", "tour.py"):
+        assert _map(run_page(page, model="toy-reverse", text="a b c d", present=1)) is None

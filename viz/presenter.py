@@ -11,10 +11,12 @@ from pathlib import Path
 import streamlit as st
 
 from viz import ROOT
+from viz.figures.model_map import PAGE_BLOCKS
 from viz.i18n import t
 from viz.nav import Page
 from viz.lesson_ui import lesson_button
-from viz.state import current, qp_choice, set_query
+from viz.map_chart import model_map_chart
+from viz.state import carried_params, current, qp_choice, set_query
 from viz.tour_steps import presenter_order
 from viz.ui import PageStop
 
@@ -77,14 +79,6 @@ def presenter_toggle() -> bool:
     return on
 
 
-def _carried_params() -> dict:
-    """Model, sentence and language travel with the presenter's page buttons (the next page's URL says them)."""
-    params = {"model": st.session_state.get("model"), "text": (st.session_state.get("text") or "").strip() or None,
-              "target": (st.session_state.get("target") or "").strip() or None, "present": "1",
-              "lang": st.query_params.get("lang")}
-    return {k: v for k, v in params.items() if v}
-
-
 def neighbours(url_path: str, pages: list[Page]) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
     """The pages before and after this one in presenting order, each as (file under viz/pages, title);
     None at either end or for a page outside the order."""
@@ -103,7 +97,7 @@ def neighbours(url_path: str, pages: list[Page]) -> tuple[tuple[str, str] | None
 
 def page_button(where, key: str, page: tuple[str, str], label: str, **kwargs) -> None:
     """A big link to a page of the presenting order (key: presenter-prev or presenter-next)."""
-    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=_carried_params(),
+    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=carried_params(),
                                        width="stretch", **kwargs)
 
 
@@ -124,6 +118,18 @@ def _nav_buttons(page, pages: list[Page]) -> None:
         page_button(c_prev, "presenter-prev", prev, t("presenter.prev", page=prev[1]))
     if nxt:
         page_button(c_next, "presenter-next", nxt, t("presenter.next", page=nxt[1]))
+
+
+def _you_are_here(page) -> None:
+    """Presenter mode, under a page about one part of the model: the whole model live on the sentence, this
+    page's blocks framed in red, every block a link to its page (overview to detail, as the tour's map)."""
+    ctx = current()
+    blocks = PAGE_BLOCKS.get(page.url_path)
+    if not blocks or ctx is None or ctx.trace is None:
+        return
+    st.divider()
+    st.markdown(t("presenter.map"))
+    model_map_chart(ctx, "presenter-map", highlight=blocks, compact=True)
 
 
 def _lesson_download() -> None:
@@ -149,4 +155,5 @@ def run_page(page, pages: list[Page]) -> None:
     except PageStop:
         pass
     if presenting:
+        _you_are_here(page)
         _nav_buttons(page, pages)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from model.capture.trace import Trace
 from model.errors import InputError
-from viz.i18n import t
+from viz.i18n import DEFAULT_LANG, t
 from viz.text import plain
 
 MAX_TEXT_CHARS = 5000
@@ -53,6 +53,18 @@ def current() -> Context | None:
 
 
 # -- URL query parameters -------------------------------------------------------------------------
+def carried_params() -> dict:
+    """What a link to another page carries so that it opens on the same input (also in a new tab): the sidebar's
+    model, sentence and reference, the style when not the model's default (as the sidebar writes it in the URL),
+    the language when not English, and presenter mode."""
+    lang = st.session_state.get("lang")
+    params = {"model": st.session_state.get("model"), "text": (st.session_state.get("text") or "").strip(),
+              "target": (st.session_state.get("target") or "").strip(), "style": st.query_params.get("style"),
+              "lang": lang if lang != DEFAULT_LANG else None,
+              "present": "1" if st.session_state.get("presenter") else None}
+    return {k: v for k, v in params.items() if v}
+
+
 def qp_str(name: str, default: str | None = None, max_len: int = MAX_TEXT_CHARS) -> str | None:
     value = st.query_params.get(name)
     if value is None:

@@ -310,8 +310,12 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
     focus = data.focus
     if len(data.top_tokens):
         token = plotly_text([data.top_tokens[focus]])[0]
-        note(x0 + name_width + 1.0, y + embed_h / 2, top_value.format(token=token, p=f"{data.top_p[focus]:.0%}"), font_size)
-        strip_x0, strip_x1 = x0 + 0.62 * (x1 - x0), x1 - 1.0
+        top_text = top_value.format(token=token, p=f"{data.top_p[focus]:.0%}")
+        note(x0 + name_width + 1.0, y + embed_h / 2, top_text, font_size)
+        # the strip starts after the words (x: 100 units a page width), at 62% of the block at the earliest
+        # ("最可能 “▁El” 96%" ran under it)
+        text_end = x0 + name_width + 2.0 + type_scale.text_px(top_text) * 100 / type_scale.page_px
+        strip_x0, strip_x1 = max(x0 + 0.62 * (x1 - x0), text_end), x1 - 1.0
         p = np.asarray(data.top_p, dtype=float)[None, :]
         dx = (strip_x1 - strip_x0) / p.shape[1]
         traces.append(go.Heatmap(z=p, x0=strip_x0 + dx / 2, dx=dx, y0=y + embed_h / 2, dy=embed_h - 14 * u, zmin=0, zmax=1,
@@ -374,4 +378,12 @@ TOUR_BLOCKS = {  # the tour's step key -> the blocks it explains ("you are here"
     "decoder": ("attn.decoder", "attn.cross"), "decoding": ("linear", "softmax"),
     "heads": ("attn.encoder", "attn.decoder", "attn.cross"), "zoo": ("attn.encoder", "attn.decoder", "attn.cross"),
     "learn": (), "ffn": ("ff.encoder", "ff.decoder"), "regularize": ("softmax",),
+}
+# A page's url path -> the blocks it explains (presenter mode's "you are here" under the page). Pages about the
+# whole model (home, the tour with its own map, training, about) have none.
+PAGE_BLOCKS = {
+    "explorer": tuple(ATTN_KINDS), "step": ("attn.encoder",), "multihead": ("attn.encoder",),
+    "positional": ("embed.encoder", "embed.decoder"), "layernorm": tuple(NORM_BLOCKS),
+    "ffn": ("ff.encoder", "ff.decoder"), "decoding": ("linear", "softmax"), "heads": tuple(ATTN_KINDS),
+    "zoo": tuple(ATTN_KINDS), "compare": ("attn.encoder",), "attribution": ("linear", "softmax"),
 }

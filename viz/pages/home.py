@@ -4,9 +4,8 @@ import streamlit as st
 
 from model.capture import schema
 from viz.figures.attention import translation_figure
-from viz.figures.model_map import block_target, map_cell
 from viz.i18n import current_lang, t
-from viz.map_view import map_figure
+from viz.map_chart import model_map_chart
 from viz.model_words import what_the_model_knows
 from viz.services import token_confidence
 from viz.state import Context
@@ -43,28 +42,11 @@ def translation_picture(ctx: Context) -> None:
     show_figure(fig, f"{ctx.model_id}-translation-attention", key="home-translation")
 
 
-def map_params(ctx: Context) -> dict:
-    """What a block's page needs to open on the same view: model, sentence, reference, language, presenter."""
-    params = {"model": ctx.model_id, "text": ctx.text.strip() or None, "target": (ctx.target or "").strip() or None,
-              "style": ctx.style, "lang": current_lang() if current_lang() != "en" else None,
-              "present": "1" if st.session_state.get("presenter") else None}
-    return {k: v for k, v in params.items() if v}
-
-
 def model_map_picture(ctx: Context) -> None:
     """The paper's Figure 1 drawn from this sentence's trace; a block's name, number or picture opens its page."""
     st.subheader(t("map.heading"))
-    params = map_params(ctx)
-    fig = map_figure(ctx.trace, current_lang(), carried=params, type_scale=type_scale(),
-                     token_strings=ctx.bundle.tokenizer.token_strings)
-    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="home-map",
-                            config={"displaylogo": False, "displayModeBar": False})
-    points = (event or {}).get("selection", {}).get("points", []) if event else []
-    cell = map_cell(points[0]) if points else None
+    model_map_chart(ctx, "home-map")
     st.caption(t("map.read"))
-    if cell is not None:
-        page, view = block_target(cell)
-        st.switch_page(f"viz/pages/{page}", query_params={**params, **view})
 
 
 def how_to_read(ctx: Context) -> str:

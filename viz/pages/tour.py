@@ -9,23 +9,13 @@ from viz.i18n import current_lang, t
 from viz.map_view import map_figure
 from viz.nav import PAGES
 from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
-from viz.state import Context, current, qp_int, set_query
+from viz.state import Context, carried_params, current, qp_int, set_query
 from viz.tour_figures import FULL_FIGURES, STEP_FIGURES, step_pictures
 from viz.tour_steps import TOUR, TourStep
 from viz.ui import show_figure, type_scale
 
 PAGES_DIR = Path(__file__).parent
 STEP_KEY = "tour-step"
-
-
-def carried_params(ctx: Context | None) -> dict:
-    """The sidebar's model and sentence, so the linked page opens on the same input (also in a new tab)."""
-    if ctx is None:
-        return {}
-    params = {"model": ctx.model_id, "text": ctx.text.strip() or None, "target": (ctx.target or "").strip() or None}
-    if st.session_state.get("presenter"):
-        params["present"] = "1"
-    return {k: v for k, v in params.items() if v}
 
 
 def go(delta: int) -> None:
@@ -119,7 +109,7 @@ def render() -> None:
     step_picture(ctx, step, number)
     st.markdown(t(step.message_key("text")))
     st.latex(step.formula)
-    step_links(step, carried_params(ctx))
+    step_links(step, carried_params() if ctx is not None else {})
     you_are_here(ctx, step, number)
     st.progress(number / len(TOUR))
     with st.expander(t("tour.all_steps")):

@@ -1,0 +1,28 @@
+"""The live model map as a page element: the paper's Figure 1 drawn from the sentence's trace in the reader's
+language, every block a link to the page and view that explains it (a click opens it on the same input). The
+start page shows it whole; presenter mode shows it under a page with that page's blocks framed ("you are here")."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import streamlit as st
+
+from viz.figures.model_map import block_target, map_cell
+from viz.i18n import current_lang
+from viz.map_view import map_figure
+from viz.state import Context, carried_params
+from viz.ui import type_scale
+
+
+def model_map_chart(ctx: Context, key: str, highlight: Sequence[str] = (), compact: bool = False) -> None:
+    """Draw the map of ctx's trace; a click on a block switches to its page with the same input."""
+    params = carried_params()
+    fig = map_figure(ctx.trace, current_lang(), carried=params, highlight=highlight, type_scale=type_scale(),
+                     compact=compact, token_strings=ctx.bundle.tokenizer.token_strings)
+    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key,
+                            config={"displaylogo": False, "displayModeBar": False})
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    cell = map_cell(points[0]) if points else None
+    if cell is not None:
+        page, view = block_target(cell)
+        st.switch_page(f"viz/pages/{page}", query_params={**params, **view})
