@@ -290,23 +290,20 @@ Sample = tuple  # (q [H,T,d], k [H,S,d], pattern [H,T,S]) float32 arrays of one 
 
 def collect(bundle, pairs: list[tuple[str, str]], max_tokens: int | None = None) -> dict[str, list[Sample]]:
     """Every head's Q, K and pattern on each (source, reference) pair, teacher-forced as trace_sentence does
-    (without decoding a translation, which the fit does not need). attn prefix -> one Sample per pair."""
+    (pipeline.forced_pass, without decoding a translation, which the fit does not need). attn prefix -> one
+    Sample per pair."""
     import torch
 
-    from model.capture.hooks import capture
-    from model.inference.pipeline import DEFAULT_MAX_TOKENS, encode_text
+    from model.inference.pipeline import DEFAULT_MAX_TOKENS, encode_text, forced_pass
 
     dims = Dims.of(bundle.config)
     names = [schema.attn_name(kind, layer, h) for kind, layer in dims.sublayers() for h in ("q", "k", "pattern")]
     out: dict[str, list[Sample]] = {schema.attn_prefix(kind, layer): [] for kind, layer in dims.sublayers()}
-    model, cfg = bundle.model, bundle.config
     with torch.no_grad():
         for src, tgt in pairs:
             src_ids = encode_text(bundle, src, max_tokens or DEFAULT_MAX_TOKENS).ids
             y = encode_text(bundle, tgt, max_tokens or DEFAULT_MAX_TOKENS).ids
-            with capture(names) as trace:
-                model(torch.tensor([src_ids], device=model.device),
-                      torch.tensor([[cfg.bos_id] + y[:-1]], device=model.device))
+            trace, _ = forced_pass(bundle, src_ids, y, names)
             for kind, layer in dims.sublayers():
                 q, k, p = (np.asarray(trace[schema.attn_name(kind, layer, h)], dtype=np.float32)
                            for h in ("q", "k", "pattern"))

@@ -72,6 +72,17 @@ def translate(bundle: Bundle, text: str, beam: int = 1, max_tokens: int = DEFAUL
 
 
 @torch.no_grad()
+def forced_pass(bundle: Bundle, src_ids: list[int], y: list[int], names=None) -> tuple[Trace, torch.Tensor]:
+    """One teacher-forced forward pass: the decoder reads <s> y_1 .. y_{n-1} and predicts y; the hooks in
+    `names` (None: all) captured. Returns (trace, logits [1,T,V])."""
+    model = bundle.model
+    src_t = torch.tensor([src_ids], device=model.device)
+    tgt_in = torch.tensor([[bundle.config.bos_id] + y[:-1]], device=model.device)
+    with capture(names) as trace:
+        logits = model(src_t, tgt_in)                                         # [1,T,V]
+    return trace, logits
+
+
 def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=None, beam: int = 1,
                    max_tokens: int = DEFAULT_MAX_TOKENS) -> Trace:
     """One teacher-forced pass over `target`, or over the model's own output when there is none.
@@ -79,15 +90,12 @@ def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=N
     Rows of decoder maps are decoder inputs (<s> y_1 .. y_{n-1}); the token predicted at row t is
     y_t (meta["tgt_out_tokens"]). The translation is always generated and kept in meta.
     """
-    tok, model = bundle.tokenizer, bundle.model
+    tok = bundle.tokenizer
     src = encode_text(bundle, text, max_tokens)
     generated = generate(bundle, src.ids, beam)
     forced = bool(target and target.strip())
     y = encode_text(bundle, target, max_tokens).ids if forced else generated
-    src_t = torch.tensor([src.ids], device=model.device)
-    tgt_in = torch.tensor([[bundle.config.bos_id] + y[:-1]], device=model.device)
-    with capture(names) as trace:
-        logits = model(src_t, tgt_in)                                         # [1,T,V]
+    trace, logits = forced_pass(bundle, src.ids, y, names)
     logprobs = logits.log_softmax(-1)[0, torch.arange(len(y)), torch.tensor(y)]
     trace.meta.update(
         model_id=bundle.model_id,
