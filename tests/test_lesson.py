@@ -353,9 +353,9 @@ def test_the_header_shows_the_sentence_as_typed_and_the_style_in_words(styled_le
 
 def test_the_style_tokens_are_the_models_and_a_typed_one_stays():
     from model.io.tokenizer import STYLE_TOKENS
-    from viz.lesson import STYLE_KEYS, reader_sentence
-    from viz.sidebar import SIDEBAR_STYLE_KEYS
-    assert STYLE_KEYS == {STYLE_TOKENS[style]: key for style, key in SIDEBAR_STYLE_KEYS.items()}
+    from viz.i18n import STYLE_KEYS
+    from viz.lesson import STYLE_TOKEN_KEYS, reader_sentence
+    assert STYLE_TOKEN_KEYS == {STYLE_TOKENS[style]: key for style, key in STYLE_KEYS.items()}
     # a one-style model reads '<bible>' typed by the reader as the characters it is: nothing to take away
     typed = {"src_text": "<bible> a b", "src_tokens": ["▁<", "bible", ">", "▁a", "▁b", "</s>"]}
     assert reader_sentence(typed) == ("<bible> a b", None)

@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 _said_missing: set[tuple[str, str]] = set()
 # The attention kinds' names (model/capture/schema.py KINDS), as every page and figure titles them.
 KIND_KEYS = {"encoder": "fig.kind.encoder", "decoder": "fig.kind.decoder", "cross": "fig.kind.cross"}
+# A two-style model's styles (model/io/tokenizer.py STYLE_TOKENS) -> their words: the sidebar's and the lesson's
+STYLE_KEYS = {"modern": "sidebar.style.modern", "bible": "sidebar.style.bible"}
 
 
 @cache

@@ -23,7 +23,7 @@ import plotly.io as pio
 
 from model.capture.trace import Trace
 from viz.formula_html import formula_block
-from viz.i18n import DEFAULT_LANG, LANGS, message
+from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message
 from viz.tour_figures import step_pictures
 from viz.tour_steps import TOUR, TourStep
 
@@ -53,9 +53,9 @@ def _figure_div(fig: go.Figure, first: bool) -> str:
     return pio.to_html(fig, full_html=False, include_plotlyjs=first, include_mathjax=False, config=PLOTLY_CONFIG)
 
 
-# A two-style model reads its style token first (model/io/tokenizer.py STYLE_TOKENS; a test keeps the two
-# alike): the token -> the catalogue key of the style's words, the sidebar's.
-STYLE_KEYS = {"<modern>": "sidebar.style.modern", "<bible>": "sidebar.style.bible"}
+# A two-style model reads its style token first, a style written <style> (model/io/tokenizer.py STYLE_TOKENS;
+# a test keeps the two alike): the token -> the catalogue key of the style's words, the sidebar's.
+STYLE_TOKEN_KEYS = {f"<{style}>": key for style, key in STYLE_KEYS.items()}
 
 
 def reader_sentence(meta: dict) -> tuple[str, str | None]:
@@ -63,8 +63,8 @@ def reader_sentence(meta: dict) -> tuple[str, str | None]:
     token led it). The token itself stays in the figures: the model really reads it."""
     text, tokens = meta["src_text"], meta.get("src_tokens") or []
     first, _, rest = text.partition(" ")
-    if first in STYLE_KEYS and tokens and tokens[0] == first:
-        return rest.strip(), STYLE_KEYS[first]
+    if first in STYLE_TOKEN_KEYS and tokens and tokens[0] == first:
+        return rest.strip(), STYLE_TOKEN_KEYS[first]
     return text, None
 
 

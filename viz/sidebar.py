@@ -15,7 +15,7 @@ from viz.context import Choice
 from viz.services import (DEFAULT_STYLE, device_label, load_bundle, max_tokens_bounds, preset_groups, presets,
                           reference_of, trace_npz)
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query, whole_number_box
-from viz.i18n import DEFAULT_LANG, LANGS, error_text, t, tn
+from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, error_text, t, tn
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
@@ -27,7 +27,6 @@ SIDEBAR_EXAMPLES_KEYS = {
     "everyday": "sidebar.examples.everyday", "struggles": "sidebar.examples.struggles",
     "well": "sidebar.examples.well"
 }
-SIDEBAR_STYLE_KEYS = {"modern": "sidebar.style.modern", "bible": "sidebar.style.bible"}
 
 
 def init_from_url(models: list[str], notices: list[str]) -> None:
@@ -46,7 +45,7 @@ def init_from_url(models: list[str], notices: list[str]) -> None:
     lo, default, hi = max_tokens_bounds()
     st.session_state["beam"] = qp_int("beam", 1, 1, 8, notices)
     st.session_state["max_tokens"] = qp_int("max_tokens", default, lo, hi, notices)
-    st.session_state["style"] = qp_choice("style", list(SIDEBAR_STYLE_KEYS), DEFAULT_STYLE, notices)
+    st.session_state["style"] = qp_choice("style", list(STYLE_KEYS), DEFAULT_STYLE, notices)
 
 
 def _url_text(name: str, cut_notice: str, notices: list[str]) -> str | None:
@@ -148,7 +147,7 @@ def _style_picker(sb, tokenizer) -> str | None:
     if st.session_state.get("style") not in styles:
         st.session_state["style"] = tokenizer.default_style
     return sb.segmented_control(t("sidebar.style"), styles, key="style", required=True,
-                                format_func=lambda s: t(SIDEBAR_STYLE_KEYS[s]), help=t("sidebar.style.help"))
+                                format_func=lambda s: t(STYLE_KEYS[s]), help=t("sidebar.style.help"))
 
 
 def _cut_long_text() -> None:
