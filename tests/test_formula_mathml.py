@@ -46,7 +46,8 @@ def test_pieces():
     assert "<mn>10000</mn>" in formula_mathml(r"10000^{2i/d}")
     assert "<mtext>for</mtext>" in formula_mathml(r"s\ \text{for}\ t")
     assert 'minsize="1.623em"' in formula_mathml(r"\Big(x\Big)")
-    assert "<mi>sin</mi><mo>\u2061</mo>" in formula_mathml(r"\sin x")
+    assert '<mi>sin</mi><mo rspace="0.1667em">\u2061</mo>' in formula_mathml(r"\sin x")
+    assert "<mi>max</mi><mo>\u2061</mo><mo" in formula_mathml(r"\max(0, x)")     # no space before a bracket
     assert "<mi>ℒ</mi>" in formula_mathml(r"\mathcal{L}") and "<mi>𝒬</mi>" in formula_mathml(r"\mathcal{Q}")
     assert '<mover accent="true"><mi>a</mi>' in formula_mathml(r"\tilde a") and "ε" in formula_mathml(r"\varepsilon")
     with pytest.raises(UnsupportedLatex):
@@ -71,3 +72,32 @@ def test_the_lesson_shows_every_formula_as_mathml():
     from viz.lesson import lesson_html
     page = lesson_html(trace_of("toy-reverse", "c a f e"), None)
     assert page.count('<div class="formula"><math') == len(TOUR) and '<p class="formula">' not in page
+
+
+# -- drawn: no words run together (a_{ts}\log a_{ts} drew as "a_tsloga_ts") ------------------------------------
+GAPS_JS = """() => [...document.querySelectorAll('math')].map(m => {
+  const names = [...m.querySelectorAll('mi')].filter(e => e.textContent === 'log');
+  return names.map(name => {
+    const box = e => e.getBoundingClientRect();
+    const after = name.nextElementSibling.nextElementSibling;     // past the invisible function mark
+    let before = name.previousElementSibling;
+    while (before.tagName.toLowerCase() === 'mspace') before = before.previousElementSibling;
+    return [box(name).left - box(before).right, box(after).left - box(name).right, name.getBoundingClientRect().height];
+  });
+}).flat()"""
+
+
+@pytest.mark.browser
+def test_function_names_stand_apart_in_chromium(chromium):
+    """The heads and regularize steps' formulas in Chromium (MathML Core, the browser's own maths): "log" keeps
+    at least a thin space (1/6 em, ~3.9 px at the lesson's 1.45 x 16 px) from the symbol before and after it;
+    with no space the boxes touched (0 px)."""
+    formulas = [step.formula for step in TOUR if step.key in ("heads", "regularize")]
+    body = "".join(formula_mathml(f) for f in formulas)
+    page = chromium.new_page()
+    page.set_content(f'<html><body style="font-size:23px">{body}</body></html>')
+    gaps = page.evaluate(GAPS_JS)
+    page.close()
+    assert len(gaps) == 2                           # a_{ts} log a_{ts}; q_v log p_v
+    for before, after, height in gaps:
+        assert before >= 3 and after >= 3, gaps

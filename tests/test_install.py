@@ -71,7 +71,9 @@ def test_installed_lesson_writes_from_another_folder(installed):
     lesson = run([venv / "bin/transformer-viz", "lesson", "--model", share / "pretrained/toy-reverse", "--text",
                   "a b c", "--out", out], elsewhere, env)
     assert lesson.returncode == 0, lesson.stderr[-3000:]
-    assert out.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    page = out.read_text(encoding="utf-8")
+    assert page.lstrip().lower().startswith("<!doctype html")
+    assert "plotly.js (cartesian - minified)" in page              # viz/vendor's bundle is in the package
 
 
 def free_port() -> int:

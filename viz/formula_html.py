@@ -113,6 +113,14 @@ SIZES = {"big": "1.2em", "Big": "1.623em", "bigg": "2.047em", "Bigg": "2.470em"}
 LIMIT_BASES = ("∑", "∏", "max", "min", "arg max", "arg min")    # their subscript goes under them
 OPERATOR_CHARS = set("=+-*/()[]|,<>!:;.'")
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+# After a function name (\log a): the invisible "function application" mark. MathML Core gives it no space, so
+# "log a" drew as "loga"; TeX puts a thin space between an operator name and what follows it unless that is an
+# opening bracket (\max(0, x)), and so does the mark here. Before the name, a thin space too after an ordinary
+# symbol (a_{ts}\log a_{ts}: "a_tslog"), as TeX puts between an ordinary symbol and an operator name.
+APPLY = "<mo>\u2061</mo>"
+APPLY_SPACED = '<mo rspace="0.1667em">\u2061</mo>'
+THIN_SPACE = '<mspace width="0.1667em"/>'
+OPENING = re.compile(r"\s*(\\(big|Big|bigg|Bigg|left)\s*)?[(\[|]")
 
 
 def formula_mathml(latex: str) -> str:
@@ -147,11 +155,17 @@ def _m_group(src: str, i: int, closing: str | None) -> tuple[list[str], int]:
         node, i = _m_atom(src, i)
         if node == "<mo>−</mo>" and (not nodes or nodes[-1].startswith("<mo")):
             node = '<mo form="prefix">−</mo>'          # a sign (=-\infty), not a subtraction
+        if nodes and _is_function(node) and not re.match(r"<(mo|mspace|munder><mo|munderover><mo)\b", nodes[-1]):
+            nodes.append(THIN_SPACE)
         if node:
             nodes.append(node)
     if closing is not None:
         raise UnsupportedLatex("missing }")
     return nodes, i
+
+
+def _is_function(node: str) -> bool:
+    return node.endswith((APPLY, APPLY_SPACED))
 
 
 def _m_scripts(src: str, i: int, base: str) -> tuple[str, int]:
@@ -161,10 +175,10 @@ def _m_scripts(src: str, i: int, base: str) -> tuple[str, int]:
         ch = src[i]
         scripts[ch], i = _m_argument(src, i + 1)
     sub, sup = scripts.get("_"), scripts.get("^")
-    apply = "<mo>\u2061</mo>"                   # \max_y: the script goes on the name, before the applying mark
-    tail = ""
-    if base.endswith(apply):
-        base, tail = base[:-len(apply)], apply
+    tail = ""                                 # \max_y: the script goes on the name, before the applying mark
+    for apply in (APPLY, APPLY_SPACED):
+        if base.endswith(apply):
+            base, tail = base[:-len(apply)], apply
     under = re.sub(r"<[^>]+>", "", base).strip() in LIMIT_BASES
     if sub is not None and sup is not None:
         tag = "munderover" if under else "msubsup"
@@ -250,7 +264,7 @@ def _m_command(src: str, i: int) -> tuple[str, int]:
     if name in FUNCTIONS:
         if name == "arg" and src[i:i + 4] == r"\max":
             return "<mi>arg max</mi>", i + 4
-        return f"<mi>{name}</mi><mo>\u2061</mo>", i
+        return f"<mi>{name}</mi>{APPLY if OPENING.match(src, i) else APPLY_SPACED}", i
     if name in GREEK:
         return f"<mi>{GREEK[name]}</mi>", i
     if name == "mid":

@@ -5,8 +5,15 @@ The tour's steps (viz/tour_steps.py) in order, each with its explanation, its fo
 page's own (viz/tour_figures.step_pictures; the multi-head step's head view isolates a head on a legend click,
 plotly's own, no server), from a real trace
 of the real model (model.inference.pipeline.trace_sentence; this module only reads the Trace, as the figures
-do). plotly.js is inlined once (about 4.7 MB), no other file or CDN is referenced, and every piece of user
+do). plotly.js is inlined once, its cartesian partial bundle (viz/vendor: 1.5 MB, the full one is 4.8 MB; the
+lesson draws heatmaps, bars and lines only), no other file or CDN is referenced, and every piece of user
 text is escaped, so a sentence containing <script> shows as text and runs nothing. No Streamlit here.
+
+One file for one view wherever it is written: the app's download button (viz/lesson_ui.py) and the command
+line (transformer_viz/lesson.py) write the same bytes. The figures get plotly's own template whatever the
+process's default is (importing Streamlit's plotly_chart makes its "streamlit" template the default, which has
+no automargin: the download button's file lost the layer labels and drew axis titles over the ticks), and
+each figure's div a fixed id, not a random one.
 
 In English (the default) or 中文: the words come from viz/locales/<lang>.json (the tour page's messages), the
 figures are built with them. Token labels, the sentence and the model's translation are never translated;
@@ -28,6 +35,12 @@ from viz.tour_figures import step_pictures
 from viz.tour_steps import TOUR, TourStep
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+# The lesson's figures draw with plotly.py's own template, not the process's default (see above)
+FIGURE_TEMPLATE = "plotly"
+PLOTLY_BUNDLE = Path(__file__).with_name("vendor") / "plotly-cartesian.min.js"
+# What the bundle draws (viz/vendor/README.md); a lesson figure of another trace type is refused, not left blank
+BUNDLE_TRACE_TYPES = frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour",
+                                "image", "pie", "scatter", "scatterternary", "violin"})
 
 
 STYLE = """
@@ -49,8 +62,20 @@ html[lang=zh] .how { font-style: normal; }   /* Chinese characters have no itali
 """
 
 
-def _figure_div(fig: go.Figure, first: bool) -> str:
-    return pio.to_html(fig, full_html=False, include_plotlyjs=first, include_mathjax=False, config=PLOTLY_CONFIG)
+def _figure_div(fig: go.Figure, div_id: str) -> str:
+    unknown = {trace.type for trace in fig.data} - BUNDLE_TRACE_TYPES
+    if unknown:
+        raise ValueError(f"the lesson's plotly.js bundle cannot draw {', '.join(sorted(unknown))}")
+    fig.layout.template = None        # cleared first: setting a template over another merges in the other's order
+    fig.layout.template = FIGURE_TEMPLATE
+    return pio.to_html(fig, full_html=False, include_plotlyjs=False, include_mathjax=False, config=PLOTLY_CONFIG,
+                       div_id=div_id)
+
+
+def _plotly_script() -> str:
+    """plotly.js inlined, once, before the first figure (the bundle contains no "</script")."""
+    return ('<script type="text/javascript">window.PlotlyConfig = {MathJaxConfig: \'local\'};</script>'
+            f'<script type="text/javascript">{PLOTLY_BUNDLE.read_text(encoding="utf-8")}</script>')
 
 
 # A two-style model reads its style token first, a style written <style> (model/io/tokenizer.py STYLE_TOKENS;
@@ -104,24 +129,25 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
     lang: "en" or "zh" (viz/i18n.py LANGS), the language of its words and figures."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
-    sections, plotly_inlined = [], False
+    sections = []
     for number, step in enumerate(TOUR, start=1):
         pictures = step_pictures(step, trace, model_dir, lang)     # the tour page's pictures, each with its reading
         parts = []
-        for picture in pictures:
-            div, how = _figure_div(picture.figure, first=not plotly_inlined), _how(message(lang, picture.reading))
+        for index, picture in enumerate(pictures):
+            div = _figure_div(picture.figure, div_id=f"figure-{number}-{index}")
+            how = _how(message(lang, picture.reading))
             # the reading comes first in the file (shown after by CSS order): plotly sizes a figure to its box when
             # its script runs, and with the reading not yet parsed the box was the page's whole width; the
             # head view drew 1,100 px wide over its reading
             parts.append(f'<div class="beside">{how}<div class="picture">{div}</div></div>' if picture.narrow
                          else div + how)
-            plotly_inlined = True
         if not pictures:     # only the training step can lack its data
             parts.append(_how(message(lang, "tour.no_training_log")))
         sections.append(_section(number, step, "".join(parts), lang))
     title = html.escape(message(lang, "lesson.page_title", text=reader_sentence(trace.meta)[0]))
     return (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style>'
+            f"{_plotly_script()}</head>"
             f"<body>{_header(trace.meta, lang)}{''.join(sections)}"
             f"<footer><p>{html.escape(message(lang, 'lesson.footer'))}</p></footer></body></html>")
 

@@ -21,14 +21,14 @@ def file_name(model_id: str, text: str) -> str:
 
 def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_tokens: int,
                  lang: str = "en") -> bytes:
-    """The offline HTML lesson of this view in `lang` (about 5 MB, most of it plotly.js), made when clicked;
+    """The offline HTML lesson of this view in `lang` (about 1.7 MB, most of it plotly.js), made when clicked;
     the trace comes from the cache (not recomputed for another language)."""
     trace = cached_trace(model_id, text, target, beam, max_tokens)
     return lesson_html(trace, load_bundle(model_id).path, lang).encode("utf-8")
 
 
 def lesson_button(ctx: Context, where=st) -> None:
-    """Deferred: the ten figures and 5 MB of HTML (about a second) are built in the background when the
+    """Deferred: the ten figures and 1.7 MB of HTML (about a second) are built in the background when the
     button is clicked, not on every run of every page. Streamlit shows no spinner for a deferred download
     (it ignores st calls there): the browser's download starts when the file is ready, and a second click
     on the same sentence is instant. The lesson is in the session's language. `where`: the container it goes in."""
