@@ -59,6 +59,28 @@ def test_smoothing_view_shows_target_and_both_losses(trace):
     assert f"with smoothing {s.smoothed[1]:.3f}" in texts(at)
 
 
+def test_the_words_under_what_the_ffn_adds_follow_its_cosines():
+    """en-es's first encoder layer writes at cosines 0.39-0.68 to the stream: the caption said "near 0: it writes
+    in new directions"; it now says they are all clearly above 0. In 中文 on the toy model, where all are near 0."""
+    at = run_page("ffn.py", model="en-es", text="The man went to the house.", stack="encoder", layer=0)
+    no_exceptions(at)
+    shown = texts(at)
+    assert "runs from 0.39 to 0.68 (all clearly above 0: besides writing in new directions it partly lengthens" in shown
+    assert "near 0" not in shown
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, stack="decoder", layer=1, lang="zh")
+    no_exceptions(at)
+    assert "（都接近 0：它写入新的方向" in texts(at)
+
+
+def test_the_smoothing_caption_counts_the_other_tokens(trace):
+    """"each of the other 8002 tokens" where the vocabulary is 8,002: the others are V - 1."""
+    vocab = trace[schema.LOGITS].shape[-1]
+    for lang, words in (("en", "each of the other {n} tokens ε/V"), ("zh", "给其余 {n} 个词元")):
+        at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="smoothing", lang=lang)
+        no_exceptions(at)
+        assert words.format(n=vocab - 1) in texts(at)
+
+
 def test_dropout_view_samples_differ_from_off():
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", kind="decoder", layer=0, head=1)
     no_exceptions(at)

@@ -1,7 +1,9 @@
 """Presenter mode's one way forward (issue 26, item 5): on the guided tour its own Previous/Next, leading to
 the pages around the tour from its first and last steps; elsewhere the Previous/Next page buttons. And the
 offline lesson's download at the top of every page, not under it."""
+import html
 import json
+import re
 
 from apptest_utils import no_exceptions, run_page
 from viz.figures.model_map import PAGE_BLOCKS
@@ -117,3 +119,29 @@ def test_presenter_mode_shows_where_a_page_is_in_the_model():
     assert _map(run_page("layernorm.py", model="toy-reverse", text="a b c d")) is None           # normal mode
     for page in ("about.py", "training.py", "tour.py"):
         assert _map(run_page(page, model="toy-reverse", text="a b c d", present=1)) is None
+
+
+def _framed_links(fig: dict) -> set[tuple[str, str | None]]:
+    """(page, kind) of every map block link inside a red frame: what the map says this view is about."""
+    from urllib.parse import parse_qs, urlsplit
+    red = [s for s in fig["layout"]["shapes"] if s.get("line", {}).get("color") == "#d62728"]
+    found = set()
+    for note in fig["layout"]["annotations"]:
+        href = re.search(r'href="([^"]+)"', note["text"])
+        if href and any(s["x0"] <= note["x"] <= s["x1"] and s["y0"] <= note["y"] <= s["y1"] for s in red):
+            url = urlsplit(html.unescape(href.group(1)))
+            found.add((url.path, parse_qs(url.query).get("kind", [None])[0]))
+    return found
+
+
+def test_the_map_frames_the_view_the_feed_forward_page_shows():
+    """The feed-forward page's label smoothing is about the output softmax, its dropout view about one kind of
+    attention: the map framed the FFN blocks during both."""
+    framed = {}
+    for view, kind in (("ffn", None), ("smoothing", None), ("dropout", "decoder")):
+        at = run_page("ffn.py", model="toy-reverse", text="a b c d", present=1, view=view, **({"kind": kind} if kind else {}))
+        no_exceptions(at)
+        framed[view] = _framed_links(_map(at))
+    assert {page for page, _ in framed["ffn"]} == {"ffn"}
+    assert framed["smoothing"] == {("decoding", None)}
+    assert framed["dropout"] == {("explorer", "decoder")}

@@ -46,6 +46,22 @@ def test_ffn_adds_its_output_to_the_residual_stream(trace, bundle, stack):
         assert np.allclose(ff.out_norm, np.linalg.norm(ff.out, axis=1)) and np.all(np.abs(ff.cosine) <= 1)
 
 
+def test_the_direction_of_what_the_ffn_writes_follows_the_cosines():
+    """The words under the FFN chart said "near 0: new directions" for cosines of 0.39-0.68; they follow the
+    numbers: every |cos| < 0.3 is new, every cos >= 0.3 along, every cos <= -0.3 against, else mixed."""
+    stream = np.array([[1.0, 0.0], [0.0, 1.0]])
+
+    def direction(angles_deg) -> str:
+        out = np.stack([[np.cos(a), np.sin(a)] for a in np.radians(angles_deg)])
+        out = np.stack([out[0], out[1][::-1]])        # token 1's stream is the y axis: the same angle to it
+        ff = rg.FeedForward(np.zeros((2, 1)), out, stream, stream + out)
+        return ff.direction
+    assert direction([85, 80]) == "new"                # cos 0.09, 0.17
+    assert direction([67, 47]) == "along"              # cos 0.39, 0.68: the en-es encoder's first layer
+    assert direction([113, 133]) == "against"
+    assert direction([85, 47]) == "mixed"
+
+
 def test_top_units_take_each_tokens_strongest():
     hidden = np.zeros((3, 10))
     hidden[0, 7], hidden[1, 2], hidden[2, 9], hidden[2, 4] = 5.0, 4.0, 3.0, 2.0

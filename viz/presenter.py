@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from viz import ROOT
-from viz.figures.model_map import PAGE_BLOCKS
+from viz.figures.model_map import page_blocks
 from viz.i18n import t
 from viz.nav import Page
 from viz.lesson_ui import lesson_button
@@ -122,9 +122,10 @@ def _nav_buttons(page, pages: list[Page]) -> None:
 
 def _you_are_here(page) -> None:
     """Presenter mode, under a page about one part of the model: the whole model live on the sentence, this
-    page's blocks framed in red, every block a link to its page (overview to detail, as the tour's map)."""
+    page's blocks framed in red (those of the view it shows), every block a link to its page (overview to detail,
+    as the tour's map)."""
     ctx = current()
-    blocks = PAGE_BLOCKS.get(page.url_path)
+    blocks = page_blocks(page.url_path, st.query_params)
     if not blocks or ctx is None or ctx.trace is None:
         return
     st.divider()

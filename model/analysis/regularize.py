@@ -17,6 +17,7 @@ from model.capture import schema
 
 TRAINING_SMOOTHING = 0.1   # ε of the translation models (model/cli/train.py's default; the en-es model card), as the paper
 PAPER_DROPOUT = 0.1        # P_drop of the paper's base model
+NEAR_ZERO = 0.3            # |cos| under this: about at right angles (over 72°), "a new direction"
 
 
 def trained_plainly(config) -> bool:
@@ -53,6 +54,18 @@ class FeedForward:
     @property
     def cosine(self) -> np.ndarray:          # [T] cos(x, FFN(x)): does it push along or against the stream
         return (self.out * self.resid_in).sum(1) / np.maximum(self.out_norm * self.resid_norm, 1e-12)
+
+    @property
+    def direction(self) -> str:
+        """How the FFN's writes lie to the stream over all tokens: "new" (every |cos| under NEAR_ZERO: new
+        directions), "along" (every cos at least NEAR_ZERO: it partly lengthens what is there), "against"
+        (every cos at most -NEAR_ZERO: it partly cancels it), else "mixed"."""
+        cos = self.cosine
+        if np.all(np.abs(cos) < NEAR_ZERO):
+            return "new"
+        if np.all(cos >= NEAR_ZERO):
+            return "along"
+        return "against" if np.all(cos <= -NEAR_ZERO) else "mixed"
 
 
 def feed_forward(arrays, stack: str, layer: int, norm_first: bool = False) -> FeedForward:

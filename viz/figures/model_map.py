@@ -14,7 +14,7 @@ parameters), `block_url` writes it as a link; a page passes the links it wants, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 from urllib.parse import urlencode
 
 import numpy as np
@@ -387,3 +387,14 @@ PAGE_BLOCKS = {
     "ffn": ("ff.encoder", "ff.decoder"), "decoding": ("linear", "softmax"), "heads": tuple(ATTN_KINDS),
     "zoo": tuple(ATTN_KINDS), "compare": ("attn.encoder",), "attribution": ("linear", "softmax"),
 }
+# A page's view (its URL's view=) about another part of the model than the page's first view: its blocks,
+# "{kind}" the view's attention kind (kind=). The feed-forward page's label smoothing is the output softmax's
+# target, its dropout view the attention weights of one kind: framing the FFN there contradicted the picture.
+VIEW_BLOCKS = {"ffn": {"smoothing": ("softmax",), "dropout": ("attn.{kind}",)}}
+
+
+def page_blocks(url_path: str, params: Mapping[str, str]) -> tuple[str, ...]:
+    """The blocks a page explains in the view its URL's parameters name (presenter mode's "you are here")."""
+    blocks = VIEW_BLOCKS.get(url_path, {}).get(params.get("view"), PAGE_BLOCKS.get(url_path, ()))
+    named = (block.format(kind=params.get("kind", "")) for block in blocks)
+    return tuple(block for block in named if not block.startswith("attn.") or block in ATTN_KINDS)

@@ -20,6 +20,9 @@ VIEW_KEYS = {"ffn": "ffn.view.ffn", "smoothing": "ffn.view.smoothing", "dropout"
 STACKS = ["encoder", "decoder"]
 STACK_KEYS = {"encoder": "ffn.stack.encoder", "decoder": "ffn.stack.decoder"}
 KINDS = list(schema.KINDS)
+# FeedForward.direction -> the words under the "what the FFN adds" chart
+DIRECTION_KEYS = {"new": "ffn.add.cos.new", "along": "ffn.add.cos.along", "against": "ffn.add.cos.against",
+                  "mixed": "ffn.add.cos.mixed"}
 KIND_KEYS = {"encoder": "ffn.kind.encoder", "decoder": "ffn.kind.decoder", "cross": "ffn.kind.cross"}
 SAMPLES = 3
 SEED = 0
@@ -75,7 +78,8 @@ def feed_forward(ctx, cols) -> None:
                                             [t("ffn.add.resid"), t("ffn.add.out"), t("ffn.add.cosine")]),
                 key="ffn-add")
     st.caption(t("ffn.add.caption", low=f"{ratio.min():.2f}", high=f"{ratio.max():.2f}",
-                 cos_low=f"{ff.cosine.min():.2f}", cos_high=f"{ff.cosine.max():.2f}"))
+                 cos_low=f"{ff.cosine.min():.2f}", cos_high=f"{ff.cosine.max():.2f}",
+                 reading=t(DIRECTION_KEYS[ff.direction])))
     with st.expander(t("ffn.explain.ffn.title")):
         st.latex(FFN_FORMULA)
         st.markdown(t("ffn.explain.ffn.text", d_model=cfg.d_model, d_ff=cfg.d_ff))
@@ -103,7 +107,7 @@ def smoothing(ctx, cols) -> None:
                 tag, matrix_frame(np.stack([s.probs[pos, cand], s.target[pos, cand]], 1), names,
                                   [t("ffn.smooth.model"), t("ffn.smooth.target")]), key="ffn-smooth")
     st.caption(t("ffn.smooth.caption", gold=f"{s.target[pos, gold[pos]]:.5f}", other=f"{s.eps / vocab:.1e}",
-                 vocab=vocab, eps=s.eps, p=f"{s.probs[pos, gold[pos]]:.3f}", nll=f"{s.nll[pos]:.3f}",
+                 others=f"{vocab - 1:,}", eps=s.eps, p=f"{s.probs[pos, gold[pos]]:.3f}", nll=f"{s.nll[pos]:.3f}",
                  smoothed=f"{s.smoothed[pos]:.3f}", floor=f"{s.floor[pos]:.3f}"))
     toy_note(ctx.bundle.config)
     show_figure(loss_figure(out_tokens, s.nll, s.smoothed, s.floor, title=t("ffn.loss.title"),
