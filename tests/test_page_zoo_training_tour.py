@@ -1,6 +1,7 @@
 """Attention zoo, live toy training and guided tour pages, run through app.py with AppTest."""
 import base64
 import json
+import re
 import shutil
 
 import numpy as np
@@ -319,3 +320,32 @@ def test_zoo_weighting_gallery_names_the_window_in_the_language():
         spec = json.loads(next(c for c in at.get("plotly_chart") if c.key == "zoo-gallery-weightings").proto.spec)
         titles = [a["text"] for a in spec["layout"]["annotations"]]
         assert catalogue(lang)["zoo.local_d"].format(d=1) in titles, titles
+
+
+def _gallery_titles(at) -> list[str]:
+    chart = next(c for c in at.get("plotly_chart") if c.key == "zoo-gallery-scores")
+    return [squeeze(a["text"]) for a in json.loads(chart.proto.spec)["layout"]["annotations"]]
+
+
+def squeeze(text: str) -> str:
+    """A title without its line breaks and spaces (the gallery wraps titles to its panels)."""
+    return re.sub(r"<br>|\s", "", text)
+
+
+def test_zoo_default_view_says_what_fitted_means_and_that_the_general_score_is_the_scaled_dot():
+    """The default view (encoder layer 0, head 0, scaled dot) showed a panel "General (bilinear), fitted" with no
+    word on what fitted means, and it looked exactly like the scaled dot product's with nothing saying why. The
+    panel now says W ≈ I/√d, and a caption under the gallery what fitted means and that the two are one score;
+    a head whose fitted W kept its random start (encoder layer 2, head 7) is not said to be the scaled dot."""
+    for lang in ("en", "zh"):
+        words = catalogue(lang)
+        at = run_page("zoo.py", model="en-es", text="The man went to the house.", lang=lang)
+        no_exceptions(at)
+        general = words["zoo.score_name.fitted_scaled"].format(name=words["zoo.score_name.general"])
+        assert squeeze(general) in _gallery_titles(at)
+        shown = texts(at)
+        assert words["zoo.gallery.fitted"].split("{dist}")[0] in shown and words["zoo.gallery.fitted.scaled"] in shown
+    at = run_page("zoo.py", model="en-es", text="The man went to the house.", kind="encoder", layer=2, head=7)
+    no_exceptions(at)
+    assert squeeze("General (bilinear), fitted") in _gallery_titles(at)
+    assert "W≈I/√d" not in " ".join(_gallery_titles(at)) and catalogue("en")["zoo.gallery.fitted.scaled"] not in texts(at)

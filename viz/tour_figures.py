@@ -32,7 +32,7 @@ from viz.figures.positional import pe_heatmap
 from viz.figures.regularize import ffn_units_figure, smoothing_figure
 from viz.figures.step import level_ticks
 from viz.figures.style import NORMAL, TypeScale, plotly_text, signed_heatmap
-from viz.figures.training import clean_train_log, loss_curve
+from viz.figures.training import clean_train_log, loss_curve, mark_run_ends, run_ends
 from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
 from viz.i18n import message
@@ -261,9 +261,10 @@ def training_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
         log = clean_train_log(pd.read_csv(log_path))
     except ValueError:   # pandas ParserError included
         return None
-    return loss_curve(log, title=say("fig.loss.title", model=trace.meta["model_id"]), train_name=say("fig.loss.train"),
-                      dev_name=say("fig.loss.dev"), x_title=say("fig.loss.step"), y_title=say("fig.loss.loss"),
-                      type_scale=type_scale)
+    fig = loss_curve(log, title=say("fig.loss.title", model=trace.meta["model_id"]), train_name=say("fig.loss.train"),
+                     dev_name=say("fig.loss.dev"), x_title=say("fig.loss.step"), y_title=say("fig.loss.loss"),
+                     type_scale=type_scale)
+    return mark_run_ends(fig, run_ends(log), say("fig.loss.fine_tune"), type_scale)
 
 
 # TourStep.key -> its picture (None when the data for it is missing). A test checks every step has one.

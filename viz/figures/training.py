@@ -45,6 +45,30 @@ def loss_curve(log: pd.DataFrame, title: str = "", train_name: str = "train loss
         [line.name for line in lines], type_scale), type_scale))
 
 
+def run_ends(log: pd.DataFrame) -> list[int]:
+    """The last logged step of each training run that another run went on from (fine-tuning, `train --init-from`:
+    a fresh optimizer): there the learning rate falls to under half its last value, its warmup starting again.
+    A resumed run (`--resume`) goes on at its rate, and 1/sqrt(step) never halves between two log lines."""
+    lr, steps = log["lr"].to_numpy(dtype=float), log["step"].to_numpy()
+    return [int(steps[i - 1]) for i in range(1, len(lr)) if lr[i] < 0.5 * lr[i - 1]]
+
+
+def mark_run_ends(fig: go.Figure, ends: list[int], label: str, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """A loss curve (loss_curve) with a dashed line after each of `ends` (run_ends) and `label` ({step}: the
+    step, "<br>" between lines) to its left at the top; the loss lines break there: the next run reads new data
+    and measures on a new dev set, so the jump is not the model getting worse, and the two sides are no one curve."""
+    for end in ends:
+        for line in fig.data:
+            x, y = list(line.x), list(line.y)
+            cut = next((i for i, step in enumerate(x) if step > end), len(x))
+            line.update(x=x[:cut] + [end + 0.5] + x[cut:], y=y[:cut] + [None] + y[cut:])
+        fig.add_shape(vline(end + 0.5, dict(color="#555555", width=2, dash="dash")))
+        fig.add_annotation(x=end + 0.5, xref="x", y=1, yref="y domain", xanchor="right", yanchor="top", xshift=-6,
+                           text=label.format(step=f"{end + 1:,}"), showarrow=False, align="right",
+                           font=type_scale.font("text", color="#333333"), bgcolor="rgba(255,255,255,0.85)")
+    return fig
+
+
 def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√step) and throughput",
              lr_name: str = "learning rate", throughput_name: str = "tokens / s",
              x_title: str = "training step", type_scale: TypeScale = NORMAL) -> go.Figure:

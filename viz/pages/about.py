@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from viz.figures.training import (clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve,
-                                  parameter_groups)
+                                  mark_run_ends, parameter_groups, run_ends)
 from viz.i18n import LANGS, current_lang, t
 from viz.model_words import task_name, what_the_model_knows
 from viz.folder_text import card_markdown, in_code
@@ -144,9 +144,10 @@ def training_curve(model_id: str, bundle) -> None:
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         st.warning(t("about.curve.unreadable", error=e))
         return
-    show_figure(loss_curve(log, title=t("fig.loss.title", model=model_id), train_name=t("fig.loss.train"),
-                           dev_name=t("fig.loss.dev"), x_title=t("fig.loss.step"), y_title=t("fig.loss.loss"),
-                           type_scale=type_scale()),
+    curve = loss_curve(log, title=t("fig.loss.title", model=model_id), train_name=t("fig.loss.train"),
+                       dev_name=t("fig.loss.dev"), x_title=t("fig.loss.step"), y_title=t("fig.loss.loss"),
+                       type_scale=type_scale())
+    show_figure(mark_run_ends(curve, run_ends(log), t("fig.loss.fine_tune"), type_scale()),
                 f"{model_id}-loss-curve", log, key="about-loss")
     show_figure(lr_curve(log, title=t("fig.lr.title"), lr_name=t("fig.lr.lr"), throughput_name=t("fig.lr.throughput"),
                          x_title=t("fig.lr.step"),

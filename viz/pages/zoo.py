@@ -67,6 +67,19 @@ WEIGHTED = ("general", "additive")
 ZOO_FITTED_KEYS = {"general": "zoo.fitted.general", "additive": "zoo.fitted.additive"}
 
 
+def copies_scaled_dot(data: dict) -> bool:
+    """The general score's weights are fitted to this head and are (nearly) I/sqrt(d): the scaled dot product."""
+    return data["fit"] is not None and data["fit"][1].scaled_dot
+
+
+def panel_title(name: str, data: dict) -> str:
+    """A gallery panel's title: the score's, and for a fitted general W that is I/sqrt(d), that it is the scaled
+    dot product (the two panels look alike, and that is the point)."""
+    if name == "general" and copies_scaled_dot(data):
+        return t("zoo.score_name.fitted_scaled", name=score_name(name))
+    return score_title(name, data)
+
+
 def score_name(name: str) -> str:
     return t(ZOO_SCORE_NAME_KEYS[name])
 
@@ -78,11 +91,6 @@ def score_title(name: str, data: dict) -> str:
     return t("zoo.score_name.fitted" if data["weights"] is not None else "zoo.score_name.random", name=score_name(name))
 
 
-# The fitted general W "keeps some of its random start" only where it kept at least this share of the random W's
-# distance from I/sqrt(d): below 1% of it (0.056 for d_head 32) the fit has removed 99% of the start, and en-es's
-# encoder layer 0 heads, at 5e-7 to 9e-4, have none left worth a sentence. Above it (0.06 to 0.67 in en-es's
-# later layers) the directions the head's keys hardly span are still visibly random.
-RANDOM_LEFT = 0.01
 
 
 def nats(x: float) -> str:
@@ -253,7 +261,7 @@ def weights_note(data: dict, score: str) -> None:
         return
     fit, report = data["fit"]
     kl = report.kl
-    random_left = report.w_distance >= RANDOM_LEFT * report.random_w_distance
+    random_left = not report.scaled_dot
     st.info(t(ZOO_FITTED_KEYS[score], n=fit.sentences, dev=fit.dev_sentences, fitted=nats(kl[score]),
               random=nats(kl[f"random_{score}"]), general=nats(kl["general"]), h=fit.dims.d_head,
               dist=two_figures(report.w_distance), random_dist=f"{report.random_w_distance:.2f}",
@@ -296,8 +304,13 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
                  hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"), **mask_words(data))
     st.subheader(t("zoo.all_scores", weighting=weight_name(weighting)))
     every_score = [weigh(all_scores[name], data, weighting, half_width, centre) for name in zoo.SCORES]
-    show_figure(gallery(every_score, [score_title(n, data) for n in zoo.SCORES], rows, cols, **words),
+    show_figure(gallery(every_score, [panel_title(n, data) for n in zoo.SCORES], rows, cols, **words),
                 f"zoo-scores-all-{tag}", key="zoo-gallery-scores")
+    if data["fit"] is not None:
+        report = data["fit"][1]
+        st.caption(t("zoo.gallery.fitted", dist=two_figures(report.w_distance),
+                     random_dist=f"{report.random_w_distance:.2f}")
+                   + (" " + t("zoo.gallery.fitted.scaled") if report.scaled_dot else ""))
     st.markdown("\n".join("- " + t("zoo.list_item", name=score_name(n), text=t(ZOO_SCORE_HISTORY_KEYS[n]))
                            for n in zoo.SCORES))
     st.subheader(t("zoo.all_weightings", score=score_title(score, data)))
