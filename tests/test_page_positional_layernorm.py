@@ -178,3 +178,19 @@ def test_layernorm_formula_and_the_device_line_speak_the_pages_language(lang, po
     assert rf"\text{{{post}:}}" in formulas and rf"\text{{{pre}:}}" in formulas
     assert lang == "en" or "norm" not in formulas.replace("Sublayer", "")
     assert any(device in c.value for c in at.sidebar.caption)
+
+
+def test_the_default_swap_is_two_words_not_the_style_token():
+    """en-es's sentence starts with its style token: the default swap was <modern> ↔ "The", a style token with a
+    word. It is now the first two words; the toy model's sentence (no style token) keeps its first two."""
+    from model.analysis.word_order import first_two_words
+    assert first_two_words(["<modern>", "ĠThe", "Ġman", "."]) == (1, 2)
+    assert first_two_words([".", "<bible>", "a", "</s>"]) == (0, 1)                  # fewer than two words
+    at = run_page("positional.py", model="en-es", text="The man went to the house.")
+    no_exceptions(at)
+    picked = [at.selectbox(key=k).value for k in ("pe-swap-a", "pe-swap-b")]
+    labels = [at.selectbox(key="pe-swap-a").format_func(i) for i in picked]
+    assert picked == [1, 2] and [label.split()[-1].lstrip("▁") for label in labels] == ["The", "man"]
+    assert "swap" not in at.query_params
+    at = run_page("positional.py", model="toy-reverse", text=TEXT)
+    assert [at.selectbox(key=k).value for k in ("pe-swap-a", "pe-swap-b")] == [0, 1]

@@ -42,6 +42,16 @@ def token_permutation(ids_a: Sequence[int], ids_b: Sequence[int]) -> list[int] |
     return [where[int(t)].popleft() for t in ids_b]
 
 
+_MARKER = re.compile(r"<[^<>]+>")      # <modern>, </s>: a token the tokenizer adds or a style, not a word
+
+
+def first_two_words(tokens: Sequence[str]) -> tuple[int, int]:
+    """The positions of the first two tokens that are words (letters or digits; not a marker such as the style
+    token <modern> or </s>): the word swap's default. (0, 1) when the sentence has fewer than two."""
+    words = [i for i, token in enumerate(tokens) if _WORD.search(token) and not _MARKER.fullmatch(token.strip())]
+    return (words[0], words[1]) if len(words) >= 2 else (0, 1)
+
+
 def swap_permutation(n: int, a: int, b: int) -> np.ndarray:
     """perm with perm[a] = b, perm[b] = a: the swapped sentence is ids[perm] (the module's convention)."""
     if not (0 <= a < n and 0 <= b < n):

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from model.analysis.positional import diagonal_spread, order_gap, pe_similarity, rotation_errors, rotation_matrix
-from model.analysis.word_order import permuted_pattern, swap_permutation
+from model.analysis.word_order import first_two_words, permuted_pattern, swap_permutation
 from model.capture import schema
 from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, rotation_error_figure,
                                     rotation_matrix_heatmap, similarity_heatmap, similarity_profile_figure,
@@ -50,8 +50,7 @@ def dims_from_url(d_model: int) -> list[int]:
         return default
 
 
-def swap_from_url(n_src: int) -> tuple[int, int]:
-    default = (0, 1)
+def swap_from_url(n_src: int, default: tuple[int, int]) -> tuple[int, int]:
     raw = qp_str("swap")
     if raw is None:
         return default
@@ -211,13 +210,14 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
     if n_src < 2:
         st.info(t("positional.order.short"))
         stop_page()
-    swap_a, swap_b = swap_from_url(n_src)
+    default = first_two_words(src_tokens)          # two words, not the style token <modern> and "The"
+    swap_a, swap_b = swap_from_url(n_src, default)
     c1, c2 = st.columns(2)
     a = c1.selectbox(t("positional.order.swap"), list(range(n_src)), index=swap_a, key="pe-swap-a",
                      format_func=lambda i: src_labels[i])
     b = c2.selectbox(t("positional.order.with"), list(range(n_src)), index=swap_b, key="pe-swap-b",
                      format_func=lambda i: src_labels[i])
-    set_query(swap=f"{a},{b}" if (a, b) != (0, 1) else None)
+    set_query(swap=f"{a},{b}" if (a, b) != default else None)
     if a == b:
         st.info(t("positional.order.same"))
         stop_page()
