@@ -3,6 +3,7 @@ Figure 1 blocks, thumbnails that are the real attention, numbers that are the tr
 pages and views that explain each block."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -177,3 +178,14 @@ def test_the_softmax_strip_starts_after_its_words(trace, bundle, lang):
         strip = next(d for d in fig.data if d.name == "softmax")
         words_end = words.x + scale.text_px(words.text) * 100 / scale.page_px
         assert strip.x0 - strip.dx / 2 >= words_end, (words.text, strip.x0)
+
+
+def test_the_chinese_map_does_not_say_its_block_twice(trace, bundle):
+    """Home's map in 中文 read "前馈网络 · 前馈 ‖FFN‖" and "线性层 … 线性 256 → 8,002": the block's name and again
+    inside its value. They now read as the English ones do: "前馈网络 · ‖FFN‖", "256 → 8,002"."""
+    words = map_words("zh")
+    assert words["ff_name"] == map_words("en")["ff_name"] == "‖FFN‖"
+    fig = map_figure(trace, "zh", token_strings=bundle.tokenizer.token_strings)
+    texts = [a.text for a in fig.layout.annotations if a.text]
+    assert "前馈网络 · ‖FFN‖" in texts and not any("前馈 ‖" in text for text in texts)
+    assert any(re.fullmatch(r"\d+ → [\d,]+", text) for text in texts) and not any(text.startswith("线性 ") for text in texts)

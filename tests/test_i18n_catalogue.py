@@ -143,3 +143,12 @@ def test_the_zoo_pickers_offer_every_option():
 @pytest.mark.parametrize("lang", list(LANGS))
 def test_every_language_has_a_plural_rule(lang):
     assert "other" in forms(lang)
+
+
+def test_chinese_says_mask_and_inverted_dropout_one_way():
+    """The legend said 已遮盖 where the text says 掩码 (the glossary's mask): 掩码 throughout; inverted dropout is
+    倒置 Dropout (it was 反向缩放的 Dropout)."""
+    zh = catalogue("zh")
+    assert [key for key, text in zh.items() if re.search("遮盖|遮罩|反向缩放", text)] == []
+    assert "掩码" in zh["fig.masked"] and "掩码" in zh["step.why.masked"]
+    assert "倒置 Dropout" in zh["ffn.drop.caption"]

@@ -118,7 +118,7 @@ def test_the_decoder_step_shows_the_mask_it_explains(trace, lang):
     assert len(heat["x"]) == len(heat["y"]) and "&lt;s&gt;" in heat["x"][0]   # output looks at output so far
     z = np.array(fig.data[0].z, dtype=float)
     assert np.isnan(z[np.triu_indices(len(z), 1)]).all() and not np.isnan(np.tril(z)).any()
-    legend = {"en": "masked (future position)", "zh": "已遮盖（未来位置）"}[lang]
+    legend = {"en": "masked (future position)", "zh": "被掩码（未来位置）"}[lang]
     assert any(d.get("name") == legend and d.get("showlegend") for d in data)
     assert {"en": "Decoder masked self-attention", "zh": "解码器掩码自注意力"}[lang] in fig.layout.title.text
     step = next(s for s in TOUR if s.key == "decoder")

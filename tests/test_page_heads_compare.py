@@ -116,7 +116,7 @@ def test_compare_default_swaps_two_words_and_runs_the_order_test():
     spec = figure(at, 2)
     trace = spec["data"][0]
     assert trace["zmax"] == pytest.approx(np.abs(diff).max(), rel=1e-6) and trace["zmin"] == -trace["zmax"]
-    assert f"±{trace['zmax']:.3g}" in spec["layout"]["title"]["text"]
+    assert f"±{trace['zmax']:.3g}" in str(trace["colorbar"]["title"]["text"])
     chart, words = first_chart(at)
     assert chart.key.startswith("cmp-s-") and words <= 25
 
@@ -170,3 +170,30 @@ def test_compare_word_order_difference_drops_numbers_its_cells_cannot_hold(param
     no_exceptions(at)
     diff = figure(at, 2)["data"][0]
     assert len(diff["x"]) == 9 and not diff.get("texttemplate") and "%{z:.4f}" in diff["hovertemplate"]
+
+
+# Each chart's title: how far its top lies below the top of the chart's drawing (negative: cut off)
+TITLE_TOPS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+  const svg = p.querySelector('.main-svg').getBoundingClientRect(), title = p.querySelector('.gtitle');
+  return title && title.textContent ? title.getBoundingClientRect().top - svg.top : null; }).filter(x => x !== null)"""
+
+
+@pytest.mark.browser
+def test_compare_chart_titles_are_not_cut_off_at_the_top(app_url, chromium):
+    """The difference map's title (with its colour scale in words) broke into two lines in its column and plotly
+    drew the first above the figure, cut off, in en and zh (-5 px normal, -10 px presenter). Every chart title on
+    Compare, both modes, both languages, normal and presenter, now starts inside its figure."""
+    from browser_utils import wait_for_app
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    tops = {}
+    for mode in ("sentences", "heads"):
+        for lang in ("en", "zh"):
+            for present in ("", "&present=1"):
+                page.goto(f"{app_url}/compare?model=en-es&text=The+man+went+to+the+house.&mode={mode}&lang={lang}{present}")
+                page.wait_for_selector("h1", timeout=240_000)
+                wait_for_app(page)
+                page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .gtitle').length >= 3",
+                                       timeout=120_000)
+                tops[mode, lang, present] = page.evaluate(TITLE_TOPS_JS)
+    page.close()
+    assert all(len(found) >= 3 and min(found) >= 0 for found in tops.values()), tops

@@ -194,3 +194,14 @@ def test_the_default_swap_is_two_words_not_the_style_token():
     assert "swap" not in at.query_params
     at = run_page("positional.py", model="toy-reverse", text=TEXT)
     assert [at.selectbox(key=k).value for k in ("pe-swap-a", "pe-swap-b")] == [0, 1]
+
+
+def test_layernorm_chart_titles_name_the_norm_in_words():
+    """A chart title said `norm_attn`, the code name, in en and zh: it names where the LayerNorm sits."""
+    import json
+    for lang, place in (("en", "after self-attention"), ("zh", "自注意力之后")):
+        at = run_page("layernorm.py", model="toy-reverse", text=TEXT, lang=lang)
+        no_exceptions(at)
+        titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+        assert not any("norm_" in title for title in titles), titles
+        assert sum(place in title for title in titles) == 2              # the statistics and the gain and bias

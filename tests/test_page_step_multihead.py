@@ -374,3 +374,13 @@ def test_multihead_page_fits_in_three_screens(projector):
     wrapped)."""
     height = _measure_at_1280x720(projector, "multihead", MAIN_HEIGHT_JS)
     assert height <= 3 * 720, f"{height} px = {height / 720:.2f} screens"
+
+
+def test_multihead_checks_label_writes_the_language_s_colon():
+    """中文 wrote "校验: …" with an ASCII colon, joined in the page; the label is one catalogue message."""
+    for lang, start in (("en", "Checks: 3 of 3 stages"), ("zh", "校验：从追踪数据重算的 3 个阶段中有 3 个")):
+        at = run_page("multi_head.py", model="toy-reverse", text=TEXT, lang=lang)
+        no_exceptions(at)
+        labels = [e.label for e in at.expander]
+        assert any(label.startswith(start) for label in labels), labels
+        assert not any(":" in label for label in labels) if lang == "zh" else True

@@ -55,10 +55,10 @@ def side_by_side(left, right, key: str) -> None:
 
 def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: str):
     """A difference of two attention maps on a colour scale fitted to the data (symmetric about 0): a small
-    difference still shows. The scale is said in the title and on the colour bar."""
+    difference still shows. The scale is said on the colour bar; the title is one line (with the scale in it,
+    it broke into two in its column and the first was cut off at the figure's top, in en and zh)."""
     zmax = symmetric_range(diff)
-    return step_heatmap(diff, rows, cols, t("compare.diff.title", title=title, zmax=f"{zmax:.3g}"),
-                        t("fig.attention.x"), t("fig.attention.y"),
+    return step_heatmap(diff, rows, cols, title, t("fig.attention.x"), t("fig.attention.y"),
                         value_name=t("compare.diff.value", zmax=f"{zmax:.3g}"), zmax=zmax,
                         width_px=(type_scale().page_px - COLUMN_GAP) * DIFF_SHARE,   # its column: numbers that fit
                         type_scale=type_scale())

@@ -114,7 +114,8 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
                      std_in=f"{std_in[token]:.4f}", mean_after=f"{mean_after[token]:.1e}",
                      std_after=f"{std_after[token]:.4f}"))
     with col_b:
-        show_figure(gain_bias_figure(gain, bias, title=t("layernorm.gain.title", norm=norm),
+        place = norm_place(norm, ctx.bundle.config.norm_first)
+        show_figure(gain_bias_figure(gain, bias, title=t("layernorm.gain.title", norm=place),
                                      panel_titles=(t("layernorm.gain.panel"), t("layernorm.bias.panel")),
                                      x_title=t("layernorm.dimension"), gain_name=t("layernorm.gain"),
                                      bias_name=t("layernorm.bias"), type_scale=type_scale()), f"{tag}-gain-bias",
@@ -183,7 +184,8 @@ def render() -> None:
     mean_after, std_after = layer_norm_stats(x_norm)                                                 # [T]
     input_is = t("layernorm.stats.input_pre") if cfg.norm_first else "x + Sublayer(x)"
     show_figure(token_stats_figure(tokens, (mean_in, std_in), (mean_after, std_after),
-                                   title=t("layernorm.stats.title", stack=stack_name(stack), layer=layer, norm=norm,
+                                   title=t("layernorm.stats.title", stack=stack_name(stack), layer=layer,
+                                           norm=norm_place(norm, cfg.norm_first),
                                            input=input_is),
                                    panel_titles=(t("layernorm.stats.mean_panel"), t("layernorm.stats.std_panel")),
                                    before_name=t("layernorm.stats.before_name"),

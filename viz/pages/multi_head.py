@@ -217,8 +217,7 @@ def render() -> None:
             st.caption(t("multihead.pre_norm"))
 
     passed = sum(error < TOLERANCE for _, error in checks)
-    label = t("multihead.checks") + ": " + t("multihead.checks.summary", n=passed, total=len(checks),
-                                             error=f"{max(error for _, error in checks):.1e}")
+    label = t("multihead.checks.summary", n=passed, total=len(checks), error=f"{max(error for _, error in checks):.1e}")
     with st.expander(label, expanded=passed < len(checks)):     # open when a stage does not reproduce the model
         for description, error in checks:
             ok = error < TOLERANCE
