@@ -260,3 +260,51 @@ def test_importing_a_page_draws_nothing(page, monkeypatch):
         monkeypatch.setattr(st, name, refuse)
     module = importlib.import_module(f"viz.pages.{page[:-3]}")
     assert callable(module.render)
+
+
+# -- one implementation per concept --------------------------------------------------------------------
+def calls_named(path: Path, names: set[str]) -> list[tuple[int, str]]:
+    """(line, name) of every call to a function or method called one of `names` (np.exp, x.exp(), exp)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name in names:
+                found.append((node.lineno, name))
+    return found
+
+
+def functions_named(path: Path, pattern) -> list[str]:
+    return [n.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.FunctionDef) and pattern(n.name)]
+
+
+CODE = [*python_files("model"), *python_files("viz"), *python_files("bench")]
+EXP = {"exp", "exp2", "expm1", "logsumexp", "softmax", "log_softmax"}
+TRIANGLES = {"tril", "triu", "tril_indices", "triu_indices"}
+ANALYSIS = ROOT / "model" / "analysis" / "attention_math.py"
+
+
+@pytest.mark.parametrize("path", python_files("viz/figures"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_figures_draw_and_do_no_softmax_or_exp(path):
+    """Probabilities reach a figure computed (model/analysis); a figure that exponentiates does maths."""
+    assert calls_named(path, EXP - {"softmax"}) == [], f"{path.name} exponentiates"
+    assert functions_named(path, lambda name: "softmax" in name) == []
+
+
+def test_one_softmax_and_log_softmax():
+    """The analysis layer's softmax and log_softmax (attention_math) are the only ones written in numpy; torch's
+    own serve the model."""
+    defined = {str(p.relative_to(ROOT)): names for p in CODE
+               if (names := functions_named(p, lambda name: name.strip("_") in {"softmax", "log_softmax"}))}
+    assert defined == {"model/analysis/attention_math.py": ["softmax", "log_softmax"]}
+
+
+def test_one_causal_mask():
+    """One causal mask in numpy (True: the query may read the key) and the model's in torch, meaning the same
+    (tests/test_kv_cache.py holds them equal); nothing else builds a triangle."""
+    triangles = {str(p.relative_to(ROOT)): [n for _, n in found] for p in CODE
+                 if (found := calls_named(p, TRIANGLES))}
+    assert triangles == {"model/analysis/attention_math.py": ["tril"], "model/nn/transformer.py": ["tril"]}
+    masks = {str(p.relative_to(ROOT)) for p in CODE if functions_named(p, lambda name: name.endswith("causal_mask"))}
+    assert masks == {"model/analysis/attention_math.py", "model/nn/transformer.py"}

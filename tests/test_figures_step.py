@@ -12,7 +12,7 @@ from model.inference.pipeline import trace_sentence
 from viz.figures.step import (HIGHLIGHT, MIN_EM_PER_LEVEL_LABEL, level_ticks, masked_scores_figure, scaling_bars,
                               step_heatmap)
 from viz.figures.style import MASKED_COLOR, NORMAL
-from model.analysis.attention_math import (apply_mask, causal_allowed, dim_labels, entropy_bits, head_projection,
+from model.analysis.attention_math import (apply_mask, causal_mask, dim_labels, entropy_bits, head_projection,
                                            head_steps, linear_arrays, max_abs_error, scaling_comparison, softmax)
 from model.capture.schema import sublayer_names
 
@@ -111,7 +111,7 @@ def test_head_steps_reproduce_a_real_trace(toy):
 
 
 def test_softmax_and_mask():
-    allowed = causal_allowed(2, 3)
+    allowed = causal_mask(2, 3)
     assert allowed.tolist() == [[True, False, False], [True, True, False]]
     masked = apply_mask(np.zeros((2, 3)), allowed)
     np.testing.assert_allclose(softmax(masked), [[1, 0, 0], [0.5, 0.5, 0]])
@@ -172,7 +172,7 @@ def test_step_heatmap_frames_the_query_row_and_escapes_labels():
 
 def test_masked_scores_figure_greys_out_minus_infinity():
     """-inf cells: no colour and no number of the scores' own, a grey overlay marked −∞, named in the legend."""
-    masked = apply_mask(rng_matrix(4, 4), causal_allowed(4, 4))
+    masked = apply_mask(rng_matrix(4, 4), causal_mask(4, 4))
     fig = masked_scores_figure(masked, LABELS, LABELS, "masked", highlight=1, masked_label="masked here")
     z = np.array(fig.data[0].z, dtype=float)
     assert np.isnan(z[0, 1]) and z[1, 0] == masked[1, 0]

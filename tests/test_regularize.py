@@ -6,11 +6,15 @@ import torch
 import torch.nn.functional as F
 
 from model.analysis import regularize as rg
+from model.analysis.attention_math import log_softmax
 from model.capture import schema
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.nn.config import TransformerConfig
 from viz import ROOT
+from viz.i18n import words
+
+EN = words("en")  # the words a builder takes, in English
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +78,7 @@ def test_smoothed_loss_is_the_formula_and_torchs():
     logits = np.random.default_rng(1).normal(size=(4, 12)) * 3
     gold = np.array([0, 5, 11, 5])
     s = rg.smoothing_losses(logits, gold, eps=0.1)
-    logp = rg.log_softmax(logits)
+    logp = log_softmax(logits)
     assert np.allclose(s.nll, -logp[np.arange(4), gold])
     assert np.allclose(s.smoothed, 0.9 * s.nll + 0.1 * (-logp).mean(1))           # (1-ε)·NLL + ε·mean(-log p)
     torch_loss = F.cross_entropy(torch.tensor(logits), torch.tensor(gold), label_smoothing=0.1, reduction="none")
@@ -157,11 +161,11 @@ def test_tour_steps_show_the_ffn_and_smoothing_on_the_sentence(trace, lang):
     from viz.tour_steps import TOUR
     keys = [s.key for s in TOUR]
     assert keys.index("ffn") == keys.index("add_norm") + 1 and keys[-1] == "regularize"
-    fig = ffn_figure(trace, None, lang)
+    fig = ffn_figure(trace, None, words(lang))
     ff = rg.feed_forward(trace.arrays, "encoder", 0)
     units = [int(u.lstrip("#")) for u in fig.data[0].x]
     assert np.allclose(fig.data[0].z, ff.hidden[:, units])
-    bars = regularize_figure(trace, None, lang).data
+    bars = regularize_figure(trace, None, words(lang)).data
     s = rg.smoothing_losses(trace[schema.LOGITS], trace.meta["tgt_ids"])
     gold = trace.meta["tgt_ids"][0]
     assert bars[0].y[0] == pytest.approx(s.probs[0, gold]) and bars[1].y[0] == pytest.approx(0.9 + 0.1 / s.probs.shape[1])

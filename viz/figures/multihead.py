@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale,
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, TypeScale, Words,
                                axis_suffix, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
                                signed_heatmap, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import dim_labels
@@ -136,10 +136,9 @@ def head_columns(n_heads: int, n_keys: int, n_cols: int = 4, width: int = FIGURE
     return cols
 
 
-def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
-                  n_cols: int = 4, head_name: str = "head", hover_query: str = "query", hover_key: str = "key",
-                  value_name: str = "weight", masked=None, masked_label: str = MASKED_LABEL,
-                  type_scale: TypeScale = NORMAL, width: int | None = None) -> go.Figure:
+def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
+                  title: str = "", n_cols: int = 4, masked=None, type_scale: TypeScale = NORMAL,
+                  width: int | None = None) -> go.Figure:
     """Every head's attention weights [H, Q, K] side by side on the fixed 0-1 attention scale.
     masked: bool [Q, K], True where the causal mask hid the key: grey in every panel, named in the legend.
     width: the figure's width in px (default: the scale's page, less the colour bar)
@@ -148,6 +147,8 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     the grid has fewer columns when the labels would crowd (head_columns); queries label the left column."""
     patterns = _check_heads(patterns, len(query_labels), len(key_labels), "attention patterns")
     n_heads, n_queries, n_keys = patterns.shape
+    head_name, value_name = words("multihead.head"), words("fig.attention.weight")
+    hover_query, hover_key = words("fig.attention.query"), words("fig.attention.key")
     width = width or type_scale.page_px - 100
     rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols, width, type_scale))
     # Rows as tall as their labels need, not square panels: 8 heads x 9 queries were 185 px panels (21 px a
@@ -176,7 +177,7 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     top = 70
     if masked is not None and np.any(masked):
         traces += [mask_overlay(masked, keys, queries, **subplot_axes(h)) for h in range(n_heads)]
-        traces.append(mask_legend(masked_label))
+        traces.append(mask_legend(words("fig.masked")))
         legend_above(layout)
         top += int(1.6 * type_scale.text)
     layout.update(title=dict(text=title), height=int(plot_h + labels + top + 10),

@@ -1,5 +1,5 @@
 """One look for every figure: one type scale (normal and presenter), shared colour scales, masked cells
-drawn as masked, input checks."""
+drawn as masked, input checks, and one way for words to reach a figure (Words)."""
 from __future__ import annotations
 
 import copy
@@ -7,10 +7,34 @@ import functools
 import json
 import unicodedata
 from dataclasses import dataclass
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+
+# -- words ----------------------------------------------------------------------------------------
+class Words(Protocol):
+    """The reader's words, the one way a builder gets any: words(key, **fields) is the catalogue's message `key`
+    (viz/locales) in the reader's language, {fields} filled in; words.kind(kind) names an attention kind.
+    viz.i18n.words(lang) makes one. A builder names the keys it draws itself, so its signature holds data and a
+    few options (not a parameter per word), no English copy of the catalogue lives in Python, the key test finds
+    every key a figure uses, and a figure never decides the language (it has no session to read it from)."""
+
+    def __call__(self, key: str, **fields) -> str: ...
+
+    def kind(self, kind: str) -> str: ...
+
+
+class Labels(NamedTuple):
+    """A chart's own words where one builder serves several pictures (a score map, a rollout, a difference):
+    its title, the x and y axes' titles and the name of its values (colour bar, hover), composed by the caller
+    from its words."""
+    title: str
+    x: str
+    y: str
+    value: str
 
 
 # -- the type scale -------------------------------------------------------------------------------
@@ -94,12 +118,6 @@ def colorbar(title: str, type_scale: TypeScale = NORMAL, thickness: int = 14, **
 # -- masked cells ---------------------------------------------------------------------------------
 MASKED_COLOR = "#bdbdbd"        # a masked cell: grey, no number (never a white "0.00")
 MASKED_LABEL = "masked (future position)"
-
-
-def causal_mask(n_rows: int, n_cols: int | None = None) -> np.ndarray:
-    """True where decoder self-attention hides a key from a query: every key after the query (j > i)."""
-    n_cols = n_rows if n_cols is None else n_cols
-    return np.triu(np.ones((n_rows, n_cols), dtype=bool), 1)
 
 
 def masked_z(z, mask) -> np.ndarray:

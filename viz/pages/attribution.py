@@ -10,7 +10,7 @@ from model.analysis.attribution import agreement
 from model.capture import schema
 from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, contrastive_source_bars,
                                      logit_lens_heatmap, method_heatmaps, patching_heatmap)
-from viz.i18n import error_text, t
+from viz.i18n import error_text, kind_word, t
 from viz.services import contrastive, encode, logit_lens, patch, source_maps
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.text import plain, position_labels
@@ -34,10 +34,6 @@ ATTRIBUTION_METHOD_KEYS = {
     "attention": "attribution.method.attention", "grad": "attribution.method.grad", "ig": "attribution.method.ig",
     "rollout": "attribution.method.rollout", "rollout_all": "attribution.method.rollout_all",
     "value_norm": "attribution.method.value_norm"
-}
-ATTRIBUTION_KIND_KEYS = {
-    "cross": "attribution.kind.cross", "decoder": "attribution.kind.decoder",
-    "encoder": "attribution.kind.encoder"
 }
 ATTRIBUTION_PATCH_TEX_KEYS = {
     "alternative": "attribution.patch.tex.alternative", "chosen": "attribution.patch.tex.chosen",
@@ -76,13 +72,9 @@ def layer_labels(n: int) -> list[str]:
     return [t("ui.layer_n", i=i) for i in range(n)]
 
 
-def kind_name(kind: str) -> str:
-    return t(ATTRIBUTION_KIND_KEYS[kind])
-
-
 def head_name(kind: str, layer: int, head: int) -> str:
     """viz.figures.heads.head_label ("cross L1 H3") in the page's language."""
-    return t("attribution.head_label", kind=kind_name(kind), layer=layer, head=head)
+    return t("attribution.head_label", kind=kind_word(kind), layer=layer, head=head)
 
 
 def view_of(ctx) -> View:
@@ -269,7 +261,7 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
                                  y_title=t("attribution.patch.enc_y"), value_name=value, type_scale=type_scale()),
                 f"{v.model_id}-patching-encoder", matrix_frame(result.encoder, layers("encoder"), v.src_labels),
                 key="attr-patch-enc")
-    rows = [t("attribution.layer_row", kind=kind_name(kind), layer=i)
+    rows = [t("attribution.layer_row", kind=kind_word(kind), layer=i)
             for kind in schema.KINDS for i in range(schema.n_layers(v.cfg, kind))]
     heads = [t("ui.head_n", h=h) for h in range(v.cfg.n_heads)]
     grid = np.concatenate([result.heads[kind] for kind in schema.KINDS])                      # [kinds x L, H]

@@ -7,10 +7,11 @@ import numpy as np
 import streamlit as st
 
 from model.analysis import regularize as rg
+from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.figures.regularize import dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, smoothing_figure
-from viz.figures.style import causal_mask, plotly_text
-from viz.i18n import t
+from viz.figures.style import plotly_text
+from viz.i18n import kind_short, kind_title, t
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
@@ -20,7 +21,6 @@ VIEW_KEYS = {"ffn": "ffn.view.ffn", "smoothing": "ffn.view.smoothing", "dropout"
 STACKS = ["encoder", "decoder"]
 STACK_KEYS = {"encoder": "ffn.stack.encoder", "decoder": "ffn.stack.decoder"}
 KINDS = list(schema.KINDS)
-KIND_KEYS = {"encoder": "ffn.kind.encoder", "decoder": "ffn.kind.decoder", "cross": "ffn.kind.cross"}
 SAMPLES = 3
 SEED = 0
 FFN_FORMULA = r"\mathrm{FFN}(x)=\max(0,\ xW_1+b_1)\,W_2+b_2"
@@ -122,7 +122,7 @@ def smoothing(ctx, cols) -> None:
 def dropout(ctx, cols) -> None:
     cfg, trace = ctx.bundle.config, ctx.trace
     kind = cols[1].selectbox(t("ffn.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "cross")),
-                             key="ffn-kind", label_visibility="collapsed", format_func=lambda k: t(KIND_KEYS[k]))
+                             key="ffn-kind", label_visibility="collapsed", format_func=kind_short)
     n = schema.n_layers(cfg, kind)
     layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1),
                               key=f"ffn-dlayer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
@@ -134,10 +134,10 @@ def dropout(ctx, cols) -> None:
     p = rg.shown_dropout(cfg)
     samples = rg.attention_dropout(weights, p, SAMPLES, seed=SEED)                               # [n, T, S]
     rows, cols_ = attention_labels(trace.meta, kind)
-    mask = causal_mask(len(rows), len(cols_)) if kind == "decoder" else None
+    mask = future_mask(kind, len(rows), len(cols_))
     titles = [t("ffn.drop.off")] + [t("ffn.drop.sample", i=i + 1) for i in range(SAMPLES)]
     show_figure(dropout_figure([weights, *samples], titles, rows, cols_, mask=mask,
-                               title=t("ffn.drop.title", kind=t(KIND_KEYS[kind]), layer=layer, head=head, p=p),
+                               title=t("ffn.drop.title", kind=kind_title(kind), layer=layer, head=head, p=p),
                                x_title=t("ffn.drop.x"), y_title=t("ffn.drop.y"), value_name=t("ffn.drop.value"),
                                masked_label=t("fig.masked"), type_scale=type_scale()),
                 f"{ctx.model_id}-{kind}-L{layer}-H{head}-dropout",

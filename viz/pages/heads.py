@@ -7,8 +7,9 @@ import streamlit as st
 from model.analysis import ablation, flow, heads
 from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
+from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, kind_title, t, tn
+from viz.i18n import error_text, kind_short, kind_title, t, tn, words
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.state import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
@@ -23,7 +24,6 @@ HEADER_COLUMNS = ("kind", "layer", "head", "logprob", "delta", "n_sentences")   
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-HEADS_KIND_KEYS = {"cross": "heads.kind.cross", "decoder": "heads.kind.decoder", "encoder": "heads.kind.encoder"}
 HEADS_STAT_KEYS = {
     "bos": "heads.stat.bos", "distance": "heads.stat.distance", "entropy": "heads.stat.entropy",
     "entropy_norm": "heads.stat.entropy_norm", "eos": "heads.stat.eos", "max_weight": "heads.stat.max_weight",
@@ -47,10 +47,6 @@ HEADS_VALUE_KEYS = {
 }
 HEADS_ABL_MODE_KEYS = {"mean": "heads.abl.mode.mean", "zero": "heads.abl.mode.zero"}
 HEADS_SOURCE_KEYS = {"file": "heads.source.file", "sentence": "heads.source.sentence"}
-
-
-def kind_short(kind: str) -> str:
-    return t(HEADS_KIND_KEYS[kind])
 
 
 def label_of(kind: str, layer: int, head: int) -> str:
@@ -299,10 +295,9 @@ def rollout_tab(ctx) -> None:
     columns = st.columns(2) + st.columns(2)          # two a row: every token label fits, cells stay square
     for col, (name, title, m) in zip(columns, maps):
         with col:
-            fig = step_heatmap(m, labels, labels, title, t("heads.rollout.x"), value_name=t("heads.rollout.share"),
-                               signed=False,
-                               y_title=t("heads.rollout.y") if name != "raw" else t("fig.attention.query"),
-                               type_scale=type_scale())
+            y_title = t("heads.rollout.y") if name != "raw" else t("fig.attention.query")
+            fig = step_heatmap(m, labels, labels, Labels(title, t("heads.rollout.x"), y_title, t("heads.rollout.share")),
+                               words(), zrange=(0.0, 1.0), type_scale=type_scale())
             show_figure(fig, f"{ctx.model_id}-encoder-{name}", matrix_frame(m, labels, labels),
                         key=f"heads-{name}")
     columns[len(maps)].caption(t("heads.rollout.caption"))

@@ -5,15 +5,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.attention_math import (concat_heads, dim_labels, head_summary, head_traits, layer_norm,
-                                           linear_arrays, max_abs_error, output_projection, token_norms)
+from model.analysis.attention_math import (concat_heads, dim_labels, future_mask, head_summary, head_traits,
+                                           layer_norm, linear_arrays, max_abs_error, output_projection, token_norms)
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
-from viz.figures import future_mask
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
 from viz.figures.vectors import contribution_map
-from viz.i18n import kind_title, t
+from viz.i18n import kind_title, t, words
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
@@ -53,11 +52,8 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
                        tag: str) -> None:
     """The page's picture: every head's weights, then how to read them."""
     n_heads = patterns.shape[0]
-    show_figure(head_patterns(patterns, rows, cols, title=t("multihead.heads.title", where=where, heads=n_heads),
-                              head_name=t("multihead.head"), hover_query=t("fig.attention.query"),
-                              hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"),
-                              masked=future_mask(kind, len(rows), len(cols)), masked_label=t("fig.masked"),
-                              type_scale=type_scale()),
+    show_figure(head_patterns(patterns, rows, cols, words(), title=t("multihead.heads.title", where=where, heads=n_heads),
+                              masked=future_mask(kind, len(rows), len(cols)), type_scale=type_scale()),
                 f"{tag}-heads", pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols) for h in range(n_heads)}),
                 key="mh-heads")
     st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))

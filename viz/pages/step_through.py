@@ -16,7 +16,7 @@ from viz.figures.attention import attention_heatmap
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import plotly_text
 from viz.figures.vectors import cosine_map
-from viz.i18n import kind_title, t
+from viz.i18n import kind_title, t, words
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
@@ -264,11 +264,9 @@ def view_mask(h: Head) -> View:
 
 def view_softmax(h: Head) -> View:
     pattern, q_labels, k_labels, query = h.pattern, h.q_labels, h.k_labels, h.query
-    fig = attention_heatmap(pattern, q_labels, k_labels, t("step.softmax.title", where=h.where),
-                            highlight_row=query, x_title=t("fig.attention.x"), y_title=t("fig.attention.y"),
-                            value_name=t("fig.attention.weight"), hover_query=t("fig.attention.query"),
-                            hover_key=t("fig.attention.key"), masked=~h.mine.allowed, masked_label=t("fig.masked"),
-                            type_scale=type_scale(), width_px=0.6 * type_scale().page_px)
+    fig = attention_heatmap(pattern, q_labels, k_labels, words(), t("step.softmax.title", where=h.where),
+                            highlight_row=query, masked=~h.mine.allowed, type_scale=type_scale(),
+                            width_px=0.6 * type_scale().page_px)
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1")
