@@ -134,43 +134,43 @@ def test_head_summary_tells_positional_and_fixed_heads_apart():
 # -- figures ------------------------------------------------------------------------------------------
 def test_per_head_outputs_share_one_symmetric_scale():
     z = z_stack(n_heads=3)
-    fig = per_head_outputs(z, TOKENS, "z")
+    fig = per_head_outputs(z, TOKENS, EN, "z")
     assert len(fig.data) == 3 and all(t.coloraxis == "coloraxis" for t in fig.data)
     assert fig.layout.coloraxis.cmin == -fig.layout.coloraxis.cmax == pytest.approx(-np.abs(z).max())
     np.testing.assert_allclose(np.asarray(fig.data[2].z), z[2])
     assert list(fig.data[0].y)[2] == "2 &lt;/s&gt;" and list(fig.data[0].x) == ["d0", "d1", "d2", "d3"]
     assert [a.text for a in fig.layout.annotations][:1] == ["head 0: z<sub>0</sub> [3 × 4]"]
     with pytest.raises(ValueError, match="does not match"):
-        per_head_outputs(z, TOKENS[:2])
+        per_head_outputs(z, TOKENS[:2], EN)
 
 
 def test_concat_heatmap_marks_head_boundaries():
     concat = concat_heads(z_stack(n_heads=4, d_head=2))
-    fig = concat_heatmap(concat, TOKENS, 4, "concat")
+    fig = concat_heatmap(concat, TOKENS, 4, EN, "concat")
     lines = [s for s in fig.layout.shapes if s.type == "line"]
     assert [s.x0 for s in lines] == [1.5, 3.5, 5.5]
     assert [a.text for a in fig.layout.annotations] == ["head 0", "head 1", "head 2", "head 3"]
     assert list(fig.data[0].x)[-1] == "d7"
     with pytest.raises(ValueError, match="split"):
-        concat_heatmap(concat, TOKENS, 3)
+        concat_heatmap(concat, TOKENS, 3, EN)
 
 
 def test_stage_heatmap_and_norms():
     m = np.random.default_rng(2).normal(size=(3, 5))
-    fig = stage_heatmap(m, TOKENS, "stage")
+    fig = stage_heatmap(m, TOKENS, EN, "stage")
     assert list(fig.data[0].x) == ["d0", "d1", "d2", "d3", "d4"] and fig.data[0].zmin == -fig.data[0].zmax
-    wide = stage_heatmap(np.zeros((3, 256)), TOKENS, "stage", plot_px=280)       # one of two columns
+    wide = stage_heatmap(np.zeros((3, 256)), TOKENS, EN, "stage", plot_px=280)       # one of two columns
     assert wide.layout.xaxis.tickangle == 0 and list(wide.layout.xaxis.tickvals)[:2] == ["d0", "d64"]
     with pytest.raises(ValueError):
-        stage_heatmap(m[0], TOKENS)
+        stage_heatmap(m[0], TOKENS, EN)
     norms = {"x": token_norms(m), "LayerNorm": np.ones(3)}
-    bars = stage_norms(norms, TOKENS, "norms")
+    bars = stage_norms(norms, TOKENS, EN, "norms")
     assert [b.name for b in bars.data] == ["x", "LayerNorm"] and bars.layout.barmode == "group"
     np.testing.assert_allclose(bars.data[0].y, token_norms(m))
     with pytest.raises(ValueError, match="expected"):
-        stage_norms({"x": np.ones(2)}, TOKENS)
+        stage_norms({"x": np.ones(2)}, TOKENS, EN)
     with pytest.raises(ValueError):
-        stage_norms({}, TOKENS)
+        stage_norms({}, TOKENS, EN)
 
 
 def test_head_patterns_small_multiples():

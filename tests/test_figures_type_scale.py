@@ -36,34 +36,34 @@ def builders(s):
         "attention_heatmap": fatt.attention_heatmap(P, TOK, TOK, EN, title="t", masked=future_mask("decoder", 6, 6), type_scale=s),
         "model_view": fatt.model_view(RNG.random((2, 4, 6, 6)), EN, title="t", masked=future_mask("decoder", 6, 6), type_scale=s),
         "translation": fatt.translation_figure(P, TOK, TOK, P[:, 0], TOK, P[:, 1], EN, title="t", type_scale=s),
-        "logit_lens": fattr.logit_lens_heatmap(P[:3], [TOK] * 3, TOK, title="t", type_scale=s),
-        "methods": fattr.method_heatmaps([P, P, P], ["a (x)", "b", "c"], TOK, TOK, title="t", type_scale=s),
-        "agreement": fattr.agreement_heatmap(["a", "b"], np.eye(2), title="t", type_scale=s),
-        "contrastive": fattr.contrastive_head_bars(["h0", "h1"], [0.5, -0.2], title="t", type_scale=s),
-        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, title="t", type_scale=s),
+        "logit_lens": fattr.logit_lens_heatmap(P[:3], [TOK] * 3, TOK, EN, title="t", type_scale=s),
+        "methods": fattr.method_heatmaps([P, P, P], ["a (x)", "b", "c"], TOK, TOK, EN, title="t", type_scale=s),
+        "agreement": fattr.agreement_heatmap(["a", "b"], np.eye(2), EN, title="t", type_scale=s),
+        "contrastive": fattr.contrastive_head_bars(["h0", "h1"], [0.5, -0.2], EN, title="t", type_scale=s),
+        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, Labels("t", "x", "y", "v"), EN, type_scale=s),
         "next_token": fdec.next_token_bars(P[0], TOK, list(range(6)), EN, chosen=0, title="t", type_scale=s),
         "cross_multiples": fdec.cross_attention_multiples(P[:4], TOK, EN, title="t", type_scale=s),
         "alignment": fdec.alignment_heatmap(P, TOK, TOK, EN, step=1, title="t", type_scale=s),
         "confidence": fdec.confidence_bars(P[0], TOK, EN, step=1, title="t", type_scale=s),
-        "layer_head": fheads.layer_head_heatmap(RNG.random((3, 4)), title="t", type_scale=s),
-        "importance": fheads.importance_bars(["a", "b"], [0.1, -0.3], title="t", type_scale=s),
-        "token_stats": fln.token_stats_figure(TOK, (P[0], P[1]), (P[2], P[3]), title="t", type_scale=s),
-        "gain_bias": fln.gain_bias_figure(P[0], P[1], title="t", type_scale=s),
-        "per_head": fmh.per_head_outputs(RNG.random((4, 6, 8)), TOK, title="t", type_scale=s),
-        "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, title="t", type_scale=s),
-        "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, title="t", type_scale=s),
+        "layer_head": fheads.layer_head_heatmap(RNG.random((3, 4)), EN, "v", title="t", type_scale=s),
+        "importance": fheads.importance_bars(["a", "b"], [0.1, -0.3], EN, title="t", type_scale=s),
+        "token_stats": fln.token_stats_figure(TOK, (P[0], P[1]), (P[2], P[3]), EN, title="t", type_scale=s),
+        "gain_bias": fln.gain_bias_figure(P[0], P[1], EN, title="t", type_scale=s),
+        "per_head": fmh.per_head_outputs(RNG.random((4, 6, 8)), TOK, EN, title="t", type_scale=s),
+        "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, EN, title="t", type_scale=s),
+        "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, EN, title="t", type_scale=s),
         "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, EN, title="t", masked=future_mask("decoder", 6, 6),
                                            type_scale=s),
-        "pe_heatmap": fpos.pe_heatmap(table, n_sentence=5, title="t", type_scale=s),
-        "pe_curves": fpos.pe_curves(table, [0, 1, 8], n_sentence=5, title="t", type_scale=s),
-        "word_order": fpos.word_order_figure(P, P.T, TOK, title="t", type_scale=s),
-        "scaling_bars": fstep.scaling_bars(P[0], P[1], TOK, 16, title="t", type_scale=s),
+        "pe_heatmap": fpos.pe_heatmap(table, EN, n_sentence=5, title="t", type_scale=s),
+        "pe_curves": fpos.pe_curves(table, [0, 1, 8], EN, n_sentence=5, title="t", type_scale=s),
+        "word_order": fpos.word_order_figure(P, P.T, TOK, EN, title="t", type_scale=s),
+        "scaling_bars": fstep.scaling_bars(P[0], P[1], TOK, 16, EN, title="t", type_scale=s),
         "masked_scores": fstep.masked_scores_figure(np.where(future_mask("decoder", 6, 6), -np.inf, P), TOK, TOK, "t",
-                                                    type_scale=s),
-        "loss_curve": ftrain.loss_curve(log, title="t", type_scale=s),
-        "complexity": ftrain.complexity_figure(20, 64, title="t", type_scale=s),
+                                                    EN, type_scale=s),
+        "loss_curve": ftrain.loss_curve(log, EN, title="t", type_scale=s),
+        "complexity": ftrain.complexity_figure(20, 64, EN, title="t", type_scale=s),
         "live_curves": training_curves([dict(step=1, loss=2.0, accuracy=0.1), dict(step=2, loss=1.0, accuracy=0.5)],
-                                       10, "t", type_scale=s),
+                                       EN, 10, "t", type_scale=s),
         "zoo_step": fzoo.step_heatmap(P, TOK, TOK, Labels("t", "key", "query", "value"), EN,
                                       masked=future_mask("decoder", 6, 6), type_scale=s),
         "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, EN, title="t", masked=future_mask("decoder", 6, 6), type_scale=s),
@@ -176,9 +176,9 @@ def test_long_sentences_keep_their_labels_apart():
     title_note = home.layout.annotations[0]
     assert title_note.yshift and title_note.yshift > 0.7 * PRESENTER.text_px(src[-1], "tick")   # above the tokens
     tops = [[f"▁token{j}" for j in range(17)] for _ in range(3)]
-    lens = fattr.logit_lens_heatmap(RNG.random((3, 17)), tops, out, type_scale=PRESENTER)
+    lens = fattr.logit_lens_heatmap(RNG.random((3, 17)), tops, out, EN, type_scale=PRESENTER)
     assert not lens.data[0].texttemplate and "%{text}" in lens.data[0].hovertemplate
-    few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], type_scale=PRESENTER)
+    few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], EN, type_scale=PRESENTER)
     assert few.data[0].texttemplate == "%{text}"
 
 
@@ -191,17 +191,14 @@ def legend_builders(s, names):
                             lr=[1e-4, 2e-4, 3e-4], tokens_per_s=[900, 950, 1000]))
     norms = RNG.random((3, 6))
     return {
-        "norms": fpos.norms_figure(TOK, {n: P[i] for i, n in enumerate(names)}, title="t", type_scale=s),
-        "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], title="t", with_pe_name=names[0] * 2,
-                                           without_pe_name=names[1] * 2, type_scale=s),
-        "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, title="t", type_scale=s),
-        "drift": fln.drift_figure(P[0], title="t", bn_name=names[0] * 2, ln_name=names[1] * 2, type_scale=s),
-        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], title="t",
-                                             mean_name="{name}：{n} 个词元的平均值", type_scale=s),
-        "loss": ftrain.loss_curve(log, title="t", train_name=names[0] * 2, dev_name=names[1] * 2, type_scale=s),
-        "lr": ftrain.lr_curve(log, title="t", lr_name=names[0] * 2, throughput_name=names[1] * 2, type_scale=s),
-        "complexity": ftrain.complexity_figure(20, 64, title="t", attention_name=names[0] * 2,
-                                               conv_name=names[1] * 2, recurrent_name=names[3] * 2, type_scale=s),
+        "norms": fpos.norms_figure(TOK, {n: P[i] for i, n in enumerate(names)}, EN, title="t", type_scale=s),
+        "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], EN, title="t", type_scale=s),
+        "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, EN, title="t", type_scale=s),
+        "drift": fln.drift_figure(P[0], EN, title="t", type_scale=s),
+        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], EN, title="t", type_scale=s),
+        "loss": ftrain.loss_curve(log, EN, title="t", type_scale=s),
+        "lr": ftrain.lr_curve(log, EN, type_scale=s),
+        "complexity": ftrain.complexity_figure(20, 64, EN, title="t", type_scale=s),
     }
 
 

@@ -93,11 +93,11 @@ def test_the_figures_speak_the_words_they_are_given():
     fig = alignment_heatmap(rows, ["0 x", "1 y"], ["0 a", "1 b", "2 c"], words("zh"))
     assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("源句词元", "输出词元（每步一行）")
     assert cross_attention_multiples(rows, ["0 a", "1 b", "2 c"], EN).layout.annotations[0].text == "average of heads"
-    grid = layer_head_heatmap(np.array([[np.nan, 0.5]]), layer_label="第 {i} 层", missing="无")
+    grid = layer_head_heatmap(np.array([[np.nan, 0.5]]), words("zh"), "熵")
     assert grid.data[0].y == ("第 0 层",) and grid.data[0].text[0][0] == "无"
     assert head_label("encoder", 0, 1) == "encoder L0 H1" and head_label("encoder", 0, 1, "编码器") == "编码器 L0 H1"
     history = [{"step": 5, "loss": 1.0, "accuracy": 0.5}]
-    assert training_curves(history).layout.xaxis.title.text == "training step"
-    assert training_curves(history, x_title="训练步").layout.xaxis.title.text == "训练步"
+    assert training_curves(history, EN).layout.xaxis.title.text == "training step"
+    assert training_curves(history, words("zh")).layout.xaxis.title.text == "训练步"
     lines = title_lines("第 0 步、第 1 层的交叉注意力：它读源句的哪里，以及每个注意力头各看向哪里", 300).split("<br>")
     assert len(lines) > 1 and "".join(lines).startswith("第 0 步")

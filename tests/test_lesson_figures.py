@@ -62,7 +62,7 @@ def test_embedding_dimensions_are_a_few_level_labels(trace, lang):
 
 
 def test_a_small_models_dimensions_are_thinned_too():
-    fig = embeddings_matrix_figure(trace_of("toy-reverse", "c a f e"), None)
+    fig = embeddings_matrix_figure(trace_of("toy-reverse", "c a f e"), None, words("en"))
     shown = fig.layout.xaxis.tickvals
     assert 4 <= len(shown) <= 10 and shown[0] == "d0" and fig.layout.xaxis.tickangle == 0
 

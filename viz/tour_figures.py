@@ -30,7 +30,7 @@ from viz.figures.layernorm import layer_norm_stats, token_stats_figure
 from viz.figures.positional import pe_heatmap
 from viz.figures.regularize import ffn_units_figure, smoothing_figure
 from viz.figures.step import level_ticks
-from viz.figures.style import NORMAL, TypeScale, Words, plotly_text, signed_heatmap
+from viz.figures.style import NORMAL, Labels, TypeScale, Words, plotly_text, signed_heatmap
 from viz.figures.training import clean_train_log, loss_curve
 from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
@@ -55,9 +55,10 @@ def embeddings_figure(trace: Trace, model_dir: Path | None, words: Words,
     with itself at its other place. The [S, d_model] stripe chart read as noise on a projector (issue 26,
     item 2); it is embeddings_matrix_figure, one click away (FULL_FIGURES)."""
     x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
-    return cosine_map(cosine_similarity(x), position_labels(trace.meta["src_tokens"]),
-                      title=words("fig.tour.embeddings"), x_title=words("fig.tour.token"), y_title=words("fig.tour.token"),
-                      value_name=words("step.cosine.value"), width_px=type_scale.page_px, type_scale=type_scale)
+    labels = Labels(words("fig.tour.embeddings"), words("fig.tour.token"), words("fig.tour.token"),
+                    words("step.cosine.value"))
+    return cosine_map(cosine_similarity(x), position_labels(trace.meta["src_tokens"]), labels,
+                      width_px=type_scale.page_px, type_scale=type_scale)
 
 
 def embeddings_matrix_figure(trace: Trace, model_dir: Path | None, words: Words,
@@ -65,9 +66,9 @@ def embeddings_matrix_figure(trace: Trace, model_dir: Path | None, words: Words,
     """Every number of the source tokens' embedding vectors [S, d_model], dimensions thinned to a few labels."""
     x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
     dims = dim_labels(x.shape[1])
-    fig = signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dims, title=words("fig.tour.embeddings_full"),
-                         x_title=words("fig.tour.dimension"), y_title=words("fig.tour.token"),
-                         value_name=words("fig.tour.value"), type_scale=type_scale)
+    labels = Labels(words("fig.tour.embeddings_full"), words("fig.tour.dimension"), words("fig.tour.token"),
+                    words("fig.tour.value"))
+    fig = signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dims, labels, type_scale=type_scale)
     # 256 slanted labels (plotly showed every 6th) ran into each other: every k-th, level
     fig.layout.xaxis.update(level_ticks(plotly_text(dims), DIMENSION_AXIS_PX * type_scale.page_px / NORMAL.page_px,
                                         type_scale=type_scale))
@@ -82,9 +83,9 @@ def positional_figure(trace: Trace, model_dir: Path | None, words: Words,
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     positions = [str(p) for p in range(table.shape[0])]
     cos = cosine_similarity(table)
-    fig = cosine_map(cos, positions, title=words("fig.tour.pe_cosine"),
-                     x_title=words("fig.tour.position"), y_title=words("fig.tour.position"),
-                     value_name=words("step.cosine.value"), width_px=type_scale.page_px, type_scale=type_scale)
+    labels = Labels(words("fig.tour.pe_cosine"), words("fig.tour.position"), words("fig.tour.position"),
+                    words("step.cosine.value"))
+    fig = cosine_map(cos, positions, labels, width_px=type_scale.page_px, type_scale=type_scale)
     # sinusoidal positions are all alike to some degree (0.7..1 in a short sentence): on the fixed -1..1 scale
     # every cell was the same dark red; a sequential scale over the range shown lets near vs far show
     low = float(cos.min())
@@ -98,9 +99,7 @@ def positional_table_figure(trace: Trace, model_dir: Path | None, words: Words,
     """Every number of the positional vectors added to the sentence [S, d_model], the sentence boxed."""
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     n = table.shape[0]
-    fig = pe_heatmap(table, n_sentence=n, title=words("fig.tour.pe"), x_title=words("fig.tour.pe.x"),
-                     y_title=words("fig.tour.position"), dimension=words("fig.tour.dimension"),
-                     sentence_label=words("fig.tour.pe.sentence", last="{last}"), type_scale=type_scale)
+    fig = pe_heatmap(table, words, n_sentence=n, title=words("fig.tour.pe"), type_scale=type_scale)
     # The table is the sentence, so the box is the whole plot: its label goes just above the box's top right
     # corner, under the title, not in the row under the sentence (there is none here: plotly grew the axis to
     # fit the label there, an empty row "n"), nor over the data.
@@ -155,22 +154,18 @@ def add_norm_figure(trace: Trace, model_dir: Path | None, words: Words,
                     type_scale: TypeScale = NORMAL) -> go.Figure:
     before = tuple(trace[schema.norm_name("encoder", 0, "norm_attn", h)] for h in ("mean", "std"))
     after = layer_norm_stats(trace[schema.norm_name("encoder", 0, "norm_attn", "normalized")])
-    return token_stats_figure(position_labels(trace.meta["src_tokens"]), before, after,
-                              title=words("fig.tour.add_norm"), panel_titles=(words("fig.tour.mean"), words("fig.tour.std")),
-                              before_name=words("fig.tour.before"), after_name=words("fig.tour.after"),
-                              hover_before=words("fig.tour.hover.before"), hover_after=words("fig.tour.hover.after"),
-                              type_scale=type_scale)
+    return token_stats_figure(position_labels(trace.meta["src_tokens"]), before, after, words,
+                              title=words("fig.tour.add_norm"), type_scale=type_scale)
 
 
 def ffn_figure(trace: Trace, model_dir: Path | None, words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Which hidden units of the first encoder layer's feed-forward network fire for which source token."""
     ff = regularize.feed_forward(trace.arrays, "encoder", 0)
     units = regularize.top_units(ff.hidden, per_token=2, limit=20)
-    return ffn_units_figure(ff.hidden[:, units], position_labels(trace.meta["src_tokens"]), units,
-                            title=words("ffn.units.title", stack=words("ffn.stack.encoder"), layer=0, shown=len(units),
-                                      d_ff=ff.hidden.shape[1]),
-                            x_title=words("ffn.units.x"), y_title=words("ffn.units.y"), value_name=words("ffn.units.value"),
-                            type_scale=type_scale)
+    title = words("ffn.units.title", stack=words("ffn.stack.encoder"), layer=0, shown=len(units),
+                  d_ff=ff.hidden.shape[1])
+    return ffn_units_figure(ff.hidden[:, units], position_labels(trace.meta["src_tokens"]), units, words,
+                            title=title, type_scale=type_scale)
 
 
 def regularize_figure(trace: Trace, model_dir: Path | None, words: Words,
@@ -181,11 +176,10 @@ def regularize_figure(trace: Trace, model_dir: Path | None, words: Words,
     s = regularize.smoothing_losses(trace[schema.LOGITS], gold)
     out = position_labels(trace.meta["tgt_out_tokens"])
     rest = (1.0 - s.probs[0, gold[0]], 1.0 - s.target[0, gold[0]])
-    return smoothing_figure([trace.meta["tgt_out_tokens"][0]], [s.probs[0, gold[0]]], [s.target[0, gold[0]]],
+    return smoothing_figure([trace.meta["tgt_out_tokens"][0]], [s.probs[0, gold[0]]], [s.target[0, gold[0]]], words,
                             rest=rest, rest_label=words("ffn.smooth.rest", n=s.probs.shape[1] - 1),
                             title=words("ffn.smooth.title", token=plotly_text([out[0]])[0], eps=s.eps),
-                            model_name=words("ffn.smooth.model"), target_name=words("ffn.smooth.target"),
-                            y_title=words("ffn.smooth.y"), type_scale=type_scale)
+                            type_scale=type_scale)
 
 
 def decoder_figure(trace: Trace, model_dir: Path | None, words: Words,
@@ -208,9 +202,8 @@ def head_entropy_figure(trace: Trace, model_dir: Path | None, words: Words,
     n_layers, n_heads = schema.stacked(trace, "encoder").shape[:2]
     stats = head_stats.trace_head_stats(trace, kinds=("encoder",))
     entropy = head_stats.stat_matrix(stats, "encoder", "entropy", n_layers, n_heads)
-    return layer_head_heatmap(entropy, title=words("fig.tour.entropy"), value_name=words("fig.tour.bits"),
-                              layer_label=words("fig.tour.layer", layer="{i}"),
-                              head_label=words("fig.tour.head", head="{h}"), type_scale=type_scale)
+    return layer_head_heatmap(entropy, words, words("fig.tour.bits"), title=words("fig.tour.entropy"),
+                              type_scale=type_scale)
 
 
 # The score functions the zoo step compares, and their panel titles in the catalogue: with random weights, and
@@ -247,9 +240,7 @@ def training_figure(trace: Trace, model_dir: Path | None, words: Words,
         log = clean_train_log(pd.read_csv(log_path))
     except ValueError:   # pandas ParserError included
         return None
-    return loss_curve(log, title=words("fig.loss.title", model=trace.meta["model_id"]), train_name=words("fig.loss.train"),
-                      dev_name=words("fig.loss.dev"), x_title=words("fig.loss.step"), y_title=words("fig.loss.loss"),
-                      type_scale=type_scale)
+    return loss_curve(log, words, title=words("fig.loss.title", model=trace.meta["model_id"]), type_scale=type_scale)
 
 
 # TourStep.key -> its picture (None when the data for it is missing). A test checks every step has one.

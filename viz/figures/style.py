@@ -117,7 +117,6 @@ def colorbar(title: str, type_scale: TypeScale = NORMAL, thickness: int = 14, **
 
 # -- masked cells ---------------------------------------------------------------------------------
 MASKED_COLOR = "#bdbdbd"        # a masked cell: grey, no number (never a white "0.00")
-MASKED_LABEL = "masked (future position)"
 
 
 def masked_z(z, mask) -> np.ndarray:
@@ -142,7 +141,7 @@ def mask_overlay(mask, x=None, y=None, **trace) -> go.Heatmap:
                       **trace)
 
 
-def mask_legend(label: str = MASKED_LABEL, **trace) -> go.Scatter:
+def mask_legend(label: str, **trace) -> go.Scatter:
     """The legend entry naming the grey cells: a grey square that draws nothing on the plot."""
     return go.Scatter(x=[None], y=[None], mode="markers", name=label, showlegend=True, hoverinfo="skip",
                       marker=dict(symbol="square", size=16, color=MASKED_COLOR, line=dict(color="#888", width=1)),
@@ -192,9 +191,9 @@ def plotly_text(labels: list[str]) -> list[str]:
     return [str(t).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for t in labels]
 
 
-def cell_numbers(m, digits: int = 2, missing: str = "n/a") -> list[list[str]]:
+def cell_numbers(m, missing: str, digits: int = 2) -> list[list[str]]:
     """A matrix's cell labels at `digits` decimals, a value that rounds to zero written without its sign
-    (-0.001 as "0.00", not "-0.00", which reads as a measured negative)."""
+    (-0.001 as "0.00", not "-0.00", which reads as a measured negative); `missing` where there is no number."""
     return [[format(round(float(v), digits) + 0.0, f".{digits}f") if np.isfinite(v) else missing for v in row]
             for row in np.asarray(m, dtype=float)]
 
@@ -226,10 +225,10 @@ def symmetric_range(*arrays) -> float:
     return peak or 1.0
 
 
-def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], title: str, x_title: str,
-                   y_title: str, value_name: str = "value", zmax: float | None = None,
-                   type_scale: TypeScale = NORMAL) -> go.Figure:
-    """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores)."""
+def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], labels: Labels,
+                   zmax: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores), titled by `labels`."""
+    title, x_title, y_title, value_name = labels
     m = check_matrix(m, len(row_labels), len(col_labels))
     # under the plot: the slanted column labels (45°: ~0.71 of the longest, plus a line) and the axis title
     below = 0.71 * max((type_scale.text_px(str(c), "tick") for c in col_labels), default=0) + type_scale.tick

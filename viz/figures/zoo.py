@@ -100,7 +100,7 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels
     width_px = width_px or s.page_px / 2
     cell = _cell(len(cols), width_px, s)
     z = masked_z(m, masked)
-    text = cell_numbers(z, missing="")        # -0.001 written 0.00: a sign there reads as a measured negative
+    text = cell_numbers(z, "")        # -0.001 written 0.00: a sign there reads as a measured negative
     if zrange is None:
         zmax = symmetric_range(m)
         zrange = (-zmax, zmax)

@@ -136,10 +136,9 @@ def statistics_tab(ctx, n_layers: dict) -> None:
     if frame is None:
         return
     matrix = heads.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
-    fig = layer_head_heatmap(matrix, title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
-                             value_name=t(HEADS_VALUE_KEYS[stat]), zmax=1.0 if stat in UNIT_STATS else None,
-                             layer_label=t("ui.layer_n", i="{i}"), head_label=t("ui.head_n", h="{h}"),
-                             missing=t("heads.na"), type_scale=type_scale())
+    fig = layer_head_heatmap(matrix, words(), t(HEADS_VALUE_KEYS[stat]),
+                             title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
+                             zmax=1.0 if stat in UNIT_STATS else None, type_scale=type_scale())
     rows = [t("ui.layer_n", i=i) for i in range(n_layers[kind])]
     cols = [t("ui.head_n", h=h) for h in range(cfg.n_heads)]
     show_figure(fig, f"{ctx.model_id}-{kind}-{stat}", matrix_frame(matrix, rows, cols), key="heads-stat-grid")
@@ -255,8 +254,7 @@ def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> No
         return
     labels = [label_of(k, lay, h) for k, lay, h in ranked[heads.ID_COLUMNS].itertuples(index=False)]
     shown = t("heads.rank.top", n=len(labels)) if len(labels) > 24 else t("heads.rank.all", n=len(labels))
-    fig = importance_bars(labels, ranked["delta"].to_numpy(), x_title=t("heads.rank.x"),
-                          hover_delta=t("heads.rank.hover"),
+    fig = importance_bars(labels, ranked["delta"].to_numpy(), words(),
                           title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown),
                           type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-head-importance-{mode}", key="heads-rank-bars")

@@ -40,13 +40,6 @@ def _request_training() -> None:
     st.session_state[REQUESTED] = True
 
 
-def curve_words() -> dict:
-    return dict(loss_name=t("training.curve.loss"), accuracy_name=t("training.curve.accuracy"),
-                x_title=t("training.curve.step"), loss_axis=t("training.curve.loss_axis"),
-                accuracy_axis=t("training.curve.accuracy_axis"), hover_step=t("training.curve.hover_step"),
-                hover_loss=t("training.curve.hover_loss"), hover_accuracy=t("training.curve.hover_accuracy"))
-
-
 def lengths_note(symbols: list[str]) -> str | None:
     """model.training.live.trained_lengths_note, in the page's language."""
     if trained_lengths_note(symbols) is None:
@@ -171,7 +164,7 @@ def train_now(run: LiveRun) -> None:
                           text=t("training.progress", step=record['step'], steps=run.steps,
                                  loss=f"{record['loss']:.3f}", accuracy=f"{record['accuracy']:.1%}",
                                  seconds=f"{record['seconds']:.0f}"))
-        curve_slot.plotly_chart(training_curves(history, run.steps, t("training.curve.live"), **curve_words(),
+        curve_slot.plotly_chart(training_curves(history, words(), run.steps, t("training.curve.live"),
                                                 type_scale=type_scale()),
                                 key=f"live-curve-{record['step']}")
         grid_slot.plotly_chart(model_view(snap.cross, words(), title=t("training.grid.title", step=record['step']),
@@ -195,8 +188,8 @@ def show_result(run: LiveRun) -> None:
     history_frame = matrix_frame([[r["loss"], r["accuracy"], r["lr"], r["seconds"]] for r in run.history],
                                  [str(r["step"]) for r in run.history],
                                  [t(TRAINING_COL_KEYS[c]) for c in ("loss", "accuracy", "lr", "seconds")])
-    show_figure(training_curves(run.history, run.steps, t("training.curve.title"), marker_step=snap.step,
-                                **curve_words(), type_scale=type_scale()),
+    show_figure(training_curves(run.history, words(), run.steps, t("training.curve.title"), marker_step=snap.step,
+                                type_scale=type_scale()),
                 f"live-{run.task}-{run.size}-curve", history_frame, key="train-curve")
     st.caption(t("training.snap.caption", source=' '.join(run.example.symbols), answer=' '.join(run.example.answer),
                  step=snap.step, accuracy=f"{snap.accuracy:.1%}", loss=f"{snap.loss:.3f}"))
