@@ -263,14 +263,16 @@ def test_importing_a_page_draws_nothing(page, monkeypatch):
 
 
 # -- one implementation per concept --------------------------------------------------------------------
+def call_name(node: ast.Call) -> str | None:
+    return getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+
+
 def calls_named(path: Path, names: set[str]) -> list[tuple[int, str]]:
     """(line, name) of every call to a function or method called one of `names` (np.exp, x.exp(), exp)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call):
-            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-            if name in names:
-                found.append((node.lineno, name))
+        if isinstance(node, ast.Call) and call_name(node) in names:
+            found.append((node.lineno, call_name(node)))
     return found
 
 
@@ -351,9 +353,10 @@ def english_ui_text(path: Path, catalogue: set[str]) -> list[tuple[int, str]]:
     skip = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            skip.add(id(body[0].value))                                                  # a docstring
-        if isinstance(node, ast.Call) and (getattr(node.func, "id", "") or getattr(node.func, "attr", "")).endswith("Error"):
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            skip.add(id(first.value))                                                    # a docstring
+        if isinstance(node, ast.Call) and (call_name(node) or "").endswith("Error"):
             skip |= {id(n) for arg in node.args for n in ast.walk(arg)}
     return [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
             and id(n) not in skip and n.value in catalogue and any(c.isspace() for c in n.value)]

@@ -136,7 +136,8 @@ def test_key_labels_stand_upright_where_slanted_ones_would_touch():
     p = np.full((9, 9), 1 / 9)
     half = attention_heatmap(p, keys, keys, EN, type_scale=NORMAL, width_px=NORMAL.page_px / 2)
     assert half.layout.xaxis.tickangle == -90
-    assert attention_heatmap(p, keys, keys, EN, type_scale=NORMAL, width_px=NORMAL.page_px).layout.xaxis.tickangle == -45
+    full = attention_heatmap(p, keys, keys, EN, type_scale=NORMAL, width_px=NORMAL.page_px)
+    assert full.layout.xaxis.tickangle == -45
     assert attention_heatmap(p, keys, keys, EN, type_scale=PRESENTER,
                              width_px=PRESENTER.page_px / 2).layout.xaxis.tickangle == -45
     # 9 keys fit upright in half a normal page, 18 do not (the explorer then gives the map the whole width)

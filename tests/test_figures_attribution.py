@@ -14,7 +14,8 @@ SRC = ["0 ▁house", "1 .", "2 </s>"]
 
 def test_logit_lens_heatmap_shows_top_tokens_and_final_probability():
     p = np.array([[0.1, 0.2], [0.9, 0.95]])
-    fig = fa.logit_lens_heatmap(p, [["el", "<s>"], ["casa", "</s>"]], OUT, EN, title="lens", final_rank=[[3, 1], [0, 0]])
+    fig = fa.logit_lens_heatmap(p, [["el", "<s>"], ["casa", "</s>"]], OUT, EN, title="lens",
+                                final_rank=[[3, 1], [0, 0]])
     heat = fig.data[0]
     assert list(heat.y) == ["layer 0", "layer 1"]
     assert list(heat.x) == ["0 ▁casa", "1 &lt;/s&gt;"]                 # escaped, not markup

@@ -174,7 +174,8 @@ def test_the_softmax_strip_starts_after_its_words(trace, bundle, lang):
     """Presenter mode, 中文: the top-token words ('最可能 “▁El” 96%') ran under the softmax's probability strip."""
     from viz.figures.style import TYPE_SCALES
     for scale in TYPE_SCALES.values():
-        fig = map_figure(trace, words(lang), type_scale=scale, compact=True, token_strings=bundle.tokenizer.token_strings)
+        fig = map_figure(trace, words(lang), type_scale=scale, compact=True,
+                         token_strings=bundle.tokenizer.token_strings)
         top = next(a for a in fig.layout.annotations if "%" in (a.text or "") and a.y == fig.data[-1].y0)
         strip = next(d for d in fig.data if d.name == "softmax")
         words_end = top.x + scale.text_px(top.text) * 100 / scale.page_px

@@ -214,13 +214,15 @@ def test_dimension_labels_are_thinned_to_fit():
     """X [8 x 256] labelled d0 … d255 at -45° every few pixels: the labels ran into each other. With the
     plot's width given, every k-th label (k a power of two) stands level with room around it."""
     dims = dim_labels(256)
-    fig = step_heatmap(rng_matrix(3, 256), LABELS[:3], dims, Labels("X", "dimension", "token", "value"), show_values=False,
+    fig = step_heatmap(rng_matrix(3, 256), LABELS[:3], dims, Labels("X", "dimension", "token", "value"),
+                       show_values=False,
                        plot_px=360)
     axis = fig.layout.xaxis
     assert axis.tickangle == 0 and list(axis.tickvals) == dims[::32] == list(axis.ticktext)
     assert 360 / 256 * 32 >= MIN_EM_PER_LEVEL_LABEL * NORMAL.tick
     assert level_ticks(dims[:16], 720)["tickvals"] == dims[:16]                 # room for all: all shown
-    assert step_heatmap(rng_matrix(4, 4), LABELS, LABELS, Labels("s", "key", "query", "value")).layout.xaxis.tickvals is None
+    small = step_heatmap(rng_matrix(4, 4), LABELS, LABELS, Labels("s", "key", "query", "value"))
+    assert small.layout.xaxis.tickvals is None
 
 
 @pytest.mark.parametrize("scale_name", ["normal", "presenter"])

@@ -25,6 +25,7 @@ EN = words("en")  # the words a builder takes, in English
 RNG = np.random.default_rng(0)
 TOK = [f"{i} ▁w{i}" for i in range(6)]
 P = RNG.dirichlet(np.ones(6), size=6)
+MASK = future_mask("decoder", 6, 6)       # decoder self-attention's hidden keys
 
 
 def builders(s):
@@ -33,14 +34,15 @@ def builders(s):
                             lr=[1e-4, 2e-4, 3e-4], tokens_per_s=[900, 950, 1000]))
     table = np.sin(np.arange(40 * 16).reshape(40, 16) / 7)
     return {
-        "attention_heatmap": fatt.attention_heatmap(P, TOK, TOK, EN, title="t", masked=future_mask("decoder", 6, 6), type_scale=s),
-        "model_view": fatt.model_view(RNG.random((2, 4, 6, 6)), EN, title="t", masked=future_mask("decoder", 6, 6), type_scale=s),
+        "attention_heatmap": fatt.attention_heatmap(P, TOK, TOK, EN, title="t", masked=MASK, type_scale=s),
+        "model_view": fatt.model_view(RNG.random((2, 4, 6, 6)), EN, title="t", masked=MASK, type_scale=s),
         "translation": fatt.translation_figure(P, TOK, TOK, P[:, 0], TOK, P[:, 1], EN, title="t", type_scale=s),
         "logit_lens": fattr.logit_lens_heatmap(P[:3], [TOK] * 3, TOK, EN, title="t", type_scale=s),
         "methods": fattr.method_heatmaps([P, P, P], ["a (x)", "b", "c"], TOK, TOK, EN, title="t", type_scale=s),
         "agreement": fattr.agreement_heatmap(["a", "b"], np.eye(2), EN, title="t", type_scale=s),
         "contrastive": fattr.contrastive_head_bars(["h0", "h1"], [0.5, -0.2], EN, title="t", type_scale=s),
-        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, Labels("t", "x", "y", "v"), EN, type_scale=s),
+        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, Labels("t", "x", "y", "v"), EN,
+                                           type_scale=s),
         "next_token": fdec.next_token_bars(P[0], TOK, list(range(6)), EN, chosen=0, title="t", type_scale=s),
         "cross_multiples": fdec.cross_attention_multiples(P[:4], TOK, EN, title="t", type_scale=s),
         "alignment": fdec.alignment_heatmap(P, TOK, TOK, EN, step=1, title="t", type_scale=s),
@@ -52,7 +54,7 @@ def builders(s):
         "per_head": fmh.per_head_outputs(RNG.random((4, 6, 8)), TOK, EN, title="t", type_scale=s),
         "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, EN, title="t", type_scale=s),
         "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, EN, title="t", type_scale=s),
-        "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, EN, title="t", masked=future_mask("decoder", 6, 6),
+        "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, EN, title="t", masked=MASK,
                                            type_scale=s),
         "pe_heatmap": fpos.pe_heatmap(table, EN, n_sentence=5, title="t", type_scale=s),
         "pe_curves": fpos.pe_curves(table, [0, 1, 8], EN, n_sentence=5, title="t", type_scale=s),
@@ -66,7 +68,7 @@ def builders(s):
                                        EN, 10, "t", type_scale=s),
         "zoo_step": fzoo.step_heatmap(P, TOK, TOK, Labels("t", "key", "query", "value"), EN,
                                       masked=future_mask("decoder", 6, 6), type_scale=s),
-        "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, EN, title="t", masked=future_mask("decoder", 6, 6), type_scale=s),
+        "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, EN, title="t", masked=MASK, type_scale=s),
     }
 
 
@@ -127,7 +129,8 @@ def test_a_grid_too_dense_for_its_numbers_drops_them_and_keeps_them_on_hover():
     ten = [f"{i}" for i in range(10)]
     w10 = RNG.dirichlet(np.ones(10), size=10)
     assert fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL).data[0].texttemplate
-    assert not fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL, width_px=NORMAL.page_px / 2).data[0].texttemplate
+    half = fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL, width_px=NORMAL.page_px / 2)
+    assert not half.data[0].texttemplate
     assert PRESENTER.numbers_fit(50, 30) and not PRESENTER.numbers_fit(30, 30) and not PRESENTER.numbers_fit(50, 15)
 
 
@@ -195,7 +198,8 @@ def legend_builders(s, names):
         "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], EN, title="t", type_scale=s),
         "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, EN, title="t", type_scale=s),
         "drift": fln.drift_figure(P[0], EN, title="t", type_scale=s),
-        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], EN, title="t", type_scale=s),
+        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], EN, title="t",
+                                             type_scale=s),
         "loss": ftrain.loss_curve(log, EN, title="t", type_scale=s),
         "lr": ftrain.lr_curve(log, EN, type_scale=s),
         "complexity": ftrain.complexity_figure(20, 64, EN, title="t", type_scale=s),

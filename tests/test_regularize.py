@@ -213,7 +213,8 @@ def test_smoothing_legend_under_its_title(scale):
     from viz.figures.style import legend_lines
     s = getattr(style, scale)
     names = ["model's prediction p", "label-smoothed target q"]
-    fig = figs.smoothing_figure(["▁El"], [0.963], [0.9], EN, rest=(0.037, 0.1), title="Predicting 0 ▁El: the model's distribution", type_scale=s)
+    fig = figs.smoothing_figure(["▁El"], [0.963], [0.9], EN, rest=(0.037, 0.1),
+                                title="Predicting 0 ▁El: the model's distribution", type_scale=s)
     title, legend = fig.layout.title, fig.layout.legend
     assert (title.yref, title.y, title.yanchor) == ("container", 1, "top")
     assert legend.orientation == "h" and legend.yref in (None, "paper") and legend.yanchor == "bottom"

@@ -106,7 +106,7 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
     sections, plotly_inlined = [], False
     for number, step in enumerate(TOUR, start=1):
-        pictures = step_pictures(step, trace, model_dir, words(lang))     # the tour page's pictures, each with its reading
+        pictures = step_pictures(step, trace, model_dir, words(lang))   # the tour page's, each with its reading
         parts = []
         for picture in pictures:
             div, how = _figure_div(picture.figure, first=not plotly_inlined), _how(message(lang, picture.reading))

@@ -19,14 +19,14 @@ from model.analysis import heads as head_stats
 from model.analysis import regularize
 from model.analysis import zoo
 from model.analysis import zoo_fit
-from model.analysis.attention_math import dim_labels, softmax
+from model.analysis.attention_math import dim_labels, layer_norm_stats, softmax
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.trace import Trace
 from viz.figures import attention_figure, heads_figure, token_labels
 from viz.figures.decoding import confidence_bars
 from viz.figures.heads import layer_head_heatmap
-from viz.figures.layernorm import layer_norm_stats, token_stats_figure
+from viz.figures.layernorm import token_stats_figure
 from viz.figures.positional import pe_heatmap
 from viz.figures.regularize import ffn_units_figure, smoothing_figure
 from viz.figures.step import level_ticks

@@ -204,10 +204,12 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
                          texttemplate="%{z:.2f}" if s.numbers_fit(cell_w, row_px) else None,
                          textfont=s.font("cell"),
                          hovertemplate=f"{output_name} %{{y}}<br>{source_name} %{{x}}<br>"
-                                       f"{words('fig.translation.weight')} %{{z:.3f}}<extra></extra>", **subplot_axes(0))
+                                       f"{words('fig.translation.weight')} %{{z:.3f}}<extra></extra>",
+                         **subplot_axes(0))
     outside = dict(orientation="h", textposition="outside", cliponaxis=False, constraintext="none",
                    **subplot_axes(1))
-    chosen = go.Bar(x=probs, y=rows, name=words("fig.translation.chosen"), marker_color=LINE_COLORS[0], textfont=s.font("cell"),
+    chosen = go.Bar(x=probs, y=rows, name=words("fig.translation.chosen"), marker_color=LINE_COLORS[0],
+                    textfont=s.font("cell"),
                     text=[f"{p:.0%}" for p in probs] if labelled else None,
                     hovertemplate="%{y}<br>p = %{x:.3f}<extra></extra>", **outside)
     second = go.Bar(x=runner_up_probs, y=rows, name=runner_up_name, marker_color=RUNNER_UP_COLOR, customdata=others,

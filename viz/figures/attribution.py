@@ -8,7 +8,8 @@ import unicodedata
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, axis_suffix, cell_numbers,
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, axis_suffix,
+                               cell_numbers,
                                check_matrix, colorbar, plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset,
                                update_axes)
 
@@ -51,7 +52,8 @@ def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: l
     other); hover always has them."""
     n_layers = len(top_tokens)
     layer_labels = [words("ui.layer_n", i=i) for i in range(n_layers)]
-    x_title, y_title, value_name = words("attribution.lens.x"), words("attribution.lens.y"), words("attribution.lens.value")
+    x_title, y_title = words("attribution.lens.x"), words("attribution.lens.y")
+    value_name = words("attribution.lens.value")
     hovertemplate = (f"%{{y}}, {words('attribution.hover.output')} %{{x}}<br>{words('attribution.hover.top')}: "
                      f"%{{text}}<br>{value_name} %{{z:.3f}}<br>{words('attribution.hover.rank')} %{{customdata:.0f}}"
                      "<extra></extra>")

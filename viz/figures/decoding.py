@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.attention import attention_heatmap
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, plotly_text, subplot_axes, subplot_layout, typeset,
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, plotly_text, subplot_axes, subplot_layout,
+                               typeset,
                                update_axes)
 
 CHOSEN_COLOR = "#d62728"     # the token the decoder appended
@@ -47,7 +48,8 @@ def next_token_bars(probs, labels: list[str], ranks: list[int], words: Words, ch
                   hovertemplate="%{y}<br>p = %{x:.5f}<extra></extra>")
     # built in one go, as every figure here (see style.token_axes): update_* calls cost more than the figure
     return go.Figure(bars, layout=typeset(dict(
-        xaxis=dict(title=dict(text=words("decoding.col.probability")), range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
+        xaxis=dict(title=dict(text=words("decoding.col.probability")), range=[0, 1.12],
+                   tickvals=[0, 0.25, 0.5, 0.75, 1]),
         yaxis=dict(autorange="reversed", type="category", automargin=True, tickfont=type_scale.font("tick")),
         title=dict(text=title), height=max(300, 90 + 34 * len(probs)),
         margin=dict(l=10, r=30, t=60, b=10), showlegend=False), type_scale))
@@ -128,7 +130,8 @@ def logprob_comparison(series: list[tuple[str, np.ndarray, list[str], np.ndarray
     for i, (name, lp, labels, probs) in enumerate(series):
         lp = np.asarray(lp, dtype=float)
         bars.append(go.Bar(x=plotly_text(labels), y=lp, marker_color=LINE_COLORS[i % len(LINE_COLORS)], name=name,
-                           customdata=np.asarray(probs, dtype=float), text=[_signed(v) for v in lp] if len(lp) <= 30 else None,
+                           customdata=np.asarray(probs, dtype=float),
+                           text=[_signed(v) for v in lp] if len(lp) <= 30 else None,
                            textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"), **subplot_axes(i),
                            hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"))
     layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text=words("decoding.lp.y")))

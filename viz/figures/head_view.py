@@ -132,10 +132,9 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     # the title's line at the top of the figure, the legend under it (plotly centred the title in the top
     # margin, where the legend's title sat: the two overprinted), then the column headers
     title_px = int(1.4 * type_scale.title + 16) if title else 4
-    headers = [dict(x=LEFT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{words('fig.attention.y')}</b>",
-                    showarrow=False, font=type_scale.font("text")),
-               dict(x=RIGHT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{words('fig.attention.x')}</b>",
-                    showarrow=False, font=type_scale.font("text"))]
+    headers = [dict(x=x, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{text}</b>",
+                    showarrow=False, font=type_scale.font("text"))
+               for x, text in ((LEFT, words("fig.attention.y")), (RIGHT, words("fig.attention.x")))]
     layout = dict(xaxis=dict(bare, range=[LEFT - side, RIGHT + side]),
                   yaxis=dict(bare, range=[n - 0.5, -0.5]), annotations=headers,
                   title=dict(text=title, font=type_scale.font("title"), yref="container", y=1, yanchor="top",
@@ -145,6 +144,7 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
                       1.7 * (1 + -(-n_heads // 4)) + 1.8))),      # legend title, its rows, the column headers
                   plot_bgcolor="white", hovermode="closest", dragmode=False,
                   legend=dict(orientation="h", x=0, y=1 - title_px / height, yanchor="top", yref="container",
-                              title=dict(text=words("headview.legend"), side="top", font=type_scale.font("text")), itemclick="toggleothers",
+                              title=dict(text=words("headview.legend"), side="top", font=type_scale.font("text")),
+                              itemclick="toggleothers",
                               itemdoubleclick="toggle", font=type_scale.font("text")))
     return go.Figure(traces, layout=layout)

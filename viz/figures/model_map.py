@@ -7,7 +7,8 @@ number of every layer: the mean-of-heads attention map as a thumbnail, the sigma
 the size of what the feed-forward network adds, the most probable output token with its p.
 
 Two steps, as BertViz splits them: `map_data(trace)` reads the numbers out of a Trace (pure numpy, no
-plotly), `model_map(data, words, ...)` draws them (numpy + the reader's words in, plotly out). `block_target(cell)` says which page and view explains a block (the app's URL
+plotly), `model_map(data, words, ...)` draws them (numpy + the reader's words in, plotly out).
+`block_target(cell)` says which page and view explains a block (the app's URL
 parameters), `block_url` writes it as a link; a page passes the links it wants, the offline lesson none.
 """
 from __future__ import annotations
@@ -221,7 +222,8 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
         box(block, x0, y, x1, y + embed_h, COLORS["embed"])
         note(x0 + 1.0, y + embed_h / 2, _link(embed_words, links.get(block)), small_size)
         token_norm, pe_norm = data.embed_norm[stack]
-        note(x1 - 1.0, y + embed_h / 2, words("map.embed_value", token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"), small_size,
+        note(x1 - 1.0, y + embed_h / 2, words("map.embed_value", token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"),
+             small_size,
              anchor="right")
         hover((x0 + x1) / 2, y + embed_h / 2, embed_words.replace("<br>", " "), block)
         y += embed_h + 18 * u
@@ -309,7 +311,8 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
     notes.append(dict(x=cross[0], y=(cross[1] + cross[3]) / 2, ax=sides["encoder"][1], ay=top["encoder"],
                       xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3, arrowsize=1.3,
                       arrowwidth=2.5, arrowcolor="#555555", text=""))
-    note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{words('map.encoder_output')}</i>", small_size, anchor="right",
+    note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{words('map.encoder_output')}</i>", small_size,
+         anchor="right",
          color="#444444")
 
     for block in highlight:
@@ -318,7 +321,8 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
             shapes.append(dict(type="rect", x0=bx0 - 0.4, x1=bx1 + 0.4, y0=by0 - 3, y1=by1 + 3, xref="x", yref="y",
                                line=dict(color=COLORS["highlight"], width=4)))
     if any(b in boxes for b in highlight):         # the key to the red frames, top left
-        note(sides["encoder"][0], y_top - 10 * u, f"<b>▭ {words('map.you_are_here')}</b>", font_size, color=COLORS["highlight"])
+        note(sides["encoder"][0], y_top - 10 * u, f"<b>▭ {words('map.you_are_here')}</b>", font_size,
+             color=COLORS["highlight"])
 
     if not compact or links:
         hints = [f"{text}<br><i>{words('map.click')}</i>" if links else text for text in hover_text]

@@ -195,7 +195,8 @@ def order_gap_figure(gap_with_pe, gap_without_pe, words: Words, title: str = "",
     """Per encoder layer, how far the swapped sentence's attention is from the permuted original, on a linear
     axis from 0 (a log axis drew 3e-7 half as tall as 0.1, and a 0 not at all): bars a class reads as they are,
     a gap under NEGLIGIBLE labelled "≈ 0" (the exact value on hover)."""
-    layer, x_title, y_title = words("positional.layer_n"), words("positional.order.gap_x"), words("positional.order.gap_y")
+    layer, x_title = words("positional.layer_n"), words("positional.order.gap_x")
+    y_title = words("positional.order.gap_y")
     with_pe_name, without_pe_name = words("positional.order.with_pe"), words("positional.order.without_pe")
     difference = words("positional.order.difference")
     with_pe, without_pe = np.asarray(gap_with_pe, dtype=float), np.asarray(gap_without_pe, dtype=float)

@@ -108,7 +108,8 @@ def complexity_figure(n: int, d: int, words: Words, k: int = 3, title: str | Non
     and the x range is fixed to the curves'."""
     attention_name, conv_name = words("fig.complexity.attention"), words("fig.complexity.conv")
     recurrent_name, yours_label = words("fig.complexity.recurrent"), words("fig.complexity.yours")
-    crossing_label, x_title, y_title = words("fig.complexity.crossing"), words("fig.complexity.x"), words("fig.complexity.y")
+    crossing_label = words("fig.complexity.crossing")
+    x_title, y_title = words("fig.complexity.x"), words("fig.complexity.y")
     x = np.arange(1, max(128, 2 * d, 2 * n) + 1)
     curves = [(attention_name, x * x * d), (conv_name.format(k=k), k * x * d * d), (recurrent_name, x * d * d)]
     lines = [go.Scatter(x=x.tolist(), y=y.astype(float).tolist(), name=name, mode="lines",

@@ -197,6 +197,7 @@ def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: l
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)  # as the heatmap shows them
     fig.add_trace(go.Scatter(x=[key_labels[c] for c in centres], y=query_labels, mode="markers",
                              marker=dict(symbol="circle-open", size=24, color="#d62728", line=dict(width=3)),
-                             name=words("zoo.fig.centre"), hovertemplate=words("zoo.fig.centre.hover") + "<extra></extra>"))
+                             name=words("zoo.fig.centre"),
+                             hovertemplate=words("zoo.fig.centre.hover") + "<extra></extra>"))
     fig.data[-1].showlegend = False   # the legend, if any, is the mask's
     return fig

@@ -257,8 +257,9 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
             for kind in schema.KINDS for i in range(schema.n_layers(v.cfg, kind))]
     heads = [t("ui.head_n", h=h) for h in range(v.cfg.n_heads)]
     grid = np.concatenate([result.heads[kind] for kind in schema.KINDS])                      # [kinds x L, H]
-    show_figure(patching_heatmap(grid, rows, heads, Labels(t("attribution.patch.heads_title"), t("attribution.patch.heads_x"),
-                                                           t("attribution.patch.heads_y"), value), words(), type_scale=type_scale()),
+    show_figure(patching_heatmap(grid, rows, heads,
+                                 Labels(t("attribution.patch.heads_title"), t("attribution.patch.heads_x"),
+                                        t("attribution.patch.heads_y"), value), words(), type_scale=type_scale()),
                 f"{v.model_id}-patching-heads", matrix_frame(grid, rows, heads), key="attr-patch-heads")
     show_figure(patching_heatmap(result.decoder, layers("decoder"), dec_labels,
                                  Labels(t("attribution.patch.dec_title"), t("attribution.patch.dec_x"),

@@ -294,8 +294,8 @@ def rollout_tab(ctx) -> None:
     for col, (name, title, m) in zip(columns, maps):
         with col:
             y_title = t("heads.rollout.y") if name != "raw" else t("fig.attention.query")
-            fig = step_heatmap(m, labels, labels, Labels(title, t("heads.rollout.x"), y_title, t("heads.rollout.share")),
-                               words(), zrange=(0.0, 1.0), type_scale=type_scale())
+            names = Labels(title, t("heads.rollout.x"), y_title, t("heads.rollout.share"))
+            fig = step_heatmap(m, labels, labels, names, words(), zrange=(0.0, 1.0), type_scale=type_scale())
             show_figure(fig, f"{ctx.model_id}-encoder-{name}", matrix_frame(m, labels, labels),
                         key=f"heads-{name}")
     columns[len(maps)].caption(t("heads.rollout.caption"))

@@ -52,7 +52,8 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
                        tag: str) -> None:
     """The page's picture: every head's weights, then how to read them."""
     n_heads = patterns.shape[0]
-    show_figure(head_patterns(patterns, rows, cols, words(), title=t("multihead.heads.title", where=where, heads=n_heads),
+    show_figure(head_patterns(patterns, rows, cols, words(),
+                              title=t("multihead.heads.title", where=where, heads=n_heads),
                               masked=future_mask(kind, len(rows), len(cols)), type_scale=type_scale()),
                 f"{tag}-heads", pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols) for h in range(n_heads)}),
                 key="mh-heads")

@@ -80,7 +80,8 @@ def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> 
 
 def table_figure(ctx, table: np.ndarray, n_positions: int, n_src: int) -> None:
     cfg = ctx.bundle.config
-    show_figure(pe_heatmap(table, words(), n_src, title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model),
+    show_figure(pe_heatmap(table, words(), n_src,
+                           title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model),
                            type_scale=type_scale()),
                 f"{ctx.model_id}-pe-table", matrix_frame(table, list(range(n_positions)), list(range(cfg.d_model))),
                 key="pe-table")

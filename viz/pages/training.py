@@ -137,12 +137,14 @@ def snapshot_figures(run: LiveRun, snap, layer: int, head: int | None, key: str)
     c1, c2 = st.columns(2)
     with c1:
         cross = pick(snap.cross)
-        show_figure(attention_heatmap(cross, tgt, src, words(), title=t("training.snap.cross", step=snap.step, name=name),
+        show_figure(attention_heatmap(cross, tgt, src, words(),
+                                      title=t("training.snap.cross", step=snap.step, name=name),
                                       type_scale=type_scale(), width_px=type_scale().page_px / 2),
                     f"live-{run.task}-cross-step{snap.step}", matrix_frame(cross, tgt, src), key=f"{key}-cross")
     with c2:
         enc = pick(snap.encoder)
-        show_figure(attention_heatmap(enc, src, src, words(), title=t("training.snap.encoder", step=snap.step, name=name),
+        show_figure(attention_heatmap(enc, src, src, words(),
+                                      title=t("training.snap.encoder", step=snap.step, name=name),
                                       type_scale=type_scale(), width_px=type_scale().page_px / 2),
                     f"live-{run.task}-encoder-step{snap.step}", matrix_frame(enc, src, src), key=f"{key}-enc")
 
