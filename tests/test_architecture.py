@@ -260,3 +260,130 @@ def test_importing_a_page_draws_nothing(page, monkeypatch):
         monkeypatch.setattr(st, name, refuse)
     module = importlib.import_module(f"viz.pages.{page[:-3]}")
     assert callable(module.render)
+
+
+# -- one implementation per concept --------------------------------------------------------------------
+def call_name(node: ast.Call) -> str | None:
+    return getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+
+
+def calls_named(path: Path, names: set[str]) -> list[tuple[int, str]]:
+    """(line, name) of every call to a function or method called one of `names` (np.exp, x.exp(), exp)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and call_name(node) in names:
+            found.append((node.lineno, call_name(node)))
+    return found
+
+
+def functions_named(path: Path, pattern) -> list[str]:
+    return [n.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.FunctionDef) and pattern(n.name)]
+
+
+CODE = [*python_files("model"), *python_files("viz"), *python_files("bench")]
+EXP = {"exp", "exp2", "expm1", "logsumexp", "softmax", "log_softmax"}
+TRIANGLES = {"tril", "triu", "tril_indices", "triu_indices"}
+ANALYSIS = ROOT / "model" / "analysis" / "attention_math.py"
+
+
+@pytest.mark.parametrize("path", python_files("viz/figures"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_figures_draw_and_do_no_softmax_or_exp(path):
+    """Probabilities reach a figure computed (model/analysis); a figure that exponentiates does maths."""
+    assert calls_named(path, EXP - {"softmax"}) == [], f"{path.name} exponentiates"
+    assert functions_named(path, lambda name: "softmax" in name) == []
+
+
+def test_one_softmax_and_log_softmax():
+    """The analysis layer's softmax and log_softmax (attention_math) are the only ones written in numpy; torch's
+    own serve the model."""
+    defined = {str(p.relative_to(ROOT)): names for p in CODE
+               if (names := functions_named(p, lambda name: name.strip("_") in {"softmax", "log_softmax"}))}
+    assert defined == {"model/analysis/attention_math.py": ["softmax", "log_softmax"]}
+
+
+def test_one_causal_mask():
+    """One causal mask in numpy (True: the query may read the key) and the model's in torch, meaning the same
+    (tests/test_kv_cache.py holds them equal); nothing else builds a triangle."""
+    triangles = {str(p.relative_to(ROOT)): [n for _, n in found] for p in CODE
+                 if (found := calls_named(p, TRIANGLES))}
+    assert triangles == {"model/analysis/attention_math.py": ["tril"], "model/nn/transformer.py": ["tril"]}
+    masks = {str(p.relative_to(ROOT)) for p in CODE if functions_named(p, lambda name: name.endswith("causal_mask"))}
+    assert masks == {"model/analysis/attention_math.py", "model/nn/transformer.py"}
+
+
+# -- one way for words ----------------------------------------------------------------------------------
+MAX_BUILDER_PARAMETERS = 10     # data and a handful of options; words come as one `words` (style.Words)
+
+
+def figure_builders() -> list[tuple[Path, ast.FunctionDef]]:
+    """Every public function under viz/figures that returns a figure (annotated `-> go.Figure`)."""
+    found = []
+    for path in python_files("viz/figures"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and node.returns is not None \
+                    and "Figure" in ast.unparse(node.returns):
+                found.append((path, node))
+    return found
+
+
+def n_parameters(fn: ast.FunctionDef) -> int:
+    a = fn.args
+    return len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + bool(a.vararg) + bool(a.kwarg)
+
+
+def test_no_figure_builder_takes_a_parameter_per_word():
+    builders = figure_builders()
+    assert len(builders) > 40                                   # the walk finds the builders
+    too_many = {f"{path.name}:{fn.name}": n_parameters(fn) for path, fn in builders
+                if n_parameters(fn) > MAX_BUILDER_PARAMETERS}
+    assert too_many == {}
+
+
+def test_figures_get_their_words_from_the_caller():
+    """No figure module reads the catalogue or the session's language: the caller's `words` carry them."""
+    for path in python_files("viz/figures"):
+        assert "viz.i18n" not in imports_of(path), f"{path.name} imports viz.i18n"
+
+
+def english_ui_text(path: Path, catalogue: set[str]) -> list[tuple[int, str]]:
+    """String literals in a module equal to a catalogue message that holds a space (UI text, not an identifier
+    such as "encoder"): docstrings and exceptions' developer messages (a ...Error(...) call's arguments) aside."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            skip.add(id(first.value))                                                    # a docstring
+        if isinstance(node, ast.Call) and (call_name(node) or "").endswith("Error"):
+            skip |= {id(n) for arg in node.args for n in ast.walk(arg)}
+    return [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in skip and n.value in catalogue and any(c.isspace() for c in n.value)]
+
+
+def test_no_english_ui_text_in_python():
+    """The words a reader sees live in viz/locales only: a copy in Python (an English default) drifts from
+    the catalogue and stays English on a page read in 中文."""
+    from viz.i18n import catalogue
+    messages = set(catalogue("en").values())
+    found = {str(p.relative_to(ROOT)): hits for p in python_files("viz") if (hits := english_ui_text(p, messages))}
+    assert found == {}
+
+
+def test_the_english_text_finder_finds_english(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text('def f(x_title="key (attended to)", kind="encoder"):\n    """key (attended to)"""\n'
+                    '    raise ValueError("key (attended to)")\n', encoding="utf-8")
+    assert english_ui_text(path, {"key (attended to)", "encoder"}) == [(1, "key (attended to)")]
+
+
+def test_figure_parameters_have_no_words_for_defaults():
+    """A builder's parameter defaults are data or sizes, never a word of the catalogue (an attention kind's
+    name, schema.KINDS, is data)."""
+    from viz.i18n import catalogue
+    words = set(catalogue("en").values()) - set(schema.KINDS) - set(schema.STACKS)
+    found = [f"{path.name}:{fn.name}={d.value!r}" for path, fn in figure_builders()
+             for d in fn.args.defaults + [k for k in fn.args.kw_defaults if k]
+             if isinstance(d, ast.Constant) and d.value in words]
+    assert found == []

@@ -2,9 +2,12 @@
 import numpy as np
 import pytest
 
+from model.analysis.decoding import token_logprobs, top_k_view
 from viz.figures.decoding import (CHOSEN_COLOR, alignment_heatmap, confidence_bars, cross_attention_multiples,
-                                  heads_row_heatmap, logprob_comparison, next_token_bars, token_logprobs,
-                                  top_k_view)
+                                  heads_row_heatmap, logprob_comparison, next_token_bars)
+from viz.i18n import words
+
+EN = words("en")  # the words a builder takes, in English
 
 LOGPROBS = np.log(np.array([0.5, 0.3, 0.1, 0.06, 0.04]))   # sorted, most likely first
 IDS = np.array([7, 3, 9, 4, 5])
@@ -41,7 +44,7 @@ def test_top_k_view_rejects_bad_input(kwargs, message):
 
 
 def test_next_token_bars_highlights_the_chosen_bar_and_labels_ranks():
-    fig = next_token_bars([0.5, 0.3, 0.1], ["▁la", "▁el", "▁una"], [1, 2, 3], chosen=1, title="t")
+    fig = next_token_bars([0.5, 0.3, 0.1], ["▁la", "▁el", "▁una"], [1, 2, 3], EN, chosen=1, title="t")
     bar = fig.data[0]
     assert list(bar.y) == ["#1  ▁la", "#2  ▁el", "#3  ▁una"]
     np.testing.assert_allclose(bar.x, [0.5, 0.3, 0.1])
@@ -57,51 +60,51 @@ def test_next_token_bars_highlights_the_chosen_bar_and_labels_ranks():
 ])
 def test_next_token_bars_rejects_bad_input(probs, labels, ranks, message):
     with pytest.raises(ValueError, match=message):
-        next_token_bars(probs, labels, ranks)
+        next_token_bars(probs, labels, ranks, EN)
 
 
 def test_heads_row_heatmap_has_one_row_per_head():
     rows = np.array([[1.0, 0.0, 0.0], [0.2, 0.3, 0.5]])
-    fig = heads_row_heatmap(rows, ["0 <s>", "1 a", "2 b"], key_title="decoder input so far")
+    fig = heads_row_heatmap(rows, ["0 <s>", "1 a", "2 b"], EN)
     assert list(fig.data[0].y) == ["head 0", "head 1"]
     np.testing.assert_allclose(fig.data[0].z, rows)
     assert fig.layout.xaxis.title.text == "decoder input so far"
     with pytest.raises(ValueError, match="head, key"):
-        heads_row_heatmap(np.ones(3), ["a", "b", "c"])
+        heads_row_heatmap(np.ones(3), ["a", "b", "c"], EN)
 
 
 def test_cross_attention_multiples_average_first_then_one_panel_per_head():
     rows = np.array([[0.9, 0.1], [0.1, 0.9], [0.5, 0.5]])     # 3 heads over 2 source tokens
-    fig = cross_attention_multiples(rows, ["0 a", "1 </s>"])
+    fig = cross_attention_multiples(rows, ["0 a", "1 </s>"], EN)
     assert len(fig.data) == 4
     np.testing.assert_allclose(fig.data[0].y, rows.mean(0))
     np.testing.assert_allclose(fig.data[2].y, rows[1])
     titles = [a.text for a in fig.layout.annotations]
     assert titles == ["average of heads", "head 0", "head 1", "head 2"]
     with pytest.raises(ValueError, match="source tokens"):
-        cross_attention_multiples(rows, ["only one"])
+        cross_attention_multiples(rows, ["only one"], EN)
 
 
 def test_cross_attention_multiples_wraps_many_heads_into_rows():
-    fig = cross_attention_multiples(np.full((8, 3), 1 / 3), ["a", "b", "c"], max_cols=4)
+    fig = cross_attention_multiples(np.full((8, 3), 1 / 3), ["a", "b", "c"], EN, max_cols=4)
     assert len(fig.data) == 9
     assert fig.data[8].xaxis == "x9"                   # average on x, heads 0-7 on x2..x9
     assert fig.layout.xaxis.domain[1] == 1.0           # the average spans the full width
     assert fig.layout.height == 440 + 230 * 2          # two rows of four heads
     assert fig.layout.xaxis2.showticklabels            # few source tokens: every panel labelled
-    many = cross_attention_multiples(np.full((2, 20), 0.05), [f"{i} t" for i in range(20)])
+    many = cross_attention_multiples(np.full((2, 20), 0.05), [f"{i} t" for i in range(20)], EN)
     assert many.layout.xaxis.showticklabels and not many.layout.xaxis2.showticklabels
 
 
 def test_alignment_heatmap_outlines_the_current_step():
     weights = np.eye(3)[::-1]
-    fig = alignment_heatmap(weights, ["0 c", "1 b", "2 a"], ["0 a", "1 b", "2 c"], step=1)
+    fig = alignment_heatmap(weights, ["0 c", "1 b", "2 a"], ["0 a", "1 b", "2 c"], EN, step=1)
     np.testing.assert_allclose(fig.data[0].z, weights)
     rect = fig.layout.shapes[0]
     assert (rect.y0, rect.y1) == (0.5, 1.5)
     assert fig.layout.yaxis.title.text.startswith("output token")
     with pytest.raises(ValueError, match="does not match"):
-        alignment_heatmap(weights, ["0 c", "1 b"], ["0 a", "1 b", "2 c"])
+        alignment_heatmap(weights, ["0 c", "1 b"], ["0 a", "1 b", "2 c"], EN)
 
 
 def test_token_logprobs_is_log_softmax_at_the_ids():
@@ -119,27 +122,28 @@ def test_token_logprobs_is_log_softmax_at_the_ids():
 
 def test_logprob_comparison_titles_carry_the_sums():
     ref, gen = np.array([-0.1, -2.0]), np.array([-0.05, -0.2, -0.01])
-    fig = logprob_comparison([("reference", ref, ["a", "b"]), ("model output", gen, ["a", "c", "</s>"])])
+    fig = logprob_comparison([("reference", ref, ["a", "b"], np.exp(ref)),
+                              ("model output", gen, ["a", "c", "</s>"], np.exp(gen))], EN)
     titles = [a.text for a in fig.layout.annotations]
     assert titles == ["reference: Σ log p = -2.10", "model output: Σ log p = -0.26"]
     np.testing.assert_allclose(fig.data[1].customdata, np.exp(gen))
     with pytest.raises(ValueError, match="2 log-probabilities for 1 tokens"):
-        logprob_comparison([("reference", ref, ["a"])])
+        logprob_comparison([("reference", ref, ["a"], np.exp(ref))], EN)
     with pytest.raises(ValueError, match="nothing"):
-        logprob_comparison([])
+        logprob_comparison([], EN)
 
 
 def test_confidence_bars_marks_the_step():
-    fig = confidence_bars([0.9, 0.5, 0.99], ["0 a", "1 b", "2 </s>"], step=2)
+    fig = confidence_bars([0.9, 0.5, 0.99], ["0 a", "1 b", "2 </s>"], EN, step=2)
     assert fig.data[0].marker.color[2] == CHOSEN_COLOR
     assert list(fig.data[0].text) == ["0.90", "0.50", "0.99"]
     with pytest.raises(ValueError, match="3 probabilities for 2 tokens"):
-        confidence_bars([0.9, 0.5, 0.99], ["a", "b"])
+        confidence_bars([0.9, 0.5, 0.99], ["a", "b"], EN)
 
 
 def test_special_tokens_are_escaped_for_plotly():
     # plotly reads "<s>" as strike-through markup and drops "</s>": labels must arrive escaped
-    fig = next_token_bars([0.6, 0.4], ["</s>", "a&b"], [1, 2])
+    fig = next_token_bars([0.6, 0.4], ["</s>", "a&b"], [1, 2], EN)
     assert list(fig.data[0].y) == ["#1  &lt;/s&gt;", "#2  a&amp;b"]
-    fig = alignment_heatmap(np.ones((1, 2)) / 2, ["0 </s>"], ["0 <s>", "1 x"])
+    fig = alignment_heatmap(np.ones((1, 2)) / 2, ["0 </s>"], ["0 <s>", "1 x"], EN)
     assert list(fig.data[0].y) == ["0 &lt;/s&gt;"] and list(fig.data[0].x) == ["0 &lt;s&gt;", "1 x"]

@@ -14,6 +14,9 @@ from viz.figures.head_view import MIN_WEIGHT, OPACITY_LEVELS, head_color, head_v
 from viz.figures.style import PRESENTER, plotly_text
 from viz.map_view import head_view_figure
 from viz.text import attention_labels
+from viz.i18n import words
+
+EN = words("en")  # the words a builder takes, in English
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,7 +51,7 @@ def _rgb_prefix(hex_color: str) -> str:
 def test_line_opacity_is_the_attention_weight_per_head(trace, kind):
     patterns = schema.stacked(trace, kind)[1]                                # [H, Q, K] of layer 1
     rows, cols = attention_labels(trace.meta, kind)
-    fig = head_view(patterns, rows, cols)
+    fig = head_view(patterns, rows, cols, EN)
     drawn = _drawn_opacity(fig)
     n_heads = patterns.shape[0]
     legend = [tr for tr in fig.data if tr.showlegend is not False and tr.legendgroup]
@@ -67,21 +70,21 @@ def test_line_opacity_is_the_attention_weight_per_head(trace, kind):
 def test_a_picked_head_is_shown_alone_and_the_legend_isolates(trace):
     patterns = schema.stacked(trace, "cross")[2]
     rows, cols = attention_labels(trace.meta, "cross")
-    fig = head_view(patterns, rows, cols, selected_head=3)
+    fig = head_view(patterns, rows, cols, EN, selected_head=3)
     for tr in fig.data:
         if tr.legendgroup:
             assert tr.visible == (True if tr.legendgroup == "h3" else "legendonly")
     assert fig.layout.legend.itemclick == "toggleothers"
     with pytest.raises(ValueError):
-        head_view(patterns, rows, cols, selected_head=8)
+        head_view(patterns, rows, cols, EN, selected_head=8)
     with pytest.raises(ValueError):
-        head_view(patterns, rows[:-1], cols)
+        head_view(patterns, rows[:-1], cols, EN)
 
 
 def test_hover_names_where_each_head_looks(trace):
     patterns = schema.stacked(trace, "cross")[2]
     rows, cols = attention_labels(trace.meta, "cross")
-    fig = head_view(patterns, rows, cols)
+    fig = head_view(patterns, rows, cols, EN)
     left = fig.data[-2].hovertext[0]
     h0_top = cols[int(patterns[0, 0].argmax())]
     assert f"head 0: {h0_top.replace('<', '&lt;').replace('>', '&gt;')} {patterns[0, 0].max():.2f}" in left
@@ -100,7 +103,7 @@ def test_head_view_data_groups_by_head_and_level():
 def test_words_and_presenter_sizes(trace):
     patterns = schema.stacked(trace, "encoder")[0]
     rows, cols = attention_labels(trace.meta, "encoder")
-    fig = head_view_figure(patterns, rows, cols, "encoder", 0, lang="zh", type_scale=PRESENTER)
+    fig = head_view_figure(patterns, rows, cols, "encoder", 0, words("zh"), type_scale=PRESENTER)
     assert fig.data[0].name == "头 0" and "编码器自注意力" in fig.layout.title.text
     assert fig.layout.legend.font.size >= 16 and fig.data[-1].textfont.size >= 16
     assert all(a.font.size >= 16 for a in fig.layout.annotations)

@@ -15,7 +15,10 @@ from model.capture import schema
 from viz.figures.model_map import (BLOCKS, PAGE_URLS, STACK_ROWS, TOUR_BLOCKS, all_cells, block_target, block_url,
                                    map_cell, map_data, model_map)
 from viz.figures.style import MASKED_COLOR, PRESENTER
-from viz.map_view import map_figure, map_words
+from viz.map_view import map_figure
+from viz.i18n import words
+
+EN = words("en")  # the words a builder takes, in English
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "The man went to the house."
@@ -59,7 +62,7 @@ def test_map_data_reads_the_trace(trace, data, bundle):
 
 def test_every_block_of_figure_1_is_drawn_once_per_layer(data):
     links = {cell: block_url(cell) for cell in all_cells(3, 3)}
-    fig = model_map(data, links=links)
+    fig = model_map(data, EN, links=links)
     # thumbnails: 3 attention kinds x 3 layers, plus the softmax strip
     maps = _heatmaps(fig)
     assert sorted(maps) == sorted([f"{b}#{i}" for b in ("attn.encoder", "attn.decoder", "attn.cross")
@@ -78,7 +81,7 @@ def test_every_block_of_figure_1_is_drawn_once_per_layer(data):
 
 
 def test_thumbnails_are_the_real_mean_of_heads_patterns(trace, data):
-    maps = _heatmaps(model_map(data))
+    maps = _heatmaps(model_map(data, EN))
     for kind, block in (("encoder", "attn.encoder"), ("cross", "attn.cross"), ("decoder", "attn.decoder")):
         for layer in range(3):
             expected = schema.stacked(trace, kind)[layer].mean(0)
@@ -88,12 +91,12 @@ def test_thumbnails_are_the_real_mean_of_heads_patterns(trace, data):
                 assert np.isnan(z[upper]).all()
                 z[upper] = expected[upper]
             assert np.allclose(z, expected, atol=1e-6), (kind, layer)
-    masked = [s for s in model_map(data).layout.shapes if s.fillcolor == MASKED_COLOR]
+    masked = [s for s in model_map(data, EN).layout.shapes if s.fillcolor == MASKED_COLOR]
     assert len(masked) == 3                             # behind each decoder self-attention thumbnail
 
 
 def test_numbers_are_the_traces(data):
-    fig = model_map(data)
+    fig = model_map(data, EN)
     text = [a.text for a in fig.layout.annotations]
     assert f"{data.sigma['norm.encoder.norm_attn'][0]:.1f}" in text
     assert f"{data.ff_norm['decoder'][2]:.1f}" in text
@@ -105,7 +108,7 @@ def test_numbers_are_the_traces(data):
 def test_links_open_the_page_and_view_that_explains_each_block(data):
     carried = {"model": "en-es", "text": SENTENCE, "lang": "zh", "present": "1"}
     links = {cell: block_url(cell, carried) for cell in all_cells(3, 3)}
-    fig = model_map(data, links=links)
+    fig = model_map(data, EN, links=links)
     hrefs = [a.text for a in fig.layout.annotations if "<a href=" in a.text]
 
     def target(cell):
@@ -139,14 +142,13 @@ def test_link_pages_and_parameters_are_the_apps():
 
 
 def test_highlight_and_words(trace, bundle):
-    fig = map_figure(trace, "zh", highlight=TOUR_BLOCKS["decoder"], type_scale=PRESENTER,
+    fig = map_figure(trace, words("zh"), highlight=TOUR_BLOCKS["decoder"], type_scale=PRESENTER,
                      token_strings=bundle.tokenizer.token_strings)
     red = [s for s in fig.layout.shapes if s.line.color == "#d62728"]
     assert len(red) == 2
     text = " ".join(a.text for a in fig.layout.annotations)
     assert "交叉注意力" in text and "你在这里" in text and "self-attention" not in text
     assert min(a.font.size for a in fig.layout.annotations if a.text) >= 16    # presenter: nothing under 16 px
-    assert set(map_words("en")) == set(map_words("zh"))
     assert all(set(TOUR_BLOCKS[k]) <= set(BLOCKS) for k in TOUR_BLOCKS)
 
 
@@ -159,7 +161,7 @@ def test_the_token_rows_stay_on_their_side(bundle, scale_name):
     scale = TYPE_SCALES[scale_name]
     long = "The children are playing in the garden while their mother reads a book."
     data = map_data(trace_sentence(bundle, long), bundle.tokenizer.token_strings)
-    fig = model_map(data, type_scale=scale)
+    fig = model_map(data, EN, type_scale=scale)
     rows = [a for a in fig.layout.annotations if a.text and a.text.startswith("<i>") and ":" in a.text]
     assert len(rows) == 2
     for row in rows:
@@ -173,19 +175,19 @@ def test_the_softmax_strip_starts_after_its_words(trace, bundle, lang):
     """Presenter mode, 中文: the top-token words ('最可能 “▁El” 96%') ran under the softmax's probability strip."""
     from viz.figures.style import TYPE_SCALES
     for scale in TYPE_SCALES.values():
-        fig = map_figure(trace, lang, type_scale=scale, compact=True, token_strings=bundle.tokenizer.token_strings)
-        words = next(a for a in fig.layout.annotations if "%" in (a.text or "") and a.y == fig.data[-1].y0)
+        fig = map_figure(trace, words(lang), type_scale=scale, compact=True,
+                         token_strings=bundle.tokenizer.token_strings)
+        top = next(a for a in fig.layout.annotations if "%" in (a.text or "") and a.y == fig.data[-1].y0)
         strip = next(d for d in fig.data if d.name == "softmax")
-        words_end = words.x + scale.text_px(words.text) * 100 / scale.page_px
-        assert strip.x0 - strip.dx / 2 >= words_end, (words.text, strip.x0)
+        words_end = top.x + scale.text_px(top.text) * 100 / scale.page_px
+        assert strip.x0 - strip.dx / 2 >= words_end, (top.text, strip.x0)
 
 
 def test_the_chinese_map_does_not_say_its_block_twice(trace, bundle):
     """Home's map in 中文 read "前馈网络 · 前馈 ‖FFN‖" and "线性层 … 线性 256 → 8,002": the block's name and again
     inside its value. They now read as the English ones do: "前馈网络 · ‖FFN‖", "256 → 8,002"."""
-    words = map_words("zh")
-    assert words["ff_name"] == map_words("en")["ff_name"] == "‖FFN‖"
-    fig = map_figure(trace, "zh", token_strings=bundle.tokenizer.token_strings)
+    assert words("zh")("map.ff_size") == words("en")("map.ff_size") == "‖FFN‖"
+    fig = map_figure(trace, words("zh"), token_strings=bundle.tokenizer.token_strings)
     texts = [a.text for a in fig.layout.annotations if a.text]
     assert "前馈网络 · ‖FFN‖" in texts and not any("前馈 ‖" in text for text in texts)
     assert any(re.fullmatch(r"\d+ → [\d,]+", text) for text in texts) and not any(text.startswith("线性 ") for text in texts)

@@ -5,6 +5,9 @@ import pytest
 
 from viz.figures.training import (clean_train_log, complexity_figure, conv_path_length, layer_costs, loss_curve,
                                   lr_curve, parameter_groups)
+from viz.i18n import words
+
+EN = words("en")  # the words a builder takes, in English
 
 LOG = pd.DataFrame({"step": [100, 50, 150], "epoch": [1, 1, 2], "train_loss": [4.0, 5.0, 3.5],
                     "dev_loss": ["", "", "3.9"], "lr": [1e-4, 5e-5, 1.5e-4], "tokens_per_s": [900, 800, 950]})
@@ -25,14 +28,14 @@ def test_clean_train_log_rejects_missing_columns_and_empty_logs():
 
 
 def test_loss_curve_plots_dev_only_where_evaluated():
-    fig = loss_curve(clean_train_log(LOG))
+    fig = loss_curve(clean_train_log(LOG), EN)
     train, dev = fig.data
     assert list(train.x) == [50, 100, 150] and list(train.y) == [5.0, 4.0, 3.5]
     assert list(dev.x) == [150] and list(dev.y) == [pytest.approx(3.9)]
 
 
 def test_lr_curve_puts_throughput_on_a_second_axis():
-    fig = lr_curve(clean_train_log(LOG))
+    fig = lr_curve(clean_train_log(LOG), EN)
     assert fig.data[0].name == "learning rate" and fig.data[0].yaxis == "y"
     assert fig.data[1].name == "tokens / s" and fig.data[1].yaxis == "y2"
 
@@ -51,14 +54,14 @@ def test_parameter_groups_sums_each_part():
 
 def test_layer_costs_match_the_papers_formulas():
     table = layer_costs(n=10, d=64, k=3)
-    ops = table["operations (n=10, d=64)"]
-    assert ops["self-attention"] == 10 * 10 * 64
+    ops = table["operations"]
+    assert ops["attention"] == 10 * 10 * 64
     assert ops["recurrent"] == 10 * 64 * 64
-    assert ops["convolutional"] == 3 * 10 * 64 * 64
-    assert table.loc["recurrent", "sequential steps (n=10)"] == 10
-    assert table.loc["self-attention", "path length (n=10)"] == 1
-    assert table.loc["convolutional", "path length (n=10)"] == 3        # 3**2 = 9 < 10 <= 27
-    assert table.loc["self-attention", "complexity per layer"] == "O(n²·d)"
+    assert ops["conv"] == 3 * 10 * 64 * 64
+    assert table.loc["recurrent", "steps"] == 10
+    assert table.loc["attention", "path_length"] == 1
+    assert table.loc["conv", "path_length"] == 3        # 3**2 = 9 < 10 <= 27
+    assert table.loc["attention", "complexity"] == "O(n²·d)"
     with pytest.raises(ValueError, match="need n >= 1"):
         layer_costs(0, 64)
 
@@ -68,7 +71,7 @@ def test_conv_path_length_is_exact_at_powers_of_k():
 
 
 def test_complexity_figure_marks_the_users_n_and_crosses_at_n_equals_d():
-    fig = complexity_figure(n=12, d=64)
+    fig = complexity_figure(12, 64, EN)
     attn, rnn = fig.data[0], fig.data[2]
     x = np.asarray(attn.x)
     assert x.min() == 1 and x.max() >= 128
@@ -82,7 +85,7 @@ def test_complexity_marks_sit_inside_the_log_axis(n, d):
     """On a log axis plotly reads an annotation's x and the axis range as log10(x), a shape's x as x: the
     labels at plain x = 256 sat at 10^256 and stretched the About page's axis to 10^261. Lines at n and d,
     labels at their log10, all within the curves' range."""
-    fig = complexity_figure(n=n, d=d)
+    fig = complexity_figure(n, d, EN)
     lo, hi = fig.layout.xaxis.range
     x = np.asarray(fig.data[0].x)
     assert (lo, hi) == (pytest.approx(np.log10(x.min())), pytest.approx(np.log10(x.max())))
@@ -99,9 +102,9 @@ def test_axes_read_plainly_on_a_projector():
     log = clean_train_log(pd.DataFrame({"step": [50, 100, 150], "epoch": [1, 1, 2], "train_loss": [5.0, 4.0, 3.5],
                                         "dev_loss": [np.nan, 4.2, np.nan], "lr": [1e-4, 2e-4, 1.9e-4],
                                         "tokens_per_s": [1200, 4400, 4300]}))
-    layout = lr_curve(log).layout
+    layout = lr_curve(log, EN).layout
     assert layout.yaxis.exponentformat == "e" and layout.yaxis2.tickmode == "auto"
-    cost = complexity_figure(8, 256).layout
+    cost = complexity_figure(8, 256, EN).layout
     assert cost.xaxis.dtick == 1
     assert [a.xshift for a in cost.annotations] == [6, -6]
 
@@ -113,7 +116,7 @@ def test_the_fine_tuning_is_marked_where_the_loss_jumps():
     from pathlib import Path
     from model import load_checkpoint, trace_sentence
     from viz.figures.training import run_ends
-    from viz.i18n import catalogue
+    from viz.i18n import catalogue, words
     from viz.tour_figures import training_figure
     folder = Path(__file__).resolve().parents[1] / "pretrained" / "en-es"
     log = clean_train_log(pd.read_csv(folder / "train_log.csv"))
@@ -123,7 +126,7 @@ def test_the_fine_tuning_is_marked_where_the_loss_jumps():
     assert run_ends(resumed) == []
     trace = trace_sentence(load_checkpoint(folder), "<modern> The house.")
     for lang in ("en", "zh"):
-        fig = training_figure(trace, folder, lang)
+        fig = training_figure(trace, folder, words(lang))
         (note,) = [a for a in fig.layout.annotations if a.text]
         assert note.text == catalogue(lang)["fig.loss.fine_tune"].format(step="8,541") and note.x == 8540.5
         assert [s.x0 for s in fig.layout.shapes if s.line.dash == "dash"] == [8540.5]

@@ -16,11 +16,16 @@ from viz.figures import step as fstep
 from viz.figures import training as ftrain
 from viz.figures import zoo as fzoo
 from viz.figures.live_training import training_curves
-from viz.figures.style import MASKED_COLOR, NORMAL, PRESENTER, causal_mask
+from model.analysis.attention_math import future_mask
+from viz.figures.style import MASKED_COLOR, NORMAL, PRESENTER, Labels
+from viz.i18n import words
+
+EN = words("en")  # the words a builder takes, in English
 
 RNG = np.random.default_rng(0)
 TOK = [f"{i} ▁w{i}" for i in range(6)]
 P = RNG.dirichlet(np.ones(6), size=6)
+MASK = future_mask("decoder", 6, 6)       # decoder self-attention's hidden keys
 
 
 def builders(s):
@@ -29,39 +34,41 @@ def builders(s):
                             lr=[1e-4, 2e-4, 3e-4], tokens_per_s=[900, 950, 1000]))
     table = np.sin(np.arange(40 * 16).reshape(40, 16) / 7)
     return {
-        "attention_heatmap": fatt.attention_heatmap(P, TOK, TOK, title="t", masked=causal_mask(6), type_scale=s),
-        "model_view": fatt.model_view(RNG.random((2, 4, 6, 6)), title="t", masked=causal_mask(6), type_scale=s),
-        "translation": fatt.translation_figure(P, TOK, TOK, P[:, 0], TOK, P[:, 1], title="t", type_scale=s),
-        "logit_lens": fattr.logit_lens_heatmap(P[:3], [TOK] * 3, TOK, title="t", type_scale=s),
-        "methods": fattr.method_heatmaps([P, P, P], ["a (x)", "b", "c"], TOK, TOK, title="t", type_scale=s),
-        "agreement": fattr.agreement_heatmap(["a", "b"], np.eye(2), title="t", type_scale=s),
-        "contrastive": fattr.contrastive_head_bars(["h0", "h1"], [0.5, -0.2], title="t", type_scale=s),
-        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, title="t", type_scale=s),
-        "next_token": fdec.next_token_bars(P[0], TOK, list(range(6)), chosen=0, title="t", type_scale=s),
-        "cross_multiples": fdec.cross_attention_multiples(P[:4], TOK, title="t", type_scale=s),
-        "alignment": fdec.alignment_heatmap(P, TOK, TOK, step=1, title="t", type_scale=s),
-        "confidence": fdec.confidence_bars(P[0], TOK, step=1, title="t", type_scale=s),
-        "layer_head": fheads.layer_head_heatmap(RNG.random((3, 4)), title="t", type_scale=s),
-        "importance": fheads.importance_bars(["a", "b"], [0.1, -0.3], title="t", type_scale=s),
-        "token_stats": fln.token_stats_figure(TOK, (P[0], P[1]), (P[2], P[3]), title="t", type_scale=s),
-        "gain_bias": fln.gain_bias_figure(P[0], P[1], title="t", type_scale=s),
-        "per_head": fmh.per_head_outputs(RNG.random((4, 6, 8)), TOK, title="t", type_scale=s),
-        "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, title="t", type_scale=s),
-        "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, title="t", type_scale=s),
-        "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, title="t", masked=causal_mask(6),
+        "attention_heatmap": fatt.attention_heatmap(P, TOK, TOK, EN, title="t", masked=MASK, type_scale=s),
+        "model_view": fatt.model_view(RNG.random((2, 4, 6, 6)), EN, title="t", masked=MASK, type_scale=s),
+        "translation": fatt.translation_figure(P, TOK, TOK, P[:, 0], TOK, P[:, 1], EN, title="t", type_scale=s),
+        "logit_lens": fattr.logit_lens_heatmap(P[:3], [TOK] * 3, TOK, EN, title="t", type_scale=s),
+        "methods": fattr.method_heatmaps([P, P, P], ["a (x)", "b", "c"], TOK, TOK, EN, title="t", type_scale=s),
+        "agreement": fattr.agreement_heatmap(["a", "b"], np.eye(2), EN, title="t", type_scale=s),
+        "contrastive": fattr.contrastive_head_bars(["h0", "h1"], [0.5, -0.2], EN, title="t", type_scale=s),
+        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, Labels("t", "x", "y", "v"), EN,
                                            type_scale=s),
-        "pe_heatmap": fpos.pe_heatmap(table, n_sentence=5, title="t", type_scale=s),
-        "pe_curves": fpos.pe_curves(table, [0, 1, 8], n_sentence=5, title="t", type_scale=s),
-        "word_order": fpos.word_order_figure(P, P.T, TOK, title="t", type_scale=s),
-        "scaling_bars": fstep.scaling_bars(P[0], P[1], TOK, 16, title="t", type_scale=s),
-        "masked_scores": fstep.masked_scores_figure(np.where(causal_mask(6), -np.inf, P), TOK, TOK, "t",
-                                                    type_scale=s),
-        "loss_curve": ftrain.loss_curve(log, title="t", type_scale=s),
-        "complexity": ftrain.complexity_figure(20, 64, title="t", type_scale=s),
+        "next_token": fdec.next_token_bars(P[0], TOK, list(range(6)), EN, chosen=0, title="t", type_scale=s),
+        "cross_multiples": fdec.cross_attention_multiples(P[:4], TOK, EN, title="t", type_scale=s),
+        "alignment": fdec.alignment_heatmap(P, TOK, TOK, EN, step=1, title="t", type_scale=s),
+        "confidence": fdec.confidence_bars(P[0], TOK, EN, step=1, title="t", type_scale=s),
+        "layer_head": fheads.layer_head_heatmap(RNG.random((3, 4)), EN, "v", title="t", type_scale=s),
+        "importance": fheads.importance_bars(["a", "b"], [0.1, -0.3], EN, title="t", type_scale=s),
+        "token_stats": fln.token_stats_figure(TOK, (P[0], P[1]), (P[2], P[3]), EN, title="t", type_scale=s),
+        "gain_bias": fln.gain_bias_figure(P[0], P[1], EN, title="t", type_scale=s),
+        "per_head": fmh.per_head_outputs(RNG.random((4, 6, 8)), TOK, EN, title="t", type_scale=s),
+        "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, EN, title="t", type_scale=s),
+        "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, EN, title="t", type_scale=s),
+        "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, EN, title="t", masked=MASK,
+                                           type_scale=s),
+        "pe_heatmap": fpos.pe_heatmap(table, EN, n_sentence=5, title="t", type_scale=s),
+        "pe_curves": fpos.pe_curves(table, [0, 1, 8], EN, n_sentence=5, title="t", type_scale=s),
+        "word_order": fpos.word_order_figure(P, P.T, TOK, EN, title="t", type_scale=s),
+        "scaling_bars": fstep.scaling_bars(P[0], P[1], TOK, 16, EN, title="t", type_scale=s),
+        "masked_scores": fstep.masked_scores_figure(np.where(future_mask("decoder", 6, 6), -np.inf, P), TOK, TOK, "t",
+                                                    EN, type_scale=s),
+        "loss_curve": ftrain.loss_curve(log, EN, title="t", type_scale=s),
+        "complexity": ftrain.complexity_figure(20, 64, EN, title="t", type_scale=s),
         "live_curves": training_curves([dict(step=1, loss=2.0, accuracy=0.1), dict(step=2, loss=1.0, accuracy=0.5)],
-                                       10, "t", type_scale=s),
-        "zoo_step": fzoo.step_heatmap(P, TOK, TOK, "t", "key", masked=causal_mask(6), type_scale=s),
-        "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, title="t", masked=causal_mask(6), type_scale=s),
+                                       EN, 10, "t", type_scale=s),
+        "zoo_step": fzoo.step_heatmap(P, TOK, TOK, Labels("t", "key", "query", "value"), EN,
+                                      masked=future_mask("decoder", 6, 6), type_scale=s),
+        "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, EN, title="t", masked=MASK, type_scale=s),
     }
 
 
@@ -114,26 +121,29 @@ def test_a_grid_too_dense_for_its_numbers_drops_them_and_keeps_them_on_hover():
     n = 30
     labels = [f"{i} ▁t" for i in range(n)]
     weights = RNG.dirichlet(np.ones(n), size=n)
-    small = fatt.attention_heatmap(P, TOK, TOK, type_scale=PRESENTER)
-    dense = fatt.attention_heatmap(weights, labels, labels, type_scale=PRESENTER)
+    small = fatt.attention_heatmap(P, TOK, TOK, EN, type_scale=PRESENTER)
+    dense = fatt.attention_heatmap(weights, labels, labels, EN, type_scale=PRESENTER)
     assert small.data[0].texttemplate and small.data[0].textfont.size == PRESENTER.cell
     assert not dense.data[0].texttemplate and "%{z:.4f}" in dense.data[0].hovertemplate
     # the same map in half the page's width (a column) has no room where the whole page had
     ten = [f"{i}" for i in range(10)]
     w10 = RNG.dirichlet(np.ones(10), size=10)
-    assert fatt.attention_heatmap(w10, ten, ten, type_scale=NORMAL).data[0].texttemplate
-    assert not fatt.attention_heatmap(w10, ten, ten, type_scale=NORMAL, width_px=NORMAL.page_px / 2).data[0].texttemplate
+    assert fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL).data[0].texttemplate
+    half = fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL, width_px=NORMAL.page_px / 2)
+    assert not half.data[0].texttemplate
     assert PRESENTER.numbers_fit(50, 30) and not PRESENTER.numbers_fit(30, 30) and not PRESENTER.numbers_fit(50, 15)
 
 
 def test_masked_cells_are_grey_without_a_number_and_named_in_the_legend():
     """Decoder self-attention's future positions: not "0.00" cells (explorer, step-through) nor blanks (zoo)."""
-    mask = causal_mask(6)
+    mask = future_mask("decoder", 6, 6)
     weights = np.where(mask, 0.0, P)
-    figs = {"explorer": fatt.attention_heatmap(weights, TOK, TOK, masked=mask, masked_label="hidden"),
-            "zoo": fzoo.step_heatmap(weights, TOK, TOK, "t", "key", masked=mask, masked_label="hidden", signed=False),
-            "heads": fmh.head_patterns(RNG.random((2, 6, 6)), TOK, TOK, masked=mask, masked_label="hidden"),
-            "gallery": fzoo.gallery([weights], ["a"], TOK, TOK, masked=mask, masked_label="hidden")}
+    hidden = EN("fig.masked")
+    figs = {"explorer": fatt.attention_heatmap(weights, TOK, TOK, EN, masked=mask),
+            "zoo": fzoo.step_heatmap(weights, TOK, TOK, Labels("t", "key", "query", "value"), EN, masked=mask,
+                                     zrange=(0.0, 1.0)),
+            "heads": fmh.head_patterns(RNG.random((2, 6, 6)), TOK, TOK, EN, masked=mask),
+            "gallery": fzoo.gallery([weights], ["a"], TOK, TOK, EN, masked=mask)}
     for name, fig in figs.items():
         values = np.array(fig.data[0].z, dtype=float)
         assert np.isnan(values[mask]).all() and not np.isnan(values[~mask]).any(), name      # no colour, no number
@@ -141,11 +151,11 @@ def test_masked_cells_are_grey_without_a_number_and_named_in_the_legend():
                  tr.colorscale[0][1] == MASKED_COLOR]
         assert greys, name
         np.testing.assert_array_equal(~np.isnan(np.array(greys[0].z, dtype=float)), mask)
-        legend = [tr for tr in fig.data if tr.showlegend and tr.name == "hidden"]
+        legend = [tr for tr in fig.data if tr.showlegend and tr.name == hidden]
         assert legend and legend[0].marker.color == MASKED_COLOR and fig.layout.showlegend is not False, name
-    grid = fatt.model_view(RNG.random((2, 3, 6, 6)), masked=mask, masked_label="hidden")
+    grid = fatt.model_view(RNG.random((2, 3, 6, 6)), EN, masked=mask)
     assert any(tr.type == "heatmap" and tr.colorscale[0][1] == MASKED_COLOR for tr in grid.data[1:])
-    plain = fatt.attention_heatmap(P, TOK, TOK)                                 # nothing masked: no legend
+    plain = fatt.attention_heatmap(P, TOK, TOK, EN)                                 # nothing masked: no legend
     assert len(plain.data) == 1 and not plain.layout.showlegend
 
 
@@ -153,7 +163,6 @@ def test_the_mask_reaches_the_tour_and_lesson_figures():
     """viz.figures' trace helpers (the tour's and lesson's pictures) grey decoder self-attention's future."""
     from types import SimpleNamespace
 
-    from viz.figures import future_mask
     assert future_mask("encoder", 3, 3) is None and future_mask("cross", 3, 4) is None
     np.testing.assert_array_equal(future_mask("decoder", 3, 3), np.triu(np.ones((3, 3), bool), 1))
     assert SimpleNamespace  # the full trace path is covered by tests/test_lesson_figures.py
@@ -165,14 +174,14 @@ def test_long_sentences_keep_their_labels_apart():
     src = [f"{i} ▁palabra" for i in range(14)]
     out = [f"{i} ▁word" for i in range(17)]
     w = RNG.dirichlet(np.ones(14), size=17)
-    home = fatt.translation_figure(w, out, src, w[:, 0], ["x"] * 17, w[:, 1], type_scale=PRESENTER)
+    home = fatt.translation_figure(w, out, src, w[:, 0], ["x"] * 17, w[:, 1], EN, type_scale=PRESENTER)
     assert home.layout.xaxis.side == "top"
     title_note = home.layout.annotations[0]
     assert title_note.yshift and title_note.yshift > 0.7 * PRESENTER.text_px(src[-1], "tick")   # above the tokens
     tops = [[f"▁token{j}" for j in range(17)] for _ in range(3)]
-    lens = fattr.logit_lens_heatmap(RNG.random((3, 17)), tops, out, type_scale=PRESENTER)
+    lens = fattr.logit_lens_heatmap(RNG.random((3, 17)), tops, out, EN, type_scale=PRESENTER)
     assert not lens.data[0].texttemplate and "%{text}" in lens.data[0].hovertemplate
-    few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], type_scale=PRESENTER)
+    few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], EN, type_scale=PRESENTER)
     assert few.data[0].texttemplate == "%{text}"
 
 
@@ -185,17 +194,15 @@ def legend_builders(s, names):
                             lr=[1e-4, 2e-4, 3e-4], tokens_per_s=[900, 950, 1000]))
     norms = RNG.random((3, 6))
     return {
-        "norms": fpos.norms_figure(TOK, {n: P[i] for i, n in enumerate(names)}, title="t", type_scale=s),
-        "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], title="t", with_pe_name=names[0] * 2,
-                                           without_pe_name=names[1] * 2, type_scale=s),
-        "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, title="t", type_scale=s),
-        "drift": fln.drift_figure(P[0], title="t", bn_name=names[0] * 2, ln_name=names[1] * 2, type_scale=s),
-        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], title="t",
-                                             mean_name="{name}：{n} 个词元的平均值", type_scale=s),
-        "loss": ftrain.loss_curve(log, title="t", train_name=names[0] * 2, dev_name=names[1] * 2, type_scale=s),
-        "lr": ftrain.lr_curve(log, title="t", lr_name=names[0] * 2, throughput_name=names[1] * 2, type_scale=s),
-        "complexity": ftrain.complexity_figure(20, 64, title="t", attention_name=names[0] * 2,
-                                               conv_name=names[1] * 2, recurrent_name=names[3] * 2, type_scale=s),
+        "norms": fpos.norms_figure(TOK, {n: P[i] for i, n in enumerate(names)}, EN, title="t", type_scale=s),
+        "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], EN, title="t", type_scale=s),
+        "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, EN, title="t", type_scale=s),
+        "drift": fln.drift_figure(P[0], EN, title="t", type_scale=s),
+        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], EN, title="t",
+                                             type_scale=s),
+        "loss": ftrain.loss_curve(log, EN, title="t", type_scale=s),
+        "lr": ftrain.lr_curve(log, EN, type_scale=s),
+        "complexity": ftrain.complexity_figure(20, 64, EN, title="t", type_scale=s),
     }
 
 

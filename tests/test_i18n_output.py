@@ -7,6 +7,9 @@ import pytest
 from apptest_utils import no_exceptions, run_page
 from test_i18n import assert_speaks, english_left, readable_texts
 from viz.i18n import LANGS
+from viz.i18n import words
+
+EN = words("en")  # the words a builder takes, in English
 
 TEXT = "a b c d"
 OUTPUT_VIEWS = [
@@ -74,8 +77,9 @@ def test_a_live_training_in_both_languages(lang):
     assert any(c.key == "train-curve" for c in at.get("plotly_chart"))
 
 
-def test_the_figures_keep_their_english_words_unless_given_others():
-    """A notebook passes no words and gets English figures; a page passes its own."""
+def test_the_figures_speak_the_words_they_are_given():
+    """A builder draws in the words it is handed (viz.i18n.words(lang)): English for a notebook's words("en"),
+    中文 for a page read in Chinese."""
     import numpy as np
 
     from viz.figures.decoding import alignment_heatmap, cross_attention_multiples, heads_row_heatmap
@@ -84,16 +88,16 @@ def test_the_figures_keep_their_english_words_unless_given_others():
     from viz.figures.zoo import title_lines
 
     rows = np.full((2, 3), 1 / 3)
-    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"]).data[0].y == ("head 0", "head 1")
-    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"], head_label="头 {h}").data[0].y == ("头 0", "头 1")
-    fig = alignment_heatmap(rows, ["0 x", "1 y"], ["0 a", "1 b", "2 c"], x_title="源句词元", y_title="输出词元")
-    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("源句词元", "输出词元")
-    assert cross_attention_multiples(rows, ["0 a", "1 b", "2 c"]).layout.annotations[0].text == "average of heads"
-    grid = layer_head_heatmap(np.array([[np.nan, 0.5]]), layer_label="第 {i} 层", missing="无")
+    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"], EN).data[0].y == ("head 0", "head 1")
+    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"], words("zh")).data[0].y == ("头 0", "头 1")
+    fig = alignment_heatmap(rows, ["0 x", "1 y"], ["0 a", "1 b", "2 c"], words("zh"))
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("源句词元", "输出词元（每步一行）")
+    assert cross_attention_multiples(rows, ["0 a", "1 b", "2 c"], EN).layout.annotations[0].text == "average of heads"
+    grid = layer_head_heatmap(np.array([[np.nan, 0.5]]), words("zh"), "熵")
     assert grid.data[0].y == ("第 0 层",) and grid.data[0].text[0][0] == "无"
     assert head_label("encoder", 0, 1) == "encoder L0 H1" and head_label("encoder", 0, 1, "编码器") == "编码器 L0 H1"
     history = [{"step": 5, "loss": 1.0, "accuracy": 0.5}]
-    assert training_curves(history).layout.xaxis.title.text == "training step"
-    assert training_curves(history, x_title="训练步").layout.xaxis.title.text == "训练步"
+    assert training_curves(history, EN).layout.xaxis.title.text == "training step"
+    assert training_curves(history, words("zh")).layout.xaxis.title.text == "训练步"
     lines = title_lines("第 0 步、第 1 层的交叉注意力：它读源句的哪里，以及每个注意力头各看向哪里", 300).split("<br>")
     assert len(lines) > 1 and "".join(lines).startswith("第 0 步")

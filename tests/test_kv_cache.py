@@ -39,6 +39,17 @@ def test_causal_mask_with_a_past_is_the_last_rows_of_the_full_mask():
     assert torch.equal(causal_mask(1, past=6), torch.ones(1, 7, dtype=torch.bool))
 
 
+@pytest.mark.parametrize("n, past", [(1, 0), (5, 0), (3, 4), (1, 6)])
+def test_the_models_causal_mask_means_what_the_analysis_mask_means(n, past):
+    """True = the query may read the key, in the model (torch) and in the analysis layer (numpy) alike: the
+    pages' recomputed attention and their grey cells rest on the model's own mask."""
+    from model.analysis.attention_math import causal_mask as numpy_mask, future_mask
+
+    np.testing.assert_array_equal(causal_mask(n, past=past).numpy(), numpy_mask(past + n)[past:])
+    np.testing.assert_array_equal(future_mask("decoder", past + n, past + n), ~numpy_mask(past + n))
+    assert future_mask("encoder", n, n) is None and future_mask("cross", n, n + 1) is None
+
+
 @pytest.mark.parametrize("overrides", CONFIGS.values(), ids=CONFIGS.keys())
 @torch.no_grad()
 def test_cached_logits_match_a_full_prefix_decode(overrides):

@@ -53,7 +53,7 @@ def test_zoo_default_uses_the_model_head_and_reproduces_its_pattern():
     # the weights CSV is the real head's pattern (encoder, layer 0, head 0)
     trace = trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), "a b c d")
     q, k = trace["encoder.layers.0.self_attn.hook_q"][0], trace["encoder.layers.0.self_attn.hook_k"][0]
-    np.testing.assert_allclose(zoo.softmax(zoo.scores("scaled", q, k)),
+    np.testing.assert_allclose(zoo.soft(zoo.scores("scaled", q, k)),
                                trace["encoder.layers.0.self_attn.hook_pattern"][0], atol=1e-5)
     # the picture first: scores and weights right under the controls, half the page each (a third made them
     # thin strips that dropped key labels), every key labelled
@@ -113,10 +113,10 @@ def test_zoo_on_en_es_uses_the_weights_fitted_to_the_head():
     trace = trace_sentence(bundle, bundle.tokenizer.styled(sentence, "modern"))     # as the page traces it
     q, k = (trace[schema.attn_name("encoder", 2, h)][5] for h in ("q", "k"))
     shown = _chart_z(at, "zoo-weights")
-    np.testing.assert_allclose(shown, zoo.softmax(zoo.scores("general", q, k, weights=fit.head("encoder", 2, 5))),
+    np.testing.assert_allclose(shown, zoo.soft(zoo.scores("general", q, k, weights=fit.head("encoder", 2, 5))),
                                atol=1e-5)
     np.testing.assert_allclose(shown, trace[schema.pattern_name("encoder", 2)][5], atol=0.05)   # the head's own
-    assert np.abs(shown - zoo.softmax(zoo.scores("general", q, k))).max() > 0.3              # not the random W's
+    assert np.abs(shown - zoo.soft(zoo.scores("general", q, k))).max() > 0.3              # not the random W's
     at = run_page("zoo.py", model="en-es", text=sentence, kind="cross", layer=0, head=1, score="additive", lang="zh")
     no_exceptions(at)
     info = " ".join(i.value for i in at.info)

@@ -5,6 +5,9 @@ import re
 import pytest
 
 from conftest import ROOT
+from viz.i18n import words
+
+EN = words("en")  # the words a builder takes, in English
 
 DOC = ROOT / "docs" / "python-api.md"
 
@@ -43,8 +46,8 @@ def test_attention_figure_averages_heads_or_shows_one(toy_trace):
     from model.capture import schema
     from viz.figures import attention_figure
     patterns = toy_trace[schema.pattern_name("cross", 1)]
-    assert np.allclose(attention_figure(toy_trace, "cross", 1).data[0].z, patterns.mean(0))
-    assert np.allclose(attention_figure(toy_trace, "cross", 1, head=1).data[0].z, patterns[1])
+    assert np.allclose(attention_figure(toy_trace, EN, "cross", 1).data[0].z, patterns.mean(0))
+    assert np.allclose(attention_figure(toy_trace, EN, "cross", 1, head=1).data[0].z, patterns[1])
 
 
 @pytest.mark.parametrize("args, message", [(("cross", 9), "layer 9 does not exist"),
@@ -53,4 +56,4 @@ def test_attention_figure_averages_heads_or_shows_one(toy_trace):
 def test_attention_figure_says_what_is_wrong(toy_trace, args, message):
     from viz.figures import attention_figure
     with pytest.raises(ValueError, match=message):
-        attention_figure(toy_trace, *args)
+        attention_figure(toy_trace, EN, *args)

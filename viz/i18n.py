@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import string
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 LANGS = {"en": "English", "zh": "中文"}
 DEFAULT_LANG = "en"
@@ -22,8 +24,19 @@ LOCALES = Path(__file__).resolve().parent / "locales"
 PLURAL_FORM = {"en": lambda n: "one" if n == 1 else "other", "zh": lambda n: "other"}
 log = logging.getLogger(__name__)
 _said_missing: set[tuple[str, str]] = set()
-# The attention kinds' names (model/capture/schema.py KINDS), as every page and figure titles them.
-KIND_KEYS = {"encoder": "fig.kind.encoder", "decoder": "fig.kind.decoder", "cross": "fig.kind.cross"}
+
+
+class KindKeys(NamedTuple):
+    """An attention kind's words: its name (titles), its short name (pickers) and one word (compact labels)."""
+    title: str
+    short: str
+    word: str
+
+
+# The attention kinds (model/capture/schema.py KINDS) and their words: the one table of them.
+KIND_KEYS = {"encoder": KindKeys("fig.kind.encoder", "heads.kind.encoder", "attribution.kind.encoder"),
+             "decoder": KindKeys("fig.kind.decoder", "heads.kind.decoder", "attribution.kind.decoder"),
+             "cross": KindKeys("fig.kind.cross", "heads.kind.cross", "attribution.kind.cross")}
 # A two-style model's styles (model/io/tokenizer.py STYLE_TOKENS) -> their words: the sidebar's and the lesson's
 STYLE_KEYS = {"modern": "sidebar.style.modern", "bible": "sidebar.style.bible"}
 
@@ -85,4 +98,31 @@ def tn(key: str, n: int, **values) -> str:
 
 def kind_title(kind: str) -> str:
     """An attention kind's name in the session's language: "Encoder self-attention", "编码器自注意力"."""
-    return t(KIND_KEYS[kind])
+    return t(KIND_KEYS[kind].title)
+
+
+def kind_short(kind: str) -> str:
+    """An attention kind's short name (a picker's option): "encoder self", "编码器自注意力"."""
+    return t(KIND_KEYS[kind].short)
+
+
+def kind_word(kind: str) -> str:
+    """An attention kind in one word (a compact label): "encoder", "编码器"."""
+    return t(KIND_KEYS[kind].word)
+
+
+@dataclass(frozen=True)
+class CatalogueWords:
+    """The catalogue in one language, as the figure builders take their words (viz/figures/style.Words)."""
+    lang: str
+
+    def __call__(self, key: str, **values) -> str:
+        return message(self.lang, key, **values)
+
+    def kind(self, kind: str) -> str:
+        return message(self.lang, KIND_KEYS[kind].title)
+
+
+def words(lang: str | None = None) -> CatalogueWords:
+    """The words a figure builder takes, in `lang` (None: the session's language)."""
+    return CatalogueWords(lang or current_lang())

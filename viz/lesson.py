@@ -30,7 +30,7 @@ import plotly.io as pio
 
 from model.capture.trace import Trace
 from viz.formula_html import formula_block
-from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message
+from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message, words
 from viz.tour_figures import step_pictures
 from viz.tour_steps import TOUR, TourStep
 
@@ -131,7 +131,7 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
     sections = []
     for number, step in enumerate(TOUR, start=1):
-        pictures = step_pictures(step, trace, model_dir, lang)     # the tour page's pictures, each with its reading
+        pictures = step_pictures(step, trace, model_dir, words(lang))   # the tour page's, each with its reading
         parts = []
         for index, picture in enumerate(pictures):
             div = _figure_div(picture.figure, div_id=f"figure-{number}-{index}")

@@ -8,7 +8,7 @@ from typing import Sequence
 import streamlit as st
 
 from viz.figures.model_map import block_target, map_cell
-from viz.i18n import current_lang
+from viz.i18n import words
 from viz.map_view import map_figure
 from viz.state import Context, carried_params
 from viz.ui import type_scale
@@ -17,7 +17,7 @@ from viz.ui import type_scale
 def model_map_chart(ctx: Context, key: str, highlight: Sequence[str] = (), compact: bool = False) -> None:
     """Draw the map of ctx's trace; a click on a block switches to its page with the same input."""
     params = carried_params()
-    fig = map_figure(ctx.trace, current_lang(), carried=params, highlight=highlight, type_scale=type_scale(),
+    fig = map_figure(ctx.trace, words(), carried=params, highlight=highlight, type_scale=type_scale(),
                      compact=compact, token_strings=ctx.bundle.tokenizer.token_strings)
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key,
                             config={"displaylogo": False, "displayModeBar": False})

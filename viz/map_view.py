@@ -1,6 +1,6 @@
-"""The model map and the head view in a reader's language, for the pages (home, tour, explorer) and the
-offline lesson: the catalogue's words (literal keys) and the type sizes handed to the builders in
-viz/figures/model_map.py and viz/figures/head_view.py. No Streamlit here: a page passes its language."""
+"""The model map and the head view of a trace, for the pages (home, tour, explorer) and the offline lesson: the
+trace's arrays, the reader's words and the type sizes handed to the builders in viz/figures/model_map.py and
+viz/figures/head_view.py. No Streamlit here: a page passes its words (viz.i18n.words())."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -11,25 +11,8 @@ import plotly.graph_objects as go
 from model.capture import schema
 from viz.figures.head_view import head_view
 from viz.figures.model_map import all_cells, block_url, map_data, model_map
-from viz.figures.style import NORMAL, TypeScale
-from viz.i18n import DEFAULT_LANG, KIND_KEYS, message
+from viz.figures.style import NORMAL, TypeScale, Words
 
-
-
-def map_words(lang: str = DEFAULT_LANG) -> dict[str, str]:
-    def m(key: str) -> str:
-        return message(lang, key)
-    return dict(inputs=m("map.inputs"), outputs=m("map.outputs"), input_embedding=m("map.input_embedding"),
-                output_embedding=m("map.output_embedding"), encoder_stack=m("map.encoder_stack"),
-                decoder_stack=m("map.decoder_stack"), layer_name=m("map.layer"),
-                self_attention=m("map.self_attention"), masked_attention=m("map.masked_attention"),
-                cross_attention=m("map.cross_attention"), add_norm=m("map.add_norm"),
-                feed_forward=m("map.feed_forward"), linear=m("map.linear"), softmax=m("map.softmax"),
-                sigma_name=m("map.sigma"), ff_name=m("map.ff_size"), embed_value=m("map.embed_value"),
-                linear_value=m("map.linear_value"), top_value=m("map.top_value"),
-                encoder_output=m("map.encoder_output"), hover_attention=m("map.hover_attention"),
-                hover_sigma=m("map.hover_sigma"), hover_ff=m("map.hover_ff"), hover_top=m("map.hover_top"),
-                click_hint=m("map.click"), you_are_here=m("map.you_are_here"))
 
 
 def map_links(trace, carried: dict | None) -> dict[str, str] | None:
@@ -40,21 +23,19 @@ def map_links(trace, carried: dict | None) -> dict[str, str] | None:
     return {cell: block_url(cell, carried) for cell in all_cells(n_enc, n_dec)}
 
 
-def map_figure(trace, lang: str = DEFAULT_LANG, carried: dict | None = None, highlight: Sequence[str] = (),
+def map_figure(trace, words: Words, carried: dict | None = None, highlight: Sequence[str] = (),
                type_scale: TypeScale = NORMAL, compact: bool = False,
                token_strings: Callable[[list[int]], list[str]] | None = None) -> go.Figure:
-    """The live map of one trace in `lang`; with `carried` (URL parameters) its blocks link to their pages."""
-    return model_map(map_data(trace, token_strings), links=map_links(trace, carried), highlight=highlight,
-                     type_scale=type_scale, compact=compact, **map_words(lang))
+    """The live map of one trace in the reader's words; with `carried` (URL parameters) its blocks link to their
+    pages."""
+    return model_map(map_data(trace, token_strings), words, links=map_links(trace, carried), highlight=highlight,
+                     type_scale=type_scale, compact=compact)
 
 
 def head_view_figure(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], kind: str, layer: int,
-                     lang: str = DEFAULT_LANG, selected_head: int | None = None,
+                     words: Words, selected_head: int | None = None,
                      type_scale: TypeScale = NORMAL, titled: bool = True) -> go.Figure:
-    """The head view of one layer's [H, Q, K] patterns in `lang` (titled=False: beside a chart that names them)."""
-    title = message(lang, "headview.title", kind=message(lang, KIND_KEYS[kind]), layer=layer) if titled else ""
-    return head_view(patterns, query_labels, key_labels, selected_head=selected_head, type_scale=type_scale,
-                     title=title,
-                     head_name=message(lang, "headview.head"), legend_title=message(lang, "headview.legend"),
-                     query_title=message(lang, "fig.attention.y"), key_title=message(lang, "fig.attention.x"),
-                     hover_query=message(lang, "headview.hover_query"), hover_key=message(lang, "headview.hover_key"))
+    """The head view of one layer's [H, Q, K] patterns (titled=False: beside a chart that names them)."""
+    title = words("headview.title", kind=words.kind(kind), layer=layer) if titled else ""
+    return head_view(patterns, query_labels, key_labels, words, title=title, selected_head=selected_head,
+                     type_scale=type_scale)

@@ -3,13 +3,12 @@ their head view), drawn from one sentence's Trace by the figure builders the pag
 them in place and the offline lesson (viz/lesson.py) writes them to its file, both through step_pictures: the
 same pictures in both.
 
-Each draw(trace, model_dir, lang) takes its words from the message catalogue in `lang` when it builds the
+Each draw(trace, model_dir, words) takes its words from `words` (viz.i18n.words(lang)) when it builds the
 figure (viz/locales: fig.tour.*, fig.attention.*, fig.kind.*, fig.loss.*); token labels, the sentence and
 the model's translation stay as they are. No Streamlit here.
 """
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -20,22 +19,21 @@ from model.analysis import heads as head_stats
 from model.analysis import regularize
 from model.analysis import zoo
 from model.analysis import zoo_fit
-from model.analysis.attention_math import dim_labels, softmax
+from model.analysis.attention_math import dim_labels, layer_norm_stats, softmax
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.trace import Trace
 from viz.figures import attention_figure, heads_figure, token_labels
 from viz.figures.decoding import confidence_bars
 from viz.figures.heads import layer_head_heatmap
-from viz.figures.layernorm import layer_norm_stats, token_stats_figure
+from viz.figures.layernorm import token_stats_figure
 from viz.figures.positional import pe_heatmap
 from viz.figures.regularize import ffn_units_figure, smoothing_figure
 from viz.figures.step import level_ticks
-from viz.figures.style import NORMAL, TypeScale, plotly_text, signed_heatmap
+from viz.figures.style import NORMAL, Labels, TypeScale, Words, plotly_text, signed_heatmap
 from viz.figures.training import clean_train_log, loss_curve, mark_run_ends, run_ends
 from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
-from viz.i18n import message
 from viz.map_view import head_view_figure
 from viz.text import position_labels
 from viz.tour_steps import TourStep
@@ -46,50 +44,48 @@ TRAIN_LOG_LIMIT = 8 * 2**20   # bytes of train_log.csv read (checked before read
 # is wider): dimension labels are thinned for it, d0 d32 d64 … for d_model 256, level (step.level_ticks).
 DIMENSION_AXIS_PX = 480
 
-# (trace, model_dir, lang, type_scale=NORMAL) -> the step's picture, several pictures (a tuple, shown in order:
+# (trace, model_dir, words, type_scale=NORMAL) -> the step's picture, several pictures (a tuple, shown in order:
 # step_pictures), or None when its data is missing
 Draw = Callable[..., "go.Figure | tuple[go.Figure, ...] | None"]
 
 
-def embeddings_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def embeddings_figure(trace: Trace, model_dir: Path | None, words: Words,
                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """How alike the source tokens' embedding vectors are (cosine, tokens x tokens): a repeated word is 1.00
     with itself at its other place. The [S, d_model] stripe chart read as noise on a projector (issue 26,
     item 2); it is embeddings_matrix_figure, one click away (FULL_FIGURES)."""
-    say = partial(message, lang)
     x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
-    return cosine_map(cosine_similarity(x), position_labels(trace.meta["src_tokens"]),
-                      title=say("fig.tour.embeddings"), x_title=say("fig.tour.token"), y_title=say("fig.tour.token"),
-                      value_name=say("step.cosine.value"), width_px=type_scale.page_px, type_scale=type_scale)
+    labels = Labels(words("fig.tour.embeddings"), words("fig.tour.token"), words("fig.tour.token"),
+                    words("step.cosine.value"))
+    return cosine_map(cosine_similarity(x), position_labels(trace.meta["src_tokens"]), labels,
+                      width_px=type_scale.page_px, type_scale=type_scale)
 
 
-def embeddings_matrix_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def embeddings_matrix_figure(trace: Trace, model_dir: Path | None, words: Words,
                              type_scale: TypeScale = NORMAL) -> go.Figure:
     """Every number of the source tokens' embedding vectors [S, d_model], dimensions thinned to a few labels."""
-    say = partial(message, lang)
     x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
     dims = dim_labels(x.shape[1])
-    fig = signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dims, title=say("fig.tour.embeddings_full"),
-                         x_title=say("fig.tour.dimension"), y_title=say("fig.tour.token"),
-                         value_name=say("fig.tour.value"), type_scale=type_scale)
+    labels = Labels(words("fig.tour.embeddings_full"), words("fig.tour.dimension"), words("fig.tour.token"),
+                    words("fig.tour.value"))
+    fig = signed_heatmap(x, position_labels(trace.meta["src_tokens"]), dims, labels, type_scale=type_scale)
     # 256 slanted labels (plotly showed every 6th) ran into each other: every k-th, level
     fig.layout.xaxis.update(level_ticks(plotly_text(dims), DIMENSION_AXIS_PX * type_scale.page_px / NORMAL.page_px,
                                         type_scale=type_scale))
     return fig
 
 
-def positional_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def positional_figure(trace: Trace, model_dir: Path | None, words: Words,
                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """How alike the positional vectors added to the sentence are (cosine, positions x positions): each position
     its own vector, neighbours more alike than far ones. The [S, d_model] table read as a moire on a projector
     (issue 26, item 2); it is positional_table_figure, one click away (FULL_FIGURES)."""
-    say = partial(message, lang)
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     positions = [str(p) for p in range(table.shape[0])]
     cos = cosine_similarity(table)
-    fig = cosine_map(cos, positions, title=say("fig.tour.pe_cosine"),
-                     x_title=say("fig.tour.position"), y_title=say("fig.tour.position"),
-                     value_name=say("step.cosine.value"), width_px=type_scale.page_px, type_scale=type_scale)
+    labels = Labels(words("fig.tour.pe_cosine"), words("fig.tour.position"), words("fig.tour.position"),
+                    words("step.cosine.value"))
+    fig = cosine_map(cos, positions, labels, width_px=type_scale.page_px, type_scale=type_scale)
     # sinusoidal positions are all alike to some degree (0.7..1 in a short sentence): on the fixed -1..1 scale
     # every cell was the same dark red; a sequential scale over the range shown lets near vs far show
     low = float(cos.min())
@@ -98,15 +94,12 @@ def positional_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
     return fig
 
 
-def positional_table_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def positional_table_figure(trace: Trace, model_dir: Path | None, words: Words,
                             type_scale: TypeScale = NORMAL) -> go.Figure:
     """Every number of the positional vectors added to the sentence [S, d_model], the sentence boxed."""
-    say = partial(message, lang)
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     n = table.shape[0]
-    fig = pe_heatmap(table, n_sentence=n, title=say("fig.tour.pe"), x_title=say("fig.tour.pe.x"),
-                     y_title=say("fig.tour.position"), dimension=say("fig.tour.dimension"),
-                     sentence_label=say("fig.tour.pe.sentence", last="{last}"), type_scale=type_scale)
+    fig = pe_heatmap(table, words, n_sentence=n, title=words("fig.tour.pe"), type_scale=type_scale)
     # The table is the sentence, so the box is the whole plot: its label goes just above the box's top right
     # corner, under the title, not in the row under the sentence (there is none here: plotly grew the axis to
     # fit the label there, an empty row "n"), nor over the data.
@@ -130,20 +123,20 @@ def pe_title_margin(type_scale: TypeScale) -> int:
 TOUR_HEAD = 0
 
 
-def one_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def one_head_figure(trace: Trace, model_dir: Path | None, words: Words,
                     type_scale: TypeScale = NORMAL) -> go.Figure:
-    return attention_figure(trace, "encoder", layer=0, head=TOUR_HEAD, lang=lang, type_scale=type_scale)
+    return attention_figure(trace, words, "encoder", layer=0, head=TOUR_HEAD, type_scale=type_scale)
 
 
-def multi_head_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def multi_head_figure(trace: Trace, model_dir: Path | None, words: Words,
                       type_scale: TypeScale = NORMAL) -> tuple[go.Figure, go.Figure]:
     """The first encoder layer's heads twice: as a grid of maps, then as lines (the head view,
     head_lines_figure). The same weights both ways, so a teacher points at a head's map and then at its colour."""
-    return (heads_figure(trace, "encoder", layer=0, lang=lang, type_scale=type_scale),
-            head_lines_figure(trace, model_dir, lang, type_scale=type_scale))
+    return (heads_figure(trace, words, "encoder", layer=0, type_scale=type_scale),
+            head_lines_figure(trace, model_dir, words, type_scale=type_scale))
 
 
-def head_lines_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def head_lines_figure(trace: Trace, model_dir: Path | None, words: Words,
                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """The head view of the multi-head step's layer (encoder self-attention, layer 0): a line from each token
     (left) to each token it attends to (right), one colour per head, its opacity the weight; a click on a head
@@ -153,75 +146,64 @@ def head_lines_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
     It opens on the previous step's head alone (all eight heads at once are a tangle on a projector); the
     legend shows the others one click away."""
     queries, keys = token_labels(trace, "encoder")
-    return head_view_figure(schema.stacked(trace, "encoder")[0], queries, keys, "encoder", 0, lang,
+    return head_view_figure(schema.stacked(trace, "encoder")[0], queries, keys, "encoder", 0, words,
                             selected_head=TOUR_HEAD, type_scale=type_scale)
 
 
-def add_norm_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def add_norm_figure(trace: Trace, model_dir: Path | None, words: Words,
                     type_scale: TypeScale = NORMAL) -> go.Figure:
-    say = partial(message, lang)
     before = tuple(trace[schema.norm_name("encoder", 0, "norm_attn", h)] for h in ("mean", "std"))
     after = layer_norm_stats(trace[schema.norm_name("encoder", 0, "norm_attn", "normalized")])
-    return token_stats_figure(position_labels(trace.meta["src_tokens"]), before, after,
-                              title=say("fig.tour.add_norm"), panel_titles=(say("fig.tour.mean"), say("fig.tour.std")),
-                              before_name=say("fig.tour.before"), after_name=say("fig.tour.after"),
-                              hover_before=say("fig.tour.hover.before"), hover_after=say("fig.tour.hover.after"),
-                              type_scale=type_scale)
+    return token_stats_figure(position_labels(trace.meta["src_tokens"]), before, after, words,
+                              title=words("fig.tour.add_norm"), type_scale=type_scale)
 
 
-def ffn_figure(trace: Trace, model_dir: Path | None, lang: str = "en", type_scale: TypeScale = NORMAL) -> go.Figure:
+def ffn_figure(trace: Trace, model_dir: Path | None, words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Which hidden units of the first encoder layer's feed-forward network fire for which source token."""
-    say = partial(message, lang)
     ff = regularize.feed_forward(trace.arrays, "encoder", 0)
     units = regularize.top_units(ff.hidden, per_token=2, limit=20)
-    return ffn_units_figure(ff.hidden[:, units], position_labels(trace.meta["src_tokens"]), units,
-                            title=say("ffn.units.title", stack=say("ffn.stack.encoder"), layer=0, shown=len(units),
-                                      d_ff=ff.hidden.shape[1]),
-                            x_title=say("ffn.units.x"), y_title=say("ffn.units.y"), value_name=say("ffn.units.value"),
-                            type_scale=type_scale)
+    title = words("ffn.units.title", stack=words("ffn.stack.encoder"), layer=0, shown=len(units),
+                  d_ff=ff.hidden.shape[1])
+    return ffn_units_figure(ff.hidden[:, units], position_labels(trace.meta["src_tokens"]), units, words,
+                            title=title, type_scale=type_scale)
 
 
-def regularize_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def regularize_figure(trace: Trace, model_dir: Path | None, words: Words,
                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """The first output token: the model's probability of it and of all other tokens together, beside the
     label-smoothed target's (ε = 0.1; the Feed-forward page names the strongest rivals one by one)."""
-    say = partial(message, lang)
     gold = trace.meta["tgt_ids"]
     s = regularize.smoothing_losses(trace[schema.LOGITS], gold)
     out = position_labels(trace.meta["tgt_out_tokens"])
     rest = (1.0 - s.probs[0, gold[0]], 1.0 - s.target[0, gold[0]])
-    return smoothing_figure([trace.meta["tgt_out_tokens"][0]], [s.probs[0, gold[0]]], [s.target[0, gold[0]]],
-                            rest=rest, rest_label=say("ffn.smooth.rest", n=s.probs.shape[1] - 1),
-                            title=say("ffn.smooth.title", token=plotly_text([out[0]])[0], eps=s.eps),
-                            model_name=say("ffn.smooth.model"), target_name=say("ffn.smooth.target"),
-                            y_title=say("ffn.smooth.y"), type_scale=type_scale)
+    return smoothing_figure([trace.meta["tgt_out_tokens"][0]], [s.probs[0, gold[0]]], [s.target[0, gold[0]]], words,
+                            rest=rest, rest_label=words("ffn.smooth.rest", n=s.probs.shape[1] - 1),
+                            title=words("ffn.smooth.title", token=plotly_text([out[0]])[0], eps=s.eps),
+                            type_scale=type_scale)
 
 
-def decoder_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def decoder_figure(trace: Trace, model_dir: Path | None, words: Words,
                    type_scale: TypeScale = NORMAL) -> go.Figure:
     """The step explains the causal mask: the decoder's masked self-attention (first layer, mean of the heads),
     its future positions grey; cross-attention is the start page's picture and this step's second link."""
-    return attention_figure(trace, "decoder", layer=0, lang=lang, type_scale=type_scale)
+    return attention_figure(trace, words, "decoder", layer=0, type_scale=type_scale)
 
 
-def decoding_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def decoding_figure(trace: Trace, model_dir: Path | None, words: Words,
                     type_scale: TypeScale = NORMAL) -> go.Figure:
     probs = softmax(trace[schema.LOGITS])                                 # [T, V]
     chosen = probs[range(len(trace.meta["tgt_ids"])), trace.meta["tgt_ids"]]
-    return confidence_bars(chosen, position_labels(trace.meta["tgt_out_tokens"]),
-                           title=message(lang, "fig.tour.confidence"), y_title=message(lang, "fig.tour.p_chosen"),
-                           type_scale=type_scale)
+    return confidence_bars(chosen, position_labels(trace.meta["tgt_out_tokens"]), words,
+                           title=words("fig.tour.confidence"), type_scale=type_scale)
 
 
-def head_entropy_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def head_entropy_figure(trace: Trace, model_dir: Path | None, words: Words,
                         type_scale: TypeScale = NORMAL) -> go.Figure:
-    say = partial(message, lang)
     n_layers, n_heads = schema.stacked(trace, "encoder").shape[:2]
     stats = head_stats.trace_head_stats(trace, kinds=("encoder",))
     entropy = head_stats.stat_matrix(stats, "encoder", "entropy", n_layers, n_heads)
-    return layer_head_heatmap(entropy, title=say("fig.tour.entropy"), value_name=say("fig.tour.bits"),
-                              layer_label=say("fig.tour.layer", layer="{i}"),
-                              head_label=say("fig.tour.head", head="{h}"), type_scale=type_scale)
+    return layer_head_heatmap(entropy, words, words("fig.tour.bits"), title=words("fig.tour.entropy"),
+                              type_scale=type_scale)
 
 
 # The score functions the zoo step compares, and their panel titles in the catalogue: with random weights, and
@@ -231,10 +213,9 @@ ZOO_FITTED_TITLES = {"scaled": "fig.tour.zoo.scaled", "general": "fig.tour.zoo.g
                      "additive": "fig.tour.zoo.additive.fitted"}
 
 
-def zoo_figure(trace: Trace, model_dir: Path | None, lang: str = "en", type_scale: TypeScale = NORMAL) -> go.Figure:
+def zoo_figure(trace: Trace, model_dir: Path | None, words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Encoder layer 0, head 0 under three scores; general and additive use the weights fitted to that head when
     the model folder has a usable zoo_fit.safetensors (a missing or broken one: random weights, titled so)."""
-    say = partial(message, lang)
     q, k = (trace[schema.attn_name("encoder", 0, h)][0] for h in ("q", "k"))   # [S, d_head]
     queries, keys = token_labels(trace, "encoder")
     try:
@@ -242,18 +223,16 @@ def zoo_figure(trace: Trace, model_dir: Path | None, lang: str = "en", type_scal
     except (zoo_fit.ZooFitError, KeyError, TypeError, ValueError):   # a lesson is about the sentence: draw random
         fit = None
     fitted = fit.head("encoder", 0, 0) if fit else None
-    weights = [zoo.softmax(zoo.scores(score, q, k, weights=fitted)) for score in ZOO_SCORES]
+    weights = [zoo.soft(zoo.scores(score, q, k, weights=fitted)) for score in ZOO_SCORES]
     titles = ZOO_FITTED_TITLES if fit else ZOO_SCORES
-    return gallery(weights, [say(titles[score]) for score in ZOO_SCORES], queries, keys, title=say("fig.tour.zoo"),
-                   y_title=say("fig.attention.query"), hover_query=say("fig.attention.query"),
-                   hover_key=say("fig.attention.key"), value_name=say("fig.attention.weight"), type_scale=type_scale)
+    return gallery(weights, [words(titles[score]) for score in ZOO_SCORES], queries, keys, words,
+                   title=words("fig.tour.zoo"), type_scale=type_scale)
 
 
-def training_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
+def training_figure(trace: Trace, model_dir: Path | None, words: Words,
                     type_scale: TypeScale = NORMAL) -> go.Figure | None:
     """The model's own loss curve, when its folder ships a readable training log (toy models ship none):
     a lesson is about the sentence, so a broken log costs this figure, not the file."""
-    say = partial(message, lang)
     log_path = model_dir / "train_log.csv" if model_dir else None
     if log_path is None or not log_path.is_file() or log_path.stat().st_size > TRAIN_LOG_LIMIT:
         return None
@@ -261,10 +240,8 @@ def training_figure(trace: Trace, model_dir: Path | None, lang: str = "en",
         log = clean_train_log(pd.read_csv(log_path))
     except ValueError:   # pandas ParserError included
         return None
-    fig = loss_curve(log, title=say("fig.loss.title", model=trace.meta["model_id"]), train_name=say("fig.loss.train"),
-                     dev_name=say("fig.loss.dev"), x_title=say("fig.loss.step"), y_title=say("fig.loss.loss"),
-                     type_scale=type_scale)
-    return mark_run_ends(fig, run_ends(log), say("fig.loss.fine_tune"), type_scale)
+    fig = loss_curve(log, words, title=words("fig.loss.title", model=trace.meta["model_id"]), type_scale=type_scale)
+    return mark_run_ends(fig, run_ends(log), words, type_scale)
 
 
 # TourStep.key -> its picture (None when the data for it is missing). A test checks every step has one.
@@ -286,12 +263,12 @@ class Picture(NamedTuple):
     narrow: bool = False
 
 
-def step_pictures(step: TourStep, trace: Trace, model_dir: Path | None, lang: str = "en",
+def step_pictures(step: TourStep, trace: Trace, model_dir: Path | None, words: Words,
                   type_scale: TypeScale = NORMAL) -> list[Picture]:
     """A step's pictures in order, each with the catalogue key of its reading line: what the tour page and the
     offline lesson both show for the step. [] when its data is missing (STEP_FIGURES gave None). The first is
     the step's main picture; the others (the multi-head step's head view) are drawn narrow."""
-    drawn = STEP_FIGURES[step.key](trace, model_dir, lang, type_scale=type_scale)
+    drawn = STEP_FIGURES[step.key](trace, model_dir, words, type_scale=type_scale)
     if drawn is None:
         return []
     figures = list(drawn) if isinstance(drawn, (tuple, list)) else [drawn]

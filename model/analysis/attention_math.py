@@ -34,9 +34,17 @@ def head_projection(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, 
     return out if bias is None else out + np.asarray(bias, dtype=np.float64)[rows]
 
 
-def causal_allowed(n_queries: int, n_keys: int) -> np.ndarray:
-    """[Q,K] bool, True where query i may read key j (j <= i)."""
+def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
+    """[Q,K] bool, True where query i may read key j (j <= i): the one causal mask. The model's own
+    (model/nn/transformer.causal_mask, torch) means the same; a test holds the two equal."""
+    n_keys = n_queries if n_keys is None else n_keys
     return np.tril(np.ones((n_queries, n_keys), dtype=bool))
+
+
+def future_mask(kind: str, n_queries: int, n_keys: int) -> np.ndarray | None:
+    """What a figure greys out: decoder self-attention's hidden keys (every key after the query, the causal
+    mask's False cells); None for the encoder and cross-attention, which hide nothing."""
+    return ~causal_mask(n_queries, n_keys) if kind == "decoder" else None
 
 
 def apply_mask(scores: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:
@@ -58,6 +66,13 @@ def softmax(scores: np.ndarray) -> np.ndarray:
         raise ValueError("every row needs at least one finite score")
     e = np.exp(scores - peak)
     return e / e.sum(axis=-1, keepdims=True)
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """log softmax along the last axis, shifted by the row's maximum so that large logits do not overflow."""
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def entropy_bits(p: np.ndarray) -> np.ndarray:
@@ -88,7 +103,7 @@ def head_steps(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> Hea
         raise ValueError(f"shapes do not fit: q {q.shape}, k {k.shape}, v {v.shape}")
     raw = q @ k.T                                                   # [Q,K]
     scaled = raw / np.sqrt(q.shape[1])
-    allowed = causal_allowed(*raw.shape) if causal else np.ones(raw.shape, dtype=bool)
+    allowed = causal_mask(*raw.shape) if causal else np.ones(raw.shape, dtype=bool)
     masked = apply_mask(scaled, allowed)
     weights = softmax(masked)
     return HeadSteps(raw, scaled, masked, weights, weights @ v, allowed)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.analysis.attention_math import entropy_bits
+from model.analysis.attention_math import entropy_bits, log_softmax
 from model.capture import schema
 from model.inference.decode import BEAM_ALPHA, Hypothesis, beam_search, greedy  # noqa: F401 (BEAM_ALPHA: the page says it)
 from model.inference.pipeline import encode_text
@@ -50,11 +50,6 @@ def _last_logits(arrays: dict) -> np.ndarray:
     return np.atleast_2d(arrays[schema.LOGITS])[-1]
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits.astype(np.float64) - logits.max()
-    return z - np.log(np.exp(z).sum())
-
-
 def _hypothesis_rows(bundle: Bundle, hyps: list[Hypothesis]) -> list[dict]:
     eos = bundle.config.eos_id
     return [dict(rank=i + 1, output=bundle.tokenizer.decode(h.ids) or "(empty)", tokens=len(h.ids),
@@ -79,7 +74,7 @@ def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: 
         a = trace.arrays
         self_rows.append(schema.stacked(a, "decoder", layers=range(n_dec))[:, :, -1])         # [L,H,t+1]
         cross_rows.append(schema.stacked(a, "cross", layers=range(n_dec))[:, :, -1])          # [L,H,S]
-        logprobs.append(_log_softmax(_last_logits(a)))
+        logprobs.append(log_softmax(_last_logits(a)))
     lp = np.stack(logprobs)                                                   # [T, V]
     order = np.argsort(-lp, axis=1, kind="stable")[:, :TOP_N]                 # [T, N]
     chosen = np.asarray(best.ids)
@@ -97,6 +92,44 @@ def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: 
         hypotheses=_hypothesis_rows(bundle, hyps),
         translation=tok.decode(best.ids),
     )
+
+
+def top_k_view(top_ids, top_logprobs, k: int, chosen_id: int, chosen_logprob: float,
+               chosen_rank: int) -> tuple[list[int], np.ndarray, list[int], int]:
+    """The k most likely tokens of one step, plus the chosen one when it ranks lower (beam search can
+    pick a token that is not the step's favourite). Returns (ids, probabilities, ranks, chosen index)."""
+    ids, lps = list(np.asarray(top_ids).tolist()), np.asarray(top_logprobs, dtype=float)
+    if lps.ndim != 1:
+        raise ValueError(f"top_logprobs must be 1-D, got shape {lps.shape}")
+    if len(ids) != len(lps):
+        raise ValueError(f"{len(ids)} token ids but {len(lps)} log-probabilities")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if np.any(np.diff(lps) > 1e-6):
+        raise ValueError("candidates must be sorted from most to least likely")
+    k = min(k, len(ids))
+    out_ids, out_lp, ranks = ids[:k], list(lps[:k]), list(range(1, k + 1))
+    if chosen_id in out_ids:
+        chosen = out_ids.index(chosen_id)
+    else:
+        out_ids.append(int(chosen_id))
+        out_lp.append(float(chosen_logprob))
+        ranks.append(int(chosen_rank))
+        chosen = len(out_ids) - 1
+    return out_ids, np.exp(np.asarray(out_lp)), ranks, chosen
+
+
+def token_logprobs(logits, ids) -> np.ndarray:
+    """log p(ids[t]) under row t of logits [T, V] (log-softmax per row)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    ids = np.asarray(ids, dtype=int)
+    if logits.ndim != 2:
+        raise ValueError(f"logits must be [position, vocabulary], got shape {logits.shape}")
+    if ids.shape != (logits.shape[0],):
+        raise ValueError(f"{ids.size} token ids for {logits.shape[0]} positions")
+    if ids.size and (ids.min() < 0 or ids.max() >= logits.shape[1]):
+        raise ValueError("token id outside the vocabulary")
+    return log_softmax(logits)[np.arange(len(ids)), ids]
 
 
 def clearest_alignment_step(cross_rows: np.ndarray, layer: int) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from model.analysis.attention_math import log_softmax
 from model.capture import schema
 
 TRAINING_SMOOTHING = 0.1   # ε of the translation models (model/cli/train.py's default; the en-es model card), as the paper
@@ -102,12 +103,6 @@ def top_units(hidden: np.ndarray, per_token: int = 3, limit: int = 24) -> np.nda
 
 
 # -- label smoothing ----------------------------------------------------------------------------------
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    logits = np.asarray(logits, dtype=np.float64)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
 def smoothed_target(gold, vocab_size: int, eps: float = TRAINING_SMOOTHING) -> np.ndarray:
     """[T, V] q = (1-ε)·one-hot(gold) + ε/V: the gold token gets 1-ε+ε/V, every other token ε/V (torch's
     label_smoothing spreads ε over all V tokens, the gold one included). Each row sums to 1."""

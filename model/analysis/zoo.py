@@ -101,7 +101,7 @@ def _allowed(s: np.ndarray, mask) -> np.ndarray:
     return mask
 
 
-def softmax(s, mask=None) -> np.ndarray:
+def soft(s, mask=None) -> np.ndarray:
     """Soft attention: each row a probability distribution over the allowed keys."""
     s = np.asarray(s, dtype=float)
     return attention_math.softmax(np.where(_allowed(s, mask), s, -np.inf))
@@ -141,7 +141,7 @@ def local(s, half_width: int, centre: str = "argmax", mask=None) -> tuple[np.nda
     offset = positions - centres[:, None]                                     # [T,S]
     window = (np.abs(offset) <= half_width) & allowed
     window[~window.any(axis=1)] = allowed[~window.any(axis=1)]  # a centre only on masked keys: fall back
-    inside = softmax(s, window)
+    inside = soft(s, window)
     sigma = half_width / 2
     gauss = np.exp(-offset ** 2 / (2 * sigma ** 2)) if sigma > 0 else (offset == 0).astype(float)
     return inside * gauss * window, centres
@@ -150,7 +150,7 @@ def local(s, half_width: int, centre: str = "argmax", mask=None) -> tuple[np.nda
 def weigh(s, weighting: str, mask=None, half_width: int = 2, centre: str = "argmax") -> np.ndarray:
     """Scores [T,S] -> weights [T,S] under one of WEIGHTINGS."""
     if weighting == "soft":
-        return softmax(s, mask)
+        return soft(s, mask)
     if weighting == "hard":
         return hard(s, mask)
     if weighting == "local":
@@ -164,8 +164,3 @@ def attend(weights, v) -> np.ndarray:
     if v.ndim != 2 or weights.ndim != 2 or weights.shape[1] != v.shape[0]:
         raise ValueError(f"weights {weights.shape} and values {v.shape} do not fit: need [T,S] and [S,dv]")
     return weights @ v
-
-
-def causal_mask(n: int) -> np.ndarray:
-    """[n,n] True on and below the diagonal: query t may read keys 0..t (decoder self-attention)."""
-    return np.tril(np.ones((n, n), dtype=bool))

@@ -43,6 +43,7 @@ from safetensors.numpy import load as safetensors_load
 from safetensors.numpy import save as safetensors_save
 
 from model.analysis import zoo
+from model.analysis.attention_math import causal_mask
 from model.capture import schema
 from model.io.files import MiB, read_bytes_limited
 
@@ -341,7 +342,7 @@ def _batches(samples: list[Sample], causal: bool, batch: int, rng: random.Random
         for b, (q, k, p) in enumerate(chosen):
             t, s = q.shape[1], k.shape[1]
             Q[b, :, :t], K[b, :, :s], P[b, :, :t, :s] = torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(p)
-            allowed[b, 0, :t, :s] = torch.ones(t, s).tril().bool() if causal else True
+            allowed[b, 0, :t, :s] = torch.from_numpy(causal_mask(t, s)) if causal else True
             allowed[b, 0, t:, 0] = True         # padded query rows: one key, so no row is all -inf (weight 0)
             rows[b, 0, :t] = 1.0
         out.append((Q, K, P, allowed, rows))

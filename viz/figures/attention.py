@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale, check_matrix, colorbar,
+from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, check_matrix, colorbar,
                                legend_above, mask_legend, mask_overlay, masked_z, plotly_text, subplot_axes,
                                subplot_layout, token_axes, typeset)
 
@@ -24,39 +24,36 @@ def key_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL)
     return (width_px - MAP_ROOM) / max(n_keys, 1) >= UPRIGHT_EM * type_scale.tick
 
 
-def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
-                      zmin: float = 0.0, zmax: float = 1.0, colorscale=ATTENTION_SCALE,
-                      highlight_row: int | None = None, value_name: str = "weight",
-                      show_values: bool | None = None, x_title: str = "key (attended to)",
-                      y_title: str = "query (attending)", hover_query: str = "query",
-                      hover_key: str = "key", masked=None, masked_label: str = MASKED_LABEL,
+def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
+                      title: str = "", highlight_row: int | None = None, masked=None,
                       type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
-    """A [query, key] matrix with token labels on both axes, fixed colour range, hover values.
-    x_title, y_title, hover_query, hover_key, masked_label: the words shown (a page passes them in its language).
-    masked: optional bool [query, key], True where the mask hid the key (decoder self-attention's future):
-    those cells are grey, without a number, and the legend names them (masked_label).
-    Numbers show in the cells when they fit at the scale's cell size (show_values=None), in a plot about
-    width_px wide (default: the scale's page width); hover always has them."""
+    """A [query, key] matrix of attention weights (0-1) with token labels on both axes and hover values, in the
+    reader's words (fig.attention.*). masked: optional bool [query, key], True where the mask hid the key
+    (decoder self-attention's future): those cells are grey, without a number, and the legend names them.
+    Numbers show in the cells when they fit at the scale's cell size, in a plot about width_px wide (default:
+    the scale's page width); hover always has them."""
     weights = check_matrix(weights, len(query_labels), len(key_labels))
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     n_q, n_k = len(query_labels), len(key_labels)
     row_px = max(26, 1.9 * type_scale.tick)       # every token label shown (plotly drops every other when crowded)
     side = int(max(360, min(900, 160 + row_px * max(n_q, n_k))))
-    if show_values is None:
-        plot_w = (width_px or type_scale.page_px) - MAP_ROOM
-        show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
+    plot_w = (width_px or type_scale.page_px) - MAP_ROOM
+    show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
+    value_name, hover_query, hover_key = (words(key) for key in ("fig.attention.weight", "fig.attention.query",
+                                                                 "fig.attention.key"))
     traces = [go.Heatmap(
-        z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=zmin, zmax=zmax, colorscale=colorscale,
+        z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE,
         colorbar=colorbar(value_name, type_scale), hoverongaps=False,
         texttemplate="%{z:.2f}" if show_values else None, textfont=type_scale.font("cell"),
         hovertemplate=f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>",
     )]
-    layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title), height=side,
+    layout = dict(token_axes(words("fig.attention.x"), words("fig.attention.y"), type_scale), title=dict(text=title),
+                  height=side,
                   margin=dict(l=10, r=10, t=60, b=10))
     if not slanted_labels_fit(width_px or type_scale.page_px, n_k, type_scale):
         layout["xaxis"]["tickangle"] = -90       # upright: slanted key labels in narrow columns ran into each other
     if masked is not None and np.any(masked):
-        traces += [mask_overlay(masked, key_labels, query_labels), mask_legend(masked_label)]
+        traces += [mask_overlay(masked, key_labels, query_labels), mask_legend(words("fig.masked"))]
         legend_above(layout)                   # under the title: a long title takes the whole width
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
         layout["margin"]["t"] = int(60 + 1.6 * type_scale.text)
@@ -67,24 +64,18 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     return go.Figure(traces, layout=typeset(layout, type_scale))
 
 
-CLICK_HINT = "layer {layer} · head {head}<br>click to open it"
-
-
-def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int | None] | None = None,
-               value_name: str = "weight", click_hint: str = CLICK_HINT, masked=None,
-               masked_label: str = MASKED_LABEL, type_scale: TypeScale = NORMAL, head_label: str = "H{h}",
-               layer_label: str = "L{i}") -> go.Figure:
-    """Every layer (rows) x head (columns) as thumbnails sharing one 0-1 colour scale. [L,H,Q,K] in.
-    head_label ({h}) and layer_label ({i}) name the columns and rows (a page passes them in its language).
+def model_view(patterns: np.ndarray, words: Words, title: str = "", selected: tuple[int, int | None] | None = None,
+               masked=None, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Every layer (rows) x head (columns) as thumbnails sharing one 0-1 colour scale. [L,H,Q,K] in; the
+    reader's words name the heads, layers and colour bar (fig.grid.*, fig.attention.weight).
 
     One heatmap on one pair of axes, thumbnails tiled with blank (NaN) gaps: a subplot per head made
     24-72 axes that the browser laid out one by one. Heatmap cells cannot be selected in plotly, so an
     invisible lattice of points over each thumbnail carries its (layer, head) for clicks (`grid_cell`).
     `selected` is (layer, head), or (layer, None) for a layer's head average. Long sentences are
     shrunk to THUMBNAIL_CELLS cells a side (`thumbnail`): the browser gets 0.7 MB, not 12 MB, at 256 tokens.
-    value_name (colour bar) and click_hint (hover; {layer} and {head} filled in) are the words shown.
     masked: optional bool [Q, K], True where every head's mask hid the key (decoder self-attention): grey in
-    every thumbnail (a shrunk cell only when its whole block was masked), named in the legend (masked_label).
+    every thumbnail (a shrunk cell only when its whole block was masked), named in the legend.
     """
     patterns = np.asarray(patterns, dtype=np.float32)
     if patterns.ndim != 4:
@@ -104,17 +95,17 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
 
     z = tiled(patterns)
     heatmap = go.Heatmap(z=z, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, hoverinfo="skip",
-                         colorbar=colorbar(value_name, type_scale, thickness=12))
+                         colorbar=colorbar(words("fig.attention.weight"), type_scale, thickness=12))
     masks = []
     if masked is not None and masked.any():
         shrunk = np.isnan(patterns)                          # masked cells (all-masked blocks once shrunk)
-        masks = [mask_overlay(tiled(np.where(shrunk, 1.0, np.nan)) == 1.0), mask_legend(masked_label)]
+        masks = [mask_overlay(tiled(np.where(shrunk, 1.0, np.nan)) == 1.0), mask_legend(words("fig.masked"))]
     margin = 0.5 + 0.6 * gap                    # room for the selection box around the outer thumbnails
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False)
     labels = [dict(x=j * (n_k + gap) + (n_k - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
-                   text=head_label.format(h=j), showarrow=False) for j in range(n_heads)]
+                   text=words("fig.grid.head", h=j), showarrow=False) for j in range(n_heads)]
     # layer names left of their rows, in a margin as wide as the longest ("第2层" ran into the colour bar on the right)
-    row_names = [layer_label.format(i=i) for i in range(n_layers)]
+    row_names = [words("fig.grid.layer", i=i) for i in range(n_layers)]
     left = 10 + int(max(type_scale.text_px(name) for name in row_names)) + 6
     labels += [dict(x=0, y=i * (n_q + gap) + (n_q - 1) / 2, xref="paper", yref="y", xanchor="right",
                     text=name, showarrow=False, xshift=-4) for i, name in enumerate(row_names)]
@@ -133,7 +124,7 @@ def model_view(patterns: np.ndarray, title: str = "", selected: tuple[int, int |
                                  x1=right - 0.5 + gap / 2, y0=top - 0.5 - gap / 2, y1=bottom - 0.5 + gap / 2,
                                  line=dict(color="#d62728", width=3))]
     # built in one go (see style.token_axes): update_* calls cost ~11 ms here, on every new sentence
-    hint = click_hint.format(layer="%{customdata[0]}", head="%{customdata[1]}")
+    hint = words("fig.grid.hover", layer="%{customdata[0]}", head="%{customdata[1]}")
     return go.Figure([heatmap, *masks[:1], _click_targets(n_layers, n_heads, n_q + gap, n_k + gap, n_q, n_k, hint),
                       *masks[1:]], layout=typeset(layout, type_scale))
 
@@ -160,7 +151,7 @@ def thumbnail(patterns: np.ndarray, cells: int = THUMBNAIL_CELLS) -> np.ndarray:
 
 
 def _click_targets(n_layers: int, n_heads: int, row_step: int, col_step: int, n_q: int, n_k: int,
-                   hint: str = CLICK_HINT.format(layer="%{customdata[0]}", head="%{customdata[1]}")) -> go.Scatter:
+                   hint: str) -> go.Scatter:
     """An invisible point at the centre of each thumbnail, knowing its (layer, head). With
     hoverdistance -1 a click anywhere picks the nearest centre, and on a regular lattice of equal tiles
     that is the tile clicked. (A 4x4 lattice per tile cost the browser ~40 ms a draw to style.)"""
@@ -188,17 +179,12 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
 
 RUNNER_UP_COLOR = "#b0b0b0"
 def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: list[str], probs, runner_up: list[str],
-                       runner_up_probs, title: str = "", looked_title: str = "where each output token looked",
-                       sure_title: str = "how sure it was (grey: runner-up)", source_name: str = "source token",
-                       output_name: str = "output token", probability_name: str = "probability",
-                       weight_name: str = "weight", chosen_name: str = "p(this token)",
-                       runner_up_name: str = "runner-up", type_scale: TypeScale = NORMAL) -> go.Figure:
+                       runner_up_probs, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
     """The translation read top to bottom: left, where each output token looked in the source (a
     [output, source] cross-attention map, the source tokens along its top edge, so they are on the first
     screen however many rows follow); right, on the same rows, how sure the model was of that token
-    (p of the chosen token) and the token it ranked next (the runner-up) with its p.
-    looked_title, sure_title (panels), source_name, output_name, probability_name (axes and hover), weight_name,
-    chosen_name, runner_up_name: the words shown (a page passes them in its language)."""
+    (p of the chosen token) and the token it ranked next (the runner-up) with its p, in the reader's words
+    (fig.translation.*)."""
     weights = check_matrix(weights, len(out_labels), len(src_labels))
     probs, runner_up_probs = (np.asarray(v, dtype=float).reshape(-1) for v in (probs, runner_up_probs))
     n = len(out_labels)
@@ -206,20 +192,24 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
         raise ValueError(f"{n} output tokens need {n} probabilities and runner-ups, got {len(probs)}, "
                          f"{len(runner_up_probs)} and {len(runner_up)}")
     rows, cols, others = plotly_text(out_labels), plotly_text(src_labels), plotly_text(runner_up)
+    source_name, output_name = words("fig.translation.source"), words("fig.translation.output")
+    runner_up_name = words("fig.translation.runner_up")
     s = type_scale
     labelled = n <= 40                         # bar labels while rows are tall enough to hold them
     row_px = max(30, 2.3 * s.cell) if labelled else max(22, 1.3 * s.tick)   # two bar labels one above the other
-    layout = subplot_layout((looked_title, sure_title), rows=1, cols=2,
+    layout = subplot_layout((words("fig.translation.looked"), words("fig.translation.sure")), rows=1, cols=2,
                             shared_yaxes=True, column_widths=[0.62, 0.38], horizontal_spacing=0.03)
     cell_w = (0.62 * s.page_px - 180) / max(len(cols), 1)
     heatmap = go.Heatmap(z=weights, x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
                          texttemplate="%{z:.2f}" if s.numbers_fit(cell_w, row_px) else None,
                          textfont=s.font("cell"),
                          hovertemplate=f"{output_name} %{{y}}<br>{source_name} %{{x}}<br>"
-                                       f"{weight_name} %{{z:.3f}}<extra></extra>", **subplot_axes(0))
+                                       f"{words('fig.translation.weight')} %{{z:.3f}}<extra></extra>",
+                         **subplot_axes(0))
     outside = dict(orientation="h", textposition="outside", cliponaxis=False, constraintext="none",
                    **subplot_axes(1))
-    chosen = go.Bar(x=probs, y=rows, name=chosen_name, marker_color=LINE_COLORS[0], textfont=s.font("cell"),
+    chosen = go.Bar(x=probs, y=rows, name=words("fig.translation.chosen"), marker_color=LINE_COLORS[0],
+                    textfont=s.font("cell"),
                     text=[f"{p:.0%}" for p in probs] if labelled else None,
                     hovertemplate="%{y}<br>p = %{x:.3f}<extra></extra>", **outside)
     second = go.Bar(x=runner_up_probs, y=rows, name=runner_up_name, marker_color=RUNNER_UP_COLOR, customdata=others,
@@ -237,7 +227,7 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
                            title=dict(text=source_name, standoff=6))
     layout["yaxis"].update(ticks, title=dict(text=output_name), autorange="reversed")
     layout["xaxis2"].update(range=[0, 1.75], tickvals=[0, 0.5, 1], ticktext=["0", "50%", "100%"],
-                            title=dict(text=probability_name))
+                            title=dict(text=words("fig.translation.probability")))
     top = int(label_px + 2.7 * s.text + 16 + (s.title + 16 if title else 0))
     layout.update(title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=10)), barmode="group",
                   bargap=0.25, bargroupgap=0.05, height=int(max(300, top + row_px * n + 70)),

@@ -8,15 +8,14 @@ import unicodedata
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, TypeScale, axis_suffix, cell_numbers,
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, axis_suffix,
+                               cell_numbers,
                                check_matrix, colorbar, plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset,
                                update_axes)
 
 # Toward the chosen token (positive) red, toward the alternative (negative) blue: the app's diverging
 # scale (style.DIVERGING_SCALE, RdBu_r) is red for positive and blue for negative everywhere else.
 PUSH_COLOR, PULL_COLOR = "#d62728", "#1f77b4"
-RESTORED = "restored share"
-OUTPUT_AXIS = "output token (position, predicted token)"
 TICKS = dict(type="category", automargin=True)   # sizes: the figure's type scale (typeset)
 PANELS_PER_ROW = 2          # source-attribution panels: at half the page each, 30 upright tokens stay readable
 
@@ -45,20 +44,19 @@ def _fit_title(title: str, px: float, size: float = 16) -> str:
     return "<br>".join(lines)
 
 
-def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: list[str], title: str = "",
-                       final_rank=None, layer_labels: list[str] | None = None, x_title: str = OUTPUT_AXIS,
-                       y_title: str = "decoder layer (output read by the final layer)",
-                       value_name: str = "p(final token)", hovertemplate: str | None = None,
-                       type_scale: TypeScale = NORMAL) -> go.Figure:
+def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: list[str], words: Words,
+                       title: str = "", final_rank=None, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Layers (rows, last on top) x output positions; colour: probability of the token the model finally
-    predicts there, read from that layer; text: the layer's own top token. The words (layer labels, axis,
-    colour-bar and hover texts) are keyword arguments, English by default. The top tokens are written in
+    predicts there, read from that layer; text: the layer's own top token. The top tokens are written in
     the cells only while the longest fits its cell at the scale's cell size (17 output tokens ran into each
     other); hover always has them."""
     n_layers = len(top_tokens)
-    layer_labels = list(layer_labels) if layer_labels else [f"layer {i}" for i in range(n_layers)]
-    if len(layer_labels) != n_layers:
-        raise ValueError(f"{len(layer_labels)} layer labels for {n_layers} layers")
+    layer_labels = [words("ui.layer_n", i=i) for i in range(n_layers)]
+    x_title, y_title = words("attribution.lens.x"), words("attribution.lens.y")
+    value_name = words("attribution.lens.value")
+    hovertemplate = (f"%{{y}}, {words('attribution.hover.output')} %{{x}}<br>{words('attribution.hover.top')}: "
+                     f"%{{text}}<br>{value_name} %{{z:.3f}}<br>{words('attribution.hover.rank')} %{{customdata:.0f}}"
+                     "<extra></extra>")
     p = check_matrix(final_prob, n_layers, len(output_labels))
     if any(len(row) != len(output_labels) for row in top_tokens):
         raise ValueError(f"top_tokens must be {n_layers} rows of {len(output_labels)} tokens")
@@ -69,8 +67,7 @@ def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: l
         texttemplate="%{text}" if _tokens_fit(top_tokens, len(output_labels), type_scale) else None,
         textfont=type_scale.font("cell"), customdata=rank, xgap=1, ygap=1,
         colorbar=colorbar(value_name, type_scale, 14),
-        hovertemplate=hovertemplate or ("%{y}, output %{x}<br>top token here: %{text}<br>p(final token) %{z:.3f}"
-                                        "<br>rank of final token %{customdata:.0f}<extra></extra>"))
+        hovertemplate=hovertemplate)
     height = max(440, 200 + 70 * n_layers)
     label_px = max(_text_px(label, type_scale.tick) for label in plotly_text(output_labels)) * 0.71   # at -45°
     plot_px = height - 60 - label_px - 40                      # less the top margin, tick labels, x title
@@ -88,16 +85,17 @@ def _tokens_fit(top_tokens: list[list[str]], n_cols: int, type_scale: TypeScale)
     return longest + 6 <= cell_px
 
 
-def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], source_labels: list[str],
-                    title: str = "", x_title: str = "source token", y_title: str = OUTPUT_AXIS,
-                    value_name: str = "share of row", hover_output: str = "output", hover_source: str = "source",
-                    hover_share: str = "share", type_scale: TypeScale = NORMAL) -> go.Figure:
+def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], source_labels: list[str], words: Words,
+                    title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Each method's [T,S] map on one shared colour scale (0 to the largest share), at most two panels a
     row: four side by side were ~190 px wide each and their slanted source tokens ran into each other.
     Source tokens stand upright under every panel (plotly leaves some out when they would touch), output
     tokens on the left panels only; the y title is broken into lines that fit a panel's height."""
     if not maps or len(maps) != len(titles):
         raise ValueError(f"{len(maps)} maps but {len(titles)} titles")
+    x_title, y_title = words("attribution.source.x"), words("attribution.lens.x")
+    value_name, hover_output = words("attribution.source.value"), words("attribution.hover.output")
+    hover_source, hover_share = words("attribution.hover.source"), words("attribution.hover.share")
     checked = [check_matrix(m, len(output_labels), len(source_labels)) for m in maps]
     zmax = max(float(np.nanmax(m)) for m in checked) or 1.0
     rows, cols = plotly_text(output_labels), plotly_text(source_labels)
@@ -142,12 +140,13 @@ def _two_lines(title: str) -> str:
     return title
 
 
-def agreement_heatmap(names: list[str], matrix, title: str = "", value_name: str = "Spearman ρ",
-                      versus: str = "vs", type_scale: TypeScale = NORMAL) -> go.Figure:
+def agreement_heatmap(names: list[str], matrix, words: Words, title: str = "",
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """Method x method Spearman ρ (mean over output rows) on -1..1, each cell labelled."""
+    value_name, versus = words("attribution.agree.value"), words("attribution.hover.versus")
     m = check_matrix(matrix, len(names), len(names))
     labels = plotly_text(names)
-    text = cell_numbers(m)
+    text = cell_numbers(m, words("heads.na"))
     heatmap = go.Heatmap(z=m, x=labels, y=labels, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE, text=text,
                          texttemplate="%{text}", textfont=type_scale.font("cell"), xgap=2, ygap=2,
                          colorbar=colorbar(value_name, type_scale, 14),
@@ -178,8 +177,7 @@ def _signed_bars(labels: list[str], values: np.ndarray, x_title: str, title: str
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
-def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top: int | None = 16,
-                          x_title: str = "logit difference lost when the head is off",
+def contrastive_head_bars(head_labels: list[str], effects, words: Words, title: str = "", top: int | None = 16,
                           type_scale: TypeScale = NORMAL) -> go.Figure:
     """Heads whose removal changes logit(chosen) - logit(alternative) most, largest |effect| first.
     Red (positive, as on the app's diverging scale): the head pushes toward the chosen token; blue: toward
@@ -189,27 +187,27 @@ def contrastive_head_bars(head_labels: list[str], effects, title: str = "", top:
         raise ValueError(f"{len(head_labels)} head labels but effects of shape {e.shape}")
     order = np.argsort(-np.abs(np.nan_to_num(e)), kind="stable")[: top or len(e)]
     return _signed_bars(plotly_text([head_labels[i] for i in order]), e[order],
-                        x_title, title, horizontal=True, type_scale=type_scale)
+                        words("attribution.contrast.heads_x"), title, horizontal=True, type_scale=type_scale)
 
 
-def contrastive_source_bars(source_labels: list[str], scores, title: str = "",
-                            y_title: str = "contribution to the logit difference",
+def contrastive_source_bars(source_labels: list[str], scores, words: Words, title: str = "",
                             type_scale: TypeScale = NORMAL) -> go.Figure:
     """Each source token's contribution to logit(chosen) - logit(alternative), in sentence order."""
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1 or len(s) != len(source_labels) or not len(s):
         raise ValueError(f"{len(source_labels)} source labels but scores of shape {s.shape}")
-    return _signed_bars(plotly_text(source_labels), s, y_title, title, horizontal=False, type_scale=type_scale)
+    return _signed_bars(plotly_text(source_labels), s, words("attribution.contrast.source_y"), title,
+                        horizontal=False, type_scale=type_scale)
 
 
-def patching_heatmap(values, row_labels: list[str], col_labels: list[str], title: str = "",
-                     x_title: str = "position", y_title: str = "layer", value_name: str = RESTORED,
+def patching_heatmap(values, row_labels: list[str], col_labels: list[str], labels: Labels, words: Words,
                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """Restored share of the logit difference per patched site, diverging and symmetric about 0
     (1 = patching this alone restores the clean answer, 0 = no effect, < 0 = moves further away)."""
+    title, x_title, y_title, value_name = labels
     m = check_matrix(values, len(row_labels), len(col_labels))
     zmax = max(1.0, symmetric_range(np.nan_to_num(m)))
-    text = cell_numbers(m)
+    text = cell_numbers(m, words("heads.na"))
     heatmap = go.Heatmap(
         z=m, x=plotly_text(col_labels), y=plotly_text(row_labels), zmin=-zmax, zmax=zmax, zmid=0,
         colorscale=DIVERGING_SCALE, text=text,

@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.attention import attention_heatmap
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, plotly_text, subplot_axes, subplot_layout, typeset,
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, plotly_text, subplot_axes, subplot_layout,
+                               typeset,
                                update_axes)
 
 CHOSEN_COLOR = "#d62728"     # the token the decoder appended
@@ -30,31 +31,8 @@ def _vector(x, name: str) -> np.ndarray:
     return x
 
 
-def top_k_view(top_ids, top_logprobs, k: int, chosen_id: int, chosen_logprob: float,
-               chosen_rank: int) -> tuple[list[int], np.ndarray, list[int], int]:
-    """The k most likely tokens of one step, plus the chosen one when it ranks lower (beam search can
-    pick a token that is not the step's favourite). Returns (ids, probabilities, ranks, chosen index)."""
-    ids, lps = list(np.asarray(top_ids).tolist()), _vector(top_logprobs, "top_logprobs")
-    if len(ids) != len(lps):
-        raise ValueError(f"{len(ids)} token ids but {len(lps)} log-probabilities")
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    if np.any(np.diff(lps) > 1e-6):
-        raise ValueError("candidates must be sorted from most to least likely")
-    k = min(k, len(ids))
-    out_ids, out_lp, ranks = ids[:k], list(lps[:k]), list(range(1, k + 1))
-    if chosen_id in out_ids:
-        chosen = out_ids.index(chosen_id)
-    else:
-        out_ids.append(int(chosen_id))
-        out_lp.append(float(chosen_logprob))
-        ranks.append(int(chosen_rank))
-        chosen = len(out_ids) - 1
-    return out_ids, np.exp(np.asarray(out_lp)), ranks, chosen
-
-
-def next_token_bars(probs, labels: list[str], ranks: list[int], chosen: int | None = None,
-                    title: str = "", x_title: str = "probability", type_scale: TypeScale = NORMAL) -> go.Figure:
+def next_token_bars(probs, labels: list[str], ranks: list[int], words: Words, chosen: int | None = None,
+                    title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Horizontal bars of p(token | prefix, source), most likely on top, the chosen token in red."""
     probs = _vector(probs, "probs")
     if not (len(probs) == len(labels) == len(ranks)):
@@ -70,34 +48,31 @@ def next_token_bars(probs, labels: list[str], ranks: list[int], chosen: int | No
                   hovertemplate="%{y}<br>p = %{x:.5f}<extra></extra>")
     # built in one go, as every figure here (see style.token_axes): update_* calls cost more than the figure
     return go.Figure(bars, layout=typeset(dict(
-        xaxis=dict(title=dict(text=x_title), range=[0, 1.12], tickvals=[0, 0.25, 0.5, 0.75, 1]),
+        xaxis=dict(title=dict(text=words("decoding.col.probability")), range=[0, 1.12],
+                   tickvals=[0, 0.25, 0.5, 0.75, 1]),
         yaxis=dict(autorange="reversed", type="category", automargin=True, tickfont=type_scale.font("tick")),
         title=dict(text=title), height=max(300, 90 + 34 * len(probs)),
         margin=dict(l=10, r=30, t=60, b=10), showlegend=False), type_scale))
 
 
-def heads_row_heatmap(rows, key_labels: list[str], title: str = "", key_title: str = "key",
-                      head_label: str = "head {h}", value_name: str = "weight", hover_query: str = "query",
-                      hover_key: str = "key", type_scale: TypeScale = NORMAL) -> go.Figure:
-    """One query's attention in every head: [H, K] -> heads as rows, keys as columns, fixed 0-1 scale.
-    head_label ({h} filled in), value_name, hover_query, hover_key: the words shown, in the page's language."""
+def heads_row_heatmap(rows, key_labels: list[str], words: Words, title: str = "",
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
+    """One decoding step's attention in every head: [H, K] -> heads as rows, the decoder's input so far as
+    columns, fixed 0-1 scale."""
     rows = np.asarray(rows, dtype=float)
     if rows.ndim != 2:
         raise ValueError(f"expected [head, key], got shape {rows.shape}")
-    heads = [head_label.format(h=h) for h in range(rows.shape[0])]
-    fig = attention_heatmap(rows, heads, key_labels, title=title, value_name=value_name, hover_query=hover_query,
-                            hover_key=hover_key, type_scale=type_scale)
+    heads = [words("ui.head_n", h=h) for h in range(rows.shape[0])]
+    fig = attention_heatmap(rows, heads, key_labels, words, title=title, type_scale=type_scale)
     # plain assignments: half the cost of update_xaxes/update_yaxes/update_layout
-    fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = key_title, ""
+    fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = words("decoding.self.x"), ""
     fig.layout.height = int(max(260, 150 + max(34, 1.9 * type_scale.tick) * len(heads)))
     return fig
 
 
-def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_cols: int = 4,
-                              average_title: str = "average of heads", average_name: str = "average",
-                              head_label: str = "head {h}", type_scale: TypeScale = NORMAL) -> go.Figure:
-    """The average over heads full width (every source label readable), then one small panel per head.
-    average_title, average_name (hover) and head_label ({h} filled in): the words shown."""
+def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: str = "", max_cols: int = 4,
+                              type_scale: TypeScale = NORMAL) -> go.Figure:
+    """The average over heads full width (every source label readable), then one small panel per head."""
     rows = np.asarray(rows, dtype=float)
     if rows.ndim != 2 or rows.shape[1] != len(src_labels):
         raise ValueError(f"expected [head, {len(src_labels)} source tokens], got shape {rows.shape}")
@@ -108,7 +83,8 @@ def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_
     specs = [[{"colspan": n_cols}] + [None] * (n_cols - 1)] + [[{}] * n_cols for _ in range(head_rows)]
     small_labels = len(src_labels) <= 12          # beyond that the heads' axes repeat the average's order
     height = 440 + (230 if small_labels else 170) * head_rows
-    layout = subplot_layout([average_title] + [head_label.format(h=h) for h in range(n_heads)], rows=1 + head_rows,
+    average_name, head_names = words("decoding.average"), [words("ui.head_n", h=h) for h in range(n_heads)]
+    layout = subplot_layout([words("ui.head_mean")] + head_names, rows=1 + head_rows,
                             cols=n_cols, specs=specs, shared_yaxes=True, row_heights=[1.4] + [1] * head_rows,
                             horizontal_spacing=0.03, vertical_spacing=(170 if small_labels else 130) / height)
     mean = rows.mean(0)                                                              # [S]
@@ -116,9 +92,9 @@ def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_
                    text=[f"{v:.2f}" for v in mean] if len(src_labels) <= 24 else None,
                    textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"), **subplot_axes(0),
                    hovertemplate=f"{average_name}<br>%{{x}}: %{{y:.3f}}<extra></extra>")]
-    bars += [go.Bar(x=src_labels, y=rows[h], marker_color=LINE_COLORS[0], name=head_label.format(h=h),
+    bars += [go.Bar(x=src_labels, y=rows[h], marker_color=LINE_COLORS[0], name=head_names[h],
                     **subplot_axes(1 + h),
-                    hovertemplate=f"{head_label.format(h=h)}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
+                    hovertemplate=f"{head_names[h]}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
              for h in range(n_heads)]
     update_axes(layout, "y", range=[0, 1.15], tickvals=[0, 0.5, 1])
     update_axes(layout, "x", type="category", tickangle=-60, tickfont=type_scale.font("tick"), showticklabels=small_labels)
@@ -128,61 +104,45 @@ def cross_attention_multiples(rows, src_labels: list[str], title: str = "", max_
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
-def alignment_heatmap(weights, out_labels: list[str], src_labels: list[str], step: int | None = None,
-                      title: str = "", x_title: str = "source token",
-                      y_title: str = "output token (one row per step)", value_name: str = "weight",
-                      hover_query: str = "query", hover_key: str = "key",
-                      type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Source-target alignment: row t = where step t looked in the source while producing token t.
-    x_title, y_title, value_name, hover_query, hover_key: the words shown, in the page's language."""
-    fig = attention_heatmap(weights, out_labels, src_labels, title=title, highlight_row=step, value_name=value_name,
-                            hover_query=hover_query, hover_key=hover_key, type_scale=type_scale)
-    fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = x_title, y_title
+def alignment_heatmap(weights, out_labels: list[str], src_labels: list[str], words: Words, step: int | None = None,
+                      title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Source-target alignment: row t = where step t looked in the source while producing token t."""
+    fig = attention_heatmap(weights, out_labels, src_labels, words, title=title, highlight_row=step,
+                            type_scale=type_scale)
+    fig.layout.xaxis.title.text = words("decoding.alignment.x")
+    fig.layout.yaxis.title.text = words("decoding.alignment.y")
     return fig
 
 
-def token_logprobs(logits, ids) -> np.ndarray:
-    """log p(ids[t]) under row t of logits [T, V] (log-softmax per row)."""
-    logits = np.asarray(logits, dtype=np.float64)
-    ids = np.asarray(ids, dtype=int)
-    if logits.ndim != 2:
-        raise ValueError(f"logits must be [position, vocabulary], got shape {logits.shape}")
-    if ids.shape != (logits.shape[0],):
-        raise ValueError(f"{ids.size} token ids for {logits.shape[0]} positions")
-    if ids.size and (ids.min() < 0 or ids.max() >= logits.shape[1]):
-        raise ValueError("token id outside the vocabulary")
-    z = logits - logits.max(1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
-    return logp[np.arange(len(ids)), ids]
-
-
-def logprob_comparison(series: list[tuple[str, np.ndarray, list[str]]], title: str = "",
-                       y_title: str = "log p(token)", type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Per-token log-probabilities of several outputs side by side; each panel's title gives the sum."""
+def logprob_comparison(series: list[tuple[str, np.ndarray, list[str], np.ndarray]], words: Words, title: str = "",
+                       type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Per-token log-probabilities of several outputs side by side; each panel's title gives the sum.
+    series: (name, log-probabilities, token labels, probabilities for the hover) per output."""
     if not series:
         raise ValueError("nothing to compare")
-    for name, lp, labels in series:
+    for name, lp, labels, _ in series:
         if len(_vector(lp, name)) != len(labels):
             raise ValueError(f"{name}: {len(lp)} log-probabilities for {len(labels)} tokens")
-    low = min(float(np.min(lp)) if len(lp) else 0.0 for _, lp, _ in series)
-    layout = subplot_layout([f"{name}: Σ log p = {_signed(np.sum(lp))}" for name, lp, _ in series], rows=1,
+    low = min(float(np.min(lp)) if len(lp) else 0.0 for _, lp, _, _ in series)
+    layout = subplot_layout([f"{name}: Σ log p = {_signed(np.sum(lp))}" for name, lp, _, _ in series], rows=1,
                             cols=len(series), shared_yaxes=True, horizontal_spacing=0.06)
     bars = []
-    for i, (name, lp, labels) in enumerate(series):
+    for i, (name, lp, labels, probs) in enumerate(series):
         lp = np.asarray(lp, dtype=float)
         bars.append(go.Bar(x=plotly_text(labels), y=lp, marker_color=LINE_COLORS[i % len(LINE_COLORS)], name=name,
-                           customdata=np.exp(lp), text=[_signed(v) for v in lp] if len(lp) <= 30 else None,
+                           customdata=np.asarray(probs, dtype=float),
+                           text=[_signed(v) for v in lp] if len(lp) <= 30 else None,
                            textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"), **subplot_axes(i),
                            hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"))
-    layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text=y_title))
+    layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text=words("decoding.lp.y")))
     update_axes(layout, "x", type="category", tickangle=-45, automargin=True, tickfont=type_scale.font("tick"))
     layout.update(title=dict(text=title), showlegend=False, height=420,
                   margin=dict(l=10, r=10, t=90, b=10))
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
-def confidence_bars(probs, labels: list[str], step: int | None = None, title: str = "",
-                    y_title: str = "p(chosen token)", type_scale: TypeScale = NORMAL) -> go.Figure:
+def confidence_bars(probs, labels: list[str], words: Words, step: int | None = None, title: str = "",
+                    type_scale: TypeScale = NORMAL) -> go.Figure:
     """p(chosen token) at every step, the current step outlined: how sure the model was as it went."""
     probs = _vector(probs, "probs")
     if len(probs) != len(labels):
@@ -193,5 +153,5 @@ def confidence_bars(probs, labels: list[str], step: int | None = None, title: st
                   hovertemplate="%{x}<br>p = %{y:.4f}<extra></extra>")
     return go.Figure(bars, layout=typeset(dict(
         xaxis=dict(type="category", tickangle=-45, automargin=True, tickfont=type_scale.font("tick")),
-        yaxis=dict(title=dict(text=y_title), range=[0, 1.15], tickvals=[0, 0.5, 1]),
+        yaxis=dict(title=dict(text=words("fig.tour.p_chosen")), range=[0, 1.15], tickvals=[0, 0.5, 1]),
         title=dict(text=title), height=360, margin=dict(l=10, r=10, t=60, b=10)), type_scale))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import LINE_COLORS, NORMAL, TypeScale, plotly_text
+from viz.figures.style import LINE_COLORS, NORMAL, TypeScale, Words, plotly_text
 
 OPACITY_LEVELS = 20
 MIN_WEIGHT = 0.5 / OPACITY_LEVELS      # rounds to opacity 0: not drawn
@@ -72,16 +72,13 @@ def _segments(query: np.ndarray, key: np.ndarray) -> tuple[list, list]:
     return x.tolist(), y.tolist()
 
 
-def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
+def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words, title: str = "",
               selected_head: int | None = None, type_scale: TypeScale = NORMAL, line_width: float = 2.5,
-              head_name: str = "head {h}", legend_title: str = "heads (click one to isolate it)",
-              query_title: str = "query (attending)", key_title: str = "key (attended to)",
-              hover_query: str = "{token} looks at", hover_key: str = "looked at by",
               max_height: int = 2400) -> go.Figure:
-    """Every head of one layer as lines between two token columns. patterns: [H, Q, K] rows summing to 1.
-    selected_head: that head shown, the others in the legend (one click shows them). type_scale: tokens at
-    its tick size, headers and legend at its text size (PRESENTER in presenter mode). The other keyword
-    arguments are the words shown."""
+    """Every head of one layer as lines between two token columns, in the reader's words (headview.*).
+    patterns: [H, Q, K] rows summing to 1. selected_head: that head shown, the others in the legend (one click
+    shows them). type_scale: tokens at its tick size, headers and legend at its text size (PRESENTER in
+    presenter mode)."""
     font_size = type_scale.tick
     patterns = np.asarray(patterns, dtype=float)
     groups = head_view_data(patterns)
@@ -92,13 +89,14 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     if selected_head is not None and not 0 <= selected_head < n_heads:
         raise ValueError(f"head {selected_head} does not exist: heads 0–{n_heads - 1}")
     queries, keys = plotly_text(query_labels), plotly_text(key_labels)
+    head_names = [words("headview.head", h=h) for h in range(n_heads)]
 
     def visible(head: int):
         return True if selected_head is None or head == selected_head else "legendonly"
 
     traces = []
     for head in range(n_heads):          # the legend entries: one per head, its group holds its lines
-        traces.append(go.Scatter(x=[None], y=[None], mode="lines", name=head_name.format(h=head),
+        traces.append(go.Scatter(x=[None], y=[None], mode="lines", name=head_names[head],
                                  legendgroup=f"h{head}", line=dict(color=head_color(head), width=6),
                                  visible=visible(head), hoverinfo="skip"))
     for group in groups:
@@ -110,11 +108,11 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     # hover on a token: where each head looks from it (left), or which query looks at it most (right)
     safe = np.nan_to_num(patterns)
     top_key, top_query = safe.argmax(2), safe.argmax(1)                               # [H, Q], [H, K]
-    left_hover = ["<br>".join([hover_query.format(token=queries[i])] +
-                              [f"{head_name.format(h=h)}: {keys[top_key[h, i]]} {safe[h, i, top_key[h, i]]:.2f}"
+    left_hover = ["<br>".join([words("headview.hover_query", token=queries[i])] +
+                              [f"{head_names[h]}: {keys[top_key[h, i]]} {safe[h, i, top_key[h, i]]:.2f}"
                                for h in range(n_heads)]) for i in range(n_q)]
-    right_hover = ["<br>".join([f"{keys[j]} · {hover_key}"] +
-                               [f"{head_name.format(h=h)}: {queries[top_query[h, j]]} {safe[h, top_query[h, j], j]:.2f}"
+    right_hover = ["<br>".join([f"{keys[j]} · {words('headview.hover_key')}"] +
+                               [f"{head_names[h]}: {queries[top_query[h, j]]} {safe[h, top_query[h, j], j]:.2f}"
                                 for h in range(n_heads)]) for j in range(n_k)]
     text = dict(size=font_size, color="#222222")
     traces.append(go.Scatter(x=[LEFT] * n_q, y=list(range(n_q)), mode="markers+text", text=queries,
@@ -134,10 +132,9 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     # the title's line at the top of the figure, the legend under it (plotly centred the title in the top
     # margin, where the legend's title sat: the two overprinted), then the column headers
     title_px = int(1.4 * type_scale.title + 16) if title else 4
-    headers = [dict(x=LEFT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{query_title}</b>",
-                    showarrow=False, font=type_scale.font("text")),
-               dict(x=RIGHT, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{key_title}</b>",
-                    showarrow=False, font=type_scale.font("text"))]
+    headers = [dict(x=x, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{text}</b>",
+                    showarrow=False, font=type_scale.font("text"))
+               for x, text in ((LEFT, words("fig.attention.y")), (RIGHT, words("fig.attention.x")))]
     layout = dict(xaxis=dict(bare, range=[LEFT - side, RIGHT + side]),
                   yaxis=dict(bare, range=[n - 0.5, -0.5]), annotations=headers,
                   title=dict(text=title, font=type_scale.font("title"), yref="container", y=1, yanchor="top",
@@ -147,6 +144,7 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
                       1.7 * (1 + -(-n_heads // 4)) + 1.8))),      # legend title, its rows, the column headers
                   plot_bgcolor="white", hovermode="closest", dragmode=False,
                   legend=dict(orientation="h", x=0, y=1 - title_px / height, yanchor="top", yref="container",
-                              title=dict(text=legend_title, side="top", font=type_scale.font("text")), itemclick="toggleothers",
+                              title=dict(text=words("headview.legend"), side="top", font=type_scale.font("text")),
+                              itemclick="toggleothers",
                               itemdoubleclick="toggle", font=type_scale.font("text")))
     return go.Figure(traces, layout=layout)

@@ -4,17 +4,17 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, NORMAL, TypeScale, colorbar, typeset)
+from viz.figures.style import (ATTENTION_SCALE, NORMAL, TypeScale, Words, colorbar, typeset)
 
 HARM_COLOR, HELP_COLOR = "#d62728", "#1f77b4"
 
 
-def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin: float | None = 0.0,
+def layer_head_heatmap(values, words: Words, value_name: str, title: str = "", zmin: float | None = 0.0,
                        zmax: float | None = None, colorscale=ATTENTION_SCALE, decimals: int = 2,
-                       layer_label: str = "layer {i}", head_label: str = "head {h}", missing: str = "n/a",
                        type_scale: TypeScale = NORMAL) -> go.Figure:
-    """A [layer, head] grid of one number per head, each cell labelled; NaN cells read 'n/a' (missing).
-    layer_label ({i}), head_label ({h}) and missing: the words shown, in the page's language."""
+    """A [layer, head] grid of one number per head (value_name: what it is), each cell labelled; NaN cells read
+    'n/a' (heads.na)."""
+    missing = words("heads.na")
     m = np.asarray(values, dtype=float)
     if m.ndim != 2 or 0 in m.shape:
         raise ValueError(f"expected a [layer, head] matrix, got shape {m.shape}")
@@ -24,7 +24,7 @@ def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin:
     text = [[f"{v:.{decimals}f}" if np.isfinite(v) else missing for v in row] for row in m]
     n_layers, n_heads = m.shape
     heatmap = go.Heatmap(
-        z=m, x=[head_label.format(h=h) for h in range(n_heads)], y=[layer_label.format(i=i) for i in range(n_layers)],
+        z=m, x=[words("ui.head_n", h=h) for h in range(n_heads)], y=[words("ui.layer_n", i=i) for i in range(n_layers)],
         zmin=zmin, zmax=zmax, colorscale=colorscale, text=text, texttemplate="%{text}",
         textfont=type_scale.font("cell"), xgap=2, ygap=2, colorbar=colorbar(value_name, type_scale, 14),
         hovertemplate="%{y}, %{x}<br>" + value_name + " %{text}<extra></extra>")
@@ -36,9 +36,8 @@ def layer_head_heatmap(values, title: str = "", value_name: str = "value", zmin:
         margin=dict(l=10, r=10, t=100, b=10), plot_bgcolor="#eeeeee"), type_scale))
 
 
-def importance_bars(labels: list[str], deltas, title: str = "", top: int | None = 24,
-                    x_title: str = "change in log P(reference) with the head off",
-                    hover_delta: str = "Δ log-prob", type_scale: TypeScale = NORMAL) -> go.Figure:
+def importance_bars(labels: list[str], deltas, words: Words, title: str = "", top: int | None = 24,
+                    type_scale: TypeScale = NORMAL) -> go.Figure:
     """Change in log-probability when each head alone is off; the biggest drop on top.
 
     Red bars: the reference became less likely without the head (the head helped).
@@ -53,9 +52,9 @@ def importance_bars(labels: list[str], deltas, title: str = "", top: int | None 
     bars = go.Bar(
         x=values, y=shown, orientation="h", marker_color=[HARM_COLOR if v < 0 else HELP_COLOR for v in values],
         text=[f"{v:+.3f}" for v in values], textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"),
-        hovertemplate="%{y}<br>" + hover_delta + " %{x:.4f}<extra></extra>")
+        hovertemplate="%{y}<br>" + words("heads.rank.hover") + " %{x:.4f}<extra></extra>")
     return go.Figure(bars, layout=typeset(dict(
-        xaxis=dict(title=dict(text=x_title), zeroline=True,
+        xaxis=dict(title=dict(text=words("heads.rank.x")), zeroline=True,
                    zerolinewidth=2, zerolinecolor="#444"),
         yaxis=dict(type="category", autorange="reversed", tickfont=type_scale.font("tick")),
         title=dict(text=title), height=max(300, 120 + 28 * len(shown)),

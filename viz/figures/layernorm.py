@@ -1,17 +1,16 @@
 """LayerNorm and the residual stream: statistics before/after, gain and bias, LN vs BN, norms per sublayer.
 
 The statistics (LayerNorm, BatchNorm, the residual stream's norms) are in model/analysis/attention_math.py,
-the one place LayerNorm is computed in numpy; they are imported here under their old names too.
-Figure builders take numpy and labels.
+the one place LayerNorm is computed in numpy. Figure builders take numpy, labels and the reader's words.
 """
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
-from model.analysis.attention_math import (batch_norm_drift, batch_norm_stats, check_activations,  # noqa: F401
-                                           layer_norm_stats, normalize, residual_stages)
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, axis_suffix, check_matrix, hline, legend_under_title,
+from model.analysis.attention_math import batch_norm_stats, check_activations, layer_norm_stats
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, axis_suffix, check_matrix, hline,
+                               legend_under_title,
                                plotly_text, subplot_axes, subplot_layout, typeset)
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
@@ -43,13 +42,12 @@ def zero_aligned_ranges(panels, pad: float = 0.05) -> list[list[float]]:
     return ranges
 
 
-def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, title: str = "",
-                       panel_titles: tuple[str, str] = ("mean per token", "standard deviation per token"),
-                       before_name: str = "input (before)", after_name: str = "normalized (after)",
-                       hover_before: str = "before", hover_after: str = "after",
+def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, words: Words, title: str = "",
                        type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Per-token mean (left) and std (right): the norm's input against its normalized output.
-    panel_titles, before_name, after_name, hover_before, hover_after: the words shown."""
+    """Per-token mean (left) and std (right): the norm's input against its normalized output."""
+    panel_titles = (words("layernorm.stats.mean_panel"), words("layernorm.stats.std_panel"))
+    before_name, after_name = words("layernorm.stats.before_name"), words("layernorm.stats.after_name")
+    hover_before, hover_after = words("layernorm.before"), words("layernorm.after")
     n = len(token_labels)
     (mean_b, std_b), (mean_a, std_a) = [[_vector(v, n, "statistic") for v in pair] for pair in (before, after)]
     token_labels = plotly_text(token_labels)
@@ -80,13 +78,12 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, tit
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
-def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int = 40,
-                      x_title: str = "feature value", y_title: str = "number of features", value: str = "value",
-                      features: str = "features", type_scale: TypeScale = NORMAL,
-                      width_px: float | None = None) -> go.Figure:
+def feature_histogram(series: dict[str, np.ndarray], words: Words, title: str = "", bins: int = 40,
+                      type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
     """Overlaid histograms of one token's features at several stages (input, normalized, output), for a figure
-    width_px wide (default: half the scale's page, where the legend's lines are planned).
-    x_title, y_title, value and features (hover): the words shown."""
+    width_px wide (default: half the scale's page, where the legend's lines are planned)."""
+    x_title, y_title = words("layernorm.token.x"), words("layernorm.token.y")
+    value, features = words("layernorm.value"), words("layernorm.features")
     if not series:
         raise ValueError("give at least one vector")
     values = {name: np.asarray(v, dtype=float).ravel() for name, v in series.items()}
@@ -103,13 +100,10 @@ def feature_histogram(series: dict[str, np.ndarray], title: str = "", bins: int 
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
-def gain_bias_figure(gain, bias, title: str = "",
-                     panel_titles: tuple[str, str] = ("gain γ (multiplies each normalized feature)",
-                                                      "bias β (then added)"),
-                     x_title: str = "dimension", gain_name: str = "gain", bias_name: str = "bias",
-                     type_scale: TypeScale = NORMAL) -> go.Figure:
-    """The learned per-feature gain γ (top, 1 = unchanged) and bias β (bottom, 0 = unchanged).
-    panel_titles, x_title, gain_name, bias_name: the words shown."""
+def gain_bias_figure(gain, bias, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
+    """The learned per-feature gain γ (top, 1 = unchanged) and bias β (bottom, 0 = unchanged)."""
+    panel_titles = (words("layernorm.gain.panel"), words("layernorm.bias.panel"))
+    x_title, gain_name, bias_name = words("layernorm.dimension"), words("layernorm.gain"), words("layernorm.bias")
     gain = np.asarray(gain, dtype=float).ravel()
     bias = _vector(bias, gain.size, "bias")
     dims = np.arange(gain.size)
@@ -126,13 +120,11 @@ def gain_bias_figure(gain, bias, title: str = "",
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
-def ln_vs_bn_figure(x, token_labels: list[str], title: str = "",
-                    ln_title: str = "LayerNorm: {tokens} tokens, each over its {features} features",
-                    bn_title: str = "BatchNorm: {features} features, each over the {tokens} tokens",
-                    mean_name: str = "mean", std_name: str = "std", x_title: str = "dimension",
+def ln_vs_bn_figure(x, token_labels: list[str], words: Words, title: str = "",
                     type_scale: TypeScale = NORMAL) -> go.Figure:
-    """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns).
-    ln_title, bn_title ({tokens}, {features}), mean_name, std_name, x_title: the words shown."""
+    """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns)."""
+    ln_title, bn_title = words("layernorm.bn.ln_panel"), words("layernorm.bn.bn_panel")
+    mean_name, std_name, x_title = words("layernorm.mean"), words("layernorm.std"), words("layernorm.dimension")
     x = check_activations(x)
     if x.shape[0] != len(token_labels):
         raise ValueError(f"{x.shape[0]} rows but {len(token_labels)} token labels")
@@ -159,13 +151,12 @@ def ln_vs_bn_figure(x, token_labels: list[str], title: str = "",
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
-def drift_figure(drift, first_token: int = 0, title: str = "",
-                 x_title: str = "tokens in the batch (the first t of the sentence)",
-                 y_title: str = "change vs. the full sentence", bn_name: str = "BatchNorm", ln_name: str = "LayerNorm",
-                 batch: str = "batch of the first %{x} tokens", change: str = "relative change",
+def drift_figure(drift, words: Words, first_token: int = 0, title: str = "",
                  type_scale: TypeScale = NORMAL) -> go.Figure:
-    """batch_norm_drift against batch size, with LayerNorm's flat 0 for comparison.
-    x_title, y_title, bn_name, ln_name, batch and change (hover; batch holds plotly's %{x}): the words shown."""
+    """batch_norm_drift against batch size, with LayerNorm's flat 0 for comparison."""
+    x_title, y_title = words("layernorm.drift.x"), words("layernorm.drift.y")
+    bn_name, ln_name = words("layernorm.drift.bn"), words("layernorm.drift.ln")
+    batch, change = words("layernorm.drift.batch"), words("layernorm.drift.change")
     drift = np.asarray(drift, dtype=float)
     if drift.ndim != 1 or drift.size == 0:
         raise ValueError("expected a non-empty vector")
@@ -184,16 +175,14 @@ def drift_figure(drift, first_token: int = 0, title: str = "",
     return go.Figure(lines, layout=typeset(layout, type_scale))
 
 
-def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], title: str = "",
-                         x_title: str = "stage (layer input, then after each sublayer's Add & Norm)",
-                         y_title: str = "L2 norm of the residual stream",
-                         mean_name: str = "{name}: mean over {n} tokens", mean: str = "mean",
+def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], words: Words, title: str = "",
                          type_scale: TypeScale = NORMAL) -> go.Figure:
     """Residual-stream norms along the sublayers: a thin line per token, the mean bold.
 
     parts: one (name, stage labels, norms [stage, token], token labels) per stack, drawn left to right.
-    x_title, y_title, mean_name ({name}, {n}), mean (hover): the words shown.
     """
+    x_title, y_title = words("layernorm.resid.x"), words("layernorm.resid.y")
+    mean_name, mean = words("layernorm.resid.mean_name"), words("layernorm.mean")
     if not parts:
         raise ValueError("give at least one stack")
     lines = []

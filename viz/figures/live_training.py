@@ -3,19 +3,17 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, typeset, vline)
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, typeset, vline)
 
 
-def training_curves(history: list[dict], total_steps: int | None = None, title: str = "",
-                    marker_step: int | None = None, loss_name: str = "training loss",
-                    accuracy_name: str = "sequence accuracy (%)", x_title: str = "training step",
-                    loss_axis: str = "loss (log scale)", accuracy_axis: str = "exact-match accuracy (%)",
-                    hover_step: str = "step", hover_loss: str = "loss", hover_accuracy: str = "accuracy",
-                    type_scale: TypeScale = NORMAL) -> go.Figure:
+def training_curves(history: list[dict], words: Words, total_steps: int | None = None, title: str = "",
+                    marker_step: int | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
     """history: records with step, loss, accuracy (0-1). total_steps fixes the x range so a live chart
-    does not rescale as it grows; marker_step draws a vertical line (the snapshot being shown).
-    loss_name, accuracy_name (legend), x_title, loss_axis, accuracy_axis, hover_step, hover_loss, hover_accuracy:
-    the words shown (a page passes them in its language)."""
+    does not rescale as it grows; marker_step draws a vertical line (the snapshot being shown)."""
+    loss_name, accuracy_name = words("training.curve.loss"), words("training.curve.accuracy")
+    x_title, loss_axis = words("training.curve.step"), words("training.curve.loss_axis")
+    accuracy_axis, hover_step = words("training.curve.accuracy_axis"), words("training.curve.hover_step")
+    hover_loss, hover_accuracy = words("training.curve.hover_loss"), words("training.curve.hover_accuracy")
     for record in history:
         missing = {"step", "loss", "accuracy"} - set(record)
         if missing:

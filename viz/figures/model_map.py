@@ -7,8 +7,8 @@ number of every layer: the mean-of-heads attention map as a thumbnail, the sigma
 the size of what the feed-forward network adds, the most probable output token with its p.
 
 Two steps, as BertViz splits them: `map_data(trace)` reads the numbers out of a Trace (pure numpy, no
-plotly), `model_map(data, ...)` draws them (numpy + words in, plotly out; words are keyword arguments with
-English defaults). `block_target(cell)` says which page and view explains a block (the app's URL
+plotly), `model_map(data, words, ...)` draws them (numpy + the reader's words in, plotly out).
+`block_target(cell)` says which page and view explains a block (the app's URL
 parameters), `block_url` writes it as a link; a page passes the links it wants, the offline lesson none.
 """
 from __future__ import annotations
@@ -20,9 +20,10 @@ from urllib.parse import urlencode
 import numpy as np
 import plotly.graph_objects as go
 
+from model.analysis.attention_math import future_mask, softmax
 from model.capture import schema
 from viz.figures.attention import thumbnail
-from viz.figures.style import ATTENTION_SCALE, MASKED_COLOR, NORMAL, TypeScale, plotly_text
+from viz.figures.style import ATTENTION_SCALE, MASKED_COLOR, NORMAL, TypeScale, Words, plotly_text
 
 THUMB_CELLS = 24          # a thumbnail shows at most this many cells a side (max-pooled, as the explorer's grid)
 TOKENS_SHOWN = 12         # the inputs/outputs rows list this many tokens, then "…"
@@ -70,12 +71,6 @@ class MapData:
         return {"encoder": len(self.attention["encoder"]), "decoder": len(self.attention["decoder"])}
 
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(-1, keepdims=True)
-
-
 def map_data(trace, token_strings: Callable[[list[int]], list[str]] | None = None, focus: int = 0) -> MapData:
     """The map's numbers from a trace with every hook (trace_sentence's default). token_strings turns token
     ids into strings (a tokenizer's token_strings) for a top token the output does not contain; without it
@@ -93,7 +88,7 @@ def map_data(trace, token_strings: Callable[[list[int]], list[str]] | None = Non
                           float(np.linalg.norm(arrays[schema.embed_name(stack, "pos")], axis=-1).mean()))
                   for stack in schema.STACKS}
     logits = np.asarray(arrays[schema.LOGITS], dtype=np.float64)                     # [T, V]
-    probs = _softmax(logits)
+    probs = softmax(logits)
     top_ids = probs.argmax(-1)
     top_p = probs[np.arange(len(top_ids)), top_ids]
     out_ids, out_tokens = list(meta["tgt_ids"]), list(meta["tgt_out_tokens"])
@@ -172,29 +167,14 @@ def _link(text: str, url: str | None) -> str:
     return text if not url else f'<a href="{url}" target="_self" style="color:{COLORS["link"]}">{text}</a>'
 
 
-def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Sequence[str] = (),
-              title: str = "", type_scale: TypeScale = NORMAL, compact: bool = False,
-              inputs: str = "inputs", outputs: str = "outputs (shifted right)",
-              input_embedding: str = "input embedding<br>+ positional encoding",
-              output_embedding: str = "output embedding<br>+ positional encoding",
-              encoder_stack: str = "{n} × encoder layer", decoder_stack: str = "{n} × decoder layer",
-              layer_name: str = "layer {i}", self_attention: str = "self-attention",
-              masked_attention: str = "masked<br>self-attention", cross_attention: str = "cross-attention",
-              add_norm: str = "Add & Norm", feed_forward: str = "feed-forward", linear: str = "linear",
-              softmax: str = "softmax", sigma_name: str = "σ", ff_name: str = "‖FFN‖",
-              embed_value: str = "‖x‖ {token} + ‖PE‖ {pe}", linear_value: str = "{d_model} → {vocab}",
-              top_value: str = "‘{token}’ {p}", encoder_output: str = "encoder output",
-              hover_attention: str = "{block} · layer {i}<br>mean of {heads} heads",
-              hover_sigma: str = "{block} · layer {i}<br>σ = {value:.2f}: the spread LayerNorm divides by",
-              hover_ff: str = "{block} · layer {i}<br>‖FFN(x)‖ = {value:.2f}: the size of what it adds",
-              hover_top: str = "position {i}: ‘{token}’ p = {p:.3f}", click_hint: str = "click to open its page",
-              you_are_here: str = "you are here") -> go.Figure:
+def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, highlight: Sequence[str] = (),
+              title: str = "", type_scale: TypeScale = NORMAL, compact: bool = False) -> go.Figure:
     """The paper's Figure 1 drawn from `data` (map_data). links: cell id -> URL (block_url); a block name
     or number with a link opens its page, and an invisible point over every cell carries its cell id
     (customdata) for a page's on_select. highlight: blocks drawn with a red frame ("you are here").
     type_scale: block names at its text size, numbers and tokens at its tick size (a page passes
-    PRESENTER in presenter mode). compact: lower rows (the tour's "you are here" map). The other keyword
-    arguments are the words shown (a page passes them in its language; {placeholders} are filled in)."""
+    PRESENTER in presenter mode). compact: lower rows (the tour's "you are here" map). words: the reader's
+    (map.* in the catalogue)."""
     links = links or {}
     font_size, small_size = type_scale.text, type_scale.tick
     n_enc, n_dec = data.n_layers["encoder"], data.n_layers["decoder"]
@@ -230,11 +210,11 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
 
     base = 28.0 * u
     top = {}
-    for stack, tokens, embed_words in (("encoder", data.src_tokens, input_embedding),
-                                        ("decoder", data.tgt_in_tokens, output_embedding)):
+    for stack, tokens, embed_words in (("encoder", data.src_tokens, words("map.input_embedding")),
+                                        ("decoder", data.tgt_in_tokens, words("map.output_embedding"))):
         x0, x1 = sides[stack]
         # a row of tokens stays on its side: 12 long ones ran into the other side's row (and off the figure)
-        label = inputs if stack == "encoder" else outputs
+        label = words("map.inputs") if stack == "encoder" else words("map.outputs")
         room = (x1 - x0) / 100 * type_scale.page_px - type_scale.text_px(label + ": ", "tick")
         note(x0, 12 * u, f"<i>{label}</i>: {_short_tokens(tokens, room_px=room, type_scale=type_scale)}", small_size)
         y = base
@@ -242,7 +222,8 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
         box(block, x0, y, x1, y + embed_h, COLORS["embed"])
         note(x0 + 1.0, y + embed_h / 2, _link(embed_words, links.get(block)), small_size)
         token_norm, pe_norm = data.embed_norm[stack]
-        note(x1 - 1.0, y + embed_h / 2, embed_value.format(token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"), small_size,
+        note(x1 - 1.0, y + embed_h / 2, words("map.embed_value", token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"),
+             small_size,
              anchor="right")
         hover((x0 + x1) / 2, y + embed_h / 2, embed_words.replace("<br>", " "), block)
         y += embed_h + 18 * u
@@ -255,9 +236,7 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
             h = heights[kind]
             color = COLORS[kind]
             box(block, x0 + 0.5, y, x1 - 0.5, y + h, color)
-            name = {"attn.encoder": self_attention, "attn.decoder": masked_attention,
-                    "attn.cross": cross_attention, "ff.encoder": f"{feed_forward} · {ff_name}",
-                    "ff.decoder": f"{feed_forward} · {ff_name}"}.get(block, f"{add_norm} · {sigma_name}")
+            name = block_name(block, words)
             note(x0 + 1.5, y + h / 2, _link(name, links.get(cell_id(block, 0)) or links.get(block)),
                  font_size)
             plain_name = name.replace("<br>", " ")
@@ -268,7 +247,7 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
                     weights = thumbnail(np.asarray(data.attention[attn_kind][i], dtype=np.float32), THUMB_CELLS)
                     if attn_kind == "decoder":
                         weights = weights.copy()
-                        weights[np.triu_indices(weights.shape[0], 1, weights.shape[1])] = np.nan
+                        weights[future_mask(attn_kind, *weights.shape)] = np.nan
                     ty0, ty1 = y + 5, y + h - 5
                     shapes.append(dict(type="rect", x0=cx0, x1=cx1, y0=ty0, y1=ty1, xref="x", yref="y",
                                        fillcolor=COLORS["masked"] if attn_kind == "decoder" else "white",
@@ -279,38 +258,38 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
                                              zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
                                              hoverinfo="skip", name=cell))
                     hover((cx0 + cx1) / 2, (ty0 + ty1) / 2,
-                          hover_attention.format(block=plain_name, i=i, heads=data.n_heads), cell)
+                          words("map.hover_attention", block=plain_name, i=i, heads=data.n_heads), cell)
                 else:
                     value = data.sigma[block][i] if kind == "norm" else data.ff_norm[block.split(".")[1]][i]
                     label = f"{value:.1f}"
                     note((cx0 + cx1) / 2, y + h / 2, _link(label, links.get(cell)), small_size, anchor="center")
-                    template = hover_sigma if kind == "norm" else hover_ff
-                    hover((cx0 + cx1) / 2, y + h / 2, template.format(block=plain_name, i=i, value=value), cell)
+                    template = "map.hover_sigma" if kind == "norm" else "map.hover_ff"
+                    hover((cx0 + cx1) / 2, y + h / 2, words(template, block=plain_name, i=i, value=value), cell)
             y += h + gap
         shapes.insert(0, dict(type="rect", x0=x0, x1=x1, y0=frame_bottom, y1=y, xref="x", yref="y",
                               fillcolor=COLORS["frame"], line=dict(color=COLORS["frame_line"], width=2),
                               layer="below"))
-        note(x0, y + 12 * u, (encoder_stack if stack == "encoder" else decoder_stack).format(n=n), small_size,
+        note(x0, y + 12 * u, words("map.encoder_stack" if stack == "encoder" else "map.decoder_stack", n=n), small_size,
              color="#444444")
         for i, (cx0, cx1) in enumerate(columns):
-            note((cx0 + cx1) / 2, y + 12 * u, layer_name.format(i=i), small_size, anchor="center", color="#444444")
+            note((cx0 + cx1) / 2, y + 12 * u, words("map.layer", i=i), small_size, anchor="center", color="#444444")
         top[stack] = y
 
     # the decoder's head: linear, softmax
     x0, x1 = sides["decoder"]
     y = top["decoder"] + 28 * u
     box("linear", x0, y, x1, y + line_h, COLORS["linear"])
-    note(x0 + 1.0, y + line_h / 2, _link(linear, links.get("linear")), font_size)
-    note(x1 - 1.0, y + line_h / 2, linear_value.format(d_model=data.d_model, vocab=f"{data.vocab:,}"), small_size,
+    note(x0 + 1.0, y + line_h / 2, _link(words("map.linear"), links.get("linear")), font_size)
+    note(x1 - 1.0, y + line_h / 2, words("map.linear_value", d_model=data.d_model, vocab=f"{data.vocab:,}"), small_size,
          anchor="right")
-    hover((x0 + x1) / 2, y + line_h / 2, linear, "linear")
+    hover((x0 + x1) / 2, y + line_h / 2, words("map.linear"), "linear")
     y += line_h + gap
     box("softmax", x0, y, x1, y + embed_h, COLORS["softmax"])
-    note(x0 + 1.0, y + embed_h / 2, _link(softmax, links.get("softmax")), font_size)
+    note(x0 + 1.0, y + embed_h / 2, _link(words("map.softmax"), links.get("softmax")), font_size)
     focus = data.focus
     if len(data.top_tokens):
         token = plotly_text([data.top_tokens[focus]])[0]
-        top_text = top_value.format(token=token, p=f"{data.top_p[focus]:.0%}")
+        top_text = words("map.top_value", token=token, p=f"{data.top_p[focus]:.0%}")
         note(x0 + name_width + 1.0, y + embed_h / 2, top_text, font_size)
         # the strip starts after the words (x: 100 units a page width), at 62% of the block at the earliest
         # ("最可能 “▁El” 96%" ran under it)
@@ -320,11 +299,11 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
         dx = (strip_x1 - strip_x0) / p.shape[1]
         traces.append(go.Heatmap(z=p, x0=strip_x0 + dx / 2, dx=dx, y0=y + embed_h / 2, dy=embed_h - 14 * u, zmin=0, zmax=1,
                                  colorscale="Greens", showscale=False, name="softmax",
-                                 customdata=[[hover_top.format(i=i, token=tok, p=float(q))
+                                 customdata=[[words("map.hover_top", i=i, token=tok, p=float(q))
                                               for i, (tok, q) in enumerate(zip(plotly_text(data.top_tokens),
                                                                                data.top_p))]],
                                  hovertemplate="%{customdata}<extra></extra>"))
-    hover((x0 + x0 + name_width) / 2, y + embed_h / 2, softmax, "softmax")
+    hover((x0 + x0 + name_width) / 2, y + embed_h / 2, words("map.softmax"), "softmax")
     y_top = y + embed_h
 
     # encoder output -> every decoder layer's cross-attention (keys and values)
@@ -332,7 +311,8 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
     notes.append(dict(x=cross[0], y=(cross[1] + cross[3]) / 2, ax=sides["encoder"][1], ay=top["encoder"],
                       xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3, arrowsize=1.3,
                       arrowwidth=2.5, arrowcolor="#555555", text=""))
-    note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{encoder_output}</i>", small_size, anchor="right",
+    note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{words('map.encoder_output')}</i>", small_size,
+         anchor="right",
          color="#444444")
 
     for block in highlight:
@@ -341,10 +321,11 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
             shapes.append(dict(type="rect", x0=bx0 - 0.4, x1=bx1 + 0.4, y0=by0 - 3, y1=by1 + 3, xref="x", yref="y",
                                line=dict(color=COLORS["highlight"], width=4)))
     if any(b in boxes for b in highlight):         # the key to the red frames, top left
-        note(sides["encoder"][0], y_top - 10 * u, f"<b>▭ {you_are_here}</b>", font_size, color=COLORS["highlight"])
+        note(sides["encoder"][0], y_top - 10 * u, f"<b>▭ {words('map.you_are_here')}</b>", font_size,
+             color=COLORS["highlight"])
 
     if not compact or links:
-        hints = [f"{text}<br><i>{click_hint}</i>" if links else text for text in hover_text]
+        hints = [f"{text}<br><i>{words('map.click')}</i>" if links else text for text in hover_text]
         traces.append(go.Scatter(x=hover_x, y=hover_y, mode="markers", marker=dict(size=24, color="rgba(0,0,0,0)"),
                                  customdata=hover_cell, text=hints, hovertemplate="%{text}<extra></extra>",
                                  showlegend=False, name="cells"))
@@ -357,6 +338,17 @@ def model_map(data: MapData, links: dict[str, str] | None = None, highlight: Seq
                   margin=dict(l=6, r=6, t=margin_top, b=8), plot_bgcolor="white", showlegend=False,
                   hovermode="closest", dragmode=False)
     return go.Figure(traces, layout=layout)
+
+
+def block_name(block: str, words: Words) -> str:
+    """A stack row's name in the reader's words: the attention's kind, or what the sublayer shows per layer."""
+    names = {"attn.encoder": "map.self_attention", "attn.decoder": "map.masked_attention",
+             "attn.cross": "map.cross_attention"}
+    if block in names:
+        return words(names[block])
+    if block.startswith("ff."):
+        return f"{words('map.feed_forward')} · {words('map.ff_size')}"
+    return f"{words('map.add_norm')} · {words('map.sigma')}"
 
 
 def map_cell(point: dict) -> str | None:

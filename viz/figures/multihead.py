@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale,
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, Labels, TypeScale, Words,
                                axis_suffix, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
                                signed_heatmap, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import dim_labels
@@ -38,11 +38,11 @@ def _grid(n_heads: int, n_cols: int) -> tuple[int, int]:
     return math.ceil(n_heads / cols), cols
 
 
-def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_cols: int = 4,
-                     head_name: str = "head", token_name: str = "token", value_name: str = "value",
+def per_head_outputs(z: np.ndarray, token_labels: list[str], words: Words, title: str = "", n_cols: int = 4,
                      type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Each head's output z_h [T, d_head] as small heatmaps on one shared diverging scale.
-    head_name, token_name, value_name: the words shown (a page passes them in its language)."""
+    """Each head's output z_h [T, d_head] as small heatmaps on one shared diverging scale."""
+    head_name, token_name = words("multihead.head"), words("multihead.axis.token")
+    value_name = words("multihead.axis.value")
     z = _check_heads(z, len(token_labels), None, "per-head outputs")
     n_heads, _, d_head = z.shape
     rows, cols = _grid(n_heads, n_cols)
@@ -67,32 +67,35 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], title: str = "", n_
     return go.Figure(traces, layout=typeset(layout, type_scale))
 
 
-def stage_heatmap(m: np.ndarray, token_labels: list[str], title: str = "", x_title: str = "dimension",
-                  plot_px: float = FIGURE_WIDTH, y_title: str = "token", value_name: str = "value",
-                  type_scale: TypeScale = NORMAL) -> go.Figure:
+def stage_heatmap(m: np.ndarray, token_labels: list[str], words: Words, title: str = "",
+                  plot_px: float = FIGURE_WIDTH, type_scale: TypeScale = NORMAL) -> go.Figure:
     """One stage of the assembly, [T, d], tokens down and dimensions d0.. across, diverging around 0.
     plot_px: about how wide it is drawn (half for a chart in one of two columns): d-labels are thinned to fit."""
+    labels = Labels(title, words("multihead.axis.dimension"), words("multihead.axis.token"),
+                    words("multihead.axis.value"))
+    return _stage(m, token_labels, labels, plot_px, type_scale)
+
+
+def _stage(m: np.ndarray, token_labels: list[str], labels: Labels, plot_px: float, type_scale: TypeScale) -> go.Figure:
     m = np.asarray(m, dtype=float)
     if m.ndim != 2:
         raise ValueError(f"expected [token, dimension], got shape {m.shape}")
     dims = dim_labels(m.shape[1])
-    fig = signed_heatmap(m, token_labels, dims, title, x_title, y_title, value_name=value_name, type_scale=type_scale)
+    fig = signed_heatmap(m, token_labels, dims, labels, type_scale=type_scale)
     fig.layout.xaxis.update(level_ticks(dims, plot_px, type_scale=type_scale))
     return fig
 
 
-def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, title: str = "",
-                   x_title: str = "dimension of the concatenation", y_title: str = "token", head_name: str = "head",
-                   value_name: str = "value", plot_px: float = FIGURE_WIDTH,
-                   type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Concat(head_1..head_h) [T, d_model] with a line and a label at every head boundary.
-    x_title, y_title, head_name, value_name: the words shown (a page passes them in its language)."""
+def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, words: Words, title: str = "",
+                   plot_px: float = FIGURE_WIDTH, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Concat(head_1..head_h) [T, d_model] with a line and a label at every head boundary."""
     concat = np.asarray(concat, dtype=float)
     if concat.ndim != 2 or n_heads <= 0 or concat.shape[1] % n_heads:
         raise ValueError(f"cannot split a matrix of shape {concat.shape} into {n_heads} heads")
     d_head = concat.shape[1] // n_heads
-    fig = stage_heatmap(concat, token_labels, title, x_title=x_title, y_title=y_title, value_name=value_name,
-                        plot_px=plot_px, type_scale=type_scale)
+    head_name = words("multihead.head")
+    labels = Labels(title, words("multihead.axis.concat"), words("multihead.axis.token"), words("multihead.axis.value"))
+    fig = _stage(concat, token_labels, labels, plot_px, type_scale)
     lines = [dict(type="line", xref="x", yref="paper", x0=h * d_head - 0.5, x1=h * d_head - 0.5, y0=0, y1=1,
                   line=dict(color="black", width=2)) for h in range(1, n_heads)]
     labels = [dict(x=h * d_head + (d_head - 1) / 2, xref="x", y=1.0, yref="paper", yanchor="bottom",
@@ -103,10 +106,10 @@ def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, ti
     return fig
 
 
-def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], title: str = "", x_title: str = "token",
-                y_title: str = "L2 norm of the token's vector", type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Grouped bars: the L2 norm of every token after each stage, so each step's effect on size shows.
-    x_title, y_title: the axis titles (a page passes them in its language)."""
+def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], words: Words, title: str = "",
+                type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Grouped bars: the L2 norm of every token after each stage, so each step's effect on size shows."""
+    x_title, y_title = words("multihead.axis.token"), words("multihead.norms.y")
     if not norms:
         raise ValueError("no stages given")
     bars = []
@@ -136,10 +139,9 @@ def head_columns(n_heads: int, n_keys: int, n_cols: int = 4, width: int = FIGURE
     return cols
 
 
-def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], title: str = "",
-                  n_cols: int = 4, head_name: str = "head", hover_query: str = "query", hover_key: str = "key",
-                  value_name: str = "weight", masked=None, masked_label: str = MASKED_LABEL,
-                  type_scale: TypeScale = NORMAL, width: int | None = None) -> go.Figure:
+def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
+                  title: str = "", n_cols: int = 4, masked=None, type_scale: TypeScale = NORMAL,
+                  width: int | None = None) -> go.Figure:
     """Every head's attention weights [H, Q, K] side by side on the fixed 0-1 attention scale.
     masked: bool [Q, K], True where the causal mask hid the key: grey in every panel, named in the legend.
     width: the figure's width in px (default: the scale's page, less the colour bar)
@@ -148,6 +150,8 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     the grid has fewer columns when the labels would crowd (head_columns); queries label the left column."""
     patterns = _check_heads(patterns, len(query_labels), len(key_labels), "attention patterns")
     n_heads, n_queries, n_keys = patterns.shape
+    head_name, value_name = words("multihead.head"), words("fig.attention.weight")
+    hover_query, hover_key = words("fig.attention.query"), words("fig.attention.key")
     width = width or type_scale.page_px - 100
     rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols, width, type_scale))
     # Rows as tall as their labels need, not square panels: 8 heads x 9 queries were 185 px panels (21 px a
@@ -176,7 +180,7 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     top = 70
     if masked is not None and np.any(masked):
         traces += [mask_overlay(masked, keys, queries, **subplot_axes(h)) for h in range(n_heads)]
-        traces.append(mask_legend(masked_label))
+        traces.append(mask_legend(words("fig.masked")))
         legend_above(layout)
         top += int(1.6 * type_scale.text)
     layout.update(title=dict(text=title), height=int(plot_h + labels + top + 10),

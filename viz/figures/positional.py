@@ -6,21 +6,16 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.analysis.positional import check_table
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, TypeScale, check_matrix,
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, check_matrix,
                                colorbar, hline, legend_under_title, plotly_text, subplot_axes, subplot_layout, symmetric_range,
                                token_axes, typeset, update_axes)
 
 SENTENCE_COLOR = "#2ca02c"
-# Panel titles of the word-order figure: a third of the page each, so short (one was cut to "…as the model see").
-ORDER_TITLES = ("Original, reordered", "Swapped sentence", "Difference (PE's effect)")
 
 
 # -- figures ----------------------------------------------------------------------------------------
 # Each figure is built in one go, go.Figure(data, layout), not with update_*/add_* calls (see style.token_axes).
-SENTENCE_ROWS = "your sentence: positions 0–{last}"
-
-
-def _sentence_rows(n_sentence: int, n_rows: int, label: str = SENTENCE_ROWS, type_scale: TypeScale = NORMAL) -> dict:
+def _sentence_rows(n_sentence: int, n_rows: int, label: str, type_scale: TypeScale = NORMAL) -> dict:
     """Layout entries boxing the sentence's rows (positions) across the whole width; none without a sentence."""
     if n_sentence <= 0:
         return {}
@@ -32,12 +27,10 @@ def _sentence_rows(n_sentence: int, n_rows: int, label: str = SENTENCE_ROWS, typ
                                   font=type_scale.font("text", color=SENTENCE_COLOR), bgcolor="rgba(255,255,255,0.8)")])
 
 
-def pe_heatmap(table, n_sentence: int = 0, title: str = "",
-               x_title: str = "dimension (pairs 2i, 2i+1 share a frequency; slower to the right)",
-               y_title: str = "position", dimension: str = "dimension",
-               sentence_label: str = SENTENCE_ROWS, type_scale: TypeScale = NORMAL) -> go.Figure:
-    """[position, dimension] on a diverging scale; the sentence's positions boxed.
-    x_title, y_title, dimension (hover), sentence_label ({last}): the words shown, in the page's language."""
+def pe_heatmap(table, words: Words, n_sentence: int = 0, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
+    """[position, dimension] on a diverging scale; the sentence's positions boxed."""
+    x_title, y_title = words("positional.table.x"), words("positional.position")
+    dimension, sentence_label = words("positional.dimension"), words("positional.sentence_rows")
     table = check_table(table)
     zmax = symmetric_range(table)
     heatmap = go.Heatmap(
@@ -49,11 +42,12 @@ def pe_heatmap(table, n_sentence: int = 0, title: str = "",
     return go.Figure(heatmap, layout=typeset(dict(layout, **_sentence_rows(n_sentence, table.shape[0], sentence_label, type_scale)), type_scale))
 
 
-def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "", x_title: str = "position",
-              y_title: str = "PE value", curve_name: str = "dim {d} ({wave}, pair {pair})", dim_name: str = "dim",
-              sentence_label: str = "your sentence", type_scale: TypeScale = NORMAL) -> go.Figure:
-    """One line per chosen dimension, x = position (only integer positions exist).
-    x_title, y_title, curve_name ({d}, {wave}, {pair}), dim_name, sentence_label: the words shown."""
+def pe_curves(table, dims: list[int], words: Words, n_sentence: int = 0, title: str = "",
+              type_scale: TypeScale = NORMAL) -> go.Figure:
+    """One line per chosen dimension, x = position (only integer positions exist)."""
+    x_title, y_title = words("positional.position"), words("positional.curves.y")
+    curve_name, dim_name = words("positional.curves.name"), words("positional.dimension")
+    sentence_label = words("positional.sentence")
     table = check_table(table)
     if not dims:
         raise ValueError("choose at least one dimension")
@@ -86,8 +80,7 @@ def pe_curves(table, dims: list[int], n_sentence: int = 0, title: str = "", x_ti
     return go.Figure(lines, layout=typeset(layout, type_scale))
 
 
-def _sentence_block(n_sentence: int, n_rows: int, label: str = "your sentence",
-                    type_scale: TypeScale = NORMAL) -> dict:
+def _sentence_block(n_sentence: int, n_rows: int, label: str, type_scale: TypeScale = NORMAL) -> dict:
     """Layout entries boxing the sentence's block (its positions against each other); none without a sentence."""
     if n_sentence <= 0:
         return {}
@@ -99,11 +92,11 @@ def _sentence_block(n_sentence: int, n_rows: int, label: str = "your sentence",
                                   bgcolor="rgba(255,255,255,0.8)")])
 
 
-def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "", position: str = "position",
-                       dot_product: str = "dot product", sentence_label: str = "your sentence",
+def similarity_heatmap(similarity, words: Words, n_sentence: int = 0, title: str = "",
                        type_scale: TypeScale = NORMAL) -> go.Figure:
-    """PE·PEᵀ [position, position]: constant along each diagonal = depends only on the distance.
-    position (both axes), dot_product (hover), sentence_label: the words shown."""
+    """PE·PEᵀ [position, position]: constant along each diagonal = depends only on the distance."""
+    position, dot_product = words("positional.position"), words("positional.dot_product")
+    sentence_label = words("positional.sentence")
     similarity = np.asarray(similarity, dtype=float)
     if similarity.ndim != 2 or similarity.shape[0] != similarity.shape[1]:
         raise ValueError(f"expected a square [position, position] matrix, got shape {similarity.shape}")
@@ -118,9 +111,9 @@ def similarity_heatmap(similarity, n_sentence: int = 0, title: str = "", positio
     return go.Figure(heatmap, layout=typeset(dict(layout, **_sentence_block(n_sentence, similarity.shape[0], sentence_label, type_scale)), type_scale))
 
 
-def similarity_profile_figure(similarity, title: str = "", x_title: str = "distance k",
-                              distance: str = "distance", type_scale: TypeScale = NORMAL) -> go.Figure:
+def similarity_profile_figure(similarity, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
     """PE(0)·PE(k) against the distance k: the first row of PE·PEᵀ."""
+    x_title, distance = words("positional.similarity.x"), words("positional.distance")
     similarity = np.asarray(similarity, dtype=float)
     if similarity.ndim != 2 or similarity.shape[0] != similarity.shape[1] or similarity.shape[0] < 1:
         raise ValueError(f"expected a square [position, position] matrix, got shape {similarity.shape}")
@@ -134,11 +127,10 @@ def similarity_profile_figure(similarity, title: str = "", x_title: str = "dista
         margin=dict(l=10, r=10, t=60, b=10)), type_scale))
 
 
-def rotation_error_figure(errors, offset: int, title: str = "",
-                          x_title: str = "position p (compared with p + {offset})", error: str = "error",
+def rotation_error_figure(errors, offset: int, words: Words, title: str = "",
                           type_scale: TypeScale = NORMAL) -> go.Figure:
-    """‖M_k PE(p) − PE(p+k)‖ against p: float rounding, not approximation.
-    x_title ({offset}), error (hover): the words shown."""
+    """‖M_k PE(p) − PE(p+k)‖ against p: float rounding, not approximation."""
+    x_title, error = words("positional.rotation.error_x"), words("positional.rotation.error")
     errors = np.asarray(errors, dtype=float)
     if errors.ndim != 1 or errors.size == 0:
         raise ValueError("expected a non-empty vector of errors")
@@ -151,11 +143,12 @@ def rotation_error_figure(errors, offset: int, title: str = "",
         title=dict(text=title), height=400, margin=dict(l=10, r=10, t=60, b=10)), type_scale))
 
 
-def rotation_matrix_heatmap(m, max_dims: int = 8, title: str = "", x_title: str = "input dimension of PE(p)",
-                            y_title: str = "output dimension of PE(p+k)", row: str = "row",
-                            column: str = "column", type_scale: TypeScale = NORMAL) -> go.Figure:
+def rotation_matrix_heatmap(m, words: Words, max_dims: int = 8, title: str = "",
+                            type_scale: TypeScale = NORMAL) -> go.Figure:
     """The top-left max_dims x max_dims corner of M_k: 2x2 rotation blocks on the diagonal, their values
     written in the cells; the zeros around them stay blank (sixteen "0.00" in a row ran into each other)."""
+    x_title, y_title = words("positional.rotation.m_x"), words("positional.rotation.m_y")
+    row, column = words("positional.row"), words("positional.column")
     m = np.asarray(m, dtype=float)
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {m.shape}")
@@ -173,9 +166,10 @@ def rotation_matrix_heatmap(m, max_dims: int = 8, title: str = "", x_title: str 
     return go.Figure(heatmap, layout=typeset(layout, type_scale))
 
 
-def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: str = "", x_title: str = "token",
-                 y_title: str = "L2 norm", type_scale: TypeScale = NORMAL) -> go.Figure:
+def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], words: Words, title: str = "",
+                 type_scale: TypeScale = NORMAL) -> go.Figure:
     """Grouped bars: one group per token, one bar per vector (e.g. token embedding, PE, their sum)."""
+    x_title, y_title = words("positional.token"), words("positional.norms.y")
     if not series:
         raise ValueError("give at least one series of norms")
     for name, values in series.items():
@@ -196,15 +190,15 @@ def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], title: 
 NEGLIGIBLE = 5e-3   # a weight difference under half a percent: rounding, or nothing a class would see
 
 
-def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "", layer: str = "layer {i}",
-                     with_pe_name: str = "with positional encoding (the model)",
-                     without_pe_name: str = "positional encoding set to 0", x_title: str = "encoder self-attention",
-                     y_title: str = "max |A_swapped − permuted A|", difference: str = "max difference",
+def order_gap_figure(gap_with_pe, gap_without_pe, words: Words, title: str = "",
                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """Per encoder layer, how far the swapped sentence's attention is from the permuted original, on a linear
     axis from 0 (a log axis drew 3e-7 half as tall as 0.1, and a 0 not at all): bars a class reads as they are,
-    a gap under NEGLIGIBLE labelled "≈ 0" (the exact value on hover). layer ({i}: the layer's number),
-    with_pe_name, without_pe_name, x_title, y_title, difference (hover): the words shown."""
+    a gap under NEGLIGIBLE labelled "≈ 0" (the exact value on hover)."""
+    layer, x_title = words("positional.layer_n"), words("positional.order.gap_x")
+    y_title = words("positional.order.gap_y")
+    with_pe_name, without_pe_name = words("positional.order.with_pe"), words("positional.order.without_pe")
+    difference = words("positional.order.difference")
     with_pe, without_pe = np.asarray(gap_with_pe, dtype=float), np.asarray(gap_without_pe, dtype=float)
     if with_pe.shape != without_pe.shape or with_pe.ndim != 1:
         raise ValueError("expected two per-layer vectors of one length")
@@ -221,17 +215,20 @@ def order_gap_figure(gap_with_pe, gap_without_pe, title: str = "", layer: str = 
         height=440, margin=dict(l=10, r=10, t=60, b=10)), [with_pe_name, without_pe_name], type_scale), type_scale))
 
 
-def word_order_figure(reordered, actual, token_labels: list[str], title: str = "",
-                      panel_titles: tuple[str, str, str] = ORDER_TITLES, x_title: str = "key (attended to)",
-                      y_title: str = "query (attending)", hover_query: str = "query", hover_key: str = "key",
-                      value_name: str = "weight", type_scale: TypeScale = NORMAL) -> go.Figure:
+def word_order_figure(reordered, actual, token_labels: list[str], words: Words, title: str = "",
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """Three maps over the swapped sentence [query, key], side by side: the original sentence's attention
     with the swapped rows and columns moved like the tokens, the swapped sentence's own attention (both on
     one weight scale from 0 to the larger of their maxima: head averages of ~0.1 looked white on 0-1), and
     their difference (diverging). Each colour bar lies flat above the panels it belongs to (a 'weight' bar
     standing between the second and the third panel was read as the difference's scale). Query labels on
-    the left panel only; labels are escaped for plotly here, once. panel_titles, x_title, y_title,
-    hover_query, hover_key, value_name: the words shown (a page passes them in its language)."""
+    the left panel only; labels are escaped for plotly here, once."""
+    # panel titles a third of the page each, so short (one was cut to "…as the model see")
+    panel_titles = (words("positional.order.panel_original"), words("positional.order.panel_swapped"),
+                    words("positional.order.panel_difference"))
+    x_title, y_title = words("fig.attention.x"), words("fig.attention.y")
+    hover_query, hover_key = words("fig.attention.query"), words("fig.attention.key")
+    value_name = words("fig.attention.weight")
     n = len(token_labels)
     reordered, actual = check_matrix(reordered, n, n), check_matrix(actual, n, n)
     diff = actual - reordered

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale, check_matrix, colorbar,
+from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, check_matrix, colorbar,
                                legend_above, legend_under_title, mask_legend, mask_overlay, masked_z, plotly_text,
                                subplot_axes, subplot_layout, token_axes, typeset, update_axes)
 
@@ -17,12 +17,12 @@ def _rows_height(n_rows: int, type_scale: TypeScale, top: int = 90) -> int:
     return int(max(300, min(760, top + 110 + max(26, 1.8 * type_scale.tick) * n_rows)))
 
 
-def ffn_units_figure(hidden, token_labels: list[str], units, title: str = "", x_title: str = "hidden unit",
-                     y_title: str = "token", value_name: str = "activation", unit_prefix: str = "#",
+def ffn_units_figure(hidden, token_labels: list[str], units, words: Words, title: str = "", unit_prefix: str = "#",
                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """Tokens × chosen hidden units: max(0, x W1 + b1) of each (0 = silent, white). hidden [T, K] holds
     the chosen units' columns; units their numbers. Numbers in the cells only where they fit."""
     units = [int(u) for u in units]
+    x_title, y_title, value_name = words("ffn.units.x"), words("ffn.units.y"), words("ffn.units.value")
     m = check_matrix(hidden, len(token_labels), len(units))
     x = [f"{unit_prefix}{u}" for u in units]
     y = plotly_text(token_labels)
@@ -38,12 +38,12 @@ def ffn_units_figure(hidden, token_labels: list[str], units, title: str = "", x_
     return go.Figure(heat, layout=typeset(layout, type_scale))
 
 
-def ffn_add_figure(token_labels: list[str], resid_norm, out_norm, cosine, title: str = "",
-                   resid_name: str = "‖x‖ residual stream before", out_name: str = "‖FFN(x)‖ what the FFN adds",
-                   y_title: str = "length (L2 norm)", cosine_name: str = "cos(x, FFN(x))",
+def ffn_add_figure(token_labels: list[str], resid_norm, out_norm, cosine, words: Words, title: str = "",
                    type_scale: TypeScale = NORMAL) -> go.Figure:
     """Per token: the residual stream's length before the add beside the length of what the FFN adds,
     with their cosine on hover (does the FFN push along the stream, across it, or against it)."""
+    resid_name, out_name = words("ffn.add.resid"), words("ffn.add.out")
+    y_title, cosine_name = words("ffn.add.y"), words("ffn.add.cosine")
     n = len(token_labels)
     vals = [np.asarray(v, dtype=float).reshape(-1) for v in (resid_norm, out_norm, cosine)]
     if any(v.size != n for v in vals):
@@ -65,12 +65,13 @@ def bar_width_px(n_groups: int, type_scale: TypeScale = NORMAL, bars: int = 2) -
     return (type_scale.page_px - 120) / max(n_groups, 1) * 0.8 / bars
 
 
-def smoothing_figure(candidate_labels: list[str], model_p, target_q, rest: tuple[float, float] | None = None,
-                     rest_label: str = "all other tokens", title: str = "", model_name: str = "model's p",
-                     target_name: str = "label-smoothed target q", y_title: str = "probability",
+def smoothing_figure(candidate_labels: list[str], model_p, target_q, words: Words,
+                     rest: tuple[float, float] | None = None, rest_label: str = "", title: str = "",
                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """For one output position: the model's probability of the gold token and its strongest rivals beside
-    the smoothed target's; rest = (p, q) summed over every other token of the vocabulary (a last bar)."""
+    the smoothed target's; rest = (p, q) summed over every other token of the vocabulary (a last bar, named
+    rest_label)."""
+    model_name, target_name, y_title = words("ffn.smooth.model"), words("ffn.smooth.target"), words("ffn.smooth.y")
     labels = plotly_text(candidate_labels)
     p, q = (np.asarray(v, dtype=float).reshape(-1) for v in (model_p, target_q))
     if p.size != len(labels) or q.size != len(labels):
@@ -112,12 +113,12 @@ def number_headroom(values, numbers: list[str], upright: bool, plot_h: float, ty
     return max([least] + [float(v) / (1 - min(0.8, tall(n) / plot_h)) for v, n in zip(values, numbers)])
 
 
-def loss_figure(token_labels: list[str], nll, smoothed, floor=None, title: str = "",
-                plain_name: str = "loss without smoothing, −log p(y)", smooth_name: str = "loss with smoothing (ε = 0.1)",
-                floor_name: str = "smallest possible with smoothing, H(q)", y_title: str = "loss (nats)",
+def loss_figure(token_labels: list[str], nll, smoothed, eps: float, words: Words, floor=None, title: str = "",
                 type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Per output token: cross-entropy against the one-hot target and against the smoothed one (and the
-    smoothed loss's floor, the entropy of q, as a line)."""
+    """Per output token: cross-entropy against the one-hot target and against the target smoothed by eps (and
+    the smoothed loss's floor, the entropy of q, as a line)."""
+    plain_name, smooth_name = words("ffn.loss.plain"), words("ffn.loss.smooth", eps=eps)
+    floor_name, y_title = words("ffn.loss.floor"), words("ffn.loss.y")
     labels = plotly_text(token_labels)
     series = [np.asarray(v, dtype=float).reshape(-1) for v in (nll, smoothed)]
     if any(v.size != len(labels) for v in series):
@@ -138,15 +139,14 @@ def loss_figure(token_labels: list[str], nll, smoothed, floor=None, title: str =
 
 
 def dropout_figure(panels: list, panel_titles: list[str], row_labels: list[str], col_labels: list[str],
-                   mask=None, title: str = "", x_title: str = "key", y_title: str = "query",
-                   value_name: str = "weight", masked_label: str = MASKED_LABEL,
-                   type_scale: TypeScale = NORMAL) -> go.Figure:
+                   words: Words, mask=None, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
     """Attention weights side by side: dropout off, then samples with dropout on (dropped cells white:
     0). One colour range for all (kept weights are scaled up by 1/(1-p), so it may pass 1). mask [T, S]:
     cells no dropout can touch (future positions), drawn masked in every panel."""
     if not panels or len(panels) != len(panel_titles):
         raise ValueError("give one title per panel, and at least one panel")
     mats = [check_matrix(m, len(row_labels), len(col_labels)) for m in panels]
+    x_title, y_title, value_name = words("ffn.drop.x"), words("ffn.drop.y"), words("ffn.drop.value")
     x, y = plotly_text(col_labels), plotly_text(row_labels)
     zmax = float(max(np.nanmax(m) for m in mats)) or 1.0
     layout = subplot_layout(tuple(panel_titles), rows=1, cols=len(mats), horizontal_spacing=0.03, shared_yaxes=True)
@@ -163,7 +163,7 @@ def dropout_figure(panels: list, panel_titles: list[str], row_labels: list[str],
         if mask is not None and np.any(mask):
             traces.append(mask_overlay(mask, x=x, y=y, **subplot_axes(i)))
     if mask is not None and np.any(mask):
-        traces.append(mask_legend(masked_label))
+        traces.append(mask_legend(words("fig.masked")))
         legend_above(layout)
     update_axes(layout, "x", type="category", tickangle=-45, automargin=True)
     update_axes(layout, "y", type="category", autorange="reversed", automargin=True)

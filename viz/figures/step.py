@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, MASKED_LABEL, NORMAL, TypeScale, check_matrix, legend_above, mask_legend,
+from viz.figures.style import (LINE_COLORS, NORMAL, Labels, TypeScale, Words, check_matrix, legend_above, mask_legend,
                                mask_overlay, plotly_text, signed_heatmap, subplot_axes, subplot_layout,
                                symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import entropy_bits
@@ -36,17 +36,15 @@ def level_ticks(labels: list[str], plot_px: float, min_px: float | None = None,
     return dict(tickmode="array", tickvals=shown, ticktext=shown, tickangle=0)
 
 
-def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], title: str, x_title: str,
-                 y_title: str, value_name: str = "value", highlight: int | None = None,
-                 show_values: bool | None = None, plot_px: float | None = None,
+def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], labels: Labels,
+                 highlight: int | None = None, show_values: bool | None = None, plot_px: float | None = None,
                  type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
-    """A signed matrix (X, Q, K, V, scores, outputs) on the diverging scale, one row framed.
+    """A signed matrix (X, Q, K, V, scores, outputs) on the diverging scale, titled by `labels`, one row framed.
     plot_px: about how wide the plot will be drawn; given for dimension axes, whose labels are thinned.
     Numbers show in the cells when they fit at the scale's cell size (show_values=None) in a figure about
     width_px wide (default: three fifths of the scale's page, the step-through's picture column)."""
     m = check_matrix(m, len(row_labels), len(col_labels))
-    fig = signed_heatmap(m, row_labels, col_labels, title, x_title, y_title, value_name=value_name,
-                         type_scale=type_scale)
+    fig = signed_heatmap(m, row_labels, col_labels, labels, type_scale=type_scale)
     if show_values is None:
         plot_w = plot_px or (width_px or 0.6 * type_scale.page_px) - LABEL_ROOM
         row_h = (fig.layout.height - 200) / max(len(row_labels), 1)
@@ -60,19 +58,17 @@ def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], ti
 
 
 def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: list[str], title: str,
-                         highlight: int | None = None, x_title: str = "key", y_title: str = "query",
-                         value_name: str = "score", masked_label: str = MASKED_LABEL,
-                         type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
+                         words: Words, highlight: int | None = None, type_scale: TypeScale = NORMAL,
+                         width_px: float | None = None) -> go.Figure:
     """Scaled scores after the mask: -inf cells grey (the masked look of every page, named in the legend),
-    marked "−∞" where the cells hold a number; the rest diverging, with numbers when they fit.
-    x_title, y_title, value_name, masked_label: the words shown (a page passes them in its language)."""
+    marked "−∞" where the cells hold a number; the rest diverging, with numbers when they fit."""
     masked = check_matrix(masked, len(row_labels), len(col_labels))
     hidden = np.isneginf(masked)
     shown = np.where(hidden, np.nan, masked)
     if np.all(hidden):
         raise ValueError("every score is masked")
-    fig = step_heatmap(shown, row_labels, col_labels, title, x_title, y_title, value_name=value_name,
-                       type_scale=type_scale, width_px=width_px)
+    labels = Labels(title, words("step.axis.key"), words("step.axis.query"), words("step.axis.score"))
+    fig = step_heatmap(shown, row_labels, col_labels, labels, type_scale=type_scale, width_px=width_px)
     heatmap = fig.data[0]
     heatmap.zmin, heatmap.zmax = -symmetric_range(shown[~hidden]), symmetric_range(shown[~hidden])
     heatmap.hoverongaps = False
@@ -80,7 +76,7 @@ def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: 
         numbers = bool(heatmap.texttemplate)
         overlay = mask_overlay(hidden, heatmap.x, heatmap.y, text=np.where(hidden, "−∞", ""),
                                texttemplate="%{text}" if numbers else None, textfont=type_scale.font("cell"))
-        fig.add_traces([overlay, mask_legend(masked_label)])
+        fig.add_traces([overlay, mask_legend(words("fig.masked"))])
         layout = legend_above(fig.layout.to_plotly_json())
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")   # under the (long) title
         layout["margin"]["t"] = int(60 + 1.6 * type_scale.text)
@@ -89,20 +85,16 @@ def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: 
     return highlight_row(fig, highlight, len(row_labels))
 
 
-BAR_CAPTION = "entropy {entropy:.2f} bits · max weight {top:.2f}"
+def _bar_caption(weights: np.ndarray, words: Words) -> str:
+    return words("step.why.caption", entropy=float(entropy_bits(weights)), top=float(weights.max()))
 
 
-def _bar_caption(weights: np.ndarray, caption: str = BAR_CAPTION) -> str:
-    return caption.format(entropy=float(entropy_bits(weights)), top=float(weights.max()))
-
-
-def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str], d_k: int,
-                 title: str = "", masked: np.ndarray | None = None, without: str = "without scaling",
-                 with_: str = "with scaling", caption: str = BAR_CAPTION, masked_label: str = "masked",
-                 x_title: str = "key", y_title: str = "weight", type_scale: TypeScale = NORMAL) -> go.Figure:
+def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str], d_k: int, words: Words,
+                 title: str = "", masked: np.ndarray | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
     """The same query's attention weights, softmax(q·k) beside softmax(q·k/√d_k), on one 0-1 axis.
-    masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00).
-    without, with_, caption ({entropy}, {top}), masked_label, x_title, y_title: the words shown."""
+    masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00)."""
+    without, with_, masked_label = words("step.why.without"), words("step.why.with"), words("step.why.masked")
+    x_title, y_title = words("step.axis.key"), words("step.axis.weight")
     unscaled, scaled = np.asarray(unscaled, dtype=float), np.asarray(scaled, dtype=float)
     if unscaled.shape != (len(key_labels),) or scaled.shape != (len(key_labels),):
         raise ValueError(f"weights {unscaled.shape} / {scaled.shape} do not match {len(key_labels)} key labels")
@@ -112,8 +104,8 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     for name, w in (("unscaled", unscaled), ("scaled", scaled)):
         if np.any(w < -1e-9) or abs(w.sum() - 1) > 1e-3:
             raise ValueError(f"{name} weights must be a distribution (non-negative, summing to 1)")
-    layout = subplot_layout([f"<b>{without}</b>: softmax(q·k)<br>{_bar_caption(unscaled, caption)}",
-                             f"<b>{with_}</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled, caption)}"],
+    layout = subplot_layout([f"<b>{without}</b>: softmax(q·k)<br>{_bar_caption(unscaled, words)}",
+                             f"<b>{with_}</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled, words)}"],
                             rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
     keys = plotly_text(key_labels)
     bars = [go.Bar(x=keys, y=w, marker_color=color, text=[masked_label if m else f"{v:.2f}" for v, m in zip(w, masked)],

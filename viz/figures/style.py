@@ -1,5 +1,5 @@
 """One look for every figure: one type scale (normal and presenter), shared colour scales, masked cells
-drawn as masked, input checks."""
+drawn as masked, input checks, and one way for words to reach a figure (Words)."""
 from __future__ import annotations
 
 import copy
@@ -7,10 +7,34 @@ import functools
 import json
 import unicodedata
 from dataclasses import dataclass
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+
+# -- words ----------------------------------------------------------------------------------------
+class Words(Protocol):
+    """The reader's words, the one way a builder gets any: words(key, **fields) is the catalogue's message `key`
+    (viz/locales) in the reader's language, {fields} filled in; words.kind(kind) names an attention kind.
+    viz.i18n.words(lang) makes one. A builder names the keys it draws itself, so its signature holds data and a
+    few options (not a parameter per word), no English copy of the catalogue lives in Python, the key test finds
+    every key a figure uses, and a figure never decides the language (it has no session to read it from)."""
+
+    def __call__(self, key: str, **fields) -> str: ...
+
+    def kind(self, kind: str) -> str: ...
+
+
+class Labels(NamedTuple):
+    """A chart's own words where one builder serves several pictures (a score map, a rollout, a difference):
+    its title, the x and y axes' titles and the name of its values (colour bar, hover), composed by the caller
+    from its words."""
+    title: str
+    x: str
+    y: str
+    value: str
 
 
 # -- the type scale -------------------------------------------------------------------------------
@@ -93,13 +117,6 @@ def colorbar(title: str, type_scale: TypeScale = NORMAL, thickness: int = 14, **
 
 # -- masked cells ---------------------------------------------------------------------------------
 MASKED_COLOR = "#bdbdbd"        # a masked cell: grey, no number (never a white "0.00")
-MASKED_LABEL = "masked (future position)"
-
-
-def causal_mask(n_rows: int, n_cols: int | None = None) -> np.ndarray:
-    """True where decoder self-attention hides a key from a query: every key after the query (j > i)."""
-    n_cols = n_rows if n_cols is None else n_cols
-    return np.triu(np.ones((n_rows, n_cols), dtype=bool), 1)
 
 
 def masked_z(z, mask) -> np.ndarray:
@@ -124,7 +141,7 @@ def mask_overlay(mask, x=None, y=None, **trace) -> go.Heatmap:
                       **trace)
 
 
-def mask_legend(label: str = MASKED_LABEL, **trace) -> go.Scatter:
+def mask_legend(label: str, **trace) -> go.Scatter:
     """The legend entry naming the grey cells: a grey square that draws nothing on the plot."""
     return go.Scatter(x=[None], y=[None], mode="markers", name=label, showlegend=True, hoverinfo="skip",
                       marker=dict(symbol="square", size=16, color=MASKED_COLOR, line=dict(color="#888", width=1)),
@@ -174,9 +191,9 @@ def plotly_text(labels: list[str]) -> list[str]:
     return [str(t).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for t in labels]
 
 
-def cell_numbers(m, digits: int = 2, missing: str = "n/a") -> list[list[str]]:
+def cell_numbers(m, missing: str, digits: int = 2) -> list[list[str]]:
     """A matrix's cell labels at `digits` decimals, a value that rounds to zero written without its sign
-    (-0.001 as "0.00", not "-0.00", which reads as a measured negative)."""
+    (-0.001 as "0.00", not "-0.00", which reads as a measured negative); `missing` where there is no number."""
     return [[format(round(float(v), digits) + 0.0, f".{digits}f") if np.isfinite(v) else missing for v in row]
             for row in np.asarray(m, dtype=float)]
 
@@ -208,10 +225,10 @@ def symmetric_range(*arrays) -> float:
     return peak or 1.0
 
 
-def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], title: str, x_title: str,
-                   y_title: str, value_name: str = "value", zmax: float | None = None,
-                   type_scale: TypeScale = NORMAL) -> go.Figure:
-    """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores)."""
+def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], labels: Labels,
+                   zmax: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores), titled by `labels`."""
+    title, x_title, y_title, value_name = labels
     m = check_matrix(m, len(row_labels), len(col_labels))
     # under the plot: the slanted column labels (45°: ~0.71 of the longest, plus a line) and the axis title
     below = 0.71 * max((type_scale.text_px(str(c), "tick") for c in col_labels), default=0) + type_scale.tick

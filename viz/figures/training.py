@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, legend_under_title, typeset, vline)
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, legend_under_title, typeset, vline)
 
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
@@ -28,11 +28,10 @@ def clean_train_log(log: pd.DataFrame) -> pd.DataFrame:
     return log
 
 
-def loss_curve(log: pd.DataFrame, title: str = "", train_name: str = "train loss (label-smoothed)",
-               dev_name: str = "dev loss (plain cross-entropy)", x_title: str = "training step",
-               y_title: str = "cross-entropy per token", type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Training loss at every logged step; dev loss only where it was evaluated.
-    train_name, dev_name (legend), x_title, y_title: the words shown (a page passes them in its language)."""
+def loss_curve(log: pd.DataFrame, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Training loss at every logged step; dev loss only where it was evaluated."""
+    train_name, dev_name = words("fig.loss.train"), words("fig.loss.dev")
+    x_title, y_title = words("fig.loss.step"), words("fig.loss.loss")
     dev = log.dropna(subset=["dev_loss"])
     lines = [go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name=train_name,
                         mode="lines", line=dict(color=LINE_COLORS[0], width=2)),
@@ -53,10 +52,10 @@ def run_ends(log: pd.DataFrame) -> list[int]:
     return [int(steps[i - 1]) for i in range(1, len(lr)) if lr[i] < 0.5 * lr[i - 1]]
 
 
-def mark_run_ends(fig: go.Figure, ends: list[int], label: str, type_scale: TypeScale = NORMAL) -> go.Figure:
-    """A loss curve (loss_curve) with a dashed line after each of `ends` (run_ends) and `label` ({step}: the
-    step, "<br>" between lines) to its left at the top; the loss lines break there: the next run reads new data
-    and measures on a new dev set, so the jump is not the model getting worse, and the two sides are no one curve."""
+def mark_run_ends(fig: go.Figure, ends: list[int], words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """A loss curve (loss_curve) with a dashed line after each of `ends` (run_ends), said to its left at the top.
+    The loss lines break there: the next run reads new data and measures on a new dev set, so the jump is not the
+    model getting worse, and the two sides are no one curve."""
     for end in ends:
         for line in fig.data:
             x, y = list(line.x), list(line.y)
@@ -64,17 +63,15 @@ def mark_run_ends(fig: go.Figure, ends: list[int], label: str, type_scale: TypeS
             line.update(x=x[:cut] + [end + 0.5] + x[cut:], y=y[:cut] + [None] + y[cut:])
         fig.add_shape(vline(end + 0.5, dict(color="#555555", width=2, dash="dash")))
         fig.add_annotation(x=end + 0.5, xref="x", y=1, yref="y domain", xanchor="right", yanchor="top", xshift=-6,
-                           text=label.format(step=f"{end + 1:,}"), showarrow=False, align="right",
+                           text=words("fig.loss.fine_tune", step=f"{end + 1:,}"), showarrow=False, align="right",
                            font=type_scale.font("text", color="#333333"), bgcolor="rgba(255,255,255,0.85)")
     return fig
 
 
-def lr_curve(log: pd.DataFrame, title: str = "Learning rate (warmup, then 1/√step) and throughput",
-             lr_name: str = "learning rate", throughput_name: str = "tokens / s",
-             x_title: str = "training step", type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Learning rate (left axis) and throughput (right axis) against the step.
-    lr_name, throughput_name (legend and axis titles), x_title: the words shown (a page passes them in its
-    language)."""
+def lr_curve(log: pd.DataFrame, words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Learning rate (left axis) and throughput (right axis) against the step."""
+    title, lr_name = words("fig.lr.title"), words("fig.lr.lr")
+    throughput_name, x_title = words("fig.lr.throughput"), words("fig.lr.step")
     lines = [go.Scatter(x=log["step"].tolist(), y=log["lr"].tolist(), name=lr_name, yaxis="y",
                         line=dict(color=LINE_COLORS[2], width=3)),
              go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name=throughput_name,
@@ -115,30 +112,28 @@ def layer_costs(n: int, d: int, k: int = 3) -> pd.DataFrame:
     """The paper's Table 1 for one layer, in symbols and in numbers for this n and d."""
     if n < 1 or d < 1 or k < 1:
         raise ValueError(f"need n >= 1, d >= 1 and k >= 1, got n={n}, d={d}, k={k}")
-    kinds = ["self-attention", "recurrent", "convolutional"]
-    return pd.DataFrame({
-        "complexity per layer": ["O(n²·d)", "O(n·d²)", "O(k·n·d²)"],
-        "sequential operations": ["O(1)", "O(n)", "O(1)"],
-        "maximum path length": ["O(1)", "O(n)", "O(log_k n)"],
-        f"operations (n={n}, d={d})": [n * n * d, n * d * d, k * n * d * d],
-        f"sequential steps (n={n})": [1, n, 1],
-        f"path length (n={n})": [1, n, conv_path_length(n, k)],
-    }, index=kinds)
+    return pd.DataFrame({   # columns and rows by name, not in words: a page writes its headers in its language
+        "complexity": ["O(n²·d)", "O(n·d²)", "O(k·n·d²)"],
+        "sequential": ["O(1)", "O(n)", "O(1)"],
+        "path": ["O(1)", "O(n)", "O(log_k n)"],
+        "operations": [n * n * d, n * d * d, k * n * d * d],
+        "steps": [1, n, 1],
+        "path_length": [1, n, conv_path_length(n, k)],
+    }, index=["attention", "recurrent", "conv"])
 
 
-def complexity_figure(n: int, d: int, k: int = 3, title: str | None = None,
-                      attention_name: str = "self-attention  n²·d", conv_name: str = "convolution  k·n·d² (k={k})",
-                      recurrent_name: str = "recurrent  n·d²", yours_label: str = "your n = {n}",
-                      crossing_label: str = "n = d = {d}", x_title: str = "sequence length n (tokens)",
-                      y_title: str = "operations per layer", type_scale: TypeScale = NORMAL) -> go.Figure:
+def complexity_figure(n: int, d: int, words: Words, k: int = 3, title: str | None = None,
+                      type_scale: TypeScale = NORMAL) -> go.Figure:
     """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d.
 
     Both axes are logarithmic. On a log axis plotly reads an annotation's x (and an axis range) as log10 of
     the value, while shapes take the data value itself: labels placed at plain x = 256 sat at 10^256 and
     stretched the axis to 10^261. So the lines are drawn at n and d, their labels at log10(n) and log10(d),
-    and the x range is fixed to the curves'. attention_name, conv_name ({k}), recurrent_name (legend),
-    yours_label ({n}), crossing_label ({d}), x_title, y_title: the words shown (a page passes them in its
-    language)."""
+    and the x range is fixed to the curves'."""
+    attention_name, conv_name = words("fig.complexity.attention"), words("fig.complexity.conv")
+    recurrent_name, yours_label = words("fig.complexity.recurrent"), words("fig.complexity.yours")
+    crossing_label = words("fig.complexity.crossing")
+    x_title, y_title = words("fig.complexity.x"), words("fig.complexity.y")
     x = np.arange(1, max(128, 2 * d, 2 * n) + 1)
     curves = [(attention_name, x * x * d), (conv_name.format(k=k), k * x * d * d), (recurrent_name, x * d * d)]
     lines = [go.Scatter(x=x.tolist(), y=y.astype(float).tolist(), name=name, mode="lines",

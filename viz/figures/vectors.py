@@ -1,13 +1,13 @@
 """Teaching pictures of token vectors instead of tokens x d_model stripe charts (issue 26, item 2):
 the tokens' cosine similarities (tokens x tokens) and how much each head adds to each token's output.
-numpy in, plotly out; words as keyword arguments (English defaults), sizes from the type scale."""
+numpy in, plotly out; words from the caller (Labels, Words), sizes from the type scale."""
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.step import highlight_row
-from viz.figures.style import (ATTENTION_SCALE, NORMAL, TypeScale, check_matrix, colorbar, plotly_text,
+from viz.figures.style import (ATTENTION_SCALE, NORMAL, Labels, TypeScale, Words, check_matrix, colorbar, plotly_text,
                                signed_heatmap, token_axes, typeset)
 
 
@@ -22,15 +22,13 @@ def _with_numbers(fig: go.Figure, n_rows: int, n_cols: int, width_px: float, typ
     return fig
 
 
-def cosine_map(cos: np.ndarray, token_labels: list[str], title: str = "", x_title: str = "token",
-               y_title: str = "token", value_name: str = "cosine", highlight: int | None = None,
+def cosine_map(cos: np.ndarray, token_labels: list[str], labels: Labels, highlight: int | None = None,
                width_px: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Cosine similarity of every pair of token vectors [T, T] on the diverging scale fixed at -1..1
-    (white = unrelated, red = pointing the same way, blue = opposite). One row framed when given.
-    x_title, y_title, value_name: the words shown (a page passes them in its language)."""
+    (white = unrelated, red = pointing the same way, blue = opposite), titled by `labels`. One row framed when
+    given."""
     cos = check_matrix(cos, len(token_labels), len(token_labels))
-    fig = signed_heatmap(cos, token_labels, token_labels, title, x_title, y_title, value_name=value_name,
-                         zmax=1.0, type_scale=type_scale)
+    fig = signed_heatmap(cos, token_labels, token_labels, labels, zmax=1.0, type_scale=type_scale)
     # rows tall enough for every token label and a number (the slanted key labels below take ~120 px)
     row_px = max(1.8 * type_scale.tick, 1.25 * type_scale.cell + 8)
     fig.layout.height = int(max(320, min(900, 230 + row_px * len(token_labels))))
@@ -38,11 +36,12 @@ def cosine_map(cos: np.ndarray, token_labels: list[str], title: str = "", x_titl
     return highlight_row(fig, highlight, len(token_labels))
 
 
-def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: list[str], title: str = "",
-                     x_title: str = "head", y_title: str = "token", value_name: str = "length",
-                     width_px: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: list[str], words: Words,
+                     title: str = "", width_px: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
     """[T, H]: how long the vector is that head h writes into token t's output (|z_h W^O_h|), tokens down,
-    heads across, 0 = white. x_title, y_title, value_name: the words shown."""
+    heads across, 0 = white."""
+    x_title, y_title = words("multihead.head"), words("multihead.axis.token")
+    value_name = words("multihead.share.value")
     norms = check_matrix(norms, len(token_labels), len(head_labels))
     rows, cols = plotly_text(token_labels), plotly_text(head_labels)
     heatmap = go.Heatmap(z=norms, x=cols, y=rows, zmin=0, colorscale=ATTENTION_SCALE,

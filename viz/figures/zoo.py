@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, MASKED_LABEL, NORMAL, TypeScale, cell_numbers,
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, cell_numbers,
                                check_matrix, colorbar, legend_above, mask_legend, mask_overlay, masked_z,
                                plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
 
@@ -83,35 +83,34 @@ def _plot_px(width_px: float, row_labels: list[str], y_title: str, value_name: s
     return width_px - left - (10 + max(bar, title))
 
 
-def step_heatmap(m, row_labels: list[str], col_labels: list[str], title: str, x_title: str, y_title: str = "query",
-                 value_name: str = "value", signed: bool = True, zmax: float | None = None,
-                 width_px: float | None = None, every_label: bool = True,
-                 show_values: bool | None = None, masked=None, masked_label: str = MASKED_LABEL,
-                 type_scale: TypeScale = NORMAL) -> go.Figure:
-    """One step of attention for a panel width_px wide (default: half the scale's page): a signed matrix
-    (scores, outputs) on a diverging scale centred at 0, or weights on the fixed 0-1 scale. Cells are near
-    square, so the map is never a thin strip; every_label: each column keeps its token label (plotly would
-    otherwise drop every second one). masked: bool like m, True where the causal mask hid the key: grey,
-    no number, named in the legend (masked_label). Numbers show when they fit at the scale's cell size in the
-    cells' share of width_px (show_values=None; hover always has them); one that rounds to zero has no sign."""
+def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels, words: Words,
+                 zrange: tuple[float, float] | None = None, masked=None, width_px: float | None = None,
+                 every_label: bool = True, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """One step of attention for a panel width_px wide (default: half the scale's page), titled by `labels`.
+    zrange: the colour range, on the diverging scale when it reaches below 0 and on the weights' scale when not;
+    None: symmetric about 0, as far as the data goes (scores). Cells are near square, so the map is never a thin
+    strip; every_label: each column keeps its token label (plotly would otherwise drop every second one).
+    masked: bool like m, True where the causal mask hid the key: grey, no number, named in the legend. Numbers
+    show when they fit at the scale's cell size in the cells' share of width_px (hover always has them); one
+    that rounds to zero has no sign."""
+    title, x_title, y_title, value_name = labels
     m = check_matrix(m, len(row_labels), len(col_labels))
     rows, cols = plotly_text(row_labels), plotly_text(col_labels)
     s = type_scale
     width_px = width_px or s.page_px / 2
     cell = _cell(len(cols), width_px, s)
     z = masked_z(m, masked)
-    text = cell_numbers(z, missing="")        # -0.001 written 0.00: a sign there reads as a measured negative
-    if signed:
-        zmax = zmax or symmetric_range(m)
-        scale = dict(zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE)
-    else:
-        scale = dict(zmin=0.0, zmax=1.0 if zmax is None else zmax, colorscale=ATTENTION_SCALE)
-    if show_values is None:
-        # the characters the numbers really take ("-0.01": 5, "0.42": 4) in the width the cells really get
-        chars = max((len(v) for row in text for v in row), default=4)
-        bar_tick = ("-" if signed else "") + f"{0.9 * scale['zmax']:.2g}"       # about its widest tick label
-        cell_w = _plot_px(width_px, row_labels, y_title, value_name, bar_tick, s) / max(len(cols), 1)
-        show_values = s.numbers_fit(cell_w, cell, chars=chars) and m.size <= 100
+    text = cell_numbers(z, "")        # -0.001 written 0.00: a sign there reads as a measured negative
+    if zrange is None:
+        zmax = symmetric_range(m)
+        zrange = (-zmax, zmax)
+    signed = zrange[0] < 0
+    scale = dict(zmin=zrange[0], zmax=zrange[1], colorscale=DIVERGING_SCALE if signed else ATTENTION_SCALE)
+    # the characters the numbers really take ("-0.01": 5, "0.42": 4) in the width the cells really get
+    chars = max((len(v) for row in text for v in row), default=4)
+    bar_tick = ("-" if signed else "") + f"{0.9 * scale['zmax']:.2g}"       # about its widest tick label
+    cell_w = _plot_px(width_px, row_labels, y_title, value_name, bar_tick, s) / max(len(cols), 1)
+    show_values = s.numbers_fit(cell_w, cell, chars=chars) and m.size <= 100
     traces = [go.Heatmap(z=z, x=cols, y=rows, **scale, colorbar=colorbar(value_name, s, 12),
                          text=text if show_values else None,
                          texttemplate="%{text}" if show_values else None, textfont=s.font("cell"),
@@ -129,7 +128,7 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], title: str, x_
         height=int(height + line * title.count("<br>")),
         margin=dict(l=10, r=10, t=int(30 + line * (1 + title.count("<br>"))), b=10))
     if masked is not None and np.any(masked):
-        traces += [mask_overlay(masked, cols, rows), mask_legend(masked_label)]
+        traces += [mask_overlay(masked, cols, rows), mask_legend(words("fig.masked"))]
         legend_above(layout)                   # under the title: the title may take the whole width
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
         layout["margin"]["t"] += int(1.6 * s.text)
@@ -139,14 +138,14 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], title: str, x_
 
 
 def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[str], key_labels: list[str],
-            title: str = "", max_cols: int = 3, width_px: float | None = None, y_title: str = "query",
-            hover_query: str = "query", hover_key: str = "key", value_name: str = "weight", masked=None,
-            masked_label: str = MASKED_LABEL, type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Weight maps on one fixed 0-1 colour scale, at most max_cols a row (each wide enough for its title and
-    every key label); query labels on the first panel of each row. y_title, hover_query, hover_key,
-    value_name and masked_label: the words shown, in the page's language. masked: bool [query, key], True
+            words: Words, title: str = "", max_cols: int = 3, width_px: float | None = None, masked=None,
+            type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Attention weight maps on one fixed 0-1 colour scale, at most max_cols a row (each wide enough for its
+    title and every key label); query labels on the first panel of each row. masked: bool [query, key], True
     where the causal mask hid the key: grey in every panel, named in the legend. width_px: the figure's
     width (default: the scale's page)."""
+    hover_query, hover_key = words("fig.attention.query"), words("fig.attention.key")
+    value_name = words("fig.attention.weight")
     s = type_scale
     width_px = width_px or s.page_px
     if not matrices or len(matrices) != len(titles):
@@ -175,12 +174,12 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     every = dict(tickmode="linear", tick0=0, dtick=1) if cell >= 1.1 * s.tick else {}
     update_axes(layout, "x", type="category", tickangle=-45, automargin=True, **every)
     update_axes(layout, "y", type="category", autorange="reversed", automargin=True)
-    layout["yaxis"]["title"] = dict(text=y_title)
+    layout["yaxis"]["title"] = dict(text=hover_query)
     top = int((40 + 1.5 * s.title if title else 30 + line) + line * max(t.count("<br>") for t in titles))
     if masked is not None and np.any(masked):
         for j in range(n):
             heatmaps.append(mask_overlay(masked, key_labels, query_labels, **subplot_axes(j)))
-        heatmaps.append(mask_legend(masked_label))
+        heatmaps.append(mask_legend(words("fig.masked")))
         legend_above(layout)
         top += int(1.6 * s.text)
     layout.update(title=dict(text=title), height=int(max(320, plot_px + top + 90 * s.tick / NORMAL.tick)),
@@ -190,8 +189,7 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     return go.Figure(heatmaps, layout=typeset(layout, s))
 
 
-def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str],
-                 name: str = "centre p_t", hover: str = "p_t for %{y}: %{x}") -> go.Figure:
+def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str], words: Words) -> go.Figure:
     """Draw local attention's aligned position p_t as a red ring in each query row."""
     centres = np.asarray(centres, dtype=int)
     if centres.shape != (len(query_labels),) or (centres < 0).any() or (centres >= len(key_labels)).any():
@@ -199,6 +197,7 @@ def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: l
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)  # as the heatmap shows them
     fig.add_trace(go.Scatter(x=[key_labels[c] for c in centres], y=query_labels, mode="markers",
                              marker=dict(symbol="circle-open", size=24, color="#d62728", line=dict(width=3)),
-                             name=name, hovertemplate=hover + "<extra></extra>"))
+                             name=words("zoo.fig.centre"),
+                             hovertemplate=words("zoo.fig.centre.hover") + "<extra></extra>"))
     fig.data[-1].showlegend = False   # the legend, if any, is the mask's
     return fig

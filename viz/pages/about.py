@@ -8,7 +8,7 @@ import streamlit as st
 
 from viz.figures.training import (clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve,
                                   mark_run_ends, parameter_groups, run_ends)
-from viz.i18n import LANGS, current_lang, t
+from viz.i18n import LANGS, current_lang, t, words
 from viz.model_words import task_name, what_the_model_knows
 from viz.folder_text import card_markdown, in_code
 from viz.services import model_file_text
@@ -68,11 +68,7 @@ def cost_table(n: int, d: int, k: int = CONV_KERNEL):
 
 def why_attention_picture(ctx: Context, n: int, k: int = CONV_KERNEL) -> None:
     d = ctx.bundle.config.d_model
-    fig = complexity_figure(n, d, k, title=t("about.costs.title", n=n, d=d),
-                            attention_name=t("fig.complexity.attention"), conv_name=t("fig.complexity.conv"),
-                            recurrent_name=t("fig.complexity.recurrent"), yours_label=t("fig.complexity.yours"),
-                            crossing_label=t("fig.complexity.crossing"), x_title=t("fig.complexity.x"),
-                            y_title=t("fig.complexity.y"), type_scale=type_scale())
+    fig = complexity_figure(n, d, words(), k, title=t("about.costs.title", n=n, d=d), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", cost_table(n, d, k), key="about-costs")
 
 
@@ -144,14 +140,10 @@ def training_curve(model_id: str, bundle) -> None:
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         st.warning(t("about.curve.unreadable", error=e))
         return
-    curve = loss_curve(log, title=t("fig.loss.title", model=model_id), train_name=t("fig.loss.train"),
-                       dev_name=t("fig.loss.dev"), x_title=t("fig.loss.step"), y_title=t("fig.loss.loss"),
-                       type_scale=type_scale())
-    show_figure(mark_run_ends(curve, run_ends(log), t("fig.loss.fine_tune"), type_scale()),
+    curve = loss_curve(log, words(), title=t("fig.loss.title", model=model_id), type_scale=type_scale())
+    show_figure(mark_run_ends(curve, run_ends(log), words(), type_scale()),
                 f"{model_id}-loss-curve", log, key="about-loss")
-    show_figure(lr_curve(log, title=t("fig.lr.title"), lr_name=t("fig.lr.lr"), throughput_name=t("fig.lr.throughput"),
-                         x_title=t("fig.lr.step"),
-                         type_scale=type_scale()), f"{model_id}-learning-rate", key="about-lr")
+    show_figure(lr_curve(log, words(), type_scale=type_scale()), f"{model_id}-learning-rate", key="about-lr")
     last = log.iloc[-1]
     dev = log["dev_loss"].dropna()
     summary = t("about.curve.summary", points=len(log), step=int(last["step"]), epoch=f"{last['epoch']:.0f}",

@@ -10,7 +10,8 @@ from model.analysis.attribution import agreement
 from model.capture import schema
 from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, contrastive_source_bars,
                                      logit_lens_heatmap, method_heatmaps, patching_heatmap)
-from viz.i18n import error_text, t
+from viz.figures.style import Labels
+from viz.i18n import error_text, kind_word, t, words
 from viz.services import contrastive, encode, logit_lens, patch, source_maps
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.text import plain, position_labels
@@ -34,10 +35,6 @@ ATTRIBUTION_METHOD_KEYS = {
     "attention": "attribution.method.attention", "grad": "attribution.method.grad", "ig": "attribution.method.ig",
     "rollout": "attribution.method.rollout", "rollout_all": "attribution.method.rollout_all",
     "value_norm": "attribution.method.value_norm"
-}
-ATTRIBUTION_KIND_KEYS = {
-    "cross": "attribution.kind.cross", "decoder": "attribution.kind.decoder",
-    "encoder": "attribution.kind.encoder"
 }
 ATTRIBUTION_PATCH_TEX_KEYS = {
     "alternative": "attribution.patch.tex.alternative", "chosen": "attribution.patch.tex.chosen",
@@ -76,13 +73,9 @@ def layer_labels(n: int) -> list[str]:
     return [t("ui.layer_n", i=i) for i in range(n)]
 
 
-def kind_name(kind: str) -> str:
-    return t(ATTRIBUTION_KIND_KEYS[kind])
-
-
 def head_name(kind: str, layer: int, head: int) -> str:
     """viz.figures.heads.head_label ("cross L1 H3") in the page's language."""
-    return t("attribution.head_label", kind=kind_name(kind), layer=layer, head=head)
+    return t("attribution.head_label", kind=kind_word(kind), layer=layer, head=head)
 
 
 def view_of(ctx) -> View:
@@ -101,13 +94,9 @@ def seed(widget_key: str, value) -> None:
 def lens_section(v: View) -> None:
     lens = logit_lens(v.key, TOP_K)
     tops = [v.tok.token_strings([int(i) for i in row[:, 0]]) for row in lens.top_ids]          # [L][T]
-    layers, value = layer_labels(len(tops)), t("attribution.lens.value")
-    hover = (f"%{{y}}, {t('attribution.hover.output')} %{{x}}<br>{t('attribution.hover.top')}: %{{text}}<br>{value} "
-             f"%{{z:.3f}}<br>{t('attribution.hover.rank')} %{{customdata:.0f}}<extra></extra>")
-    fig = logit_lens_heatmap(lens.final_prob, tops, v.out_labels, final_rank=lens.final_rank,
-                             title=t("attribution.lens.title"), layer_labels=layers, x_title=t("attribution.lens.x"),
-                             y_title=t("attribution.lens.y"), value_name=value, hovertemplate=hover,
-                             type_scale=type_scale())
+    layers = layer_labels(len(tops))
+    fig = logit_lens_heatmap(lens.final_prob, tops, v.out_labels, words(), title=t("attribution.lens.title"),
+                             final_rank=lens.final_rank, type_scale=type_scale())
     show_figure(fig, f"{v.model_id}-logit-lens", matrix_frame(lens.final_prob, layers, v.out_labels), key="attr-lens")
     st.caption(t("attribution.lens.caption"))
     with st.expander(t("attribution.how_caveats")):
@@ -153,16 +142,11 @@ def source_section(v: View) -> None:
         st.info(t("attribution.ig_left_out", max=MAX_IG_TOKENS, n=len(v.meta["src_ids"]), steps=steps))
         picked = [m for m in picked if m in maps] or ["attention"]
     fig = method_heatmaps([maps[m] for m in picked], [method_name(m) for m in picked], v.out_labels, v.src_labels,
-                          title=t("attribution.source.title"), x_title=t("attribution.source.x"),
-                          y_title=t("attribution.lens.x"), value_name=t("attribution.source.value"),
-                          hover_output=t("attribution.hover.output"), hover_source=t("attribution.hover.source"),
-                          hover_share=t("attribution.hover.share"), type_scale=type_scale())
+                          words(), title=t("attribution.source.title"), type_scale=type_scale())
     show_figure(fig, f"{v.model_id}-source-attribution", key="attr-methods-fig")
     st.caption(t("attribution.source.caption"))
     names, rho = agreement({method_name(m): maps[m] for m in METHODS if m in maps})
-    show_figure(agreement_heatmap(names, rho, title=t("attribution.agree.title"),
-                                  value_name=t("attribution.agree.value"), versus=t("attribution.hover.versus"),
-                                  type_scale=type_scale()),
+    show_figure(agreement_heatmap(names, rho, words(), title=t("attribution.agree.title"), type_scale=type_scale()),
                 f"{v.model_id}-attribution-agreement", matrix_frame(rho, names, names), key="attr-agreement")
     with st.expander(t("attribution.source.how_title")):
         st.markdown(t("attribution.source.how"))
@@ -204,12 +188,12 @@ def contrastive_section(v: View) -> None:
     left, right = st.columns(2)
     with left:
         labels = [head_name(*h) for h in result.heads]
-        show_figure(contrastive_head_bars(labels, result.head_effects, title=t("attribution.contrast.heads"),
-                                          x_title=t("attribution.contrast.heads_x"), type_scale=type_scale()),
+        show_figure(contrastive_head_bars(labels, result.head_effects, words(), title=t("attribution.contrast.heads"),
+                                          type_scale=type_scale()),
                     f"{v.model_id}-contrastive-heads", key="attr-contrast-heads")
     with right:
-        show_figure(contrastive_source_bars(v.src_labels, result.source_scores, title=t("attribution.contrast.source"),
-                                            y_title=t("attribution.contrast.source_y"), type_scale=type_scale()),
+        show_figure(contrastive_source_bars(v.src_labels, result.source_scores, words(),
+                                            title=t("attribution.contrast.source"), type_scale=type_scale()),
                     f"{v.model_id}-contrastive-source", key="attr-contrast-source")
     with st.expander(t("attribution.how")):
         st.markdown(t("attribution.contrast.how"))
@@ -265,21 +249,21 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
     dec_labels = position_labels(v.meta["tgt_in_tokens"][:step + 1])
     value = t("attribution.patch.value")
     show_figure(patching_heatmap(result.encoder, layers("encoder"), v.src_labels,
-                                 title=t("attribution.patch.enc_title"), x_title=t("attribution.patch.source_x"),
-                                 y_title=t("attribution.patch.enc_y"), value_name=value, type_scale=type_scale()),
+                                 Labels(t("attribution.patch.enc_title"), t("attribution.patch.source_x"),
+                                        t("attribution.patch.enc_y"), value), words(), type_scale=type_scale()),
                 f"{v.model_id}-patching-encoder", matrix_frame(result.encoder, layers("encoder"), v.src_labels),
                 key="attr-patch-enc")
-    rows = [t("attribution.layer_row", kind=kind_name(kind), layer=i)
+    rows = [t("attribution.layer_row", kind=kind_word(kind), layer=i)
             for kind in schema.KINDS for i in range(schema.n_layers(v.cfg, kind))]
     heads = [t("ui.head_n", h=h) for h in range(v.cfg.n_heads)]
     grid = np.concatenate([result.heads[kind] for kind in schema.KINDS])                      # [kinds x L, H]
-    show_figure(patching_heatmap(grid, rows, heads, title=t("attribution.patch.heads_title"),
-                                 x_title=t("attribution.patch.heads_x"), y_title=t("attribution.patch.heads_y"),
-                                 value_name=value, type_scale=type_scale()),
+    show_figure(patching_heatmap(grid, rows, heads,
+                                 Labels(t("attribution.patch.heads_title"), t("attribution.patch.heads_x"),
+                                        t("attribution.patch.heads_y"), value), words(), type_scale=type_scale()),
                 f"{v.model_id}-patching-heads", matrix_frame(grid, rows, heads), key="attr-patch-heads")
-    show_figure(patching_heatmap(result.decoder, layers("decoder"), dec_labels, title=t("attribution.patch.dec_title"),
-                                 x_title=t("attribution.patch.dec_x"), y_title=t("attribution.patch.dec_y"),
-                                 value_name=value, type_scale=type_scale()),
+    show_figure(patching_heatmap(result.decoder, layers("decoder"), dec_labels,
+                                 Labels(t("attribution.patch.dec_title"), t("attribution.patch.dec_x"),
+                                        t("attribution.patch.dec_y"), value), words(), type_scale=type_scale()),
                 f"{v.model_id}-patching-decoder", matrix_frame(result.decoder, layers("decoder"), dec_labels),
                 key="attr-patch-dec")
     with st.expander(t("attribution.how_caveats")):

@@ -8,8 +8,9 @@ from model.analysis import word_order
 from model.capture import schema
 from viz.figures.attention import attention_heatmap
 from viz.figures.style import symmetric_range
+from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, kind_title, t
+from viz.i18n import error_text, kind_short, kind_title, t, words
 from viz.services import get_trace
 from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
@@ -23,9 +24,6 @@ COLUMN_GAP = 16                        # px between two st.columns (Streamlit's 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
 COMPARE_MODE_KEYS = {"heads": "compare.mode.heads", "sentences": "compare.mode.sentences"}
-COMPARE_KIND_KEYS = {
-    "cross": "compare.kind.cross", "decoder": "compare.kind.decoder", "encoder": "compare.kind.encoder"
-}
 
 
 def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:
@@ -38,16 +36,11 @@ def head_name(layer: int, head: int | None) -> str:
              head=t("ui.head_mean") if head is None else t("ui.head_n", h=head))
 
 
-def heatmap_words() -> dict:
-    return dict(x_title=t("fig.attention.x"), y_title=t("fig.attention.y"), value_name=t("fig.attention.weight"),
-                hover_query=t("fig.attention.query"), hover_key=t("fig.attention.key"))
-
-
 def side_by_side(left, right, key: str) -> None:
     """Two (title, matrix, rows, cols, filename) heatmaps next to each other."""
     for col, (title, m, rows, cols, filename) in zip(st.columns(2), (left, right)):
         with col:
-            show_figure(attention_heatmap(m, rows, cols, title=title, **heatmap_words(),
+            show_figure(attention_heatmap(m, rows, cols, words(), title=title,
                                           type_scale=type_scale(), width_px=type_scale().page_px / 2), filename,
                         matrix_frame(m, rows, cols),
                         key=f"{key}-{filename}")
@@ -58,8 +51,9 @@ def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: st
     difference still shows. The scale is said on the colour bar; the title is one line (with the scale in it,
     it broke into two in its column and the first was cut off at the figure's top, in en and zh)."""
     zmax = symmetric_range(diff)
-    return step_heatmap(diff, rows, cols, title, t("fig.attention.x"), t("fig.attention.y"),
-                        value_name=t("compare.diff.value", zmax=f"{zmax:.3g}"), zmax=zmax,
+    labels = Labels(title, t("fig.attention.x"),
+                    t("fig.attention.y"), t("compare.diff.value", zmax=f"{zmax:.3g}"))
+    return step_heatmap(diff, rows, cols, labels, words(), zrange=(-zmax, zmax),
                         width_px=(type_scale().page_px - COLUMN_GAP) * DIFF_SHARE,   # its column: numbers that fit
                         type_scale=type_scale())
 
@@ -174,7 +168,7 @@ def render() -> None:
     mode = c1.radio(t("compare.mode"), list(MODES), index=MODES.index(qp_choice("mode", list(MODES), "sentences")),
                     horizontal=True, key="compare-mode", format_func={m: t(COMPARE_MODE_KEYS[m]) for m in MODES}.get)
     kind = c2.radio(t("compare.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
-                    key="compare-kind", format_func={k: t(COMPARE_KIND_KEYS[k]) for k in KINDS}.get,
+                    key="compare-kind", format_func=kind_short,
                     help=" · ".join(kind_title(k) for k in KINDS))
     set_query(mode=mode, kind=kind)
     n_layers = schema.n_layers(ctx.bundle.config, kind)

@@ -3,12 +3,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step
+from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step, token_logprobs, top_k_view
 from model.capture import schema
 from viz.services import get_decoding, reference_of
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
-                                  logprob_comparison, next_token_bars, token_logprobs, top_k_view)
-from viz.i18n import t
+                                  logprob_comparison, next_token_bars)
+from viz.i18n import t, words
 from viz.state import MAX_TEXT_CHARS, number_box_value, qp_choice, qp_int, set_query, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
@@ -103,8 +103,8 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
         ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], k, dec.out_ids[step],
                                                float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
         labels = ctx.bundle.tokenizer.token_strings(ids)
-        fig = next_token_bars(probs, labels, ranks, chosen, title=t("decoding.topk.title", step=step, k=k),
-                              x_title=t("decoding.col.probability"), type_scale=type_scale())
+        fig = next_token_bars(probs, labels, ranks, words(), chosen, title=t("decoding.topk.title", step=step, k=k),
+                              type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-topk",
                     pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
                                   t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank")),
@@ -112,16 +112,11 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
     with right:
         keys = position_labels(dec.in_tokens[:step + 1])
         rows = dec.self_rows[step][layer]                                              # [H, step+1]
-        fig = heads_row_heatmap(rows, keys, key_title=t("decoding.self.x"), title=t("decoding.self.title", layer=layer),
-                                head_label=t("ui.head_n", h="{h}"), **_hover_words(), type_scale=type_scale())
+        fig = heads_row_heatmap(rows, keys, words(), title=t("decoding.self.title", layer=layer),
+                                type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-self-L{layer}",
                     matrix_frame(rows, [t("ui.head_n", h=h) for h in range(n_heads)], keys), key="decoding-self")
     st.caption(t("decoding.step.caption", entropy=f"{dec.entropy[step]:.3f}"))
-
-
-def _hover_words() -> dict:
-    return dict(value_name=t("fig.attention.weight"), hover_query=t("fig.attention.query"),
-                hover_key=t("fig.attention.key"))
 
 
 def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
@@ -139,9 +134,8 @@ def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
 def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> None:
     n_heads = ctx.bundle.config.n_heads
     cross = dec.cross_rows[step, layer]                                                  # [H, S]
-    fig = cross_attention_multiples(cross, src_labels, title=t("decoding.cross.title", step=step, layer=layer),
-                                    average_title=t("ui.head_mean"), average_name=t("decoding.average"),
-                                    head_label=t("ui.head_n", h="{h}"), type_scale=type_scale())
+    fig = cross_attention_multiples(cross, src_labels, words(), title=t("decoding.cross.title", step=step, layer=layer),
+                                    type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-step{step}-cross-L{layer}",
                 matrix_frame(np.vstack([cross.mean(0), cross]),
                              [t("decoding.average")] + [t("ui.head_n", h=h) for h in range(n_heads)], src_labels),
@@ -150,8 +144,8 @@ def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> Non
 
 def confidence_section(ctx, dec, step: int, out_labels: list[str]) -> None:
     st.subheader(t("decoding.confidence"))
-    fig = confidence_bars(np.exp(dec.chosen_logprob), out_labels, step, title=t("decoding.confidence.title"),
-                          y_title=t("decoding.confidence.y"), type_scale=type_scale())
+    fig = confidence_bars(np.exp(dec.chosen_logprob), out_labels, words(), step, title=t("decoding.confidence.title"),
+                          type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-confidence",
                 pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
                               t("decoding.col.probability"): np.exp(dec.chosen_logprob),
@@ -174,18 +168,13 @@ def hypotheses_section(dec, beam: int) -> None:
 def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, src_labels) -> np.ndarray:
     st.subheader(t("decoding.alignment"))
     alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
-    fig = alignment_heatmap(alignment, out_labels, src_labels, step=step,
+    fig = alignment_heatmap(alignment, out_labels, src_labels, words(), step=step,
                             title=t("decoding.alignment.title", layer=layer, heads=ctx.bundle.config.n_heads,
-                                    method=t(DECODING_METHOD_KEYS[method])), **_alignment_words(),
-                                    type_scale=type_scale())
+                                    method=t(DECODING_METHOD_KEYS[method])), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
                 key="decoding-alignment")
     st.caption(t("decoding.alignment.caption"))
     return alignment
-
-
-def _alignment_words() -> dict:
-    return dict(x_title=t("decoding.alignment.x"), y_title=t("decoding.alignment.y"), **_hover_words())
 
 
 def _use_reference(value: str | None = None) -> None:
@@ -219,21 +208,20 @@ def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_la
     st.markdown(t("decoding.tf.text"))
     c1, c2 = st.columns(2)
     with c1:
-        fig = alignment_heatmap(ref_alignment, ref_labels, src_labels,
-                                title=t("decoding.tf.title", layer=layer), **_alignment_words(),
-                                type_scale=type_scale())
+        fig = alignment_heatmap(ref_alignment, ref_labels, src_labels, words(),
+                                title=t("decoding.tf.title", layer=layer), type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-teacher-forced-L{layer}",
                     matrix_frame(ref_alignment, ref_labels, src_labels), key="decoding-tf")
     with c2:
-        fig = alignment_heatmap(alignment, out_labels, src_labels, **_alignment_words(),
+        fig = alignment_heatmap(alignment, out_labels, src_labels, words(),
                                 title=t("decoding.gen.title", method=t(DECODING_METHOD_KEYS[method]), layer=layer),
                                 type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-generated-L{layer}", key="decoding-gen")
     ref_lp = token_logprobs(trace[schema.LOGITS], trace.meta["tgt_ids"])
     gen_lp = dec.chosen_logprob.astype(float)
-    fig = logprob_comparison([(t("decoding.lp.reference"), ref_lp, ref_labels),
-                              (t("decoding.lp.output"), gen_lp, out_labels)],
-                             title=t("decoding.lp.title"), y_title=t("decoding.lp.y"), type_scale=type_scale())
+    fig = logprob_comparison([(t("decoding.lp.reference"), ref_lp, ref_labels, np.exp(ref_lp)),
+                              (t("decoding.lp.output"), gen_lp, out_labels, np.exp(gen_lp))],
+                             words(), title=t("decoding.lp.title"), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-logprob-comparison", key="decoding-logprob")
     better = t("decoding.lp.own") if gen_lp.sum() >= ref_lp.sum() else t("decoding.lp.ref")
     st.caption(t("decoding.lp.caption", ref=f"{ref_lp.sum():.2f}", gen=f"{gen_lp.sum():.2f}", better=better)

@@ -4,10 +4,10 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, grid_cell, key_labels_fit, model_view, thumbnail_block
-from viz.figures.style import causal_mask
-from viz.i18n import current_lang, kind_title, t
+from viz.i18n import kind_title, t, words
 from viz.map_view import head_view_figure
 from viz.state import Context, qp_choice, set_query
 from viz.text import attention_labels, plain
@@ -48,10 +48,9 @@ def controls(cfg) -> tuple[str, int, int | None]:
 def overview(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None) -> None:
     """Every layer x head as clickable thumbnails."""
     n_layers, n_heads = patterns.shape[:2]
-    grid = model_view(patterns, title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
-                      selected=(layer, head), value_name=t("fig.attention.weight"), click_hint=t("fig.grid.hover"),
-                      head_label=t("fig.grid.head", h="{h}"), layer_label=t("fig.grid.layer", i="{i}"),
-                      masked=future_mask(kind, patterns), masked_label=t("fig.masked"), type_scale=type_scale())
+    grid = model_view(patterns, words(),
+                      title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
+                      selected=(layer, head), masked=future_mask(kind, *patterns.shape[-2:]), type_scale=type_scale())
     st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
                     config={"displaylogo": False})
 
@@ -64,17 +63,6 @@ def how_to_read(kind: str, n_rows: int, n_cols: int) -> str:
     return text
 
 
-def future_mask(kind: str, patterns: np.ndarray) -> np.ndarray | None:
-    """Decoder self-attention's masked cells (keys after the query), drawn grey; None for the other kinds."""
-    return causal_mask(*patterns.shape[-2:]) if kind == "decoder" else None
-
-
-def heatmap_words() -> dict:
-    """attention_heatmap's axis, colour-bar and hover words in the page's language."""
-    return dict(x_title=t("fig.attention.x"), y_title=t("fig.attention.y"), value_name=t("fig.attention.weight"),
-                hover_query=t("fig.attention.query"), hover_key=t("fig.attention.key"))
-
-
 def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols,
              half: bool = True) -> np.ndarray:
     """The picked head's map (the layer's mean of heads when head is None), in half the page or (half=False) all of it."""
@@ -84,9 +72,8 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
                                                     heads=n_heads)
     else:
         weights, title = patterns[layer, head], t("explorer.one.head", kind=kind_title(kind), layer=layer, head=head)
-    fig = attention_heatmap(weights, rows, cols, title=title, masked=future_mask(kind, patterns),
-                            masked_label=t("fig.masked"), type_scale=type_scale(),
-                            width_px=type_scale().page_px / (2 if half else 1), **heatmap_words())
+    fig = attention_heatmap(weights, rows, cols, words(), title=title, masked=future_mask(kind, *patterns.shape[-2:]),
+                            type_scale=type_scale(), width_px=type_scale().page_px / (2 if half else 1))
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
                 matrix_frame(weights, rows, cols), key="explorer-main")
     return weights
@@ -94,7 +81,7 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
 
 def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols) -> None:
     """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the others)."""
-    fig = head_view_figure(patterns[layer], rows, cols, kind, layer, current_lang(), selected_head=head,
+    fig = head_view_figure(patterns[layer], rows, cols, kind, layer, words(), selected_head=head,
                            type_scale=type_scale(), titled=False)
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-lines", key="explorer-lines")
     st.caption(t("headview.read"))

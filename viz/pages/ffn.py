@@ -7,10 +7,11 @@ import numpy as np
 import streamlit as st
 
 from model.analysis import regularize as rg
+from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.figures.regularize import dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, smoothing_figure
-from viz.figures.style import causal_mask, plotly_text
-from viz.i18n import t
+from viz.figures.style import plotly_text
+from viz.i18n import kind_short, kind_title, t, words
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
@@ -23,7 +24,6 @@ KINDS = list(schema.KINDS)
 # FeedForward.direction -> the words under the "what the FFN adds" chart
 DIRECTION_KEYS = {"new": "ffn.add.cos.new", "along": "ffn.add.cos.along", "against": "ffn.add.cos.against",
                   "mixed": "ffn.add.cos.mixed"}
-KIND_KEYS = {"encoder": "ffn.kind.encoder", "decoder": "ffn.kind.decoder", "cross": "ffn.kind.cross"}
 SAMPLES = 3
 SEED = 0
 FFN_FORMULA = r"\mathrm{FFN}(x)=\max(0,\ xW_1+b_1)\,W_2+b_2"
@@ -59,9 +59,8 @@ def feed_forward(ctx, cols) -> None:
     units = rg.top_units(ff.hidden, per_token=2, limit=20 if type_scale().name == "presenter" else 24)
     tag = f"{ctx.model_id}-{stack}-L{layer}-ffn"
     show_figure(ffn_units_figure(ff.hidden[:, units], tokens, units,
-                                 title=t("ffn.units.title", stack=t(STACK_KEYS[stack]), layer=layer,
-                                         shown=len(units), d_ff=cfg.d_ff),
-                                 x_title=t("ffn.units.x"), y_title=t("ffn.units.y"), value_name=t("ffn.units.value"),
+                                 words(), title=t("ffn.units.title", stack=t(STACK_KEYS[stack]), layer=layer,
+                                                  shown=len(units), d_ff=cfg.d_ff),
                                  type_scale=type_scale()),
                 f"{tag}-units", matrix_frame(ff.hidden[:, units], tokens, [f"#{u}" for u in units]), key="ffn-units")
     strongest = int(ff.hidden.max(1).argmax())
@@ -71,9 +70,8 @@ def feed_forward(ctx, cols) -> None:
                  high=f"{100 * ff.active.max():.0f}", d_ff=cfg.d_ff, unit=unit, token=plain(tokens[strongest]),
                  value=f"{ff.hidden[strongest, unit]:.2f}", tokens=", ".join(firing) or "—"))
     ratio = ff.out_norm / np.maximum(ff.resid_norm, 1e-12)
-    show_figure(ffn_add_figure(tokens, ff.resid_norm, ff.out_norm, ff.cosine,
-                               title=t("ffn.add.title"), resid_name=t("ffn.add.resid"), out_name=t("ffn.add.out"),
-                               y_title=t("ffn.add.y"), cosine_name=t("ffn.add.cosine"), type_scale=type_scale()),
+    show_figure(ffn_add_figure(tokens, ff.resid_norm, ff.out_norm, ff.cosine, words(),
+                               title=t("ffn.add.title"), type_scale=type_scale()),
                 f"{tag}-adds", matrix_frame(np.stack([ff.resid_norm, ff.out_norm, ff.cosine], 1), tokens,
                                             [t("ffn.add.resid"), t("ffn.add.out"), t("ffn.add.cosine")]),
                 key="ffn-add")
@@ -98,21 +96,19 @@ def smoothing(ctx, cols) -> None:
     names = tok.token_strings(cand.tolist())
     rest = (1.0 - s.probs[pos, cand].sum(), 1.0 - s.target[pos, cand].sum())
     tag = f"{ctx.model_id}-smoothing-{pos}"
-    show_figure(smoothing_figure(names, s.probs[pos, cand], s.target[pos, cand], rest=rest,
+    show_figure(smoothing_figure(names, s.probs[pos, cand], s.target[pos, cand], words(), rest=rest,
                                  rest_label=t("ffn.smooth.rest", n=vocab - len(cand)),
                                  title=t("ffn.smooth.title", token=plotly_text([out_tokens[pos]])[0],
                                          eps=rg.TRAINING_SMOOTHING),
-                                 model_name=t("ffn.smooth.model"), target_name=t("ffn.smooth.target"),
-                                 y_title=t("ffn.smooth.y"), type_scale=type_scale()),
+                                 type_scale=type_scale()),
                 tag, matrix_frame(np.stack([s.probs[pos, cand], s.target[pos, cand]], 1), names,
                                   [t("ffn.smooth.model"), t("ffn.smooth.target")]), key="ffn-smooth")
     st.caption(t("ffn.smooth.caption", gold=f"{s.target[pos, gold[pos]]:.5f}", other=f"{s.eps / vocab:.1e}",
                  others=f"{vocab - 1:,}", eps=s.eps, p=f"{s.probs[pos, gold[pos]]:.3f}", nll=f"{s.nll[pos]:.3f}",
                  smoothed=f"{s.smoothed[pos]:.3f}", floor=f"{s.floor[pos]:.3f}"))
     toy_note(ctx.bundle.config)
-    show_figure(loss_figure(out_tokens, s.nll, s.smoothed, s.floor, title=t("ffn.loss.title"),
-                            plain_name=t("ffn.loss.plain"), smooth_name=t("ffn.loss.smooth", eps=s.eps),
-                            floor_name=t("ffn.loss.floor"), y_title=t("ffn.loss.y"), type_scale=type_scale()),
+    show_figure(loss_figure(out_tokens, s.nll, s.smoothed, s.eps, words(), s.floor, title=t("ffn.loss.title"),
+                            type_scale=type_scale()),
                 f"{ctx.model_id}-smoothing-loss", matrix_frame(np.stack([s.nll, s.smoothed, s.floor], 1), out_tokens,
                                                                [t("ffn.loss.plain"), t("ffn.loss.smooth", eps=s.eps),
                                                                 t("ffn.loss.floor")]), key="ffn-loss")
@@ -126,7 +122,7 @@ def smoothing(ctx, cols) -> None:
 def dropout(ctx, cols) -> None:
     cfg, trace = ctx.bundle.config, ctx.trace
     kind = cols[1].selectbox(t("ffn.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "cross")),
-                             key="ffn-kind", label_visibility="collapsed", format_func=lambda k: t(KIND_KEYS[k]))
+                             key="ffn-kind", label_visibility="collapsed", format_func=kind_short)
     n = schema.n_layers(cfg, kind)
     layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1),
                               key=f"ffn-dlayer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
@@ -138,12 +134,11 @@ def dropout(ctx, cols) -> None:
     p = rg.shown_dropout(cfg)
     samples = rg.attention_dropout(weights, p, SAMPLES, seed=SEED)                               # [n, T, S]
     rows, cols_ = attention_labels(trace.meta, kind)
-    mask = causal_mask(len(rows), len(cols_)) if kind == "decoder" else None
+    mask = future_mask(kind, len(rows), len(cols_))
     titles = [t("ffn.drop.off")] + [t("ffn.drop.sample", i=i + 1) for i in range(SAMPLES)]
-    show_figure(dropout_figure([weights, *samples], titles, rows, cols_, mask=mask,
-                               title=t("ffn.drop.title", kind=t(KIND_KEYS[kind]), layer=layer, head=head, p=p),
-                               x_title=t("ffn.drop.x"), y_title=t("ffn.drop.y"), value_name=t("ffn.drop.value"),
-                               masked_label=t("fig.masked"), type_scale=type_scale()),
+    show_figure(dropout_figure([weights, *samples], titles, rows, cols_, words(), mask=mask,
+                               title=t("ffn.drop.title", kind=kind_title(kind), layer=layer, head=head, p=p),
+                               type_scale=type_scale()),
                 f"{ctx.model_id}-{kind}-L{layer}-H{head}-dropout",
                 matrix_frame(samples[0], rows, cols_), key="ffn-drop")
     live = weights > 0 if mask is None else (weights > 0) & ~mask

@@ -7,8 +7,9 @@ import streamlit as st
 from model.analysis import ablation, flow, heads
 from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
+from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, kind_title, t, tn
+from viz.i18n import error_text, kind_short, kind_title, t, tn, words
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.state import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
@@ -23,7 +24,6 @@ HEADER_COLUMNS = ("kind", "layer", "head", "logprob", "delta", "n_sentences")   
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-HEADS_KIND_KEYS = {"cross": "heads.kind.cross", "decoder": "heads.kind.decoder", "encoder": "heads.kind.encoder"}
 HEADS_STAT_KEYS = {
     "bos": "heads.stat.bos", "distance": "heads.stat.distance", "entropy": "heads.stat.entropy",
     "entropy_norm": "heads.stat.entropy_norm", "eos": "heads.stat.eos", "max_weight": "heads.stat.max_weight",
@@ -47,10 +47,6 @@ HEADS_VALUE_KEYS = {
 }
 HEADS_ABL_MODE_KEYS = {"mean": "heads.abl.mode.mean", "zero": "heads.abl.mode.zero"}
 HEADS_SOURCE_KEYS = {"file": "heads.source.file", "sentence": "heads.source.sentence"}
-
-
-def kind_short(kind: str) -> str:
-    return t(HEADS_KIND_KEYS[kind])
 
 
 def label_of(kind: str, layer: int, head: int) -> str:
@@ -140,10 +136,9 @@ def statistics_tab(ctx, n_layers: dict) -> None:
     if frame is None:
         return
     matrix = heads.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
-    fig = layer_head_heatmap(matrix, title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
-                             value_name=t(HEADS_VALUE_KEYS[stat]), zmax=1.0 if stat in UNIT_STATS else None,
-                             layer_label=t("ui.layer_n", i="{i}"), head_label=t("ui.head_n", h="{h}"),
-                             missing=t("heads.na"), type_scale=type_scale())
+    fig = layer_head_heatmap(matrix, words(), t(HEADS_VALUE_KEYS[stat]),
+                             title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
+                             zmax=1.0 if stat in UNIT_STATS else None, type_scale=type_scale())
     rows = [t("ui.layer_n", i=i) for i in range(n_layers[kind])]
     cols = [t("ui.head_n", h=h) for h in range(cfg.n_heads)]
     show_figure(fig, f"{ctx.model_id}-{kind}-{stat}", matrix_frame(matrix, rows, cols), key="heads-stat-grid")
@@ -259,8 +254,7 @@ def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> No
         return
     labels = [label_of(k, lay, h) for k, lay, h in ranked[heads.ID_COLUMNS].itertuples(index=False)]
     shown = t("heads.rank.top", n=len(labels)) if len(labels) > 24 else t("heads.rank.all", n=len(labels))
-    fig = importance_bars(labels, ranked["delta"].to_numpy(), x_title=t("heads.rank.x"),
-                          hover_delta=t("heads.rank.hover"),
+    fig = importance_bars(labels, ranked["delta"].to_numpy(), words(),
                           title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown),
                           type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-head-importance-{mode}", key="heads-rank-bars")
@@ -299,10 +293,9 @@ def rollout_tab(ctx) -> None:
     columns = st.columns(2) + st.columns(2)          # two a row: every token label fits, cells stay square
     for col, (name, title, m) in zip(columns, maps):
         with col:
-            fig = step_heatmap(m, labels, labels, title, t("heads.rollout.x"), value_name=t("heads.rollout.share"),
-                               signed=False,
-                               y_title=t("heads.rollout.y") if name != "raw" else t("fig.attention.query"),
-                               type_scale=type_scale())
+            y_title = t("heads.rollout.y") if name != "raw" else t("fig.attention.query")
+            names = Labels(title, t("heads.rollout.x"), y_title, t("heads.rollout.share"))
+            fig = step_heatmap(m, labels, labels, names, words(), zrange=(0.0, 1.0), type_scale=type_scale())
             show_figure(fig, f"{ctx.model_id}-encoder-{name}", matrix_frame(m, labels, labels),
                         key=f"heads-{name}")
     columns[len(maps)].caption(t("heads.rollout.caption"))

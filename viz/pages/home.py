@@ -4,7 +4,7 @@ import streamlit as st
 
 from model.capture import schema
 from viz.figures.attention import translation_figure
-from viz.i18n import current_lang, t
+from viz.i18n import current_lang, t, words
 from viz.map_chart import model_map_chart
 from viz.model_words import what_the_model_knows
 from viz.services import token_confidence
@@ -33,12 +33,7 @@ def translation_picture(ctx: Context) -> None:
         probs, others, other_probs = [0.0] * len(rows), [""] * len(rows), [0.0] * len(rows)
     else:
         probs, others, other_probs = confidence["p"], list(confidence["runner_up"]), confidence["runner_up_p"]
-    fig = translation_figure(weights, rows, cols, probs, others, other_probs,
-                             looked_title=t("fig.translation.looked"), sure_title=t("fig.translation.sure"),
-                             source_name=t("fig.translation.source"), output_name=t("fig.translation.output"),
-                             probability_name=t("fig.translation.probability"),
-                             weight_name=t("fig.translation.weight"), chosen_name=t("fig.translation.chosen"),
-                             runner_up_name=t("fig.translation.runner_up"), type_scale=type_scale())
+    fig = translation_figure(weights, rows, cols, probs, others, other_probs, words(), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-translation-attention", key="home-translation")
 
 

@@ -9,7 +9,7 @@ from model.capture import schema
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
                                    residual_norm_figure, token_stats_figure)
 from viz.figures.style import plotly_text
-from viz.i18n import t
+from viz.i18n import t, words
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
@@ -103,9 +103,8 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
     col_a, col_b = st.columns(2)
     with col_a:
         chosen = plotly_text([tokens[token]])[0]
-        show_figure(feature_histogram(series, title=t("layernorm.token.title", features=x_in.shape[1], token=chosen),
-                                      x_title=t("layernorm.token.x"), y_title=t("layernorm.token.y"),
-                                      value=t("layernorm.value"), features=t("layernorm.features"),
+        show_figure(feature_histogram(series, words(),
+                                      title=t("layernorm.token.title", features=x_in.shape[1], token=chosen),
                                       type_scale=type_scale(), width_px=type_scale().page_px / 2),
                     f"{tag}-token{token}",
                     matrix_frame(np.stack(list(series.values()), axis=1), list(range(x_in.shape[1])), list(series)),
@@ -115,10 +114,8 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
                      std_after=f"{std_after[token]:.4f}"))
     with col_b:
         place = norm_place(norm, ctx.bundle.config.norm_first)
-        show_figure(gain_bias_figure(gain, bias, title=t("layernorm.gain.title", norm=place),
-                                     panel_titles=(t("layernorm.gain.panel"), t("layernorm.bias.panel")),
-                                     x_title=t("layernorm.dimension"), gain_name=t("layernorm.gain"),
-                                     bias_name=t("layernorm.bias"), type_scale=type_scale()), f"{tag}-gain-bias",
+        show_figure(gain_bias_figure(gain, bias, words(), title=t("layernorm.gain.title", norm=place),
+                                     type_scale=type_scale()), f"{tag}-gain-bias",
                     matrix_frame(np.stack([gain, bias], axis=1), list(range(gain.size)),
                                  [t("layernorm.gain"), t("layernorm.bias")]),
                     key="ln-gb")
@@ -129,19 +126,14 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
 def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
     st.header(t("layernorm.bn.header"))
     st.markdown(t("layernorm.bn.text", tokens=len(tokens), features=x_in.shape[1]))
-    show_figure(ln_vs_bn_figure(x_in, tokens, title=t("layernorm.bn.title"), ln_title=t("layernorm.bn.ln_panel"),
-                                bn_title=t("layernorm.bn.bn_panel"), mean_name=t("layernorm.mean"),
-                                std_name=t("layernorm.std"), x_title=t("layernorm.dimension"), type_scale=type_scale()),
+    show_figure(ln_vs_bn_figure(x_in, tokens, words(), title=t("layernorm.bn.title"), type_scale=type_scale()),
                 f"{tag}-ln-vs-bn", matrix_frame(x_in, tokens, list(range(x_in.shape[1]))), key="ln-bn")
     _bn_mean, bn_std = batch_norm_stats(x_in)
     drift = batch_norm_drift(x_in, 0, ctx.bundle.config.ln_eps)
     st.caption(t("layernorm.bn.caption", tokens=len(tokens), features=bn_std.size, low=f"{bn_std.min():.3f}",
                  high=f"{bn_std.max():.3f}"))
     first = plotly_text(tokens[:1])[0]
-    show_figure(drift_figure(drift, 0, title=t("layernorm.drift.title", token=first), x_title=t("layernorm.drift.x"),
-                             y_title=t("layernorm.drift.y"), bn_name=t("layernorm.drift.bn"),
-                             ln_name=t("layernorm.drift.ln"), batch=t("layernorm.drift.batch"),
-                             change=t("layernorm.drift.change"), type_scale=type_scale()),
+    show_figure(drift_figure(drift, words(), 0, title=t("layernorm.drift.title", token=first), type_scale=type_scale()),
                 f"{tag}-bn-drift", matrix_frame(drift[:, None], list(range(1, drift.size + 1)),
                                                 [t("layernorm.drift.change")]),
                 key="ln-drift")
@@ -155,9 +147,7 @@ def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
     for s in STACKS:
         stages, norms = residual_stages(arrays, s, schema.n_layers(cfg, s))                         # [stages, T]
         parts.append((stack_name(s), [stage_label(stage) for stage in stages], norms, labels[s]))
-    show_figure(residual_norm_figure(parts, title=t("layernorm.resid.title"), x_title=t("layernorm.resid.x"),
-                                     y_title=t("layernorm.resid.y"), mean_name=t("layernorm.resid.mean_name"),
-                                     mean=t("layernorm.mean"), type_scale=type_scale()),
+    show_figure(residual_norm_figure(parts, words(), title=t("layernorm.resid.title"), type_scale=type_scale()),
                 f"{ctx.model_id}-residual-norms",
                 matrix_frame(np.concatenate([p[2].mean(1) for p in parts])[:, None], sum((p[1] for p in parts), []),
                              [t("layernorm.resid.column")]), key="ln-resid")
@@ -183,14 +173,11 @@ def render() -> None:
     mean_in, std_in = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("mean", "std"))    # [T]
     mean_after, std_after = layer_norm_stats(x_norm)                                                 # [T]
     input_is = t("layernorm.stats.input_pre") if cfg.norm_first else "x + Sublayer(x)"
-    show_figure(token_stats_figure(tokens, (mean_in, std_in), (mean_after, std_after),
+    show_figure(token_stats_figure(tokens, (mean_in, std_in), (mean_after, std_after), words(),
                                    title=t("layernorm.stats.title", stack=stack_name(stack), layer=layer,
                                            norm=norm_place(norm, cfg.norm_first),
                                            input=input_is),
-                                   panel_titles=(t("layernorm.stats.mean_panel"), t("layernorm.stats.std_panel")),
-                                   before_name=t("layernorm.stats.before_name"),
-                                   after_name=t("layernorm.stats.after_name"), hover_before=t("layernorm.before"),
-                                   hover_after=t("layernorm.after"), type_scale=type_scale()),
+                                   type_scale=type_scale()),
                 f"{ctx.model_id}-{stack}-L{layer}-{norm}-stats",
                 matrix_frame(np.stack([mean_in, std_in, mean_after, std_after], axis=1), tokens,
                              [t("layernorm.stats.col_mean_before"), t("layernorm.stats.col_std_before"),

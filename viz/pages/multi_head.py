@@ -5,15 +5,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.attention_math import (concat_heads, dim_labels, head_summary, head_traits, layer_norm,
-                                           linear_arrays, max_abs_error, output_projection, token_norms)
+from model.analysis.attention_math import (concat_heads, dim_labels, future_mask, head_summary, head_traits,
+                                           layer_norm, linear_arrays, max_abs_error, output_projection, token_norms)
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
-from viz.figures import future_mask
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
 from viz.figures.vectors import contribution_map
-from viz.i18n import kind_title, t
+from viz.i18n import kind_title, t, words
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
@@ -53,11 +52,9 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
                        tag: str) -> None:
     """The page's picture: every head's weights, then how to read them."""
     n_heads = patterns.shape[0]
-    show_figure(head_patterns(patterns, rows, cols, title=t("multihead.heads.title", where=where, heads=n_heads),
-                              head_name=t("multihead.head"), hover_query=t("fig.attention.query"),
-                              hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"),
-                              masked=future_mask(kind, len(rows), len(cols)), masked_label=t("fig.masked"),
-                              type_scale=type_scale()),
+    show_figure(head_patterns(patterns, rows, cols, words(),
+                              title=t("multihead.heads.title", where=where, heads=n_heads),
+                              masked=future_mask(kind, len(rows), len(cols)), type_scale=type_scale()),
                 f"{tag}-heads", pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols) for h in range(n_heads)}),
                 key="mh-heads")
     st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))
@@ -159,9 +156,8 @@ def render() -> None:
     contributions = head_contribution_norms(z, w_o)                                 # [T,H]
     head_names = [t("ui.head_n", h=h) for h in range(n_heads)]
     with share_tab:
-        show_figure(contribution_map(contributions, rows, head_names, title=t("multihead.share.title", where=where),
-                                     x_title=t("multihead.head"), y_title=t("multihead.axis.token"),
-                                     value_name=t("multihead.share.value"), type_scale=type_scale()),
+        show_figure(contribution_map(contributions, rows, head_names, words(),
+                                     title=t("multihead.share.title", where=where), type_scale=type_scale()),
                     f"{tag}-head-shares", matrix_frame(contributions, rows, head_names), key="mh-shares")
         st.caption(t("multihead.share.caption"))
     stages = {t("multihead.norms.input"): token_norms(residual), t("multihead.norms.concat"): token_norms(concat),
@@ -169,17 +165,14 @@ def render() -> None:
     if not cfg.norm_first:
         stages[t("multihead.norms.ln")] = token_norms(after)
     with norms_tab:
-        show_figure(stage_norms(stages, rows, title=t("multihead.norms.title", where=where),
-                                x_title=t("multihead.axis.token"), y_title=t("multihead.norms.y"),
+        show_figure(stage_norms(stages, rows, words(), title=t("multihead.norms.title", where=where),
                                 type_scale=type_scale()), f"{tag}-norms",
                     pd.DataFrame(stages, index=rows), key="mh-norms")
 
     explain(cfg, kind)
     with st.expander(t("multihead.full")):
-        words = dict(y_title=t("multihead.axis.token"), value_name=t("multihead.axis.value"))
         st.subheader(t("multihead.stage1", n=len(rows), d_k=dh))
-        show_figure(per_head_outputs(z, rows, title=t("multihead.z.title", where=where), head_name=t("multihead.head"),
-                                     token_name=t("multihead.axis.token"), value_name=t("multihead.axis.value"),
+        show_figure(per_head_outputs(z, rows, words(), title=t("multihead.z.title", where=where),
                                      type_scale=type_scale()),
                     f"{tag}-z",
                     pd.concat({f"head {h}": matrix_frame(z[h], rows, dim_labels(dh)) for h in range(n_heads)}),
@@ -187,31 +180,28 @@ def render() -> None:
 
         st.subheader(t("multihead.stage2", n=len(rows), heads=n_heads, d_k=dh, d=d))
         st.markdown(t("multihead.stage2.text", d_k=dh, last=dh - 1))
-        show_figure(concat_heatmap(concat, rows, n_heads, title=t("multihead.concat.title"),
-                                   x_title=t("multihead.axis.concat"),
-                                   head_name=t("multihead.head"), **words, type_scale=type_scale()), f"{tag}-concat",
+        show_figure(concat_heatmap(concat, rows, n_heads, words(), title=t("multihead.concat.title"),
+                                   type_scale=type_scale()), f"{tag}-concat",
                     matrix_frame(concat, rows, dims), key="mh-concat")
 
         left, right = st.columns(2)
         with left:
             st.subheader(t("multihead.stage3", d=d))
             st.markdown(t("multihead.stage3.text"))
-            show_figure(stage_heatmap(attn_out, rows, t("multihead.out.title"), plot_px=HALF_PX,
-                                      x_title=t("multihead.axis.dimension"), **words, type_scale=type_scale()),
+            show_figure(stage_heatmap(attn_out, rows, words(), t("multihead.out.title"), plot_px=HALF_PX,
+                                      type_scale=type_scale()),
                         f"{tag}-out", matrix_frame(attn_out, rows, dims), key="mh-out")
         with right:
             st.subheader(t("multihead.stage4"))
             st.markdown(t("multihead.stage4.text"))
-            show_figure(stage_heatmap(summed, rows, t("multihead.sum.title"), plot_px=HALF_PX,
-                                      x_title=t("multihead.axis.dimension"), **words,
+            show_figure(stage_heatmap(summed, rows, words(), t("multihead.sum.title"), plot_px=HALF_PX,
                                       type_scale=type_scale()), f"{tag}-sum",
                         matrix_frame(summed, rows, dims), key="mh-sum")
 
         if not cfg.norm_first:
             st.subheader(t("multihead.stage5"))
             st.markdown(t("multihead.stage5.text", d=d))
-            show_figure(stage_heatmap(after, rows, t("multihead.norm.title"), x_title=t("multihead.axis.dimension"),
-                                      **words, type_scale=type_scale()),
+            show_figure(stage_heatmap(after, rows, words(), t("multihead.norm.title"), type_scale=type_scale()),
                         f"{tag}-norm", matrix_frame(after, rows, dims), key="mh-norm")
         else:
             st.caption(t("multihead.pre_norm"))

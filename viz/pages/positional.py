@@ -11,7 +11,7 @@ from model.capture import schema
 from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, rotation_error_figure,
                                     rotation_matrix_heatmap, similarity_heatmap, similarity_profile_figure,
                                     word_order_figure)
-from viz.i18n import error_text, t
+from viz.i18n import error_text, t, words
 from viz.services import encoder_patterns, paper_table, positional_table
 from viz.state import parse_index_list, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
@@ -79,9 +79,8 @@ def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> 
 
 def table_figure(ctx, table: np.ndarray, n_positions: int, n_src: int) -> None:
     cfg = ctx.bundle.config
-    show_figure(pe_heatmap(table, n_src, title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model),
-                           x_title=t("positional.table.x"), y_title=t("positional.position"),
-                           dimension=t("positional.dimension"), sentence_label=t("positional.sentence_rows"),
+    show_figure(pe_heatmap(table, words(), n_src,
+                           title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model),
                            type_scale=type_scale()),
                 f"{ctx.model_id}-pe-table", matrix_frame(table, list(range(n_positions)), list(range(cfg.d_model))),
                 key="pe-table")
@@ -106,10 +105,7 @@ def curves_section(ctx, table: np.ndarray, n_src: int, picker=None) -> list[int]
                           max_selections=MAX_DIMS, key="pe-dims",
                           format_func=lambda d: f"{d} ({'sin' if d % 2 == 0 else 'cos'})")
     if dims:
-        show_figure(pe_curves(table, dims, n_src, title=t("positional.curves.title"), x_title=t("positional.position"),
-                              y_title=t("positional.curves.y"), curve_name=t("positional.curves.name"),
-                              dim_name=t("positional.dimension"), sentence_label=t("positional.sentence"),
-                              type_scale=type_scale()),
+        show_figure(pe_curves(table, dims, words(), n_src, title=t("positional.curves.title"), type_scale=type_scale()),
                     f"{ctx.model_id}-pe-curves", matrix_frame(table[:, dims], list(range(n_positions)),
                                                               [t("positional.curves.column", d=d) for d in dims]),
                     key="pe-curves")
@@ -126,14 +122,12 @@ def similarity_section(ctx, table: np.ndarray, n_src: int, learned: bool) -> Non
     st.latex(SIMILARITY_FORMULA)
     col_a, col_b = st.columns([3, 2])
     with col_a:
-        show_figure(similarity_heatmap(sim, n_src, title=t("positional.similarity.title"),
-                                       position=t("positional.position"), dot_product=t("positional.dot_product"),
-                                       sentence_label=t("positional.sentence"), type_scale=type_scale()),
+        show_figure(similarity_heatmap(sim, words(), n_src, title=t("positional.similarity.title"),
+                                       type_scale=type_scale()),
                     f"{ctx.model_id}-pe-similarity",
                     matrix_frame(sim, list(range(n_positions)), list(range(n_positions))), key="pe-sim")
     with col_b:
-        show_figure(similarity_profile_figure(sim, title=t("positional.similarity.row"),
-                                              x_title=t("positional.similarity.x"), distance=t("positional.distance"),
+        show_figure(similarity_profile_figure(sim, words(), title=t("positional.similarity.row"),
                                               type_scale=type_scale()),
                     f"{ctx.model_id}-pe-similarity-row0",
                     matrix_frame(sim[0][:, None], list(range(n_positions)), ["PE(0)·PE(k)"]), key="pe-sim-row")
@@ -162,19 +156,16 @@ def rotation_section(ctx, full_table: np.ndarray, learned: bool) -> int:
     c3.metric(t("positional.rotation.scale"), f"{plain_gap.mean():.2f}")
     col_a, col_b = st.columns(2)
     with col_a:
-        show_figure(rotation_error_figure(errors, offset, title=t("positional.rotation.error_title", k=offset),
-                                          x_title=t("positional.rotation.error_x"),
-                                          error=t("positional.rotation.error"), type_scale=type_scale()),
+        show_figure(rotation_error_figure(errors, offset, words(), title=t("positional.rotation.error_title", k=offset),
+                                          type_scale=type_scale()),
                     f"{ctx.model_id}-pe-rotation-error",
                     matrix_frame(errors[:, None], list(range(errors.size)), [t("positional.rotation.error")]),
                     key="pe-rot-err")
         st.caption(t("positional.rotation.learned") if learned else t("positional.rotation.own"))
     with col_b:
         zoom = min(ZOOM_DIMS, d_model)
-        show_figure(rotation_matrix_heatmap(m_k, zoom, title=t("positional.rotation.m_title", k=offset, zoom=zoom,
-                                                               d=d_model),
-                                            x_title=t("positional.rotation.m_x"), y_title=t("positional.rotation.m_y"),
-                                            row=t("positional.row"), column=t("positional.column"),
+        show_figure(rotation_matrix_heatmap(m_k, words(), zoom,
+                                            title=t("positional.rotation.m_title", k=offset, zoom=zoom, d=d_model),
                                             type_scale=type_scale()),
                     f"pe-rotation-M{offset}-d{d_model}", matrix_frame(m_k, list(range(d_model)), list(range(d_model))),
                     key="pe-rot-m")
@@ -194,8 +185,8 @@ def norms_section(ctx, src_labels: list[str]) -> None:
         t("positional.norms.sum"): np.linalg.norm(trace[schema.embed_name("encoder", "out")], axis=1),
     }
     st.markdown(t("positional.norms.text", d=d_model))
-    show_figure(norms_figure(src_labels, series, title=t("positional.norms.title"), x_title=t("positional.token"),
-                             y_title=t("positional.norms.y"), type_scale=type_scale()), f"{ctx.model_id}-pe-norms",
+    show_figure(norms_figure(src_labels, series, words(), title=t("positional.norms.title"), type_scale=type_scale()),
+                f"{ctx.model_id}-pe-norms",
                 matrix_frame(np.stack(list(series.values()), axis=1), src_labels, list(series)), key="pe-norms")
     norm_tok, norm_pe, norm_sum = (series[k][0] for k in list(series)[1:])
     st.caption(t("positional.norms.caption", token=plain(src_labels[0]), tok=f"{norm_tok:.3f}", pe=f"{norm_pe:.3f}",
@@ -230,11 +221,7 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
                 for drop in (False, True)}
     gap_pe = order_gap(runs[ids, False], runs[swapped_ids, False], perm)                # [L]
     gap_no_pe = order_gap(runs[ids, True], runs[swapped_ids, True], perm)               # [L]
-    show_figure(order_gap_figure(gap_pe, gap_no_pe, title=t("positional.order.gap_title"),
-                                 layer=t("positional.layer_n"),
-                                 with_pe_name=t("positional.order.with_pe"),
-                                 without_pe_name=t("positional.order.without_pe"), x_title=t("positional.order.gap_x"),
-                                 y_title=t("positional.order.gap_y"), difference=t("positional.order.difference"),
+    show_figure(order_gap_figure(gap_pe, gap_no_pe, words(), title=t("positional.order.gap_title"),
                                  type_scale=type_scale()),
                 f"{ctx.model_id}-pe-word-order",
                 matrix_frame(np.stack([gap_pe, gap_no_pe], axis=1),
@@ -249,12 +236,7 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
     actual = runs[swapped_ids, False][0].mean(0)                                        # [S, S]
     frames = {t("positional.order.frame_original"): reordered, t("positional.order.frame_swapped"): actual,
               t("positional.order.frame_difference"): actual - reordered}
-    panels = (t("positional.order.panel_original"), t("positional.order.panel_swapped"),
-              t("positional.order.panel_difference"))
-    show_figure(word_order_figure(reordered, actual, swapped_labels, panel_titles=panels, x_title=t("fig.attention.x"),
-                                  y_title=t("fig.attention.y"), hover_query=t("fig.attention.query"),
-                                  hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"),
-                                  type_scale=type_scale()),
+    show_figure(word_order_figure(reordered, actual, swapped_labels, words(), type_scale=type_scale()),
                 f"{ctx.model_id}-pe-order-maps",
                 pd.concat({name: matrix_frame(m, swapped_labels, swapped_labels) for name, m in frames.items()}),
                 key="pe-order-maps")

@@ -14,19 +14,18 @@ from model.capture import schema
 from model.capture.schema import sublayer_names
 from viz.figures.attention import attention_heatmap
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
-from viz.figures.style import plotly_text
+from viz.figures.style import Labels, plotly_text
 from viz.figures.vectors import cosine_map
-from viz.i18n import kind_title, t
+from viz.i18n import kind_title, t, words
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
-STEPS = ["$X$: the input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
-         r"$+\,M$ (the mask)", "softmax", r"weights $\cdot\,V$"]
-SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "+ mask", "softmax", "· V"]   # fits one line on a projector
-STEP_WORDS = {0: "step.steps.input", 6: "step.steps.mask", 8: "step.steps.output"}   # STEPS in the catalogue
-SHORT_WORDS = {6: "step.short.mask"}
+# The steps' names: formulas as they are, words as catalogue keys (step.*), read by say()
+STEPS = ["step.steps.input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
+         "step.steps.mask", "softmax", "step.steps.output"]
+SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "step.short.mask", "softmax", "· V"]   # fits one line on a projector
 STEP_KEY = "step-step"
 FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back (issue 26, item 2)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
@@ -137,12 +136,17 @@ def _forget_query() -> None:
         del st.query_params["query"]
 
 
+def say(name: str) -> str:
+    """A step's name in the reader's language: a catalogue key's message, a formula as it is."""
+    return t(name) if name.startswith("step.") else name
+
+
 def step_name(i: int) -> str:
-    return t(STEP_WORDS[i]) if i in STEP_WORDS else STEPS[i]
+    return say(STEPS[i])
 
 
 def short_name(i: int) -> str:
-    return t(SHORT_WORDS[i]) if i in SHORT_WORDS else SHORT[i]
+    return say(SHORT[i])
 
 
 def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list[str]):
@@ -154,10 +158,9 @@ def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name
     """A [tokens, dims] matrix as a class can read it (how alike its token vectors are, tokens x tokens) and
     the full matrix for the click behind it: ((figure, filename, CSV frame), (figure, filename, CSV frame))."""
     cos = cosine_similarity(matrix)
-    teach = cosine_map(cos, labels, t("step.cosine.title", name=name), x_title=y_title, y_title=y_title,
-                       value_name=t("step.cosine.value"), highlight=highlight, width_px=0.6 * type_scale().page_px,
-                       type_scale=type_scale())
-    full = step_heatmap(matrix, labels, dims, full_title, x_title, y_title, value_name=t("step.axis.value"),
+    teach = cosine_map(cos, labels, Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")),
+                       highlight=highlight, width_px=0.6 * type_scale().page_px, type_scale=type_scale())
+    full = step_heatmap(matrix, labels, dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
                         highlight=highlight, show_values=False, plot_px=plot_px(), type_scale=type_scale())
     return ((teach, f"{filename}-cosine", matrix_frame(cos, labels, labels)),
             (full, filename, matrix_frame(matrix, labels, dims)))
@@ -217,9 +220,8 @@ def view_projection(h: Head, which: str) -> View:
 
 def view_raw(h: Head) -> View:
     raw, q_labels, k_labels, query = h.mine.raw, h.q_labels, h.k_labels, h.query
-    fig = step_heatmap(raw, q_labels, k_labels, t("step.raw.title", n=h.n_q, m=len(k_labels)),
-                       t("step.axis.key"), t("step.axis.query"), value_name="q·k", highlight=query,
-                       type_scale=type_scale())
+    labels = Labels(t("step.raw.title", n=h.n_q, m=len(k_labels)), t("step.axis.key"), t("step.axis.query"), "q·k")
+    fig = step_heatmap(raw, q_labels, k_labels, labels, highlight=query, type_scale=type_scale())
     view = View([(fig, f"{h.tag}-QK", matrix_frame(raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
                 latex=r"s_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{id}\,k_{jd}")
     view.text = t("step.raw.text", token=q_labels[query], low=f"{raw.min():.1f}", high=f"{raw.max():.1f}")
@@ -229,9 +231,9 @@ def view_raw(h: Head) -> View:
 
 def view_scaled(h: Head) -> View:
     scaled, q_labels, k_labels, query, d_head = h.mine.scaled, h.q_labels, h.k_labels, h.query, h.cfg.d_head
-    fig = step_heatmap(scaled, q_labels, k_labels, t("step.scaled.title", d_k=d_head), t("step.axis.key"),
-                       t("step.axis.query"), value_name=t("step.axis.score"), highlight=query,
-                       type_scale=type_scale())
+    labels = Labels(t("step.scaled.title", d_k=d_head), t("step.axis.key"), t("step.axis.query"),
+                    t("step.axis.score"))
+    fig = step_heatmap(scaled, q_labels, k_labels, labels, highlight=query, type_scale=type_scale())
     view = View([(fig, f"{h.tag}-scores", matrix_frame(h.scores, q_labels, k_labels))],
                 _row(scaled, query, q_labels, k_labels),
                 latex=rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{d_head}}}}} = "
@@ -245,9 +247,7 @@ def view_scaled(h: Head) -> View:
 def view_mask(h: Head) -> View:
     masked, q_labels, k_labels, query, causal = h.mine.masked, h.q_labels, h.k_labels, h.query, h.names.causal
     fig = masked_scores_figure(masked, q_labels, k_labels, t("step.mask.title_causal") if causal else
-                               t("step.mask.title_none"), highlight=query, x_title=t("step.axis.key"),
-                               y_title=t("step.axis.query"), value_name=t("step.axis.score"),
-                               masked_label=t("fig.masked"), type_scale=type_scale())
+                               t("step.mask.title_none"), words(), highlight=query, type_scale=type_scale())
     view = View([(fig, f"{h.tag}-masked", matrix_frame(masked, q_labels, k_labels))],
                 _row(masked, query, q_labels, k_labels),
                 latex=r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}" if causal else
@@ -264,11 +264,9 @@ def view_mask(h: Head) -> View:
 
 def view_softmax(h: Head) -> View:
     pattern, q_labels, k_labels, query = h.pattern, h.q_labels, h.k_labels, h.query
-    fig = attention_heatmap(pattern, q_labels, k_labels, t("step.softmax.title", where=h.where),
-                            highlight_row=query, x_title=t("fig.attention.x"), y_title=t("fig.attention.y"),
-                            value_name=t("fig.attention.weight"), hover_query=t("fig.attention.query"),
-                            hover_key=t("fig.attention.key"), masked=~h.mine.allowed, masked_label=t("fig.masked"),
-                            type_scale=type_scale(), width_px=0.6 * type_scale().page_px)
+    fig = attention_heatmap(pattern, q_labels, k_labels, words(), t("step.softmax.title", where=h.where),
+                            highlight_row=query, masked=~h.mine.allowed, type_scale=type_scale(),
+                            width_px=0.6 * type_scale().page_px)
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1")
@@ -282,9 +280,10 @@ def view_softmax(h: Head) -> View:
 def view_output(h: Head) -> View:
     z, q_labels, query, d_head = h.z, h.q_labels, h.query, h.cfg.d_head
     dims = dim_labels(d_head)
-    fig = step_heatmap(z, q_labels, dims, t("step.output.title", head=h.head, n=h.n_q, d_k=d_head),
-                       t("step.axis.head_dimension"), t("step.axis.query_token"), value_name=t("step.axis.value"),
-                       highlight=query, show_values=False, plot_px=plot_px(), type_scale=type_scale())
+    labels = Labels(t("step.output.title", head=h.head, n=h.n_q, d_k=d_head), t("step.axis.head_dimension"),
+                    t("step.axis.query_token"), t("step.axis.value"))
+    fig = step_heatmap(z, q_labels, dims, labels, highlight=query, show_values=False, plot_px=plot_px(),
+                       type_scale=type_scale())
     view = View([(fig, f"{h.tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
                 latex=r"z_i = \sum_j a_{ij}\, v_j")
     view.text = t("step.output.text", head=h.head, heads=h.cfg.n_heads)
@@ -358,11 +357,9 @@ def why_scaling(h: Head) -> None:
     d_head, query, mine = h.cfg.d_head, h.query, h.mine
     st.header(t("step.why.header"))
     comparison = scaling_comparison(mine.raw[query], d_head, mine.allowed[query])
-    show_figure(scaling_bars(comparison.unscaled, comparison.scaled, h.k_labels, d_head,
+    show_figure(scaling_bars(comparison.unscaled, comparison.scaled, h.k_labels, d_head, words(),
                              title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
-                             masked=~mine.allowed[query], without=t("step.why.without"), with_=t("step.why.with"),
-                             caption=t("step.why.caption"), masked_label=t("step.why.masked"),
-                             x_title=t("step.axis.key"), y_title=t("step.axis.weight"), type_scale=type_scale()),
+                             masked=~mine.allowed[query], type_scale=type_scale()),
                 f"{h.tag}-q{query}-scaling", matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
                                                           [t("step.why.without"), t("step.why.with")], h.k_labels),
                 key="step-scaling")

@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from viz.figures.model_map import TOUR_BLOCKS
-from viz.i18n import current_lang, t
+from viz.i18n import t, words
 from viz.map_view import map_figure
 from viz.nav import PAGES
 from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
@@ -32,7 +32,7 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         st.info(t("tour.need_sentence"))
         return
     try:
-        pictures = step_pictures(step, ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale())
+        pictures = step_pictures(step, ctx.trace, ctx.bundle.path, words(), type_scale=type_scale())
     except (KeyError, ValueError) as e:       # a trace or model without what this picture needs
         st.caption(t("tour.cannot_draw", error=e))
         return
@@ -50,7 +50,7 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         c_words.caption(t(picture.reading))
     if step.key in FULL_FIGURES:                  # the full matrix behind a teaching picture, one click away
         with st.expander(t("step.full")):
-            show_figure(FULL_FIGURES[step.key](ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale()),
+            show_figure(FULL_FIGURES[step.key](ctx.trace, ctx.bundle.path, words(), type_scale=type_scale()),
                         f"{ctx.model_id}-tour-{number}-full", key=f"tour-full-{number}")
 
 
@@ -58,7 +58,7 @@ def you_are_here(ctx: Context | None, step: TourStep, number: int) -> None:
     """The whole model (the paper's Figure 1, live on the sentence) with this step's blocks framed in red."""
     if ctx is None or ctx.trace is None or not TOUR_BLOCKS.get(step.key):
         return
-    fig = map_figure(ctx.trace, current_lang(), highlight=TOUR_BLOCKS[step.key], type_scale=type_scale(),
+    fig = map_figure(ctx.trace, words(), highlight=TOUR_BLOCKS[step.key], type_scale=type_scale(),
                      compact=True, token_strings=ctx.bundle.tokenizer.token_strings)
     show_figure(fig, f"{ctx.model_id}-tour-map-{number}", key=f"tour-map-{number}")
 

@@ -6,7 +6,7 @@ import streamlit as st
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
-from viz.i18n import error_text, t
+from viz.i18n import error_text, t, words
 from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, get_trace, make_example, model_ids,
                           parse_symbols, trace_toy, train_live, trained_lengths_note, training_slot,
                           untrained_snapshot)
@@ -38,23 +38,6 @@ def _request_training() -> None:
     """Button callback: runs before the script, so the button is already disabled when training starts."""
     st.session_state[RUNNING] = True
     st.session_state[REQUESTED] = True
-
-
-def heatmap_words() -> dict:
-    return dict(value_name=t("fig.attention.weight"), hover_query=t("fig.attention.query"),
-                hover_key=t("fig.attention.key"), x_title=t("fig.attention.x"), y_title=t("fig.attention.y"))
-
-
-def grid_words() -> dict:
-    return dict(value_name=t("fig.attention.weight"), click_hint=t("fig.grid.hover"),
-                head_label=t("fig.grid.head", h="{h}"), layer_label=t("fig.grid.layer", i="{i}"))
-
-
-def curve_words() -> dict:
-    return dict(loss_name=t("training.curve.loss"), accuracy_name=t("training.curve.accuracy"),
-                x_title=t("training.curve.step"), loss_axis=t("training.curve.loss_axis"),
-                accuracy_axis=t("training.curve.accuracy_axis"), hover_step=t("training.curve.hover_step"),
-                hover_loss=t("training.curve.hover_loss"), hover_accuracy=t("training.curve.hover_accuracy"))
 
 
 def lengths_note(symbols: list[str]) -> str | None:
@@ -129,7 +112,7 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
     c1, c2 = st.columns(2)
     with c1:
         title = t("training.before.title", size=t(TRAINING_SIZE_KEYS[size]))
-        show_figure(_toy_axes(attention_heatmap(start, tgt, src, title=title, **heatmap_words(),
+        show_figure(_toy_axes(attention_heatmap(start, tgt, src, words(), title=title,
                                                 type_scale=type_scale(), width_px=type_scale().page_px / 2)),
                     f"live-{task}-{size}-step0", matrix_frame(start, tgt, src), key="train-before")
     with c2:
@@ -137,9 +120,9 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
             trace = get_trace(goal_id, " ".join(symbols), " ".join(example.answer), 1, max_tokens)
             goal = schema.stacked(trace, "cross")[-1].mean(0)                 # last layer, heads averaged
             rows, cols = attention_labels(trace.meta, "cross")
-            show_figure(_toy_axes(attention_heatmap(goal, rows, cols, title=t("training.goal.title", model=goal_id),
-                                                      **heatmap_words(), type_scale=type_scale(),
-                                                      width_px=type_scale().page_px / 2)),
+            show_figure(_toy_axes(attention_heatmap(goal, rows, cols, words(),
+                                                    title=t("training.goal.title", model=goal_id),
+                                                    type_scale=type_scale(), width_px=type_scale().page_px / 2)),
                         f"live-{task}-goal", matrix_frame(goal, rows, cols), key="train-goal")
         else:
             st.info(t("training.goal.missing", model=goal_id))
@@ -154,15 +137,15 @@ def snapshot_figures(run: LiveRun, snap, layer: int, head: int | None, key: str)
     c1, c2 = st.columns(2)
     with c1:
         cross = pick(snap.cross)
-        show_figure(attention_heatmap(cross, tgt, src, title=t("training.snap.cross", step=snap.step, name=name),
-                                      **heatmap_words(), type_scale=type_scale(),
-                                                      width_px=type_scale().page_px / 2),
+        show_figure(attention_heatmap(cross, tgt, src, words(),
+                                      title=t("training.snap.cross", step=snap.step, name=name),
+                                      type_scale=type_scale(), width_px=type_scale().page_px / 2),
                     f"live-{run.task}-cross-step{snap.step}", matrix_frame(cross, tgt, src), key=f"{key}-cross")
     with c2:
         enc = pick(snap.encoder)
-        show_figure(attention_heatmap(enc, src, src, title=t("training.snap.encoder", step=snap.step, name=name),
-                                      **heatmap_words(), type_scale=type_scale(),
-                                                      width_px=type_scale().page_px / 2),
+        show_figure(attention_heatmap(enc, src, src, words(),
+                                      title=t("training.snap.encoder", step=snap.step, name=name),
+                                      type_scale=type_scale(), width_px=type_scale().page_px / 2),
                     f"live-{run.task}-encoder-step{snap.step}", matrix_frame(enc, src, src), key=f"{key}-enc")
 
 
@@ -183,11 +166,11 @@ def train_now(run: LiveRun) -> None:
                           text=t("training.progress", step=record['step'], steps=run.steps,
                                  loss=f"{record['loss']:.3f}", accuracy=f"{record['accuracy']:.1%}",
                                  seconds=f"{record['seconds']:.0f}"))
-        curve_slot.plotly_chart(training_curves(history, run.steps, t("training.curve.live"), **curve_words(),
+        curve_slot.plotly_chart(training_curves(history, words(), run.steps, t("training.curve.live"),
                                                 type_scale=type_scale()),
                                 key=f"live-curve-{record['step']}")
-        grid_slot.plotly_chart(model_view(snap.cross, title=t("training.grid.title", step=record['step']),
-                                          **grid_words(), type_scale=type_scale()),
+        grid_slot.plotly_chart(model_view(snap.cross, words(), title=t("training.grid.title", step=record['step']),
+                                           type_scale=type_scale()),
                                key=f"live-grid-{record['step']}")
 
     with training_slot(on_wait):
@@ -207,12 +190,12 @@ def show_result(run: LiveRun) -> None:
     history_frame = matrix_frame([[r["loss"], r["accuracy"], r["lr"], r["seconds"]] for r in run.history],
                                  [str(r["step"]) for r in run.history],
                                  [t(TRAINING_COL_KEYS[c]) for c in ("loss", "accuracy", "lr", "seconds")])
-    show_figure(training_curves(run.history, run.steps, t("training.curve.title"), marker_step=snap.step,
-                                **curve_words(), type_scale=type_scale()),
+    show_figure(training_curves(run.history, words(), run.steps, t("training.curve.title"), marker_step=snap.step,
+                                type_scale=type_scale()),
                 f"live-{run.task}-{run.size}-curve", history_frame, key="train-curve")
     st.caption(t("training.snap.caption", source=' '.join(run.example.symbols), answer=' '.join(run.example.answer),
                  step=snap.step, accuracy=f"{snap.accuracy:.1%}", loss=f"{snap.loss:.3f}"))
-    show_figure(model_view(snap.cross, title=t("training.grid.title", step=snap.step), **grid_words(),
+    show_figure(model_view(snap.cross, words(), title=t("training.grid.title", step=snap.step),
                            type_scale=type_scale()),
                 f"live-{run.task}-grid-step{snap.step}", key="train-grid")
     cfg = run.result.model.cfg
@@ -249,7 +232,7 @@ def try_model(run: LiveRun) -> None:
     rows, cols = attention_labels(trace.meta, "cross")
     last = schema.n_layers(run.result.model.cfg, "cross") - 1
     weights = trace[schema.pattern_name("cross", last)].mean(0)
-    fig = attention_heatmap(weights, rows, cols, title=t("training.try.title", layer=last), **heatmap_words(),
+    fig = attention_heatmap(weights, rows, cols, words(), title=t("training.try.title", layer=last),
                             type_scale=type_scale(), width_px=type_scale().page_px * 0.6)
     with st.columns([3, 2])[0]:   # a toy matrix is small: keep its cells square-ish
         show_figure(fig, f"live-{run.task}-try", matrix_frame(weights, rows, cols), key="train-try-fig")

@@ -4,10 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from model.analysis import zoo
+from model.analysis.attention_math import causal_mask
 from model.capture import schema
-from viz.figures.style import symmetric_range
+from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
-from viz.i18n import t
+from viz.i18n import t, words
 from viz.services import fitted_zoo
 from viz.state import current, qp_choice, qp_int, set_query
 from viz.text import attention_labels
@@ -160,7 +161,7 @@ def model_inputs(ctx, kind: str, layer: int, head: int) -> dict:
     trace = ctx.trace
     q, k, v = (trace[schema.attn_name(kind, layer, x)][head] for x in "qkv")   # [T,Dh], [S,Dh], [S,Dh]
     rows, cols = attention_labels(trace.meta, kind)
-    mask = zoo.causal_mask(len(rows)) if kind == "decoder" else None
+    mask = causal_mask(len(rows)) if kind == "decoder" else None
     fit, problem = fitted_zoo(ctx.model_id)        # (None, None): no fitted weights in this model's folder
     return dict(q=q, k=k, v=v, q_labels=rows, k_labels=cols, v_labels=[str(i) for i in range(v.shape[1])],
                 mask=mask, pattern=trace[schema.pattern_name(kind, layer)][head],
@@ -224,28 +225,30 @@ def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np
     """Scores and weights side by side (half the page each: every key label fits), the output under them."""
     rows, cols = data["q_labels"], data["k_labels"]
     tag = f"{data['name']}-{score}-{weighting}"
-    grey = mask_words(data)
+    grey = mask_options(data)
     col_s, col_w = st.columns(2)
     with col_s:
-        fig = step_heatmap(scores, rows, cols, t("zoo.fig.scores", name=score_title(score, data)),
-                           t("fig.attention.key"), y_title=t("fig.attention.query"), value_name=t("zoo.fig.score"), **grey)
+        labels = Labels(t("zoo.fig.scores", name=score_title(score, data)), t("fig.attention.key"),
+                        t("fig.attention.query"), t("zoo.fig.score"))
+        fig = step_heatmap(scores, rows, cols, labels, words(), **grey)
         show_figure(fig, f"zoo-scores-{tag}", matrix_frame(scores, rows, cols), key="zoo-scores")
     with col_w:
         name = weight_name(weighting) if weighting != "local" else t("zoo.local_d", d=half_width)   # one title line
-        fig = step_heatmap(weights, rows, cols, t("zoo.fig.weights", name=name), t("fig.attention.key"),
-                           y_title=t("fig.attention.query"), value_name=t("fig.attention.weight"), signed=False,
-                           **grey)
+        labels = Labels(t("zoo.fig.weights", name=name), t("fig.attention.key"), t("fig.attention.query"),
+                        t("fig.attention.weight"))
+        fig = step_heatmap(weights, rows, cols, labels, words(), zrange=(0.0, 1.0), **grey)
         if weighting == "local":
             mark_centres(fig, zoo.local_centres(np.nan_to_num(scores, nan=-np.inf), centre, data["mask"]), rows, cols,
-                         name=t("zoo.fig.centre"), hover=t("zoo.fig.centre.hover"))
+                         words())
         show_figure(fig, f"zoo-weights-{tag}", matrix_frame(weights, rows, cols), key="zoo-weights")
     st.caption(t("zoo.read_row") + (t("zoo.read_row.mask") if data["mask"] is not None else ""))
     v_labels = data["v_labels"]
     narrow = len(v_labels) <= 12                 # a few value dimensions: half the page, cells stay square
     with st.columns(2)[0] if narrow else st.container():
-        fig = step_heatmap(output, rows, v_labels, t("zoo.fig.output"), t("zoo.fig.value_dim"),
-                           y_title=t("fig.attention.query"), value_name=t("zoo.fig.output_value"),
-                           zmax=symmetric_range(data["v"]),
+        labels = Labels(t("zoo.fig.output"), t("zoo.fig.value_dim"), t("fig.attention.query"),
+                        t("zoo.fig.output_value"))
+        zmax = symmetric_range(data["v"])
+        fig = step_heatmap(output, rows, v_labels, labels, words(), zrange=(-zmax, zmax),
                            width_px=type_scale().page_px / (2 if narrow else 1), every_label=len(v_labels) <= 24,
                            type_scale=type_scale())
         show_figure(fig, f"zoo-output-{tag}", matrix_frame(output, rows, v_labels), key="zoo-output")
@@ -290,21 +293,20 @@ def explain(data: dict, score: str, weighting: str, half_width: int, centre: str
                  r"\dots,\mathrm{score}(q_t,k_S)\big)")
 
 
-def mask_words(data: dict) -> dict:
+def mask_options(data: dict) -> dict:
     """The builders' mask arguments: decoder self-attention's hidden keys (grey, named in the legend) and the
     page's type scale."""
     masked = None if data["mask"] is None else ~np.asarray(data["mask"], dtype=bool)
-    return dict(masked=masked, masked_label=t("fig.masked"), type_scale=type_scale())
+    return dict(masked=masked, type_scale=type_scale())
 
 
 def galleries(data: dict, score: str, weighting: str, half_width: int, centre: str, all_scores: dict) -> None:
     rows, cols = data["q_labels"], data["k_labels"]
     tag = f"{data['name']}-{score}-{weighting}"
-    words = dict(y_title=t("fig.attention.query"), hover_query=t("fig.attention.query"),
-                 hover_key=t("fig.attention.key"), value_name=t("fig.attention.weight"), **mask_words(data))
+    grey = mask_options(data)
     st.subheader(t("zoo.all_scores", weighting=weight_name(weighting)))
     every_score = [weigh(all_scores[name], data, weighting, half_width, centre) for name in zoo.SCORES]
-    show_figure(gallery(every_score, [panel_title(n, data) for n in zoo.SCORES], rows, cols, **words),
+    show_figure(gallery(every_score, [panel_title(n, data) for n in zoo.SCORES], rows, cols, words(), **grey),
                 f"zoo-scores-all-{tag}", key="zoo-gallery-scores")
     if data["fit"] is not None:
         report = data["fit"][1]
@@ -316,7 +318,7 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
     st.subheader(t("zoo.all_weightings", score=score_title(score, data)))
     every_weighting = [weigh(all_scores[score], data, w, half_width, centre) for w in zoo.WEIGHTINGS]
     titles = [weight_name(w) if w != "local" else t("zoo.local_d", d=half_width) for w in zoo.WEIGHTINGS]
-    show_figure(gallery(every_weighting, titles, rows, cols, **words), f"zoo-weightings-all-{tag}",
+    show_figure(gallery(every_weighting, titles, rows, cols, words(), **grey), f"zoo-weightings-all-{tag}",
                 key="zoo-gallery-weightings")
     st.markdown("\n".join("- " + t("zoo.list_item", name=weight_name(w), text=t(ZOO_WEIGHT_HISTORY_KEYS[w]))
                            for w in zoo.WEIGHTINGS))
