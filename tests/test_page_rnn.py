@@ -1,15 +1,23 @@
 """The "Before the Transformer" page (viz/pages/rnn.py) and the training page's live RNNs, through app.py with AppTest."""
+import base64
 import json
 import shutil
 
 import numpy as np
 import pytest
 
-from apptest_utils import figure, first_chart, no_exceptions, run_page, texts
+from apptest_utils import figure, first_chart, no_exceptions, run_page, texts, z_of
 from viz import ROOT
 from viz.i18n import catalogue
 
 METRICS = json.loads((ROOT / "pretrained" / "rnn-reverse" / "metrics.json").read_text())
+
+
+def typed(values) -> list[float]:
+    """A chart's numbers: a list, or plotly's base64 typed array."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).astype(float).tolist()
+    return [float(v) for v in values]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -22,7 +30,7 @@ def test_the_alignment_beside_the_transformer_then_the_bottleneck(lang):
     assert chart.key == "rnn-align" and above <= 25                  # the picture first
     keys = [c.key for c in at.get("plotly_chart")]
     assert keys[:2] == ["rnn-align", "rnn-cross"] and "rnn-accuracy" in keys and "rnn-variants" in keys
-    rnn = np.array(figure(at, 0)["data"][0]["z"], dtype=float)
+    rnn = z_of(at, 0)
     assert rnn.shape == (9, 9)                                        # 8 symbols and </s>, both ways
     np.testing.assert_allclose(rnn.sum(1), 1.0, atol=1e-6)
     assert (rnn[:8].argmax(1) == np.arange(7, -1, -1)).all()          # it reads the input backwards
@@ -32,7 +40,8 @@ def test_the_alignment_beside_the_transformer_then_the_bottleneck(lang):
     acc = figure(at, keys.index("rnn-accuracy"))["data"]
     assert acc[0]["name"] == words["rnn.model.none"]
     shipped = METRICS["models"]["none"]["accuracy_by_length"]
-    assert acc[0]["y"] == pytest.approx([100 * shipped[str(n)]["exact"] for n in acc[0]["x"]])
+    x, y = (typed(acc[0][axis]) for axis in "xy")
+    assert y == pytest.approx([100 * shipped[str(int(n))]["exact"] for n in x])
     assert words["rnn.explain.title"] in [e.label for e in at.expander]
 
 
@@ -57,7 +66,8 @@ def test_without_the_rnn_folder_the_page_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(tmp_path))
     at = run_page("rnn.py", model="toy-reverse", text="a b c")
     no_exceptions(at)
-    assert at.error and "rnn.json" in at.error[0].value and str(tmp_path) not in at.error[0].value
+    said = at.error[0].value.replace("\\", "") if at.error else ""
+    assert "rnn-reverse/rnn.json" in said and "file missing" in said and str(tmp_path) not in said
 
 
 def test_the_training_page_trains_both_rnns_live():

@@ -362,23 +362,31 @@ def encode(model_id: str, text: str) -> list[int]:
 RNN_FOLDER = "rnn-reverse"      # under model_root(): rnn.json, <attention>.safetensors, metrics.json
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
 def rnn_models(folder: str = RNN_FOLDER):
-    """(task, {attention: model}, metrics) of a shipped RNN folder, loaded once per server; CheckpointError naming
-    the file relative to the models' folder when it is missing or broken."""
+    """(task, {attention: model}, metrics) of a shipped RNN folder under model_root(), loaded once per server;
+    CheckpointError naming the file relative to the models' folder when it is missing or broken."""
+    return _rnn_models(str(model_root()), folder)
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _rnn_models(root: str, folder: str):
     from model.io.rnn_checkpoint import load_rnns
     try:
-        return load_rnns(model_root() / folder)
+        return load_rnns(Path(root) / folder)
     except CheckpointError as e:
-        raise CheckpointError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
+        raise CheckpointError(str(e).replace(f"{root}{os.sep}", "")) from None
+
+
+def rnn_reading(folder: str, attention: str, text: str):
+    """One input through one shipped RNN, greedily (model/inference/rnn.RNNReading: output, contexts, attention)."""
+    return _rnn_reading(str(model_root()), folder, attention, text)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def rnn_reading(folder: str, attention: str, text: str):
-    """One input through one shipped RNN, greedily (model/inference/rnn.RNNReading: output, contexts, attention)."""
+def _rnn_reading(root: str, folder: str, attention: str, text: str):
     from model.inference.rnn import read_input
     from model.training.tasks import toy_tokenizer
-    return read_input(rnn_models(folder)[1][attention], toy_tokenizer(), text)
+    return read_input(_rnn_models(root, folder)[1][attention], toy_tokenizer(), text)
 
 
 def train_rnns(task: str, attentions: list[str], steps: int, on_progress, on_wait) -> dict:

@@ -277,7 +277,7 @@ def rnn_live_training(task: str) -> None:
     c1, c2, c3 = st.columns([3.2, 3, 1.8], vertical_alignment="bottom")
     scores = list(RNN_SCORE_KEYS)
     score = c1.radio(t("rnn.score"), scores, horizontal=True, key="train-rnn-score",
-                     format_func=lambda s: t(RNN_SCORE_KEYS[s]))
+                     format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
     steps = c2.slider(t("training.steps"), *RNN_STEPS, step=50, key="train-rnn-steps")
     if c3.button(t("training.rnn.train"), key="train-rnn-button", width="stretch"):
         order = ["none", score]
