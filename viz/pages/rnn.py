@@ -37,7 +37,7 @@ FORMULAS = (
 
 
 def controls() -> tuple[list[str], str]:
-    c1, c2 = st.columns([3, 2])
+    c1, c2 = st.columns([5, 6])
     text = c1.text_input(t("rnn.input"), qp_str("input", DEFAULT_INPUT, 80), max_chars=80, key="rnn-input")
     score = c2.radio(t("rnn.score"), SCORES, index=SCORES.index(qp_choice("score", SCORES, "additive")),
                      horizontal=True, key="rnn-score", format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
