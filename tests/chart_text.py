@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 # The pages in teaching order (viz/nav.PAGES url paths; home is served at /).
-PAGES = ("home", "explorer", "step", "multihead", "positional", "layernorm", "ffn", "decoding", "heads", "zoo", "compare",
+PAGES = ("home", "rnn", "explorer", "step", "multihead", "positional", "layernorm", "ffn", "decoding", "heads", "zoo", "compare",
          "attribution", "training", "tour", "about")
 VIEWPORT = {"width": 1280, "height": 720}
 

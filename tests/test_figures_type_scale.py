@@ -12,6 +12,7 @@ from viz.figures import heads as fheads
 from viz.figures import layernorm as fln
 from viz.figures import multihead as fmh
 from viz.figures import positional as fpos
+from viz.figures import rnn as frnn
 from viz.figures import step as fstep
 from viz.figures import training as ftrain
 from viz.figures import zoo as fzoo
@@ -68,6 +69,8 @@ def builders(s):
                                        EN, 10, "t", type_scale=s),
         "zoo_step": fzoo.step_heatmap(P, TOK, TOK, Labels("t", "key", "query", "value"), EN,
                                       masked=future_mask("decoder", 6, 6), type_scale=s),
+        "rnn_accuracy": frnn.accuracy_by_length_figure([2, 3, 4], {"a": [1.0, 0.5, 0.0], "b": [1.0, 1.0, 1.0]},
+                                                       (3, 4), EN, marked=3, title="t", type_scale=s),
         "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, EN, title="t", masked=MASK, type_scale=s),
     }
 

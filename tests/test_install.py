@@ -23,9 +23,11 @@ def run(cmd: list, cwd: Path, env: dict, timeout: float = STEP_TIMEOUT) -> subpr
 
 
 def test_every_shipped_model_is_packaged():
-    """pyproject.toml lists each folder of pretrained/ (and .streamlit/config.toml) in its data-files."""
+    """pyproject.toml lists each folder of pretrained/ (and .streamlit/config.toml) in its data-files: the
+    Transformers (config.json) and the RNNs (rnn.json)."""
     data_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
-    shipped = {p.name for p in (ROOT / "pretrained").iterdir() if (p / "config.json").is_file()}
+    shipped = {p.name for p in (ROOT / "pretrained").iterdir()
+               if (p / "config.json").is_file() or (p / "rnn.json").is_file()}
     packaged = {Path(target).name for target in data_files if target.startswith("share/transformer-viz/pretrained/")}
     assert shipped == packaged
     assert data_files["share/transformer-viz/.streamlit"] == [".streamlit/config.toml"]

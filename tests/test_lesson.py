@@ -31,6 +31,7 @@ HOSTILE = 'The man <script>alert(1)</script> & "quotes" went home.'
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;"
 SENTENCES = {"toy-reverse": "c a f e", "en-es": HOSTILE}   # the toy model reads only the symbols a..j
 MODELS = tuple(SENTENCES)
+MULTI_HEAD = next(n for n, step in enumerate(TOUR, 1) if step.key == "multi_head")   # its step's number
 PICTURES = len(TOUR) + sum(map(len, MORE_READINGS.values()))   # every step's pictures (multi-head: + its head view)
 
 
@@ -168,7 +169,8 @@ def test_every_chart_draws_offline_and_nothing_runs(lessons, model, chromium):
         page.goto(path.as_uri())
         page.wait_for_function(DRAWN_JS, arg=expected, timeout=120_000)   # times out unless every chart drew
         header = page.inner_text("header")
-        head_view_lines = page.locator("#step-4 .beside .js-plotly-plot .scatterlayer path.js-line").count()
+        head_view = f"#step-{MULTI_HEAD} .beside .js-plotly-plot .scatterlayer path.js-line"
+        head_view_lines = page.locator(head_view).count()
     assert dialogs == [] and errors == [], (dialogs, errors)
     assert blocked == []
     assert head_view_lines > 0                 # the multi-head step's head view drew its lines, offline
@@ -189,14 +191,15 @@ def head_view_spec(page: str) -> dict:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_multi_head_step_shows_the_head_view_of_its_layer(lang):
-    """Step 4 shows the heads' grid, then the same layer's head view from the real trace: one legend entry per
+    """The multi-head step shows the heads' grid, then the same layer's head view from the real trace: one legend entry per
     head named in the lesson's language (head 0 shown, the others a click away), one line trace per head and
     opacity level in the head's colour; its reading line beside it."""
     trace = trace_of("en-es", "The man went to the house.")
     page = lesson_html(trace, lang=lang)
-    step = step_html(page, 4)
-    assert TOUR[3].key == "multi_head" and n_figures(step) == 2 and step.count('<div class="beside">') == 1
-    assert [n_figures(step_html(page, n)) for n in (3, 5)] == [1, 1]
+    number = MULTI_HEAD
+    step = step_html(page, number)
+    assert n_figures(step) == 2 and step.count('<div class="beside">') == 1
+    assert [n_figures(step_html(page, n)) for n in (number - 1, number + 1)] == [1, 1]
     spec = head_view_spec(step)
     assert head_view_spec(page) == spec                                   # the lesson's one head view
     patterns = schema.stacked(trace, "encoder")[0]                        # [8 heads, 8, 8]
@@ -221,8 +224,9 @@ def test_the_head_view_isolates_a_head_offline(lessons, chromium):
     """In Chromium with the network cut: the head view draws head 0's lines; a click on head 3 in the legend
     shows every head, a second click head 3 alone (plotly's own legend, no server)."""
     path = lessons["en-es"]
-    shown = """() => { const gd = document.querySelectorAll('#step-4 .js-plotly-plot')[1];
+    shown = """() => { const gd = document.querySelectorAll('#step-MULTI_HEAD .js-plotly-plot')[1];
       return [...new Set(gd._fullData.filter(t => t.visible === true && t.legendgroup).map(t => t.legendgroup))].sort(); }"""
+    shown = shown.replace("MULTI_HEAD", str(MULTI_HEAD))
     blocked, errors = [], []
     with chromium.new_context(viewport={"width": 1280, "height": 720}) as context:
         page = context.new_page()
@@ -230,7 +234,7 @@ def test_the_head_view_isolates_a_head_offline(lessons, chromium):
                    else (blocked.append(route.request.url), route.abort()))
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(path.as_uri())
-        view = page.locator("#step-4 .beside .js-plotly-plot")
+        view = page.locator(f"#step-{MULTI_HEAD} .beside .js-plotly-plot")
         view.locator(".scatterlayer path.js-line").first.wait_for(state="attached", timeout=120_000)
         seen = [page.evaluate(shown)]
         toggle = view.locator(".legend .legendtoggle").nth(3)
@@ -241,9 +245,9 @@ def test_the_head_view_isolates_a_head_offline(lessons, chromium):
             seen.append(page.evaluate(shown))
         legend = view.locator(".legend .traces text.legendtext").evaluate_all("els => els.map(e => e.textContent)")
         # the view keeps to its box and the reading beside it shows (it drew 1,100 px wide over the reading)
-        boxes = page.evaluate("""() => { const row = document.querySelector('#step-4 .beside');
+        boxes = page.evaluate("""() => { const row = document.querySelector('#step-MULTI_HEAD .beside');
           const box = e => row.querySelector(e).getBoundingClientRect();
-          return [box('.picture').right, box('.main-svg').right, box('.how').left]; }""")
+          return [box('.picture').right, box('.main-svg').right, box('.how').left]; }""".replace("MULTI_HEAD", str(MULTI_HEAD)))
     assert boxes[1] <= boxes[0] + 1 and boxes[0] < boxes[2], boxes
     assert errors == [] and blocked == []
     assert legend == [f"head {h}" for h in range(8)]

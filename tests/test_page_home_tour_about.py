@@ -157,7 +157,7 @@ def test_every_tour_step_draws_its_picture_in_place_first(number):
 
 
 def test_tour_without_a_sentence_asks_for_one_instead_of_a_picture():
-    at = run_page("tour.py", model="toy-reverse", text="", tour_step=3)
+    at = run_page("tour.py", model="toy-reverse", text="", tour_step=4)
     no_exceptions(at)
     assert "see this step drawn from it" in texts(at) and not at.get("plotly_chart")
 

@@ -57,17 +57,17 @@ def test_home_draws_the_live_map_with_links_that_carry_the_view(trace):
 
 
 def test_the_tour_shows_where_each_step_is_on_the_live_map():
-    """Issue 26, item 9: the tour's "you are here" map frames the step's blocks in red (step 7: the decoder's
-    masked self-attention and cross-attention), in the reader's language; the training step (11) has none."""
-    at = run_page("tour.py", model="en-es", text=SENTENCE, lang="zh", tour_step=7)
+    """Issue 26, item 9: the tour's "you are here" map frames the step's blocks in red (step 8: the decoder's
+    masked self-attention and cross-attention), in the reader's language; the training step (12) has none."""
+    at = run_page("tour.py", model="en-es", text=SENTENCE, lang="zh", tour_step=8)
     no_exceptions(at)
-    fig = _chart(at, "tour-map-7")
+    fig = _chart(at, "tour-map-8")
     red = [s for s in fig["layout"]["shapes"] if s.get("line", {}).get("color") == "#d62728"]
     assert len(red) == 2
     assert {d["name"] for d in fig["data"] if d["type"] == "heatmap"} >= {"attn.decoder#0", "attn.cross#2"}
     text = " ".join(a["text"] for a in fig["layout"]["annotations"])
     assert "你在这里" in text and "交叉注意力" in text
-    at = run_page("tour.py", model="en-es", text=SENTENCE, tour_step=11)
+    at = run_page("tour.py", model="en-es", text=SENTENCE, tour_step=12)
     no_exceptions(at)
     assert not any(c.proto.id and "tour-map" in c.proto.id for c in at.get("plotly_chart"))
 

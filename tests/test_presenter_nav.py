@@ -25,22 +25,22 @@ def _forward(at) -> list[str]:
 
 
 def test_tour_in_presenter_mode_has_one_way_forward():
-    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=4)
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=5)
     no_exceptions(at)
     assert _forward(at) == ["tour-next"]
     assert not any("page" in label.lower() for label, _ in _links(at) if label.startswith("←"))
     _buttons(at)["tour-next"].click()
     at.run()
-    assert at.query_params["tour_step"] == "5" and _forward(at) == ["tour-next"]
+    assert at.query_params["tour_step"] == "6" and _forward(at) == ["tour-next"]
 
 
 def test_tour_first_and_last_steps_lead_to_the_pages_around_it_in_presenter_mode():
-    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=12)
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=13)
     no_exceptions(at)
     assert "tour-next" not in _buttons(at)
     assert _forward(at) == ["Next page →"]
     nxt = next(link.proto for link in at.get("page_link") if link.proto.label == "Next page →")
-    assert nxt.page == "positional" and "present=1" in nxt.query_string and "text=a+b+c+d" in nxt.query_string
+    assert nxt.page == "rnn" and "present=1" in nxt.query_string and "text=a+b+c+d" in nxt.query_string
     at = run_page("tour.py", model="toy-reverse", text="a b c d", present=1, tour_step=1, lang="zh")
     no_exceptions(at)
     assert "tour-prev" not in _buttons(at)
@@ -48,7 +48,7 @@ def test_tour_first_and_last_steps_lead_to_the_pages_around_it_in_presenter_mode
 
 
 def test_tour_outside_presenter_mode_keeps_its_own_buttons_only():
-    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=12)
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=13)
     no_exceptions(at)
     assert _buttons(at)["tour-next"].disabled and _buttons(at)["tour-prev"].disabled is False
     assert not any("page" in label for label, _ in _links(at))

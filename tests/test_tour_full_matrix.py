@@ -1,4 +1,4 @@
-"""The guided tour's steps 1 and 2 (issue 26, item 2): cosine similarities of the tokens' embeddings and of the
+"""The guided tour's token and positional steps (issue 26, item 2): cosine similarities of the tokens' embeddings and of the
 positional vectors as the pictures, the full [tokens x d_model] matrices one click away in an expander."""
 import json
 
@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from apptest_utils import no_exceptions, run_page, z_of
+from viz.tour_steps import TOUR
 
 
-@pytest.mark.parametrize("number", [1, 2])          # tokens, positional encoding
+@pytest.mark.parametrize("number", [n for n, step in enumerate(TOUR, 1) if step.key in ("tokens", "positional")])
 def test_tour_step_keeps_the_full_matrix_a_click_away(number):
     at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=number)
     no_exceptions(at)

@@ -20,6 +20,7 @@ class Page(NamedTuple):
 
 PAGES = [  # in teaching order
     Page("viz/pages/home.py", "home", ":material/home:", "nav.section.Start", "nav.page.home"),
+    Page("viz/pages/rnn.py", "rnn", ":material/history:", "nav.section.Attention", "nav.page.rnn"),
     Page("viz/pages/explorer.py", "explorer", ":material/grid_view:", "nav.section.Attention", "nav.page.explorer"),
     Page("viz/pages/step_through.py", "step", ":material/calculate:", "nav.section.Attention", "nav.page.step"),
     Page("viz/pages/multi_head.py", "multihead", ":material/call_merge:",

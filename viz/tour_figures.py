@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, NamedTuple
 
+import json
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -35,9 +37,12 @@ from viz.figures.training import clean_train_log, loss_curve, mark_run_ends, run
 from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
 from viz.map_view import head_view_figure
+from viz.rnn_view import accuracy_chart
 from viz.text import position_labels
 from viz.tour_steps import TourStep
 
+RNN_METRICS = ("rnn-reverse", "metrics.json")   # beside the model's folder: the shipped RNNs' measurements
+RNN_METRICS_LIMIT = 2**20
 TRAIN_LOG_LIMIT = 8 * 2**20   # bytes of train_log.csv read (checked before reading), as viz/services.MODEL_FILE_LIMITS
 
 # About how wide a tour figure's plot area is drawn on a projector (1280x720, sidebar open; the lesson's page
@@ -47,6 +52,22 @@ DIMENSION_AXIS_PX = 480
 # (trace, model_dir, words, type_scale=NORMAL) -> the step's picture, several pictures (a tuple, shown in order:
 # step_pictures), or None when its data is missing
 Draw = Callable[..., "go.Figure | tuple[go.Figure, ...] | None"]
+
+
+def rnn_figure(trace: Trace, model_dir: Path | None, words: Words, type_scale: TypeScale = NORMAL) -> go.Figure | None:
+    """Before the Transformer: the shipped RNNs' exact accuracy against the input's length, with and without
+    attention, as their training measured it (pretrained/rnn-reverse/metrics.json beside the model's folder).
+    None when that file is absent or unreadable: a lesson is about the sentence."""
+    path = model_dir.parent.joinpath(*RNN_METRICS) if model_dir else None
+    if path is None or not path.is_file() or path.stat().st_size > RNN_METRICS_LIMIT:
+        return None
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+        tables = {attention: m["accuracy_by_length"] for attention, m in metrics["models"].items()}
+        return accuracy_chart(tables, tuple(metrics["train_lengths"]), words, title=words("rnn.acc.title"),
+                              type_scale=type_scale)
+    except (ValueError, KeyError, TypeError, AttributeError, StopIteration):
+        return None
 
 
 def embeddings_figure(trace: Trace, model_dir: Path | None, words: Words,
@@ -246,7 +267,7 @@ def training_figure(trace: Trace, model_dir: Path | None, words: Words,
 
 # TourStep.key -> its picture (None when the data for it is missing). A test checks every step has one.
 STEP_FIGURES: dict[str, Draw] = {
-    "tokens": embeddings_figure, "positional": positional_figure, "one_head": one_head_figure,
+    "rnn": rnn_figure, "tokens": embeddings_figure, "positional": positional_figure, "one_head": one_head_figure,
     "multi_head": multi_head_figure, "add_norm": add_norm_figure, "ffn": ffn_figure, "decoder": decoder_figure,
     "decoding": decoding_figure, "heads": head_entropy_figure, "zoo": zoo_figure, "learn": training_figure,
     "regularize": regularize_figure,

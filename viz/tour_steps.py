@@ -25,6 +25,8 @@ class TourStep:
 
 
 TOUR = (
+    TourStep("rnn", r"e_{ij}=v^\top\tanh(W s_{i-1}+U h_j),\quad a_{ij}=\mathrm{softmax}_j(e_{ij}),\quad "
+             r"c_i=\sum_j a_{ij}\,h_j", (Link("rnn.py"),)),
     TourStep("tokens", r"x_i=\sqrt{d_{\mathrm{model}}}\;E[\mathrm{token}_i]", (Link("positional.py"),)),
     TourStep("positional",
              r"PE_{(pos,2i)}=\sin\frac{pos}{10000^{2i/d}},\quad PE_{(pos,2i+1)}=\cos\frac{pos}{10000^{2i/d}}",

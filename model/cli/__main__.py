@@ -19,6 +19,7 @@ COMMANDS = {   # name -> (module with main(argv), what it does)
     "examples": ("model.cli.examples", "choose a model's example sentences by measuring them (presets.txt)"),
     "sweep": ("model.cli.sweep", "train a few settings side by side and rank them on the dev set"),
     "judge": ("model.cli.judge", "should a retrained model replace the shipped one? (dev, test, repeats, everyday, size)"),
+    "train-rnn": ("model.cli.train_rnn", "train GRU encoder-decoders with and without attention on a toy task"),
     "fit-zoo": ("model.cli.fit_zoo", "fit the attention zoo's general and additive scores to a model's heads"),
 }
 USAGE = "python -m model.cli COMMAND [options]   (every command, the lesson too: transformer-viz COMMAND)"

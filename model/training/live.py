@@ -21,6 +21,7 @@ from model.training.tasks import SYMBOLS, solve, toy_tokenizer
 from model.capture import schema
 from model.errors import InputError
 from model.capture.hooks import capture
+from model.training.rnn import EVAL_LENGTHS, RNNResult, accuracy_by_length, train_rnn
 from model.training.toy import ToyResult, train_toy
 
 TRAINING_SLOT = threading.Semaphore(1)
@@ -141,6 +142,24 @@ def train_live(run: LiveRun, on_progress: Callable[[dict, Snapshot], None] | Non
     finally:
         torch.set_num_threads(previous)
     return run
+
+
+def train_rnns_live(task: str, attentions: list[str], steps: int, on_progress: Callable[[str, dict], None] | None = None,
+                    seed: int = 0, eval_inputs: int = 100) -> dict[str, tuple[RNNResult, dict]]:
+    """The RNN encoder-decoders (model/training/rnn.py) one after another on TRAINING_THREADS, each followed by
+    its accuracy at every length of EVAL_LENGTHS: {attention: (result, accuracy_by_length)}.
+    on_progress(attention, record) at every evaluation."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(min(TRAINING_THREADS, previous))
+    runs = {}
+    try:
+        for attention in attentions:
+            report = (lambda record, _model, a=attention: on_progress(a, record)) if on_progress else None
+            result = train_rnn(task, attention, steps=steps, seed=seed, eval_every=eval_interval(steps), on_eval=report)
+            runs[attention] = (result, accuracy_by_length(result.model, task, EVAL_LENGTHS, n=eval_inputs))
+    finally:
+        torch.set_num_threads(previous)
+    return runs
 
 
 def trained_lengths_note(symbols: list[str]) -> str | None:

@@ -7,8 +7,9 @@ from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
 from viz.i18n import error_text, t, words
+from viz.rnn_view import RNN_SCORE_KEYS, accuracy_chart, model_name
 from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, get_trace, make_example, model_ids,
-                          parse_symbols, trace_toy, train_live, trained_lengths_note, training_slot,
+                          parse_symbols, trace_toy, train_live, train_rnns, trained_lengths_note, training_slot,
                           untrained_snapshot)
 from viz.state import qp_choice, qp_int, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
@@ -247,6 +248,45 @@ def explain() -> None:
                  r"\theta\leftarrow\theta-\eta_t\,\mathrm{Adam}(\nabla_\theta\mathcal{L})")
 
 
+# -- before the Transformer: train the RNNs live (viz/rnn_view.py draws their accuracy) -----------------------
+RNN_RESULT = "train-rnn-result"           # session key of the last live RNN training's measurements
+RNN_STEPS = (50, 3000, 600)               # slider: least, most, default
+
+
+def rnn_live_training(task: str) -> None:
+    """The training page's section: train the RNN without attention and one with it on the page's task, then
+    their accuracy by input length (the bottleneck, measured on this machine a minute ago)."""
+    st.subheader(t("training.rnn.title"))
+    c1, c2, c3 = st.columns([3.2, 3, 1.8], vertical_alignment="bottom")
+    scores = list(RNN_SCORE_KEYS)
+    score = c1.radio(t("rnn.score"), scores, horizontal=True, key="train-rnn-score",
+                     format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
+    steps = c2.slider(t("training.steps"), *RNN_STEPS, step=50, key="train-rnn-steps")
+    if c3.button(t("training.rnn.train"), key="train-rnn-button", width="stretch"):
+        order = ["none", score]
+        waiting, progress = st.empty(), st.progress(0.0, text=t("training.starting"))
+
+        def on_progress(attention: str, record: dict) -> None:
+            done = (order.index(attention) * steps + record["step"]) / (len(order) * steps)
+            progress.progress(done, text=t("training.rnn.progress", model=model_name(attention, words()), step=record["step"],
+                                           steps=steps, loss=f"{record['loss']:.3f}",
+                                           accuracy=f"{record['accuracy']:.0%}", seconds=f"{record['seconds']:.0f}"))
+
+        result = train_rnns(task, order, steps, on_progress, lambda s: waiting.info(t("training.waiting", seconds=s)))
+        st.session_state[RNN_RESULT] = dict(result, task_name=t(TRAINING_TASK_KEYS[task]))
+        progress.empty()
+    result = st.session_state.get(RNN_RESULT)
+    if result is None:
+        st.caption(t("training.rnn.press"))
+        return
+    st.plotly_chart(accuracy_chart(result["tables"], result["train_lengths"], words(), type_scale=type_scale(),
+                                   title=t("training.rnn.chart", task=result["task_name"], steps=result["steps"])),
+                    key="train-rnn-accuracy")
+    times = " · ".join(t("training.rnn.seconds", model=model_name(a, words()), seconds=f"{s:.0f}")
+                       for a, s in result["seconds"].items())
+    st.caption(t("training.rnn.result", steps=result["steps"], times=times))
+
+
 def render() -> None:
     st.title(t("training.title"))
     running = bool(st.session_state.get(RUNNING))
@@ -271,6 +311,7 @@ def render() -> None:
         show_result(run)
         try_model(run)
     explain()
+    rnn_live_training(task)
 
 
 if __name__ == "__main__":

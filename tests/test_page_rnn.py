@@ -1,0 +1,82 @@
+"""The "Before the Transformer" page (viz/pages/rnn.py) and the training page's live RNNs, through app.py with AppTest."""
+import base64
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from apptest_utils import figure, first_chart, no_exceptions, run_page, texts, z_of
+from viz import ROOT
+from viz.i18n import catalogue
+
+METRICS = json.loads((ROOT / "pretrained" / "rnn-reverse" / "metrics.json").read_text())
+
+
+def typed(values) -> list[float]:
+    """A chart's numbers: a list, or plotly's base64 typed array."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).astype(float).tolist()
+    return [float(v) for v in values]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_alignment_beside_the_transformer_then_the_bottleneck(lang):
+    words = catalogue(lang)
+    at = run_page("rnn.py", lang=lang, input="a b c d e f g h")
+    no_exceptions(at)
+    assert at.title[0].value == words["rnn.title"]
+    chart, above = first_chart(at)
+    assert chart.key == "rnn-align" and above <= 25                  # the picture first
+    keys = [c.key for c in at.get("plotly_chart")]
+    assert keys[:2] == ["rnn-align", "rnn-cross"] and "rnn-accuracy" in keys and "rnn-variants" in keys
+    rnn = z_of(at, 0)
+    assert rnn.shape == (9, 9)                                        # 8 symbols and </s>, both ways
+    np.testing.assert_allclose(rnn.sum(1), 1.0, atol=1e-6)
+    assert (rnn[:8].argmax(1) == np.arange(7, -1, -1)).all()          # it reads the input backwards
+    out = texts(at)
+    assert "h g f e d c b a" in out and "✓" in out
+    # the accuracy chart draws the shipped numbers
+    acc = figure(at, keys.index("rnn-accuracy"))["data"]
+    assert acc[0]["name"] == words["rnn.model.none"]
+    shipped = METRICS["models"]["none"]["accuracy_by_length"]
+    x, y = (typed(acc[0][axis]) for axis in "xy")
+    assert y == pytest.approx([100 * shipped[str(int(n))]["exact"] for n in x])
+    assert words["rnn.explain.title"] in [e.label for e in at.expander]
+
+
+def test_a_long_input_and_another_score():
+    at = run_page("rnn.py", input="a b c d e f g h i j a b c d", score="dot")
+    no_exceptions(at)
+    assert at.radio(key="rnn-score").value == "dot"
+    out = texts(at)
+    assert "RNN + dot attention** wrote: d c b a j i h g f e d c b a ✓" in out.replace("\\", "")
+    assert "At 14 symbols" in out
+
+
+def test_bad_symbols_are_said_and_the_default_shown():
+    at = run_page("rnn.py", input="a b <script>")
+    no_exceptions(at)
+    assert at.warning and "a b c d e f g h" in at.warning[0].value
+    assert "<script>" not in at.warning[0].value
+
+
+def test_without_the_rnn_folder_the_page_says_so(tmp_path, monkeypatch):
+    shutil.copytree(ROOT / "pretrained" / "toy-reverse", tmp_path / "toy-reverse")
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(tmp_path))
+    at = run_page("rnn.py", model="toy-reverse", text="a b c")
+    no_exceptions(at)
+    said = at.error[0].value.replace("\\", "") if at.error else ""
+    assert "rnn-reverse/rnn.json" in said and "file missing" in said and str(tmp_path) not in said
+
+
+def test_the_training_page_trains_both_rnns_live():
+    at = run_page("training.py", lang="zh")
+    no_exceptions(at)
+    assert catalogue("zh")["training.rnn.press"] in texts(at)
+    at.slider(key="train-rnn-steps").set_value(50)
+    at.button(key="train-rnn-button").click().run()
+    no_exceptions(at)
+    chart = next(c for c in at.get("plotly_chart") if c.key == "train-rnn-accuracy")
+    names = [d["name"] for d in json.loads(chart.proto.spec)["data"]]
+    assert names == [catalogue("zh")["rnn.model.none"], catalogue("zh")["rnn.model.additive"]]

@@ -1,0 +1,51 @@
+"""The RNN encoder-decoders' accuracy by input length, in a reader's language: one chart for the "Before the
+Transformer" page (the shipped models' measured numbers), the training page (models trained live) and the tour
+(and so the offline lesson). No Streamlit here: words come as the figures' `words` (viz.figures.style.Words)."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from viz.figures.rnn import accuracy_by_length_figure
+from viz.figures.style import NORMAL, TypeScale, Words
+
+# Catalogue keys (viz/locales), written out so that a test finds every key in use.
+RNN_MODEL_KEYS = {"none": "rnn.model.none", "additive": "rnn.model.additive", "dot": "rnn.model.dot",
+                  "general": "rnn.model.general"}
+RNN_SCORE_KEYS = {"additive": "rnn.score.additive", "dot": "rnn.score.dot", "general": "rnn.score.general"}
+
+
+def model_name(attention: str, words: Words) -> str:
+    return words(RNN_MODEL_KEYS[attention])
+
+
+RNN_AXES = {"fig.attention.query": "rnn.fig.output", "fig.attention.y": "rnn.fig.output",
+            "fig.attention.key": "rnn.fig.input", "fig.attention.x": "rnn.fig.input"}
+
+
+class RnnWords:
+    """The reader's words with the attention maps' query and key named as an RNN's: output step and input."""
+
+    def __init__(self, words: Words):
+        self.words = words
+
+    def __call__(self, key: str, **fields) -> str:
+        key = RNN_AXES.get(key, key)
+        return self.words(key, **fields)
+
+    def kind(self, kind: str) -> str:
+        return self.words.kind(kind)
+
+
+def accuracy_chart(tables: dict[str, dict], trained: tuple[int, int], words: Words,
+                   marked: int | None = None, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
+    """tables: {attention: {length: {"exact": 0-1, ...}}} (lengths as ints or, read from JSON, strings)."""
+    lengths = sorted(int(n) for n in next(iter(tables.values())))
+    curves = {model_name(a, words): [_at(table, n)["exact"] for n in lengths] for a, table in tables.items()}
+    return accuracy_by_length_figure(lengths, curves, trained, words, marked, title=title,
+                                     emphasis=model_name("none", words) if "none" in tables else None,
+                                     type_scale=type_scale)
+
+
+def _at(table: dict, length: int) -> dict:
+    return table[length] if length in table else table[str(length)]
+
