@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import html_bodies, no_exceptions, run_page, texts
 from model.errors import InputError
 from model.io.checkpoint import Bundle, CheckpointError, load_checkpoint, save_checkpoint
 from model.nn.config import TransformerConfig
@@ -552,7 +552,7 @@ def test_about_shows_a_folders_readme_and_metrics_without_fetching_or_colouring(
             assert not re.search(r"(?<!\\)!\[", outside_code) and "<img" not in source, source
         if page == "about.py":
             assert "boom" in texts(at)
-            card = "".join(str(h.proto.body) for h in at.get("html") if "tv-model-card" in h.proto.body)
+            card = html_bodies(at)
             assert "beacon.png" in card and "<img" not in card                       # shown, as text
 
 
@@ -613,7 +613,7 @@ def test_links_out_of_a_model_folder_show_no_server_file(tmp_path, monkeypatch):
     for page in ("about.py", "home.py"):
         at = run_page(page, model=model_id)
         no_exceptions(at)
-        shown = texts(at) + "".join(str(h.proto.body) for h in at.get("html"))
+        shown = texts(at) + html_bodies(at)
         assert "SECRET_KEY_xyz" not in shown and "root:x" not in shown
         assert at.sidebar.text_area(key="text").value == "The man went to the house."
         said = texts(at).replace("\\", "").replace("\u2060", "")

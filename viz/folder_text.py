@@ -57,9 +57,12 @@ def card_html(text: str) -> str:
 
 def code_span(value) -> str:
     """`value` as one Markdown code span that shows its characters exactly: the fence is one backtick longer than
-    any run of backticks inside, and a space pads each side (CommonMark strips one from each). A line break
-    becomes a space, as inside any code span."""
+    any run of backticks inside, and where the value starts or ends with a backtick or a space, a space pads
+    each side (CommonMark strips one from each). A line break becomes a space, as inside any code span."""
     text = str(value).replace("\r", " ").replace("\n", " ")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
-    return f"{fence} {text} {fence}" if text.strip() else f"{fence}\u00a0{fence}"
+    if not text.strip():
+        return f"{fence}\u00a0{fence}"
+    pad = " " if text[:1] in "` " or text[-1:] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
