@@ -360,6 +360,96 @@ def test_after_its_worker_dies_a_session_downloads_and_uploads_where_it_reconnec
         assert "2 sentences in the file" in after.get("selectboxes", []), after
 
 
+def open_in_chromium(chromium, deployment, want: str | None, avoid: str | None = None):
+    """A new browser (its own cookies) on the explorer through nginx, pinned to worker `want` (or any but
+    `avoid`): new browsers go round-robin, so a few are opened until one lands there. Returns (context, page,
+    worker, responses), where responses collects (status, method, path, X-Upstream) of every response."""
+    from browser_utils import wait_for_app
+    url = deployment.base + "/explorer?" + urllib.parse.urlencode({"model": MODEL, "text": "b a d c"})
+    for _ in range(12):
+        context = chromium.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        page = context.new_page()
+        worker = page.goto(url).headers.get("x-upstream", "")
+        if (want is None or worker == want) and worker != avoid:
+            responses = []
+            page.on("response", lambda r: responses.append(
+                (r.status, r.request.method, urllib.parse.urlparse(r.url).path, r.headers.get("x-upstream"))))
+            wait_for_app(page)
+            page.wait_for_selector(".js-plotly-plot", timeout=240_000)
+            return context, page, worker, responses
+        context.close()
+    raise AssertionError(f"12 new browsers, none pinned to {want or 'another worker than ' + str(avoid)}")
+
+
+def wait_for_page(page, condition, what: str, timeout: float = 240) -> None:
+    """wait_until for a Playwright page: its events are handed over only while Playwright waits."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        page.wait_for_timeout(300)
+
+
+def kill_and_use_right_after(deployment, page, worker: str, responses: list, tmp_path) -> str:
+    """SIGKILL the page's worker; once the page has reconnected to the other one, download a CSV and upload a
+    file at once, as a student would. Returns the worker the page moved to."""
+    from browser_utils import wait_for_app
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    finished = []
+
+    def watch(ws):                                      # the session's runs, as the server reports them
+        ws.on("framereceived", lambda payload: isinstance(payload, bytes) and
+              ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished" and finished.append(ws))
+    page.on("websocket", watch)
+    victim = next(w for w in deployment.state()["workers"] if f"127.0.0.1:{w['port']}" == worker)
+    os.kill(victim["pid"], signal.SIGKILL)
+    killed = len(responses)
+    # Streamlit's frontend polls health and host-config and reopens its websocket; the student types a sentence
+    wait_for_page(page, lambda: any(path == "/_stcore/host-config" and status == 200
+                                    for status, _m, path, _u in responses[killed:]), "the page never reconnected")
+    box = page.locator('[data-testid="stSidebar"] textarea').first
+    box.fill("c a b d")
+    box.press("Control+Enter")
+    wait_for_page(page, lambda: finished, "the page never ran again after the kill")
+    wait_for_app(page)
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Download CSV").first.click()
+    saved = tmp_path / f"after-kill-{victim['port']}.csv"
+    download.value.save_as(saved)
+    assert "0 c" in saved.read_text(), saved.read_text()[:200]             # the new sentence's first token
+    upload = tmp_path / "mine.txt"
+    upload.write_text("d c b a\nc c a\n")
+    page.locator('[data-testid="stSidebar"] input[type="file"]').set_input_files(str(upload))
+    page.get_by_text("2 sentences in the file").wait_for(timeout=60_000)
+    after = responses[killed:]
+    failed = [r for r in after if r[0] >= 500]
+    assert not failed, f"{failed}\n{(deployment.run_dir / 'logs' / 'error.log').read_text()[-2000:]}"
+    puts = [r for r in after if r[1] == "PUT" and "/_stcore/upload_file/" in r[2]]
+    media = [r for r in after if r[2].startswith("/media/")]
+    assert puts and all(r[0] == 204 for r in puts) and media and all(r[0] == 200 for r in media), (puts, media)
+    moved_to = puts[-1][3].split(", ")[-1]
+    assert moved_to != worker and all(r[3].split(", ")[-1] == moved_to for r in puts + media), after
+    return moved_to
+
+
+@pytest.mark.browser
+def test_in_a_real_browser_downloads_and_uploads_work_right_after_either_worker_dies(deployment, tmp_path):
+    """Issue 35, item 16: after SIGKILL of the page's worker, Chromium's CSV download and upload right after the
+    page reconnected got 502 (nginx tried the dead worker, then 'no live upstreams' in the group whose own
+    worker was alive), and host-config too. Both directions: kill the first worker, then the second, each
+    time with a browser pinned to it; no response of 500 or more after the kill."""
+    from browser_utils import browser
+    workers = [f"127.0.0.1:{w['port']}" for w in deployment.state()["workers"]]
+    with browser() as chromium:
+        for victim in workers:
+            wait_until(lambda: all(worker_healthy(int(w.rsplit(":", 1)[1])) for w in workers),
+                       f"a worker is not back\n{deployment.log()}")
+            context, page, worker, responses = open_in_chromium(chromium, deployment, want=victim)
+            try:
+                kill_and_use_right_after(deployment, page, worker, responses, tmp_path)
+            finally:
+                context.close()
+
+
 def test_a_dead_worker_is_restarted(deployment):
     victim = deployment.state()["workers"][0]
     restarts = victim["restarts"]
