@@ -26,8 +26,8 @@ def main(argv=None) -> int:
     parser.add_argument("--start", default="The man went to the house.",
                         help="the app's default sentence, first ('' for none)")
     args = parser.parse_args(argv)
+    bundle = load_engine(args.model, device="cpu")           # "no such model folder" first
     presets_file = presets_target(args.model)
-    bundle = load_engine(args.model, device="cpu")
     pairs = [(s, t) for s, t in read_tsv(args.test)[: args.pairs] if len(s.split()) <= args.max_words]
     if not pairs:
         raise ValueError(f"{args.test}: none of the first {args.pairs} pairs has {args.max_words} words or fewer "
