@@ -135,15 +135,26 @@ def routing_block(upstreams: list[str], cookie: str, tokens: list[list[str]]) ->
     return "\n".join(out)
 
 
+# Idle connections to a worker are closed by nginx before the worker closes them (Streamlit's uvicorn: after 5 s):
+# a request sent on a connection the worker had just closed failed, and counted as that worker's failure.
+UPSTREAM_KEEPALIVE_TIMEOUT = "4s"
+
+
 def upstream_groups(upstreams: list[str]) -> str:
     """tv_any (round-robin, for requests without an issued token) and one group per upstream: its own server
-    first, the others as backups (they take its browsers while it is down; the cookie then follows)."""
-    def server(u: str, backup: bool = False) -> str:
-        return f"        server {u} max_fails=1 fail_timeout=5s{' backup' if backup else ''};"
-    blocks = ["    upstream tv_any {", *(server(u) for u in upstreams), "        keepalive 32;", "    }"]
+    first, the others as backups (they take its browsers while it is down; the cookie then follows). A group's
+    own server is never marked down (max_fails=0): each request tries it first, so one failed request cannot
+    send the next ones to a backup that is dead ("no live upstreams" while the own worker was alive)."""
+    def server(u: str, backup: bool = False, never_down: bool = False) -> str:
+        fails = "max_fails=0" if never_down else "max_fails=1 fail_timeout=5s"
+        return f"        server {u} {fails}{' backup' if backup else ''};"
+
+    def pool(size: int) -> list[str]:
+        return [f"        keepalive {size};", f"        keepalive_timeout {UPSTREAM_KEEPALIVE_TIMEOUT};", "    }"]
+    blocks = ["    upstream tv_any {", *(server(u) for u in upstreams), *pool(32)]
     for i, own in enumerate(upstreams):
-        blocks += [f"    upstream tv_worker_{i} {{", server(own),
-                   *(server(u, backup=True) for u in upstreams if u != own), "        keepalive 16;", "    }"]
+        blocks += [f"    upstream tv_worker_{i} {{", server(own, never_down=True),
+                   *(server(u, backup=True) for u in upstreams if u != own), *pool(16)]
     return "\n".join(blocks)
 
 

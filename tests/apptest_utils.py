@@ -45,6 +45,11 @@ def texts(at: AppTest) -> str:
     return "\n".join(parts)
 
 
+def html_bodies(at: AppTest) -> str:
+    """What the page gave st.html (the model card, style blocks), for asserting on the card's words."""
+    return "\n".join(str(e.proto.body) for e in at.get("html"))
+
+
 def no_exceptions(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 

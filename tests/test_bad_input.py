@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import html_bodies, no_exceptions, run_page, texts
 from model.errors import InputError
 from model.io.checkpoint import Bundle, CheckpointError, load_checkpoint, save_checkpoint
 from model.nn.config import TransformerConfig
@@ -489,24 +489,55 @@ def test_about_says_which_file_is_too_big_and_shows_the_rest(tmp_path, monkeypat
 BEACON = "![i](http://127.0.0.1:9/beacon.png)"
 
 
-def test_card_markdown_neutralises_images_html_and_shortcodes():
-    from viz.folder_text import card_markdown
-    card = (f"# Card\n{BEACON} and ![r][ref]\n\n[ref]: http://127.0.0.1:9/r.png\n:red[alarm] :material/home: "
-            ":smile: <img src=http://127.0.0.1:9/x.png>\n| a | b |\n| --- | --- |\n| 1 | 2 |\n"
-            "`code :red[kept] ![x](y)` and http://example.org:80/x\n```\n:blue[in a fence]\n```\n")
-    shown = card_markdown(card)
-    assert not re.search(r"(?<!\\)!\[", shown.split("`")[0])                       # no image outside code
-    assert "<img" not in shown and "&lt;img" in shown
-    assert ":red[" not in shown.split("`")[0] and ":\u2060red[alarm]" in shown
-    assert ":\u2060material/home:" in shown and ":\u2060smile:" in shown
-    assert "`code :red[kept] ![x](y)`" in shown and ":blue[in a fence]" in shown    # code is left as written
-    assert "| a | b |" in shown and "# Card" in shown and "http://example.org:80/x" in shown
+# Each of these made Chromium fetch the beacon through the pattern-based card (issue 35, item 14).
+HOSTILE_CARD = (f"# Card\n{BEACON} and ![r][ref]\n\n[ref]: http://127.0.0.1:9/r.png\n"
+                ":red[alarm] :material/home: :smile: <img src=http://127.0.0.1:9/x.png> &#60;img src=x&#62;\n\n"
+                "| a | b |\n| --- | --- |\n| 1 | 2 |\n\n"
+                "see `![x](http://127.0.0.1:9/tick.png)` and ``` ![y](http://127.0.0.1:9/open-fence.png)\n\n"
+                "a ~~~ ![z](http://127.0.0.1:9/tilde.png)\n\n[js](javascript:alert(1)) [ok](http://example.org/x)\n"
+                "```\n<b>fenced</b> ![f](http://127.0.0.1:9/fenced.png)\n```\n")
+
+
+def html_tags(markup: str) -> list[tuple[str, dict]]:
+    """Every tag an HTML parser (as a browser's) finds in `markup`, with its attributes."""
+    from html.parser import HTMLParser
+    found = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, dict(attrs)))
+    Tags().feed(markup)
+    return found
+
+
+def test_the_card_is_parsed_to_html_without_images_raw_html_or_shortcodes():
+    from viz.folder_text import card_html
+    shown = card_html(HOSTILE_CARD)
+    tags = html_tags(shown)
+    assert {"h1", "table", "td", "code", "pre", "a"} <= {tag for tag, _ in tags}
+    assert not [(tag, attrs) for tag, attrs in tags if tag in ("img", "script", "iframe", "b") or "src" in attrs]
+    assert "![i](http://127.0.0.1:9/beacon.png)" in shown                   # the image as its characters
+    assert "![r](http://127.0.0.1:9/r.png)" in shown and "open-fence.png" in shown and "tilde.png" in shown
+    assert "&lt;img src=http://127.0.0.1:9/x.png&gt;" in shown and "&lt;img src=x&gt;" in shown
+    assert "javascript:" not in shown.replace("[js](javascript:alert(1))", "")   # an unsafe link is not a link
+    assert '<a href="http://example.org/x" target="_blank" rel="noopener noreferrer nofollow">ok</a>' in shown
+    assert ":red[alarm]" in shown and "<h1>Card</h1>" in shown and "<td>1</td>" in shown
+    assert "&lt;b&gt;fenced&lt;/b&gt;" in shown
+
+
+@pytest.mark.parametrize("value", ["en-es", "a`b", "``x`", " lead", "x ![i](http:&#47;&#47;h&#47;b.png) :red[x]"])
+def test_a_code_span_holds_any_folder_name_exactly(value):
+    from markdown_it import MarkdownIt
+    from viz.folder_text import code_span
+    rendered = MarkdownIt("commonmark").renderInline(f"About {code_span(value)}.")
+    import html
+    assert rendered.startswith("About <code>") and html.unescape(rendered[len("About <code>"):-len("</code>.")]) == value
 
 
 def test_about_shows_a_folders_readme_and_metrics_without_fetching_or_colouring(tmp_path, monkeypatch):
     models = tmp_path / "models"
     shutil.copytree(TOY, models / "toy-card")
-    (models / "toy-card" / "README.md").write_text(f"# Card\n{BEACON}\n:red[alarm] <img src=x>\n", encoding="utf-8")
+    (models / "toy-card" / "README.md").write_text(HOSTILE_CARD, encoding="utf-8")
     (models / "toy-card" / "metrics.json").write_text(json.dumps({
         "task": ":red[boom]", "note": "a long note that goes past forty characters :red[drawn red] " + BEACON,
         "greedy": {"bleu": 1.0, "chrf": 2.0, "bleu_signature": "sig`:red[x]`", "chrf_signature": "c"}}))
@@ -516,11 +547,100 @@ def test_about_shows_a_folders_readme_and_metrics_without_fetching_or_colouring(
         no_exceptions(at)
         for element in [*at.markdown, *at.caption]:
             source = str(element.value)
-            outside_code = re.sub(r"`[^`]*`", "", source)
+            outside_code = re.sub(r"(`+).*?\1", "", source)
             assert ":red[" not in outside_code, source
             assert not re.search(r"(?<!\\)!\[", outside_code) and "<img" not in source, source
         if page == "about.py":
-            assert "beacon.png" in texts(at) and "boom" in texts(at)                 # shown, as text
+            assert "boom" in texts(at)
+            card = html_bodies(at)
+            assert "beacon.png" in card and "<img" not in card                       # shown, as text
+
+
+# -- issue 35, item 13: a model folder's files are its own: no link is followed, nothing outside is read -------
+SECRET = "root:x:0:0:SECRET_KEY_xyz"
+
+
+def _linked_folder(models: Path, name: str, links: dict[str, Path]) -> Path:
+    folder = models / name
+    shutil.copytree(TOY, folder)
+    for file, target in links.items():
+        (folder / file).unlink(missing_ok=True)
+        (folder / file).symlink_to(target)
+    return folder
+
+
+@pytest.mark.parametrize("file", ["config.json", "tokenizer.json", "model.safetensors"])
+def test_a_linked_checkpoint_file_is_refused_by_name(tmp_path, file):
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(TOY, outside)                        # a perfectly good file, but not this folder's own
+    folder = _linked_folder(tmp_path, "toy-linked", {file: outside / file})
+    with pytest.raises(CheckpointError, match=f"{file}: a symbolic link, not a file of its folder itself; not read"):
+        load_checkpoint(folder)
+
+
+def test_a_linked_folder_inside_a_model_folder_is_outside_it(tmp_path):
+    from model.io.files import read_text_limited
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "state.json").write_text(SECRET)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "last").symlink_to(tmp_path / "secret")
+    with pytest.raises(ValueError, match="last/state.json: lies outside its folder"):
+        read_text_limited(tmp_path / "run" / "last" / "state.json", 100, within=tmp_path / "run")
+    assert read_text_limited(tmp_path / "secret" / "state.json", 100, within=tmp_path / "secret") == SECRET
+
+
+def test_links_out_of_a_model_folder_show_no_server_file(tmp_path, monkeypatch):
+    """The hostile class linked README.md to /etc/shadow, presets.txt to /etc/passwd (its first line became the
+    default sentence), metrics.json and a test split to other files: each is refused by name, nothing shown."""
+    from viz import services
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f"{SECRET}\n")
+    (tmp_path / "secret.json").write_text(json.dumps({"SECRET_KEY_xyz": 1}))
+    models = tmp_path / "models"
+    model_id = f"toy-links-{tmp_path.name}"
+    _linked_folder(models, model_id, {"README.md": secret, "presets.txt": secret, "test.tsv": secret,
+                                      "train_log.csv": secret, "metrics.json": tmp_path / "secret.json"})
+    (models / "toy-linked-folder").symlink_to(tmp_path / "elsewhere-model")
+    shutil.copytree(TOY, tmp_path / "elsewhere-model")
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
+    assert services.model_ids() == [model_id]                      # a folder linked from outside is not offered
+    for name in ("README.md", "presets.txt", "test.tsv", "train_log.csv"):
+        with pytest.raises(ValueError, match=f"^{model_id}/{name}: a symbolic link"):
+            services.model_file_text(model_id, name)
+    assert services.preset_groups(model_id) == {"start": ["The man went to the house."]}
+    assert services.presets_refused(model_id).startswith(f"{model_id}/presets.txt: a symbolic link")
+    assert "symbolic link" in load_checkpoint(models / model_id).extra["metrics"]["error"]
+    for page in ("about.py", "home.py"):
+        at = run_page(page, model=model_id)
+        no_exceptions(at)
+        shown = texts(at) + html_bodies(at)
+        assert "SECRET_KEY_xyz" not in shown and "root:x" not in shown
+        assert at.sidebar.text_area(key="text").value == "The man went to the house."
+        said = texts(at).replace("\\", "").replace("\u2060", "")
+        assert "presets.txt: a symbolic link" in said, said
+        if page == "about.py":
+            assert "README.md: a symbolic link" in said
+
+
+# -- issue 35, item 17: the weights' header is held against config.json before any tensor is built -------------
+def test_a_huge_config_beside_small_weights_is_refused_from_the_header(tmp_path, monkeypatch):
+    """A config.json declaring ~940M parameters beside the toy's 700 KB weights took 150 s and 3.9 GB to refuse
+    (the model was built first); the header's shapes are compared on the meta device, nothing is allocated."""
+    import time
+    from model.io import checkpoint
+    folder = tmp_path / "toy-huge-config"
+    shutil.copytree(TOY, folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg.update(d_model=4096, n_heads=16, d_ff=16384)                    # 939,839,501 parameters
+    (folder / "config.json").write_text(json.dumps(cfg))
+    built = []
+    real = checkpoint.Transformer
+    monkeypatch.setattr(checkpoint, "Transformer", lambda config: built.append(
+        torch.empty(0).device.type) or real(config))
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match=r"model.safetensors: .* has shape \(64,\), config.json implies \(4096,\)"):
+        load_checkpoint(folder)
+    assert time.perf_counter() - start < 20 and built == ["meta"]        # one model, on the meta device only
 
 
 # -- finding 4: a number box's value from the browser is checked like a URL value ------------------------------

@@ -120,6 +120,7 @@ EVALUATE = ["evaluate", "--model", "TMP/toy", "--out", "TMP/metrics.json", "--te
 EXAMPLES = ["examples", "--model", "TMP/toy", "--start", "a b", "--test"]
 SWEEP = ["sweep", "--minutes", "1", "--out", "TMP/sweep", "--data", "TMP/latin1-data"]
 TRANSLATE = ["translate", "--model", "TMP/toy"]
+RESUME = ["train", "--task", "translate", "--data", "TMP/ok-data", "--resume", "--out"]
 MISTAKES = {  # more of a person's mistakes, called in-process (seconds for the table): the error line says
     "evaluate, wrong header": (EVALUATE + ["TMP/wrong-header.tsv"], "wrong-header.tsv: expected the header line"),
     "evaluate, empty test file": (EVALUATE + ["TMP/empty.tsv"], "empty.tsv: expected the header line"),
@@ -217,7 +218,70 @@ MISTAKES = {  # more of a person's mistakes, called in-process (seconds for the 
                             "fifo: a pipe (FIFO), not a regular file; not written"),
     "lesson --out /dev/full": (["lesson", "--model", "TMP/toy", "--text", "a b", "--out", "/dev/full"],
                                "--out /dev/full: a device, not a regular file"),
+    # issue 35, item 18: tracebacks and hangs of the hostile class, each one sentence naming its file
+    "train --resume, a cut-off optimizer.safetensors": (
+        RESUME + ["TMP/run-cut"], "run-cut/last/optimizer.safetensors: corrupt or cut off"),
+    "train --resume, \"epoch\": \"x\" in state.json": (
+        RESUME + ["TMP/run-epoch-x"], 'run-epoch-x/last/state.json: "epoch" must be a whole number'),
+    "train --resume, state.json not JSON": (RESUME + ["TMP/run-not-json"], "run-not-json/last/state.json: not valid JSON"),
+    "train --resume, state.json a FIFO": (RESUME + ["TMP/run-fifo"], "run-fifo/last/state.json: a pipe (FIFO)"),
+    "train --resume, a 300 MB state.json": (RESUME + ["TMP/run-huge"], "run-huge/last/state.json: 314,572,800 bytes"),
+    "train --resume, state.json linked outside": (RESUME + ["TMP/run-link"],
+                                                  "run-link/last/state.json: a symbolic link"),
+    "train --resume, last/ missing beside an earlier run": (RESUME + ["TMP/run-no-last"],
+                                                            "run-no-last/last is missing, so there is nothing to resume"),
+    "train --init-from a model of another tokenizer kind": (
+        ["train", "--task", "translate", "--data", "TMP/bpe-data", "--init-from", "TMP/toy", "--out", "TMP/run-init"],
+        "--init-from: its tokenizer is WordLevel, the corpus's"),
+    "evaluate --out /dev/full": (EVALUATE + ["TMP/ok.tsv", "--out", "/dev/full"],
+                                 "--out /dev/full: a device, not a regular file; not written"),
+    "evaluate --out a FIFO": (EVALUATE + ["TMP/ok.tsv", "--out", "TMP/fifo"], "fifo: a pipe (FIFO), not a regular file"),
+    "evaluate --out ''": (EVALUATE + ["TMP/ok.tsv", "--out", ""], "--out: empty"),
+    "evaluate --out a 300 MB metrics file": (EVALUATE + ["TMP/ok.tsv", "--out", "TMP/huge.json"], "huge.json: 314,572,800"),
+    "train --threads 100000": (["train", "--task", "reverse", "--out", "TMP/run", "--threads", "100000"],
+                               "argument --threads: at most 256, got 100000"),
+    "train --steps 10**22": (["train", "--task", "reverse", "--out", "TMP/run", "--steps", str(10 ** 22)],
+                             "argument --steps: '10000000000000000000'… (23 characters) is not a whole number"),
+    "train --steps 2,000,000": (["train", "--task", "reverse", "--out", "TMP/run", "--steps", "2000000"],
+                                "argument --steps: at most 1000000"),
+    "train a 5000-digit --d-model": (["train", "--task", "translate", "--out", "TMP/run", "--d-model", "9" * 5000],
+                                     "(5,000 characters) is not a whole number from 1 to 1,000,000,000"),
+    "data --out /dev/full": (["data", "--out", "/dev/full"], "--out /dev/full: a device, not a folder"),
+    "examples, presets.txt a FIFO": (
+        ["examples", "--model", "TMP/toy-fifo-presets", "--test", "TMP/ok.tsv", "--everyday", "TMP/ok.tsv"],
+        "toy-fifo-presets/presets.txt: a pipe (FIFO), not a regular file; not written"),
+    "examples, presets.txt a link": (
+        ["examples", "--model", "TMP/toy-link-presets", "--test", "TMP/ok.tsv", "--everyday", "TMP/ok.tsv"],
+        "toy-link-presets/presets.txt: a symbolic link, not a file of its folder itself; not written"),
 }
+
+
+def make_runs(folder) -> None:
+    """Training runs to --resume, each broken one way (MISTAKES), beside a folder holding an earlier run's log."""
+    import torch
+    from safetensors.torch import save_file
+    from model.io.checkpoint import load_checkpoint
+    model = load_checkpoint(TOY).model
+    moments = {f"{n}.{m}": torch.zeros_like(p) for n, p in model.named_parameters() for m in ("exp_avg", "exp_avg_sq")}
+    state = {"step": 5, "epoch": 0, "batch": 5, "seconds": 1.0, "tokens": 50}
+    for run in ("run-cut", "run-epoch-x", "run-not-json", "run-fifo", "run-huge", "run-link"):
+        shutil.copytree(TOY, folder / run / "last")
+        save_file(moments, str(folder / run / "last" / "optimizer.safetensors"))
+        (folder / run / "last" / "state.json").write_text(json.dumps(state))
+    with open(folder / "run-cut" / "last" / "optimizer.safetensors", "r+b") as f:
+        f.truncate(os.path.getsize(f.name) // 2)
+    (folder / "run-epoch-x" / "last" / "state.json").write_text(json.dumps(state | {"epoch": "x"}))
+    (folder / "run-not-json" / "last" / "state.json").write_text('{"step": 5,')
+    for run in ("run-fifo", "run-huge", "run-link"):
+        (folder / run / "last" / "state.json").unlink()
+    os.mkfifo(folder / "run-fifo" / "last" / "state.json")
+    with open(folder / "run-huge" / "last" / "state.json", "wb") as f:      # sparse: 300 MB of nothing
+        f.truncate(300 * 2**20)
+    (folder / "outside.json").write_text(json.dumps(state))
+    (folder / "run-link" / "last" / "state.json").symlink_to(folder / "outside.json")
+    (folder / "run-no-last").mkdir()
+    (folder / "run-no-last" / "train_log.csv").write_text("step,epoch,train_loss,dev_loss,lr,tokens_per_s\n10,1,2.0,,0.1,5\n")
+
 
 
 @pytest.fixture(scope="module")
@@ -233,6 +297,19 @@ def hostile(tmp_path_factory):
     shutil.copyfile(TOY / "tokenizer.json", folder / "ok-data" / "tokenizer.json")
     with open(folder / "huge.txt", "wb") as f:                 # sparse: one byte over translate's 64 MiB
         f.truncate(64 * 2**20 + 1)
+    with open(folder / "huge.json", "wb") as f:
+        f.truncate(300 * 2**20)
+    make_runs(folder)
+    (folder / "bpe-data").mkdir()                               # a corpus whose tokenizer is en-es's BPE
+    shutil.copyfile(ROOT / "pretrained" / "en-es" / "tokenizer.json", folder / "bpe-data" / "tokenizer.json")
+    for name in ("train.tsv", "dev.tsv"):
+        (folder / "bpe-data" / name).write_text("en\tes\nThe man.\tEl hombre.\n")
+    shutil.copytree(TOY, folder / "toy-fifo-presets")
+    (folder / "toy-fifo-presets" / "presets.txt").unlink()
+    os.mkfifo(folder / "toy-fifo-presets" / "presets.txt")
+    shutil.copytree(TOY, folder / "toy-link-presets")
+    (folder / "toy-link-presets" / "presets.txt").unlink()
+    (folder / "toy-link-presets" / "presets.txt").symlink_to(folder / "ok.tsv")
     return folder
 
 

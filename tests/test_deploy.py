@@ -168,6 +168,71 @@ def test_rendered_config_is_valid_and_follows_the_app_limits(tmp_path):
     assert not any("/var/" in d or "/run/" in d for d in directives) and "daemon off;" in directives
 
 
+class FlakyWorker:
+    """A stand-in worker on loopback: it drops the connection of its first `drops` requests without an answer (as
+    a keep-alive connection the worker has just closed looks to nginx), then answers 200."""
+
+    def __init__(self, drops: int = 1):
+        import http.server
+        left = [drops]
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                if left[0] > 0:
+                    left[0] -= 1
+                    self.close_connection = True
+                    return                                   # no status line: nginx sees the connection closed
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_one_failed_request_does_not_send_a_workers_browsers_to_a_dead_backup(tmp_path):
+    """Issue 35, item 16: after the other worker died, one failed request on a browser's own (live) worker marked
+    it down for 5 s (max_fails=1), so the next requests went to the dead backup: 502, 'no live upstreams' in the
+    group whose own worker was alive. Now the group's own worker is always tried first."""
+    from harness import free_ports, port_is_free
+    live, dead = FlakyWorker(drops=1), f"127.0.0.1:{free_ports(1)}"     # nothing listens on the dead one
+    port = free_ports(1)
+    listen, upstreams = f"127.0.0.1:{port}", [dead, live.address]
+    path = render(upstreams, listen, tmp_path, expose_upstream=True, tokens=[["d" * 32], ["a" * 32]])
+    nginx = subprocess.Popen([NGINX, "-p", str(tmp_path), "-c", str(path), "-e", str(tmp_path / "logs/error.log")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cookie = f"{cookie_name(listen, upstreams)}={'a' * 32}"                 # a browser pinned to the live worker
+    try:
+        wait_until(lambda: not port_is_free(port), "nginx did not start", 30)       # no request: the drop is kept
+        first = get(f"http://{listen}/page", cookie)[0]                     # dropped by its worker, the backup dead
+        after = [get(f"http://{listen}/page", cookie) for _ in range(3)]
+    finally:
+        nginx.terminate()
+        nginx.wait(10)
+        live.server.shutdown()
+    assert first == 502
+    log = (tmp_path / "logs" / "error.log").read_text()
+    assert [(status, headers.get("X-Upstream")) for status, headers, _ in after] == [(200, live.address)] * 3, log
+    assert "no live upstreams" not in log, log
+
+
+def test_idle_connections_to_a_worker_close_in_nginx_before_the_worker_closes_them(tmp_path):
+    """The other half of item 16's 502s: a request sent on a keep-alive connection the worker had just closed
+    fails. nginx's idle timeout for worker connections must be below the worker's (uvicorn's keep-alive)."""
+    import re
+    import uvicorn
+    text = render(["127.0.0.1:1", "127.0.0.1:2"], "127.0.0.1:3", tmp_path).read_text()
+    worker_idle_s = uvicorn.Config(app=None).timeout_keep_alive
+    timeouts = re.findall(r"keepalive_timeout (\d+)s;", text.split("server {")[0])
+    assert len(timeouts) == 3 and all(int(t) < worker_idle_s for t in timeouts), (timeouts, worker_idle_s)
+
+
 def test_health_answers_through_nginx_with_security_headers(deployment):
     status, headers, body = get(deployment.base + "/healthz")
     assert (status, body) == (200, b"ok")
@@ -358,6 +423,96 @@ def test_after_its_worker_dies_a_session_downloads_and_uploads_where_it_reconnec
         after = {}
         rerun_with_upload(ws, found["uploader"], file_id, "mine.txt", len(text), after)
         assert "2 sentences in the file" in after.get("selectboxes", []), after
+
+
+def open_in_chromium(chromium, deployment, want: str | None, avoid: str | None = None):
+    """A new browser (its own cookies) on the explorer through nginx, pinned to worker `want` (or any but
+    `avoid`): new browsers go round-robin, so a few are opened until one lands there. Returns (context, page,
+    worker, responses), where responses collects (status, method, path, X-Upstream) of every response."""
+    from browser_utils import wait_for_app
+    url = deployment.base + "/explorer?" + urllib.parse.urlencode({"model": MODEL, "text": "b a d c"})
+    for _ in range(12):
+        context = chromium.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        page = context.new_page()
+        worker = page.goto(url).headers.get("x-upstream", "")
+        if (want is None or worker == want) and worker != avoid:
+            responses = []
+            page.on("response", lambda r: responses.append(
+                (r.status, r.request.method, urllib.parse.urlparse(r.url).path, r.headers.get("x-upstream"))))
+            wait_for_app(page)
+            page.wait_for_selector(".js-plotly-plot", timeout=240_000)
+            return context, page, worker, responses
+        context.close()
+    raise AssertionError(f"12 new browsers, none pinned to {want or 'another worker than ' + str(avoid)}")
+
+
+def wait_for_page(page, condition, what: str, timeout: float = 240) -> None:
+    """wait_until for a Playwright page: its events are handed over only while Playwright waits."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        page.wait_for_timeout(300)
+
+
+def kill_and_use_right_after(deployment, page, worker: str, responses: list, tmp_path) -> str:
+    """SIGKILL the page's worker; once the page has reconnected to the other one, download a CSV and upload a
+    file at once, as a student would. Returns the worker the page moved to."""
+    from browser_utils import wait_for_app
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    finished = []
+
+    def watch(ws):                                      # the session's runs, as the server reports them
+        ws.on("framereceived", lambda payload: isinstance(payload, bytes) and
+              ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished" and finished.append(ws))
+    page.on("websocket", watch)
+    victim = next(w for w in deployment.state()["workers"] if f"127.0.0.1:{w['port']}" == worker)
+    os.kill(victim["pid"], signal.SIGKILL)
+    killed = len(responses)
+    # Streamlit's frontend polls health and host-config and reopens its websocket; the student types a sentence
+    wait_for_page(page, lambda: any(path == "/_stcore/host-config" and status == 200
+                                    for status, _m, path, _u in responses[killed:]), "the page never reconnected")
+    box = page.locator('[data-testid="stSidebar"] textarea').first
+    box.fill("c a b d")
+    box.press("Control+Enter")
+    wait_for_page(page, lambda: finished, "the page never ran again after the kill")
+    wait_for_app(page)
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Download CSV").first.click()
+    saved = tmp_path / f"after-kill-{victim['port']}.csv"
+    download.value.save_as(saved)
+    assert saved.read_text().startswith((",0 c,", ",0 b,")), saved.read_text()[:200]    # the chart's matrix
+    upload = tmp_path / "mine.txt"
+    upload.write_text("d c b a\nc c a\n")
+    page.locator('[data-testid="stSidebar"] input[type="file"]').set_input_files(str(upload))
+    page.get_by_text("2 sentences in the file").wait_for(timeout=60_000)
+    after = responses[killed:]
+    failed = [r for r in after if r[0] >= 500]
+    assert not failed, f"{failed}\n{(deployment.run_dir / 'logs' / 'error.log').read_text()[-2000:]}"
+    puts = [r for r in after if r[1] == "PUT" and "/_stcore/upload_file/" in r[2]]
+    media = [r for r in after if r[2].startswith("/media/")]
+    assert puts and all(r[0] == 204 for r in puts) and all(r[0] == 200 for r in media), (puts, media)
+    moved_to = puts[-1][3].split(", ")[-1]                 # (a download is the browser's, not the page's response)
+    assert moved_to != worker and all(r[3].split(", ")[-1] == moved_to for r in puts + media), after
+    return moved_to
+
+
+@pytest.mark.browser
+def test_in_a_real_browser_downloads_and_uploads_work_right_after_either_worker_dies(deployment, tmp_path):
+    """Issue 35, item 16: after SIGKILL of the page's worker, Chromium's CSV download and upload right after the
+    page reconnected got 502 (nginx tried the dead worker, then 'no live upstreams' in the group whose own
+    worker was alive), and host-config too. Both directions: kill the first worker, then the second, each
+    time with a browser pinned to it; no response of 500 or more after the kill."""
+    from browser_utils import browser
+    workers = [f"127.0.0.1:{w['port']}" for w in deployment.state()["workers"]]
+    with browser() as chromium:
+        for victim in workers:
+            wait_until(lambda: all(worker_healthy(int(w.rsplit(":", 1)[1])) for w in workers),
+                       f"a worker is not back\n{deployment.log()}")
+            context, page, worker, responses = open_in_chromium(chromium, deployment, want=victim)
+            try:
+                kill_and_use_right_after(deployment, page, worker, responses, tmp_path)
+            finally:
+                context.close()
 
 
 def test_a_dead_worker_is_restarted(deployment):

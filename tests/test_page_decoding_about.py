@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apptest_utils import first_chart, no_exceptions, run_page, texts
+from apptest_utils import first_chart, html_bodies, no_exceptions, run_page, texts
 from model.io.checkpoint import load_checkpoint
 from model.inference.decode import greedy
 from model.inference.pipeline import encode_text, trace_sentence
@@ -160,7 +160,7 @@ def test_about_toy_model_says_what_is_missing(toy):
     at = run_page("about.py", model="toy-reverse", text="a b c d")
     no_exceptions(at)
     body = texts(at)
-    assert "About the model: toy-reverse" in body
+    assert "About the model: `toy-reverse`" in body
     assert "no train_log.csv" in body and "Synthetic data" in body and "reverse" in body
     assert "post-norm" in body and "sinusoidal" in body
     frames = [d.value for d in at.dataframe]
@@ -184,7 +184,7 @@ def test_about_model_with_training_log_and_card(tmp_path, monkeypatch):
     at = run_page("about.py", model="toy-logged", text="a b")
     no_exceptions(at)
     body = texts(at)
-    assert "Toy card" in body and "Licence: MIT" in body
+    assert "Toy card" in html_bodies(at) and "Licence: MIT" in html_bodies(at)
     assert "3 logged points up to step 150 (epoch 2); last train loss 3.600, last dev loss 4.400." in body
     charts = at.get("plotly_chart")
     assert len(charts) == 3                                   # loss, learning rate, why attention
@@ -245,7 +245,8 @@ def test_about_shows_the_chinese_card_to_a_chinese_reader(tmp_path, monkeypatch)
     (models / "toy-cards" / "README.md").write_text("# Toy card\n\nEnglish words.\n")
     (models / "toy-cards" / "README.zh.md").write_text("# 玩具模型卡\n\n中文的说明。\n")
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
-    english, chinese = (texts(run_page("about.py", model="toy-cards", text="a b", lang=lang)) for lang in ("en", "zh"))
+    english, chinese = (html_bodies(run_page("about.py", model="toy-cards", text="a b", lang=lang))
+                        for lang in ("en", "zh"))                 # the card is HTML (viz/folder_text.card_html)
     assert "English words." in english and "中文的说明" not in english
     assert "中文的说明" in chinese and "English words." not in chinese
 
@@ -267,12 +268,12 @@ def test_the_shipped_model_cards_show_their_commands_as_written(card):
     (outside fenced code every '<' is escaped, and a list's indented lines cannot be told from code). The cards
     fence their code; the Chinese card's examples table is in Chinese (its header read 'English', its notes
     '(wrong)', '(keys as in music)')."""
+    import html
     import re
-    from viz.folder_text import card_markdown
+    from viz.folder_text import card_html
     text = (Path(__file__).resolve().parents[1] / "pretrained" / "en-es" / card).read_text(encoding="utf-8")
-    shown = card_markdown(text)
-    assert '"Where is the train station?"            # <modern>' in shown
-    assert "&lt;modern>" not in "".join(re.findall(r"```.*?```", shown, re.S))
+    code = [html.unescape(block) for block in re.findall(r"<pre><code[^>]*>(.*?)</code></pre>", card_html(text), re.S)]
+    assert any('"Where is the train station?"            # <modern>' in block for block in code)
     if card == "README.zh.md":
         table = [line for line in text.splitlines() if line.startswith("| ") and "`<bible>`" in line]
         assert table and "English" not in table[0]

@@ -54,7 +54,8 @@ def model_ids() -> list[str]:
     root = model_root()
     if not root.is_dir():
         return []
-    ids = sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "config.json").is_file())
+    ids = sorted(p.name for p in root.iterdir()                  # a linked folder only when it stays inside root
+                 if p.is_dir() and p.resolve().is_relative_to(root) and (p / "config.json").is_file())
     return sorted(ids, key=lambda m: (m != DEFAULT_MODEL, not m.startswith("en-"), m))
 
 
@@ -127,7 +128,7 @@ def model_file_text(model_id: str, name: str) -> str | None:
     if not (path.exists() or path.is_symlink()):
         return None
     try:
-        return read_text_limited(path, MODEL_FILE_LIMITS[name], errors="replace")
+        return read_text_limited(path, MODEL_FILE_LIMITS[name], errors="replace", within=path.parent)
     except (ValueError, OSError) as e:
         raise ValueError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
 
@@ -210,6 +211,16 @@ def split_references(model_id: str) -> dict[str, str]:
 def reference_of(model_id: str, sentence: str) -> str | None:
     """The test split's reference translation of this sentence, or None (not a test-split source)."""
     return split_references(model_id).get(sentence.strip())
+
+
+def presets_refused(model_id: str) -> str | None:
+    """Why the model folder's presets.txt was not read (a link, a FIFO, a device, too big), naming it; None when
+    it was read or is absent. The sidebar says it, so the default sentence is not a silent fallback."""
+    try:
+        model_file_text(model_id, "presets.txt")
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def presets(model_id: str) -> list[str]:

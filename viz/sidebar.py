@@ -13,7 +13,7 @@ import streamlit as st
 from model.io.checkpoint import CheckpointError
 from viz.context import Choice
 from viz.services import (DEFAULT_STYLE, device_label, load_bundle, max_tokens_bounds, preset_groups, presets,
-                          reference_of, trace_npz)
+                          presets_refused, reference_of, trace_npz)
 from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, error_text, t, tn
 from viz.text import plain
@@ -103,6 +103,9 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
     sb.selectbox(t("sidebar.examples"), list(group_of), key="preset", on_change=_use_preset, index=None,
                  placeholder=t("sidebar.examples.placeholder"), format_func=lambda s: marks.get(group_of[s], "") + s,
                  help=t("sidebar.examples.help"))
+    refused = presets_refused(model_id)
+    if refused:
+        sb.caption(plain(t("sidebar.examples.refused", error=refused), limit=400))
     _upload_picker(sb)
     target = sb.text_input(t("sidebar.reference"), key="target", help=t("sidebar.reference.help"),
                            max_chars=MAX_TEXT_CHARS)

@@ -288,7 +288,8 @@ def load_fit(folder: str | Path, config, check_weights: bool = True) -> ZooFit |
         return None
     dims = Dims.of(config)
     try:
-        data = read_bytes_limited(path, dims.file_limit(), "the fitted weights of this model's heads need less")
+        data = read_bytes_limited(path, dims.file_limit(), "the fitted weights of this model's heads need less",
+                                  within=folder)
     except (ValueError, OSError) as e:
         raise ZooFitError(f"{FILE}: {str(e).replace(str(path), '').lstrip(': ') or type(e).__name__}") from None
     try:

@@ -14,14 +14,23 @@ from model.io.files import describe_kind
 from model.io.tokenizer import DEFAULT_STYLE, STYLE_TOKENS
 
 
+MAX_WHOLE_NUMBER = 10 ** 9    # no count a command takes comes near it; 5,000 digits would not even print
+
+
 def positive_int(text: str) -> int:
-    """A whole number >= 1: --beam, --threads, --limit, --pairs, --average, --batch-tokens, --steps, ..."""
+    """A whole number from 1 to MAX_WHOLE_NUMBER: --beam, --limit, --pairs, --average, --batch-tokens, ...
+    Only the first 20 characters of a refused value are quoted."""
+    shown = repr(text) if len(text) <= 20 else repr(text[:20]) + f"… ({len(text):,} characters)"
+    if len(text.strip().lstrip("+-")) > 12:                  # int() of 4,301 digits raises; 4,300 would not print
+        raise argparse.ArgumentTypeError(f"{shown} is not a whole number from 1 to {MAX_WHOLE_NUMBER:,}")
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"{shown} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    if value > MAX_WHOLE_NUMBER:
+        raise argparse.ArgumentTypeError(f"at most {MAX_WHOLE_NUMBER:,}, got {value}")
     return value
 
 
@@ -37,6 +46,9 @@ def int_up_to(most: int):
 
 MAX_BEAM = 16       # the app offers 8; wider searches multiply memory by the beam for little gain
 beam_size = int_up_to(MAX_BEAM)
+MAX_THREADS = 256   # --threads 100000 made OpenMP run out of memory ("libgomp: Out of memory") before any work
+thread_count = int_up_to(MAX_THREADS)
+MAX_TOY_STEPS = 1_000_000   # the shipped toys train 800 steps in minutes; a million is days
 
 
 def _number(text: str) -> float:

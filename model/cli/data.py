@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 from pathlib import Path
 
 from model.cli.arguments import positive_int
+from model.io.files import describe_kind
 from model.training.corpus import SEED, build_corpus, read_tsv, split_pairs, token_stats, write_tsv
 
 SPLITS = ("train", "dev", "test")
@@ -33,7 +35,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--tokenizer", default="pretrained/en-es/tokenizer.json", help="mix: the vocabulary to extend")
     ap.add_argument("--repeat-everyday", type=positive_int, default=2, help="mix: everyday training pairs repeated")
     args = ap.parse_args(argv)
-    out = Path(args.out)
+    out = Path(args.out)                   # /dev/full or a file: said now, not after the corpus is built
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {args.out}: {describe_kind(os.stat(out).st_mode)}, not a folder")
     stats = {"bible": build_bible, "everyday": build_everyday_corpus, "mix": build_mix}[args.source](args, out)
     (out / "stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.test_copy:

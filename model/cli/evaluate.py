@@ -13,10 +13,11 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from model.cli.arguments import add_style_argument, beam_size, positive_int, styled
+from model.cli.arguments import add_style_argument, beam_size, output_file, positive_int, styled, thread_count
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import translate
-from model.io.checkpoint import load_checkpoint
+from model.io.checkpoint import MAX_METRICS_BYTES, load_checkpoint
+from model.io.files import read_bytes_limited
 from model.io.device import add_device_argument, describe_device
 from model.training.evaluate import score
 
@@ -33,14 +34,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
     parser.add_argument("--out", default=None, help="metrics file to add the scores to, e.g. MODEL/metrics.json "
                         "(default: none; the scores are printed, and a shipped model's files change only when asked)")
-    parser.add_argument("--threads", type=positive_int, default=2)
+    parser.add_argument("--threads", type=thread_count, default=2)
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="padded source tokens per batch, each beam row counted")
     parser.add_argument("--one-by-one", action="store_true", help="decode sentence by sentence (no batches)")
     add_device_argument(parser)
     args = parser.parse_args(argv)
     pairs = read_tsv(args.test)[: args.limit]
-    out = Path(args.out) if args.out else None
+    out = output_file(args.out) if args.out is not None else None     # '' , a device, a FIFO: said before any work
     previous = read_metrics(out) if out else {}   # before the minutes of decoding: a file this run must not overwrite
     torch.set_num_threads(args.threads)
     bundle = load_checkpoint(args.model, device=args.device)
@@ -61,13 +62,14 @@ def main(argv=None) -> dict:
 
 
 def read_metrics(path: Path) -> dict:
-    """The metrics an earlier run wrote ({} when there are none), which this run adds to. ValueError when the
-    file is not a JSON object: it is left as it is, not overwritten."""
+    """The metrics an earlier run wrote ({} when there are none), which this run adds to, read within
+    MAX_METRICS_BYTES. ValueError when the file is not a JSON object: it is left as it is, not overwritten."""
     if not path.exists():
         return {}
+    data = read_bytes_limited(path, MAX_METRICS_BYTES, "scores take a few hundred")   # ValueError naming it
     try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:                       # not UTF-8, or not JSON
+        metrics = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):     # not UTF-8, or not JSON
         metrics = None
     if not isinstance(metrics, dict):
         raise ValueError(f"{path}: not a JSON object of metrics; left as it is (move it away, or give --out)")

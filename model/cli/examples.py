@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from model.cli.arguments import positive_int
+from model.cli.arguments import output_file, positive_int
 from model.errors import InputError
 from model.inference.pipeline import encode_text, load_engine
 from model.training.corpus import read_tsv
@@ -26,7 +26,8 @@ def main(argv=None) -> int:
     parser.add_argument("--start", default="The man went to the house.",
                         help="the app's default sentence, first ('' for none)")
     args = parser.parse_args(argv)
-    bundle = load_engine(args.model, device="cpu")
+    bundle = load_engine(args.model, device="cpu")           # "no such model folder" first
+    presets_file = presets_target(args.model)
     pairs = [(s, t) for s, t in read_tsv(args.test)[: args.pairs] if len(s.split()) <= args.max_words]
     if not pairs:
         raise ValueError(f"{args.test}: none of the first {args.pairs} pairs has {args.max_words} words or fewer "
@@ -45,8 +46,17 @@ def main(argv=None) -> int:
     print(f"everyday: {everyday_repeats} of {len(everyday)} outputs repeat a word three times; "
           f"mean confidence {sum(m.confidence for m in everyday) / len(everyday):.2f} "
           f"(held-out: {sum(m.confidence for m in well) / len(well):.2f})")
-    (Path(args.model) / "presets.txt").write_text(presets_text(chosen, args.start), encoding="utf-8")
+    presets_file.write_text(presets_text(chosen, args.start), encoding="utf-8")
     return 0
+
+
+def presets_target(model: str) -> Path:
+    """MODEL/presets.txt, checked before minutes of measuring: a regular file of the folder's own or none yet (a
+    FIFO would block the write, a device fail it, a link write outside the folder). ValueError naming it else."""
+    path = Path(model) / "presets.txt"
+    if path.is_symlink():
+        raise ValueError(f"{path}: a symbolic link, not a file of its folder itself; not written")
+    return output_file(str(path), "--model")
 
 
 def check_start(parser, bundle, start: str) -> None:

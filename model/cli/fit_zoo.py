@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from model.analysis import zoo_fit
-from model.cli.arguments import learning_rate, positive_int
+from model.cli.arguments import learning_rate, positive_int, thread_count
 from model.io.checkpoint import load_checkpoint
 from model.training.corpus import read_tsv
 
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=positive_int, default=zoo_fit.DEFAULT_BATCH, help="sentences per step")
     parser.add_argument("--seed", type=int, default=zoo_fit.DEFAULT_SEED,
                         help="which sentences and their order (the weights start from the zoo's random ones)")
-    parser.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
+    parser.add_argument("--threads", type=thread_count, default=1, help="CPU threads")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     model_dir, data = Path(args.model), Path(args.data)

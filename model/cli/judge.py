@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from model.cli.arguments import beam_size, positive_int
+from model.cli.arguments import beam_size, positive_int, thread_count
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
 from model.training.corpus import read_tsv
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     parser.add_argument("--beam", type=beam_size, default=4)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N dev and test pairs (a quick look)")
     parser.add_argument("--out", default=None, help="also write the numbers and rules to this JSON file")
-    parser.add_argument("--threads", type=positive_int, default=2)
+    parser.add_argument("--threads", type=thread_count, default=2)
     add_device_argument(parser)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)

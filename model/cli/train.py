@@ -14,24 +14,26 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from model.cli.arguments import learning_rate, minutes, output_folder, positive_int, probability
+from model.cli.arguments import (MAX_TOY_STEPS, int_up_to, learning_rate, minutes, output_folder, positive_int,
+                                  probability, thread_count)
 from model.io.checkpoint import read_tokenizer, save_checkpoint
 from model.io.device import add_device_argument
 from model.io.files import describe_kind
 from model.training.tasks import TASKS
 from model.training.runtime import start_runtime, stop_runtime
 from model.training.toy import TOY_SIZES, sequence_accuracy, train_toy
-from model.training.train import train_translation
+from model.training.train import resume_point, train_translation
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train a toy task model or the translation model.")
     parser.add_argument("--task", required=True, choices=list(TASKS) + ["translate"])
     parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--steps", type=positive_int, default=None, help="toy tasks: training steps (default 800)")
+    parser.add_argument("--steps", type=int_up_to(MAX_TOY_STEPS), default=None,
+                        help="toy tasks: training steps (default 800)")
     parser.add_argument("--size", default=None, choices=list(TOY_SIZES), help="toy tasks: model size (default small)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=positive_int, default=2, help="CPU threads")
+    parser.add_argument("--threads", type=thread_count, default=2, help="CPU threads")
     # translation only (defaults in TRANSLATE_DEFAULTS; a toy task refuses them rather than ignore them)
     parser.add_argument("--data", default=None, help="corpus folder (default data/en-es): train.tsv, dev.tsv, "
                         "tokenizer.json from `python -m model.cli data`")
@@ -61,7 +63,7 @@ def main(argv=None) -> int:
         for name, value in TRANSLATE_DEFAULTS.items():
             if getattr(args, name) is None:
                 setattr(args, name, value)
-        resumes = args.resume and (Path(args.out) / "last" / "state.json").is_file()
+        resumes = args.resume and resume_point(Path(args.out)) is not None
         check_data(args.data, needs_tokenizer=not (args.init_from or resumes))
     output_folder(args.out)                       # an unwritable --out fails now, not after the training
     if args.task == "translate":                  # a bad --device or --init-from folder: one line (model/cli/__main__.py)

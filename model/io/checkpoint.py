@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer as HFTokenizer
 
@@ -72,7 +72,7 @@ def _read_config(path: Path) -> TransformerConfig:
     budget (TransformerConfig.__post_init__), before any tensor is built."""
     _check_file_size(path, MAX_CONFIG_BYTES, "a config.json needs a few hundred bytes")
     try:
-        return TransformerConfig.from_dict(json.loads(read_text_limited(path, MAX_CONFIG_BYTES)))
+        return TransformerConfig.from_dict(json.loads(read_text_limited(path, MAX_CONFIG_BYTES, within=path.parent)))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CheckpointError(f"{path}: not valid JSON ({e})") from None
     except RecursionError:
@@ -89,7 +89,7 @@ def _weights_limit(config: TransformerConfig) -> int:
 
 def _check_file_size(path: Path, limit: int, why: str) -> None:
     try:
-        check_regular_file(path, limit, why)
+        check_regular_file(path, limit, why, within=path.parent)
     except ValueError as e:
         raise CheckpointError(str(e)) from None
 
@@ -110,12 +110,13 @@ def tokenizer_limit(vocab_size: int | None = None) -> int:
 
 
 def read_tokenizer(path: str | Path, vocab_size: int | None = None) -> Tokenizer:
-    """A tokenizer.json of at most tokenizer_limit(vocab_size) bytes, as a Tokenizer; CheckpointError naming
-    the file when it is bigger, not a regular file, or not a tokenizer."""
+    """A tokenizer.json of at most tokenizer_limit(vocab_size) bytes, its folder's own file (no link), as a
+    Tokenizer; CheckpointError naming the file when it is bigger, not a regular file, or not a tokenizer."""
     path = Path(path)
     try:
         text = read_text_limited(path, tokenizer_limit(vocab_size),
-                                 f"{vocab_size:,} tokens need far less" if vocab_size else "an 8,000-token BPE is 0.5 MB")
+                                 f"{vocab_size:,} tokens need far less" if vocab_size else "an 8,000-token BPE is 0.5 MB",
+                                 within=path.parent)
         return Tokenizer(HFTokenizer.from_str(text))
     except (ValueError, OSError) as e:
         raise CheckpointError(str(e) if str(path) in str(e) else f"{path}: {e}") from None
@@ -134,17 +135,37 @@ def _read_weights(path: Path) -> dict[str, torch.Tensor]:
         raise CheckpointError(f"{path}: corrupt or truncated safetensors file ({str(e)[:200]})") from None
 
 
-def _check_weights(model: Transformer, tensors: dict[str, torch.Tensor], path: Path) -> None:
-    expected = {n: t for n, t in model.state_dict().items() if n not in _aliases(model)}
-    missing = sorted(set(expected) - set(tensors))
-    unexpected = sorted(set(tensors) - set(expected))
+def _expected_shapes(config: TransformerConfig) -> dict[str, tuple]:
+    """Each stored tensor's shape as config.json implies it, from a model on the meta device (no memory)."""
+    with torch.device("meta"):
+        model = Transformer(config)
+    return {n: tuple(t.shape) for n, t in model.state_dict().items() if n not in _aliases(model)}
+
+
+def _header_shapes(path: Path) -> dict[str, tuple]:
+    """The tensors' names and shapes from the safetensors header alone (its offsets checked against the file's
+    size by safetensors), nothing else read."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise CheckpointError(f"{path}: corrupt or truncated safetensors file ({str(e)[:200]})") from None
+
+
+def _check_shapes(shapes: dict[str, tuple], expected: dict[str, tuple], path: Path) -> None:
+    missing = sorted(set(expected) - set(shapes))
+    unexpected = sorted(set(shapes) - set(expected))
     if missing or unexpected:
         raise CheckpointError(f"{path}: weights do not match config.json "
                               f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
+    for name, shape in shapes.items():
+        if shape != expected[name]:
+            raise CheckpointError(f"{path}: {name} has shape {shape}, config.json implies {expected[name]}")
+
+
+def _check_weights(tensors: dict[str, torch.Tensor], expected: dict[str, tuple], path: Path) -> None:
+    _check_shapes({n: tuple(t.shape) for n, t in tensors.items()}, expected, path)
     for name, t in tensors.items():
-        if tuple(t.shape) != tuple(expected[name].shape):
-            raise CheckpointError(f"{path}: {name} has shape {tuple(t.shape)}, config.json implies "
-                                  f"{tuple(expected[name].shape)}")
         if not torch.isfinite(t.float()).all():
             raise CheckpointError(f"{path}: {name} contains NaN or infinite values")
 
@@ -163,13 +184,15 @@ def load_checkpoint(folder, device: str | None = None) -> Bundle:
     config = _read_config(folder / CONFIG)
     _check_file_size(folder / WEIGHTS, _weights_limit(config),
                      f"config.json describes {parameter_count(config)} parameters, at most 8 bytes each")
+    expected = _expected_shapes(config)           # the header against config.json before a tensor is built
+    _check_shapes(_header_shapes(folder / WEIGHTS), expected, folder / WEIGHTS)
     tokenizer = _read_tokenizer(folder / TOKENIZER, config.vocab_size)
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(f"{folder / TOKENIZER}: vocabulary of {tokenizer.vocab_size} tokens, "
                               f"but config.json says vocab_size={config.vocab_size}")
-    model = Transformer(config)
     tensors = _read_weights(folder / WEIGHTS)
-    _check_weights(model, tensors, folder / WEIGHTS)
+    _check_weights(tensors, expected, folder / WEIGHTS)
+    model = Transformer(config)
     model.load_state_dict({n: t.float() for n, t in tensors.items()}, strict=False)
     model.to(pick_device(device)).eval()
     return Bundle(model, tokenizer, config, folder, _read_extra(folder))
@@ -181,7 +204,8 @@ def _read_extra(folder: Path) -> dict:
         path = folder / name
         if path.is_file():
             try:
-                extra[path.stem] = json.loads(read_text_limited(path, MAX_METRICS_BYTES, "scores take a few hundred"))
+                extra[path.stem] = json.loads(read_text_limited(path, MAX_METRICS_BYTES, "scores take a few hundred",
+                                                                within=folder))
             except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 extra[path.stem] = {"error": f"{name} is not valid JSON"}
             except (ValueError, OSError) as e:     # too big, or not a regular file: said, not read

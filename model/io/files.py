@@ -5,11 +5,17 @@ only when stat() says it is at most `limit` bytes; the read itself stops one byt
 file that grows after the check is refused too. The file is opened non-blocking and checked with fstat()
 on the open descriptor, so a path swapped for a FIFO between a check and the open cannot block either.
 
+A file read from a folder (`within`: a model folder, a training run) must be that folder's own: a symbolic
+link is refused (opened with O_NOFOLLOW, so a link swapped in after the check is refused too), and so is a
+path whose real location is outside the folder. Anyone who can drop a folder into the models folder could
+otherwise show every viewer a server file (README.md -> /etc/shadow as the model card).
+
 Refusals are ValueErrors naming the file, its size and the limit (one line for a command, a sentence for
 a page); a missing file stays a FileNotFoundError.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -36,12 +42,35 @@ def _size_line(path, size: int, limit: int, why: str) -> str:
     return f"{path}: {size:,} bytes, more than the {limit:,} read here{f' ({why})' if why else ''}; not read"
 
 
-def read_bytes_limited(path: str | Path, limit: int, why: str = "") -> bytes:
-    """The bytes of a regular file of at most `limit` bytes; ValueError for anything else."""
+def _link_line(path) -> str:
+    return f"{path}: a symbolic link, not a file of its folder itself; not read"
+
+
+def check_within(path: str | Path, folder: str | Path | None) -> None:
+    """ValueError unless `path` is `folder`'s own: not a symbolic link, and really inside the folder (a linked
+    subfolder such as last/ counts as outside when it leads elsewhere). No check when folder is None."""
+    if folder is None:
+        return
+    if os.path.islink(path):
+        raise ValueError(_link_line(path))
+    real, home = os.path.realpath(path), os.path.realpath(folder)
+    if os.path.commonpath([real, home]) != home:
+        raise ValueError(f"{path}: lies outside its folder {folder} (through a linked folder); not read")
+
+
+def read_bytes_limited(path: str | Path, limit: int, why: str = "", within: str | Path | None = None) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (and `within`'s own, see above); ValueError for
+    anything else."""
+    check_within(path, within)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags | (os.O_NOFOLLOW if within is not None else 0))
     except IsADirectoryError:
         raise ValueError(f"{path}: a folder, not a file; not read") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP and within is not None:       # a link swapped in after the check
+            raise ValueError(_link_line(path)) from None
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -57,17 +86,19 @@ def read_bytes_limited(path: str | Path, limit: int, why: str = "") -> bytes:
         os.close(fd)
 
 
-def read_text_limited(path: str | Path, limit: int, why: str = "", errors: str = "strict") -> str:
+def read_text_limited(path: str | Path, limit: int, why: str = "", errors: str = "strict",
+                      within: str | Path | None = None) -> str:
     """UTF-8 text of a regular file of at most `limit` bytes (universal newlines, as open() reads text).
     errors='strict' raises UnicodeDecodeError on a bad byte; 'replace' keeps going."""
-    data = read_bytes_limited(path, limit, why)
+    data = read_bytes_limited(path, limit, why, within)
     text = data.decode("utf-8", errors=errors)
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def check_regular_file(path: str | Path, limit: int, why: str = "") -> int:
-    """stat() only, nothing read: the size of a regular file of at most `limit` bytes; ValueError else
-    (for files a library opens itself, e.g. the weights)."""
+def check_regular_file(path: str | Path, limit: int, why: str = "", within: str | Path | None = None) -> int:
+    """stat() only, nothing read: the size of a regular file of at most `limit` bytes (and `within`'s own);
+    ValueError else (for files a library opens itself, e.g. the weights)."""
+    check_within(path, within)
     info = os.stat(path)
     if not stat.S_ISREG(info.st_mode):
         raise ValueError(f"{path}: {describe_kind(info.st_mode)}, not a regular file; not read")

@@ -15,12 +15,16 @@ import random
 import time
 from pathlib import Path
 
+import math
+
 import torch
 import torch.nn.functional as F
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from model.io.checkpoint import save_checkpoint
+from model.io.files import MiB, check_regular_file, read_text_limited
 from model.inference.decode import pad_batch
 from model.io.tokenizer import BOS_ID, PAD_ID, Tokenizer
 from model.nn.config import TransformerConfig
@@ -100,15 +104,76 @@ def save_state(folder: Path, model, opt, state: dict) -> None:
     (folder / "state.json").write_text(json.dumps(state, indent=2))
 
 
+MAX_STATE_BYTES = 64 * 1024          # state.json: five counters, a hundred bytes
+STATE_COUNTERS = ("step", "epoch", "batch", "tokens")
+
+
+def read_state(folder: Path) -> dict:
+    """state.json's counters, each checked: ValueError naming the file for anything but a small JSON object of
+    whole numbers (and seconds), a regular file inside the run folder (folder's parent: no linked last/)."""
+    path = folder / "state.json"
+    try:
+        state = json.loads(read_text_limited(path, MAX_STATE_BYTES, "a few counters", within=folder.parent))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: missing, so there is nothing to resume") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise ValueError(f"{path}: not valid JSON ({str(e)[:120]})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path}: not a JSON object of counters")
+    for key in STATE_COUNTERS:
+        value = state.get(key, 0)
+        if type(value) is not int or not 0 <= value < 10 ** 15:
+            raise ValueError(f"{path}: \"{key}\" must be a whole number from 0, got {str(value)[:40]!r}")
+    seconds = state.get("seconds", 0.0)
+    if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"{path}: \"seconds\" must be a number from 0, got {str(seconds)[:40]!r}")
+    return state
+
+
+def read_moments(folder: Path, model) -> dict[str, torch.Tensor]:
+    """optimizer.safetensors: Adam's two moments of each parameter, at most 8 bytes a parameter (two float32) and
+    each of its parameter's shape, inside the run folder; ValueError naming the file else (missing, linked, cut off,
+    mismatched)."""
+    path = folder / "optimizer.safetensors"
+    params = dict(model.named_parameters())
+    try:
+        check_regular_file(path, 8 * sum(p.numel() for p in params.values()) + MiB, "two moments a parameter",
+                           within=folder.parent)
+        moments = load_file(str(path))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: missing, so there is nothing to resume") from None
+    except (SafetensorError, RuntimeError) as e:
+        raise ValueError(f"{path}: corrupt or cut off ({str(e)[:120]}); not resumed") from None
+    for key, tensor in moments.items():
+        name = key.removesuffix(".exp_avg_sq").removesuffix(".exp_avg")
+        if name not in params or tensor.shape != params[name].shape:
+            raise ValueError(f"{path}: {key} does not match the model in {folder}; not resumed")
+    return moments
+
+
 def load_state(folder: Path, model, opt) -> dict:
-    moments = load_file(str(folder / "optimizer.safetensors"))
-    state = json.loads((folder / "state.json").read_text())
+    moments = read_moments(folder, model)
+    state = read_state(folder)
     for name, p in model.named_parameters():
         if f"{name}.exp_avg" in moments:
             opt.state[p] = {"step": torch.tensor(float(state["step"])),
                             "exp_avg": moments[f"{name}.exp_avg"].to(p.device),
                             "exp_avg_sq": moments[f"{name}.exp_avg_sq"].to(p.device)}
     return state
+
+
+def resume_point(out: Path) -> Path | None:
+    """--resume: OUT/last to go on from, or None when OUT holds no run yet (a sweep resumes from its first call).
+    ValueError when OUT holds an earlier run (its train_log.csv) but nothing to resume: starting anew there
+    would overwrite that run's log without a word."""
+    last = out / "last"
+    if last.exists() or last.is_symlink():
+        read_state(last)                              # a FIFO, a link, a huge or broken state.json: said now
+        return last
+    if (out / "train_log.csv").exists():
+        raise ValueError(f"--resume: {last} is missing, so there is nothing to resume, and {out} holds an earlier "
+                         "run's train_log.csv; drop --resume to start anew there, or give another --out")
+    return None
 
 
 def train_translation(args) -> None:
@@ -129,7 +194,7 @@ def _start_model(args, rt: Runtime, out: Path):
     last = out / "last"
     say = print if rt.main else (lambda *a: None)
     fresh = {"step": 0, "epoch": 0, "batch": 0, "seconds": 0.0, "tokens": 0}
-    if args.resume and (last / "state.json").is_file():
+    if args.resume and resume_point(out) is not None:
         bundle = load_checkpoint(last, device=str(rt.device))
         opt = _adam(bundle.model, args.lr)
         state = load_state(last, bundle.model, opt)
@@ -156,6 +221,10 @@ def _start_model(args, rt: Runtime, out: Path):
 def extend_vocab(model: Transformer, tok: Tokenizer, data_tokenizer: Path, say=print):
     """The model and tokenizer to train: grown to the data folder's tokenizer when that one is this
     vocabulary plus new tokens (style tokens: `python -m model.cli data --mix`), else as they are."""
+    data_kind = tokenizer_kind(Tokenizer.load(data_tokenizer)) if data_tokenizer.is_file() else "BPE"
+    if tokenizer_kind(tok) != data_kind:
+        raise ValueError(f"--init-from: its tokenizer is {tokenizer_kind(tok)}, the corpus's ({data_tokenizer}) is "
+                         f"{data_kind}; start from a model whose tokenizer reads this corpus")
     if not data_tokenizer.is_file():
         return model, tok
     wanted = Tokenizer.load(data_tokenizer)
@@ -164,6 +233,11 @@ def extend_vocab(model: Transformer, tok: Tokenizer, data_tokenizer: Path, say=p
         return model, tok
     say(f"vocabulary grown from {tok.vocab_size} to {wanted.vocab_size} ({data_tokenizer})")
     return model.with_vocab(wanted.vocab_size), wanted
+
+
+def tokenizer_kind(tok: Tokenizer) -> str:
+    """'BPE' (the translation corpora's) or 'WordLevel' (a toy task's symbols)."""
+    return type(tok.backend.model).__name__
 
 
 def _adam(model, lr: float):

@@ -10,7 +10,7 @@ from viz.figures.training import (clean_train_log, complexity_figure, layer_cost
                                   mark_run_ends, parameter_groups, run_ends)
 from viz.i18n import LANGS, current_lang, t, words
 from viz.model_words import task_name, what_the_model_knows
-from viz.folder_text import card_markdown, in_code
+from viz.folder_text import card_html, code_span
 from viz.services import model_file_text
 from viz.state import Context
 from viz.text import plain
@@ -121,8 +121,8 @@ def data_and_card(bundle, metrics) -> None:
         if not translated:
             st.caption(t("about.card.language"))
         with st.expander(t("about.card"), expanded=True):
-            # the card's Markdown, but no image fetched, no HTML, no shortcode drawn: a folder may not be the authors'
-            st.markdown(card_markdown(card))
+            # parsed, not patched: no image fetched, no HTML, no shortcode drawn (a folder may not be the authors')
+            st.html(card_html(card))
     elif isinstance(metrics, dict) and "task" in metrics:
         st.markdown(t("about.toy_data", task=task_name(metrics["task"], current_lang())))
     else:
@@ -213,15 +213,15 @@ def score_table(metrics: dict, scores: dict[str, dict]) -> None:
     first = next(iter(scores.values()))
     if "bleu_signature" in first:
         st.caption(t("about.metrics.signatures", pairs=plain(str(metrics.get("pairs", "?")), 40),
-                     file=plain(str(metrics.get("test_file", "?")), 200), bleu=in_code(first["bleu_signature"]),
-                     chrf=in_code(first.get("chrf_signature", "?"))))
+                     file=plain(str(metrics.get("test_file", "?")), 200), bleu=code_span(first["bleu_signature"]),
+                     chrf=code_span(first.get("chrf_signature", "?"))))
 
 
 def render() -> None:
     ctx = need_context(need_trace=False)
     bundle, cfg = ctx.bundle, ctx.bundle.config
     metrics = bundle.extra.get("metrics")
-    st.title(t("about.title", model=ctx.model_id))
+    st.title(t("about.title", model=code_span(ctx.model_id)))       # a folder's name is never Markdown
     n = sentence_length(ctx)
     why_attention_picture(ctx, n or 10)
     st.caption(t("about.costs.read") + ("" if n else " " + t("about.costs.default_n")))

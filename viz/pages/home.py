@@ -4,6 +4,7 @@ import streamlit as st
 
 from model.capture import schema
 from viz.figures.attention import translation_figure
+from viz.folder_text import code_span
 from viz.i18n import current_lang, t, words
 from viz.map_chart import model_map_chart
 from viz.model_words import what_the_model_knows
@@ -60,7 +61,7 @@ def next_pages() -> None:
 
 def model_facts(ctx: Context) -> str:
     cfg = ctx.bundle.config
-    return t("home.facts", model=ctx.model_id, encoder=cfg.n_encoder_layers, decoder=cfg.n_decoder_layers,
+    return t("home.facts", model=code_span(ctx.model_id), encoder=cfg.n_encoder_layers, decoder=cfg.n_decoder_layers,
              heads=cfg.n_heads, d_model=cfg.d_model, parameters=f"{ctx.bundle.model.num_parameters():,}")
 
 

@@ -9,6 +9,7 @@ from model.capture import schema
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
                                    residual_norm_figure, token_stats_figure)
 from viz.figures.style import plotly_text
+from viz.folder_text import code_span
 from viz.i18n import t, words
 from viz.state import qp_choice, qp_int, set_query
 from viz.text import plain, position_labels
@@ -82,9 +83,9 @@ def explain(ctx) -> None:
     st.latex(LN_FORMULA)
     st.latex(POST_PRE_FORMULA % {"post": t("layernorm.formula.post"), "pre": t("layernorm.formula.pre")})
     if ctx.bundle.config.norm_first:
-        st.info(t("layernorm.explain.pre_norm", model=ctx.model_id))
+        st.info(t("layernorm.explain.pre_norm", model=code_span(ctx.model_id)))
     else:
-        st.info(t("layernorm.explain.post_norm", model=ctx.model_id))
+        st.info(t("layernorm.explain.post_norm", model=code_span(ctx.model_id)))
 
 
 def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:

@@ -11,6 +11,7 @@ from model.capture import schema
 from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, rotation_error_figure,
                                     rotation_matrix_heatmap, similarity_heatmap, similarity_profile_figure,
                                     word_order_figure)
+from viz.folder_text import code_span
 from viz.i18n import error_text, t, words
 from viz.services import encoder_patterns, paper_table, positional_table
 from viz.state import parse_index_list, qp_int, qp_str, set_query
@@ -92,9 +93,9 @@ def why_section(ctx, learned: bool) -> None:
     st.markdown(t("positional.why.text"))
     st.latex(PE_FORMULA)
     if learned:
-        st.info(t("positional.why.learned", model=ctx.model_id, max_len=cfg.max_len, d=cfg.d_model))
+        st.info(t("positional.why.learned", model=code_span(ctx.model_id), max_len=cfg.max_len, d=cfg.d_model))
     else:
-        st.info(t("positional.why.sinusoidal", model=ctx.model_id, max_len=cfg.max_len, d=cfg.d_model))
+        st.info(t("positional.why.sinusoidal", model=code_span(ctx.model_id), max_len=cfg.max_len, d=cfg.d_model))
 
 
 def curves_section(ctx, table: np.ndarray, n_src: int, picker=None) -> list[int]:
