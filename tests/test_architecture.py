@@ -260,3 +260,40 @@ def test_importing_a_page_draws_nothing(page, monkeypatch):
         monkeypatch.setattr(st, name, refuse)
     module = importlib.import_module(f"viz.pages.{page[:-3]}")
     assert callable(module.render)
+
+
+# -- the view (viz/view.py) is the one door to the session and the URL ------------------------------------------
+SESSION_OR_URL = ("session_state", "query_params")
+
+
+def _session_or_url_uses(path: Path) -> list[int]:
+    """Lines where `path` reads or writes Streamlit's session state or query parameters itself (`st.session_state`,
+    `st.query_params`, also under another name). A keyword argument of the same name (page_link's
+    query_params=) is a link's value, not the session's, and does not count."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in SESSION_OR_URL)
+
+
+def test_only_the_view_touches_the_session_and_the_url():
+    found = {str(p.relative_to(ROOT)): lines for p in [*python_files("viz"), *python_files("transformer_viz"),
+                                                       ROOT / "transformer_viz_app.py", ROOT / "app.py"]
+             if p.name != "view.py" and (lines := _session_or_url_uses(p))}
+    assert found == {}, f"only viz/view.py reads or writes st.session_state / st.query_params: {found}"
+
+
+def test_the_session_check_finds_a_literal_key(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('import streamlit as st\nx = st.session_state["text"]\nst.query_params["layer"] = "1"\n')
+    assert _session_or_url_uses(page) == [2, 3]
+
+
+def test_the_view_declares_each_url_name_once():
+    from viz import view
+
+    declared = [v for v in vars(view).values() if isinstance(v, view.Value)]
+    names = [v.name for v in declared if v.url]
+    assert len(names) == len(set(names)) and len(names) > 30
+    kept = [v.session_key for v in declared if not v.url]
+    assert len(kept) == len(set(kept)), "two values the session keeps share a key"
+    with pytest.raises(KeyError):
+        view.write_url(not_declared=1)

@@ -10,13 +10,14 @@ import streamlit as st
 from viz.figures.model_map import block_target, map_cell
 from viz.i18n import current_lang
 from viz.map_view import map_figure
-from viz.state import Context, carried_params
+from viz import view
+from viz.state import Context
 from viz.ui import type_scale
 
 
 def model_map_chart(ctx: Context, key: str, highlight: Sequence[str] = (), compact: bool = False) -> None:
     """Draw the map of ctx's trace; a click on a block switches to its page with the same input."""
-    params = carried_params()
+    params = view.link_params()
     fig = map_figure(ctx.trace, current_lang(), carried=params, highlight=highlight, type_scale=type_scale(),
                      compact=compact, token_strings=ctx.bundle.tokenizer.token_strings)
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key,
@@ -24,5 +25,5 @@ def model_map_chart(ctx: Context, key: str, highlight: Sequence[str] = (), compa
     points = (event or {}).get("selection", {}).get("points", []) if event else []
     cell = map_cell(points[0]) if points else None
     if cell is not None:
-        page, view = block_target(cell)
-        st.switch_page(f"viz/pages/{page}", query_params={**params, **view})
+        page, own = block_target(cell)
+        st.switch_page(f"viz/pages/{page}", query_params={**params, **own})

@@ -16,11 +16,11 @@ from viz.i18n import t
 from viz.nav import Page
 from viz.lesson_ui import lesson_button
 from viz.map_chart import model_map_chart
-from viz.state import carried_params, current, qp_choice, set_query
+from viz import view
+from viz.state import current
 from viz.tour_steps import presenter_order
 from viz.ui import PageStop
 
-TOGGLE_KEY = "presenter"
 TOUR_URL = "tour"
 
 # The lesson download at the top right, beside the page's title: its row takes no height (the button hangs
@@ -67,15 +67,15 @@ def style_nav_buttons() -> None:
 
 
 def _on_toggle() -> None:
-    set_query(present="1" if st.session_state[TOGGLE_KEY] else None)
+    view.write_url(present="1" if view.get(view.PRESENT) else None)
 
 
 def presenter_toggle() -> bool:
     """Sidebar toggle, seeded once per session from the URL (present=1) and kept in the URL after."""
-    if TOGGLE_KEY not in st.session_state:
-        st.session_state[TOGGLE_KEY] = qp_choice("present", ["0", "1"], "0") == "1"
-    on = st.sidebar.toggle(t("presenter.toggle"), key=TOGGLE_KEY, on_change=_on_toggle, help=t("presenter.help"))
-    set_query(present="1" if on else None)
+    on = st.sidebar.toggle(t("presenter.toggle"), key=view.bind(view.PRESENT), on_change=_on_toggle,
+                           help=t("presenter.help"))
+    view.keep(view.PRESENT, on)
+    view.write_url(present="1" if on else None)
     return on
 
 
@@ -97,7 +97,7 @@ def neighbours(url_path: str, pages: list[Page]) -> tuple[tuple[str, str] | None
 
 def page_button(where, key: str, page: tuple[str, str], label: str, **kwargs) -> None:
     """A big link to a page of the presenting order (key: presenter-prev or presenter-next)."""
-    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=carried_params(),
+    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=view.link_params(),
                                        width="stretch", **kwargs)
 
 

@@ -11,7 +11,8 @@ from model.capture import schema
 from viz.figures.regularize import dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, smoothing_figure
 from viz.figures.style import causal_mask, plotly_text
 from viz.i18n import t
-from viz.state import qp_choice, qp_int, set_query
+from viz import view
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 
@@ -31,9 +32,7 @@ DROPOUT_FORMULA = r"\tilde a_{ij}=\frac{m_{ij}}{1-p}\,a_{ij},\qquad m_{ij}\sim\m
 
 
 def _view_changed() -> None:
-    for name in ("stack", "layer", "token", "kind", "head"):
-        if name in st.query_params:
-            del st.query_params[name]
+    view.forget_url(view.STACK, view.LAYER, view.TOKEN, view.KIND, view.HEAD)
 
 
 def toy_note(cfg) -> None:

@@ -10,7 +10,8 @@ from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.zoo import step_heatmap
 from viz.i18n import error_text, kind_title, t, tn
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
-from viz.state import qp_choice, qp_str, session_memo, set_query, whole_number
+from viz import view
+from viz.view import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 from viz.upload import UploadError, parse_upload
@@ -180,9 +181,8 @@ def parse_heads(raw: str | None, cfg) -> set:
 
 
 def _clear_ablation() -> None:
-    st.session_state["heads-ablated"] = set()
-    for key in [k for k in st.session_state if str(k).startswith("abl-")]:
-        del st.session_state[key]
+    view.put(view.HEADS_ABLATED, set())
+    view.drop_all(view.ABLATE_BOX)
 
 
 def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
@@ -191,9 +191,9 @@ def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
         cols = st.columns(n_heads + 1, vertical_alignment="center")
         cols[0].markdown(f"**{t('ui.layer_n', i=layer)}**")
         for h in range(n_heads):
-            cols[h + 1].checkbox(t("fig.grid.head", h=h), value=(kind, layer, h) in chosen, key=f"abl-{kind}-{layer}-{h}")
+            cols[h + 1].checkbox(t("fig.grid.head", h=h), value=(kind, layer, h) in chosen, key=view.key(view.ABLATE_BOX, kind, layer, h))
     ticked = {(kind, layer, h) for layer in range(n_layers) for h in range(n_heads)
-              if st.session_state.get(f"abl-{kind}-{layer}-{h}")}
+              if view.get(view.ABLATE_BOX, kind, layer, h)}
     return {x for x in chosen if x[0] != kind} | ticked
 
 
@@ -202,8 +202,8 @@ def ablation_tab(ctx, n_layers: dict) -> None:
     with st.expander(t("heads.abl.how.title")):
         st.markdown(t("heads.abl.how.text"))
         st.latex(r"\mathrm{MultiHead}(x)=\mathrm{Concat}(z_1,\dots,\underbrace{0}_{z_h\ \mathrm{off}},\dots,z_H)\,W^O")
-    if "heads-ablated" not in st.session_state:
-        st.session_state["heads-ablated"] = parse_heads(qp_str("ablate"), cfg)
+    if not view.has(view.HEADS_ABLATED):
+        view.put(view.HEADS_ABLATED, parse_heads(qp_str("ablate"), cfg))
     c1, c2 = st.columns(2)
     with c1:
         kind = kind_radio("heads-abl-kind")
@@ -212,8 +212,8 @@ def ablation_tab(ctx, n_layers: dict) -> None:
                     index=list(ablation.ABLATION_MODES).index(mode_default), horizontal=True, key="heads-abl-mode",
                     format_func={m: t(HEADS_ABL_MODE_KEYS[m]) for m in ablation.ABLATION_MODES}.get)
     st.caption(t("heads.abl.tick", kind=kind_title(kind)))
-    heads = head_grid(kind, st.session_state["heads-ablated"], n_layers[kind], cfg.n_heads)
-    st.session_state["heads-ablated"] = heads
+    heads = head_grid(kind, view.get(view.HEADS_ABLATED), n_layers[kind], cfg.n_heads)
+    view.put(view.HEADS_ABLATED, heads)
     heads = tuple(sorted(heads))
     set_query(ablate=",".join(f"{k}:{lay}:{h}" for k, lay, h in heads) or None,
               abl_mode=None if mode == "zero" else mode)
@@ -320,14 +320,14 @@ def render() -> None:
     st.title(t("heads.title"))
     tab_default = qp_choice("tab", list(TABS), "stats")
     labels = {name: t(HEADS_TAB_KEYS[name]) for name in TABS}
-    tabs = st.tabs(list(labels.values()), default=labels[tab_default], key="heads-tab", on_change="rerun")
-    active = {label: name for name, label in labels.items()}.get(st.session_state.get("heads-tab"), tab_default)
+    tabs = st.tabs(list(labels.values()), default=labels[tab_default], key=view.key(view.HEADS_TAB), on_change="rerun")
+    active = {label: name for name, label in labels.items()}.get(view.get(view.HEADS_TAB), tab_default)
     set_query(tab=None if active == "stats" else active)
     views = (lambda: statistics_tab(ctx, n_layers), lambda: ablation_tab(ctx, n_layers), lambda: rollout_tab(ctx))
-    for tab, view in zip(tabs, views):
+    for tab, draw in zip(tabs, views):
         with tab:
             if tab.open is not False:  # only the open tab runs (the others are not computed)
-                view()
+                draw()
     intro(cfg)
 
 

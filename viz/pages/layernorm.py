@@ -10,7 +10,8 @@ from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_fi
                                    residual_norm_figure, token_stats_figure)
 from viz.figures.style import plotly_text
 from viz.i18n import t
-from viz.state import qp_choice, qp_int, set_query
+from viz import view
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 
@@ -53,9 +54,7 @@ def norm_place(norm: str, pre_norm: bool) -> str:
 
 def _stack_changed() -> None:
     """Layer, norm and token belong to the old stack: let the new one start from its defaults."""
-    for name in ("layer", "norm", "token"):
-        if name in st.query_params:
-            del st.query_params[name]
+    view.forget_url(view.LAYER, view.NORM, view.TOKEN)
 
 
 def controls(cfg) -> tuple[str, int, str]:

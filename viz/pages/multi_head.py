@@ -14,7 +14,7 @@ from viz.figures import future_mask
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
 from viz.figures.vectors import contribution_map
 from viz.i18n import kind_title, t
-from viz.state import qp_choice, qp_int, set_query
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 

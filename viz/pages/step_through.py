@@ -17,7 +17,8 @@ from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import plotly_text
 from viz.figures.vectors import cosine_map
 from viz.i18n import kind_title, t
-from viz.state import qp_choice, qp_int, set_query
+from viz import view
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
@@ -27,7 +28,6 @@ STEPS = ["$X$: the input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "+ mask", "softmax", "· V"]   # fits one line on a projector
 STEP_WORDS = {0: "step.steps.input", 6: "step.steps.mask", 8: "step.steps.output"}   # STEPS in the catalogue
 SHORT_WORDS = {6: "step.short.mask"}
-STEP_KEY = "step-step"
 FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back (issue 26, item 2)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
@@ -119,22 +119,23 @@ def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
                 head_steps(q, k, v, names.causal), f"{ctx.model_id}-{kind}-L{layer}-H{head}")
 
 
-def _init_state(key: str, url_name: str, default: int, lo: int, hi: int) -> None:
-    """Seed a widget from the URL once; afterwards the widget owns its value (no default+state clash)."""
-    if key not in st.session_state:
-        st.session_state[key] = qp_int(url_name, default, lo, hi)
-    elif not lo <= st.session_state[key] <= hi:   # a shorter sentence than before
-        st.session_state[key] = default
+def _init_state(url_name: str, default: int, lo: int, hi: int, *part) -> None:
+    """Seed the widget step-<part> from the URL once; afterwards the widget owns its value (no default+state
+    clash)."""
+    if not view.has(view.STEP_THROUGH, *part):
+        view.put(view.STEP_THROUGH, qp_int(url_name, default, lo, hi), *part)
+    elif not lo <= view.get(view.STEP_THROUGH, *part) <= hi:   # a shorter sentence than before
+        view.put(view.STEP_THROUGH, default, *part)
 
 
 def _move(delta: int) -> None:
-    st.session_state[STEP_KEY] = min(len(STEPS) - 1, max(0, st.session_state[STEP_KEY] + delta))
+    step = view.get(view.STEP_THROUGH, "step")
+    view.put(view.STEP_THROUGH, min(len(STEPS) - 1, max(0, step + delta)), "step")
 
 
 def _forget_query() -> None:
     """A new attention kind has other query tokens: do not carry the old index over."""
-    if "query" in st.query_params:
-        del st.query_params["query"]
+    view.forget_url(view.QUERY)
 
 
 def step_name(i: int) -> str:
@@ -334,9 +335,9 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     q_labels, _ = attention_labels(ctx.trace.meta, kind)
     reads = ctx.trace.meta["tgt_in_tokens"]
     n_q = len(q_labels)
-    query_key = f"step-query-{kind}"
-    _init_state(query_key, "query", 0, 0, n_q - 1)
-    _init_state(STEP_KEY, "step", FIRST_STEP, 0, len(STEPS) - 1)
+    query_key = view.key(view.STEP_THROUGH, "query", kind)
+    _init_state("query", 0, 0, n_q - 1, "query", kind)
+    _init_state("step", FIRST_STEP, 0, len(STEPS) - 1, "step")
     c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"step-{kind}",
@@ -344,11 +345,11 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     query = c_query.selectbox(t("step.query"), list(range(n_q)), key=query_key,
                               format_func=lambda i: q_labels[i] if kind == "encoder" else
                               t("step.query.reads", token=q_labels[i], reads=reads[i]))
-    c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=st.session_state[STEP_KEY] == 0,
+    c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=view.get(view.STEP_THROUGH, "step") == 0,
                   width="stretch", key="step-prev")
-    c_next.button(t("step.next"), on_click=_move, args=(1,), disabled=st.session_state[STEP_KEY] == len(STEPS) - 1,
+    c_next.button(t("step.next"), on_click=_move, args=(1,), disabled=view.get(view.STEP_THROUGH, "step") == len(STEPS) - 1,
                   width="stretch", key="step-next")
-    step = st.radio(t("step.step"), list(range(len(STEPS))), key=STEP_KEY, horizontal=True,
+    step = st.radio(t("step.step"), list(range(len(STEPS))), key=view.key(view.STEP_THROUGH, "step"), horizontal=True,
                     format_func=lambda i: f"{i + 1} {short_name(i)}", label_visibility="collapsed")
     return kind, layer, head, query, step
 

@@ -9,17 +9,17 @@ from viz.i18n import current_lang, t
 from viz.map_view import map_figure
 from viz.nav import PAGES
 from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
-from viz.state import Context, carried_params, current, qp_int, set_query
+from viz import view
+from viz.state import Context, current
 from viz.tour_figures import FULL_FIGURES, STEP_FIGURES, step_pictures
 from viz.tour_steps import TOUR, TourStep
 from viz.ui import show_figure, type_scale
 
 PAGES_DIR = Path(__file__).parent
-STEP_KEY = "tour-step"
 
 
 def go(delta: int) -> None:
-    st.session_state[STEP_KEY] = min(len(TOUR), max(1, st.session_state[STEP_KEY] + delta))
+    view.put(view.TOUR_STEP, min(len(TOUR), max(1, view.get(view.TOUR_STEP) + delta)))
 
 
 def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
@@ -81,7 +81,7 @@ def step_header(number: int, step: TourStep) -> None:
     Previous/Next page buttons are not shown here): from the first step Previous leads to the page before the
     tour, from the last step Next to the page after it."""
     c_prev, c_title, c_next = st.columns([1, 3.8, 1], vertical_alignment="center")
-    prev_page, next_page = neighbours(TOUR_URL, PAGES) if st.session_state.get("presenter") else (None, None)
+    prev_page, next_page = neighbours(TOUR_URL, PAGES) if view.get(view.PRESENT) else (None, None)
     if number == 1 and prev_page:
         page_button(c_prev, "presenter-prev", prev_page, t("tour.prev_page"), help=prev_page[1])
     else:
@@ -96,10 +96,9 @@ def step_header(number: int, step: TourStep) -> None:
 
 
 def render() -> None:
-    if STEP_KEY not in st.session_state:
-        st.session_state[STEP_KEY] = qp_int("tour_step", 1, 1, len(TOUR))
-    number = st.session_state[STEP_KEY]
-    set_query(tour_step=number)
+    view.seed(view.TOUR_STEP, view.read(view.TOUR_STEP, hi=len(TOUR)))
+    number = view.get(view.TOUR_STEP)
+    view.write_url(tour_step=number)
     step = TOUR[number - 1]
     ctx = current()
 
@@ -109,7 +108,7 @@ def render() -> None:
     step_picture(ctx, step, number)
     st.markdown(t(step.message_key("text")))
     st.latex(step.formula)
-    step_links(step, carried_params() if ctx is not None else {})
+    step_links(step, view.link_params() if ctx is not None else {})
     you_are_here(ctx, step, number)
     st.progress(number / len(TOUR))
     with st.expander(t("tour.all_steps")):

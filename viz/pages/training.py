@@ -10,14 +10,14 @@ from viz.i18n import error_text, t
 from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, get_trace, make_example, model_ids,
                           parse_symbols, trace_toy, train_live, trained_lengths_note, training_slot,
                           untrained_snapshot)
-from viz.state import qp_choice, qp_int, qp_str, set_query
+from viz import view
+from viz.view import qp_choice, qp_int, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, show_figure, type_scale
 
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
 STEPS_RANGE = (10, 2000)
-RUNNING, REQUESTED, RESULT = "train-running", "train-requested", "train-result"
 PRETRAINED = "toy-{task}"            # the shipped model trained on each task (pretrained/), the goal
 GOAL_MAX_TOKENS = 64
 
@@ -36,8 +36,8 @@ TRAINING_TASK_NOTE_KEYS = {
 
 def _request_training() -> None:
     """Button callback: runs before the script, so the button is already disabled when training starts."""
-    st.session_state[RUNNING] = True
-    st.session_state[REQUESTED] = True
+    view.put(view.TRAIN_RUNNING, True)
+    view.put(view.TRAIN_REQUESTED, True)
 
 
 def heatmap_words() -> dict:
@@ -266,21 +266,21 @@ def explain() -> None:
 
 def render() -> None:
     st.title(t("training.title"))
-    running = bool(st.session_state.get(RUNNING))
+    running = bool(view.get(view.TRAIN_RUNNING))
     task, size, steps, example_text = controls(running)
     symbols = example_symbols(example_text)
-    if st.session_state.pop(REQUESTED, False):
+    if view.pop(view.TRAIN_REQUESTED, default=False):
         try:
             run = LiveRun(task, size, steps, make_example(task, symbols))
             train_now(run)
-            st.session_state[RESULT] = run
+            view.put(view.TRAIN_RESULT, run)
         finally:
-            st.session_state[RUNNING] = False
+            view.put(view.TRAIN_RUNNING, False)
         st.rerun()
     elif running:  # a flag left by a run that never reached its finally (e.g. the server restarted)
-        st.session_state[RUNNING] = False
+        view.put(view.TRAIN_RUNNING, False)
         st.rerun()
-    run: LiveRun | None = st.session_state.get(RESULT)
+    run: LiveRun | None = view.get(view.TRAIN_RESULT)
     if run is None:
         before_training(task, size, symbols, GOAL_MAX_TOKENS)
         st.info(t("training.press"))

@@ -9,7 +9,8 @@ from viz.figures.style import symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
 from viz.i18n import t
 from viz.services import fitted_zoo
-from viz.state import current, qp_choice, qp_int, set_query
+from viz.state import current
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, show_figure, type_scale
 
