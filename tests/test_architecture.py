@@ -297,3 +297,29 @@ def test_the_view_declares_each_url_name_once():
     assert len(kept) == len(set(kept)), "two values the session keeps share a key"
     with pytest.raises(KeyError):
         view.write_url(not_declared=1)
+
+
+def test_the_models_folder_is_named_and_searched_in_one_place():
+    """model/io/models.py: the only code that names TRANSFORMER_VIZ_MODELS and lists a models folder; the app's
+    picker (viz/services) and the `app` command (transformer_viz/app.py) both ask it."""
+    def names_it(path: Path) -> bool:          # in a string the code uses (docstrings only describe it)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+                and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and "TRANSFORMER_VIZ_MODELS" in n.value
+                   and id(n) not in docs for n in ast.walk(tree))
+
+    code = [*python_files("model"), *python_files("viz"), *python_files("transformer_viz")]
+    assert [str(p.relative_to(ROOT)) for p in code if names_it(p)] == ["model/io/models.py"]
+    from model.io import models
+    from transformer_viz import app
+    from viz import services
+    assert services.model_ids() == models.model_ids(ROOT / "pretrained")[:len(services.model_ids())]
+    assert app.model_ids is models.model_ids
+
+
+def test_navigation_lives_in_nav():
+    """Pages, their URLs and the map blocks they explain: viz/nav.py; the figures know no page."""
+    for path in python_files("viz/figures"):
+        text = path.read_text(encoding="utf-8")
+        assert "PAGE_URLS" not in text and "PAGE_BLOCKS" not in text and "viz.nav" not in text, path.name

@@ -4,7 +4,7 @@ offline lesson's download at the top of every page, not under it."""
 import json
 
 from apptest_utils import no_exceptions, run_page
-from viz.figures.model_map import PAGE_BLOCKS
+from viz.nav import PAGE_BLOCKS
 
 
 def _buttons(at) -> dict:

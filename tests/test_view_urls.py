@@ -14,8 +14,8 @@ import pytest
 from apptest_utils import no_exceptions, run_page, url_path
 from conftest import ROOT
 from viz import view
-from viz.figures.model_map import all_cells, block_target
-from viz.nav import PAGES
+from viz.figures.model_map import all_cells
+from viz.nav import PAGES, block_target
 from viz.tour_steps import TOUR
 from viz.view import View
 

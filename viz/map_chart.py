@@ -7,10 +7,11 @@ from typing import Sequence
 
 import streamlit as st
 
-from viz.figures.model_map import block_target, map_cell
+from viz.figures.model_map import map_cell
 from viz import view
 from viz.i18n import current_lang
 from viz.map_view import map_figure
+from viz.nav import block_target
 from viz.state import Context
 from viz.ui import type_scale
 

@@ -11,9 +11,8 @@ from pathlib import Path
 import streamlit as st
 
 from viz import ROOT
-from viz.figures.model_map import PAGE_BLOCKS
 from viz.i18n import t
-from viz.nav import Page
+from viz.nav import PAGE_BLOCKS, Page
 from viz.lesson_ui import lesson_button
 from viz.map_chart import model_map_chart
 from viz import view

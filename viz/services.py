@@ -23,6 +23,7 @@ from model.capture import schema
 from model.capture.trace import Trace
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
 from model.io.checkpoint import CheckpointError
+from model.io import models
 from model.io.files import MiB, read_text_limited
 from model.io.tokenizer import DEFAULT_STYLE  # noqa: F401 (for the sidebar)
 from model.nn.layers import sinusoidal_table
@@ -35,12 +36,10 @@ from viz.i18n import t
 from viz.trace_cache import TraceCache
 
 def model_root() -> Path:
-    """Models are only ever read from this folder (or one named by an operator): no path from a user.
-    Read on every call, so the operator's TRANSFORMER_VIZ_MODELS applies without re-importing this module."""
-    return Path(os.environ.get("TRANSFORMER_VIZ_MODELS", ROOT / "pretrained")).resolve()
+    """Models are only ever read from this folder (model/io/models.py): no path from a user."""
+    return models.models_folder(ROOT / "pretrained")
 
 
-DEFAULT_MODEL = "en-es"
 # One intra-op thread per script run: decoding is hundreds of small ops, and in Streamlit's worker threads
 # a 2-thread OpenMP team is re-formed for every op; concurrent sessions then use both cores instead of
 # fighting over them (docs/performance-fixes.md).
@@ -50,12 +49,8 @@ torch.set_num_threads(TORCH_THREADS)
 
 
 def model_ids() -> list[str]:
-    """Folders under model_root() that look like checkpoints; the default model first."""
-    root = model_root()
-    if not root.is_dir():
-        return []
-    ids = sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "config.json").is_file())
-    return sorted(ids, key=lambda m: (m != DEFAULT_MODEL, not m.startswith("en-"), m))
+    """The models the app offers: the folders under model_root() with a config.json, the default first."""
+    return models.model_ids(model_root())
 
 
 def resolve_model_dir(model_id: str) -> Path:
