@@ -323,3 +323,13 @@ def test_navigation_lives_in_nav():
     for path in python_files("viz/figures"):
         text = path.read_text(encoding="utf-8")
         assert "PAGE_URLS" not in text and "PAGE_BLOCKS" not in text and "viz.nav" not in text, path.name
+
+
+def test_pages_see_the_model_through_a_read_only_view():
+    """Pages get viz/services.ModelView (config, tokenizer, sizes, weights as arrays), never the engine: no viz
+    module but services loads a bundle or reaches for its torch module."""
+    for path in python_files("viz"):
+        if path.name == "services.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "load_bundle" not in text and ".bundle" not in text and "get_submodule" not in text, path.name

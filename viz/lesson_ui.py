@@ -9,7 +9,7 @@ import streamlit as st
 
 from viz.i18n import current_lang, t
 from viz.lesson import lesson_html
-from viz.services import cached_trace, load_bundle
+from viz.services import cached_trace, resolve_model_dir
 from viz.state import Context
 
 
@@ -24,7 +24,7 @@ def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_to
     """The offline HTML lesson of this view in `lang` (about 5 MB, most of it plotly.js), made when clicked;
     the trace comes from the cache (not recomputed for another language)."""
     trace = cached_trace(model_id, text, target, beam, max_tokens)
-    return lesson_html(trace, load_bundle(model_id).path, lang).encode("utf-8")
+    return lesson_html(trace, resolve_model_dir(model_id), lang).encode("utf-8")
 
 
 def lesson_button(ctx: Context, where=st) -> None:

@@ -26,7 +26,7 @@ def block_link(cell: str) -> tuple[str, dict[str, str]]:
 def model_map_chart(ctx: Context, key: str, highlight: Sequence[str] = (), compact: bool = False) -> None:
     """Draw the map of ctx's trace; a click on a block switches to its page with the same input."""
     fig = map_figure(ctx.trace, current_lang(), clickable=True, highlight=highlight, type_scale=type_scale(),
-                     compact=compact, token_strings=ctx.bundle.tokenizer.token_strings)
+                     compact=compact, token_strings=ctx.model.tokenizer.token_strings)
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key,
                             config={"displaylogo": False, "displayModeBar": False})
     points = (event or {}).get("selection", {}).get("points", []) if event else []

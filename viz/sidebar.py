@@ -12,7 +12,7 @@ import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from viz.context import Choice
-from viz.services import (DEFAULT_STYLE, device_label, load_bundle, max_tokens_bounds, preset_groups, presets,
+from viz.services import (DEFAULT_STYLE, device_label, max_tokens_bounds, model_view, preset_groups, presets,
                           reference_of, trace_npz)
 from viz import view
 from viz.state import Context
@@ -81,14 +81,14 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
     view.keep(view.MODEL, model_id)
     try:
         with st.spinner(t("spinner.load")):
-            bundle = load_bundle(model_id)
+            model = model_view(model_id)
     except CheckpointError as e:
         sb.error(plain(t("sidebar.model.broken", error=e), limit=600))
         return None
     text = sb.text_area(t("sidebar.sentence"), key=view.bind(view.TEXT), height=90, on_change=_cut_long_text,
                         help=t("sidebar.sentence.help", limit=f"{MAX_TEXT_CHARS:,}"))
     view.keep(view.TEXT, text)
-    style = _style_picker(sb, bundle.tokenizer)
+    style = _style_picker(sb, model.tokenizer)
     translation_slot = sb.container()
     group_of = {s: g for g, sentences in preset_groups(model_id).items() for s in sentences}
     marks = {g: t(SIDEBAR_EXAMPLES_KEYS[g]) for g in PRESET_GROUPS}
@@ -182,7 +182,7 @@ def header(ctx: Context) -> None:
             st.info(t("notice.empty"))
         return
     if trace.meta["src_truncated"]:
-        model_limit = min(max_tokens_bounds()[2], ctx.bundle.config.max_len)  # the model's max_len may bind first
+        model_limit = min(max_tokens_bounds()[2], ctx.model.config.max_len)  # the model's max_len may bind first
         hint = (t("notice.truncated.raise", limit=model_limit) if ctx.max_tokens < model_limit
                 else t("notice.truncated.max", limit=model_limit))
         st.warning(t("notice.truncated", n=trace.meta["src_n_tokens"], used=len(trace.meta["src_ids"]), hint=hint))

@@ -15,7 +15,7 @@ from viz import view
 class Context:
     """What the shared sidebar chose for this run."""
     model_id: str
-    bundle: Any               # a model.inference.pipeline.Engine (viz/services.load_bundle)
+    model: Any                # what pages may know of the model: viz/services.ModelView (no torch module)
     text: str
     target: str | None
     beam: int
@@ -27,7 +27,7 @@ class Context:
     @property
     def source(self) -> str:
         """The sentence as the model reads it: stripped, its style token first for a two-style model."""
-        return self.bundle.tokenizer.styled(self.text.strip(), self.style)
+        return self.model.tokenizer.styled(self.text.strip(), self.style)
 
     @property
     def trace_key(self) -> tuple[str, str, str | None, int, int]:

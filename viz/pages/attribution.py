@@ -88,7 +88,7 @@ def head_name(kind: str, layer: int, head: int) -> str:
 
 def view_of(ctx) -> View:
     meta = ctx.trace.meta
-    return View(ctx.model_id, ctx.trace_key, meta, ctx.bundle.tokenizer, ctx.bundle.config,
+    return View(ctx.model_id, ctx.trace_key, meta, ctx.model.tokenizer, ctx.model.config,
                 position_labels(meta["tgt_out_tokens"]), position_labels(meta["src_tokens"]), ctx.text.strip(), ctx.style)
 
 

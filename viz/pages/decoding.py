@@ -95,12 +95,12 @@ def step_slider(n_steps: int, opening: int = 0) -> int:
 
 def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
     """The main picture: the next-token candidates of this step and where the newest position looks."""
-    n_heads = ctx.bundle.config.n_heads
+    n_heads = ctx.model.config.n_heads
     left, right = st.columns(2)
     with left:
         ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], k, dec.out_ids[step],
                                                float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
-        labels = ctx.bundle.tokenizer.token_strings(ids)
+        labels = ctx.model.tokenizer.token_strings(ids)
         fig = next_token_bars(probs, labels, ranks, chosen, title=t("decoding.topk.title", step=step, k=k),
                               x_title=t("decoding.col.probability"), type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-topk",
@@ -135,7 +135,7 @@ def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
 
 
 def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> None:
-    n_heads = ctx.bundle.config.n_heads
+    n_heads = ctx.model.config.n_heads
     cross = dec.cross_rows[step, layer]                                                  # [H, S]
     fig = cross_attention_multiples(cross, src_labels, title=t("decoding.cross.title", step=step, layer=layer),
                                     average_title=t("ui.head_mean"), average_name=t("decoding.average"),
@@ -173,7 +173,7 @@ def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, 
     st.subheader(t("decoding.alignment"))
     alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
     fig = alignment_heatmap(alignment, out_labels, src_labels, step=step,
-                            title=t("decoding.alignment.title", layer=layer, heads=ctx.bundle.config.n_heads,
+                            title=t("decoding.alignment.title", layer=layer, heads=ctx.model.config.n_heads,
                                     method=t(DECODING_METHOD_KEYS[method])), **_alignment_words(),
                                     type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
@@ -247,7 +247,7 @@ def explain() -> None:
 
 def render() -> None:
     ctx = need_context()
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     st.title(t("decoding.title"))
     method, beam, layer, k = controls(ctx, cfg.n_decoder_layers)
     try:

@@ -112,7 +112,7 @@ def strongest_links(weights: np.ndarray, rows: list[str], cols: list[str], limit
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     st.title(t("explorer.title"))
     kind, layer, head = controls(cfg)
     rows, cols = attention_labels(trace.meta, kind)

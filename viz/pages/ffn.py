@@ -41,7 +41,7 @@ def toy_note(cfg) -> None:
 
 
 def feed_forward(ctx, cols) -> None:
-    cfg, arrays = ctx.bundle.config, ctx.trace.arrays
+    cfg, arrays = ctx.model.config, ctx.trace.arrays
     stack = cols[1].radio(t("ffn.stack"), STACKS, index=STACKS.index(qp_choice("stack", STACKS, "encoder")),
                           horizontal=True, key="ffn-stack", label_visibility="collapsed",
                           format_func=lambda s: t(STACK_KEYS[s]))
@@ -81,7 +81,7 @@ def feed_forward(ctx, cols) -> None:
 
 
 def smoothing(ctx, cols) -> None:
-    trace, tok = ctx.trace, ctx.bundle.tokenizer
+    trace, tok = ctx.trace, ctx.model.tokenizer
     gold = np.asarray(trace.meta["tgt_ids"], dtype=int)
     out_tokens = position_labels(trace.meta["tgt_out_tokens"])
     pos = cols[1].selectbox(t("ffn.smooth.pick"), list(range(len(gold))), index=qp_int("token", 0, 0, len(gold) - 1),
@@ -104,7 +104,7 @@ def smoothing(ctx, cols) -> None:
     st.caption(t("ffn.smooth.caption", gold=f"{s.target[pos, gold[pos]]:.5f}", other=f"{s.eps / vocab:.1e}",
                  vocab=vocab, eps=s.eps, p=f"{s.probs[pos, gold[pos]]:.3f}", nll=f"{s.nll[pos]:.3f}",
                  smoothed=f"{s.smoothed[pos]:.3f}", floor=f"{s.floor[pos]:.3f}"))
-    toy_note(ctx.bundle.config)
+    toy_note(ctx.model.config)
     show_figure(loss_figure(out_tokens, s.nll, s.smoothed, s.floor, title=t("ffn.loss.title"),
                             plain_name=t("ffn.loss.plain"), smooth_name=t("ffn.loss.smooth", eps=s.eps),
                             floor_name=t("ffn.loss.floor"), y_title=t("ffn.loss.y"), type_scale=type_scale()),
@@ -119,7 +119,7 @@ def smoothing(ctx, cols) -> None:
 
 
 def dropout(ctx, cols) -> None:
-    cfg, trace = ctx.bundle.config, ctx.trace
+    cfg, trace = ctx.model.config, ctx.trace
     kind = cols[1].selectbox(t("ffn.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "cross")),
                              key="ffn-kind", label_visibility="collapsed", format_func=lambda k: t(KIND_KEYS[k]))
     n = schema.n_layers(cfg, kind)

@@ -127,7 +127,7 @@ def file_stats(ctx):
 
 
 def statistics_tab(ctx, n_layers: dict) -> None:
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     c1, c2, c3 = st.columns([1, 1.3, 1.2])
     source = c1.radio(t("heads.source"), ["sentence", "file"], key="heads-source",
                       format_func={s: t(HEADS_SOURCE_KEYS[s]) for s in ("sentence", "file")}.get)
@@ -198,7 +198,7 @@ def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
 
 
 def ablation_tab(ctx, n_layers: dict) -> None:
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     with st.expander(t("heads.abl.how.title")):
         st.markdown(t("heads.abl.how.text"))
         st.latex(r"\mathrm{MultiHead}(x)=\mathrm{Concat}(z_1,\dots,\underbrace{0}_{z_h\ \mathrm{off}},\dots,z_H)\,W^O")
@@ -243,7 +243,7 @@ def ablation_tab(ctx, n_layers: dict) -> None:
 
 
 def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> None:
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     st.subheader(t("heads.rank"))
     st.markdown(t("heads.rank.text", mode=t(HEADS_ABL_MODE_KEYS[mode]), what=what))
     key = (ctx.model_id, trace.meta["src_text"], target, mode, ctx.max_tokens)
@@ -315,7 +315,7 @@ def rollout_tab(ctx) -> None:
 
 def render() -> None:
     ctx = need_context()
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     n_layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
     st.title(t("heads.title"))
     tab_default = qp_choice("tab", list(TABS), "stats")

@@ -80,7 +80,7 @@ def explain(ctx) -> None:
     st.markdown(t("layernorm.explain.text"))
     st.latex(LN_FORMULA)
     st.latex(POST_PRE_FORMULA % {"post": t("layernorm.formula.post"), "pre": t("layernorm.formula.pre")})
-    if ctx.bundle.config.norm_first:
+    if ctx.model.config.norm_first:
         st.info(t("layernorm.explain.pre_norm", model=ctx.model_id))
     else:
         st.info(t("layernorm.explain.post_norm", model=ctx.model_id))
@@ -132,7 +132,7 @@ def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
                                 std_name=t("layernorm.std"), x_title=t("layernorm.dimension"), type_scale=type_scale()),
                 f"{tag}-ln-vs-bn", matrix_frame(x_in, tokens, list(range(x_in.shape[1]))), key="ln-bn")
     _bn_mean, bn_std = batch_norm_stats(x_in)
-    drift = batch_norm_drift(x_in, 0, ctx.bundle.config.ln_eps)
+    drift = batch_norm_drift(x_in, 0, ctx.model.config.ln_eps)
     st.caption(t("layernorm.bn.caption", tokens=len(tokens), features=bn_std.size, low=f"{bn_std.min():.3f}",
                  high=f"{bn_std.max():.3f}"))
     first = plotly_text(tokens[:1])[0]
@@ -147,7 +147,7 @@ def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
 
 
 def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
-    cfg, arrays = ctx.bundle.config, ctx.trace.arrays
+    cfg, arrays = ctx.model.config, ctx.trace.arrays
     st.header(t("layernorm.resid.header"))
     parts = []
     for s in STACKS:
@@ -171,7 +171,7 @@ def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg, arrays = ctx.trace, ctx.bundle.config, ctx.trace.arrays
+    trace, cfg, arrays = ctx.trace, ctx.model.config, ctx.trace.arrays
     labels = {stack: position_labels(schema.stack_tokens(trace.meta, stack)) for stack in schema.STACKS}
 
     st.title(t("layernorm.title"))

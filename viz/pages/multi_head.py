@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from model.analysis.attention_math import (concat_heads, dim_labels, head_summary, head_traits, layer_norm,
-                                           linear_arrays, max_abs_error, output_projection, token_norms)
+                                           max_abs_error, output_projection, token_norms)
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
@@ -116,7 +116,7 @@ def explain(cfg, kind: str) -> None:
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg, arrays = ctx.trace, ctx.bundle.config, ctx.trace.arrays
+    trace, cfg, arrays = ctx.trace, ctx.model.config, ctx.trace.arrays
     n_heads, d, dh = cfg.n_heads, cfg.d_model, cfg.d_head
 
     st.title(t("multihead.title"))
@@ -135,7 +135,7 @@ def render() -> None:
     residual = arrays[names.residual]                                               # [T,D] the stream added back
     summed = residual.astype(np.float64) + attn_out                                 # [T,D]
     after = arrays[names.after]                                                     # [T,D] the next residual stream
-    w_o, b_o = linear_arrays(ctx.bundle.model.get_submodule(names.attn).w_o)
+    w_o, b_o = ctx.model.attention_weights(names.attn, "o")
     checks = [(t("multihead.check.wo"),
                max_abs_error(output_projection(concat, w_o, b_o), attn_out))]
     if cfg.norm_first:

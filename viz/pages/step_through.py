@@ -7,7 +7,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from model.analysis.attention_math import (HeadSteps, dim_labels, head_projection, head_steps, linear_arrays,
+from model.analysis.attention_math import (HeadSteps, dim_labels, head_projection, head_steps,
                                            max_abs_error, scaling_comparison)
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
@@ -66,7 +66,7 @@ class Head:
     query: int
     cfg: object
     names: object                 # schema.SublayerNames of the sublayer
-    module: object                # the attention module (its W^Q, W^K, W^V), read only
+    model: object                 # viz/services.ModelView: the sublayer's W^Q, W^K, W^V as arrays
     q_labels: list
     k_labels: list
     x_q: np.ndarray               # [Tq, D] the query side's input
@@ -109,12 +109,12 @@ class Head:
 
 
 def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
-    cfg, arrays = ctx.bundle.config, ctx.trace.arrays
+    cfg, arrays = ctx.model.config, ctx.trace.arrays
     names = sublayer_names(kind, layer, cfg.norm_first)
     q_labels, k_labels = attention_labels(ctx.trace.meta, kind)
     q, k, v, scores, pattern, z = (arrays[schema.attn_name(kind, layer, n)][head]
                                    for n in ("q", "k", "v", "scores", "pattern", "z"))
-    return Head(kind, layer, head, query, cfg, names, ctx.bundle.model.get_submodule(names.attn), q_labels, k_labels,
+    return Head(kind, layer, head, query, cfg, names, ctx.model, q_labels, k_labels,
                 arrays[names.query_input], arrays[names.kv_input], q, k, v, scores, pattern, z,
                 head_steps(q, k, v, names.causal), f"{ctx.model_id}-{kind}-L{layer}-H{head}")
 
@@ -194,7 +194,7 @@ def view_projection(h: Head, which: str) -> View:
     d, d_head, n_heads, head = h.cfg.d_model, h.cfg.d_head, h.cfg.n_heads, h.head
     source, matrix = {"Q": (h.x_q, h.q), "K": (h.x_kv, h.k), "V": (h.x_kv, h.v)}[which]
     labels, row = (h.q_labels, h.query) if which == "Q" else (h.k_labels, h.key_row)
-    weight, bias = linear_arrays(getattr(h.module, f"w_{which.lower()}"))
+    weight, bias = h.model.attention_weights(h.names.attn, which.lower())
     role = t(STEP_ROLE_KEYS[which])
     side = h.q_side if which == "Q" else h.kv_side
     dims = dim_labels(d_head)
@@ -328,7 +328,7 @@ def show_view(view: View, step: int) -> None:
 def controls(ctx) -> tuple[str, int, int, int, int]:
     """Kind on one line; layer, head, query and the Previous/Next buttons on the next; the steps under
     them. Returns (kind, layer, head, query, step)."""
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     kind = st.radio(t("step.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
                     key="step-kind", format_func=kind_title, on_change=_forget_query,
                     label_visibility="collapsed")
@@ -379,7 +379,7 @@ def why_scaling(h: Head) -> None:
 
 def render() -> None:
     ctx = need_context()
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     st.title(t("step.title"))
     kind, layer, head, query, step = controls(ctx)
     set_query(kind=kind, query=query, step=step)

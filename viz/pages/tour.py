@@ -8,6 +8,7 @@ from viz.figures.model_map import TOUR_BLOCKS
 from viz.i18n import current_lang, t
 from viz.map_view import map_figure
 from viz.nav import PAGES
+from viz.services import resolve_model_dir
 from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
 from viz import view
 from viz.state import Context, current
@@ -32,7 +33,8 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         st.info(t("tour.need_sentence"))
         return
     try:
-        pictures = step_pictures(step, ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale())
+        pictures = step_pictures(step, ctx.trace, resolve_model_dir(ctx.model_id), current_lang(),
+                                 type_scale=type_scale())
     except (KeyError, ValueError) as e:       # a trace or model without what this picture needs
         st.caption(t("tour.cannot_draw", error=e))
         return
@@ -50,7 +52,8 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         c_words.caption(t(picture.reading))
     if step.key in FULL_FIGURES:                  # the full matrix behind a teaching picture, one click away
         with st.expander(t("step.full")):
-            show_figure(FULL_FIGURES[step.key](ctx.trace, ctx.bundle.path, current_lang(), type_scale=type_scale()),
+            show_figure(FULL_FIGURES[step.key](ctx.trace, resolve_model_dir(ctx.model_id), current_lang(),
+                        type_scale=type_scale()),
                         f"{ctx.model_id}-tour-{number}-full", key=f"tour-full-{number}")
 
 
@@ -59,7 +62,7 @@ def you_are_here(ctx: Context | None, step: TourStep, number: int) -> None:
     if ctx is None or ctx.trace is None or not TOUR_BLOCKS.get(step.key):
         return
     fig = map_figure(ctx.trace, current_lang(), highlight=TOUR_BLOCKS[step.key], type_scale=type_scale(),
-                     compact=True, token_strings=ctx.bundle.tokenizer.token_strings)
+                     compact=True, token_strings=ctx.model.tokenizer.token_strings)
     show_figure(fig, f"{ctx.model_id}-tour-map-{number}", key=f"tour-map-{number}")
 
 

@@ -183,7 +183,7 @@ def source_controls(ctx) -> tuple[str, tuple[str, int, int] | None]:
     if source != "model":
         set_query(kind=None, layer=None, head=None)
         return source, None
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     with c2:
         kind = pick(t("zoo.kind"), KINDS, "kind", "encoder", "zoo-kind", help=t("zoo.kind.help"))
     with c3:
