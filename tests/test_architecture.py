@@ -304,8 +304,8 @@ def test_the_models_folder_is_named_and_searched_in_one_place():
     picker (viz/services) and the `app` command (transformer_viz/app.py) both ask it."""
     def names_it(path: Path) -> bool:          # in a string the code uses (docstrings only describe it)
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
-                and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
         return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and "TRANSFORMER_VIZ_MODELS" in n.value
                    and id(n) not in docs for n in ast.walk(tree))
 

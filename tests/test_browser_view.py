@@ -69,7 +69,8 @@ SCROLL_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .find(p => (p.data || []).some(t => t.name === 'cells')).scrollIntoView({block: 'center'})"""
 # The screen position of the first clickable cell of the map (its invisible marker), found through plotly's axes.
 CELL_JS = """() => {
-  const plot = [...document.querySelectorAll('.js-plotly-plot')].find(p => (p.data || []).some(t => t.name === 'cells'));
+  const plot = [...document.querySelectorAll('.js-plotly-plot')]
+    .find(p => (p.data || []).some(t => t.name === 'cells'));
   const cells = plot.data.find(t => t.name === 'cells');
   const i = cells.customdata.findIndex(c => c.startsWith('norm.encoder.norm_attn'));
   const full = plot._fullLayout, box = plot.getBoundingClientRect();

@@ -133,7 +133,7 @@ def _you_are_here(page) -> None:
 
 def _lesson_download() -> None:
     """At the top right of every page whose sentence the model has read (a trace exists): the offline lesson
-    of it, on the first screen (it sat under the page, 6,400 px down on some). A row of no height, so the
+    of it, on the first screen. A row of no height, so the
     page's title and picture stay where they were; the title keeps room for it on its right."""
     ctx = current()
     if ctx is not None and ctx.trace is not None:

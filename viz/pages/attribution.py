@@ -188,7 +188,8 @@ def contrastive_section(v: View) -> None:
     alt_labels = v.tok.token_strings(alternatives)
     view.seed(view.ATTRIBUTION, qp_int("alt", 0, 0, len(alternatives) - 1), "alt")
     view.put(view.ATTRIBUTION, min(int(view.get(view.ATTRIBUTION, "alt")), len(alternatives) - 1), "alt")
-    alt_index = c2.selectbox(t("attribution.alt"), list(range(len(alternatives))), key=view.key(view.ATTRIBUTION, "alt"),
+    alt_index = c2.selectbox(t("attribution.alt"), list(range(len(alternatives))),
+                             key=view.key(view.ATTRIBUTION, "alt"),
                              format_func=lambda i: f"{alt_labels[i]} (p = {alt_probs[i]:.3f})",
                              help=t("attribution.alt.help"))
     set_query(step=step, alt=alt_index or None)
@@ -216,7 +217,8 @@ def contrastive_section(v: View) -> None:
 def corrupted_sentence(v: View) -> str:
     derived = word_order.swap_two_words(v.text)         # the typed words: a style token is not a word to swap
     view.seed(view.ATTRIBUTION, qp_str("corrupt", derived), "corrupt")
-    text = st.text_input(t("attribution.corrupt.label"), key=view.key(view.ATTRIBUTION, "corrupt"), max_chars=MAX_TEXT_CHARS,
+    text = st.text_input(t("attribution.corrupt.label"), key=view.key(view.ATTRIBUTION, "corrupt"),
+                         max_chars=MAX_TEXT_CHARS,
                          help=t("attribution.corrupt.help"))
     set_query(corrupt=None if text.strip() == derived else text.strip())
     return text.strip()
@@ -303,7 +305,8 @@ def render() -> None:
     v = view_of(ctx)
     st.title(t("attribution.title"))
     view.seed(view.ATTRIBUTION, qp_choice("view", list(SECTIONS), "lens"), "section")
-    section = st.radio(t("attribution.show"), list(SECTIONS), key=view.key(view.ATTRIBUTION, "section"), horizontal=True,
+    section = st.radio(t("attribution.show"), list(SECTIONS), key=view.key(view.ATTRIBUTION, "section"),
+                       horizontal=True,
                        format_func=section_name, label_visibility="collapsed")
     set_query(view=None if section == "lens" else section)
     if v.n_out == 0:

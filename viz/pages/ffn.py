@@ -1,4 +1,4 @@
-"""Feed-forward, label smoothing and dropout on the reader's sentence (issue 26, item 11): which FFN hidden
+"""Feed-forward, label smoothing and dropout on the reader's sentence: which FFN hidden
 units fire for which tokens and what the FFN adds to the residual stream; the model's distribution beside
 the label-smoothed target with the loss with and without smoothing; attention with dropout on beside off."""
 from __future__ import annotations

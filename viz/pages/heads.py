@@ -191,7 +191,8 @@ def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
         cols = st.columns(n_heads + 1, vertical_alignment="center")
         cols[0].markdown(f"**{t('ui.layer_n', i=layer)}**")
         for h in range(n_heads):
-            cols[h + 1].checkbox(t("fig.grid.head", h=h), value=(kind, layer, h) in chosen, key=view.key(view.ABLATE_BOX, kind, layer, h))
+            cols[h + 1].checkbox(t("fig.grid.head", h=h), value=(kind, layer, h) in chosen,
+                                 key=view.key(view.ABLATE_BOX, kind, layer, h))
     ticked = {(kind, layer, h) for layer in range(n_layers) for h in range(n_heads)
               if view.get(view.ABLATE_BOX, kind, layer, h)}
     return {x for x in chosen if x[0] != kind} | ticked

@@ -152,10 +152,10 @@ def render() -> None:
     head_table(patterns, cols, kind)                  # under the picture it names, its caption its heading
 
     # -- assembly: each head's share of the output, and the size of each token after each stage, as two
-    # tabs of one picture's room (the page is about three screens at 1280x720, issue 26, item 2) ------------
+    # tabs of one picture's room (the page is about three screens at 1280x720) ------------
     share_tab, norms_tab = st.tabs([t("multihead.share.tab"), t("multihead.norms.header")])
     # the teaching picture of stages 1-3: Concat(z) W^O = sum over heads of z_h W^O_h, so each head's share
-    # of every token's output has a length; the 256-column matrices are one click away (issue 26, item 2)
+    # of every token's output has a length; the 256-column matrices are one click away
     contributions = head_contribution_norms(z, w_o)                                 # [T,H]
     head_names = [t("ui.head_n", h=h) for h in range(n_heads)]
     with share_tab:

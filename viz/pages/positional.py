@@ -67,7 +67,7 @@ def swap_from_url(n_src: int) -> tuple[int, int]:
 
 def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> None:
     """The model's whole PE table, how to read it and the check against the trace, one click away: drawn as the
-    page's picture, N x d_model cells read as a moire on a projector (issue 26, item 2)."""
+    page's picture, N x d_model cells read as a moire on a projector."""
     cfg, trace = ctx.model.config, ctx.trace
     table = full_table[:n_positions]                                                    # [N, D]
     with st.expander(t("step.full")):

@@ -28,7 +28,7 @@ STEPS = ["$X$: the input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "+ mask", "softmax", "· V"]   # fits one line on a projector
 STEP_WORDS = {0: "step.steps.input", 6: "step.steps.mask", 8: "step.steps.output"}   # STEPS in the catalogue
 SHORT_WORDS = {6: "step.short.mask"}
-FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back (issue 26, item 2)
+FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
 # get ~1/5 of the row each, so "◀ Previous" is whole on a 1280x720 projector with the sidebar open
@@ -347,7 +347,8 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
                               t("step.query.reads", token=q_labels[i], reads=reads[i]))
     c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=view.get(view.STEP_THROUGH, "step") == 0,
                   width="stretch", key="step-prev")
-    c_next.button(t("step.next"), on_click=_move, args=(1,), disabled=view.get(view.STEP_THROUGH, "step") == len(STEPS) - 1,
+    c_next.button(t("step.next"), on_click=_move, args=(1,),
+                  disabled=view.get(view.STEP_THROUGH, "step") == len(STEPS) - 1,
                   width="stretch", key="step-next")
     step = st.radio(t("step.step"), list(range(len(STEPS))), key=view.key(view.STEP_THROUGH, "step"), horizontal=True,
                     format_func=lambda i: f"{i + 1} {short_name(i)}", label_visibility="collapsed")
