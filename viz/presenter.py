@@ -1,6 +1,6 @@
 """Presenter mode for a projector: larger type, full-width figures, sidebar collapsed, and big
-Previous/Next buttons under every page in tour order (on the tour, its own Previous/Next instead); and at the
-top right of every page with a sentence, the button that downloads its offline lesson. app.py calls `run_page(page, PAGES)` after the sidebar.
+Previous/Next buttons under every page in tour order (on the tour, its own Previous/Next instead). app.py calls
+`run_page(page, PAGES)` after the sidebar; it puts the lesson's download (viz/lesson_ui.py) above every page.
 
 The styles are FIXED strings below; no user text ever goes into them.
 """
@@ -13,7 +13,7 @@ import streamlit as st
 from viz import ROOT
 from viz.i18n import t
 from viz.nav import PAGE_BLOCKS, Page
-from viz.lesson_ui import lesson_button
+from viz.lesson_ui import lesson_download_at_top
 from viz.map_chart import model_map_chart
 from viz import view
 from viz.state import current
@@ -21,16 +21,6 @@ from viz.tour_steps import presenter_order
 from viz.ui import PageStop
 
 TOUR_URL = "tour"
-
-# The lesson download at the top right, beside the page's title: its row takes no height (the button hangs
-# into the title's line) and a title that has it beside gives it room.
-LESSON_CSS = """<style>
-[data-testid="stLayoutWrapper"]:has(> .st-key-lesson-top) { height: 0 !important; min-height: 0 !important; margin-bottom: -1rem;
-  overflow: visible; flex: none;
-  position: relative; z-index: 2; }
-.stVerticalBlock.st-key-lesson-top { height: 0 !important; min-height: 0 !important; overflow: visible; align-items: flex-end; }
-.stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 17rem; }
-</style>"""
 
 # Big buttons (tour and presenter navigation), in every mode. Keyed elements carry the class st-key-<key>.
 NAV_CSS = """<style>
@@ -131,16 +121,6 @@ def _you_are_here(page) -> None:
     model_map_chart(ctx, "presenter-map", highlight=blocks, compact=True)
 
 
-def _lesson_download() -> None:
-    """At the top right of every page whose sentence the model has read (a trace exists): the offline lesson
-    of it, on the first screen. A row of no height, so the
-    page's title and picture stay where they were; the title keeps room for it on its right."""
-    ctx = current()
-    if ctx is not None and ctx.trace is not None:
-        st.html(LESSON_CSS)
-        lesson_button(ctx, st.container(key="lesson-top"))
-
-
 def run_page(page, pages: list[Page]) -> None:
     """Run the selected page; in presenter mode styled for a projector and followed by page buttons,
     also when the page stops early (ui.stop_page, e.g. for an empty sentence): the sidebar is folded away."""
@@ -148,7 +128,7 @@ def run_page(page, pages: list[Page]) -> None:
     if presenting:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.html(PRESENTER_CSS)
-    _lesson_download()
+    lesson_download_at_top()
     try:
         page.run()
     except PageStop:
