@@ -19,14 +19,14 @@ from viz.presenter import run_page  # noqa: E402
 from viz.services import model_ids  # noqa: E402
 from viz.i18n import t  # noqa: E402
 from viz.context import build_context  # noqa: E402
-from viz.sidebar import header, init_from_url, language_picker, show_result, sidebar  # noqa: E402
+from viz.sidebar import header, language_picker, show_result, sidebar, start_view  # noqa: E402
 from viz.state import set_current  # noqa: E402
 
 
 def main() -> None:
     models = model_ids()
     notices: list[str] = []
-    init_from_url(models, notices)              # first: the language of the menu comes from the URL too
+    start_view(models, notices)                 # first: the language of the menu comes from the URL too
     language_picker()
     page = navigation()
     compact_layout()

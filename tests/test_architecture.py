@@ -387,3 +387,76 @@ def test_figure_parameters_have_no_words_for_defaults():
              for d in fn.args.defaults + [k for k in fn.args.kw_defaults if k]
              if isinstance(d, ast.Constant) and d.value in words]
     assert found == []
+
+
+# -- the view (viz/view.py) is the one door to the session and the URL ------------------------------------------
+SESSION_OR_URL = ("session_state", "query_params")
+
+
+def _session_or_url_uses(path: Path) -> list[int]:
+    """Lines where `path` reads or writes Streamlit's session state or query parameters itself (`st.session_state`,
+    `st.query_params`, also under another name). A keyword argument of the same name (page_link's
+    query_params=) is a link's value, not the session's, and does not count."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in SESSION_OR_URL)
+
+
+def test_only_the_view_touches_the_session_and_the_url():
+    found = {str(p.relative_to(ROOT)): lines for p in [*python_files("viz"), *python_files("transformer_viz"),
+                                                       ROOT / "transformer_viz_app.py", ROOT / "app.py"]
+             if p.name != "view.py" and (lines := _session_or_url_uses(p))}
+    assert found == {}, f"only viz/view.py reads or writes st.session_state / st.query_params: {found}"
+
+
+def test_the_session_check_finds_a_literal_key(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('import streamlit as st\nx = st.session_state["text"]\nst.query_params["layer"] = "1"\n')
+    assert _session_or_url_uses(page) == [2, 3]
+
+
+def test_the_view_declares_each_url_name_once():
+    from viz import view
+
+    declared = [v for v in vars(view).values() if isinstance(v, view.Value)]
+    names = [v.name for v in declared if v.url]
+    assert len(names) == len(set(names)) and len(names) > 30
+    kept = [v.session_key for v in declared if not v.url]
+    assert len(kept) == len(set(kept)), "two values the session keeps share a key"
+    with pytest.raises(KeyError):
+        view.write_url(not_declared=1)
+
+
+def test_the_models_folder_is_named_and_searched_in_one_place():
+    """model/io/models.py: the only code that names TRANSFORMER_VIZ_MODELS and lists a models folder; the app's
+    picker (viz/services) and the `app` command (transformer_viz/app.py) both ask it."""
+    def names_it(path: Path) -> bool:          # in a string the code uses (docstrings only describe it)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and "TRANSFORMER_VIZ_MODELS" in n.value
+                   and id(n) not in docs for n in ast.walk(tree))
+
+    code = [*python_files("model"), *python_files("viz"), *python_files("transformer_viz")]
+    assert [str(p.relative_to(ROOT)) for p in code if names_it(p)] == ["model/io/models.py"]
+    from model.io import models
+    from transformer_viz import app
+    from viz import services
+    assert services.model_ids() == models.model_ids(ROOT / "pretrained")[:len(services.model_ids())]
+    assert app.model_ids is models.model_ids
+
+
+def test_navigation_lives_in_nav():
+    """Pages, their URLs and the map blocks they explain: viz/nav.py; the figures know no page."""
+    for path in python_files("viz/figures"):
+        text = path.read_text(encoding="utf-8")
+        assert "PAGE_URLS" not in text and "PAGE_BLOCKS" not in text and "viz.nav" not in text, path.name
+
+
+def test_pages_see_the_model_through_a_read_only_view():
+    """Pages get viz/services.ModelView (config, tokenizer, sizes, weights as arrays), never the engine: no viz
+    module but services loads a bundle or reaches for its torch module."""
+    for path in python_files("viz"):
+        if path.name == "services.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "load_bundle" not in text and ".bundle" not in text and "get_submodule" not in text, path.name

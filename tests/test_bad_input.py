@@ -370,7 +370,7 @@ def test_tokens_in_the_strongest_links_caption_are_not_markdown():
 
 
 def test_url_numbers_are_plain_ascii_digits():
-    from viz.state import whole_number
+    from viz.view import whole_number
     assert [whole_number(s) for s in ("12", " -3 ", "+4")] == [12, -3, 4]
     assert [whole_number(s) for s in ("1_0", "１", "٣", "1.0", "", "0x10")] == [None] * 6
     at = run_page("tour.py", model="toy-reverse", text="a b", tour_step="1_0")
@@ -380,7 +380,7 @@ def test_url_numbers_are_plain_ascii_digits():
 
 def test_url_numbers_of_any_length_are_refused_not_crashed_on():
     """int() refuses strings of more than 4,300 digits (ValueError): one link kept a page broken."""
-    from viz.state import MAX_DIGITS, parse_index_list, whole_number
+    from viz.view import MAX_DIGITS, parse_index_list, whole_number
     huge = "9" * 4301
     assert [whole_number(s) for s in (huge, "-" + huge, "+" + huge, "1" * (MAX_DIGITS + 1))] == [None] * 4
     assert whole_number("-" + "9" * MAX_DIGITS) == -int("9" * MAX_DIGITS)

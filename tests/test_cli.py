@@ -58,7 +58,7 @@ def test_lesson_errors_are_one_line_and_exit_2(tmp_path, case):
 
 def test_app_runs_streamlit_on_the_repository_app_from_its_folder(monkeypatch):
     """From the repository folder, so that streamlit reads its .streamlit/config.toml."""
-    from model.cli import app
+    from transformer_viz import app
     calls = []
     monkeypatch.setattr(app.os, "chdir", lambda path: calls.append(("chdir", path)))
     monkeypatch.setattr(app.os, "execv", lambda exe, cmd: calls.append(("execv", cmd)))

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
 
 from model import load_checkpoint, trace_sentence
 from model.capture import schema
-from viz.figures.model_map import (BLOCKS, PAGE_URLS, STACK_ROWS, TOUR_BLOCKS, all_cells, block_target, block_url,
-                                   map_cell, map_data, model_map)
+from viz.figures.model_map import BLOCKS, STACK_ROWS, TOUR_BLOCKS, all_cells, map_cell, map_data, model_map
+from viz.nav import block_target
 from viz.figures.style import MASKED_COLOR, PRESENTER
 from viz.map_view import map_figure
 from viz.i18n import words
@@ -61,7 +60,7 @@ def test_map_data_reads_the_trace(trace, data, bundle):
 
 
 def test_every_block_of_figure_1_is_drawn_once_per_layer(data):
-    links = {cell: block_url(cell) for cell in all_cells(3, 3)}
+    links = {cell: "" for cell in all_cells(3, 3)}          # clickable
     fig = model_map(data, EN, links=links)
     # thumbnails: 3 attention kinds x 3 layers, plus the softmax strip
     maps = _heatmaps(fig)
@@ -105,34 +104,24 @@ def test_numbers_are_the_traces(data):
     assert f"{data.d_model} → {data.vocab:,}" in text
 
 
-def test_links_open_the_page_and_view_that_explains_each_block(data):
-    carried = {"model": "en-es", "text": SENTENCE, "lang": "zh", "present": "1"}
-    links = {cell: block_url(cell, carried) for cell in all_cells(3, 3)}
-    fig = model_map(data, EN, links=links)
-    hrefs = [a.text for a in fig.layout.annotations if "<a href=" in a.text]
-
-    def target(cell):
-        url = urlparse(links[cell])
-        return url.path, {k: v[0] for k, v in parse_qs(url.query).items()}
-
-    assert target("attn.cross#2") == ("explorer", {**carried, "kind": "cross", "layer": "2", "head": "-1"})
-    assert target("attn.decoder#0")[1]["kind"] == "decoder"
-    assert target("norm.decoder.norm_cross#1") == ("layernorm", {**carried, "stack": "decoder", "layer": "1",
-                                                                 "norm": "norm_cross"})
-    assert target("ff.encoder#2") == ("ffn", {**carried, "view": "ffn", "stack": "encoder", "layer": "2"})
-    assert target("embed.encoder")[0] == "positional"
-    assert target("softmax") == ("decoding", {**carried, "method": "greedy"})
-    assert any(links["norm.encoder.norm_ff#1"] in h and 'target="_self"' in h for h in hrefs)
-    assert any(links["linear"] in h for h in hrefs)
+def test_each_block_opens_the_page_and_view_that_explains_it(data):
+    assert block_target("attn.cross#2") == ("explorer.py", {"kind": "cross", "layer": "2", "head": "-1"})
+    assert block_target("attn.decoder#0")[1]["kind"] == "decoder"
+    assert block_target("norm.decoder.norm_cross#1") == ("layernorm.py", {"stack": "decoder", "layer": "1",
+                                                                           "norm": "norm_cross"})
+    assert block_target("ff.encoder#2") == ("ffn.py", {"view": "ffn", "stack": "encoder", "layer": "2"})
+    assert block_target("embed.encoder")[0] == "positional.py"
+    assert block_target("softmax") == ("decoding.py", {"method": "greedy"})
+    with_urls = model_map(data, EN, links={cell: f"explorer?c={i}" for i, cell in enumerate(all_cells(3, 3))})
+    hrefs = [a.text for a in with_urls.layout.annotations if "<a href=" in a.text]
+    assert hrefs and all('target="_self"' in h for h in hrefs)
+    clicked = model_map(data, EN, links={cell: "" for cell in all_cells(3, 3)})     # the app's live map
+    assert not any("<a href=" in a.text for a in clicked.layout.annotations)
     assert map_cell({"customdata": "attn.cross#2"}) == "attn.cross#2"
     assert map_cell({"customdata": "nonsense#1"}) is None and map_cell({}) is None
 
 
 def test_link_pages_and_parameters_are_the_apps():
-    from viz.nav import PAGES
-    urls = {Path(p.file).name: p.url for p in PAGES}
-    for page, url in PAGE_URLS.items():
-        assert urls[page] == url
     # each page reads the parameters the map writes
     for cell in all_cells(3, 3):
         page, params = block_target(cell)

@@ -14,7 +14,6 @@ import re
 import pytest
 
 from conftest import ROOT
-from viz import i18n
 from viz.i18n import LANGS, PLURAL_FORM, catalogue, message, placeholders, plural_message
 from viz.tour_steps import TOUR
 
@@ -121,10 +120,11 @@ def test_plural_forms():
 
 def test_a_missing_message_shows_english_and_is_logged(monkeypatch, caplog):
     real = catalogue
-    monkeypatch.setattr(i18n, "catalogue", lambda lang: {k: v for k, v in real(lang).items() if lang == "en"
-                                                          or k != "tour.title"})
-    monkeypatch.setattr(i18n, "_said_missing", set())
-    with caplog.at_level(logging.WARNING, logger="viz.i18n"):
+    from viz import catalogue as catalogues
+    monkeypatch.setattr(catalogues, "catalogue", lambda lang: {k: v for k, v in real(lang).items() if lang == "en"
+                                                               or k != "tour.title"})
+    monkeypatch.setattr(catalogues, "_said_missing", set())
+    with caplog.at_level(logging.WARNING, logger="viz.catalogue"):
         assert message("zh", "tour.title") == real("en")["tour.title"]
         assert message("zh", "tour.title") == real("en")["tour.title"]
         assert message("en", "no.such.key") == "no.such.key"

@@ -39,7 +39,7 @@ def trace():
     return trace_sentence(bundle, bundle.tokenizer.styled(SENTENCE, "modern"))
 
 
-def test_home_draws_the_live_map_with_links_that_carry_the_view(trace):
+def test_home_draws_the_live_map_whose_blocks_can_be_clicked(trace):
     at = run_page("home.py", model="en-es", text=SENTENCE, lang="zh")
     no_exceptions(at)
     fig = _chart(at, "home-map")
@@ -47,10 +47,9 @@ def test_home_draws_the_live_map_with_links_that_carry_the_view(trace):
     assert len(maps) == 3 * 3 + 1                          # 3 kinds x 3 layers, and the softmax strip
     z = _array(maps["attn.cross#2"]["z"])[::-1]
     assert np.allclose(z, trace[schema.pattern_name("cross", 2)].mean(0), atol=1e-6)
-    links = [a["text"] for a in fig["layout"]["annotations"] if "<a href=" in a["text"]]
-    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, "lang": "zh", "kind": "cross",
-                                    "layer": "0", "head": "-1"})     # a block's name: its first layer
-    assert any(f'href="explorer?{query}"' in link for link in links)
+    cells = next(d for d in fig["data"] if d.get("name") == "cells")
+    assert "attn.cross#2" in cells["customdata"]                     # clicked: viz/map_chart opens the block
+    assert cells["text"] and all("点击打开讲解它的页面" in hint for hint in cells["text"])
     assert "交叉注意力" in " ".join(a["text"] for a in fig["layout"]["annotations"])
     assert any("整个模型" in s.value for s in at.subheader)
 
@@ -158,9 +157,16 @@ def test_a_click_on_a_head_in_the_legend_isolates_it(chromium, app_url):
     page.close()
 
 
-def test_map_links_carry_a_chosen_style():
-    """The 1909 Bible style travels with the map's links (the default, modern, is left out as the URL leaves it)."""
-    at = run_page("home.py", model="en-es", text=SENTENCE, style="bible")
+def test_a_chosen_style_travels_with_the_links():
+    """The 1909 Bible style travels with a link to another page (the default, modern, is left out as the URL
+    leaves it). The map's blocks are clicked, not hrefs (plotly.js encoded an href's sentence twice): every cell
+    has its click target and no annotation is a link."""
+    at = run_page("positional.py", model="en-es", text=SENTENCE, style="bible", present="1")
     no_exceptions(at)
-    links = [a["text"] for a in _chart(at, "home-map")["layout"]["annotations"] if "<a href=" in a["text"]]
-    assert links and all("style=bible" in link for link in links)
+    nxt = next(link.proto for link in at.get("page_link") if link.proto.label.startswith("Next"))
+    assert "style=bible" in nxt.query_string and "present=1" in nxt.query_string
+    at = run_page("home.py", model="en-es", text=SENTENCE, style="bible")
+    fig = _chart(at, "home-map")
+    assert not any("<a href=" in a["text"] for a in fig["layout"]["annotations"])
+    cells = next(trace for trace in fig["data"] if trace.get("name") == "cells")["customdata"]
+    assert {"attn.encoder#0", "norm.decoder.norm_cross#1", "linear", "softmax", "embed.encoder"} <= set(cells)

@@ -6,7 +6,7 @@ import json
 import re
 
 from apptest_utils import no_exceptions, run_page
-from viz.figures.model_map import PAGE_BLOCKS
+from viz.nav import PAGE_BLOCKS
 
 
 def _buttons(at) -> dict:
@@ -113,7 +113,10 @@ def test_presenter_mode_shows_where_a_page_is_in_the_model():
     fig = _map(at)
     red = [s for s in fig["layout"]["shapes"] if s.get("line", {}).get("color") == "#d62728"]
     assert len(red) == len(PAGE_BLOCKS["layernorm"]) == 5                         # every Add & Norm
-    links = [a["text"] for a in fig["layout"]["annotations"] if "<a href=" in a["text"]]
+    assert not any("<a href=" in a["text"] for a in fig["layout"]["annotations"])    # clicked, not followed
+    cells = next(trace for trace in fig["data"] if trace.get("name") == "cells")["customdata"]
+    assert "norm.encoder.norm_attn#0" in cells
+    links = [link.proto.query_string for link in at.get("page_link")]
     assert links and all("present=1" in link and "lang=zh" in link for link in links)
     assert any("本页在模型中的位置" in m.value for m in at.markdown)
     assert _map(run_page("layernorm.py", model="toy-reverse", text="a b c d")) is None           # normal mode

@@ -9,6 +9,7 @@ from model.cli.__main__ import dispatch
 
 COMMANDS = {
     **LIBRARY_COMMANDS,
+    "app": ("transformer_viz.app", "start the web app (streamlit run app.py; extra arguments go to streamlit)"),
     "lesson": ("transformer_viz.lesson", "write one sentence's guided lesson as a single offline HTML file"),
 }
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from viz.i18n import error_text, t
-from viz.services import get_trace, load_bundle
+from viz.services import get_trace, model_view
 from viz.state import Context
 
 
@@ -26,7 +26,7 @@ class Choice:
 def build_context(choice: Choice, notices: list[str]) -> Context:
     """The Context of this run: the loaded model and, when there is a sentence, its trace. A reference the
     model cannot read with the sentence is dropped with a notice; a sentence it cannot read leaves no trace."""
-    ctx = Context(choice.model_id, load_bundle(choice.model_id), choice.text, choice.target, choice.beam,
+    ctx = Context(choice.model_id, model_view(choice.model_id), choice.text, choice.target, choice.beam,
                   choice.max_tokens, None, notices, choice.style)
     if not choice.text.strip():
         return ctx

@@ -7,23 +7,11 @@ made from, never by language. Token labels and the model's translations are neve
 """
 from __future__ import annotations
 
-import json
-import logging
-import string
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import NamedTuple
 
-LANGS = {"en": "English", "zh": "中文"}
-DEFAULT_LANG = "en"
-LOCALES = Path(__file__).resolve().parent / "locales"
-# Which plural form a count takes (CLDR's rules for these languages): a plural message is two keys in English,
-# <key>.one and <key>.other, and one in Chinese, <key>.other (no grammatical number). A third language adds its
-# rule here and its file under locales/.
-PLURAL_FORM = {"en": lambda n: "one" if n == 1 else "other", "zh": lambda n: "other"}
-log = logging.getLogger(__name__)
-_said_missing: set[tuple[str, str]] = set()
+from viz.catalogue import (DEFAULT_LANG, LANGS, LOCALES, PLURAL_FORM, catalogue, message,  # noqa: F401
+                           placeholders, plural_message)
 
 
 class KindKeys(NamedTuple):
@@ -41,40 +29,13 @@ KIND_KEYS = {"encoder": KindKeys("fig.kind.encoder", "heads.kind.encoder", "attr
 STYLE_KEYS = {"modern": "sidebar.style.modern", "bible": "sidebar.style.bible"}
 
 
-@cache
-def catalogue(lang: str) -> dict[str, str]:
-    return json.loads((LOCALES / f"{lang}.json").read_text(encoding="utf-8"))
-
-
-def placeholders(message: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(message) if name}
-
-
 def current_lang() -> str:
-    """The session's language. Streamlit is imported here only, so the catalogue can be read without it
-    (the offline lesson, the command line)."""
-    import streamlit as st
+    """The session's language (the view's `lang`). The view, and with it Streamlit, is imported here only, so
+    the catalogue can be read without it (the offline lesson, the command line)."""
+    from viz import view
 
-    lang = st.session_state.get("lang", DEFAULT_LANG)
+    lang = view.get(view.LANG, default=DEFAULT_LANG)
     return lang if lang in LANGS else DEFAULT_LANG
-
-
-def message(lang: str, key: str, **values) -> str:
-    """The message `key` in `lang`, with {placeholders} filled in. A key the language lacks is shown in English
-    (a key English lacks too, as itself) and logged once: a page keeps working with a gap in a catalogue."""
-    text = catalogue(lang).get(key)
-    if text is None:
-        text = catalogue(DEFAULT_LANG).get(key, key)
-        if (lang, key) not in _said_missing:
-            _said_missing.add((lang, key))
-            log.warning("message %r is missing from locales/%s.json; shown %s", key, lang,
-                        "in English" if text != key else "as its key")
-    return text.format(**values) if values else text
-
-
-def plural_message(lang: str, key: str, n: int, **values) -> str:
-    """The plural message `key` for the count n in `lang` ({n} filled in): <key>.one or <key>.other."""
-    return message(lang, f"{key}.{PLURAL_FORM[lang](n)}", n=n, **values)
 
 
 def error_text(error: Exception) -> str:

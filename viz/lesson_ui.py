@@ -1,4 +1,4 @@
-"""The "Download this lesson as HTML" button at the top of every page: viz/lesson.py's offline lesson of the
+"""The "Download this lesson as HTML" button at the top right of every page: viz/lesson.py's offline lesson of the
 sidebar's sentence, from the trace the pages already show (viz/services.py's cache), built only when clicked."""
 from __future__ import annotations
 
@@ -9,8 +9,18 @@ import streamlit as st
 
 from viz.i18n import current_lang, t
 from viz.lesson import lesson_html
-from viz.services import cached_trace, load_bundle
-from viz.state import Context
+from viz.services import cached_trace, resolve_model_dir
+from viz.state import Context, current
+
+# The lesson download at the top right, beside the page's title: its row takes no height (the button hangs
+# into the title's line) and a title that has it beside gives it room.
+LESSON_CSS = """<style>
+[data-testid="stLayoutWrapper"]:has(> .st-key-lesson-top) { height: 0 !important; min-height: 0 !important; margin-bottom: -1rem;
+  overflow: visible; flex: none;
+  position: relative; z-index: 2; }
+.stVerticalBlock.st-key-lesson-top { height: 0 !important; min-height: 0 !important; overflow: visible; align-items: flex-end; }
+.stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 17rem; }
+</style>"""
 
 
 def file_name(model_id: str, text: str) -> str:
@@ -24,7 +34,7 @@ def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_to
     """The offline HTML lesson of this view in `lang` (about 1.7 MB, most of it plotly.js), made when clicked;
     the trace comes from the cache (not recomputed for another language)."""
     trace = cached_trace(model_id, text, target, beam, max_tokens)
-    return lesson_html(trace, load_bundle(model_id).path, lang).encode("utf-8")
+    return lesson_html(trace, resolve_model_dir(model_id), lang).encode("utf-8")
 
 
 def lesson_button(ctx: Context, where=st) -> None:
@@ -37,3 +47,13 @@ def lesson_button(ctx: Context, where=st) -> None:
         file_name=file_name(ctx.model_id, ctx.text), mime="text/html", on_click="ignore",
         icon=":material/download:", key="lesson-download",
         help=t("lesson.help"))
+
+
+def lesson_download_at_top() -> None:
+    """At the top right of every page whose sentence the model has read (a trace exists): the offline lesson
+    of it, on the first screen. A row of no height, so the page's title and picture stay where they were; the
+    title keeps room for it on its right."""
+    ctx = current()
+    if ctx is not None and ctx.trace is not None:
+        st.html(LESSON_CSS)
+        lesson_button(ctx, st.container(key="lesson-top"))

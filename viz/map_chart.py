@@ -7,22 +7,30 @@ from typing import Sequence
 
 import streamlit as st
 
-from viz.figures.model_map import block_target, map_cell
+from viz.figures.model_map import map_cell
+from viz import view
 from viz.i18n import words
 from viz.map_view import map_figure
-from viz.state import Context, carried_params
+from viz.nav import block_target
+from viz.state import Context
 from viz.ui import type_scale
+
+
+def block_link(cell: str) -> tuple[str, dict[str, str]]:
+    """The page (file under the repository root) and URL parameters a click on a block opens: the view's input,
+    language and mode (view.link_params) and the block's own view."""
+    page, own = block_target(cell)
+    return f"viz/pages/{page}", view.link_params(**own)
 
 
 def model_map_chart(ctx: Context, key: str, highlight: Sequence[str] = (), compact: bool = False) -> None:
     """Draw the map of ctx's trace; a click on a block switches to its page with the same input."""
-    params = carried_params()
-    fig = map_figure(ctx.trace, words(), carried=params, highlight=highlight, type_scale=type_scale(),
-                     compact=compact, token_strings=ctx.bundle.tokenizer.token_strings)
+    fig = map_figure(ctx.trace, words(), clickable=True, highlight=highlight, type_scale=type_scale(),
+                     compact=compact, token_strings=ctx.model.tokenizer.token_strings)
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key,
                             config={"displaylogo": False, "displayModeBar": False})
     points = (event or {}).get("selection", {}).get("points", []) if event else []
     cell = map_cell(points[0]) if points else None
     if cell is not None:
-        page, view = block_target(cell)
-        st.switch_page(f"viz/pages/{page}", query_params={**params, **view})
+        page, params = block_link(cell)
+        st.switch_page(page, query_params=params)

@@ -10,25 +10,25 @@ import plotly.graph_objects as go
 
 from model.capture import schema
 from viz.figures.head_view import head_view
-from viz.figures.model_map import all_cells, block_url, map_data, model_map
+from viz.figures.model_map import all_cells, map_data, model_map
 from viz.figures.style import NORMAL, TypeScale, Words
 
 
-
-def map_links(trace, carried: dict | None) -> dict[str, str] | None:
-    """Every cell's link, with the carried URL parameters (model, text, target, lang, present); None: no links."""
-    if carried is None:
-        return None
+def clickable_cells(trace) -> dict[str, str]:
+    """Every cell clickable, with no href: the page opens a clicked block itself (viz/map_chart, through the view,
+    which carries the sentence). An href cannot carry it: plotly.js writes a link as encodeURI(decodeURI(href)),
+    so a %2C of the sentence became %252C, and no form of '+', '&' or '#' survives."""
     n_enc, n_dec = (len(schema.stacked(trace, kind)) for kind in ("encoder", "decoder"))
-    return {cell: block_url(cell, carried) for cell in all_cells(n_enc, n_dec)}
+    return {cell: "" for cell in all_cells(n_enc, n_dec)}
 
 
-def map_figure(trace, words: Words, carried: dict | None = None, highlight: Sequence[str] = (),
+def map_figure(trace, words: Words, clickable: bool = False, highlight: Sequence[str] = (),
                type_scale: TypeScale = NORMAL, compact: bool = False,
                token_strings: Callable[[list[int]], list[str]] | None = None) -> go.Figure:
-    """The live map of one trace in the reader's words; with `carried` (URL parameters) its blocks link to their
-    pages."""
-    return model_map(map_data(trace, token_strings), words, links=map_links(trace, carried), highlight=highlight,
+    """The live map of one trace in the reader's words; `clickable`: its blocks can be clicked (the page opens
+    them)."""
+    links = clickable_cells(trace) if clickable else None
+    return model_map(map_data(trace, token_strings), words, links=links, highlight=highlight,
                      type_scale=type_scale, compact=compact)
 
 

@@ -1,6 +1,6 @@
 """Presenter mode for a projector: larger type, full-width figures, sidebar collapsed, and big
-Previous/Next buttons under every page in tour order (on the tour, its own Previous/Next instead); and at the
-top right of every page with a sentence, the button that downloads its offline lesson. app.py calls `run_page(page, PAGES)` after the sidebar.
+Previous/Next buttons under every page in tour order (on the tour, its own Previous/Next instead). app.py calls
+`run_page(page, PAGES)` after the sidebar; it puts the lesson's download (viz/lesson_ui.py) above every page.
 
 The styles are FIXED strings below; no user text ever goes into them.
 """
@@ -11,27 +11,16 @@ from pathlib import Path
 import streamlit as st
 
 from viz import ROOT
-from viz.figures.model_map import page_blocks
 from viz.i18n import t
-from viz.nav import Page
-from viz.lesson_ui import lesson_button
+from viz.nav import Page, page_blocks
+from viz.lesson_ui import lesson_download_at_top
 from viz.map_chart import model_map_chart
-from viz.state import carried_params, current, qp_choice, set_query
+from viz import view
+from viz.state import current
 from viz.tour_steps import presenter_order
 from viz.ui import PageStop
 
-TOGGLE_KEY = "presenter"
 TOUR_URL = "tour"
-
-# The lesson download at the top right, beside the page's title: its row takes no height (the button hangs
-# into the title's line) and a title that has it beside gives it room.
-LESSON_CSS = """<style>
-[data-testid="stLayoutWrapper"]:has(> .st-key-lesson-top) { height: 0 !important; min-height: 0 !important; margin-bottom: -1rem;
-  overflow: visible; flex: none;
-  position: relative; z-index: 2; }
-.stVerticalBlock.st-key-lesson-top { height: 0 !important; min-height: 0 !important; overflow: visible; align-items: flex-end; }
-.stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 17rem; }
-</style>"""
 
 # Big buttons (tour and presenter navigation), in every mode. Keyed elements carry the class st-key-<key>.
 NAV_CSS = """<style>
@@ -67,15 +56,15 @@ def style_nav_buttons() -> None:
 
 
 def _on_toggle() -> None:
-    set_query(present="1" if st.session_state[TOGGLE_KEY] else None)
+    view.write_url(present="1" if view.get(view.PRESENT) else None)
 
 
 def presenter_toggle() -> bool:
     """Sidebar toggle, seeded once per session from the URL (present=1) and kept in the URL after."""
-    if TOGGLE_KEY not in st.session_state:
-        st.session_state[TOGGLE_KEY] = qp_choice("present", ["0", "1"], "0") == "1"
-    on = st.sidebar.toggle(t("presenter.toggle"), key=TOGGLE_KEY, on_change=_on_toggle, help=t("presenter.help"))
-    set_query(present="1" if on else None)
+    on = st.sidebar.toggle(t("presenter.toggle"), key=view.bind(view.PRESENT), on_change=_on_toggle,
+                           help=t("presenter.help"))
+    view.keep(view.PRESENT, on)
+    view.write_url(present="1" if on else None)
     return on
 
 
@@ -97,7 +86,7 @@ def neighbours(url_path: str, pages: list[Page]) -> tuple[tuple[str, str] | None
 
 def page_button(where, key: str, page: tuple[str, str], label: str, **kwargs) -> None:
     """A big link to a page of the presenting order (key: presenter-prev or presenter-next)."""
-    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=carried_params(),
+    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=view.link_params(),
                                        width="stretch", **kwargs)
 
 
@@ -125,22 +114,12 @@ def _you_are_here(page) -> None:
     page's blocks framed in red (those of the view it shows), every block a link to its page (overview to detail,
     as the tour's map)."""
     ctx = current()
-    blocks = page_blocks(page.url_path, st.query_params)
+    blocks = page_blocks(page.url_path, dict(view.current_view().values))
     if not blocks or ctx is None or ctx.trace is None:
         return
     st.divider()
     st.markdown(t("presenter.map"))
     model_map_chart(ctx, "presenter-map", highlight=blocks, compact=True)
-
-
-def _lesson_download() -> None:
-    """At the top right of every page whose sentence the model has read (a trace exists): the offline lesson
-    of it, on the first screen (it sat under the page, 6,400 px down on some). A row of no height, so the
-    page's title and picture stay where they were; the title keeps room for it on its right."""
-    ctx = current()
-    if ctx is not None and ctx.trace is not None:
-        st.html(LESSON_CSS)
-        lesson_button(ctx, st.container(key="lesson-top"))
 
 
 def run_page(page, pages: list[Page]) -> None:
@@ -150,7 +129,7 @@ def run_page(page, pages: list[Page]) -> None:
     if presenting:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.html(PRESENTER_CSS)
-    _lesson_download()
+    lesson_download_at_top()
     try:
         page.run()
     except PageStop:

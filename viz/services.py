@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,13 +19,13 @@ import streamlit as st
 import torch
 
 from model.analysis import ablation, attribution, patching
-from model.analysis.attention_math import softmax
+from model.analysis.attention_math import linear_arrays, softmax
 from model.analysis.decoding import Decoding, run_decoding
 from model.capture import schema
 from model.capture.trace import Trace
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
+from model.io import models
 from model.io.checkpoint import CheckpointError
-from model.io.files import MiB, read_text_limited
 from model.io.tokenizer import DEFAULT_STYLE  # noqa: F401 (for the sidebar)
 from model.nn.layers import sinusoidal_table
 from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols,  # noqa: F401 (for the page)
@@ -35,12 +37,10 @@ from viz.i18n import t
 from viz.trace_cache import TraceCache
 
 def model_root() -> Path:
-    """Models are only ever read from this folder (or one named by an operator): no path from a user.
-    Read on every call, so the operator's TRANSFORMER_VIZ_MODELS applies without re-importing this module."""
-    return Path(os.environ.get("TRANSFORMER_VIZ_MODELS", ROOT / "pretrained")).resolve()
+    """Models are only ever read from this folder (model/io/models.py): no path from a user."""
+    return models.models_folder(ROOT / "pretrained")
 
 
-DEFAULT_MODEL = "en-es"
 # One intra-op thread per script run: decoding is hundreds of small ops, and in Streamlit's worker threads
 # a 2-thread OpenMP team is re-formed for every op; concurrent sessions then use both cores instead of
 # fighting over them (docs/performance-fixes.md).
@@ -50,13 +50,8 @@ torch.set_num_threads(TORCH_THREADS)
 
 
 def model_ids() -> list[str]:
-    """Folders under model_root() that look like checkpoints; the default model first."""
-    root = model_root()
-    if not root.is_dir():
-        return []
-    ids = sorted(p.name for p in root.iterdir()                  # a linked folder only when it stays inside root
-                 if p.is_dir() and p.resolve().is_relative_to(root) and (p / "config.json").is_file())
-    return sorted(ids, key=lambda m: (m != DEFAULT_MODEL, not m.startswith("en-"), m))
+    """The models the app offers: the folders under model_root() with a config.json, the default first."""
+    return models.model_ids(model_root())
 
 
 def resolve_model_dir(model_id: str) -> Path:
@@ -64,6 +59,41 @@ def resolve_model_dir(model_id: str) -> Path:
     if model_id not in model_ids():
         raise CheckpointError(f"unknown model {model_id!r}")
     return model_root() / model_id
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """A loaded model as the pages see it: its configuration, tokenizer, size and measured scores, and its
+    attention weights as arrays. Read-only and without the torch module: pages draw, services runs the model."""
+    model_id: str
+    config: Any                                  # model.nn.config.TransformerConfig (frozen)
+    tokenizer: Any                               # model.io.tokenizer: token strings, styles, the style token
+    n_parameters: int
+    parameter_sizes: tuple[tuple[str, int], ...]  # (name, number of values) of every parameter, in model order
+    metrics: dict | None                         # the folder's metrics.json, as the checkpoint read it
+
+    def attention_weights(self, attention: str, which: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """(weight [out, in], bias) of one attention sublayer's W^Q, W^K, W^V or W^O (which: q, k, v, o) as
+        float64 arrays; attention: its module name (schema.SublayerNames.attn)."""
+        return attention_linear(self.model_id, attention, which)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def model_view(model_id: str) -> ModelView:
+    """The pages' view of a model (load_bundle's CheckpointError when it does not load)."""
+    bundle = load_bundle(model_id)
+    sizes = tuple((name, p.numel()) for name, p in bundle.model.named_parameters())
+    return ModelView(model_id, bundle.config, bundle.tokenizer, sum(n for _, n in sizes), sizes,
+                     bundle.extra.get("metrics"))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def attention_linear(model_id: str, attention: str, which: str) -> tuple[np.ndarray, np.ndarray | None]:
+    weight, bias = linear_arrays(getattr(load_bundle(model_id).model.get_submodule(attention), f"w_{which}"))
+    for array in (weight, bias):
+        if array is not None:
+            array.flags.writeable = False        # shared by every session
+    return weight, bias
 
 
 def with_spinner(key: str):
@@ -114,21 +144,14 @@ def folder_fingerprint(folder: Path) -> tuple:
         entries.append((path.name, info.st_mode, info.st_size, info.st_mtime_ns))
     return tuple(entries)
 
-
-# Text files beside the weights that pages read, each read only when stat() says it is a regular file within its
-# limit (config.json, tokenizer.json, metrics.json and the weights have theirs in model/io/checkpoint.py).
-MODEL_FILE_LIMITS = {"presets.txt": MiB, "README.md": MiB, "README.zh.md": MiB, "train_log.csv": 8 * MiB,
-                     "test.tsv": 8 * MiB, "everyday_test.tsv": 8 * MiB}
+MODEL_FILE_LIMITS = models.MODEL_FILE_LIMITS
 
 
 def model_file_text(model_id: str, name: str) -> str | None:
-    """presets.txt, README.md or train_log.csv of a model folder (None when absent); a ValueError naming the file
-    when it is not a regular file or is bigger than MODEL_FILE_LIMITS[name]. A bad byte costs one character."""
-    path = model_root() / model_id / name
-    if not (path.exists() or path.is_symlink()):
-        return None
+    """presets.txt, README.md or train_log.csv of a model (model/io/models.model_file_text); its errors name the
+    file, not where the server keeps it."""
     try:
-        return read_text_limited(path, MODEL_FILE_LIMITS[name], errors="replace", within=path.parent)
+        return models.model_file_text(model_root() / model_id, name)
     except (ValueError, OSError) as e:
         raise ValueError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
 

@@ -12,9 +12,11 @@ import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from viz.context import Choice
-from viz.services import (DEFAULT_STYLE, device_label, load_bundle, max_tokens_bounds, preset_groups, presets,
+from viz.services import (DEFAULT_STYLE, device_label, max_tokens_bounds, model_view, preset_groups, presets,
                           presets_refused, reference_of, trace_npz)
-from viz.state import MAX_TEXT_CHARS, Context, qp_choice, qp_int, qp_str, set_query, whole_number_box
+from viz import view
+from viz.state import Context
+from viz.view import MAX_TEXT_CHARS, whole_number_box
 from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, error_text, t, tn
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
@@ -29,50 +31,38 @@ SIDEBAR_EXAMPLES_KEYS = {
 }
 
 
-def init_from_url(models: list[str], notices: list[str]) -> None:
-    """First run of a session: widgets start from the URL (deep links)."""
-    if st.session_state.get("_url_read"):
-        return
-    st.session_state["_url_read"] = True
-    st.session_state["lang"] = qp_choice("lang", list(LANGS), DEFAULT_LANG, notices)
+def start_view(models: list[str], notices: list[str]) -> None:
+    """The sidebar's values the view does not hold yet come from the link (deep links), each checked once; a
+    value the view holds is kept (also when its widget's state was dropped)."""
+    view.start(view.LANG, notices)
     if not models:
         return
-    model = qp_choice("model", models, models[0], notices)
-    st.session_state["model"] = model
-    text = _url_text("text", "notice.text_cut_link", notices)
-    st.session_state["text"] = text if text is not None else presets(model)[0]
-    st.session_state["target"] = _url_text("target", "notice.target_cut_link", notices) or ""
+    model = view.start(view.MODEL, notices, choices=models, default=models[0])
+    view.start(view.TEXT, notices, default=presets(model)[0])
+    view.start(view.TARGET, notices)
     lo, default, hi = max_tokens_bounds()
-    st.session_state["beam"] = qp_int("beam", 1, 1, 8, notices)
-    st.session_state["max_tokens"] = qp_int("max_tokens", default, lo, hi, notices)
-    st.session_state["style"] = qp_choice("style", list(STYLE_KEYS), DEFAULT_STYLE, notices)
-
-
-def _url_text(name: str, cut_notice: str, notices: list[str]) -> str | None:
-    """A sentence from the link (None when absent), cut to MAX_TEXT_CHARS; a cut one is said."""
-    text = qp_str(name)
-    if text is not None and len(text) >= MAX_TEXT_CHARS:
-        notices.append(t(cut_notice, limit=MAX_TEXT_CHARS))
-    return text
+    view.start(view.BEAM, notices)
+    view.start(view.MAX_TOKENS, notices, default=default, lo=lo, hi=hi)
+    view.start(view.STYLE, notices, choices=list(STYLE_KEYS), default=DEFAULT_STYLE)
 
 
 def _use_preset() -> None:
     """The example becomes the sentence; a test-split verse brings its reference (teacher forcing shows at
     once), any other example clears the reference of the sentence before."""
-    sentence = st.session_state["preset"]
-    st.session_state["text"] = sentence
+    sentence = view.get(view.PRESET)
+    view.put(view.TEXT, sentence)
     if sentence is not None:
-        st.session_state["target"] = reference_of(st.session_state["model"], sentence) or ""
+        view.put(view.TARGET, reference_of(view.get(view.MODEL), sentence) or "")
 
 
 def _use_uploaded() -> None:
-    st.session_state["text"] = st.session_state["uploaded_sentence"]
+    view.put(view.TEXT, view.get(view.UPLOADED))
     _cut_long_text()                                   # a file's line obeys the limit a paste does
 
 
 def _on_model_change() -> None:
-    st.session_state["text"] = presets(st.session_state["model"])[0]
-    st.session_state["target"] = ""
+    view.put(view.TEXT, presets(view.get(view.MODEL))[0])
+    view.put(view.TARGET, "")
 
 
 @dataclass
@@ -86,42 +76,49 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
     """The widgets, synced with the URL; what was chosen and where its results go, or None (with the error
     shown) when the chosen model does not load."""
     sb = st.sidebar
-    model_id = sb.selectbox(t("sidebar.model"), models, key="model", on_change=_on_model_change,
+    model_id = sb.selectbox(t("sidebar.model"), models, key=view.bind(view.MODEL), on_change=_on_model_change,
                             help=t("sidebar.model.help"))
+    view.keep(view.MODEL, model_id)
     try:
         with st.spinner(t("spinner.load")):
-            bundle = load_bundle(model_id)
+            model = model_view(model_id)
     except CheckpointError as e:
         sb.error(plain(t("sidebar.model.broken", error=e), limit=600))
         return None
-    text = sb.text_area(t("sidebar.sentence"), key="text", height=90, on_change=_cut_long_text,
+    text = sb.text_area(t("sidebar.sentence"), key=view.bind(view.TEXT), height=90, on_change=_cut_long_text,
                         help=t("sidebar.sentence.help", limit=f"{MAX_TEXT_CHARS:,}"))
-    style = _style_picker(sb, bundle.tokenizer)
+    view.keep(view.TEXT, text)
+    style = _style_picker(sb, model.tokenizer)
     translation_slot = sb.container()
     group_of = {s: g for g, sentences in preset_groups(model_id).items() for s in sentences}
     marks = {g: t(SIDEBAR_EXAMPLES_KEYS[g]) for g in PRESET_GROUPS}
-    sb.selectbox(t("sidebar.examples"), list(group_of), key="preset", on_change=_use_preset, index=None,
+    sb.selectbox(t("sidebar.examples"), list(group_of), key=view.key(view.PRESET), on_change=_use_preset, index=None,
                  placeholder=t("sidebar.examples.placeholder"), format_func=lambda s: marks.get(group_of[s], "") + s,
                  help=t("sidebar.examples.help"))
     refused = presets_refused(model_id)
     if refused:
         sb.caption(plain(t("sidebar.examples.refused", error=refused), limit=400))
     _upload_picker(sb)
-    target = sb.text_input(t("sidebar.reference"), key="target", help=t("sidebar.reference.help"),
+    target = sb.text_input(t("sidebar.reference"), key=view.bind(view.TARGET), help=t("sidebar.reference.help"),
                            max_chars=MAX_TEXT_CHARS)
-    lo, _, hi = max_tokens_bounds()
+    view.keep(view.TARGET, target)
+    lo, default_max, hi = max_tokens_bounds()
     c1, c2 = sb.columns(2)                     # NaN or 64 sent for a box: said, neither a crash nor greedy
-    beam = whole_number_box(c1, t("sidebar.beam"), 1, 8, "beam", 1, notices, help=t("sidebar.beam.help"))
-    max_tokens = whole_number_box(c2, t("sidebar.max_tokens"), lo, hi, "max_tokens", max_tokens_bounds()[1], notices,
+    view.bind(view.BEAM)
+    beam = whole_number_box(c1, t("sidebar.beam"), 1, 8, view.BEAM, 1, notices, help=t("sidebar.beam.help"))
+    view.keep(view.BEAM, beam)
+    view.bind(view.MAX_TOKENS)
+    max_tokens = whole_number_box(c2, t("sidebar.max_tokens"), lo, hi, view.MAX_TOKENS, default_max, notices,
                                   help=t("sidebar.max_tokens.help"))
-    sb.radio(t("sidebar.image_format"), ["PNG", "SVG"], key="image_format", horizontal=True,
+    view.keep(view.MAX_TOKENS, max_tokens)
+    sb.radio(t("sidebar.image_format"), ["PNG", "SVG"], key=view.key(view.IMAGE_FORMAT), horizontal=True,
              help=t("sidebar.image_format.help"))
     download_slot = sb.container()
     sb.caption(t("sidebar.device", device=device_label(model_id)))
-    set_query(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
-              beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != max_tokens_bounds()[1] else None,
-              style=style if style not in (None, DEFAULT_STYLE) else None)
-    cut_from = st.session_state.pop("_text_cut_from", None)
+    view.write_url(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
+                   beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != default_max else None,
+                   style=style if style not in (None, DEFAULT_STYLE) else None)
+    cut_from = view.pop(view.TEXT_CUT_FROM)
     if cut_from:
         notices.append(t("notice.text_cut_paste", n=f"{cut_from:,}", limit=f"{MAX_TEXT_CHARS:,}"))
     choice = Choice(model_id, text, (target or "").strip() or None, int(beam), int(max_tokens), style)
@@ -147,19 +144,22 @@ def _style_picker(sb, tokenizer) -> str | None:
     styles = tokenizer.styles
     if not styles:
         return None
-    if st.session_state.get("style") not in styles:
-        st.session_state["style"] = tokenizer.default_style
-    return sb.segmented_control(t("sidebar.style"), styles, key="style", required=True,
-                                format_func=lambda s: t(STYLE_KEYS[s]), help=t("sidebar.style.help"))
+    view.bind(view.STYLE)
+    if view.get(view.STYLE) not in styles:
+        view.put(view.STYLE, tokenizer.default_style)
+    style = sb.segmented_control(t("sidebar.style"), styles, key=view.key(view.STYLE), required=True,
+                                 format_func=lambda s: t(STYLE_KEYS[s]), help=t("sidebar.style.help"))
+    view.keep(view.STYLE, style)
+    return style
 
 
 def _cut_long_text() -> None:
     """A paste longer than the limit is cut here and said on the page (a text box's max_chars would drop it
     silently, keeping the old sentence)."""
-    text = st.session_state["text"]
+    text = view.get(view.TEXT)
     if len(text) > MAX_TEXT_CHARS:
-        st.session_state["text"] = text[:MAX_TEXT_CHARS]
-        st.session_state["_text_cut_from"] = len(text)
+        view.put(view.TEXT, text[:MAX_TEXT_CHARS])
+        view.put(view.TEXT_CUT_FROM, len(text))
 
 
 def _upload_picker(sb) -> None:
@@ -171,7 +171,7 @@ def _upload_picker(sb) -> None:
     except UploadError as e:
         sb.warning(f"{plain(upload.name)}: {plain(error_text(e))}")
         return
-    sb.selectbox(tn("sidebar.upload.count", len(sentences)), sentences, key="uploaded_sentence", index=None,
+    sb.selectbox(tn("sidebar.upload.count", len(sentences)), sentences, key=view.key(view.UPLOADED), index=None,
                  placeholder=t("sidebar.upload.placeholder"), on_change=_use_uploaded, format_func=lambda s: s[:80])
 
 
@@ -185,7 +185,7 @@ def header(ctx: Context) -> None:
             st.info(t("notice.empty"))
         return
     if trace.meta["src_truncated"]:
-        model_limit = min(max_tokens_bounds()[2], ctx.bundle.config.max_len)  # the model's max_len may bind first
+        model_limit = min(max_tokens_bounds()[2], ctx.model.config.max_len)  # the model's max_len may bind first
         hint = (t("notice.truncated.raise", limit=model_limit) if ctx.max_tokens < model_limit
                 else t("notice.truncated.max", limit=model_limit))
         st.warning(t("notice.truncated", n=trace.meta["src_n_tokens"], used=len(trace.meta["src_ids"]), hint=hint))
@@ -195,14 +195,16 @@ def header(ctx: Context) -> None:
 
 def language_picker() -> None:
     """English / 中文 at the top of the sidebar; `lang=zh` in the URL (English, the default, is left out)."""
-    if st.session_state.get("lang") not in LANGS:
-        st.session_state["lang"] = DEFAULT_LANG
-    lang = st.sidebar.segmented_control(t("lang.label"), list(LANGS), key="lang", format_func=LANGS.get,
+    view.bind(view.LANG)
+    if view.get(view.LANG) not in LANGS:
+        view.put(view.LANG, DEFAULT_LANG)
+    lang = st.sidebar.segmented_control(t("lang.label"), list(LANGS), key=view.key(view.LANG), format_func=LANGS.get,
                                         required=True, label_visibility="collapsed")
-    if st.session_state.get("_lang_drawn", lang) != lang:
+    view.keep(view.LANG, lang)
+    if view.get(view.LANG_DRAWN, default=lang) != lang:
         keep_choices_across_languages()
-    st.session_state["_lang_drawn"] = lang
-    set_query(lang=None if lang == DEFAULT_LANG else lang)
+    view.put(view.LANG_DRAWN, lang)
+    view.write_url(lang=None if lang == DEFAULT_LANG else lang)
 
 
 def keep_choices_across_languages() -> None:
@@ -211,13 +213,12 @@ def keep_choices_across_languages() -> None:
     its view. Each widget's choice is read back (an option id, through the last run's labels) and set again,
     so the widget sends it in the new language's labels. Buttons, uploads and anything else that cannot be
     set are left alone."""
-    for key in list(st.session_state):
-        key = str(key)
-        if key == "lang" or key.startswith(("_", "$$")):
+    for key in view.session_keys():
+        if key == view.key(view.LANG) or key.startswith(("_", "$$", "view:", "memo:")):
             continue
         try:
-            value = st.session_state[key]
+            value = view.raw(key)
             if isinstance(value, (str, int)) and not isinstance(value, bool):
-                st.session_state[key] = value
+                view.put_raw(key, value)
         except Exception:   # noqa: BLE001 - a widget whose value cannot be read or set keeps its own
             continue

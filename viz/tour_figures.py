@@ -73,8 +73,8 @@ def rnn_figure(trace: Trace, model_dir: Path | None, words: Words, type_scale: T
 def embeddings_figure(trace: Trace, model_dir: Path | None, words: Words,
                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """How alike the source tokens' embedding vectors are (cosine, tokens x tokens): a repeated word is 1.00
-    with itself at its other place. The [S, d_model] stripe chart read as noise on a projector (issue 26,
-    item 2); it is embeddings_matrix_figure, one click away (FULL_FIGURES)."""
+    with itself at its other place. The [S, d_model] stripe chart read as noise on a projector; it is
+    embeddings_matrix_figure, one click away (FULL_FIGURES)."""
     x = trace[schema.embed_name("encoder", "tokens")]                     # [S, D]
     labels = Labels(words("fig.tour.embeddings"), words("fig.tour.token"), words("fig.tour.token"),
                     words("step.cosine.value"))
@@ -99,8 +99,8 @@ def embeddings_matrix_figure(trace: Trace, model_dir: Path | None, words: Words,
 def positional_figure(trace: Trace, model_dir: Path | None, words: Words,
                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """How alike the positional vectors added to the sentence are (cosine, positions x positions): each position
-    its own vector, neighbours more alike than far ones. The [S, d_model] table read as a moire on a projector
-    (issue 26, item 2); it is positional_table_figure, one click away (FULL_FIGURES)."""
+    its own vector, neighbours more alike than far ones. The [S, d_model] table read as a moire on a projector;
+    it is positional_table_figure, one click away (FULL_FIGURES)."""
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     positions = [str(p) for p in range(table.shape[0])]
     cos = cosine_similarity(table)

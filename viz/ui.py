@@ -10,18 +10,19 @@ import streamlit as st
 
 from viz.figures.style import NORMAL, PRESENTER, TypeScale
 from viz.i18n import t
-from viz.state import current, qp_int, set_query
+from viz import view
+from viz.state import current
 
 
 def type_scale() -> TypeScale:
-    """The chart type scale for this run: presenter sizes while presenter mode is on (its sidebar toggle,
-    viz/presenter.py, keeps its state under the key "presenter"), else normal. Pages pass it to builders."""
-    return PRESENTER if st.session_state.get("presenter") else NORMAL
+    """The chart type scale for this run: presenter sizes while presenter mode is on, else normal. Pages pass it
+    to builders."""
+    return PRESENTER if view.get(view.PRESENT) else NORMAL
 
 
 def plotly_config(filename: str) -> dict:
     """Modebar download in the format chosen in the sidebar (PNG or SVG), at 2x for projectors."""
-    fmt = st.session_state.get("image_format", "png").lower()
+    fmt = view.get(view.IMAGE_FORMAT, default="png").lower()
     return {
         "displaylogo": False,
         "toImageButtonOptions": {"format": fmt, "filename": safe_filename(filename), "scale": 2},
@@ -50,15 +51,16 @@ def matrix_frame(matrix: np.ndarray, row_labels: list[str], col_labels: list[str
 def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool = True, suffix: str = "",
                        default_head: int = 0) -> tuple[int, int | None]:
     """Layer and head select boxes, seeded from and written back to the URL (layer{suffix}, head{suffix})."""
-    layer_default = qp_int(f"layer{suffix}", 0, 0, n_layers - 1)
-    head_default = qp_int(f"head{suffix}", default_head, -1 if allow_mean else 0, n_heads - 1)
+    layer_value, head_value = (view.LAYER_B, view.HEAD_B) if suffix == "_b" else (view.LAYER, view.HEAD)
+    layer_default = view.read(layer_value, hi=n_layers - 1)
+    head_default = view.read(head_value, default=default_head, lo=-1 if allow_mean else 0, hi=n_heads - 1)
     head_options = ([-1] if allow_mean else []) + list(range(n_heads))
     c1, c2 = st.columns(2)
     layer = c1.selectbox(t("ui.layer"), list(range(n_layers)), index=layer_default, key=f"{key}-layer",
                          format_func=lambda i: t("ui.layer_n", i=i))
     head = c2.selectbox(t("ui.head"), head_options, index=head_options.index(head_default), key=f"{key}-head",
                         format_func=lambda h: t("ui.head_mean") if h == -1 else t("ui.head_n", h=h))
-    set_query(**{f"layer{suffix}": layer, f"head{suffix}": head})
+    view.write_url(**{layer_value.name: layer, head_value.name: head})
     return layer, (None if head == -1 else head)
 
 

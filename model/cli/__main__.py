@@ -9,7 +9,6 @@ import sys
 from model.cli.arguments import fail
 
 COMMANDS = {   # name -> (module with main(argv), what it does)
-    "app": ("model.cli.app", "start the web app (streamlit run app.py; extra arguments go to streamlit)"),
     "translate": ("model.cli.translate", "translate text with a model folder"),
     "trace": ("model.cli.trace", "capture a Trace of one sentence to an .npz file"),
     "train": ("model.cli.train", "train a toy task model or the en-es translator"),
@@ -22,7 +21,7 @@ COMMANDS = {   # name -> (module with main(argv), what it does)
     "train-rnn": ("model.cli.train_rnn", "train GRU encoder-decoders with and without attention on a toy task"),
     "fit-zoo": ("model.cli.fit_zoo", "fit the attention zoo's general and additive scores to a model's heads"),
 }
-USAGE = "python -m model.cli COMMAND [options]   (every command, the lesson too: transformer-viz COMMAND)"
+USAGE = "python -m model.cli COMMAND [options]   (every command, the app and the lesson too: transformer-viz COMMAND)"
 
 
 def usage(commands: dict[str, tuple[str, str]], usage_line: str) -> str:

@@ -7,15 +7,14 @@ number of every layer: the mean-of-heads attention map as a thumbnail, the sigma
 the size of what the feed-forward network adds, the most probable output token with its p.
 
 Two steps, as BertViz splits them: `map_data(trace)` reads the numbers out of a Trace (pure numpy, no
-plotly), `model_map(data, words, ...)` draws them (numpy + the reader's words in, plotly out).
-`block_target(cell)` says which page and view explains a block (the app's URL
-parameters), `block_url` writes it as a link; a page passes the links it wants, the offline lesson none.
+plotly), `model_map(data, words, ...)` draws them (numpy + the reader's words in, plotly out). Which page
+explains a block is the app's navigation (viz/nav.block_target); a page passes the links it wants, the offline
+lesson none.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
-from urllib.parse import urlencode
+from typing import Callable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -27,12 +26,6 @@ from viz.figures.style import ATTENTION_SCALE, MASKED_COLOR, NORMAL, TypeScale, 
 
 THUMB_CELLS = 24          # a thumbnail shows at most this many cells a side (max-pooled, as the explorer's grid)
 TOKENS_SHOWN = 12         # the inputs/outputs rows list this many tokens, then "…"
-
-# Which page explains a block, and the URL parameters that open its view (the pages' own query params:
-# explorer kind/layer/head (-1 = mean of heads), layernorm stack/layer/norm, decoding method/step).
-# Keys: page files under viz/pages; values: their URL paths (viz/nav.py PAGES; a test keeps them equal).
-PAGE_URLS = {"explorer.py": "explorer", "layernorm.py": "layernorm", "positional.py": "positional",
-             "decoding.py": "decoding", "ffn.py": "ffn"}
 
 ATTN_KINDS = {"attn.encoder": "encoder", "attn.decoder": "decoder", "attn.cross": "cross"}
 NORM_BLOCKS = {"norm.encoder.norm_attn": ("encoder", "norm_attn"), "norm.encoder.norm_ff": ("encoder", "norm_ff"),
@@ -116,30 +109,6 @@ def parse_cell(cell: str) -> tuple[str, int | None]:
     return block, (int(layer) if layer else None)
 
 
-def block_target(cell: str) -> tuple[str, dict[str, str]]:
-    """(page file under viz/pages, its URL parameters) of the view that explains a block (layer 0 when the
-    cell names no layer)."""
-    block, layer = parse_cell(cell)
-    layer = 0 if layer is None else layer
-    if block in ATTN_KINDS:
-        return "explorer.py", {"kind": ATTN_KINDS[block], "layer": str(layer), "head": "-1"}
-    if block in NORM_BLOCKS:
-        stack, norm = NORM_BLOCKS[block]
-        return "layernorm.py", {"stack": stack, "layer": str(layer), "norm": norm}
-    if block.startswith("ff."):       # its hidden units and what it adds to the residual stream
-        return "ffn.py", {"view": "ffn", "stack": block.split(".")[1], "layer": str(layer)}
-    if block.startswith("embed."):
-        return "positional.py", {}
-    return "decoding.py", {"method": "greedy"}
-
-
-def block_url(cell: str, carried: dict | None = None) -> str:
-    """A relative link to the block's page and view, with the carried parameters (model, text, lang...)."""
-    page, params = block_target(cell)
-    query = {**{k: v for k, v in (carried or {}).items() if v not in (None, "")}, **params}
-    return PAGE_URLS[page] + ("?" + urlencode(query) if query else "")
-
-
 def all_cells(n_encoder: int, n_decoder: int) -> list[str]:
     """Every clickable cell of a map of this size."""
     cells = ["embed.encoder", "embed.decoder", "linear", "softmax"]
@@ -169,9 +138,10 @@ def _link(text: str, url: str | None) -> str:
 
 def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, highlight: Sequence[str] = (),
               title: str = "", type_scale: TypeScale = NORMAL, compact: bool = False) -> go.Figure:
-    """The paper's Figure 1 drawn from `data` (map_data). links: cell id -> URL (block_url); a block name
-    or number with a link opens its page, and an invisible point over every cell carries its cell id
-    (customdata) for a page's on_select. highlight: blocks drawn with a red frame ("you are here").
+    """The paper's Figure 1 drawn from `data` (map_data). links: cell id -> URL ("" for none: the
+    block is clicked, not followed); a block name or number with a URL links to it, and with links an invisible
+    point over every cell carries its cell id (customdata) for a page's on_select. highlight: blocks drawn with a
+    red frame ("you are here").
     type_scale: block names at its text size, numbers and tokens at its tick size (a page passes
     PRESENTER in presenter mode). compact: lower rows (the tour's "you are here" map). words: the reader's
     (map.* in the catalogue)."""
@@ -371,22 +341,3 @@ TOUR_BLOCKS = {  # the tour's step key -> the blocks it explains ("you are here"
     "heads": ("attn.encoder", "attn.decoder", "attn.cross"), "zoo": ("attn.encoder", "attn.decoder", "attn.cross"),
     "learn": (), "ffn": ("ff.encoder", "ff.decoder"), "regularize": ("softmax",),
 }
-# A page's url path -> the blocks it explains (presenter mode's "you are here" under the page). Pages about the
-# whole model (home, the tour with its own map, training, about) have none.
-PAGE_BLOCKS = {
-    "explorer": tuple(ATTN_KINDS), "step": ("attn.encoder",), "multihead": ("attn.encoder",),
-    "positional": ("embed.encoder", "embed.decoder"), "layernorm": tuple(NORM_BLOCKS),
-    "ffn": ("ff.encoder", "ff.decoder"), "decoding": ("linear", "softmax"), "heads": tuple(ATTN_KINDS),
-    "zoo": tuple(ATTN_KINDS), "compare": ("attn.encoder",), "attribution": ("linear", "softmax"),
-}
-# A page's view (its URL's view=) about another part of the model than the page's first view: its blocks,
-# "{kind}" the view's attention kind (kind=). The feed-forward page's label smoothing is the output softmax's
-# target, its dropout view the attention weights of one kind: framing the FFN there contradicted the picture.
-VIEW_BLOCKS = {"ffn": {"smoothing": ("softmax",), "dropout": ("attn.{kind}",)}}
-
-
-def page_blocks(url_path: str, params: Mapping[str, str]) -> tuple[str, ...]:
-    """The blocks a page explains in the view its URL's parameters name (presenter mode's "you are here")."""
-    blocks = VIEW_BLOCKS.get(url_path, {}).get(params.get("view"), PAGE_BLOCKS.get(url_path, ()))
-    named = (block.format(kind=params.get("kind", "")) for block in blocks)
-    return tuple(block for block in named if not block.startswith("attn.") or block in ATTN_KINDS)

@@ -67,7 +67,7 @@ def cost_table(n: int, d: int, k: int = CONV_KERNEL):
 
 
 def why_attention_picture(ctx: Context, n: int, k: int = CONV_KERNEL) -> None:
-    d = ctx.bundle.config.d_model
+    d = ctx.model.config.d_model
     fig = complexity_figure(n, d, words(), k, title=t("about.costs.title", n=n, d=d), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", cost_table(n, d, k), key="about-costs")
 
@@ -78,8 +78,8 @@ def why_attention_details(n: int, d: int, k: int = CONV_KERNEL) -> None:
         t("about.costs.col3", n=n, d=d): st.column_config.NumberColumn(format="localized")})
 
 
-def configuration_and_parameters(bundle) -> None:
-    cfg = bundle.config
+def configuration_and_parameters(model) -> None:
+    cfg = model.config
     c1, c2 = st.columns([1.1, 1])
     with c1:
         st.subheader(t("about.config"))
@@ -90,7 +90,7 @@ def configuration_and_parameters(bundle) -> None:
         st.table(config)      # a static table wraps its meanings; a data frame cut them ("sinusoi") at 1280 px
     with c2:
         st.subheader(t("about.params"))
-        groups = parameter_groups((name, p.numel()) for name, p in bundle.model.named_parameters())
+        groups = parameter_groups(model.parameter_sizes)
         groups.index = [t(ABOUT_PARAMS_KEYS[part]) for part in groups.index]
         groups.columns = [t(ABOUT_PARAMS_KEYS[column]) for column in groups.columns]
         st.dataframe(groups, column_config={
@@ -106,14 +106,14 @@ def configuration_and_parameters(bundle) -> None:
             st.caption(t("about.params.sinusoidal"))
 
 
-def data_and_card(bundle, metrics) -> None:
+def data_and_card(model_id: str, metrics) -> None:
     st.subheader(t("about.data"))
     card, translated = None, False
     try:                                                          # read only within its size limit
         if current_lang() == "zh":                                # the card in the reader's language, when written
-            card = model_file_text(bundle.path.name, "README.zh.md")
+            card = model_file_text(model_id, "README.zh.md")
             translated = card is not None
-        card = card if translated else model_file_text(bundle.path.name, "README.md")
+        card = card if translated else model_file_text(model_id, "README.md")
     except ValueError as e:
         st.warning(plain(str(e)))
         card = None
@@ -129,10 +129,10 @@ def data_and_card(bundle, metrics) -> None:
         st.info(t("about.no_card"))
 
 
-def training_curve(model_id: str, bundle) -> None:
+def training_curve(model_id: str) -> None:
     st.subheader(t("about.curve"))
     try:
-        text = model_file_text(bundle.path.name, "train_log.csv")   # read only within its size limit
+        text = model_file_text(model_id, "train_log.csv")   # read only within its size limit
         if text is None:
             st.info(t("about.curve.none"))
             return
@@ -219,8 +219,7 @@ def score_table(metrics: dict, scores: dict[str, dict]) -> None:
 
 def render() -> None:
     ctx = need_context(need_trace=False)
-    bundle, cfg = ctx.bundle, ctx.bundle.config
-    metrics = bundle.extra.get("metrics")
+    cfg, metrics = ctx.model.config, ctx.model.metrics
     st.title(t("about.title", model=code_span(ctx.model_id)))       # a folder's name is never Markdown
     n = sentence_length(ctx)
     why_attention_picture(ctx, n or 10)
@@ -231,9 +230,9 @@ def render() -> None:
     if knows:
         st.markdown(t("home.knows", knows=knows))
     st.markdown(architecture_summary(cfg))
-    configuration_and_parameters(bundle)
-    data_and_card(bundle, metrics)
-    training_curve(ctx.model_id, bundle)
+    configuration_and_parameters(ctx.model)
+    data_and_card(ctx.model_id, metrics)
+    training_curve(ctx.model_id)
     metrics_table(metrics)
 
 

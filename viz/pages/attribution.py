@@ -13,7 +13,8 @@ from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, c
 from viz.figures.style import Labels
 from viz.i18n import error_text, kind_word, t, words
 from viz.services import contrastive, encode, logit_lens, patch, source_maps
-from viz.state import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query, whole_number_box
+from viz import view
+from viz.view import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
@@ -80,14 +81,8 @@ def head_name(kind: str, layer: int, head: int) -> str:
 
 def view_of(ctx) -> View:
     meta = ctx.trace.meta
-    return View(ctx.model_id, ctx.trace_key, meta, ctx.bundle.tokenizer, ctx.bundle.config,
+    return View(ctx.model_id, ctx.trace_key, meta, ctx.model.tokenizer, ctx.model.config,
                 position_labels(meta["tgt_out_tokens"]), position_labels(meta["src_tokens"]), ctx.text.strip(), ctx.style)
-
-def seed(widget_key: str, value) -> None:
-    """A widget starts from the URL once; afterwards it keeps what the student chose."""
-    if widget_key not in st.session_state:
-        st.session_state[widget_key] = value
-
 
 
 # -- logit lens ---------------------------------------------------------------------------------------------
@@ -121,8 +116,8 @@ def method_choice() -> list[str]:
     chosen = [m for m in (raw or "").split(",") if m in METHODS] or DEFAULT_METHODS
     if raw and len(chosen) != len([m for m in raw.split(",") if m]):
         st.warning(plain(t("attribution.methods.unknown", raw=repr(raw[:60]), names=", ".join(METHODS)), limit=600))
-    seed("attr-methods", chosen)
-    picked = st.multiselect(t("attribution.methods.label"), list(METHODS), key="attr-methods",
+    view.seed(view.ATTRIBUTION, chosen, "methods")
+    picked = st.multiselect(t("attribution.methods.label"), list(METHODS), key=view.key(view.ATTRIBUTION, "methods"),
                             format_func=method_name, max_selections=4)
     return picked or DEFAULT_METHODS
 
@@ -131,8 +126,8 @@ def source_section(v: View) -> None:
     c1, c2 = st.columns([3, 1])
     with c1:
         picked = method_choice()
-    seed("attr-steps", qp_int("steps", IG_STEPS, 4, 128))
-    steps = whole_number_box(c2, t("attribution.steps.label"), 4, 128, "attr-steps", IG_STEPS,
+    view.seed(view.ATTRIBUTION, qp_int("steps", IG_STEPS, 4, 128), "steps")
+    steps = whole_number_box(c2, t("attribution.steps.label"), 4, 128, view.ATTRIBUTION_STEPS, IG_STEPS,
                              help=t("attribution.steps.help"))
     set_query(methods=None if picked == DEFAULT_METHODS else ",".join(picked),
               steps=None if steps == IG_STEPS else steps)
@@ -155,9 +150,11 @@ def source_section(v: View) -> None:
 
 
 # -- contrastive ---------------------------------------------------------------------------------------------
-def step_picker(v: View, widget_key: str) -> int:
-    seed(widget_key, qp_int("step", 0, 0, v.n_out - 1))
-    st.session_state[widget_key] = min(int(st.session_state[widget_key]), v.n_out - 1)
+def step_picker(v: View, part: str) -> int:
+    """The output step, from the URL once; `part`: the widget's name among the page's (attr-<part>)."""
+    view.seed(view.ATTRIBUTION, qp_int("step", 0, 0, v.n_out - 1), part)
+    view.put(view.ATTRIBUTION, min(int(view.get(view.ATTRIBUTION, part)), v.n_out - 1), part)
+    widget_key = view.key(view.ATTRIBUTION, part)
     if v.n_out == 1:
         return 0
     return st.select_slider(t("attribution.step"), list(range(v.n_out)), key=widget_key,
@@ -167,15 +164,16 @@ def step_picker(v: View, widget_key: str) -> int:
 def contrastive_section(v: View) -> None:
     c1, c2 = st.columns([2, 1])
     with c1:
-        step = step_picker(v, "attr-step")
+        step = step_picker(v, "step")
     lens = logit_lens(v.key, TOP_K)
     chosen = int(v.meta["tgt_ids"][step])
     top = [(int(i), float(p)) for i, p in zip(lens.top_ids[-1, step], lens.top_probs[-1, step]) if int(i) != chosen]
     alternatives, alt_probs = [i for i, _ in top[:TOP_K - 1]], [p for _, p in top[:TOP_K - 1]]
     alt_labels = v.tok.token_strings(alternatives)
-    seed("attr-alt", qp_int("alt", 0, 0, len(alternatives) - 1))
-    st.session_state["attr-alt"] = min(int(st.session_state["attr-alt"]), len(alternatives) - 1)
-    alt_index = c2.selectbox(t("attribution.alt"), list(range(len(alternatives))), key="attr-alt",
+    view.seed(view.ATTRIBUTION, qp_int("alt", 0, 0, len(alternatives) - 1), "alt")
+    view.put(view.ATTRIBUTION, min(int(view.get(view.ATTRIBUTION, "alt")), len(alternatives) - 1), "alt")
+    alt_index = c2.selectbox(t("attribution.alt"), list(range(len(alternatives))),
+                             key=view.key(view.ATTRIBUTION, "alt"),
                              format_func=lambda i: f"{alt_labels[i]} (p = {alt_probs[i]:.3f})",
                              help=t("attribution.alt.help"))
     set_query(step=step, alt=alt_index or None)
@@ -202,8 +200,9 @@ def contrastive_section(v: View) -> None:
 # -- patching ------------------------------------------------------------------------------------------------
 def corrupted_sentence(v: View) -> str:
     derived = word_order.swap_two_words(v.text)         # the typed words: a style token is not a word to swap
-    seed("attr-corrupt", qp_str("corrupt", derived))
-    text = st.text_input(t("attribution.corrupt.label"), key="attr-corrupt", max_chars=MAX_TEXT_CHARS,
+    view.seed(view.ATTRIBUTION, qp_str("corrupt", derived), "corrupt")
+    text = st.text_input(t("attribution.corrupt.label"), key=view.key(view.ATTRIBUTION, "corrupt"),
+                         max_chars=MAX_TEXT_CHARS,
                          help=t("attribution.corrupt.help"))
     set_query(corrupt=None if text.strip() == derived else text.strip())
     return text.strip()
@@ -214,7 +213,7 @@ def patching_section(v: View) -> None:
     with c1:
         corrupted = corrupted_sentence(v)
     with c2:
-        step = step_picker(v, "attr-patch-step")
+        step = step_picker(v, "patch-step")
     set_query(step=step)
     if not corrupted:
         st.info(t("attribution.corrupt.empty"))
@@ -289,8 +288,9 @@ def render() -> None:
     ctx = need_context()
     v = view_of(ctx)
     st.title(t("attribution.title"))
-    seed("attr-section", qp_choice("view", list(SECTIONS), "lens"))
-    section = st.radio(t("attribution.show"), list(SECTIONS), key="attr-section", horizontal=True,
+    view.seed(view.ATTRIBUTION, qp_choice("view", list(SECTIONS), "lens"), "section")
+    section = st.radio(t("attribution.show"), list(SECTIONS), key=view.key(view.ATTRIBUTION, "section"),
+                       horizontal=True,
                        format_func=section_name, label_visibility="collapsed")
     set_query(view=None if section == "lens" else section)
     if v.n_out == 0:

@@ -12,7 +12,7 @@ from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
 from viz.i18n import error_text, kind_short, kind_title, t, words
 from viz.services import get_trace
-from viz.state import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
+from viz.view import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
@@ -69,7 +69,7 @@ def second_sentence(text_a: str) -> str:
 
 
 def compare_sentences(ctx, kind: str, n_layers: int) -> None:
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     c1, c2 = st.columns(2)
     with c1:
         layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
@@ -79,7 +79,7 @@ def compare_sentences(ctx, kind: str, n_layers: int) -> None:
         st.info(t("compare.b_empty"))
         return
     try:
-        trace_b = get_trace(ctx.model_id, ctx.bundle.tokenizer.styled(text_b, ctx.style), None, ctx.beam, ctx.max_tokens)
+        trace_b = get_trace(ctx.model_id, ctx.model.tokenizer.styled(text_b, ctx.style), None, ctx.beam, ctx.max_tokens)
     except ValueError as e:
         st.warning(plain(t("compare.b_error", error=error_text(e)), limit=600))
         return
@@ -131,7 +131,7 @@ def b_pickers(kind: str, n_layers: int, n_heads: int) -> tuple[int, int | None]:
 
 
 def compare_heads(ctx, kind: str, n_layers: int) -> None:
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     c1, c2 = st.columns(2)
     with c1:
         st.caption(t("compare.head", which="A"))
@@ -171,7 +171,7 @@ def render() -> None:
                     key="compare-kind", format_func=kind_short,
                     help=" · ".join(kind_title(k) for k in KINDS))
     set_query(mode=mode, kind=kind)
-    n_layers = schema.n_layers(ctx.bundle.config, kind)
+    n_layers = schema.n_layers(ctx.model.config, kind)
     if mode == "sentences":
         set_query(layer_b=None, head_b=None)
         compare_sentences(ctx, kind, n_layers)

@@ -9,12 +9,11 @@ from viz.services import get_decoding, reference_of
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars)
 from viz.i18n import t, words
-from viz.state import MAX_TEXT_CHARS, number_box_value, qp_choice, qp_int, set_query, whole_number_box
+from viz import view
+from viz.view import MAX_TEXT_CHARS, number_box_value, qp_choice, qp_int, set_query, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
-LAST_BEAM = "_decoding_last_beam"      # the page's beam size, kept while greedy hides its box
-REFERENCE_KEY = "decoding-reference"
 DEFAULT_BEAM = 4
 
 
@@ -26,83 +25,82 @@ DECODING_HYP_KEYS = {
 DECODING_METHOD_KEYS = {"beam": "decoding.method.beam", "greedy": "decoding.method.greedy"}
 
 
-def _seed(key: str, value) -> None:
-    if key not in st.session_state:
-        st.session_state[key] = value
-
-
 def _beam_choice(sidebar_beam: int) -> int:
     """The beam size the box starts from: the last one chosen here, else the sidebar's, else 4."""
-    return int(st.session_state.get(LAST_BEAM) or (sidebar_beam if sidebar_beam > 1 else DEFAULT_BEAM))
+    return int(view.get(view.DECODING_LAST_BEAM) or (sidebar_beam if sidebar_beam > 1 else DEFAULT_BEAM))
 
 
 def _on_method() -> None:
     """Header, sidebar and other pages use the sidebar's beam size: greedy sets it to 1, beam search to the
     beam size last chosen here (the box was hidden while greedy, so its own state is not trusted)."""
-    if st.session_state["decoding-method"] == "beam":
-        beam = _beam_choice(number_box_value("beam", 1, 8) or 1)
-        st.session_state["decoding-beam"] = st.session_state["beam"] = beam
+    if view.get(view.DECODING_METHOD) == "beam":
+        beam = _beam_choice(number_box_value(view.BEAM, 1, 8) or 1)
+        view.put(view.DECODING_BEAM, beam)
+        view.put(view.BEAM, beam)
     else:
-        st.session_state["beam"] = 1
+        view.put(view.BEAM, 1)
 
 
 def _on_beam() -> None:
-    beam = number_box_value("decoding-beam", 2, 8)        # None: NaN or out of range (said by controls())
+    beam = number_box_value(view.DECODING_BEAM, 2, 8)     # None: NaN or out of range (said by controls())
     if beam is not None:
-        st.session_state["beam"] = st.session_state[LAST_BEAM] = beam
+        view.put(view.BEAM, beam)
+        view.put(view.DECODING_LAST_BEAM, beam)
 
 
 def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
     """Method, beam size (only for beam search: greedy has none), decoder layer and top-k in one row, seeded
     from the URL and kept in step with the sidebar's beam size. Returns (method, beam, layer, k); beam is 1
     for greedy."""
-    if st.session_state.get("_decoding_seen_beam", ctx.beam) != ctx.beam:   # the sidebar's beam size changed
-        st.session_state["decoding-method"] = "beam" if ctx.beam > 1 else "greedy"
+    if view.get(view.DECODING_SEEN_BEAM, default=ctx.beam) != ctx.beam:   # the sidebar's beam size changed
+        view.put(view.DECODING_METHOD, "beam" if ctx.beam > 1 else "greedy")
         if ctx.beam > 1:
-            st.session_state["decoding-beam"] = st.session_state[LAST_BEAM] = ctx.beam
-    st.session_state["_decoding_seen_beam"] = ctx.beam
+            view.put(view.DECODING_BEAM, ctx.beam)
+            view.put(view.DECODING_LAST_BEAM, ctx.beam)
+    view.put(view.DECODING_SEEN_BEAM, ctx.beam)
     # the sidebar's beam size decides (a link's method= is checked, and agrees when the page wrote the link)
     qp_choice("method", list(METHODS), "beam" if ctx.beam > 1 else "greedy")
-    _seed("decoding-method", "beam" if ctx.beam > 1 else "greedy")
-    _seed("decoding-beam", _beam_choice(ctx.beam))
-    _seed("decoding-layer", qp_int("layer", n_layers - 1, 0, n_layers - 1))
-    _seed("decoding-k", qp_int("k", 10, 1, 20))
+    view.seed(view.DECODING_METHOD, "beam" if ctx.beam > 1 else "greedy")
+    view.seed(view.DECODING_BEAM, _beam_choice(ctx.beam))
+    view.seed(view.DECODING_LAYER, qp_int("layer", n_layers - 1, 0, n_layers - 1))
+    view.seed(view.DECODING_K, qp_int("k", 10, 1, 20))
     c1, c2, c3, c4 = st.columns([1.35, 0.85, 1, 1.2])
-    method = c1.radio(t("decoding.method"), list(METHODS), key="decoding-method", horizontal=True,
+    method = c1.radio(t("decoding.method"), list(METHODS), key=view.key(view.DECODING_METHOD), horizontal=True,
                       on_change=_on_method, format_func={m: t(DECODING_METHOD_KEYS[m]) for m in METHODS}.get,
                       help=t("decoding.method.help"))
     if method == "beam":
-        beam = whole_number_box(c2, t("decoding.beam"), 2, 8, "decoding-beam", DEFAULT_BEAM, on_change=_on_beam,
+        beam = whole_number_box(c2, t("decoding.beam"), 2, 8, view.DECODING_BEAM, DEFAULT_BEAM, on_change=_on_beam,
                                 help=t("decoding.beam.help"))
-        st.session_state[LAST_BEAM] = beam
+        view.put(view.DECODING_LAST_BEAM, beam)
     else:
         beam = 1
         c2.caption(t("decoding.greedy_note"))
-    layer = c3.selectbox(t("decoding.layer"), list(range(n_layers)), key="decoding-layer",
+    layer = c3.selectbox(t("decoding.layer"), list(range(n_layers)), key=view.key(view.DECODING_LAYER),
                          format_func={i: t("ui.layer_n", i=i) for i in range(n_layers)}.get,
                          help=t("decoding.layer.help"))
-    k = c4.slider(t("decoding.k"), 1, 20, key="decoding-k")
+    k = c4.slider(t("decoding.k"), 1, 20, key=view.key(view.DECODING_K))
     return method, beam, layer, k
 
 
 def step_slider(n_steps: int, opening: int = 0) -> int:
     """The step shown; without step= in the URL, `opening` (the clearest alignment, not step 0's column of 1.00)."""
-    _seed("decoding-step", qp_int("step", opening, 0, n_steps - 1))
-    st.session_state["decoding-step"] = min(int(st.session_state["decoding-step"]), n_steps - 1)
+    view.seed(view.DECODING_STEP, qp_int("step", opening, 0, n_steps - 1))
+    view.put(view.DECODING_STEP, min(int(view.get(view.DECODING_STEP)), n_steps - 1))
     if n_steps > 1:
-        return st.slider(t("decoding.step"), 0, n_steps - 1, key="decoding-step", help=t("decoding.step.help"))
+        return st.slider(t("decoding.step"), 0, n_steps - 1, key=view.key(view.DECODING_STEP),
+                         help=t("decoding.step.help"))
     st.caption(t("decoding.single_step"))
     return 0
 
 
 def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
     """The main picture: the next-token candidates of this step and where the newest position looks."""
-    n_heads = ctx.bundle.config.n_heads
+    n_heads = ctx.model.config.n_heads
     left, right = st.columns(2)
     with left:
         ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], k, dec.out_ids[step],
                                                float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
-        labels = ctx.bundle.tokenizer.token_strings(ids)
+        labels = ctx.model.tokenizer.token_strings(ids)
         fig = next_token_bars(probs, labels, ranks, words(), chosen, title=t("decoding.topk.title", step=step, k=k),
                               type_scale=type_scale())
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-topk",
@@ -132,7 +130,7 @@ def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
 
 
 def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> None:
-    n_heads = ctx.bundle.config.n_heads
+    n_heads = ctx.model.config.n_heads
     cross = dec.cross_rows[step, layer]                                                  # [H, S]
     fig = cross_attention_multiples(cross, src_labels, words(), title=t("decoding.cross.title", step=step, layer=layer),
                                     type_scale=type_scale())
@@ -169,7 +167,7 @@ def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, 
     st.subheader(t("decoding.alignment"))
     alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
     fig = alignment_heatmap(alignment, out_labels, src_labels, words(), step=step,
-                            title=t("decoding.alignment.title", layer=layer, heads=ctx.bundle.config.n_heads,
+                            title=t("decoding.alignment.title", layer=layer, heads=ctx.model.config.n_heads,
                                     method=t(DECODING_METHOD_KEYS[method])), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
                 key="decoding-alignment")
@@ -180,15 +178,15 @@ def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, 
 def _use_reference(value: str | None = None) -> None:
     """The page's reference box (or its test-split button) sets the sidebar's reference, on which the trace
     is teacher-forced: one reference for every page."""
-    st.session_state["target"] = st.session_state[REFERENCE_KEY] if value is None else value
+    view.put(view.TARGET, view.get(view.DECODING_REFERENCE) if value is None else value)
 
 
 def reference_box(ctx) -> None:
     """The page's own reference box, the sidebar's reference in step (folded away in presenter mode), and for a
     test-split sentence a button that brings the split's reference."""
-    st.session_state[REFERENCE_KEY] = ctx.target or ""
+    view.put(view.DECODING_REFERENCE, ctx.target or "")
     c1, c2 = st.columns([3, 1.2], vertical_alignment="bottom")
-    c1.text_input(t("decoding.tf.reference"), key=REFERENCE_KEY, on_change=_use_reference,
+    c1.text_input(t("decoding.tf.reference"), key=view.key(view.DECODING_REFERENCE), on_change=_use_reference,
                   max_chars=MAX_TEXT_CHARS, help=t("sidebar.reference.help"))
     known = reference_of(ctx.model_id, ctx.text)
     if known and known != (ctx.target or "").strip():
@@ -237,7 +235,7 @@ def explain() -> None:
 
 def render() -> None:
     ctx = need_context()
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     st.title(t("decoding.title"))
     method, beam, layer, k = controls(ctx, cfg.n_decoder_layers)
     try:

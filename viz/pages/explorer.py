@@ -9,7 +9,9 @@ from model.capture import schema
 from viz.figures.attention import attention_heatmap, grid_cell, key_labels_fit, model_view, thumbnail_block
 from viz.i18n import kind_title, t, words
 from viz.map_view import head_view_figure
-from viz.state import Context, qp_choice, set_query
+from viz import view
+from viz.state import Context
+from viz.view import qp_choice, set_query
 from viz.text import attention_labels, plain
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
 from viz.ui import type_scale
@@ -26,10 +28,11 @@ EXPLORER_NOTE_KEYS = {
 def open_clicked_head(kind: str) -> None:
     """on_select of the explorer's all-heads grid: runs before the rerun, while the pickers may still
     change (setting them from the page, after they are drawn, raises)."""
-    points = st.session_state[f"grid-{kind}"]["selection"]["points"]
+    points = view.get(view.GRID, kind)["selection"]["points"]
     picked = grid_cell(points[0]) if points else None
     if picked is not None:
-        st.session_state[f"explorer-{kind}-layer"], st.session_state[f"explorer-{kind}-head"] = picked
+        view.put(view.EXPLORER, picked[0], kind, "layer")
+        view.put(view.EXPLORER, picked[1], kind, "head")
 
 
 def controls(cfg) -> tuple[str, int, int | None]:
@@ -96,7 +99,7 @@ def strongest_links(weights: np.ndarray, rows: list[str], cols: list[str], limit
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     st.title(t("explorer.title"))
     kind, layer, head = controls(cfg)
     rows, cols = attention_labels(trace.meta, kind)

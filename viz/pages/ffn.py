@@ -1,4 +1,4 @@
-"""Feed-forward, label smoothing and dropout on the reader's sentence (issue 26, item 11): which FFN hidden
+"""Feed-forward, label smoothing and dropout on the reader's sentence: which FFN hidden
 units fire for which tokens and what the FFN adds to the residual stream; the model's distribution beside
 the label-smoothed target with the loss with and without smoothing; attention with dropout on beside off."""
 from __future__ import annotations
@@ -12,7 +12,8 @@ from model.capture import schema
 from viz.figures.regularize import dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, smoothing_figure
 from viz.figures.style import plotly_text
 from viz.i18n import kind_short, kind_title, t, words
-from viz.state import qp_choice, qp_int, set_query
+from viz import view
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 
@@ -34,9 +35,7 @@ DROPOUT_FORMULA = r"\tilde a_{ij}=\frac{m_{ij}}{1-p}\,a_{ij},\qquad m_{ij}\sim\m
 
 
 def _view_changed() -> None:
-    for name in ("stack", "layer", "token", "kind", "head"):
-        if name in st.query_params:
-            del st.query_params[name]
+    view.forget_url(view.STACK, view.LAYER, view.TOKEN, view.KIND, view.HEAD)
 
 
 def toy_note(cfg) -> None:
@@ -45,7 +44,7 @@ def toy_note(cfg) -> None:
 
 
 def feed_forward(ctx, cols) -> None:
-    cfg, arrays = ctx.bundle.config, ctx.trace.arrays
+    cfg, arrays = ctx.model.config, ctx.trace.arrays
     stack = cols[1].radio(t("ffn.stack"), STACKS, index=STACKS.index(qp_choice("stack", STACKS, "encoder")),
                           horizontal=True, key="ffn-stack", label_visibility="collapsed",
                           format_func=lambda s: t(STACK_KEYS[s]))
@@ -84,7 +83,7 @@ def feed_forward(ctx, cols) -> None:
 
 
 def smoothing(ctx, cols) -> None:
-    trace, tok = ctx.trace, ctx.bundle.tokenizer
+    trace, tok = ctx.trace, ctx.model.tokenizer
     gold = np.asarray(trace.meta["tgt_ids"], dtype=int)
     out_tokens = position_labels(trace.meta["tgt_out_tokens"])
     pos = cols[1].selectbox(t("ffn.smooth.pick"), list(range(len(gold))), index=qp_int("token", 0, 0, len(gold) - 1),
@@ -106,7 +105,7 @@ def smoothing(ctx, cols) -> None:
     st.caption(t("ffn.smooth.caption", gold=f"{s.target[pos, gold[pos]]:.5f}", other=f"{s.eps / vocab:.1e}",
                  others=f"{vocab - 1:,}", eps=s.eps, p=f"{s.probs[pos, gold[pos]]:.3f}", nll=f"{s.nll[pos]:.3f}",
                  smoothed=f"{s.smoothed[pos]:.3f}", floor=f"{s.floor[pos]:.3f}"))
-    toy_note(ctx.bundle.config)
+    toy_note(ctx.model.config)
     show_figure(loss_figure(out_tokens, s.nll, s.smoothed, s.eps, words(), s.floor, title=t("ffn.loss.title"),
                             type_scale=type_scale()),
                 f"{ctx.model_id}-smoothing-loss", matrix_frame(np.stack([s.nll, s.smoothed, s.floor], 1), out_tokens,
@@ -120,7 +119,7 @@ def smoothing(ctx, cols) -> None:
 
 
 def dropout(ctx, cols) -> None:
-    cfg, trace = ctx.bundle.config, ctx.trace
+    cfg, trace = ctx.model.config, ctx.trace
     kind = cols[1].selectbox(t("ffn.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "cross")),
                              key="ffn-kind", label_visibility="collapsed", format_func=kind_short)
     n = schema.n_layers(cfg, kind)

@@ -11,7 +11,8 @@ from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
 from viz.i18n import error_text, kind_short, kind_title, t, tn, words
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
-from viz.state import qp_choice, qp_str, session_memo, set_query, whole_number
+from viz import view
+from viz.view import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 from viz.upload import UploadError, parse_upload
@@ -122,7 +123,7 @@ def file_stats(ctx):
 
 
 def statistics_tab(ctx, n_layers: dict) -> None:
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     c1, c2, c3 = st.columns([1, 1.3, 1.2])
     source = c1.radio(t("heads.source"), ["sentence", "file"], key="heads-source",
                       format_func={s: t(HEADS_SOURCE_KEYS[s]) for s in ("sentence", "file")}.get)
@@ -175,9 +176,8 @@ def parse_heads(raw: str | None, cfg) -> set:
 
 
 def _clear_ablation() -> None:
-    st.session_state["heads-ablated"] = set()
-    for key in [k for k in st.session_state if str(k).startswith("abl-")]:
-        del st.session_state[key]
+    view.put(view.HEADS_ABLATED, set())
+    view.drop_all(view.ABLATE_BOX)
 
 
 def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
@@ -186,19 +186,20 @@ def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
         cols = st.columns(n_heads + 1, vertical_alignment="center")
         cols[0].markdown(f"**{t('ui.layer_n', i=layer)}**")
         for h in range(n_heads):
-            cols[h + 1].checkbox(t("fig.grid.head", h=h), value=(kind, layer, h) in chosen, key=f"abl-{kind}-{layer}-{h}")
+            cols[h + 1].checkbox(t("fig.grid.head", h=h), value=(kind, layer, h) in chosen,
+                                 key=view.key(view.ABLATE_BOX, kind, layer, h))
     ticked = {(kind, layer, h) for layer in range(n_layers) for h in range(n_heads)
-              if st.session_state.get(f"abl-{kind}-{layer}-{h}")}
+              if view.get(view.ABLATE_BOX, kind, layer, h)}
     return {x for x in chosen if x[0] != kind} | ticked
 
 
 def ablation_tab(ctx, n_layers: dict) -> None:
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     with st.expander(t("heads.abl.how.title")):
         st.markdown(t("heads.abl.how.text"))
         st.latex(r"\mathrm{MultiHead}(x)=\mathrm{Concat}(z_1,\dots,\underbrace{0}_{z_h\ \mathrm{off}},\dots,z_H)\,W^O")
-    if "heads-ablated" not in st.session_state:
-        st.session_state["heads-ablated"] = parse_heads(qp_str("ablate"), cfg)
+    if not view.has(view.HEADS_ABLATED):
+        view.put(view.HEADS_ABLATED, parse_heads(qp_str("ablate"), cfg))
     c1, c2 = st.columns(2)
     with c1:
         kind = kind_radio("heads-abl-kind")
@@ -207,8 +208,8 @@ def ablation_tab(ctx, n_layers: dict) -> None:
                     index=list(ablation.ABLATION_MODES).index(mode_default), horizontal=True, key="heads-abl-mode",
                     format_func={m: t(HEADS_ABL_MODE_KEYS[m]) for m in ablation.ABLATION_MODES}.get)
     st.caption(t("heads.abl.tick", kind=kind_title(kind)))
-    heads = head_grid(kind, st.session_state["heads-ablated"], n_layers[kind], cfg.n_heads)
-    st.session_state["heads-ablated"] = heads
+    heads = head_grid(kind, view.get(view.HEADS_ABLATED), n_layers[kind], cfg.n_heads)
+    view.put(view.HEADS_ABLATED, heads)
     heads = tuple(sorted(heads))
     set_query(ablate=",".join(f"{k}:{lay}:{h}" for k, lay, h in heads) or None,
               abl_mode=None if mode == "zero" else mode)
@@ -238,7 +239,7 @@ def ablation_tab(ctx, n_layers: dict) -> None:
 
 
 def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> None:
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     st.subheader(t("heads.rank"))
     st.markdown(t("heads.rank.text", mode=t(HEADS_ABL_MODE_KEYS[mode]), what=what))
     key = (ctx.model_id, trace.meta["src_text"], target, mode, ctx.max_tokens)
@@ -308,19 +309,19 @@ def rollout_tab(ctx) -> None:
 
 def render() -> None:
     ctx = need_context()
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     n_layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
     st.title(t("heads.title"))
     tab_default = qp_choice("tab", list(TABS), "stats")
     labels = {name: t(HEADS_TAB_KEYS[name]) for name in TABS}
-    tabs = st.tabs(list(labels.values()), default=labels[tab_default], key="heads-tab", on_change="rerun")
-    active = {label: name for name, label in labels.items()}.get(st.session_state.get("heads-tab"), tab_default)
+    tabs = st.tabs(list(labels.values()), default=labels[tab_default], key=view.key(view.HEADS_TAB), on_change="rerun")
+    active = {label: name for name, label in labels.items()}.get(view.get(view.HEADS_TAB), tab_default)
     set_query(tab=None if active == "stats" else active)
     views = (lambda: statistics_tab(ctx, n_layers), lambda: ablation_tab(ctx, n_layers), lambda: rollout_tab(ctx))
-    for tab, view in zip(tabs, views):
+    for tab, draw in zip(tabs, views):
         with tab:
             if tab.open is not False:  # only the open tab runs (the others are not computed)
-                view()
+                draw()
     intro(cfg)
 
 

@@ -25,7 +25,7 @@ NEXT_PAGES = (  # (file, label key in viz/locales, icon): where to go from here
 
 def translation_picture(ctx: Context) -> None:
     """The translation's cross-attention (last decoder layer, mean of its heads) and the confidence per token."""
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     last = schema.n_layers(cfg, "cross") - 1
     weights = schema.stacked(trace, "cross", layers=[last])[0].mean(0)                 # [T, S]
     rows, cols = attention_labels(trace.meta, "cross")
@@ -46,7 +46,7 @@ def model_map_picture(ctx: Context) -> None:
 
 
 def how_to_read(ctx: Context) -> str:
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     forced = ctx.trace.meta["teacher_forced"]
     written = t("home.read.forced") if forced else t("home.read.own")
     return t("home.read", written=written, layer=schema.n_layers(cfg, "cross") - 1, heads=cfg.n_heads)
@@ -60,9 +60,9 @@ def next_pages() -> None:
 
 
 def model_facts(ctx: Context) -> str:
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     return t("home.facts", model=code_span(ctx.model_id), encoder=cfg.n_encoder_layers, decoder=cfg.n_decoder_layers,
-             heads=cfg.n_heads, d_model=cfg.d_model, parameters=f"{ctx.bundle.model.num_parameters():,}")
+             heads=cfg.n_heads, d_model=cfg.d_model, parameters=f"{ctx.model.n_parameters:,}")
 
 
 def render() -> None:
@@ -76,7 +76,7 @@ def render() -> None:
         translation_picture(ctx)
         st.caption(how_to_read(ctx))
         model_map_picture(ctx)
-    knows = what_the_model_knows(ctx.model_id, ctx.bundle.extra.get("metrics"), current_lang())
+    knows = what_the_model_knows(ctx.model_id, ctx.model.metrics, current_lang())
     if knows:
         st.markdown(t("home.knows", knows=knows))
     st.markdown(t("home.next"))

@@ -11,7 +11,8 @@ from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_fi
 from viz.figures.style import plotly_text
 from viz.folder_text import code_span
 from viz.i18n import t, words
-from viz.state import qp_choice, qp_int, set_query
+from viz import view
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 
@@ -54,9 +55,7 @@ def norm_place(norm: str, pre_norm: bool) -> str:
 
 def _stack_changed() -> None:
     """Layer, norm and token belong to the old stack: let the new one start from its defaults."""
-    for name in ("layer", "norm", "token"):
-        if name in st.query_params:
-            del st.query_params[name]
+    view.forget_url(view.LAYER, view.NORM, view.TOKEN)
 
 
 def controls(cfg) -> tuple[str, int, str]:
@@ -82,7 +81,7 @@ def explain(ctx) -> None:
     st.markdown(t("layernorm.explain.text"))
     st.latex(LN_FORMULA)
     st.latex(POST_PRE_FORMULA % {"post": t("layernorm.formula.post"), "pre": t("layernorm.formula.pre")})
-    if ctx.bundle.config.norm_first:
+    if ctx.model.config.norm_first:
         st.info(t("layernorm.explain.pre_norm", model=code_span(ctx.model_id)))
     else:
         st.info(t("layernorm.explain.post_norm", model=code_span(ctx.model_id)))
@@ -114,7 +113,7 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
                      std_in=f"{std_in[token]:.4f}", mean_after=f"{mean_after[token]:.1e}",
                      std_after=f"{std_after[token]:.4f}"))
     with col_b:
-        place = norm_place(norm, ctx.bundle.config.norm_first)
+        place = norm_place(norm, ctx.model.config.norm_first)
         show_figure(gain_bias_figure(gain, bias, words(), title=t("layernorm.gain.title", norm=place),
                                      type_scale=type_scale()), f"{tag}-gain-bias",
                     matrix_frame(np.stack([gain, bias], axis=1), list(range(gain.size)),
@@ -130,7 +129,7 @@ def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
     show_figure(ln_vs_bn_figure(x_in, tokens, words(), title=t("layernorm.bn.title"), type_scale=type_scale()),
                 f"{tag}-ln-vs-bn", matrix_frame(x_in, tokens, list(range(x_in.shape[1]))), key="ln-bn")
     _bn_mean, bn_std = batch_norm_stats(x_in)
-    drift = batch_norm_drift(x_in, 0, ctx.bundle.config.ln_eps)
+    drift = batch_norm_drift(x_in, 0, ctx.model.config.ln_eps)
     st.caption(t("layernorm.bn.caption", tokens=len(tokens), features=bn_std.size, low=f"{bn_std.min():.3f}",
                  high=f"{bn_std.max():.3f}"))
     first = plotly_text(tokens[:1])[0]
@@ -142,7 +141,7 @@ def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
 
 
 def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
-    cfg, arrays = ctx.bundle.config, ctx.trace.arrays
+    cfg, arrays = ctx.model.config, ctx.trace.arrays
     st.header(t("layernorm.resid.header"))
     parts = []
     for s in STACKS:
@@ -164,7 +163,7 @@ def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg, arrays = ctx.trace, ctx.bundle.config, ctx.trace.arrays
+    trace, cfg, arrays = ctx.trace, ctx.model.config, ctx.trace.arrays
     labels = {stack: position_labels(schema.stack_tokens(trace.meta, stack)) for stack in schema.STACKS}
 
     st.title(t("layernorm.title"))

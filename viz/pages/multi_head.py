@@ -6,14 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from model.analysis.attention_math import (concat_heads, dim_labels, future_mask, head_summary, head_traits,
-                                           layer_norm, linear_arrays, max_abs_error, output_projection, token_norms)
+                                           layer_norm, max_abs_error, output_projection, token_norms)
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
 from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
 from viz.figures.vectors import contribution_map
 from viz.i18n import kind_title, t, words
-from viz.state import qp_choice, qp_int, set_query
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 
@@ -113,7 +113,7 @@ def explain(cfg, kind: str) -> None:
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg, arrays = ctx.trace, ctx.bundle.config, ctx.trace.arrays
+    trace, cfg, arrays = ctx.trace, ctx.model.config, ctx.trace.arrays
     n_heads, d, dh = cfg.n_heads, cfg.d_model, cfg.d_head
 
     st.title(t("multihead.title"))
@@ -132,7 +132,7 @@ def render() -> None:
     residual = arrays[names.residual]                                               # [T,D] the stream added back
     summed = residual.astype(np.float64) + attn_out                                 # [T,D]
     after = arrays[names.after]                                                     # [T,D] the next residual stream
-    w_o, b_o = linear_arrays(ctx.bundle.model.get_submodule(names.attn).w_o)
+    w_o, b_o = ctx.model.attention_weights(names.attn, "o")
     checks = [(t("multihead.check.wo"),
                max_abs_error(output_projection(concat, w_o, b_o), attn_out))]
     if cfg.norm_first:
@@ -149,10 +149,10 @@ def render() -> None:
     head_table(patterns, cols, kind)                  # under the picture it names, its caption its heading
 
     # -- assembly: each head's share of the output, and the size of each token after each stage, as two
-    # tabs of one picture's room (the page is about three screens at 1280x720, issue 26, item 2) ------------
+    # tabs of one picture's room (the page is about three screens at 1280x720) ------------
     share_tab, norms_tab = st.tabs([t("multihead.share.tab"), t("multihead.norms.header")])
     # the teaching picture of stages 1-3: Concat(z) W^O = sum over heads of z_h W^O_h, so each head's share
-    # of every token's output has a length; the 256-column matrices are one click away (issue 26, item 2)
+    # of every token's output has a length; the 256-column matrices are one click away
     contributions = head_contribution_norms(z, w_o)                                 # [T,H]
     head_names = [t("ui.head_n", h=h) for h in range(n_heads)]
     with share_tab:

@@ -14,7 +14,7 @@ from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, p
 from viz.folder_text import code_span
 from viz.i18n import error_text, t, words
 from viz.services import encoder_patterns, paper_table, positional_table
-from viz.state import parse_index_list, qp_int, qp_str, set_query
+from viz.view import parse_index_list, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
@@ -67,8 +67,8 @@ def swap_from_url(n_src: int, default: tuple[int, int]) -> tuple[int, int]:
 
 def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> None:
     """The model's whole PE table, how to read it and the check against the trace, one click away: drawn as the
-    page's picture, N x d_model cells read as a moire on a projector (issue 26, item 2)."""
-    cfg, trace = ctx.bundle.config, ctx.trace
+    page's picture, N x d_model cells read as a moire on a projector."""
+    cfg, trace = ctx.model.config, ctx.trace
     table = full_table[:n_positions]                                                    # [N, D]
     with st.expander(t("step.full")):
         table_figure(ctx, table, n_positions, n_src)
@@ -79,7 +79,7 @@ def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> 
 
 
 def table_figure(ctx, table: np.ndarray, n_positions: int, n_src: int) -> None:
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     show_figure(pe_heatmap(table, words(), n_src,
                            title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model),
                            type_scale=type_scale()),
@@ -88,7 +88,7 @@ def table_figure(ctx, table: np.ndarray, n_positions: int, n_src: int) -> None:
 
 
 def why_section(ctx, learned: bool) -> None:
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     st.header(t("positional.why.header"))
     st.markdown(t("positional.why.text"))
     st.latex(PE_FORMULA)
@@ -138,7 +138,7 @@ def similarity_section(ctx, table: np.ndarray, n_src: int, learned: bool) -> Non
 
 
 def rotation_section(ctx, full_table: np.ndarray, learned: bool) -> int:
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     d_model, max_len = cfg.d_model, cfg.max_len
     st.header(t("positional.rotation.header"))
     st.markdown(t("positional.rotation.text"))
@@ -175,8 +175,8 @@ def rotation_section(ctx, full_table: np.ndarray, learned: bool) -> int:
 
 
 def norms_section(ctx, src_labels: list[str]) -> None:
-    trace, d_model = ctx.trace, ctx.bundle.config.d_model
-    learned = ctx.bundle.config.pe == "learned"
+    trace, d_model = ctx.trace, ctx.model.config.d_model
+    learned = ctx.model.config.pe == "learned"
     st.header(t("positional.norms.header"))
     tokens_scaled = trace[schema.embed_name("encoder", "tokens")]                       # [S, D]
     series = {
@@ -246,7 +246,7 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg = ctx.trace, ctx.bundle.config
+    trace, cfg = ctx.trace, ctx.model.config
     max_len = cfg.max_len
     src_tokens = trace.meta["src_tokens"]
     src_labels = position_labels(src_tokens)

@@ -7,7 +7,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from model.analysis.attention_math import (HeadSteps, dim_labels, head_projection, head_steps, linear_arrays,
+from model.analysis.attention_math import (HeadSteps, dim_labels, head_projection, head_steps,
                                            max_abs_error, scaling_comparison)
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
@@ -17,7 +17,8 @@ from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import Labels, plotly_text
 from viz.figures.vectors import cosine_map
 from viz.i18n import kind_title, t, words
-from viz.state import qp_choice, qp_int, set_query
+from viz import view
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
@@ -26,8 +27,7 @@ KINDS = list(schema.KINDS)
 STEPS = ["step.steps.input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
          "step.steps.mask", "softmax", "step.steps.output"]
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "step.short.mask", "softmax", "· V"]   # fits one line on a projector
-STEP_KEY = "step-step"
-FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back (issue 26, item 2)
+FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
 # get ~1/5 of the row each, so "◀ Previous" is whole on a 1280x720 projector with the sidebar open
@@ -65,7 +65,7 @@ class Head:
     query: int
     cfg: object
     names: object                 # schema.SublayerNames of the sublayer
-    module: object                # the attention module (its W^Q, W^K, W^V), read only
+    model: object                 # viz/services.ModelView: the sublayer's W^Q, W^K, W^V as arrays
     q_labels: list
     k_labels: list
     x_q: np.ndarray               # [Tq, D] the query side's input
@@ -108,32 +108,33 @@ class Head:
 
 
 def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
-    cfg, arrays = ctx.bundle.config, ctx.trace.arrays
+    cfg, arrays = ctx.model.config, ctx.trace.arrays
     names = sublayer_names(kind, layer, cfg.norm_first)
     q_labels, k_labels = attention_labels(ctx.trace.meta, kind)
     q, k, v, scores, pattern, z = (arrays[schema.attn_name(kind, layer, n)][head]
                                    for n in ("q", "k", "v", "scores", "pattern", "z"))
-    return Head(kind, layer, head, query, cfg, names, ctx.bundle.model.get_submodule(names.attn), q_labels, k_labels,
+    return Head(kind, layer, head, query, cfg, names, ctx.model, q_labels, k_labels,
                 arrays[names.query_input], arrays[names.kv_input], q, k, v, scores, pattern, z,
                 head_steps(q, k, v, names.causal), f"{ctx.model_id}-{kind}-L{layer}-H{head}")
 
 
-def _init_state(key: str, url_name: str, default: int, lo: int, hi: int) -> None:
-    """Seed a widget from the URL once; afterwards the widget owns its value (no default+state clash)."""
-    if key not in st.session_state:
-        st.session_state[key] = qp_int(url_name, default, lo, hi)
-    elif not lo <= st.session_state[key] <= hi:   # a shorter sentence than before
-        st.session_state[key] = default
+def _init_state(url_name: str, default: int, lo: int, hi: int, *part) -> None:
+    """Seed the widget step-<part> from the URL once; afterwards the widget owns its value (no default+state
+    clash)."""
+    if not view.has(view.STEP_THROUGH, *part):
+        view.put(view.STEP_THROUGH, qp_int(url_name, default, lo, hi), *part)
+    elif not lo <= view.get(view.STEP_THROUGH, *part) <= hi:   # a shorter sentence than before
+        view.put(view.STEP_THROUGH, default, *part)
 
 
 def _move(delta: int) -> None:
-    st.session_state[STEP_KEY] = min(len(STEPS) - 1, max(0, st.session_state[STEP_KEY] + delta))
+    step = view.get(view.STEP_THROUGH, "step")
+    view.put(view.STEP_THROUGH, min(len(STEPS) - 1, max(0, step + delta)), "step")
 
 
 def _forget_query() -> None:
     """A new attention kind has other query tokens: do not carry the old index over."""
-    if "query" in st.query_params:
-        del st.query_params["query"]
+    view.forget_url(view.QUERY)
 
 
 def say(name: str) -> str:
@@ -196,7 +197,7 @@ def view_projection(h: Head, which: str) -> View:
     d, d_head, n_heads, head = h.cfg.d_model, h.cfg.d_head, h.cfg.n_heads, h.head
     source, matrix = {"Q": (h.x_q, h.q), "K": (h.x_kv, h.k), "V": (h.x_kv, h.v)}[which]
     labels, row = (h.q_labels, h.query) if which == "Q" else (h.k_labels, h.key_row)
-    weight, bias = linear_arrays(getattr(h.module, f"w_{which.lower()}"))
+    weight, bias = h.model.attention_weights(h.names.attn, which.lower())
     role = t(STEP_ROLE_KEYS[which])
     side = h.q_side if which == "Q" else h.kv_side
     dims = dim_labels(d_head)
@@ -326,16 +327,16 @@ def show_view(view: View, step: int) -> None:
 def controls(ctx) -> tuple[str, int, int, int, int]:
     """Kind on one line; layer, head, query and the Previous/Next buttons on the next; the steps under
     them. Returns (kind, layer, head, query, step)."""
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     kind = st.radio(t("step.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
                     key="step-kind", format_func=kind_title, on_change=_forget_query,
                     label_visibility="collapsed")
     q_labels, _ = attention_labels(ctx.trace.meta, kind)
     reads = ctx.trace.meta["tgt_in_tokens"]
     n_q = len(q_labels)
-    query_key = f"step-query-{kind}"
-    _init_state(query_key, "query", 0, 0, n_q - 1)
-    _init_state(STEP_KEY, "step", FIRST_STEP, 0, len(STEPS) - 1)
+    query_key = view.key(view.STEP_THROUGH, "query", kind)
+    _init_state("query", 0, 0, n_q - 1, "query", kind)
+    _init_state("step", FIRST_STEP, 0, len(STEPS) - 1, "step")
     c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"step-{kind}",
@@ -343,11 +344,12 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     query = c_query.selectbox(t("step.query"), list(range(n_q)), key=query_key,
                               format_func=lambda i: q_labels[i] if kind == "encoder" else
                               t("step.query.reads", token=q_labels[i], reads=reads[i]))
-    c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=st.session_state[STEP_KEY] == 0,
+    c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=view.get(view.STEP_THROUGH, "step") == 0,
                   width="stretch", key="step-prev")
-    c_next.button(t("step.next"), on_click=_move, args=(1,), disabled=st.session_state[STEP_KEY] == len(STEPS) - 1,
+    c_next.button(t("step.next"), on_click=_move, args=(1,),
+                  disabled=view.get(view.STEP_THROUGH, "step") == len(STEPS) - 1,
                   width="stretch", key="step-next")
-    step = st.radio(t("step.step"), list(range(len(STEPS))), key=STEP_KEY, horizontal=True,
+    step = st.radio(t("step.step"), list(range(len(STEPS))), key=view.key(view.STEP_THROUGH, "step"), horizontal=True,
                     format_func=lambda i: f"{i + 1} {short_name(i)}", label_visibility="collapsed")
     return kind, layer, head, query, step
 
@@ -375,7 +377,7 @@ def why_scaling(h: Head) -> None:
 
 def render() -> None:
     ctx = need_context()
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     st.title(t("step.title"))
     kind, layer, head, query, step = controls(ctx)
     set_query(kind=kind, query=query, step=step)

@@ -8,18 +8,19 @@ from viz.figures.model_map import TOUR_BLOCKS
 from viz.i18n import t, words
 from viz.map_view import map_figure
 from viz.nav import PAGES
+from viz.services import resolve_model_dir
 from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
-from viz.state import Context, carried_params, current, qp_int, set_query
+from viz import view
+from viz.state import Context, current
 from viz.tour_figures import FULL_FIGURES, STEP_FIGURES, step_pictures
 from viz.tour_steps import TOUR, TourStep
 from viz.ui import show_figure, type_scale
 
 PAGES_DIR = Path(__file__).parent
-STEP_KEY = "tour-step"
 
 
 def go(delta: int) -> None:
-    st.session_state[STEP_KEY] = min(len(TOUR), max(1, st.session_state[STEP_KEY] + delta))
+    view.put(view.TOUR_STEP, min(len(TOUR), max(1, view.get(view.TOUR_STEP) + delta)))
 
 
 def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
@@ -32,7 +33,7 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         st.info(t("tour.need_sentence"))
         return
     try:
-        pictures = step_pictures(step, ctx.trace, ctx.bundle.path, words(), type_scale=type_scale())
+        pictures = step_pictures(step, ctx.trace, resolve_model_dir(ctx.model_id), words(), type_scale=type_scale())
     except (KeyError, ValueError) as e:       # a trace or model without what this picture needs
         st.caption(t("tour.cannot_draw", error=e))
         return
@@ -50,7 +51,8 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         c_words.caption(t(picture.reading))
     if step.key in FULL_FIGURES:                  # the full matrix behind a teaching picture, one click away
         with st.expander(t("step.full")):
-            show_figure(FULL_FIGURES[step.key](ctx.trace, ctx.bundle.path, words(), type_scale=type_scale()),
+            show_figure(FULL_FIGURES[step.key](ctx.trace, resolve_model_dir(ctx.model_id), words(),
+                                               type_scale=type_scale()),
                         f"{ctx.model_id}-tour-{number}-full", key=f"tour-full-{number}")
 
 
@@ -59,7 +61,7 @@ def you_are_here(ctx: Context | None, step: TourStep, number: int) -> None:
     if ctx is None or ctx.trace is None or not TOUR_BLOCKS.get(step.key):
         return
     fig = map_figure(ctx.trace, words(), highlight=TOUR_BLOCKS[step.key], type_scale=type_scale(),
-                     compact=True, token_strings=ctx.bundle.tokenizer.token_strings)
+                     compact=True, token_strings=ctx.model.tokenizer.token_strings)
     show_figure(fig, f"{ctx.model_id}-tour-map-{number}", key=f"tour-map-{number}")
 
 
@@ -81,7 +83,7 @@ def step_header(number: int, step: TourStep) -> None:
     Previous/Next page buttons are not shown here): from the first step Previous leads to the page before the
     tour, from the last step Next to the page after it."""
     c_prev, c_title, c_next = st.columns([1, 3.8, 1], vertical_alignment="center")
-    prev_page, next_page = neighbours(TOUR_URL, PAGES) if st.session_state.get("presenter") else (None, None)
+    prev_page, next_page = neighbours(TOUR_URL, PAGES) if view.get(view.PRESENT) else (None, None)
     if number == 1 and prev_page:
         page_button(c_prev, "presenter-prev", prev_page, t("tour.prev_page"), help=prev_page[1])
     else:
@@ -96,10 +98,9 @@ def step_header(number: int, step: TourStep) -> None:
 
 
 def render() -> None:
-    if STEP_KEY not in st.session_state:
-        st.session_state[STEP_KEY] = qp_int("tour_step", 1, 1, len(TOUR))
-    number = st.session_state[STEP_KEY]
-    set_query(tour_step=number)
+    view.seed(view.TOUR_STEP, view.read(view.TOUR_STEP, hi=len(TOUR)))
+    number = view.get(view.TOUR_STEP)
+    view.write_url(tour_step=number)
     step = TOUR[number - 1]
     ctx = current()
 
@@ -109,7 +110,7 @@ def render() -> None:
     step_picture(ctx, step, number)
     st.markdown(t(step.message_key("text")))
     st.latex(step.formula)
-    step_links(step, carried_params() if ctx is not None else {})
+    step_links(step, view.link_params() if ctx is not None else {})
     you_are_here(ctx, step, number)
     st.progress(number / len(TOUR))
     with st.expander(t("tour.all_steps")):

@@ -11,14 +11,14 @@ from viz.rnn_view import RNN_SCORE_KEYS, accuracy_chart, model_name
 from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, get_trace, make_example, model_ids,
                           parse_symbols, trace_toy, train_live, train_rnns, trained_lengths_note, training_slot,
                           untrained_snapshot)
-from viz.state import qp_choice, qp_int, qp_str, set_query
+from viz import view
+from viz.view import qp_choice, qp_int, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, show_figure, type_scale
 
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
 STEPS_RANGE = (10, 2000)
-RUNNING, REQUESTED, RESULT = "train-running", "train-requested", "train-result"
 PRETRAINED = "toy-{task}"            # the shipped model trained on each task (pretrained/), the goal
 GOAL_MAX_TOKENS = 64
 
@@ -37,8 +37,8 @@ TRAINING_TASK_NOTE_KEYS = {
 
 def _request_training() -> None:
     """Button callback: runs before the script, so the button is already disabled when training starts."""
-    st.session_state[RUNNING] = True
-    st.session_state[REQUESTED] = True
+    view.put(view.TRAIN_RUNNING, True)
+    view.put(view.TRAIN_REQUESTED, True)
 
 
 def lengths_note(symbols: list[str]) -> str | None:
@@ -249,7 +249,6 @@ def explain() -> None:
 
 
 # -- before the Transformer: train the RNNs live (viz/rnn_view.py draws their accuracy) -----------------------
-RNN_RESULT = "train-rnn-result"           # session key of the last live RNN training's measurements
 RNN_STEPS = (50, 3000, 600)               # slider: least, most, default
 
 
@@ -273,9 +272,9 @@ def rnn_live_training(task: str) -> None:
                                            accuracy=f"{record['accuracy']:.0%}", seconds=f"{record['seconds']:.0f}"))
 
         result = train_rnns(task, order, steps, on_progress, lambda s: waiting.info(t("training.waiting", seconds=s)))
-        st.session_state[RNN_RESULT] = dict(result, task_name=t(TRAINING_TASK_KEYS[task]))
+        view.put(view.TRAIN_RNN_RESULT, dict(result, task_name=t(TRAINING_TASK_KEYS[task])))
         progress.empty()
-    result = st.session_state.get(RNN_RESULT)
+    result = view.get(view.TRAIN_RNN_RESULT)
     if result is None:
         st.caption(t("training.rnn.press"))
         return
@@ -289,21 +288,21 @@ def rnn_live_training(task: str) -> None:
 
 def render() -> None:
     st.title(t("training.title"))
-    running = bool(st.session_state.get(RUNNING))
+    running = bool(view.get(view.TRAIN_RUNNING))
     task, size, steps, example_text = controls(running)
     symbols = example_symbols(example_text)
-    if st.session_state.pop(REQUESTED, False):
+    if view.pop(view.TRAIN_REQUESTED, default=False):
         try:
             run = LiveRun(task, size, steps, make_example(task, symbols))
             train_now(run)
-            st.session_state[RESULT] = run
+            view.put(view.TRAIN_RESULT, run)
         finally:
-            st.session_state[RUNNING] = False
+            view.put(view.TRAIN_RUNNING, False)
         st.rerun()
     elif running:  # a flag left by a run that never reached its finally (e.g. the server restarted)
-        st.session_state[RUNNING] = False
+        view.put(view.TRAIN_RUNNING, False)
         st.rerun()
-    run: LiveRun | None = st.session_state.get(RESULT)
+    run: LiveRun | None = view.get(view.TRAIN_RESULT)
     if run is None:
         before_training(task, size, symbols, GOAL_MAX_TOKENS)
         st.info(t("training.press"))

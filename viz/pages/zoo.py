@@ -10,7 +10,8 @@ from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
 from viz.i18n import t, words
 from viz.services import fitted_zoo
-from viz.state import current, qp_choice, qp_int, set_query
+from viz.state import current
+from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, show_figure, type_scale
 
@@ -191,7 +192,7 @@ def source_controls(ctx) -> tuple[str, tuple[str, int, int] | None]:
     if source != "model":
         set_query(kind=None, layer=None, head=None)
         return source, None
-    cfg = ctx.bundle.config
+    cfg = ctx.model.config
     with c2:
         kind = pick(t("zoo.kind"), KINDS, "kind", "encoder", "zoo-kind", help=t("zoo.kind.help"))
     with c3:

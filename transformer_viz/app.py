@@ -2,10 +2,12 @@
 
     transformer-viz app [--models DIR] [streamlit options, e.g. --server.port 8600]
 
+It lives beside `lesson`, above model/ and viz/: it starts the app, which the library does not know about.
+
 From the source tree it runs app.py there. After `pip install .` it runs the installed transformer_viz_app.py
 (beside viz/ in site-packages) from <prefix>/share/transformer-viz, which holds .streamlit/config.toml and the
 shipped models (pyproject.toml's data-files). The models come from --models DIR, else $TRANSFORMER_VIZ_MODELS,
-else the home's pretrained/.
+else the home's pretrained/ (model/io/models.py, which the app's picker reads too).
 """
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ import sys
 import sysconfig
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]      # the source tree; site-packages once installed
+from model.io.models import MODELS_ENV, model_ids, models_folder
+
+ROOT = Path(__file__).resolve().parents[1]      # the source tree; site-packages once installed
 SHARE = ("share", "transformer-viz")
 ENTRY = "transformer_viz_app"                   # the installed entry script (a top-level module)
-MODELS_ENV = "TRANSFORMER_VIZ_MODELS"           # viz/services.py reads it
 
 
 def installed_homes() -> list[Path]:
@@ -36,13 +39,6 @@ def locate() -> tuple[Path, Path] | None:
     if spec is None or spec.origin is None or home is None:
         return None
     return Path(spec.origin), home
-
-
-def models_in(folder: Path) -> list[str]:
-    """The model folders (each with a config.json) directly under `folder`."""
-    if not folder.is_dir():
-        return []
-    return sorted(p.name for p in folder.iterdir() if (p / "config.json").is_file())
 
 
 def take_models(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -76,8 +72,8 @@ def main(argv=None) -> int:
               "tree, or run `streamlit run app.py` there", file=sys.stderr)
         return 2
     app, home = found
-    models = Path(models_arg or os.environ.get(MODELS_ENV) or home / "pretrained").expanduser().resolve()
-    names = models_in(models)
+    models = Path(models_arg).expanduser().resolve() if models_arg else models_folder(home / "pretrained")
+    names = model_ids(models)
     if not names:
         where = "--models" if models_arg else MODELS_ENV if os.environ.get(MODELS_ENV) else "the shipped models"
         print(f"error: no model under {models} ({where}; a model is a folder with config.json, model.safetensors "

@@ -1,0 +1,468 @@
+"""The view: every value the pages share, declared once (its type, default, bounds and URL name), and the one
+way to read it from a link, check it, keep it in the session, bind it to a widget and write it back to the URL.
+
+Nothing else in viz/ touches `st.session_state` or `st.query_params` (tests/test_architecture.py). A page
+names a value by its declaration (`view.get(view.TOUR_STEP)`), never by a string key.
+
+The sidebar's values (model, sentence, reference, style, beam, max tokens, language, presenter mode) are
+kept twice: in their widget's key, which Streamlit drops whenever a finished run did not draw the widget (a
+click on the menu before the sidebar had drawn), and in a key of the view's own that no widget owns, from
+which bind() gives the widget its value back. A value that is in neither is read from the link, each value on
+its own, so no run can leave one half set.
+
+`View` is the whole view as a plain value: the page and every declared value it holds. It can be compared,
+written as URL parameters (`View.query()`), read from them (`View.from_query`) and applied to a session.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Mapping
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from model.errors import InputError
+from viz.catalogue import DEFAULT_LANG, LANGS, message
+from viz.text import plain
+
+MAX_TEXT_CHARS = 5000
+MAX_DIGITS = 18   # every number a page takes is far smaller; int() refuses over 4,300 digits (a crash)
+_UNSET = object()
+_STORE = "view:"  # prefix of the view's own session keys (no widget has one)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value of the view. `name` is its URL parameter (None: kept in the session only) and, unless `key`
+    says otherwise, its session and widget key. Bounds a model decides (layers, heads, tokens) are given where
+    it is read (`hi=`); `lo`/`hi` here are the widest any model allows."""
+    name: str
+    type: type = str                   # str, int or bool (bool: "1" in the URL, absent when off)
+    default: Any = None
+    lo: int | None = None
+    hi: int | None = None
+    choices: tuple[str, ...] = ()      # a choice among fixed words ("" in the URL is not one of them)
+    max_len: int = MAX_TEXT_CHARS
+    key: str | None = None             # its session key, when not its name (a widget's existing key)
+    url: bool = True                   # False: the session only, never a link
+    carried: bool = False              # a link to another page carries it (the sidebar's input, language, mode)
+    cut_notice: str | None = None      # the notice (catalogue key) when a link's text was cut to max_len
+
+    @property
+    def session_key(self) -> str:
+        return self.key or self.name
+
+
+
+
+# -- the sidebar's input, the language and presenter mode: every link carries them --------------------------------
+MODEL = Value("model", carried=True)                                   # choices: the models found (services)
+TEXT = Value("text", carried=True, cut_notice="notice.text_cut_link")   # default: the model's first example
+TARGET = Value("target", default="", carried=True, cut_notice="notice.target_cut_link")
+STYLE = Value("style", default="modern", carried=True)                # choices: the model's styles
+BEAM = Value("beam", int, 1, 1, 8, carried=False)
+MAX_TOKENS = Value("max_tokens", int, 128, 8, 512)                     # the app's bounds: services.max_tokens_bounds
+LANG = Value("lang", default=DEFAULT_LANG, choices=tuple(LANGS), carried=True)
+PRESENT = Value("present", bool, False, key="presenter", carried=True)
+SIDEBAR = (MODEL, TEXT, TARGET, STYLE, BEAM, MAX_TOKENS, LANG, PRESENT)
+
+# -- what a page looks at: layer, head, kind, step, token... (each page's own defaults are given where read) ------
+PAGE = Value("page", url=False)                                        # the page's url path (viz/nav.PAGES)
+LAYER = Value("layer", int, 0, 0, 63)
+HEAD = Value("head", int, 0, -1, 63)                                   # -1: the mean of the heads, where offered
+LAYER_B = Value("layer_b", int, 0, 0, 63)
+HEAD_B = Value("head_b", int, 0, -1, 63)
+KIND = Value("kind", default="encoder", choices=("encoder", "decoder", "cross"))
+STEP = Value("step", int, 0, 0, 10_000)
+TOKEN = Value("token", int, 0, 0, 10_000)
+QUERY = Value("query", int, 0, 0, 10_000)
+TOUR_STEP = Value("tour_step", int, 1, 1, 99, key="tour-step")
+# decoding
+METHOD = Value("method", default="greedy", choices=("greedy", "beam"))
+TOP_K = Value("k", int, 10, 1, 20)
+# step-through, multi-head, LayerNorm, FFN
+STACK = Value("stack", default="encoder", choices=("encoder", "decoder"))
+NORM = Value("norm", default="norm_attn", choices=("norm_attn", "norm_cross", "norm_ff"))
+PART = Value("view", default="ffn")                 # which part of a page: FFN/smoothing/dropout, attribution's section
+# positional
+OFFSET = Value("offset", int, 3, 1, 10_000)
+POSITIONS = Value("positions", int, 2, 2, 10_000)
+DIMS = Value("dims", max_len=200)
+SWAP = Value("swap", max_len=40)
+# heads, compare, attribution, zoo, training
+STAT = Value("stat", default="entropy_norm")
+ABLATE = Value("ablate", max_len=2000)
+ABL_MODE = Value("abl_mode", default="zero")
+TAB = Value("tab", default="stats")
+MODE = Value("mode", default="sentences", choices=("sentences", "heads"))
+TEXT_B = Value("text_b")
+METHODS = Value("methods", max_len=200)
+STEPS = Value("steps", int, 16, 4, 2000)            # attribution: integrated-gradient steps; training: its steps
+ALT = Value("alt", int, 0, 0, 100)
+CORRUPT = Value("corrupt")
+SOURCE = Value("source", default="model")
+SCORE = Value("score", default="scaled")           # the zoo's score; the RNN page's (its own choices)
+WEIGHTING = Value("weighting", default="soft")
+WINDOW = Value("window", int, 1, 0, 10)
+CENTRE = Value("centre", default="argmax")
+TASK = Value("task", default="reverse")
+SIZE = Value("size", default="small")
+EXAMPLE = Value("example", max_len=80)
+RNN_INPUT = Value("input", max_len=80)               # the Before-the-Transformer page's symbols
+
+# -- kept in the session only: what a page remembers between runs --------------------------------------------------
+CONTEXT = Value("_ctx", url=False)
+IMAGE_FORMAT = Value("image_format", default="PNG", url=False)
+PRESET = Value("preset", url=False)
+UPLOADED = Value("uploaded_sentence", url=False)
+TEXT_CUT_FROM = Value("_text_cut_from", url=False)
+LANG_DRAWN = Value("_lang_drawn", url=False)
+DECODING_METHOD = Value("decoding-method", url=False)
+DECODING_BEAM = Value("decoding-beam", url=False)
+DECODING_LAST_BEAM = Value("_decoding_last_beam", url=False)
+DECODING_SEEN_BEAM = Value("_decoding_seen_beam", url=False)
+DECODING_LAYER = Value("decoding-layer", url=False)
+DECODING_K = Value("decoding-k", url=False)
+DECODING_STEP = Value("decoding-step", url=False)
+DECODING_REFERENCE = Value("decoding-reference", url=False)
+ATTRIBUTION = Value("attr", url=False)              # attr-<control>: the attribution page's widgets
+ATTRIBUTION_STEPS = Value("attr-steps", url=False)  # its integrated-gradient steps box
+STEP_THROUGH = Value("step-through", url=False, key="step")  # step-<control>: the step-through page's widgets
+EXPLORER = Value("explorer", url=False)             # explorer-<kind>-layer/head and the grid's selection
+GRID = Value("grid", url=False)
+HEADS_ABLATED = Value("heads-ablated", url=False)
+ABLATE_BOX = Value("abl", url=False)                # abl-<kind>-<layer>-<head>: one head's check box
+HEADS_TAB = Value("heads-tab", url=False)
+TRAIN_RUNNING = Value("train-running", url=False)
+TRAIN_REQUESTED = Value("train-requested", url=False)
+TRAIN_RESULT = Value("train-result", url=False)
+TRAIN_RNN_RESULT = Value("train-rnn-result", url=False)   # the last live RNN training's measurements
+
+DECLARED = {v.name: v for v in globals().values() if isinstance(v, Value) and v.url}
+assert len(DECLARED) == len([v for v in globals().values() if isinstance(v, Value) and v.url]), "a URL name twice"
+
+
+def key(value: Value, *parts) -> str:
+    """The session (and widget) key of `value`, or of one of its parts: key(EXPLORER, "encoder", "layer")."""
+    return "-".join([value.session_key, *map(str, parts)])
+
+
+# -- the session ---------------------------------------------------------------------------------------------------
+def get(value: Value, *parts, default: Any = None) -> Any:
+    """What the session holds for `value` (a sidebar value: its widget's, else the view's own copy), else
+    `default`."""
+    name = key(value, *parts)
+    if value in SIDEBAR and not parts and name not in st.session_state:
+        return st.session_state.get(_STORE + name, default)
+    return st.session_state.get(name, default)
+
+
+def put(value: Value, data: Any, *parts) -> None:
+    """Set `value` in the session (a sidebar value: its widget too, which shows it on the next run)."""
+    name = key(value, *parts)
+    st.session_state[name] = data
+    if value in SIDEBAR and not parts:
+        st.session_state[_STORE + name] = data
+
+
+def has(value: Value, *parts) -> bool:
+    try:
+        return key(value, *parts) in st.session_state
+    except (ValueError, OverflowError):        # `in` reads the value: a NaN a browser sent raises there
+        return True
+
+
+def seed(value: Value, data: Any, *parts) -> None:
+    """Set `value` unless the session already holds it (a widget's first value)."""
+    if not has(value, *parts):
+        st.session_state[key(value, *parts)] = data
+
+
+def pop(value: Value, *parts, default: Any = None) -> Any:
+    return st.session_state.pop(key(value, *parts), default)
+
+
+def drop_all(value: Value) -> None:
+    """Forget every part of `value` (abl-...: every head's check box)."""
+    prefix = value.session_key + "-"
+    for name in [k for k in st.session_state if str(k).startswith(prefix)]:
+        del st.session_state[name]
+
+
+def session_keys() -> list[str]:
+    return [str(k) for k in st.session_state]
+
+
+def raw(name: str) -> Any:
+    """A widget's value by its key, for code that walks every widget (the language switch)."""
+    return st.session_state[name]
+
+
+def put_raw(name: str, data: Any) -> None:
+    st.session_state[name] = data
+
+
+def session_memo(name: str, at: Hashable, compute: Callable[[], Any] | None = None) -> Any:
+    """This session's result of a slow computation (corpus statistics, head ranking, flow), kept per session
+    since it is one student's. With `compute`, it runs when `at` changed; returns the result kept for `at`."""
+    name = f"memo:{name}"
+    stored = st.session_state.get(name)
+    if compute is not None and (stored is None or stored[0] != at):
+        stored = (at, compute())
+        st.session_state[name] = stored
+    return stored[1] if stored is not None and stored[0] == at else None
+
+
+# -- the URL --------------------------------------------------------------------------------------------------
+def _notice(text: str, notices: list[str] | None) -> None:
+    """Collect for the header (sidebar values) or show in place (a page's values)."""
+    if notices is None:
+        st.warning(plain(text, limit=600))     # quotes the raw parameter: no Markdown links from a URL
+    else:
+        notices.append(text)
+
+
+def _lang() -> str:
+    lang = get(LANG, default=DEFAULT_LANG)
+    return lang if lang in LANGS else DEFAULT_LANG
+
+
+def check(value: Value, raw_value: Any, notices: list[str] | None = None, *, default: Any = _UNSET,
+          lo: int | None = None, hi: int | None = None, choices: list[str] | tuple[str, ...] | None = None) -> Any:
+    """`raw_value` (a URL's text) as `value`'s type within its bounds; anything else is the default, said."""
+    default = value.default if default is _UNSET else default
+    if raw_value is None:
+        return default
+    if value.type is int:
+        lo = value.lo if lo is None else lo
+        hi = value.hi if hi is None else hi
+        number = whole_number(str(raw_value))
+        if number is None or not lo <= number <= hi:
+            _notice(message(_lang(), "url.not_int", name=value.name, raw=repr(str(raw_value)[:40]), lo=lo, hi=hi,
+                            default=default), notices)
+            return default
+        return number
+    if value.type is bool:
+        if str(raw_value) not in ("0", "1"):
+            _notice(message(_lang(), "url.not_choice", name=value.name, raw=repr(str(raw_value)[:40]),
+                            choices="0, 1", default="1" if default else "0"), notices)
+            return default
+        return raw_value == "1"
+    choices = value.choices if choices is None else tuple(choices)
+    if choices:
+        if raw_value not in choices:
+            _notice(message(_lang(), "url.not_choice", name=value.name, raw=repr(str(raw_value)[:40]),
+                            choices=", ".join(choices), default=default), notices)
+            return default
+        return raw_value
+    if value.cut_notice and len(str(raw_value)) >= value.max_len:
+        _notice(message(_lang(), value.cut_notice, limit=value.max_len), notices)
+    return str(raw_value)[:value.max_len]
+
+
+def read(value: Value, notices: list[str] | None = None, **bounds) -> Any:
+    """`value` from this page's URL, checked (check()); its default when the URL does not have it."""
+    return check(value, st.query_params.get(value.name), notices, **bounds)
+
+
+def in_url(value: Value) -> bool:
+    return value.name in st.query_params
+
+
+def url_text(value: Value) -> str | None:
+    """The URL's text for `value` as sent (None when absent), before cutting: to tell a cut sentence."""
+    data = st.query_params.get(value.name)
+    return None if data is None else str(data)
+
+
+def write_url(**values) -> None:
+    """Write values of the view into the URL, by their declared URL names (None or "" removes one)."""
+    for name, data in values.items():
+        if name not in DECLARED:
+            raise KeyError(f"{name!r} is not a declared value of the view (viz/view.py)")
+        if data is None or data == "":
+            if name in st.query_params:
+                del st.query_params[name]
+        elif st.query_params.get(name) != _url_form(data):
+            st.query_params[name] = _url_form(data)
+
+
+def forget_url(*values: Value) -> None:
+    """Take values out of the URL (a page's view changed: the old layer does not belong to the new stack)."""
+    write_url(**{v.name: None for v in values})
+
+
+def _url_form(data: Any) -> str:
+    if isinstance(data, bool):
+        return "1" if data else "0"
+    return str(data)
+
+
+# -- the sidebar's values: bound to widgets, kept by the view ------------------------------------------------------
+def start(value: Value, notices: list[str] | None = None, **bounds) -> Any:
+    """The view's value of a sidebar value: kept from before, else read from the link (checked), once."""
+    name = _STORE + value.session_key
+    if name not in st.session_state:
+        st.session_state[name] = read(value, notices, **bounds)
+    return st.session_state[name]
+
+
+def bind(value: Value, notices: list[str] | None = None, **bounds) -> str:
+    """Before drawing the widget of a sidebar value: the widget's key, holding the view's value (given back when
+    Streamlit dropped the widget's state)."""
+    data = start(value, notices, **bounds)
+    if not has(value):
+        st.session_state[value.session_key] = data
+    return value.session_key
+
+
+def keep(value: Value, data: Any) -> None:
+    """After drawing the widget: what it holds is the view's value."""
+    st.session_state[_STORE + value.session_key] = data
+
+
+def link_params(**own) -> dict[str, str]:
+    """What a link to another page carries so that it opens on the same input (also in a new tab): the model,
+    sentence and reference, the style as the URL has it, the language when not English, presenter mode; and
+    the page's own values in `own`. Values as the page's URL holds them: the link encodes them once."""
+    lang = get(LANG)
+    params = {"model": get(MODEL), "text": (get(TEXT) or "").strip(), "target": (get(TARGET) or "").strip(),
+              "style": st.query_params.get(STYLE.name), "lang": lang if lang != DEFAULT_LANG else None,
+              "present": "1" if get(PRESENT) else None}
+    return {k: str(v) for k, v in {**params, **own}.items() if v}
+
+
+# -- the whole view as a value ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class View:
+    """One screen's view: its page and every declared value its URL holds (checked), as a comparable value."""
+    page: str
+    values: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    def get(self, value: Value, default: Any = _UNSET) -> Any:
+        found = dict(self.values)
+        if value.name in found:
+            return found[value.name]
+        return value.default if default is _UNSET else default
+
+    def query(self) -> dict[str, str]:
+        """Its URL parameters (a value at its declared default left out, as the pages write them)."""
+        return {name: _url_form(data) for name, data in self.values if data is not None and data != ""}
+
+    def url(self) -> str:
+        query = urlencode(self.query())
+        return f"/{self.page}" + (f"?{query}" if query else "")
+
+    @classmethod
+    def from_query(cls, page: str, query: Mapping[str, str], notices: list[str] | None = None) -> "View":
+        """The view a link opens: every declared value of `query` checked against its declaration; names the
+        view does not declare are left out."""
+        notices = [] if notices is None else notices
+        values = {name: check(DECLARED[name], data, notices) for name, data in query.items() if name in DECLARED}
+        return cls(page, tuple(sorted(values.items())))
+
+
+def current_view() -> View:
+    """This session's view now: its page and its URL's declared values, the sidebar's from the view's store."""
+    values = {name: st.query_params.get(name) for name in st.query_params if name in DECLARED}
+    for value in SIDEBAR:
+        data = get(value)
+        if data is not None:
+            values[value.name] = data
+    return View(get(PAGE) or "", tuple(sorted((k, v) for k, v in values.items())))
+
+
+def apply(view: View) -> None:
+    """Make this session show `view` (a class following its teacher): the sidebar's values and the URL."""
+    for value in SIDEBAR:
+        if value.name in dict(view.values):
+            put(value, view.get(value))
+    write_url(**{name: data for name, data in view.values if DECLARED[name] not in SIDEBAR})
+
+
+# -- checking numbers -------------------------------------------------------------------------------------------
+def whole_number(text: str) -> int | None:
+    """'12', '-3' -> int; None for anything else, including what int() also takes ('1_0', '１', '٣') and
+    more than MAX_DIGITS digits (no page takes such a number; int() would raise on 4,301)."""
+    text = text.strip()
+    if not re.fullmatch(r"[+-]?[0-9]{1,%d}" % MAX_DIGITS, text):
+        return None
+    return int(text)
+
+
+def parse_index_list(text: str, lo: int, hi: int, max_items: int = 8) -> list[int]:
+    """'0,1,8,9' -> [0, 1, 8, 9]; each in [lo, hi], unique, at most max_items. InputError otherwise."""
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if not parts:
+        raise InputError("no_numbers", "no numbers given")
+    if len(parts) > max_items:
+        raise InputError("too_many_numbers", f"at most {max_items} numbers, got {len(parts)}", limit=max_items,
+                         n=len(parts))
+    values = [whole_number(p) for p in parts]
+    if None in values:
+        raise InputError("not_numbers", f"{text[:40]!r} is not a comma-separated list of whole numbers",
+                         raw=repr(text[:40]))
+    bad = [v for v in values if not lo <= v <= hi]
+    if bad:
+        raise InputError("out_of_range", f"{bad[0]} is outside {lo}…{hi}", value=bad[0], lo=lo, hi=hi)
+    return list(dict.fromkeys(values))
+
+
+# -- whole-number boxes: what a browser sends is checked like a URL value ---------------------------------------
+def number_box_value(value: Value, lo: int, hi: int) -> int | None:
+    """The whole number the number box of `value` holds, or None when the browser sent something outside
+    lo..hi: NaN and infinity (Streamlit's int() raised on them: the page crashed) or a number out of range
+    (Streamlit quietly used the box's default: beam 64 became greedy). Only a client that skips the page's
+    own box sends one. Boxes built with value=None hold None for out of range, so it can be told apart."""
+    try:
+        data = st.session_state.get(value.session_key)
+    except (ValueError, OverflowError):
+        return None
+    if isinstance(data, bool) or not isinstance(data, (int, float)) or data != data or data % 1:
+        return None
+    return int(data) if lo <= data <= hi else None
+
+
+def whole_number_box(container, label: str, lo: int, hi: int, value: Value, default: int,
+                     notices: list[str] | None = None, **kwargs) -> int:
+    """st.number_input for a whole number in lo..hi that no browser can break: a float box (value=None,
+    step 1, shown without decimals) so that Streamlit itself never calls int() on NaN, and what it sent
+    outside lo..hi is replaced by the last good value with a notice."""
+    _check_number_box(value, label, lo, hi, default, notices)
+    data = container.number_input(label, float(lo), float(hi), value=None, step=1.0, format="%.0f",
+                                  key=value.session_key, **kwargs)
+    data = default if data is None else int(data)
+    st.session_state[f"_good:{value.session_key}"] = data
+    return data
+
+
+def _check_number_box(value: Value, name: str, lo: int, hi: int, default: int, notices: list[str] | None) -> None:
+    """Before the box: a value the browser sent outside lo..hi is replaced by the box's last good value (else
+    `default`) and said with the same notice as a URL value."""
+    if has(value) and number_box_value(value, lo, hi) is None:
+        kept = st.session_state.get(f"_good:{value.session_key}", default)
+        st.session_state[value.session_key] = kept
+        if value in SIDEBAR:
+            keep(value, kept)
+        _notice(message(_lang(), "url.not_int_box", name=name, lo=lo, hi=hi, default=kept), notices)
+
+
+# -- a page's own values, by URL name (checked against the declarations) ------------------------------------------
+def qp_int(name: str, default: int, lo: int, hi: int, notices: list[str] | None = None) -> int:
+    """The declared whole-number value `name` from the URL, in [lo, hi] (the page's bounds), else `default`."""
+    return read(DECLARED[name], notices, default=default, lo=lo, hi=hi)
+
+
+def qp_choice(name: str, choices: list[str], default: str, notices: list[str] | None = None) -> str:
+    """The declared value `name` from the URL, one of `choices`, else `default`."""
+    return read(DECLARED[name], notices, default=default, choices=choices)
+
+
+def qp_str(name: str, default: str | None = None, max_len: int | None = None) -> str | None:
+    """The declared text value `name` from the URL (cut to its length), else `default`."""
+    data = st.query_params.get(DECLARED[name].name)
+    return default if data is None else str(data)[:max_len or DECLARED[name].max_len]
+
+
+set_query = write_url
