@@ -10,6 +10,7 @@ sentence with nothing written.
 from __future__ import annotations
 
 import copy
+import re
 import json
 import math
 import warnings
@@ -517,25 +518,142 @@ def test_greedy_decoding_gives_their_tokens(trained):
     assert len(outputs) > 1             # the output follows the input: decoding is not one fixed sequence
 
 
-def test_a_page_traces_a_sentence_of_the_imported_model(trained, monkeypatch):
-    from streamlit.testing.v1 import AppTest
+def test_pages_trace_a_sentence_of_the_imported_model(trained, monkeypatch):
+    """The LayerNorm page (which reads every norm, the final ones included) traces a sentence; About says where
+    the model came from."""
+    from apptest_utils import no_exceptions, run_page, texts
     theirs, bundle, out = trained
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(out.parent))
     sentence = "s3 s11 s5"
-    at = AppTest.from_file("app.py", default_timeout=120)
-    at.query_params.update(page="layernorm", model=out.name, text=sentence)
-    at.run()
-    assert not at.exception, at.exception
     trace = trace_sentence(bundle, sentence)
     assert trace.meta["src_tokens"] == ["<s>", "s3", "s11", "s5", "</s>"]
-    assert "encoder.norm.hook_std" in trace.arrays and "decoder.norm.hook_out" in trace.arrays    # final norms
-    about = AppTest.from_file("app.py", default_timeout=120)
-    about.query_params.update(page="about", model=out.name, text=sentence)
-    about.run()
-    assert not about.exception, about.exception
-    shown = " ".join(m.value for m in about.markdown)
-    assert "Imported model" in shown and theirs_description(theirs) in shown
+    assert {"encoder.norm.hook_std", "decoder.norm.hook_out"} <= set(trace.arrays)            # the final norms
+    at = run_page("layernorm.py", model=out.name, text=sentence)
+    no_exceptions(at)
+    assert at.get("plotly_chart") and "s11" in json.dumps([c.proto.spec for c in at.get("plotly_chart")])
+    about = run_page("about.py", model=out.name, text=sentence)
+    no_exceptions(about)
+    shown = texts(about)
+    assert "Imported model" in shown and ("Seq2SeqTransformer" if isinstance(theirs, Tutorial)
+                                          else "the Annotated Transformer") in shown
 
 
-def theirs_description(theirs) -> str:
-    return "Seq2SeqTransformer" if isinstance(theirs, Tutorial) else "Annotated Transformer"
+# == bad input: one sentence each, nothing written =========================================================
+@pytest.fixture
+def saved(tmp_path):
+    """An untrained tutorial model saved as a student would, and its import arguments."""
+    theirs = Tutorial()
+    theirs.save(tmp_path)
+    return theirs, tmp_path
+
+
+def _import(folder, checkpoint="tutorial.pt", heads=4, src="src_vocab.txt", tgt="tgt_vocab.txt"):
+    out = folder / "out" / "model"
+    try:
+        import_model(folder / checkpoint, out, n_heads=heads, src_vocab=folder / src, tgt_vocab=folder / tgt)
+    finally:
+        assert not out.exists() and not any((folder / "out").glob("*")) if (folder / "out").exists() else True
+    return out
+
+
+def _damaged_state(theirs, folder, change):
+    state = theirs.model.state_dict()
+    change(state)
+    torch.save(state, folder / "damaged.pt")
+    return "damaged.pt"
+
+
+def _nan(state):
+    state["transformer.decoder.layers.1.linear2.weight"][0, 0] = float("nan")
+
+
+def _wrong_shape(state):
+    state["transformer.encoder.layers.0.linear2.weight"] = torch.zeros(32, 63)
+
+
+def _missing(state):
+    del state["transformer.decoder.layers.0.norm3.bias"]
+
+
+def _extra(state):
+    state["transformer.decoder.layers.0.gate.weight"] = torch.zeros(3)
+
+
+def _learned_positions(state):
+    state["positional_encoding.pos_embedding"] = torch.randn_like(state["positional_encoding.pos_embedding"])
+
+
+DAMAGE = {"NaN weights": (_nan, "transformer.decoder.layers.1.linear2.weight contains NaN"),
+          "wrong shape": (_wrong_shape, "transformer.encoder.layers.0.linear2.weight has shape (32, 63)"),
+          "missing key": (_missing, "has no transformer.decoder.layers.0.norm3.bias: not a whole state_dict"),
+          "extra key": (_extra, "weights the tutorial shape does not: transformer.decoder.layers.0.gate.weight"),
+          "learned positions": (_learned_positions, "is not the sinusoidal encoding")}
+
+
+@pytest.mark.parametrize("how", list(DAMAGE))
+def test_a_damaged_checkpoint_is_refused_in_one_sentence(saved, how):
+    theirs, folder = saved
+    change, message = DAMAGE[how]
+    checkpoint = _damaged_state(theirs, folder, change)
+    with pytest.raises(CheckpointError, match=re.escape(message)) as refused:
+        _import(folder, checkpoint)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_pickled_model_is_refused_with_how_to_save_a_state_dict(saved):
+    theirs, folder = saved
+    torch.save(theirs.model, folder / "whole.pt")                  # the whole module: a pickle of classes
+    with pytest.raises(CheckpointError, match=r"torch\.save\(model\.state_dict\(\), 'model\.pt'\)"):
+        _import(folder, "whole.pt")
+
+
+@pytest.mark.parametrize("what, write, message", [
+    ("a vocabulary of another size", lambda f: (f / "tgt_vocab.txt").write_text("\n".join(Tutorial.tgt_itos[:-1])),
+     "the target vocabulary tgt_vocab.txt has 18 tokens, but the checkpoint's target embedding has 19 rows"),
+    ("no end token", lambda f: (f / "tgt_vocab.txt").write_text("\n".join(Tutorial.tgt_itos).replace("<eos>", "<fin>")),
+     "no padding/start/end token </s> or <eos>"),
+    ("a repeated token", lambda f: (f / "src_vocab.txt").write_text("\n".join(Tutorial.src_itos + ["s3"])),
+     "line 24 repeats the token 's3' of line 8"),
+    ("a broken JSON", lambda f: (f / "src_vocab.json").write_text("{"), "not a tokenizers JSON"),
+])
+def test_a_bad_vocabulary_is_refused_in_one_sentence(saved, what, write, message):
+    _theirs, folder = saved
+    write(folder)
+    src = "src_vocab.json" if "JSON" in what else "src_vocab.txt"
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        _import(folder, src=src)
+
+
+def test_heads_that_do_not_divide_d_model_and_a_used_folder_are_refused(saved):
+    _theirs, folder = saved
+    with pytest.raises(CheckpointError, match="d_model=32: must be divisible by n_heads=3"):
+        _import(folder, heads=3)
+    (folder / "used").mkdir()
+    (folder / "used" / "notes.txt").write_text("mine")
+    with pytest.raises(CheckpointError, match="already exists"):
+        import_model(folder / "tutorial.pt", folder / "used", 4, src_vocab=folder / "src_vocab.txt",
+                     tgt_vocab=folder / "tgt_vocab.txt")
+    assert [p.name for p in (folder / "used").iterdir()] == ["notes.txt"]
+
+
+def test_neither_shape_is_refused(tmp_path):
+    torch.save({"layer.weight": torch.zeros(2, 2)}, tmp_path / "other.pt")
+    (tmp_path / "v.txt").write_text("<pad>\n<s>\n</s>\n")
+    with pytest.raises(CheckpointError, match="neither the PyTorch tutorial's Seq2SeqTransformer"):
+        import_model(tmp_path / "other.pt", tmp_path / "out", 4, vocab=tmp_path / "v.txt")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_command_imports_and_refuses_in_one_line(saved, capsys):
+    from model.cli.__main__ import main
+    theirs, folder = saved
+    torch.save({"model_state_dict": theirs.model.state_dict(), "epoch": 3}, folder / "training.pt")
+    args = ["--heads", "4", "--src-vocab", str(folder / "src_vocab.txt"), "--tgt-vocab", str(folder / "tgt_vocab.txt")]
+    assert main(["import", str(folder / "training.pt"), *args, "--out", str(folder / "pretrained" / "mine")]) == 0
+    assert sorted(p.name for p in (folder / "pretrained" / "mine").iterdir()) == [
+        "README.md", "config.json", "model.safetensors", "source_tokenizer.json", "tokenizer.json"]
+    torch.save(theirs.model, folder / "whole.pt")
+    assert main(["import", str(folder / "whole.pt"), *args, "--out", str(folder / "pretrained" / "whole")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith("error: ") and "state_dict" in error
+    assert not (folder / "pretrained" / "whole").exists()

@@ -160,7 +160,7 @@ def _count_layers(state: dict, pattern: str) -> int:
 # -- their names -> ours ------------------------------------------------------------------------------
 def _take(state: dict, used: set, name: str) -> torch.Tensor:
     if name not in state:
-        raise CheckpointError(f"the checkpoint has no {name}: is it a state_dict of the shape it says it is?")
+        raise CheckpointError(f"the checkpoint has no {name}: not a whole state_dict of that model")
     used.add(name)
     return state[name]
 
