@@ -26,6 +26,7 @@ from model.io.checkpoint import load_checkpoint
 from model.io.importer import import_model
 
 TOLERANCE = 1e-5
+pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor", "ignore:Support for mismatched")
 SRC_WORDS = [f"s{i}" for i in range(19)]
 TGT_WORDS = [f"t{i}" for i in range(15)]
 
