@@ -658,3 +658,18 @@ def test_the_command_imports_and_refuses_in_one_line(saved, capsys):
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and error.startswith("error: ") and "state_dict" in error
     assert not (folder / "pretrained" / "whole").exists()
+
+
+def test_every_page_opens_on_an_imported_model(saved, monkeypatch):
+    """The tutorial's shape, the most unlike ours (separate vocabularies, post-norm with final norms), on
+    every page of the app: no exception, no error."""
+    from apptest_utils import no_exceptions, run_page
+    from viz.nav import PAGES
+    _theirs, folder = saved
+    import_model(folder / "tutorial.pt", folder / "models" / "tutorial", 4, src_vocab=folder / "src_vocab.txt",
+                 tgt_vocab=folder / "tgt_vocab.txt")
+    monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(folder / "models"))
+    for entry in PAGES:
+        at = run_page(entry.file.split("/")[-1], model="tutorial", text="s3 s11 s5 s7")
+        no_exceptions(at)
+        assert not at.error, (entry.file, [e.value for e in at.error])
