@@ -33,7 +33,7 @@ class TorchReference(nn.Module):
         self.core = nn.Transformer(d_model=cfg.d_model, nhead=cfg.n_heads, num_encoder_layers=cfg.n_encoder_layers,
                                    num_decoder_layers=cfg.n_decoder_layers, dim_feedforward=cfg.d_ff, dropout=0.0,
                                    layer_norm_eps=cfg.ln_eps, batch_first=True, norm_first=cfg.norm_first)
-        if not cfg.norm_first:  # post-norm (paper): our stacks have no final LayerNorm
+        if not cfg.has_final_norm:  # the paper's post-norm: our stacks have no final LayerNorm
             self.core.encoder.norm = None
             self.core.decoder.norm = None
         self.src_tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
@@ -71,7 +71,7 @@ def copy_weights(ours, ref: TorchReference) -> None:
         _norm(mine.norm_attn, theirs.norm1)
         _norm(mine.norm_cross, theirs.norm2)
         _norm(mine.norm_ff, theirs.norm3)
-    if ours.cfg.norm_first:
+    if ours.cfg.has_final_norm:
         _norm(ours.encoder.norm, ref.core.encoder.norm)
         _norm(ours.decoder.norm, ref.core.decoder.norm)
 

@@ -186,7 +186,10 @@ def test_app_is_a_router_that_runs_only_as_a_script():
 
 
 @pytest.mark.parametrize("config", [tiny_config(), tiny_config(norm_first=True), TransformerConfig.from_dict(
-    json.loads((ROOT / "pretrained/en-es/config.json").read_text()))], ids=["toy", "toy-pre-norm", "en-es"])
+    json.loads((ROOT / "pretrained/en-es/config.json").read_text())),
+    tiny_config(final_norm=True, share_embeddings=False, src_vocab_size=9, src_bos=True),
+    tiny_config(norm_first=True, ln_kind="annotated", share_embeddings=False)],
+    ids=["toy", "toy-pre-norm", "en-es", "torch-tutorial", "annotated"])
 def test_the_schema_names_exactly_the_models_hook_points(config):
     hook_points = {name for name, _ in Transformer(config).named_modules() if name.rsplit(".", 1)[-1].startswith("hook_")}
     made = schema.all_names(config)

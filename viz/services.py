@@ -23,7 +23,8 @@ from model.analysis.attention_math import linear_arrays, softmax
 from model.analysis.decoding import Decoding, run_decoding
 from model.capture import schema
 from model.capture.trace import Trace
-from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
+from model.inference.pipeline import (DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, source_ids,
+                                      trace_sentence)
 from model.io import models
 from model.io.checkpoint import CheckpointError
 from model.io.tokenizer import DEFAULT_STYLE  # noqa: F401 (for the sidebar)
@@ -389,7 +390,7 @@ def patch(model_id: str, clean: tuple, corrupted: tuple, prefix: tuple, chosen: 
 
 def encode(model_id: str, text: str) -> list[int]:
     """The sentence's token ids, uncut (patching needs the true length)."""
-    return load_bundle(model_id).tokenizer.encode(text)
+    return source_ids(load_bundle(model_id), text)
 
 
 # -- before the Transformer: GRU encoder-decoders with and without attention (model/nn/rnn.py) ------------------

@@ -86,7 +86,7 @@ def _target_ids(bundle: Bundle, src_ids: list[int], target, max_tokens: int) -> 
     if target is None or (isinstance(target, str) and not target.strip()):
         return generate(bundle, src_ids) or [bundle.config.eos_id]
     if isinstance(target, str):
-        return encode_text(bundle, target, max_tokens).ids
+        return encode_text(bundle, target, max_tokens, target=True).ids
     ids = [int(i) for i in target]
     if not ids:
         raise ValueError("the reference is empty")

@@ -316,7 +316,7 @@ def collect(bundle, pairs: list[tuple[str, str]], max_tokens: int | None = None)
     with torch.no_grad():
         for src, tgt in pairs:
             src_ids = encode_text(bundle, src, max_tokens or DEFAULT_MAX_TOKENS).ids
-            y = encode_text(bundle, tgt, max_tokens or DEFAULT_MAX_TOKENS).ids
+            y = encode_text(bundle, tgt, max_tokens or DEFAULT_MAX_TOKENS, target=True).ids
             trace, _ = forced_pass(bundle, src_ids, y, names)
             for kind, layer in dims.sublayers():
                 q, k, p = (np.asarray(trace[schema.attn_name(kind, layer, h)], dtype=np.float32)

@@ -98,7 +98,8 @@ def embed_name(stack: str, hook: str) -> str:
 
 
 def final_norm_name(stack: str, hook: str) -> str:
-    """The LayerNorm after a pre-norm stack's last layer (post-norm models have none)."""
+    """The LayerNorm after a stack's last layer: pre-norm models have one, and so do post-norm models built
+    on torch.nn.Transformer (config.has_final_norm); the paper's post-norm has none."""
     return f"{stack}.norm.hook_{hook}"
 
 
@@ -151,7 +152,7 @@ def all_names(config) -> list[str]:
             names += [resid_name(stack, i, h) for h in RESID_HOOKS[stack]]
             names += [ff_name(stack, i, h) for h in FF_HOOKS]
             names += [norm_name(stack, i, n, h) for n in NORMS[stack] for h in NORM_HOOKS]
-        if config.norm_first:
+        if config.has_final_norm:
             names += [final_norm_name(stack, h) for h in NORM_HOOKS]
     return names
 

@@ -14,6 +14,8 @@ COMMANDS = {   # name -> (module with main(argv), what it does)
     "train": ("model.cli.train", "train a toy task model or the en-es translator"),
     "evaluate": ("model.cli.evaluate", "BLEU and chrF of a model on a test TSV"),
     "export": ("model.cli.export", "export a training run to a shipped model folder"),
+    "import": ("model.cli.import_model", "a model trained with PyTorch's tutorial or the Annotated Transformer, "
+                                         "as a model folder"),
     "data": ("model.cli.data", "build the en-es corpus from the SWORD Bible modules"),
     "examples": ("model.cli.examples", "choose a model's example sentences by measuring them (presets.txt)"),
     "sweep": ("model.cli.sweep", "train a few settings side by side and rank them on the dev set"),

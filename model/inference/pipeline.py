@@ -27,11 +27,12 @@ class Engine(Bundle):
     batcher: GreedyBatcher = field(init=False, repr=False)
 
     def __post_init__(self):
+        super().__post_init__()
         self.batcher = GreedyBatcher(self.model)
 
     @classmethod
     def of(cls, bundle: Bundle) -> "Engine":
-        return cls(bundle.model, bundle.tokenizer, bundle.config, bundle.path, bundle.extra)
+        return cls(bundle.model, bundle.tokenizer, bundle.config, bundle.path, bundle.extra, bundle.source_tokenizer)
 
 
 def load_engine(folder, device: str | None = None) -> Engine:
@@ -45,12 +46,20 @@ class Encoded:
     truncated: bool
 
 
-def encode_text(bundle: Bundle, text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Encoded:
-    """Tokenize; cut to max_tokens (and the model's max_len) keeping the final </s>."""
+def source_ids(bundle: Bundle, text: str) -> list[int]:
+    """The encoder's input, uncut: the source vocabulary's ids, ending in </s> (and led by <s> where the
+    model was trained so, config.src_bos)."""
+    ids = bundle.source_tokenizer.encode(text.strip())
+    return [bundle.config.bos_id] + ids if bundle.config.src_bos else ids
+
+
+def encode_text(bundle: Bundle, text: str, max_tokens: int = DEFAULT_MAX_TOKENS, target: bool = False) -> Encoded:
+    """Tokenize a source sentence (or, target=True, a target one, as the decoder predicts it); cut to
+    max_tokens (and the model's max_len) keeping the final </s>."""
     if not text or not text.strip():
         raise InputError("empty", "the sentence is empty")
     limit = max(2, min(max_tokens, HARD_MAX_TOKENS, bundle.config.max_len))
-    ids = bundle.tokenizer.encode(text.strip())
+    ids = bundle.tokenizer.encode(text.strip()) if target else source_ids(bundle, text)
     if len(ids) <= limit:
         return Encoded(ids, len(ids), False)
     return Encoded(ids[: limit - 1] + [bundle.config.eos_id], len(ids), True)
@@ -94,7 +103,7 @@ def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=N
     src = encode_text(bundle, text, max_tokens)
     generated = generate(bundle, src.ids, beam)
     forced = bool(target and target.strip())
-    y = encode_text(bundle, target, max_tokens).ids if forced else generated
+    y = encode_text(bundle, target, max_tokens, target=True).ids if forced else generated
     trace, logits = forced_pass(bundle, src.ids, y, names)
     logprobs = logits.log_softmax(-1)[0, torch.arange(len(y)), torch.tensor(y)]
     trace.meta.update(
@@ -102,7 +111,7 @@ def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=N
         config=bundle.config.to_dict(),
         src_text=text.strip(),
         src_ids=src.ids,
-        src_tokens=tok.token_strings(src.ids),
+        src_tokens=bundle.source_tokenizer.token_strings(src.ids),
         src_truncated=src.truncated,
         src_n_tokens=src.n_total,
         teacher_forced=forced,

@@ -1,4 +1,5 @@
-"""Checkpoint folders: model.safetensors + config.json + tokenizer.json. Never pickle.
+"""Checkpoint folders: model.safetensors + config.json + tokenizer.json (+ source_tokenizer.json when the
+source has its own vocabulary, config.src_vocab_size). Never pickle.
 
 Loading checks everything it reads and raises CheckpointError naming the file and the problem, so a
 page can show one clear sentence instead of a traceback.
@@ -22,6 +23,7 @@ from model.nn.transformer import Transformer
 from model.errors import CheckpointError
 
 WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
+SOURCE_TOKENIZER = "source_tokenizer.json"
 PICKLE_SUFFIXES = {".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt"}
 
 
@@ -29,10 +31,15 @@ PICKLE_SUFFIXES = {".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt"}
 class Bundle:
     """A loaded checkpoint: what every caller needs to translate and trace."""
     model: Transformer
-    tokenizer: Tokenizer
+    tokenizer: Tokenizer                       # the target's, and the source's unless source_tokenizer
     config: TransformerConfig
     path: Path
     extra: dict = field(default_factory=dict)  # metrics.json etc., when present
+    source_tokenizer: Tokenizer | None = None  # None: the source reads `tokenizer` (one joint vocabulary)
+
+    def __post_init__(self):
+        if self.source_tokenizer is None:
+            self.source_tokenizer = self.tokenizer
 
     @property
     def model_id(self) -> str:
@@ -52,7 +59,9 @@ def _aliases(model: torch.nn.Module) -> dict[str, str]:
     return aliases
 
 
-def save_checkpoint(model: Transformer, tokenizer: Tokenizer, folder, dtype: torch.dtype = torch.float32) -> Path:
+def save_checkpoint(model: Transformer, tokenizer: Tokenizer, folder, dtype: torch.dtype = torch.float32,
+                    source_tokenizer: Tokenizer | None = None) -> Path:
+    """source_tokenizer: the source's own vocabulary (a model with config.src_vocab_size)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     aliases = _aliases(model)
@@ -61,6 +70,8 @@ def save_checkpoint(model: Transformer, tokenizer: Tokenizer, folder, dtype: tor
     save_file(tensors, str(folder / WEIGHTS), metadata={"format": "pt"})
     model.cfg.save(folder / CONFIG)
     tokenizer.save(folder / TOKENIZER)
+    if source_tokenizer is not None:
+        source_tokenizer.save(folder / SOURCE_TOKENIZER)
     return folder
 
 
@@ -186,16 +197,34 @@ def load_checkpoint(folder, device: str | None = None) -> Bundle:
                      f"config.json describes {parameter_count(config)} parameters, at most 8 bytes each")
     expected = _expected_shapes(config)           # the header against config.json before a tensor is built
     _check_shapes(_header_shapes(folder / WEIGHTS), expected, folder / WEIGHTS)
-    tokenizer = _read_tokenizer(folder / TOKENIZER, config.vocab_size)
-    if tokenizer.vocab_size != config.vocab_size:
-        raise CheckpointError(f"{folder / TOKENIZER}: vocabulary of {tokenizer.vocab_size} tokens, "
-                              f"but config.json says vocab_size={config.vocab_size}")
+    tokenizer = _read_sized_tokenizer(folder / TOKENIZER, config.vocab_size, "vocab_size")
+    source_tokenizer = _read_source_tokenizer(folder, config)
     tensors = _read_weights(folder / WEIGHTS)
     _check_weights(tensors, expected, folder / WEIGHTS)
     model = Transformer(config)
     model.load_state_dict({n: t.float() for n, t in tensors.items()}, strict=False)
     model.to(pick_device(device)).eval()
-    return Bundle(model, tokenizer, config, folder, _read_extra(folder))
+    return Bundle(model, tokenizer, config, folder, _read_extra(folder), source_tokenizer)
+
+
+def _read_sized_tokenizer(path: Path, size: int, field_name: str) -> Tokenizer:
+    tokenizer = _read_tokenizer(path, size)
+    if tokenizer.vocab_size != size:
+        raise CheckpointError(f"{path}: vocabulary of {tokenizer.vocab_size} tokens, "
+                              f"but config.json says {field_name}={size}")
+    return tokenizer
+
+
+def _read_source_tokenizer(folder: Path, config: TransformerConfig) -> Tokenizer | None:
+    """The source's own vocabulary: present exactly when config.json gives src_vocab_size."""
+    path = folder / SOURCE_TOKENIZER
+    if config.src_vocab_size is None:
+        if path.exists():
+            raise CheckpointError(f"{path}: a source vocabulary, but config.json gives no src_vocab_size")
+        return None
+    if not path.is_file():
+        raise CheckpointError(f"{path}: file missing (config.json gives src_vocab_size={config.src_vocab_size})")
+    return _read_sized_tokenizer(path, config.src_vocab_size, "src_vocab_size")
 
 
 def _read_extra(folder: Path) -> dict:

@@ -3,7 +3,8 @@
 Two kinds share one interface and one file format (tokenizer.json):
 - byte-level BPE for natural language: every input, emoji and CJK included, maps to known tokens,
   so there is never an <unk>;
-- word-level over a fixed symbol set for the toy tasks ("3 1 4" -> three tokens).
+- word-level: a fixed symbol set for the toy tasks ("3 1 4" -> three tokens), or the word vocabulary of
+  a model trained elsewhere (model/io/importer.py), whose unknown words read as <unk>.
 Special tokens have fixed ids so the model config can name them: <pad>=0, <s>=1, </s>=2.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tokenizers import decoders, models, pre_tokenizers, trainers
 
 from model.errors import InputError
 
-PAD, BOS, EOS = "<pad>", "<s>", "</s>"
+PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
 # A model trained on two kinds of Spanish reads which one to write from a first source token.
@@ -31,6 +32,7 @@ class Tokenizer:
             if backend.token_to_id(tok) != i:
                 raise ValueError(f"tokenizer must map {tok!r} to id {i}")
         self.byte_level = isinstance(backend.decoder, decoders.ByteLevel)
+        self.closed = isinstance(backend.model, models.WordLevel) and backend.token_to_id(backend.model.unk_token) is None
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -48,11 +50,16 @@ class Tokenizer:
         return cls(backend)
 
     @classmethod
-    def word_level(cls, symbols: list[str]) -> "Tokenizer":
+    def word_level(cls, symbols: list[str], words: bool = False) -> "Tokenizer":
+        """Ids in order: <pad> <s> </s>, then the symbols. words=False: a closed toy alphabet read between
+        spaces. words=True: a word vocabulary with <unk> among the symbols, punctuation split from words
+        ("house." -> "house", ".") as the spaCy tokenizers those vocabularies come from mostly do."""
         vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + list(symbols))}
-        backend = HFTokenizer(models.WordLevel(vocab, unk_token=None))
-        backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        backend = HFTokenizer(models.WordLevel(vocab, unk_token=UNK if words else None))
+        backend.pre_tokenizer = pre_tokenizers.Whitespace() if words else pre_tokenizers.WhitespaceSplit()
         backend.decoder = decoders.WordPiece(prefix="##")  # joins word-level tokens with spaces
+        if words:              # typed as text, <s> reads as one token, not "<", "s", ">"
+            backend.add_special_tokens(SPECIAL_TOKENS)
         return cls(backend)
 
     @classmethod
@@ -96,13 +103,13 @@ class Tokenizer:
 
     def encode(self, text: str, add_eos: bool = True) -> list[int]:
         """Token ids of `text` (no BOS; EOS appended), as the encoder input expects."""
-        if not self.byte_level:
+        if self.closed:
             self._check_symbols(text)
         ids = self.backend.encode(text, add_special_tokens=False).ids
         return ids + [EOS_ID] if add_eos else ids
 
     def _check_symbols(self, text: str) -> None:
-        """A word-level (toy) vocabulary has no <unk>: name what it cannot read."""
+        """A closed (toy) vocabulary has no <unk>: name what it cannot read."""
         vocab = self.backend.get_vocab()
         unknown = [w for w in text.split() if w not in vocab or w in SPECIAL_TOKENS]
         if unknown:

@@ -24,7 +24,7 @@ BYTES_PER_ELEMENT = 4             # fp32, as load_checkpoint keeps the weights
 
 @dataclass(frozen=True)
 class TransformerConfig:
-    vocab_size: int                 # one joint vocabulary for source and target
+    vocab_size: int                 # the target vocabulary (the output's size), and the source's unless src_vocab_size
     d_model: int = 256
     n_heads: int = 8
     n_encoder_layers: int = 3
@@ -39,6 +39,12 @@ class TransformerConfig:
     pad_id: int = 0
     bos_id: int = 1
     eos_id: int = 2
+    # What models trained elsewhere need (docs/byo-model.md); the defaults are the paper's model above.
+    src_vocab_size: int | None = None   # a separate source vocabulary of this size; None: source reads vocab_size
+    final_norm: bool | None = None  # a LayerNorm after each stack's last layer; None: exactly when norm_first
+    ln_kind: str = "standard"       # "standard": (x-mean)/sqrt(var+eps), var biased, as torch;
+                                    # "annotated": (x-mean)/(std+eps), std Bessel-corrected (the Annotated Transformer)
+    src_bos: bool = False           # the source reads <s> first as well (<s> x </s>, as both those projects feed it)
 
     def __post_init__(self):
         _check_types(self)
@@ -48,6 +54,14 @@ class TransformerConfig:
     @property
     def d_head(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def source_vocab_size(self) -> int:
+        return self.vocab_size if self.src_vocab_size is None else self.src_vocab_size
+
+    @property
+    def has_final_norm(self) -> bool:
+        return self.norm_first if self.final_norm is None else self.final_norm
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -72,8 +86,9 @@ class TransformerConfig:
 INT_FIELDS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len",
               "pad_id", "bos_id", "eos_id")
 FLOAT_FIELDS = ("dropout", "ln_eps")
-BOOL_FIELDS = ("norm_first", "share_embeddings")
+BOOL_FIELDS = ("norm_first", "share_embeddings", "src_bos")
 PE_KINDS = ("sinusoidal", "learned")
+LN_KINDS = ("standard", "annotated")
 
 
 def _bad(name: str, value, why: str) -> ValueError:
@@ -89,7 +104,9 @@ def _short(value) -> str:
 def _check_types(cfg: TransformerConfig) -> None:
     """bool is a subclass of int in Python, so True would pass as a size of 1: refused explicitly.
     numbers.Integral/Real also admit numpy scalars, which callers may pass from arrays or sliders."""
-    for name in INT_FIELDS:
+    ints = INT_FIELDS + (() if cfg.src_vocab_size is None else ("src_vocab_size",))
+    bools = BOOL_FIELDS + (() if cfg.final_norm is None else ("final_norm",))
+    for name in ints:
         value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise _bad(name, value, f"must be an integer, not {type(value).__name__}")
@@ -99,17 +116,19 @@ def _check_types(cfg: TransformerConfig) -> None:
             raise _bad(name, value, f"must be a number, not {type(value).__name__}")
         if not math.isfinite(value):
             raise _bad(name, value, "must be a finite number")
-    for name in BOOL_FIELDS:
+    for name in bools:
         value = getattr(cfg, name)
         if not isinstance(value, bool):
             raise _bad(name, value, f"must be true or false, not {type(value).__name__}")
-    if not isinstance(cfg.pe, str):
-        raise _bad("pe", cfg.pe, f"must be one of {PE_KINDS}, not {type(cfg.pe).__name__}")
+    for name, kinds in (("pe", PE_KINDS), ("ln_kind", LN_KINDS)):
+        if not isinstance(getattr(cfg, name), str):
+            raise _bad(name, getattr(cfg, name), f"must be one of {kinds}, not {type(getattr(cfg, name)).__name__}")
 
 
 def _check_values(cfg: TransformerConfig) -> None:
-    for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len", "n_encoder_layers", "n_decoder_layers"):
-        if getattr(cfg, name) <= 0:
+    for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len", "n_encoder_layers", "n_decoder_layers",
+                 "src_vocab_size"):
+        if getattr(cfg, name) is not None and getattr(cfg, name) <= 0:
             raise _bad(name, getattr(cfg, name), "must be a positive integer")
     for name in ("n_encoder_layers", "n_decoder_layers"):
         if getattr(cfg, name) > MAX_LAYERS:
@@ -124,6 +143,11 @@ def _check_values(cfg: TransformerConfig) -> None:
         raise _bad("ln_eps", cfg.ln_eps, "LayerNorm's epsilon must be small and positive, 0 < eps < 1")
     if cfg.pe not in PE_KINDS:
         raise _bad("pe", cfg.pe, f"must be one of {PE_KINDS}")
+    if cfg.ln_kind not in LN_KINDS:
+        raise _bad("ln_kind", cfg.ln_kind, f"must be one of {LN_KINDS}")
+    if cfg.share_embeddings and cfg.src_vocab_size is not None:
+        raise _bad("src_vocab_size", cfg.src_vocab_size, "a separate source vocabulary cannot share the target's "
+                   "embedding (set share_embeddings to false)")
     _check_special_ids(cfg)
 
 
@@ -131,10 +155,12 @@ def _check_special_ids(cfg: TransformerConfig) -> None:
     """Token ids index the embedding, and must differ: padding is masked out, <s> starts decoding and
     </s> ends it, so two of them sharing an id would mask the start token or stop at once."""
     seen: dict[int, str] = {}
+    smallest = min(cfg.vocab_size, cfg.source_vocab_size)          # the ids name the same tokens on both sides
+    bound = f"vocab_size={cfg.vocab_size}" if smallest == cfg.vocab_size else f"src_vocab_size={smallest}"
     for name in ("pad_id", "bos_id", "eos_id"):
         value = getattr(cfg, name)
-        if not 0 <= value < cfg.vocab_size:
-            raise _bad(name, value, f"must be a token id, 0 <= id < vocab_size={cfg.vocab_size}")
+        if not 0 <= value < smallest:
+            raise _bad(name, value, f"must be a token id, 0 <= id < {bound}")
         if value in seen:
             raise _bad(name, value, f"must differ from {seen[value]}={value}")
         seen[value] = name
@@ -143,17 +169,18 @@ def _check_special_ids(cfg: TransformerConfig) -> None:
 def size_terms(cfg: TransformerConfig) -> dict[str, int]:
     """Elements of every tensor the model holds (parameters and the sinusoidal buffers), grouped by
     the field that drives them; plain integer arithmetic, nothing is allocated."""
-    d, v, f = cfg.d_model, cfg.vocab_size, cfg.d_ff
+    d, v, v_src, f = cfg.d_model, cfg.vocab_size, cfg.source_vocab_size, cfg.d_ff
     attention = 4 * (d * d + d)                                    # W_q, W_k, W_v, W_o with biases
     norm = 2 * d                                                   # gain and bias
     feed_forward = d * f + f + f * d + d
     n_enc, n_dec = cfg.n_encoder_layers, cfg.n_decoder_layers
     return {
-        "vocab_size": v * d * (1 if cfg.share_embeddings else 3) + v,        # embeddings, output layer + bias
+        "vocab_size": v * d * (1 if cfg.share_embeddings else 2) + v + (0 if cfg.share_embeddings else v_src * d),
+                                                                              # embeddings, output layer + bias
         "max_len": 2 * cfg.max_len * d,                                       # source and target position tables
         "d_ff": (n_enc + n_dec) * feed_forward,
         "d_model": n_enc * (attention + 2 * norm) + n_dec * (2 * attention + 3 * norm)
-                   + (2 * norm if cfg.norm_first else 0),                     # final norms in pre-norm
+                   + (2 * norm if cfg.has_final_norm else 0),                 # a final norm on each stack
     }
 
 

@@ -111,16 +111,21 @@ class MultiHeadAttention(nn.Module):
 
 
 class LayerNorm(nn.Module):
-    """Normalises each token's features: (x - mean) / std * gain + bias; statistics are hookable."""
+    """Normalises each token's features: (x - mean) / spread * gain + bias; statistics are hookable.
 
-    def __init__(self, d_model: int, eps: float = 1e-5):
+    kind "standard" (torch, the paper's implementations): spread = sqrt(var + eps), var biased (divides by D).
+    kind "annotated" (the Annotated Transformer's own LayerNorm): spread = std + eps, std Bessel-corrected
+    (divides by D - 1), eps added outside the square root.
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-5, kind: str = "standard"):
         super().__init__()
-        self.eps = eps
+        self.eps, self.kind = eps, kind
         self.weight = nn.Parameter(torch.ones(d_model))   # gain
         self.bias = nn.Parameter(torch.zeros(d_model))
         self.hook_in = HookPoint()           # [B,T,D] the input
         self.hook_mean = HookPoint()         # [B,T] per-token mean of the input
-        self.hook_std = HookPoint()          # [B,T] per-token std (biased, + eps) of the input
+        self.hook_std = HookPoint()          # [B,T] per-token spread the input is divided by (see kind)
         self.hook_normalized = HookPoint()   # [B,T,D] before gain and bias
         self.hook_gain = HookPoint(copy=True)   # [1,D] the parameter itself
         self.hook_bias = HookPoint(copy=True)   # [1,D]
@@ -128,17 +133,28 @@ class LayerNorm(nn.Module):
 
     def forward(self, x):
         if active_trace() is None:
-            return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
+            if self.kind == "standard":
+                return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
+            return torch.addcmul(self.bias, self.statistics(x)[0], self.weight)
         x = self.hook_in(x)
-        # The fused kernel without gain and bias also returns the statistics it used: ~10x faster
-        # than var_mean, subtract and divide written out.
-        normalized, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, self.eps)  # [B,T,D], [B,T,1] x2
-        self.hook_mean(mean.squeeze(-1))
-        self.hook_std(rstd.reciprocal().squeeze(-1))                        # sqrt(var + eps)
+        normalized, mean, spread = self.statistics(x)                     # [B,T,D], [B,T], [B,T]
+        self.hook_mean(mean)
+        self.hook_std(spread)
         normalized = self.hook_normalized(normalized)
         self.hook_gain(self.weight[None])  # every captured value has a leading batch dim
         self.hook_bias(self.bias[None])
         return self.hook_out(torch.addcmul(self.bias, normalized, self.weight))
+
+    def statistics(self, x):
+        """(normalized [B,T,D], mean [B,T], spread [B,T]) of x [B,T,D]."""
+        if self.kind == "standard":
+            # The fused kernel without gain and bias also returns the statistics it used: ~10x faster
+            # than var_mean, subtract and divide written out.
+            normalized, mean, rstd = torch.native_layer_norm(x, x.shape[-1:], None, None, self.eps)  # [B,T,1] x2
+            return normalized, mean.squeeze(-1), rstd.reciprocal().squeeze(-1)              # sqrt(var + eps)
+        mean = x.mean(-1, keepdim=True)                                                      # [B,T,1]
+        spread = x.std(-1, keepdim=True) + self.eps                                          # std / (D-1), + eps
+        return (x - mean) / spread, mean.squeeze(-1), spread.squeeze(-1)
 
 
 class FeedForward(nn.Module):

@@ -1,8 +1,10 @@
 """The encoder-decoder Transformer of "Attention Is All You Need" (Vaswani et al., 2017).
 
 Layer outputs are post-norm as in the paper, x = LayerNorm(x + Dropout(Sublayer(x))); pre-norm,
-x = x + Dropout(Sublayer(LayerNorm(x))), is an option (config.norm_first). Hook names follow the
-module tree: see model/capture/trace.py and docs/trace-format.md.
+x = x + Dropout(Sublayer(LayerNorm(x))), is an option (config.norm_first), and so are what models trained
+elsewhere need (docs/byo-model.md): a LayerNorm after each stack, another LayerNorm formula, separate
+source and target vocabularies. Hook names follow the module tree: see model/capture/trace.py and
+docs/trace-format.md.
 """
 from __future__ import annotations
 
@@ -15,6 +17,10 @@ from model.nn.config import TransformerConfig
 from model.nn.layers import (Embeddings, FeedForward, KVCache, LayerNorm, MultiHeadAttention, PositionalEncoding,
                              StaticKVCache)
 from model.capture.hooks import HookPoint, name_hook_points
+
+
+def _norm(cfg: TransformerConfig) -> LayerNorm:
+    return LayerNorm(cfg.d_model, cfg.ln_eps, cfg.ln_kind)
 
 
 class _Layer(nn.Module):
@@ -35,9 +41,9 @@ class EncoderLayer(_Layer):
     def __init__(self, cfg: TransformerConfig):
         super().__init__(cfg)
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.norm_attn = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.norm_attn = _norm(cfg)
         self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.norm_ff = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.norm_ff = _norm(cfg)
         self.hook_resid_pre = HookPoint()   # [B,S,D] layer input
         self.hook_resid_mid = HookPoint()   # [B,S,D] after self-attention, Add & Norm
         self.hook_resid_post = HookPoint()  # [B,S,D] after feed-forward, Add & Norm
@@ -52,11 +58,11 @@ class DecoderLayer(_Layer):
     def __init__(self, cfg: TransformerConfig):
         super().__init__(cfg)
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.norm_attn = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.norm_attn = _norm(cfg)
         self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.norm_cross = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.norm_cross = _norm(cfg)
         self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.norm_ff = LayerNorm(cfg.d_model, cfg.ln_eps)
+        self.norm_ff = _norm(cfg)
         self.hook_resid_pre = HookPoint()    # [B,T,D]
         self.hook_resid_mid = HookPoint()    # [B,T,D] after masked self-attention, Add & Norm
         self.hook_resid_cross = HookPoint()  # [B,T,D] after cross-attention, Add & Norm
@@ -75,7 +81,7 @@ class Encoder(nn.Module):
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
-        self.norm = LayerNorm(cfg.d_model, cfg.ln_eps) if cfg.norm_first else nn.Identity()
+        self.norm = _norm(cfg) if cfg.has_final_norm else nn.Identity()
         self.hook_out = HookPoint()  # [B,S,D] the memory the decoder attends to
 
     def forward(self, x, src_mask):
@@ -88,7 +94,7 @@ class Decoder(nn.Module):
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers))
-        self.norm = LayerNorm(cfg.d_model, cfg.ln_eps) if cfg.norm_first else nn.Identity()
+        self.norm = _norm(cfg) if cfg.has_final_norm else nn.Identity()
         self.hook_out = HookPoint()  # [B,T,D]
 
     def forward(self, y, memory, src_mask, tgt_mask, cache: DecoderCache | None = None):
@@ -167,7 +173,7 @@ class Transformer(nn.Module):
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.cfg = cfg
-        src_tok = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+        src_tok = nn.Embedding(cfg.source_vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
         tgt_tok = src_tok if cfg.share_embeddings else nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
         self.src_embed = Embeddings(src_tok, PositionalEncoding(cfg.d_model, cfg.max_len, cfg.pe), cfg.dropout)
         self.tgt_embed = Embeddings(tgt_tok, PositionalEncoding(cfg.d_model, cfg.max_len, cfg.pe), cfg.dropout)

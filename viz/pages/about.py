@@ -17,7 +17,8 @@ from viz.text import plain
 from viz.ui import need_context, show_figure, type_scale
 
 CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout",
-                   "max_len", "norm_first", "pe", "share_embeddings", "ln_eps", "pad_id", "bos_id", "eos_id")
+                   "max_len", "norm_first", "pe", "share_embeddings", "ln_eps", "pad_id", "bos_id", "eos_id",
+                   "src_vocab_size", "final_norm", "ln_kind", "src_bos")
 CONV_KERNEL = 3
 
 
@@ -36,11 +37,13 @@ ABOUT_PARAMS_KEYS = {
 }
 ABOUT_CONFIG_KEYS = {
     "bos_id": "about.config.bos_id", "d_ff": "about.config.d_ff", "d_model": "about.config.d_model",
-    "dropout": "about.config.dropout", "eos_id": "about.config.eos_id", "ln_eps": "about.config.ln_eps",
+    "dropout": "about.config.dropout", "eos_id": "about.config.eos_id", "final_norm": "about.config.final_norm",
+    "ln_eps": "about.config.ln_eps", "ln_kind": "about.config.ln_kind",
     "max_len": "about.config.max_len", "n_decoder_layers": "about.config.n_decoder_layers",
     "n_encoder_layers": "about.config.n_encoder_layers", "n_heads": "about.config.n_heads",
     "norm_first": "about.config.norm_first", "pad_id": "about.config.pad_id", "pe": "about.config.pe",
-    "share_embeddings": "about.config.share_embeddings", "vocab_size": "about.config.vocab_size"
+    "share_embeddings": "about.config.share_embeddings", "src_bos": "about.config.src_bos",
+    "src_vocab_size": "about.config.src_vocab_size", "vocab_size": "about.config.vocab_size"
 }
 
 

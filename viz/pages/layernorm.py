@@ -81,10 +81,14 @@ def explain(ctx) -> None:
     st.markdown(t("layernorm.explain.text"))
     st.latex(LN_FORMULA)
     st.latex(POST_PRE_FORMULA % {"post": t("layernorm.formula.post"), "pre": t("layernorm.formula.pre")})
-    if ctx.model.config.norm_first:
-        st.info(t("layernorm.explain.pre_norm", model=code_span(ctx.model_id)))
+    cfg = ctx.model.config
+    if cfg.norm_first:
+        said = [t("layernorm.explain.pre_norm", model=code_span(ctx.model_id))]
     else:
-        st.info(t("layernorm.explain.post_norm", model=code_span(ctx.model_id)))
+        said = [t("layernorm.explain.post_norm", model=code_span(ctx.model_id))]
+        said += [t("layernorm.explain.final_norm")] if cfg.has_final_norm else []
+    said += [t("layernorm.explain.ln_kind")] if cfg.ln_kind == "annotated" else []
+    st.info(" ".join(said))
 
 
 def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
