@@ -1,8 +1,10 @@
-"""A fresh install (issue 27, finding 11): the wheel of this tree, installed into a new venv, serves the app and
-writes the lesson from another folder, with nothing from the source tree on the path. The venv shares the
-system's site-packages (torch, streamlit: not reinstalled); the package itself comes from the wheel only."""
+"""A fresh install: the wheel of this tree, installed into a new venv, serves the app and writes the lesson from
+another folder, with nothing from the source tree on the path. The venv sees the packages of the Python running
+the tests (torch, streamlit: not reinstalled), whether that is the system's or a virtualenv's; the package
+itself comes from the wheel only."""
 import os
 import shutil
+import site
 import socket
 import subprocess
 import sys
@@ -20,6 +22,37 @@ STEP_TIMEOUT = 180
 
 def run(cmd: list, cwd: Path, env: dict, timeout: float = STEP_TIMEOUT) -> subprocess.CompletedProcess:
     return subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def site_dirs() -> list[str]:
+    """The running interpreter's package folders (site-packages, Debian's dist-packages), its venv's included."""
+    return [p for p in dict.fromkeys(sys.path) if p and Path(p).name in ("site-packages", "dist-packages")]
+
+
+def share_packages(venv: Path) -> None:
+    """Make the running interpreter's packages importable in `venv`, after the venv's own. A venv made from
+    inside a virtualenv has the *base* Python's packages only (--system-site-packages), where torch and
+    tokenizers may be missing; site.addsitedir also reads those folders' own .pth files."""
+    lib = next((venv / "lib").glob("python3*/site-packages"))
+    lines = [f"import site; site.addsitedir({folder!r})" for folder in site_dirs()]
+    (lib / "zz_tests_share_packages.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def make_venv(venv: Path, pip: bool = True) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", *([] if pip else ["--without-pip"]), venv],
+                   check=True, timeout=STEP_TIMEOUT)
+    share_packages(venv)
+
+
+def test_a_new_venv_sees_the_packages_of_the_python_running_the_tests(tmp_path):
+    """From a virtualenv (the README's `pip install -r requirements.txt` inside one), torch lives in that venv,
+    not in the base Python a new venv is built from: the test venv must see this interpreter's folders."""
+    make_venv(tmp_path / "venv", pip=False)
+    seen = run([tmp_path / "venv/bin/python", "-c", "import sys, tokenizers, torch; print('\\n'.join(sys.path))"],
+               tmp_path, {k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert seen.returncode == 0, seen.stderr[-2000:]
+    missing = [p for p in site_dirs() if p not in seen.stdout.split("\n")]
+    assert not missing, (missing, seen.stdout)
 
 
 def test_every_shipped_model_is_packaged():
@@ -48,7 +81,7 @@ def installed(tmp_path_factory):
                  "-w", tmp / "wheel"], tmp, env)
     assert wheel.returncode == 0, wheel.stderr[-3000:]
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True, timeout=STEP_TIMEOUT)
+    make_venv(venv)
     install = run([venv / "bin/python", "-m", "pip", "install", "--no-deps", "--no-index", "-q",
                    *(tmp / "wheel").glob("*.whl")], tmp, env)
     assert install.returncode == 0, install.stderr[-3000:]
