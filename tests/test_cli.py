@@ -56,6 +56,16 @@ def test_lesson_errors_are_one_line_and_exit_2(tmp_path, case):
             "unwritable output": "cannot write"}[case] in result.stderr
 
 
+def test_app_help_is_the_apps_own_and_errors_name_the_program(tmp_path):
+    """`app --help` printed Streamlit's generic help (no --models); errors said `__main__.py translate: error`."""
+    app_help = run_cli("app", "--help", cwd=tmp_path)
+    assert app_help.returncode == 0 and "--models DIR" in app_help.stdout, app_help.stdout
+    assert "streamlit run --help" in app_help.stdout and "Usage: streamlit" not in app_help.stdout
+    wrong = run_cli("translate", "--beam", "0", "a", cwd=tmp_path)
+    assert "python -m transformer_viz translate: error: argument --beam" in wrong.stderr, wrong.stderr
+    assert "__main__.py" not in wrong.stderr
+
+
 def test_app_runs_streamlit_on_the_repository_app_from_its_folder(monkeypatch):
     """From the repository folder, so that streamlit reads its .streamlit/config.toml."""
     from model.cli import app
@@ -65,6 +75,36 @@ def test_app_runs_streamlit_on_the_repository_app_from_its_folder(monkeypatch):
     app.main(["--server.port", "8600"])
     assert calls == [("chdir", ROOT),
                      ("execv", [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", "8600"])]
+
+
+def test_a_model_is_a_name_or_a_folder_from_one_lookup(tmp_path, monkeypatch):
+    """--model en-es, a folder, --models DIR and $TRANSFORMER_VIZ_MODELS: one lookup (model/io/models.py) for
+    every command and the app; a name it cannot find says where it looked and what is there."""
+    from model.errors import CheckpointError
+    from model.io.models import MODELS_ENV, find_model, models_source
+    monkeypatch.delenv(MODELS_ENV, raising=False)
+    assert find_model("en-es") == ROOT / "pretrained" / "en-es" and find_model() == find_model("en-es")
+    assert find_model(str(TOY)) == TOY
+    assert models_source() == (ROOT / "pretrained", "the shipped models")
+    shutil.copytree(TOY, tmp_path / "mine")
+    assert find_model("mine", models=tmp_path) == tmp_path / "mine"
+    monkeypatch.setenv(MODELS_ENV, str(tmp_path))
+    assert find_model("mine") == tmp_path / "mine" and models_source()[1] == f"${MODELS_ENV}"
+    with pytest.raises(CheckpointError, match=rf"en-es: .* in {tmp_path} \(\${MODELS_ENV}; the models there: mine\)"):
+        find_model("en-es")
+    with pytest.raises(CheckpointError, match="no such model folder"):
+        find_model("../pretrained/en-es")       # a name is a folder's name, never a path out of the models folder
+
+
+def test_every_command_takes_a_model_name_and_defaults_to_en_es(tmp_path):
+    toy = run_cli("translate", "--model", "toy-reverse", "a b c", cwd=tmp_path)
+    assert (toy.returncode, toy.stdout) == (0, "c b a\n"), toy.stderr
+    shutil.copytree(TOY, tmp_path / "models" / "mine")
+    mine = run_cli("trace", "--models", tmp_path / "models", "--model", "mine", "--text", "a b", "--out", "t.npz",
+                   cwd=tmp_path)
+    assert mine.returncode == 0 and "output: b a" in mine.stdout, mine.stderr
+    default = run_cli("translate", "The man went to the house.", cwd=tmp_path)
+    assert (default.returncode, default.stdout) == (0, "El hombre fue a la casa.\n"), default.stderr
 
 
 BAD_CALLS = {  # a person's mistakes with every command that reads a model or a file: one line, exit 2

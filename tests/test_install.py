@@ -107,6 +107,20 @@ def test_installed_lesson_writes_from_another_folder(installed):
     assert out.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
 
 
+def test_installed_commands_find_the_shipped_models_by_name(installed):
+    """After `pip install .`, from another folder: --model is a name in the installed share folder, en-es when
+    left out (the commands said 'the following arguments are required: --model' and 'no such model folder')."""
+    venv, share, elsewhere, env = installed
+    toy = run([venv / "bin/transformer-viz", "translate", "--model", "toy-reverse", "a b c"], elsewhere, env)
+    assert (toy.returncode, toy.stdout) == (0, "c b a\n"), toy.stderr[-3000:]
+    default = run([venv / "bin/transformer-viz", "translate", "The man went to the house."], elsewhere, env)
+    assert (default.returncode, default.stdout) == (0, "El hombre fue a la casa.\n"), default.stderr[-3000:]
+    missing = run([venv / "bin/transformer-viz", "translate", "--model", "nope", "a"], elsewhere, env)
+    assert missing.returncode == 2 and f"in {share / 'pretrained'} (the shipped models" in missing.stderr, missing.stderr
+    wrong = run([venv / "bin/transformer-viz", "translate", "--beam", "0", "a"], elsewhere, env)
+    assert "usage: transformer-viz translate" in wrong.stderr and "__main__" not in wrong.stderr, wrong.stderr
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from model.cli.arguments import add_style_argument, beam_size, positive_int, styled
+from model.cli.arguments import add_model_argument, add_style_argument, beam_size, positive_int, resolve_models, styled
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import translate
 from model.io.checkpoint import load_checkpoint
@@ -25,7 +25,7 @@ def main(argv=None) -> dict:
     from model.training.corpus import read_tsv
 
     parser = argparse.ArgumentParser(description="Evaluate a translation checkpoint with sacrebleu.")
-    parser.add_argument("--model", required=True)
+    add_model_argument(parser)
     parser.add_argument("--test", required=True, help="TSV with en and es columns")
     parser.add_argument("--beam", type=beam_size, default=4)
     add_style_argument(parser)
@@ -39,6 +39,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--one-by-one", action="store_true", help="decode sentence by sentence (no batches)")
     add_device_argument(parser)
     args = parser.parse_args(argv)
+    resolve_models(args)
     pairs = read_tsv(args.test)[: args.limit]
     out = Path(args.out) if args.out else None
     previous = read_metrics(out) if out else {}   # before the minutes of decoding: a file this run must not overwrite

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from model.cli.arguments import beam_size, positive_int
+from model.cli.arguments import add_model_argument, beam_size, positive_int, resolve_models
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
 from model.training.corpus import read_tsv
@@ -23,8 +23,8 @@ EVERYDAY = Path(__file__).resolve().parents[2] / "docs" / "examples" / "everyday
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Should a retrained model replace the shipped one?")
-    parser.add_argument("--candidate", required=True, help="model folder (as `export` writes it)")
-    parser.add_argument("--baseline", default="pretrained/en-es")
+    add_model_argument(parser, "--candidate", default=None, what="the retrained model (a folder as `export` writes it)")
+    add_model_argument(parser, "--baseline", with_models=False, what="the shipped model")
     parser.add_argument("--data", default="data/en-es", help="corpus folder with dev.tsv and test.tsv")
     parser.add_argument("--everyday", default=str(EVERYDAY), help="everyday sentences with references (en/es TSV)")
     parser.add_argument("--modern", default=None,
@@ -38,6 +38,7 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=positive_int, default=2)
     add_device_argument(parser)
     args = parser.parse_args(argv)
+    resolve_models(args, "candidate", "baseline")
     torch.set_num_threads(args.threads)
     sets = {"dev": read_tsv(Path(args.data) / "dev.tsv")[:args.limit],
             "test": read_tsv(Path(args.data) / "test.tsv")[:args.limit],
