@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from model.cli.arguments import (add_model_argument, add_style_argument, beam_size, fail, int_up_to, output_file,
-                                 resolve_models, styled)
+                                 resolve_models)
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
@@ -39,10 +39,8 @@ def main(argv=None) -> int:
     output_file(args.out)                 # a device, a FIFO (would block) or a missing folder: refused before the work
     from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
     bundle = load_checkpoint(args.model, device=args.device)      # a bad folder or sentence: one line (__main__.py)
-    # the Spanish the app writes by default (modern), or --style's: with no style token en-es wrote the 1909
-    # Bible's ('Y el varón se fué á la casa.') where the app's tour shows 'El hombre fue a la casa.'
-    trace = trace_sentence(bundle, styled(bundle, args.text, args.style), target=args.target, beam=args.beam,
-                           max_tokens=args.max_tokens)
+    trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens,
+                           style=args.style)      # modern unless --style says, as the app's tour
     try:
         path = write_lesson(trace, args.out, bundle.path, lang=args.lang)
     except OSError as e:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from model import runtime
 from model.cli.arguments import fail
 
 COMMANDS = {   # name -> (module with main(argv), what it does)
@@ -37,7 +38,8 @@ def dispatch(argv: list[str], commands: dict[str, tuple[str, str]], usage_line: 
     if not argv or argv[0] not in commands:
         print(usage(commands, usage_line), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
-    module = importlib.import_module(commands[argv[0]][0])
+    runtime.configure()     # before a command imports torch: idle OpenMP threads sleep (spinning ones made
+    module = importlib.import_module(commands[argv[0]][0])      # evaluate 20x slower on a busy machine)
     sys.argv[0] = f"{program} {argv[0]}"      # argparse's prog: the basename of sys.argv[0]
     try:
         result = module.main(argv[1:])

@@ -120,11 +120,6 @@ def add_style_argument(parser) -> None:
                         help=f"a two-style model: write modern Spanish or the 1909 Bible's (default: {DEFAULT_STYLE})")
 
 
-def styled(bundle, text: str, style: str | None) -> str:
-    """`text` as the model reads it under --style (modern when not given, for a two-style model)."""
-    return bundle.tokenizer.styled(text, style or bundle.tokenizer.default_style)
-
-
 def add_model_argument(parser, flag: str = "--model", default: str | None = DEFAULT_MODEL, with_models: bool = True,
                        what: str = "the model") -> None:
     """--model (or another flag): a model's name in the models folder or a model folder; and --models, the

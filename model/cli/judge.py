@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 
 import torch
+from tqdm import tqdm
 
-from model.cli.arguments import add_model_argument, beam_size, positive_int, resolve_models
+from model.cli.arguments import add_model_argument, beam_size, output_file, positive_int, resolve_models
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
 from model.training.corpus import read_tsv
@@ -38,18 +39,21 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=positive_int, default=2)
     add_device_argument(parser)
     args = parser.parse_args(argv)
+    # every argument checked before the minutes of decoding: the models, the sets, --out, then both models loaded
     resolve_models(args, "candidate", "baseline")
-    torch.set_num_threads(args.threads)
     sets = {"dev": read_tsv(Path(args.data) / "dev.tsv")[:args.limit],
             "test": read_tsv(Path(args.data) / "test.tsv")[:args.limit],
             "everyday": read_tsv(args.everyday)}
     if args.modern:
         sets["modern"] = read_tsv(args.modern)[:args.limit]
+    if args.out is not None:
+        output_file(args.out)
+    torch.set_num_threads(args.threads)
+    bundles = {role: load_checkpoint(getattr(args, role), device=args.device) for role in ("baseline", "candidate")}
     measured = {}
-    for role in ("baseline", "candidate"):
-        folder = Path(getattr(args, role))
-        bundle = load_checkpoint(folder, device=args.device)
-        measured[role] = measure(bundle, folder, sets, args.beam)
+    for role, bundle in bundles.items():
+        with tqdm(total=sum(map(len, sets.values())), desc=f"{role} {bundle.path}", unit="sentence") as bar:
+            measured[role] = measure(bundle, bundle.path, sets, args.beam, on_batch=bar.update)
     print(f"device: {describe_device(bundle.model.device)}; beam {args.beam}; "
           f"{len(sets['dev'])} dev, {len(sets['test'])} test, {len(sets['everyday'])} everyday"
           f"{', %d everyday corpus test' % len(sets['modern']) if 'modern' in sets else ''} pairs\n")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from model.cli.arguments import add_model_argument, add_style_argument, output_file, resolve_models, styled
+from model.cli.arguments import add_model_argument, add_style_argument, output_file, resolve_models
 from model.inference.pipeline import load_engine, trace_sentence
 from model.io.device import add_device_argument
 
@@ -26,7 +26,7 @@ def main(argv=None) -> None:
     if names == []:
         parser.error("argument --names: no name or pattern given")
     bundle = load_engine(args.model, device=args.device)
-    trace = trace_sentence(bundle, styled(bundle, args.text, args.style), target=args.target, names=names)
+    trace = trace_sentence(bundle, args.text, target=args.target, names=names, style=args.style)
     unmatched = [n for n in names or [] if not (n in trace or trace.names(n))]
     if unmatched:
         raise ValueError(f"--names: nothing captured matches {', '.join(map(repr, unmatched))} "

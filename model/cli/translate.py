@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from model.cli.arguments import (add_model_argument, add_style_argument, beam_size, int_up_to, positive_int,
-                                 resolve_models, styled)
+                                 resolve_models)
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, translate
 from model.io.checkpoint import load_checkpoint
@@ -42,9 +42,9 @@ def main(argv=None) -> int:
     lines = [args.text] if args.input is None else read_lines(args.input)   # a mistake: one line (model/cli/__main__.py)
     bundle = load_checkpoint(args.model, device=args.device)
     if args.input is None:
-        print(translate(bundle, styled(bundle, args.text, args.style), beam=args.beam, max_tokens=args.max_tokens))
+        print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens, style=args.style))
         return 0
-    for line in translate_many(bundle, [styled(bundle, line, args.style) for line in lines], args.beam, args.batch_tokens, args.max_tokens):
+    for line in translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens, style=args.style):
         print(line)
     return 0
 

@@ -82,8 +82,8 @@ class Tokenizer:
 
     def styled(self, text: str, style: str | None) -> str:
         """`text` as the model reads it in `style`: the style token first, when the model has styles.
-        A one-style model, or no style asked, reads the text as it is."""
-        if style is None or not self.styles:
+        A one-style model, no style asked, or a text that already starts with a style token reads as it is."""
+        if style is None or not self.styles or text.split(maxsplit=1)[:1] in ([t] for t in STYLE_TOKENS.values()):
             return text
         if style not in self.styles:
             raise ValueError(f"unknown style {style!r}; this model knows {', '.join(self.styles)}")
