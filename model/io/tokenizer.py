@@ -8,6 +8,8 @@ Special tokens have fixed ids so the model config can name them: <pad>=0, <s>=1,
 """
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Iterable
 
@@ -21,6 +23,7 @@ SPECIAL_TOKENS = [PAD, BOS, EOS]
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
 # A model trained on two kinds of Spanish reads which one to write from a first source token.
 STYLE_TOKENS = {"modern": "<modern>", "bible": "<bible>"}
+_MANY_SPACES = re.compile(r" {2,}")
 DEFAULT_STYLE = "modern"          # a two-style model writes today's Spanish unless asked (app and command line)
 
 
@@ -112,8 +115,10 @@ class Tokenizer:
                              f"spaces; it cannot read {shown}", known=known, shown=shown)
 
     def decode(self, ids: Iterable[int]) -> str:
+        """The text of `ids`, with one space between words: en-es learned lone space tokens from references
+        with doubled spaces (Apertium's, where it dropped a word), and wrote '¿Puede  me ayudas?'."""
         ids = [int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)]
-        return self.backend.decode(ids).strip()
+        return _MANY_SPACES.sub(" ", self.backend.decode(ids)).strip()
 
     def token_strings(self, ids: Iterable[int]) -> list[str]:
         """Readable label per token: a leading space shows as '▁', partial UTF-8 bytes as <0x..>."""
