@@ -13,7 +13,7 @@ import pytest
 from plotly.offline import get_plotlyjs
 
 from apptest_utils import no_exceptions, run_page
-from browser_utils import streamlit_server, wait_for_app
+from browser_utils import APP_TIMEOUT_MS, streamlit_server, wait_for_app
 from conftest import ROOT
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
@@ -211,8 +211,11 @@ def test_download_button_under_a_page_serves_the_lesson(tmp_path, chromium):
         page.goto(f"{url}/tour?model=toy-reverse&text=c+a+f+e")
         wait_for_app(page)
         button = page.get_by_role("button", name="Download this lesson as HTML")
-        with page.expect_download(timeout=120_000) as download:
-            button.click()
+        # a state, not a clock: the button is drawn once the script reaches it, which on a loaded machine came
+        # after the click's own 30 s wait (wait_for_app can return before the first run has even started)
+        button.wait_for(state="visible", timeout=APP_TIMEOUT_MS)
+        with page.expect_download(timeout=APP_TIMEOUT_MS) as download:
+            button.click(timeout=APP_TIMEOUT_MS)
         saved = tmp_path / download.value.suggested_filename
         download.value.save_as(saved)
     assert saved.name == "lesson-toy-reverse-c-a-f-e.html"
