@@ -23,21 +23,21 @@ from model.capture import schema
 from model.capture.trace import Trace
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, Engine, load_engine, trace_sentence
 from model.io.checkpoint import CheckpointError
+from model.io import models
 from model.io.files import MiB, read_text_limited
-from model.io.models import model_names, models_folder
 from model.io.tokenizer import DEFAULT_STYLE  # noqa: F401 (for the sidebar)
 from model.nn.layers import sinusoidal_table
 from model.training.live import (TRAINING_THREADS, LiveRun, make_example, parse_symbols,  # noqa: F401 (for the page)
                                  train_live, trained_lengths_note, training_slot)
 from model.training.tasks import TASKS  # noqa: F401 (for the page)
 from model.training.toy import TOY_SIZES  # noqa: F401 (for the page)
+from viz import ROOT
 from viz.i18n import t
 from viz.trace_cache import TraceCache
 
 def model_root() -> Path:
-    """Models are only ever read from this folder (the commands' models folder: $TRANSFORMER_VIZ_MODELS, else the
-    shipped models), no path from a user. Read on every call, so the operator's setting applies at once."""
-    return models_folder()
+    """Models are only ever read from this folder (model/io/models.py): no path from a user."""
+    return models.models_folder(ROOT / "pretrained")
 
 
 # One intra-op thread per script run: decoding is hundreds of small ops, and in Streamlit's worker threads
@@ -49,8 +49,8 @@ torch.set_num_threads(TORCH_THREADS)
 
 
 def model_ids() -> list[str]:
-    """Folders under model_root() that look like checkpoints; the default model first."""
-    return model_names(model_root())
+    """The models the app offers: the folders under model_root() with a config.json, the default first."""
+    return models.model_ids(model_root())
 
 
 def resolve_model_dir(model_id: str) -> Path:

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from model.io.models import MODELS_ENV, SOURCE_TREE, installed_homes, is_source_tree, model_names, models_source
+from model.io.models import MODELS_ENV, SOURCE_TREE, installed_homes, is_source_tree, model_ids, models_source
 
 ENTRY = "transformer_viz_app"                   # the installed entry script (a top-level module)
 
@@ -58,14 +58,14 @@ def main(argv=None) -> int:
         return 2
     app, home = found
     models, where = models_source(args.models)
-    names = model_names(models)
+    names = model_ids(models)
     if not names:
         print(f"error: no model under {models} ({where}; a model is a folder with config.json, model.safetensors "
               f"and tokenizer.json): give --models DIR or set {MODELS_ENV}", file=sys.stderr)
         return 2
     print(f"models from {models}: {', '.join(names)}", flush=True)
-    if where == "--models":                       # the app's services read the same lookup, and this setting
-        os.environ[MODELS_ENV] = str(models)      # (this process becomes streamlit just below)
+    if models != (SOURCE_TREE / "pretrained").resolve():
+        os.environ[MODELS_ENV] = str(models)      # for the app (this process becomes streamlit just below)
     cmd = command(app, argv)
     os.chdir(home)   # streamlit reads .streamlit/config.toml (upload limit, error details) from the working folder
     os.execv(cmd[0], cmd)   # replaces this process: Ctrl+C and the exit status are streamlit's own

@@ -37,20 +37,23 @@ def shipped_models_folder() -> Path:
     return next((h / "pretrained" for h in homes if (h / "pretrained").is_dir()), homes[0] / "pretrained")
 
 
-def models_source(models: str | os.PathLike | None = None) -> tuple[Path, str]:
-    """(the models folder, which setting chose it: '--models', '$TRANSFORMER_VIZ_MODELS' or 'the shipped models')."""
+def models_source(models: str | os.PathLike | None = None, default: Path | None = None) -> tuple[Path, str]:
+    """(the models folder, which setting chose it: '--models', '$TRANSFORMER_VIZ_MODELS' or 'the shipped models'):
+    `models` (a command's --models), else the operator's setting (read on every call), else `default`, else the
+    shipped models."""
     if models is not None and str(models).strip():
         return Path(models).expanduser().resolve(), "--models"
     if os.environ.get(MODELS_ENV, "").strip():
         return Path(os.environ[MODELS_ENV]).expanduser().resolve(), f"${MODELS_ENV}"
-    return shipped_models_folder().resolve(), "the shipped models"
+    return Path(default or shipped_models_folder()).expanduser().resolve(), "the shipped models"
 
 
-def models_folder(models: str | os.PathLike | None = None) -> Path:
-    return models_source(models)[0]
+def models_folder(default: Path | None = None) -> Path:
+    """The folder the app and the commands read models from, when no --models is given."""
+    return models_source(None, default)[0]
 
 
-def model_names(folder: Path) -> list[str]:
+def model_ids(folder: Path) -> list[str]:
     """The model folders (each with a config.json) directly under `folder`: the default model first."""
     if not folder.is_dir():
         return []
@@ -70,7 +73,7 @@ def find_model(model: str | os.PathLike = DEFAULT_MODEL, models: str | os.PathLi
     named = folder / text
     if Path(text).name == text and text not in (".", "..") and named.is_dir():
         return named
-    known = model_names(folder)
+    known = model_ids(folder)
     there = f"the models there: {', '.join(known)}" if known else "no model there"
     raise CheckpointError(f"{text}: no such model folder, and no model of that name in {folder} ({chosen_by}; "
                           f"{there}); give a folder, a name, --models DIR or ${MODELS_ENV}")
