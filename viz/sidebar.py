@@ -168,8 +168,16 @@ def _upload_picker(sb) -> None:
     except UploadError as e:
         sb.warning(f"{plain(upload.name)}: {plain(error_text(e))}")
         return
-    sb.selectbox(tn("sidebar.upload.count", len(sentences)), sentences, key="uploaded_sentence", index=None,
-                 placeholder=t("sidebar.upload.placeholder"), on_change=_use_uploaded, format_func=lambda s: s[:80])
+    chosen = sb.selectbox(tn("sidebar.upload.count", len(sentences)), sentences, key="uploaded_sentence", index=None,
+                          placeholder=t("sidebar.upload.placeholder"), on_change=_use_uploaded,
+                          format_func=lambda s: s[:80])
+    if chosen is None:                  # nothing changes until a sentence is picked: say so where the eye is
+        sb.info(t("sidebar.upload.pick"))
+
+
+def uploaded_file():
+    """The file uploaded in the sidebar (a Streamlit UploadedFile), or None: Head analysis averages over it."""
+    return st.session_state.get("upload")
 
 
 def header(ctx: Context) -> None:
