@@ -11,6 +11,7 @@ from model.cli.__main__ import dispatch
 COMMANDS = {
     **LIBRARY_COMMANDS,
     "lesson": ("transformer_viz.lesson", "write one sentence's guided lesson as a single offline HTML file"),
+    "figure": ("transformer_viz.figure", "write every figure of one sentence's tour as PDF, SVG or PNG (slides, papers)"),
 }
 
 
