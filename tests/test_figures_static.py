@@ -78,3 +78,15 @@ def test_figure_command_writes_every_tour_figure_with_the_apps_words(tmp_path):
     assert ">Encoder self-attention, layer 0, head 0</text>" in one_head      # text, not outlines
     wrong = run_cli("figure", "--model", "toy-reverse", "--text", "c a", "--out", "x", "--format", "jpg", cwd=tmp_path)
     assert wrong.returncode == 2 and "jpg: choose from pdf, svg, png" in wrong.stderr
+
+
+def test_chinese_words_have_a_font(tmp_path):
+    """A 中文 figure's words are drawn from a CJK font (run_all.sh installs fonts-wqy-microhei), not as boxes."""
+    import warnings
+    fig = go.Figure(go.Heatmap(z=[[0.2, 0.9]], x=["位置 0", "位置 1"], texttemplate="%{z:.1f}", colorscale="Blues"))
+    fig.update_layout(title="注意力权重（编码器）")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                       # "Glyph ... missing from font(s)" is a warning
+        save_figure(fig, tmp_path / "zh.png")
+    dark = [t for t in to_matplotlib(fig).axes[0].texts if t.get_text() == "0.9"]
+    assert dark and dark[0].get_color() == "white"           # on the darkest cell, as plotly writes it

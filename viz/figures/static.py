@@ -16,6 +16,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")          # no display: a server, a test, a script  # noqa: E402
+import matplotlib.font_manager  # noqa: E402
 import matplotlib.patches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.transforms  # noqa: E402
@@ -30,6 +31,7 @@ DEFAULT_SIZE = (700, 450)      # plotly's own default width and height
 DEFAULT_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}
 PT_PER_PX = 0.75               # a CSS pixel is 0.75 point
 TEXT_AS_TEXT = {"svg.fonttype": "none", "pdf.fonttype": 42}   # words stay text (found, edited), not outlines
+CJK_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "SimHei")
 _TAG = re.compile(r"<[^>]+>")
 _Z_FORMAT = re.compile(r"%\{(z|text)(?::([^}]*))?\}")
 
@@ -94,8 +96,20 @@ def _arrays(value):
     return value
 
 
+def fonts() -> dict:
+    """matplotlib's settings for the figures: DejaVu Sans, then the first Chinese font installed (matplotlib falls
+    back glyph by glyph, so a 中文 figure needs one: Debian's fonts-noto-cjk or fonts-wqy-microhei)."""
+    installed = {f.name for f in matplotlib.font_manager.fontManager.ttflist}
+    return TEXT_AS_TEXT | {"font.family": ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed][:1]]}
+
+
 def to_matplotlib(fig: go.Figure) -> plt.Figure:
     """A matplotlib figure of `fig`: same size, words and colours (see the module's docstring)."""
+    with plt.rc_context(fonts()):
+        return _draw(fig)
+
+
+def _draw(fig: go.Figure) -> plt.Figure:
     spec = _arrays(fig.to_plotly_json())
     layout = spec.get("layout", {})
     template = fig.layout.template.layout if fig.layout.template else None
@@ -188,7 +202,7 @@ def _draw_heatmap(out, target: _Axes, trace: dict, font_px: float):
         cmap = cmap.reversed()
     mesh = target.ax.pcolormesh(_edges(xs[:cols]), _edges(ys[:rows]), np.ma.masked_invalid(z), cmap=cmap,
                                 vmin=low, vmax=high, shading="flat")
-    _cell_text(target, trace, z, xs, ys, font_px)
+    _cell_text(target, trace, z, xs, ys, font_px, mesh)
     if trace.get("showscale", True) is not False:
         _colour_bar(out, mesh, target.ax, trace, font_px)
     return mesh
@@ -211,12 +225,21 @@ def _edges(centres: np.ndarray) -> np.ndarray:
     return np.concatenate([[centres[0] - (mid[0] - centres[0])], mid, [centres[-1] + (centres[-1] - mid[-1])]])
 
 
-def _cell_text(target: _Axes, trace: dict, z: np.ndarray, xs, ys, font_px: float) -> None:
+def _cell_text(target: _Axes, trace: dict, z: np.ndarray, xs, ys, font_px: float, mesh=None) -> None:
     """The numbers a heatmap writes in its cells (texttemplate '%{z:.2f}' or '%{text}')."""
     template, texts = trace.get("texttemplate"), trace.get("text")
     if not template or not _Z_FORMAT.search(str(template)):
         return
     size = _font_pt(trace.get("textfont"), font_px)
+    fixed = colour((trace.get("textfont") or {}).get("color"))
+
+    def ink(r: int, c: int):
+        """The text colour plotly picks: the textfont's, else white on a dark cell and black on a light one."""
+        if fixed is not None or mesh is None or not np.isfinite(z[r, c]):
+            return fixed or "black"
+        red, green, blue, _ = mesh.cmap(mesh.norm(z[r, c]))
+        return "white" if 0.299 * red + 0.587 * green + 0.114 * blue < 0.5 else "black"
+
     for r in range(z.shape[0]):
         for c in range(z.shape[1]):
             def fill(m, r=r, c=c):
@@ -226,7 +249,7 @@ def _cell_text(target: _Axes, trace: dict, z: np.ndarray, xs, ys, font_px: float
                 return format(value, _d3_format(m.group(2))) if m.group(2) else str(value)
             text = plain_text(_Z_FORMAT.sub(fill, str(template)))
             if text.strip():
-                target.ax.text(xs[c], ys[r], text, ha="center", va="center", fontsize=size)
+                target.ax.text(xs[c], ys[r], text, ha="center", va="center", fontsize=size, color=ink(r, c))
 
 
 def _d3_format(spec: str) -> str:
@@ -381,7 +404,7 @@ def save_figure(fig: go.Figure, path: str | Path) -> Path:
         raise ValueError(f"{path.name}: a static figure is written as {', '.join(FORMATS)}, not {kind or 'no suffix'}")
     drawn = to_matplotlib(fig)
     try:
-        with plt.rc_context(TEXT_AS_TEXT):
+        with plt.rc_context(fonts()):
             drawn.savefig(path, format=kind, dpi=2 * PX_PER_INCH if kind == "png" else PX_PER_INCH,
                           facecolor=drawn.get_facecolor(), bbox_inches="tight", pad_inches=0.1)  # plotly's automargin
     finally:
