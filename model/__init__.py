@@ -1,7 +1,8 @@
 """Our encoder-decoder Transformer, instrumented: the public API.
 
-    from model import load_checkpoint, trace_sentence
-    trace = trace_sentence(load_checkpoint("pretrained/en-es"), "The man went to the house.")
+    from model import find_model, load_checkpoint, trace_sentence, translate
+    bundle = load_checkpoint(find_model("en-es"))          # a name (the shipped models) or a folder
+    trace = trace_sentence(bundle, "The man went to the house.")     # modern Spanish; style="bible" for 1909's
 
 Names are imported on first use, so `from model import runtime` (which must run before torch loads)
 does not load torch.
@@ -14,9 +15,11 @@ _PUBLIC = {
     "Transformer": "model.nn.transformer",
     "TransformerConfig": "model.nn.config",
     "load_checkpoint": "model.io.checkpoint",
+    "find_model": "model.io.models",
     "capture": "model.capture.hooks",
     "Trace": "model.capture.trace",
     "trace_sentence": "model.inference.pipeline",
+    "translate": "model.inference.pipeline",
 }
 __all__ = list(_PUBLIC)
 

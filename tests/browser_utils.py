@@ -62,7 +62,10 @@ def browser():
             b.close()
 
 
-def wait_for_app(page, timeout_ms: int = 240_000) -> None:
+APP_TIMEOUT_MS = 240_000     # the longest a page's first run has taken on a loaded 2-core machine, with room
+
+
+def wait_for_app(page, timeout_ms: int = APP_TIMEOUT_MS) -> None:
     """Until Streamlit has finished running the script (no 'Running…' status) and charts are drawn."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
     page.wait_for_function(

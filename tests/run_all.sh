@@ -10,6 +10,7 @@ command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)          
 [ -d /usr/share/sword/modules/texts/ztext/spaRV1909eb ] || need+=(sword-text-sparv)
 [ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)                          # the everyday corpus
 command -v apertium >/dev/null || need+=(apertium-en-es)
+[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || need+=(fonts-wqy-microhei)  # 中文 static figures
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
 fi

@@ -167,6 +167,24 @@ CHECKED_JS = """() => [...document.querySelectorAll('[data-testid="stRadio"]')].
     [...g.querySelectorAll('label')].filter(l => l.querySelector('input:checked')).map(l => l.innerText).join('|'))"""
 
 
+def test_a_file_in_the_sidebar_says_pick_a_sentence_and_feeds_head_analysis(chromium, app_url):
+    """After an upload nothing changed and nothing said why; Head analysis' "many sentences (file)" asked for
+    the file again."""
+    page = _open(chromium, f"{app_url}/heads?model=toy-reverse&text=c+a+f+e")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    page.set_input_files('[data-testid="stSidebar"] input[type=file]',
+                         files=[{"name": "toy.txt", "mimeType": "text/plain", "buffer": b"a b c\nd e f\n"}])
+    page.get_by_text("Pick a sentence from the file above").wait_for(timeout=120_000)
+    assert "2 sentences in the file" in sidebar.inner_text()
+    page.get_by_text("many sentences (file)").click()
+    page.get_by_text("the file uploaded in the sidebar").wait_for(timeout=120_000)
+    main = page.locator('[data-testid="stMain"]')
+    assert "toy.txt" in main.inner_text() and main.locator("input[type=file]").count() == 0
+    page.get_by_role("button", name="Compute statistics over 2 sentences").click(timeout=120_000)
+    page.get_by_text("Averaged over 2 sentences of toy.txt").wait_for(timeout=120_000)
+    page.close()
+
+
 def test_switching_to_chinese_keeps_each_radio_choice(chromium, app_url):
     """Issue 27, finding 5: the radio groups showed no selection after 中文 (Streamlit keeps a radio's choice as
     its label's text); each keeps its choice, in its Chinese label."""

@@ -134,3 +134,18 @@ def test_a_trace_keeps_its_values_when_the_model_changes_afterwards(tiny_model, 
     changed = [n for n in before if not np.array_equal(before[n], trace.arrays[n])]
     assert changed == []
     assert not np.allclose(later["encoder.layers.0.norm_attn.hook_gain"], before["encoder.layers.0.norm_attn.hook_gain"])
+
+
+def test_a_translation_has_one_space_between_words():
+    """en-es emits lone space tokens (learned from Apertium references with doubled spaces): the text of its
+    output read '¿Puede  me ayudas?' and 'Dijo que  necesité ayuda.'; the tokens stay as they are."""
+    from model.io.models import find_model
+    bundle = load_checkpoint(find_model("en-es"))
+    tok = bundle.tokenizer
+    lone = tok.encode("Dijo que  necesité ayuda.", add_eos=False)
+    assert "▁" in tok.token_strings(lone)                     # a lone space token, as the model writes it
+    assert tok.decode(lone) == "Dijo que necesité ayuda."
+    for english in ("Can you help me?", "He said that I needed help.", "How could you do such a thing?"):
+        spanish = translate(bundle, english)
+        assert spanish and "  " not in spanish, spanish
+        assert "  " not in trace_sentence(bundle, english).meta["tgt_text"]

@@ -150,11 +150,13 @@ def test_each_everyday_rule_alone_keeps_the_shipped_model(change, broken):
 
 
 def test_the_commands_read_a_two_style_model_as_modern_unless_told():
+    """pipeline.source_text: what the commands and the Python API give the model."""
     from types import SimpleNamespace
-    from model.cli.arguments import styled
+    from model.inference.pipeline import source_text
     plain_tok = Tokenizer.load("pretrained/en-es/tokenizer.json")
     two = SimpleNamespace(tokenizer=plain_tok if plain_tok.styles else plain_tok.with_styles())
-    assert styled(two, "Hello.", None) == "<modern> Hello."
-    assert styled(two, "Hello.", "bible") == "<bible> Hello."
+    assert source_text(two, "Hello.", None) == "<modern> Hello."
+    assert source_text(two, "Hello.", "bible") == "<bible> Hello."
+    assert source_text(two, "<bible> Hello.", None) == "<bible> Hello."     # a text's own style token stays
     one = SimpleNamespace(tokenizer=Tokenizer.word_level(["a", "b"]))
-    assert styled(one, "a b", "bible") == "a b"                  # a one-style model reads the text as typed
+    assert source_text(one, "a b", "bible") == "a b"             # a one-style model reads the text as typed

@@ -1,8 +1,10 @@
-"""A fresh install (issue 27, finding 11): the wheel of this tree, installed into a new venv, serves the app and
-writes the lesson from another folder, with nothing from the source tree on the path. The venv shares the
-system's site-packages (torch, streamlit: not reinstalled); the package itself comes from the wheel only."""
+"""A fresh install: the wheel of this tree, installed into a new venv, serves the app and writes the lesson from
+another folder, with nothing from the source tree on the path. The venv sees the packages of the Python running
+the tests (torch, streamlit: not reinstalled), whether that is the system's or a virtualenv's; the package
+itself comes from the wheel only."""
 import os
 import shutil
+import site
 import socket
 import subprocess
 import sys
@@ -20,6 +22,37 @@ STEP_TIMEOUT = 180
 
 def run(cmd: list, cwd: Path, env: dict, timeout: float = STEP_TIMEOUT) -> subprocess.CompletedProcess:
     return subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def site_dirs() -> list[str]:
+    """The running interpreter's package folders (site-packages, Debian's dist-packages), its venv's included."""
+    return [p for p in dict.fromkeys(sys.path) if p and Path(p).name in ("site-packages", "dist-packages")]
+
+
+def share_packages(venv: Path) -> None:
+    """Make the running interpreter's packages importable in `venv`, after the venv's own. A venv made from
+    inside a virtualenv has the *base* Python's packages only (--system-site-packages), where torch and
+    tokenizers may be missing; site.addsitedir also reads those folders' own .pth files."""
+    lib = next((venv / "lib").glob("python3*/site-packages"))
+    lines = [f"import site; site.addsitedir({folder!r})" for folder in site_dirs()]
+    (lib / "zz_tests_share_packages.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def make_venv(venv: Path, pip: bool = True) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", *([] if pip else ["--without-pip"]), venv],
+                   check=True, timeout=STEP_TIMEOUT)
+    share_packages(venv)
+
+
+def test_a_new_venv_sees_the_packages_of_the_python_running_the_tests(tmp_path):
+    """From a virtualenv (the README's `pip install -r requirements.txt` inside one), torch lives in that venv,
+    not in the base Python a new venv is built from: the test venv must see this interpreter's folders."""
+    make_venv(tmp_path / "venv", pip=False)
+    seen = run([tmp_path / "venv/bin/python", "-c", "import sys, tokenizers, torch; print('\\n'.join(sys.path))"],
+               tmp_path, {k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert seen.returncode == 0, seen.stderr[-2000:]
+    missing = [p for p in site_dirs() if p not in seen.stdout.split("\n")]
+    assert not missing, (missing, seen.stdout)
 
 
 def test_every_shipped_model_is_packaged():
@@ -50,7 +83,7 @@ def installed(tmp_path_factory):
                  "-w", tmp / "wheel"], tmp, env)
     assert wheel.returncode == 0, wheel.stderr[-3000:]
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True, timeout=STEP_TIMEOUT)
+    make_venv(venv)
     install = run([venv / "bin/python", "-m", "pip", "install", "--no-deps", "--no-index", "-q",
                    *(tmp / "wheel").glob("*.whl")], tmp, env)
     assert install.returncode == 0, install.stderr[-3000:]
@@ -76,6 +109,20 @@ def test_installed_lesson_writes_from_another_folder(installed):
     page = out.read_text(encoding="utf-8")
     assert page.lstrip().lower().startswith("<!doctype html")
     assert "plotly.js (cartesian - minified)" in page              # viz/vendor's bundle is in the package
+
+
+def test_installed_commands_find_the_shipped_models_by_name(installed):
+    """After `pip install .`, from another folder: --model is a name in the installed share folder, en-es when
+    left out (the commands said 'the following arguments are required: --model' and 'no such model folder')."""
+    venv, share, elsewhere, env = installed
+    toy = run([venv / "bin/transformer-viz", "translate", "--model", "toy-reverse", "a b c"], elsewhere, env)
+    assert (toy.returncode, toy.stdout) == (0, "c b a\n"), toy.stderr[-3000:]
+    default = run([venv / "bin/transformer-viz", "translate", "The man went to the house."], elsewhere, env)
+    assert (default.returncode, default.stdout) == (0, "El hombre fue a la casa.\n"), default.stderr[-3000:]
+    missing = run([venv / "bin/transformer-viz", "translate", "--model", "nope", "a"], elsewhere, env)
+    assert missing.returncode == 2 and f"in {share / 'pretrained'} (the shipped models" in missing.stderr, missing.stderr
+    wrong = run([venv / "bin/transformer-viz", "translate", "--beam", "0", "a"], elsewhere, env)
+    assert "usage: transformer-viz translate" in wrong.stderr and "__main__" not in wrong.stderr, wrong.stderr
 
 
 def free_port() -> int:

@@ -75,3 +75,25 @@ def test_a_sweep_trains_each_setting_and_ranks_them_on_dev(tmp_path, capsys):
     assert sweep_main(argv) == 0                                     # again: each run goes on from where it stopped
     assert all(r["step"] == "4" for r in csv.DictReader(open(tmp_path / "sweep" / "sweep.csv")))
     assert f"best: {rows[0]['name']}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("case", ["missing candidate", "missing data", "unwritable out", "broken candidate"])
+def test_judge_checks_every_argument_before_measuring_anything(tmp_path, monkeypatch, case):
+    """A missing candidate folder printed nothing for minutes: the shipped model was measured first."""
+    from model.cli import judge
+    from model.io.checkpoint import CheckpointError
+    measured = []
+    monkeypatch.setattr(judge, "measure", lambda *a, **k: measured.append(a) or pytest.fail("measured"))
+    data = tmp_path / "data"
+    data.mkdir()
+    for split in ("dev", "test"):
+        (data / f"{split}.tsv").write_text("en\tes\na b\tb a\n", encoding="utf-8")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{}")
+    argv = {"candidate": str(tmp_path / "no-such-model"), "data": str(data), "out": str(tmp_path / "j.json")}
+    argv |= {"missing candidate": {}, "missing data": {"candidate": "toy-reverse", "data": str(tmp_path / "none")},
+             "unwritable out": {"candidate": "toy-reverse", "out": str(tmp_path / "none" / "j.json")},
+             "broken candidate": {"candidate": str(tmp_path / "broken")}}[case]
+    with pytest.raises((CheckpointError, ValueError, OSError)):
+        judge.main([f"--{k}={v}" for k, v in argv.items()] + ["--baseline", "toy-reverse"])
+    assert measured == []

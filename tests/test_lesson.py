@@ -13,7 +13,7 @@ import pytest
 from plotly.offline import get_plotlyjs
 
 from apptest_utils import no_exceptions, run_page
-from browser_utils import streamlit_server, wait_for_app
+from browser_utils import APP_TIMEOUT_MS, streamlit_server, wait_for_app
 from conftest import ROOT
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
@@ -292,8 +292,12 @@ def test_the_download_button_and_the_command_line_write_one_lesson(tmp_path, chr
         for lang in ("en", "zh"):
             page.goto(f"{url}/tour?model=en-es&text={STYLED_TEXT.replace(' ', '+')}&lang={lang}")
             wait_for_app(page)
-            with page.expect_download(timeout=120_000) as download:
-                page.get_by_role("button", name=catalogue(lang)["lesson.button"]).click()
+            button = page.get_by_role("button", name=catalogue(lang)["lesson.button"])
+            # a state, not a clock: the button is drawn once the script reaches it (wait_for_app can return
+            # before the first run has even started)
+            button.wait_for(state="visible", timeout=APP_TIMEOUT_MS)
+            with page.expect_download(timeout=APP_TIMEOUT_MS) as download:
+                button.click(timeout=APP_TIMEOUT_MS)
             saved[lang] = tmp_path / f"app-{lang}.html"
             download.value.save_as(saved[lang])
         assert download.value.suggested_filename == "lesson-en-es-the-man-went-to-the.html"

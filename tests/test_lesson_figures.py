@@ -22,7 +22,7 @@ SENTENCE = "The man went to the house."
 
 @pytest.fixture(scope="module")
 def trace():
-    return trace_of("en-es", SENTENCE)                 # d_model 256, 8 source positions
+    return trace_of("en-es", SENTENCE)         # d_model 256, 9 source positions: <modern> (the default style) first
 
 
 def layout_of(fig) -> dict:
@@ -76,25 +76,25 @@ def test_the_positional_step_shows_how_alike_the_positions_are(trace, lang):
     unit = pe / np.linalg.norm(pe, axis=1, keepdims=True)
     z = np.asarray(fig.data[0].z)
     np.testing.assert_allclose(z, unit @ unit.T, atol=1e-9)
-    assert z[0, 1] > z[0, -1] and z.shape == (8, 8)
+    assert z[0, 1] > z[0, -1] and z.shape == (9, 9)
     assert fig.data[0].zmin == pytest.approx(z.min()) and fig.data[0].zmax == 1.0   # the colours span what is shown
     assert FULL_FIGURES["positional"] is positional_table_figure
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_positional_table_has_no_row_under_the_sentence(trace, lang):
-    """Positions 0-7 fill the axis (reversed, 0 on top): no empty row "8" for the label to sit in; the label
+    """Positions 0-8 fill the axis (reversed, 0 on top): no empty row "9" for the label to sit in; the label
     is above the box, outside the data, and names the sentence's positions."""
     fig = positional_table_figure(trace, None, words(lang))
     layout = layout_of(fig)
     n = len(fig.data[0].z)
-    assert n == 8
+    assert n == 9
     assert layout["yaxis"]["range"] == [n - 0.5, -0.5] and layout["yaxis"]["autorange"] is False
     (box,) = layout["shapes"]
     assert (box["y0"], box["y1"]) == (-0.5, n - 0.5)
     (label,) = layout["annotations"]
     assert (label["yref"], label["y"], label["yanchor"]) == ("paper", 1, "bottom")
-    assert label["text"].endswith("0–7")
+    assert label["text"].endswith("0–8")
 
 
 def test_code_spans_in_a_steps_text():

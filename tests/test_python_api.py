@@ -57,3 +57,18 @@ def test_attention_figure_says_what_is_wrong(toy_trace, args, message):
     from viz.figures import attention_figure
     with pytest.raises(ValueError, match=message):
         attention_figure(toy_trace, EN, *args)
+
+
+def test_the_python_api_writes_modern_spanish_unless_asked():
+    """translate and trace_sentence wrote the 1909 Bible's Spanish ('Y el varón se fué á la casa.') where the app
+    and the command line write modern by default; style= chooses, a text led by a style token keeps it."""
+    from model import find_model, load_checkpoint, trace_sentence, translate
+    bundle = load_checkpoint(find_model("en-es"))
+    assert translate(bundle, "The man went to the house.") == "El hombre fue a la casa."
+    assert translate(bundle, "The man went to the house.", style="bible") == "Y el varón se fué á la casa."
+    assert translate(bundle, "<bible> The man went to the house.") == "Y el varón se fué á la casa."
+    trace = trace_sentence(bundle, "The man went to the house.")
+    assert trace.meta["src_tokens"][0] == "<modern>" and trace.meta["translation"] == "El hombre fue a la casa."
+    assert trace_sentence(bundle, "The man went to the house.", style="bible").meta["src_tokens"][0] == "<bible>"
+    toy = load_checkpoint(find_model("toy-reverse"))
+    assert translate(toy, "a b c", style="bible") == "c b a"         # a one-style model has no style to choose

@@ -1,16 +1,18 @@
 """Write one sentence's guided lesson as a single HTML file that opens offline (the library traces the
 sentence; the app's tour figures and catalogue write the page, so this command lives above both).
 
-    python -m transformer_viz lesson --model pretrained/en-es --text "The man went to the house." --out lesson.html
-    python -m transformer_viz lesson --model pretrained/en-es --text "The man went to the house." --out 课.html --lang zh
-    python -m transformer_viz lesson --model pretrained/en-es --text "The man went to the house." --out b.html --style bible
+    python -m transformer_viz lesson --text "The man went to the house." --out lesson.html        (en-es)
+    python -m transformer_viz lesson --text "The man went to the house." --out 课.html --lang zh
+    python -m transformer_viz lesson --text "The man went to the house." --out b.html --style bible
+    python -m transformer_viz lesson --model toy-reverse --text "a b c" --out toy.html
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from model.cli.arguments import add_style_argument, beam_size, fail, int_up_to, output_file, styled
+from model.cli.arguments import (add_model_argument, add_style_argument, beam_size, fail, int_up_to, output_file,
+                                 resolve_models)
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
@@ -20,7 +22,7 @@ from viz.i18n import DEFAULT_LANG, LANGS
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Write a self-contained HTML lesson (the guided tour with "
                                                  "interactive figures) for one sentence.")
-    parser.add_argument("--model", required=True, help="checkpoint folder, e.g. pretrained/en-es")
+    add_model_argument(parser)
     parser.add_argument("--text", required=True, help="the source sentence")
     parser.add_argument("--target", default=None, help="a reference translation to teacher-force (optional)")
     parser.add_argument("--out", required=True, help="the HTML file to write")
@@ -33,13 +35,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.target is not None and not args.target.strip():
         parser.error("argument --target: empty (leave it out to let the model decode)")
+    resolve_models(args)
     output_file(args.out)                 # a device, a FIFO (would block) or a missing folder: refused before the work
     from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
     bundle = load_checkpoint(args.model, device=args.device)      # a bad folder or sentence: one line (__main__.py)
-    # the Spanish the app writes by default (modern), or --style's: with no style token en-es wrote the 1909
-    # Bible's ('Y el varón se fué á la casa.') where the app's tour shows 'El hombre fue a la casa.'
-    trace = trace_sentence(bundle, styled(bundle, args.text, args.style), target=args.target, beam=args.beam,
-                           max_tokens=args.max_tokens)
+    trace = trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens,
+                           style=args.style)      # modern unless --style says, as the app's tour
     try:
         path = write_lesson(trace, args.out, bundle.path, lang=args.lang)
     except OSError as e:

@@ -163,7 +163,7 @@ def _cut_long_text() -> None:
 
 
 def _upload_picker(sb) -> None:
-    upload = sb.file_uploader(t("sidebar.upload"), type=["txt", "csv"], key="upload")
+    upload = sb.file_uploader(t("sidebar.upload"), type=["txt", "csv"], key=view.key(view.UPLOAD))
     if upload is None:
         return
     try:
@@ -171,8 +171,16 @@ def _upload_picker(sb) -> None:
     except UploadError as e:
         sb.warning(f"{plain(upload.name)}: {plain(error_text(e))}")
         return
-    sb.selectbox(tn("sidebar.upload.count", len(sentences)), sentences, key=view.key(view.UPLOADED), index=None,
-                 placeholder=t("sidebar.upload.placeholder"), on_change=_use_uploaded, format_func=lambda s: s[:80])
+    chosen = sb.selectbox(tn("sidebar.upload.count", len(sentences)), sentences, key=view.key(view.UPLOADED),
+                          index=None, placeholder=t("sidebar.upload.placeholder"), on_change=_use_uploaded,
+                          format_func=lambda s: s[:80])
+    if chosen is None:                  # nothing changes until a sentence is picked: say so where the eye is
+        sb.info(t("sidebar.upload.pick"))
+
+
+def uploaded_file():
+    """The file uploaded in the sidebar (a Streamlit UploadedFile), or None: Head analysis averages over it."""
+    return view.get(view.UPLOAD)
 
 
 def header(ctx: Context) -> None:

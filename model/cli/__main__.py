@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from model import runtime
 from model.cli.arguments import fail
 
 COMMANDS = {   # name -> (module with main(argv), what it does)
@@ -32,13 +33,16 @@ def usage(commands: dict[str, tuple[str, str]], usage_line: str) -> str:
     return f"usage: {usage_line}\n\ncommands:\n{listed}"
 
 
-def dispatch(argv: list[str], commands: dict[str, tuple[str, str]], usage_line: str = USAGE) -> int:
-    """Run commands[argv[0]]'s main(argv[1:]); a person's mistake (ValueError, OSError) is one line, exit 2."""
+def dispatch(argv: list[str], commands: dict[str, tuple[str, str]], usage_line: str = USAGE,
+             program: str = "python -m model.cli") -> int:
+    """Run commands[argv[0]]'s main(argv[1:]); a person's mistake (ValueError, OSError) is one line, exit 2.
+    Its usage and errors name the program as typed (`transformer-viz lesson`), not Python's `__main__.py`."""
     if not argv or argv[0] not in commands:
         print(usage(commands, usage_line), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
-    module = importlib.import_module(commands[argv[0]][0])
-    sys.argv[0] = f"{sys.argv[0]} {argv[0]}"
+    runtime.configure()     # before a command imports torch: idle OpenMP threads sleep (spinning ones made
+    module = importlib.import_module(commands[argv[0]][0])      # evaluate 20x slower on a busy machine)
+    sys.argv[0] = f"{program} {argv[0]}"      # argparse's prog: the basename of sys.argv[0]
     try:
         result = module.main(argv[1:])
     except (ValueError, OSError) as e:   # a person's mistake, one line and no traceback: InputError, CheckpointError,

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from model.io.files import describe_kind
+from model.io.models import DEFAULT_MODEL, MODELS_ENV, find_model
 from model.io.tokenizer import DEFAULT_STYLE, STYLE_TOKENS
 
 
@@ -131,6 +132,21 @@ def add_style_argument(parser) -> None:
                         help=f"a two-style model: write modern Spanish or the 1909 Bible's (default: {DEFAULT_STYLE})")
 
 
-def styled(bundle, text: str, style: str | None) -> str:
-    """`text` as the model reads it under --style (modern when not given, for a two-style model)."""
-    return bundle.tokenizer.styled(text, style or bundle.tokenizer.default_style)
+def add_model_argument(parser, flag: str = "--model", default: str | None = DEFAULT_MODEL, with_models: bool = True,
+                       what: str = "the model") -> None:
+    """--model (or another flag): a model's name in the models folder or a model folder; and --models, the
+    folder that holds the models. resolve_models turns the names into folders once the arguments are parsed."""
+    parser.add_argument(flag, default=default, required=default is None,
+                        help=f"{what}: a name (en-es, toy-reverse, ... in the models folder) or a model folder"
+                             + (f" (default: {default})" if default else ""))
+    if with_models:
+        parser.add_argument("--models", default=None, metavar="DIR",
+                            help=f"the folder that holds the models (default: ${MODELS_ENV}, else the shipped models)")
+
+
+def resolve_models(args, *dests: str) -> None:
+    """Each named argument (default: model), a name or a folder, becomes its folder (model/io/models.find_model);
+    a CheckpointError names what was looked for and where, before any work."""
+    for dest in dests or ("model",):
+        if getattr(args, dest) is not None:
+            setattr(args, dest, find_model(getattr(args, dest), args.models))

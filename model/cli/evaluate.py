@@ -1,7 +1,9 @@
-"""Score a translation checkpoint with sacrebleu: python -m model.cli evaluate --model pretrained/en-es --test pretrained/en-es/test.tsv.
+"""Score a translation checkpoint with sacrebleu: python -m model.cli evaluate --test pretrained/en-es/test.tsv.
 
-Sentences are decoded in length-sorted batches (model/inference/batch_translate.py); --one-by-one
-decodes them singly, as before, to compare.
+A two-style model is scored in the test set's style (model/training/evaluate.set_style: the Bible corpus's
+splits in the 1909 Bible's, everyday sets in modern Spanish) unless --style says; the style is printed and kept
+with the scores. Sentences are decoded in length-sorted batches (model/inference/batch_translate.py);
+--one-by-one decodes them singly, as before, to compare.
 """
 from __future__ import annotations
 
@@ -13,20 +15,21 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from model.cli.arguments import add_style_argument, beam_size, output_file, positive_int, styled, thread_count
+from model.cli.arguments import (add_model_argument, add_style_argument, beam_size, output_file, positive_int,
+                                 resolve_models, thread_count)
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
-from model.inference.pipeline import translate
+from model.inference.pipeline import source_text, translate
 from model.io.checkpoint import MAX_METRICS_BYTES, load_checkpoint
 from model.io.files import read_bytes_limited
 from model.io.device import add_device_argument, describe_device
-from model.training.evaluate import score
+from model.training.evaluate import score, set_style
 
 
 def main(argv=None) -> dict:
     from model.training.corpus import read_tsv
 
     parser = argparse.ArgumentParser(description="Evaluate a translation checkpoint with sacrebleu.")
-    parser.add_argument("--model", required=True)
+    add_model_argument(parser)
     parser.add_argument("--test", required=True, help="TSV with en and es columns")
     parser.add_argument("--beam", type=beam_size, default=4)
     add_style_argument(parser)
@@ -40,21 +43,31 @@ def main(argv=None) -> dict:
     parser.add_argument("--one-by-one", action="store_true", help="decode sentence by sentence (no batches)")
     add_device_argument(parser)
     args = parser.parse_args(argv)
+    resolve_models(args)
     pairs = read_tsv(args.test)[: args.limit]
     out = output_file(args.out) if args.out is not None else None     # '' , a device, a FIFO: said before any work
     previous = read_metrics(out) if out else {}   # before the minutes of decoding: a file this run must not overwrite
     torch.set_num_threads(args.threads)
     bundle = load_checkpoint(args.model, device=args.device)
     print(f"device: {describe_device(bundle.model.device)}")
-    sources, references = [styled(bundle, s, args.style) for s, _ in pairs], [t for _, t in pairs]
-    metrics = {"test_file": Path(args.test).name, "pairs": len(pairs)}
+    style, why = (args.style, "--style") if args.style else (set_style(args.test), "the test set's")
+    if style is None:
+        style, why = bundle.tokenizer.default_style, "the model's default"
+    style = style if style in bundle.tokenizer.styles else None             # a one-style model: its only Spanish
+    if style is not None:
+        print(f"style: {style} ({why}; --style {'modern' if style == 'bible' else 'bible'} to score the other)")
+    sources = [source_text(bundle, s, style) for s, _ in pairs]
+    references = [t for _, t in pairs]
+    metrics = {"test_file": Path(args.test).name, "pairs": len(pairs), **({"style": style} if style else {})}
     for beam in ([1] if args.also_greedy else []) + [args.beam]:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         hyps = decode_all(bundle, sources, beam, args.batch_tokens, args.one_by_one)
         result = score(hyps, references)
         result["seconds"] = round(time.perf_counter() - start, 1)
+        result["cpu_seconds"] = round(time.process_time() - cpu_start, 1)
         metrics["greedy" if beam == 1 else f"beam{beam}"] = result
-        print(f"beam {beam}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['seconds']} s)")
+        print(f"beam {beam}{f', {style}' if style else ''}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
+              f"({result['seconds']} s, {result['cpu_seconds']} CPU s)")
     if out is not None:
         out.write_text(json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"scores added to {out}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from model.cli.arguments import output_file, positive_int
+from model.cli.arguments import add_model_argument, output_file, positive_int, resolve_models
 from model.errors import InputError
 from model.inference.pipeline import encode_text, load_engine
 from model.training.corpus import read_tsv
@@ -17,7 +17,7 @@ from model.training.examples import choose, measure, presets_text
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Choose example sentences by measuring them; write presets.txt.")
-    parser.add_argument("--model", required=True)
+    add_model_argument(parser)
     parser.add_argument("--test", required=True, help="held-out TSV (en, es)")
     parser.add_argument("--everyday", required=True, help="everyday sentences: an en<TAB>es TSV (its en column)")
     parser.add_argument("--pairs", type=positive_int, default=300, help="held-out pairs to measure")
@@ -26,6 +26,7 @@ def main(argv=None) -> int:
     parser.add_argument("--start", default="The man went to the house.",
                         help="the app's default sentence, first ('' for none)")
     args = parser.parse_args(argv)
+    resolve_models(args)
     bundle = load_engine(args.model, device="cpu")           # "no such model folder" first
     presets_file = presets_target(args.model)
     pairs = [(s, t) for s, t in read_tsv(args.test)[: args.pairs] if len(s.split()) <= args.max_words]

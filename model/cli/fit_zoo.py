@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from model.analysis import zoo_fit
-from model.cli.arguments import learning_rate, positive_int, thread_count
+from model.cli.arguments import add_model_argument, learning_rate, positive_int, resolve_models, thread_count
 from model.io.checkpoint import load_checkpoint
 from model.training.corpus import read_tsv
 
@@ -24,7 +24,7 @@ from model.training.corpus import read_tsv
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Fit the zoo's general and additive scores to every head of a "
                                                  "model; write zoo_fit.safetensors into the model folder.")
-    parser.add_argument("--model", required=True, help="model folder (model.safetensors, config.json, ...)")
+    add_model_argument(parser)
     parser.add_argument("--data", required=True, help="folder with train.tsv and dev.tsv (en<TAB>es)")
     parser.add_argument("--sentences", type=positive_int, default=zoo_fit.DEFAULT_SENTENCES,
                         help="training sentences fitted on")
@@ -37,6 +37,7 @@ def main(argv=None) -> int:
                         help="which sentences and their order (the weights start from the zoo's random ones)")
     parser.add_argument("--threads", type=thread_count, default=1, help="CPU threads")
     args = parser.parse_args(argv)
+    resolve_models(args)
     torch.set_num_threads(args.threads)
     model_dir, data = Path(args.model), Path(args.data)
     start = time.perf_counter()

@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 
 import torch
+from tqdm import tqdm
 
-from model.cli.arguments import beam_size, positive_int, thread_count
+from model.cli.arguments import add_model_argument, beam_size, output_file, positive_int, resolve_models, thread_count
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
 from model.training.corpus import read_tsv
@@ -23,8 +24,8 @@ EVERYDAY = Path(__file__).resolve().parents[2] / "docs" / "examples" / "everyday
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Should a retrained model replace the shipped one?")
-    parser.add_argument("--candidate", required=True, help="model folder (as `export` writes it)")
-    parser.add_argument("--baseline", default="pretrained/en-es")
+    add_model_argument(parser, "--candidate", default=None, what="the retrained model (a folder as `export` writes it)")
+    add_model_argument(parser, "--baseline", with_models=False, what="the shipped model")
     parser.add_argument("--data", default="data/en-es", help="corpus folder with dev.tsv and test.tsv")
     parser.add_argument("--everyday", default=str(EVERYDAY), help="everyday sentences with references (en/es TSV)")
     parser.add_argument("--modern", default=None,
@@ -38,17 +39,21 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=thread_count, default=2)
     add_device_argument(parser)
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    # every argument checked before the minutes of decoding: the models, the sets, --out, then both models loaded
+    resolve_models(args, "candidate", "baseline")
     sets = {"dev": read_tsv(Path(args.data) / "dev.tsv")[:args.limit],
             "test": read_tsv(Path(args.data) / "test.tsv")[:args.limit],
             "everyday": read_tsv(args.everyday)}
     if args.modern:
         sets["modern"] = read_tsv(args.modern)[:args.limit]
+    if args.out is not None:
+        output_file(args.out)
+    torch.set_num_threads(args.threads)
+    bundles = {role: load_checkpoint(getattr(args, role), device=args.device) for role in ("baseline", "candidate")}
     measured = {}
-    for role in ("baseline", "candidate"):
-        folder = Path(getattr(args, role))
-        bundle = load_checkpoint(folder, device=args.device)
-        measured[role] = measure(bundle, folder, sets, args.beam)
+    for role, bundle in bundles.items():
+        with tqdm(total=sum(map(len, sets.values())), desc=f"{role} {bundle.path}", unit="sentence") as bar:
+            measured[role] = measure(bundle, bundle.path, sets, args.beam, on_batch=bar.update)
     print(f"device: {describe_device(bundle.model.device)}; beam {args.beam}; "
           f"{len(sets['dev'])} dev, {len(sets['test'])} test, {len(sets['everyday'])} everyday"
           f"{', %d everyday corpus test' % len(sets['modern']) if 'modern' in sets else ''} pairs\n")

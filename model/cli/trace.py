@@ -1,16 +1,16 @@
-"""Capture a Trace of one sentence to an .npz file: python -m model.cli trace --model DIR --text "..." --out FILE."""
+"""Capture a Trace of one sentence to an .npz file: python -m model.cli trace [--model NAME|DIR] --text "..." --out FILE."""
 from __future__ import annotations
 
 import argparse
 
-from model.cli.arguments import add_style_argument, output_file, styled
+from model.cli.arguments import add_model_argument, add_style_argument, output_file, resolve_models
 from model.inference.pipeline import load_engine, trace_sentence
 from model.io.device import add_device_argument
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Capture a Trace of one sentence to an .npz file.")
-    parser.add_argument("--model", required=True, help="checkpoint folder (model.safetensors, ...)")
+    add_model_argument(parser)
     parser.add_argument("--text", required=True, help="source sentence")
     parser.add_argument("--target", default=None, help="reference target (teacher forcing)")
     add_style_argument(parser)
@@ -20,12 +20,13 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.target is not None and not args.target.strip():
         parser.error("argument --target: empty (leave it out to let the model decode)")
+    resolve_models(args)
     out = output_file(args.out)           # before the model runs: no device, no pipe, no missing folder
     names = None if args.names is None else [n.strip() for n in args.names.split(",") if n.strip()]
     if names == []:
         parser.error("argument --names: no name or pattern given")
     bundle = load_engine(args.model, device=args.device)
-    trace = trace_sentence(bundle, styled(bundle, args.text, args.style), target=args.target, names=names)
+    trace = trace_sentence(bundle, args.text, target=args.target, names=names, style=args.style)
     unmatched = [n for n in names or [] if not (n in trace or trace.names(n))]
     if unmatched:
         raise ValueError(f"--names: nothing captured matches {', '.join(map(repr, unmatched))} "

@@ -1,8 +1,9 @@
 """Translate from the command line.
 
-    python -m model.cli translate --model pretrained/en-es "The man went to the house."
-    python -m model.cli translate --model pretrained/en-es --input sentences.txt --beam 4
-    python -m model.cli translate --model pretrained/en-es --input docs/examples/everyday.tsv
+    python -m model.cli translate "The man went to the house."             (en-es, modern Spanish)
+    python -m model.cli translate --model toy-reverse "a b c"
+    python -m model.cli translate --input sentences.txt --beam 4 --style bible
+    python -m model.cli translate --model runs/mix/shipped --input docs/examples/everyday.tsv
 
 A file (one sentence a line, or the en column of an en/es TSV) is translated in length-sorted batches (model/inference/batch_translate.py); its output has one
 line per input line, in order, blank for blank.
@@ -12,7 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.cli.arguments import add_style_argument, beam_size, int_up_to, positive_int, styled
+from model.cli.arguments import (add_model_argument, add_style_argument, beam_size, int_up_to, positive_int,
+                                 resolve_models)
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, translate
 from model.io.checkpoint import load_checkpoint
@@ -24,7 +26,7 @@ from model.training.corpus import HEADER, read_tsv
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Translate text with a checkpoint folder.")
     parser.add_argument("text", nargs="?", help="a sentence (or use --input)")
-    parser.add_argument("--model", required=True, help="checkpoint folder")
+    add_model_argument(parser)
     parser.add_argument("--input", help="a UTF-8 file, one sentence per line (or an en<TAB>es TSV: its en column); "
                         "output one line per line")
     parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
@@ -36,12 +38,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if (args.text is None) == (args.input is None):
         parser.error("give either a sentence or --input FILE")
+    resolve_models(args)
     lines = [args.text] if args.input is None else read_lines(args.input)   # a mistake: one line (model/cli/__main__.py)
     bundle = load_checkpoint(args.model, device=args.device)
     if args.input is None:
-        print(translate(bundle, styled(bundle, args.text, args.style), beam=args.beam, max_tokens=args.max_tokens))
+        print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens, style=args.style))
         return 0
-    for line in translate_many(bundle, [styled(bundle, line, args.style) for line in lines], args.beam, args.batch_tokens, args.max_tokens):
+    for line in translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens, style=args.style):
         print(line)
     return 0
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from model.inference.decode import beam_search_batch, default_max_len, greedy_rows, pad_batch
-from model.inference.pipeline import DEFAULT_MAX_TOKENS, encode_text
+from model.inference.pipeline import DEFAULT_MAX_TOKENS, encode_text, source_text
 from model.io.checkpoint import Bundle
 from model.nn.transformer import Transformer
 
@@ -38,10 +38,11 @@ def decode_batch(model: Transformer, src_ids: list[list[int]], beam: int = 1) ->
 
 def translate_many(bundle: Bundle, texts: list[str], beam: int = 1, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                    max_tokens: int = DEFAULT_MAX_TOKENS,
-                   on_batch: Callable[[int], None] | None = None) -> list[str]:
-    """Translations in the order of texts ("" for a blank one). batch_tokens bounds padded source
-    tokens per batch, counting each of a beam's decoder rows; on_batch(n) reports n sentences done."""
-    sources = {i: encode_text(bundle, t, max_tokens).ids for i, t in enumerate(texts) if t and t.strip()}
+                   on_batch: Callable[[int], None] | None = None, style: str | None = None) -> list[str]:
+    """Translations in the order of texts ("" for a blank one), in `style` (pipeline.source_text). batch_tokens
+    bounds padded source tokens per batch, counting each of a beam's decoder rows; on_batch(n) reports n done."""
+    sources = {i: encode_text(bundle, source_text(bundle, t, style), max_tokens).ids
+               for i, t in enumerate(texts) if t and t.strip()}
     out = [""] * len(texts)
     for batch in length_batches({i: len(s) for i, s in sources.items()}, max(1, batch_tokens // beam)):
         for i, ids in zip(batch, decode_batch(bundle.model, [sources[i] for i in batch], beam)):

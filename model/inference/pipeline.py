@@ -75,8 +75,16 @@ def generate(bundle: Bundle, src_ids: list[int], beam: int = 1, max_len: int | N
     return bundle.batcher.greedy(src_ids, max_len or default_max_len(bundle.model, len(src_ids)))
 
 
-def translate(bundle: Bundle, text: str, beam: int = 1, max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
-    src = encode_text(bundle, text, max_tokens)
+def source_text(bundle: Bundle, text: str, style: str | None = None) -> str:
+    """The source as the model reads it: a two-style model's text led by `style`'s token (None: the model's
+    default, modern, as the app and the command line write), unless it already starts with one."""
+    return bundle.tokenizer.styled(text, style or bundle.tokenizer.default_style)
+
+
+def translate(bundle: Bundle, text: str, beam: int = 1, max_tokens: int = DEFAULT_MAX_TOKENS,
+              style: str | None = None) -> str:
+    """The translation of `text`, in `style` (modern or bible) for a two-style model: see source_text."""
+    src = encode_text(bundle, source_text(bundle, text, style), max_tokens)
     return bundle.tokenizer.decode(generate(bundle, src.ids, beam))
 
 
@@ -93,13 +101,15 @@ def forced_pass(bundle: Bundle, src_ids: list[int], y: list[int], names=None) ->
 
 
 def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=None, beam: int = 1,
-                   max_tokens: int = DEFAULT_MAX_TOKENS) -> Trace:
-    """One teacher-forced pass over `target`, or over the model's own output when there is none.
+                   max_tokens: int = DEFAULT_MAX_TOKENS, style: str | None = None) -> Trace:
+    """One teacher-forced pass over `target`, or over the model's own output when there is none; the source
+    in `style` (see source_text: modern unless asked, or unless `text` starts with a style token).
 
     Rows of decoder maps are decoder inputs (<s> y_1 .. y_{n-1}); the token predicted at row t is
     y_t (meta["tgt_out_tokens"]). The translation is always generated and kept in meta.
     """
     tok = bundle.tokenizer
+    text = source_text(bundle, text, style)
     src = encode_text(bundle, text, max_tokens)
     generated = generate(bundle, src.ids, beam)
     forced = bool(target and target.strip())

@@ -1,33 +1,85 @@
-"""Which models there are: the folders under one models folder that hold a config.json. The app's model picker
-and the `app` command both ask here, so they always list the same models.
+"""Where the models are: one lookup for the app and every command.
 
-The models folder is the operator's TRANSFORMER_VIZ_MODELS, else the default the caller gives (the source
-tree's or the installed pretrained/). Models are only ever read from it: never from a path a user typed.
+The models folder is, first found: --models (a command's argument), $TRANSFORMER_VIZ_MODELS, the source
+tree's pretrained/ when this code runs from a source tree, else the installed share folder
+(<prefix>/share/transformer-viz/pretrained, pyproject.toml's data-files). A model is named by its folder's name
+in it (en-es, toy-reverse) or given as a folder path.
 """
 from __future__ import annotations
 
 import os
+import sysconfig
 from pathlib import Path
 
+from model.errors import CheckpointError
 from model.io.files import MiB, read_text_limited
 
 MODELS_ENV = "TRANSFORMER_VIZ_MODELS"
 DEFAULT_MODEL = "en-es"
+SHARE = ("share", "transformer-viz")
+SOURCE_TREE = Path(__file__).resolve().parents[2]      # the repository; site-packages once installed
 
 
-def models_folder(default: Path) -> Path:
-    """The operator's models folder (read on every call, so a changed environment applies), else `default`."""
-    return Path(os.environ.get(MODELS_ENV) or default).expanduser().resolve()
+def is_source_tree(root: Path = SOURCE_TREE) -> bool:
+    return (root / "pyproject.toml").is_file() and (root / "app.py").is_file()
+
+
+def installed_homes() -> list[Path]:
+    """Where pip puts the data files: this interpreter's prefix (a venv's), then the user's (--user)."""
+    schemes = dict.fromkeys([sysconfig.get_default_scheme(), sysconfig.get_preferred_scheme("user")])
+    return [Path(sysconfig.get_path("data", scheme)).joinpath(*SHARE) for scheme in schemes]
+
+
+def shipped_models_folder() -> Path:
+    """The shipped models: the source tree's pretrained/, else the first installed share folder that exists."""
+    if is_source_tree():
+        return SOURCE_TREE / "pretrained"
+    homes = installed_homes()
+    return next((h / "pretrained" for h in homes if (h / "pretrained").is_dir()), homes[0] / "pretrained")
+
+
+def models_source(models: str | os.PathLike | None = None, default: Path | None = None) -> tuple[Path, str]:
+    """(the models folder, which setting chose it: '--models', '$TRANSFORMER_VIZ_MODELS' or 'the shipped models'):
+    `models` (a command's --models), else the operator's setting (read on every call), else `default`, else the
+    shipped models."""
+    if models is not None and str(models).strip():
+        return Path(models).expanduser().resolve(), "--models"
+    if os.environ.get(MODELS_ENV, "").strip():
+        return Path(os.environ[MODELS_ENV]).expanduser().resolve(), f"${MODELS_ENV}"
+    return Path(default or shipped_models_folder()).expanduser().resolve(), "the shipped models"
+
+
+def models_folder(default: Path | None = None) -> Path:
+    """The folder the app and the commands read models from, when no --models is given."""
+    return models_source(None, default)[0]
 
 
 def model_ids(folder: Path) -> list[str]:
-    """The model folders directly under `folder`: the default model first, then English-to-X, then the rest."""
+    """The model folders (each with a config.json) directly under `folder`: the default model first."""
     if not folder.is_dir():
         return []
     root = folder.resolve()
-    ids = sorted(p.name for p in folder.iterdir()                # a linked folder only when it stays inside
-                 if p.is_dir() and p.resolve().is_relative_to(root) and (p / "config.json").is_file())
-    return sorted(ids, key=lambda m: (m != DEFAULT_MODEL, not m.startswith("en-"), m))
+    names = sorted(p.name for p in folder.iterdir()              # a linked folder only when it stays inside
+                   if p.is_dir() and p.resolve().is_relative_to(root) and (p / "config.json").is_file())
+    return sorted(names, key=lambda m: (m != DEFAULT_MODEL, not m.startswith("en-"), m))
+
+
+def find_model(model: str | os.PathLike = DEFAULT_MODEL, models: str | os.PathLike | None = None) -> Path:
+    """The folder of `model`: a folder path as it is, else a name in the models folder. CheckpointError,
+    saying where it looked and which models are there, when neither."""
+    text = str(model).strip()
+    if not text:
+        raise CheckpointError("no model given: give a name such as en-es, or a model folder")
+    if Path(text).expanduser().is_dir():
+        return Path(text).expanduser()
+    folder, chosen_by = models_source(models)
+    named = folder / text
+    if Path(text).name == text and text not in (".", "..") and named.is_dir():
+        return named
+    known = model_ids(folder)
+    there = f"the models there: {', '.join(known)}" if known else "no model there"
+    raise CheckpointError(f"{text}: no such model folder, and no model of that name in {folder} ({chosen_by}; "
+                          f"{there}); give a folder, a name, --models DIR or ${MODELS_ENV}")
 
 
 # Text files beside the weights that the app and the lesson read, each read only when stat() says it is a regular

@@ -9,6 +9,8 @@ Special tokens have fixed ids so the model config can name them: <pad>=0, <s>=1,
 """
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Iterable
 
@@ -22,6 +24,7 @@ SPECIAL_TOKENS = [PAD, BOS, EOS]
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
 # A model trained on two kinds of Spanish reads which one to write from a first source token.
 STYLE_TOKENS = {"modern": "<modern>", "bible": "<bible>"}
+_MANY_SPACES = re.compile(r" {2,}")
 DEFAULT_STYLE = "modern"          # a two-style model writes today's Spanish unless asked (app and command line)
 
 
@@ -89,8 +92,8 @@ class Tokenizer:
 
     def styled(self, text: str, style: str | None) -> str:
         """`text` as the model reads it in `style`: the style token first, when the model has styles.
-        A one-style model, or no style asked, reads the text as it is."""
-        if style is None or not self.styles:
+        A one-style model, no style asked, or a text that already starts with a style token reads as it is."""
+        if style is None or not self.styles or text.split(maxsplit=1)[:1] in ([t] for t in STYLE_TOKENS.values()):
             return text
         if style not in self.styles:
             raise ValueError(f"unknown style {style!r}; this model knows {', '.join(self.styles)}")
@@ -119,8 +122,10 @@ class Tokenizer:
                              f"spaces; it cannot read {shown}", known=known, shown=shown)
 
     def decode(self, ids: Iterable[int]) -> str:
+        """The text of `ids`, with one space between words: en-es learned lone space tokens from references
+        with doubled spaces (Apertium's, where it dropped a word), and wrote '¿Puede  me ayudas?'."""
         ids = [int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)]
-        return self.backend.decode(ids).strip()
+        return _MANY_SPACES.sub(" ", self.backend.decode(ids)).strip()
 
     def token_strings(self, ids: Iterable[int]) -> list[str]:
         """Readable label per token: a leading space shows as '▁', partial UTF-8 bytes as <0x..>."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 from model.inference.batch_translate import translate_many
 from model.io.checkpoint import WEIGHTS, Bundle
@@ -47,12 +48,13 @@ class Measurement:
         return asdict(self)
 
 
-def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4) -> Measurement:
-    """Scores of one model on the dev, test and everyday sets (each decoded in batches)."""
+def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4,
+            on_batch: Callable[[int], None] | None = None) -> Measurement:
+    """Scores of one model on the dev, test and everyday sets (each decoded in batches; on_batch(n): n done)."""
     scores, outputs = {}, {}
     for name, pairs in sets.items():
-        style = STYLE_OF_SET.get(name)
-        outputs[name] = translate_many(bundle, [bundle.tokenizer.styled(s, style) for s, _ in pairs], beam=beam)
+        outputs[name] = translate_many(bundle, [s for s, _ in pairs], beam=beam, style=STYLE_OF_SET.get(name),
+                                       on_batch=on_batch)
         full = score(outputs[name], [t for _, t in pairs])
         scores[name] = {"bleu": full["bleu"], "chrf": full["chrf"]}
     repeats = sum(repeats_a_word(o) for name in ("test", "everyday") for o in outputs[name])

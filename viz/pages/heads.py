@@ -12,6 +12,7 @@ from viz.figures.zoo import step_heatmap
 from viz.i18n import error_text, kind_short, kind_title, t, tn, words
 from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz import view
+from viz.sidebar import uploaded_file
 from viz.view import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
@@ -90,8 +91,13 @@ def stat_help(stat: str) -> str:
 
 
 def file_stats(ctx):
-    """Statistics averaged over an uploaded file; computed on request, kept for this session."""
-    upload = st.file_uploader(t("heads.upload", n=MAX_AGGREGATE), type=["txt", "csv"], key="heads-upload")
+    """Statistics averaged over a file of sentences (the sidebar's, else one uploaded here); computed on
+    request, kept for this session."""
+    upload = uploaded_file()
+    if upload is not None:
+        st.caption(t("heads.upload.sidebar", file=plain(upload.name)))
+    else:
+        upload = st.file_uploader(t("heads.upload", n=MAX_AGGREGATE), type=["txt", "csv"], key="heads-upload")
     if upload is None:
         st.info(t("heads.upload.info"))
         return None
@@ -101,7 +107,8 @@ def file_stats(ctx):
     except UploadError as e:
         st.warning(f"{plain(upload.name)}: {plain(error_text(e))}")
         return None
-    key = (ctx.model_id, hashlib.sha256(data).hexdigest(), ctx.max_tokens)
+    sentences = [ctx.model.tokenizer.styled(s, ctx.style) for s in sentences]     # in the sidebar's Spanish
+    key = (ctx.model_id, hashlib.sha256(data).hexdigest(), ctx.max_tokens, ctx.style)
     result = session_memo("heads-aggregate", key)
     if result is None:
         if not st.button(tn("heads.upload.go", len(sentences)), type="primary", key="heads-agg-go"):

@@ -1,0 +1,39 @@
+"""Every figure of a trace as a static file (PDF, SVG, PNG) for slides and papers: the guided tour's pictures, as
+the app and the offline lesson draw them (viz/tour_figures.step_pictures), converted by viz/figures/static.py.
+
+    from viz.static_figures import write_figures
+    write_figures(trace, "figures/", model_dir=bundle.path, formats=("pdf", "png"))
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from viz.figures.static import FORMATS, save_figure
+from viz.i18n import DEFAULT_LANG, LANGS
+from viz.tour_figures import step_pictures
+from viz.tour_steps import TOUR
+
+
+def trace_figures(trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG) -> list[tuple[str, go.Figure]]:
+    """(file stem, plotly figure) of every picture of the tour, in its order: 01-tokens, 02-positional, ..."""
+    if lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
+    named = []
+    for number, step in enumerate(TOUR, start=1):
+        for i, picture in enumerate(step_pictures(step, trace, model_dir, lang)):
+            named.append((f"{number:02d}-{step.key}{f'-{i + 1}' if i else ''}", picture.figure))
+    return named
+
+
+def write_figures(trace, folder, model_dir: Path | None = None, lang: str = DEFAULT_LANG,
+                  formats: tuple[str, ...] = ("pdf",)) -> list[Path]:
+    """Every figure of `trace` into `folder` (made if missing), once per format; returns the files written."""
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise ValueError(f"formats: {', '.join(unknown) or 'none given'}; choose from {', '.join(FORMATS)}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return [save_figure(fig, folder / f"{stem}.{kind}") for stem, fig in trace_figures(trace, model_dir, lang)
+            for kind in formats]
