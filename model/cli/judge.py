@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from model.cli.arguments import beam_size, positive_int
+from model.cli.arguments import add_no_repeat_argument, beam_size, positive_int
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
 from model.training.corpus import read_tsv
@@ -32,7 +32,12 @@ def main(argv=None) -> int:
     parser.add_argument("--rule", choices=list(RULES), default="retrain",
                         help="retrain: issue 16's rule (a better Bible model); everyday: issue 24's (everyday "
                              "Spanish learned, the Bible kept)")
+    parser.add_argument("--short", default=None, help="a short-utterance test set (e.g. data/learner/short_test.tsv), "
+                        "measured, read by no rule")
+    parser.add_argument("--bands", default=None, help="a folder of joined test pairs by length band (e.g. "
+                        "data/learner/bands: bible_*.tsv read as <bible>, others <modern>), measured, read by no rule")
     parser.add_argument("--beam", type=beam_size, default=4)
+    add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N dev and test pairs (a quick look)")
     parser.add_argument("--out", default=None, help="also write the numbers and rules to this JSON file")
     parser.add_argument("--threads", type=positive_int, default=2)
@@ -44,12 +49,16 @@ def main(argv=None) -> int:
             "everyday": read_tsv(args.everyday)}
     if args.modern:
         sets["modern"] = read_tsv(args.modern)[:args.limit]
+    extra = {"short": read_tsv(args.short)[:args.limit]} if args.short else {}
+    if args.bands:
+        extra |= {f.stem: read_tsv(f)[:args.limit] for f in sorted(Path(args.bands).glob("*.tsv"))}
     measured = {}
     for role in ("baseline", "candidate"):
         folder = Path(getattr(args, role))
         bundle = load_checkpoint(folder, device=args.device)
-        measured[role] = measure(bundle, folder, sets, args.beam)
-    print(f"device: {describe_device(bundle.model.device)}; beam {args.beam}; "
+        measured[role] = measure(bundle, folder, sets, args.beam, args.no_repeat_ngram, extra)
+    print(f"device: {describe_device(bundle.model.device)}; beam {args.beam}"
+          f"{'; no repeated %d-grams' % args.no_repeat_ngram if args.no_repeat_ngram else ''}; "
           f"{len(sets['dev'])} dev, {len(sets['test'])} test, {len(sets['everyday'])} everyday"
           f"{', %d everyday corpus test' % len(sets['modern']) if 'modern' in sets else ''} pairs\n")
     print(table(measured["candidate"], measured["baseline"]), "\n")

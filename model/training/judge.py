@@ -16,6 +16,10 @@ Issue 24's rule (`--rule everyday`) is for a model that learned everyday Spanish
 - the Bible holds: test BLEU and chrF at most half a point below the shipped model's;
 - it fits (as above).
 A model with style tokens reads the Bible sets as <bible> and the everyday sets as <modern>.
+
+Sets no rule reads (`extra`: the short-utterance test, the joined test pairs by length band) are measured
+alike, each with its count of outputs repeating a word three times in a row; a set named "bible_..." is
+read as <bible>, any other as <modern>.
 """
 from __future__ import annotations
 
@@ -42,22 +46,31 @@ class Measurement:
     parameters: int
     weights_bytes: int
     modern: dict | None = None   # the everyday corpus's test split, when measured
+    extra: dict | None = None    # name -> bleu, chrf, repeats, pairs of the sets no rule reads
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
-def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4) -> Measurement:
-    """Scores of one model on the dev, test and everyday sets (each decoded in batches)."""
+def style_of_set(name: str) -> str:
+    return STYLE_OF_SET.get(name, "bible" if name.startswith("bible") else "modern")
+
+
+def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4, no_repeat_ngram: int = 0,
+            extra: dict[str, Pairs] | None = None) -> Measurement:
+    """Scores of one model on the dev, test and everyday sets, and on `extra` (each decoded in batches)."""
     scores, outputs = {}, {}
-    for name, pairs in sets.items():
-        style = STYLE_OF_SET.get(name)
-        outputs[name] = translate_many(bundle, [bundle.tokenizer.styled(s, style) for s, _ in pairs], beam=beam)
+    for name, pairs in (sets | (extra or {})).items():
+        outputs[name] = translate_many(bundle, [bundle.tokenizer.styled(s, style_of_set(name)) for s, _ in pairs],
+                                       beam=beam, no_repeat_ngram=no_repeat_ngram)
         full = score(outputs[name], [t for _, t in pairs])
         scores[name] = {"bleu": full["bleu"], "chrf": full["chrf"]}
     repeats = sum(repeats_a_word(o) for name in ("test", "everyday") for o in outputs[name])
+    more = {name: scores[name] | {"repeats": sum(map(repeats_a_word, outputs[name])), "pairs": len(extra[name])}
+            for name in extra or {}}
     return Measurement(scores["dev"], scores["test"], scores["everyday"], repeats,
-                       bundle.model.num_parameters(), (folder / WEIGHTS).stat().st_size, scores.get("modern"))
+                       bundle.model.num_parameters(), (folder / WEIGHTS).stat().st_size, scores.get("modern"),
+                       more or None)
 
 
 def rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
@@ -108,6 +121,9 @@ def table(candidate: Measurement, baseline: Measurement) -> str:
             *([("everyday corpus test BLEU / chrF", pair(baseline.modern), pair(candidate.modern))]
               if baseline.modern and candidate.modern else []),
             ("outputs repeating a word 3×", str(baseline.repeats), str(candidate.repeats)),
+            *[(f"{name} ({m['pairs']}) BLEU / chrF / repeats", f"{pair(m)} / {m['repeats']}",
+               f"{pair(candidate.extra[name])} / {candidate.extra[name]['repeats']}")
+              for name, m in (baseline.extra or {}).items() if name in (candidate.extra or {})],
             ("parameters", f"{baseline.parameters:,}", f"{candidate.parameters:,}"),
             ("weights", f"{baseline.weights_bytes / 1e6:.1f} MB", f"{candidate.weights_bytes / 1e6:.1f} MB")]
     width = max(len(r[0]) for r in rows)
