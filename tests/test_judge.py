@@ -47,8 +47,11 @@ def test_judge_measures_two_trained_models_and_says_which_ships(tmp_path, capsys
     for name, epochs in (("short", 1), ("long", 6)):
         train_main(args(data, tmp_path / name, epochs))
         export_main(["--run", str(tmp_path / name), "--out", str(tmp_path / f"{name}-shipped")])
+    (tmp_path / "bands").mkdir()
+    (tmp_path / "bands" / "bible_le30.tsv").write_bytes((data / "dev.tsv").read_bytes())
     code = judge_main(["--candidate", str(tmp_path / "long-shipped"), "--baseline", str(tmp_path / "short-shipped"),
-                       "--data", str(data), "--beam", "2", "--threads", "1", "--out", str(tmp_path / "judge.json")])
+                       "--data", str(data), "--beam", "2", "--threads", "1", "--out", str(tmp_path / "judge.json"),
+                       "--short", str(data / "dev.tsv"), "--bands", str(tmp_path / "bands"), "--no-repeat-ngram", "2"])
     said = capsys.readouterr().out
     report = json.loads((tmp_path / "judge.json").read_text())
     assert code == (0 if report["ship"] else 1)
@@ -57,6 +60,12 @@ def test_judge_measures_two_trained_models_and_says_which_ships(tmp_path, capsys
     assert "dev BLEU / chrF" in said and ("ship the candidate" in said or "keep the shipped model" in said)
     assert all(f"{'✓' if holds else '✗'} {rule}" in said for rule, holds in report["rules"].items())
     assert report["baseline"]["everyday"] and ROOT.joinpath("docs/examples/everyday.tsv").is_file()
+    # the sets no rule reads: measured with their repeats and shown
+    for role in ("baseline", "candidate"):
+        assert set(report[role]["extra"]) == {"short", "bible_le30"}
+        assert report[role]["extra"]["short"]["pairs"] == 24
+        assert report[role]["extra"]["bible_le30"]["chrf"] == report[role]["dev"]["chrf"]     # the same pairs
+    assert "bible_le30 (24) BLEU / chrF / repeats" in said and "no repeated 2-grams" in said
 
 
 def test_a_sweep_trains_each_setting_and_ranks_them_on_dev(tmp_path, capsys):

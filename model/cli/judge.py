@@ -16,7 +16,7 @@ from model.cli.arguments import add_no_repeat_argument, beam_size, positive_int
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
 from model.training.corpus import read_tsv
-from model.training.judge import RULES, measure, table
+from model.training.judge import RULES, Measurement, measure, table
 
 EVERYDAY = Path(__file__).resolve().parents[2] / "docs" / "examples" / "everyday.tsv"
 
@@ -36,6 +36,9 @@ def main(argv=None) -> int:
                         "measured, read by no rule")
     parser.add_argument("--bands", default=None, help="a folder of joined test pairs by length band (e.g. "
                         "data/learner/bands: bible_*.tsv read as <bible>, others <modern>), measured, read by no rule")
+    parser.add_argument("--baseline-measured", default=None, metavar="JSON",
+                        help="take the baseline's numbers from an earlier judge --out file (measured on the same "
+                             "sets, beam and options) instead of measuring it again")
     parser.add_argument("--beam", type=beam_size, default=4)
     add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N dev and test pairs (a quick look)")
@@ -52,12 +55,18 @@ def main(argv=None) -> int:
     extra = {"short": read_tsv(args.short)[:args.limit]} if args.short else {}
     if args.bands:
         extra |= {f.stem: read_tsv(f)[:args.limit] for f in sorted(Path(args.bands).glob("*.tsv"))}
-    measured = {}
+    measured = {"baseline": read_measurement(args.baseline_measured)} if args.baseline_measured else {}
     for role in ("baseline", "candidate"):
         folder = Path(getattr(args, role))
+        if role in measured:
+            continue
+        if role == "candidate" and folder.resolve() == Path(args.baseline).resolve() and not args.baseline_measured:
+            measured[role] = measured["baseline"]         # one model: its numbers, measured once
+            continue
         bundle = load_checkpoint(folder, device=args.device)
         measured[role] = measure(bundle, folder, sets, args.beam, args.no_repeat_ngram, extra)
     print(f"device: {describe_device(bundle.model.device)}; beam {args.beam}"
+          f"{'; baseline from ' + args.baseline_measured if args.baseline_measured else ''}"
           f"{'; no repeated %d-grams' % args.no_repeat_ngram if args.no_repeat_ngram else ''}; "
           f"{len(sets['dev'])} dev, {len(sets['test'])} test, {len(sets['everyday'])} everyday"
           f"{', %d everyday corpus test' % len(sets['modern']) if 'modern' in sets else ''} pairs\n")
@@ -71,6 +80,14 @@ def main(argv=None) -> int:
         Path(args.out).write_text(json.dumps({role: m.to_json() for role, m in measured.items()} |
                                              {"rules": verdict, "ship": ship}, indent=2) + "\n")
     return 0 if ship else 1
+
+
+def read_measurement(path: str) -> Measurement:
+    """The baseline of an earlier `judge --out` file; ValueError when it is not one."""
+    try:
+        return Measurement(**json.loads(Path(path).read_text(encoding="utf-8"))["baseline"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"--baseline-measured {path}: not a judge --out file with a baseline ({e})") from None
 
 
 if __name__ == "__main__":
