@@ -65,6 +65,13 @@ def test_judge_measures_two_trained_models_and_says_which_ships(tmp_path, capsys
         assert set(report[role]["extra"]) == {"short", "bible_le30"}
         assert report[role]["extra"]["short"]["pairs"] == 24
         assert report[role]["extra"]["bible_le30"]["chrf"] == report[role]["dev"]["chrf"]     # the same pairs
+    # the numbers again from the file, nothing decoded: the same verdict
+    again = judge_main(["--candidate", "unused", "--baseline", "unused", "--data", str(data),
+                        "--baseline-measured", str(tmp_path / "judge.json"),
+                        "--candidate-measured", str(tmp_path / "judge.json")])
+    assert again == code and "numbers read from files" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="not a judge --out file"):
+        judge_main(["--candidate", "unused", "--data", str(data), "--baseline-measured", str(data / "dev.tsv")])
     assert "bible_le30 (24) BLEU / chrF / repeats" in said and "no repeated 2-grams" in said
 
 

@@ -11,7 +11,7 @@ from model.inference.batch_translate import decode_batch
 from model.inference.decode import beam_search_batch, block_repeats, greedy, greedy_rows, repeated_ngram_ends
 from model.io.tokenizer import Tokenizer
 from model.training.corpus import read_tsv, write_tsv
-from model.training.learner import (BANDS, FIRST_LESSON, apply_fixes, capitalised_unknown, fix_pairs,
+from model.training.learner import (BANDS, FIRST_LESSON, apply_fixes, capitalised_unknown, first_lesson, fix_pairs,
                                     join_consecutive, length_bands, read_glosses, read_lemmas,
                                     split_by_lemma, translate_phrases)
 
@@ -104,6 +104,11 @@ def test_the_short_split_holds_out_whole_lemmas_and_keeps_the_first_lesson_in_tr
     assert all(len(h) == 1 for h in homes.values())                 # no lemma in two splits
     assert len(splits["test"]) == 120 and len(splits["dev"]) == 80   # both forms of 60 and 40 lemmas
     assert "hello" in FIRST_LESSON and {("hello", "hola"), ("hi", "hola"), ("hullo", "hola")} <= set(splits["train"])
+
+
+def test_the_first_lessons_words_are_picked_out_bare_or_as_sentences():
+    pairs = [("hello", "hola"), ("Hello.", "Hola."), ("Good morning.", "Buenos días."), ("abstraction", "abstracción")]
+    assert first_lesson(pairs) == pairs[:3]
 
 
 def test_joined_pairs_are_consecutive_pairs_within_the_word_limits():

@@ -36,9 +36,10 @@ def main(argv=None) -> int:
                         "measured, read by no rule")
     parser.add_argument("--bands", default=None, help="a folder of joined test pairs by length band (e.g. "
                         "data/learner/bands: bible_*.tsv read as <bible>, others <modern>), measured, read by no rule")
-    parser.add_argument("--baseline-measured", default=None, metavar="JSON",
-                        help="take the baseline's numbers from an earlier judge --out file (measured on the same "
-                             "sets, beam and options) instead of measuring it again")
+    for role in ("baseline", "candidate"):
+        parser.add_argument(f"--{role}-measured", default=None, metavar="JSON",
+                            help=f"take the {role}'s numbers from an earlier judge --out file (measured on the "
+                                 "same sets, beam and options) instead of measuring it again")
     parser.add_argument("--beam", type=beam_size, default=4)
     add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N dev and test pairs (a quick look)")
@@ -55,7 +56,9 @@ def main(argv=None) -> int:
     extra = {"short": read_tsv(args.short)[:args.limit]} if args.short else {}
     if args.bands:
         extra |= {f.stem: read_tsv(f)[:args.limit] for f in sorted(Path(args.bands).glob("*.tsv"))}
-    measured = {"baseline": read_measurement(args.baseline_measured)} if args.baseline_measured else {}
+    measured = {role: read_measurement(getattr(args, f"{role}_measured"), role)
+                for role in ("baseline", "candidate") if getattr(args, f"{role}_measured")}
+    device = "numbers read from files"
     for role in ("baseline", "candidate"):
         folder = Path(getattr(args, role))
         if role in measured:
@@ -64,9 +67,10 @@ def main(argv=None) -> int:
             measured[role] = measured["baseline"]         # one model: its numbers, measured once
             continue
         bundle = load_checkpoint(folder, device=args.device)
+        device = describe_device(bundle.model.device)
         measured[role] = measure(bundle, folder, sets, args.beam, args.no_repeat_ngram, extra)
-    print(f"device: {describe_device(bundle.model.device)}; beam {args.beam}"
-          f"{'; baseline from ' + args.baseline_measured if args.baseline_measured else ''}"
+    print(f"device: {device}; beam {args.beam}"
+          f"{''.join(f'; {r} from {f}' for r in ('baseline', 'candidate') if (f := getattr(args, f'{r}_measured')))}"
           f"{'; no repeated %d-grams' % args.no_repeat_ngram if args.no_repeat_ngram else ''}; "
           f"{len(sets['dev'])} dev, {len(sets['test'])} test, {len(sets['everyday'])} everyday"
           f"{', %d everyday corpus test' % len(sets['modern']) if 'modern' in sets else ''} pairs\n")
@@ -82,12 +86,12 @@ def main(argv=None) -> int:
     return 0 if ship else 1
 
 
-def read_measurement(path: str) -> Measurement:
-    """The baseline of an earlier `judge --out` file; ValueError when it is not one."""
+def read_measurement(path: str, role: str) -> Measurement:
+    """The baseline's or candidate's numbers in an earlier `judge --out` file; ValueError when it is not one."""
     try:
-        return Measurement(**json.loads(Path(path).read_text(encoding="utf-8"))["baseline"])
+        return Measurement(**json.loads(Path(path).read_text(encoding="utf-8"))[role])
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"--baseline-measured {path}: not a judge --out file with a baseline ({e})") from None
+        raise ValueError(f"--{role}-measured {path}: not a judge --out file with a {role} ({e})") from None
 
 
 if __name__ == "__main__":

@@ -342,10 +342,18 @@ def sample(pairs: list[Pair], n: int | None, seed: int) -> list[Pair]:
     return [p for i, p in enumerate(pairs) if i in keep]
 
 
+def first_lesson(pairs: list[Pair]) -> list[Pair]:
+    """The short pairs of FIRST_LESSON's lemmas, bare or as a sentence ("hello", "Hello.")."""
+    return [p for p in pairs if p[0].lower().rstrip(".") in FIRST_LESSON]
+
+
 def add_learner(splits: dict[str, list[Pair]], folder: Path, tokenizer, repeat_short: int = 1,
-                gloss_sample: int | None = None, joined_sample: int | None = None, seed: int = 0) -> dict:
+                gloss_sample: int | None = None, joined_sample: int | None = None, seed: int = 0,
+                short_sample: int | None = None) -> dict:
     """Add a learner corpus folder's training pairs to a mix's splits (<modern>; joined Bible verses
-    <bible>), its short dev pairs to dev. Returns how many pairs of each were added."""
+    <bible>), its short dev pairs to dev. The class's phrases and the first lesson's lemmas are repeated
+    CLASS_REPEAT times: a few dozen pairs among thousands would otherwise pass once an epoch. Returns
+    how many pairs of each were added."""
     from model.training.corpus import read_tsv
 
     def tagged(name, style, n=None, repeat=1):
@@ -353,8 +361,11 @@ def add_learner(splits: dict[str, list[Pair]], folder: Path, tokenizer, repeat_s
             return []
         return [(tokenizer.styled(en, style), es) for en, es in sample(read_tsv(folder / name), n, seed)] * repeat
 
-    added = {"short": tagged("short_train.tsv", "modern", repeat=repeat_short),
+    short = tagged("short_train.tsv", "modern")
+    added = {"short": sample(short, short_sample, seed) * repeat_short,
              "class": tagged("class.tsv", "modern", repeat=CLASS_REPEAT),
+             "first_lesson": [(tokenizer.styled(en, "modern"), es) for en, es in
+                              first_lesson([(en.split(" ", 1)[-1], es) for en, es in short])] * CLASS_REPEAT,
              "gloss": tagged("gloss_train.tsv", "modern", gloss_sample),
              "joined_bible": tagged("joined_bible_train.tsv", "bible", joined_sample),
              "joined_everyday": tagged("joined_everyday_train.tsv", "modern", joined_sample)}
