@@ -91,3 +91,27 @@ def test_a_sweep_trains_each_setting_and_ranks_them_on_dev(tmp_path, capsys):
     assert sweep_main(argv) == 0                                     # again: each run goes on from where it stopped
     assert all(r["step"] == "4" for r in csv.DictReader(open(tmp_path / "sweep" / "sweep.csv")))
     assert f"best: {rows[0]['name']}" in capsys.readouterr().out
+
+
+LEARNER_BASE = replace(BASELINE, test={"bleu": 32.3, "chrf": 53.2}, modern={"bleu": 44.1, "chrf": 64.7},
+                       extra={"short": {"bleu": 5.4, "chrf": 36.6, "repeats": 0, "pairs": 800},
+                              "bible_61-90": {"bleu": 18.3, "chrf": 40.6, "repeats": 2, "pairs": 146}})
+LEARNED = replace(LEARNER_BASE, test={"bleu": 32.1, "chrf": 53.0}, modern={"bleu": 44.5, "chrf": 64.9},
+                  everyday={"bleu": 4.0, "chrf": 26.0},
+                  extra={"short": {"bleu": 20.0, "chrf": 50.0, "repeats": 0, "pairs": 800},
+                         "bible_61-90": {"bleu": 25.0, "chrf": 45.0, "repeats": 1, "pairs": 146}})
+
+
+@pytest.mark.parametrize("change, broken", [
+    (dict(extra={**LEARNED.extra, "short": {"bleu": 6, "chrf": 36.6, "repeats": 0, "pairs": 800}}), "short-utterance"),
+    (dict(modern={"bleu": 44.0, "chrf": 65.0}), "everyday corpus test"),
+    (dict(everyday={"bleu": 9.0, "chrf": 24.9}), "everyday sentences"),
+    (dict(test={"bleu": 31.9, "chrf": 53.2}), "Bible test"),                      # under 32
+    (dict(extra={**LEARNED.extra, "bible_61-90": {"bleu": 25, "chrf": 45, "repeats": 3, "pairs": 146}}), "long inputs"),
+    (dict(weights_bytes=25_000_001), "weights at most 25 MB"),
+])
+def test_each_learner_rule_alone_keeps_the_shipped_model(change, broken):
+    from model.training.judge import learner_rules
+    assert all(learner_rules(LEARNED, LEARNER_BASE).values())
+    verdict = learner_rules(replace(LEARNED, **change), LEARNER_BASE)
+    assert [rule for rule, holds in verdict.items() if not holds] == [r for r in verdict if r.startswith(broken)]

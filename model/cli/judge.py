@@ -31,11 +31,12 @@ def main(argv=None) -> int:
                         help="the everyday corpus's test split (e.g. data/everyday/test.tsv), measured too")
     parser.add_argument("--rule", choices=list(RULES), default="retrain",
                         help="retrain: issue 16's rule (a better Bible model); everyday: issue 24's (everyday "
-                             "Spanish learned, the Bible kept)")
+                             "Spanish learned, the Bible kept); learner: issue 37's (a class's first inputs "
+                             "learned, everyday and Bible kept; needs --short and --modern)")
     parser.add_argument("--short", default=None, help="a short-utterance test set (e.g. data/learner/short_test.tsv), "
-                        "measured, read by no rule")
+                        "measured; read by --rule learner")
     parser.add_argument("--bands", default=None, help="a folder of joined test pairs by length band (e.g. "
-                        "data/learner/bands: bible_*.tsv read as <bible>, others <modern>), measured, read by no rule")
+                        "data/learner/bands: bible_*.tsv read as <bible>, others <modern>), measured; their repeats read by --rule learner")
     for role in ("baseline", "candidate"):
         parser.add_argument(f"--{role}-measured", default=None, metavar="JSON",
                             help=f"take the {role}'s numbers from an earlier judge --out file (measured on the "

@@ -17,7 +17,15 @@ Issue 24's rule (`--rule everyday`) is for a model that learned everyday Spanish
 - it fits (as above).
 A model with style tokens reads the Bible sets as <bible> and the everyday sets as <modern>.
 
-Sets no rule reads (`extra`: the short-utterance test, the joined test pairs by length band) are measured
+Issue 37's rule (`--rule learner`) is for a model taught a class's first inputs (single words, greetings,
+long inputs) on top of the shipped two-style model:
+- the short-utterance test (--short): chrF higher;
+- the everyday sets hold: the corpus test's BLEU and chrF and the everyday sentences' chrF no lower;
+- the Bible holds: test BLEU at least 32 and at most half a point below, chrF at most half a point below;
+- long inputs (--bands): no more outputs repeating a word three times in a row over all bands;
+- it fits (as above).
+
+Other sets no rule reads (`extra`: the short-utterance test, the joined test pairs by length band) are measured
 alike, each with its count of outputs repeating a word three times in a row; a set named "bible_..." is
 read as <bible>, any other as <modern>.
 """
@@ -107,7 +115,33 @@ def everyday_rules(candidate: Measurement, baseline: Measurement) -> dict[str, b
     }
 
 
-RULES = {"retrain": rules, "everyday": everyday_rules}
+BIBLE_FLOOR = 32.0
+
+
+def learner_rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
+    """Issue 37's conditions: the short test learned, everyday and Bible kept, long inputs loop no more, fits."""
+    def extra(m: Measurement, name: str) -> dict:
+        return (m.extra or {}).get(name) or {"bleu": float("-inf"), "chrf": float("-inf"), "repeats": 0}
+
+    def band_repeats(m: Measurement) -> int:
+        return sum(v["repeats"] for name, v in (m.extra or {}).items() if name != "short")
+
+    modern_new, modern_old = candidate.modern or {}, baseline.modern or {}
+    fits = rules(candidate, baseline)
+    return {
+        "short-utterance test: chrF higher": extra(candidate, "short")["chrf"] > extra(baseline, "short")["chrf"],
+        "everyday corpus test: BLEU and chrF no lower": bool(modern_new) and all(
+            modern_new[k] >= modern_old[k] for k in ("bleu", "chrf")),
+        "everyday sentences: chrF no lower": fits["no worse on everyday sentences (chrF)"],
+        f"Bible test: BLEU at least {BIBLE_FLOOR:.0f}, BLEU and chrF at most {BIBLE_SLACK} below": (
+            candidate.test["bleu"] >= max(BIBLE_FLOOR, baseline.test["bleu"] - BIBLE_SLACK)
+            and candidate.test["chrf"] >= baseline.test["chrf"] - BIBLE_SLACK),
+        "long inputs: no more outputs repeating a word": band_repeats(candidate) <= band_repeats(baseline),
+        **{rule: holds for rule, holds in fits.items() if rule.startswith(("at most", "weights"))},
+    }
+
+
+RULES = {"retrain": rules, "everyday": everyday_rules, "learner": learner_rules}
 
 
 def table(candidate: Measurement, baseline: Measurement) -> str:
