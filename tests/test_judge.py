@@ -47,8 +47,11 @@ def test_judge_measures_two_trained_models_and_says_which_ships(tmp_path, capsys
     for name, epochs in (("short", 1), ("long", 6)):
         train_main(args(data, tmp_path / name, epochs))
         export_main(["--run", str(tmp_path / name), "--out", str(tmp_path / f"{name}-shipped")])
+    (tmp_path / "bands").mkdir()
+    (tmp_path / "bands" / "bible_le30.tsv").write_bytes((data / "dev.tsv").read_bytes())
     code = judge_main(["--candidate", str(tmp_path / "long-shipped"), "--baseline", str(tmp_path / "short-shipped"),
-                       "--data", str(data), "--beam", "2", "--threads", "1", "--out", str(tmp_path / "judge.json")])
+                       "--data", str(data), "--beam", "2", "--threads", "1", "--out", str(tmp_path / "judge.json"),
+                       "--short", str(data / "dev.tsv"), "--bands", str(tmp_path / "bands"), "--no-repeat-ngram", "2"])
     said = capsys.readouterr().out
     report = json.loads((tmp_path / "judge.json").read_text())
     assert code == (0 if report["ship"] else 1)
@@ -57,6 +60,19 @@ def test_judge_measures_two_trained_models_and_says_which_ships(tmp_path, capsys
     assert "dev BLEU / chrF" in said and ("ship the candidate" in said or "keep the shipped model" in said)
     assert all(f"{'✓' if holds else '✗'} {rule}" in said for rule, holds in report["rules"].items())
     assert report["baseline"]["everyday"] and ROOT.joinpath("docs/examples/everyday.tsv").is_file()
+    # the sets no rule reads: measured with their repeats and shown
+    for role in ("baseline", "candidate"):
+        assert set(report[role]["extra"]) == {"short", "bible_le30"}
+        assert report[role]["extra"]["short"]["pairs"] == 24
+        assert report[role]["extra"]["bible_le30"]["chrf"] == report[role]["dev"]["chrf"]     # the same pairs
+    # the numbers again from the file, nothing decoded: the same verdict
+    again = judge_main(["--candidate", "unused", "--baseline", "unused", "--data", str(data),
+                        "--baseline-measured", str(tmp_path / "judge.json"),
+                        "--candidate-measured", str(tmp_path / "judge.json")])
+    assert again == code and "numbers read from files" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="not a judge --out file"):
+        judge_main(["--candidate", "unused", "--data", str(data), "--baseline-measured", str(data / "dev.tsv")])
+    assert "bible_le30 (24) BLEU / chrF / repeats" in said and "no repeated 2-grams" in said
 
 
 def test_a_sweep_trains_each_setting_and_ranks_them_on_dev(tmp_path, capsys):
@@ -97,3 +113,27 @@ def test_judge_checks_every_argument_before_measuring_anything(tmp_path, monkeyp
     with pytest.raises((CheckpointError, ValueError, OSError)):
         judge.main([f"--{k}={v}" for k, v in argv.items()] + ["--baseline", "toy-reverse"])
     assert measured == []
+
+
+LEARNER_BASE = replace(BASELINE, test={"bleu": 32.3, "chrf": 53.2}, modern={"bleu": 44.1, "chrf": 64.7},
+                       extra={"short": {"bleu": 5.4, "chrf": 36.6, "repeats": 0, "pairs": 800},
+                              "bible_61-90": {"bleu": 18.3, "chrf": 40.6, "repeats": 2, "pairs": 146}})
+LEARNED = replace(LEARNER_BASE, test={"bleu": 32.1, "chrf": 53.0}, modern={"bleu": 44.5, "chrf": 64.9},
+                  everyday={"bleu": 4.0, "chrf": 26.0},
+                  extra={"short": {"bleu": 20.0, "chrf": 50.0, "repeats": 0, "pairs": 800},
+                         "bible_61-90": {"bleu": 25.0, "chrf": 45.0, "repeats": 1, "pairs": 146}})
+
+
+@pytest.mark.parametrize("change, broken", [
+    (dict(extra={**LEARNED.extra, "short": {"bleu": 6, "chrf": 36.6, "repeats": 0, "pairs": 800}}), "short-utterance"),
+    (dict(modern={"bleu": 44.0, "chrf": 65.0}), "everyday corpus test"),
+    (dict(everyday={"bleu": 9.0, "chrf": 24.9}), "everyday sentences"),
+    (dict(test={"bleu": 31.9, "chrf": 53.2}), "Bible test"),                      # under 32
+    (dict(extra={**LEARNED.extra, "bible_61-90": {"bleu": 25, "chrf": 45, "repeats": 3, "pairs": 146}}), "long inputs"),
+    (dict(weights_bytes=25_000_001), "weights at most 25 MB"),
+])
+def test_each_learner_rule_alone_keeps_the_shipped_model(change, broken):
+    from model.training.judge import learner_rules
+    assert all(learner_rules(LEARNED, LEARNER_BASE).values())
+    verdict = learner_rules(replace(LEARNED, **change), LEARNER_BASE)
+    assert [rule for rule, holds in verdict.items() if not holds] == [r for r in verdict if r.startswith(broken)]

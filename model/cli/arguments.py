@@ -35,6 +35,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """A whole number >= 0: --no-repeat-ngram (0: off)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def int_up_to(most: int):
     """An argparse type: a whole number from 1 to `most`."""
     def parse(text: str) -> int:
@@ -150,3 +161,10 @@ def resolve_models(args, *dests: str) -> None:
     for dest in dests or ("model",):
         if getattr(args, dest) is not None:
             setattr(args, dest, find_model(getattr(args, dest), args.models))
+
+
+def add_no_repeat_argument(parser) -> None:
+    """--no-repeat-ngram N: decoding never repeats an n-gram of N tokens (off by default: a loop shows)."""
+    parser.add_argument("--no-repeat-ngram", type=non_negative_int, default=0, metavar="N",
+                        help="block any repeated n-gram of N output tokens while decoding, e.g. 3 (default 0: off)")
+

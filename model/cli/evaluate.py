@@ -15,14 +15,15 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from model.cli.arguments import (add_model_argument, add_style_argument, beam_size, output_file, positive_int,
-                                 resolve_models, thread_count)
+from model.cli.arguments import (add_model_argument, add_no_repeat_argument, add_style_argument, beam_size,
+                                 output_file, positive_int, resolve_models, thread_count)
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import source_text, translate
 from model.io.checkpoint import MAX_METRICS_BYTES, load_checkpoint
 from model.io.files import read_bytes_limited
 from model.io.device import add_device_argument, describe_device
 from model.training.evaluate import score, set_style
+from model.training.examples import repeats_a_word
 
 
 def main(argv=None) -> dict:
@@ -33,6 +34,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--test", required=True, help="TSV with en and es columns")
     parser.add_argument("--beam", type=beam_size, default=4)
     add_style_argument(parser)
+    add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N pairs")
     parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
     parser.add_argument("--out", default=None, help="metrics file to add the scores to, e.g. MODEL/metrics.json "
@@ -61,13 +63,16 @@ def main(argv=None) -> dict:
     metrics = {"test_file": Path(args.test).name, "pairs": len(pairs), **({"style": style} if style else {})}
     for beam in ([1] if args.also_greedy else []) + [args.beam]:
         start, cpu_start = time.perf_counter(), time.process_time()
-        hyps = decode_all(bundle, sources, beam, args.batch_tokens, args.one_by_one)
+        hyps = decode_all(bundle, sources, beam, args.batch_tokens, args.one_by_one, args.no_repeat_ngram)
         result = score(hyps, references)
         result["seconds"] = round(time.perf_counter() - start, 1)
         result["cpu_seconds"] = round(time.process_time() - cpu_start, 1)
+        result["repeats"] = sum(map(repeats_a_word, hyps))
+        if args.no_repeat_ngram:
+            result["no_repeat_ngram"] = args.no_repeat_ngram
         metrics["greedy" if beam == 1 else f"beam{beam}"] = result
         print(f"beam {beam}{f', {style}' if style else ''}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
-              f"({result['seconds']} s, {result['cpu_seconds']} CPU s)")
+              f"{result['repeats']} outputs repeating a word 3×  ({result['seconds']} s, {result['cpu_seconds']} CPU s)")
     if out is not None:
         out.write_text(json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"scores added to {out}")
@@ -89,13 +94,15 @@ def read_metrics(path: Path) -> dict:
     return metrics
 
 
-def decode_all(bundle, sources: list[str], beam: int, batch_tokens: int, one_by_one: bool) -> list[str]:
+def decode_all(bundle, sources: list[str], beam: int, batch_tokens: int, one_by_one: bool,
+               no_repeat_ngram: int = 0) -> list[str]:
     with tqdm(total=len(sources), desc=f"beam {beam}") as bar:
         if not one_by_one:
-            return translate_many(bundle, sources, beam, batch_tokens, on_batch=bar.update)
+            return translate_many(bundle, sources, beam, batch_tokens, on_batch=bar.update,
+                                  no_repeat_ngram=no_repeat_ngram)
         hyps = []
         for s in sources:
-            hyps.append(translate(bundle, s, beam=beam))
+            hyps.append(translate(bundle, s, beam=beam, no_repeat_ngram=no_repeat_ngram))
             bar.update(1)
         return hyps
 

@@ -13,11 +13,12 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from model.cli.arguments import add_model_argument, beam_size, output_file, positive_int, resolve_models, thread_count
+from model.cli.arguments import (add_model_argument, add_no_repeat_argument, beam_size, output_file, positive_int,
+                                 resolve_models, thread_count)
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
 from model.training.corpus import read_tsv
-from model.training.judge import RULES, measure, table
+from model.training.judge import RULES, Measurement, measure, table
 
 EVERYDAY = Path(__file__).resolve().parents[2] / "docs" / "examples" / "everyday.tsv"
 
@@ -32,29 +33,54 @@ def main(argv=None) -> int:
                         help="the everyday corpus's test split (e.g. data/everyday/test.tsv), measured too")
     parser.add_argument("--rule", choices=list(RULES), default="retrain",
                         help="retrain: issue 16's rule (a better Bible model); everyday: issue 24's (everyday "
-                             "Spanish learned, the Bible kept)")
+                             "Spanish learned, the Bible kept); learner: issue 37's (a class's first inputs "
+                             "learned, everyday and Bible kept; needs --short and --modern)")
+    parser.add_argument("--short", default=None, help="a short-utterance test set (e.g. data/learner/short_test.tsv), "
+                        "measured; read by --rule learner")
+    parser.add_argument("--bands", default=None, help="a folder of joined test pairs by length band (e.g. "
+                        "data/learner/bands: bible_*.tsv read as <bible>, others <modern>), measured; their repeats read by --rule learner")
+    for role in ("baseline", "candidate"):
+        parser.add_argument(f"--{role}-measured", default=None, metavar="JSON",
+                            help=f"take the {role}'s numbers from an earlier judge --out file (measured on the "
+                                 "same sets, beam and options) instead of measuring it again")
     parser.add_argument("--beam", type=beam_size, default=4)
+    add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N dev and test pairs (a quick look)")
     parser.add_argument("--out", default=None, help="also write the numbers and rules to this JSON file")
     parser.add_argument("--threads", type=thread_count, default=2)
     add_device_argument(parser)
     args = parser.parse_args(argv)
     # every argument checked before the minutes of decoding: the models, the sets, --out, then both models loaded
-    resolve_models(args, "candidate", "baseline")
+    measured = {role: read_measurement(getattr(args, f"{role}_measured"), role)
+                for role in ("baseline", "candidate") if getattr(args, f"{role}_measured")}
+    for role in ("candidate", "baseline"):
+        if role not in measured:
+            resolve_models(args, role)
     sets = {"dev": read_tsv(Path(args.data) / "dev.tsv")[:args.limit],
             "test": read_tsv(Path(args.data) / "test.tsv")[:args.limit],
             "everyday": read_tsv(args.everyday)}
     if args.modern:
         sets["modern"] = read_tsv(args.modern)[:args.limit]
+    extra = {"short": read_tsv(args.short)[:args.limit]} if args.short else {}
+    if args.bands:
+        extra |= {f.stem: read_tsv(f)[:args.limit] for f in sorted(Path(args.bands).glob("*.tsv"))}
     if args.out is not None:
         output_file(args.out)
     torch.set_num_threads(args.threads)
-    bundles = {role: load_checkpoint(getattr(args, role), device=args.device) for role in ("baseline", "candidate")}
-    measured = {}
+    one_model = Path(args.candidate).resolve() == Path(args.baseline).resolve() and not args.baseline_measured
+    bundles = {role: load_checkpoint(getattr(args, role), device=args.device) for role in ("baseline", "candidate")
+               if role not in measured and not (role == "candidate" and one_model)}
+    device = "numbers read from files"
     for role, bundle in bundles.items():
-        with tqdm(total=sum(map(len, sets.values())), desc=f"{role} {bundle.path}", unit="sentence") as bar:
-            measured[role] = measure(bundle, bundle.path, sets, args.beam, on_batch=bar.update)
-    print(f"device: {describe_device(bundle.model.device)}; beam {args.beam}; "
+        device = describe_device(bundle.model.device)
+        with tqdm(total=sum(map(len, (sets | extra).values())), desc=f"{role} {bundle.path}", unit="sentence") as bar:
+            measured[role] = measure(bundle, bundle.path, sets, args.beam, args.no_repeat_ngram, extra,
+                                     on_batch=bar.update)
+    if one_model:
+        measured.setdefault("candidate", measured["baseline"])      # one model: its numbers, measured once
+    print(f"device: {device}; beam {args.beam}"
+          f"{''.join(f'; {r} from {f}' for r in ('baseline', 'candidate') if (f := getattr(args, f'{r}_measured')))}"
+          f"{'; no repeated %d-grams' % args.no_repeat_ngram if args.no_repeat_ngram else ''}; "
           f"{len(sets['dev'])} dev, {len(sets['test'])} test, {len(sets['everyday'])} everyday"
           f"{', %d everyday corpus test' % len(sets['modern']) if 'modern' in sets else ''} pairs\n")
     print(table(measured["candidate"], measured["baseline"]), "\n")
@@ -67,6 +93,14 @@ def main(argv=None) -> int:
         Path(args.out).write_text(json.dumps({role: m.to_json() for role, m in measured.items()} |
                                              {"rules": verdict, "ship": ship}, indent=2) + "\n")
     return 0 if ship else 1
+
+
+def read_measurement(path: str, role: str) -> Measurement:
+    """The baseline's or candidate's numbers in an earlier `judge --out` file; ValueError when it is not one."""
+    try:
+        return Measurement(**json.loads(Path(path).read_text(encoding="utf-8"))[role])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"--{role}-measured {path}: not a judge --out file with a {role} ({e})") from None
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model.cli.arguments import (add_model_argument, add_style_argument, beam_size, int_up_to, positive_int,
-                                 resolve_models)
+from model.cli.arguments import (add_model_argument, add_no_repeat_argument, add_style_argument, beam_size, int_up_to,
+                                 positive_int, resolve_models)
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, translate
 from model.io.checkpoint import load_checkpoint
@@ -31,6 +31,7 @@ def main(argv=None) -> int:
                         "output one line per line")
     parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
     add_style_argument(parser)
+    add_no_repeat_argument(parser)
     parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="--input: padded source tokens per batch, each beam row counted")
@@ -42,9 +43,11 @@ def main(argv=None) -> int:
     lines = [args.text] if args.input is None else read_lines(args.input)   # a mistake: one line (model/cli/__main__.py)
     bundle = load_checkpoint(args.model, device=args.device)
     if args.input is None:
-        print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens, style=args.style))
+        print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens, style=args.style,
+                        no_repeat_ngram=args.no_repeat_ngram))
         return 0
-    for line in translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens, style=args.style):
+    for line in translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens, style=args.style,
+                               no_repeat_ngram=args.no_repeat_ngram):
         print(line)
     return 0
 

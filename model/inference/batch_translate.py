@@ -26,26 +26,31 @@ def length_batches(lengths: dict[int, int], batch_tokens: int) -> list[list[int]
     return batches + [batch] if batch else batches
 
 
-def decode_batch(model: Transformer, src_ids: list[list[int]], beam: int = 1) -> list[list[int]]:
-    """Output ids of each source (ending in </s> unless the length limit came first), in order."""
+def decode_batch(model: Transformer, src_ids: list[list[int]], beam: int = 1,
+                 no_repeat_ngram: int = 0) -> list[list[int]]:
+    """Output ids of each source (ending in </s> unless the length limit came first), in order;
+    no_repeat_ngram=n > 0 blocks repeated n-grams (decode.block_repeats)."""
     src = pad_batch(src_ids, model.cfg.pad_id).to(model.device)          # [B,S]
     max_lens = [default_max_len(model, len(s)) for s in src_ids]
     if beam > 1:
-        return [hyps[0].ids for hyps in beam_search_batch(model, src, max_lens, beam)]
-    out = dict(greedy_rows(model, src, max_lens))
+        return [hyps[0].ids for hyps in beam_search_batch(model, src, max_lens, beam,
+                                                          no_repeat_ngram=no_repeat_ngram)]
+    out = dict(greedy_rows(model, src, max_lens, no_repeat_ngram=no_repeat_ngram))
     return [out[b] for b in range(len(src_ids))]
 
 
 def translate_many(bundle: Bundle, texts: list[str], beam: int = 1, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                    max_tokens: int = DEFAULT_MAX_TOKENS,
-                   on_batch: Callable[[int], None] | None = None, style: str | None = None) -> list[str]:
+                   on_batch: Callable[[int], None] | None = None, style: str | None = None,
+                   no_repeat_ngram: int = 0) -> list[str]:
     """Translations in the order of texts ("" for a blank one), in `style` (pipeline.source_text). batch_tokens
-    bounds padded source tokens per batch, counting each of a beam's decoder rows; on_batch(n) reports n done."""
+    bounds padded source tokens per batch, counting each of a beam's decoder rows; on_batch(n) reports n done;
+    no_repeat_ngram: decoding never repeats an n-gram of that many tokens (0: off)."""
     sources = {i: encode_text(bundle, source_text(bundle, t, style), max_tokens).ids
                for i, t in enumerate(texts) if t and t.strip()}
     out = [""] * len(texts)
     for batch in length_batches({i: len(s) for i, s in sources.items()}, max(1, batch_tokens // beam)):
-        for i, ids in zip(batch, decode_batch(bundle.model, [sources[i] for i in batch], beam)):
+        for i, ids in zip(batch, decode_batch(bundle.model, [sources[i] for i in batch], beam, no_repeat_ngram)):
             out[i] = bundle.tokenizer.decode(ids)
         if on_batch:
             on_batch(len(batch))

@@ -43,6 +43,29 @@ class Hypothesis:
         return self.score / (((5 + len(self.ids)) / 6) ** alpha)
 
 
+def repeated_ngram_ends(ids: list[int], n: int) -> list[int]:
+    """Tokens that would complete an n-gram `ids` already holds (fairseq's no_repeat_ngram_size): the
+    tokens that followed each earlier occurrence of the last n-1 ids. None when n < 1."""
+    if n < 1 or len(ids) < n - 1:
+        return []
+    if n == 1:
+        return list(set(ids))
+    tail = ids[len(ids) - n + 1:]
+    return [ids[i + n - 1] for i in range(len(ids) - n + 1) if ids[i:i + n - 1] == tail]
+
+
+def block_repeats(logits: torch.Tensor, prefixes: list[list[int]], n: int) -> torch.Tensor:
+    """Scores [R,V] with -inf at every token that would repeat an n-gram of its row's prefix (n=0: as is)."""
+    if n < 1:
+        return logits
+    rows = [(r, t) for r, ids in enumerate(prefixes) for t in repeated_ngram_ends(ids, n)]
+    if rows:
+        logits = logits.clone()
+        index = torch.tensor(rows, device=logits.device)
+        logits[index[:, 0], index[:, 1]] = float("-inf")
+    return logits
+
+
 def default_max_len(model: Transformer, src_len: int) -> int:
     return min(model.cfg.max_len - 1, int(src_len * 1.5) + 10)
 
@@ -66,10 +89,11 @@ def _decode_last(model: Transformer, memory, src_mask, ys, cache: DecoderCache |
 
 @torch.no_grad()
 def greedy_rows(model: Transformer, src: torch.Tensor, max_lens: list[int],
-                use_cache: bool = True) -> Iterator[tuple[int, list[int]]]:
+                use_cache: bool = True, no_repeat_ngram: int = 0) -> Iterator[tuple[int, list[int]]]:
     """Greedy decoding of a padded batch [B,S], row b for at most max_lens[b] tokens. Yields (b, ids)
     as each row finishes (ids end in </s> unless the limit came first) and drops that row from the
-    batch, so a long row does not keep short ones waiting or computing."""
+    batch, so a long row does not keep short ones waiting or computing. no_repeat_ngram=n > 0 never
+    picks a token that would repeat an n-gram already written."""
     cfg = model.cfg
     src_mask = model.src_mask(src)                                        # [B,1,1,S]
     memory = model.encode(src, src_mask)                                  # [B,S,D]
@@ -78,7 +102,10 @@ def greedy_rows(model: Transformer, src: torch.Tensor, max_lens: list[int],
     limits = torch.as_tensor(max_lens, device=src.device)
     ys = torch.full((src.size(0), 1), cfg.bos_id, dtype=torch.long, device=src.device)   # [B,1+t]
     for step in range(1, int(limits.max()) + 1):
-        nxt = model.generator(_decode_last(model, memory, src_mask, ys, cache)).argmax(-1)   # [B]
+        logits = model.generator(_decode_last(model, memory, src_mask, ys, cache))          # [B,V]
+        if no_repeat_ngram:
+            logits = block_repeats(logits, ys[:, 1:].tolist(), no_repeat_ngram)
+        nxt = logits.argmax(-1)                                                              # [B]
         ys = torch.cat([ys, nxt[:, None]], dim=1)
         done = (nxt == cfg.eos_id) | (limits <= step)
         if not done.any():
@@ -93,20 +120,22 @@ def greedy_rows(model: Transformer, src: torch.Tensor, max_lens: list[int],
             cache.reorder(keep)
 
 
-def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int, use_cache: bool = True) -> torch.Tensor:
+def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int, use_cache: bool = True,
+                 no_repeat_ngram: int = 0) -> torch.Tensor:
     """Greedy decoding of a padded batch [B,S]; returns [B,<=max_len] ids (pad after </s>)."""
-    out = dict(greedy_rows(model, src, [max_len] * src.size(0), use_cache))
+    out = dict(greedy_rows(model, src, [max_len] * src.size(0), use_cache, no_repeat_ngram))
     return pad_batch([out[b] for b in range(src.size(0))], model.cfg.pad_id).to(src.device)
 
 
 @torch.no_grad()
 def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
-           return_traces: bool = False, use_cache: bool = True) -> Hypothesis:
+           return_traces: bool = False, use_cache: bool = True, no_repeat_ngram: int = 0) -> Hypothesis:
     """Greedy decoding of one sentence; with return_traces, the encoder's Trace and one per step.
-    Untraced and cached, it runs on a static cache (greedy_static): on CUDA as a replayed graph."""
+    Untraced and cached, it runs on a static cache (greedy_static): on CUDA as a replayed graph.
+    no_repeat_ngram=n > 0 blocks repeated n-grams (on the full-prefix path: it looks at every step)."""
     src = _src_tensor(model, src_ids)
     max_len = max_len or default_max_len(model, src.size(1))
-    if use_cache and not return_traces and active_trace() is None:
+    if use_cache and not return_traces and active_trace() is None and not no_repeat_ngram:
         return greedy_static(model, src, max_len)
     src_mask = model.src_mask(src)
     hyp = Hypothesis([], 0.0)
@@ -116,7 +145,8 @@ def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
     for _ in range(max_len):
         tgt = torch.tensor([[model.cfg.bos_id] + hyp.ids], device=src.device)
         with _maybe_capture(return_traces, names) as trace:
-            logprobs = model.generator(model.decode(memory, src_mask, tgt)[:, -1]).log_softmax(-1)[0]
+            logits = model.generator(model.decode(memory, src_mask, tgt)[:, -1])
+        logprobs = block_repeats(logits.log_softmax(-1), [hyp.ids], no_repeat_ngram)[0]
         if trace is not None:
             hyp.step_traces.append(trace)
         nxt = int(logprobs.argmax())
@@ -204,13 +234,13 @@ def _maybe_capture(enabled: bool, names):
 @torch.no_grad()
 def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | None = None,
                 alpha: float = BEAM_ALPHA, names=None, return_traces: bool = False,
-                use_cache: bool = True) -> list[Hypothesis]:
+                use_cache: bool = True, no_repeat_ngram: int = 0) -> list[Hypothesis]:
     """Beam search of one sentence (beam_search_batch with one row); returns hypotheses, best first (by
     length-normalised score). With return_traces the best one carries its encoder Trace and one Trace per
     step (the search itself is never traced; step_traces reruns the best output)."""
     src = _src_tensor(model, src_ids)
     max_len = max_len or default_max_len(model, src.size(1))
-    ranked = beam_search_batch(model, src, [max_len], beam_size, alpha, use_cache)[0]
+    ranked = beam_search_batch(model, src, [max_len], beam_size, alpha, use_cache, no_repeat_ngram)[0]
     if return_traces:
         ranked[0].encoder_trace, ranked[0].step_traces = step_traces(model, src, ranked[0].ids, names)
     return ranked
@@ -218,7 +248,8 @@ def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | 
 
 @torch.no_grad()
 def beam_search_batch(model: Transformer, src: torch.Tensor, max_lens: list[int], beam_size: int = 4,
-                      alpha: float = BEAM_ALPHA, use_cache: bool = True) -> list[list[Hypothesis]]:
+                      alpha: float = BEAM_ALPHA, use_cache: bool = True,
+                      no_repeat_ngram: int = 0) -> list[list[Hypothesis]]:
     """Beam search over a padded batch [B,S] at once; row b gets what beam_search gives it alone
     (searching at most max_lens[b] steps), hypotheses best first.
 
@@ -226,7 +257,7 @@ def beam_search_batch(model: Transformer, src: torch.Tensor, max_lens: list[int]
     one and scores -inf, so it never wins. The top 2K candidates of every sentence come from one topk
     and one transfer per step. A sentence's search ends when nothing is open, or when K hypotheses have
     finished and the best of them beats every open one; it then leaves the batch, so a long one does not
-    keep finished ones computing.
+    keep finished ones computing. no_repeat_ngram=n > 0: no hypothesis repeats an n-gram it holds.
     """
     cfg, K, B = model.cfg, beam_size, src.size(0)
     src_mask = model.src_mask(src)                                        # [B,1,1,S]
@@ -243,7 +274,8 @@ def beam_search_batch(model: Transformer, src: torch.Tensor, max_lens: list[int]
         tgt = torch.tensor([f[-1:] for f in fed] if cache is not None else fed, device=src.device)  # [R,1|t]
         scores = torch.tensor([h.score if real else float("-inf") for h, real in slots], device=src.device)  # [R]
         out = model.decode(memory, src_mask, tgt, cache)[:, -1]           # [R,D], R = len(active) * K
-        logprobs = model.generator(out).log_softmax(-1)                   # [R,V]
+        logprobs = block_repeats(model.generator(out).log_softmax(-1), [h.ids for h, _ in slots],
+                                 no_repeat_ngram)                         # [R,V]
         V = logprobs.size(1)
         total = (logprobs + scores[:, None]).view(len(active), K * V)     # [n,K*V]
         top = total.topk(min(2 * K, K * V), dim=1)                        # [n,2K]

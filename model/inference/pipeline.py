@@ -65,13 +65,15 @@ def encode_text(bundle: Bundle, text: str, max_tokens: int = DEFAULT_MAX_TOKENS,
     return Encoded(ids[: limit - 1] + [bundle.config.eos_id], len(ids), True)
 
 
-def generate(bundle: Bundle, src_ids: list[int], beam: int = 1, max_len: int | None = None) -> list[int]:
+def generate(bundle: Bundle, src_ids: list[int], beam: int = 1, max_len: int | None = None,
+             no_repeat_ngram: int = 0) -> list[int]:
     """Output ids (ending in </s> unless max_len came first). An Engine's greedy requests are decoded
-    in shared batches, except under an active trace: an ablation's edits must change this sentence alone."""
+    in shared batches, except under an active trace: an ablation's edits must change this sentence alone.
+    no_repeat_ngram=n > 0 blocks repeated n-grams (decode.block_repeats)."""
     if beam > 1:
-        return beam_search(bundle.model, src_ids, beam_size=beam, max_len=max_len)[0].ids
-    if active_trace() is not None or not isinstance(bundle, Engine):
-        return greedy(bundle.model, src_ids, max_len).ids
+        return beam_search(bundle.model, src_ids, beam_size=beam, max_len=max_len, no_repeat_ngram=no_repeat_ngram)[0].ids
+    if active_trace() is not None or not isinstance(bundle, Engine) or no_repeat_ngram:
+        return greedy(bundle.model, src_ids, max_len, no_repeat_ngram=no_repeat_ngram).ids
     return bundle.batcher.greedy(src_ids, max_len or default_max_len(bundle.model, len(src_ids)))
 
 
@@ -82,10 +84,11 @@ def source_text(bundle: Bundle, text: str, style: str | None = None) -> str:
 
 
 def translate(bundle: Bundle, text: str, beam: int = 1, max_tokens: int = DEFAULT_MAX_TOKENS,
-              style: str | None = None) -> str:
-    """The translation of `text`, in `style` (modern or bible) for a two-style model: see source_text."""
+              style: str | None = None, no_repeat_ngram: int = 0) -> str:
+    """The translation of `text`, in `style` (modern or bible) for a two-style model: see source_text.
+    no_repeat_ngram: decoding never repeats an n-gram of that many tokens (0: off)."""
     src = encode_text(bundle, source_text(bundle, text, style), max_tokens)
-    return bundle.tokenizer.decode(generate(bundle, src.ids, beam))
+    return bundle.tokenizer.decode(generate(bundle, src.ids, beam, no_repeat_ngram=no_repeat_ngram))
 
 
 @torch.no_grad()

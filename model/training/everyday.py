@@ -92,11 +92,11 @@ def spanish_punctuation(spanish: str) -> str:
     return spanish
 
 
-def drop_reason(en: str, es: str) -> str | None:
+def drop_reason(en: str, es: str, min_words: int = MIN_WORDS, max_words: int = MAX_WORDS) -> str | None:
     n = len(en.split())
-    if n < MIN_WORDS:
+    if n < min_words:
         return "too_short"
-    if n > MAX_WORDS:
+    if n > max_words:
         return "too_long"
     if "\t" in en + es:
         return "tab"

@@ -16,6 +16,18 @@ Issue 24's rule (`--rule everyday`) is for a model that learned everyday Spanish
 - the Bible holds: test BLEU and chrF at most half a point below the shipped model's;
 - it fits (as above).
 A model with style tokens reads the Bible sets as <bible> and the everyday sets as <modern>.
+
+Issue 37's rule (`--rule learner`) is for a model taught a class's first inputs (single words, greetings,
+long inputs) on top of the shipped two-style model:
+- the short-utterance test (--short): chrF higher;
+- the everyday sets hold: the corpus test's BLEU and chrF and the everyday sentences' chrF no lower;
+- the Bible holds: test BLEU at least 32 and at most half a point below, chrF at most half a point below;
+- long inputs (--bands): no more outputs repeating a word three times in a row over all bands;
+- it fits (as above).
+
+Other sets no rule reads (`extra`: the short-utterance test, the joined test pairs by length band) are measured
+alike, each with its count of outputs repeating a word three times in a row; a set named "bible_..." is
+read as <bible>, any other as <modern>.
 """
 from __future__ import annotations
 
@@ -43,23 +55,32 @@ class Measurement:
     parameters: int
     weights_bytes: int
     modern: dict | None = None   # the everyday corpus's test split, when measured
+    extra: dict | None = None    # name -> bleu, chrf, repeats, pairs of the sets no rule reads
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
-def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4,
-            on_batch: Callable[[int], None] | None = None) -> Measurement:
-    """Scores of one model on the dev, test and everyday sets (each decoded in batches; on_batch(n): n done)."""
+def style_of_set(name: str) -> str:
+    return STYLE_OF_SET.get(name, "bible" if name.startswith("bible") else "modern")
+
+
+def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4, no_repeat_ngram: int = 0,
+            extra: dict[str, Pairs] | None = None, on_batch: Callable[[int], None] | None = None) -> Measurement:
+    """Scores of one model on the dev, test and everyday sets, and on `extra` (each decoded in batches;
+    on_batch(n): n sentences done)."""
     scores, outputs = {}, {}
-    for name, pairs in sets.items():
-        outputs[name] = translate_many(bundle, [s for s, _ in pairs], beam=beam, style=STYLE_OF_SET.get(name),
-                                       on_batch=on_batch)
+    for name, pairs in (sets | (extra or {})).items():
+        outputs[name] = translate_many(bundle, [s for s, _ in pairs], beam=beam, style=style_of_set(name),
+                                       on_batch=on_batch, no_repeat_ngram=no_repeat_ngram)
         full = score(outputs[name], [t for _, t in pairs])
         scores[name] = {"bleu": full["bleu"], "chrf": full["chrf"]}
     repeats = sum(repeats_a_word(o) for name in ("test", "everyday") for o in outputs[name])
+    more = {name: scores[name] | {"repeats": sum(map(repeats_a_word, outputs[name])), "pairs": len(extra[name])}
+            for name in extra or {}}
     return Measurement(scores["dev"], scores["test"], scores["everyday"], repeats,
-                       bundle.model.num_parameters(), (folder / WEIGHTS).stat().st_size, scores.get("modern"))
+                       bundle.model.num_parameters(), (folder / WEIGHTS).stat().st_size, scores.get("modern"),
+                       more or None)
 
 
 def rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
@@ -96,7 +117,33 @@ def everyday_rules(candidate: Measurement, baseline: Measurement) -> dict[str, b
     }
 
 
-RULES = {"retrain": rules, "everyday": everyday_rules}
+BIBLE_FLOOR = 32.0
+
+
+def learner_rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
+    """Issue 37's conditions: the short test learned, everyday and Bible kept, long inputs loop no more, fits."""
+    def extra(m: Measurement, name: str) -> dict:
+        return (m.extra or {}).get(name) or {"bleu": float("-inf"), "chrf": float("-inf"), "repeats": 0}
+
+    def band_repeats(m: Measurement) -> int:
+        return sum(v["repeats"] for name, v in (m.extra or {}).items() if name != "short")
+
+    modern_new, modern_old = candidate.modern or {}, baseline.modern or {}
+    fits = rules(candidate, baseline)
+    return {
+        "short-utterance test: chrF higher": extra(candidate, "short")["chrf"] > extra(baseline, "short")["chrf"],
+        "everyday corpus test: BLEU and chrF no lower": bool(modern_new) and all(
+            modern_new[k] >= modern_old[k] for k in ("bleu", "chrf")),
+        "everyday sentences: chrF no lower": fits["no worse on everyday sentences (chrF)"],
+        f"Bible test: BLEU at least {BIBLE_FLOOR:.0f}, BLEU and chrF at most {BIBLE_SLACK} below": (
+            candidate.test["bleu"] >= max(BIBLE_FLOOR, baseline.test["bleu"] - BIBLE_SLACK)
+            and candidate.test["chrf"] >= baseline.test["chrf"] - BIBLE_SLACK),
+        "long inputs: no more outputs repeating a word": band_repeats(candidate) <= band_repeats(baseline),
+        **{rule: holds for rule, holds in fits.items() if rule.startswith(("at most", "weights"))},
+    }
+
+
+RULES = {"retrain": rules, "everyday": everyday_rules, "learner": learner_rules}
 
 
 def table(candidate: Measurement, baseline: Measurement) -> str:
@@ -110,6 +157,9 @@ def table(candidate: Measurement, baseline: Measurement) -> str:
             *([("everyday corpus test BLEU / chrF", pair(baseline.modern), pair(candidate.modern))]
               if baseline.modern and candidate.modern else []),
             ("outputs repeating a word 3×", str(baseline.repeats), str(candidate.repeats)),
+            *[(f"{name} ({m['pairs']}) BLEU / chrF / repeats", f"{pair(m)} / {m['repeats']}",
+               f"{pair(candidate.extra[name])} / {candidate.extra[name]['repeats']}")
+              for name, m in (baseline.extra or {}).items() if name in (candidate.extra or {})],
             ("parameters", f"{baseline.parameters:,}", f"{candidate.parameters:,}"),
             ("weights", f"{baseline.weights_bytes / 1e6:.1f} MB", f"{candidate.weights_bytes / 1e6:.1f} MB")]
     width = max(len(r[0]) for r in rows)
