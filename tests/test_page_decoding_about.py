@@ -128,6 +128,37 @@ def test_decoding_deep_link_reproduces_the_view():
     assert not at.warning
 
 
+def repeated_ngrams(ids: list[int], n: int) -> int:
+    grams = [tuple(ids[i:i + n]) for i in range(len(ids) - n + 1)]
+    return len(grams) - len(set(grams))
+
+
+def test_decoding_can_block_repeated_ngrams_and_shows_the_models_own_probabilities():
+    """en-es loops on a repeated phrase ("El sol, el sol, el sol, ..."): with no_repeat_ngram=3 the search writes no
+    3-token group twice, and each step's bars are still the model's own probabilities, so where a token was
+    blocked the chosen one is not the model's first choice."""
+    bundle = load_checkpoint(ROOT / "pretrained" / "en-es", device="cpu")
+    text = "<modern> The sun, the sun, the sun, the sun, the sun."
+    free, blocked = (run_decoding(bundle, text, "greedy", 1, 128, n) for n in (0, 3))
+    assert repeated_ngrams(free.out_ids, 3) > 0 and repeated_ngrams(blocked.out_ids, 3) == 0
+    assert all(rank == 1 for rank in free.chosen_rank) and any(rank > 1 for rank in blocked.chosen_rank)
+    beam = run_decoding(bundle, text, "beam", 4, 128, 3)
+    assert repeated_ngrams(beam.out_ids, 3) == 0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_decoding_offers_no_repeats_off_by_default_and_a_link_keeps_it(lang):
+    words = catalogue(lang)
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", lang=lang)
+    no_exceptions(at)
+    toggle = at.toggle(key="decoding-no-repeat")
+    assert toggle.value is False and toggle.label == words["decoding.no_repeat"].format(n=3)
+    assert "no_repeat" not in at.query_params                          # a class still watches a loop happen
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", lang=lang, no_repeat=3)
+    no_exceptions(at)
+    assert at.toggle(key="decoding-no-repeat").value is True and at.query_params["no_repeat"] == "3"
+
+
 def test_decoding_bad_parameters_warn_and_fall_back():
     at = run_page("decoding.py", model="toy-reverse", text="a b c d", method="sampling", step=99, layer=-3, k="x")
     no_exceptions(at)

@@ -268,9 +268,10 @@ def device_label(model_id: str) -> str:
 # -- step-by-step decoding ------------------------------------------------------------------------------
 @with_spinner("spinner.decoding")
 @st.cache_resource(max_entries=16, ttl=1800, show_spinner=False)
-def get_decoding(model_id: str, text: str, method: str, beam: int, max_tokens: int) -> Decoding:
+def get_decoding(model_id: str, text: str, method: str, beam: int, max_tokens: int,
+                 no_repeat_ngram: int = 0) -> Decoding:
     with torch.inference_mode():
-        return run_decoding(load_bundle(model_id), text, method, beam, max_tokens)
+        return run_decoding(load_bundle(model_id), text, method, beam, max_tokens, no_repeat_ngram)
 
 
 # -- head ablation --------------------------------------------------------------------------------------

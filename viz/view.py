@@ -81,6 +81,7 @@ TOUR_STEP = Value("tour_step", int, 1, 1, 99, key="tour-step")
 # decoding
 METHOD = Value("method", default="greedy", choices=("greedy", "beam"))
 TOP_K = Value("k", int, 10, 1, 20)
+NO_REPEAT = Value("no_repeat", int, 0, 0, 6)        # decoding: block repeated n-grams of this many tokens (0: off)
 # step-through, multi-head, LayerNorm, FFN
 STACK = Value("stack", default="encoder", choices=("encoder", "decoder"))
 NORM = Value("norm", default="norm_attn", choices=("norm_attn", "norm_cross", "norm_ff"))
@@ -125,6 +126,7 @@ DECODING_LAST_BEAM = Value("_decoding_last_beam", url=False)
 DECODING_SEEN_BEAM = Value("_decoding_seen_beam", url=False)
 DECODING_LAYER = Value("decoding-layer", url=False)
 DECODING_K = Value("decoding-k", url=False)
+DECODING_NO_REPEAT = Value("decoding-no-repeat", url=False)
 DECODING_STEP = Value("decoding-step", url=False)
 DECODING_REFERENCE = Value("decoding-reference", url=False)
 ATTRIBUTION = Value("attr", url=False)              # attr-<control>: the attribution page's widgets

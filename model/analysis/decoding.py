@@ -57,16 +57,20 @@ def _hypothesis_rows(bundle: Bundle, hyps: list[Hypothesis]) -> list[dict]:
                  normalized=h.normalized(BEAM_ALPHA)) for i, h in enumerate(hyps)]
 
 
-def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: int) -> Decoding:
-    """Decode `text` with the real model and keep, for every step, what the page shows."""
+def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: int,
+                 no_repeat_ngram: int = 0) -> Decoding:
+    """Decode `text` with the real model and keep, for every step, what the page shows. no_repeat_ngram=n > 0:
+    the search never repeats an n-gram it holds; each step still shows the model's own probabilities, so a
+    blocked token is seen losing its place to the next one."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     src = encode_text(bundle, text, max_tokens)
     if method == "greedy":
-        best, hyps = greedy(model, src.ids, names=CAPTURE, return_traces=True), []
+        best, hyps = greedy(model, src.ids, names=CAPTURE, return_traces=True, no_repeat_ngram=no_repeat_ngram), []
     else:
-        hyps = beam_search(model, src.ids, beam_size=beam, alpha=BEAM_ALPHA, names=CAPTURE, return_traces=True)
+        hyps = beam_search(model, src.ids, beam_size=beam, alpha=BEAM_ALPHA, names=CAPTURE, return_traces=True,
+                           no_repeat_ngram=no_repeat_ngram)
         best = hyps[0]
     n_dec = cfg.n_decoder_layers
     self_rows, cross_rows, logprobs = [], [], []

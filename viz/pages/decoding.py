@@ -15,6 +15,7 @@ from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
 DEFAULT_BEAM = 4
+NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq's usual no_repeat_ngram_size)
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
@@ -80,6 +81,14 @@ def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
                          help=t("decoding.layer.help"))
     k = c4.slider(t("decoding.k"), 1, 20, key=view.key(view.DECODING_K))
     return method, beam, layer, k
+
+
+def no_repeat_choice() -> int:
+    """Off by default, so a class can watch a loop happen; on, the search never repeats a 3-token group."""
+    view.seed(view.DECODING_NO_REPEAT, qp_int("no_repeat", 0, 0, 6) > 0)
+    blocked = st.toggle(t("decoding.no_repeat", n=NO_REPEAT_N), key=view.key(view.DECODING_NO_REPEAT),
+                        help=t("decoding.no_repeat.help", n=NO_REPEAT_N))
+    return NO_REPEAT_N if blocked else 0
 
 
 def step_slider(n_steps: int, opening: int = 0) -> int:
@@ -238,13 +247,15 @@ def render() -> None:
     cfg = ctx.model.config
     st.title(t("decoding.title"))
     method, beam, layer, k = controls(ctx, cfg.n_decoder_layers)
+    no_repeat = no_repeat_choice()
     try:
-        dec = get_decoding(ctx.model_id, ctx.source, method, beam, ctx.max_tokens)
+        dec = get_decoding(ctx.model_id, ctx.source, method, beam, ctx.max_tokens, no_repeat)
     except ValueError as e:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
     step = step_slider(dec.n_steps, clearest_alignment_step(dec.cross_rows, layer))
-    set_query(method=method, beam=beam if method == "beam" else None, layer=layer, k=k, step=step)
+    set_query(method=method, beam=beam if method == "beam" else None, layer=layer, k=k, step=step,
+              no_repeat=no_repeat or None)
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
     step_picture(ctx, dec, step, layer, k)
