@@ -24,6 +24,11 @@ def key_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL)
     return (width_px - MAP_ROOM) / max(n_keys, 1) >= UPRIGHT_EM * type_scale.tick
 
 
+def keys_that_fit(width_px: float, type_scale: TypeScale = NORMAL) -> int:
+    """How many key labels a map width_px wide shows upright, each legible (key_labels_fit's count)."""
+    return max(1, int((width_px - MAP_ROOM) / (UPRIGHT_EM * type_scale.tick)))
+
+
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
                       title: str = "", highlight_row: int | None = None, masked=None,
                       type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
@@ -178,6 +183,28 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
 
 
 RUNNER_UP_COLOR = "#b0b0b0"
+TRANSLATION_ROWS = 20   # output tokens the translation picture shows at once (30 px rows: about one screen)
+
+
+def translation_columns(type_scale: TypeScale = NORMAL) -> int:
+    """How many source tokens the translation picture labels legibly (upright, in its 62 % map panel)."""
+    return int((0.62 * type_scale.page_px - 180) / (UPRIGHT_EM * type_scale.tick))
+
+
+def source_window(weights: np.ndarray, rows: slice, size: int) -> slice:
+    """The `size` source tokens a window of output rows looked at most: centred on the rows' attention-weighted
+    mean position, kept inside the sentence. A long sentence's translation reads in windows, and its rows
+    attend near one part of the source, so the window's columns hold most of its weight."""
+    weights = np.asarray(weights, dtype=float)
+    n = weights.shape[1]
+    if n <= size:
+        return slice(0, n)
+    part = weights[rows]
+    centre = float((part.sum(0) * np.arange(n)).sum() / max(part.sum(), 1e-12))
+    start = int(min(max(round(centre - (size - 1) / 2), 0), n - size))
+    return slice(start, start + size)
+
+
 def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: list[str], probs, runner_up: list[str],
                        runner_up_probs, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
     """The translation read top to bottom: left, where each output token looked in the source (a

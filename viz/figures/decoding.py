@@ -56,14 +56,15 @@ def next_token_bars(probs, labels: list[str], ranks: list[int], words: Words, ch
 
 
 def heads_row_heatmap(rows, key_labels: list[str], words: Words, title: str = "",
-                      type_scale: TypeScale = NORMAL) -> go.Figure:
+                      type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
     """One decoding step's attention in every head: [H, K] -> heads as rows, the decoder's input so far as
-    columns, fixed 0-1 scale."""
+    columns, fixed 0-1 scale. width_px: about how wide it is drawn (half the page in one of two columns), for
+    its cell numbers to show only where they fit."""
     rows = np.asarray(rows, dtype=float)
     if rows.ndim != 2:
         raise ValueError(f"expected [head, key], got shape {rows.shape}")
     heads = [words("ui.head_n", h=h) for h in range(rows.shape[0])]
-    fig = attention_heatmap(rows, heads, key_labels, words, title=title, type_scale=type_scale)
+    fig = attention_heatmap(rows, heads, key_labels, words, title=title, type_scale=type_scale, width_px=width_px)
     # plain assignments: half the cost of update_xaxes/update_yaxes/update_layout
     fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = words("decoding.self.x"), ""
     fig.layout.height = int(max(260, 150 + max(34, 1.9 * type_scale.tick) * len(heads)))

@@ -195,6 +195,13 @@ def min_px_per_key(type_scale: TypeScale = NORMAL) -> float:
     return max(MIN_PX_PER_KEY, MIN_EM_PER_KEY * type_scale.tick)
 
 
+def keys_that_fit(n_cols: int, type_scale: TypeScale = NORMAL, width: int | None = None) -> int:
+    """How many upright key labels one panel holds with n_cols panels side by side (head_patterns' default
+    width): the window a long sentence's heads are shown through, every label legible and the grid n_cols wide."""
+    width = width or type_scale.page_px - 100
+    return max(1, int(width / n_cols / min_px_per_key(type_scale)))
+
+
 def width_per_key(cols: int, n_keys: int, width: int = FIGURE_WIDTH) -> float:
     """Pixels of figure width one key label gets in a grid of `cols` panels."""
     return width / cols / max(n_keys, 1)

@@ -6,6 +6,7 @@ import streamlit as st
 from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step, token_logprobs, top_k_view
 from model.capture import schema
 from viz.services import get_decoding, reference_of
+from viz.figures.attention import keys_that_fit
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars)
 from viz.i18n import t, words
@@ -110,10 +111,15 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
     with right:
         keys = position_labels(dec.in_tokens[:step + 1])
         rows = dec.self_rows[step][layer]                                              # [H, step+1]
-        fig = heads_row_heatmap(rows, keys, words(), title=t("decoding.self.title", layer=layer),
-                                type_scale=type_scale())
+        # a long output's newest positions, as many as the half-page map labels legibly (the CSV has them all)
+        width = type_scale().page_px / 2
+        newest = slice(max(0, len(keys) - keys_that_fit(width, type_scale())), len(keys))
+        fig = heads_row_heatmap(rows[:, newest], keys[newest], words(), title=t("decoding.self.title", layer=layer),
+                                type_scale=type_scale(), width_px=width)
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-self-L{layer}",
                     matrix_frame(rows, [t("ui.head_n", h=h) for h in range(n_heads)], keys), key="decoding-self")
+        if newest.start:
+            st.caption(t("decoding.self.newest", shown=len(keys) - newest.start, n=len(keys)))
     st.caption(t("decoding.step.caption", entropy=f"{dec.entropy[step]:.3f}"))
 
 
