@@ -24,9 +24,10 @@ def key_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL)
     return (width_px - MAP_ROOM) / max(n_keys, 1) >= UPRIGHT_EM * type_scale.tick
 
 
-def keys_that_fit(width_px: float, type_scale: TypeScale = NORMAL) -> int:
-    """How many key labels a map width_px wide shows upright, each legible (key_labels_fit's count)."""
-    return max(1, int((width_px - MAP_ROOM) / (UPRIGHT_EM * type_scale.tick)))
+def keys_that_fit(width_px: float, type_scale: TypeScale = NORMAL, em: float = UPRIGHT_EM) -> int:
+    """How many key labels a map width_px wide shows upright (em: SLANTED_EM for slanted), each legible
+    (key_labels_fit's count)."""
+    return max(1, int((width_px - MAP_ROOM) / (em * type_scale.tick)))
 
 
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
@@ -189,6 +190,12 @@ TRANSLATION_ROWS = 20   # output tokens the translation picture shows at once (3
 def translation_columns(type_scale: TypeScale = NORMAL) -> int:
     """How many source tokens the translation picture labels legibly (upright, in its 62 % map panel)."""
     return int((0.62 * type_scale.page_px - 180) / (UPRIGHT_EM * type_scale.tick))
+
+
+def window_around(index: int, n: int, size: int) -> slice:
+    """`size` consecutive positions of n with `index` in the middle, kept inside 0..n (all n when they fit)."""
+    start = min(max(index - size // 2, 0), max(n - size, 0))
+    return slice(start, min(n, start + size))
 
 
 def source_window(weights: np.ndarray, rows: slice, size: int) -> slice:

@@ -98,7 +98,9 @@ def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: 
                     hovertemplate=f"{head_names[h]}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
              for h in range(n_heads)]
     update_axes(layout, "y", range=[0, 1.15], tickvals=[0, 0.5, 1])
-    update_axes(layout, "x", type="category", tickangle=-60, tickfont=type_scale.font("tick"), showticklabels=small_labels)
+    # every label named (tickvals): plotly's own spacing drew every second source token under the small panels
+    update_axes(layout, "x", type="category", tickangle=-60, tickfont=type_scale.font("tick"), showticklabels=small_labels,
+                tickvals=src_labels)
     layout["xaxis"].update(tickfont=type_scale.font("tick"), tickangle=-45, showticklabels=True)
     layout.update(title=dict(text=title), showlegend=False, height=height,
                   margin=dict(l=10, r=10, t=80, b=10))
