@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from viz.figures.attention import (TRANSLATION_ROWS, UPRIGHT_EM, key_labels_fit, keys_that_fit, source_window,
-                                   translation_columns, translation_figure)
+                                   translation_columns, translation_figure, window_around)
 from viz.figures.decoding import heads_row_heatmap
 from viz.figures.multihead import head_columns, head_patterns, keys_that_fit as head_keys_that_fit
 from viz.figures.regularize import ffn_units_figure, rows_that_fit
@@ -42,17 +42,17 @@ def test_the_ffn_window_keeps_numbers_and_one_label_per_row(scale):
 
 
 @pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
-def test_the_heads_window_labels_every_key_in_four_columns(scale):
-    n = head_keys_that_fit(4, scale)
-    assert n >= 11
+def test_the_heads_window_labels_every_key_in_three_columns(scale):
+    n = head_keys_that_fit(3, scale)
+    assert n >= 14
     width = scale.page_px - 100                                   # head_patterns' default width
-    assert head_columns(8, n, width=width, type_scale=scale) == 4  # not eight full-width panels stacked
+    assert head_columns(8, n, width=width, type_scale=scale) == 3  # not eight full-width panels stacked
     fig = head_patterns(RNG.random((8, n, n)), tokens(n), tokens(n), EN, type_scale=scale)
     assert fig.layout.xaxis6.showticklabels and fig.layout.yaxis.showticklabels   # labels kept, not dropped
-    short = head_patterns(RNG.random((8, 9, 9)), tokens(9), tokens(9), EN, type_scale=scale)
-    assert fig.layout.height <= short.layout.height + 400          # the grid of a short sentence, a little taller
+    short = head_patterns(RNG.random((8, 12, 12)), tokens(12), tokens(12), EN, type_scale=scale)  # 9 words
+    assert fig.layout.height <= short.layout.height + 720          # at most a screen taller than a short one's
     # one more key and three columns no longer hold the labels
-    assert head_columns(8, n + 1, width=width, type_scale=scale) < 4
+    assert head_columns(8, n + 1, width=width, type_scale=scale) < 3
 
 
 @pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
@@ -87,3 +87,16 @@ def test_the_newest_positions_map_at_half_width_numbers_only_where_they_fit(scal
     assert "%{z:.4f}" in many.data[0].hovertemplate
     n = keys_that_fit(half, scale)
     assert key_labels_fit(half, n, scale) and not key_labels_fit(half, n + 1, scale)
+
+
+def test_the_window_around_a_step_keeps_it_inside_the_sentence():
+    assert window_around(50, 200, 20) == slice(40, 60)
+    assert window_around(3, 200, 20) == slice(0, 20)
+    assert window_around(199, 200, 20) == slice(180, 200)
+    assert window_around(5, 9, 20) == slice(0, 9)
+
+
+def test_small_head_panels_name_every_key():
+    fig = head_patterns(RNG.random((8, 12, 12)), tokens(12), tokens(12), EN)
+    bottom = [a for name, a in fig.layout.to_plotly_json().items() if name.startswith("xaxis") and a.get("showticklabels")]
+    assert bottom and all(list(a["tickvals"]) == tokens(12) for a in bottom)   # plotly's spacing dropped every second

@@ -25,7 +25,7 @@ MULTIHEAD_FORMULA = [r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}
                      r"\mathrm{head}_i = \mathrm{Attention}(QW_i^Q,\;KW_i^K,\;VW_i^V)"]
 POST_NORM = r"x_{\text{next}} = \mathrm{LayerNorm}\big(x + \mathrm{MultiHead}(x)\big)"
 HALF_PX = 280      # the plot area of a matrix in one of two columns, on a projector
-HEAD_COLUMNS = 4   # a long sentence's heads as a short one's: four panels a row, through a window of tokens
+HEAD_COLUMNS = 3   # a long sentence's heads: three panels a row (eight heads in three rows), through a window
 PRE_NORM = r"x_{\text{next}} = x + \mathrm{MultiHead}(\mathrm{LayerNorm}(x))"
 
 
