@@ -77,6 +77,8 @@ def test_the_source_window_follows_where_the_rows_looked():
     assert source_window(weights, slice(0, 5), 20).start == 0
     assert source_window(weights, slice(55, 60), 20).stop == 100  # kept inside the sentence
     assert source_window(weights[:, :12], slice(0, 20), 20) == slice(0, 12)
+    spread = weights[:, :] * 0.6 + 0.4 / 100                       # diffuse weight everywhere, as heads' means have
+    assert source_window(spread, slice(0, 12), 20).start == 0      # still where the rows looked hardest
 
 
 @pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)

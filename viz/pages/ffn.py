@@ -56,9 +56,10 @@ def feed_forward(ctx, cols) -> None:
     set_query(stack=stack, layer=layer)
     ff = rg.feed_forward(arrays, stack, layer, cfg.norm_first)
     tokens = position_labels(schema.stack_tokens(ctx.trace.meta, stack))
-    units = rg.top_units(ff.hidden, per_token=2, limit=20 if type_scale().name == "presenter" else 24)
+    # a long sentence: the tokens in a window and the units they fire most (the captions: the whole sentence)
+    shown = token_window(len(tokens), rows_that_fit(type_scale()), "ffn-window")
+    units = rg.top_units(ff.hidden[shown], per_token=2, limit=20 if type_scale().name == "presenter" else 24)
     tag = f"{ctx.model_id}-{stack}-L{layer}-ffn"
-    shown = token_window(len(tokens), rows_that_fit(type_scale()), "ffn-window")   # the captions: whole sentence
     show_figure(ffn_units_figure(ff.hidden[shown][:, units], tokens[shown], units,
                                  words(), title=t("ffn.units.title", stack=t(STACK_KEYS[stack]), layer=layer,
                                                   shown=len(units), d_ff=cfg.d_ff),
