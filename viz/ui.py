@@ -70,7 +70,8 @@ def token_window(n: int, size: int, key: str, label_key: str = "ui.window") -> s
     its height (a 128-token chart thinned its labels or ran to three screens). The slider says what is shown."""
     if n <= size:
         return slice(0, n)
-    start = st.slider(t(label_key, size=size, n=n), 0, n - size, 0, key=key,
+    # the length in the key: another sentence gets a fresh slider (a kept start could lie beyond its end)
+    start = st.slider(t(label_key, size=size, n=n), 0, n - size, 0, key=f"{key}-{n}-{size}",
                       format=t("ui.window.format"))
     return slice(start, start + size)
 
