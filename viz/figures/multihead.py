@@ -56,9 +56,9 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], words: Words, title
               for h in range(n_heads)]
     update_axes(layout, "x", type="category", showticklabels=False, ticks="")
     update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="")
-    for r in range(rows):   # token labels on the left column only
+    for r in range(rows):   # token labels on the left column only, every one named (plotly's spacing drops some)
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=len(token_labels) <= MAX_TICK_LABELS,
-                                                       automargin=True)
+                                                       automargin=True, tickvals=tokens)
     row_height = max(160, min(420, 1.5 * type_scale.tick * len(token_labels) + 60))
     layout.update(title=dict(text=title), height=int(rows * row_height + 90),
                   coloraxis=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,

@@ -25,7 +25,8 @@ MULTIHEAD_FORMULA = [r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}
                      r"\mathrm{head}_i = \mathrm{Attention}(QW_i^Q,\;KW_i^K,\;VW_i^V)"]
 POST_NORM = r"x_{\text{next}} = \mathrm{LayerNorm}\big(x + \mathrm{MultiHead}(x)\big)"
 HALF_PX = 280      # the plot area of a matrix in one of two columns, on a projector
-HEAD_COLUMNS = 3   # a long sentence's heads: three panels a row (eight heads in three rows), through a window
+HEAD_COLUMNS = 4   # a long sentence's heads through a window of as many tokens as four panels a row label...
+MIN_WINDOW = 14    # ...but never fewer than this (three panels a row then: the page grows by under a screen)
 PRE_NORM = r"x_{\text{next}} = x + \mathrm{MultiHead}(\mathrm{LayerNorm}(x))"
 
 
@@ -52,9 +53,9 @@ def controls(cfg) -> tuple[str, int]:
 
 def windows(kind: str, n_rows: int, n_cols: int) -> tuple[slice, slice]:
     """The queries and keys the page's pictures show: all of a short sentence; of a long one, as many as a
-    head panel labels legibly in a grid HEAD_COLUMNS wide, from where the reader says (self-attention's
+    head panel labels legibly in a grid HEAD_COLUMNS wide (at least MIN_WINDOW), from where the reader says (self-attention's
     queries and keys are the same tokens: one window; cross-attention's: one each)."""
-    size = keys_that_fit(HEAD_COLUMNS, type_scale())
+    size = max(MIN_WINDOW, keys_that_fit(HEAD_COLUMNS, type_scale()))
     queries = token_window(n_rows, size, "mh-window")
     keys = queries if kind != "cross" else token_window(n_cols, size, "mh-window-keys", "ui.window.keys")
     return queries, keys
