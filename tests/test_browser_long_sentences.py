@@ -1,5 +1,5 @@
 """Issue 36, section 1, in a real browser at a projector's 1280x720: with a short, a 40-word and the longest
-sentence the sidebar takes (its default 128-token limit), multi-head, home, FFN and decoding draw every token
+sentence the sidebar takes (its default 128-token limit), multi-head, home, FFN, decoding and the explorer draw every token
 label of the charts on view and stay within their short-sentence height plus one screen. One server."""
 import shutil
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 if not shutil.which(CHROMIUM):
     pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
 
-PAGES = ("multihead", "home", "ffn", "decoding")
+PAGES = ("multihead", "home", "ffn", "decoding", "explorer")
 ONE_SCREEN = VIEWPORT["height"]
 
 

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from viz.figures.attention import (TRANSLATION_ROWS, UPRIGHT_EM, key_labels_fit, keys_that_fit, source_window,
+from viz.figures.attention import (TRANSLATION_ROWS, UPRIGHT_EM, attention_heatmap, key_labels_fit, keys_that_fit,
+                                   map_window, source_window,
                                    translation_columns, translation_figure, window_around)
 from viz.figures.decoding import heads_row_heatmap
 from viz.figures.multihead import head_columns, head_patterns, keys_that_fit as head_keys_that_fit, per_head_outputs
@@ -104,3 +105,13 @@ def test_small_head_panels_name_every_key():
     fig = head_patterns(RNG.random((8, 12, 12)), tokens(12), tokens(12), EN)
     bottom = [a for name, a in fig.layout.to_plotly_json().items() if name.startswith("xaxis") and a.get("showticklabels")]
     assert bottom and all(list(a["tickvals"]) == tokens(12) for a in bottom)   # plotly's spacing dropped every second
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_explorer_window_labels_every_token_on_the_full_width_map(scale):
+    n = map_window(scale.page_px, scale)
+    assert n >= 20
+    fig = attention_heatmap(rows_of(n, n), tokens(n), tokens(n), EN, type_scale=scale, width_px=scale.page_px)
+    assert key_labels_fit(scale.page_px, n, scale)                 # upright keys apart
+    assert (fig.layout.height - 160) / n >= 1.9 * scale.tick - 0.5 # each row as tall as its label needs
+    assert fig.layout.height <= 900

@@ -30,6 +30,19 @@ def keys_that_fit(width_px: float, type_scale: TypeScale = NORMAL, em: float = U
     return max(1, int((width_px - MAP_ROOM) / (em * type_scale.tick)))
 
 
+MAP_SIDE = 900          # px: the tallest an attention map grows
+
+
+def map_row_px(type_scale: TypeScale = NORMAL) -> float:
+    return max(26, 1.9 * type_scale.tick)
+
+
+def map_window(width_px: float, type_scale: TypeScale = NORMAL) -> int:
+    """How many tokens an attention map width_px wide shows with every label legible: keys across (upright),
+    rows down its tallest height. A longer sentence is shown through a window of this many."""
+    return min(keys_that_fit(width_px, type_scale), int((MAP_SIDE - 160) / map_row_px(type_scale)))
+
+
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
                       title: str = "", highlight_row: int | None = None, masked=None,
                       type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
@@ -41,8 +54,8 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     weights = check_matrix(weights, len(query_labels), len(key_labels))
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     n_q, n_k = len(query_labels), len(key_labels)
-    row_px = max(26, 1.9 * type_scale.tick)       # every token label shown (plotly drops every other when crowded)
-    side = int(max(360, min(900, 160 + row_px * max(n_q, n_k))))
+    row_px = map_row_px(type_scale)                # every token label shown (plotly drops every other when crowded)
+    side = int(max(360, min(MAP_SIDE, 160 + row_px * max(n_q, n_k))))
     plot_w = (width_px or type_scale.page_px) - MAP_ROOM
     show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
     value_name, hover_query, hover_key = (words(key) for key in ("fig.attention.weight", "fig.attention.query",

@@ -6,14 +6,15 @@ import streamlit as st
 
 from model.analysis.attention_math import future_mask
 from model.capture import schema
-from viz.figures.attention import attention_heatmap, grid_cell, key_labels_fit, model_view, thumbnail_block
+from viz.figures.attention import (attention_heatmap, grid_cell, key_labels_fit, map_window, model_view, source_window,
+                                   thumbnail_block)
 from viz.i18n import kind_title, t, words
 from viz.map_view import head_view_figure
 from viz import view
 from viz.state import Context
 from viz.view import qp_choice, set_query
 from viz.text import attention_labels, plain
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
+from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, token_window
 from viz.ui import type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
@@ -75,8 +76,16 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
                                                     heads=n_heads)
     else:
         weights, title = patterns[layer, head], t("explorer.one.head", kind=kind_title(kind), layer=layer, head=head)
-    fig = attention_heatmap(weights, rows, cols, words(), title=title, masked=future_mask(kind, *patterns.shape[-2:]),
-                            type_scale=type_scale(), width_px=type_scale().page_px / (2 if half else 1))
+    width = type_scale().page_px / (2 if half else 1)
+    masked = future_mask(kind, *patterns.shape[-2:])
+    # a long sentence through a window: the queries the reader picks, the keys they look at (self-attention:
+    # the same tokens), every label legible; the CSV and the strongest links keep the whole sentence
+    size = map_window(width, type_scale())
+    queries = token_window(len(rows), size, "explorer-window")
+    keys = queries if kind != "cross" else source_window(weights, queries, size)
+    fig = attention_heatmap(weights[queries, keys], rows[queries], cols[keys], words(), title=title,
+                            masked=None if masked is None else masked[queries, keys], type_scale=type_scale(),
+                            width_px=width)
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
                 matrix_frame(weights, rows, cols), key="explorer-main")
     return weights
