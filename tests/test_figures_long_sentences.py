@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from viz.figures.attention import (TRANSLATION_ROWS, UPRIGHT_EM, attention_heatmap, key_labels_fit, keys_that_fit,
+from viz.figures.attention import (WINDOW_ROWS, UPRIGHT_EM, attention_heatmap, key_labels_fit, keys_that_fit,
                                    map_window, source_window,
                                    translation_columns, translation_figure, window_around)
 from viz.figures.decoding import heads_row_heatmap
@@ -61,8 +61,8 @@ def test_per_head_outputs_name_every_token():
 @pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
 def test_the_translation_window_labels_every_source_token(scale):
     n_src = translation_columns(scale)
-    fig = translation_figure(rows_of(TRANSLATION_ROWS, n_src), tokens(TRANSLATION_ROWS), tokens(n_src),
-                             np.full(TRANSLATION_ROWS, 0.5), ["x"] * TRANSLATION_ROWS, np.full(TRANSLATION_ROWS, 0.2),
+    fig = translation_figure(rows_of(WINDOW_ROWS, n_src), tokens(WINDOW_ROWS), tokens(n_src),
+                             np.full(WINDOW_ROWS, 0.5), ["x"] * WINDOW_ROWS, np.full(WINDOW_ROWS, 0.2),
                              EN, type_scale=scale)
     assert list(fig.data[0].x) == tokens(n_src)                   # every source label
     assert (0.62 * scale.page_px - 180) / n_src >= UPRIGHT_EM * scale.tick

@@ -197,7 +197,7 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
 
 
 RUNNER_UP_COLOR = "#b0b0b0"
-TRANSLATION_ROWS = 20   # output tokens the translation picture shows at once (30 px rows: about one screen)
+WINDOW_ROWS = 20        # rows a long sentence's picture shows at once (the translation's 30 px rows: about a screen)
 
 
 def translation_columns(type_scale: TypeScale = NORMAL) -> int:

@@ -6,7 +6,7 @@ import streamlit as st
 from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step, token_logprobs, top_k_view
 from model.capture import schema
 from viz.services import get_decoding, reference_of
-from viz.figures.attention import (SLANTED_EM, TRANSLATION_ROWS, keys_that_fit, source_window, translation_columns,
+from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
                                    window_around)
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars)
@@ -269,7 +269,7 @@ def render() -> None:
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
     # a long output: the steps around the current one (the step slider moves the window)
-    steps = window_around(step, len(out_labels), TRANSLATION_ROWS)
+    steps = window_around(step, len(out_labels), WINDOW_ROWS)
     step_picture(ctx, dec, step, layer, k)
     step_text(dec, step, cfg.vocab_size, cfg.eos_id)
     cross_section(ctx, dec, step, layer, src_labels)
