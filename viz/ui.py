@@ -64,6 +64,18 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
     return layer, (None if head == -1 else head)
 
 
+def token_window(n: int, size: int, key: str, label_key: str = "ui.window") -> slice:
+    """The tokens a chart shows: all of them while they fit (n <= size); of a longer sentence, `size`
+    consecutive ones from a position the reader picks, so that every label stays legible and the page keeps
+    its height (a 128-token chart thinned its labels or ran to three screens). The slider says what is shown."""
+    if n <= size:
+        return slice(0, n)
+    # the length in the key: another sentence gets a fresh slider (a kept start could lie beyond its end)
+    start = st.slider(t(label_key, size=size, n=n), 0, n - size, 0, key=f"{key}-{n}-{size}",
+                      format=t("ui.window.format"))
+    return slice(start, start + size)
+
+
 class PageStop(Exception):
     """Ends a page early. Unlike st.stop, whatever runs the page (viz/presenter.run_page) can still add
     to it afterwards: the presenter's page buttons."""

@@ -24,6 +24,25 @@ def key_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL)
     return (width_px - MAP_ROOM) / max(n_keys, 1) >= UPRIGHT_EM * type_scale.tick
 
 
+def keys_that_fit(width_px: float, type_scale: TypeScale = NORMAL, em: float = UPRIGHT_EM) -> int:
+    """How many key labels a map width_px wide shows upright (em: SLANTED_EM for slanted), each legible
+    (key_labels_fit's count)."""
+    return max(1, int((width_px - MAP_ROOM) / (em * type_scale.tick)))
+
+
+MAP_SIDE = 900          # px: the tallest an attention map grows
+
+
+def map_row_px(type_scale: TypeScale = NORMAL) -> float:
+    return max(26, 1.9 * type_scale.tick)
+
+
+def map_window(width_px: float, type_scale: TypeScale = NORMAL) -> int:
+    """How many tokens an attention map width_px wide shows with every label legible: keys across (upright),
+    rows down its tallest height. A longer sentence is shown through a window of this many."""
+    return min(keys_that_fit(width_px, type_scale), int((MAP_SIDE - 160) / map_row_px(type_scale)))
+
+
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
                       title: str = "", highlight_row: int | None = None, masked=None,
                       type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
@@ -35,8 +54,8 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     weights = check_matrix(weights, len(query_labels), len(key_labels))
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     n_q, n_k = len(query_labels), len(key_labels)
-    row_px = max(26, 1.9 * type_scale.tick)       # every token label shown (plotly drops every other when crowded)
-    side = int(max(360, min(900, 160 + row_px * max(n_q, n_k))))
+    row_px = map_row_px(type_scale)                # every token label shown (plotly drops every other when crowded)
+    side = int(max(360, min(MAP_SIDE, 160 + row_px * max(n_q, n_k))))
     plot_w = (width_px or type_scale.page_px) - MAP_ROOM
     show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
     value_name, hover_query, hover_key = (words(key) for key in ("fig.attention.weight", "fig.attention.query",
@@ -178,6 +197,34 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
 
 
 RUNNER_UP_COLOR = "#b0b0b0"
+WINDOW_ROWS = 20        # rows a long sentence's picture shows at once (the translation's 30 px rows: about a screen)
+
+
+def translation_columns(type_scale: TypeScale = NORMAL) -> int:
+    """How many source tokens the translation picture labels legibly (upright, in its 62 % map panel)."""
+    return int((0.62 * type_scale.page_px - 180) / (UPRIGHT_EM * type_scale.tick))
+
+
+def window_around(index: int, n: int, size: int) -> slice:
+    """`size` consecutive positions of n with `index` in the middle, kept inside 0..n (all n when they fit)."""
+    start = min(max(index - size // 2, 0), max(n - size, 0))
+    return slice(start, min(n, start + size))
+
+
+def source_window(weights: np.ndarray, rows: slice, size: int) -> slice:
+    """The `size` source tokens a window of output rows looked at most: centred on the median of the rows'
+    strongest columns, kept inside the sentence. A long sentence's translation reads in windows, and its rows
+    look hardest near one part of the source (a weighted mean drifted to the middle of a 128-token sentence:
+    the mean over heads spreads a little weight everywhere)."""
+    weights = np.asarray(weights, dtype=float)
+    n = weights.shape[1]
+    if n <= size:
+        return slice(0, n)
+    centre = float(np.median(weights[rows].argmax(1)))
+    start = int(min(max(round(centre - (size - 1) / 2), 0), n - size))
+    return slice(start, start + size)
+
+
 def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: list[str], probs, runner_up: list[str],
                        runner_up_probs, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
     """The translation read top to bottom: left, where each output token looked in the source (a

@@ -56,14 +56,15 @@ def next_token_bars(probs, labels: list[str], ranks: list[int], words: Words, ch
 
 
 def heads_row_heatmap(rows, key_labels: list[str], words: Words, title: str = "",
-                      type_scale: TypeScale = NORMAL) -> go.Figure:
+                      type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
     """One decoding step's attention in every head: [H, K] -> heads as rows, the decoder's input so far as
-    columns, fixed 0-1 scale."""
+    columns, fixed 0-1 scale. width_px: about how wide it is drawn (half the page in one of two columns), for
+    its cell numbers to show only where they fit."""
     rows = np.asarray(rows, dtype=float)
     if rows.ndim != 2:
         raise ValueError(f"expected [head, key], got shape {rows.shape}")
     heads = [words("ui.head_n", h=h) for h in range(rows.shape[0])]
-    fig = attention_heatmap(rows, heads, key_labels, words, title=title, type_scale=type_scale)
+    fig = attention_heatmap(rows, heads, key_labels, words, title=title, type_scale=type_scale, width_px=width_px)
     # plain assignments: half the cost of update_xaxes/update_yaxes/update_layout
     fig.layout.xaxis.title.text, fig.layout.yaxis.title.text = words("decoding.self.x"), ""
     fig.layout.height = int(max(260, 150 + max(34, 1.9 * type_scale.tick) * len(heads)))
@@ -97,7 +98,9 @@ def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: 
                     hovertemplate=f"{head_names[h]}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
              for h in range(n_heads)]
     update_axes(layout, "y", range=[0, 1.15], tickvals=[0, 0.5, 1])
-    update_axes(layout, "x", type="category", tickangle=-60, tickfont=type_scale.font("tick"), showticklabels=small_labels)
+    # every label named (tickvals): plotly's own spacing drew every second source token under the small panels
+    update_axes(layout, "x", type="category", tickangle=-60, tickfont=type_scale.font("tick"), showticklabels=small_labels,
+                tickvals=src_labels)
     layout["xaxis"].update(tickfont=type_scale.font("tick"), tickangle=-45, showticklabels=True)
     layout.update(title=dict(text=title), showlegend=False, height=height,
                   margin=dict(l=10, r=10, t=80, b=10))

@@ -56,9 +56,9 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], words: Words, title
               for h in range(n_heads)]
     update_axes(layout, "x", type="category", showticklabels=False, ticks="")
     update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="")
-    for r in range(rows):   # token labels on the left column only
+    for r in range(rows):   # token labels on the left column only, every one named (plotly's spacing drops some)
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=len(token_labels) <= MAX_TICK_LABELS,
-                                                       automargin=True)
+                                                       automargin=True, tickvals=tokens)
     row_height = max(160, min(420, 1.5 * type_scale.tick * len(token_labels) + 60))
     layout.update(title=dict(text=title), height=int(rows * row_height + 90),
                   coloraxis=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
@@ -171,11 +171,12 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
                and max(n_queries, n_keys) <= MAX_TICK_LABELS)
     update_axes(layout, "x", type="category", showticklabels=False, ticks="", tickangle=-90)
     update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="")
+    # every label named (tickvals): plotly's own spacing drew every second key under 3 of 4 columns at 9 tokens
     for h in range(n_heads):
         if h + cols >= n_heads:            # nothing below it: the bottom panel of its column
-            layout["xaxis" + axis_suffix(h)].update(showticklabels=legible, automargin=True)
+            layout["xaxis" + axis_suffix(h)].update(showticklabels=legible, automargin=True, tickvals=keys)
     for r in range(rows):
-        layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=legible, automargin=True)
+        layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=legible, automargin=True, tickvals=queries)
     labels = max(type_scale.text_px(str(k), "tick") for k in key_labels) + 20 if legible else 20
     top = 70
     if masked is not None and np.any(masked):
@@ -193,6 +194,13 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
 def min_px_per_key(type_scale: TypeScale = NORMAL) -> float:
     """The width an upright key label needs not to touch its neighbour, at the scale's tick size."""
     return max(MIN_PX_PER_KEY, MIN_EM_PER_KEY * type_scale.tick)
+
+
+def keys_that_fit(n_cols: int, type_scale: TypeScale = NORMAL, width: int | None = None) -> int:
+    """How many upright key labels one panel holds with n_cols panels side by side (head_patterns' default
+    width): the window a long sentence's heads are shown through, every label legible and the grid n_cols wide."""
+    width = width or type_scale.page_px - 100
+    return max(1, int(width / n_cols / min_px_per_key(type_scale)))
 
 
 def width_per_key(cols: int, n_keys: int, width: int = FIGURE_WIDTH) -> float:

@@ -12,9 +12,21 @@ from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, 
 TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True)
 
 
+MAX_HEIGHT = 760        # a token-by-row chart is never taller than about a screen
+
+
+def _row_px(type_scale: TypeScale) -> float:
+    return max(26, 1.8 * type_scale.tick)
+
+
 def _rows_height(n_rows: int, type_scale: TypeScale, top: int = 90) -> int:
     """Room for every row's token label at the tick size (a category axis skips labels it cannot fit)."""
-    return int(max(300, min(760, top + 110 + max(26, 1.8 * type_scale.tick) * n_rows)))
+    return int(max(300, min(MAX_HEIGHT, top + 110 + _row_px(type_scale) * n_rows)))
+
+
+def rows_that_fit(type_scale: TypeScale = NORMAL, top: int = 90) -> int:
+    """How many token rows a chart of _rows_height labels, every one legible: a long sentence's window."""
+    return int((MAX_HEIGHT - top - 110) / _row_px(type_scale))
 
 
 def ffn_units_figure(hidden, token_labels: list[str], units, words: Words, title: str = "", unit_prefix: str = "#",
@@ -27,13 +39,15 @@ def ffn_units_figure(hidden, token_labels: list[str], units, words: Words, title
     x = [f"{unit_prefix}{u}" for u in units]
     y = plotly_text(token_labels)
     cell_w = (type_scale.page_px - 200) / max(1, len(units))
-    show = type_scale.numbers_fit(cell_w, None, chars=3)
+    height = _rows_height(len(y), type_scale)
+    # numbers where a cell holds one at the cell size, across and down (hover keeps every number)
+    show = type_scale.numbers_fit(cell_w, (height - 200) / max(1, len(y)), chars=3)
     heat = go.Heatmap(z=m, x=x, y=y, zmin=0, zmax=float(m.max()) or 1.0, colorscale=ATTENTION_SCALE,
                       colorbar=colorbar(value_name, type_scale), texttemplate="%{z:.1f}" if show else None,
                       textfont=type_scale.font("cell"),
                       hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.3f}}<extra></extra>")
     layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
-                  height=_rows_height(len(y), type_scale), margin=dict(l=10, r=10, t=60, b=10))
+                  height=height, margin=dict(l=10, r=10, t=60, b=10))
     layout["xaxis"].update(tickmode="array", tickvals=x, tickangle=-90)   # every unit named (plotly skipped half)
     return go.Figure(heat, layout=typeset(layout, type_scale))
 

@@ -6,6 +6,8 @@ import streamlit as st
 from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step, token_logprobs, top_k_view
 from model.capture import schema
 from viz.services import get_decoding, reference_of
+from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
+                                   window_around)
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars)
 from viz.i18n import t, words
@@ -119,10 +121,15 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
     with right:
         keys = position_labels(dec.in_tokens[:step + 1])
         rows = dec.self_rows[step][layer]                                              # [H, step+1]
-        fig = heads_row_heatmap(rows, keys, words(), title=t("decoding.self.title", layer=layer),
-                                type_scale=type_scale())
+        # a long output's newest positions, as many as the half-page map labels legibly (the CSV has them all)
+        width = type_scale().page_px / 2
+        newest = slice(max(0, len(keys) - keys_that_fit(width, type_scale())), len(keys))
+        fig = heads_row_heatmap(rows[:, newest], keys[newest], words(), title=t("decoding.self.title", layer=layer),
+                                type_scale=type_scale(), width_px=width)
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-self-L{layer}",
                     matrix_frame(rows, [t("ui.head_n", h=h) for h in range(n_heads)], keys), key="decoding-self")
+        if newest.start:
+            st.caption(t("decoding.self.newest", shown=len(keys) - newest.start, n=len(keys)))
     st.caption(t("decoding.step.caption", entropy=f"{dec.entropy[step]:.3f}"))
 
 
@@ -138,21 +145,31 @@ def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
         st.warning(t("decoding.length_limit", n=n_steps))
 
 
+def source_caption(shown: slice, n: int) -> None:
+    """Says which source tokens a long sentence's picture shows (the CSV holds them all)."""
+    if shown.stop - shown.start < n:
+        st.caption(t("decoding.window.source", first=shown.start, last=shown.stop - 1, n=n))
+
+
 def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> None:
     n_heads = ctx.model.config.n_heads
     cross = dec.cross_rows[step, layer]                                                  # [H, S]
-    fig = cross_attention_multiples(cross, src_labels, words(), title=t("decoding.cross.title", step=step, layer=layer),
-                                    type_scale=type_scale())
+    # a long sentence: the source tokens this step looked at most, as many as slanted labels fit across the page
+    shown = source_window(cross.mean(0)[None], slice(0, 1), keys_that_fit(type_scale().page_px, type_scale(),
+                                                                          em=SLANTED_EM))
+    fig = cross_attention_multiples(cross[:, shown], src_labels[shown], words(),
+                                    title=t("decoding.cross.title", step=step, layer=layer), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-step{step}-cross-L{layer}",
                 matrix_frame(np.vstack([cross.mean(0), cross]),
                              [t("decoding.average")] + [t("ui.head_n", h=h) for h in range(n_heads)], src_labels),
                 key="decoding-cross")
+    source_caption(shown, len(src_labels))
 
 
-def confidence_section(ctx, dec, step: int, out_labels: list[str]) -> None:
+def confidence_section(ctx, dec, step: int, out_labels: list[str], steps: slice) -> None:
     st.subheader(t("decoding.confidence"))
-    fig = confidence_bars(np.exp(dec.chosen_logprob), out_labels, words(), step, title=t("decoding.confidence.title"),
-                          type_scale=type_scale())
+    fig = confidence_bars(np.exp(dec.chosen_logprob)[steps], out_labels[steps], words(), step - steps.start,
+                          title=t("decoding.confidence.title"), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-confidence",
                 pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
                               t("decoding.col.probability"): np.exp(dec.chosen_logprob),
@@ -172,14 +189,18 @@ def hypotheses_section(dec, beam: int) -> None:
     st.caption(t("decoding.hypotheses.caption"))
 
 
-def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, src_labels) -> np.ndarray:
+def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, src_labels,
+                      steps: slice) -> np.ndarray:
     st.subheader(t("decoding.alignment"))
     alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
-    fig = alignment_heatmap(alignment, out_labels, src_labels, words(), step=step,
+    shown = source_window(alignment, steps, translation_columns(type_scale()))
+    fig = alignment_heatmap(alignment[steps, shown], out_labels[steps], src_labels[shown], words(),
+                            step=step - steps.start,
                             title=t("decoding.alignment.title", layer=layer, heads=ctx.model.config.n_heads,
                                     method=t(DECODING_METHOD_KEYS[method])), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
                 key="decoding-alignment")
+    source_caption(shown, len(src_labels))
     st.caption(t("decoding.alignment.caption"))
     return alignment
 
@@ -258,13 +279,15 @@ def render() -> None:
               no_repeat=no_repeat or None)
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
+    # a long output: the steps around the current one (the step slider moves the window)
+    steps = window_around(step, len(out_labels), WINDOW_ROWS)
     step_picture(ctx, dec, step, layer, k)
     step_text(dec, step, cfg.vocab_size, cfg.eos_id)
     cross_section(ctx, dec, step, layer, src_labels)
-    confidence_section(ctx, dec, step, out_labels)
+    confidence_section(ctx, dec, step, out_labels, steps)
     if method == "beam":
         hypotheses_section(dec, beam)
-    alignment = alignment_section(ctx, dec, step, layer, method, out_labels, src_labels)
+    alignment = alignment_section(ctx, dec, step, layer, method, out_labels, src_labels, steps)
     teacher_forcing_section(ctx, dec, layer, method, alignment, out_labels, src_labels)
     explain()
 

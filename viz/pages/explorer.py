@@ -6,14 +6,15 @@ import streamlit as st
 
 from model.analysis.attention_math import future_mask
 from model.capture import schema
-from viz.figures.attention import attention_heatmap, grid_cell, key_labels_fit, model_view, thumbnail_block
+from viz.figures.attention import (WINDOW_ROWS, attention_heatmap, grid_cell, key_labels_fit, map_window, model_view,
+                                   source_window, thumbnail_block)
 from viz.i18n import kind_title, t, words
 from viz.map_view import head_view_figure
 from viz import view
 from viz.state import Context
 from viz.view import qp_choice, set_query
 from viz.text import attention_labels, plain
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure
+from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, token_window
 from viz.ui import type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
@@ -66,26 +67,42 @@ def how_to_read(kind: str, n_rows: int, n_cols: int) -> str:
     return text
 
 
+def windows(kind: str, patterns: np.ndarray, layer: int, size: int) -> tuple[slice, slice]:
+    """A long sentence through a window of `size` tokens: the queries the reader picks, the keys they look at
+    (self-attention: the same tokens), every label legible; the CSV and the strongest links keep it whole."""
+    queries = token_window(patterns.shape[-2], size, "explorer-window")
+    keys = queries if kind != "cross" else source_window(patterns[layer].mean(0), queries, size)
+    return queries, keys
+
+
 def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols,
-             half: bool = True) -> np.ndarray:
-    """The picked head's map (the layer's mean of heads when head is None), in half the page or (half=False) all of it."""
+             shown: tuple[slice, slice], half: bool = True) -> np.ndarray:
+    """The picked head's map (the layer's mean of heads when head is None), in half the page or (half=False) all
+    of it, the queries and keys `shown`."""
     n_heads = patterns.shape[1]
     if head is None:
         weights, title = patterns[layer].mean(0), t("explorer.one.mean", kind=kind_title(kind), layer=layer,
                                                     heads=n_heads)
     else:
         weights, title = patterns[layer, head], t("explorer.one.head", kind=kind_title(kind), layer=layer, head=head)
-    fig = attention_heatmap(weights, rows, cols, words(), title=title, masked=future_mask(kind, *patterns.shape[-2:]),
-                            type_scale=type_scale(), width_px=type_scale().page_px / (2 if half else 1))
+    width = type_scale().page_px / (2 if half else 1)
+    masked = future_mask(kind, *patterns.shape[-2:])
+    queries, keys = shown
+    fig = attention_heatmap(weights[queries, keys], rows[queries], cols[keys], words(), title=title,
+                            masked=None if masked is None else masked[queries, keys], type_scale=type_scale(),
+                            width_px=width)
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
                 matrix_frame(weights, rows, cols), key="explorer-main")
     return weights
 
 
-def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols) -> None:
-    """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the others)."""
-    fig = head_view_figure(patterns[layer], rows, cols, kind, layer, words(), selected_head=head,
-                           type_scale=type_scale(), titled=False)
+def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols,
+               shown: tuple[slice, slice]) -> None:
+    """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the
+    others), the queries and keys `shown`."""
+    queries, keys = shown
+    fig = head_view_figure(patterns[layer][:, queries, keys], rows[queries], cols[keys], kind, layer, words(),
+                           selected_head=head, type_scale=type_scale(), titled=False)
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-lines", key="explorer-lines")
     st.caption(t("headview.read"))
 
@@ -109,12 +126,15 @@ def render() -> None:
     # the head's lines beside the map while the map's key labels fit in half the page; else (a long sentence)
     # the map takes the page's width, the lines below it (in half a page plotly dropped every second key)
     beside = key_labels_fit(type_scale().page_px / 2, len(cols), type_scale())
+    # at most WINDOW_ROWS tokens: the map and the lines under it stay within a screen more than a short sentence's
+    size = min(WINDOW_ROWS, map_window(type_scale().page_px / (2 if beside else 1), type_scale()))
+    shown = windows(kind, patterns, layer, size)
     c_map, c_lines = st.columns(2) if beside else (st.container(), st.container())
     with c_map:
-        weights = one_head(ctx, kind, patterns, layer, head, rows, cols, beside)
+        weights = one_head(ctx, kind, patterns, layer, head, rows, cols, shown, beside)
         st.caption(strongest_links(weights, rows, cols))
     with c_lines:
-        head_lines(ctx, kind, patterns, layer, head, rows, cols)
+        head_lines(ctx, kind, patterns, layer, head, rows, cols, shown)
     with st.expander(t("explorer.how.title"), expanded=False):
         st.markdown(t("explorer.how"))
         st.latex(FORMULA)

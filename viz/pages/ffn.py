@@ -9,13 +9,14 @@ import streamlit as st
 from model.analysis import regularize as rg
 from model.analysis.attention_math import future_mask
 from model.capture import schema
-from viz.figures.regularize import dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, smoothing_figure
+from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, rows_that_fit,
+                                   smoothing_figure)
 from viz.figures.style import plotly_text
 from viz.i18n import kind_short, kind_title, t, words
 from viz import view
 from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, type_scale
+from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
 
 VIEWS = ["ffn", "smoothing", "dropout"]
 VIEW_KEYS = {"ffn": "ffn.view.ffn", "smoothing": "ffn.view.smoothing", "dropout": "ffn.view.dropout"}
@@ -55,9 +56,11 @@ def feed_forward(ctx, cols) -> None:
     set_query(stack=stack, layer=layer)
     ff = rg.feed_forward(arrays, stack, layer, cfg.norm_first)
     tokens = position_labels(schema.stack_tokens(ctx.trace.meta, stack))
-    units = rg.top_units(ff.hidden, per_token=2, limit=20 if type_scale().name == "presenter" else 24)
+    # a long sentence: the tokens in a window and the units they fire most (the captions: the whole sentence)
+    shown = token_window(len(tokens), rows_that_fit(type_scale()), "ffn-window")
+    units = rg.top_units(ff.hidden[shown], per_token=2, limit=20 if type_scale().name == "presenter" else 24)
     tag = f"{ctx.model_id}-{stack}-L{layer}-ffn"
-    show_figure(ffn_units_figure(ff.hidden[:, units], tokens, units,
+    show_figure(ffn_units_figure(ff.hidden[shown][:, units], tokens[shown], units,
                                  words(), title=t("ffn.units.title", stack=t(STACK_KEYS[stack]), layer=layer,
                                                   shown=len(units), d_ff=cfg.d_ff),
                                  type_scale=type_scale()),
@@ -69,7 +72,7 @@ def feed_forward(ctx, cols) -> None:
                  high=f"{100 * ff.active.max():.0f}", d_ff=cfg.d_ff, unit=unit, token=plain(tokens[strongest]),
                  value=f"{ff.hidden[strongest, unit]:.2f}", tokens=", ".join(firing) or "—"))
     ratio = ff.out_norm / np.maximum(ff.resid_norm, 1e-12)
-    show_figure(ffn_add_figure(tokens, ff.resid_norm, ff.out_norm, ff.cosine, words(),
+    show_figure(ffn_add_figure(tokens[shown], ff.resid_norm[shown], ff.out_norm[shown], ff.cosine[shown], words(),
                                title=t("ffn.add.title"), type_scale=type_scale()),
                 f"{tag}-adds", matrix_frame(np.stack([ff.resid_norm, ff.out_norm, ff.cosine], 1), tokens,
                                             [t("ffn.add.resid"), t("ffn.add.out"), t("ffn.add.cosine")]),

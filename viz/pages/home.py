@@ -1,9 +1,10 @@
 """Start page: the model's translation of the sidebar sentence, where each output word looked, how sure it
 was; what the model knows; where to go next."""
+import numpy as np
 import streamlit as st
 
 from model.capture import schema
-from viz.figures.attention import translation_figure
+from viz.figures.attention import WINDOW_ROWS, source_window, translation_columns, translation_figure
 from viz.folder_text import code_span
 from viz.i18n import current_lang, t, words
 from viz.map_chart import model_map_chart
@@ -11,7 +12,7 @@ from viz.model_words import what_the_model_knows
 from viz.services import token_confidence
 from viz.state import Context
 from viz.text import attention_labels, plain
-from viz.ui import need_context, show_figure
+from viz.ui import need_context, show_figure, token_window
 from viz.ui import type_scale
 
 NEXT_PER_ROW = 2   # links a row: four in one row cut their labels at 1280x720 ("Guided tour: one idea per s")
@@ -34,7 +35,13 @@ def translation_picture(ctx: Context) -> None:
         probs, others, other_probs = [0.0] * len(rows), [""] * len(rows), [0.0] * len(rows)
     else:
         probs, others, other_probs = confidence["p"], list(confidence["runner_up"]), confidence["runner_up_p"]
-    fig = translation_figure(weights, rows, cols, probs, others, other_probs, words(), type_scale=type_scale())
+    # a long sentence in windows: the output rows the reader picks, the source tokens those rows looked at
+    shown = token_window(len(rows), WINDOW_ROWS, "home-window")
+    source = source_window(weights, shown, translation_columns(type_scale()))
+    if source.stop - source.start < len(cols):
+        st.caption(t("home.window.source", first=source.start, last=source.stop - 1, n=len(cols)))
+    fig = translation_figure(weights[shown, source], rows[shown], cols[source], np.asarray(probs)[shown],
+                             others[shown], np.asarray(other_probs)[shown], words(), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-translation-attention", key="home-translation")
 
 

@@ -10,12 +10,13 @@ from model.analysis.attention_math import (concat_heads, dim_labels, future_mask
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
-from viz.figures.multihead import concat_heatmap, head_patterns, per_head_outputs, stage_heatmap, stage_norms
+from viz.figures.multihead import (concat_heatmap, head_patterns, keys_that_fit, per_head_outputs, stage_heatmap,
+                                  stage_norms)
 from viz.figures.vectors import contribution_map
 from viz.i18n import kind_title, t, words
 from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
-from viz.ui import matrix_frame, need_context, show_figure, type_scale
+from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
@@ -24,6 +25,8 @@ MULTIHEAD_FORMULA = [r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}
                      r"\mathrm{head}_i = \mathrm{Attention}(QW_i^Q,\;KW_i^K,\;VW_i^V)"]
 POST_NORM = r"x_{\text{next}} = \mathrm{LayerNorm}\big(x + \mathrm{MultiHead}(x)\big)"
 HALF_PX = 280      # the plot area of a matrix in one of two columns, on a projector
+HEAD_COLUMNS = 4   # a long sentence's heads through a window of as many tokens as four panels a row label...
+MIN_WINDOW = 14    # ...but never fewer than this (three panels a row then: the page grows by under a screen)
 PRE_NORM = r"x_{\text{next}} = x + \mathrm{MultiHead}(\mathrm{LayerNorm}(x))"
 
 
@@ -48,13 +51,26 @@ def controls(cfg) -> tuple[str, int]:
     return kind, layer
 
 
+def windows(kind: str, n_rows: int, n_cols: int) -> tuple[slice, slice]:
+    """The queries and keys the page's pictures show: all of a short sentence; of a long one, as many as a
+    head panel labels legibly in a grid HEAD_COLUMNS wide (at least MIN_WINDOW), from where the reader says (self-attention's
+    queries and keys are the same tokens: one window; cross-attention's: one each)."""
+    size = max(MIN_WINDOW, keys_that_fit(HEAD_COLUMNS, type_scale()))
+    queries = token_window(n_rows, size, "mh-window")
+    keys = queries if kind != "cross" else token_window(n_cols, size, "mh-window-keys", "ui.window.keys")
+    return queries, keys
+
+
 def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], kind: str, where: str,
-                       tag: str) -> None:
-    """The page's picture: every head's weights, then how to read them."""
+                       tag: str, shown: tuple[slice, slice]) -> None:
+    """The page's picture: every head's weights (the queries and keys `shown`), then how to read them."""
     n_heads = patterns.shape[0]
+    masked = future_mask(kind, len(rows), len(cols))
+    queries, keys = shown
+    patterns, rows, cols = patterns[:, queries, keys], rows[queries], cols[keys]
     show_figure(head_patterns(patterns, rows, cols, words(),
                               title=t("multihead.heads.title", where=where, heads=n_heads),
-                              masked=future_mask(kind, len(rows), len(cols)), type_scale=type_scale()),
+                              masked=None if masked is None else masked[queries, keys], type_scale=type_scale()),
                 f"{tag}-heads", pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols) for h in range(n_heads)}),
                 key="mh-heads")
     st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))
@@ -145,8 +161,13 @@ def render() -> None:
     dims = dim_labels(d)
 
     # -- the picture: heads side by side ---------------------------------------------------------------
-    heads_side_by_side(patterns, rows, cols, kind, where, tag)
+    shown = windows(kind, len(rows), len(cols))
+    heads_side_by_side(patterns, rows, cols, kind, where, tag, shown)
     head_table(patterns, cols, kind)                  # under the picture it names, its caption its heading
+    # the pictures below show the window's tokens too (the table and the checks measure the whole sentence)
+    window = shown[0]
+    rows, z, concat, attn_out, summed = rows[window], z[:, window], concat[window], attn_out[window], summed[window]
+    residual, after = residual[window], after[window]
 
     # -- assembly: each head's share of the output, and the size of each token after each stage, as two
     # tabs of one picture's room (the page is about three screens at 1280x720) ------------

@@ -1,0 +1,117 @@
+"""Long sentences in the figures (issue 36, section 1): a chart drops its cell numbers where they cannot fit
+(hover keeps them), and the windows the pages show a long sentence through keep every label legible. Pure."""
+import numpy as np
+import pytest
+
+from viz.figures.attention import (WINDOW_ROWS, UPRIGHT_EM, attention_heatmap, key_labels_fit, keys_that_fit,
+                                   map_window, source_window,
+                                   translation_columns, translation_figure, window_around)
+from viz.figures.decoding import heads_row_heatmap
+from viz.figures.multihead import head_columns, head_patterns, keys_that_fit as head_keys_that_fit, per_head_outputs
+from viz.figures.regularize import ffn_units_figure, rows_that_fit
+from viz.figures.style import NORMAL, PRESENTER
+from viz.i18n import words
+
+EN = words("en")
+SCALES = [NORMAL, PRESENTER]
+RNG = np.random.default_rng(0)
+
+
+def tokens(n):
+    return [f"{i} w{i}" for i in range(n)]
+
+
+def rows_of(n_rows, n_cols):
+    m = RNG.random((n_rows, n_cols))
+    return m / m.sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_a_60_token_ffn_grid_drops_its_numbers_but_keeps_hover(scale):
+    fig = ffn_units_figure(RNG.random((60, 12)), tokens(60), range(12), EN, type_scale=scale)
+    assert fig.data[0].texttemplate is None                       # 60 rows in 760 px: no room for a number
+    assert "%{z:.3f}" in fig.data[0].hovertemplate
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_ffn_window_keeps_numbers_and_one_label_per_row(scale):
+    n = rows_that_fit(scale)
+    fig = ffn_units_figure(RNG.random((n, 12)), tokens(n), range(12), EN, type_scale=scale)
+    assert fig.data[0].texttemplate
+    assert (fig.layout.height - 200) / n >= 1.8 * scale.tick - 0.5  # every row label at the tick size has its row
+    assert rows_that_fit(scale) >= 12
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_heads_window_labels_every_key_in_three_columns(scale):
+    n = max(14, head_keys_that_fit(4, scale))                      # the multi-head page's window
+    width = scale.page_px - 100                                   # head_patterns' default width
+    assert head_columns(8, n, width=width, type_scale=scale) == 3  # not eight full-width panels stacked
+    fig = head_patterns(RNG.random((8, n, n)), tokens(n), tokens(n), EN, type_scale=scale)
+    assert fig.layout.xaxis6.showticklabels and fig.layout.yaxis.showticklabels   # labels kept, not dropped
+    short = head_patterns(RNG.random((8, 12, 12)), tokens(12), tokens(12), EN, type_scale=scale)  # 9 words
+    assert fig.layout.height <= short.layout.height + 500          # well under a screen taller than a short one's
+
+
+def test_per_head_outputs_name_every_token():
+    fig = per_head_outputs(RNG.random((8, 18, 32)), tokens(18), EN, type_scale=PRESENTER)
+    assert list(fig.layout.yaxis.tickvals) == tokens(18) and list(fig.layout.yaxis5.tickvals) == tokens(18)
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_translation_window_labels_every_source_token(scale):
+    n_src = translation_columns(scale)
+    fig = translation_figure(rows_of(WINDOW_ROWS, n_src), tokens(WINDOW_ROWS), tokens(n_src),
+                             np.full(WINDOW_ROWS, 0.5), ["x"] * WINDOW_ROWS, np.full(WINDOW_ROWS, 0.2),
+                             EN, type_scale=scale)
+    assert list(fig.data[0].x) == tokens(n_src)                   # every source label
+    assert (0.62 * scale.page_px - 180) / n_src >= UPRIGHT_EM * scale.tick
+    assert fig.layout.height < 720 + 300                          # about a screen, not three
+
+
+def test_the_source_window_follows_where_the_rows_looked():
+    weights = np.zeros((60, 100))
+    for row in range(60):                                         # a diagonal alignment
+        weights[row, int(row * 100 / 60)] = 1.0
+    window = source_window(weights, slice(30, 42), 20)
+    assert window.stop - window.start == 20
+    looked = {int(r * 100 / 60) for r in range(30, 42)}             # columns 50-68
+    assert all(window.start <= c < window.stop for c in looked)   # all that those rows looked at is shown
+    assert source_window(weights, slice(0, 5), 20).start == 0
+    assert source_window(weights, slice(55, 60), 20).stop == 100  # kept inside the sentence
+    assert source_window(weights[:, :12], slice(0, 20), 20) == slice(0, 12)
+    spread = weights[:, :] * 0.6 + 0.4 / 100                       # diffuse weight everywhere, as heads' means have
+    assert source_window(spread, slice(0, 12), 20).start == 0      # still where the rows looked hardest
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_newest_positions_map_at_half_width_numbers_only_where_they_fit(scale):
+    half = scale.page_px / 2
+    many = heads_row_heatmap(rows_of(8, 40), tokens(40), EN, type_scale=scale, width_px=half)
+    assert many.data[0].texttemplate is None                       # 40 keys in half a page: no numbers
+    assert "%{z:.4f}" in many.data[0].hovertemplate
+    n = keys_that_fit(half, scale)
+    assert key_labels_fit(half, n, scale) and not key_labels_fit(half, n + 1, scale)
+
+
+def test_the_window_around_a_step_keeps_it_inside_the_sentence():
+    assert window_around(50, 200, 20) == slice(40, 60)
+    assert window_around(3, 200, 20) == slice(0, 20)
+    assert window_around(199, 200, 20) == slice(180, 200)
+    assert window_around(5, 9, 20) == slice(0, 9)
+
+
+def test_small_head_panels_name_every_key():
+    fig = head_patterns(RNG.random((8, 12, 12)), tokens(12), tokens(12), EN)
+    bottom = [a for name, a in fig.layout.to_plotly_json().items() if name.startswith("xaxis") and a.get("showticklabels")]
+    assert bottom and all(list(a["tickvals"]) == tokens(12) for a in bottom)   # plotly's spacing dropped every second
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_explorer_window_labels_every_token_on_the_full_width_map(scale):
+    n = map_window(scale.page_px, scale)
+    assert n >= 20
+    fig = attention_heatmap(rows_of(n, n), tokens(n), tokens(n), EN, type_scale=scale, width_px=scale.page_px)
+    assert key_labels_fit(scale.page_px, n, scale)                 # upright keys apart
+    assert (fig.layout.height - 160) / n >= 1.9 * scale.tick - 0.5 # each row as tall as its label needs
+    assert fig.layout.height <= 900
