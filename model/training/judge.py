@@ -85,7 +85,7 @@ def rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
     """Each condition for shipping the candidate, and whether it holds."""
     def improves(split: str) -> bool:
         new, old = getattr(candidate, split), getattr(baseline, split)
-        return new["bleu"] > old["bleu"] and new["chrf"] >= old["chrf"]
+        return new is not None and old is not None and new["bleu"] > old["bleu"] and new["chrf"] >= old["chrf"]
 
     return {
         "dev improves (BLEU higher, chrF no lower)": improves("dev"),
