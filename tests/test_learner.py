@@ -179,3 +179,15 @@ def test_blocking_repeats_stops_a_looping_model(tiny_model):
         single = greedy(model, src[:1], max_len=30, no_repeat_ngram=n).ids
         assert single == dict(greedy_rows(model, src[:1], [30], no_repeat_ngram=n))[0]
     assert decode_batch(model, [[3, 4, 5, 6, 2]], beam=3) == decode_batch(model, [[3, 4, 5, 6, 2]], 3, 0)
+
+
+def test_the_commands_take_no_repeat_ngram_and_refuse_a_negative(capsys):
+    from model.cli.evaluate import main as evaluate_main
+    from model.cli.translate import main as translate_main
+    for main in (translate_main, evaluate_main):
+        with pytest.raises(SystemExit) as exit_:
+            main(["--model", "pretrained/en-es", "--test", "x.tsv", "--no-repeat-ngram", "-1"] if main is evaluate_main
+                 else ["--model", "pretrained/en-es", "--no-repeat-ngram", "-1", "Hello."])
+        assert exit_.value.code == 2 and "--no-repeat-ngram: must be 0 or more" in capsys.readouterr().err
+    assert translate_main(["--model", "pretrained/en-es", "--no-repeat-ngram", "2", "--beam", "2", "Hello."]) == 0
+    assert capsys.readouterr().out.strip()

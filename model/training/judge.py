@@ -48,7 +48,7 @@ Pairs = list[tuple[str, str]]
 
 @dataclass
 class Measurement:
-    dev: dict                # bleu, chrf
+    dev: dict | None         # bleu, chrf (None: not measured, no rule of the judge's read it)
     test: dict
     everyday: dict
     repeats: int             # test and everyday outputs with a word three times in a row
@@ -78,7 +78,7 @@ def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4,
     repeats = sum(repeats_a_word(o) for name in ("test", "everyday") for o in outputs[name])
     more = {name: scores[name] | {"repeats": sum(map(repeats_a_word, outputs[name])), "pairs": len(extra[name])}
             for name in extra or {}}
-    return Measurement(scores["dev"], scores["test"], scores["everyday"], repeats,
+    return Measurement(scores.get("dev"), scores["test"], scores["everyday"], repeats,
                        bundle.model.num_parameters(), (folder / WEIGHTS).stat().st_size, scores.get("modern"),
                        more or None)
 
@@ -87,7 +87,7 @@ def rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
     """Each condition for shipping the candidate, and whether it holds."""
     def improves(split: str) -> bool:
         new, old = getattr(candidate, split), getattr(baseline, split)
-        return new["bleu"] > old["bleu"] and new["chrf"] >= old["chrf"]
+        return new is not None and old is not None and new["bleu"] > old["bleu"] and new["chrf"] >= old["chrf"]
 
     return {
         "dev improves (BLEU higher, chrF no lower)": improves("dev"),
@@ -151,7 +151,7 @@ def table(candidate: Measurement, baseline: Measurement) -> str:
     def pair(d: dict) -> str:
         return f"{d['bleu']:.2f} / {d['chrf']:.2f}"
 
-    rows = [("dev BLEU / chrF", pair(baseline.dev), pair(candidate.dev)),
+    rows = [*([("dev BLEU / chrF", pair(baseline.dev), pair(candidate.dev))] if baseline.dev and candidate.dev else []),
             ("test BLEU / chrF", pair(baseline.test), pair(candidate.test)),
             ("everyday BLEU / chrF", pair(baseline.everyday), pair(candidate.everyday)),
             *([("everyday corpus test BLEU / chrF", pair(baseline.modern), pair(candidate.modern))]
