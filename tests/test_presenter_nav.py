@@ -125,15 +125,18 @@ def test_presenter_mode_shows_where_a_page_is_in_the_model():
 
 
 def _framed_links(fig: dict) -> set[tuple[str, str | None]]:
-    """(page, kind) of every map block link inside a red frame: what the map says this view is about."""
-    from urllib.parse import parse_qs, urlsplit
+    """(page, kind) that a click opens on every map block inside a red frame: what the map says this view is
+    about. The live map has no hrefs; each cell's invisible point carries its cell id, and nav.block_target
+    says which page and view a click on it opens."""
+    from viz.nav import PAGES, block_target
     red = [s for s in fig["layout"]["shapes"] if s.get("line", {}).get("color") == "#d62728"]
+    url_of = {page.file.rsplit("/", 1)[-1]: page.url for page in PAGES}
     found = set()
-    for note in fig["layout"]["annotations"]:
-        href = re.search(r'href="([^"]+)"', note["text"])
-        if href and any(s["x0"] <= note["x"] <= s["x1"] and s["y0"] <= note["y"] <= s["y1"] for s in red):
-            url = urlsplit(html.unescape(href.group(1)))
-            found.add((url.path, parse_qs(url.query).get("kind", [None])[0]))
+    for trace in fig["data"]:
+        for x, y, cell in zip(trace.get("x") or [], trace.get("y") or [], trace.get("customdata") or []):
+            if isinstance(cell, str) and any(s["x0"] <= x <= s["x1"] and s["y0"] <= y <= s["y1"] for s in red):
+                page, params = block_target(cell)
+                found.add((url_of[page], params.get("kind")))
     return found
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from viz.figures.static import FORMATS, save_figure
-from viz.i18n import DEFAULT_LANG, LANGS
+from viz.i18n import DEFAULT_LANG, LANGS, words
 from viz.tour_figures import step_pictures
 from viz.tour_steps import TOUR
 
@@ -22,7 +22,7 @@ def trace_figures(trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
     named = []
     for number, step in enumerate(TOUR, start=1):
-        for i, picture in enumerate(step_pictures(step, trace, model_dir, lang)):
+        for i, picture in enumerate(step_pictures(step, trace, model_dir, words(lang))):
             named.append((f"{number:02d}-{step.key}{f'-{i + 1}' if i else ''}", picture.figure))
     return named
 

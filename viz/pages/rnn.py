@@ -144,8 +144,8 @@ def render() -> None:
     st.title(t("rnn.title"))
     try:
         task, models, metrics = rnn_models()
-    except CheckpointError as e:
-        st.error(t("rnn.missing", error=plain(str(e))))
+    except CheckpointError as e:          # a models folder without them (an operator's own): said, not an error
+        st.info(t("rnn.missing", error=plain(str(e))))
         return
     symbols, score = controls()
     reading, other = alignment_pair(task, score, " ".join(symbols))
