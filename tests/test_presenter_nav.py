@@ -148,3 +148,39 @@ def test_the_map_frames_the_view_the_feed_forward_page_shows():
     assert {page for page, _ in framed["ffn"]} == {"ffn"}
     assert framed["smoothing"] == {("decoding", None)}
     assert framed["dropout"] == {("explorer", "decoder")}
+
+
+def test_the_start_page_has_a_next_page_in_presenter_mode():
+    """The start page is served at / (url path ""): it found no place in the presenting order and drew no buttons."""
+    at = run_page("home.py", model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(at)
+    nxt = [link.proto for link in at.get("page_link") if link.proto.label.startswith("Next page")]
+    assert [link.page for link in nxt] == ["tour"] and "present=1" in nxt[0].query_string
+
+
+def _sentence_line(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith(("**Sentence:**", "**句子：**")))
+
+
+def test_every_page_shows_the_sentence_and_its_translation_in_presenter_mode():
+    """With the sidebar folded (a projector) only the start page showed them: a line over every page now."""
+    for page in ("layernorm.py", "explorer.py", "about.py"):
+        at = run_page(page, model="toy-reverse", text="a b c d", present=1, lang="zh")
+        no_exceptions(at)
+        line = _sentence_line(at)
+        assert "a b c d" in line and at.session_state["_ctx"].trace.meta["translation"] in line
+    at = run_page("explorer.py", model="toy-reverse", text="a b c d")
+    assert not any(m.value.startswith("**Sentence:**") for m in at.markdown)           # normal mode: the sidebar
+
+
+def test_the_teacher_changes_the_sentence_from_the_line_without_the_sidebar():
+    at = run_page("explorer.py", model="toy-reverse", text="a b c d", present=1)
+    box = next(a for a in at.text_area if a.key == "presenter-sentence")
+    assert box.value == "a b c d"
+    box.set_value("e f g").run()
+    no_exceptions(at)
+    ctx = at.session_state["_ctx"]
+    assert ctx.text == "e f g" and ctx.trace.meta["translation"] in _sentence_line(at)
+    assert "e f g" in _sentence_line(at) and at.query_params["text"] in ("e f g", ["e f g"])
+    sidebar_box = next(a for a in at.sidebar.text_area if a.key != "presenter-sentence")
+    assert sidebar_box.value == "e f g"                                               # one sentence, both boxes

@@ -115,6 +115,7 @@ RNN_INPUT = Value("input", max_len=80)               # the Before-the-Transforme
 CONTEXT = Value("_ctx", url=False)
 IMAGE_FORMAT = Value("image_format", default="PNG", url=False)
 PRESET = Value("preset", url=False)
+SENTENCE_EDIT = Value("presenter-sentence", url=False)   # presenter mode's sentence box, over the page
 UPLOADED = Value("uploaded_sentence", url=False)
 TEXT_CUT_FROM = Value("_text_cut_from", url=False)
 LANG_DRAWN = Value("_lang_drawn", url=False)
