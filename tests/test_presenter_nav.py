@@ -184,3 +184,24 @@ def test_the_teacher_changes_the_sentence_from_the_line_without_the_sidebar():
     assert "e f g" in _sentence_line(at) and at.query_params["text"] in ("e f g", ["e f g"])
     sidebar_box = next(a for a in at.sidebar.text_area if a.key != "presenter-sentence")
     assert sidebar_box.value == "e f g"                                               # one sentence, both boxes
+
+
+def test_data_tables_follow_the_presenter_type_scale():
+    """The heads table, step-through's row table and About's parameter table were data frames, drawn on a canvas
+    at 12-14 px whatever presenter mode said, the step's 1 x d_head row cut off at the right edge. In presenter
+    mode they are static tables that the presenter styles set at the chart floor (20 px), the row on its side."""
+    import re
+    from viz.presenter import PRESENTER_CSS
+    rule = re.search(r'table td, \.stMainBlockContainer table th \{ font-size: ([\d.]+)rem', PRESENTER_CSS)
+    assert rule and float(rule.group(1)) * 16 >= 20
+    at = run_page("step_through.py", model="toy-reverse", text="a b c d", present=1, step=0)
+    no_exceptions(at)
+    row = at.table[0].value                          # the query's input row x: d_model numbers
+    assert row.shape[1] == 1 and row.shape[0] > 6
+    assert not at.dataframe
+    assert run_page("step_through.py", model="toy-reverse", text="a b c d", step=0).dataframe     # normal mode
+    for page in ("heads.py", "about.py"):
+        shown = run_page(page, model="toy-reverse", text="a b c d", present=1)
+        no_exceptions(shown)
+        normal = run_page(page, model="toy-reverse", text="a b c d")
+        assert len(shown.table) > len(normal.table) and len(shown.dataframe) < len(normal.dataframe), page

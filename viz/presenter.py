@@ -47,7 +47,7 @@ PRESENTER_CSS = """<style>
 .stMainBlockContainer .katex { font-size: 1.55em !important; }
 .stMainBlockContainer [data-testid="stText"] { font-size: 1.2rem !important; }
 .stMainBlockContainer [data-testid="stCode"] code { font-size: 1.2rem !important; }   /* the decoding step's lines */
-.stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.15rem !important; }  /* st.table, Markdown */
+.stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.3rem !important; }  /* st.table, Markdown: 20 px and up */
 .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
 .st-key-presenter-line { gap: 0.3rem; border-bottom: 1px solid #e6e6ea; }   /* the sentence line on top */
 .st-key-presenter-line p { font-size: 1.2rem !important; margin: 0; }
