@@ -33,7 +33,8 @@ ARRIVED_JS = """([from, path]) => {
   const norm = p => p.replace(/\\/$/, '');
   if (!norm(location.pathname).endsWith('/' + path)) return false;
   const back = document.querySelector('.st-key-presenter-prev a');
-  if (!back || norm(new URL(back.href).pathname) !== norm(from)) return false;
+  // (a link to the start page carries the current address: from the start page, which has no Previous, any will do)
+  if (!back || (norm(from) !== '' && norm(new URL(back.href).pathname) !== norm(from))) return false;
   if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
   if (document.querySelector('[data-stale="true"]')) return false;
   return [...document.querySelectorAll('.js-plotly-plot')].every(p => p.querySelector('svg.main-svg'));

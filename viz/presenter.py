@@ -136,9 +136,9 @@ def sentence_line() -> None:
     if ctx is None:
         return
     translation = ctx.trace.meta["translation"] if ctx.trace is not None else ""
-    row = st.container(key="presenter-line", horizontal=True, vertical_alignment="center")
+    row = st.container(key="presenter-line", horizontal=True, vertical_alignment="center")   # the box follows the words (the lesson button sits at the right end)
     row.markdown(t("presenter.sentence", sentence=plain(ctx.text.strip(), limit=200),
-                   translation=plain(translation or "…", limit=200)), width="stretch")
+                   translation=plain(translation or "…", limit=200)), width="content")
     view.put(view.SENTENCE_EDIT, ctx.text)
     with row.popover(t("presenter.sentence.edit"), icon=":material/edit:"):
         st.text_area(t("presenter.sentence.label"), key=view.key(view.SENTENCE_EDIT), on_change=_sentence_changed,
