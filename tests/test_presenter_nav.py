@@ -205,3 +205,15 @@ def test_data_tables_follow_the_presenter_type_scale():
         no_exceptions(shown)
         normal = run_page(page, model="toy-reverse", text="a b c d")
         assert len(shown.table) > len(normal.table) and len(shown.dataframe) < len(normal.dataframe), page
+
+
+def test_the_you_are_here_maps_thumbnails_are_large_enough_to_see_from_the_back():
+    """The map under a page drew its attention thumbnails in compact rows, ~100 x 45-60 px on a projector: in
+    presenter mode they take the full rows (the map's y is in px)."""
+    at = run_page("layernorm.py", model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(at)
+    thumbs = [tr for tr in _map(at)["data"] if tr.get("type") == "heatmap" and tr.get("name", "").startswith("attn.")]
+
+    def rows(z) -> int:                      # plotly writes a numpy matrix as {"dtype", "bdata", "shape": "6, 6"}
+        return int(str(z["shape"]).split(",")[0]) if isinstance(z, dict) else len(z)
+    assert thumbs and min(tr["dy"] * rows(tr["z"]) for tr in thumbs) >= 85

@@ -122,7 +122,7 @@ def _you_are_here(page) -> None:
         return
     st.divider()
     st.markdown(t("presenter.map"))
-    model_map_chart(ctx, "presenter-map", highlight=blocks, compact=True)
+    model_map_chart(ctx, "presenter-map", highlight=blocks)   # full rows: ~100 x 90 px thumbnails, not 100 x 60
 
 
 def _sentence_changed() -> None:
