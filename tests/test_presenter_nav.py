@@ -159,7 +159,7 @@ def test_the_start_page_has_a_next_page_in_presenter_mode():
 
 
 def _sentence_line(at) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith(("**Sentence:**", "**句子：**")))
+    return next(m.value for m in at.markdown if m.value.startswith(("**Sentence:**", "**句子**：")))
 
 
 def test_every_page_shows_the_sentence_and_its_translation_in_presenter_mode():

@@ -51,6 +51,7 @@ PRESENTER_CSS = """<style>
 .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
 .st-key-presenter-line { gap: 0.3rem; border-bottom: 1px solid #e6e6ea; }   /* the sentence line on top */
 .st-key-presenter-line p { font-size: 1.2rem !important; margin: 0; }
+[data-testid="stPopoverBody"] textarea, [data-testid="stPopoverBody"] label p { font-size: 1.2rem !important; }
 </style>"""
 
 

@@ -59,7 +59,9 @@ def data_table(frame: pd.DataFrame, digits: int = 3, missing: str = "—", forma
         return
     if frame.shape[1] > PRESENTER_TABLE_COLUMNS and frame.shape[0] <= PRESENTER_TABLE_COLUMNS:
         frame = frame.T
-    styled = frame.style.format(precision=digits, na_rep=missing, thousands=",").format(formats or {}, na_rep=missing)
+    styled = frame.style.format(precision=digits, na_rep=missing, thousands=",")
+    if formats:                   # only these columns: a formatter dict resets every other column's precision
+        styled = styled.format(formats, subset=list(formats), na_rep=missing)
     st.table(styled.hide(axis="index") if dataframe_args.get("hide_index") else styled)
 
 
