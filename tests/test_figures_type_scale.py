@@ -140,6 +140,15 @@ def test_presenter_chart_text_is_in_the_text_colour_not_the_themes_grey():
     assert text_colours(builders(NORMAL)["attention_heatmap"])[0][1] is None      # normal mode keeps the theme's
 
 
+def test_numbers_beside_bars_are_not_shrunk_to_the_bar():
+    """Plotly shrinks a bar's outside text to the bar's thickness unless told not to: the decoding page's
+    probabilities drew at 17 px of a 20 px font in Chromium."""
+    for name, fig in builders(PRESENTER).items():
+        for trace in fig.data:
+            if trace.type == "bar" and trace.textposition == "outside":
+                assert trace.constraintext == "none", name
+
+
 def test_presenter_cell_numbers_keep_their_contrast_colour():
     fig = fatt.attention_heatmap(P, TOK, TOK, EN, type_scale=PRESENTER)
     assert fig.data[0].textfont.size == PRESENTER.cell and fig.data[0].textfont.color is None
