@@ -84,7 +84,7 @@ def smoothing_figure(candidate_labels: list[str], model_p, target_q, words: Word
                for vals in (p, q)]
     widest = max(type_scale.text_px(n, "cell") for vals in numbers for n in vals) + 4
     upright = widest > bar_width_px(len(labels), type_scale)
-    text = dict(texttemplate="%{text}", textposition="outside", constraintext="none", textfont=type_scale.font("cell"), cliponaxis=False,
+    text = dict(texttemplate="%{text}", textposition="outside", textfont=type_scale.font("cell"), cliponaxis=False,
                 constraintext="none", textangle=-90 if upright else 0)
     bars = [go.Bar(x=labels, y=p, name=model_name, marker_color=LINE_COLORS[0], text=numbers[0], **text,
                    hovertemplate="%{x}<br>%{y:.5f}<extra>%{fullData.name}</extra>"),
