@@ -26,7 +26,7 @@ TEXTS_JS = """() => {
     const m = el.getScreenCTM();
     const scale = m ? Math.sqrt(Math.abs(m.a * m.d - m.b * m.c)) : 1;
     const cls = (el.getAttribute('class') || '') + ' < ' + (el.parentNode.getAttribute('class') || '');
-    out.push({text: text.slice(0, 40), px: px, drawn: Math.round(px * scale * 10) / 10, cls: cls,
+    out.push({text: text.slice(0, 40), px: px, fill: getComputedStyle(el).fill, drawn: Math.round(px * scale * 10) / 10, cls: cls,
               x: Math.round(r.left), y: Math.round(r.top)});
   }
   return out;

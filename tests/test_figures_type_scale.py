@@ -18,7 +18,7 @@ from viz.figures import training as ftrain
 from viz.figures import zoo as fzoo
 from viz.figures.live_training import training_curves
 from model.analysis.attention_math import future_mask
-from viz.figures.style import MASKED_COLOR, NORMAL, PRESENTER, Labels
+from viz.figures.style import MASKED_COLOR, NORMAL, PRESENTER, TEXT_COLOR, Labels
 from viz.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
@@ -103,10 +103,10 @@ def text_sizes(fig) -> list[tuple[str, float]]:
     return out
 
 
-@pytest.mark.parametrize("scale, floor", [(PRESENTER, 16), (NORMAL, 11)], ids=["presenter", "normal"])
+@pytest.mark.parametrize("scale, floor", [(PRESENTER, 20), (NORMAL, 11)], ids=["presenter", "normal"])
 def test_every_builder_sizes_every_text_from_the_scale(scale, floor):
-    """Presenter mode: no chart text under 16 px; normal: none under 11 (issue 26, item 1). Before: explicit
-    12-15 px ticks and cell numbers, legends at Streamlit's 12, heatmap numbers auto-shrunk."""
+    """Presenter mode: no chart text under 20 px, the back row's slide size; normal: none under 11. Before: 16-18
+    px in presenter mode; earlier, explicit 12-15 px ticks and cell numbers, legends at Streamlit's 12."""
     for name, fig in builders(scale).items():
         sizes = text_sizes(fig)
         small = [(where, size) for where, size in sizes if size is None or size < floor]
@@ -114,8 +114,48 @@ def test_every_builder_sizes_every_text_from_the_scale(scale, floor):
         assert all(size in (scale.title, scale.text, scale.tick, scale.cell) for _, size in sizes), (name, sizes)
 
 
+def text_colours(fig) -> list[tuple[str, str | None]]:
+    """(where, colour) of the texts that are not cell numbers: the body font, the title, axes, legend, colour
+    bars and annotations."""
+    lay = fig.layout.to_plotly_json()
+    out = [("font", lay["font"].get("color")), ("legend", lay["legend"]["font"].get("color"))]
+    if lay.get("title", {}).get("text"):
+        out.append(("title", lay["title"]["font"].get("color")))
+    for name, axis in lay.items():
+        if name.startswith(("xaxis", "yaxis")) and axis.get("showticklabels", True):
+            out.append((f"{name}.tickfont", axis["tickfont"].get("color")))
+    for i, trace in enumerate(fig.data):
+        bar = trace.to_plotly_json().get("colorbar")
+        if bar and trace.to_plotly_json().get("showscale", True) is not False:
+            out.append((f"trace {i} colorbar", bar.get("tickfont", {}).get("color")))
+    return out
+
+
+def test_presenter_chart_text_is_in_the_text_colour_not_the_themes_grey():
+    """Streamlit's chart theme draws ticks, legends and titles grey (#808495 at 12-14 px): too faint for a
+    projector. In presenter mode every builder's texts carry the page's text colour."""
+    for name, fig in builders(PRESENTER).items():
+        grey = [(where, c) for where, c in text_colours(fig) if c != TEXT_COLOR]
+        assert not grey, f"{name}: {grey}"
+    assert text_colours(builders(NORMAL)["attention_heatmap"])[0][1] is None      # normal mode keeps the theme's
+
+
+def test_numbers_beside_bars_are_not_shrunk_to_the_bar():
+    """Plotly shrinks a bar's outside text to the bar's thickness unless told not to: the decoding page's
+    probabilities drew at 17 px of a 20 px font in Chromium."""
+    for name, fig in builders(PRESENTER).items():
+        for trace in fig.data:
+            if trace.type == "bar" and trace.textposition == "outside":
+                assert trace.constraintext == "none", name
+
+
+def test_presenter_cell_numbers_keep_their_contrast_colour():
+    fig = fatt.attention_heatmap(P, TOK, TOK, EN, type_scale=PRESENTER)
+    assert fig.data[0].textfont.size == PRESENTER.cell and fig.data[0].textfont.color is None
+
+
 def test_the_scale_is_one_table():
-    assert min(PRESENTER.cell, PRESENTER.tick, PRESENTER.text) >= 16 and PRESENTER.tick >= 18
+    assert min(PRESENTER.cell, PRESENTER.tick, PRESENTER.text, PRESENTER.title) >= 20
     assert min(NORMAL.cell, NORMAL.tick, NORMAL.text) >= 11
     assert PRESENTER.page_px > NORMAL.page_px        # presenter mode folds the sidebar away
 
@@ -134,7 +174,7 @@ def test_a_grid_too_dense_for_its_numbers_drops_them_and_keeps_them_on_hover():
     assert fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL).data[0].texttemplate
     half = fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL, width_px=NORMAL.page_px / 2)
     assert not half.data[0].texttemplate
-    assert PRESENTER.numbers_fit(50, 30) and not PRESENTER.numbers_fit(30, 30) and not PRESENTER.numbers_fit(50, 15)
+    assert PRESENTER.numbers_fit(60, 30) and not PRESENTER.numbers_fit(40, 30) and not PRESENTER.numbers_fit(60, 20)
 
 
 def test_masked_cells_are_grey_without_a_number_and_named_in_the_legend():

@@ -151,3 +151,72 @@ def test_the_map_frames_the_view_the_feed_forward_page_shows():
     assert {page for page, _ in framed["ffn"]} == {"ffn"}
     assert framed["smoothing"] == {("decoding", None)}
     assert framed["dropout"] == {("explorer", "decoder")}
+
+
+def test_the_start_page_has_a_next_page_in_presenter_mode():
+    """The start page is served at / (url path ""): it found no place in the presenting order and drew no buttons."""
+    at = run_page("home.py", model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(at)
+    nxt = [link.proto for link in at.get("page_link") if link.proto.label.startswith("Next page")]
+    assert [link.page for link in nxt] == ["tour"] and "present=1" in nxt[0].query_string
+
+
+def _sentence_line(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith(("**Sentence:**", "**句子**：")))
+
+
+def test_every_page_shows_the_sentence_and_its_translation_in_presenter_mode():
+    """With the sidebar folded (a projector) only the start page showed them: a line over every page now."""
+    for page in ("layernorm.py", "explorer.py", "about.py"):
+        at = run_page(page, model="toy-reverse", text="a b c d", present=1, lang="zh")
+        no_exceptions(at)
+        line = _sentence_line(at)
+        assert "a b c d" in line and at.session_state["_ctx"].trace.meta["translation"] in line
+    at = run_page("explorer.py", model="toy-reverse", text="a b c d")
+    assert not any(m.value.startswith("**Sentence:**") for m in at.markdown)           # normal mode: the sidebar
+
+
+def test_the_teacher_changes_the_sentence_from_the_line_without_the_sidebar():
+    at = run_page("explorer.py", model="toy-reverse", text="a b c d", present=1)
+    box = next(a for a in at.text_area if a.key == "presenter-sentence")
+    assert box.value == "a b c d"
+    box.set_value("e f g").run()
+    no_exceptions(at)
+    ctx = at.session_state["_ctx"]
+    assert ctx.text == "e f g" and ctx.trace.meta["translation"] in _sentence_line(at)
+    assert "e f g" in _sentence_line(at) and at.query_params["text"] in ("e f g", ["e f g"])
+    sidebar_box = next(a for a in at.sidebar.text_area if a.key != "presenter-sentence")
+    assert sidebar_box.value == "e f g"                                               # one sentence, both boxes
+
+
+def test_data_tables_follow_the_presenter_type_scale():
+    """The heads table, step-through's row table and About's parameter table were data frames, drawn on a canvas
+    at 12-14 px whatever presenter mode said, the step's 1 x d_head row cut off at the right edge. In presenter
+    mode they are static tables that the presenter styles set at the chart floor (20 px), the row on its side."""
+    import re
+    from viz.presenter import PRESENTER_CSS
+    rule = re.search(r'table td, \.stMainBlockContainer table th \{ font-size: ([\d.]+)rem', PRESENTER_CSS)
+    assert rule and float(rule.group(1)) * 16 >= 20
+    at = run_page("step_through.py", model="toy-reverse", text="a b c d", present=1, step=0)
+    no_exceptions(at)
+    row = at.table[0].value                          # the query's input row x: d_model numbers
+    assert row.shape[1] == 1 and row.shape[0] > 6
+    assert not at.dataframe
+    assert run_page("step_through.py", model="toy-reverse", text="a b c d", step=0).dataframe     # normal mode
+    for page in ("heads.py", "about.py"):
+        shown = run_page(page, model="toy-reverse", text="a b c d", present=1)
+        no_exceptions(shown)
+        normal = run_page(page, model="toy-reverse", text="a b c d")
+        assert len(shown.table) > len(normal.table) and len(shown.dataframe) < len(normal.dataframe), page
+
+
+def test_the_you_are_here_maps_thumbnails_are_large_enough_to_see_from_the_back():
+    """The map under a page drew its attention thumbnails in compact rows, ~100 x 45-60 px on a projector: in
+    presenter mode they take the full rows (the map's y is in px)."""
+    at = run_page("layernorm.py", model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(at)
+    thumbs = [tr for tr in _map(at)["data"] if tr.get("type") == "heatmap" and tr.get("name", "").startswith("attn.")]
+
+    def rows(z) -> int:                      # plotly writes a numpy matrix as {"dtype", "bdata", "shape": "6, 6"}
+        return int(str(z["shape"]).split(",")[0]) if isinstance(z, dict) else len(z)
+    assert thumbs and min(tr["dy"] * rows(tr["z"]) for tr in thumbs) >= 85

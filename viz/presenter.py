@@ -12,6 +12,7 @@ import streamlit as st
 
 from viz import ROOT
 from viz.i18n import t
+from viz.text import plain
 from viz.nav import Page, page_blocks
 from viz.lesson_ui import lesson_download_at_top
 from viz.map_chart import model_map_chart
@@ -46,8 +47,11 @@ PRESENTER_CSS = """<style>
 .stMainBlockContainer .katex { font-size: 1.55em !important; }
 .stMainBlockContainer [data-testid="stText"] { font-size: 1.2rem !important; }
 .stMainBlockContainer [data-testid="stCode"] code { font-size: 1.2rem !important; }   /* the decoding step's lines */
-.stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.15rem !important; }  /* st.table, Markdown */
+.stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.3rem !important; }  /* st.table, Markdown: 20 px and up */
 .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
+.st-key-presenter-line { gap: 0.3rem; border-bottom: 1px solid #e6e6ea; }   /* the sentence line on top */
+.st-key-presenter-line p { font-size: 1.2rem !important; margin: 0; }
+[data-testid="stPopoverBody"] textarea, [data-testid="stPopoverBody"] label p { font-size: 1.2rem !important; }
 </style>"""
 
 
@@ -75,7 +79,7 @@ def neighbours(url_path: str, pages: list[Page]) -> tuple[tuple[str, str] | None
     titles = {Path(p.file).name: t(p.title) for p in pages}
     urls = {p.url: Path(p.file).name for p in pages}
     order = presenter_order(files)
-    here = urls.get(url_path)
+    here = urls.get(url_path or pages[0].url)        # the start page is served at / (url path "")
     if here not in order:
         return None, None
     i = order.index(here)
@@ -119,7 +123,27 @@ def _you_are_here(page) -> None:
         return
     st.divider()
     st.markdown(t("presenter.map"))
-    model_map_chart(ctx, "presenter-map", highlight=blocks, compact=True)
+    model_map_chart(ctx, "presenter-map", highlight=blocks)   # full rows: ~100 x 90 px thumbnails, not 100 x 60
+
+
+def _sentence_changed() -> None:
+    view.put(view.TEXT, view.get(view.SENTENCE_EDIT))
+
+
+def sentence_line() -> None:
+    """Presenter mode, over every page: the sentence and the model's translation in one line (the sidebar that
+    shows them is folded away on a projector), and a small box to change the sentence without unfolding it."""
+    ctx = current()
+    if ctx is None:
+        return
+    translation = ctx.trace.meta["translation"] if ctx.trace is not None else ""
+    row = st.container(key="presenter-line", horizontal=True, vertical_alignment="center")   # the box follows the words (the lesson button sits at the right end)
+    row.markdown(t("presenter.sentence", sentence=plain(ctx.text.strip(), limit=200),
+                   translation=plain(translation or "…", limit=200)), width="content")
+    view.put(view.SENTENCE_EDIT, ctx.text)
+    with row.popover(t("presenter.sentence.edit"), icon=":material/edit:"):
+        st.text_area(t("presenter.sentence.label"), key=view.key(view.SENTENCE_EDIT), on_change=_sentence_changed,
+                     max_chars=view.MAX_TEXT_CHARS, height=120)
 
 
 def run_page(page, pages: list[Page]) -> None:
@@ -130,6 +154,8 @@ def run_page(page, pages: list[Page]) -> None:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.html(PRESENTER_CSS)
     lesson_download_at_top()
+    if presenting:
+        sentence_line()
     try:
         page.run()
     except PageStop:

@@ -44,6 +44,29 @@ def show_figure(fig, filename: str, matrix: pd.DataFrame | None = None, key: str
                            key=f"csv-{key or filename}", on_click="ignore")
 
 
+PRESENTER_TABLE_COLUMNS = 6   # a wider table turns on its side in presenter mode: a half-page column holds ~6 numbers
+PRESENTER_TABLE_ROWS, PRESENTER_TABLE_PX = 12, 520   # a longer one scrolls in a box (the heads table: 72 rows)
+
+
+def data_table(frame: pd.DataFrame, digits: int = 3, missing: str = "—", formats: dict | None = None,
+               **dataframe_args) -> None:
+    """A table of numbers at the page's type scale. Normal mode: an interactive data frame (dataframe_args:
+    st.dataframe's). Presenter mode: a static table, which the presenter styles size like the text (a data frame
+    draws on a canvas at a fixed 14 px), numbers at `digits` decimals or a column's format string in `formats`
+    ("{:.1%}"); one wider than a half-page column holds is
+    turned on its side (a row of 32 numbers was cut off at the right edge), a long one scrolls in a box."""
+    if not view.get(view.PRESENT):
+        st.dataframe(frame, **dataframe_args)
+        return
+    if frame.shape[1] > PRESENTER_TABLE_COLUMNS and frame.shape[0] <= PRESENTER_TABLE_COLUMNS:
+        frame = frame.T
+    styled = frame.style.format(precision=digits, na_rep=missing, thousands=",")
+    if formats:                   # only these columns: a formatter dict resets every other column's precision
+        styled = styled.format(formats, subset=list(formats), na_rep=missing)
+    where = st.container(height=PRESENTER_TABLE_PX) if len(frame) > PRESENTER_TABLE_ROWS else st
+    where.table(styled.hide(axis="index") if dataframe_args.get("hide_index") else styled)
+
+
 def matrix_frame(matrix: np.ndarray, row_labels: list[str], col_labels: list[str]) -> pd.DataFrame:
     return pd.DataFrame(np.asarray(matrix), index=row_labels, columns=col_labels)
 

@@ -117,6 +117,7 @@ CONTEXT = Value("_ctx", url=False)
 IMAGE_FORMAT = Value("image_format", default="PNG", url=False)
 PRESET = Value("preset", url=False)
 UPLOAD = Value("upload", url=False)                  # the sidebar's uploaded file (Head analysis reads it too)
+SENTENCE_EDIT = Value("presenter-sentence", url=False)   # presenter mode's sentence box, over the page
 UPLOADED = Value("uploaded_sentence", url=False)
 TEXT_CUT_FROM = Value("_text_cut_from", url=False)
 LANG_DRAWN = Value("_lang_drawn", url=False)

@@ -197,7 +197,18 @@ def grid_cell(point: dict) -> tuple[int, int] | None:
 
 
 RUNNER_UP_COLOR = "#b0b0b0"
-WINDOW_ROWS = 20        # rows a long sentence's picture shows at once (the translation's 30 px rows: about a screen)
+WINDOW_ROWS = 20        # rows a long sentence's picture shows at once in normal mode (30 px rows: about a screen)
+
+
+def translation_row_px(type_scale: TypeScale = NORMAL, labelled: bool = True) -> float:
+    """A row of the translation picture: two bar labels one above the other, else one tick label."""
+    return max(30, 2.3 * type_scale.cell) if labelled else max(22, 1.3 * type_scale.tick)
+
+
+def window_rows(type_scale: TypeScale = NORMAL) -> int:
+    """Rows of a long sentence shown at once: as many as WINDOW_ROWS take in normal mode (presenter's rows are
+    taller), so the picture stays about a screen high."""
+    return int(WINDOW_ROWS * translation_row_px(NORMAL) / translation_row_px(type_scale))
 
 
 def translation_columns(type_scale: TypeScale = NORMAL) -> int:
@@ -243,7 +254,7 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
     runner_up_name = words("fig.translation.runner_up")
     s = type_scale
     labelled = n <= 40                         # bar labels while rows are tall enough to hold them
-    row_px = max(30, 2.3 * s.cell) if labelled else max(22, 1.3 * s.tick)   # two bar labels one above the other
+    row_px = translation_row_px(s, labelled)
     layout = subplot_layout((words("fig.translation.looked"), words("fig.translation.sure")), rows=1, cols=2,
                             shared_yaxes=True, column_widths=[0.62, 0.38], horizontal_spacing=0.03)
     cell_w = (0.62 * s.page_px - 180) / max(len(cols), 1)

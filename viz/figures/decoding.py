@@ -44,7 +44,7 @@ def next_token_bars(probs, labels: list[str], ranks: list[int], words: Words, ch
     names = [f"#{r}  {lab}" for r, lab in zip(ranks, plotly_text(labels))]
     colors = [CHOSEN_COLOR if i == chosen else OTHER_COLOR for i in range(len(probs))]
     bars = go.Bar(x=probs, y=names, orientation="h", marker_color=colors, text=[f"{p:.3f}" for p in probs],
-                  textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"),
+                  textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"),
                   hovertemplate="%{y}<br>p = %{x:.5f}<extra></extra>")
     # built in one go, as every figure here (see style.token_axes): update_* calls cost more than the figure
     return go.Figure(bars, layout=typeset(dict(
@@ -91,7 +91,7 @@ def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: 
     mean = rows.mean(0)                                                              # [S]
     bars = [go.Bar(x=src_labels, y=mean, marker_color=AVERAGE_COLOR, name=average_name,
                    text=[f"{v:.2f}" for v in mean] if len(src_labels) <= 24 else None,
-                   textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"), **subplot_axes(0),
+                   textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"), **subplot_axes(0),
                    hovertemplate=f"{average_name}<br>%{{x}}: %{{y:.3f}}<extra></extra>")]
     bars += [go.Bar(x=src_labels, y=rows[h], marker_color=LINE_COLORS[0], name=head_names[h],
                     **subplot_axes(1 + h),
@@ -135,7 +135,7 @@ def logprob_comparison(series: list[tuple[str, np.ndarray, list[str], np.ndarray
         bars.append(go.Bar(x=plotly_text(labels), y=lp, marker_color=LINE_COLORS[i % len(LINE_COLORS)], name=name,
                            customdata=np.asarray(probs, dtype=float),
                            text=[_signed(v) for v in lp] if len(lp) <= 30 else None,
-                           textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"), **subplot_axes(i),
+                           textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"), **subplot_axes(i),
                            hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"))
     layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text=words("decoding.lp.y")))
     update_axes(layout, "x", type="category", tickangle=-45, automargin=True, tickfont=type_scale.font("tick"))
@@ -152,7 +152,7 @@ def confidence_bars(probs, labels: list[str], words: Words, step: int | None = N
         raise ValueError(f"{len(probs)} probabilities for {len(labels)} tokens")
     colors = [CHOSEN_COLOR if i == step else LINE_COLORS[0] for i in range(len(probs))]
     bars = go.Bar(x=plotly_text(labels), y=probs, marker_color=colors, text=[f"{p:.2f}" for p in probs],
-                  textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"),
+                  textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"),
                   hovertemplate="%{x}<br>p = %{y:.4f}<extra></extra>")
     return go.Figure(bars, layout=typeset(dict(
         xaxis=dict(type="category", tickangle=-45, automargin=True, tickfont=type_scale.font("tick")),

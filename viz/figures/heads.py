@@ -51,7 +51,7 @@ def importance_bars(labels: list[str], deltas, words: Words, title: str = "", to
     shown, values = [labels[i] for i in order], d[order]
     bars = go.Bar(
         x=values, y=shown, orientation="h", marker_color=[HARM_COLOR if v < 0 else HELP_COLOR for v in values],
-        text=[f"{v:+.3f}" for v in values], textposition="outside", cliponaxis=False, textfont=type_scale.font("cell"),
+        text=[f"{v:+.3f}" for v in values], textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"),
         hovertemplate="%{y}<br>" + words("heads.rank.hover") + " %{x:.4f}<extra></extra>")
     return go.Figure(bars, layout=typeset(dict(
         xaxis=dict(title=dict(text=words("heads.rank.x")), zeroline=True,

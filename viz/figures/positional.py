@@ -204,7 +204,7 @@ def order_gap_figure(gap_with_pe, gap_without_pe, words: Words, title: str = "",
         raise ValueError("expected two per-layer vectors of one length")
     layers = [layer.format(i=i) for i in range(with_pe.size)]
     bars = [go.Bar(x=layers, y=gaps, name=name, marker_color=color,
-                   text=["≈ 0" if v < NEGLIGIBLE else f"{v:.2f}" for v in gaps], textposition="outside",
+                   text=["≈ 0" if v < NEGLIGIBLE else f"{v:.2f}" for v in gaps], textposition="outside", constraintext="none",
                    hovertemplate=f"%{{x}}<br>{difference} %{{y:.2e}}<extra></extra>")
             for gaps, name, color in [(with_pe, with_pe_name, LINE_COLORS[3]),
                                       (without_pe, without_pe_name, LINE_COLORS[7])]]

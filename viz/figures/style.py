@@ -53,10 +53,13 @@ class TypeScale:
     tick: int        # tick labels (tokens, numbers on axes)
     cell: int        # numbers in heatmap cells and on bars: the floor
     page_px: int     # main-area width at 1280x720
+    ink: str | None = None   # colour of every text but cell numbers (None: the chart theme's, a grey)
 
     def font(self, role: str = "text", **extra) -> dict:
-        """A plotly font dict for a role ("title", "text", "tick", "cell"), with extra keys (color...)."""
-        return dict(extra, size=getattr(self, role))
+        """A plotly font dict for a role ("title", "text", "tick", "cell"), with extra keys (color...). Cell
+        numbers keep plotly's own colour, which contrasts with each cell (white on dark)."""
+        ink = {"color": self.ink} if self.ink and role != "cell" else {}
+        return {**ink, **extra, "size": getattr(self, role)}
 
     def numbers_fit(self, cell_w_px: float, cell_h_px: float | None = None, chars: int = 4) -> bool:
         """Whether a cell cell_w_px wide (and cell_h_px high) holds a number of `chars` characters
@@ -69,8 +72,10 @@ class TypeScale:
         return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.56 for c in text) * getattr(self, role)
 
 
+TEXT_COLOR = "#31333F"         # the page's body text (Streamlit's light theme)
 NORMAL = TypeScale("normal", title=17, text=16, tick=14, cell=13, page_px=820)
-PRESENTER = TypeScale("presenter", title=22, text=18, tick=18, cell=16, page_px=1220)
+# The back row at 1280x720: no text under 20 px (about 15 pt of a 540 pt slide), in the text's colour.
+PRESENTER = TypeScale("presenter", title=26, text=22, tick=20, cell=20, page_px=1220, ink=TEXT_COLOR)
 TYPE_SCALES = {s.name: s for s in (NORMAL, PRESENTER)}
 BASE_FONT = NORMAL.font()      # kept for callers that only need the normal body font
 ATTENTION_SCALE = "Blues"          # sequential, 0 = white: an absent link looks absent
@@ -84,29 +89,30 @@ def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
     notes; an annotation's own colour or weight stays). Explicit sizes, because Streamlit's chart theme
     otherwise sets its own (12 px ticks and legends). Called by each builder on the layout it builds."""
     s = type_scale
-    layout["font"] = {**layout.get("font", {}), "size": s.text}
+    layout["font"] = {**s.font("text"), **layout.get("font", {}), "size": s.text}
     if isinstance(layout.get("title"), dict):
-        layout["title"]["font"] = {**layout["title"].get("font", {}), "size": s.title}
-    layout["legend"] = {**layout.get("legend", {}), "font": {**layout.get("legend", {}).get("font", {}),
+        layout["title"]["font"] = {**s.font("title"), **layout["title"].get("font", {}), "size": s.title}
+    layout["legend"] = {**layout.get("legend", {}), "font": {**s.font("text"), **layout.get("legend", {}).get("font", {}),
                                                               "size": s.text}}
     layout["hoverlabel"] = {**layout.get("hoverlabel", {}), "font": dict(size=s.text)}
     for name, axis in layout.items():
         if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(axis, dict):
-            axis["tickfont"] = {**axis.get("tickfont", {}), "size": s.tick}
+            axis["tickfont"] = {**s.font("tick"), **axis.get("tickfont", {}), "size": s.tick}
             if isinstance(axis.get("title"), dict):
-                axis["title"]["font"] = {**axis["title"].get("font", {}), "size": s.text}
+                axis["title"]["font"] = {**s.font("text"), **axis["title"].get("font", {}), "size": s.text}
         elif name.startswith("coloraxis") and isinstance(axis, dict) and "colorbar" in axis:
             axis["colorbar"] = colorbar_sizes(axis["colorbar"], s)
     for note in layout.get("annotations", []):
-        note["font"] = {**(note.get("font") or {}), "size": s.text}
+        note["font"] = {**s.font("text"), **(note.get("font") or {}), "size": s.text}
     return layout
 
 
 def colorbar_sizes(colorbar: dict, type_scale: TypeScale = NORMAL) -> dict:
     """A colour bar dict with its ticks and title at the scale's sizes."""
-    bar = dict(colorbar, tickfont={**colorbar.get("tickfont", {}), "size": type_scale.tick})
+    bar = dict(colorbar, tickfont={**type_scale.font("tick"), **colorbar.get("tickfont", {}), "size": type_scale.tick})
     if isinstance(bar.get("title"), dict):
-        bar["title"] = dict(bar["title"], font={**bar["title"].get("font", {}), "size": type_scale.text})
+        bar["title"] = dict(bar["title"], font={**type_scale.font("text"), **bar["title"].get("font", {}),
+                                                "size": type_scale.text})
     return bar
 
 

@@ -141,7 +141,7 @@ def complexity_figure(n: int, d: int, words: Words, k: int = 3, title: str | Non
              for (name, y), color in zip(curves, [LINE_COLORS[0], LINE_COLORS[7], LINE_COLORS[1]])]
     # vertical lines at n and at d, with labels at the top and the bottom, as add_vline draws them
     marks = [(n, dict(color="#d62728", width=2, dash="dash"), yours_label.format(n=n), "top"),
-             (d, dict(color="#7f7f7f", width=1, dash="dot"), crossing_label.format(d=d), "bottom")]
+             (d, dict(color="#555555", width=1, dash="dot"), crossing_label.format(d=d), "bottom")]   # its label dark enough to read
     shapes = [vline(at, line) for at, line, _, _ in marks]                      # data x
     # the n = d label sits left of its line, where the plot is empty under the curves: near the right edge
     # a label to the right of it was cut off (longer still in Chinese)

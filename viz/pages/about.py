@@ -14,7 +14,7 @@ from viz.folder_text import card_html, code_span
 from viz.services import model_file_text
 from viz.state import Context
 from viz.text import plain
-from viz.ui import need_context, show_figure, type_scale
+from viz.ui import data_table, need_context, show_figure, type_scale
 
 CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout",
                    "max_len", "norm_first", "pe", "share_embeddings", "ln_eps", "pad_id", "bos_id", "eos_id",
@@ -96,7 +96,7 @@ def configuration_and_parameters(model) -> None:
         groups = parameter_groups(model.parameter_sizes)
         groups.index = [t(ABOUT_PARAMS_KEYS[part]) for part in groups.index]
         groups.columns = [t(ABOUT_PARAMS_KEYS[column]) for column in groups.columns]
-        st.dataframe(groups, column_config={
+        data_table(groups, formats={t("about.params.share"): "{:.1%}"}, column_config={
             t("about.params.parameters"): st.column_config.NumberColumn(format="localized"),
             t("about.params.share"): st.column_config.NumberColumn(format="percent")})
         tied = cfg.vocab_size * cfg.d_model

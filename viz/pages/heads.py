@@ -15,7 +15,7 @@ from viz import view
 from viz.sidebar import uploaded_file
 from viz.view import qp_choice, qp_str, session_memo, set_query, whole_number
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, type_scale
+from viz.ui import data_table, matrix_frame, need_context, show_figure, type_scale
 from viz.upload import UploadError, parse_upload
 
 MAX_AGGREGATE = 200
@@ -153,8 +153,8 @@ def statistics_tab(ctx, n_layers: dict) -> None:
     st.markdown(stat_help(stat))
     st.subheader(t("heads.table"))
     columns = {stat_name(s): st.column_config.NumberColumn(format="%.3f") for s in heads.STATS}
-    st.dataframe(translated_columns(frame), hide_index=True, column_config=columns, key="heads-table",
-                 placeholder=t("heads.na"))
+    data_table(translated_columns(frame), missing=t("heads.na"), hide_index=True, column_config=columns,
+               key="heads-table", placeholder=t("heads.na"))
     st.caption(t("heads.na.caption"))
     with st.expander(t("heads.others")):
         for s in heads.STATS:

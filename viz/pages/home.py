@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from model.capture import schema
-from viz.figures.attention import WINDOW_ROWS, source_window, translation_columns, translation_figure
+from viz.figures.attention import source_window, translation_columns, translation_figure, window_rows
 from viz.folder_text import code_span
 from viz.i18n import current_lang, t, words
 from viz.map_chart import model_map_chart
@@ -36,7 +36,7 @@ def translation_picture(ctx: Context) -> None:
     else:
         probs, others, other_probs = confidence["p"], list(confidence["runner_up"]), confidence["runner_up_p"]
     # a long sentence in windows: the output rows the reader picks, the source tokens those rows looked at
-    shown = token_window(len(rows), WINDOW_ROWS, "home-window")
+    shown = token_window(len(rows), window_rows(type_scale()), "home-window")
     source = source_window(weights, shown, translation_columns(type_scale()))
     if source.stop - source.start < len(cols):
         st.caption(t("home.window.source", first=source.start, last=source.stop - 1, n=len(cols)))

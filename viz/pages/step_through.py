@@ -20,7 +20,7 @@ from viz.i18n import kind_title, t, words
 from viz import view
 from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
+from viz.ui import data_table, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 # The steps' names: formulas as they are, words as catalogue keys (step.*), read by say()
@@ -317,7 +317,7 @@ def show_view(view: View, step: int) -> None:
             st.latex(view.latex)
         st.markdown(view.text)
         st.caption(view.row_caption)
-        st.dataframe(view.row)
+        data_table(view.row, digits=4)
         for description, error in view.checks:
             ok = error < TOLERANCE
             (st.success if ok else st.error)(t("step.check", description=description, error=f"{error:.2e}")
@@ -371,7 +371,7 @@ def why_scaling(h: Head) -> None:
                   [comparison.max_scaled, comparison.entropy_scaled, allowed_raw.std() / np.sqrt(d_head)]]),
         ["softmax(q·k)", f"softmax(q·k / √{d_head})"],
         [t("step.why.max"), t("step.why.entropy"), t("step.why.spread")]).round(3)
-    st.dataframe(summary, width="content")
+    data_table(summary, width="content")
     st.markdown(t("step.why.text", d_k=d_head, root=f"{np.sqrt(d_head):.1f}"))
 
 
