@@ -18,32 +18,30 @@ from model.io.tokenizer import DEFAULT_STYLE, STYLE_TOKENS
 MAX_WHOLE_NUMBER = 10 ** 9    # no count a command takes comes near it; 5,000 digits would not even print
 
 
-def positive_int(text: str) -> int:
-    """A whole number from 1 to MAX_WHOLE_NUMBER: --beam, --limit, --pairs, --average, --batch-tokens, ...
-    Only the first 20 characters of a refused value are quoted."""
+def whole_number(text: str, least: int) -> int:
+    """A whole number from `least` to MAX_WHOLE_NUMBER. Only the first 20 characters of a refused value are quoted."""
     shown = repr(text) if len(text) <= 20 else repr(text[:20]) + f"… ({len(text):,} characters)"
     if len(text.strip().lstrip("+-")) > 12:                  # int() of 4,301 digits raises; 4,300 would not print
-        raise argparse.ArgumentTypeError(f"{shown} is not a whole number from 1 to {MAX_WHOLE_NUMBER:,}")
+        raise argparse.ArgumentTypeError(f"{shown} is not a whole number from {least} to {MAX_WHOLE_NUMBER:,}")
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{shown} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {least} or more, got {value}")
     if value > MAX_WHOLE_NUMBER:
         raise argparse.ArgumentTypeError(f"at most {MAX_WHOLE_NUMBER:,}, got {value}")
     return value
 
 
+def positive_int(text: str) -> int:
+    """A whole number from 1: --beam, --limit, --pairs, --average, --batch-tokens, ..."""
+    return whole_number(text, 1)
+
+
 def non_negative_int(text: str) -> int:
-    """A whole number >= 0: --no-repeat-ngram (0: off)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+    """A whole number from 0: --no-repeat-ngram (0: off)."""
+    return whole_number(text, 0)
 
 
 def int_up_to(most: int):
