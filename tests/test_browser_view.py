@@ -59,7 +59,7 @@ def test_a_click_on_the_model_map_keeps_the_sentence(chromium, app_url):
     page.wait_for_selector(".js-plotly-plot", timeout=240_000)
     page.evaluate(SCROLL_JS)
     page.wait_for_timeout(500)
-    x, y = page.evaluate(CELL_JS)          # the first encoder Add & Norm's layer-0 cell, where its value is written
+    x, y = page.evaluate(CELL_JS, "norm.encoder.norm_attn")   # the first encoder Add & Norm's layer-0 cell
     page.mouse.click(x, y)
     page.wait_for_url("**/layernorm**", timeout=120_000)
     wait_for_app(page)
@@ -70,11 +70,11 @@ def test_a_click_on_the_model_map_keeps_the_sentence(chromium, app_url):
 SCROLL_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .find(p => (p.data || []).some(t => t.name === 'cells')).scrollIntoView({block: 'center'})"""
 # The screen position of the first clickable cell of the map (its invisible marker), found through plotly's axes.
-CELL_JS = """() => {
+CELL_JS = """(prefix) => {
   const plot = [...document.querySelectorAll('.js-plotly-plot')]
     .find(p => (p.data || []).some(t => t.name === 'cells'));
   const cells = plot.data.find(t => t.name === 'cells');
-  const i = cells.customdata.findIndex(c => c.startsWith('norm.encoder.norm_attn'));
+  const i = cells.customdata.findIndex(c => c.startsWith(prefix));
   const full = plot._fullLayout, box = plot.getBoundingClientRect();
   return [box.left + full._size.l + full.xaxis.l2p(cells.x[i]), box.top + full._size.t + full.yaxis.l2p(cells.y[i])];
 }"""

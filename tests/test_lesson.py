@@ -312,8 +312,8 @@ def test_the_download_button_and_the_command_line_write_one_lesson(tmp_path, chr
         drawn = drawn_layout(chromium, app_file)
         assert drawn == drawn_layout(chromium, cli_file)
         assert all(chart["inside"] and chart["clear"] for chart in drawn), drawn
-        layer = catalogue(lang)["fig.tour.layer"]
-        assert {layer.format(layer=i) for i in range(3)} in [set(chart["y"]) for chart in drawn]
+        layer = catalogue(lang)["ui.layer_n"]                       # the heads step's layer rows
+        assert {layer.format(i=i) for i in range(3)} in [set(chart["y"]) for chart in drawn]
 
 
 # -- 中文 -------------------------------------------------------------------------------------------------

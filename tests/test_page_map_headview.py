@@ -127,13 +127,18 @@ def _open(chromium, url):
 
 @pytest.mark.browser
 def test_a_map_block_opens_its_page_and_view(chromium, app_url):
+    """A click where a reader clicks, on the cross-attention block's layer-0 cell (the map has no hrefs: the cell's
+    click opens the page through the view), opens the explorer on cross-attention, layer 0, the same sentence."""
+    from test_browser_view import CELL_JS, SCROLL_JS
     query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE})
     page = _open(chromium, f"{app_url}/?{query}")
-    link = page.locator(".js-plotly-plot a", has_text="cross-attention").first
-    link.wait_for(timeout=120_000)
-    link.evaluate("a => a.scrollIntoView({block: 'center'})")      # clear of the sticky top bar
-    box = link.bounding_box()
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)   # where a reader clicks
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           ".some(p => (p.data || []).some(t => t.name === 'cells'))", timeout=120_000)
+    page.evaluate(SCROLL_JS)
+    page.wait_for_timeout(500)
+    x, y = page.evaluate(CELL_JS, "attn.cross")
+    page.mouse.click(x, y)
     page.wait_for_url("**/explorer?*", timeout=60_000)
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('Cross-attention') && e.textContent.includes('layer 0'))",
