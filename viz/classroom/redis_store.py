@@ -219,11 +219,12 @@ class RedisStore:
 
     def __init__(self, url: str, clock: Callable[[], float] | None = None, idle_s: float = IDLE_S,
                  rate_window_s: float = RATE_WINDOW_S, socket_timeout: float = SOCKET_TIMEOUT_S):
-        # One retry on a fresh connection (a restarted Redis closed the pooled ones), none after a timeout: a
-        # script that timed out may have run, and running it again could ask a question twice.
+        # No retries, whatever redis-py's default: a hung Redis costs a page one timeout, and a script cut off
+        # mid-call is not run twice (a question asked twice). The pool itself replaces a connection that a
+        # restarted Redis closed before using it (tested).
         self._redis = redis.Redis.from_url(
             url, decode_responses=True, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout,
-            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)))
+            retry=Retry(NoBackoff(), 0))
         self._clock = clock
         self._idle_ms = max(1, int(idle_s * 1000))
         self._rate_window_ms = max(1, int(rate_window_s * 1000))
