@@ -19,7 +19,8 @@ def write_config(folder: Path, persist: bool = True, password: str | None = None
     returns (the config, the URL clients use). `persist`: append-only file on (a restarted server has every
     class back); off for quick tests."""
     folder = Path(folder).resolve()
-    (folder / "data").mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (folder / "data").mkdir(mode=0o700, exist_ok=True)
     password = password or secrets.token_urlsafe(PASSWORD_BYTES)
     socket_path = folder / "redis.sock"
     lines = ["port 0",                                  # no TCP: only this machine's processes of this user

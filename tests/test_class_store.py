@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -17,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "deploy"))
 import redis_local  # noqa: E402
+from redis_utils import RedisServer  # noqa: E402
 from viz.classroom.backend import open_store  # noqa: E402
 from viz.classroom.redis_store import PREFIX, RedisStore  # noqa: E402
 from viz.classroom.store import (IDLE_S, MAX_CHOICES, PRESENT_S, REDIS_URL_ENV, SECRET_BYTES, ClassGone,  # noqa: E402
@@ -32,30 +32,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-class RedisServer:
-    """redis-server as a child process, configured by deploy/redis_local.py (as deploy/serve.py runs it)."""
-
-    def __init__(self, folder: Path, persist: bool):
-        self.folder = folder
-        self.config, self.url = redis_local.write_config(folder, persist=persist)
-        self.start()
-
-    def start(self) -> None:
-        with open(self.folder / "redis.log", "ab") as log:
-            self.proc = subprocess.Popen(redis_local.command(self.config), stdout=log, stderr=subprocess.STDOUT)
-        ready = redis_local.wait_until_answers(self.url, alive=lambda: self.proc.poll() is None)
-        assert ready, (self.folder / "redis.log").read_text()[-2000:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(15)
-
-    def client(self):
-        import redis
-        return redis.Redis.from_url(self.url, decode_responses=True)
 
 
 @pytest.fixture(scope="module")
