@@ -16,8 +16,8 @@ PASSWORD_BYTES = 32
 
 def write_config(folder: Path, persist: bool = True, password: str | None = None) -> tuple[Path, str]:
     """Write FOLDER/redis.conf (mode 0600) for a server on FOLDER/redis.sock keeping its data in FOLDER/data;
-    returns (the config, the URL clients use). `persist`: append-only file on (a restarted server has every
-    class back); off for quick tests."""
+    returns (the config, the URL clients use). `persist`: append-only file on, synced at every write (a
+    restarted or killed server has every class and answer back); off for quick tests."""
     folder = Path(folder).resolve()
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     (folder / "data").mkdir(mode=0o700, exist_ok=True)
@@ -27,7 +27,9 @@ def write_config(folder: Path, persist: bool = True, password: str | None = None
              f"unixsocket {socket_path}", "unixsocketperm 700",
              f"requirepass {password}", f"dir {folder / 'data'}",
              "daemonize no", 'logfile ""', 'save ""',     # the append-only file alone persists
-             f"appendonly {'yes' if persist else 'no'}", "appendfsync everysec"]
+             # fsync before answering: a killed Redis (or machine) loses no answer it acknowledged. With
+             # everysec a SIGKILL lost the last second's writes here (the write is postponed while an fsync runs)
+             f"appendonly {'yes' if persist else 'no'}", "appendfsync always"]
     config = folder / "redis.conf"
     config.touch(mode=0o600)
     config.chmod(0o600)

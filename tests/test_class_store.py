@@ -399,3 +399,30 @@ def test_open_store_picks_the_backend_from_the_environment(redis_server):
     assert RedisStore(redis_server.url).exists(code)                 # another worker sees the class
     with pytest.raises(StoreDown):
         open_store({REDIS_URL_ENV: "http://127.0.0.1:1/"})
+
+
+@needs_redis
+def test_a_killed_redis_loses_no_answer_it_acknowledged(tmp_path_factory):
+    """SIGKILL (a crash, the OOM killer) right after a burst of answers: each answer the store counted is back."""
+    server = RedisServer(tmp_path_factory.mktemp("killed"), persist=True)
+    try:
+        workers = [RedisStore(server.url), RedisStore(server.url)]
+        code, secret = workers[0].create()
+        asked = workers[0].ask(code, secret, question(n_choices=5))
+        counted = [0, 0]
+
+        def answer_many(i: int) -> None:
+            for student in range(i, 200, 2):
+                counted[i] += workers[i].answer(code, asked.id, f"student-{student}", student % 5)
+                workers[i].check_in(code, f"student-{student}", True)
+        threads = [threading.Thread(target=answer_many, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        server.proc.kill()
+        server.proc.wait(10)
+        server.start()
+        assert sum(counted) == 200 and sum(workers[0].tally(code, asked.id)) == 200
+    finally:
+        server.stop()
