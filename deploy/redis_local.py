@@ -28,7 +28,7 @@ def write_config(folder: Path, persist: bool = True, password: str | None = None
              f"requirepass {password}", f"dir {folder / 'data'}",
              "daemonize no", 'logfile ""', 'save ""',     # the append-only file alone persists
              # fsync before answering: a killed Redis (or machine) loses no answer it acknowledged. With
-             # everysec a SIGKILL lost the last second's writes here (the write is postponed while an fsync runs)
+             # everysec a SIGKILL once lost the last writes here (docs/deploy.md, the class store)
              f"appendonly {'yes' if persist else 'no'}", "appendfsync always"]
     config = folder / "redis.conf"
     config.touch(mode=0o600)
