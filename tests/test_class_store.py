@@ -298,6 +298,7 @@ def test_every_redis_key_of_a_class_expires_with_it_and_the_secret_is_kept_only_
     store.answer(code, asked.id, "s", 1)
     store.check_in(code, "s", True)
     store.check_in(code, "t", False)
+    assert store.presence(code) == Presence(1, 1)                    # by the server's clock
     client = redis_server.client()
     keys = sorted(client.scan_iter(match=f"{PREFIX}{code}:*"))
     assert len(keys) == 6
