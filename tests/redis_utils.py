@@ -1,6 +1,7 @@
 """A real redis-server for tests, configured by deploy/redis_local.py as deploy/serve.py runs it."""
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,9 +26,16 @@ class RedisServer:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)       # a test may have paused it (SIGSTOP)
             self.proc.terminate()
             self.proc.wait(15)
 
     def client(self):
         import redis
         return redis.Redis.from_url(self.url, decode_responses=True)
+
+    def __enter__(self) -> "RedisServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -218,14 +218,20 @@ def test_presence_counts_screens_seen_in_the_last_present_s_following_or_explori
     assert store.presence(code) == Presence(0, 0)
 
 
-def test_end_deletes_everything_of_the_class(backend, store):
+def busy_class(store) -> tuple[str, str]:
+    """A class with something of every kind: a view, a question, an answer, a follower and an explorer."""
     code, secret = store.create()
-    other, other_secret = store.create()
     store.publish(code, secret, "explorer", {"text": "a"})
     asked = store.ask(code, secret, question())
     store.answer(code, asked.id, "s", 1)
     store.check_in(code, "s", True)
     store.check_in(code, "t", False)
+    return code, secret
+
+
+def test_end_deletes_everything_of_the_class(backend, store):
+    other, other_secret = store.create()
+    code, secret = busy_class(store)
     assert backend.leftover(store, code)
     store.end(code, secret)
     assert backend.leftover(store, code) == [] and not store.exists(code)
@@ -292,12 +298,7 @@ def test_memory_store_forgets_rate_limited_clients_once_their_window_passed():
 @needs_redis
 def test_every_redis_key_of_a_class_expires_with_it_and_the_secret_is_kept_only_as_its_hash(redis_server):
     store = RedisStore(redis_server.url)
-    code, secret = store.create()
-    store.publish(code, secret, "explorer", {"text": "a"})
-    asked = store.ask(code, secret, question())
-    store.answer(code, asked.id, "s", 1)
-    store.check_in(code, "s", True)
-    store.check_in(code, "t", False)
+    code, secret = busy_class(store)
     assert store.presence(code) == Presence(1, 1)                    # by the server's clock
     client = redis_server.client()
     keys = sorted(client.scan_iter(match=f"{PREFIX}{code}:*"))
@@ -324,8 +325,7 @@ def test_a_class_whose_redis_keys_vanished_is_gone(redis_server):
 
 @needs_redis
 def test_after_a_redis_restart_with_persistence_the_class_its_version_and_tally_are_back(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("persist"), persist=True)
-    try:
+    with RedisServer(tmp_path_factory.mktemp("persist"), persist=True) as server:
         store = RedisStore(server.url)
         code, secret = store.create()
         store.publish(code, secret, "explorer", {"text": "a"})
@@ -340,14 +340,11 @@ def test_after_a_redis_restart_with_persistence_the_class_its_version_and_tally_
         assert not store.answer(code, asked.id, "a", 2) and store.answer(code, asked.id, "d", 2)
         client = server.client()
         assert all(0 < client.pttl(k) <= IDLE_S * 1000 for k in client.scan_iter(match=f"{PREFIX}{code}:*"))
-    finally:
-        server.stop()
 
 
 @needs_redis
 def test_after_a_redis_restart_without_persistence_the_class_is_gone_not_an_error(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("volatile"), persist=False)
-    try:
+    with RedisServer(tmp_path_factory.mktemp("volatile"), persist=False) as server:
         store = RedisStore(server.url)
         code, secret = store.create()
         server.stop()
@@ -355,8 +352,6 @@ def test_after_a_redis_restart_without_persistence_the_class_is_gone_not_an_erro
         assert not store.exists(code)
         with pytest.raises(ClassGone):
             store.followed(code)
-    finally:
-        server.stop()
 
 
 def timed(call) -> tuple[type, float]:
@@ -370,22 +365,18 @@ def timed(call) -> tuple[type, float]:
 
 @needs_redis
 def test_redis_down_or_hung_raises_store_down_within_seconds(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("down"), persist=False)
-    store = RedisStore(server.url)
-    code, secret = store.create()
-    calls = [store.create, lambda: store.exists(code), lambda: store.followed(code),
-             lambda: store.check_in(code, "s", True), lambda: store.publish(code, secret, "x", {}),
-             lambda: store.answer(code, "q1", "s", 0), lambda: store.allow("c", "join", 5)]
-    try:
+    with RedisServer(tmp_path_factory.mktemp("down"), persist=False) as server:
+        store = RedisStore(server.url)
+        code, secret = store.create()
+        calls = [store.create, lambda: store.exists(code), lambda: store.followed(code),
+                 lambda: store.check_in(code, "s", True), lambda: store.publish(code, secret, "x", {}),
+                 lambda: store.answer(code, "q1", "s", 0), lambda: store.allow("c", "join", 5)]
         os.kill(server.proc.pid, signal.SIGSTOP)                      # hung: answers nothing
         hung = [timed(call) for call in calls[:3]]
         os.kill(server.proc.pid, signal.SIGCONT)
         assert store.exists(code), "the store did not recover once Redis answered again"
         server.stop()                                                 # down: nothing listens
         down = [timed(call) for call in calls]
-    finally:
-        os.kill(server.proc.pid, signal.SIGCONT) if server.proc.poll() is None else None
-        server.stop()
     assert all(kind is StoreDown for kind, _ in hung + down), hung + down
     assert max(s for _, s in hung) < 3.5 and max(s for _, s in down) < 1.0, (hung, down)
 
@@ -405,8 +396,7 @@ def test_open_store_picks_the_backend_from_the_environment(redis_server):
 @needs_redis
 def test_a_killed_redis_loses_no_answer_it_acknowledged(tmp_path_factory):
     """SIGKILL (a crash, the OOM killer) right after a burst of answers: each answer the store counted is back."""
-    server = RedisServer(tmp_path_factory.mktemp("killed"), persist=True)
-    try:
+    with RedisServer(tmp_path_factory.mktemp("killed"), persist=True) as server:
         workers = [RedisStore(server.url), RedisStore(server.url)]
         code, secret = workers[0].create()
         asked = workers[0].ask(code, secret, question(n_choices=5))
@@ -425,5 +415,3 @@ def test_a_killed_redis_loses_no_answer_it_acknowledged(tmp_path_factory):
         server.proc.wait(10)
         server.start()
         assert sum(counted) == 200 and sum(workers[0].tally(code, asked.id)) == 200
-    finally:
-        server.stop()
