@@ -228,8 +228,9 @@ def main(argv=None) -> int:
         return 1
     for child in workers + children[-1:]:
         child.start()
-    say(f"run folder {run_dir}; nginx on http://{listen} -> {', '.join(upstreams)}"
-        + (f"; classes in {'the Redis of --redis' if args.redis else store[0].extra['socket']}" if redis_url else ""))
+    say(f"run folder {run_dir}; nginx on http://{listen} -> {', '.join(upstreams)}")
+    if redis_url:
+        say(f"live classes in Redis at {store[0].extra['socket'] if store else 'the --redis URL'}")
     ok = supervise(children, workers, run_dir, listen, upstreams, stopping)
     shutdown(children)
     return 0 if ok else 1
