@@ -12,8 +12,9 @@ import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from viz.context import Choice
-from viz.services import (DEFAULT_STYLE, device_label, max_tokens_bounds, model_view, preset_groups, presets,
-                          presets_refused, reference_of, trace_npz)
+from viz.services.models import DEFAULT_STYLE, device_label, max_tokens_bounds, model_view
+from viz.services.presets import preset_groups, presets, presets_refused, reference_of
+from viz.services.traces import trace_npz
 from viz import view
 from viz.state import Context
 from viz.view import MAX_TEXT_CHARS, whole_number_box

@@ -21,7 +21,8 @@ from model.analysis import heads as head_stats
 from model.analysis import regularize
 from model.analysis import zoo
 from model.analysis import zoo_fit
-from model.analysis.attention_math import dim_labels, layer_norm_stats, softmax
+from model.analysis.attention_math import dim_labels, softmax
+from model.analysis.norms import layer_norm_stats
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.trace import Trace

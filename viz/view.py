@@ -62,7 +62,7 @@ TEXT = Value("text", carried=True, cut_notice="notice.text_cut_link")   # defaul
 TARGET = Value("target", default="", carried=True, cut_notice="notice.target_cut_link")
 STYLE = Value("style", default="modern", carried=True)                # choices: the model's styles
 BEAM = Value("beam", int, 1, 1, 8, carried=False)
-MAX_TOKENS = Value("max_tokens", int, 128, 8, 512)                     # the app's bounds: services.max_tokens_bounds
+MAX_TOKENS = Value("max_tokens", int, 128, 8, 512)                     # the app's bounds: services.models.max_tokens_bounds
 LANG = Value("lang", default=DEFAULT_LANG, choices=tuple(LANGS), carried=True)
 PRESENT = Value("present", bool, False, key="presenter", carried=True)
 SIDEBAR = (MODEL, TEXT, TARGET, STYLE, BEAM, MAX_TOKENS, LANG, PRESENT)

@@ -11,7 +11,7 @@ from viz.figures.training import (clean_train_log, complexity_figure, layer_cost
 from viz.i18n import LANGS, current_lang, t, words
 from viz.model_words import task_name, what_the_model_knows
 from viz.folder_text import card_html, code_span
-from viz.services import model_file_text
+from viz.services.models import model_file_text
 from viz.state import Context
 from viz.text import plain
 from viz.ui import data_table, need_context, show_figure, type_scale

@@ -12,7 +12,7 @@ from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, c
                                      logit_lens_heatmap, method_heatmaps, patching_heatmap)
 from viz.figures.style import Labels
 from viz.i18n import error_text, kind_word, t, words
-from viz.services import contrastive, encode, logit_lens, patch, source_maps
+from viz.services.analyses import contrastive, encode, logit_lens, patch, source_maps
 from viz import view
 from viz.view import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query, whole_number_box
 from viz.text import plain, position_labels

@@ -11,7 +11,7 @@ from viz.figures.style import symmetric_range
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
 from viz.i18n import error_text, kind_short, kind_title, t, words
-from viz.services import get_trace
+from viz.services.traces import get_trace
 from viz.view import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale

@@ -5,7 +5,8 @@ import streamlit as st
 
 from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step, token_logprobs, top_k_view
 from model.capture import schema
-from viz.services import get_decoding, reference_of
+from viz.services.analyses import get_decoding
+from viz.services.presets import reference_of
 from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
                                    window_around)
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,

@@ -10,7 +10,7 @@ from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
 from viz.i18n import error_text, kind_short, kind_title, t, tn, words
-from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
+from viz.services.analyses import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz import view
 from viz.sidebar import uploaded_file
 from viz.view import qp_choice, qp_str, session_memo, set_query, whole_number

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from model.analysis.attention_math import batch_norm_drift, batch_norm_stats, layer_norm_stats, residual_stages
+from model.analysis.norms import batch_norm_drift, batch_norm_stats, layer_norm_stats, residual_stages
 from model.capture import schema
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
                                    residual_norm_figure, token_stats_figure)

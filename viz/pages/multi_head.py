@@ -5,8 +5,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.attention_math import (concat_heads, dim_labels, future_mask, head_summary, head_traits,
-                                           layer_norm, max_abs_error, output_projection, token_norms)
+from model.analysis.attention_math import concat_heads, dim_labels, future_mask, max_abs_error, output_projection
+from model.analysis.heads import head_summary, head_traits
+from model.analysis.norms import layer_norm, token_norms
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
@@ -77,7 +78,7 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
 
 
 def describe(patterns: np.ndarray, cols: list[str], positional: bool) -> list[str]:
-    """head_traits (model.analysis.attention_math): what sets each head apart, measured, in the page's language."""
+    """head_traits (model.analysis.heads): what sets each head apart, measured, in the page's language."""
     words = []
     for trait, v in head_traits(patterns, positional):
         values = {"share": f"{v['share']:.0%}"} if "share" in v else {}

@@ -13,7 +13,7 @@ from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, p
                                     word_order_figure)
 from viz.folder_text import code_span
 from viz.i18n import error_text, t, words
-from viz.services import encoder_patterns, paper_table, positional_table
+from viz.services.analyses import encoder_patterns, paper_table, positional_table
 from viz.view import parse_index_list, qp_int, qp_str, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale

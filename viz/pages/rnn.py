@@ -13,7 +13,10 @@ from viz.figures.attention import attention_heatmap
 from viz.figures.zoo import gallery
 from viz.i18n import error_text, t, words
 from viz.rnn_view import RNN_SCORE_KEYS, RnnWords, accuracy_chart, model_name
-from viz.services import RNN_FOLDER, get_trace, make_example, model_ids, parse_symbols, rnn_models, rnn_reading
+from viz.services.models import model_ids
+from viz.services.rnn import RNN_FOLDER, rnn_models, rnn_reading
+from viz.services.traces import get_trace
+from viz.services.training import make_example, parse_symbols
 from viz.view import qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, show_figure, type_scale

@@ -65,7 +65,7 @@ class Head:
     query: int
     cfg: object
     names: object                 # schema.SublayerNames of the sublayer
-    model: object                 # viz/services.ModelView: the sublayer's W^Q, W^K, W^V as arrays
+    model: object                 # viz/services/models.ModelView: the sublayer's W^Q, W^K, W^V as arrays
     q_labels: list
     k_labels: list
     x_q: np.ndarray               # [Tq, D] the query side's input

@@ -8,7 +8,7 @@ from viz.figures.model_map import TOUR_BLOCKS
 from viz.i18n import t, words
 from viz.map_view import map_figure
 from viz.nav import PAGES
-from viz.services import resolve_model_dir
+from viz.services.models import resolve_model_dir
 from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
 from viz import view
 from viz.state import Context, current

@@ -8,9 +8,11 @@ from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
 from viz.i18n import error_text, t, words
 from viz.rnn_view import RNN_SCORE_KEYS, accuracy_chart, model_name
-from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, get_trace, make_example, model_ids,
-                          parse_symbols, trace_toy, train_live, train_rnns, trained_lengths_note, training_slot,
-                          untrained_snapshot)
+from viz.services.models import model_ids
+from viz.services.rnn import train_rnns
+from viz.services.traces import get_trace
+from viz.services.training import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, make_example, parse_symbols, trace_toy,
+                                   train_live, trained_lengths_note, training_slot, untrained_snapshot)
 from viz import view
 from viz.view import qp_choice, qp_int, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels

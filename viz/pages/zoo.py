@@ -9,7 +9,7 @@ from model.capture import schema
 from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
 from viz.i18n import t, words
-from viz.services import fitted_zoo
+from viz.services.analyses import fitted_zoo
 from viz.state import current
 from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
