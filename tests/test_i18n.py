@@ -184,9 +184,9 @@ def test_pages_without_a_sentence_speak_chinese_too():
 
 
 def test_every_tour_step_has_its_words_in_both_catalogues():
-    """viz/tour_steps.py holds keys only: each step's title, text, reading and link labels are in the
+    """viz/tour/steps.py holds keys only: each step's title, text, reading and link labels are in the
     catalogue (English once, in en.json), in both languages."""
-    from viz.tour_steps import TOUR
+    from viz.tour.steps import TOUR
     assert len({step.key for step in TOUR}) == len(TOUR) and all(step.key for step in TOUR)
     for lang in ("en", "zh"):
         messages = catalogue(lang)

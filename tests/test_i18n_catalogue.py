@@ -2,7 +2,7 @@
 have the forms each language needs, and a gap shows English (logged) instead of breaking a page.
 
 Keys are found where the code writes them: string literals (t("..."), the pages' *_KEYS tables), the plural
-bases given to tn()/plural_message(), the tour steps' keys (viz/tour_steps.py) and the input errors' keys
+bases given to tn()/plural_message(), the tour steps' keys (viz/tour/steps.py) and the input errors' keys
 (model.errors.InputError("key", ...) is shown as input.<key>). No key is built from pieces at run time.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT
 from viz.i18n import LANGS, PLURAL_FORM, catalogue, message, placeholders, plural_message
-from viz.tour_steps import TOUR
+from viz.tour.steps import TOUR
 
 CODE = sorted([*(ROOT / "viz").rglob("*.py"), *(ROOT / "transformer_viz").rglob("*.py"), *ROOT.glob("*.py")])
 PLURAL_CALLS = {"tn", "plural_message"}

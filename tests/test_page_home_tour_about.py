@@ -15,7 +15,7 @@ from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from viz.model_words import what_the_model_knows
 from viz.i18n import catalogue
-from viz.tour_steps import TOUR
+from viz.tour.steps import TOUR
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"

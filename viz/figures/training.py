@@ -1,6 +1,7 @@
 """About-page builders as pure functions: training log, parameter groups, the paper's cost table (Table 1)."""
 from __future__ import annotations
 
+import io
 from typing import Iterable
 
 import numpy as np
@@ -12,6 +13,12 @@ from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, legend_und
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
          "generator": "generator"}
+
+
+def read_train_log(text: str) -> pd.DataFrame:
+    """train_log.csv's text (as model/io/models.model_file_text reads it) as clean_train_log's numbers; ValueError
+    (pandas' parser errors included) when it is not such a log."""
+    return clean_train_log(pd.read_csv(io.StringIO(text)))
 
 
 def clean_train_log(log: pd.DataFrame) -> pd.DataFrame:

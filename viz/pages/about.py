@@ -1,13 +1,12 @@
 """About the model: why attention (its cost, for the sidebar sentence) first, then what the model knows, its
 configuration, parameters, data and model card, training curve and metrics."""
-import io
 import json
 
 import pandas as pd
 import streamlit as st
 
-from viz.figures.training import (clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve,
-                                  mark_run_ends, parameter_groups, run_ends)
+from viz.figures.training import (complexity_figure, layer_costs, loss_curve, lr_curve, mark_run_ends, parameter_groups,
+                                  read_train_log, run_ends)
 from viz.i18n import LANGS, current_lang, t, words
 from viz.model_words import task_name, what_the_model_knows
 from viz.folder_text import card_html, code_span
@@ -139,8 +138,8 @@ def training_curve(model_id: str) -> None:
         if text is None:
             st.info(t("about.curve.none"))
             return
-        log = clean_train_log(pd.read_csv(io.StringIO(text)))
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        log = read_train_log(text)
+    except (ValueError, UnicodeDecodeError) as e:
         st.warning(t("about.curve.unreadable", error=e))
         return
     curve = loss_curve(log, words(), title=t("fig.loss.title", model=model_id), type_scale=type_scale())
