@@ -54,7 +54,7 @@ def data_table(frame: pd.DataFrame, digits: int = 3, missing: str = "—", forma
     st.dataframe's). Presenter mode: a static table, which the presenter styles size like the text (a data frame
     draws on a canvas at a fixed 14 px), numbers at `digits` decimals or a column's format string in `formats`
     ("{:.1%}"); one wider than a half-page column holds is
-    turned on its side (a row of 32 numbers was cut off at the right edge), a long one scrolls in a box."""
+    turned on its side (a row of 32 numbers would be cut off at the right edge), a long one scrolls in a box."""
     if not view.get(view.PRESENT):
         st.dataframe(frame, **dataframe_args)
         return

@@ -49,7 +49,7 @@ def side_by_side(left, right, key: str) -> None:
 def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: str):
     """A difference of two attention maps on a colour scale fitted to the data (symmetric about 0): a small
     difference still shows. The scale is said on the colour bar; the title is one line (with the scale in it,
-    it broke into two in its column and the first was cut off at the figure's top, in en and zh)."""
+    it breaks into two in its column and the first is cut off at the figure's top, in en and zh)."""
     zmax = symmetric_range(diff)
     labels = Labels(title, t("fig.attention.x"),
                     t("fig.attention.y"), t("compare.diff.value", zmax=f"{zmax:.3g}"))

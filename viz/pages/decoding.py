@@ -36,7 +36,7 @@ def _beam_choice(sidebar_beam: int) -> int:
 
 def _on_method() -> None:
     """Header, sidebar and other pages use the sidebar's beam size: greedy sets it to 1, beam search to the
-    beam size last chosen here (the box was hidden while greedy, so its own state is not trusted)."""
+    beam size last chosen here (the box is hidden while greedy, so its own state is not trusted)."""
     if view.get(view.DECODING_METHOD) == "beam":
         beam = _beam_choice(number_box_value(view.BEAM, 1, 8) or 1)
         view.put(view.DECODING_BEAM, beam)

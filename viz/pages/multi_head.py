@@ -21,7 +21,7 @@ from viz.ui import matrix_frame, need_context, show_figure, token_window, type_s
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
-# Long formulas are split into lines that fit a 1280x720 projector's page width (one line was cut at "…VW").
+# Long formulas are split into lines that fit a 1280x720 projector's page width (one line is cut at "…VW").
 MULTIHEAD_FORMULA = [r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O",
                      r"\mathrm{head}_i = \mathrm{Attention}(QW_i^Q,\;KW_i^K,\;VW_i^V)"]
 POST_NORM = r"x_{\text{next}} = \mathrm{LayerNorm}\big(x + \mathrm{MultiHead}(x)\big)"

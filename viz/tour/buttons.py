@@ -55,7 +55,7 @@ def page_button(where, key: str, page: tuple[str, str], label: str, **kwargs) ->
 
 def nav_buttons(page, pages: list[Page]) -> None:
     """Previous/Next page in tour order, at the bottom of the page. Links, not buttons: a link navigates
-    like the sidebar menu (the sidebar's sentence stays), where st.switch_page from a button reset it.
+    like the sidebar menu (the sidebar's sentence stays), where st.switch_page from a button resets it.
     Not on the tour: there its own Previous/Next are the one way on, and lead to the pages around it from
     its first and last steps (viz/pages/tour.py)."""
     if page.url_path == TOUR_URL:

@@ -137,8 +137,8 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
             div = _figure_div(picture.figure, div_id=f"figure-{number}-{index}")
             how = _how(message(lang, picture.reading))
             # the reading comes first in the file (shown after by CSS order): plotly sizes a figure to its box when
-            # its script runs, and with the reading not yet parsed the box was the page's whole width; the
-            # head view drew 1,100 px wide over its reading
+            # its script runs, and with the reading not yet parsed the box is the page's whole width (the
+            # head view would be 1,100 px wide, over its reading)
             parts.append(f'<div class="beside">{how}<div class="picture">{div}</div></div>' if picture.narrow
                          else div + how)
         if not pictures:     # only the training step can lack its data

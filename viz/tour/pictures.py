@@ -108,7 +108,7 @@ def positional_figure(trace: Trace, model_dir: Path | None, words: Words,
                     words("step.cosine.value"))
     fig = cosine_map(cos, positions, labels, width_px=type_scale.page_px, type_scale=type_scale)
     # sinusoidal positions are all alike to some degree (0.7..1 in a short sentence): on the fixed -1..1 scale
-    # every cell was the same dark red; a sequential scale over the range shown lets near vs far show
+    # every cell would be the same dark red; a sequential scale over the range shown lets near vs far show
     low = float(cos.min())
     if low < 1.0:
         fig.data[0].update(colorscale="Reds", zmin=low, zmax=1.0)
@@ -128,8 +128,8 @@ def positional_table_figure(trace: Trace, model_dir: Path | None, words: Words,
     for note in fig.layout.annotations:
         note.update(yref="paper", y=1, yanchor="bottom", yshift=2)
     # Two lines above the map, each on its own: the title at the top of the figure, the label on the map's top
-    # edge, and a top margin that holds both (at 60 px plotly centred the title where the label sat, and in
-    # presenter sizes the two ran into each other over the map).
+    # edge, and a top margin that holds both (at 60 px plotly centres the title where the label sits, and in
+    # presenter sizes the two run into each other over the map).
     fig.update_layout(title=dict(yref="container", y=1, yanchor="top", pad=dict(t=6)),
                       margin=dict(t=pe_title_margin(type_scale)))
     return fig
