@@ -18,7 +18,7 @@ from viz.services.traces import trace_npz
 from viz import view
 from viz.state import Context
 from viz.view import MAX_TEXT_CHARS, whole_number_box
-from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, error_text, t, tn
+from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, catalogue_keys, error_text, t, tn
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
@@ -26,10 +26,7 @@ PRESET_GROUPS = ("everyday", "well", "struggles")   # groups of presets.txt with
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-SIDEBAR_EXAMPLES_KEYS = {
-    "everyday": "sidebar.examples.everyday", "struggles": "sidebar.examples.struggles",
-    "well": "sidebar.examples.well"
-}
+SIDEBAR_EXAMPLES_KEYS = catalogue_keys("sidebar.examples", "everyday", "struggles", "well")
 
 
 def start_view(models: list[str], notices: list[str]) -> None:

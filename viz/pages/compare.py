@@ -10,7 +10,7 @@ from viz.figures.attention import attention_heatmap
 from viz.figures.style import symmetric_range
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, kind_short, kind_title, t, words
+from viz.i18n import catalogue_keys, error_text, kind_short, kind_title, t, words
 from viz.services.traces import get_trace
 from viz.view import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
@@ -23,7 +23,7 @@ COLUMN_GAP = 16                        # px between two st.columns (Streamlit's 
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-COMPARE_MODE_KEYS = {"heads": "compare.mode.heads", "sentences": "compare.mode.sentences"}
+COMPARE_MODE_KEYS = catalogue_keys("compare.mode", "heads", "sentences")
 
 
 def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:

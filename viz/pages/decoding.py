@@ -11,7 +11,7 @@ from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, sourc
                                    window_around)
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars)
-from viz.i18n import t, words
+from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.view import MAX_TEXT_CHARS, number_box_value, qp_choice, qp_int, set_query, whole_number_box
 from viz.text import plain, position_labels
@@ -22,11 +22,8 @@ NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq'
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-DECODING_HYP_KEYS = {
-    "finished": "decoding.hyp.finished", "output": "decoding.hyp.output", "rank": "decoding.hyp.rank",
-    "tokens": "decoding.hyp.tokens"
-}
-DECODING_METHOD_KEYS = {"beam": "decoding.method.beam", "greedy": "decoding.method.greedy"}
+DECODING_HYP_KEYS = catalogue_keys("decoding.hyp", "finished", "output", "rank", "tokens")
+DECODING_METHOD_KEYS = catalogue_keys("decoding.method", "beam", "greedy")
 
 
 def _beam_choice(sidebar_beam: int) -> int:

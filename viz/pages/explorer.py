@@ -8,7 +8,7 @@ from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.figures.attention import (WINDOW_ROWS, attention_heatmap, grid_cell, key_labels_fit, map_window, model_view,
                                    source_window, thumbnail_block)
-from viz.i18n import kind_title, t, words
+from viz.i18n import catalogue_keys, kind_title, t, words
 from viz.map_view import head_view_figure
 from viz import view
 from viz.state import Context
@@ -21,9 +21,7 @@ FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sq
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-EXPLORER_NOTE_KEYS = {
-    "cross": "explorer.note.cross", "decoder": "explorer.note.decoder", "encoder": "explorer.note.encoder"
-}
+EXPLORER_NOTE_KEYS = catalogue_keys("explorer.note", "cross", "decoder", "encoder")
 
 
 def open_clicked_head(kind: str) -> None:

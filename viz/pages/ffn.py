@@ -12,20 +12,19 @@ from model.capture import schema
 from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, rows_that_fit,
                                    smoothing_figure)
 from viz.figures.style import plotly_text
-from viz.i18n import kind_short, kind_title, t, words
+from viz.i18n import catalogue_keys, kind_short, kind_title, t, words
 from viz import view
 from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
 
 VIEWS = ["ffn", "smoothing", "dropout"]
-VIEW_KEYS = {"ffn": "ffn.view.ffn", "smoothing": "ffn.view.smoothing", "dropout": "ffn.view.dropout"}
+VIEW_KEYS = catalogue_keys("ffn.view", "ffn", "smoothing", "dropout")
 STACKS = ["encoder", "decoder"]
-STACK_KEYS = {"encoder": "ffn.stack.encoder", "decoder": "ffn.stack.decoder"}
+STACK_KEYS = catalogue_keys("ffn.stack", "encoder", "decoder")
 KINDS = list(schema.KINDS)
 # FeedForward.direction -> the words under the "what the FFN adds" chart
-DIRECTION_KEYS = {"new": "ffn.add.cos.new", "along": "ffn.add.cos.along", "against": "ffn.add.cos.against",
-                  "mixed": "ffn.add.cos.mixed"}
+DIRECTION_KEYS = catalogue_keys("ffn.add.cos", "new", "along", "against", "mixed")
 SAMPLES = 3
 SEED = 0
 FFN_FORMULA = r"\mathrm{FFN}(x)=\max(0,\ xW_1+b_1)\,W_2+b_2"

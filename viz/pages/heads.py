@@ -9,7 +9,7 @@ from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, kind_short, kind_title, t, tn, words
+from viz.i18n import catalogue_keys, error_text, kind_short, kind_title, t, tn, words
 from viz.services.analyses import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz import view
 from viz.sidebar import uploaded_file
@@ -26,29 +26,16 @@ HEADER_COLUMNS = ("kind", "layer", "head", "logprob", "delta", "n_sentences")   
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-HEADS_STAT_KEYS = {
-    "bos": "heads.stat.bos", "distance": "heads.stat.distance", "entropy": "heads.stat.entropy",
-    "entropy_norm": "heads.stat.entropy_norm", "eos": "heads.stat.eos", "max_weight": "heads.stat.max_weight",
-    "next": "heads.stat.next", "prev": "heads.stat.prev", "punct": "heads.stat.punct", "self": "heads.stat.self"
-}
-HEADS_HELP_KEYS = {
-    "bos": "heads.help.bos", "distance": "heads.help.distance", "entropy": "heads.help.entropy",
-    "entropy_norm": "heads.help.entropy_norm", "eos": "heads.help.eos", "max_weight": "heads.help.max_weight",
-    "next": "heads.help.next", "prev": "heads.help.prev", "punct": "heads.help.punct", "self": "heads.help.self"
-}
-HEADS_TAB_KEYS = {"ablation": "heads.tab.ablation", "rollout": "heads.tab.rollout", "stats": "heads.tab.stats"}
-HEADS_COL_KEYS = {
-    "delta": "heads.col.delta", "head": "heads.col.head", "kind": "heads.col.kind", "layer": "heads.col.layer",
-    "logprob": "heads.col.logprob", "n_sentences": "heads.col.n_sentences"
-}
-HEADS_VALUE_KEYS = {
-    "bos": "heads.value.bos", "distance": "heads.value.distance", "entropy": "heads.value.entropy",
-    "entropy_norm": "heads.value.entropy_norm", "eos": "heads.value.eos", "max_weight": "heads.value.max_weight",
-    "next": "heads.value.next", "prev": "heads.value.prev", "punct": "heads.value.punct",
-    "self": "heads.value.self"
-}
-HEADS_ABL_MODE_KEYS = {"mean": "heads.abl.mode.mean", "zero": "heads.abl.mode.zero"}
-HEADS_SOURCE_KEYS = {"file": "heads.source.file", "sentence": "heads.source.sentence"}
+HEADS_STAT_KEYS = catalogue_keys("heads.stat", "bos", "distance", "entropy", "entropy_norm", "eos", "max_weight",
+                                 "next", "prev", "punct", "self")
+HEADS_HELP_KEYS = catalogue_keys("heads.help", "bos", "distance", "entropy", "entropy_norm", "eos", "max_weight",
+                                 "next", "prev", "punct", "self")
+HEADS_TAB_KEYS = catalogue_keys("heads.tab", "ablation", "rollout", "stats")
+HEADS_COL_KEYS = catalogue_keys("heads.col", "delta", "head", "kind", "layer", "logprob", "n_sentences")
+HEADS_VALUE_KEYS = catalogue_keys("heads.value", "bos", "distance", "entropy", "entropy_norm", "eos", "max_weight",
+                                  "next", "prev", "punct", "self")
+HEADS_ABL_MODE_KEYS = catalogue_keys("heads.abl.mode", "mean", "zero")
+HEADS_SOURCE_KEYS = catalogue_keys("heads.source", "file", "sentence")
 
 
 def label_of(kind: str, layer: int, head: int) -> str:

@@ -14,7 +14,7 @@ from model.capture.schema import sublayer_names
 from viz.figures.multihead import (concat_heatmap, head_patterns, keys_that_fit, per_head_outputs, stage_heatmap,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
-from viz.i18n import kind_title, t, words
+from viz.i18n import catalogue_keys, kind_title, t, words
 from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
@@ -32,11 +32,8 @@ PRE_NORM = r"x_{\text{next}} = x + \mathrm{MultiHead}(\mathrm{LayerNorm}(x))"
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-MULTIHEAD_TRAIT_KEYS = {
-    "self": "multihead.trait.self", "previous": "multihead.trait.previous", "next": "multihead.trait.next",
-    "far": "multihead.trait.far", "key": "multihead.trait.key", "sharp": "multihead.trait.sharp",
-    "broad": "multihead.trait.broad", "order": "multihead.trait.order",
-}
+MULTIHEAD_TRAIT_KEYS = catalogue_keys("multihead.trait", "self", "previous", "next", "far", "key", "sharp", "broad",
+                                      "order")
 
 
 def controls(cfg) -> tuple[str, int]:

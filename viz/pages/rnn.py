@@ -11,7 +11,7 @@ from model.capture import schema
 from model.errors import CheckpointError
 from viz.figures.attention import attention_heatmap
 from viz.figures.zoo import gallery
-from viz.i18n import error_text, t, words
+from viz.i18n import catalogue_keys, error_text, t, words
 from viz.rnn_view import RNN_SCORE_KEYS, RnnWords, accuracy_chart, model_name
 from viz.services.models import model_ids
 from viz.services.rnn import RNN_FOLDER, rnn_models, rnn_reading
@@ -27,7 +27,7 @@ MAX_TOKENS = 64
 LOCAL_HALF_WIDTH = 1
 SCORES = list(RNN_SCORE_KEYS)
 # Catalogue keys of the zoo's weighting names, reused for the RNN's soft, hard and local variants
-WEIGHT_NAME_KEYS = {"soft": "zoo.weight_name.soft", "hard": "zoo.weight_name.hard"}
+WEIGHT_NAME_KEYS = catalogue_keys("zoo.weight_name", "soft", "hard")
 FORMULAS = (
     r"\text{no attention:}\quad c_i=c=[\overrightarrow{h}_S;\overleftarrow{h}_1]\quad\text{for every step } i",
     r"s_i=\mathrm{GRU}\big(s_{i-1},\,[y_{i-1};\,c_i]\big),\qquad p(y_i)=\mathrm{softmax}\big(W_o\tanh(W_r[s_i;c_i;y_{i-1}])\big)",

@@ -6,7 +6,7 @@ import streamlit as st
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
-from viz.i18n import error_text, t, words
+from viz.i18n import catalogue_keys, error_text, t, words
 from viz.rnn_view import RNN_SCORE_KEYS, accuracy_chart, model_name
 from viz.services.models import model_ids
 from viz.services.rnn import train_rnns
@@ -26,15 +26,10 @@ GOAL_MAX_TOKENS = 64
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-TRAINING_COL_KEYS = {
-    "accuracy": "training.col.accuracy", "loss": "training.col.loss", "lr": "training.col.lr",
-    "seconds": "training.col.seconds"
-}
-TRAINING_SIZE_KEYS = {"medium": "training.size.medium", "small": "training.size.small", "tiny": "training.size.tiny"}
-TRAINING_TASK_KEYS = {"copy": "training.task.copy", "reverse": "training.task.reverse", "sort": "training.task.sort"}
-TRAINING_TASK_NOTE_KEYS = {
-    "copy": "training.task_note.copy", "reverse": "training.task_note.reverse", "sort": "training.task_note.sort"
-}
+TRAINING_COL_KEYS = catalogue_keys("training.col", "accuracy", "loss", "lr", "seconds")
+TRAINING_SIZE_KEYS = catalogue_keys("training.size", "medium", "small", "tiny")
+TRAINING_TASK_KEYS = catalogue_keys("training.task", "copy", "reverse", "sort")
+TRAINING_TASK_NOTE_KEYS = catalogue_keys("training.task_note", "copy", "reverse", "sort")
 
 
 def _request_training() -> None:

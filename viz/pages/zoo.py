@@ -8,7 +8,7 @@ from model.analysis.attention_math import causal_mask
 from model.capture import schema
 from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
-from viz.i18n import t, words
+from viz.i18n import catalogue_keys, t, words
 from viz.services.analyses import fitted_zoo
 from viz.state import current
 from viz.view import qp_choice, qp_int, set_query
@@ -45,28 +45,18 @@ MAX_TOY_ROWS = 12
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-ZOO_SCORE_NAME_KEYS = {
-    "additive": "zoo.score_name.additive", "cosine": "zoo.score_name.cosine", "dot": "zoo.score_name.dot",
-    "general": "zoo.score_name.general", "scaled": "zoo.score_name.scaled"
-}
-ZOO_WEIGHT_NAME_KEYS = {
-    "hard": "zoo.weight_name.hard", "local": "zoo.weight_name.local", "soft": "zoo.weight_name.soft"
-}
-ZOO_SCORE_HISTORY_KEYS = {
-    "additive": "zoo.score_history.additive", "cosine": "zoo.score_history.cosine", "dot": "zoo.score_history.dot",
-    "general": "zoo.score_history.general", "scaled": "zoo.score_history.scaled"
-}
-ZOO_WEIGHT_HISTORY_KEYS = {
-    "hard": "zoo.weight_history.hard", "local": "zoo.weight_history.local", "soft": "zoo.weight_history.soft"
-}
-ZOO_TABLE_EMPTY_KEYS = {"key": "zoo.table.empty.key", "query": "zoo.table.empty.query"}
-ZOO_TABLE_BLANK_KEYS = {"key": "zoo.table.blank.key", "query": "zoo.table.blank.query"}
-ZOO_TABLE_CUT_KEYS = {"key": "zoo.table.cut.key", "query": "zoo.table.cut.query"}
-ZOO_CENTRE_KEYS = {"argmax": "zoo.centre.argmax", "monotonic": "zoo.centre.monotonic"}
+ZOO_SCORE_NAME_KEYS = catalogue_keys("zoo.score_name", "additive", "cosine", "dot", "general", "scaled")
+ZOO_WEIGHT_NAME_KEYS = catalogue_keys("zoo.weight_name", "hard", "local", "soft")
+ZOO_SCORE_HISTORY_KEYS = catalogue_keys("zoo.score_history", "additive", "cosine", "dot", "general", "scaled")
+ZOO_WEIGHT_HISTORY_KEYS = catalogue_keys("zoo.weight_history", "hard", "local", "soft")
+ZOO_TABLE_EMPTY_KEYS = catalogue_keys("zoo.table.empty", "key", "query")
+ZOO_TABLE_BLANK_KEYS = catalogue_keys("zoo.table.blank", "key", "query")
+ZOO_TABLE_CUT_KEYS = catalogue_keys("zoo.table.cut", "key", "query")
+ZOO_CENTRE_KEYS = catalogue_keys("zoo.centre", "argmax", "monotonic")
 # The general and additive scores' weights: fitted to the chosen head (the model folder's zoo_fit.safetensors) or
 # random (toy example, a model without the file); their titles and the info box under the picture say which.
 WEIGHTED = ("general", "additive")
-ZOO_FITTED_KEYS = {"general": "zoo.fitted.general", "additive": "zoo.fitted.additive"}
+ZOO_FITTED_KEYS = catalogue_keys("zoo.fitted", "general", "additive")
 
 
 def copies_scaled_dot(data: dict) -> bool:
