@@ -419,6 +419,32 @@ def test_the_session_check_finds_a_literal_key(tmp_path):
     assert _session_or_url_uses(page) == [2, 3]
 
 
+def _url_names_spelled(path: Path) -> list[int]:
+    """Lines where a value of the view is named by its URL name: a string given to a view function, or a keyword
+    of write_url/link_params (a page names a value by its declaration, view.LAYER)."""
+    from viz import view
+    names = {v.name for v in vars(view).values() if isinstance(v, view.Value)}
+    functions = {"read", "check", "start", "bind", "write_url", "link_params", "qp_int", "qp_choice", "qp_str", "set_query"}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in functions:
+            strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if set(strings) & names or any(k.arg in names for k in node.keywords):
+                found.append(node.lineno)
+    return found
+
+
+def test_no_page_spells_a_url_name():
+    found = {p.name: lines for p in python_files("viz/pages") if (lines := _url_names_spelled(p))}
+    assert found == {}, f"name the view's values by their declarations (view.LAYER), not their URL names: {found}"
+
+
+def test_the_url_name_check_finds_a_spelled_name(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('from viz import view\nview.read("layer")\nview.write_url(kind="cross")\nview.read(view.LAYER)\n')
+    assert _url_names_spelled(page) == [2, 3]
+
+
 def test_the_view_declares_each_url_name_once():
     from viz import view
 
@@ -428,7 +454,7 @@ def test_the_view_declares_each_url_name_once():
     kept = [v.session_key for v in declared if not v.url]
     assert len(kept) == len(set(kept)), "two values the session keeps share a key"
     with pytest.raises(KeyError):
-        view.write_url(not_declared=1)
+        view.write_url({view.Value("not_declared"): 1})
 
 
 def test_the_models_folder_is_named_and_searched_in_one_place():

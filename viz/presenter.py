@@ -39,7 +39,7 @@ PRESENTER_CSS = """<style>
 
 
 def _on_toggle() -> None:
-    view.write_url(present="1" if view.get(view.PRESENT) else None)
+    view.write_url({view.PRESENT: "1" if view.get(view.PRESENT) else None})
 
 
 def presenter_toggle() -> bool:
@@ -47,7 +47,7 @@ def presenter_toggle() -> bool:
     on = st.sidebar.toggle(t("presenter.toggle"), key=view.bind(view.PRESENT), on_change=_on_toggle,
                            help=t("presenter.help"))
     view.keep(view.PRESENT, on)
-    view.write_url(present="1" if on else None)
+    view.write_url({view.PRESENT: "1" if on else None})
     return on
 
 

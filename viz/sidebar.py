@@ -113,9 +113,10 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
              help=t("sidebar.image_format.help"))
     download_slot = sb.container()
     sb.caption(t("sidebar.device", device=device_label(model_id)))
-    view.write_url(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
-                   beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != default_max else None,
-                   style=style if style not in (None, DEFAULT_STYLE) else None)
+    view.write_url({view.MODEL: model_id, view.TEXT: text.strip() or None, view.TARGET: (target or "").strip() or None,
+                    view.BEAM: beam if beam != 1 else None,
+                    view.MAX_TOKENS: max_tokens if max_tokens != default_max else None,
+                    view.STYLE: style if style not in (None, DEFAULT_STYLE) else None})
     cut_from = view.pop(view.TEXT_CUT_FROM)
     if cut_from:
         notices.append(t("notice.text_cut_paste", n=f"{cut_from:,}", limit=f"{MAX_TEXT_CHARS:,}"))
@@ -210,7 +211,7 @@ def language_picker() -> None:
     if view.get(view.LANG_DRAWN, default=lang) != lang:
         keep_choices_across_languages()
     view.put(view.LANG_DRAWN, lang)
-    view.write_url(lang=None if lang == DEFAULT_LANG else lang)
+    view.write_url({view.LANG: None if lang == DEFAULT_LANG else lang})
 
 
 def keep_choices_across_languages() -> None:

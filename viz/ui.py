@@ -83,7 +83,7 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
                          format_func=lambda i: t("ui.layer_n", i=i))
     head = c2.selectbox(t("ui.head"), head_options, index=head_options.index(head_default), key=f"{key}-head",
                         format_func=lambda h: t("ui.head_mean") if h == -1 else t("ui.head_n", h=h))
-    view.write_url(**{layer_value.name: layer, head_value.name: head})
+    view.write_url({layer_value: layer, head_value: head})
     return layer, (None if head == -1 else head)
 
 

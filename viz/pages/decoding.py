@@ -13,7 +13,7 @@ from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_atte
                                   logprob_comparison, next_token_bars)
 from viz.i18n import catalogue_keys, t, words
 from viz import view
-from viz.view import MAX_TEXT_CHARS, number_box_value, qp_choice, qp_int, set_query, whole_number_box
+from viz.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
@@ -60,11 +60,11 @@ def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
             view.put(view.DECODING_LAST_BEAM, ctx.beam)
     view.put(view.DECODING_SEEN_BEAM, ctx.beam)
     # the sidebar's beam size decides (a link's method= is checked, and agrees when the page wrote the link)
-    qp_choice("method", list(METHODS), "beam" if ctx.beam > 1 else "greedy")
+    view.read(view.METHOD, choices=list(METHODS), default="beam" if ctx.beam > 1 else "greedy")
     view.seed(view.DECODING_METHOD, "beam" if ctx.beam > 1 else "greedy")
     view.seed(view.DECODING_BEAM, _beam_choice(ctx.beam))
-    view.seed(view.DECODING_LAYER, qp_int("layer", n_layers - 1, 0, n_layers - 1))
-    view.seed(view.DECODING_K, qp_int("k", 10, 1, 20))
+    view.seed(view.DECODING_LAYER, view.read(view.LAYER, default=n_layers - 1, hi=n_layers - 1))
+    view.seed(view.DECODING_K, view.read(view.TOP_K))
     c1, c2, c3, c4 = st.columns([1.35, 0.85, 1, 1.2])
     method = c1.radio(t("decoding.method"), list(METHODS), key=view.key(view.DECODING_METHOD), horizontal=True,
                       on_change=_on_method, format_func={m: t(DECODING_METHOD_KEYS[m]) for m in METHODS}.get,
@@ -85,7 +85,7 @@ def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
 
 def no_repeat_choice() -> int:
     """Off by default, so a class can watch a loop happen; on, the search never repeats a 3-token group."""
-    view.seed(view.DECODING_NO_REPEAT, qp_int("no_repeat", 0, 0, 6) > 0)
+    view.seed(view.DECODING_NO_REPEAT, view.read(view.NO_REPEAT) > 0)
     blocked = st.toggle(t("decoding.no_repeat", n=NO_REPEAT_N), key=view.key(view.DECODING_NO_REPEAT),
                         help=t("decoding.no_repeat.help", n=NO_REPEAT_N))
     return NO_REPEAT_N if blocked else 0
@@ -93,7 +93,7 @@ def no_repeat_choice() -> int:
 
 def step_slider(n_steps: int, opening: int = 0) -> int:
     """The step shown; without step= in the URL, `opening` (the clearest alignment, not step 0's column of 1.00)."""
-    view.seed(view.DECODING_STEP, qp_int("step", opening, 0, n_steps - 1))
+    view.seed(view.DECODING_STEP, view.read(view.STEP, default=opening, hi=n_steps - 1))
     view.put(view.DECODING_STEP, min(int(view.get(view.DECODING_STEP)), n_steps - 1))
     if n_steps > 1:
         return st.slider(t("decoding.step"), 0, n_steps - 1, key=view.key(view.DECODING_STEP),
@@ -273,8 +273,8 @@ def render() -> None:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
     step = step_slider(dec.n_steps, clearest_alignment_step(dec.cross_rows, layer))
-    set_query(method=method, beam=beam if method == "beam" else None, layer=layer, k=k, step=step,
-              no_repeat=no_repeat or None)
+    view.write_url({view.METHOD: method, view.BEAM: beam if method == "beam" else None, view.LAYER: layer,
+                    view.TOP_K: k, view.STEP: step, view.NO_REPEAT: no_repeat or None})
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
     # a long output: the steps around the current one (the step slider moves the window)

@@ -12,7 +12,6 @@ from viz.i18n import catalogue_keys, kind_title, t, words
 from viz.map_view import head_view_figure
 from viz import view
 from viz.state import Context
-from viz.view import qp_choice, set_query
 from viz.text import attention_labels, plain
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, token_window
 from viz.ui import type_scale
@@ -37,10 +36,10 @@ def open_clicked_head(kind: str) -> None:
 def controls(cfg) -> tuple[str, int, int | None]:
     """One row: the attention kind, then layer and head (seeded from and written to the URL)."""
     c_kind, c_pick = st.columns([1.15, 1], vertical_alignment="bottom")
-    kind_default = qp_choice("kind", list(schema.KINDS), "encoder")
+    kind_default = view.read(view.KIND, choices=list(schema.KINDS))
     kind = c_kind.radio(t("explorer.kind"), schema.KINDS, index=schema.KINDS.index(kind_default), horizontal=True,
                         key="explorer-kind", format_func=kind_title)
-    set_query(kind=kind)
+    view.write_url({view.KIND: kind})
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"explorer-{kind}")
     return kind, layer, head

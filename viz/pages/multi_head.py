@@ -15,7 +15,7 @@ from viz.figures.multihead import (concat_heatmap, head_patterns, keys_that_fit,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
 from viz.i18n import catalogue_keys, kind_title, t, words
-from viz.view import qp_choice, qp_int, set_query
+from viz import view
 from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
 
@@ -39,11 +39,11 @@ MULTIHEAD_TRAIT_KEYS = catalogue_keys("multihead.trait", "self", "previous", "ne
 def controls(cfg) -> tuple[str, int]:
     """Attention kind and layer in one compact row (the options say what they are)."""
     c_kind, c_layer = st.columns([5, 1], vertical_alignment="center")
-    kind = c_kind.radio(t("multihead.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")),
+    kind = c_kind.radio(t("multihead.kind"), KINDS, index=KINDS.index(view.read(view.KIND, choices=KINDS)),
                         horizontal=True,
                         key="mh-kind", format_func=kind_title, label_visibility="collapsed")
     n_layers = schema.n_layers(cfg, kind)
-    layer = c_layer.selectbox(t("ui.layer"), list(range(n_layers)), index=qp_int("layer", 0, 0, n_layers - 1),
+    layer = c_layer.selectbox(t("ui.layer"), list(range(n_layers)), index=view.read(view.LAYER, hi=n_layers - 1),
                               key=f"mh-layer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
                               label_visibility="collapsed")
     return kind, layer
@@ -132,7 +132,7 @@ def render() -> None:
 
     st.title(t("multihead.title"))
     kind, layer = controls(cfg)
-    set_query(kind=kind, layer=layer)
+    view.write_url({view.KIND: kind, view.LAYER: layer})
     names = sublayer_names(kind, layer, cfg.norm_first)
     rows, cols = attention_labels(trace.meta, kind)
     tag = f"{ctx.model_id}-{kind}-L{layer}"

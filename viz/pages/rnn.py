@@ -17,7 +17,7 @@ from viz.services.models import model_ids
 from viz.services.rnn import RNN_FOLDER, rnn_models, rnn_reading
 from viz.services.traces import get_trace
 from viz.services.training import make_example, parse_symbols
-from viz.view import qp_choice, qp_str, set_query
+from viz import view
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, show_figure, type_scale
 
@@ -41,15 +41,16 @@ FORMULAS = (
 
 def controls() -> tuple[list[str], str]:
     c1, c2 = st.columns([5, 6])
-    text = c1.text_input(t("rnn.input"), qp_str("input", DEFAULT_INPUT, 80), max_chars=80, key="rnn-input")
-    score = c2.radio(t("rnn.score"), SCORES, index=SCORES.index(qp_choice("score", SCORES, "additive")),
-                     horizontal=True, key="rnn-score", format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
+    text = c1.text_input(t("rnn.input"), view.read(view.RNN_INPUT, default=DEFAULT_INPUT), max_chars=80, key="rnn-input")
+    score = c2.radio(t("rnn.score"), SCORES,
+                     index=SCORES.index(view.read(view.SCORE, choices=SCORES, default="additive")), horizontal=True,
+                     key="rnn-score", format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
     try:
         symbols = parse_symbols(text)
     except ValueError as e:
         st.warning(t("rnn.input.bad", error=plain(error_text(e)), default=DEFAULT_INPUT))
         symbols = parse_symbols(DEFAULT_INPUT)
-    set_query(input=" ".join(symbols) if text.strip() else None, score=score)
+    view.write_url({view.RNN_INPUT: " ".join(symbols) if text.strip() else None, view.SCORE: score})
     return symbols, score
 
 

@@ -100,7 +100,7 @@ def step_header(number: int, step: TourStep) -> None:
 def render() -> None:
     view.seed(view.TOUR_STEP, view.read(view.TOUR_STEP, hi=len(TOUR)))
     number = view.get(view.TOUR_STEP)
-    view.write_url(tour_step=number)
+    view.write_url({view.TOUR_STEP: number})
     step = TOUR[number - 1]
     ctx = current()
 
