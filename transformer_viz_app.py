@@ -16,7 +16,7 @@ import streamlit as st  # noqa: E402
 
 from viz.nav import PAGES, compact_layout, navigation  # noqa: E402
 from viz.presenter import run_page  # noqa: E402
-from viz.services import model_ids  # noqa: E402
+from viz.services.models import model_ids  # noqa: E402
 from viz.i18n import t  # noqa: E402
 from viz.context import build_context  # noqa: E402
 from viz.sidebar import header, language_picker, show_result, sidebar, start_view  # noqa: E402

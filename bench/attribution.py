@@ -5,7 +5,7 @@ logit lens, gradient x input, integrated gradients (20 and 32 steps), contrastiv
 
 Targets (issue 17): logit lens <= 0.2 s, gradient x input <= 0.5 s, IG 20 steps <= 2 s,
 the full patching sweep (layers x positions and layers x heads) <= 3 s, "on these 2 cores": checked on 2
-torch threads (a script's default here). The app runs each script on 1 torch thread (viz/services.py), so
+torch threads (a script's default here). The app runs each script on 1 torch thread (viz/services/models.py), so
 the 1-thread rows are what a student waits in the app; they are reported, not checked.
 """
 from __future__ import annotations

@@ -224,7 +224,7 @@ def main(argv=None) -> Section:
                                 off / torch_t <= 1.1))
             checks.append(Check(f"full capture ≤ 1.5× capture off, {where}", f"{full / off:.2f}×", full / off <= 1.5))
     work_rows = []
-    torch.set_num_threads(1)                                   # as the app decodes (viz/services.py)
+    torch.set_num_threads(1)                                   # as the app decodes (viz/services/models.py)
     server_work(bundle, 16)               # warm-up: plotly builds its validators on the first figure (~0.1 s)
     for n in ((32,) if args.quick else (32, 128, 256)):
         log(f"forward: server work for a {n}-token sentence")
@@ -240,7 +240,7 @@ def main(argv=None) -> Section:
                         f"{d['identical']}/{d['sentences']} identical", d["identical"] == d["sentences"]))
     body = "\n".join([
         "One forward pass (teacher forcing, batch 1, source and target both *n* tokens, eval mode), median of "
-        "interleaved repeats, on 1 torch thread as the app runs its capture pass (`viz/services.py`) and on 2, the "
+        "interleaved repeats, on 1 torch thread as the app runs its capture pass (`viz/services/models.py`) and on 2, the "
         "default of a script on this machine (`python -m model.cli trace`). Model: "
         f"{description}: "
         f"d_model {cfg.d_model}, {cfg.n_heads} heads, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, "

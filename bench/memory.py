@@ -23,7 +23,7 @@ FLAT_TOLERANCE = 1.10          # RSS after all sentences <= 1.1x RSS once the ca
 
 
 def cache_budget() -> int:
-    from viz.services import TRACE_CACHE_MB
+    from viz.services.traces import TRACE_CACHE_MB
     return TRACE_CACHE_MB * 2**20
 
 
@@ -98,20 +98,20 @@ def server_reruns(n_sentences: int, every: int) -> list[tuple[int, int]]:
     return rows
 
 
-# -- 3. many sentences through viz.services.get_trace (child process: a clean RSS) -------------------
+# -- 3. many sentences through viz.services.traces.get_trace (child process: a clean RSS) -------------------
 def cache_worker(n_sentences: int, n_tokens: int, every: int) -> None:
     """Runs in a child: prints JSON lines {done, rss} while tracing n different sentences."""
     from common import BENCH_MODEL_ID, en_es_available
-    from viz import services
+    from viz.services import models, traces
     model_id = "en-es" if en_es_available() else BENCH_MODEL_ID
     maker = SentenceMaker(seed=3)
-    services.load_bundle(model_id)
+    models.load_bundle(model_id)
     print(json.dumps({"done": 0, "rss": rss_bytes(os.getpid(), children=False), "cached": 0}), flush=True)
     for i in range(1, n_sentences + 1):
-        services.get_trace(model_id, maker.sentence(n_tokens), None, 1, 128)
+        traces.get_trace(model_id, maker.sentence(n_tokens), None, 1, 128)
         if i % every == 0 or i == n_sentences:
             print(json.dumps({"done": i, "rss": rss_bytes(os.getpid(), children=False),
-                              "cached": services.trace_cache().nbytes, "entries": len(services.trace_cache())}), flush=True)
+                              "cached": traces.trace_cache().nbytes, "entries": len(traces.trace_cache())}), flush=True)
 
 
 def cache_rss(n_sentences: int, n_tokens: int) -> list[dict]:
@@ -156,7 +156,7 @@ def main(argv=None) -> Section:
     flat = final["rss"] <= FLAT_TOLERANCE * full_at["rss"]
     body = "\n".join([
         "**Trace size** (one full capture, every hook point, float32; source and target both *n* tokens). "
-        f"The trace cache (`viz/trace_cache.py`, one per server) is bounded by bytes "
+        f"The trace cache (`viz/services/trace_cache.py`, one per server) is bounded by bytes "
         f"({cache_budget() / 2**20:.0f} MiB, `TRANSFORMER_VIZ_TRACE_CACHE_MB`) and age (1 h), least recently "
         "used out first; the last column is how many traces of that length it holds.",
         "",
@@ -174,7 +174,7 @@ def main(argv=None) -> Section:
         table(["submissions", "server RSS"], [[n, mb(rss)] for n, rss in rerun_rows]),
         "",
         f"**RSS over {n_sentences} different sentences** ({cache_tokens} tokens each, greedy, default token limit) "
-        "through `viz.services.get_trace` itself, called in a separate Python process (Streamlit's cache works "
+        "through `viz.services.traces.get_trace` itself, called in a separate Python process (Streamlit's cache works "
         "without a server), so the numbers are the cache's and the model's alone:",
         "",
         table(["sentences traced", "RSS", "trace cache"], [[s["done"], mb(s["rss"]), mb(s["cached"])] for s in samples]),

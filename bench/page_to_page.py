@@ -20,8 +20,8 @@ from common import Check, Section, log, table, write_section
 
 from browser_utils import browser, streamlit_server  # noqa: E402
 from chart_text import VIEWPORT, page_url, settle  # noqa: E402
-from viz.presenter import TOUR_URL  # noqa: E402
-from viz.tour_steps import TOUR  # noqa: E402
+from viz.tour.buttons import TOUR_URL  # noqa: E402
+from viz.tour.steps import TOUR  # noqa: E402
 
 TARGET_S = 1.0
 NEXT = ".st-key-presenter-next a"

@@ -34,7 +34,9 @@ LAYERS_ALLOWED = {
 }
 RUNS_MODEL = {"ablation", "decoding", "attribution", "patching", "zoo_fit"}     # analyses that run the model
 MODEL_RUNNERS = {"model.io", "model.inference", "model.training", "model.nn"}
-VIZ_SERVICES = {"viz.services"}
+# model io that loads and runs nothing: CheckpointError, and the size-limited reader of a model folder's text files
+READS_NO_MODEL = {"model.io.checkpoint", "model.io.models"}
+VIZ_SERVICES = "viz.services"                      # a package: every module under it may run the model
 
 
 def module_name(path: Path) -> str:
@@ -150,7 +152,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_circle_anywhere():
     graph = import_graph()
-    assert {"bench.faults", "faults", "viz.services", "model.cli.__main__"} & set(graph), "the walk found nothing"
+    assert {"bench.faults", "faults", "viz.services.models", "model.cli.__main__"} & set(graph), "the walk found nothing"
     assert circles(graph) == []
 
 
@@ -173,8 +175,8 @@ def test_viz_leaves_the_model_to_services(path):
         assert not roots & {"streamlit", "torch"}, f"{me} imports {sorted(roots & {'streamlit', 'torch'})}"
     if me.startswith("viz.pages"):
         assert "torch" not in roots, f"{me} imports torch"
-    if me not in VIZ_SERVICES:
-        runners = sorted(m for m in imported if is_under(m, MODEL_RUNNERS) and not is_under(m, {"model.io.checkpoint"}))
+    if not is_under(me, {VIZ_SERVICES}):
+        runners = sorted(m for m in imported if is_under(m, MODEL_RUNNERS) and not is_under(m, READS_NO_MODEL))
         assert not runners, f"{me} reaches the model directly ({runners}); ask viz/services"
 
 
@@ -417,6 +419,32 @@ def test_the_session_check_finds_a_literal_key(tmp_path):
     assert _session_or_url_uses(page) == [2, 3]
 
 
+def _url_names_spelled(path: Path) -> list[int]:
+    """Lines where a value of the view is named by its URL name: a string given to a view function, or a keyword
+    of write_url/link_params (a page names a value by its declaration, view.LAYER)."""
+    from viz import view
+    names = {v.name for v in vars(view).values() if isinstance(v, view.Value)}
+    functions = {"read", "check", "start", "bind", "write_url", "link_params", "qp_int", "qp_choice", "qp_str", "set_query"}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in functions:
+            strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if set(strings) & names or any(k.arg in names for k in node.keywords):
+                found.append(node.lineno)
+    return found
+
+
+def test_no_page_spells_a_url_name():
+    found = {p.name: lines for p in python_files("viz/pages") if (lines := _url_names_spelled(p))}
+    assert found == {}, f"name the view's values by their declarations (view.LAYER), not their URL names: {found}"
+
+
+def test_the_url_name_check_finds_a_spelled_name(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('from viz import view\nview.read("layer")\nview.write_url(kind="cross")\nview.read(view.LAYER)\n')
+    assert _url_names_spelled(page) == [2, 3]
+
+
 def test_the_view_declares_each_url_name_once():
     from viz import view
 
@@ -426,7 +454,7 @@ def test_the_view_declares_each_url_name_once():
     kept = [v.session_key for v in declared if not v.url]
     assert len(kept) == len(set(kept)), "two values the session keeps share a key"
     with pytest.raises(KeyError):
-        view.write_url(not_declared=1)
+        view.write_url({view.Value("not_declared"): 1})
 
 
 def test_the_models_folder_is_named_and_searched_in_one_place():
@@ -443,8 +471,8 @@ def test_the_models_folder_is_named_and_searched_in_one_place():
     assert [str(p.relative_to(ROOT)) for p in code if names_it(p)] == ["model/io/models.py"]
     from model.io import models
     from transformer_viz import app
-    from viz import services
-    assert services.model_ids() == models.model_ids(ROOT / "pretrained")[:len(services.model_ids())]
+    from viz.services.models import model_ids
+    assert model_ids() == models.model_ids(ROOT / "pretrained")[:len(model_ids())]
     assert app.model_ids is models.model_ids
 
 
@@ -456,10 +484,10 @@ def test_navigation_lives_in_nav():
 
 
 def test_pages_see_the_model_through_a_read_only_view():
-    """Pages get viz/services.ModelView (config, tokenizer, sizes, weights as arrays), never the engine: no viz
+    """Pages get viz/services/models.ModelView (config, tokenizer, sizes, weights as arrays), never the engine: no viz
     module but services loads a bundle or reaches for its torch module."""
     for path in python_files("viz"):
-        if path.name == "services.py":
+        if is_under(module_name(path), {VIZ_SERVICES}):
             continue
         text = path.read_text(encoding="utf-8")
         assert "load_bundle" not in text and ".bundle" not in text and "get_submodule" not in text, path.name

@@ -10,6 +10,7 @@ from conftest import ROOT, tiny_config
 from model.analysis import attribution as at
 from model.analysis import patching as pt
 from model.capture import schema
+from model.capture.hooks import capture
 from model.inference.pipeline import generate, trace_sentence, translate
 from model.io.checkpoint import Bundle, load_checkpoint
 from model.nn.transformer import Transformer
@@ -93,21 +94,37 @@ def test_attention_based_maps_find_the_mirror_and_beat_plain_gradients(accuracie
 
 
 # -- integrated gradients ------------------------------------------------------------------------------------
+def scores_with_embeddings(model, src_ids, tgt_in_ids, embeddings: torch.Tensor, positions: torch.Tensor,
+                           tokens: torch.Tensor, score: str = "logit") -> torch.Tensor:
+    """[B] logit (or log p) of tokens[b] at positions[b] when the source token embeddings are `embeddings`
+    [B,S,D]: the score written directly, to check the attribution module's against."""
+    rows = embeddings.size(0)
+    with capture(names=[], edits={at.TOKENS_HOOK: lambda _: embeddings}):
+        states = at.decoder_states(model, at.as_batch(src_ids, model, rows), at.as_batch(tgt_in_ids, model, rows))
+    logits = model.generator.proj(states[torch.arange(rows), positions])                          # [B,V]
+    logits = logits.log_softmax(-1) if score == "logprob" else logits
+    return logits.gather(1, tokens[:, None]).squeeze(1)
+
+
 @pytest.mark.parametrize("score", at.SCORES)
 def test_integrated_gradients_completeness(toy, score):
     src, tgt = example(toy)
     ig = at.integrated_gradients(toy, src, tgt, steps=64, score=score)
     gap = ig.score - ig.baseline_score
     np.testing.assert_allclose(ig.signed.sum(-1), gap, atol=0.05 * np.abs(gap).max() + 0.05)
-    np.testing.assert_allclose(ig.baseline_score, at.output_scores(toy, src, tgt, scale=0.0, score=score), atol=1e-5)
+    rows = len(tgt)                                                          # every y_t with no token embedding at all
+    zero = torch.zeros_like(at.token_embeddings(toy.model, src)).expand(rows, -1, -1)
+    baseline = scores_with_embeddings(toy.model, src, at.decoder_input(toy.config, tgt), zero, torch.arange(rows),
+                                      torch.tensor(tgt), score)
+    np.testing.assert_allclose(ig.baseline_score, baseline.detach().numpy(), atol=1e-5)
 
 
 def test_gradient_x_input_matches_a_direct_gradient(toy):
     src, tgt = example(toy)
     t = 2
     x = at.token_embeddings(toy.model, src).requires_grad_()
-    scores = at.scores_with_embeddings(toy.model, src, at.decoder_input(toy.config, tgt), x,
-                                       torch.tensor([t]), torch.tensor([tgt[t]]))
+    scores = scores_with_embeddings(toy.model, src, at.decoder_input(toy.config, tgt), x,
+                                    torch.tensor([t]), torch.tensor([tgt[t]]))
     (grad,) = torch.autograd.grad(scores.sum(), x)
     expected = (grad * x).sum(-1)[0].detach().numpy()
     np.testing.assert_allclose(at.gradient_x_input(toy, src, tgt).signed[t], expected, rtol=1e-4, atol=1e-5)

@@ -18,7 +18,7 @@ from model.nn.config import TransformerConfig
 from model.inference.pipeline import encode_text, trace_sentence
 from model.io.tokenizer import Tokenizer
 from model.nn.transformer import Transformer
-from viz.services import model_ids
+from viz.services.models import model_ids
 from viz.text import plain
 from viz.upload import MAX_UPLOAD_BYTES, UploadError, parse_upload
 
@@ -437,7 +437,8 @@ def test_a_huge_tokenizer_is_refused_before_it_is_read(tmp_path):
 
 
 def test_every_text_file_of_a_model_folder_has_a_limit(tmp_path, monkeypatch):
-    from viz.services import MODEL_FILE_LIMITS, model_file_text
+    from model.io.models import MODEL_FILE_LIMITS
+    from viz.services.models import model_file_text
     models = tmp_path / "models"
     shutil.copytree(TOY, models / "toy-big-files")
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
@@ -449,12 +450,12 @@ def test_every_text_file_of_a_model_folder_has_a_limit(tmp_path, monkeypatch):
     assert "more than" in load_checkpoint(models / "toy-big-files").extra["metrics"]["error"]
     (models / "toy-big-files" / "presets.txt").unlink()
     os.mkfifo(models / "toy-big-files" / "presets.txt")               # would block a reader
-    from viz.services import preset_groups
+    from viz.services.presets import preset_groups
     assert preset_groups("toy-big-files") == {"start": ["The man went to the house."]}
 
 
 def test_a_failed_load_is_remembered_until_the_folder_changes(tmp_path, monkeypatch):
-    from viz import services
+    from viz.services import models as services
     models = tmp_path / "models"
     model_id = f"toy-remember-{tmp_path.name}"                        # its own entry in the server-wide caches
     shutil.copytree(TOY, models / model_id)
@@ -472,7 +473,7 @@ def test_a_failed_load_is_remembered_until_the_folder_changes(tmp_path, monkeypa
 
 
 def test_about_says_which_file_is_too_big_and_shows_the_rest(tmp_path, monkeypatch):
-    from viz.services import MODEL_FILE_LIMITS
+    from model.io.models import MODEL_FILE_LIMITS
     models = tmp_path / "models"
     shutil.copytree(TOY, models / "toy-big-card")
     for name in ("README.md", "train_log.csv"):
@@ -592,7 +593,8 @@ def test_a_linked_folder_inside_a_model_folder_is_outside_it(tmp_path):
 def test_links_out_of_a_model_folder_show_no_server_file(tmp_path, monkeypatch):
     """The hostile class linked README.md to /etc/shadow, presets.txt to /etc/passwd (its first line became the
     default sentence), metrics.json and a test split to other files: each is refused by name, nothing shown."""
-    from viz import services
+    from viz.services import presets
+    from viz.services.models import model_file_text
     secret = tmp_path / "secret.txt"
     secret.write_text(f"{SECRET}\n")
     (tmp_path / "secret.json").write_text(json.dumps({"SECRET_KEY_xyz": 1}))
@@ -603,12 +605,12 @@ def test_links_out_of_a_model_folder_show_no_server_file(tmp_path, monkeypatch):
     (models / "toy-linked-folder").symlink_to(tmp_path / "elsewhere-model")
     shutil.copytree(TOY, tmp_path / "elsewhere-model")
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
-    assert services.model_ids() == [model_id]                      # a folder linked from outside is not offered
+    assert model_ids() == [model_id]                               # a folder linked from outside is not offered
     for name in ("README.md", "presets.txt", "test.tsv", "train_log.csv"):
         with pytest.raises(ValueError, match=f"^{model_id}/{name}: a symbolic link"):
-            services.model_file_text(model_id, name)
-    assert services.preset_groups(model_id) == {"start": ["The man went to the house."]}
-    assert services.presets_refused(model_id).startswith(f"{model_id}/presets.txt: a symbolic link")
+            model_file_text(model_id, name)
+    assert presets.preset_groups(model_id) == {"start": ["The man went to the house."]}
+    assert presets.presets_refused(model_id).startswith(f"{model_id}/presets.txt: a symbolic link")
     assert "symbolic link" in load_checkpoint(models / model_id).extra["metrics"]["error"]
     for page in ("about.py", "home.py"):
         at = run_page(page, model=model_id)

@@ -2,7 +2,7 @@
 from conftest import ROOT
 from model.inference.pipeline import load_engine
 from model.training.examples import Measured, choose, measure, presets_text, repeats_a_word
-from viz import services
+from viz.services import presets
 
 
 def test_a_word_three_times_in_a_row_is_a_repeat():
@@ -30,13 +30,13 @@ def test_the_app_reads_the_groups_back(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "presets.txt").write_text(presets_text(chosen, start="The man went to the house."))
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(tmp_path))
-    assert services.preset_groups("m") == {"start": ["The man went to the house."], "well": ["good one"],
+    assert presets.preset_groups("m") == {"start": ["The man went to the house."], "well": ["good one"],
                                            "struggles": ["hard one"]}
-    assert services.presets("m")[0] == "The man went to the house."
+    assert presets.presets("m")[0] == "The man went to the house."
 
 
 def test_the_shipped_examples_come_in_both_groups():
-    groups = services.preset_groups("en-es")
+    groups = presets.preset_groups("en-es")
     assert groups["start"] == ["The man went to the house."] and len(groups["well"]) >= 3 and len(groups["struggles"]) >= 3
 
 

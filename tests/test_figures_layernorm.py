@@ -1,4 +1,4 @@
-"""Pure tests of the LayerNorm / BatchNorm statistics (model/analysis/attention_math.py), residual stages and
+"""Pure tests of the LayerNorm / BatchNorm statistics (model/analysis/norms.py), residual stages and
 their figures (viz/figures/layernorm.py)."""
 import numpy as np
 import pytest
@@ -7,9 +7,9 @@ import torch
 from model.nn.layers import LayerNorm
 import viz.figures.layernorm as figures
 from viz.figures.style import NORMAL, PRESENTER
-from model.analysis import attention_math
-from model.analysis.attention_math import (batch_norm_drift, batch_norm_stats, layer_norm, layer_norm_stats, normalize,
-                                           residual_stages)
+from model.analysis import norms
+from model.analysis.norms import (batch_norm_drift, batch_norm_stats, layer_norm, layer_norm_stats, normalize,
+                                  residual_stages)
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
                                    residual_norm_figure, token_stats_figure)
 from viz.i18n import words
@@ -60,7 +60,7 @@ def test_one_layer_norm_serves_every_page():
     gain, bias = np.linspace(0.5, 2, 4), np.linspace(-1, 1, 4)
     np.testing.assert_allclose(layer_norm(X, gain, bias, 0), normalize(X, 1, 0) * gain + bias)
     for name in ("normalize", "batch_norm_drift", "residual_stages"):    # one import path: model/analysis
-        assert not hasattr(figures, name) and callable(getattr(attention_math, name))
+        assert not hasattr(figures, name) and callable(getattr(norms, name))
 
 
 def test_batch_norm_drift():

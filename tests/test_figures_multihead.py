@@ -11,8 +11,10 @@ from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz.figures.multihead import (MIN_PX_PER_KEY, concat_heatmap, head_columns, head_patterns, per_head_outputs,
                                    stage_heatmap, stage_norms, width_per_key)
-from model.analysis.attention_math import (concat_heads, head_readings, head_summary, head_traits, layer_norm, linear_arrays,
-                                           max_abs_error, output_projection, token_norms)
+from model.analysis.attention_math import concat_heads, max_abs_error, output_projection
+from model.analysis.heads import head_summary, head_traits
+from model.analysis.norms import layer_norm, token_norms
+from model.io.weights import linear_arrays
 from model.capture.schema import sublayer_names
 from viz.i18n import words
 
@@ -122,11 +124,8 @@ def test_head_summary_tells_positional_and_fixed_heads_apart():
     np.testing.assert_allclose(summary["max_weight"], 1.0)
     assert summary["offset"].tolist() == [0, -1, 0] and summary["offset_share"][1] == 0.75
     assert summary["favourite"][2] == 3 and summary["favourite_weight"][2] == 1.0
-    readings = head_readings(summary, positional=True)
-    assert readings[:2] == [("position", {"offset": 0, "share": 1.0}), ("position", {"offset": -1, "share": 0.75})]
-    assert readings[2] == ("key", {"index": 3, "share": 1.0})
     spread = head_summary(np.full((1, 4, 4), 0.25))
-    assert head_readings(spread, positional=False) == [("spread", {})]
+    np.testing.assert_allclose([spread["entropy"][0], spread["favourite_weight"][0]], [2.0, 0.25])
     with pytest.raises(ValueError):
         head_summary(eye)
 

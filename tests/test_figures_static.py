@@ -68,7 +68,7 @@ def test_an_unknown_format_is_refused(tmp_path):
 
 def test_figure_command_writes_every_tour_figure_with_the_apps_words(tmp_path):
     """transformer-viz figure: every picture of the tour, no browser; the SVG holds the app's words."""
-    from viz.tour_steps import TOUR
+    from viz.tour.steps import TOUR
     result = run_cli("figure", "--model", "toy-reverse", "--text", "c a f e", "--out", "figs", "--format", "svg,png",
                      cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -13,7 +13,8 @@ from viz.figures.step import (HIGHLIGHT, MIN_EM_PER_LEVEL_LABEL, level_ticks, ma
                               step_heatmap)
 from viz.figures.style import MASKED_COLOR, NORMAL
 from model.analysis.attention_math import (apply_mask, causal_mask, dim_labels, entropy_bits, head_projection,
-                                           head_steps, linear_arrays, max_abs_error, scaling_comparison, softmax)
+                                           head_steps, max_abs_error, scaling_comparison, softmax)
+from model.io.weights import linear_arrays
 from model.capture.schema import sublayer_names
 from viz.figures.style import Labels
 from viz.i18n import words

@@ -117,7 +117,7 @@ def test_the_fine_tuning_is_marked_where_the_loss_jumps():
     from model import load_checkpoint, trace_sentence
     from viz.figures.training import run_ends
     from viz.i18n import catalogue, words
-    from viz.tour_figures import training_figure
+    from viz.tour.pictures import training_figure
     folder = Path(__file__).resolve().parents[1] / "pretrained" / "en-es"
     log = clean_train_log(pd.read_csv(folder / "train_log.csv"))
     assert run_ends(log) == [8540]                                        # the README's 8,540 steps of the Bible model
@@ -133,3 +133,27 @@ def test_the_fine_tuning_is_marked_where_the_loss_jumps():
         for line in fig.data:                                             # train and dev: no line across the jump
             x, y = list(line.x), list(line.y)
             assert y[x.index(8540.5)] is None and x == sorted(x)
+
+
+def test_the_tours_loss_curve_reads_the_log_as_the_about_page_does(tmp_path):
+    """The tour and the lesson read train_log.csv through the one reader of a model folder's files
+    (model/io/models.model_file_text): a log linked from outside the folder, or over its size limit, is not drawn."""
+    import os
+    from types import SimpleNamespace
+    from model.io.models import MODEL_FILE_LIMITS
+    from viz.tour.pictures import training_figure
+    log = "step,epoch,train_loss,dev_loss,lr,tokens_per_s\n1,1,3.0,,0.001,1\n2,1,2.0,2.5,0.001,1\n"
+    trace = SimpleNamespace(meta={"model_id": "m"})                     # the figure reads the model's name only
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "train_log.csv").write_text(log)
+    assert training_figure(trace, tmp_path / "own", words("en")) is not None
+    (tmp_path / "outside.csv").write_text(log)
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "train_log.csv").symlink_to(tmp_path / "outside.csv")
+    assert training_figure(trace, tmp_path / "linked", words("en")) is None
+    (tmp_path / "big").mkdir()
+    with open(tmp_path / "big" / "train_log.csv", "w") as f:
+        f.write(log)
+        f.truncate(MODEL_FILE_LIMITS["train_log.csv"] + 1)
+    assert os.path.getsize(tmp_path / "big" / "train_log.csv") > MODEL_FILE_LIMITS["train_log.csv"]
+    assert training_figure(trace, tmp_path / "big", words("en")) is None

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from viz.formula_html import UnsupportedLatex, formula_block, formula_html, formula_mathml
-from viz.tour_steps import TOUR
+from viz.tour.formula_html import UnsupportedLatex, formula_block, formula_html, formula_mathml
+from viz.tour.steps import TOUR
 
 NS = "{http://www.w3.org/1998/Math/MathML}"
 CHILDREN = {"mfrac": 2, "msub": 2, "msup": 2, "munder": 2, "msubsup": 3, "munderover": 3}
@@ -69,7 +69,7 @@ def test_what_it_cannot_convert_falls_back_to_text(latex):
 
 def test_the_lesson_shows_every_formula_as_mathml():
     from test_lesson import trace_of
-    from viz.lesson import lesson_html
+    from viz.tour.lesson import lesson_html
     page = lesson_html(trace_of("toy-reverse", "c a f e"), None)
     assert page.count('<div class="formula"><math') == len(TOUR) and '<p class="formula">' not in page
 

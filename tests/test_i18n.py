@@ -6,7 +6,7 @@ import re
 import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
-from viz import services
+from viz.services import models, traces
 from viz.i18n import LANGS, catalogue
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -41,9 +41,9 @@ def test_switching_language_keeps_the_view_and_the_trace(monkeypatch):
     at = run_page("explorer.py", model="toy-reverse", text="a b c", kind="cross", layer=1)
     charts = _chart_data(at)
     runs = []
-    real_trace = services.trace_sentence
-    monkeypatch.setattr(services, "trace_sentence", lambda *a, **k: runs.append(a) or real_trace(*a, **k))
-    monkeypatch.setattr(services, "load_engine", lambda *a, **k: pytest.fail("the model was loaded again"))
+    real_trace = traces.trace_sentence
+    monkeypatch.setattr(traces, "trace_sentence", lambda *a, **k: runs.append(a) or real_trace(*a, **k))
+    monkeypatch.setattr(models, "load_engine", lambda *a, **k: pytest.fail("the model was loaded again"))
     at.segmented_control(key="lang").set_value("zh").run()
     no_exceptions(at)
     assert at.text_area(key="text").label == "句子" and at.text_area(key="text").value == "a b c"
@@ -184,9 +184,9 @@ def test_pages_without_a_sentence_speak_chinese_too():
 
 
 def test_every_tour_step_has_its_words_in_both_catalogues():
-    """viz/tour_steps.py holds keys only: each step's title, text, reading and link labels are in the
+    """viz/tour/steps.py holds keys only: each step's title, text, reading and link labels are in the
     catalogue (English once, in en.json), in both languages."""
-    from viz.tour_steps import TOUR
+    from viz.tour.steps import TOUR
     assert len({step.key for step in TOUR}) == len(TOUR) and all(step.key for step in TOUR)
     for lang in ("en", "zh"):
         messages = catalogue(lang)

@@ -1,9 +1,10 @@
 """The message catalogue (viz/locales): every key is used and every key the code uses exists, plural messages
 have the forms each language needs, and a gap shows English (logged) instead of breaking a page.
 
-Keys are found where the code writes them: string literals (t("..."), the pages' *_KEYS tables), the plural
-bases given to tn()/plural_message(), the tour steps' keys (viz/tour_steps.py) and the input errors' keys
-(model.errors.InputError("key", ...) is shown as input.<key>). No key is built from pieces at run time.
+Keys are found where the code writes them: string literals (t("...")), the enumerations declared with
+catalogue_keys("prefix", "option", ...) (prefix.option each), the plural bases given to tn()/plural_message(), the
+tour steps' keys (viz/tour/steps.py) and the input errors' keys (model.errors.InputError("key", ...) is shown as
+input.<key>). No key is built from pieces the test cannot read.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 from viz.i18n import LANGS, PLURAL_FORM, catalogue, message, placeholders, plural_message
-from viz.tour_steps import TOUR
+from viz.tour.steps import TOUR
 
 CODE = sorted([*(ROOT / "viz").rglob("*.py"), *(ROOT / "transformer_viz").rglob("*.py"), *ROOT.glob("*.py")])
 PLURAL_CALLS = {"tn", "plural_message"}
@@ -48,6 +49,23 @@ def plural_bases() -> set[str]:
     return found
 
 
+def declared_enumerations() -> dict[str, set[str]]:
+    """prefix -> its keys, from every catalogue_keys(prefix, *options) call: literal strings only."""
+    found: dict[str, set[str]] = {}
+    for path, tree in trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and call_name(node) == "catalogue_keys":
+                args = node.args
+                assert args and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args), \
+                    f"{path.name} line {node.lineno}: catalogue_keys takes its prefix and options written out"
+                found.setdefault(args[0].value, set()).update(f"{args[0].value}.{a.value}" for a in args[1:])
+    return found
+
+
+def declared_keys() -> set[str]:
+    return {key for keys in declared_enumerations().values() for key in keys}
+
+
 def input_error_keys() -> set[str]:
     found = set()
     for path in [*(ROOT / "model").rglob("*.py"), *(ROOT / "viz").rglob("*.py")]:
@@ -73,7 +91,7 @@ def forms(lang: str) -> set[str]:
 
 def used_keys() -> set[str]:
     en = catalogue("en")
-    used = {s for s in literals() if s in en} | tour_keys() | input_error_keys()
+    used = {s for s in literals() if s in en} | tour_keys() | input_error_keys() | declared_keys()
     return used | {key for base in plural_bases() for key in plural_keys(base, "en")}
 
 
@@ -88,12 +106,19 @@ def test_every_key_the_code_names_exists():
     looks_like_key = re.compile(r"[a-z_]+(\.[A-Za-z0-9_\-]+)+")
     named = {s for s in literals() if looks_like_key.fullmatch(s) and s.split(".")[0] in namespaces
              and not s.endswith((".py", ".json", ".csv", ".txt", ".html", ".npz"))}
-    named -= plural_bases()
-    missing = sorted((named | tour_keys() | input_error_keys()) - set(en))
+    named -= plural_bases() | set(declared_enumerations())
+    missing = sorted((named | tour_keys() | input_error_keys() | declared_keys()) - set(en))
     assert missing == []
     for base in plural_bases():
         for lang in LANGS:
             assert plural_keys(base, lang) <= set(catalogue(lang)), (lang, base)
+
+
+def test_the_key_finder_reads_the_declared_enumerations():
+    from viz.pages import heads
+    assert set(heads.HEADS_TAB_KEYS.values()) == declared_enumerations()["heads.tab"] == {
+        "heads.tab.ablation", "heads.tab.rollout", "heads.tab.stats"}
+    assert heads.HEADS_TAB_KEYS["rollout"] == "heads.tab.rollout" and list(heads.HEADS_TAB_KEYS)[0] == "ablation"
 
 
 def test_the_languages_have_the_same_keys_but_their_own_plural_forms():

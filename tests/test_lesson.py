@@ -20,12 +20,12 @@ from model.io.checkpoint import load_checkpoint
 from test_cli import TOY, run_cli
 from test_i18n import HAN, chart_texts, english_left
 from viz.i18n import catalogue
-from viz.formula_html import formula_html
-from viz.lesson import BUNDLE_TRACE_TYPES, PLOTLY_BUNDLE, lesson_html, write_lesson
+from viz.tour.formula_html import formula_html
+from viz.tour.lesson import BUNDLE_TRACE_TYPES, PLOTLY_BUNDLE, lesson_html, write_lesson
 from model.capture import schema
 from viz.figures.head_view import head_color, head_view_data, rgba
-from viz.tour_figures import MORE_READINGS, STEP_FIGURES
-from viz.tour_steps import TOUR
+from viz.tour.pictures import MORE_READINGS, STEP_FIGURES
+from viz.tour.steps import TOUR
 
 HOSTILE = 'The man <script>alert(1)</script> & "quotes" went home.'
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;"
@@ -118,7 +118,7 @@ def test_a_lesson_fits_in_2_mb(lessons, styled_lessons, lang):
 
 def test_a_trace_type_the_bundle_cannot_draw_is_refused():
     import plotly.graph_objects as go
-    from viz.lesson import _figure_div
+    from viz.tour.lesson import _figure_div
     with pytest.raises(ValueError, match="cannot draw sankey"):
         _figure_div(go.Figure(go.Sankey()), "figure-1-0")
 
@@ -282,7 +282,7 @@ def drawn_layout(chromium, path) -> list[dict]:
 
 @pytest.mark.browser
 def test_the_download_button_and_the_command_line_write_one_lesson(tmp_path, chromium):
-    """viz/lesson_ui.py through viz/presenter.py: the button at the top of the page serves the lesson, and it is
+    """viz/tour/download.py through viz/presenter.py: the button at the top of the page serves the lesson, and it is
     the command line's file for the same sentence, style and language, byte for byte; both drawn in Chromium
     offline alike, every label inside its chart and no axis title over the ticks, the heads step's layer rows
     labelled (the button's file lost them and drew titles over the ticks, in en and zh)."""
@@ -380,7 +380,7 @@ def test_an_unknown_language_is_refused(toy_trace):
 
 
 def test_the_lesson_and_the_catalogue_need_no_streamlit():
-    for module in ("viz/lesson.py", "viz/tour_figures.py", "viz/formula_html.py", "viz/i18n.py"):
+    for module in ("viz/tour/lesson.py", "viz/tour/pictures.py", "viz/tour/formula_html.py", "viz/i18n.py"):
         tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
         top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
         top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
@@ -403,14 +403,14 @@ def test_cli_lesson_writes_the_style_the_app_writes(tmp_path, monkeypatch, style
     1909 Bible's ('Y el varón se fué á la casa.') where the app's tour (modern by default) wrote 'El hombre fue a
     la casa.'. It now reads --style as translate and trace do, modern when not given."""
     import transformer_viz.lesson as command
-    import viz.lesson
+    import viz.tour.lesson
     seen = {}
 
     def keep(trace, out, *args, **kwargs):
         seen["trace"] = trace
         (tmp_path / "x.html").write_text("")
         return tmp_path / "x.html"
-    monkeypatch.setattr(viz.lesson, "write_lesson", keep)
+    monkeypatch.setattr(viz.tour.lesson, "write_lesson", keep)
     argv = ["--model", str(ROOT / "pretrained" / "en-es"), "--text", "The man went to the house.", "--device", "cpu",
             "--out", str(tmp_path / "x.html")] + (["--style", style] if style else [])
     assert command.main(argv) == 0
@@ -448,7 +448,7 @@ def test_the_header_shows_the_sentence_as_typed_and_the_style_in_words(styled_le
 def test_the_style_tokens_are_the_models_and_a_typed_one_stays():
     from model.io.tokenizer import STYLE_TOKENS
     from viz.i18n import STYLE_KEYS
-    from viz.lesson import STYLE_TOKEN_KEYS, reader_sentence
+    from viz.tour.lesson import STYLE_TOKEN_KEYS, reader_sentence
     assert STYLE_TOKEN_KEYS == {STYLE_TOKENS[style]: key for style, key in STYLE_KEYS.items()}
     # a one-style model reads '<bible>' typed by the reader as the characters it is: nothing to take away
     typed = {"src_text": "<bible> a b", "src_tokens": ["▁<", "bible", ">", "▁a", "▁b", "</s>"]}
@@ -460,7 +460,7 @@ def test_the_style_tokens_are_the_models_and_a_typed_one_stays():
 def test_chinese_readings_are_upright_english_ones_italic(chromium):
     """Screenshot review (the zh lesson): the readings under the figures (class how) were set in italic, a
     slanted copy of Chinese characters that reads poorly. Chinese readings are upright; English keeps italic."""
-    from viz.lesson import STYLE
+    from viz.tour.lesson import STYLE
     page = chromium.new_page()
     try:
         styles = {}
@@ -474,16 +474,16 @@ def test_chinese_readings_are_upright_english_ones_italic(chromium):
 
 
 def test_the_download_buttons_lesson_follows_the_session_language(monkeypatch):
-    """The button (viz/lesson_ui.py under every page) is given the view's keys and the session's language;
+    """The button (viz/tour/download.py under every page) is given the view's keys and the session's language;
     the lesson it serves has the steps' Chinese titles."""
-    from viz import lesson_ui
+    from viz.tour import download
     given = []
-    monkeypatch.setattr(lesson_ui, "partial", lambda *a, **k: given.append((a, k)) or functools.partial(*a, **k))
+    monkeypatch.setattr(download, "partial", lambda *a, **k: given.append((a, k)) or functools.partial(*a, **k))
     at = run_page("explorer.py", model="toy-reverse", text="a b c", lang="zh")
     no_exceptions(at)
     assert given, "no download button under the page"
     (function, *keys), options = given[-1]
-    assert function is lesson_ui.lesson_bytes and keys[:2] == ["toy-reverse", "a b c"] and options == {"lang": "zh"}
-    lesson = lesson_ui.lesson_bytes(*keys, lang="zh").decode("utf-8")
+    assert function is download.lesson_bytes and keys[:2] == ["toy-reverse", "a b c"] and options == {"lang": "zh"}
+    lesson = download.lesson_bytes(*keys, lang="zh").decode("utf-8")
     assert '<html lang="zh">' in lesson and catalogue("zh")["tour.one_head.title"] in lesson
-    assert lesson_ui.lesson_bytes(*keys).decode("utf-8").count(catalogue("zh")["tour.one_head.title"]) == 0
+    assert download.lesson_bytes(*keys).decode("utf-8").count(catalogue("zh")["tour.one_head.title"]) == 0

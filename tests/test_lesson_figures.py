@@ -1,4 +1,4 @@
-"""The tour's pictures (viz/tour_figures.py, drawn by the Guided tour page and the offline lesson) read on a
+"""The tour's pictures (viz/tour/pictures.py, drawn by the Guided tour page and the offline lesson) read on a
 projector: a dimension axis with a few level labels, the positional table without an empty row under the
 sentence, and a step's `code` spans shown as code, never as markup."""
 import json
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from test_lesson import trace_of
-from viz.lesson import lesson_html, text_html
-from viz.tour_figures import (FULL_FIGURES, decoder_figure, embeddings_figure, embeddings_matrix_figure,
+from viz.tour.lesson import lesson_html, text_html
+from viz.tour.pictures import (FULL_FIGURES, decoder_figure, embeddings_figure, embeddings_matrix_figure,
                               positional_figure, positional_table_figure)
-from viz.tour_steps import TOUR
+from viz.tour.steps import TOUR
 from viz.i18n import words
 
 EN = words("en")  # the words a builder takes, in English

@@ -8,7 +8,7 @@ import torch
 from viz.figures.live_training import training_curves
 from model.training.live import (TRAINING_SLOT, LiveRun, eval_interval, make_example, parse_symbols, train_live,
                                training_slot)
-from viz.tour_steps import TOUR, presenter_order
+from viz.tour.steps import TOUR, presenter_order
 from viz.i18n import words
 
 EN = words("en")  # the words a builder takes, in English

@@ -10,12 +10,12 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
 from model.capture import schema
+from model.analysis.confidence import token_confidence
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
-from viz import services
 from viz.model_words import what_the_model_knows
 from viz.i18n import catalogue
-from viz.tour_steps import TOUR
+from viz.tour.steps import TOUR
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
@@ -77,11 +77,10 @@ def test_page_module_is_imports_constants_functions_and_render(page):
 
 
 # -- the confidence service ------------------------------------------------------------------------------
-def test_token_confidence_is_each_tokens_probability_and_its_runner_up(toy, monkeypatch):
-    monkeypatch.setattr(services, "load_bundle", lambda model_id: toy)
+def test_token_confidence_is_each_tokens_probability_and_its_runner_up(toy):
     for target in (None, "a b d c"):                        # the model's own output, and a teacher-forced one
         trace = trace_sentence(toy, "c a f e", target=target)
-        table = services.token_confidence("toy-reverse", trace)
+        table = token_confidence(trace, toy.tokenizer.token_strings)
         logits = trace[schema.LOGITS].astype(np.float64)
         probs = np.exp(logits - logits.max(1, keepdims=True))
         probs /= probs.sum(1, keepdims=True)
@@ -94,7 +93,7 @@ def test_token_confidence_is_each_tokens_probability_and_its_runner_up(toy, monk
             assert table["runner_up"][t] != toy.tokenizer.token_strings([tid])[0]
         assert np.isclose(np.log(table["p"]).sum(), trace.meta["tgt_logprob"], atol=1e-4)
     trace.arrays.pop(schema.LOGITS)
-    assert services.token_confidence("toy-reverse", trace) is None
+    assert token_confidence(trace, toy.tokenizer.token_strings) is None
 
 
 def test_what_the_model_knows_is_said_plainly():

@@ -1,7 +1,7 @@
 """Teacher forcing without the sidebar (issue 26, item 4): an example verse from the test split brings its
 reference, and the Decoding page has its own reference box (with the test split's reference a click away)."""
 from apptest_utils import no_exceptions, run_page, texts
-from viz.services import reference_of, split_references
+from viz.services.presets import reference_of, split_references
 
 VERSE = "Of Dan: Ahiezer the son of Ammishaddai."
 REFERENCE = "De Dan, Ahiezer hijo de Ammisaddai."

@@ -173,8 +173,8 @@ def test_dropout_rate_shown_is_the_models_or_the_papers(bundle):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_tour_steps_show_the_ffn_and_smoothing_on_the_sentence(trace, lang):
-    from viz.tour_figures import ffn_figure, regularize_figure
-    from viz.tour_steps import TOUR
+    from viz.tour.pictures import ffn_figure, regularize_figure
+    from viz.tour.steps import TOUR
     keys = [s.key for s in TOUR]
     assert keys.index("ffn") == keys.index("add_norm") + 1 and keys[-1] == "regularize"
     fig = ffn_figure(trace, None, words(lang))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from apptest_utils import no_exceptions, run_page, z_of
-from viz.tour_steps import TOUR
+from viz.tour.steps import TOUR
 
 
 @pytest.mark.parametrize("number", [n for n, step in enumerate(TOUR, 1) if step.key in ("tokens", "positional")])

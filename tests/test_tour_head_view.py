@@ -1,7 +1,7 @@
 """The guided tour's multi-head step shows the head view (issue 26, item 10): the heads' grid, then the same
 layer's heads as lines (viz/figures/head_view.py) with its reading beside it, drawn from the page's trace, in
 English and 中文, at presenter sizes in presenter mode. The tour page and the offline lesson take a step's
-pictures from one place (viz/tour_figures.step_pictures)."""
+pictures from one place (viz/tour/pictures.step_pictures)."""
 import json
 
 import numpy as np
@@ -13,9 +13,9 @@ from test_lesson import trace_of
 from viz.figures.head_view import head_color, head_view_data, rgba
 from viz.figures.style import PRESENTER
 from viz.i18n import catalogue
-from viz.tour_figures import (MORE_READINGS, STEP_FIGURES, TOUR_HEAD, Picture, head_lines_figure, heads_figure,
+from viz.tour.pictures import (MORE_READINGS, STEP_FIGURES, TOUR_HEAD, Picture, head_lines_figure, heads_figure,
                               step_pictures)
-from viz.tour_steps import TOUR
+from viz.tour.steps import TOUR
 from viz.i18n import words
 
 EN = words("en")  # the words a builder takes, in English

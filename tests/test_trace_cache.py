@@ -4,7 +4,7 @@ import threading
 import numpy as np
 
 from model.capture.trace import Trace
-from viz.trace_cache import TraceCache
+from viz.services.trace_cache import TraceCache
 
 
 def _trace(n_bytes: int) -> Trace:

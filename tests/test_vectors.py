@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from model.analysis.attention_math import concat_heads, output_projection
-from model.analysis.vectors import cosine_similarity, head_contribution_norms, head_contributions, pca
+from model.analysis.vectors import cosine_similarity, head_contribution_norms, head_contributions
 from viz.figures.style import NORMAL, PRESENTER
 from viz.figures.vectors import contribution_map, cosine_map
 from viz.figures.style import Labels
@@ -33,24 +33,6 @@ def test_cosine_ignores_length_and_a_zero_vector_is_like_nothing():
     assert np.all(cos[4] == 0) and np.all(np.isfinite(cos))
     with pytest.raises(ValueError):
         cosine_similarity(np.zeros(4))
-
-
-def test_pca_coordinates_reproduce_the_variance_order():
-    # three directions of very different spread in 256 dimensions, rotated at random
-    basis, _ = np.linalg.qr(RNG.normal(size=(256, 3)))
-    latent = RNG.normal(size=(40, 3)) * np.array([10.0, 3.0, 0.5])
-    x = latent @ basis.T + 7.0                                  # an offset: PCA centres first
-    p = pca(x, k=2)
-    assert p.coords.shape == (40, 2) and p.components.shape == (2, 256)
-    var = p.coords.var(axis=0)
-    assert var[0] > var[1]                                      # first component spreads the points most
-    total = ((x - x.mean(0)) ** 2).sum(1).mean()
-    np.testing.assert_allclose(p.coords.var(axis=0) / total, p.explained, rtol=1e-9)
-    assert p.explained[0] > p.explained[1] and p.explained.sum() <= 1 + 1e-12
-    np.testing.assert_allclose(p.components @ p.components.T, np.eye(2), atol=1e-12)
-    np.testing.assert_allclose(p.coords, (x - x.mean(0)) @ p.components.T, atol=1e-9)
-    again = pca(x[::-1].copy(), k=2)                            # signs fixed: the same picture every run
-    np.testing.assert_allclose(np.abs(again.coords[::-1]), np.abs(p.coords), atol=1e-9)
 
 
 def test_head_contributions_sum_to_the_output_projection():

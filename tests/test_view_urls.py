@@ -16,7 +16,7 @@ from conftest import ROOT
 from viz import view
 from viz.figures.model_map import all_cells
 from viz.nav import PAGES, block_target
-from viz.tour_steps import TOUR
+from viz.tour.steps import TOUR
 from viz.view import View
 
 PAGE_FILES = {p.url: Path(p.file).name for p in PAGES}

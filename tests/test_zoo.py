@@ -424,7 +424,7 @@ def test_the_shipped_fit_matches_the_shipped_model():
 
 def test_tour_zoo_figure_uses_the_fitted_weights_when_the_folder_has_them():
     from model.inference.pipeline import trace_sentence
-    from viz.tour_figures import zoo_figure
+    from viz.tour.pictures import zoo_figure
     folder = ROOT / "pretrained" / "en-es"
     bundle = load_checkpoint(folder)
     trace = trace_sentence(bundle, bundle.tokenizer.styled("The man went to the house.", "modern"))

@@ -1,5 +1,5 @@
 """Write every figure of one sentence's trace as static files for slides and papers (PDF, SVG or PNG; no browser):
-the guided tour's pictures, with the app's words and colours (viz/static_figures.py).
+the guided tour's pictures, with the app's words and colours (viz/tour/static_figures.py).
 
     python -m transformer_viz figure --text "The man went to the house." --out figures/
     python -m transformer_viz figure --text "The man went to the house." --out 图/ --lang zh --format svg,png
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     check_sentence_arguments(parser, args)
     out = output_folder(args.out)
-    from viz.static_figures import write_figures      # matplotlib and the figures: only once the arguments are good
+    from viz.tour.static_figures import write_figures      # matplotlib and the figures: only once the arguments are good
     bundle, trace = traced_sentence(args)
     written = write_figures(trace, out, bundle.path, args.lang, args.format)
     print(f"wrote {len(written)} files to {out}: {', '.join(p.name for p in written[:4])}"

@@ -23,7 +23,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     check_sentence_arguments(parser, args)
     output_file(args.out)                 # a device, a FIFO (would block) or a missing folder: refused before the work
-    from viz.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
+    from viz.tour.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
     bundle, trace = traced_sentence(args)
     try:
         path = write_lesson(trace, args.out, bundle.path, lang=args.lang)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from viz.i18n import error_text, t
-from viz.services import get_trace, model_view
+from viz.services.models import model_view
+from viz.services.traces import get_trace
 from viz.state import Context
 
 

@@ -8,10 +8,18 @@ made from, never by language. Token labels and the model's translations are neve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
 
 from viz.catalogue import (DEFAULT_LANG, LANGS, LOCALES, PLURAL_FORM, catalogue, message,  # noqa: F401
                            placeholders, plural_message)
+
+
+def catalogue_keys(prefix: str, *options: str) -> Mapping[str, str]:
+    """option -> "prefix.option" for each option, in order (read-only): the catalogue keys of one enumeration,
+    declared once. Written with literal arguments, so the catalogue test (tests/test_i18n_catalogue.py) finds
+    each key from the declaration without a table that spells every key out."""
+    return MappingProxyType({option: f"{prefix}.{option}" for option in options})
 
 
 class KindKeys(NamedTuple):
@@ -26,7 +34,7 @@ KIND_KEYS = {"encoder": KindKeys("fig.kind.encoder", "heads.kind.encoder", "attr
              "decoder": KindKeys("fig.kind.decoder", "heads.kind.decoder", "attribution.kind.decoder"),
              "cross": KindKeys("fig.kind.cross", "heads.kind.cross", "attribution.kind.cross")}
 # A two-style model's styles (model/io/tokenizer.py STYLE_TOKENS) -> their words: the sidebar's and the lesson's
-STYLE_KEYS = {"modern": "sidebar.style.modern", "bible": "sidebar.style.bible"}
+STYLE_KEYS = catalogue_keys("sidebar.style", "modern", "bible")
 
 
 def current_lang() -> str:

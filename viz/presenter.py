@@ -1,39 +1,22 @@
-"""Presenter mode for a projector: larger type, full-width figures, sidebar collapsed, and big
-Previous/Next buttons under every page in tour order (on the tour, its own Previous/Next instead). app.py calls
-`run_page(page, PAGES)` after the sidebar; it puts the lesson's download (viz/lesson_ui.py) above every page.
+"""Presenter mode for a projector: larger type, full-width figures, sidebar collapsed, the sentence on top, the
+model map under a page, and Previous/Next under it (viz/tour/buttons.py). app.py calls `run_page(page, PAGES)`
+after the sidebar; it puts the lesson's download (viz/tour/download.py) above every page.
 
 The styles are FIXED strings below; no user text ever goes into them.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
-from viz import ROOT
 from viz.i18n import t
 from viz.text import plain
 from viz.nav import Page, page_blocks
-from viz.lesson_ui import lesson_download_at_top
+from viz.tour.download import lesson_download_at_top
 from viz.map_chart import model_map_chart
 from viz import view
 from viz.state import current
-from viz.tour_steps import presenter_order
+from viz.tour.buttons import nav_buttons
 from viz.ui import PageStop
-
-TOUR_URL = "tour"
-
-# Big buttons (tour and presenter navigation), in every mode. Keyed elements carry the class st-key-<key>.
-NAV_CSS = """<style>
-.st-key-tour-prev button, .st-key-tour-next button { min-height: 3.6rem; font-weight: 600; }
-.st-key-tour-prev button p, .st-key-tour-next button p { font-size: 1.35rem; }
-.st-key-presenter-prev a, .st-key-presenter-next a {
-  min-height: 3.6rem; justify-content: center; border: 1px solid #9bbbd9; border-radius: 0.5rem;
-}
-.st-key-presenter-next a { background: #e8f1fb; }
-.st-key-presenter-prev a p, .st-key-presenter-next a p { font-size: 1.35rem; font-weight: 600; }
-.st-key-tour-links [data-testid="stPageLink"] p { font-size: 1.3rem; font-weight: 600; }
-</style>"""
 
 # Projector: larger body text, headings and widget labels; the page uses the full width.
 PRESENTER_CSS = """<style>
@@ -55,12 +38,8 @@ PRESENTER_CSS = """<style>
 </style>"""
 
 
-def style_nav_buttons() -> None:
-    st.html(NAV_CSS)
-
-
 def _on_toggle() -> None:
-    view.write_url(present="1" if view.get(view.PRESENT) else None)
+    view.write_url({view.PRESENT: "1" if view.get(view.PRESENT) else None})
 
 
 def presenter_toggle() -> bool:
@@ -68,49 +47,8 @@ def presenter_toggle() -> bool:
     on = st.sidebar.toggle(t("presenter.toggle"), key=view.bind(view.PRESENT), on_change=_on_toggle,
                            help=t("presenter.help"))
     view.keep(view.PRESENT, on)
-    view.write_url(present="1" if on else None)
+    view.write_url({view.PRESENT: "1" if on else None})
     return on
-
-
-def neighbours(url_path: str, pages: list[Page]) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
-    """The pages before and after this one in presenting order, each as (file under viz/pages, title);
-    None at either end or for a page outside the order."""
-    files = [Path(p.file).name for p in pages if (ROOT / p.file).is_file()]
-    titles = {Path(p.file).name: t(p.title) for p in pages}
-    urls = {p.url: Path(p.file).name for p in pages}
-    order = presenter_order(files)
-    here = urls.get(url_path or pages[0].url)        # the start page is served at / (url path "")
-    if here not in order:
-        return None, None
-    i = order.index(here)
-    prev = (order[i - 1], titles[order[i - 1]]) if i > 0 else None
-    nxt = (order[i + 1], titles[order[i + 1]]) if i + 1 < len(order) else None
-    return prev, nxt
-
-
-def page_button(where, key: str, page: tuple[str, str], label: str, **kwargs) -> None:
-    """A big link to a page of the presenting order (key: presenter-prev or presenter-next)."""
-    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=view.link_params(),
-                                       width="stretch", **kwargs)
-
-
-def _nav_buttons(page, pages: list[Page]) -> None:
-    """Previous/Next page in tour order, at the bottom of the page. Links, not buttons: a link navigates
-    like the sidebar menu (the sidebar's sentence stays), where st.switch_page from a button reset it.
-    Not on the tour: there its own Previous/Next are the one way on, and lead to the pages around it from
-    its first and last steps (viz/pages/tour.py)."""
-    if page.url_path == TOUR_URL:
-        return
-    prev, nxt = neighbours(page.url_path, pages)
-    if prev is None and nxt is None:
-        return
-    st.divider()
-    style_nav_buttons()
-    c_prev, c_next = st.columns(2)
-    if prev:
-        page_button(c_prev, "presenter-prev", prev, t("presenter.prev", page=prev[1]))
-    if nxt:
-        page_button(c_next, "presenter-next", nxt, t("presenter.next", page=nxt[1]))
 
 
 def _you_are_here(page) -> None:
@@ -162,4 +100,4 @@ def run_page(page, pages: list[Page]) -> None:
         pass
     if presenting:
         _you_are_here(page)
-        _nav_buttons(page, pages)
+        nav_buttons(page, pages)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from viz.i18n import catalogue_keys
 from viz.figures.rnn import accuracy_by_length_figure
 from viz.figures.style import NORMAL, TypeScale, Words
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-RNN_MODEL_KEYS = {"none": "rnn.model.none", "additive": "rnn.model.additive", "dot": "rnn.model.dot",
-                  "general": "rnn.model.general"}
-RNN_SCORE_KEYS = {"additive": "rnn.score.additive", "dot": "rnn.score.dot", "general": "rnn.score.general"}
+RNN_MODEL_KEYS = catalogue_keys("rnn.model", "none", "additive", "dot", "general")
+RNN_SCORE_KEYS = catalogue_keys("rnn.score", "additive", "dot", "general")
 
 
 def model_name(attention: str, words: Words) -> str:

@@ -12,12 +12,13 @@ import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from viz.context import Choice
-from viz.services import (DEFAULT_STYLE, device_label, max_tokens_bounds, model_view, preset_groups, presets,
-                          presets_refused, reference_of, trace_npz)
+from viz.services.models import DEFAULT_STYLE, device_label, max_tokens_bounds, model_view
+from viz.services.presets import preset_groups, presets, presets_refused, reference_of
+from viz.services.traces import trace_npz
 from viz import view
 from viz.state import Context
 from viz.view import MAX_TEXT_CHARS, whole_number_box
-from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, error_text, t, tn
+from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, catalogue_keys, error_text, t, tn
 from viz.text import plain
 from viz.upload import UploadError, parse_upload
 
@@ -25,10 +26,7 @@ PRESET_GROUPS = ("everyday", "well", "struggles")   # groups of presets.txt with
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-SIDEBAR_EXAMPLES_KEYS = {
-    "everyday": "sidebar.examples.everyday", "struggles": "sidebar.examples.struggles",
-    "well": "sidebar.examples.well"
-}
+SIDEBAR_EXAMPLES_KEYS = catalogue_keys("sidebar.examples", "everyday", "struggles", "well")
 
 
 def start_view(models: list[str], notices: list[str]) -> None:
@@ -115,9 +113,10 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
              help=t("sidebar.image_format.help"))
     download_slot = sb.container()
     sb.caption(t("sidebar.device", device=device_label(model_id)))
-    view.write_url(model=model_id, text=text.strip() or None, target=(target or "").strip() or None,
-                   beam=beam if beam != 1 else None, max_tokens=max_tokens if max_tokens != default_max else None,
-                   style=style if style not in (None, DEFAULT_STYLE) else None)
+    view.write_url({view.MODEL: model_id, view.TEXT: text.strip() or None, view.TARGET: (target or "").strip() or None,
+                    view.BEAM: beam if beam != 1 else None,
+                    view.MAX_TOKENS: max_tokens if max_tokens != default_max else None,
+                    view.STYLE: style if style not in (None, DEFAULT_STYLE) else None})
     cut_from = view.pop(view.TEXT_CUT_FROM)
     if cut_from:
         notices.append(t("notice.text_cut_paste", n=f"{cut_from:,}", limit=f"{MAX_TEXT_CHARS:,}"))
@@ -212,7 +211,7 @@ def language_picker() -> None:
     if view.get(view.LANG_DRAWN, default=lang) != lang:
         keep_choices_across_languages()
     view.put(view.LANG_DRAWN, lang)
-    view.write_url(lang=None if lang == DEFAULT_LANG else lang)
+    view.write_url({view.LANG: None if lang == DEFAULT_LANG else lang})
 
 
 def keep_choices_across_languages() -> None:

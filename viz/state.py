@@ -1,6 +1,6 @@
 """The current Context (model, sentence, trace): what every page looks at.
 
-app.py fills it once per run from the sidebar (models and traces come from viz/services.py) and keeps it in
+app.py fills it once per run from the sidebar (models and traces come from viz/services) and keeps it in
 the view (viz/view.py); pages read it with `current()` and never load models themselves.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from viz import view
 class Context:
     """What the shared sidebar chose for this run."""
     model_id: str
-    model: Any                # what pages may know of the model: viz/services.ModelView (no torch module)
+    model: Any                # what pages may know of the model: viz/services/models.ModelView (no torch module)
     text: str
     target: str | None
     beam: int

@@ -54,7 +54,7 @@ def data_table(frame: pd.DataFrame, digits: int = 3, missing: str = "—", forma
     st.dataframe's). Presenter mode: a static table, which the presenter styles size like the text (a data frame
     draws on a canvas at a fixed 14 px), numbers at `digits` decimals or a column's format string in `formats`
     ("{:.1%}"); one wider than a half-page column holds is
-    turned on its side (a row of 32 numbers was cut off at the right edge), a long one scrolls in a box."""
+    turned on its side (a row of 32 numbers would be cut off at the right edge), a long one scrolls in a box."""
     if not view.get(view.PRESENT):
         st.dataframe(frame, **dataframe_args)
         return
@@ -83,7 +83,7 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
                          format_func=lambda i: t("ui.layer_n", i=i))
     head = c2.selectbox(t("ui.head"), head_options, index=head_options.index(head_default), key=f"{key}-head",
                         format_func=lambda h: t("ui.head_mean") if h == -1 else t("ui.head_n", h=h))
-    view.write_url(**{layer_value.name: layer, head_value.name: head})
+    view.write_url({layer_value: layer, head_value: head})
     return layer, (None if head == -1 else head)
 
 

@@ -62,7 +62,7 @@ TEXT = Value("text", carried=True, cut_notice="notice.text_cut_link")   # defaul
 TARGET = Value("target", default="", carried=True, cut_notice="notice.target_cut_link")
 STYLE = Value("style", default="modern", carried=True)                # choices: the model's styles
 BEAM = Value("beam", int, 1, 1, 8, carried=False)
-MAX_TOKENS = Value("max_tokens", int, 128, 8, 512)                     # the app's bounds: services.max_tokens_bounds
+MAX_TOKENS = Value("max_tokens", int, 128, 8, 512)                     # the app's bounds: services.models.max_tokens_bounds
 LANG = Value("lang", default=DEFAULT_LANG, choices=tuple(LANGS), carried=True)
 PRESENT = Value("present", bool, False, key="presenter", carried=True)
 SIDEBAR = (MODEL, TEXT, TARGET, STYLE, BEAM, MAX_TOKENS, LANG, PRESENT)
@@ -280,10 +280,11 @@ def url_text(value: Value) -> str | None:
     return None if data is None else str(data)
 
 
-def write_url(**values) -> None:
-    """Write values of the view into the URL, by their declared URL names (None or "" removes one)."""
-    for name, data in values.items():
-        if name not in DECLARED:
+def write_url(values: Mapping[Value, Any]) -> None:
+    """Write values of the view into the URL under their declared URL names (None or "" removes one)."""
+    for value, data in values.items():
+        name = value.name
+        if DECLARED.get(name) is not value:
             raise KeyError(f"{name!r} is not a declared value of the view (viz/view.py)")
         if data is None or data == "":
             if name in st.query_params:
@@ -294,7 +295,7 @@ def write_url(**values) -> None:
 
 def forget_url(*values: Value) -> None:
     """Take values out of the URL (a page's view changed: the old layer does not belong to the new stack)."""
-    write_url(**{v.name: None for v in values})
+    write_url({v: None for v in values})
 
 
 def _url_form(data: Any) -> str:
@@ -382,7 +383,7 @@ def apply(view: View) -> None:
     for value in SIDEBAR:
         if value.name in dict(view.values):
             put(value, view.get(value))
-    write_url(**{name: data for name, data in view.values if DECLARED[name] not in SIDEBAR})
+    write_url({DECLARED[name]: data for name, data in view.values if DECLARED[name] not in SIDEBAR})
 
 
 # -- checking numbers -------------------------------------------------------------------------------------------
@@ -453,20 +454,3 @@ def _check_number_box(value: Value, name: str, lo: int, hi: int, default: int, n
 
 
 # -- a page's own values, by URL name (checked against the declarations) ------------------------------------------
-def qp_int(name: str, default: int, lo: int, hi: int, notices: list[str] | None = None) -> int:
-    """The declared whole-number value `name` from the URL, in [lo, hi] (the page's bounds), else `default`."""
-    return read(DECLARED[name], notices, default=default, lo=lo, hi=hi)
-
-
-def qp_choice(name: str, choices: list[str], default: str, notices: list[str] | None = None) -> str:
-    """The declared value `name` from the URL, one of `choices`, else `default`."""
-    return read(DECLARED[name], notices, default=default, choices=choices)
-
-
-def qp_str(name: str, default: str | None = None, max_len: int | None = None) -> str | None:
-    """The declared text value `name` from the URL (cut to its length), else `default`."""
-    data = st.query_params.get(DECLARED[name].name)
-    return default if data is None else str(data)[:max_len or DECLARED[name].max_len]
-
-
-set_query = write_url

@@ -63,22 +63,6 @@ def token_embeddings(model, src_ids: Sequence[int]) -> torch.Tensor:
 SCORES = ("logit", "logprob")
 
 
-def scores_with_embeddings(model, src_ids, tgt_in_ids, embeddings: torch.Tensor, positions: torch.Tensor,
-                           tokens: torch.Tensor, score: str = "logit") -> torch.Tensor:
-    """[B] logit (or log p) of tokens[b] at positions[b] when the source token embeddings are `embeddings`
-    [B,S,D]."""
-    rows = embeddings.size(0)
-    with capture(names=[], edits={TOKENS_HOOK: lambda _: embeddings}):
-        states = decoder_states(model, as_batch(src_ids, model, rows), as_batch(tgt_in_ids, model, rows))  # [B,T,D]
-    picked = states[torch.arange(rows, device=states.device), positions]        # [B,D]
-    logits = model.generator.proj(picked)                                       # [B,V]
-    if score == "logprob":
-        logits = logits.log_softmax(-1)
-    elif score != "logit":
-        raise ValueError(f"score must be one of {', '.join(SCORES)}, not {score!r}")
-    return logits.gather(1, tokens[:, None]).squeeze(1)                         # [B]
-
-
 # -- logit lens ---------------------------------------------------------------------------------------------
 @dataclass
 class LogitLens:
@@ -264,11 +248,6 @@ def _scores_at(model, src_ids, tgt_ids, scale: float, score: str) -> np.ndarray:
         elif score != "logit":
             raise ValueError(f"score must be one of {', '.join(SCORES)}, not {score!r}")
         return logits.gather(1, targets[:, None]).squeeze(1).cpu().numpy().astype(np.float64)
-
-
-def output_scores(bundle_or_model, src_ids, tgt_ids, scale: float = 1.0, score: str = "logit") -> np.ndarray:
-    """[T] logit (or log p) of each y_t with the source token embeddings scaled (0 = IG's baseline)."""
-    return _scores_at(model_of(bundle_or_model), src_ids, tgt_ids, scale, score)
 
 
 # -- attention-based maps (from a trace) ------------------------------------------------------------------

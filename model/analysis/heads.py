@@ -1,5 +1,6 @@
 """Per-head statistics of attention patterns: entropy (in bits), distance, and where a head looks
-(itself, the previous or next token, </s>, <s>, punctuation); one tidy table per sentence or corpus.
+(itself, the previous or next token, </s>, <s>, punctuation); one tidy table per sentence or corpus. And what
+sets each head of a layer apart from the others (head_summary, head_traits: the multi-head page).
 
 Pure numpy/pandas: no torch, no Streamlit. Heads are named (kind, layer, head), kinds as in
 model/capture/schema.py.
@@ -143,3 +144,89 @@ def stat_matrix(frame: pd.DataFrame, kind: str, stat: str, n_layers: int, n_head
     rows = frame[frame["kind"] == kind]
     m[rows["layer"].to_numpy(int), rows["head"].to_numpy(int)] = rows[stat].to_numpy(float)
     return m
+
+
+def head_summary(patterns: np.ndarray) -> dict[str, np.ndarray]:
+    """Per head, from [H,Q,K] weights: mean entropy (bits) and max weight over queries; the key with
+    the most attention on average (favourite) and that average; the most frequent offset key - query
+    of each query's strongest key (0 = itself, -1 = the previous token) and the share of queries with it."""
+    patterns = np.asarray(patterns, dtype=np.float64)
+    if patterns.ndim != 3 or 0 in patterns.shape:
+        raise ValueError(f"expected non-empty [head, query, key], got shape {patterns.shape}")
+    strongest = patterns.argmax(-1)                                  # [H,Q]
+    offsets = strongest - np.arange(patterns.shape[1])[None]         # [H,Q]
+    modes = []
+    for row in offsets:
+        values, counts = np.unique(row, return_counts=True)
+        modes.append(int(values[np.argmax(counts)]))                 # ties: the smallest offset
+    column_mean = patterns.mean(1)                                   # [H,K]
+    return {
+        "entropy": entropy_bits(patterns).mean(-1),
+        "max_weight": patterns.max(-1).mean(-1),
+        "favourite": column_mean.argmax(-1),
+        "favourite_weight": column_mean.max(-1),
+        "offset": np.array(modes),
+        "offset_share": np.array([np.mean(row == m) for row, m in zip(offsets, modes)]),
+    }
+
+
+TRAITS = ("self", "previous", "next", "far", "key", "sharp", "broad", "order")
+
+
+def head_traits(patterns: np.ndarray, positional: bool) -> list[tuple[str, dict]]:
+    """What sets each head of one layer apart from the others, measured: per head a few statistics of its
+    [H,Q,K] weights, and for each head the one in which it stands furthest above the layer's mean (in
+    standard deviations over the heads), with its value. Statistics: "key" (mean weight of its favourite key:
+    share, index), "sharp" (mean max weight: share), "broad" (mean entropy: bits, and n = 2^bits keys);
+    positional (queries and keys from one sequence): "self", "previous", "next" (mean weight on the key at
+    offset 0, -1, +1: share), "far" (mean |key - query| under the weights: distance); otherwise "order"
+    (correlation of the query's position with its mean key position: r, cross-attention following the
+    source). Each statistic names at most one head (the one furthest above the mean in it) while a head has
+    another statistic above the mean left. A statistic equal for every head (e.g. "next" under the causal
+    mask) tells none apart and is skipped; with one head, or all alike, a head is described by its favourite
+    key."""
+    a = np.asarray(patterns, dtype=np.float64)
+    if a.ndim != 3 or 0 in a.shape:
+        raise ValueError(f"expected non-empty [head, query, key], got shape {a.shape}")
+    n_heads, n_q, n_k = a.shape
+    column_mean = a.mean(1)                                                       # [H,K]
+    p = np.clip(a, 1e-12, 1.0)
+    bits = -(a * np.log2(p)).sum(-1).mean(-1)                                     # [H]
+    stats = {"key": column_mean.max(-1), "sharp": a.max(-1).mean(-1), "broad": bits}
+    values = {h: {"key": {"share": float(column_mean[h].max()), "index": int(column_mean[h].argmax())},
+                  "sharp": {"share": float(stats["sharp"][h])},
+                  "broad": {"bits": float(bits[h]), "n": float(2 ** bits[h])}} for h in range(n_heads)}
+    q_pos, k_pos = np.arange(n_q)[:, None], np.arange(n_k)[None, :]
+    if positional and n_q == n_k:
+        for name, offset in (("self", 0), ("previous", -1), ("next", 1)):
+            diag = np.diagonal(a, offset=offset, axis1=1, axis2=2)                # [H, Q-|offset|]
+            stats[name] = diag.mean(-1) if diag.shape[-1] else np.zeros(n_heads)
+            for h in range(n_heads):
+                values[h][name] = {"share": float(stats[name][h])}
+        stats["far"] = (a * np.abs(k_pos - q_pos)[None]).sum(-1).mean(-1)
+        for h in range(n_heads):
+            values[h]["far"] = {"distance": float(stats["far"][h])}
+    elif not positional and n_q >= 3:
+        expected = (a * k_pos[None]).sum(-1)                                       # [H,Q] mean key position
+        r = np.zeros(n_heads)
+        for h in range(n_heads):
+            if expected[h].std() > 1e-9:
+                r[h] = np.corrcoef(np.arange(n_q), expected[h])[0, 1]
+            values[h]["order"] = {"r": float(r[h])}
+        stats["order"] = r
+    z = {}
+    for name, x in stats.items():
+        spread = x.std()
+        if spread > 1e-9:
+            z[name] = (x - x.mean()) / spread
+    # Greedy, largest standing first: each statistic names the head that stands out most in it; a head left
+    # over (more heads than statistics where it is above the mean) takes its own best one again.
+    chosen: dict[int, str] = {}
+    for score, h, name in sorted(((z[n][h], h, n) for n in z for h in range(n_heads)), reverse=True):
+        if score > 0 and h not in chosen and name not in chosen.values():
+            chosen[h] = name
+    traits = []
+    for h in range(n_heads):
+        name = chosen.get(h) or (max(z, key=lambda n: z[n][h]) if z else "key")
+        traits.append((name, values[h][name]))
+    return traits

@@ -1,13 +1,10 @@
 """What a stack of token vectors ([tokens, d_model]) says, in pictures that read on a projector.
 
 An 8x256 matrix drawn cell by cell is noise at the back of a room. These reduce it to what a class can
-see: how alike the tokens' vectors are (cosine similarity, tokens x tokens), where they lie in the
-plane that spreads them most (PCA via the SVD), each vector's length, and how much each attention head
+see: how alike the tokens' vectors are (cosine similarity, tokens x tokens) and how much each attention head
 adds to each token's output (the rows of W^O that belong to the head). Pure numpy: no torch, no streamlit.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,29 +22,6 @@ def cosine_similarity(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1)
     unit = x / np.where(norms > eps, norms, np.inf)[:, None]
     return np.clip(unit @ unit.T, -1.0, 1.0)
-
-
-@dataclass(frozen=True)
-class Projection:
-    """Token vectors in the plane of their two largest principal components."""
-    coords: np.ndarray      # [T, k] coordinates along the components, k <= 2
-    explained: np.ndarray   # [k] share of the total variance each component carries (descending)
-    components: np.ndarray  # [k, D] unit directions in the model's space
-
-
-def pca(x: np.ndarray, k: int = 2) -> Projection:
-    """Principal components of the rows of x (centred), by numpy's SVD. Signs are fixed so that each
-    component's largest-magnitude coordinate is positive (the same picture on every run)."""
-    x = _matrix(x)
-    centred = x - x.mean(axis=0)
-    u, s, vt = np.linalg.svd(centred, full_matrices=False)
-    k = max(0, min(k, len(s)))
-    signs = np.sign(u[np.argmax(np.abs(u[:, :k]), axis=0), np.arange(k)])
-    signs[signs == 0] = 1.0
-    coords = u[:, :k] * s[:k] * signs
-    total = float((s ** 2).sum())
-    explained = (s[:k] ** 2) / total if total > 0 else np.zeros(k)
-    return Projection(coords, explained, vt[:k] * signs[:, None])
 
 
 def head_contributions(z: np.ndarray, weight: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Judge a retrained model against the shipped one by issue 16's rule (model/training/judge.py):
+"""Judge a retrained model against the shipped one by one of the rules of model/training/judge.py:
 
     python -m model.cli judge --candidate runs/en-es-gpu/shipped --baseline pretrained/en-es --data data/en-es
 
@@ -32,9 +32,9 @@ def main(argv=None) -> int:
     parser.add_argument("--modern", default=None,
                         help="the everyday corpus's test split (e.g. data/everyday/test.tsv), measured too")
     parser.add_argument("--rule", choices=list(RULES), default="retrain",
-                        help="retrain: issue 16's rule (a better Bible model); everyday: issue 24's (everyday "
-                             "Spanish learned, the Bible kept); learner: issue 37's (a class's first inputs "
-                             "learned, everyday and Bible kept; needs --short and --modern)")
+                        help="retrain: a better Bible model; everyday: everyday Spanish learned, the Bible kept; "
+                             "learner: a class's first inputs learned, everyday and Bible kept (needs --short and "
+                             "--modern)")
     parser.add_argument("--short", default=None, help="a short-utterance test set (e.g. data/learner/short_test.tsv), "
                         "measured; read by --rule learner")
     parser.add_argument("--bands", default=None, help="a folder of joined test pairs by length band (e.g. "

@@ -106,7 +106,7 @@ def _check_file_size(path: Path, limit: int, why: str) -> None:
 
 
 # tokenizer.json: the en-es BPE vocabulary of 8,000 tokens is 0.54 MB (~68 bytes a token). A 250 MB one took
-# 17-26 s and 2 GB to refuse (issue 27): the size is checked before a byte is parsed.
+# 17-26 s and 2 GB to refuse when parsed first: the size is checked before a byte is parsed.
 MAX_TOKENIZER_BYTES = 16 * MiB
 TOKENIZER_BYTES_PER_TOKEN = 512
 MAX_METRICS_BYTES = 1 * MiB    # metrics.json: a few hundred bytes of scores

@@ -58,7 +58,7 @@ def choose(measured_well: list[Measured], measured_everyday: list[Measured], n: 
 
 
 def presets_text(chosen: dict[str, list[Measured]], start: str | None = None) -> str:
-    """presets.txt: '# group' lines, then one sentence a line (what viz/services.preset_groups reads);
+    """presets.txt: '# group' lines, then one sentence a line (what viz/services/presets.preset_groups reads);
     `start`, the app's default sentence, comes first."""
     lines = ["# Chosen by `python -m model.cli examples`: measured on this model, not guessed."]
     if start:

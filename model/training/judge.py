@@ -1,4 +1,4 @@
-"""Should a retrained model replace the shipped one? Issue 16's rule, both models measured the same way:
+"""Should a retrained model replace the shipped one? The retrain rule (the default), both models measured the same way:
 
 - dev and test both improve: BLEU higher and chrF no lower (sacrebleu, beam 4, every pair);
 - it repeats itself less: outputs with a word three times in a row ("ley ley ley"), test and everyday
@@ -9,7 +9,7 @@
 
     python -m model.cli judge --candidate runs/en-es-gpu/shipped --baseline pretrained/en-es --data data/en-es
 
-Issue 24's rule (`--rule everyday`) is for a model that learned everyday Spanish beside the Bible's:
+The everyday rule (`--rule everyday`) is for a model that learned everyday Spanish beside the Bible's:
 - everyday sentences: chrF at least 10 points higher on docs/examples/everyday.tsv and on the everyday
   corpus's held-out test split (WordNet examples, Apertium references);
 - it repeats itself less (as above);
@@ -17,7 +17,7 @@ Issue 24's rule (`--rule everyday`) is for a model that learned everyday Spanish
 - it fits (as above).
 A model with style tokens reads the Bible sets as <bible> and the everyday sets as <modern>.
 
-Issue 37's rule (`--rule learner`) is for a model taught a class's first inputs (single words, greetings,
+The learner rule (`--rule learner`) is for a model taught a class's first inputs (single words, greetings,
 long inputs) on top of the shipped two-style model:
 - the short-utterance test (--short): chrF higher;
 - the everyday sets hold: the corpus test's BLEU and chrF and the everyday sentences' chrF no lower;
@@ -100,7 +100,7 @@ def rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
 
 
 def everyday_rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
-    """Issue 24's conditions: far better on everyday sentences, the Bible kept, fewer repeats, fits."""
+    """The everyday rule's conditions: far better on everyday sentences, the Bible kept, fewer repeats, fits."""
     def gained(split: str) -> bool:
         new, old = getattr(candidate, split), getattr(baseline, split)
         return new is not None and old is not None and new["chrf"] >= old["chrf"] + EVERYDAY_GAIN
@@ -121,7 +121,7 @@ BIBLE_FLOOR = 32.0
 
 
 def learner_rules(candidate: Measurement, baseline: Measurement) -> dict[str, bool]:
-    """Issue 37's conditions: the short test learned, everyday and Bible kept, long inputs loop no more, fits."""
+    """The learner rule's conditions: the short test learned, everyday and Bible kept, long inputs loop no more, fits."""
     def extra(m: Measurement, name: str) -> dict:
         return (m.extra or {}).get(name) or {"bleu": float("-inf"), "chrf": float("-inf"), "repeats": 0}
 

@@ -129,8 +129,8 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     longest = max([len(str(t)) for t in query_labels + key_labels] + [1])
     side = min(0.9, 0.055 * longest * font_size / 16)        # room for the token labels, in x units
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
-    # the title's line at the top of the figure, the legend under it (plotly centred the title in the top
-    # margin, where the legend's title sat: the two overprinted), then the column headers
+    # the title's line at the top of the figure, the legend under it (plotly centres the title in the top
+    # margin, where the legend's title sits: the two would overprint), then the column headers
     title_px = int(1.4 * type_scale.title + 16) if title else 4
     headers = [dict(x=x, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{text}</b>",
                     showarrow=False, font=type_scale.font("text"))

@@ -1,6 +1,6 @@
 """LayerNorm and the residual stream: statistics before/after, gain and bias, LN vs BN, norms per sublayer.
 
-The statistics (LayerNorm, BatchNorm, the residual stream's norms) are in model/analysis/attention_math.py,
+The statistics (LayerNorm, BatchNorm, the residual stream's norms) are in model/analysis/norms.py,
 the one place LayerNorm is computed in numpy. Figure builders take numpy, labels and the reader's words.
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from model.analysis.attention_math import batch_norm_stats, check_activations, layer_norm_stats
+from model.analysis.norms import batch_norm_stats, check_activations, layer_norm_stats
 from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, axis_suffix, check_matrix, hline,
                                legend_under_title,
                                plotly_text, subplot_axes, subplot_layout, typeset)

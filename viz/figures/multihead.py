@@ -154,7 +154,7 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     hover_query, hover_key = words("fig.attention.query"), words("fig.attention.key")
     width = width or type_scale.page_px - 100
     rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols, width, type_scale))
-    # Rows as tall as their labels need, not square panels: 8 heads x 9 queries were 185 px panels (21 px a
+    # Rows as tall as their labels need, not square panels: 8 heads x 9 queries would be 185 px panels (21 px a
     # row at 14 px labels, about 30 px at the presenter's 18), most of a screen. Never taller than a column is wide.
     panel = min(width / cols, max(MIN_PANEL_PX, ROW_EM * type_scale.tick * n_queries))
     title_gap = 1.6 * type_scale.text                                    # room for the next row's "head h"

@@ -62,7 +62,7 @@ def pe_curves(table, dims: list[int], words: Words, n_sentence: int = 0, title: 
              for n, d in enumerate(dims)]
     peak = symmetric_range(table[:, dims])
     # The legend sits between the title and the plot: a top margin for the title's line and as many legend lines
-    # as the names need at the page's width (a 2-line Chinese legend at 60 px was drawn over the title).
+    # as the names need at the page's width (a 2-line Chinese legend at 60 px would cover the title).
     legend_px = sum(type_scale.text_px(line.name) + 50 for line in lines)
     legend_lines = max(1, int(np.ceil(legend_px / max(type_scale.page_px - 140, 200))))
     top = int(24 + 1.4 * type_scale.title + legend_lines * 1.5 * type_scale.text)
@@ -219,11 +219,11 @@ def word_order_figure(reordered, actual, token_labels: list[str], words: Words, 
                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """Three maps over the swapped sentence [query, key], side by side: the original sentence's attention
     with the swapped rows and columns moved like the tokens, the swapped sentence's own attention (both on
-    one weight scale from 0 to the larger of their maxima: head averages of ~0.1 looked white on 0-1), and
+    one weight scale from 0 to the larger of their maxima: head averages of ~0.1 look white on 0-1), and
     their difference (diverging). Each colour bar lies flat above the panels it belongs to (a 'weight' bar
-    standing between the second and the third panel was read as the difference's scale). Query labels on
+    standing between the second and the third panel reads as the difference's scale). Query labels on
     the left panel only; labels are escaped for plotly here, once."""
-    # panel titles a third of the page each, so short (one was cut to "…as the model see")
+    # panel titles a third of the page each, so short (a longer one is cut at that width)
     panel_titles = (words("positional.order.panel_original"), words("positional.order.panel_swapped"),
                     words("positional.order.panel_difference"))
     x_title, y_title = words("fig.attention.x"), words("fig.attention.y")

@@ -1,4 +1,4 @@
-"""The feed-forward network, label smoothing and dropout on one sentence (issue 26, item 11). The numbers
+"""The feed-forward network, label smoothing and dropout on one sentence. The numbers
 come from model/analysis/regularize.py; builders take numpy, labels and their words (English defaults)."""
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def smoothing_figure(candidate_labels: list[str], model_p, target_q, words: Word
     if rest is not None:
         labels, p, q = labels + [rest_label], np.append(p, rest[0]), np.append(q, rest[1])
     # each bar's value above it, never shrunk below the scale's cell size; upright where the two bars of a
-    # candidate are narrower than their numbers ('0.00243' and '0.0000125' were drawn into one another)
+    # candidate are narrower than their numbers ('0.00243' and '0.0000125' run into one another)
     numbers = [[np.format_float_positional(v, precision=3, unique=False, fractional=False, trim="-") for v in vals]
                for vals in (p, q)]
     widest = max(type_scale.text_px(n, "cell") for vals in numbers for n in vals) + 4
@@ -109,7 +109,7 @@ def smoothing_figure(candidate_labels: list[str], model_p, target_q, words: Word
                   yaxis=dict(title=dict(text=y_title), tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1]),  # no p > 1
                   margin=dict(l=10, r=10, t=90, b=10))
     # the title at the top and the legend under it with room for its lines (the legend at the figure's top right
-    # sat above the title, with a gap under the title: tour step 12, the Feed-forward page's smoothing view)
+    # sits above the title, with a gap under the title: tour step 12, the Feed-forward page's smoothing view)
     layout = legend_under_title(layout, [model_name, target_name], type_scale)
     # room above every bar for its number, and no more (a fixed headroom left an empty band under the legend)
     plot_h = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"] - 1.5 * type_scale.tick
@@ -147,7 +147,7 @@ def loss_figure(token_labels: list[str], nll, smoothed, eps: float, words: Words
                                hovertemplate="%{x}<br>%{y:.4f}<extra>%{fullData.name}</extra>"))
     layout = dict(title=dict(text=title), barmode="group", height=400, xaxis=dict(TOKEN_TICKS),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"), margin=dict(l=10, r=10, t=60, b=10))
-    # the legend under the title (at the title's height, its second line was drawn over the title)
+    # the legend under the title (at the title's height, its second line would cover the title)
     layout = legend_under_title(layout, [bar.name for bar in bars], type_scale)
     return go.Figure(bars, layout=typeset(layout, type_scale))
 

@@ -1,6 +1,7 @@
 """About-page builders as pure functions: training log, parameter groups, the paper's cost table (Table 1)."""
 from __future__ import annotations
 
+import io
 from typing import Iterable
 
 import numpy as np
@@ -12,6 +13,12 @@ from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, legend_und
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
          "generator": "generator"}
+
+
+def read_train_log(text: str) -> pd.DataFrame:
+    """train_log.csv's text (as model/io/models.model_file_text reads it) as clean_train_log's numbers; ValueError
+    (pandas' parser errors included) when it is not such a log."""
+    return clean_train_log(pd.read_csv(io.StringIO(text)))
 
 
 def clean_train_log(log: pd.DataFrame) -> pd.DataFrame:
@@ -127,8 +134,8 @@ def complexity_figure(n: int, d: int, words: Words, k: int = 3, title: str | Non
     """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d.
 
     Both axes are logarithmic. On a log axis plotly reads an annotation's x (and an axis range) as log10 of
-    the value, while shapes take the data value itself: labels placed at plain x = 256 sat at 10^256 and
-    stretched the axis to 10^261. So the lines are drawn at n and d, their labels at log10(n) and log10(d),
+    the value, while shapes take the data value itself: labels placed at plain x = 256 would sit at 10^256
+    and stretch the axis to 10^261. So the lines are drawn at n and d, their labels at log10(n) and log10(d),
     and the x range is fixed to the curves'."""
     attention_name, conv_name = words("fig.complexity.attention"), words("fig.complexity.conv")
     recurrent_name, yours_label = words("fig.complexity.recurrent"), words("fig.complexity.yours")
@@ -144,7 +151,7 @@ def complexity_figure(n: int, d: int, words: Words, k: int = 3, title: str | Non
              (d, dict(color="#555555", width=1, dash="dot"), crossing_label.format(d=d), "bottom")]   # its label dark enough to read
     shapes = [vline(at, line) for at, line, _, _ in marks]                      # data x
     # the n = d label sits left of its line, where the plot is empty under the curves: near the right edge
-    # a label to the right of it was cut off (longer still in Chinese)
+    # a label to the right of it would be cut off (longer still in Chinese)
     labels = [dict(xref="x", x=float(np.log10(at)), yref="y domain", y=1 if edge == "top" else 0,
                    xanchor="left" if edge == "top" else "right", xshift=6 if edge == "top" else -6,
                    yanchor=edge, text=text, showarrow=False,

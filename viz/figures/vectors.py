@@ -1,4 +1,4 @@
-"""Teaching pictures of token vectors instead of tokens x d_model stripe charts (issue 26, item 2):
+"""Teaching pictures of token vectors instead of tokens x d_model stripe charts:
 the tokens' cosine similarities (tokens x tokens) and how much each head adds to each token's output.
 numpy in, plotly out; words from the caller (Labels, Words), sizes from the type scale."""
 from __future__ import annotations

@@ -75,8 +75,8 @@ def _plot_px(width_px: float, row_labels: list[str], y_title: str, value_name: s
     """About how wide the cells' area is drawn in a figure width_px wide: less the margins, the query axis's
     title and its widest label (left), the colour bar with its widest tick label and its title (right).
     Estimated from the words themselves (a little generously, so numbers are rather dropped than crammed):
-    _cell's fixed LABEL_ROOM (150 px) was about 80 px short beside '0 <modern>' labels and a two-line colour
-    bar title, so signed numbers ran together ('-0.01-0.03')."""
+    a fixed room of 150 px is about 80 px short beside '0 <modern>' labels and a two-line colour bar title,
+    where signed numbers run together ('-0.01-0.03')."""
     left = 10 + (1.3 * s.text if y_title else 0) + 10 + max((s.text_px(t, "tick") for t in row_labels), default=0)
     bar = 12 + 2 * 10 + s.text_px(bar_tick, "tick")                      # thickness, pads, tick labels
     title = max((s.text_px(line) for line in value_name.split("<br>")), default=0)

@@ -1,17 +1,16 @@
 """About the model: why attention (its cost, for the sidebar sentence) first, then what the model knows, its
 configuration, parameters, data and model card, training curve and metrics."""
-import io
 import json
 
 import pandas as pd
 import streamlit as st
 
-from viz.figures.training import (clean_train_log, complexity_figure, layer_costs, loss_curve, lr_curve,
-                                  mark_run_ends, parameter_groups, run_ends)
-from viz.i18n import LANGS, current_lang, t, words
+from viz.figures.training import (complexity_figure, layer_costs, loss_curve, lr_curve, mark_run_ends, parameter_groups,
+                                  read_train_log, run_ends)
+from viz.i18n import LANGS, catalogue_keys, current_lang, t, words
 from viz.model_words import task_name, what_the_model_knows
 from viz.folder_text import card_html, code_span
-from viz.services import model_file_text
+from viz.services.models import model_file_text
 from viz.state import Context
 from viz.text import plain
 from viz.ui import data_table, need_context, show_figure, type_scale
@@ -23,28 +22,14 @@ CONV_KERNEL = 3
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-ABOUT_COSTS_COL_KEYS = {
-    0: "about.costs.col0", 1: "about.costs.col1", 2: "about.costs.col2", 3: "about.costs.col3",
-    4: "about.costs.col4", 5: "about.costs.col5"
-}
-ABOUT_COSTS_KEYS = {
-    "attention": "about.costs.attention", "conv": "about.costs.conv", "recurrent": "about.costs.recurrent"
-}
-ABOUT_PARAMS_KEYS = {
-    "decoder": "about.params.decoder", "embeddings": "about.params.embeddings", "encoder": "about.params.encoder",
-    "generator": "about.params.generator", "parameters": "about.params.parameters", "share": "about.params.share",
-    "total": "about.params.total"
-}
-ABOUT_CONFIG_KEYS = {
-    "bos_id": "about.config.bos_id", "d_ff": "about.config.d_ff", "d_model": "about.config.d_model",
-    "dropout": "about.config.dropout", "eos_id": "about.config.eos_id", "final_norm": "about.config.final_norm",
-    "ln_eps": "about.config.ln_eps", "ln_kind": "about.config.ln_kind",
-    "max_len": "about.config.max_len", "n_decoder_layers": "about.config.n_decoder_layers",
-    "n_encoder_layers": "about.config.n_encoder_layers", "n_heads": "about.config.n_heads",
-    "norm_first": "about.config.norm_first", "pad_id": "about.config.pad_id", "pe": "about.config.pe",
-    "share_embeddings": "about.config.share_embeddings", "src_bos": "about.config.src_bos",
-    "src_vocab_size": "about.config.src_vocab_size", "vocab_size": "about.config.vocab_size"
-}
+ABOUT_COSTS_COL_KEYS = catalogue_keys("about.costs", "col0", "col1", "col2", "col3", "col4", "col5")   # layer_costs' columns
+ABOUT_COSTS_KEYS = catalogue_keys("about.costs", "attention", "conv", "recurrent")
+ABOUT_PARAMS_KEYS = catalogue_keys("about.params", "decoder", "embeddings", "encoder", "generator", "parameters",
+                                   "share", "total")
+ABOUT_CONFIG_KEYS = catalogue_keys("about.config", "bos_id", "d_ff", "d_model", "dropout", "eos_id", "final_norm",
+                                   "ln_eps", "ln_kind", "max_len", "n_decoder_layers", "n_encoder_layers", "n_heads",
+                                   "norm_first", "pad_id", "pe", "share_embeddings", "src_bos", "src_vocab_size",
+                                   "vocab_size")
 
 
 def architecture_summary(cfg) -> str:
@@ -64,7 +49,7 @@ def sentence_length(ctx: Context) -> int | None:
 def cost_table(n: int, d: int, k: int = CONV_KERNEL):
     """The paper's Table 1 (layer_costs) with its headers in the page's language."""
     table = layer_costs(n, d, k)
-    table.columns = [t(ABOUT_COSTS_COL_KEYS[i], n=n, d=d) for i in range(len(table.columns))]
+    table.columns = [t(key, n=n, d=d) for key in ABOUT_COSTS_COL_KEYS.values()]
     table.index = [t(ABOUT_COSTS_KEYS[kind]) for kind in ("attention", "recurrent", "conv")]
     return table
 
@@ -139,8 +124,8 @@ def training_curve(model_id: str) -> None:
         if text is None:
             st.info(t("about.curve.none"))
             return
-        log = clean_train_log(pd.read_csv(io.StringIO(text)))
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        log = read_train_log(text)
+    except (ValueError, UnicodeDecodeError) as e:
         st.warning(t("about.curve.unreadable", error=e))
         return
     curve = loss_curve(log, words(), title=t("fig.loss.title", model=model_id), type_scale=type_scale())
@@ -169,8 +154,7 @@ def decoding_name(name: str) -> str:
 
 
 # Named score sets of a metrics.json besides its top level (the Bible's held-out verses).
-SCORE_SET_KEYS = {"everyday_test": "about.metrics.set.everyday_test",
-                  "everyday_sentences": "about.metrics.set.everyday_sentences"}
+SCORE_SET_KEYS = catalogue_keys("about.metrics.set", "everyday_test", "everyday_sentences")
 
 
 def metrics_table(metrics) -> None:

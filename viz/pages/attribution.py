@@ -12,9 +12,9 @@ from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, c
                                      logit_lens_heatmap, method_heatmaps, patching_heatmap)
 from viz.figures.style import Labels
 from viz.i18n import error_text, kind_word, t, words
-from viz.services import contrastive, encode, logit_lens, patch, source_maps
+from viz.services.analyses import contrastive, encode, logit_lens, patch, source_maps
 from viz import view
-from viz.view import MAX_TEXT_CHARS, qp_choice, qp_int, qp_str, set_query, whole_number_box
+from viz.view import MAX_TEXT_CHARS, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
@@ -112,7 +112,7 @@ METHOD_CHIPS_CSS = """<style>
 
 def method_choice() -> list[str]:
     st.html(METHOD_CHIPS_CSS)
-    raw = qp_str("methods")
+    raw = view.read(view.METHODS)
     chosen = [m for m in (raw or "").split(",") if m in METHODS] or DEFAULT_METHODS
     if raw and len(chosen) != len([m for m in raw.split(",") if m]):
         st.warning(plain(t("attribution.methods.unknown", raw=repr(raw[:60]), names=", ".join(METHODS)), limit=600))
@@ -126,11 +126,11 @@ def source_section(v: View) -> None:
     c1, c2 = st.columns([3, 1])
     with c1:
         picked = method_choice()
-    view.seed(view.ATTRIBUTION, qp_int("steps", IG_STEPS, 4, 128), "steps")
+    view.seed(view.ATTRIBUTION, view.read(view.STEPS, default=IG_STEPS, hi=128), "steps")
     steps = whole_number_box(c2, t("attribution.steps.label"), 4, 128, view.ATTRIBUTION_STEPS, IG_STEPS,
                              help=t("attribution.steps.help"))
-    set_query(methods=None if picked == DEFAULT_METHODS else ",".join(picked),
-              steps=None if steps == IG_STEPS else steps)
+    view.write_url({view.METHODS: None if picked == DEFAULT_METHODS else ",".join(picked),
+                    view.STEPS: None if steps == IG_STEPS else steps})
     with_ig = len(v.meta["src_ids"]) <= MAX_IG_TOKENS
     maps = source_maps(v.key, steps, with_ig)
     if not with_ig:
@@ -152,7 +152,7 @@ def source_section(v: View) -> None:
 # -- contrastive ---------------------------------------------------------------------------------------------
 def step_picker(v: View, part: str) -> int:
     """The output step, from the URL once; `part`: the widget's name among the page's (attr-<part>)."""
-    view.seed(view.ATTRIBUTION, qp_int("step", 0, 0, v.n_out - 1), part)
+    view.seed(view.ATTRIBUTION, view.read(view.STEP, hi=v.n_out - 1), part)
     view.put(view.ATTRIBUTION, min(int(view.get(view.ATTRIBUTION, part)), v.n_out - 1), part)
     widget_key = view.key(view.ATTRIBUTION, part)
     if v.n_out == 1:
@@ -170,13 +170,13 @@ def contrastive_section(v: View) -> None:
     top = [(int(i), float(p)) for i, p in zip(lens.top_ids[-1, step], lens.top_probs[-1, step]) if int(i) != chosen]
     alternatives, alt_probs = [i for i, _ in top[:TOP_K - 1]], [p for _, p in top[:TOP_K - 1]]
     alt_labels = v.tok.token_strings(alternatives)
-    view.seed(view.ATTRIBUTION, qp_int("alt", 0, 0, len(alternatives) - 1), "alt")
+    view.seed(view.ATTRIBUTION, view.read(view.ALT, hi=len(alternatives) - 1), "alt")
     view.put(view.ATTRIBUTION, min(int(view.get(view.ATTRIBUTION, "alt")), len(alternatives) - 1), "alt")
     alt_index = c2.selectbox(t("attribution.alt"), list(range(len(alternatives))),
                              key=view.key(view.ATTRIBUTION, "alt"),
                              format_func=lambda i: f"{alt_labels[i]} (p = {alt_probs[i]:.3f})",
                              help=t("attribution.alt.help"))
-    set_query(step=step, alt=alt_index or None)
+    view.write_url({view.STEP: step, view.ALT: alt_index or None})
     chosen_label, alt_label = plain(v.tok.token_strings([chosen])[0]), plain(alt_labels[alt_index])   # Markdown below
     result = contrastive(v.model_id, tuple(v.meta["src_ids"]), tuple(v.meta["tgt_ids"][:step]), chosen,
                          alternatives[alt_index], 32)
@@ -200,11 +200,11 @@ def contrastive_section(v: View) -> None:
 # -- patching ------------------------------------------------------------------------------------------------
 def corrupted_sentence(v: View) -> str:
     derived = word_order.swap_two_words(v.text)         # the typed words: a style token is not a word to swap
-    view.seed(view.ATTRIBUTION, qp_str("corrupt", derived), "corrupt")
+    view.seed(view.ATTRIBUTION, view.read(view.CORRUPT, default=derived), "corrupt")
     text = st.text_input(t("attribution.corrupt.label"), key=view.key(view.ATTRIBUTION, "corrupt"),
                          max_chars=MAX_TEXT_CHARS,
                          help=t("attribution.corrupt.help"))
-    set_query(corrupt=None if text.strip() == derived else text.strip())
+    view.write_url({view.CORRUPT: None if text.strip() == derived else text.strip()})
     return text.strip()
 
 
@@ -214,7 +214,7 @@ def patching_section(v: View) -> None:
         corrupted = corrupted_sentence(v)
     with c2:
         step = step_picker(v, "patch-step")
-    set_query(step=step)
+    view.write_url({view.STEP: step})
     if not corrupted:
         st.info(t("attribution.corrupt.empty"))
         return
@@ -288,11 +288,11 @@ def render() -> None:
     ctx = need_context()
     v = view_of(ctx)
     st.title(t("attribution.title"))
-    view.seed(view.ATTRIBUTION, qp_choice("view", list(SECTIONS), "lens"), "section")
+    view.seed(view.ATTRIBUTION, view.read(view.PART, choices=list(SECTIONS), default="lens"), "section")
     section = st.radio(t("attribution.show"), list(SECTIONS), key=view.key(view.ATTRIBUTION, "section"),
                        horizontal=True,
                        format_func=section_name, label_visibility="collapsed")
-    set_query(view=None if section == "lens" else section)
+    view.write_url({view.PART: None if section == "lens" else section})
     if v.n_out == 0:
         st.info(t("attribution.no_output"))
         stop_page()

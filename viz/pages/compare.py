@@ -10,9 +10,10 @@ from viz.figures.attention import attention_heatmap
 from viz.figures.style import symmetric_range
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, kind_short, kind_title, t, words
-from viz.services import get_trace
-from viz.view import MAX_TEXT_CHARS, qp_choice, qp_str, set_query
+from viz.i18n import catalogue_keys, error_text, kind_short, kind_title, t, words
+from viz.services.traces import get_trace
+from viz import view
+from viz.view import MAX_TEXT_CHARS
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
@@ -23,7 +24,7 @@ COLUMN_GAP = 16                        # px between two st.columns (Streamlit's 
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-COMPARE_MODE_KEYS = {"heads": "compare.mode.heads", "sentences": "compare.mode.sentences"}
+COMPARE_MODE_KEYS = catalogue_keys("compare.mode", "heads", "sentences")
 
 
 def head_map(tr, kind: str, layer: int, head: int | None) -> np.ndarray:
@@ -49,7 +50,7 @@ def side_by_side(left, right, key: str) -> None:
 def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: str):
     """A difference of two attention maps on a colour scale fitted to the data (symmetric about 0): a small
     difference still shows. The scale is said on the colour bar; the title is one line (with the scale in it,
-    it broke into two in its column and the first was cut off at the figure's top, in en and zh)."""
+    it breaks into two in its column and the first is cut off at the figure's top, in en and zh)."""
     zmax = symmetric_range(diff)
     labels = Labels(title, t("fig.attention.x"),
                     t("fig.attention.y"), t("compare.diff.value", zmax=f"{zmax:.3g}"))
@@ -61,10 +62,10 @@ def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: st
 def second_sentence(text_a: str) -> str:
     """Sentence B: from the URL, else sentence A with two words swapped; follows A when A changes."""
     derived = word_order.swap_two_words(text_a)
-    text_b = st.text_input(t("compare.text_b"), value=qp_str("text_b", derived), max_chars=MAX_TEXT_CHARS,
+    text_b = st.text_input(t("compare.text_b"), value=view.read(view.TEXT_B, default=derived), max_chars=MAX_TEXT_CHARS,
                            key=f"compare-text-b-{zlib.crc32(text_a.encode('utf-8'))}",
                            help=t("compare.text_b.help"))
-    set_query(text_b=None if text_b.strip() == derived else text_b.strip())
+    view.write_url({view.TEXT_B: None if text_b.strip() == derived else text_b.strip()})
     return text_b.strip()
 
 
@@ -165,18 +166,18 @@ def render() -> None:
     ctx = need_context()
     st.title(t("compare.title"))
     c1, c2 = st.columns(2)
-    mode = c1.radio(t("compare.mode"), list(MODES), index=MODES.index(qp_choice("mode", list(MODES), "sentences")),
+    mode = c1.radio(t("compare.mode"), list(MODES), index=MODES.index(view.read(view.MODE, choices=list(MODES))),
                     horizontal=True, key="compare-mode", format_func={m: t(COMPARE_MODE_KEYS[m]) for m in MODES}.get)
-    kind = c2.radio(t("compare.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
+    kind = c2.radio(t("compare.kind"), KINDS, index=KINDS.index(view.read(view.KIND, choices=KINDS)), horizontal=True,
                     key="compare-kind", format_func=kind_short,
                     help=" · ".join(kind_title(k) for k in KINDS))
-    set_query(mode=mode, kind=kind)
+    view.write_url({view.MODE: mode, view.KIND: kind})
     n_layers = schema.n_layers(ctx.model.config, kind)
     if mode == "sentences":
-        set_query(layer_b=None, head_b=None)
+        view.write_url({view.LAYER_B: None, view.HEAD_B: None})
         compare_sentences(ctx, kind, n_layers)
     else:
-        set_query(text_b=None)
+        view.write_url({view.TEXT_B: None})
         compare_heads(ctx, kind, n_layers)
     explain_positions()
 

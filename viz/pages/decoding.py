@@ -5,14 +5,15 @@ import streamlit as st
 
 from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step, token_logprobs, top_k_view
 from model.capture import schema
-from viz.services import get_decoding, reference_of
+from viz.services.analyses import get_decoding
+from viz.services.presets import reference_of
 from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
                                    window_around)
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
                                   logprob_comparison, next_token_bars)
-from viz.i18n import t, words
+from viz.i18n import catalogue_keys, t, words
 from viz import view
-from viz.view import MAX_TEXT_CHARS, number_box_value, qp_choice, qp_int, set_query, whole_number_box
+from viz.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
@@ -21,11 +22,8 @@ NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq'
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-DECODING_HYP_KEYS = {
-    "finished": "decoding.hyp.finished", "output": "decoding.hyp.output", "rank": "decoding.hyp.rank",
-    "tokens": "decoding.hyp.tokens"
-}
-DECODING_METHOD_KEYS = {"beam": "decoding.method.beam", "greedy": "decoding.method.greedy"}
+DECODING_HYP_KEYS = catalogue_keys("decoding.hyp", "finished", "output", "rank", "tokens")
+DECODING_METHOD_KEYS = catalogue_keys("decoding.method", "beam", "greedy")
 
 
 def _beam_choice(sidebar_beam: int) -> int:
@@ -35,7 +33,7 @@ def _beam_choice(sidebar_beam: int) -> int:
 
 def _on_method() -> None:
     """Header, sidebar and other pages use the sidebar's beam size: greedy sets it to 1, beam search to the
-    beam size last chosen here (the box was hidden while greedy, so its own state is not trusted)."""
+    beam size last chosen here (the box is hidden while greedy, so its own state is not trusted)."""
     if view.get(view.DECODING_METHOD) == "beam":
         beam = _beam_choice(number_box_value(view.BEAM, 1, 8) or 1)
         view.put(view.DECODING_BEAM, beam)
@@ -62,11 +60,11 @@ def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
             view.put(view.DECODING_LAST_BEAM, ctx.beam)
     view.put(view.DECODING_SEEN_BEAM, ctx.beam)
     # the sidebar's beam size decides (a link's method= is checked, and agrees when the page wrote the link)
-    qp_choice("method", list(METHODS), "beam" if ctx.beam > 1 else "greedy")
+    view.read(view.METHOD, choices=list(METHODS), default="beam" if ctx.beam > 1 else "greedy")
     view.seed(view.DECODING_METHOD, "beam" if ctx.beam > 1 else "greedy")
     view.seed(view.DECODING_BEAM, _beam_choice(ctx.beam))
-    view.seed(view.DECODING_LAYER, qp_int("layer", n_layers - 1, 0, n_layers - 1))
-    view.seed(view.DECODING_K, qp_int("k", 10, 1, 20))
+    view.seed(view.DECODING_LAYER, view.read(view.LAYER, default=n_layers - 1, hi=n_layers - 1))
+    view.seed(view.DECODING_K, view.read(view.TOP_K))
     c1, c2, c3, c4 = st.columns([1.35, 0.85, 1, 1.2])
     method = c1.radio(t("decoding.method"), list(METHODS), key=view.key(view.DECODING_METHOD), horizontal=True,
                       on_change=_on_method, format_func={m: t(DECODING_METHOD_KEYS[m]) for m in METHODS}.get,
@@ -87,7 +85,7 @@ def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
 
 def no_repeat_choice() -> int:
     """Off by default, so a class can watch a loop happen; on, the search never repeats a 3-token group."""
-    view.seed(view.DECODING_NO_REPEAT, qp_int("no_repeat", 0, 0, 6) > 0)
+    view.seed(view.DECODING_NO_REPEAT, view.read(view.NO_REPEAT) > 0)
     blocked = st.toggle(t("decoding.no_repeat", n=NO_REPEAT_N), key=view.key(view.DECODING_NO_REPEAT),
                         help=t("decoding.no_repeat.help", n=NO_REPEAT_N))
     return NO_REPEAT_N if blocked else 0
@@ -95,7 +93,7 @@ def no_repeat_choice() -> int:
 
 def step_slider(n_steps: int, opening: int = 0) -> int:
     """The step shown; without step= in the URL, `opening` (the clearest alignment, not step 0's column of 1.00)."""
-    view.seed(view.DECODING_STEP, qp_int("step", opening, 0, n_steps - 1))
+    view.seed(view.DECODING_STEP, view.read(view.STEP, default=opening, hi=n_steps - 1))
     view.put(view.DECODING_STEP, min(int(view.get(view.DECODING_STEP)), n_steps - 1))
     if n_steps > 1:
         return st.slider(t("decoding.step"), 0, n_steps - 1, key=view.key(view.DECODING_STEP),
@@ -275,8 +273,8 @@ def render() -> None:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
     step = step_slider(dec.n_steps, clearest_alignment_step(dec.cross_rows, layer))
-    set_query(method=method, beam=beam if method == "beam" else None, layer=layer, k=k, step=step,
-              no_repeat=no_repeat or None)
+    view.write_url({view.METHOD: method, view.BEAM: beam if method == "beam" else None, view.LAYER: layer,
+                    view.TOP_K: k, view.STEP: step, view.NO_REPEAT: no_repeat or None})
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
     # a long output: the steps around the current one (the step slider moves the window)

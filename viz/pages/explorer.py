@@ -8,11 +8,10 @@ from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.figures.attention import (WINDOW_ROWS, attention_heatmap, grid_cell, key_labels_fit, map_window, model_view,
                                    source_window, thumbnail_block)
-from viz.i18n import kind_title, t, words
+from viz.i18n import catalogue_keys, kind_title, t, words
 from viz.map_view import head_view_figure
 from viz import view
 from viz.state import Context
-from viz.view import qp_choice, set_query
 from viz.text import attention_labels, plain
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, token_window
 from viz.ui import type_scale
@@ -21,9 +20,7 @@ FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sq
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-EXPLORER_NOTE_KEYS = {
-    "cross": "explorer.note.cross", "decoder": "explorer.note.decoder", "encoder": "explorer.note.encoder"
-}
+EXPLORER_NOTE_KEYS = catalogue_keys("explorer.note", "cross", "decoder", "encoder")
 
 
 def open_clicked_head(kind: str) -> None:
@@ -39,10 +36,10 @@ def open_clicked_head(kind: str) -> None:
 def controls(cfg) -> tuple[str, int, int | None]:
     """One row: the attention kind, then layer and head (seeded from and written to the URL)."""
     c_kind, c_pick = st.columns([1.15, 1], vertical_alignment="bottom")
-    kind_default = qp_choice("kind", list(schema.KINDS), "encoder")
+    kind_default = view.read(view.KIND, choices=list(schema.KINDS))
     kind = c_kind.radio(t("explorer.kind"), schema.KINDS, index=schema.KINDS.index(kind_default), horizontal=True,
                         key="explorer-kind", format_func=kind_title)
-    set_query(kind=kind)
+    view.write_url({view.KIND: kind})
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"explorer-{kind}")
     return kind, layer, head

@@ -12,20 +12,18 @@ from model.capture import schema
 from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, rows_that_fit,
                                    smoothing_figure)
 from viz.figures.style import plotly_text
-from viz.i18n import kind_short, kind_title, t, words
+from viz.i18n import catalogue_keys, kind_short, kind_title, t, words
 from viz import view
-from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
 
 VIEWS = ["ffn", "smoothing", "dropout"]
-VIEW_KEYS = {"ffn": "ffn.view.ffn", "smoothing": "ffn.view.smoothing", "dropout": "ffn.view.dropout"}
+VIEW_KEYS = catalogue_keys("ffn.view", "ffn", "smoothing", "dropout")
 STACKS = ["encoder", "decoder"]
-STACK_KEYS = {"encoder": "ffn.stack.encoder", "decoder": "ffn.stack.decoder"}
+STACK_KEYS = catalogue_keys("ffn.stack", "encoder", "decoder")
 KINDS = list(schema.KINDS)
 # FeedForward.direction -> the words under the "what the FFN adds" chart
-DIRECTION_KEYS = {"new": "ffn.add.cos.new", "along": "ffn.add.cos.along", "against": "ffn.add.cos.against",
-                  "mixed": "ffn.add.cos.mixed"}
+DIRECTION_KEYS = catalogue_keys("ffn.add.cos", "new", "along", "against", "mixed")
 SAMPLES = 3
 SEED = 0
 FFN_FORMULA = r"\mathrm{FFN}(x)=\max(0,\ xW_1+b_1)\,W_2+b_2"
@@ -46,14 +44,14 @@ def toy_note(cfg) -> None:
 
 def feed_forward(ctx, cols) -> None:
     cfg, arrays = ctx.model.config, ctx.trace.arrays
-    stack = cols[1].radio(t("ffn.stack"), STACKS, index=STACKS.index(qp_choice("stack", STACKS, "encoder")),
+    stack = cols[1].radio(t("ffn.stack"), STACKS, index=STACKS.index(view.read(view.STACK, choices=STACKS)),
                           horizontal=True, key="ffn-stack", label_visibility="collapsed",
                           format_func=lambda s: t(STACK_KEYS[s]))
     n = schema.n_layers(cfg, stack)
-    layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1),
+    layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=view.read(view.LAYER, hi=n - 1),
                               key=f"ffn-layer-{stack}", format_func=lambda i: t("ui.layer_n", i=i),
                               label_visibility="collapsed")
-    set_query(stack=stack, layer=layer)
+    view.write_url({view.STACK: stack, view.LAYER: layer})
     ff = rg.feed_forward(arrays, stack, layer, cfg.norm_first)
     tokens = position_labels(schema.stack_tokens(ctx.trace.meta, stack))
     # a long sentence: the tokens in a window and the units they fire most (the captions: the whole sentence)
@@ -89,9 +87,9 @@ def smoothing(ctx, cols) -> None:
     trace, tok = ctx.trace, ctx.model.tokenizer
     gold = np.asarray(trace.meta["tgt_ids"], dtype=int)
     out_tokens = position_labels(trace.meta["tgt_out_tokens"])
-    pos = cols[1].selectbox(t("ffn.smooth.pick"), list(range(len(gold))), index=qp_int("token", 0, 0, len(gold) - 1),
+    pos = cols[1].selectbox(t("ffn.smooth.pick"), list(range(len(gold))), index=view.read(view.TOKEN, hi=len(gold) - 1),
                             key="ffn-smooth-token", format_func=lambda i: out_tokens[i], label_visibility="collapsed")
-    set_query(token=pos)
+    view.write_url({view.TOKEN: pos})
     s = rg.smoothing_losses(trace[schema.LOGITS], gold, rg.TRAINING_SMOOTHING)
     vocab = s.probs.shape[1]
     cand = rg.candidates(s.probs[pos], gold[pos], k=5)
@@ -123,15 +121,17 @@ def smoothing(ctx, cols) -> None:
 
 def dropout(ctx, cols) -> None:
     cfg, trace = ctx.model.config, ctx.trace
-    kind = cols[1].selectbox(t("ffn.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "cross")),
-                             key="ffn-kind", label_visibility="collapsed", format_func=kind_short)
+    kind = cols[1].selectbox(t("ffn.kind"), KINDS,
+                             index=KINDS.index(view.read(view.KIND, choices=KINDS, default="cross")), key="ffn-kind",
+                             label_visibility="collapsed", format_func=kind_short)
     n = schema.n_layers(cfg, kind)
-    layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1),
+    layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=view.read(view.LAYER, hi=n - 1),
                               key=f"ffn-dlayer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
                               label_visibility="collapsed")
-    head = cols[3].selectbox(t("ui.head"), list(range(cfg.n_heads)), index=qp_int("head", 0, 0, cfg.n_heads - 1),
-                             key="ffn-head", format_func=lambda h: t("ui.head_n", h=h), label_visibility="collapsed")
-    set_query(kind=kind, layer=layer, head=head)
+    head = cols[3].selectbox(t("ui.head"), list(range(cfg.n_heads)),
+                             index=view.read(view.HEAD, lo=0, hi=cfg.n_heads - 1), key="ffn-head",
+                             format_func=lambda h: t("ui.head_n", h=h), label_visibility="collapsed")
+    view.write_url({view.KIND: kind, view.LAYER: layer, view.HEAD: head})
     weights = np.asarray(trace[schema.pattern_name(kind, layer)][head], dtype=np.float64)        # [T, S]
     p = rg.shown_dropout(cfg)
     samples = rg.attention_dropout(weights, p, SAMPLES, seed=SEED)                               # [n, T, S]
@@ -158,11 +158,11 @@ def render() -> None:
     ctx = need_context()
     st.title(t("ffn.title"))
     cols = st.columns([3.4, 1.8, 1.1, 1.1], vertical_alignment="center")
-    view = cols[0].radio(t("ffn.view"), VIEWS, index=VIEWS.index(qp_choice("view", VIEWS, "ffn")), horizontal=True,
+    part = cols[0].radio(t("ffn.view"), VIEWS, index=VIEWS.index(view.read(view.PART, choices=VIEWS)), horizontal=True,
                          key="ffn-view", on_change=_view_changed, label_visibility="collapsed",
                          format_func=lambda v: t(VIEW_KEYS[v]))
-    set_query(view=view)
-    {"ffn": feed_forward, "smoothing": smoothing, "dropout": dropout}[view](ctx, cols)
+    view.write_url({view.PART: part})
+    {"ffn": feed_forward, "smoothing": smoothing, "dropout": dropout}[part](ctx, cols)
 
 
 if __name__ == "__main__":

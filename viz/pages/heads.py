@@ -9,11 +9,11 @@ from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import error_text, kind_short, kind_title, t, tn, words
-from viz.services import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
+from viz.i18n import catalogue_keys, error_text, kind_short, kind_title, t, tn, words
+from viz.services.analyses import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz import view
 from viz.sidebar import uploaded_file
-from viz.view import qp_choice, qp_str, session_memo, set_query, whole_number
+from viz.view import session_memo, whole_number
 from viz.text import plain, position_labels
 from viz.ui import data_table, matrix_frame, need_context, show_figure, type_scale
 from viz.upload import UploadError, parse_upload
@@ -26,29 +26,16 @@ HEADER_COLUMNS = ("kind", "layer", "head", "logprob", "delta", "n_sentences")   
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-HEADS_STAT_KEYS = {
-    "bos": "heads.stat.bos", "distance": "heads.stat.distance", "entropy": "heads.stat.entropy",
-    "entropy_norm": "heads.stat.entropy_norm", "eos": "heads.stat.eos", "max_weight": "heads.stat.max_weight",
-    "next": "heads.stat.next", "prev": "heads.stat.prev", "punct": "heads.stat.punct", "self": "heads.stat.self"
-}
-HEADS_HELP_KEYS = {
-    "bos": "heads.help.bos", "distance": "heads.help.distance", "entropy": "heads.help.entropy",
-    "entropy_norm": "heads.help.entropy_norm", "eos": "heads.help.eos", "max_weight": "heads.help.max_weight",
-    "next": "heads.help.next", "prev": "heads.help.prev", "punct": "heads.help.punct", "self": "heads.help.self"
-}
-HEADS_TAB_KEYS = {"ablation": "heads.tab.ablation", "rollout": "heads.tab.rollout", "stats": "heads.tab.stats"}
-HEADS_COL_KEYS = {
-    "delta": "heads.col.delta", "head": "heads.col.head", "kind": "heads.col.kind", "layer": "heads.col.layer",
-    "logprob": "heads.col.logprob", "n_sentences": "heads.col.n_sentences"
-}
-HEADS_VALUE_KEYS = {
-    "bos": "heads.value.bos", "distance": "heads.value.distance", "entropy": "heads.value.entropy",
-    "entropy_norm": "heads.value.entropy_norm", "eos": "heads.value.eos", "max_weight": "heads.value.max_weight",
-    "next": "heads.value.next", "prev": "heads.value.prev", "punct": "heads.value.punct",
-    "self": "heads.value.self"
-}
-HEADS_ABL_MODE_KEYS = {"mean": "heads.abl.mode.mean", "zero": "heads.abl.mode.zero"}
-HEADS_SOURCE_KEYS = {"file": "heads.source.file", "sentence": "heads.source.sentence"}
+HEADS_STAT_KEYS = catalogue_keys("heads.stat", "bos", "distance", "entropy", "entropy_norm", "eos", "max_weight",
+                                 "next", "prev", "punct", "self")
+HEADS_HELP_KEYS = catalogue_keys("heads.help", "bos", "distance", "entropy", "entropy_norm", "eos", "max_weight",
+                                 "next", "prev", "punct", "self")
+HEADS_TAB_KEYS = catalogue_keys("heads.tab", "ablation", "rollout", "stats")
+HEADS_COL_KEYS = catalogue_keys("heads.col", "delta", "head", "kind", "layer", "logprob", "n_sentences")
+HEADS_VALUE_KEYS = catalogue_keys("heads.value", "bos", "distance", "entropy", "entropy_norm", "eos", "max_weight",
+                                  "next", "prev", "punct", "self")
+HEADS_ABL_MODE_KEYS = catalogue_keys("heads.abl.mode", "mean", "zero")
+HEADS_SOURCE_KEYS = catalogue_keys("heads.source", "file", "sentence")
 
 
 def label_of(kind: str, layer: int, head: int) -> str:
@@ -77,11 +64,11 @@ def intro(cfg) -> None:
 
 
 def kind_radio(key: str) -> str:
-    default = qp_choice("kind", KINDS, "encoder")
+    default = view.read(view.KIND, choices=KINDS)
     kind = st.radio(t("heads.kind"), KINDS, index=KINDS.index(default), horizontal=True, key=key,
                     format_func={k: kind_short(k) for k in KINDS}.get,
                     help=" · ".join(kind_title(k) for k in KINDS))
-    set_query(kind=kind)
+    view.write_url({view.KIND: kind})
     return kind
 
 
@@ -136,10 +123,10 @@ def statistics_tab(ctx, n_layers: dict) -> None:
                       format_func={s: t(HEADS_SOURCE_KEYS[s]) for s in ("sentence", "file")}.get)
     with c2:
         kind = kind_radio("heads-stat-kind")
-    stat_default = qp_choice("stat", list(heads.STATS), "entropy_norm")
+    stat_default = view.read(view.STAT, choices=list(heads.STATS))
     stat = c3.selectbox(t("heads.stat"), list(heads.STATS), index=list(heads.STATS).index(stat_default),
                         format_func={s: stat_name(s) for s in heads.STATS}.get, key="heads-stat")
-    set_query(stat=stat)
+    view.write_url({view.STAT: stat})
     frame = heads.trace_head_stats(ctx.trace) if source == "sentence" else file_stats(ctx)
     if frame is None:
         return
@@ -206,11 +193,11 @@ def ablation_tab(ctx, n_layers: dict) -> None:
         st.markdown(t("heads.abl.how.text"))
         st.latex(r"\mathrm{MultiHead}(x)=\mathrm{Concat}(z_1,\dots,\underbrace{0}_{z_h\ \mathrm{off}},\dots,z_H)\,W^O")
     if not view.has(view.HEADS_ABLATED):
-        view.put(view.HEADS_ABLATED, parse_heads(qp_str("ablate"), cfg))
+        view.put(view.HEADS_ABLATED, parse_heads(view.read(view.ABLATE), cfg))
     c1, c2 = st.columns(2)
     with c1:
         kind = kind_radio("heads-abl-kind")
-    mode_default = qp_choice("abl_mode", list(ablation.ABLATION_MODES), "zero")
+    mode_default = view.read(view.ABL_MODE, choices=list(ablation.ABLATION_MODES))
     mode = c2.radio(t("heads.abl.mode"), list(ablation.ABLATION_MODES),
                     index=list(ablation.ABLATION_MODES).index(mode_default), horizontal=True, key="heads-abl-mode",
                     format_func={m: t(HEADS_ABL_MODE_KEYS[m]) for m in ablation.ABLATION_MODES}.get)
@@ -218,8 +205,8 @@ def ablation_tab(ctx, n_layers: dict) -> None:
     heads = head_grid(kind, view.get(view.HEADS_ABLATED), n_layers[kind], cfg.n_heads)
     view.put(view.HEADS_ABLATED, heads)
     heads = tuple(sorted(heads))
-    set_query(ablate=",".join(f"{k}:{lay}:{h}" for k, lay, h in heads) or None,
-              abl_mode=None if mode == "zero" else mode)
+    view.write_url({view.ABLATE: ",".join(f"{k}:{lay}:{h}" for k, lay, h in heads) or None,
+                    view.ABL_MODE: None if mode == "zero" else mode})
     if heads:
         st.caption(t("heads.abl.off", heads=", ".join(label_of(*x) for x in heads)))
         st.button(t("heads.abl.clear"), on_click=_clear_ablation, key="heads-abl-clear")
@@ -319,11 +306,11 @@ def render() -> None:
     cfg = ctx.model.config
     n_layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
     st.title(t("heads.title"))
-    tab_default = qp_choice("tab", list(TABS), "stats")
+    tab_default = view.read(view.TAB, choices=list(TABS))
     labels = {name: t(HEADS_TAB_KEYS[name]) for name in TABS}
     tabs = st.tabs(list(labels.values()), default=labels[tab_default], key=view.key(view.HEADS_TAB), on_change="rerun")
     active = {label: name for name, label in labels.items()}.get(view.get(view.HEADS_TAB), tab_default)
-    set_query(tab=None if active == "stats" else active)
+    view.write_url({view.TAB: None if active == "stats" else active})
     views = (lambda: statistics_tab(ctx, n_layers), lambda: ablation_tab(ctx, n_layers), lambda: rollout_tab(ctx))
     for tab, draw in zip(tabs, views):
         with tab:

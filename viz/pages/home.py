@@ -3,13 +3,13 @@ was; what the model knows; where to go next."""
 import numpy as np
 import streamlit as st
 
+from model.analysis.confidence import token_confidence
 from model.capture import schema
 from viz.figures.attention import source_window, translation_columns, translation_figure, window_rows
 from viz.folder_text import code_span
 from viz.i18n import current_lang, t, words
 from viz.map_chart import model_map_chart
 from viz.model_words import what_the_model_knows
-from viz.services import token_confidence
 from viz.state import Context
 from viz.text import attention_labels, plain
 from viz.ui import need_context, show_figure, token_window
@@ -30,7 +30,7 @@ def translation_picture(ctx: Context) -> None:
     last = schema.n_layers(cfg, "cross") - 1
     weights = schema.stacked(trace, "cross", layers=[last])[0].mean(0)                 # [T, S]
     rows, cols = attention_labels(trace.meta, "cross")
-    confidence = token_confidence(ctx.model_id, trace)
+    confidence = token_confidence(trace, ctx.model.tokenizer.token_strings)
     if confidence is None:                     # a trace without logits: the attention alone
         probs, others, other_probs = [0.0] * len(rows), [""] * len(rows), [0.0] * len(rows)
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from model.analysis.attention_math import batch_norm_drift, batch_norm_stats, layer_norm_stats, residual_stages
+from model.analysis.norms import batch_norm_drift, batch_norm_stats, layer_norm_stats, residual_stages
 from model.capture import schema
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
                                    residual_norm_figure, token_stats_figure)
@@ -12,7 +12,6 @@ from viz.figures.style import plotly_text
 from viz.folder_text import code_span
 from viz.i18n import t, words
 from viz import view
-from viz.view import qp_choice, qp_int, set_query
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, type_scale
 
@@ -61,15 +60,15 @@ def _stack_changed() -> None:
 def controls(cfg) -> tuple[str, int, str]:
     """Stack, layer and norm in one row; the options say what they are."""
     c1, c2, c3 = st.columns([1.3, 1, 3.4], vertical_alignment="center")
-    stack = c1.radio(t("layernorm.stack"), STACKS, index=STACKS.index(qp_choice("stack", STACKS, "encoder")),
+    stack = c1.radio(t("layernorm.stack"), STACKS, index=STACKS.index(view.read(view.STACK, choices=STACKS)),
                      horizontal=True,
                      key="ln-stack", on_change=_stack_changed, label_visibility="collapsed",
                      format_func=stack_name)
     n = schema.n_layers(cfg, stack)
-    layer = c2.selectbox(t("ui.layer"), list(range(n)), index=qp_int("layer", 0, 0, n - 1), key=f"ln-layer-{stack}",
+    layer = c2.selectbox(t("ui.layer"), list(range(n)), index=view.read(view.LAYER, hi=n - 1), key=f"ln-layer-{stack}",
                          format_func=lambda i: t("ui.layer_n", i=i), label_visibility="collapsed")
     norm_names = [k for k in NORMS if stack == "decoder" or k != "norm_cross"]
-    norm = c3.radio(t("layernorm.norm"), norm_names, index=norm_names.index(qp_choice("norm", norm_names, "norm_attn")),
+    norm = c3.radio(t("layernorm.norm"), norm_names, index=norm_names.index(view.read(view.NORM, choices=norm_names)),
                     horizontal=True, key=f"ln-norm-{stack}",
                     format_func=lambda k: t("layernorm.norm_option", place=norm_place(k, cfg.norm_first)),
                     label_visibility="collapsed")
@@ -100,7 +99,7 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
     mean_after, std_after = layer_norm_stats(x_norm)                                                 # [T]
     c_token, _ = st.columns([1, 2])
     token = c_token.selectbox(t("layernorm.token.pick"), list(range(len(tokens))), key=f"ln-token-{stack}",
-                               index=qp_int("token", 0, 0, len(tokens) - 1), format_func=lambda i: tokens[i])
+                               index=view.read(view.TOKEN, hi=len(tokens) - 1), format_func=lambda i: tokens[i])
     series = {t("layernorm.token.input"): x_in[token], t("layernorm.token.normalized"): x_norm[token],
               t("layernorm.token.output"): x_out[token]}
     tag = f"{ctx.model_id}-{stack}-L{layer}-{norm}"
@@ -197,7 +196,7 @@ def render() -> None:
     explain(ctx)
     st.header(t("layernorm.token.header"))
     token = one_token(ctx, stack, layer, norm, tokens)
-    set_query(stack=stack, layer=layer, norm=norm, token=token)
+    view.write_url({view.STACK: stack, view.LAYER: layer, view.NORM: norm, view.TOKEN: token})
     ln_vs_bn(ctx, x_in, tokens, f"{ctx.model_id}-{stack}-L{layer}-{norm}")
     residual_stream(ctx, labels)
 

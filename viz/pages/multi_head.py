@@ -5,22 +5,23 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.attention_math import (concat_heads, dim_labels, future_mask, head_summary, head_traits,
-                                           layer_norm, max_abs_error, output_projection, token_norms)
+from model.analysis.attention_math import concat_heads, dim_labels, future_mask, max_abs_error, output_projection
+from model.analysis.heads import head_summary, head_traits
+from model.analysis.norms import layer_norm, token_norms
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
 from viz.figures.multihead import (concat_heatmap, head_patterns, keys_that_fit, per_head_outputs, stage_heatmap,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
-from viz.i18n import kind_title, t, words
-from viz.view import qp_choice, qp_int, set_query
+from viz.i18n import catalogue_keys, kind_title, t, words
+from viz import view
 from viz.text import attention_labels
 from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
-# Long formulas are split into lines that fit a 1280x720 projector's page width (one line was cut at "…VW").
+# Long formulas are split into lines that fit a 1280x720 projector's page width (one line is cut at "…VW").
 MULTIHEAD_FORMULA = [r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O",
                      r"\mathrm{head}_i = \mathrm{Attention}(QW_i^Q,\;KW_i^K,\;VW_i^V)"]
 POST_NORM = r"x_{\text{next}} = \mathrm{LayerNorm}\big(x + \mathrm{MultiHead}(x)\big)"
@@ -31,21 +32,18 @@ PRE_NORM = r"x_{\text{next}} = x + \mathrm{MultiHead}(\mathrm{LayerNorm}(x))"
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-MULTIHEAD_TRAIT_KEYS = {
-    "self": "multihead.trait.self", "previous": "multihead.trait.previous", "next": "multihead.trait.next",
-    "far": "multihead.trait.far", "key": "multihead.trait.key", "sharp": "multihead.trait.sharp",
-    "broad": "multihead.trait.broad", "order": "multihead.trait.order",
-}
+MULTIHEAD_TRAIT_KEYS = catalogue_keys("multihead.trait", "self", "previous", "next", "far", "key", "sharp", "broad",
+                                      "order")
 
 
 def controls(cfg) -> tuple[str, int]:
     """Attention kind and layer in one compact row (the options say what they are)."""
     c_kind, c_layer = st.columns([5, 1], vertical_alignment="center")
-    kind = c_kind.radio(t("multihead.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")),
+    kind = c_kind.radio(t("multihead.kind"), KINDS, index=KINDS.index(view.read(view.KIND, choices=KINDS)),
                         horizontal=True,
                         key="mh-kind", format_func=kind_title, label_visibility="collapsed")
     n_layers = schema.n_layers(cfg, kind)
-    layer = c_layer.selectbox(t("ui.layer"), list(range(n_layers)), index=qp_int("layer", 0, 0, n_layers - 1),
+    layer = c_layer.selectbox(t("ui.layer"), list(range(n_layers)), index=view.read(view.LAYER, hi=n_layers - 1),
                               key=f"mh-layer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
                               label_visibility="collapsed")
     return kind, layer
@@ -77,7 +75,7 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
 
 
 def describe(patterns: np.ndarray, cols: list[str], positional: bool) -> list[str]:
-    """head_traits (model.analysis.attention_math): what sets each head apart, measured, in the page's language."""
+    """head_traits (model.analysis.heads): what sets each head apart, measured, in the page's language."""
     words = []
     for trait, v in head_traits(patterns, positional):
         values = {"share": f"{v['share']:.0%}"} if "share" in v else {}
@@ -134,7 +132,7 @@ def render() -> None:
 
     st.title(t("multihead.title"))
     kind, layer = controls(cfg)
-    set_query(kind=kind, layer=layer)
+    view.write_url({view.KIND: kind, view.LAYER: layer})
     names = sublayer_names(kind, layer, cfg.norm_first)
     rows, cols = attention_labels(trace.meta, kind)
     tag = f"{ctx.model_id}-{kind}-L{layer}"

@@ -13,8 +13,9 @@ from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, p
                                     word_order_figure)
 from viz.folder_text import code_span
 from viz.i18n import error_text, t, words
-from viz.services import encoder_patterns, paper_table, positional_table
-from viz.view import parse_index_list, qp_int, qp_str, set_query
+from viz.services.analyses import encoder_patterns, paper_table, positional_table
+from viz import view
+from viz.view import parse_index_list
 from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
 
@@ -40,7 +41,7 @@ def default_dims(d_model: int) -> list[int]:
 
 def dims_from_url(d_model: int) -> list[int]:
     default = default_dims(d_model)
-    raw = qp_str("dims")
+    raw = view.read(view.DIMS)
     if raw is None:
         return default
     try:
@@ -52,7 +53,7 @@ def dims_from_url(d_model: int) -> list[int]:
 
 
 def swap_from_url(n_src: int, default: tuple[int, int]) -> tuple[int, int]:
-    raw = qp_str("swap")
+    raw = view.read(view.SWAP)
     if raw is None:
         return default
     try:
@@ -146,7 +147,7 @@ def rotation_section(ctx, full_table: np.ndarray, learned: bool) -> int:
     rot_table = paper_table(max_len, d_model) if learned else full_table   # the model's own table
     offset_default = min(3, max_len - 1)
     offset = st.slider(t("positional.rotation.offset"), 1, max_len - 1,
-                       qp_int("offset", offset_default, 1, max_len - 1),
+                       view.read(view.OFFSET, default=offset_default, hi=max_len - 1),
                        key="pe-offset")
     m_k = rotation_matrix(offset, d_model)                                              # [D, D]
     errors = rotation_errors(rot_table, offset)                                         # [max_len - k]
@@ -209,7 +210,7 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
                      format_func=lambda i: src_labels[i])
     b = c2.selectbox(t("positional.order.with"), list(range(n_src)), index=swap_b, key="pe-swap-b",
                      format_func=lambda i: src_labels[i])
-    set_query(swap=f"{a},{b}" if (a, b) != default else None)
+    view.write_url({view.SWAP: f"{a},{b}" if (a, b) != default else None})
     if a == b:
         st.info(t("positional.order.same"))
         stop_page()
@@ -257,8 +258,8 @@ def render() -> None:
     st.title(t("positional.title"))
     n_default = min(64, max_len)
     c_slider, c_dims = st.columns([2, 3])
-    n_positions = c_slider.slider(t("positional.positions"), 2, max_len, qp_int("positions", n_default, 2, max_len),
-                                  key="pe-positions")
+    n_positions = c_slider.slider(t("positional.positions"), 2, max_len,
+                                  view.read(view.POSITIONS, default=n_default, hi=max_len), key="pe-positions")
     table = full_table[:n_positions]
     dims = curves_section(ctx, table, n_src, picker=c_dims)        # the picture: waves, slow to fast
     table_section(ctx, full_table, n_positions, n_src)             # every number, one click away
@@ -266,9 +267,9 @@ def render() -> None:
     why_section(ctx, learned)
     similarity_section(ctx, table, n_src, learned)
     offset = rotation_section(ctx, full_table, learned)
-    set_query(positions=n_positions if n_positions != n_default else None,
-              dims=",".join(map(str, dims)) if dims != default_dims(cfg.d_model) else None,
-              offset=offset if offset != min(3, max_len - 1) else None)
+    view.write_url({view.POSITIONS: n_positions if n_positions != n_default else None,
+                    view.DIMS: ",".join(map(str, dims)) if dims != default_dims(cfg.d_model) else None,
+                    view.OFFSET: offset if offset != min(3, max_len - 1) else None})
     norms_section(ctx, src_labels)
     word_order_section(ctx, src_tokens, src_labels)
 

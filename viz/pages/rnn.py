@@ -11,10 +11,13 @@ from model.capture import schema
 from model.errors import CheckpointError
 from viz.figures.attention import attention_heatmap
 from viz.figures.zoo import gallery
-from viz.i18n import error_text, t, words
+from viz.i18n import catalogue_keys, error_text, t, words
 from viz.rnn_view import RNN_SCORE_KEYS, RnnWords, accuracy_chart, model_name
-from viz.services import RNN_FOLDER, get_trace, make_example, model_ids, parse_symbols, rnn_models, rnn_reading
-from viz.view import qp_choice, qp_str, set_query
+from viz.services.models import model_ids
+from viz.services.rnn import RNN_FOLDER, rnn_models, rnn_reading
+from viz.services.traces import get_trace
+from viz.services.training import make_example, parse_symbols
+from viz import view
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, show_figure, type_scale
 
@@ -24,7 +27,7 @@ MAX_TOKENS = 64
 LOCAL_HALF_WIDTH = 1
 SCORES = list(RNN_SCORE_KEYS)
 # Catalogue keys of the zoo's weighting names, reused for the RNN's soft, hard and local variants
-WEIGHT_NAME_KEYS = {"soft": "zoo.weight_name.soft", "hard": "zoo.weight_name.hard"}
+WEIGHT_NAME_KEYS = catalogue_keys("zoo.weight_name", "soft", "hard")
 FORMULAS = (
     r"\text{no attention:}\quad c_i=c=[\overrightarrow{h}_S;\overleftarrow{h}_1]\quad\text{for every step } i",
     r"s_i=\mathrm{GRU}\big(s_{i-1},\,[y_{i-1};\,c_i]\big),\qquad p(y_i)=\mathrm{softmax}\big(W_o\tanh(W_r[s_i;c_i;y_{i-1}])\big)",
@@ -38,15 +41,16 @@ FORMULAS = (
 
 def controls() -> tuple[list[str], str]:
     c1, c2 = st.columns([5, 6])
-    text = c1.text_input(t("rnn.input"), qp_str("input", DEFAULT_INPUT, 80), max_chars=80, key="rnn-input")
-    score = c2.radio(t("rnn.score"), SCORES, index=SCORES.index(qp_choice("score", SCORES, "additive")),
-                     horizontal=True, key="rnn-score", format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
+    text = c1.text_input(t("rnn.input"), view.read(view.RNN_INPUT, default=DEFAULT_INPUT), max_chars=80, key="rnn-input")
+    score = c2.radio(t("rnn.score"), SCORES,
+                     index=SCORES.index(view.read(view.SCORE, choices=SCORES, default="additive")), horizontal=True,
+                     key="rnn-score", format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
     try:
         symbols = parse_symbols(text)
     except ValueError as e:
         st.warning(t("rnn.input.bad", error=plain(error_text(e)), default=DEFAULT_INPUT))
         symbols = parse_symbols(DEFAULT_INPUT)
-    set_query(input=" ".join(symbols) if text.strip() else None, score=score)
+    view.write_url({view.RNN_INPUT: " ".join(symbols) if text.strip() else None, view.SCORE: score})
     return symbols, score
 
 

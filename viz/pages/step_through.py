@@ -18,7 +18,6 @@ from viz.figures.style import Labels, plotly_text
 from viz.figures.vectors import cosine_map
 from viz.i18n import kind_title, t, words
 from viz import view
-from viz.view import qp_choice, qp_int, set_query
 from viz.text import attention_labels
 from viz.ui import data_table, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
@@ -65,7 +64,7 @@ class Head:
     query: int
     cfg: object
     names: object                 # schema.SublayerNames of the sublayer
-    model: object                 # viz/services.ModelView: the sublayer's W^Q, W^K, W^V as arrays
+    model: object                 # viz/services/models.ModelView: the sublayer's W^Q, W^K, W^V as arrays
     q_labels: list
     k_labels: list
     x_q: np.ndarray               # [Tq, D] the query side's input
@@ -118,11 +117,11 @@ def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
                 head_steps(q, k, v, names.causal), f"{ctx.model_id}-{kind}-L{layer}-H{head}")
 
 
-def _init_state(url_name: str, default: int, lo: int, hi: int, *part) -> None:
+def _init_state(value: view.Value, default: int, lo: int, hi: int, *part) -> None:
     """Seed the widget step-<part> from the URL once; afterwards the widget owns its value (no default+state
     clash)."""
     if not view.has(view.STEP_THROUGH, *part):
-        view.put(view.STEP_THROUGH, qp_int(url_name, default, lo, hi), *part)
+        view.put(view.STEP_THROUGH, view.read(value, default=default, lo=lo, hi=hi), *part)
     elif not lo <= view.get(view.STEP_THROUGH, *part) <= hi:   # a shorter sentence than before
         view.put(view.STEP_THROUGH, default, *part)
 
@@ -328,15 +327,15 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     """Kind on one line; layer, head, query and the Previous/Next buttons on the next; the steps under
     them. Returns (kind, layer, head, query, step)."""
     cfg = ctx.model.config
-    kind = st.radio(t("step.kind"), KINDS, index=KINDS.index(qp_choice("kind", KINDS, "encoder")), horizontal=True,
+    kind = st.radio(t("step.kind"), KINDS, index=KINDS.index(view.read(view.KIND, choices=KINDS)), horizontal=True,
                     key="step-kind", format_func=kind_title, on_change=_forget_query,
                     label_visibility="collapsed")
     q_labels, _ = attention_labels(ctx.trace.meta, kind)
     reads = ctx.trace.meta["tgt_in_tokens"]
     n_q = len(q_labels)
     query_key = view.key(view.STEP_THROUGH, "query", kind)
-    _init_state("query", 0, 0, n_q - 1, "query", kind)
-    _init_state("step", FIRST_STEP, 0, len(STEPS) - 1, "step")
+    _init_state(view.QUERY, 0, 0, n_q - 1, "query", kind)
+    _init_state(view.STEP, FIRST_STEP, 0, len(STEPS) - 1, "step")
     c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"step-{kind}",
@@ -380,7 +379,7 @@ def render() -> None:
     cfg = ctx.model.config
     st.title(t("step.title"))
     kind, layer, head, query, step = controls(ctx)
-    set_query(kind=kind, query=query, step=step)
+    view.write_url({view.KIND: kind, view.QUERY: query, view.STEP: step})
     h = load_head(ctx, kind, layer, head, query)
     show_view(VIEWS[step](h), step)
     st.caption(t("step.caption"))

@@ -8,12 +8,12 @@ from viz.figures.model_map import TOUR_BLOCKS
 from viz.i18n import t, words
 from viz.map_view import map_figure
 from viz.nav import PAGES
-from viz.services import resolve_model_dir
-from viz.presenter import TOUR_URL, neighbours, page_button, style_nav_buttons
+from viz.services.models import resolve_model_dir
+from viz.tour.buttons import TOUR_URL, neighbours, page_button, style_nav_buttons
 from viz import view
 from viz.state import Context, current
-from viz.tour_figures import FULL_FIGURES, STEP_FIGURES, step_pictures
-from viz.tour_steps import TOUR, TourStep
+from viz.tour.pictures import FULL_FIGURES, STEP_FIGURES, step_pictures
+from viz.tour.steps import TOUR, TourStep
 from viz.ui import show_figure, type_scale
 
 PAGES_DIR = Path(__file__).parent
@@ -25,7 +25,7 @@ def go(delta: int) -> None:
 
 def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
     """The step's pictures from the sidebar sentence, in place, each with one or two lines on how to read it:
-    the offline lesson's figures for the step (viz/tour_figures.step_pictures), so the tour and the lesson file
+    the offline lesson's figures for the step (viz/tour/pictures.step_pictures), so the tour and the lesson file
     agree (the multi-head step: the heads' grid, then the same layer's head view)."""
     if step.key not in STEP_FIGURES:
         return
@@ -100,7 +100,7 @@ def step_header(number: int, step: TourStep) -> None:
 def render() -> None:
     view.seed(view.TOUR_STEP, view.read(view.TOUR_STEP, hi=len(TOUR)))
     number = view.get(view.TOUR_STEP)
-    view.write_url(tour_step=number)
+    view.write_url({view.TOUR_STEP: number})
     step = TOUR[number - 1]
     ctx = current()
 

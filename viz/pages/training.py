@@ -6,13 +6,14 @@ import streamlit as st
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
-from viz.i18n import error_text, t, words
+from viz.i18n import catalogue_keys, error_text, t, words
 from viz.rnn_view import RNN_SCORE_KEYS, accuracy_chart, model_name
-from viz.services import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, get_trace, make_example, model_ids,
-                          parse_symbols, trace_toy, train_live, train_rnns, trained_lengths_note, training_slot,
-                          untrained_snapshot)
+from viz.services.models import model_ids
+from viz.services.rnn import train_rnns
+from viz.services.traces import get_trace
+from viz.services.training import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, make_example, parse_symbols, trace_toy,
+                                   train_live, trained_lengths_note, training_slot, untrained_snapshot)
 from viz import view
-from viz.view import qp_choice, qp_int, qp_str, set_query
 from viz.text import attention_labels, plain, position_labels
 from viz.ui import matrix_frame, show_figure, type_scale
 
@@ -24,15 +25,10 @@ GOAL_MAX_TOKENS = 64
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-TRAINING_COL_KEYS = {
-    "accuracy": "training.col.accuracy", "loss": "training.col.loss", "lr": "training.col.lr",
-    "seconds": "training.col.seconds"
-}
-TRAINING_SIZE_KEYS = {"medium": "training.size.medium", "small": "training.size.small", "tiny": "training.size.tiny"}
-TRAINING_TASK_KEYS = {"copy": "training.task.copy", "reverse": "training.task.reverse", "sort": "training.task.sort"}
-TRAINING_TASK_NOTE_KEYS = {
-    "copy": "training.task_note.copy", "reverse": "training.task_note.reverse", "sort": "training.task_note.sort"
-}
+TRAINING_COL_KEYS = catalogue_keys("training.col", "accuracy", "loss", "lr", "seconds")
+TRAINING_SIZE_KEYS = catalogue_keys("training.size", "medium", "small", "tiny")
+TRAINING_TASK_KEYS = catalogue_keys("training.task", "copy", "reverse", "sort")
+TRAINING_TASK_NOTE_KEYS = catalogue_keys("training.task_note", "copy", "reverse", "sort")
 
 
 def _request_training() -> None:
@@ -64,22 +60,23 @@ def head_name(layer: int, head: int | None) -> str:
 def controls(running: bool) -> tuple[str, str, int, str]:
     """Task, model size and steps in one row; the example and the Train button in a second."""
     c1, c2, c3 = st.columns([3, 3.4, 3.6])
-    task = c1.radio(t("training.task"), TASKS, index=TASKS.index(qp_choice("task", list(TASKS), "reverse")),
+    task = c1.radio(t("training.task"), TASKS, index=TASKS.index(view.read(view.TASK, choices=list(TASKS))),
                     key="train-task", horizontal=True, disabled=running,
                     format_func={k: t(TRAINING_TASK_KEYS[k]) for k in TASKS}.get)
     sizes = list(TOY_SIZES)
-    size = c2.radio(t("training.size"), sizes, index=sizes.index(qp_choice("size", sizes, "small")), key="train-size",
+    size = c2.radio(t("training.size"), sizes, index=sizes.index(view.read(view.SIZE, choices=sizes)), key="train-size",
                     horizontal=True, disabled=running, format_func={k: t(TRAINING_SIZE_KEYS[k]) for k in sizes}.get,
                     help=" · ".join(t("training.size.help", size=t(TRAINING_SIZE_KEYS[s]), d=d, heads=h, layers=n)
                                     for s, (d, h, n, _ff) in TOY_SIZES.items()))
-    steps = c3.slider(t("training.steps"), *STEPS_RANGE, qp_int("steps", 800, *STEPS_RANGE), step=10,
+    steps = c3.slider(t("training.steps"), *STEPS_RANGE,
+                      view.read(view.STEPS, default=800, lo=STEPS_RANGE[0], hi=STEPS_RANGE[1]), step=10,
                       key="train-steps", disabled=running)
     c1, c2 = st.columns([5, 1], vertical_alignment="bottom")
-    example = c1.text_input(t("training.example"), qp_str("example", DEFAULT_EXAMPLE, 80), key="train-example",
+    example = c1.text_input(t("training.example"), view.read(view.EXAMPLE, default=DEFAULT_EXAMPLE), key="train-example",
                             max_chars=80, disabled=running)
     c2.button(t("training.train"), type="primary", on_click=_request_training, disabled=running, key="train-button",
               width="stretch", help=t("training.train.help"))
-    set_query(task=task, size=size, steps=steps, example=example.strip() or None)
+    view.write_url({view.TASK: task, view.SIZE: size, view.STEPS: steps, view.EXAMPLE: example.strip() or None})
     return task, size, steps, example
 
 

@@ -8,10 +8,10 @@ from model.analysis.attention_math import causal_mask
 from model.capture import schema
 from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
-from viz.i18n import t, words
-from viz.services import fitted_zoo
+from viz.i18n import catalogue_keys, t, words
+from viz.services.analyses import fitted_zoo
 from viz.state import current
-from viz.view import qp_choice, qp_int, set_query
+from viz import view
 from viz.text import attention_labels
 from viz.ui import layer_head_pickers, matrix_frame, show_figure, type_scale
 
@@ -45,28 +45,18 @@ MAX_TOY_ROWS = 12
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
-ZOO_SCORE_NAME_KEYS = {
-    "additive": "zoo.score_name.additive", "cosine": "zoo.score_name.cosine", "dot": "zoo.score_name.dot",
-    "general": "zoo.score_name.general", "scaled": "zoo.score_name.scaled"
-}
-ZOO_WEIGHT_NAME_KEYS = {
-    "hard": "zoo.weight_name.hard", "local": "zoo.weight_name.local", "soft": "zoo.weight_name.soft"
-}
-ZOO_SCORE_HISTORY_KEYS = {
-    "additive": "zoo.score_history.additive", "cosine": "zoo.score_history.cosine", "dot": "zoo.score_history.dot",
-    "general": "zoo.score_history.general", "scaled": "zoo.score_history.scaled"
-}
-ZOO_WEIGHT_HISTORY_KEYS = {
-    "hard": "zoo.weight_history.hard", "local": "zoo.weight_history.local", "soft": "zoo.weight_history.soft"
-}
-ZOO_TABLE_EMPTY_KEYS = {"key": "zoo.table.empty.key", "query": "zoo.table.empty.query"}
-ZOO_TABLE_BLANK_KEYS = {"key": "zoo.table.blank.key", "query": "zoo.table.blank.query"}
-ZOO_TABLE_CUT_KEYS = {"key": "zoo.table.cut.key", "query": "zoo.table.cut.query"}
-ZOO_CENTRE_KEYS = {"argmax": "zoo.centre.argmax", "monotonic": "zoo.centre.monotonic"}
+ZOO_SCORE_NAME_KEYS = catalogue_keys("zoo.score_name", "additive", "cosine", "dot", "general", "scaled")
+ZOO_WEIGHT_NAME_KEYS = catalogue_keys("zoo.weight_name", "hard", "local", "soft")
+ZOO_SCORE_HISTORY_KEYS = catalogue_keys("zoo.score_history", "additive", "cosine", "dot", "general", "scaled")
+ZOO_WEIGHT_HISTORY_KEYS = catalogue_keys("zoo.weight_history", "hard", "local", "soft")
+ZOO_TABLE_EMPTY_KEYS = catalogue_keys("zoo.table.empty", "key", "query")
+ZOO_TABLE_BLANK_KEYS = catalogue_keys("zoo.table.blank", "key", "query")
+ZOO_TABLE_CUT_KEYS = catalogue_keys("zoo.table.cut", "key", "query")
+ZOO_CENTRE_KEYS = catalogue_keys("zoo.centre", "argmax", "monotonic")
 # The general and additive scores' weights: fitted to the chosen head (the model folder's zoo_fit.safetensors) or
 # random (toy example, a model without the file); their titles and the info box under the picture say which.
 WEIGHTED = ("general", "additive")
-ZOO_FITTED_KEYS = {"general": "zoo.fitted.general", "additive": "zoo.fitted.additive"}
+ZOO_FITTED_KEYS = catalogue_keys("zoo.fitted", "general", "additive")
 
 
 def copies_scaled_dot(data: dict) -> bool:
@@ -113,15 +103,16 @@ def weight_name(name: str) -> str:
     return t(ZOO_WEIGHT_NAME_KEYS[name])
 
 
-def pick(label: str, options: dict[str, str], param: str, default: str, key: str, horizontal: bool = True,
+def pick(label: str, options: dict[str, str], value: view.Value, key: str, horizontal: bool = True,
          help: str | None = None) -> str:
-    """A radio seeded from the URL parameter `param` and written back to it; options: each option's catalogue key."""
+    """A radio seeded from the view's `value` in the URL and written back to it; options: each option's catalogue
+    key."""
     keys = list(options)
-    start = keys.index(qp_choice(param, keys, default))
-    value = st.radio(label, keys, index=start, key=key, format_func=lambda o: t(options[o]),
-                     horizontal=horizontal, help=help)
-    set_query(**{param: value})
-    return value
+    start = keys.index(view.read(value, choices=keys))
+    choice = st.radio(label, keys, index=start, key=key, format_func=lambda o: t(options[o]),
+                      horizontal=horizontal, help=help)
+    view.write_url({value: choice})
+    return choice
 
 
 def clean_table(edited: pd.DataFrame, columns: list[str], name: str, default: pd.DataFrame) -> np.ndarray:
@@ -185,16 +176,16 @@ def source_controls(ctx) -> tuple[str, tuple[str, int, int] | None]:
     """First row: where Q and K come from and, for the model, which head. Returns (source, (kind, layer, head))."""
     c1, c2, c3 = st.columns([1.15, 1.75, 1.3])
     with c1:
-        source = pick(t("zoo.source"), SOURCES, "source", "model", "zoo-source", horizontal=False)
+        source = pick(t("zoo.source"), SOURCES, view.SOURCE, "zoo-source", horizontal=False)
     if source == "model" and (ctx is None or ctx.trace is None):
         st.info(t("zoo.no_sentence"))
         source = "toy"
     if source != "model":
-        set_query(kind=None, layer=None, head=None)
+        view.write_url({view.KIND: None, view.LAYER: None, view.HEAD: None})
         return source, None
     cfg = ctx.model.config
     with c2:
-        kind = pick(t("zoo.kind"), KINDS, "kind", "encoder", "zoo-kind", help=t("zoo.kind.help"))
+        kind = pick(t("zoo.kind"), KINDS, view.KIND, "zoo-kind", help=t("zoo.kind.help"))
     with c3:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"zoo-{kind}",
                                          allow_mean=False)
@@ -205,19 +196,19 @@ def method_controls() -> tuple[str, str, int, str]:
     """Second row: score function and weighting; local weighting adds its window and centre."""
     c1, c2 = st.columns([3, 2])
     with c1:
-        score = pick(t("zoo.score"), SCORE_OPTIONS, "score", "scaled", "zoo-score")
+        score = pick(t("zoo.score"), SCORE_OPTIONS, view.SCORE, "zoo-score")
     with c2:
-        weighting = pick(t("zoo.weighting"), WEIGHTING_OPTIONS, "weighting", "soft", "zoo-weighting")
-    half_width = qp_int("window", 1, 0, 10)
-    centre = qp_choice("centre", list(CENTRES), "argmax")
+        weighting = pick(t("zoo.weighting"), WEIGHTING_OPTIONS, view.WEIGHTING, "zoo-weighting")
+    half_width = view.read(view.WINDOW)
+    centre = view.read(view.CENTRE, choices=list(CENTRES))
     if weighting == "local":
         c1, c2 = st.columns([2, 3])
         half_width = c1.slider(t("zoo.window"), 0, 10, half_width, key="zoo-window")
         centre = c2.radio(t("zoo.centre"), list(CENTRES), index=list(CENTRES).index(centre), key="zoo-centre",
                           format_func={c: t(ZOO_CENTRE_KEYS[c]) for c in CENTRES}.get, horizontal=True)
-        set_query(window=half_width, centre=centre)
+        view.write_url({view.WINDOW: half_width, view.CENTRE: centre})
     else:
-        set_query(window=None, centre=None)
+        view.write_url({view.WINDOW: None, view.CENTRE: None})
     return score, weighting, half_width, centre
 
 

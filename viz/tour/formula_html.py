@@ -1,5 +1,5 @@
 """The tour's formulas (LaTeX, as the tour page shows them with st.latex) for the offline lesson
-(viz/lesson.py), which has no KaTeX and no network: as MathML (formula_mathml), which browsers draw
+(viz/tour/lesson.py), which has no KaTeX and no network: as MathML (formula_mathml), which browsers draw
 natively, for the subset of LaTeX the tour uses; and as HTML text (formula_html: fractions as a/b, sub- and
 superscripts, square roots with an overline, Greek letters and operators as Unicode), the fallback for a
 construct the MathML writer does not know (formula_block picks)."""

@@ -1,5 +1,5 @@
-"""The "Download this lesson as HTML" button at the top right of every page: viz/lesson.py's offline lesson of the
-sidebar's sentence, from the trace the pages already show (viz/services.py's cache), built only when clicked."""
+"""The "Download this lesson as HTML" button at the top right of every page: viz/tour/lesson.py's offline lesson of the
+sidebar's sentence, from the trace the pages already show (viz/services/traces.py's cache), built only when clicked."""
 from __future__ import annotations
 
 import re
@@ -8,8 +8,9 @@ from functools import partial
 import streamlit as st
 
 from viz.i18n import current_lang, t
-from viz.lesson import lesson_html
-from viz.services import cached_trace, resolve_model_dir
+from viz.tour.lesson import lesson_html
+from viz.services.models import resolve_model_dir
+from viz.services.traces import cached_trace
 from viz.state import Context, current
 
 # The lesson download at the top right, beside the page's title: its row takes no height (the button hangs

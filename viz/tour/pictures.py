@@ -1,6 +1,6 @@
-"""The guided tour's pictures, one per step (viz/tour_steps.py; the multi-head step has two: its heads' grid and
+"""The guided tour's pictures, one per step (viz/tour/steps.py; the multi-head step has two: its heads' grid and
 their head view), drawn from one sentence's Trace by the figure builders the pages use. The tour page draws
-them in place and the offline lesson (viz/lesson.py) writes them to its file, both through step_pictures: the
+them in place and the offline lesson (viz/tour/lesson.py) writes them to its file, both through step_pictures: the
 same pictures in both.
 
 Each draw(trace, model_dir, words) takes its words from `words` (viz.i18n.words(lang)) when it builds the
@@ -14,17 +14,18 @@ from typing import Callable, NamedTuple
 
 import json
 
-import pandas as pd
 import plotly.graph_objects as go
 
 from model.analysis import heads as head_stats
 from model.analysis import regularize
 from model.analysis import zoo
 from model.analysis import zoo_fit
-from model.analysis.attention_math import dim_labels, layer_norm_stats, softmax
+from model.analysis.attention_math import dim_labels, softmax
+from model.analysis.norms import layer_norm_stats
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.trace import Trace
+from model.io.models import model_file_text
 from viz.figures import attention_figure, heads_figure, token_labels
 from viz.figures.decoding import confidence_bars
 from viz.figures.heads import layer_head_heatmap
@@ -33,17 +34,16 @@ from viz.figures.positional import pe_heatmap
 from viz.figures.regularize import ffn_units_figure, smoothing_figure
 from viz.figures.step import level_ticks
 from viz.figures.style import NORMAL, Labels, TypeScale, Words, plotly_text, signed_heatmap
-from viz.figures.training import clean_train_log, loss_curve, mark_run_ends, run_ends
+from viz.figures.training import loss_curve, mark_run_ends, read_train_log, run_ends
 from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
 from viz.map_view import head_view_figure
 from viz.rnn_view import accuracy_chart
 from viz.text import position_labels
-from viz.tour_steps import TourStep
+from viz.tour.steps import TourStep
 
 RNN_METRICS = ("rnn-reverse", "metrics.json")   # beside the model's folder: the shipped RNNs' measurements
 RNN_METRICS_LIMIT = 2**20
-TRAIN_LOG_LIMIT = 8 * 2**20   # bytes of train_log.csv read (checked before reading), as viz/services.MODEL_FILE_LIMITS
 
 # About how wide a tour figure's plot area is drawn on a projector (1280x720, sidebar open; the lesson's page
 # is wider): dimension labels are thinned for it, d0 d32 d64 … for d_model 256, level (step.level_ticks).
@@ -108,7 +108,7 @@ def positional_figure(trace: Trace, model_dir: Path | None, words: Words,
                     words("step.cosine.value"))
     fig = cosine_map(cos, positions, labels, width_px=type_scale.page_px, type_scale=type_scale)
     # sinusoidal positions are all alike to some degree (0.7..1 in a short sentence): on the fixed -1..1 scale
-    # every cell was the same dark red; a sequential scale over the range shown lets near vs far show
+    # every cell would be the same dark red; a sequential scale over the range shown lets near vs far show
     low = float(cos.min())
     if low < 1.0:
         fig.data[0].update(colorscale="Reds", zmin=low, zmax=1.0)
@@ -128,8 +128,8 @@ def positional_table_figure(trace: Trace, model_dir: Path | None, words: Words,
     for note in fig.layout.annotations:
         note.update(yref="paper", y=1, yanchor="bottom", yshift=2)
     # Two lines above the map, each on its own: the title at the top of the figure, the label on the map's top
-    # edge, and a top margin that holds both (at 60 px plotly centred the title where the label sat, and in
-    # presenter sizes the two ran into each other over the map).
+    # edge, and a top margin that holds both (at 60 px plotly centres the title where the label sits, and in
+    # presenter sizes the two run into each other over the map).
     fig.update_layout(title=dict(yref="container", y=1, yanchor="top", pad=dict(t=6)),
                       margin=dict(t=pe_title_margin(type_scale)))
     return fig
@@ -254,12 +254,12 @@ def training_figure(trace: Trace, model_dir: Path | None, words: Words,
                     type_scale: TypeScale = NORMAL) -> go.Figure | None:
     """The model's own loss curve, when its folder ships a readable training log (toy models ship none):
     a lesson is about the sentence, so a broken log costs this figure, not the file."""
-    log_path = model_dir / "train_log.csv" if model_dir else None
-    if log_path is None or not log_path.is_file() or log_path.stat().st_size > TRAIN_LOG_LIMIT:
-        return None
     try:
-        log = clean_train_log(pd.read_csv(log_path))
-    except ValueError:   # pandas ParserError included
+        text = model_file_text(model_dir, "train_log.csv") if model_dir else None   # within its size limit
+        if text is None:
+            return None
+        log = read_train_log(text)
+    except (ValueError, OSError):   # too big, not a regular file, not a log
         return None
     fig = loss_curve(log, words, title=words("fig.loss.title", model=trace.meta["model_id"]), type_scale=type_scale)
     return mark_run_ends(fig, run_ends(log), words, type_scale)

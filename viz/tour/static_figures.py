@@ -1,7 +1,7 @@
 """Every figure of a trace as a static file (PDF, SVG, PNG) for slides and papers: the guided tour's pictures, as
-the app and the offline lesson draw them (viz/tour_figures.step_pictures), converted by viz/figures/static.py.
+the app and the offline lesson draw them (viz/tour/pictures.step_pictures), converted by viz/figures/static.py.
 
-    from viz.static_figures import write_figures
+    from viz.tour.static_figures import write_figures
     write_figures(trace, "figures/", model_dir=bundle.path, formats=("pdf", "png"))
 """
 from __future__ import annotations
@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 
 from viz.figures.static import FORMATS, save_figure
 from viz.i18n import DEFAULT_LANG, LANGS, words
-from viz.tour_figures import step_pictures
-from viz.tour_steps import TOUR
+from viz.tour.pictures import step_pictures
+from viz.tour.steps import TOUR
 
 
 def trace_figures(trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG) -> list[tuple[str, go.Figure]]:

@@ -1,15 +1,15 @@
 """One sentence's guided tour as a single HTML file: it opens from a USB stick with the network off.
 
-The tour's steps (viz/tour_steps.py) in order, each with its explanation, its formula as MathML
-(viz/formula_html.py; the browser draws it, no script or font is fetched) and its interactive figures, the tour
-page's own (viz/tour_figures.step_pictures; the multi-head step's head view isolates a head on a legend click,
+The tour's steps (viz/tour/steps.py) in order, each with its explanation, its formula as MathML
+(viz/tour/formula_html.py; the browser draws it, no script or font is fetched) and its interactive figures, the tour
+page's own (viz/tour/pictures.step_pictures; the multi-head step's head view isolates a head on a legend click,
 plotly's own, no server), from a real trace
 of the real model (model.inference.pipeline.trace_sentence; this module only reads the Trace, as the figures
 do). plotly.js is inlined once, its cartesian partial bundle (viz/vendor: 1.5 MB, the full one is 4.8 MB; the
 lesson draws heatmaps, bars and lines only), no other file or CDN is referenced, and every piece of user
 text is escaped, so a sentence containing <script> shows as text and runs nothing. No Streamlit here.
 
-One file for one view wherever it is written: the app's download button (viz/lesson_ui.py) and the command
+One file for one view wherever it is written: the app's download button (viz/tour/download.py) and the command
 line (transformer_viz/lesson.py) write the same bytes. The figures get plotly's own template whatever the
 process's default is (importing Streamlit's plotly_chart makes its "streamlit" template the default, which has
 no automargin: the download button's file lost the layer labels and drew axis titles over the ticks), and
@@ -29,15 +29,15 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from model.capture.trace import Trace
-from viz.formula_html import formula_block
+from viz.tour.formula_html import formula_block
 from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message, words
-from viz.tour_figures import step_pictures
-from viz.tour_steps import TOUR, TourStep
+from viz.tour.pictures import step_pictures
+from viz.tour.steps import TOUR, TourStep
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 # The lesson's figures draw with plotly.py's own template, not the process's default (see above)
 FIGURE_TEMPLATE = "plotly"
-PLOTLY_BUNDLE = Path(__file__).with_name("vendor") / "plotly-cartesian.min.js"
+PLOTLY_BUNDLE = Path(__file__).parents[1] / "vendor" / "plotly-cartesian.min.js"
 # What the bundle draws (viz/vendor/README.md); a lesson figure of another trace type is refused, not left blank
 BUNDLE_TRACE_TYPES = frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour",
                                 "image", "pie", "scatter", "scatterternary", "violin"})
@@ -137,8 +137,8 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
             div = _figure_div(picture.figure, div_id=f"figure-{number}-{index}")
             how = _how(message(lang, picture.reading))
             # the reading comes first in the file (shown after by CSS order): plotly sizes a figure to its box when
-            # its script runs, and with the reading not yet parsed the box was the page's whole width; the
-            # head view drew 1,100 px wide over its reading
+            # its script runs, and with the reading not yet parsed the box is the page's whole width (the
+            # head view would be 1,100 px wide, over its reading)
             parts.append(f'<div class="beside">{how}<div class="picture">{div}</div></div>' if picture.narrow
                          else div + how)
         if not pictures:     # only the training step can lack its data

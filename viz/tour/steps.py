@@ -14,7 +14,7 @@ class Link:
 class TourStep:
     """One step: its words are in viz/locales/*.json under tour.<key>: .title, .text (2-3 sentences, our own
     words), .reading (how to read its picture), .link0, .link1… (one per link); its picture is
-    viz/tour_figures.py STEP_FIGURES[key]."""
+    viz/tour/pictures.py STEP_FIGURES[key]."""
     key: str
     formula: str                 # LaTeX
     links: tuple[Link, ...]
