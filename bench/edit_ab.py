@@ -1,0 +1,123 @@
+"""Editing the sentence, two trees side by side: a past main (A) and this tree (B), each served by its own
+`streamlit run app.py`, the same new 32-token sentence typed into each explorer in turn (Chromium), from
+Ctrl+Enter until the new sentence's heatmap is drawn.
+
+    python bench/edit_ab.py [--quick] [--rounds 7] [--base 69fc371] [--tokens 32]
+
+The rounds alternate which tree goes first, so a shared, loaded machine slows both alike: only the ratio of
+one run counts. Tree A is `git archive BASE` unpacked in a temporary folder (nothing of this repository's git
+state changes). Prints each tree's median and p90 and the ratio B/A.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from common import ROOT, SentenceMaker, Server, explorer_url, log, median, percentile, table
+
+from browser_utils import browser  # noqa: E402
+
+BASE = "69fc371"          # main of 2026-11-23
+TIMEOUT_MS = 300_000
+
+# The script has finished, nothing is stale, and the large heatmap's x ticks show a token the previous sentence
+# lacked. Labels are compared without their position prefix ("3 ▁house"): a tree whose model leads the source
+# with a style token numbers the same words one further.
+EDIT_DRAWN_JS = """(wanted) => {
+  if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
+  if (document.querySelector('[data-testid="stException"]')) return true;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  if (plots.length < 2) return false;
+  const words = new Set(plots.flatMap(p => [...p.querySelectorAll('.xtick text')]
+    .map(e => e.textContent.replace(/^\\d+ /, ''))));
+  return wanted.some(w => words.has(w));
+}"""
+
+
+def unpack(commit: str, into: Path) -> Path:
+    """The tree of `commit` as files under `into` (git archive: no worktree, no ref touched)."""
+    archive = into / "tree.tar"
+    subprocess.run(["git", "archive", "--format=tar", "-o", str(archive), commit], cwd=ROOT, check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "tree", filter="data")
+    archive.unlink()
+    return into / "tree"
+
+
+def fresh_words(maker: SentenceMaker, text: str, previous: str) -> list[str]:
+    """Tokens (without positions) of `text` that `previous` lacks: the page shows them only once redrawn."""
+    strip = lambda labels: [label.split(" ", 1)[1] for label in labels]  # noqa: E731
+    old = set(strip(maker.labels(previous)))
+    new = [w for w in strip(maker.labels(text)) if w not in old]
+    if not new:
+        raise ValueError("the new sentence has no token the old one lacks")
+    return new
+
+
+def submit(page, text: str, wanted: list[str]) -> float:
+    box = page.get_by_label("Sentence", exact=True)
+    box.fill(text)
+    start = time.perf_counter()
+    box.press("Control+Enter")
+    page.wait_for_function(EDIT_DRAWN_JS, arg=wanted, timeout=TIMEOUT_MS, polling=20)
+    elapsed = time.perf_counter() - start
+    if page.locator('[data-testid="stException"]').count():
+        raise AssertionError("the page shows an exception")
+    return elapsed
+
+
+def open_page(chromium, server: Server, text: str, wanted: list[str]):
+    page = chromium.new_page(viewport={"width": 1600, "height": 1000})
+    page.goto(explorer_url(server.url, "en-es", text))
+    page.wait_for_function(EDIT_DRAWN_JS, arg=wanted, timeout=TIMEOUT_MS, polling=100)
+    return page
+
+
+def load() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 timed rounds")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--warm", type=int, default=2, help="untimed edits first, on each tree")
+    parser.add_argument("--base", default=BASE, help="commit of tree A")
+    parser.add_argument("--tokens", type=int, default=32)
+    args = parser.parse_args(argv)
+    rounds = 3 if args.quick else args.rounds
+    maker = SentenceMaker(seed=36)
+    log(f"load average {load()} (1/5/15 min) at the start")
+    times: dict[str, list[float]] = {"A": [], "B": []}
+    with tempfile.TemporaryDirectory(prefix="edit-ab-") as tmp:
+        trees = {"A": unpack(args.base, Path(tmp)), "B": ROOT}
+        with Server(root=trees["A"]) as server_a, Server(root=trees["B"]) as server_b, browser() as chromium:
+            servers = {"A": server_a, "B": server_b}
+            previous = maker.sentence(args.tokens)
+            pages = {name: open_page(chromium, s, previous, fresh_words(maker, previous, "")) for name, s in servers.items()}
+            for i in range(args.warm + rounds):
+                text = maker.sentence(args.tokens)
+                wanted = fresh_words(maker, text, previous)
+                for name in ("AB" if i % 2 == 0 else "BA"):
+                    seconds = submit(pages[name], text, wanted)
+                    if i >= args.warm:
+                        times[name].append(seconds)
+                    log(f"{'warm-up' if i < args.warm else f'round {i - args.warm + 1}'}: {name} {seconds:.3f} s")
+                previous = text
+    log(f"load average {load()} (1/5/15 min) at the end")
+    rows = [[f"{name}: {'main at ' + args.base if name == 'A' else 'this tree'}", len(ts), f"{median(ts):.3f} s",
+             f"{percentile(ts, 90):.3f} s"] for name, ts in times.items()]
+    ratio = median(times["B"]) / median(times["A"])
+    print(table(["tree", "edits", "median", "p90"], rows))
+    print(f"ratio B/A (medians): {ratio:.2f}")
+    return {"times": times, "ratio": ratio}
+
+
+if __name__ == "__main__":
+    main()
