@@ -107,6 +107,15 @@ def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: 
     st.caption(t("headview.read"))
 
 
+def lines_below(kind: str, layer: int):
+    """Under a full-width map the lines are a screen or more down the page: folded there, and built and drawn
+    only while the reader has them open (an edit of the sentence drew them unseen, ~0.2-0.4 s at 32 tokens on a
+    loaded machine). The container to draw them in, or None while folded."""
+    folded = st.expander(t("headview.title", kind=kind_title(kind), layer=layer), key="explorer-lines-open",
+                         on_change="rerun")
+    return folded if folded.open else None
+
+
 def strongest_links(weights: np.ndarray, rows: list[str], cols: list[str], limit: int = 12) -> str:
     top = np.argmax(weights, axis=1)
     links = " · ".join(f"{plain(rows[i].split(' ', 1)[1])} → {plain(cols[j].split(' ', 1)[1])}"   # tokens in Markdown
@@ -124,17 +133,20 @@ def render() -> None:
     overview(ctx, kind, patterns, layer, head)
     st.caption(how_to_read(kind, len(rows), len(cols)))
     # the head's lines beside the map while the map's key labels fit in half the page; else (a long sentence)
-    # the map takes the page's width, the lines below it (in half a page plotly dropped every second key)
+    # the map takes the page's width, the lines folded below it (in half a page plotly dropped every second key)
     beside = key_labels_fit(type_scale().page_px / 2, len(cols), type_scale())
     # at most WINDOW_ROWS tokens: the map and the lines under it stay within a screen more than a short sentence's
     size = min(WINDOW_ROWS, map_window(type_scale().page_px / (2 if beside else 1), type_scale()))
     shown = windows(kind, patterns, layer, size)
-    c_map, c_lines = st.columns(2) if beside else (st.container(), st.container())
+    c_map, c_lines = st.columns(2) if beside else (st.container(), None)
     with c_map:
         weights = one_head(ctx, kind, patterns, layer, head, rows, cols, shown, beside)
         st.caption(strongest_links(weights, rows, cols))
-    with c_lines:
-        head_lines(ctx, kind, patterns, layer, head, rows, cols, shown)
+    if not beside:
+        c_lines = lines_below(kind, layer)
+    if c_lines is not None:
+        with c_lines:
+            head_lines(ctx, kind, patterns, layer, head, rows, cols, shown)
     with st.expander(t("explorer.how.title"), expanded=False):
         st.markdown(t("explorer.how"))
         st.latex(FORMULA)
