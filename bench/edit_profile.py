@@ -24,7 +24,7 @@ PARTS = [
     ("whole script run", "_run_script", "script_runner.py"),
     ("trace (tokenize, decode, capture)", "get_trace", "services.py"),
     ("sidebar", "sidebar", "sidebar.py"),
-    ("explorer page", "render", "explorer.py"),
+    ("page (presenter.run_page)", "run_page", "presenter.py"),
     ("  grid of all heads (build)", "model_view", "attention.py"),
     ("  large map (build)", "attention_heatmap", "attention.py"),
     ("  head view lines (build)", "head_view_figure", "map_view.py"),
@@ -78,6 +78,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=32)
     parser.add_argument("--edits", type=int, default=3)
+    parser.add_argument("--wall", action="store_true", help="wall time of each edit only, no cProfile (which slows "
+                        "Python-heavy parts such as plotly's checks several times more than torch)")
     parser.add_argument("--no-browser", action="store_true", help="no drawing times (no Chromium)")
     parser.add_argument("--top", type=int, default=0, help="also print cProfile's top N by cumulative time")
     args = parser.parse_args(argv)
@@ -87,16 +89,19 @@ def main(argv=None) -> None:
     at.text_area(key="text").set_value(maker.sentence(args.tokens)).run()   # warm
     walls, profile = [], cProfile.Profile()
     profile_script_runs(profile)
-    profiling = True
+    profiling = not args.wall
     for _ in range(args.edits):
         text = maker.sentence(args.tokens)
         started = time.perf_counter()
         at.text_area(key="text").set_value(text).run()
         walls.append(time.perf_counter() - started)
         assert not at.exception, [e.value for e in at.exception]
+    print(f"{args.edits} edits at {args.tokens} tokens, AppTest wall median {median(walls) * 1000:.0f} ms, min "
+          f"{min(walls) * 1000:.0f} ms{'' if args.wall else ' (under cProfile)'}")
+    if args.wall:
+        return
     stats = pstats.Stats(profile)
-    print(f"{args.edits} edits at {args.tokens} tokens, AppTest wall median {median(walls) * 1000:.0f} ms "
-          f"(under cProfile); per edit:")
+    print("per edit (cProfile, cumulative):")
     for label, total, calls in part_times(stats):
         print(f"  {label:40} {total / args.edits * 1000:8.1f} ms  ({calls / args.edits:g} calls)")
     charts = {chart_name(chart.proto.id, i): chart.proto.spec for i, chart in enumerate(at.get("plotly_chart"))}

@@ -122,6 +122,27 @@ def test_a_long_sentence_gives_the_explorer_map_the_page_width():
     assert _block_of(short, "explorer-main") is _block_of(short, "explorer-lines")
 
 
+def test_a_rerun_that_changes_nothing_drawn_builds_no_figure_again(monkeypatch):
+    """The explorer's figures are kept for the session while what they show is the same: a rerun (a slider
+    moved, the lines opened) reuses them; a new sentence builds them anew."""
+    import viz.figures.attention as attention
+    import viz.map_view as map_view
+
+    built = []
+    for module, name in ((attention, "model_view"), (attention, "attention_heatmap"), (map_view, "head_view_figure")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
+    at = run_page("explorer.py", model="en-es", text=SENTENCE)
+    no_exceptions(at)
+    assert sorted(built) == ["attention_heatmap", "head_view_figure", "model_view"]
+    first = [c.proto.spec for c in at.get("plotly_chart")]
+    at.run()
+    assert len(built) == 3 and [c.proto.spec for c in at.get("plotly_chart")] == first
+    at.text_area(key="text").set_value("The woman saw a dog.").run()
+    no_exceptions(at)
+    assert len(built) == 6
+
+
 # -- in Chromium --------------------------------------------------------------------------------------------
 def _open(chromium, url):
     from browser_utils import wait_for_app

@@ -12,7 +12,7 @@ from viz.i18n import kind_title, t, words
 from viz.map_view import head_view_figure
 from viz import view
 from viz.state import Context
-from viz.view import qp_choice, set_query
+from viz.view import qp_choice, session_memo, set_query
 from viz.text import attention_labels, plain
 from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, token_window
 from viz.ui import type_scale
@@ -52,9 +52,10 @@ def controls(cfg) -> tuple[str, int, int | None]:
 def overview(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None) -> None:
     """Every layer x head as clickable thumbnails."""
     n_layers, n_heads = patterns.shape[:2]
-    grid = model_view(patterns, words(),
-                      title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
-                      selected=(layer, head), masked=future_mask(kind, *patterns.shape[-2:]), type_scale=type_scale())
+    # a rerun that changes nothing drawn here (a slider moved, the lines opened) reuses the last run's figure
+    grid = session_memo("explorer-grid", (ctx.trace_key, kind, layer, head, words(), type_scale()), lambda: model_view(
+        patterns, words(), title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
+        selected=(layer, head), masked=future_mask(kind, *patterns.shape[-2:]), type_scale=type_scale()))
     st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
                     config={"displaylogo": False})
 
@@ -75,6 +76,11 @@ def windows(kind: str, patterns: np.ndarray, layer: int, size: int) -> tuple[sli
     return queries, keys
 
 
+def window_key(shown: tuple[slice, slice]) -> tuple[int, ...]:
+    """The window's rows and columns as a memo key (a slice cannot be hashed)."""
+    return tuple(i for part in shown for i in (part.start, part.stop))
+
+
 def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols,
              shown: tuple[slice, slice], half: bool = True) -> np.ndarray:
     """The picked head's map (the layer's mean of heads when head is None), in half the page or (half=False) all
@@ -88,9 +94,10 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     width = type_scale().page_px / (2 if half else 1)
     masked = future_mask(kind, *patterns.shape[-2:])
     queries, keys = shown
-    fig = attention_heatmap(weights[queries, keys], rows[queries], cols[keys], words(), title=title,
-                            masked=None if masked is None else masked[queries, keys], type_scale=type_scale(),
-                            width_px=width)
+    fig = session_memo("explorer-map", (ctx.trace_key, kind, layer, head, window_key(shown), width, words(),
+                                        type_scale()), lambda: attention_heatmap(
+        weights[queries, keys], rows[queries], cols[keys], words(), title=title,
+        masked=None if masked is None else masked[queries, keys], type_scale=type_scale(), width_px=width))
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
                 matrix_frame(weights, rows, cols), key="explorer-main")
     return weights
@@ -101,8 +108,10 @@ def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: 
     """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the
     others), the queries and keys `shown`."""
     queries, keys = shown
-    fig = head_view_figure(patterns[layer][:, queries, keys], rows[queries], cols[keys], kind, layer, words(),
-                           selected_head=head, type_scale=type_scale(), titled=False)
+    fig = session_memo("explorer-lines", (ctx.trace_key, kind, layer, head, window_key(shown), words(), type_scale()),
+                       lambda: head_view_figure(patterns[layer][:, queries, keys], rows[queries], cols[keys], kind,
+                                                layer, words(), selected_head=head, type_scale=type_scale(),
+                                                titled=False))
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-lines", key="explorer-lines")
     st.caption(t("headview.read"))
 
