@@ -2,7 +2,7 @@
 `streamlit run app.py`, the same new 32-token sentence typed into each explorer in turn (Chromium), from
 Ctrl+Enter until the new sentence's heatmap is drawn.
 
-    python bench/edit_ab.py [--quick] [--rounds 7] [--base 69fc371] [--tokens 32]
+    python bench/edit_ab.py [--quick] [--rounds 7] [--base 69fc371] [--tokens 32] [--write]
 
 The rounds alternate which tree goes first, so a shared, loaded machine slows both alike: only the ratio of
 one run counts. Tree A is `git archive BASE` unpacked in a temporary folder (nothing of this repository's git
@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, SentenceMaker, Server, explorer_url, log, median, percentile, table
+from common import (ROOT, Check, Section, SentenceMaker, Server, explorer_url, log, median, percentile, report,
+                    table)
 
 from browser_utils import browser  # noqa: E402
 
@@ -83,17 +84,19 @@ def load() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main(argv=None) -> dict:
+def main(argv=None) -> Section:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 timed rounds")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--warm", type=int, default=2, help="untimed edits first, on each tree")
     parser.add_argument("--base", default=BASE, help="commit of tree A")
     parser.add_argument("--tokens", type=int, default=32)
+    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     rounds = 3 if args.quick else args.rounds
     maker = SentenceMaker(seed=36)
-    log(f"load average {load()} (1/5/15 min) at the start")
+    load_start = load()
+    log(f"load average {load_start} (1/5/15 min) at the start")
     times: dict[str, list[float]] = {"A": [], "B": []}
     with tempfile.TemporaryDirectory(prefix="edit-ab-") as tmp:
         trees = {"A": unpack(args.base, Path(tmp)), "B": ROOT}
@@ -110,13 +113,27 @@ def main(argv=None) -> dict:
                         times[name].append(seconds)
                     log(f"{'warm-up' if i < args.warm else f'round {i - args.warm + 1}'}: {name} {seconds:.3f} s")
                 previous = text
-    log(f"load average {load()} (1/5/15 min) at the end")
+    load_end = load()
+    log(f"load average {load_end} (1/5/15 min) at the end")
     rows = [[f"{name}: {'main at ' + args.base if name == 'A' else 'this tree'}", len(ts), f"{median(ts):.3f} s",
              f"{percentile(ts, 90):.3f} s"] for name, ts in times.items()]
     ratio = median(times["B"]) / median(times["A"])
-    print(table(["tree", "edits", "median", "p90"], rows))
-    print(f"ratio B/A (medians): {ratio:.2f}")
-    return {"times": times, "ratio": ratio}
+    body = "\n".join([
+        f"Chromium (headless) against two `streamlit run app.py` at once: A, the main of {args.base} (`git archive`), "
+        f"and B, this tree; the explorer, a new {args.tokens}-token sentence typed into each in turn (the order "
+        f"alternating), from Ctrl+Enter until the script has finished, nothing is stale and the large map's ticks show "
+        f"the new tokens. {args.warm} untimed edits first. Load average {load_start} at the start, {load_end} at the "
+        "end (1/5/15 min; 2 CPUs shared with other work): only the ratio of one run counts. Where an edit's time goes: "
+        "the next section and [performance-fixes.md](performance-fixes.md#editing-the-sentence-on-the-explorer).",
+        "",
+        table(["tree", "edits", "median", "p90"], rows),
+        "",
+        f"Ratio B/A of the medians: **{ratio:.2f}**.",
+    ])
+    section = Section("edit_ab", f"Editing the sentence: this tree against the main of {args.base}", body,
+                      [Check(f"an edit at {args.tokens} tokens no slower than at {args.base} (B/A ≤ 1, one run)",
+                             f"{ratio:.2f}", ratio <= 1.0)])
+    return report(section, args.write)
 
 
 if __name__ == "__main__":

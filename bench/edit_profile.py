@@ -2,7 +2,7 @@
 a new sentence typed, that run profiled (cProfile); prints the cumulative time of the parts each edit runs and
 the size of every chart's JSON the browser receives.
 
-    python bench/edit_profile.py [--tokens 32] [--edits 3] [--top 40]
+    python bench/edit_profile.py [--tokens 32] [--edits 5] [--lines-open] [--top 40] [--write]
 
 Not timed by bench/run_all.py: a tool to find what an edit pays for (bench/edit_ab.py times it end to end).
 """
@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import cProfile
 import logging
+import os
 import pstats
 import time
 
-from common import SentenceMaker, median  # noqa: F401  (sys.path for model/, viz/, tests/)
+from common import Section, SentenceMaker, median, report, table  # (also sys.path for model/, viz/, tests/)
 
 from apptest_utils import run_page  # noqa: E402
 from map_headview import browser_ms  # noqa: E402
@@ -73,44 +74,65 @@ def chart_name(element_id: str, i: int) -> str:
     return element_id.split("-", 2)[-1] if element_id.count("-") >= 2 else f"chart {i}"
 
 
-def main(argv=None) -> None:
+def edit(at, maker: SentenceMaker, n_tokens: int) -> float:
+    started = time.perf_counter()
+    at.text_area(key="text").set_value(maker.sentence(n_tokens)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return time.perf_counter() - started
+
+
+def main(argv=None) -> Section:
     global profiling
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=32)
-    parser.add_argument("--edits", type=int, default=3)
-    parser.add_argument("--wall", action="store_true", help="wall time of each edit only, no cProfile (which slows "
-                        "Python-heavy parts such as plotly's checks several times more than torch)")
+    parser.add_argument("--edits", type=int, default=5)
+    parser.add_argument("--lines-open", action="store_true", help="with the head view's lines opened below the map")
     parser.add_argument("--no-browser", action="store_true", help="no drawing times (no Chromium)")
     parser.add_argument("--top", type=int, default=0, help="also print cProfile's top N by cumulative time")
+    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     maker = SentenceMaker(seed=7)
     logging.getLogger("streamlit").setLevel(logging.ERROR)
+    load_before = os.getloadavg()[0]
     at = run_page("explorer.py", text=maker.sentence(args.tokens))
-    at.text_area(key="text").set_value(maker.sentence(args.tokens)).run()   # warm
-    walls, profile = [], cProfile.Profile()
+    if args.lines_open:
+        at.session_state["explorer-lines-open"] = True
+    edit(at, maker, args.tokens)                                                         # warm
+    walls = [edit(at, maker, args.tokens) for _ in range(args.edits)]       # cProfile slows plotly's Python most
+    profile = cProfile.Profile()
     profile_script_runs(profile)
-    profiling = not args.wall
+    profiling = True
     for _ in range(args.edits):
-        text = maker.sentence(args.tokens)
-        started = time.perf_counter()
-        at.text_area(key="text").set_value(text).run()
-        walls.append(time.perf_counter() - started)
-        assert not at.exception, [e.value for e in at.exception]
-    print(f"{args.edits} edits at {args.tokens} tokens, AppTest wall median {median(walls) * 1000:.0f} ms, min "
-          f"{min(walls) * 1000:.0f} ms{'' if args.wall else ' (under cProfile)'}")
-    if args.wall:
-        return
+        edit(at, maker, args.tokens)
+    profiling = False
     stats = pstats.Stats(profile)
-    print("per edit (cProfile, cumulative):")
-    for label, total, calls in part_times(stats):
-        print(f"  {label:40} {total / args.edits * 1000:8.1f} ms  ({calls / args.edits:g} calls)")
     charts = {chart_name(chart.proto.id, i): chart.proto.spec for i, chart in enumerate(at.get("plotly_chart"))}
     drawn = {} if args.no_browser else browser_ms(charts)
-    print("charts sent: JSON size, Plotly.newPlot in Chromium (median of 3):")
-    for name, spec in charts.items():
-        print(f"  {name:30} {len(spec) / 1024:8.1f} KB {drawn.get(name, float('nan')):8.1f} ms")
+    parts = [[label, f"{total / args.edits * 1000:.1f}", f"{calls / args.edits:g}"]
+             for label, total, calls in part_times(stats)]
+    chart_rows = [[name, f"{len(spec) / 1024:.1f}", f"{drawn[name]:.1f}" if name in drawn else "—"]
+                  for name, spec in charts.items()]
+    body = "\n".join([
+        f"The explorer at {args.tokens} tokens in AppTest (no browser), a new sentence typed {args.edits} times"
+        f"{' with the head view opened below the map' if args.lines_open else ''}; load average {load_before:.1f} "
+        f"before, {os.getloadavg()[0]:.1f} after (2 CPUs, shared). A script run per edit: median "
+        f"{median(walls) * 1000:.0f} ms, fastest {min(walls) * 1000:.0f} ms. The parts, from cProfile over another "
+        f"{args.edits} edits (which slows plotly's Python several times more than torch's kernels, so read them "
+        "against each other, not as wall time):",
+        "",
+        table(["part of one edit", "ms (cProfile)", "calls"], parts),
+        "",
+        "What the browser receives and draws: each chart's JSON and `Plotly.newPlot` of it alone in Chromium "
+        "(median of 3; Streamlit 1.67's chart draws each new figure twice, on mounting and after applying its theme):",
+        "",
+        table(["chart (key)", "JSON KB", "newPlot ms"], chart_rows),
+    ])
+    section = Section("edit_profile", f"One edit of the sentence on the explorer, part by part ({args.tokens} tokens)",
+                      body)
+    report(section, args.write)
     if args.top:
         stats.sort_stats("cumulative").print_stats(args.top)
+    return section
 
 
 if __name__ == "__main__":
