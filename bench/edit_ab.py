@@ -169,7 +169,8 @@ def main(argv=None) -> Section:
         f"alternating), from Ctrl+Enter until the script has finished, nothing is stale and the large map's ticks show "
         f"the new tokens. {args.warm} untimed edits first. Load average {load_start} at the start, {load_end} at the "
         "end (1/5/15 min; 2 CPUs shared with other work): only the ratio of one run counts. Where an edit's time goes: "
-        "the next section and [performance-fixes.md](performance-fixes.md#editing-the-sentence-on-the-explorer).",
+        "the section \"One edit of the sentence on the explorer, part by part\" (bench/edit_profile.py) and "
+        "[performance-fixes.md](performance-fixes.md#editing-the-sentence-on-the-explorer).",
         "",
         table(["tree", "edits", "median", "p90", "server CPU (median)", "browser CPU (median)"], rows),
         "",
