@@ -339,10 +339,12 @@ def descendants(pid: int) -> list[int]:
 
 
 class Server:
-    """`streamlit run app.py` on a free port; its pid for RSS; stopped on exit (only this process)."""
+    """`streamlit run app.py` of `root` (this tree unless told) on a free port; its pid for RSS; stopped on exit
+    (only this process)."""
 
-    def __init__(self, env: dict | None = None):
+    def __init__(self, env: dict | None = None, root: Path = ROOT):
         from browser_utils import free_port
+        self.root = root
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, **(env or {})}
@@ -350,11 +352,11 @@ class Server:
         self.started_at = 0.0
 
     def start(self) -> "Server":
-        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        cmd = [sys.executable, "-m", "streamlit", "run", str(self.root / "app.py"), "--server.headless", "true",
                "--server.port", str(self.port), "--server.address", "127.0.0.1",
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
         self.started_at = time.perf_counter()
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(cmd, cwd=self.root, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return self
 
     def wait_healthy(self, timeout: float = 180) -> float:

@@ -103,16 +103,44 @@ def _block_of(at, key: str):
 
 def test_a_long_sentence_gives_the_explorer_map_the_page_width():
     """Seen at 1280x720 with an 18-token sentence: in half the page the map had ~10 px a key and plotly showed
-    every second key label. Then the map takes the page's width and the head's lines go below it; a short
-    sentence keeps them side by side."""
+    every second key label. Then the map takes the page's width and the head's lines go below it, a screen or
+    more down: folded, built and drawn only once opened (an edit drew them unseen). A short sentence keeps them
+    side by side, drawn."""
     long = "The children are playing in the garden while their mother reads a book."
     at = run_page("explorer.py", model="en-es", text=long)
     no_exceptions(at)
+    assert not any(c.proto.id.endswith("explorer-lines") for c in at.get("plotly_chart"))     # folded: not built
+    assert "every head as lines" in at.expander[0].label
+    assert _chart(at, "explorer-main")["layout"]["xaxis"]["tickangle"] == -45     # room for slanted key labels
+    at.session_state["explorer-lines-open"] = True                                # the reader opens it
+    at.run()
+    no_exceptions(at)
     map_block, lines_block = _block_of(at, "explorer-main"), _block_of(at, "explorer-lines")
     assert map_block is not lines_block                          # one above the other, not two columns of one row
-    assert _chart(at, "explorer-main")["layout"]["xaxis"]["tickangle"] == -45     # room for slanted key labels
+    assert lines_block.type == "expander"
     short = run_page("explorer.py", model="en-es", text=SENTENCE)
     assert _block_of(short, "explorer-main") is _block_of(short, "explorer-lines")
+
+
+def test_a_rerun_that_changes_nothing_drawn_builds_no_figure_again(monkeypatch):
+    """The explorer's figures are kept for the session while what they show is the same: a rerun (a slider
+    moved, the lines opened) reuses them; a new sentence builds them anew."""
+    import viz.figures.attention as attention
+    import viz.map_view as map_view
+
+    built = []
+    for module, name in ((attention, "model_view"), (attention, "attention_heatmap"), (map_view, "head_view_figure")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
+    at = run_page("explorer.py", model="en-es", text=SENTENCE)
+    no_exceptions(at)
+    assert sorted(built) == ["attention_heatmap", "head_view_figure", "model_view"]
+    first = [c.proto.spec for c in at.get("plotly_chart")]
+    at.run()
+    assert len(built) == 3 and [c.proto.spec for c in at.get("plotly_chart")] == first
+    at.text_area(key="text").set_value("The woman saw a dog.").run()
+    no_exceptions(at)
+    assert len(built) == 6
 
 
 # -- in Chromium --------------------------------------------------------------------------------------------

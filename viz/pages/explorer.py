@@ -49,9 +49,10 @@ def controls(cfg) -> tuple[str, int, int | None]:
 def overview(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None) -> None:
     """Every layer x head as clickable thumbnails."""
     n_layers, n_heads = patterns.shape[:2]
-    grid = model_view(patterns, words(),
-                      title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
-                      selected=(layer, head), masked=future_mask(kind, *patterns.shape[-2:]), type_scale=type_scale())
+    # a rerun that changes nothing drawn here (a slider moved, the lines opened) reuses the last run's figure
+    grid = view.session_memo("explorer-grid", (ctx.trace_key, kind, layer, head, words(), type_scale()), lambda: model_view(
+        patterns, words(), title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
+        selected=(layer, head), masked=future_mask(kind, *patterns.shape[-2:]), type_scale=type_scale()))
     st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
                     config={"displaylogo": False})
 
@@ -72,6 +73,11 @@ def windows(kind: str, patterns: np.ndarray, layer: int, size: int) -> tuple[sli
     return queries, keys
 
 
+def window_key(shown: tuple[slice, slice]) -> tuple[int, ...]:
+    """The window's rows and columns as a memo key (a slice cannot be hashed)."""
+    return tuple(i for part in shown for i in (part.start, part.stop))
+
+
 def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols,
              shown: tuple[slice, slice], half: bool = True) -> np.ndarray:
     """The picked head's map (the layer's mean of heads when head is None), in half the page or (half=False) all
@@ -85,9 +91,10 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     width = type_scale().page_px / (2 if half else 1)
     masked = future_mask(kind, *patterns.shape[-2:])
     queries, keys = shown
-    fig = attention_heatmap(weights[queries, keys], rows[queries], cols[keys], words(), title=title,
-                            masked=None if masked is None else masked[queries, keys], type_scale=type_scale(),
-                            width_px=width)
+    fig = view.session_memo("explorer-map", (ctx.trace_key, kind, layer, head, window_key(shown), width, words(),
+                                        type_scale()), lambda: attention_heatmap(
+        weights[queries, keys], rows[queries], cols[keys], words(), title=title,
+        masked=None if masked is None else masked[queries, keys], type_scale=type_scale(), width_px=width))
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
                 matrix_frame(weights, rows, cols), key="explorer-main")
     return weights
@@ -98,10 +105,21 @@ def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: 
     """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the
     others), the queries and keys `shown`."""
     queries, keys = shown
-    fig = head_view_figure(patterns[layer][:, queries, keys], rows[queries], cols[keys], kind, layer, words(),
-                           selected_head=head, type_scale=type_scale(), titled=False)
+    fig = view.session_memo("explorer-lines", (ctx.trace_key, kind, layer, head, window_key(shown), words(), type_scale()),
+                       lambda: head_view_figure(patterns[layer][:, queries, keys], rows[queries], cols[keys], kind,
+                                                layer, words(), selected_head=head, type_scale=type_scale(),
+                                                titled=False))
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-lines", key="explorer-lines")
     st.caption(t("headview.read"))
+
+
+def lines_below(kind: str, layer: int):
+    """Under a full-width map the lines are a screen or more down the page: folded there, and built and drawn
+    only while the reader has them open (an edit of the sentence drew them unseen, ~0.2-0.4 s at 32 tokens on a
+    loaded machine). The container to draw them in, or None while folded."""
+    folded = st.expander(t("headview.title", kind=kind_title(kind), layer=layer), key="explorer-lines-open",
+                         on_change="rerun")
+    return folded if folded.open else None
 
 
 def strongest_links(weights: np.ndarray, rows: list[str], cols: list[str], limit: int = 12) -> str:
@@ -121,17 +139,20 @@ def render() -> None:
     overview(ctx, kind, patterns, layer, head)
     st.caption(how_to_read(kind, len(rows), len(cols)))
     # the head's lines beside the map while the map's key labels fit in half the page; else (a long sentence)
-    # the map takes the page's width, the lines below it (in half a page plotly dropped every second key)
+    # the map takes the page's width, the lines folded below it (in half a page plotly dropped every second key)
     beside = key_labels_fit(type_scale().page_px / 2, len(cols), type_scale())
     # at most WINDOW_ROWS tokens: the map and the lines under it stay within a screen more than a short sentence's
     size = min(WINDOW_ROWS, map_window(type_scale().page_px / (2 if beside else 1), type_scale()))
     shown = windows(kind, patterns, layer, size)
-    c_map, c_lines = st.columns(2) if beside else (st.container(), st.container())
+    c_map, c_lines = st.columns(2) if beside else (st.container(), None)
     with c_map:
         weights = one_head(ctx, kind, patterns, layer, head, rows, cols, shown, beside)
         st.caption(strongest_links(weights, rows, cols))
-    with c_lines:
-        head_lines(ctx, kind, patterns, layer, head, rows, cols, shown)
+    if not beside:
+        c_lines = lines_below(kind, layer)
+    if c_lines is not None:
+        with c_lines:
+            head_lines(ctx, kind, patterns, layer, head, rows, cols, shown)
     with st.expander(t("explorer.how.title"), expanded=False):
         st.markdown(t("explorer.how"))
         st.latex(FORMULA)
