@@ -11,6 +11,7 @@ from model.capture import schema
 from viz.figures.positional import (norm_tokens, norms_figure, order_gap_figure, order_tokens, pe_curves, pe_heatmap,
                                     rotation_error_figure, rotation_matrix_heatmap, similarity_heatmap,
                                     similarity_profile_figure, word_order_figure)
+from viz.figures.attention import window_around
 from viz.folder_text import code_span
 from viz.i18n import error_text, t, words
 from viz.services import encoder_patterns, paper_table, positional_table
@@ -19,6 +20,7 @@ from viz.text import plain, position_labels
 from viz.ui import matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
 
 MAX_DIMS = 8
+SWAP_CONTEXT = 40      # tokens of the swapped input written out around the swap
 ZOOM_DIMS = 8          # M_k's corner with numbers in its cells: 4 rotation blocks stay readable at half width
 DIMS_SPAN = (0, 1 / 8, 1 / 4, 1 / 2)   # default curves at these fractions of d_model: fast to slow (sine dims;
                                       # wavelengths 2π·10000^f: about 6, 20, 63 and 628 positions)
@@ -218,7 +220,11 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
     perm = swap_permutation(n_src, a, b)
     ids = tuple(int(i) for i in trace.meta["src_ids"])
     swapped_ids = tuple(ids[i] for i in perm)
-    st.text(t("positional.order.input") + " " + " ".join(src_tokens[i] for i in perm))
+    # the swapped input around the two tokens (a 512-token sentence ran to twenty lines here)
+    near = window_around((a + b) // 2, n_src, max(abs(a - b) + 9, SWAP_CONTEXT))
+    shown_tokens = [src_tokens[i] for i in perm[near]]
+    st.text(t("positional.order.input") + " " + " ".join(["…"] * (near.start > 0) + shown_tokens
+                                                          + ["…"] * (near.stop < n_src)))
     with st.spinner(t("positional.order.spinner")):
         runs = {(s, drop): encoder_patterns(ctx.model_id, s, drop) for s in (ids, swapped_ids)
                 for drop in (False, True)}
