@@ -11,9 +11,10 @@ from viz.figures.multihead import head_columns, head_patterns, keys_that_fit as 
 from viz.figures.regularize import ffn_units_figure, rows_that_fit
 from viz.figures.attribution import (contrast_tokens, lens_tokens, logit_lens_heatmap, method_heatmaps, method_tokens,
                                      patch_tokens, patching_heatmap)
-from viz.figures.layernorm import drift_figure, ln_vs_bn_figure, tokens_that_fit
+from viz.figures.layernorm import drift_figure, gain_bias_figure, ln_vs_bn_figure, tokens_that_fit
 from viz.figures.positional import norm_tokens, norms_figure, order_tokens, word_order_figure
-from viz.figures.step import scaling_bars
+from viz.figures.step import scaling_bars, step_heatmap
+from viz.figures.vectors import cosine_map
 from viz.figures.style import NORMAL, PRESENTER, Labels
 from viz.i18n import words
 
@@ -184,3 +185,21 @@ def test_the_attribution_windows_fit_their_pictures(scale):
                            Labels("t", "x", "y", "v"), EN, type_scale=scale)
     assert fig.data[0].texttemplate is None                        # a wide window: numbers on hover only
     assert contrast_tokens(scale) >= 12
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_step_maps_stand_their_keys_upright_where_slanted_ones_touch(scale):
+    n = map_window(0.6 * scale.page_px, scale)                    # the step-through's window
+    labels = Labels("t", "key", "query", "v")
+    fig = step_heatmap(RNG.normal(size=(n, n)), tokens(n), tokens(n), labels, type_scale=scale)
+    assert fig.layout.xaxis.tickangle == -90                      # 19 keys at 45° ran into each other (presenter)
+    cos = cosine_map(np.eye(n), tokens(n), labels, type_scale=scale)
+    assert cos.layout.xaxis.tickangle == -90
+    few = step_heatmap(RNG.normal(size=(4, 4)), tokens(4), tokens(4), labels, type_scale=scale)
+    assert few.layout.xaxis.tickangle == -45                      # a few keys stay slanted
+
+
+def test_a_two_line_gain_title_sits_above_its_panel_title():
+    fig = gain_bias_figure(np.ones(8), np.zeros(8), EN, title="Learned gain and bias<br>of the LayerNorm",
+                           type_scale=PRESENTER)
+    assert fig.layout.margin.t >= 2 * 1.25 * PRESENTER.title + 1.5 * PRESENTER.text   # 90 px overlapped at 26/22 px

@@ -23,9 +23,10 @@ PANEL_MAX_PX, PANEL_ROW_EM = 560, 1.7   # a source-attribution panel's tallest p
 
 
 # How many tokens each picture labels legibly; a longer sentence is shown through a window of this many.
+LABELS_AND_BAR_PX = 360   # of a full-width map: its y title and layer labels, its colour bar (28 slanted tokens touched)
 def lens_tokens(type_scale: TypeScale = NORMAL) -> int:
     """Output tokens across `logit_lens_heatmap` (slanted, the page's width less layer labels and colour bar)."""
-    return labels_that_fit(type_scale.page_px - 260, type_scale, SLANTED_EM)
+    return labels_that_fit(type_scale.page_px - LABELS_AND_BAR_PX, type_scale, SLANTED_EM)
 
 
 def method_tokens(type_scale: TypeScale = NORMAL) -> tuple[int, int]:
@@ -42,7 +43,7 @@ def contrast_tokens(type_scale: TypeScale = NORMAL) -> int:
 
 def patch_tokens(type_scale: TypeScale = NORMAL) -> int:
     """Tokens across `patching_heatmap` (slanted, the page's width less layer labels and colour bar)."""
-    return labels_that_fit(type_scale.page_px - 250, type_scale, SLANTED_EM)
+    return labels_that_fit(type_scale.page_px - LABELS_AND_BAR_PX, type_scale, SLANTED_EM)
 
 
 def _text_px(text: str, size: float = 16) -> float:

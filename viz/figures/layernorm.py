@@ -127,9 +127,12 @@ def gain_bias_figure(gain, bias, words: Words, title: str = "", type_scale: Type
             go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name=bias_name, xaxis="x2", yaxis="y2",
                    hovertemplate=f"{x_title} %{{x}}<br>{bias_name} %{{y:.4f}}<extra></extra>")]
     layout["xaxis2"]["title"] = dict(text=x_title)
+    # the title's lines at the top, the upper panel's title under them (a two-line title at presenter sizes ran
+    # into the panel title with a fixed 90 px margin)
+    top = int(12 + (title.count("<br>") + 1) * 1.3 * type_scale.title + 1.6 * type_scale.text) if title else 60
     layout.update(shapes=[hline(1, dict(color="#444", dash="dot"))],   # gain = 1
-                  title=dict(text=title), showlegend=False, height=520,
-                  margin=dict(l=10, r=10, t=90, b=10))
+                  title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=8)), showlegend=False,
+                  height=430 + top, margin=dict(l=10, r=10, t=top, b=10))
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 

@@ -9,7 +9,7 @@ from viz.figures.style import (LINE_COLORS, NORMAL, Labels, TypeScale, Words, ch
                                mask_overlay, plotly_text, signed_heatmap, subplot_axes, subplot_layout,
                                symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import entropy_bits
-from viz.figures.attention import SLANTED_EM, labels_that_fit
+from viz.figures.attention import SLANTED_EM, labels_that_fit, slanted_labels_fit
 
 HIGHLIGHT = "#d62728"
 MIN_EM_PER_LEVEL_LABEL = 3.0    # "d128" with room on both sides, in ems of the tick size
@@ -21,6 +21,14 @@ def highlight_row(fig: go.Figure, row: int | None, n_rows: int) -> go.Figure:
     if row is not None and 0 <= row < n_rows:
         fig.layout.shapes += (dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=row - 0.5, y1=row + 0.5,
                                    line=dict(color=HIGHLIGHT, width=3)),)
+    return fig
+
+
+def upright_when_crowded(fig: go.Figure, n_keys: int, width_px: float, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Key labels upright where slanted ones would touch in a map width_px wide (19 keys in the step-through's
+    presenter column ran into each other at 45°)."""
+    if not slanted_labels_fit(width_px, n_keys, type_scale):
+        fig.layout.xaxis.tickangle = -90
     return fig
 
 
@@ -55,6 +63,8 @@ def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], la
         fig.data[0].texttemplate = "%{z:.2f}"
     if plot_px:
         fig.layout.xaxis.update(level_ticks(plotly_text(col_labels), plot_px, type_scale=type_scale))
+    else:
+        upright_when_crowded(fig, len(col_labels), width_px or 0.6 * type_scale.page_px, type_scale)
     return highlight_row(fig, highlight, len(row_labels))
 
 
@@ -127,6 +137,9 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
                 title=dict(text=x_title))
     update_axes(layout, "y", range=[0, 1.12])
     layout["yaxis"]["title"] = dict(text=y_title)
-    layout.update(title=dict(text=title), height=int(460 + 2 * (type_scale.text - 16) + 2 * (type_scale.tick - 14)),
+    # upright labels stand taller than slanted ones (0.71 of their length): the plot keeps its height
+    taller = 0.29 * max((type_scale.text_px(k, "tick") for k in key_labels[shown]), default=0) if upright else 0
+    layout.update(title=dict(text=title),
+                  height=int(460 + 2 * (type_scale.text - 16) + 2 * (type_scale.tick - 14) + taller),
                   margin=dict(l=10, r=10, t=int(110 + 3 * (type_scale.text - 16)), b=10), bargap=0.25)
     return go.Figure(bars, layout=typeset(layout, type_scale))
