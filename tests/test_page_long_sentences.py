@@ -7,7 +7,7 @@ from apptest_utils import figure, no_exceptions, run_page
 from long_text import SENTENCES
 
 SCREEN_PX = 720
-MOST_LABELS = 30       # the widest window any of these charts shows (presenter's logit lens: 28 tokens)
+MOST_LABELS = 30       # the widest window any of these charts shows in normal mode (positional norms: 30 tokens)
 PAGES = [("step_through.py", {}), ("step_through.py", {"step": 0}), ("step_through.py", {"kind": "cross"}),
          ("positional.py", {}), ("layernorm.py", {}), ("layernorm.py", {"stack": "decoder"}),
          ("attribution.py", {}), ("attribution.py", {"view": "source"}), ("attribution.py", {"view": "contrastive"})]
