@@ -28,7 +28,7 @@ PAGES = ["home", "explorer", "step", "multihead", "positional", "layernorm", "ff
 
 
 CHARTS_DRAWN = """() => { const plots = [...document.querySelectorAll('.js-plotly-plot')];
-  return plots.length > 0 && plots.every(p => p.querySelector('svg.main-svg .xtick, svg.main-svg .ytick'))
+  return plots.length > 0 && plots.every(p => p.querySelector('svg.main-svg text'))
          && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
 
 
