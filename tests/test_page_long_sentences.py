@@ -4,7 +4,7 @@ instead), and the charts together are at most a screen taller than with the 9-wo
 import pytest
 
 from apptest_utils import figure, no_exceptions, run_page
-from long_text import SENTENCES
+from long_text import SENTENCES, sentence_params
 
 SCREEN_PX = 720
 MOST_LABELS = 30       # the widest window any of these charts shows in normal mode (positional norms: 30 tokens)
@@ -45,3 +45,10 @@ def test_a_long_sentence_keeps_labels_legible_and_the_page_short(page, params):
     assert tall <= reference + SCREEN_PX, (tall, reference)
     said = [str(s.label) for s in at.slider] + [str(c.value) for c in at.caption]
     assert any(text.startswith("A long sentence") for text in said), "a window is said, not silent"
+
+
+def test_the_ffn_caption_names_a_few_firing_tokens_of_a_512_token_sentence():
+    at = run_page("ffn.py", **sentence_params("512"))
+    no_exceptions(at)
+    longest = max((str(c.value) for c in at.caption), key=len)
+    assert len(longest) < 900, longest[:300]                     # every firing token of 512 ran to lines of them
