@@ -104,7 +104,10 @@ def test_residual_norm_figure_draws_tokens_and_means():
     parts = [("encoder", *residual_stages(arrays, "encoder", 2), ["0 a", "1 b", "2 </s>"]),
              ("decoder", *residual_stages(arrays, "decoder", 1), ["0 <s>", "1 x", "2 y", "3 z"])]
     fig = residual_norm_figure(parts, EN)
-    assert len(fig.data) == 3 + 1 + 4 + 1
+    assert len(fig.data) == 2 * 2            # per stack: every token's line in one trace (1,000 traces at 512), the mean
+    lines = [t for t in fig.data if t.showlegend is False]
+    assert [len(set(t.text)) for t in lines] == [3, 4]                # each token named on hover
+    assert np.isnan(np.asarray(lines[0].y, dtype=float)).sum() == 3   # one break after each token's line
     means = [t for t in fig.data if t.showlegend is not False]
     assert [t.name for t in means] == ["encoder: mean over 3 tokens", "decoder: mean over 4 tokens"]
     assert np.allclose(means[0].y, parts[0][2].mean(1))

@@ -9,7 +9,13 @@ from viz.figures.attention import (UPRIGHT_EM, attention_heatmap, key_labels_fit
 from viz.figures.decoding import heads_row_heatmap
 from viz.figures.multihead import head_columns, head_patterns, keys_that_fit as head_keys_that_fit, per_head_outputs
 from viz.figures.regularize import ffn_units_figure, rows_that_fit
-from viz.figures.style import NORMAL, PRESENTER
+from viz.figures.attribution import (contrast_tokens, lens_tokens, logit_lens_heatmap, method_heatmaps, method_tokens,
+                                     patch_tokens, patching_heatmap)
+from viz.figures.layernorm import drift_figure, gain_bias_figure, ln_vs_bn_figure, tokens_that_fit
+from viz.figures.positional import norm_tokens, norms_figure, order_tokens, word_order_figure
+from viz.figures.step import scaling_bars, step_heatmap
+from viz.figures.vectors import cosine_map
+from viz.figures.style import NORMAL, PRESENTER, Labels
 from viz.i18n import words
 
 EN = words("en")
@@ -115,3 +121,85 @@ def test_the_explorer_window_labels_every_token_on_the_full_width_map(scale):
     assert key_labels_fit(scale.page_px, n, scale)                 # upright keys apart
     assert (fig.layout.height - 160) / n >= 1.9 * scale.tick - 0.5 # each row as tall as its label needs
     assert fig.layout.height <= 900
+
+
+# -- step-through, positional, LayerNorm, attribution: the windows their pages show --------------------------------
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_scaling_bars_draw_the_window_and_caption_the_whole_row(scale):
+    n, size = 69, map_window(0.6 * scale.page_px, scale)          # the step-through's window
+    weights = rows_of(1, n)[0]
+    shown = window_around(30, n, size)
+    fig = scaling_bars(weights, weights, tokens(n), 32, EN, type_scale=scale, shown=shown)
+    assert list(fig.data[0].x) == tokens(n)[shown]                # the window's keys, every one labelled
+    assert fig.data[0].text is None                               # no room for a number over each bar: hover has it
+    whole = scaling_bars(weights, weights, tokens(n), 32, EN, type_scale=scale)
+    assert fig.layout.annotations[0].text == whole.layout.annotations[0].text   # entropy and peak of the whole row
+    short = scaling_bars(weights[:8] / weights[:8].sum(), weights[:8] / weights[:8].sum(), tokens(8), 32, EN,
+                         type_scale=scale)
+    assert short.data[0].text is not None and short.layout.xaxis.tickangle == -45   # a short row keeps its numbers
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_word_swap_maps_give_every_token_of_their_window_a_row(scale):
+    n = order_tokens(scale)
+    assert n >= 10
+    m = rows_of(n, n)
+    fig = word_order_figure(m, m, tokens(n), EN, type_scale=scale)
+    assert list(fig.layout.yaxis.tickvals) == tokens(n)
+    assert (fig.layout.height - 240) / n >= 1.2 * scale.tick      # rows as tall as their labels (plotly's spacing)
+    assert fig.layout.height <= 720
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_norms_window_and_the_layernorm_window(scale):
+    n = norm_tokens(scale)
+    fig = norms_figure(tokens(n), {"a": np.ones(n), "b": np.ones(n)}, EN, type_scale=scale)
+    assert list(fig.data[0].x) == tokens(n)
+    m = tokens_that_fit(scale)
+    assert 12 <= m <= n
+    x = RNG.normal(size=(69, 16))
+    shown = slice(20, 20 + m)
+    fig = ln_vs_bn_figure(x, tokens(69), EN, type_scale=scale, shown=shown)
+    assert list(fig.data[0].x) == tokens(69)[shown]               # LayerNorm: the window's tokens
+    assert np.allclose(fig.data[0].y, x[shown].mean(1))
+    assert np.allclose(fig.data[2].y, x.mean(0))                  # BatchNorm: over every token of the sentence
+
+
+def test_the_drift_numbers_each_batch_size_only_while_they_fit():
+    assert drift_figure(np.ones(12), EN).layout.xaxis.dtick == 1
+    assert drift_figure(np.ones(511), EN).layout.xaxis.dtick is None   # 511 numbers one by one ran together
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_attribution_windows_fit_their_pictures(scale):
+    n = lens_tokens(scale)
+    fig = logit_lens_heatmap(np.full((3, n), 0.5), [["x"] * n] * 3, tokens(n), EN, type_scale=scale)
+    assert list(fig.data[0].x) == tokens(n)
+    n_rows, n_cols = method_tokens(scale)
+    assert n_rows >= 12 and n_cols >= 12
+    fig = method_heatmaps([rows_of(n_rows, n_cols)] * 2, ["a", "b"], tokens(n_rows), tokens(n_cols), EN,
+                          type_scale=scale)
+    plot_px = fig.layout.height - fig.layout.margin.t
+    assert plot_px / n_rows >= 1.2 * scale.tick                    # every output row labelled
+    fig = patching_heatmap(RNG.random((3, patch_tokens(scale))), ["L0", "L1", "L2"], tokens(patch_tokens(scale)),
+                           Labels("t", "x", "y", "v"), EN, type_scale=scale)
+    assert fig.data[0].texttemplate is None                        # a wide window: numbers on hover only
+    assert contrast_tokens(scale) >= 12
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_step_maps_stand_their_keys_upright_where_slanted_ones_touch(scale):
+    n = map_window(0.6 * scale.page_px, scale)                    # the step-through's window
+    labels = Labels("t", "key", "query", "v")
+    fig = step_heatmap(RNG.normal(size=(n, n)), tokens(n), tokens(n), labels, type_scale=scale)
+    assert fig.layout.xaxis.tickangle == -90                      # 19 keys at 45° ran into each other (presenter)
+    cos = cosine_map(np.eye(n), tokens(n), labels, type_scale=scale)
+    assert cos.layout.xaxis.tickangle == -90
+    few = step_heatmap(RNG.normal(size=(4, 4)), tokens(4), tokens(4), labels, type_scale=scale)
+    assert few.layout.xaxis.tickangle == -45                      # a few keys stay slanted
+
+
+def test_a_two_line_gain_title_sits_above_its_panel_title():
+    fig = gain_bias_figure(np.ones(8), np.zeros(8), EN, title="Learned gain and bias<br>of the LayerNorm",
+                           type_scale=PRESENTER)
+    assert fig.layout.margin.t >= 2 * 1.25 * PRESENTER.title + 1.5 * PRESENTER.text   # 90 px overlapped at 26/22 px

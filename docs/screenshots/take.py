@@ -5,6 +5,8 @@
     python docs/screenshots/take.py --out /tmp/shots --query "kind=cross"
     python docs/screenshots/take.py --first-screen --out /tmp/shots   # 1280x720 projector view, sidebar open;
                                                                        # prints where the first picture starts
+    python docs/screenshots/take.py step --width 1280 --query "present=1&lang=zh&text=..." --suffix -40 \
+        --colors 256 --out docs/screenshots/zh/presenter      # presenter mode at 1280 px, a palette PNG
 
 Runs a fresh `streamlit run app.py` and Debian's Chromium (tests/browser_utils.py); each page is
 captured full length once the script has finished and every chart is drawn.
@@ -25,7 +27,12 @@ PAGES = ["home", "explorer", "step", "multihead", "positional", "layernorm", "ff
          "compare", "attribution", "training", "tour", "about"]
 
 
-def shoot(chromium, url: str, path: Path, width: int = 1400) -> None:
+CHARTS_DRAWN = """() => { const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  return plots.length > 0 && plots.every(p => p.querySelector('svg.main-svg text'))
+         && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
+
+
+def shoot(chromium, url: str, path: Path, width: int = 1400, colors: int = 0) -> None:
     page = chromium.new_page(viewport={"width": width, "height": 900})
     page.goto(url)
     page.wait_for_selector("h1", timeout=240_000)            # the page's script has started drawing
@@ -36,8 +43,16 @@ def shoot(chromium, url: str, path: Path, width: int = 1400) -> None:
                            "[data-testid=stMainBlockContainer]')].map(e => e.scrollHeight), 900)")
     page.set_viewport_size({"width": width, "height": min(int(height) + 40, 12000)})
     page.wait_for_timeout(1000)        # charts re-fit the new window
-    page.screenshot(path=str(path), full_page=True)
+    try:                               # and are drawn again (on a loaded machine a second was not enough: blank charts)
+        page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
+    except PlaywrightTimeout:
+        pass                           # a page without a chart
+    page.wait_for_timeout(1000)
+    page.screenshot(path=str(path), full_page=True, timeout=120_000)
     page.close()
+    if colors:    # a palette of `colors` (octree: median cut turned the blues teal): a third of the bytes, text as sharp
+        from PIL import Image
+        Image.open(path).convert("RGB").quantize(colors=colors, method=Image.Quantize.FASTOCTREE).save(path, optimize=True)
 
 
 FIRST_PICTURE = """() => {
@@ -74,6 +89,9 @@ def main(argv=None) -> None:
     parser.add_argument("--out", default=str(Path(__file__).parent))
     parser.add_argument("--model", default="en-es")
     parser.add_argument("--query", default="", help="extra URL parameters, e.g. 'kind=cross&layer=2'")
+    parser.add_argument("--width", type=int, default=1400, help="the window's width in px (a projector: 1280)")
+    parser.add_argument("--suffix", default="", help="after the page's name in the file name, e.g. -40")
+    parser.add_argument("--colors", type=int, default=0, help="save with a palette of this many colours (0: full)")
     parser.add_argument("--first-screen", action="store_true",
                         help="one 1280x720 screen per page (NAME-720.png) and the first picture's position")
     args = parser.parse_args(argv)
@@ -89,8 +107,8 @@ def main(argv=None) -> None:
                          if found else "no picture")
                 print(f"{out / f'{name}-720.png'}: {where}")
             else:
-                shoot(chromium, url, out / f"{name}.png")
-                print(out / f"{name}.png")
+                shoot(chromium, url, out / f"{name}{args.suffix}.png", args.width, args.colors)
+                print(out / f"{name}{args.suffix}.png")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,14 @@ def key_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL)
 def keys_that_fit(width_px: float, type_scale: TypeScale = NORMAL, em: float = UPRIGHT_EM) -> int:
     """How many key labels a map width_px wide shows upright (em: SLANTED_EM for slanted), each legible
     (key_labels_fit's count)."""
-    return max(1, int((width_px - MAP_ROOM) / (em * type_scale.tick)))
+    return labels_that_fit(width_px - MAP_ROOM, type_scale, em)
+
+
+def labels_that_fit(plot_px: float, type_scale: TypeScale = NORMAL, em: float = UPRIGHT_EM) -> int:
+    """How many category labels (tokens) an axis plot_px long shows, each em ems of the tick size from the next
+    (UPRIGHT_EM for upright or row labels, SLANTED_EM for slanted ones): fewer px a label and plotly leaves
+    labels out. A long sentence's picture shows a window of this many tokens."""
+    return max(1, int(plot_px / (em * type_scale.tick)))
 
 
 MAP_SIDE = 900          # px: the tallest an attention map grows

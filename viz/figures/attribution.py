@@ -8,6 +8,7 @@ import unicodedata
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, labels_that_fit
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, axis_suffix,
                                cell_numbers,
                                check_matrix, colorbar, plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset,
@@ -18,6 +19,31 @@ from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels,
 PUSH_COLOR, PULL_COLOR = "#d62728", "#1f77b4"
 TICKS = dict(type="category", automargin=True)   # sizes: the figure's type scale (typeset)
 PANELS_PER_ROW = 2          # source-attribution panels: at half the page each, 30 upright tokens stay readable
+PANEL_MAX_PX, PANEL_ROW_EM = 560, 1.7   # a source-attribution panel's tallest plot; its rows, in ems of the tick size
+
+
+# How many tokens each picture labels legibly; a longer sentence is shown through a window of this many.
+LABELS_AND_BAR_PX = 360   # of a full-width map: its y title and layer labels, its colour bar (28 slanted tokens touched)
+def lens_tokens(type_scale: TypeScale = NORMAL) -> int:
+    """Output tokens across `logit_lens_heatmap` (slanted, the page's width less layer labels and colour bar)."""
+    return labels_that_fit(type_scale.page_px - LABELS_AND_BAR_PX, type_scale, SLANTED_EM)
+
+
+def method_tokens(type_scale: TypeScale = NORMAL) -> tuple[int, int]:
+    """(output rows, source columns) of each `method_heatmaps` panel: rows PANEL_ROW_EM ems apart in its tallest
+    panel, source tokens upright in half the page."""
+    return (int(PANEL_MAX_PX / (PANEL_ROW_EM * type_scale.tick)),
+            labels_that_fit(0.45 * (type_scale.page_px - 150), type_scale, UPRIGHT_EM))
+
+
+def contrast_tokens(type_scale: TypeScale = NORMAL) -> int:
+    """Source tokens under `contrastive_source_bars` (slanted, in half the page)."""
+    return labels_that_fit(type_scale.page_px / 2 - 80, type_scale, SLANTED_EM)
+
+
+def patch_tokens(type_scale: TypeScale = NORMAL) -> int:
+    """Tokens across `patching_heatmap` (slanted, the page's width less layer labels and colour bar)."""
+    return labels_that_fit(type_scale.page_px - LABELS_AND_BAR_PX, type_scale, SLANTED_EM)
 
 
 def _text_px(text: str, size: float = 16) -> float:
@@ -102,7 +128,7 @@ def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], sou
     panel_titles = [_two_lines(text) for text in plotly_text(titles)]
     n_cols = min(len(maps), PANELS_PER_ROW)
     n_rows = math.ceil(len(maps) / n_cols)
-    panel_px = max(260, min(560, 1.7 * type_scale.tick * len(rows)))
+    panel_px = max(260, min(PANEL_MAX_PX, PANEL_ROW_EM * type_scale.tick * len(rows)))
     label_px = max(_text_px(label, type_scale.tick) for label in cols) + 12  # upright source tokens under a panel
     title_px = int((3.4 if any("<br>" in text for text in panel_titles) else 2.2) * type_scale.text)
     titled_above = any(i + n_cols >= len(maps) for i in range(n_cols))   # e.g. of 3 panels the top right one

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.analysis.norms import batch_norm_stats, check_activations, layer_norm_stats
+from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, labels_that_fit
 from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, axis_suffix, check_matrix, hline,
                                legend_under_title,
                                plotly_text, subplot_axes, subplot_layout, typeset)
@@ -40,6 +41,18 @@ def zero_aligned_ranges(panels, pad: float = 0.05) -> list[list[float]]:
         span = max(neg / below if below > 0 else 0.0, pos / (1 - below) if below < 1 else 0.0) * (1 + pad) or 1.0
         ranges.append([-below * span, (1 - below) * span])
     return ranges
+
+
+STATS_PANEL, LN_PANEL = 0.46, 0.35 * 0.92   # of the plot's width: a statistics panel; ln_vs_bn's LayerNorm panel
+
+
+def tokens_that_fit(type_scale: TypeScale = NORMAL) -> int:
+    """Tokens the page's token charts label legibly: `token_stats_figure`'s two panels (slanted labels) and
+    `ln_vs_bn_figure`'s LayerNorm panel (upright where slanted ones would touch). A longer sentence is shown
+    through a window of this many."""
+    plot_px = type_scale.page_px - 80
+    return min(labels_that_fit(STATS_PANEL * plot_px, type_scale, SLANTED_EM),
+               labels_that_fit(LN_PANEL * plot_px, type_scale, UPRIGHT_EM))
 
 
 def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, words: Words, title: str = "",
@@ -114,22 +127,26 @@ def gain_bias_figure(gain, bias, words: Words, title: str = "", type_scale: Type
             go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name=bias_name, xaxis="x2", yaxis="y2",
                    hovertemplate=f"{x_title} %{{x}}<br>{bias_name} %{{y:.4f}}<extra></extra>")]
     layout["xaxis2"]["title"] = dict(text=x_title)
+    # the title's lines at the top, the upper panel's title under them (a two-line title at presenter sizes ran
+    # into the panel title with a fixed 90 px margin)
+    top = int(12 + (title.count("<br>") + 1) * 1.3 * type_scale.title + 1.6 * type_scale.text) if title else 60
     layout.update(shapes=[hline(1, dict(color="#444", dash="dot"))],   # gain = 1
-                  title=dict(text=title), showlegend=False, height=520,
-                  margin=dict(l=10, r=10, t=90, b=10))
+                  title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=8)), showlegend=False,
+                  height=430 + top, margin=dict(l=10, r=10, t=top, b=10))
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 
 def ln_vs_bn_figure(x, token_labels: list[str], words: Words, title: str = "",
-                    type_scale: TypeScale = NORMAL) -> go.Figure:
-    """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns)."""
+                    type_scale: TypeScale = NORMAL, shown: slice = slice(None)) -> go.Figure:
+    """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns).
+    shown: the tokens whose LN bars are drawn (a long sentence's window); BN's statistics are over every token."""
     ln_title, bn_title = words("layernorm.bn.ln_panel"), words("layernorm.bn.bn_panel")
     mean_name, std_name, x_title = words("layernorm.mean"), words("layernorm.std"), words("layernorm.dimension")
     x = check_activations(x)
     if x.shape[0] != len(token_labels):
         raise ValueError(f"{x.shape[0]} rows but {len(token_labels)} token labels")
-    token_labels = plotly_text(token_labels)
-    ln_mean, ln_std = layer_norm_stats(x)
+    token_labels = plotly_text(token_labels)[shown]
+    ln_mean, ln_std = layer_norm_stats(x[shown])
     bn_mean, bn_std = batch_norm_stats(x)
     dims = np.arange(x.shape[1])
     counts = dict(tokens=x.shape[0], features=x.shape[1])
@@ -143,12 +160,16 @@ def ln_vs_bn_figure(x, token_labels: list[str], words: Words, title: str = "",
                    xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{mean_name} %{{y:.4f}}<extra></extra>"),
             go.Bar(x=dims, y=bn_std, name=std_name, marker_color=LINE_COLORS[1], legendgroup="s", showlegend=False,
                    xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{std_name} %{{y:.4f}}<extra></extra>")]
-    layout["xaxis"].update(TOKEN_TICKS)
+    slanted = labels_that_fit(LN_PANEL * (type_scale.page_px - 80), type_scale, SLANTED_EM) >= len(token_labels)
+    layout["xaxis"].update(TOKEN_TICKS, tickangle=-45 if slanted else -90)
     layout["xaxis2"]["title"] = dict(text=x_title)
     layout.update(title=dict(text=title), barmode="group", height=460,
                   margin=dict(l=10, r=10, t=100, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.12, xanchor="right", x=1))
     return go.Figure(bars, layout=typeset(layout, type_scale))
+
+
+DRIFT_TICKS = 20   # batch sizes numbered one by one up to this many
 
 
 def drift_figure(drift, words: Words, first_token: int = 0, title: str = "",
@@ -168,7 +189,8 @@ def drift_figure(drift, words: Words, first_token: int = 0, title: str = "",
                    line=dict(color=LINE_COLORS[0], width=3, dash="dash"),
                    hovertemplate=f"{batch}<br>{change} 0<extra></extra>"),
     ]
-    layout = dict(xaxis=dict(title=dict(text=x_title), dtick=1),
+    # every batch size numbered while the numbers fit (dtick 1 over 200 sizes ran them together), else plotly's
+    layout = dict(xaxis=dict(title=dict(text=x_title), dtick=1 if drift.size <= DRIFT_TICKS else None),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
                   title=dict(text=title), height=380, margin=dict(l=10, r=10, t=60, b=10))
     legend_under_title(layout, [bn_name, ln_name], type_scale)
@@ -189,10 +211,14 @@ def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]
     for n, (name, stages, norms, tokens) in enumerate(parts):
         norms = check_matrix(norms, len(stages), len(tokens))
         color = LINE_COLORS[n % len(LINE_COLORS)]
-        lines += [go.Scatter(x=stages, y=norms[:, t], mode="lines", line=dict(color=color, width=1), opacity=0.35,
-                             showlegend=False, name=token,
-                             hovertemplate=f"{token}<br>%{{x}}<br>‖x‖ %{{y:.2f}}<extra></extra>")
-                  for t, token in enumerate(plotly_text(tokens))]
+        # every token's line in one trace, broken between tokens: a trace a token was 1,000 traces at 512 tokens
+        n_stages = len(stages)
+        gap = list(stages[-1:])                   # a point without a value (NaN) after each token's line ends it
+        lines.append(go.Scatter(x=(list(stages) + gap) * len(tokens),
+                                y=np.vstack([norms, np.full((1, len(tokens)), np.nan)]).T.ravel(),
+                                text=np.repeat(plotly_text(tokens), n_stages + 1), mode="lines",
+                                line=dict(color=color, width=1), opacity=0.35, showlegend=False, name=name,
+                                hovertemplate="%{text}<br>%{x}<br>‖x‖ %{y:.2f}<extra></extra>"))
         lines.append(go.Scatter(x=stages, y=norms.mean(axis=1), mode="lines+markers", marker=dict(size=9),
                                 line=dict(color=color, width=4), name=mean_name.format(name=name, n=len(tokens)),
                                 hovertemplate=f"%{{x}}<br>{mean} ‖x‖ %{{y:.2f}}<extra></extra>"))

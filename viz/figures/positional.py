@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.analysis.positional import check_table
+from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, labels_that_fit
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, check_matrix,
                                colorbar, hline, legend_under_title, plotly_text, subplot_axes, subplot_layout, symmetric_range,
                                token_axes, typeset, update_axes)
@@ -166,6 +167,12 @@ def rotation_matrix_heatmap(m, words: Words, max_dims: int = 8, title: str = "",
     return go.Figure(heatmap, layout=typeset(layout, type_scale))
 
 
+def norm_tokens(type_scale: TypeScale = NORMAL) -> int:
+    """Tokens `norms_figure` labels legibly (slanted, a group of bars each) across the page: a longer sentence's
+    bars are shown through a window of this many."""
+    return labels_that_fit(type_scale.page_px - 100, type_scale, SLANTED_EM)
+
+
 def norms_figure(token_labels: list[str], series: dict[str, np.ndarray], words: Words, title: str = "",
                  type_scale: TypeScale = NORMAL) -> go.Figure:
     """Grouped bars: one group per token, one bar per vector (e.g. token embedding, PE, their sum)."""
@@ -215,6 +222,15 @@ def order_gap_figure(gap_with_pe, gap_without_pe, words: Words, title: str = "",
         height=440, margin=dict(l=10, r=10, t=60, b=10)), [with_pe_name, without_pe_name], type_scale), type_scale))
 
 
+ORDER_PANEL = 0.28     # of the plot's width, each of word_order_figure's three maps (spacing 0.08 between them)
+
+
+def order_tokens(type_scale: TypeScale = NORMAL) -> int:
+    """Tokens each of `word_order_figure`'s three maps labels legibly (upright keys, one row each) in a third of
+    the page: a longer sentence's maps are shown through a window of this many."""
+    return labels_that_fit(ORDER_PANEL * (type_scale.page_px - 120), type_scale, UPRIGHT_EM)
+
+
 def word_order_figure(reordered, actual, token_labels: list[str], words: Words, title: str = "",
                       type_scale: TypeScale = NORMAL) -> go.Figure:
     """Three maps over the swapped sentence [query, key], side by side: the original sentence's attention
@@ -233,7 +249,8 @@ def word_order_figure(reordered, actual, token_labels: list[str], words: Words, 
     reordered, actual = check_matrix(reordered, n, n), check_matrix(actual, n, n)
     diff = actual - reordered
     labels = plotly_text(token_labels)
-    layout = subplot_layout(list(panel_titles), rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.08)
+    layout = subplot_layout(list(panel_titles), rows=1, cols=3, shared_yaxes=True,
+                            horizontal_spacing=(1 - 3 * ORDER_PANEL) / 2)
     hover = f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
     traces = [go.Heatmap(z=m, x=labels, y=labels, coloraxis=axis, **subplot_axes(i),
                          hovertemplate=hover + f"{name} %{{z:.4f}}<extra></extra>")
@@ -256,7 +273,8 @@ def word_order_figure(reordered, actual, token_labels: list[str], words: Words, 
     delta = layout["xaxis3"]["domain"]
     wmax = max(float(np.nanmax(reordered)), float(np.nanmax(actual))) or 1.0
     zmax = symmetric_range(diff)
-    layout.update(title=dict(text=title), height=max(420, min(680, 240 + 22 * n)),
+    row_px = max(22, 1.45 * type_scale.tick)    # a row for each query label (22 px rows overlapped 20 px labels)
+    layout.update(title=dict(text=title), height=int(max(420, min(900, 240 + row_px * n))),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=wmax,
                                  colorbar=_flat_colorbar(value_name, weights, 0.7, 5, type_scale)),
                   coloraxis2=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,

@@ -9,6 +9,7 @@ from viz.figures.style import (LINE_COLORS, NORMAL, Labels, TypeScale, Words, ch
                                mask_overlay, plotly_text, signed_heatmap, subplot_axes, subplot_layout,
                                symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import entropy_bits
+from viz.figures.attention import SLANTED_EM, labels_that_fit, slanted_labels_fit
 
 HIGHLIGHT = "#d62728"
 MIN_EM_PER_LEVEL_LABEL = 3.0    # "d128" with room on both sides, in ems of the tick size
@@ -20,6 +21,14 @@ def highlight_row(fig: go.Figure, row: int | None, n_rows: int) -> go.Figure:
     if row is not None and 0 <= row < n_rows:
         fig.layout.shapes += (dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=row - 0.5, y1=row + 0.5,
                                    line=dict(color=HIGHLIGHT, width=3)),)
+    return fig
+
+
+def upright_when_crowded(fig: go.Figure, n_keys: int, width_px: float, type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Key labels upright where slanted ones would touch in a map width_px wide (19 keys in the step-through's
+    presenter column ran into each other at 45°)."""
+    if not slanted_labels_fit(width_px, n_keys, type_scale):
+        fig.layout.xaxis.tickangle = -90
     return fig
 
 
@@ -54,6 +63,8 @@ def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], la
         fig.data[0].texttemplate = "%{z:.2f}"
     if plot_px:
         fig.layout.xaxis.update(level_ticks(plotly_text(col_labels), plot_px, type_scale=type_scale))
+    else:
+        upright_when_crowded(fig, len(col_labels), width_px or 0.6 * type_scale.page_px, type_scale)
     return highlight_row(fig, highlight, len(row_labels))
 
 
@@ -90,9 +101,12 @@ def _bar_caption(weights: np.ndarray, words: Words) -> str:
 
 
 def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str], d_k: int, words: Words,
-                 title: str = "", masked: np.ndarray | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+                 title: str = "", masked: np.ndarray | None = None, type_scale: TypeScale = NORMAL,
+                 shown: slice = slice(None)) -> go.Figure:
     """The same query's attention weights, softmax(q·k) beside softmax(q·k/√d_k), on one 0-1 axis.
-    masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00)."""
+    masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00).
+    shown: the keys drawn (a long sentence's window); the captions' entropy and peak are the whole row's. Key
+    labels stand upright where slanted ones would touch in a panel half the scale's page wide."""
     without, with_, masked_label = words("step.why.without"), words("step.why.with"), words("step.why.masked")
     x_title, y_title = words("step.axis.key"), words("step.axis.weight")
     unscaled, scaled = np.asarray(unscaled, dtype=float), np.asarray(scaled, dtype=float)
@@ -107,15 +121,25 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     layout = subplot_layout([f"<b>{without}</b>: softmax(q·k)<br>{_bar_caption(unscaled, words)}",
                              f"<b>{with_}</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled, words)}"],
                             rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
-    keys = plotly_text(key_labels)
-    bars = [go.Bar(x=keys, y=w, marker_color=color, text=[masked_label if m else f"{v:.2f}" for v, m in zip(w, masked)],
+    keys = plotly_text(key_labels)[shown]
+    unscaled, scaled, masked = unscaled[shown], scaled[shown], masked[shown]
+    panel_px = 0.47 * type_scale.page_px - 30          # a panel's plot: half the figure less the y labels
+    upright = labels_that_fit(panel_px, type_scale, SLANTED_EM) < len(keys)
+    # a number over each bar while it fits the bar's slot ("0.42": three digits and a thin dot); hover keeps them
+    numbered = type_scale.numbers_fit(panel_px / max(len(keys), 1), chars=3)
+    bars = [go.Bar(x=keys, y=w, marker_color=color,
+                   text=[masked_label if m else f"{v:.2f}" for v, m in zip(w, masked)] if numbered else None,
                    textposition="outside", cliponaxis=False, showlegend=False, **subplot_axes(i),
                    textfont=type_scale.font("cell"), constraintext="none",
                    hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.4f}}<extra></extra>")
             for i, (w, color) in enumerate(((unscaled, LINE_COLORS[3]), (scaled, LINE_COLORS[0])))]
-    update_axes(layout, "x", type="category", tickangle=-45, automargin=True, title=dict(text=x_title))
+    update_axes(layout, "x", type="category", tickangle=-90 if upright else -45, automargin=True,
+                title=dict(text=x_title))
     update_axes(layout, "y", range=[0, 1.12])
     layout["yaxis"]["title"] = dict(text=y_title)
-    layout.update(title=dict(text=title), height=int(460 + 2 * (type_scale.text - 16) + 2 * (type_scale.tick - 14)),
+    # upright labels stand taller than slanted ones (0.71 of their length): the plot keeps its height
+    taller = 0.29 * max((type_scale.text_px(k, "tick") for k in key_labels[shown]), default=0) if upright else 0
+    layout.update(title=dict(text=title),
+                  height=int(460 + 2 * (type_scale.text - 16) + 2 * (type_scale.tick - 14) + taller),
                   margin=dict(l=10, r=10, t=int(110 + 3 * (type_scale.text - 16)), b=10), bargap=0.25)
     return go.Figure(bars, layout=typeset(layout, type_scale))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.step import highlight_row
+from viz.figures.step import highlight_row, upright_when_crowded
 from viz.figures.style import (ATTENTION_SCALE, NORMAL, Labels, TypeScale, Words, check_matrix, colorbar, plotly_text,
                                signed_heatmap, token_axes, typeset)
 
@@ -33,6 +33,7 @@ def cosine_map(cos: np.ndarray, token_labels: list[str], labels: Labels, highlig
     row_px = max(1.8 * type_scale.tick, 1.25 * type_scale.cell + 8)
     fig.layout.height = int(max(320, min(900, 230 + row_px * len(token_labels))))
     _with_numbers(fig, len(token_labels), len(token_labels), width_px or 0.6 * type_scale.page_px, type_scale)
+    upright_when_crowded(fig, len(token_labels), width_px or 0.6 * type_scale.page_px, type_scale)
     return highlight_row(fig, highlight, len(token_labels))
 
 

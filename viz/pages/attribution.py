@@ -8,15 +8,17 @@ import streamlit as st
 from model.analysis import word_order
 from model.analysis.attribution import agreement
 from model.capture import schema
-from viz.figures.attribution import (agreement_heatmap, contrastive_head_bars, contrastive_source_bars,
-                                     logit_lens_heatmap, method_heatmaps, patching_heatmap)
+from viz.figures.attention import source_window, window_around
+from viz.figures.attribution import (agreement_heatmap, contrast_tokens, contrastive_head_bars, contrastive_source_bars,
+                                     lens_tokens, logit_lens_heatmap, method_heatmaps, method_tokens, patch_tokens,
+                                     patching_heatmap)
 from viz.figures.style import Labels
 from viz.i18n import error_text, kind_word, t, words
 from viz.services.analyses import contrastive, encode, logit_lens, patch, source_maps
 from viz import view
 from viz.view import MAX_TEXT_CHARS, whole_number_box
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.ui import matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
 
 
 SECTIONS = ("lens", "source", "contrastive", "patching")          # names: attribution.section.<name>
@@ -90,8 +92,10 @@ def lens_section(v: View) -> None:
     lens = logit_lens(v.key, TOP_K)
     tops = [v.tok.token_strings([int(i) for i in row[:, 0]]) for row in lens.top_ids]          # [L][T]
     layers = layer_labels(len(tops))
-    fig = logit_lens_heatmap(lens.final_prob, tops, v.out_labels, words(), title=t("attribution.lens.title"),
-                             final_rank=lens.final_rank, type_scale=type_scale())
+    shown = token_window(v.n_out, lens_tokens(type_scale()), "attr-lens-window")   # a long output: a window of it
+    fig = logit_lens_heatmap(lens.final_prob[:, shown], [row[shown] for row in tops], v.out_labels[shown], words(),
+                             title=t("attribution.lens.title"), final_rank=lens.final_rank[:, shown],
+                             type_scale=type_scale())
     show_figure(fig, f"{v.model_id}-logit-lens", matrix_frame(lens.final_prob, layers, v.out_labels), key="attr-lens")
     st.caption(t("attribution.lens.caption"))
     with st.expander(t("attribution.how_caveats")):
@@ -136,9 +140,15 @@ def source_section(v: View) -> None:
     if not with_ig:
         st.info(t("attribution.ig_left_out", max=MAX_IG_TOKENS, n=len(v.meta["src_ids"]), steps=steps))
         picked = [m for m in picked if m in maps] or ["attention"]
-    fig = method_heatmaps([maps[m] for m in picked], [method_name(m) for m in picked], v.out_labels, v.src_labels,
-                          words(), title=t("attribution.source.title"), type_scale=type_scale())
+    # a long sentence: the output rows the reader picks and the source tokens they draw on most
+    n_rows, n_cols = method_tokens(type_scale())
+    rows = token_window(v.n_out, n_rows, "attr-source-window")
+    cols = source_window(maps[picked[0]], rows, n_cols)
+    fig = method_heatmaps([maps[m][rows, cols] for m in picked], [method_name(m) for m in picked], v.out_labels[rows],
+                          v.src_labels[cols], words(), title=t("attribution.source.title"), type_scale=type_scale())
     show_figure(fig, f"{v.model_id}-source-attribution", key="attr-methods-fig")
+    if cols.stop - cols.start < len(v.src_labels):
+        st.caption(t("home.window.source", first=cols.start, last=cols.stop - 1, n=len(v.src_labels)))
     st.caption(t("attribution.source.caption"))
     names, rho = agreement({method_name(m): maps[m] for m in METHODS if m in maps})
     show_figure(agreement_heatmap(names, rho, words(), title=t("attribution.agree.title"), type_scale=type_scale()),
@@ -190,7 +200,8 @@ def contrastive_section(v: View) -> None:
                                           type_scale=type_scale()),
                     f"{v.model_id}-contrastive-heads", key="attr-contrast-heads")
     with right:
-        show_figure(contrastive_source_bars(v.src_labels, result.source_scores, words(),
+        shown = token_window(len(v.src_labels), contrast_tokens(type_scale()), "attr-contrast-window")
+        show_figure(contrastive_source_bars(v.src_labels[shown], result.source_scores[shown], words(),
                                             title=t("attribution.contrast.source"), type_scale=type_scale()),
                     f"{v.model_id}-contrastive-source", key="attr-contrast-source")
     with st.expander(t("attribution.how")):
@@ -247,7 +258,9 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
     layers = lambda stack: layer_labels(schema.n_layers(v.cfg, stack))  # noqa: E731
     dec_labels = position_labels(v.meta["tgt_in_tokens"][:step + 1])
     value = t("attribution.patch.value")
-    show_figure(patching_heatmap(result.encoder, layers("encoder"), v.src_labels,
+    size = patch_tokens(type_scale())
+    shown = token_window(len(v.src_labels), size, "attr-patch-window")     # a long sentence: a window of it
+    show_figure(patching_heatmap(result.encoder[:, shown], layers("encoder"), v.src_labels[shown],
                                  Labels(t("attribution.patch.enc_title"), t("attribution.patch.source_x"),
                                         t("attribution.patch.enc_y"), value), words(), type_scale=type_scale()),
                 f"{v.model_id}-patching-encoder", matrix_frame(result.encoder, layers("encoder"), v.src_labels),
@@ -260,7 +273,8 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
                                  Labels(t("attribution.patch.heads_title"), t("attribution.patch.heads_x"),
                                         t("attribution.patch.heads_y"), value), words(), type_scale=type_scale()),
                 f"{v.model_id}-patching-heads", matrix_frame(grid, rows, heads), key="attr-patch-heads")
-    show_figure(patching_heatmap(result.decoder, layers("decoder"), dec_labels,
+    steps = window_around(step, len(dec_labels), size)                       # the steps up to this one: its last
+    show_figure(patching_heatmap(result.decoder[:, steps], layers("decoder"), dec_labels[steps],
                                  Labels(t("attribution.patch.dec_title"), t("attribution.patch.dec_x"),
                                         t("attribution.patch.dec_y"), value), words(), type_scale=type_scale()),
                 f"{v.model_id}-patching-decoder", matrix_frame(result.decoder, layers("decoder"), dec_labels),

@@ -33,6 +33,8 @@ SMOOTH_FORMULA = (r"q_v=(1-\varepsilon)\,[v=y]+\frac{\varepsilon}{V},\qquad "
 DROPOUT_FORMULA = r"\tilde a_{ij}=\frac{m_{ij}}{1-p}\,a_{ij},\qquad m_{ij}\sim\mathrm{Bernoulli}(1-p)"
 
 
+FIRING_LISTED = 24     # tokens the caption names where the strongest unit fires (the CSV has them all)
+
 def _view_changed() -> None:
     view.forget_url(view.STACK, view.LAYER, view.TOKEN, view.KIND, view.HEAD)
 
@@ -66,6 +68,7 @@ def feed_forward(ctx, cols) -> None:
     strongest = int(ff.hidden.max(1).argmax())
     unit = int(ff.hidden[strongest].argmax())
     firing = [plain(tokens[i]) for i in np.flatnonzero(ff.hidden[:, unit] > 0)]
+    firing = firing[:FIRING_LISTED] + (["…"] if len(firing) > FIRING_LISTED else [])   # 512 tokens: lines of them
     st.caption(t("ffn.units.caption", active=f"{100 * ff.active.mean():.0f}", low=f"{100 * ff.active.min():.0f}",
                  high=f"{100 * ff.active.max():.0f}", d_ff=cfg.d_ff, unit=unit, token=plain(tokens[strongest]),
                  value=f"{ff.hidden[strongest, unit]:.2f}", tokens=", ".join(firing) or "—"))

@@ -7,13 +7,13 @@ import streamlit as st
 from model.analysis.norms import batch_norm_drift, batch_norm_stats, layer_norm_stats, residual_stages
 from model.capture import schema
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
-                                   residual_norm_figure, token_stats_figure)
+                                   residual_norm_figure, token_stats_figure, tokens_that_fit)
 from viz.figures.style import plotly_text
 from viz.folder_text import code_span
 from viz.i18n import t, words
 from viz import view
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, type_scale
+from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
 
 STACKS = ["encoder", "decoder"]
 NORMS = ("norm_attn", "norm_cross", "norm_ff")   # where each sits: layernorm.place.<after|before>.<norm> in viz/locales
@@ -126,10 +126,11 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
     return token
 
 
-def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str) -> None:
+def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str, shown: slice) -> None:
     st.header(t("layernorm.bn.header"))
     st.markdown(t("layernorm.bn.text", tokens=len(tokens), features=x_in.shape[1]))
-    show_figure(ln_vs_bn_figure(x_in, tokens, words(), title=t("layernorm.bn.title"), type_scale=type_scale()),
+    show_figure(ln_vs_bn_figure(x_in, tokens, words(), title=t("layernorm.bn.title"), type_scale=type_scale(),
+                                shown=shown),
                 f"{tag}-ln-vs-bn", matrix_frame(x_in, tokens, list(range(x_in.shape[1]))), key="ln-bn")
     _bn_mean, bn_std = batch_norm_stats(x_in)
     drift = batch_norm_drift(x_in, 0, ctx.model.config.ln_eps)
@@ -176,7 +177,10 @@ def render() -> None:
     mean_in, std_in = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("mean", "std"))    # [T]
     mean_after, std_after = layer_norm_stats(x_norm)                                                 # [T]
     input_is = t("layernorm.stats.input_pre") if cfg.norm_first else "x + Sublayer(x)"
-    show_figure(token_stats_figure(tokens, (mean_in, std_in), (mean_after, std_after), words(),
+    # a long sentence: the token charts show a window of it (the CSVs and the captions: every token)
+    shown = token_window(len(tokens), tokens_that_fit(type_scale()), f"ln-window-{stack}")
+    show_figure(token_stats_figure(tokens[shown], (mean_in[shown], std_in[shown]), (mean_after[shown], std_after[shown]),
+                                   words(),
                                    title=t("layernorm.stats.title", stack=stack_name(stack), layer=layer,
                                            norm=norm_place(norm, cfg.norm_first),
                                            input=input_is),
@@ -197,7 +201,7 @@ def render() -> None:
     st.header(t("layernorm.token.header"))
     token = one_token(ctx, stack, layer, norm, tokens)
     view.write_url({view.STACK: stack, view.LAYER: layer, view.NORM: norm, view.TOKEN: token})
-    ln_vs_bn(ctx, x_in, tokens, f"{ctx.model_id}-{stack}-L{layer}-{norm}")
+    ln_vs_bn(ctx, x_in, tokens, f"{ctx.model_id}-{stack}-L{layer}-{norm}", shown)
     residual_stream(ctx, labels)
 
 

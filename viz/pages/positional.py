@@ -8,18 +8,20 @@ import streamlit as st
 from model.analysis.positional import diagonal_spread, order_gap, pe_similarity, rotation_errors, rotation_matrix
 from model.analysis.word_order import first_two_words, permuted_pattern, swap_permutation
 from model.capture import schema
-from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, rotation_error_figure,
-                                    rotation_matrix_heatmap, similarity_heatmap, similarity_profile_figure,
-                                    word_order_figure)
+from viz.figures.positional import (norm_tokens, norms_figure, order_gap_figure, order_tokens, pe_curves, pe_heatmap,
+                                    rotation_error_figure, rotation_matrix_heatmap, similarity_heatmap,
+                                    similarity_profile_figure, word_order_figure)
+from viz.figures.attention import window_around
 from viz.folder_text import code_span
 from viz.i18n import error_text, t, words
 from viz.services.analyses import encoder_patterns, paper_table, positional_table
 from viz import view
 from viz.view import parse_index_list
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.ui import matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
 
 MAX_DIMS = 8
+SWAP_CONTEXT = 40      # tokens of the swapped input written out around the swap
 ZOOM_DIMS = 8          # M_k's corner with numbers in its cells: 4 rotation blocks stay readable at half width
 DIMS_SPAN = (0, 1 / 8, 1 / 4, 1 / 2)   # default curves at these fractions of d_model: fast to slow (sine dims;
                                       # wavelengths 2π·10000^f: about 6, 20, 63 and 628 positions)
@@ -187,7 +189,9 @@ def norms_section(ctx, src_labels: list[str]) -> None:
         t("positional.norms.sum"): np.linalg.norm(trace[schema.embed_name("encoder", "out")], axis=1),
     }
     st.markdown(t("positional.norms.text", d=d_model))
-    show_figure(norms_figure(src_labels, series, words(), title=t("positional.norms.title"), type_scale=type_scale()),
+    shown = token_window(len(src_labels), norm_tokens(type_scale()), "pe-norms-window")   # a long sentence: a window
+    show_figure(norms_figure(src_labels[shown], {name: norms[shown] for name, norms in series.items()}, words(),
+                             title=t("positional.norms.title"), type_scale=type_scale()),
                 f"{ctx.model_id}-pe-norms",
                 matrix_frame(np.stack(list(series.values()), axis=1), src_labels, list(series)), key="pe-norms")
     norm_tok, norm_pe, norm_sum = (series[k][0] for k in list(series)[1:])
@@ -217,7 +221,11 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
     perm = swap_permutation(n_src, a, b)
     ids = tuple(int(i) for i in trace.meta["src_ids"])
     swapped_ids = tuple(ids[i] for i in perm)
-    st.text(t("positional.order.input") + " " + " ".join(src_tokens[i] for i in perm))
+    # the swapped input around the two tokens (a 512-token sentence ran to twenty lines here)
+    near = window_around((a + b) // 2, n_src, max(abs(a - b) + 9, SWAP_CONTEXT))
+    shown_tokens = [src_tokens[i] for i in perm[near]]
+    st.text(t("positional.order.input") + " " + " ".join(["…"] * (near.start > 0) + shown_tokens
+                                                          + ["…"] * (near.stop < n_src)))
     with st.spinner(t("positional.order.spinner")):
         runs = {(s, drop): encoder_patterns(ctx.model_id, s, drop) for s in (ids, swapped_ids)
                 for drop in (False, True)}
@@ -238,7 +246,9 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
     actual = runs[swapped_ids, False][0].mean(0)                                        # [S, S]
     frames = {t("positional.order.frame_original"): reordered, t("positional.order.frame_swapped"): actual,
               t("positional.order.frame_difference"): actual - reordered}
-    show_figure(word_order_figure(reordered, actual, swapped_labels, words(), type_scale=type_scale()),
+    shown = token_window(n_src, order_tokens(type_scale()), "pe-order-window")   # every label legible in a third
+    show_figure(word_order_figure(reordered[shown, shown], actual[shown, shown], swapped_labels[shown], words(),
+                                  type_scale=type_scale()),
                 f"{ctx.model_id}-pe-order-maps",
                 pd.concat({name: matrix_frame(m, swapped_labels, swapped_labels) for name, m in frames.items()}),
                 key="pe-order-maps")

@@ -12,7 +12,7 @@ from model.analysis.attention_math import (HeadSteps, dim_labels, head_projectio
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.schema import sublayer_names
-from viz.figures.attention import attention_heatmap
+from viz.figures.attention import attention_heatmap, map_window, window_around
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import Labels, plotly_text
 from viz.figures.vectors import cosine_map
@@ -52,6 +52,7 @@ class View:
     text: str = ""
     latex: str = ""
     checks: list = field(default_factory=list)   # (description, max error)
+    window_note: str = ""        # which tokens a long sentence's pictures show
     full: list = field(default_factory=list)     # the whole matrices (figure, filename, CSV), one click away
 
 
@@ -77,6 +78,8 @@ class Head:
     z: np.ndarray                 # [Tq, Dh] the head's output
     mine: HeadSteps               # every step recomputed in float64
     tag: str                      # file name stem of downloads
+    rows: slice                   # the query tokens the pictures show: all, or of a long sentence those around the query
+    keys: slice                   # the key tokens they show: around the key row (self-attention: the same as rows)
 
     @property
     def n_q(self) -> int:
@@ -87,6 +90,22 @@ class Head:
         """K and V rows are keys: in self-attention follow the query's own token, in cross-attention the
         source token this query attends to most."""
         return self.query if self.kind != "cross" else int(np.argmax(self.pattern[self.query]))
+
+    @property
+    def mark(self) -> int:
+        """The followed query's row in the pictures (they show the rows of `rows`)."""
+        return self.query - self.rows.start
+
+    def shown(self, matrix: np.ndarray) -> np.ndarray:
+        """A [query, key] matrix's part the pictures show."""
+        return np.asarray(matrix)[self.rows, self.keys]
+
+    @property
+    def window_note(self) -> str:
+        """What a long sentence's pictures leave out, said under them (nothing while every token is shown)."""
+        if self.rows.stop - self.rows.start == self.n_q and self.keys.stop - self.keys.start == len(self.k_labels):
+            return ""
+        return t("ui.window.around", first=self.rows.start, last=self.rows.stop - 1, n=self.n_q)
 
     @property
     def key_row_note(self) -> str:
@@ -106,15 +125,25 @@ class Head:
         return t({"cross": "step.side.memory", "decoder": "step.side.decoder"}.get(self.kind, "step.side.source"))
 
 
+def window_size() -> int:
+    """Tokens a step's map shows with every label legible, in the page's picture column (three fifths)."""
+    return map_window(0.6 * type_scale().page_px, type_scale())
+
+
 def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
     cfg, arrays = ctx.model.config, ctx.trace.arrays
     names = sublayer_names(kind, layer, cfg.norm_first)
     q_labels, k_labels = attention_labels(ctx.trace.meta, kind)
     q, k, v, scores, pattern, z = (arrays[schema.attn_name(kind, layer, n)][head]
                                    for n in ("q", "k", "v", "scores", "pattern", "z"))
+    # a long sentence through a window around the followed query (the query picker moves it) and around the key
+    # it reads (cross-attention: the source token it attends to most)
+    size = window_size()
+    key_row = query if kind != "cross" else int(np.argmax(pattern[query]))
     return Head(kind, layer, head, query, cfg, names, ctx.model, q_labels, k_labels,
                 arrays[names.query_input], arrays[names.kv_input], q, k, v, scores, pattern, z,
-                head_steps(q, k, v, names.causal), f"{ctx.model_id}-{kind}-L{layer}-H{head}")
+                head_steps(q, k, v, names.causal), f"{ctx.model_id}-{kind}-L{layer}-H{head}",
+                window_around(query, len(q_labels), size), window_around(key_row, len(k_labels), size))
 
 
 def _init_state(value: view.Value, default: int, lo: int, hi: int, *part) -> None:
@@ -154,14 +183,17 @@ def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list
 
 
 def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name: str, full_title: str, x_title: str,
-                    y_title: str, filename: str, highlight: int | None = None) -> tuple[tuple, tuple]:
+                    y_title: str, filename: str, shown: slice, highlight: int | None = None) -> tuple[tuple, tuple]:
     """A [tokens, dims] matrix as a class can read it (how alike its token vectors are, tokens x tokens) and
-    the full matrix for the click behind it: ((figure, filename, CSV frame), (figure, filename, CSV frame))."""
+    the full matrix for the click behind it: ((figure, filename, CSV frame), (figure, filename, CSV frame)). The
+    pictures show the tokens `shown` (highlight: a token's index in the whole sentence); the CSVs hold them all."""
     cos = cosine_similarity(matrix)
-    teach = cosine_map(cos, labels, Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")),
-                       highlight=highlight, width_px=0.6 * type_scale().page_px, type_scale=type_scale())
-    full = step_heatmap(matrix, labels, dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
-                        highlight=highlight, show_values=False, plot_px=plot_px(), type_scale=type_scale())
+    mark = None if highlight is None else highlight - shown.start
+    teach = cosine_map(cos[shown, shown], labels[shown],
+                       Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")),
+                       highlight=mark, width_px=0.6 * type_scale().page_px, type_scale=type_scale())
+    full = step_heatmap(matrix[shown], labels[shown], dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
+                        highlight=mark, show_values=False, plot_px=plot_px(), type_scale=type_scale())
     return ((teach, f"{filename}-cosine", matrix_frame(cos, labels, labels)),
             (full, filename, matrix_frame(matrix, labels, dims)))
 
@@ -174,7 +206,8 @@ def view_input(h: Head) -> View:
     x_name = t("step.input.embeddings") if layer == 0 and not cfg.norm_first else t("step.input.previous")
     teach, full = vector_pictures(h.x_q, h.q_labels, model_dims, "X",
                                   t("step.input.title", n=h.n_q, d=d, side=h.q_side, layer=layer),
-                                  t("step.axis.dimension"), t("step.axis.token"), f"{h.tag}-X", highlight=query)
+                                  t("step.axis.dimension"), t("step.axis.token"), f"{h.tag}-X", h.rows,
+                                  highlight=query)
     view = View([teach], _row(h.x_q, query, h.q_labels, model_dims), full=[full])
     if h.kind in ("encoder", "decoder"):
         view.text = t("step.input.text", layer=layer, d=d, x_name=x_name,
@@ -182,7 +215,7 @@ def view_input(h: Head) -> View:
     else:
         teach, full = vector_pictures(h.x_kv, h.k_labels, model_dims, t("step.side.memory"),
                                       t("step.memory.title", n=len(h.k_labels), d=d), t("step.axis.dimension"),
-                                      t("step.axis.source_token"), f"{h.tag}-memory")
+                                      t("step.axis.source_token"), f"{h.tag}-memory", h.keys)
         view.figures.append(teach)
         view.full.append(full)
         view.text = t("step.memory.text")
@@ -195,7 +228,7 @@ def view_input(h: Head) -> View:
 def view_projection(h: Head, which: str) -> View:
     d, d_head, n_heads, head = h.cfg.d_model, h.cfg.d_head, h.cfg.n_heads, h.head
     source, matrix = {"Q": (h.x_q, h.q), "K": (h.x_kv, h.k), "V": (h.x_kv, h.v)}[which]
-    labels, row = (h.q_labels, h.query) if which == "Q" else (h.k_labels, h.key_row)
+    labels, row, shown = (h.q_labels, h.query, h.rows) if which == "Q" else (h.k_labels, h.key_row, h.keys)
     weight, bias = h.model.attention_weights(h.names.attn, which.lower())
     role = t(STEP_ROLE_KEYS[which])
     side = h.q_side if which == "Q" else h.kv_side
@@ -203,7 +236,7 @@ def view_projection(h: Head, which: str) -> View:
     teach, full = vector_pictures(matrix, labels, dims, which,
                                   t("step.proj.title", which=which, head=head, n=len(labels), d_k=d_head, side=side),
                                   t("step.axis.head_dimension"), t("step.axis.token"), f"{h.tag}-{which}",
-                                  highlight=row)
+                                  shown, highlight=row)
     view = View([teach], _row(matrix, row, labels, dims), full=[full])
     w_h = rf"W^{which}_{{{head}}}"
     view.latex = (rf"{which}_{{{head}}} = X {w_h} + b^{which}_{{{head}}},\quad "
@@ -221,7 +254,8 @@ def view_projection(h: Head, which: str) -> View:
 def view_raw(h: Head) -> View:
     raw, q_labels, k_labels, query = h.mine.raw, h.q_labels, h.k_labels, h.query
     labels = Labels(t("step.raw.title", n=h.n_q, m=len(k_labels)), t("step.axis.key"), t("step.axis.query"), "q·k")
-    fig = step_heatmap(raw, q_labels, k_labels, labels, highlight=query, type_scale=type_scale())
+    fig = step_heatmap(h.shown(raw), q_labels[h.rows], k_labels[h.keys], labels, highlight=h.mark,
+                       type_scale=type_scale())
     view = View([(fig, f"{h.tag}-QK", matrix_frame(raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
                 latex=r"s_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{id}\,k_{jd}")
     view.text = t("step.raw.text", token=q_labels[query], low=f"{raw.min():.1f}", high=f"{raw.max():.1f}")
@@ -233,7 +267,8 @@ def view_scaled(h: Head) -> View:
     scaled, q_labels, k_labels, query, d_head = h.mine.scaled, h.q_labels, h.k_labels, h.query, h.cfg.d_head
     labels = Labels(t("step.scaled.title", d_k=d_head), t("step.axis.key"), t("step.axis.query"),
                     t("step.axis.score"))
-    fig = step_heatmap(scaled, q_labels, k_labels, labels, highlight=query, type_scale=type_scale())
+    fig = step_heatmap(h.shown(scaled), q_labels[h.rows], k_labels[h.keys], labels, highlight=h.mark,
+                       type_scale=type_scale())
     view = View([(fig, f"{h.tag}-scores", matrix_frame(h.scores, q_labels, k_labels))],
                 _row(scaled, query, q_labels, k_labels),
                 latex=rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{d_head}}}}} = "
@@ -246,8 +281,9 @@ def view_scaled(h: Head) -> View:
 
 def view_mask(h: Head) -> View:
     masked, q_labels, k_labels, query, causal = h.mine.masked, h.q_labels, h.k_labels, h.query, h.names.causal
-    fig = masked_scores_figure(masked, q_labels, k_labels, t("step.mask.title_causal") if causal else
-                               t("step.mask.title_none"), words(), highlight=query, type_scale=type_scale())
+    fig = masked_scores_figure(h.shown(masked), q_labels[h.rows], k_labels[h.keys],
+                               t("step.mask.title_causal") if causal else t("step.mask.title_none"), words(),
+                               highlight=h.mark, type_scale=type_scale())
     view = View([(fig, f"{h.tag}-masked", matrix_frame(masked, q_labels, k_labels))],
                 _row(masked, query, q_labels, k_labels),
                 latex=r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}" if causal else
@@ -264,8 +300,9 @@ def view_mask(h: Head) -> View:
 
 def view_softmax(h: Head) -> View:
     pattern, q_labels, k_labels, query = h.pattern, h.q_labels, h.k_labels, h.query
-    fig = attention_heatmap(pattern, q_labels, k_labels, words(), t("step.softmax.title", where=h.where),
-                            highlight_row=query, masked=~h.mine.allowed, type_scale=type_scale(),
+    fig = attention_heatmap(h.shown(pattern), q_labels[h.rows], k_labels[h.keys], words(),
+                            t("step.softmax.title", where=h.where), highlight_row=h.mark,
+                            masked=h.shown(~h.mine.allowed), type_scale=type_scale(),
                             width_px=0.6 * type_scale().page_px)
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
@@ -282,8 +319,8 @@ def view_output(h: Head) -> View:
     dims = dim_labels(d_head)
     labels = Labels(t("step.output.title", head=h.head, n=h.n_q, d_k=d_head), t("step.axis.head_dimension"),
                     t("step.axis.query_token"), t("step.axis.value"))
-    fig = step_heatmap(z, q_labels, dims, labels, highlight=query, show_values=False, plot_px=plot_px(),
-                       type_scale=type_scale())
+    fig = step_heatmap(z[h.rows], q_labels[h.rows], dims, labels, highlight=h.mark, show_values=False,
+                       plot_px=plot_px(), type_scale=type_scale())
     view = View([(fig, f"{h.tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
                 latex=r"z_i = \sum_j a_{ij}\, v_j")
     view.text = t("step.output.text", head=h.head, heads=h.cfg.n_heads)
@@ -304,6 +341,8 @@ def show_view(view: View, step: int) -> None:
     with left:
         for i, (fig, filename, frame) in enumerate(view.figures):
             show_figure(fig, filename, frame, key=f"step-fig-{i}")
+        if view.window_note:
+            st.caption(view.window_note)
         if view.figures and view.full:
             st.caption(t("step.cosine.caption"))
         if view.full:
@@ -360,7 +399,7 @@ def why_scaling(h: Head) -> None:
     comparison = scaling_comparison(mine.raw[query], d_head, mine.allowed[query])
     show_figure(scaling_bars(comparison.unscaled, comparison.scaled, h.k_labels, d_head, words(),
                              title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
-                             masked=~mine.allowed[query], type_scale=type_scale()),
+                             masked=~mine.allowed[query], type_scale=type_scale(), shown=h.keys),
                 f"{h.tag}-q{query}-scaling", matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
                                                           [t("step.why.without"), t("step.why.with")], h.k_labels),
                 key="step-scaling")
@@ -381,7 +420,9 @@ def render() -> None:
     kind, layer, head, query, step = controls(ctx)
     view.write_url({view.KIND: kind, view.QUERY: query, view.STEP: step})
     h = load_head(ctx, kind, layer, head, query)
-    show_view(VIEWS[step](h), step)
+    shown = VIEWS[step](h)
+    shown.window_note = h.window_note
+    show_view(shown, step)
     st.caption(t("step.caption"))
     st.header(t("step.whole.header"))
     st.markdown(t("step.whole.text", d_model=cfg.d_model, heads=cfg.n_heads, d_k=cfg.d_head))

@@ -1,0 +1,54 @@
+"""Long sentences on the step-through, positional, LayerNorm and attribution pages (AppTest, the shipped model):
+with a 40-word sentence (69 tokens) no chart puts more tokens along an axis than it labels legibly (a window
+instead), and the charts together are at most a screen taller than with the 9-word sentence."""
+import pytest
+
+from apptest_utils import figure, no_exceptions, run_page
+from long_text import SENTENCES, sentence_params
+
+SCREEN_PX = 720
+MOST_LABELS = 30       # the widest window any of these charts shows in normal mode (positional norms: 30 tokens)
+PAGES = [("step_through.py", {}), ("step_through.py", {"step": 0}), ("step_through.py", {"kind": "cross"}),
+         ("positional.py", {}), ("layernorm.py", {}), ("layernorm.py", {"stack": "decoder"}),
+         ("attribution.py", {}), ("attribution.py", {"view": "source"}), ("attribution.py", {"view": "contrastive"})]
+
+
+def axis_labels(fig: dict) -> dict[str, int]:
+    """Per axis of a chart ("x", "y2"...): how many labels it draws: the ticks it was given (tickmode array), else
+    the distinct categories its traces put on it (every one a label on a category axis)."""
+    layout, counts = fig["layout"], {}
+    for trace in fig["data"]:
+        for side in ("x", "y"):
+            values, axis = trace.get(side), trace.get(f"{side}axis", side)
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values if v is not None):
+                continue
+            settings = layout.get(axis.replace(side, f"{side}axis", 1), {})
+            n = len(settings.get("tickvals", [])) if settings.get("tickmode") == "array" else len(set(values))
+            counts[axis] = max(counts.get(axis, 0), n)
+    return counts
+
+
+def charts(at) -> list[dict]:
+    return [figure(at, i) for i in range(len(at.get("plotly_chart")))]
+
+
+@pytest.mark.parametrize("page,params", PAGES, ids=lambda p: str(p))
+def test_a_long_sentence_keeps_labels_legible_and_the_page_short(page, params):
+    short = run_page(page, text=SENTENCES["9"], **params)
+    no_exceptions(short)
+    at = run_page(page, text=SENTENCES["40"], **params)
+    no_exceptions(at)
+    crowded = {f"{i}:{axis}": n for i, fig in enumerate(charts(at)) for axis, n in axis_labels(fig).items()
+               if n > MOST_LABELS}
+    assert not crowded, f"axes with more labels than fit (chart:axis -> labels): {crowded}"
+    tall, reference = (sum(f["layout"].get("height", 450) for f in charts(a)) for a in (at, short))
+    assert tall <= reference + SCREEN_PX, (tall, reference)
+    said = [str(s.label) for s in at.slider] + [str(c.value) for c in at.caption]
+    assert any(text.startswith("A long sentence") for text in said), "a window is said, not silent"
+
+
+def test_the_ffn_caption_names_a_few_firing_tokens_of_a_512_token_sentence():
+    at = run_page("ffn.py", **sentence_params("512"))
+    no_exceptions(at)
+    longest = max((str(c.value) for c in at.caption), key=len)
+    assert len(longest) < 900, longest[:300]                     # every firing token of 512 ran to lines of them
