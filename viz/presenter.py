@@ -20,6 +20,7 @@ from viz import view
 from viz.state import current
 from viz.tour_steps import presenter_order
 from viz.ui import PageStop
+from viz.classroom import panel as classroom
 
 TOUR_URL = "tour"
 
@@ -156,10 +157,12 @@ def run_page(page, pages: list[Page]) -> None:
     lesson_download_at_top()
     if presenting:
         sentence_line()
+    classroom.before_page(page)     # a live class: its bar over the page (viz/classroom)
     try:
         page.run()
     except PageStop:
         pass
+    classroom.after_page()          # a teacher's view goes to the class
     if presenting:
         _you_are_here(page)
         _nav_buttons(page, pages)
