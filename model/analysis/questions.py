@@ -75,11 +75,14 @@ def next_token(logits_row: np.ndarray, label_of: Callable[[list[int]], list[str]
                 kept.index(int(top[0])))
 
 
+def previous_scores(patterns: np.ndarray, key_labels: Sequence[str], layer: int) -> np.ndarray:
+    """[head]: the mean weight each head of an encoder self-attention layer puts on the previous token."""
+    return np.nan_to_num([r["prev"] for r in head_statistics(patterns, key_labels, "encoder", layer)], nan=-1.0)
+
+
 def positional_head(patterns: np.ndarray, key_labels: Sequence[str], layer: int) -> Quiz:
-    """Which head of this encoder self-attention layer is the positional one: the head that puts the most weight
-    on its neighbour (the previous or next token)? patterns [head, query, key]; choices: the head numbers."""
-    records = head_statistics(patterns, key_labels, "encoder", layer)
-    scores = np.array([max(r["prev"], r["next"]) for r in records])
-    scores = np.nan_to_num(scores, nan=-1.0)
+    """Which head of this encoder self-attention layer is the positional one that reads the previous token (the
+    most weight on it, averaged over the queries)? patterns [head, query, key]; choices: the head numbers."""
+    scores = previous_scores(patterns, key_labels, layer)
     return Quiz("positional_head", {"layer": layer, "share": float(scores.max())},
-                tuple(str(r["head"]) for r in records), int(scores.argmax()))
+                tuple(str(h) for h in range(len(scores))), int(scores.argmax()))

@@ -5,18 +5,28 @@ A question's words are catalogue keys: class.q.<kind> with its fields, read by e
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
+
+import numpy as np
 
 from model.analysis import questions as maths
 from model.capture import schema
 from viz.classroom.store import Question
 
-KINDS = ("cross_look", "next_token", "positional_head")
+class KindKeys(NamedTuple):
+    """A kind of question's words: its name in the teacher's picker, and the question students read."""
+    name: str
+    prompt: str
+
+
+KINDS = {"cross_look": KindKeys("class.kind.cross_look", "class.q.cross_look"),
+         "next_token": KindKeys("class.kind.next_token", "class.q.next_token"),
+         "positional_head": KindKeys("class.kind.positional_head", "class.q.positional_head")}
 HEAD_CHOICES = {"positional_head"}          # choices that are head numbers (the UI names them "head 3")
 
 
 def prompt_key(question: Question) -> str:
-    return f"class.q.{question.key}"
+    return KINDS[question.key].prompt
 
 
 def _question(quiz: maths.Quiz, page: str, query: dict) -> Question:
@@ -48,3 +58,11 @@ def positional_head(trace, sentence: dict, layer: int) -> Question:
 def default_target(trace, layer: int, head: int) -> int:
     """The target position whose cross-attention row in that head is the sharpest (a clear answer)."""
     return maths.sharpest_row(trace[schema.pattern_name("cross", layer)][head])
+
+
+def clearest_previous_layer(trace) -> int:
+    """The encoder layer whose previous-token head is the clearest (the positional question's first layer)."""
+    patterns = schema.stacked(trace, "encoder")
+    best = [maths.previous_scores(layer_patterns, trace.meta["src_tokens"], layer).max()
+            for layer, layer_patterns in enumerate(patterns)]
+    return int(np.argmax(best))

@@ -131,8 +131,8 @@ def _ask_form(code: str, secret: str) -> None:
     if ctx is None or ctx.trace is None:
         st.caption(t("class.ask.no_sentence"))
         return
-    kind = st.selectbox(t("class.ask.kind"), questions.KINDS, key=view.key(view.CLASS_ASK, "kind"),
-                        format_func=lambda k: t(f"class.kind.{k}"))
+    kind = st.selectbox(t("class.ask.kind"), list(questions.KINDS), key=view.key(view.CLASS_ASK, "kind"),
+                        format_func=lambda k: t(questions.KINDS[k].name))
     question = _build(ctx, kind)
     if question is not None and st.button(t("class.ask.go"), key=view.key(view.CLASS_ASK, "go"), type="primary"):
         try:
@@ -151,15 +151,17 @@ def _build(ctx, kind: str) -> Question | None:
     layers = {"cross_look": cfg.n_decoder_layers, "next_token": 0, "positional_head": cfg.n_encoder_layers}[kind]
     layer = 0
     if layers:
-        layer = st.selectbox(t("ui.layer"), range(layers), key=view.key(view.CLASS_ASK, kind, "layer"),
-                             index=min(view.read(view.LAYER, hi=63), layers - 1), format_func=lambda i: t("ui.layer_n", i=i))
+        first = (questions.clearest_previous_layer(trace) if kind == "positional_head"
+                 else min(view.read(view.LAYER, [], hi=63), layers - 1))
+        layer = st.selectbox(t("ui.layer"), range(layers), key=view.key(view.CLASS_ASK, kind, "layer"), index=first,
+                             format_func=lambda i: t("ui.layer_n", i=i))
     targets = list(range(len(trace.meta["tgt_out_tokens"])))
     written = questions.maths.token_choices(trace.meta["tgt_out_tokens"])
     if kind == "positional_head":
         return questions.positional_head(trace, sentence, layer)
     if kind == "cross_look":
         head = st.selectbox(t("ui.head"), range(cfg.n_heads), key=view.key(view.CLASS_ASK, "head"),
-                            index=min(max(0, view.read(view.HEAD, lo=-1, hi=63)), cfg.n_heads - 1),
+                            index=min(max(0, view.read(view.HEAD, [], lo=-1, hi=63)), cfg.n_heads - 1),
                             format_func=lambda h: t("ui.head_n", h=h))
         target = st.selectbox(t("class.ask.target"), targets, key=view.key(view.CLASS_ASK, "target", layer, head),
                               index=questions.default_target(trace, layer, head), format_func=written.__getitem__)
