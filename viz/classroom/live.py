@@ -70,15 +70,20 @@ def client_address() -> str:
     saw (X-Real-IP, which deploy/nginx_conf.py sets; a client's own X-Real-IP is overwritten there)."""
     address = st.context.ip_address
     if address in PROXIES:
-        address = st.context.headers.get("X-Real-Ip") or address
-    return address or "local"
+        address = _header("X-Real-Ip") or address
+    return address if isinstance(address, str) and address else "local"
+
+
+def _header(name: str) -> str | None:
+    value = st.context.headers.get(name)
+    return value if isinstance(value, str) else None
 
 
 def base_url() -> str:
     """The app's own address as the browser reached it (behind nginx: nginx's), without the page's path."""
     url = st.context.url
-    if not url:
-        host = st.context.headers.get("Host") or f"localhost:{st.get_option('server.port')}"
+    if not isinstance(url, str) or not url:
+        host = _header("Host") or f"localhost:{st.get_option('server.port')}"
         return f"http://{host}"
     page = view.get(view.PAGE) or ""
     url = url.rstrip("/")

@@ -98,19 +98,19 @@ def _question(code: str, me: str, question: Question) -> None:
         return
     row = st.container(horizontal=True, key=view.key(view.CLASS_ASK, "choices"))
     for i in range(len(question.choices)):
-        if row.button(plain(choice_label(question, i), limit=60), key=view.key(view.CLASS_ASK, question.id, i)):
-            _answer(code, me, question, i)
+        row.button(plain(choice_label(question, i), limit=60), key=view.key(view.CLASS_ASK, question.id, i),
+                   on_click=_answer, args=(code, me, question, i))
 
 
 def _answer(code: str, me: str, question: Question, choice: int) -> None:
+    """A choice's click (before the rerun that shows it): counted once per browser."""
     try:
         counted = class_store().answer(code, question.id, me, choice)
     except ClassGone:
         _leave(t("class.ended"))
-        st.rerun()
+        return
     except StoreDown:
-        st.warning(t("class.store_down"))
+        say(t("class.store_down"))
         return
     kept = choice if counted else -1          # -1: this browser had answered already (another tab, a reload)
     view.put(view.CLASS_ANSWERED, {**view.get(view.CLASS_ANSWERED, default={}), question.id: kept})
-    st.rerun(scope="fragment")

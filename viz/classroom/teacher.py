@@ -214,5 +214,5 @@ def _reveal(code: str, secret: str, question: Question) -> None:
     except StoreDown:
         st.warning(t("class.store_down"))
         return
-    view.put(view.CLASS_SHOW_JOIN, False)
+    view.pop(view.CLASS_SHOW_JOIN)            # the toggle is drawn: its state can go, not change
     go_to(question.page, question.query, personal_params())
