@@ -120,7 +120,7 @@ def _join_screen(code: str) -> None:
     link = join_link(code)
     left, right = st.columns([1, 1], vertical_alignment="center")
     left.markdown(t("class.join_here"))
-    left.markdown(f"# {' '.join(code)}")           # the code: letters and digits of the store's alphabet only
+    left.markdown(f"# {code}")           # the code: letters and digits of the store's alphabet only
     left.code(link, language=None)
     right.image(qr_png(link), width=QR_PX, caption=t("class.qr"))
 
