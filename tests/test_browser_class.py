@@ -65,8 +65,8 @@ def test_a_class_in_three_browsers(chromium, app_url):
     teacher.get_by_text("Live class", exact=True).click()
     teacher.get_by_role("button", name="Start a class").click()
     teacher.wait_for_selector("text=Scan to join", timeout=LOAD_MS)
-    teacher.keyboard.press("Escape")
-    teacher.mouse.click(1200, 700)                                      # off the sidebar: it folds over the page
+    teacher.locator("[data-testid=stSidebar]").hover()
+    teacher.get_by_test_id("stSidebarCollapseButton").locator("button").click()   # the projector: sidebar folded
     wait_for_app(teacher)
     link = teacher.locator("[data-testid=stMain] code").filter(has_text="?class=").first.inner_text().strip()
     assert link.startswith(app_url) and "teach" not in link

@@ -41,7 +41,7 @@ def test_teacher_starts_a_class_and_a_student_follows_page_and_head():
     assert f"/?class={code}" in shown and "teach=" in shown             # the join link and the teacher link
     join_line = next(line for line in shown.splitlines() if line.endswith(f"/?class={code}"))
     assert "teach" not in join_line
-    assert f"# {code}" in shown                                        # the code in large type
+    assert f"**{code}**" in shown                                      # the code in large type
     assert teacher.get("imgs") or any("image" in str(e.type) for e in teacher.main)   # the QR code
     published = class_store().followed(code)
     assert published.page == "explorer" and "lang" not in published.query and "present" not in published.query

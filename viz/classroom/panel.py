@@ -26,6 +26,7 @@ def before_page(page) -> None:
         teacher.sidebar_panel(code, secret)
         teacher.bar(code, secret)
     elif code:
+        student.catch_up(code)          # a changed view is switched to before the page draws
         student.bar(code)
     else:
         teacher.start_panel()

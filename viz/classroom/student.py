@@ -3,7 +3,8 @@ setting), or they explore on their own; they answer the teacher's question and s
 
 How a student's screen follows: a fragment reruns every FOLLOW_EVERY_S seconds (only the fragment, not the
 page): it checks in (presence), reads the teacher's view version and the open question from the store (three
-small reads), and redraws the page only when the version changed. Nothing a student does is written anywhere
+small reads), and reruns the page only when the version changed; that run switches to the teacher's view at its
+top (catch_up), before the page draws. Nothing a student does is written anywhere
 but their own answers.
 """
 from __future__ import annotations
@@ -58,6 +59,23 @@ def bar(code: str) -> None:
         _follow(code)
 
 
+def catch_up(code: str) -> None:
+    """At the top of a full run of a following student's page: when the teacher's view changed since this screen
+    last showed it, switch to it now, before the page itself draws."""
+    if not view.get(view.CLASS_FOLLOWING, default=True):
+        return
+    try:
+        published = class_store().followed(code)
+    except ClassGone:
+        _leave(t("class.ended"))
+        return
+    except StoreDown:
+        return
+    if published is not None and published.version != view.get(view.CLASS_VERSION):
+        view.put(view.CLASS_VERSION, published.version)
+        go_to(published.page, published.query, personal_params(code))
+
+
 def _follow(code: str) -> None:
     @st.fragment(run_every=FOLLOW_EVERY_S)
     def live() -> None:
@@ -74,8 +92,7 @@ def _follow(code: str) -> None:
             st.caption(t("class.store_down"))
             return
         if published is not None and published.version != view.get(view.CLASS_VERSION):
-            view.put(view.CLASS_VERSION, published.version)
-            go_to(published.page, published.query, personal_params(code))
+            st.rerun()                        # the whole page: catch_up() switches to the teacher's view first
         if question is not None:
             _question(code, me, question)
 
