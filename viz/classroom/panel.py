@@ -16,7 +16,8 @@ from viz.i18n import t
 from viz.text import plain
 
 
-def before_page(page) -> None:
+def before_page(page) -> bool:
+    """The class's part over the page; False when this run must not draw the page (a follow's blank run)."""
     view.put(view.PAGE, page.url_path)
     _read_link()
     for notice in view.pop(view.CLASS_NOTICE, default=[]):
@@ -27,9 +28,12 @@ def before_page(page) -> None:
         teacher.bar(code, secret)
     elif code:
         student.catch_up(code)          # a changed view is switched to before the page draws
+        drawn = student.page_drawn_now()
         student.bar(code)
+        return drawn
     else:
         teacher.start_panel()
+    return True
 
 
 def after_page() -> None:
