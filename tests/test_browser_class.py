@@ -61,7 +61,7 @@ def shows_head(page, label: str, timeout: int = FOLLOW_MS) -> float:
 
 
 def pick_head(teacher, head: int) -> None:
-    teacher.locator(HEAD_SELECT).click()
+    teacher.locator(".st-key-explorer-encoder-head button[aria-haspopup=listbox]").click()
     teacher.get_by_role("option", name=f"head {head}", exact=True).click()
 
 
