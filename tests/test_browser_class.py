@@ -102,9 +102,11 @@ def test_a_class_in_three_browsers(chromium, app_url):
     waited["head en"] = time.time() - start
     shows_head(zh, "头 1")
     waited["head zh"] = time.time() - start
+    print("head change followed after (s):", {k: round(v, 1) for k, v in waited.items()})
     start = time.time()
     teacher.get_by_text("Inside a layer", exact=True).first.click()
     teacher.get_by_role("menuitem", name="Positional encoding").click()
+    teacher.wait_for_url("**/positional**", timeout=FOLLOW_MS)
     en.wait_for_url("**/positional?**", timeout=FOLLOW_MS)
     waited["page en"] = time.time() - start
     zh.wait_for_url("**/positional?**", timeout=FOLLOW_MS)
