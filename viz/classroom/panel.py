@@ -10,7 +10,7 @@ import streamlit as st
 
 from viz import view
 from viz.classroom import student, teacher
-from viz.classroom.live import class_store, client_address, say
+from viz.classroom.live import class_store, client_address, page_drawn_now, say
 from viz.classroom.store import JOIN_TRIES_PER_MINUTE, ClassGone, NotTeacher, StoreDown, normal_code
 from viz.i18n import t
 from viz.text import plain
@@ -23,17 +23,17 @@ def before_page(page) -> bool:
     for notice in view.pop(view.CLASS_NOTICE, default=[]):
         st.warning(plain(notice, limit=300))       # may quote the link's text
     code, secret = view.get(view.CLASS_CODE), view.get(view.CLASS_SECRET)
+    if code and not secret:
+        student.catch_up(code)          # a changed view is switched to before the page draws
+    drawn = page_drawn_now()
     if code and secret:
         teacher.sidebar_panel(code, secret)
         teacher.bar(code, secret)
     elif code:
-        student.catch_up(code)          # a changed view is switched to before the page draws
-        drawn = student.page_drawn_now()
         student.bar(code)
-        return drawn
     else:
         teacher.start_panel()
-    return True
+    return drawn
 
 
 def after_page() -> None:

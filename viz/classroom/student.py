@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from viz import view
-from viz.classroom.live import class_store, go_to, personal_params, say, student_id
+from viz.classroom.live import class_store, go_to, personal_params, redraw_due, say, student_id
 from viz.classroom.store import ClassGone, Question, StoreDown
 from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
@@ -73,20 +73,7 @@ def catch_up(code: str) -> None:
         return
     if published is not None and published.version != view.get(view.CLASS_VERSION):
         view.put(view.CLASS_VERSION, published.version)
-        view.put(view.CLASS_BLANK, True)
         go_to(published.page, published.query, personal_params(code))
-
-
-def page_drawn_now() -> bool:
-    """False for the one run after a follow, which draws no page: a browser keeps each keyed widget's own value
-    while the widget stays on the page (the head picker kept "head 0" after the teacher's head 1); a finished run
-    without them makes it forget them, and the next run (the poll's, within FOLLOW_EVERY_S) draws the followed
-    view's values from the URL."""
-    if view.pop(view.CLASS_BLANK, default=False):
-        view.put(view.CLASS_REDRAW, "pending")      # the poll in this blank run arms it, its next tick redraws
-        return False
-    view.pop(view.CLASS_REDRAW)
-    return True
 
 
 def _follow(code: str) -> None:
@@ -104,10 +91,7 @@ def _follow(code: str) -> None:
         except StoreDown:
             st.caption(t("class.store_down"))
             return
-        redraw = view.get(view.CLASS_REDRAW)
-        if redraw == "pending":
-            view.put(view.CLASS_REDRAW, "armed")
-        elif published is not None and published.version != view.get(view.CLASS_VERSION) or redraw == "armed":
+        if redraw_due() or published is not None and published.version != view.get(view.CLASS_VERSION):
             st.rerun()                        # the whole page: catch_up() switches to the teacher's view first
         if question is not None:
             _question(code, me, question)
