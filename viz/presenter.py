@@ -17,6 +17,7 @@ from viz import view
 from viz.state import current
 from viz.tour.buttons import nav_buttons
 from viz.ui import PageStop
+from viz.classroom import panel as classroom
 
 # Projector: larger body text, headings and widget labels; the page uses the full width.
 PRESENTER_CSS = """<style>
@@ -94,10 +95,13 @@ def run_page(page, pages: list[Page]) -> None:
     lesson_download_at_top()
     if presenting:
         sentence_line()
+    drawn = classroom.before_page(page)     # a live class: its bar over the page (viz/classroom)
     try:
-        page.run()
+        if drawn:
+            page.run()
     except PageStop:
         pass
+    classroom.after_page()          # a teacher's view goes to the class
     if presenting:
         _you_are_here(page)
         nav_buttons(page, pages)

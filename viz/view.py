@@ -143,6 +143,23 @@ TRAIN_REQUESTED = Value("train-requested", url=False)
 TRAIN_RESULT = Value("train-result", url=False)
 TRAIN_RNN_RESULT = Value("train-rnn-result", url=False)   # the last live RNN training's measurements
 
+# -- a live class (viz/classroom): the link's class and teacher secret, and what this session is in it -----------
+CLASS = Value("class", max_len=12)                   # a student's link: the class code (store.normal_code checks it)
+TEACH = Value("teach", max_len=64)                   # the teacher's link only: the teacher's secret
+CLASS_CODE = Value("class-code", url=False)          # the class this session teaches or follows
+CLASS_SECRET = Value("class-secret", url=False)      # the teacher's secret (a teaching session only)
+CLASS_FOLLOWING = Value("class-following", url=False)    # a student: following the teacher (else exploring)
+CLASS_VERSION = Value("class-version", url=False)    # a student: the teacher's view version last shown
+CLASS_STUDENT = Value("class-student", url=False)    # a student's id when the browser gives none (fallback)
+CLASS_LINK_READ = Value("class-link-read", url=False)    # the class= / teach= of this link was looked up
+CLASS_NOTICE = Value("class-notice", url=False)      # a notice to show once (the class ended, a bad link)
+CLASS_BLANK = Value("class-blank", url=False)        # a student: the next run draws no page (after a follow)
+CLASS_REDRAW = Value("class-redraw", url=False)      # a student: the poll reruns the page (after the blank run)
+CLASS_ANSWERED = Value("class-answered", url=False)  # a student: {question id: choice} answered here
+CLASS_SHOW_JOIN = Value("class-show-join", url=False)    # the teacher's big join code and QR shown
+CLASS_ASK = Value("class-ask", url=False)            # class-ask-<control>: the teacher's question picker
+PERSONAL = (LANG, PRESENT, CLASS, TEACH)             # each screen's own: a class never publishes these
+
 DECLARED = {v.name: v for v in globals().values() if isinstance(v, Value) and v.url}
 assert len(DECLARED) == len([v for v in globals().values() if isinstance(v, Value) and v.url]), "a URL name twice"
 
@@ -373,9 +390,19 @@ def current_view() -> View:
     values = {name: st.query_params.get(name) for name in st.query_params if name in DECLARED}
     for value in SIDEBAR:
         data = get(value)
+        if value.type is int and isinstance(data, float) and data.is_integer():
+            data = int(data)                   # a number box holds 1.0: the URL and the view say 1
         if data is not None:
             values[value.name] = data
     return View(get(PAGE) or "", tuple(sorted((k, v) for k, v in values.items())))
+
+
+def shared_view() -> View:
+    """This session's view without what each screen keeps its own (language, presenter mode, the class link):
+    what a teacher publishes."""
+    personal = {v.name for v in PERSONAL}
+    now = current_view()
+    return View(now.page, tuple((k, v) for k, v in now.values if k not in personal))
 
 
 def apply(view: View) -> None:
@@ -384,6 +411,23 @@ def apply(view: View) -> None:
         if value.name in dict(view.values):
             put(value, view.get(value))
     write_url({DECLARED[name]: data for name, data in view.values if DECLARED[name] not in SIDEBAR})
+
+
+def follow(view: View) -> None:
+    """Make this session show `view` from its next run on (a class following its teacher; callable while the
+    page's widgets are drawn): the sidebar's values go to the view's own copies, and every widget's own state is
+    dropped (the view's copies, memos and the class's values stay), so each widget takes its value from the
+    view or from the URL again: a widget that kept its state would outvote the followed layer, head or step.
+    The URL is the caller's to set (st.switch_page's query_params)."""
+    for value in SIDEBAR:
+        if value.name in dict(view.values):
+            st.session_state[_STORE + value.session_key] = view.get(value)
+    kept = (_STORE, "memo:", "class-")
+    for name in [k for k in session_keys() if not k.startswith(kept)]:
+        try:
+            del st.session_state[name]
+        except (KeyError, AttributeError):     # a key Streamlit keeps for itself
+            continue
 
 
 # -- checking numbers -------------------------------------------------------------------------------------------

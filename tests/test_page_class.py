@@ -1,0 +1,179 @@
+"""A live class in the app (AppTest): the teacher starts a class and publishes their view; students (separate
+sessions sharing the process's MemoryStore) follow it in their own language, explore and follow again, answer,
+and see the reveal; bad links, an ended class and a store that is down give notices, never a traceback."""
+from __future__ import annotations
+
+import pytest
+
+from apptest_utils import no_exceptions, run_page, texts
+from viz.classroom.live import class_store
+from viz.classroom.store import JOIN_TRIES_PER_MINUTE, StoreDown
+from viz.i18n import message
+
+
+@pytest.fixture(autouse=True)
+def fresh_store():
+    class_store.clear()          # a new MemoryStore: no classes or rate-limit counts from another test
+    yield
+    class_store.clear()
+
+
+def start_class(page: str = "explorer.py"):
+    teacher = run_page(page)
+    teacher.button(key="class-ask-start").click().run()
+    no_exceptions(teacher)
+    (code,) = list(class_store()._classes)
+    return teacher, code
+
+
+def warnings(at) -> str:
+    """The page's warnings as read (their Markdown escapes taken out: a notice may quote the link's text)."""
+    return " ".join(w.value for w in at.warning).replace("\\", "").replace("\u2060", "")
+
+
+def join(code: str, **params):
+    """A student opening the join link: the switch to the teacher's view, its blank run, the poll's redraw."""
+    student = run_page(None, **{"class": code, **params})
+    follow(student, runs=1)
+    return student
+
+
+def follow(student, runs: int = 2) -> None:
+    """A student's runs after the teacher's change: the switch and its blank run, then the poll's redraw."""
+    for _ in range(runs):
+        student.run()
+    no_exceptions(student)
+
+
+def widget(at, key):
+    return next(w for kind in ("selectbox", "radio") for w in at.get(kind) if w.key == key)
+
+
+def test_teacher_starts_a_class_and_a_student_follows_page_and_head():
+    teacher, code = start_class()
+    shown = texts(teacher)
+    assert f"/?class={code}" in shown and "teach=" in shown             # the join link and the teacher link
+    join_line = next(line for line in shown.splitlines() if line.endswith(f"/?class={code}"))
+    assert "teach" not in join_line
+    assert f"**{code}**" in shown                                      # the code in large type
+    assert teacher.get("imgs") or any("image" in str(e.type) for e in teacher.main)   # the QR code
+    published = class_store().followed(code)
+    assert published.page == "explorer" and "lang" not in published.query and "present" not in published.query
+
+    student = join(code)                        # the join link opens the start page
+    no_exceptions(student)
+    assert dict(student.query_params)["class"] == code
+    assert widget(student, "explorer-encoder-head").value == 0          # it went to the teacher's page
+    assert message("en", "class.following", code=code) in texts(student)
+    assert class_store().presence(code).following == 1
+
+    widget(teacher, "explorer-encoder-head").select(1).run()
+    assert class_store().followed(code).query["head"] == "1"
+    follow(student)
+    assert widget(student, "explorer-encoder-head").value == 1
+
+
+def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
+    teacher, code = start_class()
+    student = join(code, lang="zh")
+    no_exceptions(student)
+    params = dict(student.query_params)
+    assert params["lang"] == "zh" and params["class"] == code and params.get("kind") == "encoder"
+    assert message("zh", "class.following", code=code) in texts(student)
+    assert message("zh", "explorer.title") in [t.value for t in student.title]
+    assert "lang" not in class_store().followed(code).query             # the teacher stays English
+
+
+def test_explore_on_my_own_then_follow_again():
+    teacher, code = start_class()
+    student = join(code)
+    student.button(key="class-ask-explore").click().run()
+    assert class_store().presence(code).exploring == 1
+    assert message("en", "class.exploring", code=code) in texts(student)
+    widget(teacher, "explorer-encoder-head").select(1).run()
+    student.run()
+    assert widget(student, "explorer-encoder-head").value == 0          # exploring: the teacher's change waits
+    student.button(key="class-ask-follow").click().run()
+    follow(student)
+    assert widget(student, "explorer-encoder-head").value == 1
+    assert class_store().presence(code).following == 1
+
+
+def test_ask_answer_tally_reveal_and_csv():
+    teacher, code = start_class()
+    student = join(code)
+    widget(teacher, "class-ask-kind").select("next_token").run()
+    teacher.button(key="class-ask-go").click().run()
+    no_exceptions(teacher)
+    question = class_store().question(code)
+    assert question.key == "next_token" and len(question.choices) == 4
+    student.run()
+    choices = [b for b in student.button if b.key and b.key.startswith(f"class-ask-{question.id}-")]
+    assert [b.label for b in choices] == list(question.choices)
+    wrong = (question.answer + 1) % 4
+    choices[wrong].click().run()
+    no_exceptions(student)
+    assert class_store().tally(code, question.id)[wrong] == 1
+    teacher.run()
+    assert teacher.get("plotly_chart")                                 # the tally chart
+    teacher.button(key="class-ask-reveal").click().run()
+    no_exceptions(teacher)
+    assert class_store().question(code).revealed
+    assert dict(teacher.query_params).get("step") == str(question.fields["step"])   # the teacher went to the proof
+    assert class_store().followed(code).page == "decoding"
+    follow(student)
+    shown = texts(student)
+    assert message("en", "class.revealed", answer=question.choices[question.answer]).split("**")[0] in shown
+    assert dict(student.query_params).get("step") == str(question.fields["step"])
+    csv = class_store().history(code, teacher.session_state["class-secret"])
+    assert csv[0][1][wrong] == 1
+
+
+@pytest.mark.parametrize("params, key", [({"class": "<b>x</b>"}, "class.bad_code"),
+                                         ({"class": "ZZZZZZ"}, "class.unknown"),
+                                         ({"class": "ZZZZZZ", "teach": "guess"}, "class.bad_teacher")])
+def test_a_bad_class_link_says_so(params, key):
+    at = run_page(None, **params)
+    no_exceptions(at)
+    words = message("en", key, code="ZZZZZZ", raw=repr(params["class"])).split(" ")[:3]
+    shown = warnings(at)
+    assert " ".join(words) in shown
+    assert "<b>" not in " ".join(w.value for w in at.warning)                                       # quoted, never HTML
+    assert "class" not in dict(at.query_params)
+
+
+def test_an_ended_class_says_so_and_the_student_explores_alone():
+    teacher, code = start_class()
+    student = join(code)
+    teacher.button(key="class-ask-end").click().run()
+    assert code not in class_store()._classes
+    student.run()
+    no_exceptions(student)
+    assert message("en", "class.ended") in warnings(student)
+    assert "class" not in dict(student.query_params)
+
+
+def test_a_store_that_is_down_leaves_the_page_working(monkeypatch):
+    teacher, code = start_class()
+    student = join(code)
+
+    def down(*args, **kwargs):
+        raise StoreDown("redis down")
+
+    monkeypatch.setattr(class_store(), "followed", down)
+    monkeypatch.setattr(class_store(), "publish", down)
+    student.run()
+    no_exceptions(student)
+    assert message("en", "class.store_down") in texts(student)
+    assert student.get("plotly_chart")                                  # the page itself still draws
+    teacher.run()
+    no_exceptions(teacher)
+    assert message("en", "class.store_down") in warnings(teacher)
+
+
+def test_class_code_lookups_are_rate_limited_per_client():
+    for _ in range(JOIN_TRIES_PER_MINUTE):
+        assert class_store().allow("local", "join", JOIN_TRIES_PER_MINUTE)
+    at = run_page(None, **{"class": "ZZZZZZ"})
+    no_exceptions(at)
+    assert message("en", "class.too_many") in warnings(at)

@@ -1,0 +1,133 @@
+"""A student's side of a class: their screen follows the teacher's view (in their own language and presenter
+setting), or they explore on their own; they answer the teacher's question and see the model's answer.
+
+How a student's screen follows: a fragment reruns every FOLLOW_EVERY_S seconds (only the fragment, not the
+page): it checks in (presence), reads the teacher's view version and the open question from the store (three
+small reads), and reruns the page only when the version changed; that run switches to the teacher's view at its
+top (catch_up), before the page draws. Nothing a student does is written anywhere
+but their own answers.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from viz import view
+from viz.classroom.live import class_store, go_to, personal_params, redraw_due, say, student_id
+from viz.classroom.store import ClassGone, Question, StoreDown
+from viz.classroom.teacher import choice_label, prompt_text
+from viz.i18n import t
+from viz.text import plain
+
+FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen within about this, plus a redraw
+
+
+def join(code: str) -> None:
+    view.put(view.CLASS_CODE, code)
+    view.put(view.CLASS_FOLLOWING, True)
+    view.pop(view.CLASS_VERSION)
+
+
+def _leave(notice: str) -> None:
+    for value in (view.CLASS_CODE, view.CLASS_FOLLOWING, view.CLASS_VERSION):
+        view.pop(value)
+    view.forget_url(view.CLASS)
+    say(notice)
+
+
+def _explore() -> None:
+    view.put(view.CLASS_FOLLOWING, False)
+
+
+def _follow_again() -> None:
+    view.put(view.CLASS_FOLLOWING, True)
+    view.pop(view.CLASS_VERSION)              # the teacher's view now, whatever its version
+
+
+def bar(code: str) -> None:
+    """Over the page: following or exploring, one click to switch, and the teacher's question."""
+    view.write_url(**{view.CLASS.name: code})   # a reload stays in the class
+    following = view.get(view.CLASS_FOLLOWING, default=True)
+    with st.container(key="class-student", border=True):
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.markdown(t("class.following" if following else "class.exploring", code=code))
+        if following:
+            row.button(t("class.explore"), key=view.key(view.CLASS_ASK, "explore"), on_click=_explore,
+                       icon=":material/explore:")
+        else:
+            row.button(t("class.follow"), key=view.key(view.CLASS_ASK, "follow"), on_click=_follow_again,
+                       icon=":material/sync:", type="primary")
+        _follow(code)
+
+
+def catch_up(code: str) -> None:
+    """At the top of a full run of a following student's page: when the teacher's view changed since this screen
+    last showed it, switch to it now, before the page itself draws."""
+    if not view.get(view.CLASS_FOLLOWING, default=True):
+        return
+    try:
+        published = class_store().followed(code)
+    except ClassGone:
+        _leave(t("class.ended"))
+        return
+    except StoreDown:
+        return
+    if published is not None and published.version != view.get(view.CLASS_VERSION):
+        view.put(view.CLASS_VERSION, published.version)
+        go_to(published.page, published.query, personal_params(code))
+
+
+def _follow(code: str) -> None:
+    @st.fragment(run_every=FOLLOW_EVERY_S)
+    def live() -> None:
+        store, me = class_store(), student_id(code)
+        following = view.get(view.CLASS_FOLLOWING, default=True)
+        try:
+            store.check_in(code, me, following)
+            published = store.followed(code) if following else None
+            question = store.question(code)
+        except ClassGone:
+            _leave(t("class.ended"))
+            st.rerun()
+        except StoreDown:
+            st.caption(t("class.store_down"))
+            return
+        if redraw_due() or published is not None and published.version != view.get(view.CLASS_VERSION):
+            st.rerun()                        # the whole page: catch_up() switches to the teacher's view first
+        if question is not None:
+            _question(code, me, question)
+
+    live()
+
+
+def _question(code: str, me: str, question: Question) -> None:
+    st.markdown(prompt_text(question))
+    answered = view.get(view.CLASS_ANSWERED, default={}).get(question.id)
+    if question.revealed:
+        right = choice_label(question, question.answer)
+        st.success(t("class.revealed", answer=plain(right, limit=60)))
+        if answered is not None and answered >= 0:
+            st.caption(t("class.you_right" if answered == question.answer else "class.you_wrong",
+                         answer=plain(choice_label(question, answered), limit=60)))
+        return
+    if answered is not None:
+        st.info(t("class.answered", answer=plain(choice_label(question, answered), limit=60)) if answered >= 0
+                else t("class.answered_before"))
+        return
+    row = st.container(horizontal=True, key=view.key(view.CLASS_ASK, "choices"))
+    for i in range(len(question.choices)):
+        row.button(plain(choice_label(question, i), limit=60), key=view.key(view.CLASS_ASK, question.id, i),
+                   on_click=_answer, args=(code, me, question, i))
+
+
+def _answer(code: str, me: str, question: Question, choice: int) -> None:
+    """A choice's click (before the rerun that shows it): counted once per browser."""
+    try:
+        counted = class_store().answer(code, question.id, me, choice)
+    except ClassGone:
+        _leave(t("class.ended"))
+        return
+    except StoreDown:
+        say(t("class.store_down"))
+        return
+    kept = choice if counted else -1          # -1: this browser had answered already (another tab, a reload)
+    view.put(view.CLASS_ANSWERED, {**view.get(view.CLASS_ANSWERED, default={}), question.id: kept})

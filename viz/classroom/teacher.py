@@ -1,0 +1,224 @@
+"""The teacher's side of a class: start it, show the join code and QR code large for the projector, see who
+follows, ask a question about the sentence on screen, watch the tally, reveal the model's answer (everyone is
+taken to the view that proves it), download the questions and tallies, end the class."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from viz import view
+from viz.classroom import questions
+from viz.classroom.live import class_store, go_to, join_link, personal_params, qr_png, say, teacher_link
+from viz.classroom.store import ClassGone, NotTeacher, Question, StoreDown
+from viz.figures.tally import tally_figure
+from viz.i18n import t, words
+from viz.text import plain
+from viz.state import current
+from viz.ui import type_scale
+
+PRESENCE_EVERY_S = 2.0
+TALLY_EVERY_S = 1.0
+QR_PX = 440                  # about a third of a 1280 px projector: readable from the back rows
+# The class code on the projector: large, on one line (a fixed string: no user text goes into it).
+CODE_CSS = """<style>
+.st-key-class-code p { font-size: 4.5rem !important; line-height: 1.1 !important; letter-spacing: 0.12em;
+  white-space: nowrap; font-family: "Source Code Pro", monospace; }
+</style>"""
+
+
+def take(code: str, secret: str) -> None:
+    """This session teaches class `code` from now on."""
+    view.put(view.CLASS_CODE, code)
+    view.put(view.CLASS_SECRET, secret)
+    view.put(view.CLASS_SHOW_JOIN, True)
+
+
+def forget(notice: str | None = None) -> None:
+    for value in (view.CLASS_CODE, view.CLASS_SECRET, view.CLASS_SHOW_JOIN):
+        view.pop(value)
+    if notice:
+        say(notice)
+
+
+def _start() -> None:
+    try:
+        take(*class_store().create())
+    except StoreDown:
+        say(t("class.store_down"))
+
+
+def _end() -> None:
+    try:
+        class_store().end(view.get(view.CLASS_CODE), view.get(view.CLASS_SECRET))
+    except (ClassGone, NotTeacher):
+        pass
+    except StoreDown:
+        say(t("class.store_down"))
+        return
+    forget(t("class.ended_by_you"))
+
+
+def start_panel() -> None:
+    """In the sidebar: start a class (the join code and QR code then show over the page)."""
+    with st.sidebar.expander(t("class.sidebar")):
+        st.caption(t("class.start.help"))
+        st.button(t("class.start"), key=view.key(view.CLASS_ASK, "start"), on_click=_start,
+                  icon=":material/co_present:")
+
+
+def sidebar_panel(code: str, secret: str) -> None:
+    """In the sidebar (folded away on the projector): the links, the CSV of the class's answers, the end."""
+    with st.sidebar.expander(t("class.sidebar.live", code=code), expanded=False):
+        st.caption(t("class.join_link"))
+        st.code(join_link(code), language=None)
+        st.caption(t("class.teacher_link"))
+        st.code(teacher_link(code, secret), language=None)
+        try:
+            st.download_button(t("class.csv"), history_csv(code, secret), file_name=f"class-{code}.csv",
+                               mime="text/csv", on_click="ignore", key=view.key(view.CLASS_ASK, "csv"))
+        except (ClassGone, NotTeacher, StoreDown):
+            pass
+        st.button(t("class.end"), key=view.key(view.CLASS_ASK, "end"), on_click=_end, icon=":material/stop_circle:")
+
+
+def history_csv(code: str, secret: str) -> bytes:
+    """One row per question and choice: the question (in the teacher's language), the choice, its votes, and
+    whether it was the model's answer."""
+    rows = []
+    for question, counts in class_store().history(code, secret):
+        prompt = t(questions.prompt_key(question), **question.fields)
+        for i, (choice, votes) in enumerate(zip(question.choices, counts)):
+            rows.append({"question": question.id, "prompt": prompt, "choice": choice, "votes": votes,
+                         "model_answer": i == question.answer, "revealed": question.revealed})
+    columns = ["question", "prompt", "choice", "votes", "model_answer", "revealed"]
+    return pd.DataFrame(rows, columns=columns).to_csv(index=False).encode("utf-8")
+
+
+def bar(code: str, secret: str) -> None:
+    """Over the page: the class's code and who is here, the join screen when shown, the question and its tally."""
+    with st.container(key="class-teacher", border=True):
+        row = st.container(horizontal=True, vertical_alignment="center")
+        _presence(code, row)
+        row.toggle(t("class.show_join"), key=view.key(view.CLASS_SHOW_JOIN))
+        with row.popover(t("class.ask"), icon=":material/quiz:"):
+            _ask_form(code, secret)
+        if view.get(view.CLASS_SHOW_JOIN):
+            _join_screen(code)
+        _question_box(code, secret)
+
+
+def _presence(code: str, where) -> None:
+    @st.fragment(run_every=PRESENCE_EVERY_S)
+    def live() -> None:
+        try:
+            here = class_store().presence(code)
+        except (ClassGone, StoreDown):
+            return
+        st.markdown(t("class.presence", code=code, following=here.following, exploring=here.exploring))
+
+    with where:
+        live()
+
+
+def _join_screen(code: str) -> None:
+    """The code in large type, the QR code of the join link, and the link, for the projector."""
+    link = join_link(code)
+    left, right = st.columns([1, 1], vertical_alignment="center")
+    left.markdown(t("class.join_here"))
+    st.html(CODE_CSS)
+    left.container(key="class-code").markdown(f"**{code}**")   # the store's alphabet only: no Markdown in it
+    left.code(link, language=None)
+    right.image(qr_png(link), width=QR_PX, caption=t("class.qr"))
+
+
+def _ask_form(code: str, secret: str) -> None:
+    """Pick a question about the sentence on screen; the model's answer comes from its trace."""
+    ctx = current()
+    if ctx is None or ctx.trace is None:
+        st.caption(t("class.ask.no_sentence"))
+        return
+    kind = st.selectbox(t("class.ask.kind"), list(questions.KINDS), key=view.key(view.CLASS_ASK, "kind"),
+                        format_func=lambda k: t(questions.KINDS[k].name))
+    question = _build(ctx, kind)
+    if question is not None and st.button(t("class.ask.go"), key=view.key(view.CLASS_ASK, "go"), type="primary"):
+        try:
+            class_store().ask(code, secret, question)
+        except (ClassGone, NotTeacher):
+            forget(t("class.ended"))
+        except StoreDown:
+            say(t("class.store_down"))
+        st.rerun()
+
+
+def _build(ctx, kind: str) -> Question | None:
+    """The question of `kind` the form's choices describe, built from the trace on screen."""
+    cfg, trace = ctx.model.config, ctx.trace
+    sentence = {k: v for k, v in view.shared_view().query().items() if view.DECLARED[k] in view.SIDEBAR}
+    layers = {"cross_look": cfg.n_decoder_layers, "next_token": 0, "positional_head": cfg.n_encoder_layers}[kind]
+    layer = 0
+    if layers:
+        first = (questions.clearest_previous_layer(trace) if kind == "positional_head"
+                 else min(view.read(view.LAYER, [], hi=63), layers - 1))
+        layer = st.selectbox(t("ui.layer"), range(layers), key=view.key(view.CLASS_ASK, kind, "layer"), index=first,
+                             format_func=lambda i: t("ui.layer_n", i=i))
+    targets = list(range(len(trace.meta["tgt_out_tokens"])))
+    written = questions.maths.token_choices(trace.meta["tgt_out_tokens"])
+    if kind == "positional_head":
+        return questions.positional_head(trace, sentence, layer)
+    if kind == "cross_look":
+        head = st.selectbox(t("ui.head"), range(cfg.n_heads), key=view.key(view.CLASS_ASK, "head"),
+                            index=min(max(0, view.read(view.HEAD, [], lo=-1, hi=63)), cfg.n_heads - 1),
+                            format_func=lambda h: t("ui.head_n", h=h))
+        target = st.selectbox(t("class.ask.target"), targets, key=view.key(view.CLASS_ASK, "target", layer, head),
+                              index=questions.default_target(trace, layer, head), format_func=written.__getitem__)
+        return questions.cross_look(trace, sentence, layer, head, target)
+    step = st.selectbox(t("class.ask.step"), targets, key=view.key(view.CLASS_ASK, "step"), index=min(1, len(targets) - 1),
+                        format_func=lambda i: t("class.ask.step_n", i=i, token=written[i]))
+    return questions.next_token(trace, sentence, ctx.model.tokenizer.token_strings, step)
+
+
+def prompt_text(question: Question) -> str:
+    """The question in the reader's language, as Markdown (its tokens shown as written, not as Markdown)."""
+    fields = {k: plain(v, limit=120) if isinstance(v, str) else v for k, v in question.fields.items()}
+    return t("class.question", text=t(questions.prompt_key(question), **fields))
+
+
+def choice_label(question: Question, i: int) -> str:
+    choice = question.choices[i]
+    return t("ui.head_n", h=choice) if question.key in questions.HEAD_CHOICES else choice
+
+
+def _question_box(code: str, secret: str) -> None:
+    @st.fragment(run_every=TALLY_EVERY_S)
+    def live() -> None:
+        try:
+            question = class_store().question(code)
+            counts = class_store().tally(code, question.id) if question else []
+        except (ClassGone, StoreDown):
+            return
+        if question is None:
+            return
+        st.markdown(prompt_text(question))
+        labels = [choice_label(question, i) for i in range(len(question.choices))]
+        fig = tally_figure(labels, counts, words(), question.answer if question.revealed else None, type_scale())
+        st.plotly_chart(fig, key=view.key(view.CLASS_ASK, "tally"), config={"displaylogo": False})
+        if not question.revealed and st.button(t("class.reveal"), key=view.key(view.CLASS_ASK, "reveal"),
+                                               type="primary", icon=":material/visibility:"):
+            _reveal(code, secret, question)
+
+    live()
+
+
+def _reveal(code: str, secret: str, question: Question) -> None:
+    """Everyone sees the model's answer; the teacher's screen, and with it every follower's, goes to the view
+    that proves it."""
+    try:
+        class_store().reveal(code, secret, question.id)
+    except (ClassGone, NotTeacher):
+        forget(t("class.ended"))
+        st.rerun()
+    except StoreDown:
+        st.warning(t("class.store_down"))
+        return
+    view.pop(view.CLASS_SHOW_JOIN)            # the toggle is drawn: its state can go, not change
+    go_to(question.page, question.query, personal_params(), blank=False)   # the teacher has no poll to redraw after a blank run
