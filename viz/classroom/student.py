@@ -45,7 +45,7 @@ def _follow_again() -> None:
 
 def bar(code: str) -> None:
     """Over the page: following or exploring, one click to switch, and the teacher's question."""
-    view.write_url(**{view.CLASS.name: code})   # a reload stays in the class
+    view.write_url({view.CLASS: code})   # a reload stays in the class
     following = view.get(view.CLASS_FOLLOWING, default=True)
     with st.container(key="class-student", border=True):
         row = st.container(horizontal=True, vertical_alignment="center")
