@@ -77,14 +77,14 @@ def worker_healthy(port: int) -> bool:
 class Deployment:
     """deploy/serve.py with `workers` workers; nginx exposes X-Upstream (which worker answered)."""
 
-    def __init__(self, workers: int = 2, run_dir: Path | None = None, env: dict | None = None):
+    def __init__(self, workers: int = 2, run_dir: Path | None = None, env: dict | None = None, args: tuple = ()):
         self.own_run_dir = run_dir is None              # removed after a clean stop; kept (logs) after a failure
         self.run_dir = Path(run_dir or tempfile.mkdtemp(prefix="deploy-harness-"))
         self.port, self.worker_base = free_ports(1), free_ports(workers)
         self.base = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, str(ROOT / "deploy" / "serve.py"), "--workers", str(workers),
                    "--port", str(self.port), "--worker-port-base", str(self.worker_base),
-                   "--run-dir", str(self.run_dir), "--expose-upstream", "--nginx", NGINX or "nginx"]
+                   "--run-dir", str(self.run_dir), "--expose-upstream", "--nginx", NGINX or "nginx", *args]
         with open(self.run_dir / "serve.log", "wb") as log:
             self.proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
 
@@ -112,8 +112,9 @@ class Deployment:
         raise RuntimeError(f"deployment not ready in {timeout} s\n{self.log()}")
 
     def stop(self) -> list[int]:
-        """TERM the supervisor; returns the worker pids it had, for checking they are gone."""
-        pids = [w["pid"] for w in self.state()["workers"]] if (self.run_dir / "state.json").is_file() else []
+        """TERM the supervisor; returns the pids of the workers and Redis it had, for checking they are gone."""
+        state = self.state() if (self.run_dir / "state.json").is_file() else {"workers": []}
+        pids = [w["pid"] for w in state["workers"]] + ([state["redis"]["pid"]] if state.get("redis") else [])
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:

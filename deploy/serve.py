@@ -1,6 +1,6 @@
 """Serve a lecture hall: N Streamlit workers on loopback, supervised, behind one nginx.
 
-    deploy/serve.sh --workers 2 --port 8080 [--host 0.0.0.0] [--upstreams other:8501,...]
+    deploy/serve.sh --workers 2 --port 8080 [--host 0.0.0.0] [--upstreams other:8501,...] [--redis URL]
 
 Worker i listens on 127.0.0.1:(PORT+i) (or --worker-port-base+i-1); a worker that dies is started
 again after a backoff (1 s, doubling to 30 s; reset once it has stayed up a minute). nginx runs in
@@ -8,6 +8,12 @@ the foreground as a child too, with everything it writes in the run folder (--ru
 fresh temp folder). Ctrl-C or TERM stops nginx and every worker. The run folder's state.json names
 the workers' ports and current pids (bench/load_deploy.py kills one from there) and the routing
 cookie's name.
+
+The workers keep their live classes in one Redis (viz/classroom/redis_store.py), named to them by
+TRANSFORMER_VIZ_REDIS: by default a redis-server this supervisor runs and restarts like a worker, on a
+Unix socket in RUN/redis with a random password and its append-only file there (--redis-dir: reuse it to
+keep classes across a restart of serve.sh); --redis URL uses a Redis that runs elsewhere instead (the one
+that workers on several machines share). It is stopped last, after the workers' last writes.
 """
 from __future__ import annotations
 
@@ -25,12 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import redis_local  # noqa: E402
 from nginx_conf import ROOT, cookie_name, parse_upstreams, render  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+from viz.classroom.store import REDIS_URL_ENV  # noqa: E402
 
 BACKOFF_FIRST, BACKOFF_MAX, STABLE_AFTER = 1.0, 30.0, 60.0
 POLL_SECONDS = 0.5
 STOP_GRACE = 10.0
 NGINX_SETTLE = 10.0
+REDIS_READY_S = 30.0          # a big append-only file takes a while to load
+SOCKET_PATH_MAX = 100         # a Unix socket's path has at most 107 bytes on Linux
 
 
 @dataclass
@@ -45,12 +57,13 @@ class Child:
     restart_at: float | None = None
     restarts: int = 0
     extra: dict = field(default_factory=dict)
+    env: dict | None = None                      # the supervisor's environment when None
 
     def start(self) -> None:
         log = open(self.log_path, "ab")
         # A process group of its own: a Ctrl-C in the terminal reaches only the supervisor, which
         # then stops children in order (nginx first, so no request reaches a dying worker).
-        self.proc = subprocess.Popen(self.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen(self.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=self.env,
                                      stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=die_with_parent)
         log.close()
         self.started_at, self.restart_at = time.monotonic(), None
@@ -99,14 +112,33 @@ def say(message: str) -> None:
     print(f"[serve {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def worker(port: int, logs: Path) -> Child:
+def worker(port: int, logs: Path, redis_url: str | None) -> Child:
     command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
                "--server.port", str(port), "--server.address", "127.0.0.1",
                # XSRF on (uploads need the token from the page's cookie). Streamlit then forces
                # enableCORS on too, so the websocket's Origin must match Host: nginx passes Host on.
                "--server.enableXsrfProtection", "true", "--server.headless", "true",
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    return Child(f"worker :{port}", command, logs / f"worker-{port}.log", extra={"port": port})
+    env = {**os.environ, REDIS_URL_ENV: redis_url} if redis_url else None
+    return Child(f"worker :{port}", command, logs / f"worker-{port}.log", extra={"port": port}, env=env)
+
+
+def redis_server(folder: Path, binary: str | None, logs: Path) -> tuple[Child, str]:
+    """The class store's Redis (deploy/redis_local.py) and the URL the workers reach it by."""
+    config, url = redis_local.write_config(folder, persist=True)
+    return Child("redis", redis_local.command(config, binary), logs / "redis.log",
+                 extra={"socket": str(folder / "redis.sock")}), url
+
+
+def start_redis(child: Child, url: str) -> bool:
+    child.start()
+    if redis_local.wait_until_answers(url, REDIS_READY_S, alive=lambda: child.proc.poll() is None):
+        return True
+    lines = child.log_path.read_text(errors="replace").splitlines() if child.log_path.is_file() else []
+    say(f"redis-server did not start: {' | '.join(lines[-3:])}")
+    child.stop()
+    child.wait_stopped(time.monotonic() + STOP_GRACE)
+    return False
 
 
 def nginx(run_dir: Path, binary: str) -> Child:
@@ -114,11 +146,17 @@ def nginx(run_dir: Path, binary: str) -> Child:
     return Child("nginx", command, run_dir / "logs" / "nginx.out")
 
 
+def child_state(child: Child) -> dict:
+    return {"pid": child.proc.pid if child.proc else None, "restarts": child.restarts,
+            "alive": bool(child.proc and child.proc.poll() is None)}
+
+
 def write_state(run_dir: Path, children: list[Child], listen: str, upstreams: list[str]) -> None:
-    workers = [{"port": c.extra["port"], "pid": c.proc.pid if c.proc else None, "restarts": c.restarts,
-                "alive": bool(c.proc and c.proc.poll() is None)} for c in children if "port" in c.extra]
+    """What tests and benchmarks read; never the Redis password."""
+    workers = [{"port": c.extra["port"], **child_state(c)} for c in children if "port" in c.extra]
+    redis = [{"socket": c.extra["socket"], **child_state(c)} for c in children if "socket" in c.extra]
     state = {"listen": listen, "upstreams": upstreams, "cookie": cookie_name(listen, upstreams), "workers": workers,
-             "supervisor_pid": os.getpid()}
+             "redis": redis[0] if redis else None, "supervisor_pid": os.getpid()}
     tmp = run_dir / "state.json.tmp"
     tmp.write_text(json.dumps(state, indent=2))
     tmp.replace(run_dir / "state.json")          # readers never see half a file
@@ -143,9 +181,22 @@ def parse_args(argv):
     parser.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
     parser.add_argument("--expose-upstream", action="store_true", help="X-Upstream response header (tests, benchmarks)")
     parser.add_argument("--real-ip-from", default="", help="trusted front proxies' addresses, comma-separated")
+    parser.add_argument("--redis", metavar="URL", help="the class store's Redis, shared by workers on several "
+                        "machines: redis://:PASSWORD@HOST:6379/0 (default: run one here, on a Unix socket)")
+    parser.add_argument("--redis-dir", type=Path, help="the Redis this runs: its socket, config and data "
+                        "(default RUN/redis; reuse it and a restart keeps the classes)")
+    parser.add_argument("--redis-server", default=redis_local.REDIS_SERVER, help="redis-server binary")
     args = parser.parse_args(argv)
     if args.workers < 0:
         parser.error("--workers must be 0 or more")
+    if args.redis:
+        import redis
+        try:
+            redis.ConnectionPool.from_url(args.redis)
+        except ValueError as e:
+            parser.error(f"--redis: {e}")
+    elif args.workers and not args.redis_server:
+        parser.error("redis-server not found (apt-get install -y redis-server), and no --redis URL given")
     return args
 
 
@@ -159,15 +210,27 @@ def main(argv=None) -> int:
     listen = f"{args.host}:{args.port}"
     render(upstreams, listen, run_dir, expose_upstream=args.expose_upstream,
            trusted_proxies=[a for a in args.real_ip_from.split(",") if a])
-    workers = [worker(p, run_dir / "logs") for p in ports]
-    children = workers + [nginx(run_dir, args.nginx)]
+    store, redis_url = [], args.redis
+    if args.workers and not redis_url:
+        folder = (args.redis_dir or run_dir / "redis").resolve()
+        if len(str(folder / "redis.sock")) > SOCKET_PATH_MAX:
+            say(f"--redis-dir {folder}: too long a path for a Unix socket; choose a shorter one")
+            return 1
+        child, redis_url = redis_server(folder, args.redis_server, run_dir / "logs")
+        store = [child]
+    workers = [worker(p, run_dir / "logs", redis_url) for p in ports]
+    children = store + workers + [nginx(run_dir, args.nginx)]
 
     stopping = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.append(True))
-    for child in children:
+    if store and not start_redis(store[0], redis_url):
+        return 1
+    for child in workers + children[-1:]:
         child.start()
     say(f"run folder {run_dir}; nginx on http://{listen} -> {', '.join(upstreams)}")
+    if redis_url:
+        say(f"live classes in Redis at {store[0].extra['socket'] if store else 'the --redis URL'}")
     ok = supervise(children, workers, run_dir, listen, upstreams, stopping)
     shutdown(children)
     return 0 if ok else 1
@@ -202,15 +265,17 @@ def supervise(children, workers, run_dir, listen, upstreams, stopping) -> bool:
 
 
 def shutdown(children: list[Child]) -> None:
+    """nginx first (no request reaches a dying worker), then the workers, then Redis (their last writes land)."""
     say("stopping")
-    nginx_child, workers = children[-1], children[:-1]
-    nginx_child.stop()
-    nginx_child.wait_stopped(time.monotonic() + STOP_GRACE)
-    for child in workers:
-        child.stop()
-    deadline = time.monotonic() + STOP_GRACE
-    for child in workers:
-        child.wait_stopped(deadline)
+    nginx_child = children[-1]
+    store = [c for c in children if "socket" in c.extra]
+    workers = [c for c in children[:-1] if c not in store]
+    for group in ([nginx_child], workers, store):
+        for child in group:
+            child.stop()
+        deadline = time.monotonic() + STOP_GRACE
+        for child in group:
+            child.wait_stopped(deadline)
     say("stopped")
 
 

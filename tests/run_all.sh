@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The README's test command: system packages (Chromium for the browser tests, nginx for the deploy test,
+# The README's test command: system packages (Chromium for the browser tests, nginx and redis-server for the deploy test,
 # the SWORD Bible modules for the corpus test, WordNet and Apertium for the everyday corpus), Python requirements, then the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 command -v chromium >/dev/null || need+=(chromium)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)                 # tests/test_deploy.py
+command -v redis-server >/dev/null || need+=(redis-server)      # the class store: test_class_store.py, test_deploy.py
 [ -d /usr/share/sword/modules/texts/ztext/engWEB2015eb ] || need+=(sword-text-web)
 [ -d /usr/share/sword/modules/texts/ztext/spaRV1909eb ] || need+=(sword-text-sparv)
 [ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)                          # the everyday corpus

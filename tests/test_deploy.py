@@ -531,9 +531,64 @@ def test_a_dead_worker_is_restarted(deployment):
     assert now["restarts"] == restarts + 1
 
 
+def worker_environment(pid: int) -> dict[str, str]:
+    pairs = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(pair.decode(errors="replace").partition("=")[::2] for pair in pairs if pair)
+
+
+def test_the_supervisor_runs_the_class_stores_redis_names_it_to_every_worker_and_restarts_it(deployment):
+    """Issue 32: one Redis for the workers' classes, on a Unix socket only its user may open, with a password;
+    killed, it is started again with every class and answer back (append-only file)."""
+    from viz.classroom.redis_store import RedisStore
+    from viz.classroom.store import REDIS_URL_ENV, Question, StoreDown
+    redis = deployment.state()["redis"]
+    socket_path = Path(redis["socket"])
+    assert redis["alive"] and socket_path.parent == deployment.run_dir / "redis"
+    assert socket_path.stat().st_mode & 0o077 == 0 and (socket_path.parent / "redis.conf").stat().st_mode & 0o077 == 0
+    urls = {worker_environment(w["pid"]).get(REDIS_URL_ENV) for w in deployment.state()["workers"]}
+    assert len(urls) == 1 and next(iter(urls)).startswith(f"unix://{socket_path}?password="), urls
+    url = urls.pop()
+    assert "password" not in (deployment.run_dir / "state.json").read_text()
+    store = RedisStore(url)
+    code, secret = store.create()
+    asked = store.ask(code, secret, Question("k", {}, ("a", "b"), 0, "explorer", {}))
+    assert store.answer(code, asked.id, "student", 1)
+    os.kill(redis["pid"], signal.SIGKILL)
+
+    def back() -> bool:
+        now = deployment.state()["redis"]
+        try:
+            return now["pid"] != redis["pid"] and now["alive"] and store.exists(code)
+        except StoreDown:                                  # down until the supervisor's restart
+            return False
+    wait_until(back, f"redis not restarted with its classes\n{deployment.log()}", 30)
+    assert deployment.state()["redis"]["restarts"] == redis["restarts"] + 1
+    assert store.tally(code, asked.id) == [0, 1] and not store.answer(code, asked.id, "student", 0)
+
+
+def test_with_redis_url_the_workers_use_that_redis_and_none_is_started(tmp_path):
+    """Workers on several machines share one Redis: --redis names it, and the supervisor starts none."""
+    from redis_utils import RedisServer
+    from viz.classroom.store import REDIS_URL_ENV
+    shared = RedisServer(tmp_path / "shared", persist=False)
+    (tmp_path / "run").mkdir()
+    try:
+        with Deployment(workers=1, run_dir=tmp_path / "run", args=("--redis", shared.url)) as deployment:
+            state = deployment.state()
+            assert state["redis"] is None and not (deployment.run_dir / "redis").exists()
+            assert worker_environment(state["workers"][0]["pid"])[REDIS_URL_ENV] == shared.url
+    finally:
+        shared.stop()
+    refused = subprocess.run([sys.executable, str(ROOT / "deploy" / "serve.py"), "--port", "1", "--redis", "http://x"],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "--redis: Redis URL must specify one of" in refused.stderr, refused.stderr
+
+
 def test_term_stops_nginx_and_every_worker(deployment):
     pids = deployment.stop()
     assert deployment.proc.returncode == 0, deployment.log()
+    assert len(pids) == 3, "two workers and the class store's Redis"
+    assert not (deployment.run_dir / "redis" / "redis.sock").exists(), "Redis still listens"
     assert get(deployment.base + "/healthz")[0] == 0, "nginx still answers"
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), pid

@@ -68,6 +68,10 @@ def test_a_lemma_capitalised_by_its_sentence_form_is_no_name():
     ("I lost the keys to the car.", "Perdí los tonos al coche.", "Perdí las llaves al coche.", "house_keys"),
     ("Good night.", "Noche buena.", "Buenas noches.", "greetings"),
     ("the act of acquiring something", "la ley de adquirir algo", "el acto de adquirir algo", "act_of"),
+    ("Cup.", "Copa.", "Taza.", "drink_cup"),
+    ("He drank two cups of tea.", "Bebió dos copas de té.", "Bebió dos tazas de té.", "drink_cup"),
+    ("mat", "mate", "estera", "floor_mat"),
+    ("The cat sat on the mat.", "El gato sentado en el mate.", "El gato sentado en la estera.", "floor_mat"),
 ])
 def test_each_fix_corrects_apertiums_literal_error(en, apertium, fixed, rule):
     assert apply_fixes(en, apertium) == (fixed, [rule])
@@ -78,6 +82,8 @@ def test_each_fix_corrects_apertiums_literal_error(en, apertium, fixed, rule):
     ("Press the keys of the piano.", "Aprieta los tonos del piano."),          # no door, no car
     ("She pleased her mother.", "Complació su madre."),                        # the verb
     ("The act was passed by the senate.", "La ley estuvo pasada por el senado."),
+    ("They won the World Cup.", "Ganaron la Copa Mundial."),                 # a trophy: copa is right
+    ("Mate.", "Mate."),                                                        # checkmate, not a mat
 ])
 def test_a_fix_leaves_what_the_english_does_not_make_clear(en, apertium):
     assert apply_fixes(en, apertium) == (apertium, [])

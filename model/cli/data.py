@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--everyday-sample", type=positive_int, default=None,
                     help="mix: a seeded sample of N everyday training pairs (before --repeat-everyday)")
     ap.add_argument("--repeat-short", type=positive_int, default=1, help="mix: learner short pairs repeated")
+    ap.add_argument("--repeat-class", type=positive_int, default=None,
+                    help="mix: the class's phrases and the first lesson's lemmas repeated (default: CLASS_REPEAT, 20)")
     ap.add_argument("--short-sample", type=positive_int, default=None, help="mix: a seeded sample of N short pairs")
     ap.add_argument("--gloss-sample", type=positive_int, default=None, help="mix: a seeded sample of N glosses")
     ap.add_argument("--joined-sample", type=positive_int, default=None,
@@ -119,7 +121,7 @@ def build_mix(args, out: Path) -> dict:
     learner = {}
     if args.learner:
         learner = add_learner(splits, Path(args.learner), tok, args.repeat_short, args.gloss_sample,
-                              args.joined_sample, args.seed, args.short_sample)
+                              args.joined_sample, args.seed, args.short_sample, args.repeat_class)
     out.mkdir(parents=True, exist_ok=True)
     tok.save(out / "tokenizer.json")
     return {"pairs": sum(len(p) for p in splits.values()), "split": write_splits(out, splits),

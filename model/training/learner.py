@@ -189,6 +189,27 @@ def _act_of(spanish: str) -> str:
 
 _GREETINGS = {"noche buena": "buenas noches", "tarde buena": "buenas tardes"}
 
+# A drinking cup is "taza"; Apertium writes "copa" (a wine glass, a trophy) for every "cup".
+_DRINK_CUP = r"^cups?\.?$|\bcups? of (coffee|tea|milk|hot chocolate|chocolate|cocoa|soup|sugar|flour|water)\b|\b(coffee|tea) cups?\b"
+_CUP_WORDS = {"copa": "taza", "copas": "tazas"}
+# A floor mat is "estera"; Apertium writes "mate" (the drink, or checkmate) for the lemma and most sentences.
+_FLOOR_MAT = r"^mats?\.?$|\b(door|floor|bath|yoga|welcome|straw|rubber|exercise)\s?mats?\b|\bon the mat\b"
+_MAT_WORDS = {"mate": "estera", "mates": "esteras"}
+_MAT_PHRASE = re.compile(r"\b(?:(" + "|".join(_FEMININE) + r")\s+)?(" + "|".join(_MAT_WORDS) + r")\b", re.I)
+
+
+def _floor_mat(spanish: str) -> str:
+    """mate -> estera, the article before it made feminine ("el mate" -> "la estera")."""
+    def one(m: re.Match) -> str:
+        noun = _MAT_WORDS[m.group(2).lower()]
+        if m.group(2)[0].isupper():
+            noun = noun.capitalize()
+        if m.group(1) is None:
+            return noun
+        new = _FEMININE[m.group(1).lower()]
+        return (new.capitalize() if m.group(1)[0].isupper() else new) + " " + noun
+    return _MAT_PHRASE.sub(one, spanish)
+
 FIXES: tuple[Fix, ...] = (
     Fix("please_politeness", '"please" as politeness is "por favor", not the verb "complacer"',
         _PLEASE_AS_POLITENESS, _replace_words({"complacer": "por favor"})),
@@ -202,6 +223,10 @@ FIXES: tuple[Fix, ...] = (
         '(Christmas Eve) / "tarde buena"', _has(r"\bgood (night|afternoon)\b"), _replace_words(_GREETINGS)),
     Fix("act_of", '"the act of" (WordNet\'s glosses of actions) is "el acto de", not "la ley de" (a law)',
         _has(r"\ban act of\b|\bthe act of\b"), _act_of),
+    Fix("drink_cup", 'a cup of coffee or tea, and the word "cup" alone (its first sense), is "taza"; Apertium writes '
+        '"copa" (a wine glass)', _has(_DRINK_CUP), _replace_words(_CUP_WORDS)),
+    Fix("floor_mat", 'a floor mat, and the word "mat" alone (its first sense), is "estera"; Apertium writes "mate"',
+        _has(_FLOOR_MAT), _floor_mat),
 )
 
 
@@ -349,10 +374,10 @@ def first_lesson(pairs: list[Pair]) -> list[Pair]:
 
 def add_learner(splits: dict[str, list[Pair]], folder: Path, tokenizer, repeat_short: int = 1,
                 gloss_sample: int | None = None, joined_sample: int | None = None, seed: int = 0,
-                short_sample: int | None = None) -> dict:
+                short_sample: int | None = None, repeat_class: int | None = None) -> dict:
     """Add a learner corpus folder's training pairs to a mix's splits (<modern>; joined Bible verses
     <bible>), its short dev pairs to dev. The class's phrases and the first lesson's lemmas are repeated
-    CLASS_REPEAT times: a few dozen pairs among thousands would otherwise pass once an epoch. Returns
+    `repeat_class` times (default CLASS_REPEAT): a few dozen pairs among thousands would otherwise pass once an epoch. Returns
     how many pairs of each were added."""
     from model.training.corpus import read_tsv
 
@@ -361,11 +386,12 @@ def add_learner(splits: dict[str, list[Pair]], folder: Path, tokenizer, repeat_s
             return []
         return [(tokenizer.styled(en, style), es) for en, es in sample(read_tsv(folder / name), n, seed)] * repeat
 
+    repeat_class = CLASS_REPEAT if repeat_class is None else repeat_class
     short = tagged("short_train.tsv", "modern")
     added = {"short": sample(short, short_sample, seed) * repeat_short,
-             "class": tagged("class.tsv", "modern", repeat=CLASS_REPEAT),
+             "class": tagged("class.tsv", "modern", repeat=repeat_class),
              "first_lesson": [(tokenizer.styled(en, "modern"), es) for en, es in
-                              first_lesson([(en.split(" ", 1)[-1], es) for en, es in short])] * CLASS_REPEAT,
+                              first_lesson([(en.split(" ", 1)[-1], es) for en, es in short])] * repeat_class,
              "gloss": tagged("gloss_train.tsv", "modern", gloss_sample),
              "joined_bible": tagged("joined_bible_train.tsv", "bible", joined_sample),
              "joined_everyday": tagged("joined_everyday_train.tsv", "modern", joined_sample)}

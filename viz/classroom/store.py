@@ -26,6 +26,8 @@ IDLE_S = 4 * 3600             # a class without its teacher for this long ends, 
 PRESENT_S = 10.0              # a student counts as present while their screen checked in this recently
 JOIN_TRIES_PER_MINUTE = 20    # class-code lookups per client (a wrong code costs one)
 MAX_CHOICES = 64              # a question's choices are the sentence's tokens or the model's heads
+RATE_WINDOW_S = 60.0          # allow(..., per_minute) counts tries in a window this long
+REDIS_URL_ENV = "TRANSFORMER_VIZ_REDIS"   # set (redis:// or unix:// URL): classes live in that Redis, else here
 
 
 class ClassGone(Exception):
@@ -140,14 +142,16 @@ class _Class:
 class MemoryStore:
     """Classes in this process's memory (`streamlit run app.py` alone): one lock, nothing outlives the process."""
 
-    def __init__(self, clock=time.monotonic):
+    def __init__(self, clock=time.monotonic, idle_s: float = IDLE_S, rate_window_s: float = RATE_WINDOW_S):
         self._clock = clock
+        self._idle_s, self._rate_window_s = idle_s, rate_window_s
         self._lock = threading.Lock()
         self._classes: dict[str, _Class] = {}
         self._tries: dict[tuple[str, str], list[float]] = {}
+        self._tries_swept = clock()
 
     def _sweep(self, now: float) -> None:
-        for code in [c for c, k in self._classes.items() if now - k.touched > IDLE_S]:
+        for code in [c for c, k in self._classes.items() if now - k.touched > self._idle_s]:
             del self._classes[code]
 
     def _get(self, code: str) -> _Class:
@@ -212,7 +216,8 @@ class MemoryStore:
     def presence(self, code: str) -> Presence:
         with self._lock:
             found, now = self._get(code), self._clock()
-            live = [f for when, f in found.seen.values() if now - when <= PRESENT_S]
+            found.seen = {s: (when, f) for s, (when, f) in found.seen.items() if now - when <= PRESENT_S}
+            live = [f for when, f in found.seen.values()]
             return Presence(sum(live), len(live) - sum(live))
 
     def ask(self, code: str, secret: str, question: Question) -> Question:
@@ -274,9 +279,18 @@ class MemoryStore:
     def allow(self, client: str, action: str, per_minute: int) -> bool:
         with self._lock:
             now = self._clock()
-            recent = [t for t in self._tries.get((client, action), []) if now - t < 60.0]
+            self._sweep_tries(now)
+            recent = [t for t in self._tries.get((client, action), []) if now - t < self._rate_window_s]
             if len(recent) >= per_minute:
                 self._tries[(client, action)] = recent
                 return False
             self._tries[(client, action)] = [*recent, now]
             return True
+
+    def _sweep_tries(self, now: float) -> None:
+        """Forget clients whose tries are all older than the window (once a window, so a long-running app with
+        many visitors does not keep one list per client it ever saw)."""
+        if now - self._tries_swept < self._rate_window_s:
+            return
+        self._tries_swept = now
+        self._tries = {who: tries for who, tries in self._tries.items() if tries and now - tries[-1] < self._rate_window_s}
