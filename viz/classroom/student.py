@@ -61,9 +61,10 @@ def bar(code: str) -> None:
 def _follow(code: str) -> None:
     @st.fragment(run_every=FOLLOW_EVERY_S)
     def live() -> None:
-        store, me = class_store(), student_id(code)
+        me = student_id(code)
         following = view.get(view.CLASS_FOLLOWING, default=True)
         try:
+            store = class_store()
             store.check_in(code, me, following)
             published = store.followed(code) if following else None
             question = store.question(code)
