@@ -26,7 +26,7 @@ import urllib.parse
 from common import ROOT, Check, Section, cpu_seconds, log, machine_line, median, percentile, report, secs, table
 
 sys.path.insert(0, str(ROOT / "deploy"))
-from harness import NGINX, Deployment, worker_healthy  # noqa: E402
+from harness import NGINX, Deployment, get, worker_healthy  # noqa: E402
 
 FOLLOW_GOAL_S = 2.0           # the issue: a student's screen follows within 2 s of the teacher's change
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -302,6 +302,11 @@ class Hall:
         except TimeoutError:
             pass
         delays = [redraw(t) for t in self.students]
+        for tab, delay in zip(self.students, delays):
+            if delay is None:
+                log(f"class_load: {tab.name} did not redraw: {tab.reconnects} reconnects, {len(tab.timers)} timers, "
+                    f"connected {tab.ws is not None and tab.ws.state.name}, last draws "
+                    f"{[(round(w - published, 2), h[:6], q[-30:]) for w, h, q in tab.draws[-2:]]}")
         return {"what": f"{what} → {value}", "delays": [d for d in delays if d is not None],
                 "missed": sum(d is None for d in delays)}
 
@@ -388,19 +393,28 @@ class Hall:
         self.store.close()
 
 
+def worker_of(hall: Hall, tab: Tab) -> str:
+    """The worker nginx sends this tab's browser to (its routing cookie)."""
+    cookie = "; ".join(f"{k}={v}" for k, v in tab.jar.items())
+    return get(hall.deployment.base + "/healthz", cookie)[1].get("X-Upstream", "")
+
+
 def killer(hall: Hall, after_answers: float = 0.3):
-    """SIGKILL the worker serving the most students once `after_answers` of them clicked."""
+    """SIGKILL the students' worker that is not the teacher's once `after_answers` of them clicked. (A teacher
+    whose worker dies reconnects as a visitor: the teacher link, kept off the address bar, resumes teaching.)"""
     async def run() -> dict:
         question = hall.store.question(hall.code)
         await until(lambda: sum(hall.store.tally(hall.code, question.id)) >= after_answers * len(hall.students),
                     "too few answers before the kill", 120)
-        victim = hall.deployment.state()["workers"][0]
+        teacher = worker_of(hall, hall.teacher)
+        victim = next(w for w in hall.deployment.state()["workers"] if f"127.0.0.1:{w['port']}" != teacher)
+        on_victim = sum(worker_of(hall, t) == f"127.0.0.1:{victim['port']}" for t in hall.students)
         os.kill(victim["pid"], signal.SIGKILL)
         killed = time.perf_counter()
         log(f"class_load: killed worker :{victim['port']} (pid {victim['pid']})")
         await until(lambda: (now := next(w for w in hall.deployment.state()["workers"] if w["port"] == victim["port"]))
                     ["pid"] != victim["pid"] and worker_healthy(victim["port"]), "the worker was not restarted", 180)
-        return {"victim": victim["port"], "restarted_after": time.perf_counter() - killed}
+        return {"victim": victim["port"], "on_victim": on_victim, "restarted_after": time.perf_counter() - killed}
     return run
 
 
@@ -490,7 +504,8 @@ def section(results: dict, machine: str) -> Section:
         k = results["kill"]
         a, c = k["answers"], k["change"]
         body += ["", f"**A worker killed mid-class** ({k['students']} students): worker 0 SIGKILLed once 30% had "
-                 f"answered the next question; {k['moved']} student tabs reconnected through nginx; the supervisor's "
+                 f"answered the next question; {a['kill']['on_victim']} students were on it, and {k['moved']} student "
+                 "tabs reconnected through nginx (to the other worker); the supervisor's "
                  f"new worker was healthy {secs(a['kill']['restarted_after'])} after the kill; the answers: {sum(a['tally'])} counted of {a['students']} students, "
                  f"{a['attempts']} clicks (a student whose screen lost its answer clicks again), exact: "
                  f"{'yes' if a['exact'] else '**NO**'}. The teacher's next change (head → 3) reached "

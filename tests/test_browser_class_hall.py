@@ -1,0 +1,105 @@
+"""A live class in Chromium through the lecture hall (deploy/serve.py: nginx, 2 workers, their Redis): a teacher's
+page and a student's page on different workers; the student follows a page change; the student's worker is
+SIGKILLed in the middle; the student's page reconnects through nginx to the other worker, follows the teacher's
+next change, and their answer counts once (answered before the kill, clicked again after it)."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "deploy"))
+from harness import NGINX, Deployment, worker_healthy  # noqa: E402
+
+from viz.i18n import message  # noqa: E402
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(NGINX is None, reason="nginx binary not found (CI: apt-get install -y nginx)")]
+
+TIMEOUT_MS = 240_000
+FOLLOW_MS = 60_000           # a change reaches a following screen in ~1 s; a loaded 2-core machine takes longer
+
+
+def en(key: str, **fields) -> str:
+    return message("en", key, **fields)
+
+
+def open_pinned(chromium, hall: Deployment, path: str, avoid: str | None = None):
+    """A new browser on `path` through nginx, on any worker but `avoid` (new browsers go round-robin).
+    Returns (context, page, the worker that served it)."""
+    from browser_utils import wait_for_app
+    for _ in range(12):
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        worker = page.goto(hall.base + path).headers.get("x-upstream", "")
+        if worker != avoid:
+            wait_for_app(page)
+            return context, page, worker
+        context.close()
+    raise AssertionError(f"12 new browsers all pinned to {avoid}")
+
+
+def path_of(page) -> str:
+    return urllib.parse.urlparse(page.url).path.strip("/")
+
+
+def wait_for(page, condition, what: str, timeout_ms: int = FOLLOW_MS) -> None:
+    """Poll `condition` while Playwright hands the page's events over."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not condition():
+        assert time.monotonic() < deadline, what
+        page.wait_for_timeout(250)
+
+
+def choices(page):
+    return page.locator(".st-key-class-ask-choices button")
+
+
+def test_a_student_follows_and_answers_once_through_a_worker_kill(tmp_path):
+    from browser_utils import browser
+    from viz.classroom.redis_store import RedisStore
+    (tmp_path / "run").mkdir()
+    with Deployment(workers=2, run_dir=tmp_path / "run") as hall, browser() as chromium:
+        store = RedisStore(hall.redis_url())
+        _, teacher, teacher_worker = open_pinned(chromium, hall, "/explorer?model=toy-reverse&text=b+a+d+c")
+        teacher.get_by_text(en("class.sidebar"), exact=True).click()
+        teacher.get_by_role("button", name=en("class.start")).click()
+        link = teacher.locator("code", has_text="?class=").first
+        link.wait_for(timeout=TIMEOUT_MS)
+        code = urllib.parse.parse_qs(urllib.parse.urlparse(link.inner_text().strip()).query)["class"][0]
+
+        _, student, student_worker = open_pinned(chromium, hall, f"/?class={code}", avoid=teacher_worker)
+        wait_for(student, lambda: path_of(student) == "explorer", "the student never reached the teacher's page")
+        student.get_by_text(en("class.following", code=code).replace("**", "")).wait_for(timeout=FOLLOW_MS)
+
+        teacher.get_by_role("link", name=en("nav.page.multihead")).click()            # a page change
+        wait_for(student, lambda: path_of(student) == "multihead", "the student did not follow the page change")
+
+        teacher.get_by_role("button", name=en("class.ask")).click()
+        teacher.get_by_role("button", name=en("class.ask.go"), exact=True).click()
+        choices(student).first.wait_for(timeout=FOLLOW_MS)
+        choices(student).first.click()
+        student.get_by_text("Your answer:").wait_for(timeout=FOLLOW_MS)
+        question = store.question(code)
+        assert sum(store.tally(code, question.id)) == 1
+
+        victim = next(w for w in hall.state()["workers"] if f"127.0.0.1:{w['port']}" == student_worker)
+        os.kill(victim["pid"], signal.SIGKILL)
+        # Its new session on the other worker has not seen this browser's answer: the choices show again
+        choices(student).first.wait_for(timeout=TIMEOUT_MS)
+        teacher.get_by_role("link", name=en("nav.page.explorer")).click()             # the next change
+        wait_for(student, lambda: path_of(student) == "explorer", "after the kill the student did not follow",
+                 TIMEOUT_MS)
+        choices(student).first.wait_for(timeout=FOLLOW_MS)
+        choices(student).first.click()                                               # the same browser again
+        student.get_by_text(en("class.answered_before")).wait_for(timeout=FOLLOW_MS)
+        assert sum(store.tally(code, question.id)) == 1, store.tally(code, question.id)
+        assert store.presence(code).following == 1
+        wait_for(student, lambda: worker_healthy(victim["port"]), "the killed worker was not restarted", TIMEOUT_MS)
+        store.close()
