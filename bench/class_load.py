@@ -28,12 +28,15 @@ from common import ROOT, Check, Section, cpu_seconds, log, machine_line, median,
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, get, worker_healthy  # noqa: E402
 
+from viz.classroom.store import JOIN_TRIES_PER_MINUTE  # noqa: E402
+
 FOLLOW_GOAL_S = 2.0           # the issue: a student's screen follows within 2 s of the teacher's change
 XSRF_COOKIE = "_streamlit_xsrf"
 HEAD_KEY = "explorer-encoder-head"
 START_KEY = "class-ask-start"
 ASK_KEY = "class-ask-go"
 RECONNECT_EVERY_S = 0.5
+NAT_STUDENTS = 30
 CHANGES = (("head", 1), ("page", "multihead"), ("page", "explorer"), ("head", 2))
 
 
@@ -55,8 +58,8 @@ class Tab:
     """One browser tab on the app over Streamlit's websocket protocol, doing what the frontend does for a class.
     `jar` (cookies) is the browser's: two tabs of one browser share it, so Streamlit sees the same XSRF cookie."""
 
-    def __init__(self, base: str, jar: dict, name: str):
-        self.base, self.jar, self.name = base, jar, name
+    def __init__(self, base: str, jar: dict, name: str, address: str | None = None):
+        self.base, self.jar, self.name, self.address = base, jar, name, address
         self.ws = None
         self.page_hash, self.query, self.page_name = "", "", ""
         self.pages: dict[str, str] = {}            # url path -> page script hash (from the navigation message)
@@ -81,10 +84,12 @@ class Tab:
 
     async def _connect(self) -> None:
         import websockets
-        cookie = "; ".join(f"{k}={v}" for k, v in self.jar.items())
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.jar.items())}
+        if self.address:                   # the student's own address, as a trusted front proxy names it
+            headers["X-Forwarded-For"] = self.address
         self.ws = await websockets.connect(
             self.base.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"], origin=self.base,
-            max_size=2**28, additional_headers={"Cookie": cookie} if cookie else None, open_timeout=30)
+            max_size=2**28, additional_headers=headers, open_timeout=30)
         for line in self.ws.response.headers.get_all("Set-Cookie"):
             name, _, rest = line.partition("=")
             self.jar[name.strip()] = rest.split(";")[0]
@@ -268,7 +273,8 @@ class Hall:
     async def join(self, n: int, stagger_s: float = 0.05) -> None:
         """n more students open the join link (a few a second, as a class does), each in its own browser."""
         for _ in range(n):
-            tab = Tab(self.deployment.base, self.new_browser(), f"student{len(self.students)}")
+            k = len(self.students)
+            tab = Tab(self.deployment.base, self.new_browser(), f"student{k}", address=f"10.32.{k // 250}.{k % 250 + 1}")
             self.students.append(tab)
             await tab.open("", {"class": self.code})
             await asyncio.sleep(stagger_s)
@@ -310,6 +316,21 @@ class Hall:
         return {"what": f"{what} → {value}", "delays": [d for d in delays if d is not None],
                 "missed": sum(d is None for d in delays)}
 
+    async def join_from_one_address(self, n: int) -> dict:
+        """n more browsers join from one address (a lecture hall behind one NAT address): how many get in."""
+        before = self.store.presence(self.code).following
+        tabs = [Tab(self.deployment.base, self.new_browser(), f"nat{k}") for k in range(n)]
+        for tab in tabs:
+            await tab.open("", {"class": self.code})
+            await asyncio.sleep(0.05)
+        try:
+            await until(lambda: self.store.presence(self.code).following >= before + n, "", 30)
+        except TimeoutError:
+            pass
+        joined = self.store.presence(self.code).following - before
+        await asyncio.gather(*(t.close() for t in tabs))
+        return {"tried": n, "joined": joined}
+
     async def ask_and_answer(self, second_tab_every: int = 4, during=None) -> dict:
         """The teacher asks; every student clicks a choice once; every `second_tab_every`-th student's browser
         opens a second tab that clicks too (the store must refuse it). `during` runs beside (the worker kill)."""
@@ -347,7 +368,7 @@ class Hall:
         killed = await side if side else None
         seconds = [t for k, t in enumerate(self.students) if k % second_tab_every == 0]
         for tab in seconds:                                # a second tab of the same browser, same question
-            other = Tab(self.deployment.base, tab.jar, tab.name + "-2")
+            other = Tab(self.deployment.base, tab.jar, tab.name + "-2", tab.address)
             self.second_tabs.append(other)
             await other.open("", {"class": self.code})
         await asyncio.gather(*(self._second_click(t, question) for t in self.second_tabs[-len(seconds):]))
@@ -420,8 +441,10 @@ def killer(hall: Hall, after_answers: float = 0.3):
 
 # -- runs and report ------------------------------------------------------------------------------------------
 async def run_all(args) -> dict:
-    results = {"sizes": [], "kill": None}
-    with Deployment(2, env={**os.environ}) as deployment:
+    results = {"sizes": [], "kill": None, "nat": None}
+    # Each student on an address of their own (campus Wi-Fi without NAT, behind a front proxy that nginx trusts):
+    # the class code's lookup is rate-limited per address (JOIN_TRIES_PER_MINUTE), which counts every join.
+    with Deployment(2, env={**os.environ}, args=("--real-ip-from", "127.0.0.1")) as deployment:
         hall = Hall(deployment)
         try:
             log("class_load: the teacher starts a class")
@@ -440,6 +463,8 @@ async def run_all(args) -> dict:
                 results["sizes"].append({"students": n, "idle": idle, "changes": changes, "answers": answers})
                 if n == args.students[0] and not args.no_kill:
                     results["kill"] = await kill_run(hall)
+            log("class_load: browsers join from one address")
+            results["nat"] = await hall.join_from_one_address(NAT_STUDENTS)
         finally:
             await hall.close()
     return results
@@ -481,7 +506,9 @@ def section(results: dict, machine: str) -> Section:
         checks.append(Check(f"{n} students: answers counted = students answering, each once",
                             f"{sum(a['tally'])} of {a['students']} ({a['attempts']} clicks)", a["exact"]))
     body = [
-        f"deploy/serve.py: nginx, 2 Streamlit workers and their Redis, on this shared machine ({os.cpu_count()} "
+        f"deploy/serve.py (with `--real-ip-from 127.0.0.1`: each student comes from an address of their own, as "
+        "through a trusted front proxy; see below for one NAT address): nginx, 2 Streamlit workers and their Redis, "
+        f"on this shared machine ({os.cpu_count()} "
         f"cores; other jobs were running: {machine}). One teacher and N students, each a client that speaks "
         "Streamlit's websocket protocol as the browser's frontend does and draws nothing, all in one Python process "
         "on the same cores: it keeps nginx's routing cookie and Streamlit's XSRF cookie (a browser's), sends the "
@@ -503,7 +530,8 @@ def section(results: dict, machine: str) -> Section:
     if results["kill"]:
         k = results["kill"]
         a, c = k["answers"], k["change"]
-        body += ["", f"**A worker killed mid-class** ({k['students']} students): worker 0 SIGKILLed once 30% had "
+        body += ["", f"**A worker killed mid-class** ({k['students']} students): the worker that is not the teacher's "
+                 "SIGKILLed once 30% had "
                  f"answered the next question; {a['kill']['on_victim']} students were on it, and {k['moved']} student "
                  "tabs reconnected through nginx (to the other worker); the supervisor's "
                  f"new worker was healthy {secs(a['kill']['restarted_after'])} after the kill; the answers: {sum(a['tally'])} counted of {a['students']} students, "
@@ -516,6 +544,14 @@ def section(results: dict, machine: str) -> Section:
                             a["exact"]))
         checks.append(Check("worker killed: every student follows the next change",
                             f"{len(c['delays'])} of {len(c['delays']) + c['missed']}", not c["missed"]))
+    nat = results.get("nat")
+    if nat:
+        body += ["", f"**One NAT address**: {nat['tried']} more browsers opened the join link from one address (as a "
+                 f"lecture hall behind one NAT address reaches a server outside it): {nat['joined']} got in. The class "
+                 f"code's lookup allows {JOIN_TRIES_PER_MINUTE} per address per minute and counts every join, the "
+                 "right ones too (viz/classroom/panel.py): the others read 'too many class codes tried'."]
+        checks.append(Check(f"{nat['tried']} browsers join from one address in a minute", f"{nat['joined']} got in",
+                            nat["joined"] == nat["tried"]))
     return Section("class_load", "A live class under load: following, idle cost, answers", "\n".join(body), checks)
 
 
