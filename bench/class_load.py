@@ -72,6 +72,7 @@ class Tab:
         self.run_started = 0.0
         self.drawn_this_run = False
         self.reconnects = 0
+        self.errors: list[str] = []                # exceptions the app showed this tab
         self.closed = False
         self.reader: asyncio.Task | None = None
 
@@ -89,7 +90,8 @@ class Tab:
             headers["X-Forwarded-For"] = self.address
         self.ws = await websockets.connect(
             self.base.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"], origin=self.base,
-            max_size=2**28, additional_headers=headers, open_timeout=30)
+            max_size=2**28, additional_headers=headers, open_timeout=30,
+            ping_interval=None)            # a browser sends no pings (a busy server's late pong closed the socket)
         for line in self.ws.response.headers.get_all("Set-Cookie"):
             name, _, rest = line.partition("=")
             self.jar[name.strip()] = rest.split(";")[0]
@@ -165,6 +167,8 @@ class Tab:
             self.draws.append((time.perf_counter(), self.page_hash, self.query))
         elif kind == "code":
             self.codes.append(element.code.code_text)
+        elif kind == "exception":
+            self.errors.append(f"{element.exception.type}: {element.exception.message[:200]}")
         widget = getattr(element, kind, None)
         widget_id = getattr(widget, "id", "") if widget is not None else ""
         if isinstance(widget_id, str) and widget_id.startswith("$$ID-"):
@@ -311,7 +315,8 @@ class Hall:
         for tab, delay in zip(self.students, delays):
             if delay is None:
                 log(f"class_load: {tab.name} did not redraw: {tab.reconnects} reconnects, {len(tab.timers)} timers, "
-                    f"connected {tab.ws is not None and tab.ws.state.name}, last draws "
+                    f"connected {tab.ws is not None and tab.ws.state.name}, running {not tab.finished.is_set()}, "
+                    f"errors {tab.errors[-2:]}, last draws "
                     f"{[(round(w - published, 2), h[:6], q[-30:]) for w, h, q in tab.draws[-2:]]}")
         return {"what": f"{what} → {value}", "delays": [d for d in delays if d is not None],
                 "missed": sum(d is None for d in delays)}
@@ -560,6 +565,7 @@ def main(argv=None) -> Section:
     if NGINX is None:
         raise SystemExit("nginx not found: apt-get install -y nginx")
     machine = machine_line("before the run")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))        # stop the lecture hall on the way out
     results = asyncio.run(run_all(args))
     return report(section(results, machine), args.write)
 

@@ -57,6 +57,16 @@ def wait_for(page, condition, what: str, timeout_ms: int = FOLLOW_MS) -> None:
         page.wait_for_timeout(250)
 
 
+def go(page, url_path: str) -> None:
+    """The top navigation: open the Attention section's menu, click the page's link."""
+    page.locator('[data-testid="stHeader"]').get_by_text(en("nav.section.Attention"), exact=True).first.click()
+    page.locator(f'a[href$="/{url_path}"]').first.click()
+
+
+def step(what: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {what}", flush=True)
+
+
 def choices(page):
     return page.locator(".st-key-class-ask-choices button")
 
@@ -68,19 +78,23 @@ def test_a_student_follows_and_answers_once_through_a_worker_kill(tmp_path):
     with Deployment(workers=2, run_dir=tmp_path / "run") as hall, browser() as chromium:
         store = RedisStore(hall.redis_url())
         _, teacher, teacher_worker = open_pinned(chromium, hall, "/explorer?model=toy-reverse&text=b+a+d+c")
+        step("teacher's page drawn")
         teacher.get_by_text(en("class.sidebar"), exact=True).click()
         teacher.get_by_role("button", name=en("class.start")).click()
         link = teacher.locator("code", has_text="?class=").first
-        link.wait_for(timeout=TIMEOUT_MS)
-        code = urllib.parse.parse_qs(urllib.parse.urlparse(link.inner_text().strip()).query)["class"][0]
+        link.wait_for(state="attached", timeout=TIMEOUT_MS)          # (also in the folded sidebar expander)
+        code = urllib.parse.parse_qs(urllib.parse.urlparse(link.text_content().strip()).query)["class"][0]
 
+        step("class started")
         _, student, student_worker = open_pinned(chromium, hall, f"/?class={code}", avoid=teacher_worker)
         wait_for(student, lambda: path_of(student) == "explorer", "the student never reached the teacher's page")
         student.get_by_text(en("class.following", code=code).replace("**", "")).wait_for(timeout=FOLLOW_MS)
 
-        teacher.get_by_role("link", name=en("nav.page.multihead")).click()            # a page change
+        step("student follows")
+        go(teacher, "multihead")                                                     # a page change
         wait_for(student, lambda: path_of(student) == "multihead", "the student did not follow the page change")
 
+        step("student followed the page change")
         teacher.get_by_role("button", name=en("class.ask")).click()
         teacher.get_by_role("button", name=en("class.ask.go"), exact=True).click()
         choices(student).first.wait_for(timeout=FOLLOW_MS)
@@ -89,11 +103,13 @@ def test_a_student_follows_and_answers_once_through_a_worker_kill(tmp_path):
         question = store.question(code)
         assert sum(store.tally(code, question.id)) == 1
 
+        step("answered once")
         victim = next(w for w in hall.state()["workers"] if f"127.0.0.1:{w['port']}" == student_worker)
         os.kill(victim["pid"], signal.SIGKILL)
         # Its new session on the other worker has not seen this browser's answer: the choices show again
         choices(student).first.wait_for(timeout=TIMEOUT_MS)
-        teacher.get_by_role("link", name=en("nav.page.explorer")).click()             # the next change
+        step("reconnected")
+        go(teacher, "explorer")                                                      # the next change
         wait_for(student, lambda: path_of(student) == "explorer", "after the kill the student did not follow",
                  TIMEOUT_MS)
         choices(student).first.wait_for(timeout=FOLLOW_MS)
