@@ -73,6 +73,7 @@ class Tab:
         self.drawn_this_run = False
         self.reconnects = 0
         self.errors: list[str] = []                # exceptions the app showed this tab
+        self.polls: list[float] = []               # when each fragment run began (new_session)
         self.closed = False
         self.reader: asyncio.Task | None = None
 
@@ -151,7 +152,9 @@ class Tab:
 
     def _new_session(self, msg) -> None:
         rerun = set(msg.metadata.run.fragment_ids)
-        if not rerun:                                  # a full run: the frontend drops its fragment timers
+        if rerun:
+            self.polls.append(time.perf_counter())
+        else:                                  # a full run: the frontend drops its fragment timers
             for task in self.timers.values():
                 task.cancel()
             self.timers.clear()
@@ -316,7 +319,8 @@ class Hall:
             if delay is None:
                 log(f"class_load: {tab.name} did not redraw: {tab.reconnects} reconnects, {len(tab.timers)} timers, "
                     f"connected {tab.ws is not None and tab.ws.state.name}, running {not tab.finished.is_set()}, "
-                    f"errors {tab.errors[-2:]}, last draws "
+                    f"errors {tab.errors[-2:]}, polls answered in the last 10 s "
+                    f"{sum(t > time.perf_counter() - 10 for t in tab.polls)}, last draws "
                     f"{[(round(w - published, 2), h[:6], q[-30:]) for w, h, q in tab.draws[-2:]]}")
         return {"what": f"{what} → {value}", "delays": [d for d in delays if d is not None],
                 "missed": sum(d is None for d in delays)}
