@@ -19,7 +19,6 @@ from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
 from viz.text import plain
 
-PENDING = "pending"           # CLASS_VERSION's part: the version a poll switched to, until a full run draws it
 FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen within about this, plus a redraw
 
 
@@ -27,7 +26,6 @@ def join(code: str) -> None:
     view.put(view.CLASS_CODE, code)
     view.put(view.CLASS_FOLLOWING, True)
     view.pop(view.CLASS_VERSION)
-    view.pop(view.CLASS_VERSION, PENDING)
 
 
 def _leave(notice: str) -> None:
@@ -44,15 +42,11 @@ def _explore() -> None:
 def _follow_again() -> None:
     view.put(view.CLASS_FOLLOWING, True)
     view.pop(view.CLASS_VERSION)              # the teacher's view now, whatever its version
-    view.pop(view.CLASS_VERSION, PENDING)
 
 
 def bar(code: str) -> None:
     """Over the page: following or exploring, one click to switch, and the teacher's question."""
     view.write_url(**{view.CLASS.name: code})   # a reload stays in the class
-    shown = view.pop(view.CLASS_VERSION, PENDING)
-    if shown is not None:
-        view.put(view.CLASS_VERSION, shown)
     following = view.get(view.CLASS_FOLLOWING, default=True)
     with st.container(key="class-student", border=True):
         row = st.container(horizontal=True, vertical_alignment="center")
@@ -99,8 +93,7 @@ def _follow(code: str) -> None:
             st.caption(t("class.store_down"))
             return
         if published is not None and published.version != view.get(view.CLASS_VERSION):
-            # counted as shown by the full run that draws it (bar): a switch lost on a busy server is tried again
-            view.put(view.CLASS_VERSION, published.version, PENDING)
+            view.put(view.CLASS_VERSION, published.version)
             go_to(published.page, published.query, personal_params(code))
         if question is not None:
             _question(code, me, question)
