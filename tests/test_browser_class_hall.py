@@ -74,13 +74,14 @@ def choices(page):
 def test_a_student_follows_and_answers_once_through_a_worker_kill(tmp_path):
     from browser_utils import browser
     from viz.classroom.redis_store import RedisStore
+    from viz.classroom.store import Question
     (tmp_path / "run").mkdir()
     with Deployment(workers=2, run_dir=tmp_path / "run") as hall, browser() as chromium:
         store = RedisStore(hall.redis_url())
         _, teacher, teacher_worker = open_pinned(chromium, hall, "/explorer?model=toy-reverse&text=b+a+d+c")
         step("teacher's page drawn")
-        teacher.get_by_text(en("class.sidebar"), exact=True).click()
-        teacher.get_by_role("button", name=en("class.start")).click()
+        teacher.get_by_text(en("class.sidebar"), exact=True).click(timeout=TIMEOUT_MS)
+        teacher.get_by_role("button", name=en("class.start")).click(timeout=TIMEOUT_MS)
         link = teacher.locator("code", has_text="?class=").first
         link.wait_for(state="attached", timeout=TIMEOUT_MS)          # (also in the folded sidebar expander)
         code = urllib.parse.parse_qs(urllib.parse.urlparse(link.text_content().strip()).query)["class"][0]
@@ -91,9 +92,11 @@ def test_a_student_follows_and_answers_once_through_a_worker_kill(tmp_path):
         student.get_by_text(en("class.following", code=code).replace("**", "")).wait_for(timeout=FOLLOW_MS)
 
         step("student follows; the teacher asks")
-        # (the bar's presence and tally polls redraw it every second or two: Playwright never finds it "stable")
-        teacher.get_by_role("button", name=en("class.ask")).click(force=True)
-        teacher.get_by_role("button", name=en("class.ask.go"), exact=True).click(force=True)
+        # The teacher's question, as the ask form sends it (the form itself: tests/test_page_class.py; here the
+        # bar's polls redraw its popover every second or two, and Playwright never finds it stable to click)
+        teacher_link = teacher.locator("code", has_text="teach=").first.text_content().strip()
+        secret = urllib.parse.parse_qs(urllib.parse.urlparse(teacher_link).query)["teach"][0]
+        store.ask(code, secret, Question("next_token", {"written": "b"}, ("a", "b", "c", "d"), 0, "explorer", {}))
         choices(student).first.wait_for(timeout=FOLLOW_MS)
         choices(student).first.click()
         student.get_by_text("Your answer:").wait_for(timeout=FOLLOW_MS)
