@@ -33,6 +33,20 @@ def warnings(at) -> str:
     return " ".join(w.value for w in at.warning).replace("\\", "").replace("\u2060", "")
 
 
+def join(code: str, **params):
+    """A student opening the join link: the switch to the teacher's view, its blank run, the poll's redraw."""
+    student = run_page(None, **{"class": code, **params})
+    follow(student, runs=1)
+    return student
+
+
+def follow(student, runs: int = 2) -> None:
+    """A student's runs after the teacher's change: the switch and its blank run, then the poll's redraw."""
+    for _ in range(runs):
+        student.run()
+    no_exceptions(student)
+
+
 def widget(at, key):
     return next(w for kind in ("selectbox", "radio") for w in at.get(kind) if w.key == key)
 
@@ -43,12 +57,12 @@ def test_teacher_starts_a_class_and_a_student_follows_page_and_head():
     assert f"/?class={code}" in shown and "teach=" in shown             # the join link and the teacher link
     join_line = next(line for line in shown.splitlines() if line.endswith(f"/?class={code}"))
     assert "teach" not in join_line
-    assert " ".join(code) in shown                                      # the code in large type
+    assert f"**{code}**" in shown                                      # the code in large type
     assert teacher.get("imgs") or any("image" in str(e.type) for e in teacher.main)   # the QR code
     published = class_store().followed(code)
     assert published.page == "explorer" and "lang" not in published.query and "present" not in published.query
 
-    student = run_page(None, **{"class": code})                        # the join link opens the start page
+    student = join(code)                        # the join link opens the start page
     no_exceptions(student)
     assert dict(student.query_params)["class"] == code
     assert widget(student, "explorer-encoder-head").value == 0          # it went to the teacher's page
@@ -57,14 +71,13 @@ def test_teacher_starts_a_class_and_a_student_follows_page_and_head():
 
     widget(teacher, "explorer-encoder-head").select(1).run()
     assert class_store().followed(code).query["head"] == "1"
-    student.run()
-    no_exceptions(student)
+    follow(student)
     assert widget(student, "explorer-encoder-head").value == 1
 
 
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
     teacher, code = start_class()
-    student = run_page(None, **{"class": code, "lang": "zh"})
+    student = join(code, lang="zh")
     no_exceptions(student)
     params = dict(student.query_params)
     assert params["lang"] == "zh" and params["class"] == code and params.get("kind") == "encoder"
@@ -75,7 +88,7 @@ def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
 
 def test_explore_on_my_own_then_follow_again():
     teacher, code = start_class()
-    student = run_page(None, **{"class": code})
+    student = join(code)
     student.button(key="class-ask-explore").click().run()
     assert class_store().presence(code).exploring == 1
     assert message("en", "class.exploring", code=code) in texts(student)
@@ -83,14 +96,14 @@ def test_explore_on_my_own_then_follow_again():
     student.run()
     assert widget(student, "explorer-encoder-head").value == 0          # exploring: the teacher's change waits
     student.button(key="class-ask-follow").click().run()
-    no_exceptions(student)
+    follow(student)
     assert widget(student, "explorer-encoder-head").value == 1
     assert class_store().presence(code).following == 1
 
 
 def test_ask_answer_tally_reveal_and_csv():
     teacher, code = start_class()
-    student = run_page(None, **{"class": code})
+    student = join(code)
     widget(teacher, "class-ask-kind").select("next_token").run()
     teacher.button(key="class-ask-go").click().run()
     no_exceptions(teacher)
@@ -110,8 +123,7 @@ def test_ask_answer_tally_reveal_and_csv():
     assert class_store().question(code).revealed
     assert dict(teacher.query_params).get("step") == str(question.fields["step"])   # the teacher went to the proof
     assert class_store().followed(code).page == "decoding"
-    student.run()
-    no_exceptions(student)
+    follow(student)
     shown = texts(student)
     assert message("en", "class.revealed", answer=question.choices[question.answer]).split("**")[0] in shown
     assert dict(student.query_params).get("step") == str(question.fields["step"])
@@ -134,7 +146,7 @@ def test_a_bad_class_link_says_so(params, key):
 
 def test_an_ended_class_says_so_and_the_student_explores_alone():
     teacher, code = start_class()
-    student = run_page(None, **{"class": code})
+    student = join(code)
     teacher.button(key="class-ask-end").click().run()
     assert code not in class_store()._classes
     student.run()
@@ -145,7 +157,7 @@ def test_an_ended_class_says_so_and_the_student_explores_alone():
 
 def test_a_store_that_is_down_leaves_the_page_working(monkeypatch):
     teacher, code = start_class()
-    student = run_page(None, **{"class": code})
+    student = join(code)
 
     def down(*args, **kwargs):
         raise StoreDown("redis down")

@@ -157,9 +157,10 @@ def run_page(page, pages: list[Page]) -> None:
     lesson_download_at_top()
     if presenting:
         sentence_line()
-    classroom.before_page(page)     # a live class: its bar over the page (viz/classroom)
+    drawn = classroom.before_page(page)     # a live class: its bar over the page (viz/classroom)
     try:
-        page.run()
+        if drawn:
+            page.run()
     except PageStop:
         pass
     classroom.after_page()          # a teacher's view goes to the class

@@ -153,6 +153,8 @@ CLASS_VERSION = Value("class-version", url=False)    # a student: the teacher's 
 CLASS_STUDENT = Value("class-student", url=False)    # a student's id when the browser gives none (fallback)
 CLASS_LINK_READ = Value("class-link-read", url=False)    # the class= / teach= of this link was looked up
 CLASS_NOTICE = Value("class-notice", url=False)      # a notice to show once (the class ended, a bad link)
+CLASS_BLANK = Value("class-blank", url=False)        # a student: the next run draws no page (after a follow)
+CLASS_REDRAW = Value("class-redraw", url=False)      # a student: the poll reruns the page (after the blank run)
 CLASS_ANSWERED = Value("class-answered", url=False)  # a student: {question id: choice} answered here
 CLASS_SHOW_JOIN = Value("class-show-join", url=False)    # the teacher's big join code and QR shown
 CLASS_ASK = Value("class-ask", url=False)            # class-ask-<control>: the teacher's question picker

@@ -120,7 +120,7 @@ def page_file(url_path: str) -> str | None:
     return None
 
 
-def go_to(page: str, query: dict, personal: dict) -> None:
+def go_to(page: str, query: dict, personal: dict, blank: bool = True) -> None:
     """Show the view `page` + `query` (checked again here) on this screen: its sidebar values, its page, its
     layer, head, step... from the URL; `personal`: what this screen keeps its own (language, presenter mode,
     the class)."""
@@ -129,6 +129,7 @@ def go_to(page: str, query: dict, personal: dict) -> None:
         return
     shown = view.View.from_query(page, {k: str(v) for k, v in query.items()})
     view.follow(shown)
+    view.put(view.CLASS_BLANK, blank)
     st.switch_page(file, query_params={**shown.query(), **personal})
 
 
@@ -138,3 +139,23 @@ def personal_params(code: str | None = None) -> dict:
     params = {view.LANG.name: lang if lang and lang != DEFAULT_LANG else None,
               view.PRESENT.name: "1" if view.get(view.PRESENT) else None, view.CLASS.name: code}
     return {k: v for k, v in params.items() if v}
+
+
+def page_drawn_now() -> bool:
+    """False for the one run after go_to(), which draws no page: a browser keeps each keyed widget's own value
+    while the widget stays on the page (a student's head picker showed head 0 after the teacher's head 1); a
+    finished run without them makes it forget them, and the next run (a poll's, redraw_due) draws the view's
+    values from the URL."""
+    if view.pop(view.CLASS_BLANK, default=False):
+        view.put(view.CLASS_REDRAW, "pending")
+        return False
+    view.pop(view.CLASS_REDRAW)
+    return True
+
+
+def redraw_due() -> bool:
+    """In a polling fragment: True once the blank run has finished (the fragment ran inside it and armed this)."""
+    state = view.get(view.CLASS_REDRAW)
+    if state == "pending":
+        view.put(view.CLASS_REDRAW, "armed")
+    return state == "armed"

@@ -3,7 +3,8 @@ setting), or they explore on their own; they answer the teacher's question and s
 
 How a student's screen follows: a fragment reruns every FOLLOW_EVERY_S seconds (only the fragment, not the
 page): it checks in (presence), reads the teacher's view version and the open question from the store (three
-small reads), and redraws the page only when the version changed. Nothing a student does is written anywhere
+small reads), and reruns the page only when the version changed; that run switches to the teacher's view at its
+top (catch_up), before the page draws. Nothing a student does is written anywhere
 but their own answers.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from viz import view
-from viz.classroom.live import class_store, go_to, personal_params, say, student_id
+from viz.classroom.live import class_store, go_to, personal_params, redraw_due, say, student_id
 from viz.classroom.store import ClassGone, Question, StoreDown
 from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
@@ -75,6 +76,23 @@ def _keep_polling() -> None:
     ctx.enqueue(msg)
 
 
+def catch_up(code: str) -> None:
+    """At the top of a full run of a following student's page: when the teacher's view changed since this screen
+    last showed it, switch to it now, before the page itself draws."""
+    if not view.get(view.CLASS_FOLLOWING, default=True):
+        return
+    try:
+        published = class_store().followed(code)
+    except ClassGone:
+        _leave(t("class.ended"))
+        return
+    except StoreDown:
+        return
+    if published is not None and published.version != view.get(view.CLASS_VERSION):
+        view.put(view.CLASS_VERSION, published.version)
+        go_to(published.page, published.query, personal_params(code))
+
+
 def _follow(code: str) -> None:
     @st.fragment(run_every=FOLLOW_EVERY_S)
     def live() -> None:
@@ -92,9 +110,8 @@ def _follow(code: str) -> None:
         except StoreDown:
             st.caption(t("class.store_down"))
             return
-        if published is not None and published.version != view.get(view.CLASS_VERSION):
-            view.put(view.CLASS_VERSION, published.version)
-            go_to(published.page, published.query, personal_params(code))
+        if redraw_due() or published is not None and published.version != view.get(view.CLASS_VERSION):
+            st.rerun()                        # the whole page: catch_up() switches to the teacher's view first
         if question is not None:
             _question(code, me, question)
 

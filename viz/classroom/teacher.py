@@ -19,6 +19,11 @@ from viz.ui import type_scale
 PRESENCE_EVERY_S = 2.0
 TALLY_EVERY_S = 1.0
 QR_PX = 440                  # about a third of a 1280 px projector: readable from the back rows
+# The class code on the projector: large, on one line (a fixed string: no user text goes into it).
+CODE_CSS = """<style>
+.st-key-class-code p { font-size: 4.5rem !important; line-height: 1.1 !important; letter-spacing: 0.12em;
+  white-space: nowrap; font-family: "Source Code Pro", monospace; }
+</style>"""
 
 
 def take(code: str, secret: str) -> None:
@@ -120,7 +125,8 @@ def _join_screen(code: str) -> None:
     link = join_link(code)
     left, right = st.columns([1, 1], vertical_alignment="center")
     left.markdown(t("class.join_here"))
-    left.markdown(f"# {' '.join(code)}")           # the code: letters and digits of the store's alphabet only
+    st.html(CODE_CSS)
+    left.container(key="class-code").markdown(f"**{code}**")   # the store's alphabet only: no Markdown in it
     left.code(link, language=None)
     right.image(qr_png(link), width=QR_PX, caption=t("class.qr"))
 
@@ -215,4 +221,4 @@ def _reveal(code: str, secret: str, question: Question) -> None:
         st.warning(t("class.store_down"))
         return
     view.pop(view.CLASS_SHOW_JOIN)            # the toggle is drawn: its state can go, not change
-    go_to(question.page, question.query, personal_params())
+    go_to(question.page, question.query, personal_params(), blank=False)   # the teacher has no poll to redraw after a blank run

@@ -113,6 +113,7 @@ def render() -> None:
     step_links(step, view.link_params() if ctx is not None else {})
     you_are_here(ctx, step, number)
     st.progress(number / len(TOUR))
+    st.caption(t("tour.class"))
     with st.expander(t("tour.all_steps")):
         titles = [t(s.message_key("title")) for s in TOUR]
         st.markdown("\n".join(f"{i}. {'**' + title + '**' if i == number else title}"

@@ -1,0 +1,153 @@
+"""A live class in a real browser: a teacher's projector page and two students' phones (one in 中文) join by the
+link, follow a head change and a page change, leave and come back, answer (a second tab of the same browser
+cannot vote again), see the tally and the reveal. With TAKE_SCREENSHOTS=docs/screenshots the run saves the
+README's pictures (class-*.png, zh/class-student.png)."""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from browser_utils import CHROMIUM, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+if not shutil.which(CHROMIUM):
+    pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
+
+LOAD_MS = 240_000            # a page's first run on a loaded 2-core machine
+FOLLOW_MS = 60_000           # a followed change (about 2 s on an idle machine; measured and printed)
+PHONE = {"width": 390, "height": 844}
+HEAD_SELECT = ".st-key-explorer-encoder-head input[role=combobox]"   # its value: the head shown
+
+
+def shots_dir() -> Path | None:
+    folder = os.environ.get("TAKE_SCREENSHOTS")
+    return Path(folder) if folder else None
+
+
+def snap(page, name: str) -> None:
+    folder = shots_dir()
+    if folder is not None:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        page.wait_for_timeout(1500)       # plotly's last relayout
+        page.screenshot(path=str(folder / name))
+
+
+def open_page(context, url: str):
+    page = context.new_page()
+    page.goto(url)
+    wait_for_app(page)
+    return page
+
+
+def shows(page, selector: str, text: str, timeout: int = FOLLOW_MS) -> float:
+    """Seconds until the element `selector` holds `text`."""
+    start = time.time()
+    page.wait_for_function("([s, t]) => [...document.querySelectorAll(s)].some(e => e.innerText.includes(t))",
+                           arg=[selector, text], timeout=timeout)
+    return time.time() - start
+
+
+def shows_head(page, label: str, timeout: int = FOLLOW_MS) -> float:
+    """Seconds until the page's head picker shows `label`."""
+    start = time.time()
+    page.wait_for_function("([s, v]) => (document.querySelector(s) || {}).value === v", arg=[HEAD_SELECT, label],
+                           timeout=timeout)
+    return time.time() - start
+
+
+def pick_head(teacher, head: int) -> None:
+    box = teacher.locator(HEAD_SELECT)
+    box.click()
+    box.fill(f"head {head}")
+    teacher.keyboard.press("Enter")
+
+
+def test_a_class_in_three_browsers(chromium, app_url):
+    teacher_ctx = chromium.new_context(viewport={"width": 1280, "height": 720})
+    teacher = open_page(teacher_ctx, f"{app_url}/explorer?present=1")
+    teacher.wait_for_selector(".js-plotly-plot", timeout=LOAD_MS)
+    teacher.get_by_test_id("stExpandSidebarButton").click()
+    teacher.get_by_text("Live class", exact=True).click()
+    teacher.get_by_role("button", name="Start a class").click()
+    teacher.wait_for_selector("text=Scan to join", timeout=LOAD_MS)
+    teacher.locator("[data-testid=stSidebar]").hover()
+    teacher.get_by_test_id("stSidebarCollapseButton").locator("button").click()   # the projector: sidebar folded
+    wait_for_app(teacher)
+    link = teacher.locator("[data-testid=stMain] code").filter(has_text="?class=").first.inner_text().strip()
+    assert link.startswith(app_url) and "teach" not in link
+    assert teacher.locator("[data-testid=stMain] img").first.bounding_box()["width"] >= 400   # the QR code, large
+    snap(teacher, "class-teacher.png")
+
+    students = {}
+    for lang, suffix in (("en", ""), ("zh", "&lang=zh")):
+        context = chromium.new_context(viewport=PHONE)
+        students[lang] = (context, open_page(context, link + suffix))
+    en, zh = students["en"][1], students["zh"][1]
+    for page in (en, zh):
+        page.wait_for_url("**/explorer?**", timeout=LOAD_MS)
+        page.wait_for_selector(".js-plotly-plot", timeout=LOAD_MS)
+    assert "lang=zh" in zh.url and "present" not in zh.url
+    shows(zh, "h1", "注意力浏览器")
+    shows(teacher, ".st-key-class-teacher", "following: 2")
+
+    waited = {}
+    pick_head(teacher, 1)
+    start = time.time()
+    shows_head(en, "head 1")
+    waited["head en"] = time.time() - start
+    shows_head(zh, "头 1")
+    waited["head zh"] = time.time() - start
+    print("head change followed after (s):", {k: round(v, 1) for k, v in waited.items()})
+    start = time.time()
+    teacher.get_by_text("Inside a layer", exact=True).first.click()
+    teacher.get_by_role("menuitem", name="Positional encoding").click()
+    teacher.wait_for_url("**/positional**", timeout=FOLLOW_MS)
+    en.wait_for_url("**/positional?**", timeout=FOLLOW_MS)
+    waited["page en"] = time.time() - start
+    zh.wait_for_url("**/positional?**", timeout=FOLLOW_MS)
+    waited["page zh"] = time.time() - start
+    print("follow latency (s, teacher's click to the student's redraw):", {k: round(v, 1) for k, v in waited.items()})
+    assert "lang=zh" in zh.url and "class=" in zh.url
+
+    en.get_by_role("button", name="Explore on my own").click()
+    shows(teacher, ".st-key-class-teacher", "exploring on their own: 1")
+    teacher.get_by_text("Attention", exact=True).first.click()
+    teacher.get_by_role("menuitem", name="Attention explorer").click()
+    zh.wait_for_url("**/explorer?**", timeout=FOLLOW_MS)
+    en.wait_for_timeout(3000)
+    assert "/positional" in en.url                                      # exploring: not taken along
+    en.get_by_role("button", name="Follow again").click()
+    en.wait_for_url("**/explorer?**", timeout=FOLLOW_MS)
+    wait_for_app(teacher)
+
+    teacher.get_by_role("button", name="Ask the class").click()
+    teacher.get_by_role("button", name="Ask", exact=True).click()
+    wait_for_app(teacher)
+    shows(en, ".st-key-class-student", "Question:")
+    shows(zh, ".st-key-class-student", "问题：")
+    en.locator(".st-key-class-ask-choices button").nth(0).click()
+    zh.locator(".st-key-class-ask-choices button").nth(1).click()
+    shows(en, ".st-key-class-student", "Your answer")
+    second_tab = open_page(students["en"][0], link)                    # the same browser: the same student
+    second_tab.locator(".st-key-class-ask-choices button").nth(2).click(timeout=LOAD_MS)
+    shows(second_tab, ".st-key-class-student", "already")
+    shows(teacher, ".st-key-class-teacher", "Answers: 2")               # two students, two answers
+    teacher.locator(".st-key-class-teacher").scroll_into_view_if_needed()
+    snap(teacher, "class-tally.png")
+    for page, name in ((en, "class-student.png"), (zh, "zh/class-student.png")):
+        box = page.locator(".js-plotly-plot").first.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 1, box   # the picture fits a phone
+        snap(page, name)
+
+    teacher.get_by_role("button", name="Reveal the model's answer").click()
+    shows(en, ".st-key-class-student", "The model's answer")
+    shows(zh, ".st-key-class-student", "模型的答案")
+    shows(teacher, ".st-key-class-teacher", "the model's answer")
+    wait_for_app(teacher)
+    snap(teacher, "class-reveal.png")
+    snap(en, "class-student-reveal.png")
