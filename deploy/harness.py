@@ -91,6 +91,13 @@ class Deployment:
     def state(self) -> dict:
         return json.loads((self.run_dir / "state.json").read_text())
 
+    def redis_url(self) -> str:
+        """The URL of the Redis serve.py runs for the classes, from its config in the run folder (this user's
+        file: the operator's, as the workers' is theirs); state.json never holds the password."""
+        import redis_local
+        lines = dict(line.split(" ", 1) for line in (self.run_dir / "redis" / "redis.conf").read_text().splitlines())
+        return redis_local.socket_url(Path(lines["unixsocket"]), lines["requirepass"])
+
     @property
     def cookie(self) -> str:
         """The routing cookie's name (deploy/nginx_conf.py cookie_name)."""

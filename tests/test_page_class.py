@@ -6,13 +6,15 @@ from __future__ import annotations
 import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
+from viz.classroom import backend
 from viz.classroom.live import class_store
 from viz.classroom.store import JOIN_TRIES_PER_MINUTE, StoreDown
 from viz.i18n import message
 
 
 @pytest.fixture(autouse=True)
-def fresh_store():
+def fresh_store(monkeypatch):
+    monkeypatch.setattr(backend, "_opened", {})
     class_store.clear()          # a new MemoryStore: no classes or rate-limit counts from another test
     yield
     class_store.clear()

@@ -1,8 +1,8 @@
 """What a class needs from Streamlit: the store this server shares between sessions, who a student is, where a
 request comes from, the links a class is joined and resumed by, and the QR code of the join link.
 
-The store: one `MemoryStore` per process (st.cache_resource), the default of `streamlit run app.py`; the
-lecture hall's Redis store replaces it in `class_store()` alone.
+The store: viz.classroom.backend.open_store(), cached per process (st.cache_resource): one `MemoryStore`, the
+default of `streamlit run app.py`, or the lecture hall's Redis that every worker shares (TRANSFORMER_VIZ_REDIS).
 
 A student's identity: Streamlit's XSRF cookie (`_streamlit_xsrf`, set once per browser and sent by every tab).
 Tornado masks it afresh in each page load ("2|mask|masked token|time"); the token under the mask is the
@@ -24,7 +24,8 @@ import streamlit as st
 from viz import view
 from viz.catalogue import DEFAULT_LANG
 from viz.nav import PAGES
-from viz.classroom.store import ClassStore, MemoryStore
+from viz.classroom.backend import open_store
+from viz.classroom.store import ClassStore
 
 XSRF_COOKIE = "_streamlit_xsrf"
 PROXIES = {None, "127.0.0.1", "::1"}     # a request from here came through the local nginx (or is local)
@@ -32,8 +33,9 @@ PROXIES = {None, "127.0.0.1", "::1"}     # a request from here came through the 
 
 @st.cache_resource(show_spinner=False)
 def class_store() -> ClassStore:
-    """The class store every session of this process shares."""
-    return MemoryStore()
+    """The class store every session of this process shares (in Redis, every worker's sessions). A URL that
+    cannot be a Redis raises StoreDown (not cached): the caller's page goes on without the class."""
+    return open_store()
 
 
 def browser_token(cookie: str | None) -> str | None:

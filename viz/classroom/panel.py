@@ -62,8 +62,8 @@ def _read_link() -> None:
         say(t("class.bad_code", raw=repr(raw[:12])))
         view.forget_url(view.CLASS)
         return
-    store = class_store()
     try:
+        store = class_store()
         if not store.allow(client_address(), "join", JOIN_TRIES_PER_MINUTE):
             say(t("class.too_many"))
             return

@@ -10,6 +10,8 @@ but their own answers.
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from viz import view
 from viz.classroom.live import class_store, go_to, personal_params, redraw_due, say, student_id
@@ -59,6 +61,21 @@ def bar(code: str) -> None:
         _follow(code)
 
 
+def _keep_polling() -> None:
+    """Arm this poll's timer in the browser again, from the poll itself. Streamlit (1.67) sends the timer's
+    AutoRerun message once, in the full run that declares the fragment; when a poll the browser sent before that
+    run reached it starts before the message left the server (a busy server: 60 students redrawing at once), the
+    server clears its outgoing queue of all but deltas and lifecycle messages, the AutoRerun with it, and that
+    student's screen never polls again. A browser already timing the fragment ignores the repeat."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    fragment = ThreadState.get().fragment_id
+    if ctx is None or not ctx.fragment_ids_this_run or not fragment:
+        return                                     # a full run declares the fragment: Streamlit sends it
+    msg = ForwardMsg()
+    msg.auto_rerun.interval, msg.auto_rerun.fragment_id = FOLLOW_EVERY_S, fragment
+    ctx.enqueue(msg)
+
+
 def catch_up(code: str) -> None:
     """At the top of a full run of a following student's page: when the teacher's view changed since this screen
     last showed it, switch to it now, before the page itself draws."""
@@ -79,9 +96,11 @@ def catch_up(code: str) -> None:
 def _follow(code: str) -> None:
     @st.fragment(run_every=FOLLOW_EVERY_S)
     def live() -> None:
-        store, me = class_store(), student_id(code)
+        _keep_polling()
+        me = student_id(code)
         following = view.get(view.CLASS_FOLLOWING, default=True)
         try:
+            store = class_store()
             store.check_in(code, me, following)
             published = store.followed(code) if following else None
             question = store.question(code)
