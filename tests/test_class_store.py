@@ -263,6 +263,13 @@ def test_rate_limit_per_client_and_action_in_a_window(backend):
     assert store.allow("10.0.0.7", "join", 3)
 
 
+def test_a_look_at_the_rate_limit_counts_nothing(backend):
+    store = backend.store()
+    assert all(store.allow("10.0.0.9", "join", 2, count=False) for _ in range(5))
+    assert [store.allow("10.0.0.9", "join", 2) for _ in range(3)] == [True, True, False]
+    assert not store.allow("10.0.0.9", "join", 2, count=False)
+
+
 def test_two_workers_answering_at_once_count_each_student_exactly_once(backend):
     """200 students each answer through two workers at once (a second tab on another worker): 200 counted."""
     workers = [backend.store(), backend.store()] if backend.kind == "redis" else [backend.store()] * 2

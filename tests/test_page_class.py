@@ -173,6 +173,20 @@ def test_a_store_that_is_down_leaves_the_page_working(monkeypatch):
     assert message("en", "class.store_down") in warnings(teacher)
 
 
+def test_a_room_behind_one_address_joins_with_the_right_code_and_wrong_codes_are_limited(monkeypatch):
+    from viz.classroom import panel
+    monkeypatch.setattr(panel, "JOIN_TRIES_PER_MINUTE", 2)
+    code, _ = class_store().create()
+    for _ in range(4):                                                  # a class from one address
+        at = run_page(None, **{"class": code})
+        no_exceptions(at)
+        assert message("en", "class.too_many") not in warnings(at)
+    for _ in range(2):
+        run_page(None, **{"class": "ZZZZZZ"})
+    at = run_page(None, **{"class": code})
+    assert message("en", "class.too_many") in warnings(at)             # a guesser is stopped, right code or not
+
+
 def test_class_code_lookups_are_rate_limited_per_client():
     for _ in range(JOIN_TRIES_PER_MINUTE):
         assert class_store().allow("local", "join", JOIN_TRIES_PER_MINUTE)

@@ -51,7 +51,8 @@ def after_page() -> None:
 
 def _read_link() -> None:
     """The link's class= (and teach=) are looked up once per value: a student keeps class= in the URL, which
-    would otherwise cost a lookup every run; each lookup counts against the client's rate limit."""
+    would otherwise cost a lookup every run. A wrong code or teacher link counts against the client's rate
+    limit, a right one does not (a whole room behind one address joins at once); over the limit, no lookup."""
     raw, secret = view.read(view.CLASS), view.read(view.TEACH)
     if not raw or view.get(view.CLASS_LINK_READ) == (raw, secret):
         return
@@ -64,7 +65,7 @@ def _read_link() -> None:
         return
     try:
         store = class_store()
-        if not store.allow(client_address(), "join", JOIN_TRIES_PER_MINUTE):
+        if not store.allow(client_address(), "join", JOIN_TRIES_PER_MINUTE, count=False):
             say(t("class.too_many"))
             return
         if secret:
@@ -72,6 +73,7 @@ def _read_link() -> None:
         elif store.exists(code):
             student.join(code)
         else:
+            store.allow(client_address(), "join", JOIN_TRIES_PER_MINUTE)
             say(t("class.unknown", code=code))
             view.forget_url(view.CLASS)
     except StoreDown:
@@ -83,5 +85,6 @@ def _resume(code: str, secret: str) -> None:
         teacher.take(code, secret)
         view.forget_url(view.CLASS)
     else:
+        class_store().allow(client_address(), "join", JOIN_TRIES_PER_MINUTE)
         say(t("class.bad_teacher", code=code))
         view.forget_url(view.CLASS)

@@ -95,8 +95,9 @@ class ClassStore(Protocol):
         """Every question asked in this class, oldest first, with its tally (the teacher's CSV)."""
     def end(self, code: str, secret: str) -> None:
         """End the class and delete its data."""
-    def allow(self, client: str, action: str, per_minute: int) -> bool:
-        """Rate limit: False once `client` did `action` per_minute times in the last minute."""
+    def allow(self, client: str, action: str, per_minute: int, count: bool = True) -> bool:
+        """Rate limit: False once `client` did `action` per_minute times in the last minute. `count=False` only
+        looks (a room behind one address joins with the right code: only its wrong codes are counted)."""
 
 
 def new_code() -> str:
@@ -276,14 +277,14 @@ class MemoryStore:
             self._teacher(code, secret)
             del self._classes[code]
 
-    def allow(self, client: str, action: str, per_minute: int) -> bool:
+    def allow(self, client: str, action: str, per_minute: int, count: bool = True) -> bool:
         with self._lock:
             now = self._clock()
             self._sweep_tries(now)
             recent = [t for t in self._tries.get((client, action), []) if now - t < self._rate_window_s]
-            if len(recent) >= per_minute:
+            if len(recent) >= per_minute or not count:
                 self._tries[(client, action)] = recent
-                return False
+                return len(recent) < per_minute
             self._tries[(client, action)] = [*recent, now]
             return True
 
