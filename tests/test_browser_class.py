@@ -60,6 +60,12 @@ def shows_head(page, label: str, timeout: int = FOLLOW_MS) -> float:
     return time.time() - start
 
 
+def on_page(page, path: str, timeout: int = FOLLOW_MS) -> None:
+    """Wait until `page` shows the app page `path`: Streamlit moves pages with the history API (no navigation
+    event for wait_for_url to see), so the address is polled."""
+    page.wait_for_function("p => location.pathname.replace(/\\/$/, '').endsWith('/' + p)", arg=path, timeout=timeout)
+
+
 def pick_head(teacher, head: int) -> None:
     box = teacher.locator(HEAD_SELECT)
     box.click()
@@ -106,10 +112,10 @@ def test_a_class_in_three_browsers(chromium, app_url):
     start = time.time()
     teacher.get_by_text("Inside a layer", exact=True).first.click()
     teacher.get_by_role("menuitem", name="Positional encoding").click()
-    teacher.wait_for_url("**/positional**", timeout=FOLLOW_MS)
-    en.wait_for_url("**/positional?**", timeout=FOLLOW_MS)
+    on_page(teacher, "positional")
+    on_page(en, "positional")
     waited["page en"] = time.time() - start
-    zh.wait_for_url("**/positional?**", timeout=FOLLOW_MS)
+    on_page(zh, "positional")
     waited["page zh"] = time.time() - start
     print("follow latency (s, teacher's click to the student's redraw):", {k: round(v, 1) for k, v in waited.items()})
     assert "lang=zh" in zh.url and "class=" in zh.url
@@ -118,11 +124,11 @@ def test_a_class_in_three_browsers(chromium, app_url):
     shows(teacher, ".st-key-class-teacher", "exploring on their own: 1")
     teacher.get_by_text("Attention", exact=True).first.click()
     teacher.get_by_role("menuitem", name="Attention explorer").click()
-    zh.wait_for_url("**/explorer?**", timeout=FOLLOW_MS)
+    on_page(zh, "explorer")
     en.wait_for_timeout(3000)
     assert "/positional" in en.url                                      # exploring: not taken along
     en.get_by_role("button", name="Follow again").click()
-    en.wait_for_url("**/explorer?**", timeout=FOLLOW_MS)
+    on_page(en, "explorer")
     wait_for_app(teacher)
 
     teacher.get_by_role("button", name="Ask the class").click()
