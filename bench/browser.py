@@ -28,13 +28,13 @@ def open_explorer(chromium, url: str, wanted: list[str]):
     return page, time.perf_counter() - start
 
 
-def submit(page, text: str, wanted: list[str]) -> float:
-    """Seconds from Ctrl+Enter in the sentence box to the maps showing the new tokens."""
+def submit(page, text: str, wanted: list[str], drawn_js: str = MAPS_DRAWN_JS, polling: int = 50) -> float:
+    """Seconds from Ctrl+Enter in the sentence box until `drawn_js` (default: the maps show the new tokens)."""
     box = page.get_by_label("Sentence", exact=True)
     box.fill(text)
     start = time.perf_counter()
     box.press("Control+Enter")
-    page.wait_for_function(MAPS_DRAWN_JS, arg=wanted, timeout=TIMEOUT_MS, polling=50)
+    page.wait_for_function(drawn_js, arg=wanted, timeout=TIMEOUT_MS, polling=polling)
     elapsed = time.perf_counter() - start
     if page.locator('[data-testid="stException"]').count():
         raise AssertionError("the page shows an exception")

@@ -405,14 +405,6 @@ def shared_view() -> View:
     return View(now.page, tuple((k, v) for k, v in now.values if k not in personal))
 
 
-def apply(view: View) -> None:
-    """Make this session show `view` (a class following its teacher): the sidebar's values and the URL."""
-    for value in SIDEBAR:
-        if value.name in dict(view.values):
-            put(value, view.get(value))
-    write_url({DECLARED[name]: data for name, data in view.values if DECLARED[name] not in SIDEBAR})
-
-
 def follow(view: View) -> None:
     """Make this session show `view` from its next run on (a class following its teacher; callable while the
     page's widgets are drawn): the sidebar's values go to the view's own copies, and every widget's own state is
