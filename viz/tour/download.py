@@ -14,13 +14,18 @@ from viz.services.traces import cached_trace
 from viz.state import Context, current
 
 # The lesson download at the top right, beside the page's title: its row takes no height (the button hangs
-# into the title's line) and a title that has it beside gives it room.
+# into the title's line) and a title that has it beside gives it room; on a phone it takes a line of its own.
 LESSON_CSS = """<style>
 [data-testid="stLayoutWrapper"]:has(> .st-key-lesson-top) { height: 0 !important; min-height: 0 !important; margin-bottom: -1rem;
   overflow: visible; flex: none;
   position: relative; z-index: 2; }
 .stVerticalBlock.st-key-lesson-top { height: 0 !important; min-height: 0 !important; overflow: visible; align-items: flex-end; }
 .stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 17rem; }
+@media (max-width: 640px) {   /* a phone: the button on a line of its own, the title the whole width */
+  [data-testid="stLayoutWrapper"]:has(> .st-key-lesson-top), .stVerticalBlock.st-key-lesson-top {
+    height: auto !important; margin-bottom: 0; }
+  .stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 0; }
+}
 </style>"""
 
 
