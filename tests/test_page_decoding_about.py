@@ -325,3 +325,19 @@ def test_about_shows_a_metrics_note_in_the_readers_language(tmp_path, monkeypatc
     en, zh = (texts(run_page("about.py", model="toy-noted", text="a b", lang=lang)) for lang in ("en", "zh"))
     assert english in en and chinese not in en and "checkpoint.zh" not in en
     assert chinese in zh and english not in zh
+
+
+def test_decoding_steps_through_at_most_its_token_limit_and_says_so(monkeypatch):
+    """Every step keeps its whole trace (memory grows with the cube of the length: 512 tokens ran a server out of
+    memory), so the step-through reads the first MAX_STEP_TOKENS source tokens and says so."""
+    import model.analysis.decoding as decoding
+    monkeypatch.setattr(decoding, "MAX_STEP_TOKENS", 5)
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d e f g h")
+    no_exceptions(at)
+    notice = catalogue("en")["decoding.cut"].format(n=5)
+    assert notice in [i.value for i in at.info]
+    monkeypatch.setattr(decoding, "MAX_STEP_TOKENS", 100)
+    whole = run_page("decoding.py", model="toy-reverse", text="a b c d e f g h")
+    assert catalogue("en")["decoding.cut"].split("{n}")[0] not in " ".join(i.value for i in whole.info)
+    steps = [[s.max for s in page.slider if s.label == catalogue("en")["decoding.step"]] for page in (at, whole)]
+    assert steps[0][0] < steps[1][0]                                    # fewer steps: the source was cut

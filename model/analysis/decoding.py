@@ -20,6 +20,10 @@ from model.io.checkpoint import Bundle
 METHODS = ("greedy", "beam")
 TOP_N = 50              # candidates kept per step (the page shows at most 20)
 CAPTURE = [schema.patterns_glob("decoder"), schema.patterns_glob("cross"), schema.LOGITS]
+# Every step keeps its whole trace (a full pass over the output so far, all of its logits): memory grows with the
+# cube of the length, ~1.8 GB of the server at 128 tokens, 5 GB at 200, past 16 GB at 512. So a step-through
+# reads at most this many source tokens.
+MAX_STEP_TOKENS = 128
 
 
 @dataclass(frozen=True)

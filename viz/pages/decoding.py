@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.decoding import BEAM_ALPHA, METHODS, clearest_alignment_step, token_logprobs, top_k_view
+from model.analysis.decoding import (BEAM_ALPHA, MAX_STEP_TOKENS, METHODS, clearest_alignment_step, token_logprobs,
+                                     top_k_view)
 from model.capture import schema
 from viz.services.analyses import get_decoding
 from viz.services.presets import reference_of
@@ -267,8 +268,11 @@ def render() -> None:
     st.title(t("decoding.title"))
     method, beam, layer, k = controls(ctx, cfg.n_decoder_layers)
     no_repeat = no_repeat_choice()
+    max_tokens = min(ctx.max_tokens, MAX_STEP_TOKENS)
+    if len(ctx.trace.meta["src_ids"]) > max_tokens:
+        st.info(t("decoding.cut", n=max_tokens))
     try:
-        dec = get_decoding(ctx.model_id, ctx.source, method, beam, ctx.max_tokens, no_repeat)
+        dec = get_decoding(ctx.model_id, ctx.source, method, beam, max_tokens, no_repeat)
     except ValueError as e:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
