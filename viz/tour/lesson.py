@@ -67,7 +67,8 @@ def _figure_div(fig: go.Figure, div_id: str) -> str:
     if unknown:
         raise ValueError(f"the lesson's plotly.js bundle cannot draw {', '.join(sorted(unknown))}")
     fig.layout.template = None        # cleared first: setting a template over another merges in the other's order
-    fig.layout.template = FIGURE_TEMPLATE
+    # as a dict: a figure built unchecked (style.trusted_figure, the head view) would keep a name as it is
+    fig.layout.template = pio.templates[FIGURE_TEMPLATE].to_plotly_json()
     return pio.to_html(fig, full_html=False, include_plotlyjs=False, include_mathjax=False, config=PLOTLY_CONFIG,
                        div_id=div_id)
 
