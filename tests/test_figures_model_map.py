@@ -122,12 +122,14 @@ def test_each_block_opens_the_page_and_view_that_explains_it(data):
 
 
 def test_link_pages_and_parameters_are_the_apps():
-    # each page reads the parameters the map writes
+    # each page reads the parameters the map writes: by their declarations in viz/view.py (view.METHOD, ...)
+    from viz import view
+    declared = {v.name: const for const, v in vars(view).items() if isinstance(v, view.Value)}
     for cell in all_cells(3, 3):
         page, params = block_target(cell)
         source = (ROOT / "viz" / "pages" / page).read_text(encoding="utf-8")
         for name in params:
-            assert f'"{name}"' in source or name in ("layer", "head"), (page, name)   # layer/head: ui.layer_head_pickers
+            assert f"view.{declared[name]}" in source or name in ("layer", "head"), (page, name)   # ui.layer_head_pickers
 
 
 def test_highlight_and_words(trace, bundle):
