@@ -20,11 +20,13 @@ LESSON_CSS = """<style>
   overflow: visible; flex: none;
   position: relative; z-index: 2; }
 .stVerticalBlock.st-key-lesson-top { height: 0 !important; min-height: 0 !important; overflow: visible; align-items: flex-end; }
-.stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 17rem; }
+.stMainBlockContainer:has(.st-key-lesson-top) h1,
+.stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 17rem; }
 @media (max-width: 640px) {   /* a phone: the button on a line of its own, the title the whole width */
   [data-testid="stLayoutWrapper"]:has(> .st-key-lesson-top), .stVerticalBlock.st-key-lesson-top {
     height: auto !important; margin-bottom: 0; }
-  .stMainBlockContainer:has(.st-key-lesson-top) h1 { padding-right: 0; }
+  .stMainBlockContainer:has(.st-key-lesson-top) h1,
+  .stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 0; }
 }
 </style>"""
 
@@ -58,7 +60,7 @@ def lesson_button(ctx: Context, where=st) -> None:
 def lesson_download_at_top() -> None:
     """At the top right of every page whose sentence the model has read (a trace exists): the offline lesson
     of it, on the first screen. A row of no height, so the page's title and picture stay where they were; the
-    title keeps room for it on its right."""
+    title (and presenter mode's sentence line) keeps room for it on its right."""
     ctx = current()
     if ctx is not None and ctx.trace is not None:
         st.html(LESSON_CSS)
