@@ -23,7 +23,7 @@ from map_headview import browser_ms  # noqa: E402
 # the parts of a run worth naming: (label, function name as cProfile shows it, file ending)
 PARTS = [
     ("whole script run", "_run_script", "script_runner.py"),
-    ("trace (tokenize, decode, capture)", "get_trace", "services.py"),
+    ("trace (tokenize, decode, capture)", "get_trace", "traces.py"),
     ("sidebar", "sidebar", "sidebar.py"),
     ("page (presenter.run_page)", "run_page", "presenter.py"),
     ("  grid of all heads (build)", "model_view", "attention.py"),
@@ -32,7 +32,7 @@ PARTS = [
     ("  CSV of the map", "matrix_frame", "ui.py"),
     ("st.plotly_chart (to JSON + send)", "plotly_chart", "plotly_chart.py"),
     ("plotly to_json", "to_json", "_json.py"),
-    ("lesson button", "lesson_download_at_top", "lesson_ui.py"),
+    ("lesson button", "lesson_download_at_top", "download.py"),
     ("presenter map", "model_map_chart", "map_chart.py"),
 ]
 
