@@ -52,6 +52,8 @@ CLASS_PHRASES: tuple[Pair, ...] = (
     ("Nice to meet you.", "Mucho gusto."),
     ("See you tomorrow.", "Hasta mañana."),
     ("Good evening.", "Buenas noches."),
+    ("A cup of tea, please.", "Una taza de té, por favor."),     # Apertium: "..., complacer."
+    ("a cup of coffee", "una taza de café"),       # the drink, not a Bible "copa"
 )
 
 CLASS_REPEAT = 20       # a handful of pairs among tens of thousands: each seen this often an epoch
