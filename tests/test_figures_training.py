@@ -111,8 +111,9 @@ def test_axes_read_plainly_on_a_projector():
 
 def test_the_fine_tuning_is_marked_where_the_loss_jumps():
     """Tour step 11: en-es's loss jumps at ~8.5k steps, where the Bible model's fine-tuning on both kinds of Spanish
-    began (new data, a new dev set: pretrained/en-es/README.md), and nothing said so. The run's end is found in the
-    log (the learning rate warming up again), marked with a dashed line and words, and the lines break there."""
+    began (new data, a new dev set: pretrained/en-es/README.md), and again at ~15.2k, where the learner's fine-tuning
+    began; nothing said so. Each run's end is found in the log (the learning rate warming up again), marked with a
+    dashed line and words, and the lines break there."""
     from pathlib import Path
     from model import load_checkpoint, trace_sentence
     from viz.figures.training import run_ends
@@ -120,19 +121,21 @@ def test_the_fine_tuning_is_marked_where_the_loss_jumps():
     from viz.tour.pictures import training_figure
     folder = Path(__file__).resolve().parents[1] / "pretrained" / "en-es"
     log = clean_train_log(pd.read_csv(folder / "train_log.csv"))
-    assert run_ends(log) == [8540]                                        # the README's 8,540 steps of the Bible model
+    assert run_ends(log) == [8540, 15190]              # the README's 8,540 steps of the Bible model, then its step 2
     resumed = pd.DataFrame({"step": [1, 2, 3], "epoch": 1, "train_loss": [3.0, 2.0, 1.0], "dev_loss": np.nan,
                             "lr": [1e-3, 9e-4, 8e-4], "tokens_per_s": 1})
     assert run_ends(resumed) == []
     trace = trace_sentence(load_checkpoint(folder), "<modern> The house.")
     for lang in ("en", "zh"):
         fig = training_figure(trace, folder, words(lang))
-        (note,) = [a for a in fig.layout.annotations if a.text]
-        assert note.text == catalogue(lang)["fig.loss.fine_tune"].format(step="8,541") and note.x == 8540.5
-        assert [s.x0 for s in fig.layout.shapes if s.line.dash == "dash"] == [8540.5]
-        for line in fig.data:                                             # train and dev: no line across the jump
+        notes = [a for a in fig.layout.annotations if a.text]
+        assert [(a.text, a.x) for a in notes] == [
+            (catalogue(lang)["fig.loss.fine_tune"].format(step=step), x)
+            for step, x in (("8,541", 8540.5), ("15,191", 15190.5))]
+        assert [s.x0 for s in fig.layout.shapes if s.line.dash == "dash"] == [8540.5, 15190.5]
+        for line in fig.data:                                             # train and dev: no line across the jumps
             x, y = list(line.x), list(line.y)
-            assert y[x.index(8540.5)] is None and x == sorted(x)
+            assert y[x.index(8540.5)] is None and y[x.index(15190.5)] is None and x == sorted(x)
 
 
 def test_the_tours_loss_curve_reads_the_log_as_the_about_page_does(tmp_path):

@@ -197,3 +197,19 @@ def test_the_commands_take_no_repeat_ngram_and_refuse_a_negative(capsys):
         assert exit_.value.code == 2 and "--no-repeat-ngram: must be 0 or more" in capsys.readouterr().err
     assert translate_main(["--model", "pretrained/en-es", "--no-repeat-ngram", "2", "--beam", "2", "Hello."]) == 0
     assert capsys.readouterr().out.strip()
+
+
+FIRST_SENTENCES = [("Hello.", ["Hola."]), ("Good morning.", ["Buenos días."]),
+                   ("Thank you very much.", ["Muchas gracias."]),
+                   ("The cat sat on the mat.", ["gato", "estera"]),
+                   ("I would like a cup of coffee, please.", ["taza", "por favor"])]
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_the_shipped_model_writes_a_class_first_sentences_right(beam):
+    """What a class types first, in modern Spanish, as the app (greedy) and the command line (beam 4) write it."""
+    from model import find_model, load_checkpoint, translate
+    bundle = load_checkpoint(find_model("en-es"), device="cpu")
+    for english, wanted in FIRST_SENTENCES:
+        spanish = translate(bundle, english, beam=beam)
+        assert all(word in spanish for word in wanted), (english, spanish)
