@@ -203,3 +203,20 @@ def test_a_two_line_gain_title_sits_above_its_panel_title():
     fig = gain_bias_figure(np.ones(8), np.zeros(8), EN, title="Learned gain and bias<br>of the LayerNorm",
                            type_scale=PRESENTER)
     assert fig.layout.margin.t >= 2 * 1.25 * PRESENTER.title + 1.5 * PRESENTER.text   # 90 px overlapped at 26/22 px
+
+
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER], ids=lambda s: s.name)
+def test_zoo_map_keeps_a_legible_row_for_every_token_of_a_window(scale):
+    """The zoo's and compare's half-page map of a 14-token window at presenter size: 150 px for everything but
+    the cells left 24 px rows once the title, the slanted key labels and the axis title took theirs, and plotly
+    drew every second row label. Keys stand upright where slanted ones would touch."""
+    from viz.figures.zoo import step_heatmap as zoo_heatmap
+    labels = [f"{i} ▁attent" for i in range(14)]
+    fig = zoo_heatmap(RNG.normal(size=(14, 14)), labels, labels, Labels("1. Scores: Scaled dot", "key", "query",
+                                                                          "score"), EN, type_scale=scale)
+    longest = scale.text_px(labels[-1], "tick")
+    upright = fig.layout.xaxis.tickangle == -90
+    under = (longest if upright else 0.71 * longest) + 1.5 * scale.text          # key labels and the axis title
+    rows_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b - under
+    assert rows_px / 14 >= UPRIGHT_EM * scale.tick, (rows_px, fig.layout.height)
+    assert upright                                  # 14 slanted labels touch in half a page
