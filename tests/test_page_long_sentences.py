@@ -70,3 +70,13 @@ def test_a_long_sentence_shows_the_maps_through_a_window(page, params):
               for axis, n in axis_labels(fig).items() if not (chart.key == "zoo-output" and axis == "x")}
     assert counts and max(counts.values()) <= 20, counts
     assert any(str(s.label).startswith("A long sentence") for s in at.slider), [s.label for s in at.slider]
+
+
+def test_the_decoding_step_text_wraps_a_long_output():
+    """The step's "decoder input : <s> ▁H o y …" line of a 40-word sentence ran past the right edge of a projector
+    (a code block scrolls sideways): its lines wrap."""
+    at = run_page("decoding.py", text=SENTENCES["40"], step=20, present=1)
+    no_exceptions(at)
+    block = at.code[0]
+    assert block.value.startswith("decoder input : <s>") and len(block.value.split("\n")[0]) > 100
+    assert block.proto.wrap_lines
