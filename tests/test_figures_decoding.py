@@ -161,3 +161,14 @@ def test_cross_attention_multiples_keep_the_source_labels_off_the_heads_titles(s
     gap_px = (fig.layout.yaxis.domain[0] - fig.layout.yaxis2.domain[1]) * plot_px
     label_px = 0.71 * (scale.text_px(labels[-1], "tick") + scale.tick)   # a 45° label's depth
     assert gap_px >= label_px + 1.25 * scale.text, (gap_px, label_px)
+
+
+def test_cross_attention_heads_drop_their_labels_where_they_would_run_together():
+    """A 9-word sentence's 12 source tokens under each of four heads' panels at presenter size ran into one another
+    ('1 ▁The2 ▁cat'): those panels go without labels (the average's labels above carry the order); a few tokens
+    are labelled everywhere."""
+    labels = [f"{i} ▁cat" for i in range(12)]
+    fig = cross_attention_multiples(np.full((8, 12), 1 / 12), labels, EN, type_scale=PRESENTER)
+    assert fig.layout.xaxis.showticklabels and not fig.layout.xaxis2.showticklabels
+    few = cross_attention_multiples(np.full((8, 5), 0.2), labels[:5], EN, type_scale=PRESENTER)
+    assert few.layout.xaxis2.showticklabels

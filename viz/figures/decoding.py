@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.attention import attention_heatmap
+from viz.figures.attention import SLANTED_EM, attention_heatmap, labels_that_fit
 from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, plotly_text, subplot_axes, subplot_layout,
                                typeset,
                                update_axes)
@@ -86,7 +86,9 @@ def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: 
     n_cols = min(max_cols, n_heads)
     head_rows = -(-n_heads // n_cols)
     specs = [[{"colspan": n_cols}] + [None] * (n_cols - 1)] + [[{}] * n_cols for _ in range(head_rows)]
-    small_labels = len(src_labels) <= 12          # beyond that the heads' axes repeat the average's order
+    # the heads' panels label their bars while the labels fit a panel apart (12 at presenter size ran into one
+    # another); else the average's labels carry the order the heads repeat
+    small_labels = labels_that_fit(type_scale.page_px / n_cols - 40, type_scale, SLANTED_EM) >= len(src_labels)
     # between two rows: the slanted source labels under the upper one and the panel titles of the next (a fixed
     # 130 px put a 40-word sentence's presenter-size labels over the heads' titles)
     longest = max((type_scale.text_px(label, "tick") for label in src_labels), default=0)
