@@ -73,25 +73,28 @@ def _fit_title(title: str, px: float, size: float = 16) -> str:
 def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: list[str], words: Words,
                        title: str = "", final_rank=None, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Layers (rows, last on top) x output positions; colour: probability of the token the model finally
-    predicts there, read from that layer; text: the layer's own top token. The top tokens are written in
-    the cells only while the longest fits its cell at the scale's cell size (17 output tokens ran into each
-    other); hover always has them."""
+    predicts there, read from that layer; text: the layer's own top token, cut with "…" where it is longer
+    than its cell at the scale's cell size (17 whole tokens ran into each other; none at all left the caption's
+    "the token (text)" without its picture); hover has the whole token."""
     n_layers = len(top_tokens)
     layer_labels = [words("ui.layer_n", i=i) for i in range(n_layers)]
     x_title, y_title = words("attribution.lens.x"), words("attribution.lens.y")
     value_name = words("attribution.lens.value")
     hovertemplate = (f"%{{y}}, {words('attribution.hover.output')} %{{x}}<br>{words('attribution.hover.top')}: "
-                     f"%{{text}}<br>{value_name} %{{z:.3f}}<br>{words('attribution.hover.rank')} %{{customdata:.0f}}"
-                     "<extra></extra>")
+                     f"%{{customdata[1]}}<br>{value_name} %{{z:.3f}}<br>{words('attribution.hover.rank')} "
+                     "%{customdata[0]:.0f}<extra></extra>")
     p = check_matrix(final_prob, n_layers, len(output_labels))
     if any(len(row) != len(output_labels) for row in top_tokens):
         raise ValueError(f"top_tokens must be {n_layers} rows of {len(output_labels)} tokens")
-    text = [plotly_text(row) for row in top_tokens]
+    cell_px = _lens_cell_px(len(output_labels), type_scale)
+    text = [plotly_text([_cut_to(token, cell_px, type_scale.cell) for token in row]) for row in top_tokens]
     rank = np.zeros_like(p) if final_rank is None else check_matrix(final_rank, n_layers, len(output_labels))
+    hover = np.empty(p.shape + (2,), dtype=object)                   # per cell: the final token's rank, the top token
+    hover[..., 0] = rank
+    hover[..., 1] = [plotly_text(row) for row in top_tokens]
     heatmap = go.Heatmap(
         z=p, x=plotly_text(output_labels), y=layer_labels, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, text=text,
-        texttemplate="%{text}" if _tokens_fit(top_tokens, len(output_labels), type_scale) else None,
-        textfont=type_scale.font("cell"), customdata=rank, xgap=1, ygap=1,
+        texttemplate="%{text}", textfont=type_scale.font("cell"), customdata=hover, xgap=1, ygap=1,
         colorbar=colorbar(value_name, type_scale, 14),
         hovertemplate=hovertemplate)
     height = max(440, 200 + 70 * n_layers)
@@ -103,12 +106,19 @@ def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: l
         title=dict(text=title), height=height, margin=dict(l=10, r=10, t=60, b=10)), type_scale))
 
 
-def _tokens_fit(top_tokens: list[list[str]], n_cols: int, type_scale: TypeScale) -> bool:
-    """Whether the longest top token fits a logit-lens cell at the cell size, in a plot the page's width
-    less its layer labels and colour bar."""
-    cell_px = (type_scale.page_px - 260) / max(n_cols, 1)
-    longest = max((_text_px(token, type_scale.cell) for row in top_tokens for token in row), default=0)
-    return longest + 6 <= cell_px
+def _lens_cell_px(n_cols: int, type_scale: TypeScale) -> float:
+    """A logit-lens cell's width: the page's less the layer labels and the colour bar, over the columns."""
+    return (type_scale.page_px - 260) / max(n_cols, 1)
+
+
+def _cut_to(token: str, cell_px: float, size: float) -> str:
+    """The token, or as much of it as fits cell_px at this size followed by "…" ("" where not one character does)."""
+    if _text_px(token, size) + 6 <= cell_px:
+        return token
+    for n in range(len(token) - 1, 0, -1):
+        if _text_px(token[:n] + "…", size) + 6 <= cell_px:
+            return token[:n] + "…"
+    return ""
 
 
 def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], source_labels: list[str], words: Words,
