@@ -220,3 +220,14 @@ def test_zoo_map_keeps_a_legible_row_for_every_token_of_a_window(scale):
     rows_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b - under
     assert rows_px / 14 >= UPRIGHT_EM * scale.tick, (rows_px, fig.layout.height)
     assert upright                                  # 14 slanted labels touch in half a page
+
+
+def test_zoo_gallery_stands_crowded_key_labels_upright():
+    """The zoo's galleries of a 14-token window at presenter size: three panels a row gave each key 25 px and the
+    slanted labels ran into one another ('3 ▁the4 ▁st')."""
+    from viz.figures.zoo import gallery
+    maps = [np.full((14, 14), 1 / 14)] * 5
+    crowded = gallery(maps, list("abcde"), tokens(14), tokens(14), EN, type_scale=PRESENTER)
+    assert {crowded.layout[f"xaxis{i or ''}"].tickangle for i in (0, 2, 3, 4, 5)} == {-90}
+    few = gallery([m[:4, :4] for m in maps], list("abcde"), tokens(4), tokens(4), EN, type_scale=NORMAL)
+    assert few.layout.xaxis.tickangle == -45                 # 30 px cells hold 14 px slanted labels apart

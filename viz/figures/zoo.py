@@ -180,7 +180,8 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
                                          "<extra></extra>")
                 for j, (m, panel_title) in enumerate(zip(matrices, titles))]
     every = dict(tickmode="linear", tick0=0, dtick=1) if cell >= 1.1 * s.tick else {}
-    update_axes(layout, "x", type="category", tickangle=-45, automargin=True, **every)
+    upright = cell < SLANTED_EM * s.tick           # slanted key labels this close run into one another
+    update_axes(layout, "x", type="category", tickangle=-90 if upright else -45, automargin=True, **every)
     update_axes(layout, "y", type="category", autorange="reversed", automargin=True)
     layout["yaxis"]["title"] = dict(text=hover_query)
     top = int((40 + 1.5 * s.title if title else 30 + line) + line * max(t.count("<br>") for t in titles))
