@@ -107,7 +107,7 @@ def curves_section(ctx, table: np.ndarray, n_src: int, picker=None) -> list[int]
     d_model, n_positions = table.shape[1], table.shape[0]
     dims = (picker or st).multiselect(t("positional.curves.dims"), list(range(d_model)), default=dims_from_url(d_model),
                           max_selections=MAX_DIMS, key="pe-dims",
-                          format_func=lambda d: f"{d} ({'sin' if d % 2 == 0 else 'cos'})")
+                          format_func=lambda d: t("positional.curves.dim_option", d=d, wave="sin" if d % 2 == 0 else "cos"))
     if dims:
         show_figure(pe_curves(table, dims, words(), n_src, title=t("positional.curves.title"), type_scale=type_scale()),
                     f"{ctx.model_id}-pe-curves", matrix_frame(table[:, dims], list(range(n_positions)),
