@@ -213,5 +213,7 @@ def test_positional_dimension_choices_speak_the_chosen_language():
     no_exceptions(zh)
     picker = next(w for w in zh.multiselect if w.key == "pe-dims")
     assert picker.options[:2] == ["0（sin）", "1（cos）"]
+    assert any("（√(d/2) = 11.314）" in c.value for c in zh.caption)          # the norms' caption likewise
     en = run_page("positional.py", text="The cat sat.")
     assert next(w for w in en.multiselect if w.key == "pe-dims").options[0] == "0 (sin)"
+    assert any(" (√(d/2) = 11.314)" in c.value for c in en.caption)

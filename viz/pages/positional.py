@@ -196,7 +196,8 @@ def norms_section(ctx, src_labels: list[str]) -> None:
                 matrix_frame(np.stack(list(series.values()), axis=1), src_labels, list(series)), key="pe-norms")
     norm_tok, norm_pe, norm_sum = (series[k][0] for k in list(series)[1:])
     st.caption(t("positional.norms.caption", token=plain(src_labels[0]), tok=f"{norm_tok:.3f}", pe=f"{norm_pe:.3f}",
-                 half="" if learned else f" (√(d/2) = {np.sqrt(d_model / 2):.3f})", total=f"{norm_sum:.3f}"))
+                 half="" if learned else t("positional.norms.half", root=f"{np.sqrt(d_model / 2):.3f}"),
+                 total=f"{norm_sum:.3f}"))
 
 
 def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> None:
