@@ -226,7 +226,10 @@ def test_long_sentences_keep_their_labels_apart():
     # the caption says each cell writes its layer's top token: cut with "…" to its cell, whole on hover
     cell_px = (PRESENTER.page_px - 260) / 17
     cut = [text for row in lens.data[0].text for text in row]
-    assert all(text.endswith("…") and fattr._text_px(text, PRESENTER.cell) + 6 <= cell_px for text in cut), cut
+    assert all(text.endswith("…") and fattr._text_px(text, PRESENTER.cell) + fattr.LENS_PAD <= cell_px
+               for text in cut), cut
+    narrow = fattr.logit_lens_heatmap(RNG.random((1, 25)), [["▁alumnado"] * 25], out[:1] * 25, EN, type_scale=PRESENTER)
+    assert all(t == "" or len(t.rstrip("…")) >= 2 for t in narrow.data[0].text[0])   # never a bare "▁…"
     assert lens.data[0].texttemplate == "%{text}" and lens.data[0].customdata[0][0][1] == "▁token0"
     assert "%{customdata[1]}" in lens.data[0].hovertemplate
     few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], EN, type_scale=PRESENTER)

@@ -111,12 +111,16 @@ def _lens_cell_px(n_cols: int, type_scale: TypeScale) -> float:
     return (type_scale.page_px - 260) / max(n_cols, 1)
 
 
+LENS_PAD = 10       # px a cell's text keeps clear of its neighbour's (6 let a 40-word window's tokens run together)
+
+
 def _cut_to(token: str, cell_px: float, size: float) -> str:
-    """The token, or as much of it as fits cell_px at this size followed by "…" ("" where not one character does)."""
-    if _text_px(token, size) + 6 <= cell_px:
+    """The token, or as much of it as fits cell_px at this size followed by "…"; "" where not two characters do
+    ("▁…" says nothing; hover has the token)."""
+    if _text_px(token, size) + LENS_PAD <= cell_px:
         return token
-    for n in range(len(token) - 1, 0, -1):
-        if _text_px(token[:n] + "…", size) + 6 <= cell_px:
+    for n in range(len(token) - 1, 1, -1):
+        if _text_px(token[:n] + "…", size) + LENS_PAD <= cell_px:
             return token[:n] + "…"
     return ""
 
