@@ -231,3 +231,12 @@ def test_zoo_gallery_stands_crowded_key_labels_upright():
     assert {crowded.layout[f"xaxis{i or ''}"].tickangle for i in (0, 2, 3, 4, 5)} == {-90}
     few = gallery([m[:4, :4] for m in maps], list("abcde"), tokens(4), tokens(4), EN, type_scale=NORMAL)
     assert few.layout.xaxis.tickangle == -45                 # 30 px cells hold 14 px slanted labels apart
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_logit_lens_window_writes_four_letter_tokens_whole(scale):
+    """A 40-word sentence's lens at presenter size showed 25 cells of 38 px: its 20 px tokens were cut to nothing
+    but one or two letters. The window is as wide as cells that write a 4-letter token."""
+    n = lens_tokens(scale)
+    fig = logit_lens_heatmap(np.full((3, n), 0.5), [["muro"] * n] * 3, tokens(n), EN, type_scale=scale)
+    assert fig.data[0].text[0][0] == "muro"

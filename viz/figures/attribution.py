@@ -24,9 +24,15 @@ PANEL_MAX_PX, PANEL_ROW_EM = 560, 1.7   # a source-attribution panel's tallest p
 
 # How many tokens each picture labels legibly; a longer sentence is shown through a window of this many.
 LABELS_AND_BAR_PX = 360   # of a full-width map: its y title and layer labels, its colour bar (28 slanted tokens touched)
+LENS_CHARS = 4             # a logit-lens cell holds a token of this many characters (its point: the tokens)
+
+
 def lens_tokens(type_scale: TypeScale = NORMAL) -> int:
-    """Output tokens across `logit_lens_heatmap` (slanted, the page's width less layer labels and colour bar)."""
-    return labels_that_fit(type_scale.page_px - LABELS_AND_BAR_PX, type_scale, SLANTED_EM)
+    """Output tokens across `logit_lens_heatmap` (slanted, the page's width less layer labels and colour bar), as
+    many as have cells that write a LENS_CHARS-character token (25 at presenter size wrote none but 1-2 letter ones)."""
+    cell_px = _text_px("x" * LENS_CHARS, type_scale.cell) + LENS_PAD
+    return min(labels_that_fit(type_scale.page_px - LABELS_AND_BAR_PX, type_scale, SLANTED_EM),
+               int((type_scale.page_px - LENS_ROOM_PX) / cell_px))
 
 
 def method_tokens(type_scale: TypeScale = NORMAL) -> tuple[int, int]:
@@ -106,9 +112,12 @@ def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: l
         title=dict(text=title), height=height, margin=dict(l=10, r=10, t=60, b=10)), type_scale))
 
 
+LENS_ROOM_PX = 260         # of the logit lens's width: its layer labels and colour bar
+
+
 def _lens_cell_px(n_cols: int, type_scale: TypeScale) -> float:
     """A logit-lens cell's width: the page's less the layer labels and the colour bar, over the columns."""
-    return (type_scale.page_px - 260) / max(n_cols, 1)
+    return (type_scale.page_px - LENS_ROOM_PX) / max(n_cols, 1)
 
 
 LENS_PAD = 10       # px a cell's text keeps clear of its neighbour's (6 let a 40-word window's tokens run together)
