@@ -282,6 +282,8 @@ def test_flow_of_identities_is_the_identity_and_is_limited_in_length():
     ("a b c d", "d b c a"),
     ("word", "word"),
     ("", ""),
+    ("the the", "the the"),
+    ("attention moves words and attention reads them", "reads moves words and attention attention them"),
 ])
 def test_swap_two_words(text, expected):
     assert word_order.swap_two_words(text) == expected

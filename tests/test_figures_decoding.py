@@ -6,6 +6,7 @@ from model.analysis.decoding import token_logprobs, top_k_view
 from viz.figures.decoding import (CHOSEN_COLOR, alignment_heatmap, confidence_bars, cross_attention_multiples,
                                   heads_row_heatmap, logprob_comparison, next_token_bars)
 from viz.i18n import words
+from viz.figures.style import NORMAL, PRESENTER
 
 EN = words("en")  # the words a builder takes, in English
 
@@ -90,7 +91,8 @@ def test_cross_attention_multiples_wraps_many_heads_into_rows():
     assert len(fig.data) == 9
     assert fig.data[8].xaxis == "x9"                   # average on x, heads 0-7 on x2..x9
     assert fig.layout.xaxis.domain[1] == 1.0           # the average spans the full width
-    assert fig.layout.height == 440 + 230 * 2          # two rows of four heads
+    rows = {tuple(fig.layout[f'yaxis{i}'].domain) for i in range(2, 10)}
+    assert len(rows) == 2 and fig.layout.yaxis6.domain == fig.layout.yaxis9.domain   # two rows of four heads
     assert fig.layout.xaxis2.showticklabels            # few source tokens: every panel labelled
     many = cross_attention_multiples(np.full((2, 20), 0.05), [f"{i} t" for i in range(20)], EN)
     assert many.layout.xaxis.showticklabels and not many.layout.xaxis2.showticklabels
@@ -147,3 +149,26 @@ def test_special_tokens_are_escaped_for_plotly():
     assert list(fig.data[0].y) == ["#1  &lt;/s&gt;", "#2  a&amp;b"]
     fig = alignment_heatmap(np.ones((1, 2)) / 2, ["0 </s>"], ["0 <s>", "1 x"], EN)
     assert list(fig.data[0].y) == ["0 &lt;/s&gt;"] and list(fig.data[0].x) == ["0 &lt;s&gt;", "1 x"]
+
+
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER], ids=lambda s: s.name)
+def test_cross_attention_multiples_keep_the_source_labels_off_the_heads_titles(scale):
+    """A 40-word sentence's window of 28 source tokens at presenter size: the average's slanted labels ran over
+    the heads' panel titles ("22 ▁teacher" over "head 2") under a fixed 130 px gap."""
+    labels = [f"{i} ▁teacher" for i in range(28)]
+    fig = cross_attention_multiples(np.full((8, 28), 1 / 28), labels, EN, title="t", type_scale=scale)
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    gap_px = (fig.layout.yaxis.domain[0] - fig.layout.yaxis2.domain[1]) * plot_px
+    label_px = 0.71 * (scale.text_px(labels[-1], "tick") + scale.tick)   # a 45° label's depth
+    assert gap_px >= label_px + 1.25 * scale.text, (gap_px, label_px)
+
+
+def test_cross_attention_heads_drop_their_labels_where_they_would_run_together():
+    """A 9-word sentence's 12 source tokens under each of four heads' panels at presenter size ran into one another
+    ('1 ▁The2 ▁cat'): those panels go without labels (the average's labels above carry the order); a few tokens
+    are labelled everywhere."""
+    labels = [f"{i} ▁cat" for i in range(12)]
+    fig = cross_attention_multiples(np.full((8, 12), 1 / 12), labels, EN, type_scale=PRESENTER)
+    assert fig.layout.xaxis.showticklabels and not fig.layout.xaxis2.showticklabels
+    few = cross_attention_multiples(np.full((8, 5), 0.2), labels[:5], EN, type_scale=PRESENTER)
+    assert few.layout.xaxis2.showticklabels

@@ -203,3 +203,40 @@ def test_a_two_line_gain_title_sits_above_its_panel_title():
     fig = gain_bias_figure(np.ones(8), np.zeros(8), EN, title="Learned gain and bias<br>of the LayerNorm",
                            type_scale=PRESENTER)
     assert fig.layout.margin.t >= 2 * 1.25 * PRESENTER.title + 1.5 * PRESENTER.text   # 90 px overlapped at 26/22 px
+
+
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER], ids=lambda s: s.name)
+def test_zoo_map_keeps_a_legible_row_for_every_token_of_a_window(scale):
+    """The zoo's and compare's half-page map of a 14-token window at presenter size: 150 px for everything but
+    the cells left 24 px rows once the title, the slanted key labels and the axis title took theirs, and plotly
+    drew every second row label. Keys stand upright where slanted ones would touch."""
+    from viz.figures.zoo import step_heatmap as zoo_heatmap
+    labels = [f"{i} ▁attent" for i in range(14)]
+    fig = zoo_heatmap(RNG.normal(size=(14, 14)), labels, labels, Labels("1. Scores: Scaled dot", "key", "query",
+                                                                          "score"), EN, type_scale=scale)
+    longest = scale.text_px(labels[-1], "tick")
+    upright = fig.layout.xaxis.tickangle == -90
+    under = (longest if upright else 0.71 * longest) + 1.5 * scale.text          # key labels and the axis title
+    rows_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b - under
+    assert rows_px / 14 >= UPRIGHT_EM * scale.tick, (rows_px, fig.layout.height)
+    assert upright                                  # 14 slanted labels touch in half a page
+
+
+def test_zoo_gallery_stands_crowded_key_labels_upright():
+    """The zoo's galleries of a 14-token window at presenter size: three panels a row gave each key 25 px and the
+    slanted labels ran into one another ('3 ▁the4 ▁st')."""
+    from viz.figures.zoo import gallery
+    maps = [np.full((14, 14), 1 / 14)] * 5
+    crowded = gallery(maps, list("abcde"), tokens(14), tokens(14), EN, type_scale=PRESENTER)
+    assert {crowded.layout[f"xaxis{i or ''}"].tickangle for i in (0, 2, 3, 4, 5)} == {-90}
+    few = gallery([m[:4, :4] for m in maps], list("abcde"), tokens(4), tokens(4), EN, type_scale=NORMAL)
+    assert few.layout.xaxis.tickangle == -45                 # 30 px cells hold 14 px slanted labels apart
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
+def test_the_logit_lens_window_writes_four_letter_tokens_whole(scale):
+    """A 40-word sentence's lens at presenter size showed 25 cells of 38 px: its 20 px tokens were cut to nothing
+    but one or two letters. The window is as wide as cells that write a 4-letter token."""
+    n = lens_tokens(scale)
+    fig = logit_lens_heatmap(np.full((3, n), 0.5), [["muro"] * n] * 3, tokens(n), EN, type_scale=scale)
+    assert fig.data[0].text[0][0] == "muro"

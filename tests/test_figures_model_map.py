@@ -182,3 +182,15 @@ def test_the_chinese_map_does_not_say_its_block_twice(trace, bundle):
     texts = [a.text for a in fig.layout.annotations if a.text]
     assert "前馈网络 · ‖FFN‖" in texts and not any("前馈 ‖" in text for text in texts)
     assert any(re.fullmatch(r"\d+ → [\d,]+", text) for text in texts) and not any(text.startswith("线性 ") for text in texts)
+
+
+def test_no_chinese_block_name_is_wider_than_the_english_the_names_column_holds():
+    """The map's names column is sized for the English names; 中文 '残差 + 层归一化 · 标准差 σ' ran over layer 0's σ
+    on every page's map (its number read 'σ.4'). σ is named in the map's caption and hover."""
+    from viz.figures.model_map import STACK_ROWS, block_name
+    from viz.figures.style import PRESENTER
+
+    def widest(lang):
+        return max(PRESENTER.text_px(line) for rows in STACK_ROWS.values() for block in rows
+                   for line in block_name(block, words(lang)).split("<br>"))
+    assert widest("zh") <= widest("en"), (widest("zh"), widest("en"))

@@ -213,7 +213,7 @@ def test_the_mask_reaches_the_tour_and_lesson_figures():
 
 def test_long_sentences_keep_their_labels_apart():
     """Item 8: the home page's source tokens are on top of the map (on the first screen however many output
-    rows follow); the logit lens writes top tokens only while they fit their cells."""
+    rows follow); the logit lens writes top tokens cut to their cells (none at all contradicted its caption)."""
     src = [f"{i} ▁palabra" for i in range(14)]
     out = [f"{i} ▁word" for i in range(17)]
     w = RNG.dirichlet(np.ones(14), size=17)
@@ -223,9 +223,17 @@ def test_long_sentences_keep_their_labels_apart():
     assert title_note.yshift and title_note.yshift > 0.7 * PRESENTER.text_px(src[-1], "tick")   # above the tokens
     tops = [[f"▁token{j}" for j in range(17)] for _ in range(3)]
     lens = fattr.logit_lens_heatmap(RNG.random((3, 17)), tops, out, EN, type_scale=PRESENTER)
-    assert not lens.data[0].texttemplate and "%{text}" in lens.data[0].hovertemplate
+    # the caption says each cell writes its layer's top token: cut with "…" to its cell, whole on hover
+    cell_px = (PRESENTER.page_px - 260) / 17
+    cut = [text for row in lens.data[0].text for text in row]
+    assert all(text.endswith("…") and fattr._text_px(text, PRESENTER.cell) + fattr.LENS_PAD <= cell_px
+               for text in cut), cut
+    narrow = fattr.logit_lens_heatmap(RNG.random((1, 25)), [["▁alumnado"] * 25], out[:1] * 25, EN, type_scale=PRESENTER)
+    assert all(t == "" or len(t.rstrip("…")) >= 2 for t in narrow.data[0].text[0])   # never a bare "▁…"
+    assert lens.data[0].texttemplate == "%{text}" and lens.data[0].customdata[0][0][1] == "▁token0"
+    assert "%{customdata[1]}" in lens.data[0].hovertemplate
     few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], EN, type_scale=PRESENTER)
-    assert few.data[0].texttemplate == "%{text}"
+    assert few.data[0].text[0][3] == "▁token3"
 
 
 LONG_NAMES = ["词嵌入 E[token]", "乘以 √d_model（= 16.0）", "位置编码", "和：编码器的输入"]

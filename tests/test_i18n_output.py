@@ -101,3 +101,25 @@ def test_the_figures_speak_the_words_they_are_given():
     assert training_curves(history, words("zh")).layout.xaxis.title.text == "训练步"
     lines = title_lines("第 0 步、第 1 层的交叉注意力：它读源句的哪里，以及每个注意力头各看向哪里", 300).split("<br>")
     assert len(lines) > 1 and "".join(lines).startswith("第 0 步")
+
+
+def test_chinese_figure_labels_join_with_a_full_width_colon():
+    """中文 chart text wrote "不缩放: softmax(q·k)" (step-through's scaling bars) and "输入: <modern> …" (the model
+    map's token rows) with an ASCII colon joined in the builder; each label is a catalogue message."""
+    import numpy as np
+
+    from model.inference.pipeline import trace_sentence
+    from model.io.checkpoint import load_checkpoint
+    from viz import ROOT
+    from viz.figures.model_map import map_data, model_map
+    from viz.figures.step import scaling_bars
+
+    w = np.array([0.5, 0.5])
+    titles = [a.text for a in scaling_bars(w, w, ["0 a", "1 b"], 32, words("zh")).layout.annotations]
+    assert titles[0].startswith("<b>不缩放</b>：softmax(q·k)") and titles[1].startswith("<b>缩放</b>：softmax")
+    bundle = load_checkpoint(ROOT / "pretrained" / "toy-reverse")
+    fig = model_map(map_data(trace_sentence(bundle, TEXT), bundle.tokenizer.token_strings), words("zh"))
+    rows = [a.text for a in fig.layout.annotations if a.text.startswith(("<i>输入", "<i>输出"))]
+    assert len(rows) == 2 and all("</i>：" in r for r in rows), rows
+    english = [a.text for a in scaling_bars(w, w, ["0 a", "1 b"], 32, EN).layout.annotations]
+    assert english[0].startswith("<b>without scaling</b>: softmax(q·k)")

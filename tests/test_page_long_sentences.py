@@ -52,3 +52,31 @@ def test_the_ffn_caption_names_a_few_firing_tokens_of_a_512_token_sentence():
     no_exceptions(at)
     longest = max((str(c.value) for c in at.caption), key=len)
     assert len(longest) < 900, longest[:300]                     # every firing token of 512 ran to lines of them
+
+
+# The zoo's and compare's maps: a 40-word sentence through a window of tokens on both axes (their 70x70 maps
+# smeared the key labels into one another and silently drew every third or fourth row label). The zoo's output
+# map runs along the head's 32 value dimensions, not tokens: its x axis is not counted.
+WINDOWED = [("zoo.py", {}), ("zoo.py", {"kind": "cross", "weighting": "local"}),
+            ("zoo.py", {"kind": "decoder", "weighting": "local", "present": 1}), ("compare.py", {}),
+            ("compare.py", {"mode": "heads", "kind": "cross", "present": 1})]
+
+
+@pytest.mark.parametrize("page,params", WINDOWED, ids=lambda p: str(p))
+def test_a_long_sentence_shows_the_maps_through_a_window(page, params):
+    at = run_page(page, text=SENTENCES["40"], **params)
+    no_exceptions(at)
+    counts = {f"{chart.key}:{axis}": n for chart, fig in zip(at.get("plotly_chart"), charts(at))
+              for axis, n in axis_labels(fig).items() if not (chart.key == "zoo-output" and axis == "x")}
+    assert counts and max(counts.values()) <= 20, counts
+    assert any(str(s.label).startswith("A long sentence") for s in at.slider), [s.label for s in at.slider]
+
+
+def test_the_decoding_step_text_wraps_a_long_output():
+    """The step's "decoder input : <s> ▁H o y …" line of a 40-word sentence ran past the right edge of a projector
+    (a code block scrolls sideways): its lines wrap."""
+    at = run_page("decoding.py", text=SENTENCES["40"], step=20, present=1)
+    no_exceptions(at)
+    block = at.code[0]
+    assert block.value.startswith("decoder input : <s>") and len(block.value.split("\n")[0]) > 100
+    assert block.proto.wrap_lines

@@ -205,3 +205,15 @@ def test_layernorm_chart_titles_name_the_norm_in_words():
         titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
         assert not any("norm_" in title for title in titles), titles
         assert sum(place in title for title in titles) == 2              # the statistics and the gain and bias
+
+
+def test_positional_dimension_choices_speak_the_chosen_language():
+    """The dimension picker's chips wrote '0 (sin)' with ASCII brackets on the 中文 page: a catalogue message."""
+    zh = run_page("positional.py", lang="zh", text="The cat sat.")
+    no_exceptions(zh)
+    picker = next(w for w in zh.multiselect if w.key == "pe-dims")
+    assert picker.options[:2] == ["0（sin）", "1（cos）"]
+    assert any("（√(d/2) = 11.314）" in c.value for c in zh.caption)          # the norms' caption likewise
+    en = run_page("positional.py", text="The cat sat.")
+    assert next(w for w in en.multiselect if w.key == "pe-dims").options[0] == "0 (sin)"
+    assert any(" (√(d/2) = 11.314)" in c.value for c in en.caption)

@@ -7,6 +7,9 @@
                                                                        # prints where the first picture starts
     python docs/screenshots/take.py step --width 1280 --query "present=1&lang=zh&text=..." --suffix -40 \
         --colors 256 --out docs/screenshots/zh/presenter      # presenter mode at 1280 px, a palette PNG
+    python docs/screenshots/take.py --presenter --out /tmp/presenter   # every page, presenter mode, 1280 px,
+        # en and zh, the 9- and 40-token sentences (tests/long_text.py): OUT/LANG/PAGE-SIZE.png, and per shot
+        # the smallest chart text, grey or English chart text, text past the right edge and dropped labels
 
 Runs a fresh `streamlit run app.py` and Debian's Chromium (tests/browser_utils.py); each page is
 captured full length once the script has finished and every chart is drawn.
@@ -14,17 +17,23 @@ captured full length once the script has finished and every chart is drawn.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import urllib.parse  # noqa: E402
+
 from browser_utils import browser, streamlit_server, wait_for_app  # noqa: E402
+from chart_text import PAGES, TEXTS_JS  # noqa: E402
+from long_text import SENTENCES, TICKS_JS  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
-PAGES = ["home", "explorer", "step", "multihead", "positional", "layernorm", "ffn", "decoding", "heads", "zoo",
-         "compare", "attribution", "training", "tour", "about"]
+PRESENTER_FLOOR_PX = 20
+THEME_GREY = "rgb(128, 132, 149)"
+LATIN_WORD = re.compile(r"[A-Za-z]{4,}")   # on a zh page: an English word left in a chart (tokens aside)
 
 
 CHARTS_DRAWN = """() => { const plots = [...document.querySelectorAll('.js-plotly-plot')];
@@ -32,7 +41,7 @@ CHARTS_DRAWN = """() => { const plots = [...document.querySelectorAll('.js-plotl
          && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
 
 
-def shoot(chromium, url: str, path: Path, width: int = 1400, colors: int = 0) -> None:
+def shoot(chromium, url: str, path: Path, width: int = 1400, colors: int = 0) -> dict:
     page = chromium.new_page(viewport={"width": width, "height": 900})
     page.goto(url)
     page.wait_for_selector("h1", timeout=240_000)            # the page's script has started drawing
@@ -49,10 +58,59 @@ def shoot(chromium, url: str, path: Path, width: int = 1400, colors: int = 0) ->
         pass                           # a page without a chart
     page.wait_for_timeout(1000)
     page.screenshot(path=str(path), full_page=True, timeout=120_000)
+    # the window is now the whole page: every chart text on view, wherever it lies
+    found = {"height": height, "texts": page.evaluate(TEXTS_JS), "axes": page.evaluate(TICKS_JS),
+             "errors": [e.inner_text()[:200] for e in page.locator('[data-testid="stException"]').all()],
+             "right": page.evaluate(PAST_RIGHT_EDGE_JS)}
     page.close()
     if colors:    # a palette of `colors` (octree: median cut turned the blues teal): a third of the bytes, text as sharp
         from PIL import Image
         Image.open(path).convert("RGB").quantize(colors=colors, method=Image.Quantize.FASTOCTREE).save(path, optimize=True)
+    return found
+
+
+# texts of the main area (formulas and charts aside: they clip their own) whose right edge is past the window's (cut off on a projector)
+PAST_RIGHT_EDGE_JS = """() => [...document.querySelectorAll('[data-testid=stMain] *')]
+  .filter(e => e.children.length === 0 && !e.closest('math, svg') && (e.textContent || '').trim()
+               && e.getBoundingClientRect().right > window.innerWidth + 1 && e.checkVisibility())
+  .slice(0, 5).map(e => (e.textContent || e.tagName).trim().slice(0, 30))"""
+
+
+def presenter_findings(found: dict, lang: str, sentence: str) -> list[str]:
+    """What a check can see of the back row's defects in one shot (the eye sees the rest)."""
+    texts = found["texts"]
+    notes = [f"exception: {e}" for e in found["errors"]]
+    small = sorted((t for t in texts if min(t["px"], t["drawn"]) < PRESENTER_FLOOR_PX - 0.05), key=lambda t: t["drawn"])
+    if small:
+        notes.append(f"{len(small)} chart texts under {PRESENTER_FLOOR_PX} px, e.g. "
+                     + ", ".join(f"{t['text']!r} {t['drawn']} px" for t in small[:3]))
+    grey = [t["text"] for t in texts if t["fill"] == THEME_GREY]
+    if grey:
+        notes.append(f"{len(grey)} chart texts in grey, e.g. {grey[:3]}")
+    if lang == "zh":
+        words = {w.lower() for w in LATIN_WORD.findall(sentence)}
+        english = sorted({t["text"] for t in texts if any(w.lower() not in words for w in LATIN_WORD.findall(t["text"]))})
+        if english:
+            notes.append(f"English in zh charts: {english[:5]}")
+    dropped = [a for a in found["axes"] if a["categories"] > a["drawn"]]
+    if dropped:
+        notes.append(f"labels dropped: {dropped[:3]}")
+    if found["right"]:
+        notes.append(f"past the right edge: {found['right']}")
+    return notes
+
+
+def presenter_matrix(base: str, chromium, pages, out: Path, model: str, colors: int) -> None:
+    """Every page in presenter mode at 1280 px, en and zh, the 9- and 40-token sentences."""
+    for lang in ("en", "zh"):
+        (out / lang).mkdir(parents=True, exist_ok=True)
+        for name in pages:
+            for size in ("9", "40"):
+                query = urllib.parse.urlencode({"model": model, "present": "1", "lang": lang, "text": SENTENCES[size]})
+                path = out / lang / f"{name}-{size}.png"
+                found = shoot(chromium, f"{base}/{'' if name == 'home' else name}?{query}", path, 1280, colors)
+                notes = presenter_findings(found, lang, SENTENCES[size])
+                print(f"{path} ({found['height']} px): " + ("; ".join(notes) or "no finding"), flush=True)
 
 
 FIRST_PICTURE = """() => {
@@ -92,12 +150,16 @@ def main(argv=None) -> None:
     parser.add_argument("--width", type=int, default=1400, help="the window's width in px (a projector: 1280)")
     parser.add_argument("--suffix", default="", help="after the page's name in the file name, e.g. -40")
     parser.add_argument("--colors", type=int, default=0, help="save with a palette of this many colours (0: full)")
+    parser.add_argument("--presenter", action="store_true",
+                        help="presenter mode, 1280 px, en and zh, 9 and 40 tokens: OUT/LANG/PAGE-SIZE.png")
     parser.add_argument("--first-screen", action="store_true",
                         help="one 1280x720 screen per page (NAME-720.png) and the first picture's position")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with streamlit_server() as base, browser() as chromium:
+        if args.presenter:
+            return presenter_matrix(base, chromium, args.pages, out, args.model, args.colors)
         for name in args.pages:
             query = "&".join(q for q in (f"model={args.model}", args.query) if q)
             url = f"{base}/{'' if name == 'home' else name}?{query}"

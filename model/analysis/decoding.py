@@ -8,6 +8,7 @@ rank: enough for any top-k bar chart the page offers, and a few KB per step inst
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -20,9 +21,8 @@ from model.io.checkpoint import Bundle
 METHODS = ("greedy", "beam")
 TOP_N = 50              # candidates kept per step (the page shows at most 20)
 CAPTURE = [schema.patterns_glob("decoder"), schema.patterns_glob("cross"), schema.LOGITS]
-# Every step keeps its whole trace (a full pass over the output so far, all of its logits): memory grows with the
-# cube of the length, ~1.8 GB of the server at 128 tokens, 5 GB at 200, past 16 GB at 512. So a step-through
-# reads at most this many source tokens.
+# A step-through reads at most this many source tokens (each step keeps only the rows the page draws, see
+# step_rows; it kept every step's whole trace, which grew with the cube of the length: ~1.8 GB at 128 tokens)
 MAX_STEP_TOKENS = 128
 
 
@@ -61,6 +61,15 @@ def _hypothesis_rows(bundle: Bundle, hyps: list[Hypothesis]) -> list[dict]:
                  normalized=h.normalized(BEAM_ALPHA)) for i, h in enumerate(hyps)]
 
 
+def step_rows(trace, n_dec: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the page draws of one decoding step, kept as soon as the step is captured: the newest position's row
+    of masked self-attention [L,H,t+1] and of cross-attention [L,H,S], and the next token's log-probabilities [V]."""
+    a = trace.arrays
+    return (schema.stacked(a, "decoder", layers=range(n_dec))[:, :, -1].copy(),
+            schema.stacked(a, "cross", layers=range(n_dec))[:, :, -1].copy(),
+            log_softmax(_last_logits(a)))
+
+
 def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: int,
                  no_repeat_ngram: int = 0) -> Decoding:
     """Decode `text` with the real model and keep, for every step, what the page shows. no_repeat_ngram=n > 0:
@@ -70,19 +79,15 @@ def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: 
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     src = encode_text(bundle, text, max_tokens)
+    keep = partial(step_rows, n_dec=cfg.n_decoder_layers)
     if method == "greedy":
-        best, hyps = greedy(model, src.ids, names=CAPTURE, return_traces=True, no_repeat_ngram=no_repeat_ngram), []
+        best, hyps = greedy(model, src.ids, names=CAPTURE, return_traces=True, no_repeat_ngram=no_repeat_ngram,
+                            keep_step=keep), []
     else:
         hyps = beam_search(model, src.ids, beam_size=beam, alpha=BEAM_ALPHA, names=CAPTURE, return_traces=True,
-                           no_repeat_ngram=no_repeat_ngram)
+                           no_repeat_ngram=no_repeat_ngram, keep_step=keep)
         best = hyps[0]
-    n_dec = cfg.n_decoder_layers
-    self_rows, cross_rows, logprobs = [], [], []
-    for trace in best.step_traces:
-        a = trace.arrays
-        self_rows.append(schema.stacked(a, "decoder", layers=range(n_dec))[:, :, -1])         # [L,H,t+1]
-        cross_rows.append(schema.stacked(a, "cross", layers=range(n_dec))[:, :, -1])          # [L,H,S]
-        logprobs.append(log_softmax(_last_logits(a)))
+    self_rows, cross_rows, logprobs = (list(rows) for rows in zip(*best.step_traces))
     lp = np.stack(logprobs)                                                   # [T, V]
     order = np.argsort(-lp, axis=1, kind="stable")[:, :TOP_N]                 # [T, N]
     chosen = np.asarray(best.ids)

@@ -16,16 +16,18 @@ _WORD = re.compile(r"\w+")
 
 
 def swap_two_words(text: str) -> str:
-    """The sentence with its two longest words swapped (ties: first with last), punctuation kept.
+    """The sentence with its two longest different words swapped (ties: first with last), punctuation kept.
 
     "The man went from Beijing to Shanghai." -> "The man went from Shanghai to Beijing."
-    Returns the text unchanged when it has fewer than two different words.
+    Returns the text unchanged when it has fewer than two different words. (A word that occurs twice is not
+    swapped with itself: a long sentence's repeated longest word left B the same as A.)
     """
     words = list(_WORD.finditer(text))
-    if len(words) < 2:
+    first = max(range(len(words)), key=lambda k: (len(words[k].group()), -k), default=None)
+    others = [k for k in range(len(words)) if first is not None and words[k].group() != words[first].group()]
+    if not others:
         return text
-    first = max(range(len(words)), key=lambda k: (len(words[k].group()), -k))
-    second = max((k for k in range(len(words)) if k != first), key=lambda k: (len(words[k].group()), k))
+    second = max(others, key=lambda k: (len(words[k].group()), k))
     a, b = sorted((words[first], words[second]), key=lambda m: m.start())
     return text[:a.start()] + b.group() + text[a.end():b.start()] + a.group() + text[b.end():]
 

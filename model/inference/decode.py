@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -30,13 +30,17 @@ def pad_batch(seqs: list[list[int]], pad: int = PAD_ID) -> torch.Tensor:
     return torch.tensor([s + [pad] * (width - len(s)) for s in seqs], dtype=torch.long)
 
 
+KeepStep = Callable[[Trace], Any]     # what a traced decoding keeps of each step's Trace
+
+
 @dataclass
 class Hypothesis:
     ids: list[int]                 # generated ids, without <s>, ending in </s> if it was produced
     score: float                   # sum of log-probabilities
     step_logprobs: list[float] = field(default_factory=list)
     encoder_trace: Trace | None = None                        # with return_traces
-    step_traces: list[Trace] = field(default_factory=list)    # step t saw <s> y_1 .. y_{t-1}
+    step_traces: list[Any] = field(default_factory=list)      # step t saw <s> y_1 .. y_{t-1}: its Trace, or
+                                                              # what keep_step kept of it
 
     def normalized(self, alpha: float) -> float:
         """GNMT length penalty: longer outputs are not punished just for having more terms."""
@@ -129,8 +133,11 @@ def greedy_batch(model: Transformer, src: torch.Tensor, max_len: int, use_cache:
 
 @torch.no_grad()
 def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
-           return_traces: bool = False, use_cache: bool = True, no_repeat_ngram: int = 0) -> Hypothesis:
-    """Greedy decoding of one sentence; with return_traces, the encoder's Trace and one per step.
+           return_traces: bool = False, use_cache: bool = True, no_repeat_ngram: int = 0,
+           keep_step: KeepStep | None = None) -> Hypothesis:
+    """Greedy decoding of one sentence; with return_traces, the encoder's Trace and one per step (keep_step:
+    what to keep of each step's Trace as soon as it is captured; a step's whole Trace holds every row of the
+    prefix, so keeping them all grows with the cube of the length).
     Untraced and cached, it runs on a static cache (greedy_static): on CUDA as a replayed graph.
     no_repeat_ngram=n > 0 blocks repeated n-grams (on the full-prefix path: it looks at every step)."""
     src = _src_tensor(model, src_ids)
@@ -148,7 +155,7 @@ def greedy(model: Transformer, src_ids, max_len: int | None = None, names=None,
             logits = model.generator(model.decode(memory, src_mask, tgt)[:, -1])
         logprobs = block_repeats(logits.log_softmax(-1), [hyp.ids], no_repeat_ngram)[0]
         if trace is not None:
-            hyp.step_traces.append(trace)
+            hyp.step_traces.append(keep_step(trace) if keep_step else trace)
         nxt = int(logprobs.argmax())
         hyp.ids.append(nxt)
         hyp.step_logprobs.append(float(logprobs[nxt]))
@@ -234,15 +241,15 @@ def _maybe_capture(enabled: bool, names):
 @torch.no_grad()
 def beam_search(model: Transformer, src_ids, beam_size: int = 4, max_len: int | None = None,
                 alpha: float = BEAM_ALPHA, names=None, return_traces: bool = False,
-                use_cache: bool = True, no_repeat_ngram: int = 0) -> list[Hypothesis]:
+                use_cache: bool = True, no_repeat_ngram: int = 0, keep_step: KeepStep | None = None) -> list[Hypothesis]:
     """Beam search of one sentence (beam_search_batch with one row); returns hypotheses, best first (by
     length-normalised score). With return_traces the best one carries its encoder Trace and one Trace per
-    step (the search itself is never traced; step_traces reruns the best output)."""
+    step, or what keep_step keeps of it (the search itself is never traced; step_traces reruns the best output)."""
     src = _src_tensor(model, src_ids)
     max_len = max_len or default_max_len(model, src.size(1))
     ranked = beam_search_batch(model, src, [max_len], beam_size, alpha, use_cache, no_repeat_ngram)[0]
     if return_traces:
-        ranked[0].encoder_trace, ranked[0].step_traces = step_traces(model, src, ranked[0].ids, names)
+        ranked[0].encoder_trace, ranked[0].step_traces = step_traces(model, src, ranked[0].ids, names, keep_step)
     return ranked
 
 
@@ -332,8 +339,9 @@ def _slots(live: list[Hypothesis], k: int) -> list[Hypothesis]:
 
 
 @torch.no_grad()
-def step_traces(model: Transformer, src_ids, out_ids: list[int], names=None) -> tuple[Trace, list[Trace]]:
-    """The encoder's Trace and one Trace per decoding step of a given output."""
+def step_traces(model: Transformer, src_ids, out_ids: list[int], names=None,
+                keep_step: KeepStep | None = None) -> tuple[Trace, list[Any]]:
+    """The encoder's Trace and one Trace per decoding step of a given output (or what keep_step keeps of it)."""
     src = _src_tensor(model, src_ids)
     src_mask = model.src_mask(src)
     with capture(names) as encoder_trace:
@@ -343,5 +351,5 @@ def step_traces(model: Transformer, src_ids, out_ids: list[int], names=None) -> 
         tgt = torch.tensor([[model.cfg.bos_id] + list(out_ids[:t])], device=src.device)
         with capture(names) as trace:
             model.generator(model.decode(memory, src_mask, tgt))
-        steps.append(trace)
+        steps.append(keep_step(trace) if keep_step else trace)
     return encoder_trace, steps

@@ -24,9 +24,15 @@ PANEL_MAX_PX, PANEL_ROW_EM = 560, 1.7   # a source-attribution panel's tallest p
 
 # How many tokens each picture labels legibly; a longer sentence is shown through a window of this many.
 LABELS_AND_BAR_PX = 360   # of a full-width map: its y title and layer labels, its colour bar (28 slanted tokens touched)
+LENS_CHARS = 4             # a logit-lens cell holds a token of this many characters (its point: the tokens)
+
+
 def lens_tokens(type_scale: TypeScale = NORMAL) -> int:
-    """Output tokens across `logit_lens_heatmap` (slanted, the page's width less layer labels and colour bar)."""
-    return labels_that_fit(type_scale.page_px - LABELS_AND_BAR_PX, type_scale, SLANTED_EM)
+    """Output tokens across `logit_lens_heatmap` (slanted, the page's width less layer labels and colour bar), as
+    many as have cells that write a LENS_CHARS-character token (25 at presenter size wrote none but 1-2 letter ones)."""
+    cell_px = _text_px("x" * LENS_CHARS, type_scale.cell) + LENS_PAD
+    return min(labels_that_fit(type_scale.page_px - LABELS_AND_BAR_PX, type_scale, SLANTED_EM),
+               int((type_scale.page_px - LENS_ROOM_PX) / cell_px))
 
 
 def method_tokens(type_scale: TypeScale = NORMAL) -> tuple[int, int]:
@@ -73,25 +79,28 @@ def _fit_title(title: str, px: float, size: float = 16) -> str:
 def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: list[str], words: Words,
                        title: str = "", final_rank=None, type_scale: TypeScale = NORMAL) -> go.Figure:
     """Layers (rows, last on top) x output positions; colour: probability of the token the model finally
-    predicts there, read from that layer; text: the layer's own top token. The top tokens are written in
-    the cells only while the longest fits its cell at the scale's cell size (17 output tokens ran into each
-    other); hover always has them."""
+    predicts there, read from that layer; text: the layer's own top token, cut with "…" where it is longer
+    than its cell at the scale's cell size (17 whole tokens ran into each other; none at all left the caption's
+    "the token (text)" without its picture); hover has the whole token."""
     n_layers = len(top_tokens)
     layer_labels = [words("ui.layer_n", i=i) for i in range(n_layers)]
     x_title, y_title = words("attribution.lens.x"), words("attribution.lens.y")
     value_name = words("attribution.lens.value")
     hovertemplate = (f"%{{y}}, {words('attribution.hover.output')} %{{x}}<br>{words('attribution.hover.top')}: "
-                     f"%{{text}}<br>{value_name} %{{z:.3f}}<br>{words('attribution.hover.rank')} %{{customdata:.0f}}"
-                     "<extra></extra>")
+                     f"%{{customdata[1]}}<br>{value_name} %{{z:.3f}}<br>{words('attribution.hover.rank')} "
+                     "%{customdata[0]:.0f}<extra></extra>")
     p = check_matrix(final_prob, n_layers, len(output_labels))
     if any(len(row) != len(output_labels) for row in top_tokens):
         raise ValueError(f"top_tokens must be {n_layers} rows of {len(output_labels)} tokens")
-    text = [plotly_text(row) for row in top_tokens]
+    cell_px = _lens_cell_px(len(output_labels), type_scale)
+    text = [plotly_text([_cut_to(token, cell_px, type_scale.cell) for token in row]) for row in top_tokens]
     rank = np.zeros_like(p) if final_rank is None else check_matrix(final_rank, n_layers, len(output_labels))
+    hover = np.empty(p.shape + (2,), dtype=object)                   # per cell: the final token's rank, the top token
+    hover[..., 0] = rank
+    hover[..., 1] = [plotly_text(row) for row in top_tokens]
     heatmap = go.Heatmap(
         z=p, x=plotly_text(output_labels), y=layer_labels, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, text=text,
-        texttemplate="%{text}" if _tokens_fit(top_tokens, len(output_labels), type_scale) else None,
-        textfont=type_scale.font("cell"), customdata=rank, xgap=1, ygap=1,
+        texttemplate="%{text}", textfont=type_scale.font("cell"), customdata=hover, xgap=1, ygap=1,
         colorbar=colorbar(value_name, type_scale, 14),
         hovertemplate=hovertemplate)
     height = max(440, 200 + 70 * n_layers)
@@ -103,12 +112,26 @@ def logit_lens_heatmap(final_prob, top_tokens: list[list[str]], output_labels: l
         title=dict(text=title), height=height, margin=dict(l=10, r=10, t=60, b=10)), type_scale))
 
 
-def _tokens_fit(top_tokens: list[list[str]], n_cols: int, type_scale: TypeScale) -> bool:
-    """Whether the longest top token fits a logit-lens cell at the cell size, in a plot the page's width
-    less its layer labels and colour bar."""
-    cell_px = (type_scale.page_px - 260) / max(n_cols, 1)
-    longest = max((_text_px(token, type_scale.cell) for row in top_tokens for token in row), default=0)
-    return longest + 6 <= cell_px
+LENS_ROOM_PX = 260         # of the logit lens's width: its layer labels and colour bar
+
+
+def _lens_cell_px(n_cols: int, type_scale: TypeScale) -> float:
+    """A logit-lens cell's width: the page's less the layer labels and the colour bar, over the columns."""
+    return (type_scale.page_px - LENS_ROOM_PX) / max(n_cols, 1)
+
+
+LENS_PAD = 10       # px a cell's text keeps clear of its neighbour's (6 let a 40-word window's tokens run together)
+
+
+def _cut_to(token: str, cell_px: float, size: float) -> str:
+    """The token, or as much of it as fits cell_px at this size followed by "…"; "" where not two characters do
+    ("▁…" says nothing; hover has the token)."""
+    if _text_px(token, size) + LENS_PAD <= cell_px:
+        return token
+    for n in range(len(token) - 1, 1, -1):
+        if _text_px(token[:n] + "…", size) + LENS_PAD <= cell_px:
+            return token[:n] + "…"
+    return ""
 
 
 def method_heatmaps(maps: list, titles: list[str], output_labels: list[str], source_labels: list[str], words: Words,

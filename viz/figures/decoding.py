@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.attention import attention_heatmap
+from viz.figures.attention import SLANTED_EM, attention_heatmap, labels_that_fit
 from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, plotly_text, subplot_axes, subplot_layout,
                                typeset,
                                update_axes)
@@ -71,6 +71,10 @@ def heads_row_heatmap(rows, key_labels: list[str], words: Words, title: str = ""
     return fig
 
 
+CROSS_HEAD_PX = 140                  # a head's panel of bars; the average's is 1.4 times as tall
+CROSS_MARGIN = {"t": 80, "b": 10}
+
+
 def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: str = "", max_cols: int = 4,
                               type_scale: TypeScale = NORMAL) -> go.Figure:
     """The average over heads full width (every source label readable), then one small panel per head."""
@@ -82,12 +86,19 @@ def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: 
     n_cols = min(max_cols, n_heads)
     head_rows = -(-n_heads // n_cols)
     specs = [[{"colspan": n_cols}] + [None] * (n_cols - 1)] + [[{}] * n_cols for _ in range(head_rows)]
-    small_labels = len(src_labels) <= 12          # beyond that the heads' axes repeat the average's order
-    height = 440 + (230 if small_labels else 170) * head_rows
+    # the heads' panels label their bars while the labels fit a panel apart (12 at presenter size ran into one
+    # another); else the average's labels carry the order the heads repeat
+    small_labels = labels_that_fit(type_scale.page_px / n_cols - 40, type_scale, SLANTED_EM) >= len(src_labels)
+    # between two rows: the slanted source labels under the upper one and the panel titles of the next (a fixed
+    # 130 px put a 40-word sentence's presenter-size labels over the heads' titles)
+    longest = max((type_scale.text_px(label, "tick") for label in src_labels), default=0)
+    gap_px = 0.71 * (longest + type_scale.tick) + 12 + 1.6 * type_scale.text
+    plot_px = CROSS_HEAD_PX * (1.4 + head_rows) + gap_px * head_rows
+    height = int(plot_px + CROSS_MARGIN["t"] + CROSS_MARGIN["b"])
     average_name, head_names = words("decoding.average"), [words("ui.head_n", h=h) for h in range(n_heads)]
     layout = subplot_layout([words("ui.head_mean")] + head_names, rows=1 + head_rows,
                             cols=n_cols, specs=specs, shared_yaxes=True, row_heights=[1.4] + [1] * head_rows,
-                            horizontal_spacing=0.03, vertical_spacing=(170 if small_labels else 130) / height)
+                            horizontal_spacing=0.03, vertical_spacing=gap_px / plot_px)
     mean = rows.mean(0)                                                              # [S]
     bars = [go.Bar(x=src_labels, y=mean, marker_color=AVERAGE_COLOR, name=average_name,
                    text=[f"{v:.2f}" for v in mean] if len(src_labels) <= 24 else None,
@@ -102,8 +113,7 @@ def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: 
     update_axes(layout, "x", type="category", tickangle=-60, tickfont=type_scale.font("tick"), showticklabels=small_labels,
                 tickvals=src_labels)
     layout["xaxis"].update(tickfont=type_scale.font("tick"), tickangle=-45, showticklabels=True)
-    layout.update(title=dict(text=title), showlegend=False, height=height,
-                  margin=dict(l=10, r=10, t=80, b=10))
+    layout.update(title=dict(text=title), showlegend=False, height=height, margin=dict(l=10, r=10, **CROSS_MARGIN))
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
 

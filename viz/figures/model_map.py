@@ -186,7 +186,8 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
         # a row of tokens stays on its side: 12 long ones ran into the other side's row (and off the figure)
         label = words("map.inputs") if stack == "encoder" else words("map.outputs")
         room = (x1 - x0) / 100 * type_scale.page_px - type_scale.text_px(label + ": ", "tick")
-        note(x0, 12 * u, f"<i>{label}</i>: {_short_tokens(tokens, room_px=room, type_scale=type_scale)}", small_size)
+        note(x0, 12 * u, words("map.tokens_row", label=label,
+                               tokens=_short_tokens(tokens, room_px=room, type_scale=type_scale)), small_size)
         y = base
         block = f"embed.{stack}"
         box(block, x0, y, x1, y + embed_h, COLORS["embed"])

@@ -118,8 +118,10 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     for name, w in (("unscaled", unscaled), ("scaled", scaled)):
         if np.any(w < -1e-9) or abs(w.sum() - 1) > 1e-3:
             raise ValueError(f"{name} weights must be a distribution (non-negative, summing to 1)")
-    layout = subplot_layout([f"<b>{without}</b>: softmax(q·k)<br>{_bar_caption(unscaled, words)}",
-                             f"<b>{with_}</b>: softmax(q·k / √{d_k})<br>{_bar_caption(scaled, words)}"],
+    layout = subplot_layout([words("step.why.panel", name=without, formula="softmax(q·k)")
+                             + f"<br>{_bar_caption(unscaled, words)}",
+                             words("step.why.panel", name=with_, formula=f"softmax(q·k / √{d_k})")
+                             + f"<br>{_bar_caption(scaled, words)}"],
                             rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
     keys = plotly_text(key_labels)[shown]
     unscaled, scaled, masked = unscaled[shown], scaled[shown], masked[shown]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figures.attention import SLANTED_EM, UPRIGHT_EM
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, cell_numbers,
                                check_matrix, colorbar, legend_above, mask_legend, mask_overlay, masked_z,
                                plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
@@ -118,11 +119,18 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels
                          hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
                                        "<extra></extra>")]
     x_ticks = dict(tickmode="linear", tick0=0, dtick=1) if every_label else {}
-    height = int(max(260, min(720, 150 + cell * len(rows))))
+    # key labels upright where slanted ones would touch; the plot keeps each row a legible label's height
+    # after the key labels and the axis title (150 px in all left 24 px rows at presenter size: plotly drew
+    # every second row label of a 14-token window)
+    upright = cell_w < SLANTED_EM * s.tick
+    longest = max((s.text_px(str(c), "tick") for c in cols), default=0)
+    room_px = (30 + 1.25 * s.title) + (longest if upright else 0.71 * (longest + s.tick)) + 12 + 1.5 * s.text + 20
+    height = int(max(260, min(720, room_px + max(cell, UPRIGHT_EM * s.tick) * len(rows))))
     title = title_lines(title, width_px - 60, s.title)
     line = 1.25 * s.title
     layout = dict(
-        xaxis=dict(type="category", automargin=True, tickangle=-45, title=dict(text=x_title), **x_ticks),
+        xaxis=dict(type="category", automargin=True, tickangle=-90 if upright else -45, title=dict(text=x_title),
+                   **x_ticks),
         yaxis=dict(type="category", automargin=True, autorange="reversed", title=dict(text=y_title)),
         title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=12)),
         height=int(height + line * title.count("<br>")),
@@ -172,7 +180,8 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
                                          "<extra></extra>")
                 for j, (m, panel_title) in enumerate(zip(matrices, titles))]
     every = dict(tickmode="linear", tick0=0, dtick=1) if cell >= 1.1 * s.tick else {}
-    update_axes(layout, "x", type="category", tickangle=-45, automargin=True, **every)
+    upright = cell < SLANTED_EM * s.tick           # slanted key labels this close run into one another
+    update_axes(layout, "x", type="category", tickangle=-90 if upright else -45, automargin=True, **every)
     update_axes(layout, "y", type="category", autorange="reversed", automargin=True)
     layout["yaxis"]["title"] = dict(text=hover_query)
     top = int((40 + 1.5 * s.title if title else 30 + line) + line * max(t.count("<br>") for t in titles))

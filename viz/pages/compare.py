@@ -6,7 +6,7 @@ import streamlit as st
 
 from model.analysis import word_order
 from model.capture import schema
-from viz.figures.attention import attention_heatmap
+from viz.figures.attention import attention_heatmap, map_window, source_window
 from viz.figures.style import symmetric_range
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
@@ -15,7 +15,7 @@ from viz.services.traces import get_trace
 from viz import view
 from viz.view import MAX_TEXT_CHARS
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
+from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, token_window, type_scale
 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
@@ -37,11 +37,27 @@ def head_name(layer: int, head: int | None) -> str:
              head=t("ui.head_mean") if head is None else t("ui.head_n", h=head))
 
 
-def side_by_side(left, right, key: str) -> None:
-    """Two (title, matrix, rows, cols, filename) heatmaps next to each other."""
+def shown_tokens(kind: str, a: np.ndarray) -> tuple[slice, slice]:
+    """The queries and keys the maps show: all of a short sentence's; of a longer one, a window of the queries
+    the reader picks (a slider) and the keys they look at (self-attention: the same tokens), as many as a
+    half-page map labels legibly (a 70-token map drew every third row label and smeared its key labels)."""
+    size = map_window(type_scale().page_px / 2, type_scale())
+    queries = token_window(a.shape[0], size, "compare-tokens")
+    return queries, (source_window(a, queries, size) if kind == "cross" else queries)
+
+
+def clip(shown: tuple[slice, slice], m: np.ndarray) -> tuple[slice, slice]:
+    """A window kept inside a matrix (sentence B may be shorter than A)."""
+    return tuple(slice(min(s.start, n), min(s.stop, n)) for s, n in zip(shown, m.shape))
+
+
+def side_by_side(left, right, key: str, shown: tuple[slice, slice]) -> None:
+    """Two (title, matrix, rows, cols, filename) heatmaps next to each other, each through the window `shown`
+    (the CSVs hold the whole maps)."""
     for col, (title, m, rows, cols, filename) in zip(st.columns(2), (left, right)):
+        q, k = clip(shown, m)
         with col:
-            show_figure(attention_heatmap(m, rows, cols, words(), title=title,
+            show_figure(attention_heatmap(m[q, k], rows[q], cols[k], words(), title=title,
                                           type_scale=type_scale(), width_px=type_scale().page_px / 2), filename,
                         matrix_frame(m, rows, cols),
                         key=f"{key}-{filename}")
@@ -90,8 +106,10 @@ def compare_sentences(ctx, kind: str, n_layers: int) -> None:
     rows_a, cols_a = attention_labels(trace.meta, kind)
     rows_b, cols_b = attention_labels(trace_b.meta, kind)
     tag = f"{kind}-L{layer}-{'avg' if head is None else f'H{head}'}"
+    shown = shown_tokens(kind, a)
     side_by_side((f"A: {head_name(layer, head)}", a, rows_a, cols_a, f"{ctx.model_id}-A-{tag}"),
-                 (f"B: {head_name(layer, head)}", b, rows_b, cols_b, f"{ctx.model_id}-B-{tag}"), key="cmp-s")
+                 (f"B: {head_name(layer, head)}", b, rows_b, cols_b, f"{ctx.model_id}-B-{tag}"), key="cmp-s",
+                 shown=shown)
     st.caption(t("compare.sentences.caption"))
     c1, c2 = st.columns(2)
     c1.caption(t("compare.translation", which="A"))
@@ -99,12 +117,13 @@ def compare_sentences(ctx, kind: str, n_layers: int) -> None:
     c2.caption(t("compare.translation", which="B"))
     c2.text(trace_b.meta["translation"] or t("compare.empty_output"))
     if kind == "encoder":
-        order_blind_check(ctx, a, b, trace_b, layer, head)
+        order_blind_check(ctx, a, b, trace_b, layer, head, shown)
     else:
         st.caption(t("compare.decoder_rows"))
 
 
-def order_blind_check(ctx, a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: int | None) -> None:
+def order_blind_check(ctx, a: np.ndarray, b: np.ndarray, trace_b, layer: int, head: int | None,
+                      shown: tuple[slice, slice]) -> None:
     """Move B's rows and columns back into A's order: an order-blind model would give exactly A."""
     trace = ctx.trace
     perm = word_order.token_permutation(trace.meta["src_ids"], trace_b.meta["src_ids"])
@@ -118,7 +137,9 @@ def order_blind_check(ctx, a: np.ndarray, b: np.ndarray, trace_b, layer: int, he
     st.subheader(t("compare.order_test"))
     c1, c2 = st.columns([DIFF_SHARE, 1 - DIFF_SHARE])
     with c1:
-        fig = difference_map(diff, labels, labels, t("compare.order_test.title", head=head_name(layer, head)))
+        q, k = shown
+        fig = difference_map(diff[q, k], labels[q], labels[k],
+                             t("compare.order_test.title", head=head_name(layer, head)))
         show_figure(fig, f"{ctx.model_id}-order-test-L{layer}", matrix_frame(diff, labels, labels),
                     key="cmp-order-test")
     c2.markdown(t("compare.order_test.text"))
@@ -143,12 +164,14 @@ def compare_heads(ctx, kind: str, n_layers: int) -> None:
     rows, cols = attention_labels(trace.meta, kind)
     a, b = head_map(trace, kind, layer, head), head_map(trace, kind, layer_b, head_b)
     tag = lambda lay, h: f"{kind}-L{lay}-{'avg' if h is None else f'H{h}'}"  # noqa: E731
+    shown = shown_tokens(kind, a)
     side_by_side((f"A: {head_name(layer, head)}", a, rows, cols, f"{ctx.model_id}-{tag(layer, head)}"),
                  (f"B: {head_name(layer_b, head_b)}", b, rows, cols, f"{ctx.model_id}-{tag(layer_b, head_b)}"),
-                 key="cmp-h")
+                 key="cmp-h", shown=shown)
     c1, c2 = st.columns([DIFF_SHARE, 1 - DIFF_SHARE])
     with c1:
-        fig = difference_map(b - a, rows, cols, "B − A")
+        q, k = shown
+        fig = difference_map((b - a)[q, k], rows[q], cols[k], "B − A")
         show_figure(fig, f"{ctx.model_id}-{tag(layer_b, head_b)}-minus-{tag(layer, head)}",
                     matrix_frame(b - a, rows, cols), key="cmp-h-diff")
     c2.markdown(t("compare.heads.text"))

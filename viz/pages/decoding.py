@@ -139,7 +139,8 @@ def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
     st.code(t("decoding.code.input", tokens="  ".join(dec.in_tokens[:step + 1])) + "\n"
             + t("decoding.code.appends", token=dec.out_tokens[step], p=f"{chosen_p:.4f}",
                 rank=int(dec.chosen_rank[step]), vocab=vocab_size) + "\n"
-            + t("decoding.code.output", tokens="  ".join(dec.out_tokens[:step + 1])), language=None)
+            + t("decoding.code.output", tokens="  ".join(dec.out_tokens[:step + 1])), language=None,
+            wrap_lines=True)             # a long output's lines wrap: on a projector a scrolled line is cut off
     if dec.out_ids[-1] != eos_id:
         st.warning(t("decoding.length_limit", n=n_steps))
 

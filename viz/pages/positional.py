@@ -107,7 +107,7 @@ def curves_section(ctx, table: np.ndarray, n_src: int, picker=None) -> list[int]
     d_model, n_positions = table.shape[1], table.shape[0]
     dims = (picker or st).multiselect(t("positional.curves.dims"), list(range(d_model)), default=dims_from_url(d_model),
                           max_selections=MAX_DIMS, key="pe-dims",
-                          format_func=lambda d: f"{d} ({'sin' if d % 2 == 0 else 'cos'})")
+                          format_func=lambda d: t("positional.curves.dim_option", d=d, wave="sin" if d % 2 == 0 else "cos"))
     if dims:
         show_figure(pe_curves(table, dims, words(), n_src, title=t("positional.curves.title"), type_scale=type_scale()),
                     f"{ctx.model_id}-pe-curves", matrix_frame(table[:, dims], list(range(n_positions)),
@@ -196,7 +196,8 @@ def norms_section(ctx, src_labels: list[str]) -> None:
                 matrix_frame(np.stack(list(series.values()), axis=1), src_labels, list(series)), key="pe-norms")
     norm_tok, norm_pe, norm_sum = (series[k][0] for k in list(series)[1:])
     st.caption(t("positional.norms.caption", token=plain(src_labels[0]), tok=f"{norm_tok:.3f}", pe=f"{norm_pe:.3f}",
-                 half="" if learned else f" (√(d/2) = {np.sqrt(d_model / 2):.3f})", total=f"{norm_sum:.3f}"))
+                 half="" if learned else t("positional.norms.half", root=f"{np.sqrt(d_model / 2):.3f}"),
+                 total=f"{norm_sum:.3f}"))
 
 
 def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> None:

@@ -6,6 +6,7 @@ import streamlit as st
 from model.analysis import zoo
 from model.analysis.attention_math import causal_mask
 from model.capture import schema
+from viz.figures.attention import map_window, source_window
 from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
 from viz.i18n import catalogue_keys, t, words
@@ -13,7 +14,7 @@ from viz.services.analyses import fitted_zoo
 from viz.state import current
 from viz import view
 from viz.text import attention_labels
-from viz.ui import layer_head_pickers, matrix_frame, show_figure, type_scale
+from viz.ui import layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
 
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
@@ -42,6 +43,9 @@ TOY_KEYS = pd.DataFrame([[1.0, 0.0, 0.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.
                          [0.0, 0.0, 1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0, -1.0, 0.0],
                          [1.0, 1.0, 0.0, 0.0, 0.0, -1.0]], columns=["d0", "d1", "d2", "d3", "v0", "v1"])
 MAX_TOY_ROWS = 12
+# A map of up to this many tokens is drawn whole (a short sentence: its labels fit a half-page map); a longer
+# sentence's maps show a window of as many as fit, a 70-token map smeared its key labels into one another
+WHOLE_MAP = 12
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
@@ -212,9 +216,42 @@ def method_controls() -> tuple[str, str, int, str]:
     return score, weighting, half_width, centre
 
 
+def shown_tokens(data: dict) -> tuple[slice, slice]:
+    """The queries and keys the maps show: all of a short sentence's; of a longer one, a window of the queries
+    the reader picks (a slider) and the keys they look at (self-attention: the same tokens). The scores and
+    weights are computed on the whole sentence."""
+    n_queries, n_keys = len(data["q_labels"]), len(data["k_labels"])
+    size = max(WHOLE_MAP, map_window(type_scale().page_px / 2, type_scale()))
+    queries = token_window(n_queries, size, "zoo-tokens")
+    if data["kind"] == "cross" and data["pattern"] is not None:
+        return queries, source_window(data["pattern"], queries, size)
+    if data["kind"] in ("encoder", "decoder"):
+        return queries, queries
+    return queries, slice(0, n_keys)                              # the toy's few keys
+
+
+def windowed(data: dict, queries: slice, keys: slice) -> dict:
+    """The page's data as the maps show it: the window's labels and mask (the name keeps the window apart)."""
+    mask = None if data["mask"] is None else data["mask"][queries, keys]
+    name = data["name"] + (f"-q{queries.start}-k{keys.start}" if queries.start or keys.start else "")
+    return {**data, "q_labels": data["q_labels"][queries], "k_labels": data["k_labels"][keys], "mask": mask,
+            "name": name}
+
+
+def window_centres(centres, queries: slice, keys: slice):
+    """Local attention's centres of the window's queries, as (row, column) in the window; a centre outside the
+    window's keys is not marked."""
+    if centres is None:
+        return None
+    rows = [(row, int(c) - keys.start) for row, c in enumerate(np.asarray(centres)[queries])
+            if keys.start <= c < keys.stop]
+    return rows
+
+
 def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np.ndarray, score: str,
-                 weighting: str, half_width: int, centre: str) -> None:
-    """Scores and weights side by side (half the page each: every key label fits), the output under them."""
+                 weighting: str, half_width: int, centres) -> None:
+    """Scores and weights side by side (half the page each: every key label fits), the output under them;
+    centres: local attention's (row, column) in the maps."""
     rows, cols = data["q_labels"], data["k_labels"]
     tag = f"{data['name']}-{score}-{weighting}"
     grey = mask_options(data)
@@ -229,9 +266,9 @@ def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np
         labels = Labels(t("zoo.fig.weights", name=name), t("fig.attention.key"), t("fig.attention.query"),
                         t("fig.attention.weight"))
         fig = step_heatmap(weights, rows, cols, labels, words(), zrange=(0.0, 1.0), **grey)
-        if weighting == "local":
-            mark_centres(fig, zoo.local_centres(np.nan_to_num(scores, nan=-np.inf), centre, data["mask"]), rows, cols,
-                         words())
+        if centres:
+            marked, columns = zip(*centres)
+            mark_centres(fig, columns, [rows[r] for r in marked], cols, words())
         show_figure(fig, f"zoo-weights-{tag}", matrix_frame(weights, rows, cols), key="zoo-weights")
     st.caption(t("zoo.read_row") + (t("zoo.read_row.mask") if data["mask"] is not None else ""))
     v_labels = data["v_labels"]
@@ -292,12 +329,15 @@ def mask_options(data: dict) -> dict:
     return dict(masked=masked, type_scale=type_scale())
 
 
-def galleries(data: dict, score: str, weighting: str, half_width: int, centre: str, all_scores: dict) -> None:
-    rows, cols = data["q_labels"], data["k_labels"]
-    tag = f"{data['name']}-{score}-{weighting}"
-    grey = mask_options(data)
+def galleries(data: dict, score: str, weighting: str, half_width: int, centre: str, all_scores: dict,
+              shown: tuple[slice, slice]) -> None:
+    """Every score function, then every weighting, each weighed on the whole sentence and shown in the window."""
+    queries, keys = shown
+    rows, cols = data["q_labels"][queries], data["k_labels"][keys]
+    tag = f"{windowed(data, queries, keys)['name']}-{score}-{weighting}"
+    grey = mask_options(windowed(data, queries, keys))
     st.subheader(t("zoo.all_scores", weighting=weight_name(weighting)))
-    every_score = [weigh(all_scores[name], data, weighting, half_width, centre) for name in zoo.SCORES]
+    every_score = [weigh(all_scores[name], data, weighting, half_width, centre)[queries, keys] for name in zoo.SCORES]
     show_figure(gallery(every_score, [panel_title(n, data) for n in zoo.SCORES], rows, cols, words(), **grey),
                 f"zoo-scores-all-{tag}", key="zoo-gallery-scores")
     if data["fit"] is not None:
@@ -308,7 +348,7 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
     st.markdown("\n".join("- " + t("zoo.list_item", name=score_name(n), text=t(ZOO_SCORE_HISTORY_KEYS[n]))
                            for n in zoo.SCORES))
     st.subheader(t("zoo.all_weightings", score=score_title(score, data)))
-    every_weighting = [weigh(all_scores[score], data, w, half_width, centre) for w in zoo.WEIGHTINGS]
+    every_weighting = [weigh(all_scores[score], data, w, half_width, centre)[queries, keys] for w in zoo.WEIGHTINGS]
     titles = [weight_name(w) if w != "local" else t("zoo.local_d", d=half_width) for w in zoo.WEIGHTINGS]
     show_figure(gallery(every_weighting, titles, rows, cols, words(), **grey), f"zoo-weightings-all-{tag}",
                 key="zoo-gallery-weightings")
@@ -328,11 +368,15 @@ def render() -> None:
     weights = weigh(scores, data, weighting, half_width, centre)
     output = zoo.attend(weights, data["v"])
     with picture:
-        main_picture(data, scores, weights, output, score, weighting, half_width, centre)
+        queries, keys = shown_tokens(data)
+        centres = (zoo.local_centres(np.nan_to_num(scores, nan=-np.inf), centre, data["mask"])
+                   if weighting == "local" else None)
+        main_picture(windowed(data, queries, keys), scores[queries, keys], weights[queries, keys], output[queries],
+                     score, weighting, half_width, window_centres(centres, queries, keys))
         if score in WEIGHTED:
             weights_note(data, score)
     explain(data, score, weighting, half_width, centre, all_scores)     # under the toy tables, when shown
-    galleries(data, score, weighting, half_width, centre, all_scores)
+    galleries(data, score, weighting, half_width, centre, all_scores, (queries, keys))
 
 
 if __name__ == "__main__":
