@@ -120,16 +120,17 @@ def page_file(url_path: str) -> str | None:
     return None
 
 
-def go_to(page: str, query: dict, personal: dict, blank: bool = True) -> None:
+def go_to(page: str, query: dict, personal: dict, version: int | None = None) -> None:
     """Show the view `page` + `query` (checked again here) on this screen: its sidebar values, its page, its
     layer, head, step... from the URL; `personal`: what this screen keeps its own (language, presenter mode,
-    the class)."""
+    the class). A student's switch (to the teacher's view `version`) draws a blank run first (page_drawn_now)."""
     file = page_file(page)
     if file is None:
         return
     shown = view.View.from_query(page, {k: str(v) for k, v in query.items()})
     view.follow(shown)
-    view.put(view.CLASS_BLANK, blank)
+    if version is not None:
+        view.put(view.CLASS_BLANK, (version, page, shown.query()))
     st.switch_page(file, query_params={**shown.query(), **personal})
 
 
@@ -142,15 +143,27 @@ def personal_params(code: str | None = None) -> dict:
 
 
 def page_drawn_now() -> bool:
-    """False for the one run after go_to(), which draws no page: a browser keeps each keyed widget's own value
-    while the widget stays on the page (a student's head picker showed head 0 after the teacher's head 1); a
-    finished run without them makes it forget them, and the next run (a poll's, redraw_due) draws the view's
-    values from the URL."""
-    if view.pop(view.CLASS_BLANK, default=False):
-        view.put(view.CLASS_REDRAW, "pending")
-        return False
-    view.pop(view.CLASS_REDRAW)
-    return True
+    """False for the one run after a student's go_to(), which draws no page: a browser keeps each keyed widget's
+    own value while the widget stays on the page (a student's head picker showed head 0 after the teacher's head
+    1); a finished run without them makes it forget them, and the next run (a poll's, redraw_due) draws the
+    view's values from the URL. That run is on the teacher's view, its page's own values in the URL, unless the
+    switch was lost (Streamlit merges a poll that reaches it first into the switch's rerun, the poll's page and
+    URL winning): only then is the view's version taken as shown, so that a lost switch is made again."""
+    switch = view.pop(view.CLASS_BLANK)
+    if switch is None:
+        view.pop(view.CLASS_REDRAW)
+        return True
+    version, page, query = switch
+    if view.get(view.PAGE) == page and all(view.url_text(view.DECLARED[name]) == data for name, data in query.items()
+                                           if view.DECLARED[name] not in view.SIDEBAR):
+        view.put(view.CLASS_VERSION, version)
+    view.put(view.CLASS_REDRAW, "pending")
+    return False
+
+
+def redraw_pending() -> bool:
+    """In this run: True when it is a follow's blank run (the poll it arms redraws the page)."""
+    return view.get(view.CLASS_REDRAW) == "pending"
 
 
 def redraw_due() -> bool:
