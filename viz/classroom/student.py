@@ -17,7 +17,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from viz import view
-from viz.classroom.live import class_store, go_to, personal_params, redraw_due, redraw_pending, say, student_id
+from viz.classroom.live import class_store, go_to, personal_params, redraw_if_due, redraw_pending, say, student_id
 from viz.classroom.store import ClassGone, Question, StoreDown
 from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
@@ -127,8 +127,7 @@ def _follow(code: str) -> None:
             return
         if published is not None and published.version != view.get(view.CLASS_VERSION):
             go_to(published.page, published.query, personal_params(code), published.version)   # a full run
-        if redraw_due():
-            st.rerun()                        # the page, drawn, now that the browser forgot its widgets' values
+        redraw_if_due()                       # the page, drawn, now that the browser forgot its widgets' values
         if question is not None:
             _question(code, me, question)
 
