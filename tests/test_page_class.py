@@ -105,6 +105,20 @@ def test_students_drawing_the_teachers_view_build_its_figures_once(monkeypatch):
     assert [c.proto.spec for c in students[1].get("plotly_chart")] == charts
 
 
+
+def test_the_multihead_page_is_built_once_for_a_class(monkeypatch):
+    import viz.figures.multihead as multihead
+    builds = []
+    real = multihead.head_patterns
+    monkeypatch.setattr(multihead, "head_patterns", lambda *a, **k: builds.append(1) or real(*a, **k))
+    monkeypatch.setattr(view, "_shared", type(view._shared)())
+    teacher, code = start_class("multi_head.py")
+    assert len(builds) == 1
+    for _ in range(2):
+        student = join(code)
+        assert student.get("plotly_chart") and dict(student.query_params).get("kind") == "encoder"
+    assert len(builds) == 1
+
 def test_a_following_screen_checks_in_on_a_change_else_every_few_seconds(monkeypatch):
     teacher, code = start_class()
     calls = []

@@ -6,7 +6,7 @@ page): it reads the teacher's view version and the open question from the store 
 teacher's count, every CHECK_IN_EVERY_S), and when the version changed it switches to the teacher's view right
 there (no run of the old page first). The switch's first run draws no page (live.page_drawn_now: the browser
 must forget its widgets' own values) and arms the poll to come back after REDRAW_AFTER_S instead of a whole
-interval; that poll reruns the page, drawn. Nothing a student does is written anywhere but their own answers.
+interval; that poll draws the page (live.redraw_if_due). Nothing a student does is written anywhere but their own answers.
 """
 from __future__ import annotations
 
@@ -127,7 +127,8 @@ def _follow(code: str) -> None:
             return
         if published is not None and published.version != view.get(view.CLASS_VERSION):
             go_to(published.page, published.query, personal_params(code), published.version)   # a full run
-        redraw_if_due()                       # the page, drawn, now that the browser forgot its widgets' values
+        if following:
+            redraw_if_due()                   # the page, drawn, now that the browser forgot its widgets' values
         if question is not None:
             _question(code, me, question)
 
