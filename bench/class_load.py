@@ -64,6 +64,7 @@ class Tab:
         self.page_hash, self.query, self.page_name = "", "", ""
         self.pages: dict[str, str] = {}            # url path -> page script hash (from the navigation message)
         self.timers: dict[str, asyncio.Task] = {}  # fragment id -> its run_every task
+        self.intervals: dict[str, float] = {}      # fragment id -> its timer's interval
         self.widgets: dict[str, tuple] = {}        # user key -> (widget id, fragment id, element)
         self.codes: list[str] = []                 # st.code texts (the class links)
         self.draws: list[tuple[float, str, str]] = []      # (when the run's first chart came, page hash, query)
@@ -158,6 +159,7 @@ class Tab:
             for task in self.timers.values():
                 task.cancel()
             self.timers.clear()
+            self.intervals.clear()
             self.run_started, self.drawn_this_run = time.perf_counter(), False
         # what this run draws replaces the widgets it drew before (the whole page, or its fragments)
         self.widgets = {k: w for k, w in self.widgets.items() if rerun and w[1] not in rerun}
@@ -178,14 +180,18 @@ class Tab:
             self.widgets[widget_id.split("-", 2)[2]] = (widget_id, fragment_id, widget)
 
     def _auto_rerun(self, fragment_id: str, interval: float) -> None:
-        if not fragment_id or fragment_id in self.timers:   # 1.67's frontend keeps a running timer as it is
+        """As 1.67's frontend: a running timer of the same interval is kept as it is, another one replaced."""
+        if not fragment_id or self.intervals.get(fragment_id) == interval:
             return
+        if fragment_id in self.timers:
+            self.timers.pop(fragment_id).cancel()
 
         async def tick():
             while True:
                 await asyncio.sleep(interval)
                 self.rerun(fragment_id=fragment_id, auto=True)
         self.timers[fragment_id] = asyncio.create_task(tick())
+        self.intervals[fragment_id] = interval
 
     # -- what the frontend sends -----------------------------------------------------------------------
     def rerun(self, fragment_id: str = "", auto: bool = False, widget=None, page_hash: str | None = None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from apptest_utils import no_exceptions, run_page, texts
+from viz import view
 from viz.classroom import backend
 from viz.classroom.live import class_store
 from viz.classroom.store import JOIN_TRIES_PER_MINUTE, StoreDown
@@ -74,6 +75,78 @@ def test_teacher_starts_a_class_and_a_student_follows_page_and_head():
     follow(student)
     assert widget(student, "explorer-encoder-head").value == 1
 
+
+
+def test_students_drawing_the_teachers_view_build_its_figures_once(monkeypatch):
+    """The explorer's figures are kept for every session of the worker (view.shared_memo): the class's students
+    drawing the teacher's view use the figures the teacher's run built; a student's own sentence is built for
+    them, and shown to no one else."""
+    import viz.figures.attention as attention
+    builds = []
+    real = attention.model_view
+    monkeypatch.setattr(attention, "model_view", lambda *a, **k: builds.append(1) or real(*a, **k))
+    monkeypatch.setattr(view, "_shared", type(view._shared)())
+    teacher, code = start_class()
+    students = [join(code), join(code)]
+    widget(teacher, "explorer-encoder-head").select(1).run()
+    built = len(builds)
+    for student in students:
+        follow(student)
+        assert widget(student, "explorer-encoder-head").value == 1
+    assert len(builds) == built                   # the teacher's run built the grid the students draw
+    charts = [c.proto.spec for c in students[1].get("plotly_chart")]
+    loner = students[0]
+    loner.button(key="class-ask-explore").click().run()
+    loner.text_area(key="text").input("The zebra sat on the mat.").run()
+    no_exceptions(loner)
+    assert len(builds) == built + 1 and "zebra" in loner.text_area(key="text").value
+    students[1].run()
+    assert students[1].text_area(key="text").value == teacher.text_area(key="text").value
+    assert [c.proto.spec for c in students[1].get("plotly_chart")] == charts
+
+
+
+def test_the_multihead_page_is_built_once_for_a_class(monkeypatch):
+    import viz.figures.multihead as multihead
+    builds = []
+    real = multihead.head_patterns
+    monkeypatch.setattr(multihead, "head_patterns", lambda *a, **k: builds.append(1) or real(*a, **k))
+    monkeypatch.setattr(view, "_shared", type(view._shared)())
+    teacher, code = start_class("multi_head.py")
+    assert len(builds) == 1
+    for _ in range(2):
+        student = join(code)
+        assert student.get("plotly_chart") and dict(student.query_params).get("kind") == "encoder"
+    assert len(builds) == 1
+
+def test_a_following_screen_checks_in_on_a_change_else_every_few_seconds(monkeypatch):
+    teacher, code = start_class()
+    calls = []
+    real = class_store().check_in
+    monkeypatch.setattr(class_store(), "check_in", lambda *a: calls.append(a[2]) or real(*a))
+    student = join(code)
+    for _ in range(3):
+        student.run()
+    assert calls == [True]                        # one check-in, not one per poll (presence counts the last 10 s)
+    student.button(key="class-ask-explore").click().run()
+    assert calls == [True, False] and class_store().presence(code).exploring == 1
+
+
+def test_a_switch_arms_the_poll_to_redraw_soon(monkeypatch):
+    """A follow's blank run asks the browser to poll again after REDRAW_AFTER_S, not a whole interval: that poll
+    draws the page; the drawn page polls at the usual interval."""
+    import streamlit as st
+    from viz.classroom import student as student_side
+    intervals = []
+    real = st.fragment
+    monkeypatch.setattr(st, "fragment", lambda *a, **k: intervals.append(k.get("run_every")) or real(*a, **k))
+    teacher, code = start_class()
+    intervals.clear()
+    student = run_page(None, **{"class": code})                        # the switch to the teacher's view: blank
+    assert intervals == [student_side.REDRAW_AFTER_S] and not student.get("plotly_chart")
+    follow(student, runs=1)                                            # that poll's redraw
+    assert intervals[-1] == student_side.FOLLOW_EVERY_S and student.get("plotly_chart")
+    assert student_side.REDRAW_AFTER_S < student_side.FOLLOW_EVERY_S
 
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
     teacher, code = start_class()

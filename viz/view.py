@@ -16,6 +16,8 @@ written as URL parameters (`View.query()`), read from them (`View.from_query`) a
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 from urllib.parse import urlencode
@@ -155,6 +157,7 @@ CLASS_LINK_READ = Value("class-link-read", url=False)    # the class= / teach= o
 CLASS_NOTICE = Value("class-notice", url=False)      # a notice to show once (the class ended, a bad link)
 CLASS_BLANK = Value("class-blank", url=False)        # a student: the next run draws no page (after a follow)
 CLASS_REDRAW = Value("class-redraw", url=False)      # a student: the poll reruns the page (after the blank run)
+CLASS_CHECKED_IN = Value("class-checked-in", url=False)  # a student: (when, following) last told the store
 CLASS_ANSWERED = Value("class-answered", url=False)  # a student: {question id: choice} answered here
 CLASS_SHOW_JOIN = Value("class-show-join", url=False)    # the teacher's big join code and QR shown
 CLASS_ASK = Value("class-ask", url=False)            # class-ask-<control>: the teacher's question picker
@@ -233,6 +236,40 @@ def session_memo(name: str, at: Hashable, compute: Callable[[], Any] | None = No
         stored = (at, compute())
         st.session_state[name] = stored
     return stored[1] if stored is not None and stored[0] == at else None
+
+
+SHARED_MEMO_SIZE = 32                      # a class's few views at once, in 2-3 languages and type scales
+_shared: OrderedDict = OrderedDict()
+_shared_lock = threading.Lock()
+_building: dict[tuple, threading.Lock] = {}
+
+
+def shared_memo(name: str, at: Hashable, compute: Callable[[], Any]) -> Any:
+    """A slow result that `at` wholly determines (a figure: its trace key, view values, words and type scale), kept
+    for every session of this process, the last SHARED_MEMO_SIZE of them: a class's students drawing the
+    teacher's view build it once, not once each, and at once (one builds while the others wait for it). No one
+    is given a result but for an `at` of their own (a student's own sentence is in its trace key), so one
+    session's exploring reaches no other. The result is shared: nobody may change it (a figure is only drawn)."""
+    key = (name, at)
+    with _shared_lock:
+        if key in _shared:
+            _shared.move_to_end(key)
+            return _shared[key]
+        building = _building.setdefault(key, threading.Lock())
+    with building:
+        with _shared_lock:
+            if key in _shared:
+                return _shared[key]
+        try:
+            result = compute()
+        finally:
+            with _shared_lock:
+                _building.pop(key, None)
+        with _shared_lock:
+            _shared[key] = result
+            while len(_shared) > SHARED_MEMO_SIZE:
+                _shared.popitem(last=False)
+    return result
 
 
 # -- the URL --------------------------------------------------------------------------------------------------

@@ -2,25 +2,30 @@
 setting), or they explore on their own; they answer the teacher's question and see the model's answer.
 
 How a student's screen follows: a fragment reruns every FOLLOW_EVERY_S seconds (only the fragment, not the
-page): it checks in (presence), reads the teacher's view version and the open question from the store (three
-small reads), and reruns the page only when the version changed; that run switches to the teacher's view at its
-top (catch_up), before the page draws. Nothing a student does is written anywhere
-but their own answers.
+page): it reads the teacher's view version and the open question from the store (and checks in, for the
+teacher's count, every CHECK_IN_EVERY_S), and when the version changed it switches to the teacher's view right
+there (no run of the old page first). The switch's first run draws no page (live.page_drawn_now: the browser
+must forget its widgets' own values) and arms the poll to come back after REDRAW_AFTER_S instead of a whole
+interval; that poll draws the page (live.redraw_if_due). Nothing a student does is written anywhere but their own answers.
 """
 from __future__ import annotations
+
+import time
 
 import streamlit as st
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from viz import view
-from viz.classroom.live import class_store, go_to, personal_params, redraw_due, say, student_id
+from viz.classroom.live import class_store, go_to, personal_params, redraw_if_due, redraw_pending, say, student_id
 from viz.classroom.store import ClassGone, Question, StoreDown
 from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
 from viz.text import plain
 
 FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen within about this, plus a redraw
+REDRAW_AFTER_S = 0.3          # after a switch's blank run: its finish must reach the browser before this poll
+CHECK_IN_EVERY_S = 3.0        # presence counts a screen seen in the last store.PRESENT_S (10 s)
 
 
 def join(code: str) -> None:
@@ -79,8 +84,8 @@ def _keep_polling() -> None:
 def catch_up(code: str) -> None:
     """At the top of a full run of a following student's page: when the teacher's view changed since this screen
     last showed it, switch to it now, before the page itself draws."""
-    if not view.get(view.CLASS_FOLLOWING, default=True):
-        return
+    if not view.get(view.CLASS_FOLLOWING, default=True) or view.has(view.CLASS_BLANK):
+        return                                # (a switch's own run: page_drawn_now checks it got there)
     try:
         published = class_store().followed(code)
     except ClassGone:
@@ -89,19 +94,29 @@ def catch_up(code: str) -> None:
     except StoreDown:
         return
     if published is not None and published.version != view.get(view.CLASS_VERSION):
-        view.put(view.CLASS_VERSION, published.version)
-        go_to(published.page, published.query, personal_params(code))
+        go_to(published.page, published.query, personal_params(code), published.version)
+
+
+def _check_in(code: str, me: str, following: bool) -> None:
+    """Tell the store this screen is here (following or exploring): on a change, else every CHECK_IN_EVERY_S."""
+    now, last = time.monotonic(), view.get(view.CLASS_CHECKED_IN)
+    if last is not None and last[1] == following and now - last[0] < CHECK_IN_EVERY_S:
+        return
+    class_store().check_in(code, me, following)
+    view.put(view.CLASS_CHECKED_IN, (now, following))
 
 
 def _follow(code: str) -> None:
-    @st.fragment(run_every=FOLLOW_EVERY_S)
+    every = REDRAW_AFTER_S if redraw_pending() else FOLLOW_EVERY_S
+
+    @st.fragment(run_every=every)
     def live() -> None:
         _keep_polling()
         me = student_id(code)
         following = view.get(view.CLASS_FOLLOWING, default=True)
         try:
+            _check_in(code, me, following)
             store = class_store()
-            store.check_in(code, me, following)
             published = store.followed(code) if following else None
             question = store.question(code)
         except ClassGone:
@@ -110,8 +125,10 @@ def _follow(code: str) -> None:
         except StoreDown:
             st.caption(t("class.store_down"))
             return
-        if redraw_due() or published is not None and published.version != view.get(view.CLASS_VERSION):
-            st.rerun()                        # the whole page: catch_up() switches to the teacher's view first
+        if published is not None and published.version != view.get(view.CLASS_VERSION):
+            go_to(published.page, published.query, personal_params(code), published.version)   # a full run
+        if following:
+            redraw_if_due()                   # the page, drawn, now that the browser forgot its widgets' values
         if question is not None:
             _question(code, me, question)
 

@@ -221,4 +221,4 @@ def _reveal(code: str, secret: str, question: Question) -> None:
         st.warning(t("class.store_down"))
         return
     view.pop(view.CLASS_SHOW_JOIN)            # the toggle is drawn: its state can go, not change
-    go_to(question.page, question.query, personal_params(), blank=False)   # the teacher has no poll to redraw after a blank run
+    go_to(question.page, question.query, personal_params())   # no blank run: the teacher has no poll to redraw it

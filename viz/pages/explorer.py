@@ -50,7 +50,7 @@ def overview(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     """Every layer x head as clickable thumbnails."""
     n_layers, n_heads = patterns.shape[:2]
     # a rerun that changes nothing drawn here (a slider moved, the lines opened) reuses the last run's figure
-    grid = view.session_memo("explorer-grid", (ctx.trace_key, kind, layer, head, words(), type_scale()), lambda: model_view(
+    grid = view.shared_memo("explorer-grid", (ctx.trace_key, kind, layer, head, words(), type_scale()), lambda: model_view(
         patterns, words(), title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
         selected=(layer, head), masked=future_mask(kind, *patterns.shape[-2:]), type_scale=type_scale()))
     st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
@@ -91,7 +91,7 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     width = type_scale().page_px / (2 if half else 1)
     masked = future_mask(kind, *patterns.shape[-2:])
     queries, keys = shown
-    fig = view.session_memo("explorer-map", (ctx.trace_key, kind, layer, head, window_key(shown), width, words(),
+    fig = view.shared_memo("explorer-map", (ctx.trace_key, kind, layer, head, window_key(shown), width, words(),
                                         type_scale()), lambda: attention_heatmap(
         weights[queries, keys], rows[queries], cols[keys], words(), title=title,
         masked=None if masked is None else masked[queries, keys], type_scale=type_scale(), width_px=width))
@@ -105,7 +105,7 @@ def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: 
     """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the
     others), the queries and keys `shown`."""
     queries, keys = shown
-    fig = view.session_memo("explorer-lines", (ctx.trace_key, kind, layer, head, window_key(shown), words(), type_scale()),
+    fig = view.shared_memo("explorer-lines", (ctx.trace_key, kind, layer, head, window_key(shown), words(), type_scale()),
                        lambda: head_view_figure(patterns[layer][:, queries, keys], rows[queries], cols[keys], kind,
                                                 layer, words(), selected_head=head, type_scale=type_scale(),
                                                 titled=False))

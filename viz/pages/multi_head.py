@@ -60,15 +60,15 @@ def windows(kind: str, n_rows: int, n_cols: int) -> tuple[slice, slice]:
 
 
 def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], kind: str, where: str,
-                       tag: str, shown: tuple[slice, slice]) -> None:
+                       tag: str, shown: tuple[slice, slice], at: tuple) -> None:
     """The page's picture: every head's weights (the queries and keys `shown`), then how to read them."""
     n_heads = patterns.shape[0]
     masked = future_mask(kind, len(rows), len(cols))
     queries, keys = shown
     patterns, rows, cols = patterns[:, queries, keys], rows[queries], cols[keys]
-    show_figure(head_patterns(patterns, rows, cols, words(),
-                              title=t("multihead.heads.title", where=where, heads=n_heads),
-                              masked=None if masked is None else masked[queries, keys], type_scale=type_scale()),
+    show_figure(view.shared_memo("mh-heads", at, lambda: head_patterns(
+                    patterns, rows, cols, words(), title=t("multihead.heads.title", where=where, heads=n_heads),
+                    masked=None if masked is None else masked[queries, keys], type_scale=type_scale())),
                 f"{tag}-heads", pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols) for h in range(n_heads)}),
                 key="mh-heads")
     st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))
@@ -160,7 +160,9 @@ def render() -> None:
 
     # -- the picture: heads side by side ---------------------------------------------------------------
     shown = windows(kind, len(rows), len(cols))
-    heads_side_by_side(patterns, rows, cols, kind, where, tag, shown)
+    # every figure here is the trace's at this layer, window, language and type scale: built once per worker
+    at = (ctx.trace_key, kind, layer, tuple((part.start, part.stop) for part in shown), words(), type_scale())
+    heads_side_by_side(patterns, rows, cols, kind, where, tag, shown, at)
     head_table(patterns, cols, kind)                  # under the picture it names, its caption its heading
     # the pictures below show the window's tokens too (the table and the checks measure the whole sentence)
     window = shown[0]
@@ -175,8 +177,9 @@ def render() -> None:
     contributions = head_contribution_norms(z, w_o)                                 # [T,H]
     head_names = [t("ui.head_n", h=h) for h in range(n_heads)]
     with share_tab:
-        show_figure(contribution_map(contributions, rows, head_names, words(),
-                                     title=t("multihead.share.title", where=where), type_scale=type_scale()),
+        show_figure(view.shared_memo("mh-shares", at, lambda: contribution_map(
+                        contributions, rows, head_names, words(), title=t("multihead.share.title", where=where),
+                        type_scale=type_scale())),
                     f"{tag}-head-shares", matrix_frame(contributions, rows, head_names), key="mh-shares")
         st.caption(t("multihead.share.caption"))
     stages = {t("multihead.norms.input"): token_norms(residual), t("multihead.norms.concat"): token_norms(concat),
@@ -184,43 +187,48 @@ def render() -> None:
     if not cfg.norm_first:
         stages[t("multihead.norms.ln")] = token_norms(after)
     with norms_tab:
-        show_figure(stage_norms(stages, rows, words(), title=t("multihead.norms.title", where=where),
-                                type_scale=type_scale()), f"{tag}-norms",
+        show_figure(view.shared_memo("mh-norms", at, lambda: stage_norms(
+                        stages, rows, words(), title=t("multihead.norms.title", where=where),
+                        type_scale=type_scale())), f"{tag}-norms",
                     pd.DataFrame(stages, index=rows), key="mh-norms")
 
     explain(cfg, kind)
     with st.expander(t("multihead.full")):
         st.subheader(t("multihead.stage1", n=len(rows), d_k=dh))
-        show_figure(per_head_outputs(z, rows, words(), title=t("multihead.z.title", where=where),
-                                     type_scale=type_scale()),
+        show_figure(view.shared_memo("mh-z", at, lambda: per_head_outputs(
+                        z, rows, words(), title=t("multihead.z.title", where=where), type_scale=type_scale())),
                     f"{tag}-z",
                     pd.concat({f"head {h}": matrix_frame(z[h], rows, dim_labels(dh)) for h in range(n_heads)}),
                     key="mh-z")
 
         st.subheader(t("multihead.stage2", n=len(rows), heads=n_heads, d_k=dh, d=d))
         st.markdown(t("multihead.stage2.text", d_k=dh, last=dh - 1))
-        show_figure(concat_heatmap(concat, rows, n_heads, words(), title=t("multihead.concat.title"),
-                                   type_scale=type_scale()), f"{tag}-concat",
+        show_figure(view.shared_memo("mh-concat", at, lambda: concat_heatmap(
+                        concat, rows, n_heads, words(), title=t("multihead.concat.title"),
+                        type_scale=type_scale())), f"{tag}-concat",
                     matrix_frame(concat, rows, dims), key="mh-concat")
 
         left, right = st.columns(2)
         with left:
             st.subheader(t("multihead.stage3", d=d))
             st.markdown(t("multihead.stage3.text"))
-            show_figure(stage_heatmap(attn_out, rows, words(), t("multihead.out.title"), plot_px=HALF_PX,
-                                      type_scale=type_scale()),
+            show_figure(view.shared_memo("mh-out", at, lambda: stage_heatmap(
+                            attn_out, rows, words(), t("multihead.out.title"), plot_px=HALF_PX,
+                            type_scale=type_scale())),
                         f"{tag}-out", matrix_frame(attn_out, rows, dims), key="mh-out")
         with right:
             st.subheader(t("multihead.stage4"))
             st.markdown(t("multihead.stage4.text"))
-            show_figure(stage_heatmap(summed, rows, words(), t("multihead.sum.title"), plot_px=HALF_PX,
-                                      type_scale=type_scale()), f"{tag}-sum",
+            show_figure(view.shared_memo("mh-sum", at, lambda: stage_heatmap(
+                            summed, rows, words(), t("multihead.sum.title"), plot_px=HALF_PX,
+                            type_scale=type_scale())), f"{tag}-sum",
                         matrix_frame(summed, rows, dims), key="mh-sum")
 
         if not cfg.norm_first:
             st.subheader(t("multihead.stage5"))
             st.markdown(t("multihead.stage5.text", d=d))
-            show_figure(stage_heatmap(after, rows, words(), t("multihead.norm.title"), type_scale=type_scale()),
+            show_figure(view.shared_memo("mh-norm", at, lambda: stage_heatmap(
+                            after, rows, words(), t("multihead.norm.title"), type_scale=type_scale())),
                         f"{tag}-norm", matrix_frame(after, rows, dims), key="mh-norm")
         else:
             st.caption(t("multihead.pre_norm"))
