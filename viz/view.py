@@ -262,13 +262,13 @@ def shared_memo(name: str, at: Hashable, compute: Callable[[], Any]) -> Any:
                 return _shared[key]
         try:
             result = compute()
+            with _shared_lock:                 # kept before the waiters are let in, so none of them builds it again
+                _shared[key] = result
+                while len(_shared) > SHARED_MEMO_SIZE:
+                    _shared.popitem(last=False)
         finally:
             with _shared_lock:
                 _building.pop(key, None)
-        with _shared_lock:
-            _shared[key] = result
-            while len(_shared) > SHARED_MEMO_SIZE:
-                _shared.popitem(last=False)
     return result
 
 
