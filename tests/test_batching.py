@@ -7,7 +7,7 @@ import pytest
 from conftest import ROOT
 from model.inference.shared_greedy import GreedyBatcher
 from model.inference.decode import default_max_len, greedy, greedy_rows
-from model.inference.pipeline import encode_text, generate, load_engine, translate
+from model.inference.pipeline import encode_text, generate, load_engine, source_text, translate
 from model.inference.decode import pad_batch
 from model.capture.hooks import capture
 
@@ -146,7 +146,7 @@ def test_the_trained_translator_gives_each_of_concurrent_sessions_its_own_transl
     bundle = load_engine(ROOT / "pretrained" / "en-es", device="cpu")
     texts = ["The cat sleeps.", "Where is the station?", "I would like two coffees and a glass of water, please.",
              "She reads.", "My brother lives in a small house near the sea.", "Thank you very much!"]
-    sentences = [encode_text(bundle, t).ids for t in texts]
+    sentences = [encode_text(bundle, source_text(bundle, t)).ids for t in texts]    # as translate() reads them: <modern> first
     bundle.batcher = GatedBatcher(bundle.model)
     results, errors = run_threads(bundle.batcher, sentences)
     assert not errors and bundle.batcher.batch_sizes == [1, len(texts) - 1]
