@@ -563,8 +563,8 @@ def section(results: dict, machine: str) -> Section:
     if nat:
         body += ["", f"**One NAT address**: {nat['tried']} more browsers opened the join link from one address (as a "
                  f"lecture hall behind one NAT address reaches a server outside it): {nat['joined']} got in. The class "
-                 f"code's lookup allows {JOIN_TRIES_PER_MINUTE} per address per minute and counts every join, the "
-                 "right ones too (viz/classroom/panel.py): the others read 'too many class codes tried'."]
+                 f"code's lookup allows {JOIN_TRIES_PER_MINUTE} wrong codes per address per minute and does not count a "
+                 "right one (viz/classroom/panel.py), so a hall behind one address joins; guessing still meets the limit."]
         checks.append(Check(f"{nat['tried']} browsers join from one address in a minute", f"{nat['joined']} got in",
                             nat["joined"] == nat["tried"]))
     return Section("class_load", "A live class under load: following, idle cost, answers", "\n".join(body), checks)
