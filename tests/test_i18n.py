@@ -14,15 +14,18 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 
 # Messages that are notation, the same in every language: a word beside them repeated the block's name
 # ("前馈网络 · 前馈 ‖FFN‖", "线性层 … 线性 256 → 8,002" on the model map)
-NOTATION = {"map.ff_size", "map.linear_value"}
+NOTATION = {"map.ff_size", "map.linear_value", "map.sigma"}
+# a template of other messages and punctuation alone, Chinese by its full-width colon or brackets
+PUNCTUATION = {"map.tokens_row", "positional.curves.dim_option", "positional.norms.half", "step.why.panel"}
 
 
 def test_every_chinese_message_is_chinese():
     """A rule that can be checked: every zh message has Han characters (English terms may stand beside
     them in parentheses, as Chinese course notes write them), but for notation, written as in English."""
-    untranslated = [k for k, v in catalogue("zh").items() if not HAN.search(v) and k not in NOTATION]
+    untranslated = [k for k, v in catalogue("zh").items() if not HAN.search(v) and k not in NOTATION | PUNCTUATION]
     assert not untranslated
     assert all(catalogue("zh")[k] == catalogue("en")[k] for k in NOTATION)
+    assert all(re.search("[：（）]", catalogue("zh")[k]) for k in PUNCTUATION)
 
 
 @pytest.mark.parametrize("lang", list(LANGS))

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from apptest_utils import no_exceptions, run_page
-from test_i18n import HAN, assert_speaks, english_left, readable_texts
+from test_i18n import HAN, PUNCTUATION, assert_speaks, english_left, readable_texts
 from viz.i18n import LANGS, catalogue
 
 TOKEN_LABEL = re.compile(r"^\d+ \S+$")
@@ -28,7 +28,7 @@ LAYER_VIEWS += [("layernorm.py", {"stack": stack, "layer": layer, "norm": norm})
 def test_the_layer_messages_are_in_both_languages():
     en, zh = catalogue("en"), catalogue("zh")
     mine = [key for key in en if key.startswith(LAYER_PREFIXES)]
-    assert mine and all(HAN.search(zh[key]) for key in mine)
+    assert mine and all(HAN.search(zh[key]) for key in mine if key not in PUNCTUATION)
     assert not any(HAN.search(en[key]) for key in mine)
 
 

@@ -123,10 +123,16 @@ def test_a_long_sentence_gives_the_explorer_map_the_page_width():
 
 
 def test_a_rerun_that_changes_nothing_drawn_builds_no_figure_again(monkeypatch):
-    """The explorer's figures are kept for the session while what they show is the same: a rerun (a slider
-    moved, the lines opened) reuses them; a new sentence builds them anew."""
+    """The explorer's figures are kept (for every session of the worker: view.shared_memo) while what they show is
+    the same: a rerun (a slider moved, the lines opened) reuses them; a new sentence builds them anew. The worker's
+    cache starts empty here: an earlier test drawing the same sentence would otherwise have built them."""
+    from collections import OrderedDict
+
     import viz.figures.attention as attention
     import viz.map_view as map_view
+    from viz import view
+
+    monkeypatch.setattr(view, "_shared", OrderedDict())
 
     built = []
     for module, name in ((attention, "model_view"), (attention, "attention_heatmap"), (map_view, "head_view_figure")):
