@@ -2,41 +2,23 @@
 sentence the sidebar takes (its default 128-token limit), multi-head, home, FFN, decoding, the explorer, step-through,
 positional, LayerNorm and attribution draw every token label of the charts on view and stay within their
 short-sentence height plus one screen; in presenter mode too (step-through, LayerNorm). One server."""
-import shutil
-
 import pytest
 
-from browser_utils import CHROMIUM, browser, streamlit_server
 from chart_text import VIEWPORT, page_url
 from long_text import SENTENCES, measure
 
 pytestmark = pytest.mark.browser
 
-if not shutil.which(CHROMIUM):
-    pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
-
 PAGES = ("multihead", "home", "ffn", "decoding", "explorer", "step", "positional", "layernorm", "attribution")
 ONE_SCREEN = VIEWPORT["height"]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with streamlit_server() as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with browser() as b:
-        yield b
-
-
-def test_long_sentences_keep_every_label_and_the_page_height(server, chromium):
+def test_long_sentences_keep_every_label_and_the_page_height(app_url, chromium):
     heights, dropped = {}, {}
     page = chromium.new_context(viewport=VIEWPORT).new_page()
     for name in PAGES:
         for size, text in SENTENCES.items():
-            r = measure(page, page_url(server, name, present=False, extra={"text": text}))
+            r = measure(page, page_url(app_url, name, present=False, extra={"text": text}))
             errors = page.locator('[data-testid="stException"]').all()
             assert not errors, f"{name} at {size}: {errors[0].inner_text()[:400]}"
             heights[name, size] = r["height"]
@@ -48,11 +30,11 @@ def test_long_sentences_keep_every_label_and_the_page_height(server, chromium):
 
 
 @pytest.mark.parametrize("name", ["step", "layernorm"])
-def test_a_40_word_sentence_in_presenter_mode_keeps_every_label(server, chromium, name):
+def test_a_40_word_sentence_in_presenter_mode_keeps_every_label(app_url, chromium, name):
     """The step-through's maps and bars, or LayerNorm's token charts, on a projector: the 40-word sentence through a
     window, every label drawn, the page within a screen of the 9-word sentence's."""
     page = chromium.new_context(viewport=VIEWPORT).new_page()
-    short, long = (measure(page, page_url(server, name, present=True, extra={"text": SENTENCES[size]}))
+    short, long = (measure(page, page_url(app_url, name, present=True, extra={"text": SENTENCES[size]}))
                    for size in ("9", "40"))
     errors = page.locator('[data-testid="stException"]').all()
     assert not errors, errors[0].inner_text()[:400]
