@@ -129,7 +129,7 @@ def go_to(page: str, query: dict, personal: dict, version: int | None = None) ->
         return
     shown = view.View.from_query(page, {k: str(v) for k, v in query.items()})
     if version is not None:
-        view.put(view.CLASS_BLANK, (version, page, dict(query), dict(personal)))
+        view.put(view.CLASS_BLANK, (version, shown, dict(personal)))
     _show(file, shown, personal)
 
 
@@ -157,12 +157,12 @@ def page_drawn_now() -> bool:
     if switch is None:
         view.pop(view.CLASS_REDRAW)
         return True
-    version, page, query, personal = switch
-    shown = view.View.from_query(page, {k: str(v) for k, v in query.items()}).query()
-    if view.get(view.PAGE) == page and all(view.url_text(view.DECLARED[name]) == data for name, data in shown.items()
-                                           if view.DECLARED[name] not in view.SIDEBAR):
+    version, shown, personal = switch
+    if view.get(view.PAGE) == shown.page and all(view.url_text(view.DECLARED[name]) == data
+                                                 for name, data in shown.query().items()
+                                                 if view.DECLARED[name] not in view.SIDEBAR):
         view.put(view.CLASS_VERSION, version)
-    view.put(view.CLASS_REDRAW, ("pending", page, query, personal))
+    view.put(view.CLASS_REDRAW, ("pending", shown, personal))
     return False
 
 
@@ -182,6 +182,6 @@ def redraw_if_due() -> None:
     if redraw[0] == "pending":
         view.put(view.CLASS_REDRAW, ("armed", *redraw[1:]))
         return
-    _, page, query, personal = redraw
+    _, shown, personal = redraw
     view.pop(view.CLASS_REDRAW)
-    _show(page_file(page), view.View.from_query(page, {k: str(v) for k, v in query.items()}), personal)
+    _show(page_file(shown.page), shown, personal)
