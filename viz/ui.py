@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from viz.figures.attention import source_window
 from viz.figures.style import NORMAL, PRESENTER, TypeScale
 from viz.i18n import t
 from viz import view
@@ -97,6 +98,14 @@ def token_window(n: int, size: int, key: str, label_key: str = "ui.window") -> s
     start = st.slider(t(label_key, size=size, n=n), 0, n - size, 0, key=f"{key}-{n}-{size}",
                       format=t("ui.window.format"))
     return slice(start, start + size)
+
+
+def attention_window(kind: str, n_queries: int, weights: np.ndarray | None, size: int, key: str) -> tuple[slice, slice]:
+    """The queries and keys an attention map shows: a window of `size` queries the reader picks (token_window);
+    self-attention's keys are the same tokens, cross-attention's the `size` source tokens those rows look at most
+    (source_window of `weights`, its [query, key] map)."""
+    queries = token_window(n_queries, size, key)
+    return queries, (source_window(weights, queries, size) if kind == "cross" else queries)
 
 
 class PageStop(Exception):

@@ -6,7 +6,7 @@ import streamlit as st
 
 from model.analysis import word_order
 from model.capture import schema
-from viz.figures.attention import attention_heatmap, map_window, source_window
+from viz.figures.attention import attention_heatmap, map_window
 from viz.figures.style import symmetric_range
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
@@ -15,7 +15,7 @@ from viz.services.traces import get_trace
 from viz import view
 from viz.view import MAX_TEXT_CHARS
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.ui import attention_window, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
@@ -42,8 +42,7 @@ def shown_tokens(kind: str, a: np.ndarray) -> tuple[slice, slice]:
     the reader picks (a slider) and the keys they look at (self-attention: the same tokens), as many as a
     half-page map labels legibly (a 70-token map drew every third row label and smeared its key labels)."""
     size = map_window(type_scale().page_px / 2, type_scale())
-    queries = token_window(a.shape[0], size, "compare-tokens")
-    return queries, (source_window(a, queries, size) if kind == "cross" else queries)
+    return attention_window(kind, a.shape[0], a, size, "compare-tokens")
 
 
 def clip(shown: tuple[slice, slice], m: np.ndarray) -> tuple[slice, slice]:

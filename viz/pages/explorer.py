@@ -7,13 +7,13 @@ import streamlit as st
 from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.figures.attention import (WINDOW_ROWS, attention_heatmap, grid_cell, key_labels_fit, map_window, model_view,
-                                   source_window, thumbnail_block)
+                                   thumbnail_block)
 from viz.i18n import catalogue_keys, kind_title, t, words
 from viz.map_view import head_view_figure
 from viz import view
 from viz.state import Context
 from viz.text import attention_labels, plain
-from viz.ui import layer_head_pickers, matrix_frame, need_context, show_figure, token_window
+from viz.ui import attention_window, layer_head_pickers, matrix_frame, need_context, show_figure
 from viz.ui import type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
@@ -68,9 +68,7 @@ def how_to_read(kind: str, n_rows: int, n_cols: int) -> str:
 def windows(kind: str, patterns: np.ndarray, layer: int, size: int) -> tuple[slice, slice]:
     """A long sentence through a window of `size` tokens: the queries the reader picks, the keys they look at
     (self-attention: the same tokens), every label legible; the CSV and the strongest links keep it whole."""
-    queries = token_window(patterns.shape[-2], size, "explorer-window")
-    keys = queries if kind != "cross" else source_window(patterns[layer].mean(0), queries, size)
-    return queries, keys
+    return attention_window(kind, patterns.shape[-2], patterns[layer].mean(0), size, "explorer-window")
 
 
 def window_key(shown: tuple[slice, slice]) -> tuple[int, ...]:

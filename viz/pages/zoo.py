@@ -6,7 +6,7 @@ import streamlit as st
 from model.analysis import zoo
 from model.analysis.attention_math import causal_mask
 from model.capture import schema
-from viz.figures.attention import map_window, source_window
+from viz.figures.attention import map_window
 from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
 from viz.i18n import catalogue_keys, t, words
@@ -14,7 +14,7 @@ from viz.services.analyses import fitted_zoo
 from viz.state import current
 from viz import view
 from viz.text import attention_labels
-from viz.ui import layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
+from viz.ui import attention_window, layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
 
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
@@ -222,12 +222,9 @@ def shown_tokens(data: dict) -> tuple[slice, slice]:
     weights are computed on the whole sentence."""
     n_queries, n_keys = len(data["q_labels"]), len(data["k_labels"])
     size = max(WHOLE_MAP, map_window(type_scale().page_px / 2, type_scale()))
-    queries = token_window(n_queries, size, "zoo-tokens")
-    if data["kind"] == "cross" and data["pattern"] is not None:
-        return queries, source_window(data["pattern"], queries, size)
-    if data["kind"] in ("encoder", "decoder"):
-        return queries, queries
-    return queries, slice(0, n_keys)                              # the toy's few keys
+    if data["kind"] in ("encoder", "decoder") or data["kind"] == "cross" and data["pattern"] is not None:
+        return attention_window(data["kind"], n_queries, data["pattern"], size, "zoo-tokens")
+    return token_window(n_queries, size, "zoo-tokens"), slice(0, n_keys)          # the toy's few keys
 
 
 def windowed(data: dict, queries: slice, keys: slice) -> dict:
