@@ -35,16 +35,15 @@ def warnings(at) -> str:
 
 
 def join(code: str, **params):
-    """A student opening the join link: the switch to the teacher's view, its blank run, the poll's redraw."""
+    """A student opening the join link: its run switches to the teacher's view and draws it."""
     student = run_page(None, **{"class": code, **params})
-    follow(student, runs=1)
+    no_exceptions(student)
     return student
 
 
-def follow(student, runs: int = 2) -> None:
-    """A student's runs after the teacher's change: the switch and its blank run, then the poll's redraw."""
-    for _ in range(runs):
-        student.run()
+def follow(student) -> None:
+    """A student's poll after the teacher's change: it switches, and that one run draws the teacher's view."""
+    student.run()
     no_exceptions(student)
 
 
@@ -132,21 +131,24 @@ def test_a_following_screen_checks_in_on_a_change_else_every_few_seconds(monkeyp
     assert calls == [True, False] and class_store().presence(code).exploring == 1
 
 
-def test_a_switch_arms_the_poll_to_redraw_soon(monkeypatch):
-    """A follow's blank run asks the browser to poll again after REDRAW_AFTER_S, not a whole interval: that poll
-    draws the page; the drawn page polls at the usual interval."""
-    import streamlit as st
-    from viz.classroom import student as student_side
-    intervals = []
-    real = st.fragment
-    monkeypatch.setattr(st, "fragment", lambda *a, **k: intervals.append(k.get("run_every")) or real(*a, **k))
+def test_a_switch_draws_the_teachers_view_in_one_run_and_sets_the_browsers_pickers(monkeypatch):
+    import viz.classroom.live as live
+    """The run a switch asks for draws the page (no blank run first), and gives each picker its value through
+    the session: Streamlit then sends it with set_value, which makes the browser's widget of the same key take
+    it (a default alone loses to what the browser's widget holds: a student's head picker showed head 0 while the
+    map showed the teacher's head 1)."""
     teacher, code = start_class()
-    intervals.clear()
-    student = run_page(None, **{"class": code})                        # the switch to the teacher's view: blank
-    assert intervals == [student_side.REDRAW_AFTER_S] and not student.get("plotly_chart")
-    follow(student, runs=1)                                            # that poll's redraw
-    assert intervals[-1] == student_side.FOLLOW_EVERY_S and student.get("plotly_chart")
-    assert student_side.REDRAW_AFTER_S < student_side.FOLLOW_EVERY_S
+    student = join(code)
+    widget(teacher, "explorer-encoder-head").select(2).run()
+    switches = []
+    real = live.st.switch_page
+    monkeypatch.setattr(live.st, "switch_page", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    follow(student)
+    head = widget(student, "explorer-encoder-head")
+    assert head.value == 2 and head.proto.set_value                    # the browser's picker is told
+    assert student.get("plotly_chart") and dict(student.query_params)["head"] == "2"   # drawn in that run
+    assert switches == ["viz/pages/explorer.py"]                       # one switch, not a blank run and a redraw
+
 
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
     teacher, code = start_class()

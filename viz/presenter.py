@@ -95,10 +95,9 @@ def run_page(page, pages: list[Page]) -> None:
     lesson_download_at_top()
     if presenting:
         sentence_line()
-    drawn = classroom.before_page(page)     # a live class: its bar over the page (viz/classroom)
+    classroom.before_page(page)     # a live class: its bar over the page (viz/classroom)
     try:
-        if drawn:
-            page.run()
+        page.run()
     except PageStop:
         pass
     classroom.after_page()          # a teacher's view goes to the class

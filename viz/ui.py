@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import NoReturn
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -34,15 +34,38 @@ def safe_filename(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:80] or "figure"
 
 
-def show_figure(fig, filename: str, matrix: pd.DataFrame | None = None, key: str | None = None) -> None:
-    """A plotly figure with the modebar image export and, when given, a CSV of the matrix shown."""
-    st.plotly_chart(fig, config=plotly_config(filename), key=key)
+def show_figure(fig, filename: str, matrix: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
+                key: str | None = None) -> None:
+    """A plotly figure with the modebar image export and, when given, a CSV of the matrix shown: a data frame, or
+    the function that makes it. The CSV, like the figure's dict (drawable), is made once per figure: a figure
+    the worker shares (view.shared_memo) is drawn by every student of a class, and its matrix is the one the
+    figure's key determines."""
+    st.plotly_chart(drawable(fig), config=plotly_config(filename), key=key)
     if matrix is not None:
         # Bytes, not a deferred callable: Streamlit 1.67 keeps every run's callable for the session's
         # life (server RSS grew ~6.6 MB per new sentence, bench/memory.py). A click does not rerun.
-        st.download_button(t("ui.csv"), matrix.to_csv().encode("utf-8"),
-                           file_name=safe_filename(filename) + ".csv", mime="text/csv",
+        csv = _made_once(fig, "_viz_csv", lambda: (matrix() if callable(matrix) else matrix).to_csv().encode("utf-8"))
+        st.download_button(t("ui.csv"), csv, file_name=safe_filename(filename) + ".csv", mime="text/csv",
                            key=f"csv-{key or filename}", on_click="ignore")
+
+
+def drawable(fig):
+    """`fig`, its dict made once: st.plotly_chart asks the figure for its dict at every draw, which plotly makes
+    by deep-copying every array (a third of the explorer's run at 7 tokens). A figure is built, then only drawn
+    (view.shared_memo's rule), so its dict stays its own."""
+    if "to_dict" not in vars(fig):
+        spec = fig.to_dict()
+        object.__setattr__(fig, "to_dict", lambda: spec)     # plotly's figures refuse attributes they do not know
+    return fig
+
+
+def _made_once(fig, name: str, make: Callable[[], Any]) -> Any:
+    """What `make` returns, kept on the figure object (two sessions drawing it at once may both make it)."""
+    made = vars(fig).get(name)
+    if made is None:
+        made = make()
+        object.__setattr__(fig, name, made)
+    return made
 
 
 PRESENTER_TABLE_COLUMNS = 6   # a wider table turns on its side in presenter mode: a half-page column holds ~6 numbers
@@ -80,9 +103,9 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
     head_default = view.read(head_value, default=default_head, lo=-1 if allow_mean else 0, hi=n_heads - 1)
     head_options = ([-1] if allow_mean else []) + list(range(n_heads))
     c1, c2 = st.columns(2)
-    layer = c1.selectbox(t("ui.layer"), list(range(n_layers)), index=layer_default, key=f"{key}-layer",
+    layer = c1.selectbox(t("ui.layer"), list(range(n_layers)), key=view.seeded(f"{key}-layer", layer_default),
                          format_func=lambda i: t("ui.layer_n", i=i))
-    head = c2.selectbox(t("ui.head"), head_options, index=head_options.index(head_default), key=f"{key}-head",
+    head = c2.selectbox(t("ui.head"), head_options, key=view.seeded(f"{key}-head", head_default),
                         format_func=lambda h: t("ui.head_mean") if h == -1 else t("ui.head_n", h=h))
     view.write_url({layer_value: layer, head_value: head})
     return layer, (None if head == -1 else head)

@@ -155,8 +155,7 @@ CLASS_VERSION = Value("class-version", url=False)    # a student: the teacher's 
 CLASS_STUDENT = Value("class-student", url=False)    # a student's id when the browser gives none (fallback)
 CLASS_LINK_READ = Value("class-link-read", url=False)    # the class= / teach= of this link was looked up
 CLASS_NOTICE = Value("class-notice", url=False)      # a notice to show once (the class ended, a bad link)
-CLASS_BLANK = Value("class-blank", url=False)        # a student: the next run draws no page (after a follow)
-CLASS_REDRAW = Value("class-redraw", url=False)      # a student: the poll reruns the page (after the blank run)
+CLASS_SWITCH = Value("class-switch", url=False)      # a student: the run a switch to the teacher's view asked for
 CLASS_CHECKED_IN = Value("class-checked-in", url=False)  # a student: (when, following) last told the store
 CLASS_ANSWERED = Value("class-answered", url=False)  # a student: {question id: choice} answered here
 CLASS_SHOW_JOIN = Value("class-show-join", url=False)    # the teacher's big join code and QR shown
@@ -191,16 +190,30 @@ def put(value: Value, data: Any, *parts) -> None:
 
 
 def has(value: Value, *parts) -> bool:
+    return _held(key(value, *parts))
+
+
+def _held(name: str) -> bool:
     try:
-        return key(value, *parts) in st.session_state
+        return name in st.session_state
     except (ValueError, OverflowError):        # `in` reads the value: a NaN a browser sent raises there
         return True
 
 
-def seed(value: Value, data: Any, *parts) -> None:
-    """Set `value` unless the session already holds it (a widget's first value)."""
-    if not has(value, *parts):
-        st.session_state[key(value, *parts)] = data
+def seed(value: Value, data: Any, *parts) -> str:
+    """Set `value` unless the session already holds it (a widget's first value); its key (seeded())."""
+    return seeded(key(value, *parts), data)
+
+
+def seeded(name: str, data: Any) -> str:
+    """The key of a page's widget, holding `data` (its first value, from the link) unless the session already
+    holds one. A widget bound to the view gets its first value this way, never as index=/value=: Streamlit shows
+    a value set through the session in the browser's widget too, while a default loses to what the browser's
+    widget of the same key holds. So a view the session is made to show (follow(): a class following its
+    teacher) reaches every picker in one run."""
+    if not _held(name):
+        st.session_state[name] = data
+    return name
 
 
 def pop(value: Value, *parts, default: Any = None) -> Any:
@@ -443,11 +456,12 @@ def shared_view() -> View:
 
 
 def follow(view: View) -> None:
-    """Make this session show `view` from its next run on (a class following its teacher; callable while the
-    page's widgets are drawn): the sidebar's values go to the view's own copies, and every widget's own state is
-    dropped (the view's copies, memos and the class's values stay), so each widget takes its value from the
-    view or from the URL again: a widget that kept its state would outvote the followed layer, head or step.
-    The URL is the caller's to set (st.switch_page's query_params)."""
+    """Make this session show `view` (a class following its teacher): the sidebar's values go to the view's own
+    copies, and every widget's own state is dropped (the view's copies, memos and the class's values stay), so
+    each widget is seeded from the view or from the URL again (bind(), seeded()), and the browser's widgets are
+    given those values: a widget that kept its state would outvote the followed layer, head or step. Callable
+    while a fragment runs or before the page draws. The URL is the caller's to set (st.switch_page's
+    query_params)."""
     for value in SIDEBAR:
         if value.name in dict(view.values):
             st.session_state[_STORE + value.session_key] = view.get(value)

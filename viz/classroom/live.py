@@ -120,22 +120,37 @@ def page_file(url_path: str) -> str | None:
     return None
 
 
-def go_to(page: str, query: dict, personal: dict, version: int | None = None) -> None:
-    """Show the view `page` + `query` (checked again here) on this screen: its sidebar values, its page, its
-    layer, head, step... from the URL; `personal`: what this screen keeps its own (language, presenter mode,
-    the class). A student's switch (to the teacher's view `version`) draws a blank run first (page_drawn_now)."""
+def go_to(page: str, query: dict, personal: dict, version: int | None = None, tries: int = 0) -> None:
+    """Show the view `page` + `query` (checked again here) on this screen, from its next run: its sidebar values,
+    its page, its layer, head, step... from the URL; `personal`: what this screen keeps its own (language,
+    presenter mode, the class). A student's switch to the teacher's view `version` is checked by the run it asks
+    for (arrived())."""
     file = page_file(page)
     if file is None:
         return
     shown = view.View.from_query(page, {k: str(v) for k, v in query.items()})
     if version is not None:
-        view.put(view.CLASS_BLANK, (version, shown, dict(personal)))
-    _show(file, shown, personal)
-
-
-def _show(file: str, shown: view.View, personal: dict) -> None:
+        view.put(view.CLASS_SWITCH, (version, shown, dict(personal), tries))
     view.follow(shown)
     st.switch_page(file, query_params={**shown.query(), **personal})
+
+
+MAX_SWITCH_TRIES = 3
+
+
+def arrived() -> bool:
+    """At the top of the run a student's switch asked for, before the page draws: True when the switch is done
+    (the teacher's view and its version now shown), False when this run is no switch's. Streamlit merges a poll
+    that reaches it just after the switch into the switch's rerun, and the poll's page, URL and widget values
+    (the old view's) win: such a run switches again (at most MAX_SWITCH_TRIES times: then the view shown counts)."""
+    switch = view.pop(view.CLASS_SWITCH)
+    if switch is None:
+        return False
+    version, shown, personal, tries = switch
+    if (view.get(view.PAGE) != shown.page or view.shared_view().query() != shown.query()) and tries < MAX_SWITCH_TRIES:
+        go_to(shown.page, shown.query(), personal, version, tries + 1)
+    view.put(view.CLASS_VERSION, version)
+    return True
 
 
 def personal_params(code: str | None = None) -> dict:
@@ -144,44 +159,3 @@ def personal_params(code: str | None = None) -> dict:
     params = {view.LANG.name: lang if lang and lang != DEFAULT_LANG else None,
               view.PRESENT.name: "1" if view.get(view.PRESENT) else None, view.CLASS.name: code}
     return {k: v for k, v in params.items() if v}
-
-
-def page_drawn_now() -> bool:
-    """False for the one run after a student's go_to(), which draws no page: a browser keeps each keyed widget's
-    own value while the widget stays on the page (a student's head picker showed head 0 after the teacher's head
-    1); a finished run without them makes it forget them, and the poll it arms (redraw_if_due) draws the view.
-    The view's version counts as shown only when this run is on its page with its values in the URL: Streamlit
-    merges a poll that reaches it just after the switch into the switch's rerun, and the poll's page and URL
-    win; the poll then makes the switch again."""
-    switch = view.pop(view.CLASS_BLANK)
-    if switch is None:
-        view.pop(view.CLASS_REDRAW)
-        return True
-    version, shown, personal = switch
-    if view.get(view.PAGE) == shown.page and all(view.url_text(view.DECLARED[name]) == data
-                                                 for name, data in shown.query().items()
-                                                 if view.DECLARED[name] not in view.SIDEBAR):
-        view.put(view.CLASS_VERSION, version)
-    view.put(view.CLASS_REDRAW, ("pending", shown, personal))
-    return False
-
-
-def redraw_pending() -> bool:
-    """In this run: True when it is a follow's blank run (the poll it arms redraws the page)."""
-    return (view.get(view.CLASS_REDRAW) or ("",))[0] == "pending"
-
-
-def redraw_if_due() -> None:
-    """In a polling fragment, once the blank run has finished (the fragment ran inside it and armed this): draw
-    the followed view, its page and URL given again and the widgets' values dropped again. A poll the browser
-    sent before the blank run's end reached it carries the page, URL and widget values it had then (the old
-    view's): a plain rerun from it drew the old page or the old head."""
-    redraw = view.get(view.CLASS_REDRAW)
-    if not redraw:
-        return
-    if redraw[0] == "pending":
-        view.put(view.CLASS_REDRAW, ("armed", *redraw[1:]))
-        return
-    _, shown, personal = redraw
-    view.pop(view.CLASS_REDRAW)
-    _show(page_file(shown.page), shown, personal)

@@ -10,14 +10,14 @@ import streamlit as st
 
 from viz import view
 from viz.classroom import student, teacher
-from viz.classroom.live import class_store, client_address, page_drawn_now, say
+from viz.classroom.live import class_store, client_address, say
 from viz.classroom.store import JOIN_TRIES_PER_MINUTE, ClassGone, NotTeacher, StoreDown, normal_code
 from viz.i18n import t
 from viz.text import plain
 
 
-def before_page(page) -> bool:
-    """The class's part over the page; False when this run must not draw the page (a follow's blank run)."""
+def before_page(page) -> None:
+    """The class's part over the page."""
     view.put(view.PAGE, page.url_path)
     _read_link()
     for notice in view.pop(view.CLASS_NOTICE, default=[]):
@@ -25,7 +25,6 @@ def before_page(page) -> bool:
     code, secret = view.get(view.CLASS_CODE), view.get(view.CLASS_SECRET)
     if code and not secret:
         student.catch_up(code)          # a changed view is switched to before the page draws
-    drawn = page_drawn_now()
     if code and secret:
         teacher.sidebar_panel(code, secret)
         teacher.bar(code, secret)
@@ -33,7 +32,6 @@ def before_page(page) -> bool:
         student.bar(code)
     else:
         teacher.start_panel()
-    return drawn
 
 
 def after_page() -> None:

@@ -4,9 +4,9 @@ setting), or they explore on their own; they answer the teacher's question and s
 How a student's screen follows: a fragment reruns every FOLLOW_EVERY_S seconds (only the fragment, not the
 page): it reads the teacher's view version and the open question from the store (and checks in, for the
 teacher's count, every CHECK_IN_EVERY_S), and when the version changed it switches to the teacher's view right
-there (no run of the old page first). The switch's first run draws no page (live.page_drawn_now: the browser
-must forget its widgets' own values) and arms the poll to come back after REDRAW_AFTER_S instead of a whole
-interval; that poll draws the page (live.redraw_if_due). Nothing a student does is written anywhere but their own answers.
+there (no run of the old page first). That one run draws the page with the teacher's values in every picker
+(view.follow drops the widgets' own values; each is seeded from the view: view.seeded), after checking it got
+there (live.arrived). Nothing a student does is written anywhere but their own answers.
 """
 from __future__ import annotations
 
@@ -17,14 +17,13 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from viz import view
-from viz.classroom.live import class_store, go_to, personal_params, redraw_if_due, redraw_pending, say, student_id
+from viz.classroom.live import arrived, class_store, go_to, personal_params, say, student_id
 from viz.classroom.store import ClassGone, Question, StoreDown
 from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
 from viz.text import plain
 
 FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen within about this, plus a redraw
-REDRAW_AFTER_S = 0.3          # after a switch's blank run: its finish must reach the browser before this poll
 CHECK_IN_EVERY_S = 3.0        # presence counts a screen seen in the last store.PRESENT_S (10 s)
 
 
@@ -83,9 +82,9 @@ def _keep_polling() -> None:
 
 def catch_up(code: str) -> None:
     """At the top of a full run of a following student's page: when the teacher's view changed since this screen
-    last showed it, switch to it now, before the page itself draws."""
-    if not view.get(view.CLASS_FOLLOWING, default=True) or view.has(view.CLASS_BLANK):
-        return                                # (a switch's own run: page_drawn_now checks it got there)
+    last showed it, switch to it now, before the page itself draws (a switch's own run: checked by arrived)."""
+    if arrived() or not view.get(view.CLASS_FOLLOWING, default=True):
+        return
     try:
         published = class_store().followed(code)
     except ClassGone:
@@ -107,9 +106,7 @@ def _check_in(code: str, me: str, following: bool) -> None:
 
 
 def _follow(code: str) -> None:
-    every = REDRAW_AFTER_S if redraw_pending() else FOLLOW_EVERY_S
-
-    @st.fragment(run_every=every)
+    @st.fragment(run_every=FOLLOW_EVERY_S)
     def live() -> None:
         _keep_polling()
         me = student_id(code)
@@ -127,8 +124,6 @@ def _follow(code: str) -> None:
             return
         if published is not None and published.version != view.get(view.CLASS_VERSION):
             go_to(published.page, published.query, personal_params(code), published.version)   # a full run
-        if following:
-            redraw_if_due()                   # the page, drawn, now that the browser forgot its widgets' values
         if question is not None:
             _question(code, me, question)
 

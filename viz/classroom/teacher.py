@@ -221,4 +221,4 @@ def _reveal(code: str, secret: str, question: Question) -> None:
         st.warning(t("class.store_down"))
         return
     view.pop(view.CLASS_SHOW_JOIN)            # the toggle is drawn: its state can go, not change
-    go_to(question.page, question.query, personal_params())   # no blank run: the teacher has no poll to redraw it
+    go_to(question.page, question.query, personal_params())   # the view asked about, in every picker too

@@ -77,8 +77,9 @@ def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: st
 def second_sentence(text_a: str) -> str:
     """Sentence B: from the URL, else sentence A with two words swapped; follows A when A changes."""
     derived = word_order.swap_two_words(text_a)
-    text_b = st.text_input(t("compare.text_b"), value=view.read(view.TEXT_B, default=derived), max_chars=MAX_TEXT_CHARS,
-                           key=f"compare-text-b-{zlib.crc32(text_a.encode('utf-8'))}",
+    text_b = st.text_input(t("compare.text_b"), max_chars=MAX_TEXT_CHARS,
+                           key=view.seeded(f"compare-text-b-{zlib.crc32(text_a.encode('utf-8'))}",
+                                           view.read(view.TEXT_B, default=derived)),
                            help=t("compare.text_b.help"))
     view.write_url({view.TEXT_B: None if text_b.strip() == derived else text_b.strip()})
     return text_b.strip()
@@ -188,10 +189,11 @@ def render() -> None:
     ctx = need_context()
     st.title(t("compare.title"))
     c1, c2 = st.columns(2)
-    mode = c1.radio(t("compare.mode"), list(MODES), index=MODES.index(view.read(view.MODE, choices=list(MODES))),
-                    horizontal=True, key="compare-mode", format_func={m: t(COMPARE_MODE_KEYS[m]) for m in MODES}.get)
-    kind = c2.radio(t("compare.kind"), KINDS, index=KINDS.index(view.read(view.KIND, choices=KINDS)), horizontal=True,
-                    key="compare-kind", format_func=kind_short,
+    mode = c1.radio(t("compare.mode"), list(MODES), horizontal=True,
+                    key=view.seeded("compare-mode", view.read(view.MODE, choices=list(MODES))),
+                    format_func={m: t(COMPARE_MODE_KEYS[m]) for m in MODES}.get)
+    kind = c2.radio(t("compare.kind"), KINDS, horizontal=True, key=view.seeded("compare-kind", view.read(view.KIND, choices=KINDS)),
+                    format_func=kind_short,
                     help=" · ".join(kind_title(k) for k in KINDS))
     view.write_url({view.MODE: mode, view.KIND: kind})
     n_layers = schema.n_layers(ctx.model.config, kind)

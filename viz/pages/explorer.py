@@ -13,7 +13,7 @@ from viz.map_view import head_view_figure
 from viz import view
 from viz.state import Context
 from viz.text import attention_labels, plain
-from viz.ui import attention_window, layer_head_pickers, matrix_frame, need_context, show_figure
+from viz.ui import attention_window, drawable, layer_head_pickers, matrix_frame, need_context, show_figure
 from viz.ui import type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
@@ -37,8 +37,8 @@ def controls(cfg) -> tuple[str, int, int | None]:
     """One row: the attention kind, then layer and head (seeded from and written to the URL)."""
     c_kind, c_pick = st.columns([1.15, 1], vertical_alignment="bottom")
     kind_default = view.read(view.KIND, choices=list(schema.KINDS))
-    kind = c_kind.radio(t("explorer.kind"), schema.KINDS, index=schema.KINDS.index(kind_default), horizontal=True,
-                        key="explorer-kind", format_func=kind_title)
+    kind = c_kind.radio(t("explorer.kind"), schema.KINDS, horizontal=True,
+                        key=view.seeded("explorer-kind", kind_default), format_func=kind_title)
     view.write_url({view.KIND: kind})
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"explorer-{kind}")
@@ -53,7 +53,7 @@ def overview(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
     grid = view.shared_memo("explorer-grid", (ctx.trace_key, kind, layer, head, words(), type_scale()), lambda: model_view(
         patterns, words(), title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
         selected=(layer, head), masked=future_mask(kind, *patterns.shape[-2:]), type_scale=type_scale()))
-    st.plotly_chart(grid, on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
+    st.plotly_chart(drawable(grid), on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
                     config={"displaylogo": False})
 
 
@@ -94,7 +94,7 @@ def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: in
         weights[queries, keys], rows[queries], cols[keys], words(), title=title,
         masked=None if masked is None else masked[queries, keys], type_scale=type_scale(), width_px=width))
     show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
-                matrix_frame(weights, rows, cols), key="explorer-main")
+                lambda: matrix_frame(weights, rows, cols), key="explorer-main")
     return weights
 
 

@@ -46,12 +46,12 @@ def toy_note(cfg) -> None:
 
 def feed_forward(ctx, cols) -> None:
     cfg, arrays = ctx.model.config, ctx.trace.arrays
-    stack = cols[1].radio(t("ffn.stack"), STACKS, index=STACKS.index(view.read(view.STACK, choices=STACKS)),
-                          horizontal=True, key="ffn-stack", label_visibility="collapsed",
+    stack = cols[1].radio(t("ffn.stack"), STACKS, horizontal=True, label_visibility="collapsed",
+                          key=view.seeded("ffn-stack", view.read(view.STACK, choices=STACKS)),
                           format_func=lambda s: t(STACK_KEYS[s]))
     n = schema.n_layers(cfg, stack)
-    layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=view.read(view.LAYER, hi=n - 1),
-                              key=f"ffn-layer-{stack}", format_func=lambda i: t("ui.layer_n", i=i),
+    layer = cols[2].selectbox(t("ui.layer"), list(range(n)),
+                              key=view.seeded(f"ffn-layer-{stack}", view.read(view.LAYER, hi=n - 1)), format_func=lambda i: t("ui.layer_n", i=i),
                               label_visibility="collapsed")
     view.write_url({view.STACK: stack, view.LAYER: layer})
     ff = rg.feed_forward(arrays, stack, layer, cfg.norm_first)
@@ -90,8 +90,8 @@ def smoothing(ctx, cols) -> None:
     trace, tok = ctx.trace, ctx.model.tokenizer
     gold = np.asarray(trace.meta["tgt_ids"], dtype=int)
     out_tokens = position_labels(trace.meta["tgt_out_tokens"])
-    pos = cols[1].selectbox(t("ffn.smooth.pick"), list(range(len(gold))), index=view.read(view.TOKEN, hi=len(gold) - 1),
-                            key="ffn-smooth-token", format_func=lambda i: out_tokens[i], label_visibility="collapsed")
+    pos = cols[1].selectbox(t("ffn.smooth.pick"), list(range(len(gold))),
+                            key=view.seeded("ffn-smooth-token", view.read(view.TOKEN, hi=len(gold) - 1)), format_func=lambda i: out_tokens[i], label_visibility="collapsed")
     view.write_url({view.TOKEN: pos})
     s = rg.smoothing_losses(trace[schema.LOGITS], gold, rg.TRAINING_SMOOTHING)
     vocab = s.probs.shape[1]
@@ -125,14 +125,14 @@ def smoothing(ctx, cols) -> None:
 def dropout(ctx, cols) -> None:
     cfg, trace = ctx.model.config, ctx.trace
     kind = cols[1].selectbox(t("ffn.kind"), KINDS,
-                             index=KINDS.index(view.read(view.KIND, choices=KINDS, default="cross")), key="ffn-kind",
+                             key=view.seeded("ffn-kind", view.read(view.KIND, choices=KINDS, default="cross")),
                              label_visibility="collapsed", format_func=kind_short)
     n = schema.n_layers(cfg, kind)
-    layer = cols[2].selectbox(t("ui.layer"), list(range(n)), index=view.read(view.LAYER, hi=n - 1),
-                              key=f"ffn-dlayer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
+    layer = cols[2].selectbox(t("ui.layer"), list(range(n)),
+                              key=view.seeded(f"ffn-dlayer-{kind}", view.read(view.LAYER, hi=n - 1)), format_func=lambda i: t("ui.layer_n", i=i),
                               label_visibility="collapsed")
     head = cols[3].selectbox(t("ui.head"), list(range(cfg.n_heads)),
-                             index=view.read(view.HEAD, lo=0, hi=cfg.n_heads - 1), key="ffn-head",
+                             key=view.seeded("ffn-head", view.read(view.HEAD, lo=0, hi=cfg.n_heads - 1)),
                              format_func=lambda h: t("ui.head_n", h=h), label_visibility="collapsed")
     view.write_url({view.KIND: kind, view.LAYER: layer, view.HEAD: head})
     weights = np.asarray(trace[schema.pattern_name(kind, layer)][head], dtype=np.float64)        # [T, S]
@@ -161,8 +161,8 @@ def render() -> None:
     ctx = need_context()
     st.title(t("ffn.title"))
     cols = st.columns([3.4, 1.8, 1.1, 1.1], vertical_alignment="center")
-    part = cols[0].radio(t("ffn.view"), VIEWS, index=VIEWS.index(view.read(view.PART, choices=VIEWS)), horizontal=True,
-                         key="ffn-view", on_change=_view_changed, label_visibility="collapsed",
+    part = cols[0].radio(t("ffn.view"), VIEWS, horizontal=True,
+                         key=view.seeded("ffn-view", view.read(view.PART, choices=VIEWS)), on_change=_view_changed, label_visibility="collapsed",
                          format_func=lambda v: t(VIEW_KEYS[v]))
     view.write_url({view.PART: part})
     {"ffn": feed_forward, "smoothing": smoothing, "dropout": dropout}[part](ctx, cols)

@@ -64,8 +64,7 @@ def intro(cfg) -> None:
 
 
 def kind_radio(key: str) -> str:
-    default = view.read(view.KIND, choices=KINDS)
-    kind = st.radio(t("heads.kind"), KINDS, index=KINDS.index(default), horizontal=True, key=key,
+    kind = st.radio(t("heads.kind"), KINDS, horizontal=True, key=view.seeded(key, view.read(view.KIND, choices=KINDS)),
                     format_func={k: kind_short(k) for k in KINDS}.get,
                     help=" · ".join(kind_title(k) for k in KINDS))
     view.write_url({view.KIND: kind})
@@ -123,9 +122,8 @@ def statistics_tab(ctx, n_layers: dict) -> None:
                       format_func={s: t(HEADS_SOURCE_KEYS[s]) for s in ("sentence", "file")}.get)
     with c2:
         kind = kind_radio("heads-stat-kind")
-    stat_default = view.read(view.STAT, choices=list(heads.STATS))
-    stat = c3.selectbox(t("heads.stat"), list(heads.STATS), index=list(heads.STATS).index(stat_default),
-                        format_func={s: stat_name(s) for s in heads.STATS}.get, key="heads-stat")
+    stat = c3.selectbox(t("heads.stat"), list(heads.STATS), format_func={s: stat_name(s) for s in heads.STATS}.get,
+                        key=view.seeded("heads-stat", view.read(view.STAT, choices=list(heads.STATS))))
     view.write_url({view.STAT: stat})
     frame = heads.trace_head_stats(ctx.trace) if source == "sentence" else file_stats(ctx)
     if frame is None:
@@ -180,8 +178,8 @@ def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
         cols = st.columns(n_heads + 1, vertical_alignment="center")
         cols[0].markdown(f"**{t('ui.layer_n', i=layer)}**")
         for h in range(n_heads):
-            cols[h + 1].checkbox(t("fig.grid.head", h=h), value=(kind, layer, h) in chosen,
-                                 key=view.key(view.ABLATE_BOX, kind, layer, h))
+            cols[h + 1].checkbox(t("fig.grid.head", h=h),
+                                 key=view.seed(view.ABLATE_BOX, (kind, layer, h) in chosen, kind, layer, h))
     ticked = {(kind, layer, h) for layer in range(n_layers) for h in range(n_heads)
               if view.get(view.ABLATE_BOX, kind, layer, h)}
     return {x for x in chosen if x[0] != kind} | ticked
@@ -197,9 +195,8 @@ def ablation_tab(ctx, n_layers: dict) -> None:
     c1, c2 = st.columns(2)
     with c1:
         kind = kind_radio("heads-abl-kind")
-    mode_default = view.read(view.ABL_MODE, choices=list(ablation.ABLATION_MODES))
-    mode = c2.radio(t("heads.abl.mode"), list(ablation.ABLATION_MODES),
-                    index=list(ablation.ABLATION_MODES).index(mode_default), horizontal=True, key="heads-abl-mode",
+    mode = c2.radio(t("heads.abl.mode"), list(ablation.ABLATION_MODES), horizontal=True,
+                    key=view.seeded("heads-abl-mode", view.read(view.ABL_MODE, choices=list(ablation.ABLATION_MODES))),
                     format_func={m: t(HEADS_ABL_MODE_KEYS[m]) for m in ablation.ABLATION_MODES}.get)
     st.caption(t("heads.abl.tick", kind=kind_title(kind)))
     heads = head_grid(kind, view.get(view.HEADS_ABLATED), n_layers[kind], cfg.n_heads)

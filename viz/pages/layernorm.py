@@ -60,16 +60,15 @@ def _stack_changed() -> None:
 def controls(cfg) -> tuple[str, int, str]:
     """Stack, layer and norm in one row; the options say what they are."""
     c1, c2, c3 = st.columns([1.3, 1, 3.4], vertical_alignment="center")
-    stack = c1.radio(t("layernorm.stack"), STACKS, index=STACKS.index(view.read(view.STACK, choices=STACKS)),
-                     horizontal=True,
-                     key="ln-stack", on_change=_stack_changed, label_visibility="collapsed",
+    stack = c1.radio(t("layernorm.stack"), STACKS, horizontal=True,
+                     key=view.seeded("ln-stack", view.read(view.STACK, choices=STACKS)), on_change=_stack_changed, label_visibility="collapsed",
                      format_func=stack_name)
     n = schema.n_layers(cfg, stack)
-    layer = c2.selectbox(t("ui.layer"), list(range(n)), index=view.read(view.LAYER, hi=n - 1), key=f"ln-layer-{stack}",
+    layer = c2.selectbox(t("ui.layer"), list(range(n)), key=view.seeded(f"ln-layer-{stack}", view.read(view.LAYER, hi=n - 1)),
                          format_func=lambda i: t("ui.layer_n", i=i), label_visibility="collapsed")
     norm_names = [k for k in NORMS if stack == "decoder" or k != "norm_cross"]
-    norm = c3.radio(t("layernorm.norm"), norm_names, index=norm_names.index(view.read(view.NORM, choices=norm_names)),
-                    horizontal=True, key=f"ln-norm-{stack}",
+    norm = c3.radio(t("layernorm.norm"), norm_names, horizontal=True,
+                    key=view.seeded(f"ln-norm-{stack}", view.read(view.NORM, choices=norm_names)),
                     format_func=lambda k: t("layernorm.norm_option", place=norm_place(k, cfg.norm_first)),
                     label_visibility="collapsed")
     return stack, layer, norm
@@ -98,8 +97,9 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
     mean_in, std_in = (arrays[schema.norm_name(stack, layer, norm, h)] for h in ("mean", "std"))    # [T]
     mean_after, std_after = layer_norm_stats(x_norm)                                                 # [T]
     c_token, _ = st.columns([1, 2])
-    token = c_token.selectbox(t("layernorm.token.pick"), list(range(len(tokens))), key=f"ln-token-{stack}",
-                               index=view.read(view.TOKEN, hi=len(tokens) - 1), format_func=lambda i: tokens[i])
+    token = c_token.selectbox(t("layernorm.token.pick"), list(range(len(tokens))),
+                               key=view.seeded(f"ln-token-{stack}", view.read(view.TOKEN, hi=len(tokens) - 1)),
+                               format_func=lambda i: tokens[i])
     series = {t("layernorm.token.input"): x_in[token], t("layernorm.token.normalized"): x_norm[token],
               t("layernorm.token.output"): x_out[token]}
     tag = f"{ctx.model_id}-{stack}-L{layer}-{norm}"

@@ -39,12 +39,13 @@ MULTIHEAD_TRAIT_KEYS = catalogue_keys("multihead.trait", "self", "previous", "ne
 def controls(cfg) -> tuple[str, int]:
     """Attention kind and layer in one compact row (the options say what they are)."""
     c_kind, c_layer = st.columns([5, 1], vertical_alignment="center")
-    kind = c_kind.radio(t("multihead.kind"), KINDS, index=KINDS.index(view.read(view.KIND, choices=KINDS)),
-                        horizontal=True,
-                        key="mh-kind", format_func=kind_title, label_visibility="collapsed")
+    kind = c_kind.radio(t("multihead.kind"), KINDS, horizontal=True,
+                        key=view.seeded("mh-kind", view.read(view.KIND, choices=KINDS)), format_func=kind_title,
+                        label_visibility="collapsed")
     n_layers = schema.n_layers(cfg, kind)
-    layer = c_layer.selectbox(t("ui.layer"), list(range(n_layers)), index=view.read(view.LAYER, hi=n_layers - 1),
-                              key=f"mh-layer-{kind}", format_func=lambda i: t("ui.layer_n", i=i),
+    layer = c_layer.selectbox(t("ui.layer"), list(range(n_layers)),
+                              key=view.seeded(f"mh-layer-{kind}", view.read(view.LAYER, hi=n_layers - 1)),
+                              format_func=lambda i: t("ui.layer_n", i=i),
                               label_visibility="collapsed")
     return kind, layer
 
@@ -69,7 +70,8 @@ def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], k
     show_figure(view.shared_memo("mh-heads", at, lambda: head_patterns(
                     patterns, rows, cols, words(), title=t("multihead.heads.title", where=where, heads=n_heads),
                     masked=None if masked is None else masked[queries, keys], type_scale=type_scale())),
-                f"{tag}-heads", pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols) for h in range(n_heads)}),
+                f"{tag}-heads", lambda: pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols)
+                                                   for h in range(n_heads)}),
                 key="mh-heads")
     st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))
 
@@ -180,7 +182,7 @@ def render() -> None:
         show_figure(view.shared_memo("mh-shares", at, lambda: contribution_map(
                         contributions, rows, head_names, words(), title=t("multihead.share.title", where=where),
                         type_scale=type_scale())),
-                    f"{tag}-head-shares", matrix_frame(contributions, rows, head_names), key="mh-shares")
+                    f"{tag}-head-shares", lambda: matrix_frame(contributions, rows, head_names), key="mh-shares")
         st.caption(t("multihead.share.caption"))
     stages = {t("multihead.norms.input"): token_norms(residual), t("multihead.norms.concat"): token_norms(concat),
               t("multihead.norms.out"): token_norms(attn_out), t("multihead.norms.sum"): token_norms(summed)}
@@ -190,7 +192,7 @@ def render() -> None:
         show_figure(view.shared_memo("mh-norms", at, lambda: stage_norms(
                         stages, rows, words(), title=t("multihead.norms.title", where=where),
                         type_scale=type_scale())), f"{tag}-norms",
-                    pd.DataFrame(stages, index=rows), key="mh-norms")
+                    lambda: pd.DataFrame(stages, index=rows), key="mh-norms")
 
     explain(cfg, kind)
     with st.expander(t("multihead.full")):
@@ -198,7 +200,7 @@ def render() -> None:
         show_figure(view.shared_memo("mh-z", at, lambda: per_head_outputs(
                         z, rows, words(), title=t("multihead.z.title", where=where), type_scale=type_scale())),
                     f"{tag}-z",
-                    pd.concat({f"head {h}": matrix_frame(z[h], rows, dim_labels(dh)) for h in range(n_heads)}),
+                    lambda: pd.concat({f"head {h}": matrix_frame(z[h], rows, dim_labels(dh)) for h in range(n_heads)}),
                     key="mh-z")
 
         st.subheader(t("multihead.stage2", n=len(rows), heads=n_heads, d_k=dh, d=d))
@@ -206,7 +208,7 @@ def render() -> None:
         show_figure(view.shared_memo("mh-concat", at, lambda: concat_heatmap(
                         concat, rows, n_heads, words(), title=t("multihead.concat.title"),
                         type_scale=type_scale())), f"{tag}-concat",
-                    matrix_frame(concat, rows, dims), key="mh-concat")
+                    lambda: matrix_frame(concat, rows, dims), key="mh-concat")
 
         left, right = st.columns(2)
         with left:
@@ -215,21 +217,21 @@ def render() -> None:
             show_figure(view.shared_memo("mh-out", at, lambda: stage_heatmap(
                             attn_out, rows, words(), t("multihead.out.title"), plot_px=HALF_PX,
                             type_scale=type_scale())),
-                        f"{tag}-out", matrix_frame(attn_out, rows, dims), key="mh-out")
+                        f"{tag}-out", lambda: matrix_frame(attn_out, rows, dims), key="mh-out")
         with right:
             st.subheader(t("multihead.stage4"))
             st.markdown(t("multihead.stage4.text"))
             show_figure(view.shared_memo("mh-sum", at, lambda: stage_heatmap(
                             summed, rows, words(), t("multihead.sum.title"), plot_px=HALF_PX,
                             type_scale=type_scale())), f"{tag}-sum",
-                        matrix_frame(summed, rows, dims), key="mh-sum")
+                        lambda: matrix_frame(summed, rows, dims), key="mh-sum")
 
         if not cfg.norm_first:
             st.subheader(t("multihead.stage5"))
             st.markdown(t("multihead.stage5.text", d=d))
             show_figure(view.shared_memo("mh-norm", at, lambda: stage_heatmap(
                             after, rows, words(), t("multihead.norm.title"), type_scale=type_scale())),
-                        f"{tag}-norm", matrix_frame(after, rows, dims), key="mh-norm")
+                        f"{tag}-norm", lambda: matrix_frame(after, rows, dims), key="mh-norm")
         else:
             st.caption(t("multihead.pre_norm"))
 

@@ -105,8 +105,8 @@ def curves_section(ctx, table: np.ndarray, n_src: int, picker=None) -> list[int]
     """The page's picture: a few dimensions of the table as waves, slow to fast (picker: where the dimension
     choice goes, beside the positions slider)."""
     d_model, n_positions = table.shape[1], table.shape[0]
-    dims = (picker or st).multiselect(t("positional.curves.dims"), list(range(d_model)), default=dims_from_url(d_model),
-                          max_selections=MAX_DIMS, key="pe-dims",
+    dims = (picker or st).multiselect(t("positional.curves.dims"), list(range(d_model)),
+                          max_selections=MAX_DIMS, key=view.seeded("pe-dims", dims_from_url(d_model)),
                           format_func=lambda d: t("positional.curves.dim_option", d=d, wave="sin" if d % 2 == 0 else "cos"))
     if dims:
         show_figure(pe_curves(table, dims, words(), n_src, title=t("positional.curves.title"), type_scale=type_scale()),
@@ -149,8 +149,7 @@ def rotation_section(ctx, full_table: np.ndarray, learned: bool) -> int:
     rot_table = paper_table(max_len, d_model) if learned else full_table   # the model's own table
     offset_default = min(3, max_len - 1)
     offset = st.slider(t("positional.rotation.offset"), 1, max_len - 1,
-                       view.read(view.OFFSET, default=offset_default, hi=max_len - 1),
-                       key="pe-offset")
+                       key=view.seeded("pe-offset", view.read(view.OFFSET, default=offset_default, hi=max_len - 1)))
     m_k = rotation_matrix(offset, d_model)                                              # [D, D]
     errors = rotation_errors(rot_table, offset)                                         # [max_len - k]
     plain_gap = np.linalg.norm(rot_table[offset:] - rot_table[:-offset], axis=1)
@@ -211,9 +210,9 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
     default = first_two_words(src_tokens)          # two words, not the style token <modern> and "The"
     swap_a, swap_b = swap_from_url(n_src, default)
     c1, c2 = st.columns(2)
-    a = c1.selectbox(t("positional.order.swap"), list(range(n_src)), index=swap_a, key="pe-swap-a",
+    a = c1.selectbox(t("positional.order.swap"), list(range(n_src)), key=view.seeded("pe-swap-a", swap_a),
                      format_func=lambda i: src_labels[i])
-    b = c2.selectbox(t("positional.order.with"), list(range(n_src)), index=swap_b, key="pe-swap-b",
+    b = c2.selectbox(t("positional.order.with"), list(range(n_src)), key=view.seeded("pe-swap-b", swap_b),
                      format_func=lambda i: src_labels[i])
     view.write_url({view.SWAP: f"{a},{b}" if (a, b) != default else None})
     if a == b:
@@ -270,7 +269,7 @@ def render() -> None:
     n_default = min(64, max_len)
     c_slider, c_dims = st.columns([2, 3])
     n_positions = c_slider.slider(t("positional.positions"), 2, max_len,
-                                  view.read(view.POSITIONS, default=n_default, hi=max_len), key="pe-positions")
+                                  key=view.seeded("pe-positions", view.read(view.POSITIONS, default=n_default, hi=max_len)))
     table = full_table[:n_positions]
     dims = curves_section(ctx, table, n_src, picker=c_dims)        # the picture: waves, slow to fast
     table_section(ctx, full_table, n_positions, n_src)             # every number, one click away

@@ -41,10 +41,10 @@ FORMULAS = (
 
 def controls() -> tuple[list[str], str]:
     c1, c2 = st.columns([5, 6])
-    text = c1.text_input(t("rnn.input"), view.read(view.RNN_INPUT, default=DEFAULT_INPUT), max_chars=80, key="rnn-input")
-    score = c2.radio(t("rnn.score"), SCORES,
-                     index=SCORES.index(view.read(view.SCORE, choices=SCORES, default="additive")), horizontal=True,
-                     key="rnn-score", format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
+    text = c1.text_input(t("rnn.input"), max_chars=80,
+                         key=view.seeded("rnn-input", view.read(view.RNN_INPUT, default=DEFAULT_INPUT)))
+    score = c2.radio(t("rnn.score"), SCORES, horizontal=True,
+                     key=view.seeded("rnn-score", view.read(view.SCORE, choices=SCORES, default="additive")), format_func={s: t(RNN_SCORE_KEYS[s]) for s in RNN_SCORE_KEYS}.get)
     try:
         symbols = parse_symbols(text)
     except ValueError as e:

@@ -366,8 +366,8 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     """Kind on one line; layer, head, query and the Previous/Next buttons on the next; the steps under
     them. Returns (kind, layer, head, query, step)."""
     cfg = ctx.model.config
-    kind = st.radio(t("step.kind"), KINDS, index=KINDS.index(view.read(view.KIND, choices=KINDS)), horizontal=True,
-                    key="step-kind", format_func=kind_title, on_change=_forget_query,
+    kind = st.radio(t("step.kind"), KINDS, horizontal=True, key=view.seeded("step-kind", view.read(view.KIND, choices=KINDS)),
+                    format_func=kind_title, on_change=_forget_query,
                     label_visibility="collapsed")
     q_labels, _ = attention_labels(ctx.trace.meta, kind)
     reads = ctx.trace.meta["tgt_in_tokens"]

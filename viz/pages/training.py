@@ -60,20 +60,20 @@ def head_name(layer: int, head: int | None) -> str:
 def controls(running: bool) -> tuple[str, str, int, str]:
     """Task, model size and steps in one row; the example and the Train button in a second."""
     c1, c2, c3 = st.columns([3, 3.4, 3.6])
-    task = c1.radio(t("training.task"), TASKS, index=TASKS.index(view.read(view.TASK, choices=list(TASKS))),
-                    key="train-task", horizontal=True, disabled=running,
+    task = c1.radio(t("training.task"), TASKS, key=view.seeded("train-task", view.read(view.TASK, choices=list(TASKS))),
+                    horizontal=True, disabled=running,
                     format_func={k: t(TRAINING_TASK_KEYS[k]) for k in TASKS}.get)
     sizes = list(TOY_SIZES)
-    size = c2.radio(t("training.size"), sizes, index=sizes.index(view.read(view.SIZE, choices=sizes)), key="train-size",
+    size = c2.radio(t("training.size"), sizes, key=view.seeded("train-size", view.read(view.SIZE, choices=sizes)),
                     horizontal=True, disabled=running, format_func={k: t(TRAINING_SIZE_KEYS[k]) for k in sizes}.get,
                     help=" · ".join(t("training.size.help", size=t(TRAINING_SIZE_KEYS[s]), d=d, heads=h, layers=n)
                                     for s, (d, h, n, _ff) in TOY_SIZES.items()))
-    steps = c3.slider(t("training.steps"), *STEPS_RANGE,
-                      view.read(view.STEPS, default=800, lo=STEPS_RANGE[0], hi=STEPS_RANGE[1]), step=10,
-                      key="train-steps", disabled=running)
+    steps = c3.slider(t("training.steps"), *STEPS_RANGE, step=10, disabled=running,
+                      key=view.seeded("train-steps", view.read(view.STEPS, default=800, lo=STEPS_RANGE[0],
+                                                               hi=STEPS_RANGE[1])))
     c1, c2 = st.columns([5, 1], vertical_alignment="bottom")
-    example = c1.text_input(t("training.example"), view.read(view.EXAMPLE, default=DEFAULT_EXAMPLE), key="train-example",
-                            max_chars=80, disabled=running)
+    example = c1.text_input(t("training.example"), max_chars=80, disabled=running,
+                            key=view.seeded("train-example", view.read(view.EXAMPLE, default=DEFAULT_EXAMPLE)))
     c2.button(t("training.train"), type="primary", on_click=_request_training, disabled=running, key="train-button",
               width="stretch", help=t("training.train.help"))
     view.write_url({view.TASK: task, view.SIZE: size, view.STEPS: steps, view.EXAMPLE: example.strip() or None})

@@ -112,9 +112,8 @@ def pick(label: str, options: dict[str, str], value: view.Value, key: str, horiz
     """A radio seeded from the view's `value` in the URL and written back to it; options: each option's catalogue
     key."""
     keys = list(options)
-    start = keys.index(view.read(value, choices=keys))
-    choice = st.radio(label, keys, index=start, key=key, format_func=lambda o: t(options[o]),
-                      horizontal=horizontal, help=help)
+    choice = st.radio(label, keys, key=view.seeded(key, view.read(value, choices=keys)),
+                      format_func=lambda o: t(options[o]), horizontal=horizontal, help=help)
     view.write_url({value: choice})
     return choice
 
@@ -207,8 +206,8 @@ def method_controls() -> tuple[str, str, int, str]:
     centre = view.read(view.CENTRE, choices=list(CENTRES))
     if weighting == "local":
         c1, c2 = st.columns([2, 3])
-        half_width = c1.slider(t("zoo.window"), 0, 10, half_width, key="zoo-window")
-        centre = c2.radio(t("zoo.centre"), list(CENTRES), index=list(CENTRES).index(centre), key="zoo-centre",
+        half_width = c1.slider(t("zoo.window"), 0, 10, key=view.seeded("zoo-window", half_width))
+        centre = c2.radio(t("zoo.centre"), list(CENTRES), key=view.seeded("zoo-centre", centre),
                           format_func={c: t(ZOO_CENTRE_KEYS[c]) for c in CENTRES}.get, horizontal=True)
         view.write_url({view.WINDOW: half_width, view.CENTRE: centre})
     else:
