@@ -113,10 +113,16 @@ def test_the_multihead_page_is_built_once_for_a_class(monkeypatch):
     monkeypatch.setattr(view, "_shared", type(view._shared)())
     teacher, code = start_class("multi_head.py")
     assert len(builds) == 1
+    import pandas as pd
+    csvs = []
+    real_csv = pd.DataFrame.to_csv
+    monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, *a, **k: csvs.append(1) or real_csv(self, *a, **k))
     for _ in range(2):
         student = join(code)
         assert student.get("plotly_chart") and dict(student.query_params).get("kind") == "encoder"
-    assert len(builds) == 1
+        # the same charts and CSV files as the teacher's, from the figures' kept dict and CSV (ui.show_figure)
+        assert [c.proto.spec for c in student.get("plotly_chart")] == [c.proto.spec for c in teacher.get("plotly_chart")]
+    assert len(builds) == 1 and not csvs
 
 def test_a_following_screen_checks_in_on_a_change_else_every_few_seconds(monkeypatch):
     teacher, code = start_class()
@@ -204,6 +210,21 @@ def test_ask_answer_tally_reveal_and_csv():
     assert dict(student.query_params).get("step") == str(question.fields["step"])
     csv = class_store().history(code, teacher.session_state["class-secret"])
     assert csv[0][1][wrong] == 1
+
+
+def test_the_reveal_sets_the_teachers_own_pickers_to_the_proof():
+    """The reveal takes the teacher to the view that proves the answer; the pickers there are told it too (they
+    showed the head the teacher had moved to since asking, while the map showed the proof's head)."""
+    teacher, code = start_class()
+    widget(teacher, "class-ask-kind").select("positional_head").run()
+    teacher.button(key="class-ask-go").click().run()
+    question = class_store().question(code)
+    assert question.page == "explorer" and question.query["head"] == str(question.answer)
+    widget(teacher, "explorer-encoder-head").select((question.answer + 1) % 8).run()
+    teacher.button(key="class-ask-reveal").click().run()
+    no_exceptions(teacher)
+    head = widget(teacher, "explorer-encoder-head")
+    assert head.value == question.answer and head.proto.set_value
 
 
 @pytest.mark.parametrize("params, key", [({"class": "<b>x</b>"}, "class.bad_code"),
