@@ -21,6 +21,8 @@ if not shutil.which(CHROMIUM):
 LOAD_MS = 240_000            # a page's first run on a loaded 2-core machine
 FOLLOW_MS = 60_000           # a followed change (about 2 s on an idle machine; measured and printed)
 PHONE = {"width": 390, "height": 844}
+PHONE_AGENT = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0 "
+               "Mobile Safari/537.36")                      # the app plans a phone's charts for its column
 HEAD_SELECT = ".st-key-explorer-encoder-head input[role=combobox]"   # its value: the head shown
 
 
@@ -91,7 +93,7 @@ def test_a_class_in_three_browsers(chromium, app_url):
 
     students = {}
     for lang, suffix in (("en", ""), ("zh", "&lang=zh")):
-        context = chromium.new_context(viewport=PHONE)
+        context = chromium.new_context(viewport=PHONE, user_agent=PHONE_AGENT)
         students[lang] = (context, open_page(context, link + suffix))
     en, zh = students["en"][1], students["zh"][1]
     for page in (en, zh):
@@ -131,9 +133,12 @@ def test_a_class_in_three_browsers(chromium, app_url):
     on_page(en, "explorer")
     wait_for_app(teacher)
 
+    teacher.get_by_text("Show the join code", exact=True).click()       # everyone is in: the tally gets the room
+    wait_for_app(teacher)
     teacher.get_by_role("button", name="Ask the class").click()
     teacher.get_by_role("button", name="Ask", exact=True).click()
     wait_for_app(teacher)
+    teacher.keyboard.press("Escape")                                    # the question form folds away
     shows(en, ".st-key-class-student", "Question:")
     shows(zh, ".st-key-class-student", "问题：")
     en.locator(".st-key-class-ask-choices button").nth(0).click()
@@ -148,12 +153,15 @@ def test_a_class_in_three_browsers(chromium, app_url):
     for page, name in ((en, "class-student.png"), (zh, "zh/class-student.png")):
         box = page.locator(".js-plotly-plot").first.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 1, box   # the picture fits a phone
+        title = page.locator(".js-plotly-plot .gtitle").first.bounding_box()
+        assert title["x"] + title["width"] <= box["x"] + box["width"] + 1, title     # and its title (wrapped)
         snap(page, name)
 
     teacher.get_by_role("button", name="Reveal the model's answer").click()
     shows(en, ".st-key-class-student", "The model's answer")
     shows(zh, ".st-key-class-student", "模型的答案")
-    shows(teacher, ".st-key-class-teacher", "the model's answer")
+    shows(teacher, ".st-key-class-teacher", "The model's answer")
     wait_for_app(teacher)
+    teacher.locator(".st-key-class-teacher").scroll_into_view_if_needed()
     snap(teacher, "class-reveal.png")
     snap(en, "class-student-reveal.png")

@@ -9,16 +9,26 @@ import pandas as pd
 import streamlit as st
 
 from viz.figures.attention import source_window
-from viz.figures.style import NORMAL, PRESENTER, TypeScale
+from viz.figures.style import NORMAL, PHONE, PRESENTER, TypeScale
 from viz.i18n import t
 from viz import view
 from viz.state import current
 
 
 def type_scale() -> TypeScale:
-    """The chart type scale for this run: presenter sizes while presenter mode is on, else normal. Pages pass it
+    """The chart type scale for this run: presenter sizes while presenter mode is on, a phone's on a phone (a
+    class's students: charts planned for its ~350 px column, long titles wrapped), else normal. Pages pass it
     to builders."""
-    return PRESENTER if view.get(view.PRESENT) else NORMAL
+    if view.get(view.PRESENT):
+        return PRESENTER
+    return PHONE if on_phone() else NORMAL
+
+
+def on_phone() -> bool:
+    """Whether the browser says it is a phone's ("Mobi" in its User-Agent, as every phone browser's has; a
+    tablet's has not): the server cannot see a screen's width."""
+    agent = st.context.headers.get("User-Agent")
+    return isinstance(agent, str) and "Mobi" in agent
 
 
 def plotly_config(filename: str) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
@@ -54,6 +55,7 @@ class TypeScale:
     cell: int        # numbers in heatmap cells and on bars: the floor
     page_px: int     # main-area width at 1280x720
     ink: str | None = None   # colour of every text but cell numbers (None: the chart theme's, a grey)
+    narrow: bool = False     # a phone's column: a title longer than page_px wraps (typeset)
 
     def font(self, role: str = "text", **extra) -> dict:
         """A plotly font dict for a role ("title", "text", "tick", "cell"), with extra keys (color...). Cell
@@ -74,6 +76,7 @@ class TypeScale:
 
 TEXT_COLOR = "#31333F"         # the page's body text (Streamlit's light theme)
 NORMAL = TypeScale("normal", title=17, text=16, tick=14, cell=13, page_px=820)
+PHONE = TypeScale("phone", title=15, text=14, tick=12, cell=11, page_px=350, narrow=True)   # a 390 px screen
 # The back row at 1280x720: no text under 20 px (about 15 pt of a 540 pt slide), in the text's colour.
 PRESENTER = TypeScale("presenter", title=26, text=22, tick=20, cell=20, page_px=1220, ink=TEXT_COLOR)
 TYPE_SCALES = {s.name: s for s in (NORMAL, PRESENTER)}
@@ -92,6 +95,8 @@ def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
     layout["font"] = {**s.font("text"), **layout.get("font", {}), "size": s.text}
     if isinstance(layout.get("title"), dict):
         layout["title"]["font"] = {**s.font("title"), **layout["title"].get("font", {}), "size": s.title}
+        if s.narrow:
+            wrap_title(layout, s)
     layout["legend"] = {**layout.get("legend", {}), "font": {**s.font("text"), **layout.get("legend", {}).get("font", {}),
                                                               "size": s.text}}
     layout["hoverlabel"] = {**layout.get("hoverlabel", {}), "font": dict(size=s.text)}
@@ -105,6 +110,34 @@ def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
     for note in layout.get("annotations", []):
         note["font"] = {**s.font("text"), **(note.get("font") or {}), "size": s.text}
     return layout
+
+
+def wrap_title(layout: dict, type_scale: TypeScale) -> None:
+    """A title wider than the figure broken into lines at spaces (between any two CJK characters), the top
+    margin and the height grown by the added lines: plotly cuts a long title off at the figure's edge."""
+    title = layout["title"]
+    room = (layout.get("width") or type_scale.page_px) - 24
+    lines = wrapped(str(title.get("text") or ""), type_scale, room, "title")
+    if len(lines) < 2:
+        return
+    title["text"] = "<br>".join(lines)
+    added = (len(lines) - 1) * round(1.3 * type_scale.title)
+    layout["margin"] = {**layout.get("margin", {}), "t": layout.get("margin", {}).get("t", 80) + added}
+    if layout.get("height"):
+        layout["height"] += added
+
+
+def wrapped(text: str, type_scale: TypeScale, room_px: float, role: str = "text") -> list[str]:
+    """`text` in lines of at most room_px at a role's size; a tag (<b>) counts no width and is never cut."""
+    pieces = re.findall(r"<[^>]+>|\s+|[\u2e80-\u9fff\uff00-\uffef]|[^\s<\u2e80-\u9fff\uff00-\uffef]+", text)
+    lines, line = [], ""
+    for piece in pieces:
+        if line and not piece.startswith("<") and type_scale.text_px(re.sub(r"<[^>]+>", "", line + piece), role) > room_px:
+            lines.append(line.rstrip())
+            line = "" if piece.isspace() else piece
+        else:
+            line += piece
+    return [*lines, line.rstrip()] if line.strip() else lines
 
 
 def colorbar_sizes(colorbar: dict, type_scale: TypeScale = NORMAL) -> dict:
