@@ -276,3 +276,15 @@ def test_a_legend_under_the_title_gets_room_for_every_line(scale):
         assert plot >= short[name].layout.height - short[name].layout.margin.t, name
     assert legend_lines(LONG_NAMES, NORMAL, NORMAL.page_px / 2) >= 3       # the half-page histogram's case
     assert legend_lines(["a", "b"], NORMAL) == 1
+
+
+def test_a_phone_wraps_a_long_title_at_spaces_keeping_a_number_with_its_word():
+    from viz.figures.style import PHONE, typeset
+    title = "Encoder self-attention: all 3 layers × 8 heads (click a thumbnail to open it)<br>layer 0, head 0"
+    phone = typeset({"title": {"text": title}, "margin": {"t": 60}, "height": 400}, PHONE)
+    lines = phone["title"]["text"].split("<br>")
+    assert len(lines) == 3 and lines[-1] == "layer\u00a00, head\u00a00"        # its own break kept, none added there
+    assert all(PHONE.text_px(line, "title") <= PHONE.page_px - 24 for line in lines)
+    assert phone["margin"]["t"] == 60 + round(1.3 * PHONE.title) and phone["height"] == 400 + round(1.3 * PHONE.title)
+    normal = typeset({"title": {"text": title}}, NORMAL)
+    assert normal["title"]["text"] == title                                     # a projector's page: as written

@@ -117,24 +117,27 @@ def wrap_title(layout: dict, type_scale: TypeScale) -> None:
     margin and the height grown by the added lines: plotly cuts a long title off at the figure's edge."""
     title = layout["title"]
     room = (layout.get("width") or type_scale.page_px) - 24
-    lines = wrapped(str(title.get("text") or ""), type_scale, room, "title")
-    if len(lines) < 2:
+    parts = str(title.get("text") or "").split("<br>")               # its own line breaks stay
+    lines = [line for part in parts for line in wrapped(part, type_scale, room, "title")]
+    if len(lines) <= len(parts):
         return
     title["text"] = "<br>".join(lines)
-    added = (len(lines) - 1) * round(1.3 * type_scale.title)
+    added = (len(lines) - len(parts)) * round(1.3 * type_scale.title)
     layout["margin"] = {**layout.get("margin", {}), "t": layout.get("margin", {}).get("t", 80) + added}
     if layout.get("height"):
         layout["height"] += added
 
 
 def wrapped(text: str, type_scale: TypeScale, room_px: float, role: str = "text") -> list[str]:
-    """`text` in lines of at most room_px at a role's size; a tag (<b>) counts no width and is never cut."""
-    pieces = re.findall(r"<[^>]+>|\s+|[\u2e80-\u9fff\uff00-\uffef]|[^\s<\u2e80-\u9fff\uff00-\uffef]+", text)
+    """`text` in lines of at most room_px at a role's size; a tag (<b>) counts no width and is never cut, nor a
+    number from the word before it ("head 0")."""
+    text = re.sub(r"(?<=\w) (?=\d+\b)", "\u00a0", text)
+    pieces = re.findall(r"<[^>]+>| +|[\u2e80-\u9fff\uff00-\uffef]|[^ <\u2e80-\u9fff\uff00-\uffef]+", text)
     lines, line = [], ""
     for piece in pieces:
         if line and not piece.startswith("<") and type_scale.text_px(re.sub(r"<[^>]+>", "", line + piece), role) > room_px:
             lines.append(line.rstrip())
-            line = "" if piece.isspace() else piece
+            line = "" if piece == " " * len(piece) else piece
         else:
             line += piece
     return [*lines, line.rstrip()] if line.strip() else lines

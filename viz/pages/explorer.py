@@ -138,7 +138,8 @@ def render() -> None:
     st.caption(how_to_read(kind, len(rows), len(cols)))
     # the head's lines beside the map while the map's key labels fit in half the page; else (a long sentence)
     # the map takes the page's width, the lines folded below it (in half a page plotly dropped every second key)
-    beside = key_labels_fit(type_scale().page_px / 2, len(cols), type_scale())
+    # (a phone's column holds one: the map takes it whole)
+    beside = not type_scale().narrow and key_labels_fit(type_scale().page_px / 2, len(cols), type_scale())
     # at most WINDOW_ROWS tokens: the map and the lines under it stay within a screen more than a short sentence's
     size = min(WINDOW_ROWS, map_window(type_scale().page_px / (2 if beside else 1), type_scale()))
     shown = windows(kind, patterns, layer, size)
