@@ -220,3 +220,17 @@ def test_the_you_are_here_maps_thumbnails_are_large_enough_to_see_from_the_back(
     def rows(z) -> int:                      # plotly writes a numpy matrix as {"dtype", "bdata", "shape": "6, 6"}
         return int(str(z["shape"]).split(",")[0]) if isinstance(z, dict) else len(z)
     assert thumbs and min(tr["dy"] * rows(tr["z"]) for tr in thumbs) >= 85
+
+
+def test_the_heads_table_on_the_projector_names_each_kind_in_a_word_and_promises_no_sorting():
+    """Its static table took three lines a row for "编码器自注意力" (its box held three heads) and its heading
+    said to click a column to sort, which a static table does not."""
+    from viz.i18n import KIND_KEYS, message
+    shown = run_page("heads.py", present=1, lang="zh")
+    no_exceptions(shown)
+    table = next(t.value for t in shown.table if "类型" in t.value.columns)
+    assert set(table["类型"]) == {message("zh", keys.word) for keys in KIND_KEYS.values()}
+    headings = [s.value for s in shown.subheader]
+    assert message("zh", "heads.table.static") in headings and message("zh", "heads.table") not in headings
+    normal = run_page("heads.py", lang="zh")
+    assert message("zh", "heads.table") in [s.value for s in normal.subheader]

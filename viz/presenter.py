@@ -32,6 +32,7 @@ PRESENTER_CSS = """<style>
 .stMainBlockContainer [data-testid="stText"] { font-size: 1.2rem !important; }
 .stMainBlockContainer [data-testid="stCode"] code { font-size: 1.2rem !important; }   /* the decoding step's lines */
 .stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.3rem !important; }  /* st.table, Markdown: 20 px and up */
+.st-key-heads-all table tbody td:first-of-type * { white-space: nowrap !important; }  /* each head's kind on one line (编码器 took three) */
 .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
 .st-key-presenter-line { gap: 0.3rem; border-bottom: 1px solid #e6e6ea; }   /* the sentence line on top */
 .st-key-presenter-line p { font-size: 1.2rem !important; margin: 0; }

@@ -9,7 +9,7 @@ from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import catalogue_keys, error_text, kind_short, kind_title, t, tn, words
+from viz.i18n import catalogue_keys, error_text, kind_short, kind_title, kind_word, t, tn, words
 from viz.services.analyses import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz import view
 from viz.sidebar import uploaded_file
@@ -47,11 +47,13 @@ def stat_name(stat: str) -> str:
     return t(HEADS_STAT_KEYS[stat])
 
 
-def translated_columns(frame):
-    """The table with its headers (and kind names) in the page's language."""
+def translated_columns(frame, compact: bool = False):
+    """The table with its headers (and kind names) in the page's language; compact: each kind in one word (a
+    static table on the projector: "编码器自注意力" took three lines a row, and its box held three heads)."""
     frame = frame.copy()
+    name = kind_word if compact else kind_short
     if "kind" in frame:
-        frame["kind"] = frame["kind"].map(lambda k: kind_short(k) if k in KINDS else k)
+        frame["kind"] = frame["kind"].map(lambda k: name(k) if k in KINDS else k)
     names = {c: stat_name(c) if c in heads.STATS else t(HEADS_COL_KEYS[c]) for c in frame.columns
              if c in heads.STATS or c in HEADER_COLUMNS}
     return frame.rename(columns=names)
@@ -136,10 +138,12 @@ def statistics_tab(ctx, n_layers: dict) -> None:
     cols = [t("ui.head_n", h=h) for h in range(cfg.n_heads)]
     show_figure(fig, f"{ctx.model_id}-{kind}-{stat}", matrix_frame(matrix, rows, cols), key="heads-stat-grid")
     st.markdown(stat_help(stat))
-    st.subheader(t("heads.table"))
+    presenting = view.get(view.PRESENT)           # a static table: it does not sort
+    st.subheader(t("heads.table.static") if presenting else t("heads.table"))
     columns = {stat_name(s): st.column_config.NumberColumn(format="%.3f") for s in heads.STATS}
-    data_table(translated_columns(frame), missing=t("heads.na"), hide_index=True, column_config=columns,
-               key="heads-table", placeholder=t("heads.na"))
+    with st.container(key="heads-all"):
+        data_table(translated_columns(frame, compact=presenting), missing=t("heads.na"), hide_index=True,
+                   column_config=columns, key="heads-table", placeholder=t("heads.na"))
     st.caption(t("heads.na.caption"))
     with st.expander(t("heads.others")):
         for s in heads.STATS:
