@@ -3,7 +3,6 @@ activation patching. numpy + labels in, plotly out (built in one go, see style.t
 from __future__ import annotations
 
 import math
-import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
@@ -12,7 +11,7 @@ from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, labels_that_fit
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, axis_suffix,
                                cell_numbers,
                                check_matrix, colorbar, plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset,
-                               update_axes)
+                               update_axes, wide)
 
 # Toward the chosen token (positive) red, toward the alternative (negative) blue: the app's diverging
 # scale (style.DIVERGING_SCALE, RdBu_r) is red for positive and blue for negative everywhere else.
@@ -54,7 +53,7 @@ def patch_tokens(type_scale: TypeScale = NORMAL) -> int:
 
 def _text_px(text: str, size: float = 16) -> float:
     """About how many pixels a one-line text takes at this font size (CJK characters are twice as wide)."""
-    return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.5 for c in text) * size
+    return sum(1.0 if wide(c) else 0.5 for c in text) * size
 
 
 def _fit_title(title: str, px: float, size: float = 16) -> str:

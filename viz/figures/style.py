@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import json
 import re
 import unicodedata
@@ -71,7 +72,12 @@ class TypeScale:
 
     def text_px(self, text: str, role: str = "text") -> float:
         """About how many px a one-line text takes at a role's size (CJK characters a full em)."""
-        return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.56 for c in text) * getattr(self, role)
+        return sum(1.0 if wide(c) else 0.56 for c in text) * getattr(self, role)
+
+
+def wide(char: str) -> bool:
+    """A character a full em wide (Chinese, Japanese, Korean, full-width punctuation): a line may break at it."""
+    return unicodedata.east_asian_width(char) in "WF"
 
 
 TEXT_COLOR = "#31333F"         # the page's body text (Streamlit's light theme)
@@ -132,12 +138,18 @@ def wrapped(text: str, type_scale: TypeScale, room_px: float, role: str = "text"
     """`text` in lines of at most room_px at a role's size; a tag (<b>) counts no width and is never cut, nor a
     number from the word before it ("head 0")."""
     text = re.sub(r"(?<=\w) (?=\d+\b)", "\u00a0", text)
-    pieces = re.findall(r"<[^>]+>| +|[\u2e80-\u9fff\uff00-\uffef]|[^ <\u2e80-\u9fff\uff00-\uffef]+", text)
+    pieces = []
+    for part in filter(None, re.split(r"(<[^>]+>| +)", text)):        # tags and runs of spaces whole
+        if part.startswith(("<", " ")):
+            pieces.append(part)
+        else:                                                          # a word; each wide character one of its own
+            pieces += [c for is_wide, run in itertools.groupby(part, key=wide)
+                       for c in (list(run) if is_wide else ["".join(run)])]
     lines, line = [], ""
     for piece in pieces:
         if line and not piece.startswith("<") and type_scale.text_px(re.sub(r"<[^>]+>", "", line + piece), role) > room_px:
             lines.append(line.rstrip())
-            line = "" if piece == " " * len(piece) else piece
+            line = "" if piece.startswith(" ") else piece
         else:
             line += piece
     return [*lines, line.rstrip()] if line.strip() else lines
