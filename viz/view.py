@@ -123,6 +123,7 @@ SENTENCE_EDIT = Value("presenter-sentence", url=False)   # presenter mode's sent
 UPLOADED = Value("uploaded_sentence", url=False)
 TEXT_CUT_FROM = Value("_text_cut_from", url=False)
 LANG_DRAWN = Value("_lang_drawn", url=False)
+ON_PHONE = Value("_on_phone", url=False)             # the browser said it is a phone's (ui.on_phone), once a session
 DECODING_METHOD = Value("decoding-method", url=False)
 DECODING_BEAM = Value("decoding-beam", url=False)
 DECODING_LAST_BEAM = Value("_decoding_last_beam", url=False)
