@@ -290,9 +290,11 @@ class SentenceMaker:
         return " ".join(words)
 
     def labels(self, text: str, max_tokens: int = 10**6) -> list[str]:
-        """The position-prefixed tick labels the explorer shows for this source sentence."""
+        """The position-prefixed tick labels the explorer shows for this source sentence (read in the sidebar's
+        default style: a two-style model's first token is its style token, and every position after it moves)."""
         from viz.text import position_labels
-        ids = self.tokenizer.encode(text.strip())
+        from viz.view import STYLE
+        ids = self.tokenizer.encode(self.tokenizer.styled(text.strip(), STYLE.default))
         if len(ids) > max_tokens:
             ids = ids[: max_tokens - 1] + [2]
         return position_labels(self.tokenizer.token_strings(ids))
