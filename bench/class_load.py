@@ -426,7 +426,7 @@ class Hall:
 
     async def close(self) -> None:
         await asyncio.gather(*(t.close() for t in [self.teacher, *self.students, *self.second_tabs] if t))
-        self.store.close()
+        self.store.disconnect()
 
 
 def worker_of(hall: Hall, tab: Tab) -> str:

@@ -122,4 +122,4 @@ def test_a_student_follows_and_answers_once_through_a_worker_kill(tmp_path):
         assert sum(store.tally(code, question.id)) == 1, store.tally(code, question.id)
         assert store.presence(code).following == 1
         wait_for(student, lambda: worker_healthy(victim["port"]), "the killed worker was not restarted", TIMEOUT_MS)
-        store.close()
+        store.disconnect()

@@ -120,8 +120,9 @@ def test_a_question_from_the_trace_goes_through_the_store(en_es_trace):
     bundle, trace = en_es_trace
     store = MemoryStore()
     code, secret = store.create()
+    s1 = store.enrol(code, "10.0.0.1")
     asked = store.ask(code, secret, questions.positional_head(trace, SENTENCE, 0))
-    assert store.answer(code, asked.id, "s1", asked.answer) and not store.answer(code, asked.id, "s1", 0)
+    assert store.answer(code, asked.id, s1, asked.answer) and not store.answer(code, asked.id, s1, 0)
     assert sum(store.tally(code, asked.id)) == 1
 
 

@@ -551,8 +551,9 @@ def test_the_supervisor_runs_the_class_stores_redis_names_it_to_every_worker_and
     assert "password" not in (deployment.run_dir / "state.json").read_text()
     store = RedisStore(url)
     code, secret = store.create()
+    student = store.enrol(code, "10.0.0.1")
     asked = store.ask(code, secret, Question("k", {}, ("a", "b"), 0, "explorer", {}))
-    assert store.answer(code, asked.id, "student", 1)
+    assert store.answer(code, asked.id, student, 1)
     os.kill(redis["pid"], signal.SIGKILL)
 
     def back() -> bool:
@@ -563,7 +564,7 @@ def test_the_supervisor_runs_the_class_stores_redis_names_it_to_every_worker_and
             return False
     wait_until(back, f"redis not restarted with its classes\n{deployment.log()}", 30)
     assert deployment.state()["redis"]["restarts"] == redis["restarts"] + 1
-    assert store.tally(code, asked.id) == [0, 1] and not store.answer(code, asked.id, "student", 0)
+    assert store.tally(code, asked.id) == [0, 1] and not store.answer(code, asked.id, student, 0)
 
 
 def test_with_redis_url_the_workers_use_that_redis_and_none_is_started(tmp_path):

@@ -5,14 +5,21 @@ question (not revealed, a choice among its choices) and recorded with HSETNX in 
 counted once however many workers or tabs answer at once. A class's keys are
 
     tviz:class:<code>:meta        hash: secret (its SHA-256), version, page, query (JSON), asked (questions so far)
-    tviz:class:<code>:questions   hash: q<n> -> the question (JSON), q<n>:n -> its number of choices, q<n>:revealed
+    tviz:class:<code>:questions   hash: q<n> -> the question (JSON), q<n>:n -> its number of choices,
+                                  q<n>:opened -> when it was asked, q<n>:revealed, q<n>:closed
     tviz:class:<code>:answers     hash: q<n>:<student> -> choice
     tviz:class:<code>:tally       hash: q<n>:<choice> -> count
     tviz:class:<code>:following   sorted set: student -> when their screen last checked in
     tviz:class:<code>:exploring   sorted set: the same, for students exploring on their own
+    tviz:class:<code>:enrolled    hash: student id (issued by enrol) -> when it was issued
+    tviz:class:<code>:enrolments  hash: address (its hash) -> the times of its recent enrolments (JSON list)
+    tviz:class:<code>:handoffs    set: the tokens of pending handoffs
+    tviz:class:<code>:handoff:<token>   string: the teacher's secret, for one redeem within HANDOFF_S
 
-Every key expires IDLE_S after the teacher's last action (each teacher action sets the expiry of all six; a key
-a student creates takes the class's remaining time), and end() deletes them all. Rate limits live under
+Every key expires IDLE_S after the teacher's last action (each teacher action sets the expiry of the class's
+keys; a key a student creates takes the class's remaining time; a handoff's key lives HANDOFF_S at most), and
+end() deletes them all. Times are the server's TIME (or the test's clock), so a question's opening and a
+student's enrolment compare on one clock across workers. Rate limits live under
 tviz:rate:<action>:<client's hash>, one counter per window. Any Redis error (down, timed out, out of memory,
 still loading) raises StoreDown, so a page works on its own with a notice; a class whose keys are gone raises
 ClassGone.
@@ -22,6 +29,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from dataclasses import replace
 from typing import Callable
 
@@ -29,18 +37,23 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from viz.classroom.store import (IDLE_S, MAX_CHOICES, PRESENT_S, ClassGone, NotTeacher, Presence, Published,
-                                 Question, StoreDown, new_code, new_secret, normal_code, secret_hash,
-                                 valid_choice)
+from viz.classroom.store import (ENROL_WINDOW_S, HANDOFF_S, IDLE_S, MAX_CHOICES,
+                                 NEW_STUDENTS_PER_ADDRESS, PRESENT_S, ClassGone, NotTeacher, Presence, Published,
+                                 Question, StoreDown, TooMany, new_code, new_handoff, new_secret, new_student,
+                                 normal_code, secret_hash, valid_choice)
 
 PREFIX = "tviz:class:"
-KEY_PARTS = ("meta", "questions", "answers", "tally", "following", "exploring")
+KEY_PARTS = ("meta", "questions", "answers", "tally", "following", "exploring", "enrolled", "enrolments",
+             "handoffs")
 SOCKET_TIMEOUT_S = 1.0        # a hung Redis costs a page about this long before it says "store down"
 RATE_WINDOW_S = 60.0
+_HANDOFF_TOKEN = re.compile(rf"[A-Za-z0-9_-]{{{len(new_handoff())}}}")   # what new_handoff() makes
 
-# Shared by every script: KEYS are the class's six keys in KEY_PARTS order.
+# Shared by every script: KEYS are the class's keys in KEY_PARTS order.
 _PRELUDE = """
 local meta, questions, answers, tally, following, exploring = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local enrolled, enrolments, handoffs = KEYS[7], KEYS[8], KEYS[9]
+local function handoff_key(token) return string.sub(meta, 1, -5) .. 'handoff:' .. token end   -- <code>:handoff:<token>
 local function gone() return redis.call('EXISTS', meta) == 0 end
 local function check_teacher(hash)   -- nil when the secret's hash matches, else why not
   if gone() then return 'gone' end
@@ -59,6 +72,7 @@ local function clock(given)
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
+local function stamp(t) return string.format('%.6f', t) end   -- a time as stored (Lua's own %.14g cuts it)
 """
 
 _CREATE = """
@@ -89,7 +103,7 @@ return {'ok', version}
 _ASK = """
 local bad = check_teacher(ARGV[1]); if bad then return {bad} end
 local id = 'q' .. redis.call('HINCRBY', meta, 'asked', 1)
-redis.call('HSET', questions, id, ARGV[3], id .. ':n', ARGV[4])
+redis.call('HSET', questions, id, ARGV[3], id .. ':n', ARGV[4], id .. ':opened', stamp(clock(ARGV[5])))
 refresh(tonumber(ARGV[2]))
 return {'ok', id}
 """
@@ -101,20 +115,82 @@ refresh(tonumber(ARGV[2]))
 return {'ok'}
 """
 
+_CLOSE = """
+local bad = check_teacher(ARGV[1]); if bad then return {bad} end
+if redis.call('HEXISTS', questions, ARGV[3]) == 1 then redis.call('HSET', questions, ARGV[3] .. ':closed', 1) end
+refresh(tonumber(ARGV[2]))
+return {'ok'}
+"""
+
 _END = """
 local bad = check_teacher(ARGV[1]); if bad then return {bad} end
+for _, token in ipairs(redis.call('SMEMBERS', handoffs)) do redis.call('DEL', handoff_key(token)) end
 redis.call('DEL', unpack(KEYS))
 return {'ok'}
+"""
+
+_HANDOFF = """
+local bad = check_teacher(ARGV[1]); if bad then return {bad} end
+refresh(tonumber(ARGV[2]))
+for _, token in ipairs(redis.call('SMEMBERS', handoffs)) do    -- forget tokens whose key expired
+  if redis.call('EXISTS', handoff_key(token)) == 0 then redis.call('SREM', handoffs, token) end
+end
+local ms = math.min(tonumber(ARGV[5]), redis.call('PTTL', meta))
+redis.call('SET', handoff_key(ARGV[3]), ARGV[4], 'PX', ms)
+redis.call('SADD', handoffs, ARGV[3])
+redis.call('PEXPIRE', handoffs, tonumber(ARGV[2]))
+return {'ok'}
+"""
+
+_REDEEM = """
+if gone() then return '' end
+local secret = redis.call('GET', handoff_key(ARGV[1]))
+if not secret then return '' end
+redis.call('DEL', handoff_key(ARGV[1]))
+redis.call('SREM', handoffs, ARGV[1])
+return secret
+"""
+
+_ENROL = """
+if gone() then return 'gone' end
+local now, window, limit = clock(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local recent, before = {}, redis.call('HGET', enrolments, ARGV[2])
+if before then
+  for _, t in ipairs(cjson.decode(before)) do if now - tonumber(t) < window then recent[#recent + 1] = t end end
+end
+if #recent >= limit then
+  redis.call('HSET', enrolments, ARGV[2], cjson.encode(recent))
+  return 'toomany'
+end
+recent[#recent + 1] = stamp(now)
+redis.call('HSET', enrolments, ARGV[2], cjson.encode(recent))
+redis.call('HSET', enrolled, ARGV[1], stamp(now))
+inherit(enrolments)
+inherit(enrolled)
+return 'ok'
+"""
+
+_ENROLLED = """
+if gone() then return -1 end
+return redis.call('HEXISTS', enrolled, ARGV[1])
+"""
+
+_ANSWER_OF = """
+if gone() then return {'gone'} end
+return {'ok', redis.call('HGET', answers, ARGV[1] .. ':' .. ARGV[2]) or ''}
 """
 
 _ANSWER = """
 if gone() then return -1 end
 local id, student = ARGV[1], ARGV[2]
-if id ~= 'q' .. redis.call('HGET', meta, 'asked') or redis.call('HEXISTS', questions, id .. ':revealed') == 1 then
+if id ~= 'q' .. redis.call('HGET', meta, 'asked') or redis.call('HEXISTS', questions, id .. ':revealed') == 1
+   or redis.call('HEXISTS', questions, id .. ':closed') == 1 then
   return 0
 end
 local choice, n = tonumber(ARGV[3]), tonumber(redis.call('HGET', questions, id .. ':n'))
 if not choice or not n or choice < 0 or choice >= n or choice ~= math.floor(choice) then return 0 end
+local joined, opened = redis.call('HGET', enrolled, student), redis.call('HGET', questions, id .. ':opened')
+if not joined or not opened or tonumber(joined) > tonumber(opened) then return 0 end   -- only ids in the room then
 if redis.call('HSETNX', answers, id .. ':' .. student, choice) == 0 then return 0 end
 redis.call('HINCRBY', tally, id .. ':' .. choice, 1)
 inherit(answers)
@@ -139,8 +215,8 @@ _QUESTION = """
 if gone() then return {'gone'} end
 local id = 'q' .. redis.call('HGET', meta, 'asked')
 local text = redis.call('HGET', questions, id)
-if not text then return {'ok'} end
-return {'ok', id, text, redis.call('HEXISTS', questions, id .. ':revealed')}
+if not text or redis.call('HEXISTS', questions, id .. ':closed') == 1 then return {'ok'} end
+return {'ok', id, text, redis.call('HEXISTS', questions, id .. ':revealed'), 0}
 """
 
 _HISTORY = _COUNTS + """
@@ -149,7 +225,8 @@ refresh(tonumber(ARGV[2]))
 local out = {'ok'}
 for i = 1, tonumber(redis.call('HGET', meta, 'asked')) do
   local id = 'q' .. i
-  out[#out + 1] = {id, redis.call('HGET', questions, id), redis.call('HEXISTS', questions, id .. ':revealed'), counts(id)}
+  out[#out + 1] = {id, redis.call('HGET', questions, id), redis.call('HEXISTS', questions, id .. ':revealed'),
+                   redis.call('HEXISTS', questions, id .. ':closed'), counts(id)}
 end
 return out
 """
@@ -157,6 +234,7 @@ return out
 _CHECK_IN = """
 if gone() then return -1 end
 local now, student = clock(ARGV[3]), ARGV[1]
+if redis.call('HEXISTS', enrolled, student) == 0 then return 0 end   -- an id the class did not issue: nobody
 local here, there = following, exploring
 if ARGV[2] ~= '1' then here, there = exploring, following end
 redis.call('ZADD', here, now, student)
@@ -201,10 +279,15 @@ def _question_json(question: Question) -> str:
         raise ValueError(f"a question's fields and query must be plain JSON data: {e}") from e
 
 
-def _question(question_id: str, text: str, revealed) -> Question:
+def _question(question_id: str, text: str, revealed, closed) -> Question:
     data = json.loads(text)
     return Question(data["key"], data["fields"], tuple(data["choices"]), data["answer"], data["page"],
-                    data["query"], id=question_id, revealed=bool(int(revealed)))
+                    data["query"], id=question_id, revealed=bool(int(revealed)), closed=bool(int(closed)))
+
+
+def _client_hash(client: str) -> str:
+    """An address or client as Redis keeps it: its hash (no address in the store)."""
+    return hashlib.sha256(str(client).encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def _query_json(query: dict) -> str:
@@ -218,7 +301,8 @@ class RedisStore:
     `idle_s` and `rate_window_s` are shortened by tests."""
 
     def __init__(self, url: str, clock: Callable[[], float] | None = None, idle_s: float = IDLE_S,
-                 rate_window_s: float = RATE_WINDOW_S, socket_timeout: float = SOCKET_TIMEOUT_S):
+                 rate_window_s: float = RATE_WINDOW_S, socket_timeout: float = SOCKET_TIMEOUT_S,
+                 enrol_window_s: float = ENROL_WINDOW_S, handoff_s: float = HANDOFF_S):
         # No retries, whatever redis-py's default: a hung Redis costs a page one timeout, and a script cut off
         # mid-call is not run twice (a question asked twice). The pool itself replaces a connection that a
         # restarted Redis closed before using it (tested).
@@ -228,10 +312,12 @@ class RedisStore:
         self._clock = clock
         self._idle_ms = max(1, int(idle_s * 1000))
         self._rate_window_ms = max(1, int(rate_window_s * 1000))
+        self._enrol_window_s, self._handoff_ms = enrol_window_s, max(1, int(handoff_s * 1000))
         self._scripts = {name: self._redis.register_script(_PRELUDE + body) for name, body in (
             ("create", _CREATE), ("teacher", _TEACHER), ("publish", _PUBLISH), ("ask", _ASK), ("reveal", _REVEAL),
-            ("end", _END), ("answer", _ANSWER), ("tally", _TALLY), ("question", _QUESTION),
-            ("history", _HISTORY), ("check_in", _CHECK_IN), ("presence", _PRESENCE))}
+            ("close", _CLOSE), ("end", _END), ("answer", _ANSWER), ("answer_of", _ANSWER_OF), ("tally", _TALLY),
+            ("question", _QUESTION), ("history", _HISTORY), ("check_in", _CHECK_IN), ("presence", _PRESENCE),
+            ("enrol", _ENROL), ("enrolled", _ENROLLED), ("handoff", _HANDOFF), ("redeem", _REDEEM))}
         self._allow = self._redis.register_script(_ALLOW)
 
     @staticmethod
@@ -295,6 +381,24 @@ class RedisStore:
         return None if int(version) == 0 else Published(int(version), page, json.loads(query))
 
     @_reached
+    def enrol(self, code: str, address: str) -> str:
+        student = new_student()
+        reply = self._run("enrol", code, student, _client_hash(address), self._now(), self._enrol_window_s,
+                          NEW_STUDENTS_PER_ADDRESS)
+        if reply == "gone":
+            raise ClassGone(code)
+        if reply == "toomany":
+            raise TooMany(address)
+        return student
+
+    @_reached
+    def enrolled(self, code: str, student: str) -> bool:
+        found = self._run("enrolled", code, student)
+        if found == -1:
+            raise ClassGone(code)
+        return found == 1
+
+    @_reached
     def check_in(self, code: str, student: str, following: bool) -> None:
         if self._run("check_in", code, student, "1" if following else "0", self._now(), PRESENT_S) == -1:
             raise ClassGone(code)
@@ -308,8 +412,8 @@ class RedisStore:
     def ask(self, code: str, secret: str, question: Question) -> Question:
         if not question.choices or len(question.choices) > MAX_CHOICES or not valid_choice(question, question.answer):
             raise ValueError("a question needs 1 to MAX_CHOICES choices and its answer among them")
-        asked_id = self._teacher("ask", code, secret, _question_json(question), len(question.choices))[0]
-        return replace(question, id=asked_id, revealed=False)
+        asked_id = self._teacher("ask", code, secret, _question_json(question), len(question.choices), self._now())[0]
+        return replace(question, id=asked_id, revealed=False, closed=False)
 
     @_reached
     def question(self, code: str) -> Question | None:
@@ -326,6 +430,11 @@ class RedisStore:
         return counted == 1
 
     @_reached
+    def answer_of(self, code: str, question_id: str, student: str) -> int | None:
+        choice = self._student("answer_of", code, question_id, student)[0]
+        return int(choice) if choice != "" else None
+
+    @_reached
     def tally(self, code: str, question_id: str) -> list[int]:
         return [int(n) for n in self._student("tally", code, question_id)[0]]
 
@@ -334,9 +443,25 @@ class RedisStore:
         self._teacher("reveal", code, secret, question_id)
 
     @_reached
+    def close(self, code: str, secret: str, question_id: str) -> None:
+        self._teacher("close", code, secret, question_id)
+
+    @_reached
+    def handoff(self, code: str, secret: str) -> str:
+        token = new_handoff()
+        self._teacher("handoff", code, secret, token, secret, self._handoff_ms)
+        return token
+
+    @_reached
+    def redeem(self, code: str, token: str) -> str | None:
+        if normal_code(code) != code or not _HANDOFF_TOKEN.fullmatch(str(token)):
+            return None                                # (a token is part of a key's name: only ours may be)
+        return self._run("redeem", code, token) or None
+
+    @_reached
     def history(self, code: str, secret: str) -> list[tuple[Question, list[int]]]:
-        return [(_question(qid, text, revealed), [int(n) for n in counts])
-                for qid, text, revealed, counts in self._teacher("history", code, secret)]
+        return [(_question(qid, text, revealed, closed), [int(n) for n in counts])
+                for qid, text, revealed, closed, counts in self._teacher("history", code, secret)]
 
     @_reached
     def end(self, code: str, secret: str) -> None:
@@ -344,11 +469,11 @@ class RedisStore:
 
     @_reached
     def allow(self, client: str, action: str, per_minute: int, count: bool = True) -> bool:
-        who = hashlib.sha256(str(client).encode("utf-8", "replace")).hexdigest()[:32]
-        key = f"tviz:rate:{action}:{who}"
+        key = f"tviz:rate:{action}:{_client_hash(client)}"
         if not count:
             return int(self._redis.get(key) or 0) < per_minute
         return int(self._allow(keys=[key], args=[self._rate_window_ms])) <= per_minute
 
-    def close(self) -> None:
+    def disconnect(self) -> None:
+        """Close this client's connections (close() is the teacher's: it closes a question)."""
         self._redis.close()

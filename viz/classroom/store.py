@@ -4,9 +4,17 @@ One interface, two backends: `MemoryStore` (the default: one process, nothing el
 store (the lecture hall's workers share one Redis). Plain data only (no Streamlit): a view travels as its page
 and its URL query, which each student's screen checks again (viz.view.View.from_query) before showing it.
 
-Only the teacher drives: publishing, asking, revealing and ending take the class's teacher secret, which the
-store keeps as a hash. A class and everything in it is deleted when the teacher ends it or after IDLE_S without
-the teacher.
+Only the teacher drives: publishing, asking, revealing, closing and ending take the class's teacher secret, which
+the store keeps as a hash (and, for at most HANDOFF_S, itself under a single-use token: `handoff`, for the
+teacher's other device). A class and everything in it is deleted when the teacher ends it or after IDLE_S
+without the teacher.
+
+Who counts: a student is an id the store issued (`enrol`), never one a browser made up. Only an id enrolled at
+or before a question opened may answer it, once; presence counts enrolled ids only. One address may enrol at
+most NEW_STUDENTS_PER_ADDRESS ids in a class per ENROL_WINDOW_S: a room behind one NAT address joins, while a
+script that makes a new student per request runs out, and none of its new ids can answer the question already
+open. So one client adds at most NEW_STUDENTS_PER_ADDRESS answers to a question (asked after they enrolled),
+not one per request.
 """
 from __future__ import annotations
 
@@ -19,12 +27,24 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"   # no 0/O, 1/I/L: read off a projector and typed on a phone
-CODE_LENGTH = 6               # 31**6 ≈ 8.9e8 codes: with JOIN_TRIES_PER_MINUTE a client finds a live one by chance
-                              # about once in a million years of guessing per hundred classes
+CODE_LENGTH = 6               # 31**6 = 887,503,681 codes (see WRONG_CODES_PER_ADDRESS for guessing one)
 SECRET_BYTES = 24             # 192 bits (the issue asks for at least 128)
 IDLE_S = 4 * 3600             # a class without its teacher for this long ends, and its data goes
 PRESENT_S = 10.0              # a student counts as present while their screen checked in this recently
-JOIN_TRIES_PER_MINUTE = 20    # class-code lookups per client (a wrong code costs one)
+JOIN_TRIES_PER_MINUTE = 20    # today's UI (viz/classroom/panel.py): wrong codes per address; replaced by the two below
+# Wrong class codes per minute (a right code never counts, and is never refused while its address is under the
+# limit). Per address: loose enough for a room of 60 behind one NAT address that each mistype twice (120), with
+# room to spare; per browser: a student mistypes a few times, a script in one browser stops at 20. Guessing at
+# an address's whole allowance: each guess hits one of L live classes with probability L / 31**6, so the
+# expected time to a hit is 31**6 / (300 * L) minutes: 2,958,346 minutes (about 5.6 years) for one live class,
+# about 21 days were 100 classes live the whole time (docs/security.md, "The class, round five").
+WRONG_CODES_PER_ADDRESS = 300
+WRONG_CODES_PER_BROWSER = 20  # one browser's wrong codes per minute (a student mistypes a few times, not twenty)
+NEW_STUDENTS_PER_ADDRESS = 150    # ids one address may enrol in one class per ENROL_WINDOW_S: a big hall's worth
+ENROL_WINDOW_S = 600.0
+HANDOFF_S = 600.0             # a teacher's link for their other device works once, for this long
+HANDOFF_BYTES = 24
+STUDENT_BYTES = 18            # a student's id: 144 random bits, issued by the store
 MAX_CHOICES = 64              # a question's choices are the sentence's tokens or the model's heads
 RATE_WINDOW_S = 60.0          # allow(..., per_minute) counts tries in a window this long
 REDIS_URL_ENV = "TRANSFORMER_VIZ_REDIS"   # set (redis:// or unix:// URL): classes live in that Redis, else here
@@ -42,6 +62,10 @@ class StoreDown(Exception):
     """The store cannot be reached (Redis down): every page still works on its own."""
 
 
+class TooMany(Exception):
+    """A client went over a limit (an address enrolled NEW_STUDENTS_PER_ADDRESS ids in a class recently)."""
+
+
 @dataclass(frozen=True)
 class Question:
     """A question about the view on the screen, made from the real trace. The prompt is a catalogue key and its
@@ -54,6 +78,7 @@ class Question:
     query: dict
     id: str = ""                      # given by the store when asked
     revealed: bool = False
+    closed: bool = False              # the teacher closed it: no more answers, and question() no longer shows it
 
 
 @dataclass(frozen=True)
@@ -79,18 +104,34 @@ class ClassStore(Protocol):
         """Set the followed view; returns its version (unchanged when the view is the same)."""
     def followed(self, code: str) -> Published | None:
         """The teacher's view (None before the first publish); raises ClassGone."""
+    def enrol(self, code: str, address: str) -> str:
+        """A new student of class `code`: an id the store made (kept in their browser), joined now. Raises
+        ClassGone, or TooMany when `address` enrolled NEW_STUDENTS_PER_ADDRESS ids here in ENROL_WINDOW_S."""
+    def enrolled(self, code: str, student: str) -> bool:
+        """Whether `student` is an id this class issued; raises ClassGone."""
     def check_in(self, code: str, student: str, following: bool) -> None:
-        """A student's screen says it is there, following or exploring on their own."""
+        """A student's screen says it is there, following or exploring on their own (an id the class did not
+        issue is ignored)."""
     def presence(self, code: str) -> Presence: ...
     def ask(self, code: str, secret: str, question: Question) -> Question:
-        """Open `question` (closing the one before); returns it with its id."""
+        """Open `question` now (closing the one before); returns it with its id."""
     def question(self, code: str) -> Question | None:
-        """The open or last revealed question."""
+        """The open or last revealed question; None before the first and once the teacher closed the last."""
     def answer(self, code: str, question_id: str, student: str, choice: int) -> bool:
-        """Count a student's answer once: False when they already answered, the choice is not one of the
-        question's, or the question is not the open one or was revealed."""
+        """Count a student's answer once: False when the id was not enrolled by the time the question opened
+        (forged, unknown, or joined later), they already answered, the choice is not one of the question's, or
+        the question is not the open one, was revealed or closed."""
+    def answer_of(self, code: str, question_id: str, student: str) -> int | None:
+        """The choice that counted for `student` (None: none did)."""
     def tally(self, code: str, question_id: str) -> list[int]: ...
     def reveal(self, code: str, secret: str, question_id: str) -> None: ...
+    def close(self, code: str, secret: str, question_id: str) -> None:
+        """Close the question: no more answers, and question() returns None (history() keeps it, closed)."""
+    def handoff(self, code: str, secret: str) -> str:
+        """A token that gives the teacher's secret once, within HANDOFF_S (the teacher's other device)."""
+    def redeem(self, code: str, token: str) -> str | None:
+        """The teacher's secret for a token from handoff(), once (the token is deleted); None for a wrong,
+        used or expired token, or a class that ended."""
     def history(self, code: str, secret: str) -> list[tuple[Question, list[int]]]:
         """Every question asked in this class, oldest first, with its tally (the teacher's CSV)."""
     def end(self, code: str, secret: str) -> None:
@@ -106,6 +147,14 @@ def new_code() -> str:
 
 def new_secret() -> str:
     return secrets.token_urlsafe(SECRET_BYTES)
+
+
+def new_student() -> str:
+    return secrets.token_urlsafe(STUDENT_BYTES)
+
+
+def new_handoff() -> str:
+    return secrets.token_urlsafe(HANDOFF_BYTES)
 
 
 def secret_hash(secret: str) -> str:
@@ -137,15 +186,21 @@ class _Class:
     published: Published | None = None
     seen: dict[str, tuple[float, bool]] = field(default_factory=dict)      # student -> (when, following)
     questions: list[Question] = field(default_factory=list)
+    opened: dict[str, float] = field(default_factory=dict)                 # question id -> when it was asked
     answers: dict[str, dict[str, int]] = field(default_factory=dict)       # question id -> student -> choice
+    enrolled: dict[str, float] = field(default_factory=dict)               # student id -> when it was issued
+    enrolments: dict[str, list[float]] = field(default_factory=dict)       # address -> its recent enrolments
+    handoffs: dict[str, tuple[str, float]] = field(default_factory=dict)   # token -> (the secret, until when)
 
 
 class MemoryStore:
     """Classes in this process's memory (`streamlit run app.py` alone): one lock, nothing outlives the process."""
 
-    def __init__(self, clock=time.monotonic, idle_s: float = IDLE_S, rate_window_s: float = RATE_WINDOW_S):
+    def __init__(self, clock=time.monotonic, idle_s: float = IDLE_S, rate_window_s: float = RATE_WINDOW_S,
+                 enrol_window_s: float = ENROL_WINDOW_S, handoff_s: float = HANDOFF_S):
         self._clock = clock
         self._idle_s, self._rate_window_s = idle_s, rate_window_s
+        self._enrol_window_s, self._handoff_s = enrol_window_s, handoff_s
         self._lock = threading.Lock()
         self._classes: dict[str, _Class] = {}
         self._tries: dict[tuple[str, str], list[float]] = {}
@@ -161,6 +216,7 @@ class MemoryStore:
         found = self._classes.get(code)
         if found is None:
             raise ClassGone(code)
+        found.handoffs = {t: (s, until) for t, (s, until) in found.handoffs.items() if now < until}   # expired: gone
         return found
 
     def _teacher(self, code: str, secret: str) -> _Class:
@@ -210,9 +266,27 @@ class MemoryStore:
         with self._lock:
             return self._get(code).published
 
+    def enrol(self, code: str, address: str) -> str:
+        with self._lock:
+            found, now = self._get(code), self._clock()
+            recent = [t for t in found.enrolments.get(address, []) if now - t < self._enrol_window_s]
+            if len(recent) >= NEW_STUDENTS_PER_ADDRESS:
+                found.enrolments[address] = recent
+                raise TooMany(address)
+            found.enrolments[address] = [*recent, now]
+            student = new_student()
+            found.enrolled[student] = now
+            return student
+
+    def enrolled(self, code: str, student: str) -> bool:
+        with self._lock:
+            return student in self._get(code).enrolled
+
     def check_in(self, code: str, student: str, following: bool) -> None:
         with self._lock:
-            self._get(code).seen[student] = (self._clock(), bool(following))
+            found = self._get(code)
+            if student in found.enrolled:
+                found.seen[student] = (self._clock(), bool(following))
 
     def presence(self, code: str) -> Presence:
         with self._lock:
@@ -226,15 +300,16 @@ class MemoryStore:
             raise ValueError("a question needs 1 to MAX_CHOICES choices and its answer among them")
         with self._lock:
             found = self._teacher(code, secret)
-            asked = replace(question, id=f"q{len(found.questions) + 1}", revealed=False)
+            asked = replace(question, id=f"q{len(found.questions) + 1}", revealed=False, closed=False)
             found.questions.append(asked)
+            found.opened[asked.id] = self._clock()
             found.answers[asked.id] = {}
             return asked
 
     def question(self, code: str) -> Question | None:
         with self._lock:
             found = self._get(code)
-            return found.questions[-1] if found.questions else None
+            return found.questions[-1] if found.questions and not found.questions[-1].closed else None
 
     def answer(self, code: str, question_id: str, student: str, choice: int) -> bool:
         with self._lock:
@@ -242,13 +317,21 @@ class MemoryStore:
             if not found.questions:
                 return False
             open_one = found.questions[-1]
-            if open_one.id != question_id or open_one.revealed or not valid_choice(open_one, choice):
+            if (open_one.id != question_id or open_one.revealed or open_one.closed
+                    or not valid_choice(open_one, choice)):
+                return False
+            joined = found.enrolled.get(student)
+            if joined is None or joined > found.opened[question_id]:
                 return False
             votes = found.answers[question_id]
             if student in votes:
                 return False
             votes[student] = choice
             return True
+
+    def answer_of(self, code: str, question_id: str, student: str) -> int | None:
+        with self._lock:
+            return self._get(code).answers.get(question_id, {}).get(student)
 
     def _tally(self, found: _Class, question: Question) -> list[int]:
         counts = [0] * len(question.choices)
@@ -266,6 +349,27 @@ class MemoryStore:
         with self._lock:
             found = self._teacher(code, secret)
             found.questions = [replace(q, revealed=True) if q.id == question_id else q for q in found.questions]
+
+    def close(self, code: str, secret: str, question_id: str) -> None:
+        with self._lock:
+            found = self._teacher(code, secret)
+            found.questions = [replace(q, closed=True) if q.id == question_id else q for q in found.questions]
+
+    def handoff(self, code: str, secret: str) -> str:
+        with self._lock:
+            found = self._teacher(code, secret)
+            token = new_handoff()
+            found.handoffs[token] = (secret, self._clock() + self._handoff_s)
+            return token
+
+    def redeem(self, code: str, token: str) -> str | None:
+        with self._lock:
+            try:
+                found = self._get(code)                   # (its sweep drops expired tokens)
+            except ClassGone:
+                return None
+            secret, _ = found.handoffs.pop(token, (None, 0.0))
+            return secret
 
     def history(self, code: str, secret: str) -> list[tuple[Question, list[int]]]:
         with self._lock:
