@@ -1,5 +1,5 @@
 """The class's questions (model/analysis/questions.py, viz/classroom/questions.py) on a tiny model and on the
-shipped en-es, the tally chart, and a browser's class identity (viz/classroom/live.browser_token)."""
+shipped en-es and the tally chart."""
 from __future__ import annotations
 
 import os
@@ -17,7 +17,6 @@ from model.io.checkpoint import Bundle, load_checkpoint
 from model.nn.transformer import Transformer
 from model.training.tasks import toy_tokenizer
 from viz.classroom import questions
-from viz.classroom.live import browser_token
 from viz.classroom.store import MemoryStore
 from viz.figures.style import PRESENTER
 from viz.figures.tally import tally_figure
@@ -46,14 +45,22 @@ def test_token_choices_tell_repeated_tokens_apart():
     assert maths.token_choices(["▁the", "▁man", "▁the", "."]) == ["the (0)", "man", "the (2)", "."]
 
 
-def test_cross_look_answers_the_heaviest_source_token_and_offers_at_most_eight():
-    cross = np.zeros((2, 3, 12))
+def test_cross_look_offers_every_token_of_a_short_sentence_and_the_likeliest_of_a_long_one():
+    """Eight choices from nine tokens left one out, which told students it was not the answer: a sentence of up to
+    ALL_CHOICES_UP_TO tokens offers all; a longer one the MAX_CHOICES heaviest (the answer and the distractors the
+    head itself finds likeliest: none left out is more plausible than one kept)."""
+    for n in (9, maths.ALL_CHOICES_UP_TO):
+        short = maths.cross_look(np.full((1, 1, n), 1 / n), [f"▁w{i}" for i in range(n)], ["▁a"], 0, 0, 0)
+        assert len(short.choices) == n
+    cross = np.zeros((2, 3, 16))
     cross[1, 2, 9] = 1.0
-    cross[1, 2, :] += np.linspace(0, 0.5, 12)     # 11 is second heaviest, 10 third...
-    src = [f"▁w{i}" for i in range(12)]
+    cross[1, 2, :] += np.linspace(0, 0.5, 16)     # 15 is second heaviest, 14 third...
+    src = [f"▁w{i}" for i in range(16)]
     quiz = maths.cross_look(cross, src, ["▁a", "▁b", "▁c"], layer=0, head=1, target=2)
     assert len(quiz.choices) == maths.MAX_CHOICES
     assert quiz.choices[quiz.answer] == "w9"
+    kept = {int(c[1:]) for c in quiz.choices}
+    assert min(cross[1, 2, sorted(kept)]) >= max(cross[1, 2, [i for i in range(16) if i not in kept]])
     assert list(quiz.choices) == sorted(quiz.choices, key=lambda c: int(c[1:]))   # sentence order
     with pytest.raises(ValueError):
         maths.cross_look(cross, src[:5], ["▁a", "▁b", "▁c"], 0, 1, 2)
@@ -142,13 +149,3 @@ def test_tally_figure(lang):
         tally_figure(["a", "b"], [1, 2], words(lang), answer=2)
 
 
-def test_a_browser_token_is_the_xsrf_token_under_its_mask():
-    token = os.urandom(16)
-    masked = []
-    for mask in (os.urandom(4), os.urandom(4)):      # Tornado masks the same token afresh on each page load
-        cookie = "|".join(["2", mask.hex(), bytes(b ^ mask[i % 4] for i, b in enumerate(token)).hex(), "1700000000"])
-        masked.append(browser_token(cookie))
-    assert masked == [token.hex(), token.hex()]
-    assert browser_token(token.hex()) == token.hex()                 # version 1: the token itself
-    for bad in (None, "", "2|zz|00|1", "2|0102|00|1", "not hex", 42):
-        assert browser_token(bad) is None

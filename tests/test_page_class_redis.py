@@ -55,10 +55,11 @@ def test_redis_down_every_page_works_alone_and_after_its_restart_the_class_goes_
     assert message("en", "class.store_down") in texts(student) and student.get("plotly_chart")
     teacher.run()
     no_exceptions(teacher)
-    assert message("en", "class.store_down") in warnings(teacher) and teacher.get("plotly_chart")
+    assert message("en", "class.unreachable", code=code) in [e.value for e in teacher.error]   # large, on top
+    assert teacher.get("plotly_chart")
     newcomer = run_page(None, **{"class": code})                   # the join link while Redis is down
     no_exceptions(newcomer)
-    assert message("en", "class.store_down") in warnings(newcomer) and newcomer.get("plotly_chart")
+    assert message("en", "class.store_down") in texts(newcomer) and newcomer.get("plotly_chart")
 
     hall.start()                                                   # the same append-only file
     teacher.selectbox(key="explorer-encoder-head").select(1).run()
@@ -66,7 +67,12 @@ def test_redis_down_every_page_works_alone_and_after_its_restart_the_class_goes_
     student.run()                                                  # the poll's switch draws the teacher's view
     no_exceptions(student)
     assert head(student) == 1 and message("en", "class.following", code=code) in texts(student)
-    assert class_store().presence(code).following == 1
+    newcomer.run()                                                 # joined during the outage: enrolled now
+    no_exceptions(newcomer)
+    assert newcomer.session_state["class-student"] and head(newcomer) == 1
+    assert class_store().presence(code).following == 2
+    teacher.run()
+    assert not teacher.error                                       # the large notice is gone
 
 
 @pytest.mark.parametrize("hall", [False], indirect=True)
@@ -80,5 +86,5 @@ def test_after_a_restart_that_lost_the_class_the_page_says_it_ended(hall):
     assert "class" not in dict(student.query_params)
     teacher.selectbox(key="explorer-encoder-head").select(1).run()       # its publish finds the class gone
     no_exceptions(teacher)
-    assert "class-code" not in teacher.session_state               # no longer teaching; told on its next run
-    assert message("en", "class.ended") in teacher.session_state["class-notice"]
+    assert "class-code" not in teacher.session_state               # no longer teaching, and told so
+    assert message("en", "class.ended") in warnings(teacher)

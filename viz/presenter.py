@@ -11,7 +11,7 @@ import streamlit as st
 from viz.i18n import t
 from viz.text import plain
 from viz.nav import Page, page_blocks
-from viz.tour.download import lesson_download_at_top
+from viz.tour.download import lesson_button, lesson_download_at_top
 from viz.map_chart import model_map_chart
 from viz import view
 from viz.state import current
@@ -67,7 +67,8 @@ def _you_are_here(page) -> None:
 
 
 def _sentence_changed() -> None:
-    view.put(view.TEXT, view.get(view.SENTENCE_EDIT))
+    if view.get(view.SENTENCE_EDIT) is not None:
+        view.put(view.TEXT, view.get(view.SENTENCE_EDIT))
 
 
 def sentence_line() -> None:
@@ -86,6 +87,14 @@ def sentence_line() -> None:
                      max_chars=view.MAX_TEXT_CHARS, height=120)
 
 
+def _lesson_in_row(row) -> None:
+    """In a class, the lesson's download sits in the class bar's row (at the top right it covered the bar's
+    buttons: a click on "Ask the class" downloaded the lesson)."""
+    ctx = current()
+    if ctx is not None and ctx.trace is not None:
+        lesson_button(ctx, row)
+
+
 def run_page(page, pages: list[Page]) -> None:
     """Run the selected page; in presenter mode styled for a projector and followed by page buttons,
     also when the page stops early (ui.stop_page, e.g. for an empty sentence): the sidebar is folded away."""
@@ -93,10 +102,13 @@ def run_page(page, pages: list[Page]) -> None:
     if presenting:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.html(PRESENTER_CSS)
-    lesson_download_at_top()
+    classroom.prepare(page)         # a live class: which one, and as whom (viz/classroom)
+    in_class = classroom.active()
+    if not in_class:
+        lesson_download_at_top()
     if presenting:
         sentence_line()
-    classroom.before_page(page)     # a live class: its bar over the page (viz/classroom)
+    classroom.before_page(_lesson_in_row if in_class else None)   # the class bar over the page
     try:
         page.run()
     except PageStop:

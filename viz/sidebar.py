@@ -32,7 +32,7 @@ SIDEBAR_EXAMPLES_KEYS = catalogue_keys("sidebar.examples", "everyday", "struggle
 def start_view(models: list[str], notices: list[str]) -> None:
     """The sidebar's values the view does not hold yet come from the link (deep links), each checked once; a
     value the view holds is kept (also when its widget's state was dropped)."""
-    view.start(view.LANG, notices)
+    view.start(view.LANG, notices, default=browser_lang())
     if not models:
         return
     model = view.start(view.MODEL, notices, choices=models, default=models[0])
@@ -44,16 +44,27 @@ def start_view(models: list[str], notices: list[str]) -> None:
     view.start(view.STYLE, notices, choices=list(STYLE_KEYS), default=DEFAULT_STYLE)
 
 
+def browser_lang() -> str:
+    """The reader's language when the link names none: their browser's (st.context.locale, e.g. zh-CN), if the
+    app speaks it, else English."""
+    locale = st.context.locale
+    lang = locale.split("-")[0].lower() if isinstance(locale, str) else ""
+    return lang if lang in LANGS else DEFAULT_LANG
+
+
 def _use_preset() -> None:
     """The example becomes the sentence; a test-split verse brings its reference (teacher forcing shows at
     once), any other example clears the reference of the sentence before."""
     sentence = view.get(view.PRESET)
+    if sentence is None:                               # the picker emptied: the sentence stays
+        return
     view.put(view.TEXT, sentence)
-    if sentence is not None:
-        view.put(view.TARGET, reference_of(view.get(view.MODEL), sentence) or "")
+    view.put(view.TARGET, reference_of(view.get(view.MODEL), sentence) or "")
 
 
 def _use_uploaded() -> None:
+    if view.get(view.UPLOADED) is None:
+        return
     view.put(view.TEXT, view.get(view.UPLOADED))
     _cut_long_text()                                   # a file's line obeys the limit a paste does
 
@@ -84,7 +95,7 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
         sb.error(plain(t("sidebar.model.broken", error=e), limit=600))
         return None
     text = sb.text_area(t("sidebar.sentence"), key=view.bind(view.TEXT), height=90, on_change=_cut_long_text,
-                        help=t("sidebar.sentence.help", limit=f"{MAX_TEXT_CHARS:,}"))
+                        help=t("sidebar.sentence.help", limit=f"{MAX_TEXT_CHARS:,}")) or ""
     view.keep(view.TEXT, text)
     style = _style_picker(sb, model.tokenizer)
     translation_slot = sb.container()
@@ -98,7 +109,7 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
         sb.caption(plain(t("sidebar.examples.refused", error=refused), limit=400))
     _upload_picker(sb)
     target = sb.text_input(t("sidebar.reference"), key=view.bind(view.TARGET), help=t("sidebar.reference.help"),
-                           max_chars=MAX_TEXT_CHARS)
+                           max_chars=MAX_TEXT_CHARS) or ""
     view.keep(view.TARGET, target)
     lo, default_max, hi = max_tokens_bounds()
     c1, c2 = sb.columns(2)                     # NaN or 64 sent for a box: said, neither a crash nor greedy
@@ -155,7 +166,7 @@ def _style_picker(sb, tokenizer) -> str | None:
 def _cut_long_text() -> None:
     """A paste longer than the limit is cut here and said on the page (a text box's max_chars would drop it
     silently, keeping the old sentence)."""
-    text = view.get(view.TEXT)
+    text = view.get(view.TEXT) or ""
     if len(text) > MAX_TEXT_CHARS:
         view.put(view.TEXT, text[:MAX_TEXT_CHARS])
         view.put(view.TEXT_CUT_FROM, len(text))

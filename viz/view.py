@@ -148,12 +148,16 @@ TRAIN_RNN_RESULT = Value("train-rnn-result", url=False)   # the last live RNN tr
 
 # -- a live class (viz/classroom): the link's class and teacher secret, and what this session is in it -----------
 CLASS = Value("class", max_len=12)                   # a student's link: the class code (store.normal_code checks it)
-TEACH = Value("teach", max_len=64)                   # the teacher's link only: the teacher's secret
+HANDOFF = Value("handoff", max_len=64)               # the teacher's link for another device: a single-use token
 CLASS_CODE = Value("class-code", url=False)          # the class this session teaches or follows
 CLASS_SECRET = Value("class-secret", url=False)      # the teacher's secret (a teaching session only)
 CLASS_FOLLOWING = Value("class-following", url=False)    # a student: following the teacher (else exploring)
 CLASS_VERSION = Value("class-version", url=False)    # a student: the teacher's view version last shown
-CLASS_STUDENT = Value("class-student", url=False)    # a student's id when the browser gives none (fallback)
+CLASS_STUDENT = Value("class-student", url=False)    # a student: the id the store gave them (also in a cookie)
+CLASS_COOKIES_READ = Value("class-cookies-read", url=False)   # this session looked at the browser's class cookies
+CLASS_JOIN = Value("class-join", url=False)          # class-join-<where>: a "join a class" box's code
+CLASS_HANDOFF = Value("class-handoff", url=False)
+CLASS_OUTAGE = Value("class-outage", url=False)      # the teacher: the store was unreachable at the last look    # the teacher: the last link made for another device
 CLASS_LINK_READ = Value("class-link-read", url=False)    # the class= / teach= of this link was looked up
 CLASS_NOTICE = Value("class-notice", url=False)      # a notice to show once (the class ended, a bad link)
 CLASS_SWITCH = Value("class-switch", url=False)      # a student: the run a switch to the teacher's view asked for
@@ -161,7 +165,7 @@ CLASS_CHECKED_IN = Value("class-checked-in", url=False)  # a student: (when, fol
 CLASS_ANSWERED = Value("class-answered", url=False)  # a student: {question id: choice} answered here
 CLASS_SHOW_JOIN = Value("class-show-join", url=False)    # the teacher's big join code and QR shown
 CLASS_ASK = Value("class-ask", url=False)            # class-ask-<control>: the teacher's question picker
-PERSONAL = (LANG, PRESENT, CLASS, TEACH)             # each screen's own: a class never publishes these
+PERSONAL = (LANG, PRESENT, CLASS, HANDOFF)             # each screen's own: a class never publishes these
 
 DECLARED = {v.name: v for v in globals().values() if isinstance(v, Value) and v.url}
 assert len(DECLARED) == len([v for v in globals().values() if isinstance(v, Value) and v.url]), "a URL name twice"
@@ -456,22 +460,24 @@ def shared_view() -> View:
     return View(now.page, tuple((k, v) for k, v in now.values if k not in personal))
 
 
+FOLLOW_KEEPS = (_STORE, "memo:", "class-", "$$", PRESET.session_key, UPLOAD.session_key, UPLOADED.session_key,
+                SENTENCE_EDIT.session_key, IMAGE_FORMAT.session_key)
+
+
 def follow(view: View) -> None:
     """Make this session show `view` (a class following its teacher): the sidebar's values go to the view's own
-    copies, and every widget's own state is dropped (the view's copies, memos and the class's values stay), so
-    each widget is seeded from the view or from the URL again (bind(), seeded()), and the browser's widgets are
-    given those values: a widget that kept its state would outvote the followed layer, head or step. Callable
-    while a fragment runs or before the page draws. The URL is the caller's to set (st.switch_page's
-    query_params)."""
+    copies, and the state of every widget that shows a value of the view is dropped, so each is seeded from the
+    view or from the URL again (bind(), seeded()), and the browser's widgets are given those values: a widget that
+    kept its state would outvote the followed layer, head or step. Kept: the view's copies, memos, the class's
+    values, Streamlit's own keys, and the sidebar's pickers that only act when used (an example, an upload, the
+    presenter's sentence box, the image format): dropped, the browser sent their old value again as a change,
+    and the example picker's callback put no sentence (None) into the view. Callable while a fragment runs or
+    before the page draws. The URL is the caller's to set (st.switch_page's query_params)."""
     for value in SIDEBAR:
         if value.name in dict(view.values):
             st.session_state[_STORE + value.session_key] = view.get(value)
-    kept = (_STORE, "memo:", "class-")
-    for name in [k for k in session_keys() if not k.startswith(kept)]:
-        try:
-            del st.session_state[name]
-        except (KeyError, AttributeError):     # a key Streamlit keeps for itself
-            continue
+    for name in [k for k in session_keys() if not k.startswith(FOLLOW_KEEPS)]:
+        st.session_state.pop(name, None)
 
 
 # -- checking numbers -------------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import numpy as np
 
 from model.analysis.heads import head_statistics
 
-MAX_CHOICES = 8       # a row of buttons on a phone; a longer sentence offers its likeliest tokens
+MAX_CHOICES = 8       # a longer sentence offers this many: the answer and the likeliest others
+ALL_CHOICES_UP_TO = 12   # a sentence of up to this many tokens offers every one (one left out said "not me")
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,11 @@ def token_choices(tokens: Sequence[str]) -> list[str]:
 
 
 def _kept(weights: np.ndarray, limit: int) -> list[int]:
-    """The positions a question offers: all of them, or the `limit` heaviest, in sentence order."""
+    """The positions a question offers, in sentence order: every one of a short sentence (up to ALL_CHOICES_UP_TO),
+    else the `limit` heaviest: the answer and the distractors the head itself finds likeliest, so no choice left
+    out was more plausible than one kept."""
+    if len(weights) <= max(limit, ALL_CHOICES_UP_TO):
+        return list(range(len(weights)))
     order = np.argsort(-weights, kind="stable")[:limit]
     return sorted(int(i) for i in order)
 

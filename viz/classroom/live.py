@@ -1,22 +1,19 @@
-"""What a class needs from Streamlit: the store this server shares between sessions, who a student is, where a
-request comes from, the links a class is joined and resumed by, and the QR code of the join link.
+"""What a class needs from Streamlit: the store this server shares between sessions, where a request comes from,
+the links a class is joined by, and the QR code of the join link. Public Streamlit only (tests/test_architecture.py
+and tests/test_streamlit_contract.py): what a browser keeps is in viz/classroom/browser.py.
 
 The store: viz.classroom.backend.open_store(), cached per process (st.cache_resource): one `MemoryStore`, the
 default of `streamlit run app.py`, or the lecture hall's Redis that every worker shares (TRANSFORMER_VIZ_REDIS).
 
-A student's identity: Streamlit's XSRF cookie (`_streamlit_xsrf`, set once per browser and sent by every tab).
-Tornado masks it afresh in each page load ("2|mask|masked token|time"); the token under the mask is the
-browser's, so a reload and a second tab give the same id. It is hashed with the class code (a student's id says
-nothing outside their class). Where a browser sends no such cookie (XSRF protection off, cookies blocked, a
-test client) the fallback is a random id kept in the session: a reload there counts as a new student.
+Who a student is: the id the store gave them when they joined (store.enrol), kept in their browser's cookie
+(browser.STUDENT_COOKIE), so a reload and a second tab are the same student; an id the store never gave is no one.
 """
 from __future__ import annotations
 
-import binascii
-import hashlib
 import io
-import secrets
-from urllib.parse import urlencode
+import ipaddress
+import os
+from urllib.parse import urlencode, urlsplit
 
 import segno
 import streamlit as st
@@ -27,8 +24,8 @@ from viz.nav import PAGES
 from viz.classroom.backend import open_store
 from viz.classroom.store import ClassStore
 
-XSRF_COOKIE = "_streamlit_xsrf"
-PROXIES = {None, "127.0.0.1", "::1"}     # a request from here came through the local nginx (or is local)
+TRUSTED_PROXIES_ENV = "TRANSFORMER_VIZ_TRUSTED_PROXIES"   # deploy/serve.py: its nginx's addresses (comma-separated)
+PUBLIC_URL_ENV = "TRANSFORMER_VIZ_PUBLIC_URL"             # deploy/serve.py --public-url: the address students open
 
 
 @st.cache_resource(show_spinner=False)
@@ -38,42 +35,26 @@ def class_store() -> ClassStore:
     return open_store()
 
 
-def browser_token(cookie: str | None) -> str | None:
-    """The stable part of Tornado's XSRF cookie: version 2 is '2|<mask hex>|<masked token hex>|<time>' with the
-    token XOR the 4-byte mask (a new mask each page load, the same token); version 1 is the token in hex."""
-    if not cookie or not isinstance(cookie, str):
-        return None
-    try:
-        parts = cookie.split("|")
-        if len(parts) == 4 and parts[0] == "2":
-            mask, masked = binascii.unhexlify(parts[1]), binascii.unhexlify(parts[2])
-            if len(mask) != 4 or not masked:
-                return None
-            return bytes(b ^ mask[i % 4] for i, b in enumerate(masked)).hex()
-        token = binascii.unhexlify(cookie)
-        return token.hex() if token else None
-    except (binascii.Error, ValueError):
-        return None
-
-
-def student_id(code: str) -> str:
-    """This browser's id in class `code` (the same in every tab and after a reload; see the module's note)."""
-    token = browser_token(st.context.cookies.get(XSRF_COOKIE))
-    if token is None:
-        token = view.get(view.CLASS_STUDENT)
-        if token is None:
-            token = secrets.token_hex(16)
-            view.put(view.CLASS_STUDENT, token)
-    return hashlib.sha256(f"{code}:{token}".encode()).hexdigest()[:24]
+def trusted_proxies(env=None) -> set[str]:
+    """The addresses whose X-Real-IP is believed: none unless the deployment names its proxy (a bare `streamlit
+    run` believes no header: anyone could send one)."""
+    raw = (os.environ if env is None else env).get(TRUSTED_PROXIES_ENV, "")
+    return {part.strip() for part in raw.split(",") if part.strip()}
 
 
 def client_address() -> str:
-    """Who asks, for the rate limit: the connection's address, or, from the local proxy, the address nginx
-    saw (X-Real-IP, which deploy/nginx_conf.py sets; a client's own X-Real-IP is overwritten there)."""
-    address = st.context.ip_address
-    if address in PROXIES:
-        address = _header("X-Real-Ip") or address
-    return address if isinstance(address, str) and address else "local"
+    """Who asks, for the rate limits (address_of)."""
+    return address_of(st.context.ip_address, _header("X-Real-Ip"), trusted_proxies())
+
+
+def address_of(connection: str | None, real_ip: str | None, trusted: set[str]) -> str:
+    """The connection's address, or, from a trusted proxy, the address it saw (X-Real-IP, which
+    deploy/nginx_conf.py sets, overwriting a client's own). Streamlit gives no address for a connection from this
+    machine: that is 127.0.0.1 here."""
+    address = connection if isinstance(connection, str) and connection else "127.0.0.1"
+    if address in trusted and real_ip:
+        address = real_ip
+    return address
 
 
 def _header(name: str) -> str | None:
@@ -82,7 +63,11 @@ def _header(name: str) -> str | None:
 
 
 def base_url() -> str:
-    """The app's own address as the browser reached it (behind nginx: nginx's), without the page's path."""
+    """The address students open: the deployment's public one (PUBLIC_URL_ENV), else the app's own as the
+    teacher's browser reached it (behind nginx: nginx's), without the page's path."""
+    public = os.environ.get(PUBLIC_URL_ENV, "").strip().rstrip("/")
+    if public:
+        return public
     url = st.context.url
     if not isinstance(url, str) or not url:
         host = _header("Host") or f"localhost:{st.get_option('server.port')}"
@@ -96,8 +81,20 @@ def join_link(code: str) -> str:
     return f"{base_url()}/?{urlencode({view.CLASS.name: code})}"
 
 
-def teacher_link(code: str, secret: str) -> str:
-    return f"{base_url()}/?{urlencode({view.CLASS.name: code, view.TEACH.name: secret})}"
+def handoff_link(code: str, token: str) -> str:
+    """The teacher's link for another device: a single-use token (store.handoff), never the secret itself."""
+    return f"{base_url()}/?{urlencode({view.CLASS.name: code, view.HANDOFF.name: token})}"
+
+
+def is_loopback(url: str) -> bool:
+    """True for an address only this machine can open (localhost, 127.x, ::1): a phone cannot join by it."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def qr_png(text: str, scale: int = 12) -> bytes:

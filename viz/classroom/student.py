@@ -1,24 +1,29 @@
 """A student's side of a class: their screen follows the teacher's view (in their own language and presenter
 setting), or they explore on their own; they answer the teacher's question and see the model's answer.
 
-How a student's screen follows: a fragment reruns every FOLLOW_EVERY_S seconds (only the fragment, not the
-page): it reads the teacher's view version and the open question from the store (and checks in, for the
-teacher's count, every CHECK_IN_EVERY_S), and when the version changed it switches to the teacher's view right
-there (no run of the old page first). That one run draws the page with the teacher's values in every picker
-(view.follow drops the widgets' own values; each is seeded from the view: view.seeded), after checking it got
-there (live.arrived). Nothing a student does is written anywhere but their own answers.
+Who a student is: the id the store gave them when they joined (store.enrol), kept in the session and in their
+browser (viz/classroom/browser.py): a reload or a second tab is the same student. A join while the store cannot be
+reached waits: the poll tries again until it can.
+
+How a student's screen follows: a fragment reruns every FOLLOW_EVERY_S seconds (only the fragment, not the page;
+its timer is the browser's: browser.heartbeat): it reads the teacher's view version and the open question from
+the store (and checks in, for the teacher's count, every CHECK_IN_EVERY_S), and when the version changed it
+switches to the teacher's view right there (no run of the old page first). That one run draws the page with the
+teacher's values in every picker (view.follow drops the widgets' own values; each is seeded from the view:
+view.seeded), after checking it got there (live.arrived). Nothing a student does is written anywhere but their
+own answers.
 """
 from __future__ import annotations
 
 import time
 
 import streamlit as st
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from viz import view
-from viz.classroom.live import arrived, class_store, go_to, personal_params, say, student_id
-from viz.classroom.store import ClassGone, Question, StoreDown
+from viz.catalogue import LANGS
+from viz.classroom import browser
+from viz.classroom.live import arrived, class_store, client_address, go_to, personal_params, say
+from viz.classroom.store import ClassGone, Question, StoreDown, TooMany
 from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
 from viz.text import plain
@@ -27,14 +32,40 @@ FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen 
 CHECK_IN_EVERY_S = 3.0        # presence counts a screen seen in the last store.PRESENT_S (10 s)
 
 
-def join(code: str) -> None:
+def join(code: str, student: str | None = None) -> None:
+    """This session follows class `code` as `student` (None: the store gives an id at the next poll that reaches
+    it; a forged or stale id from a cookie is checked there too)."""
     view.put(view.CLASS_CODE, code)
     view.put(view.CLASS_FOLLOWING, True)
     view.pop(view.CLASS_VERSION)
+    if student is None:
+        view.pop(view.CLASS_STUDENT)
+    else:
+        view.put(view.CLASS_STUDENT, student)
+    enrol(code)
+
+
+def enrol(code: str) -> str | None:
+    """This session's student id in `code`, asked of the store once (None while it cannot be reached)."""
+    me = view.get(view.CLASS_STUDENT)
+    if me is not None:
+        return me
+    try:
+        me = class_store().enrol(code, client_address())
+    except StoreDown:
+        return None
+    except TooMany:
+        _leave(t("class.too_many_students"))
+        return None
+    except ClassGone:
+        _leave(t("class.ended"))
+        return None
+    view.put(view.CLASS_STUDENT, me)
+    return me
 
 
 def _leave(notice: str) -> None:
-    for value in (view.CLASS_CODE, view.CLASS_FOLLOWING, view.CLASS_VERSION):
+    for value in (view.CLASS_CODE, view.CLASS_FOLLOWING, view.CLASS_VERSION, view.CLASS_STUDENT):
         view.pop(value)
     view.forget_url(view.CLASS)
     say(notice)
@@ -49,9 +80,18 @@ def _follow_again() -> None:
     view.pop(view.CLASS_VERSION)              # the teacher's view now, whatever its version
 
 
-def bar(code: str) -> None:
-    """Over the page: following or exploring, one click to switch, and the teacher's question."""
+def _other_language() -> None:
+    lang = view.get(view.LANG)
+    view.put(view.LANG, next(code for code in LANGS if code != lang))
+
+
+def bar(code: str, extra=None) -> None:
+    """Over the page: following or exploring, one click to switch, the other language (a phone's sidebar is
+    folded away), and the teacher's question. `extra(row)`: more controls for the row (the lesson's download)."""
     view.write_url({view.CLASS: code})   # a reload stays in the class
+    me = view.get(view.CLASS_STUDENT)
+    if me is not None:
+        browser.remember({browser.STUDENT_COOKIE: (code, me)})
     following = view.get(view.CLASS_FOLLOWING, default=True)
     with st.container(key="class-student", border=True):
         row = st.container(horizontal=True, vertical_alignment="center")
@@ -62,22 +102,12 @@ def bar(code: str) -> None:
         else:
             row.button(t("class.follow"), key=view.key(view.CLASS_ASK, "follow"), on_click=_follow_again,
                        icon=":material/sync:", type="primary")
+        other = next(name for lang, name in LANGS.items() if lang != view.get(view.LANG))
+        row.button(other, key=view.key(view.CLASS_ASK, "lang"), on_click=_other_language,
+                   icon=":material/translate:")
+        if extra is not None:
+            extra(row)
         _follow(code)
-
-
-def _keep_polling() -> None:
-    """Arm this poll's timer in the browser again, from the poll itself. Streamlit (1.67) sends the timer's
-    AutoRerun message once, in the full run that declares the fragment; when a poll the browser sent before that
-    run reached it starts before the message left the server (a busy server: 60 students redrawing at once), the
-    server clears its outgoing queue of all but deltas and lifecycle messages, the AutoRerun with it, and that
-    student's screen never polls again. A browser already timing the fragment ignores the repeat."""
-    ctx = get_script_run_ctx(suppress_warning=True)
-    fragment = ThreadState.get().fragment_id
-    if ctx is None or not ctx.fragment_ids_this_run or not fragment:
-        return                                     # a full run declares the fragment: Streamlit sends it
-    msg = ForwardMsg()
-    msg.auto_rerun.interval, msg.auto_rerun.fragment_id = FOLLOW_EVERY_S, fragment
-    ctx.enqueue(msg)
 
 
 def catch_up(code: str) -> None:
@@ -106,12 +136,16 @@ def _check_in(code: str, me: str, following: bool) -> None:
 
 
 def _follow(code: str) -> None:
-    @st.fragment(run_every=FOLLOW_EVERY_S)
+    @st.fragment
     def live() -> None:
-        _keep_polling()
-        me = student_id(code)
+        browser.heartbeat(FOLLOW_EVERY_S)
         following = view.get(view.CLASS_FOLLOWING, default=True)
         try:
+            me = enrol(code)
+            if view.get(view.CLASS_CODE) != code:          # refused or ended: the whole page without the class
+                st.rerun()
+            if me is None:
+                raise StoreDown("not enrolled yet")
             _check_in(code, me, following)
             store = class_store()
             published = store.followed(code) if following else None
@@ -132,17 +166,21 @@ def _follow(code: str) -> None:
 
 def _question(code: str, me: str, question: Question) -> None:
     st.markdown(prompt_text(question))
-    answered = view.get(view.CLASS_ANSWERED, default={}).get(question.id)
+    answered = _answered(code, me, question)
+    mine = plain(choice_label(question, answered), limit=60) if answered is not None and answered >= 0 else None
     if question.revealed:
-        right = choice_label(question, question.answer)
-        st.success(t("class.revealed", answer=plain(right, limit=60)))
-        if answered is not None and answered >= 0:
-            st.caption(t("class.you_right" if answered == question.answer else "class.you_wrong",
-                         answer=plain(choice_label(question, answered), limit=60)))
+        right = plain(choice_label(question, question.answer), limit=60)
+        if mine is None:
+            st.success(t("class.revealed", answer=right))
+        else:
+            st.success(t("class.you_right" if answered == question.answer else "class.you_wrong", answer=mine,
+                         right=right))
         return
-    if answered is not None:
-        st.info(t("class.answered", answer=plain(choice_label(question, answered), limit=60)) if answered >= 0
-                else t("class.answered_before"))
+    if mine is not None:
+        st.info(t("class.answered", answer=mine))
+        return
+    if answered is not None:                  # refused: this id joined after the question opened
+        st.info(t("class.answer_refused"))
         return
     row = st.container(horizontal=True, key=view.key(view.CLASS_ASK, "choices"))
     for i in range(len(question.choices)):
@@ -150,15 +188,30 @@ def _question(code: str, me: str, question: Question) -> None:
                    on_click=_answer, args=(code, me, question, i))
 
 
+def _answered(code: str, me: str, question: Question) -> int | None:
+    """The choice that counted for this student (asked of the store once per question and session: a reload or
+    another tab may have answered), -1 when the store refused it, None before an answer."""
+    answers = view.get(view.CLASS_ANSWERED, default={})
+    if question.id not in answers:
+        try:
+            answers = {**answers, question.id: class_store().answer_of(code, question.id, me)}
+            view.put(view.CLASS_ANSWERED, answers)
+        except (ClassGone, StoreDown):
+            return None
+    return answers.get(question.id)
+
+
 def _answer(code: str, me: str, question: Question, choice: int) -> None:
-    """A choice's click (before the rerun that shows it): counted once per browser."""
+    """A choice's click (before the rerun that shows it): counted once per student; refused, the store says
+    which answer counted (another tab's), or none (this id joined after the question opened: -1)."""
     try:
-        counted = class_store().answer(code, question.id, me, choice)
+        store = class_store()
+        counted = choice if store.answer(code, question.id, me, choice) else store.answer_of(code, question.id, me)
     except ClassGone:
         _leave(t("class.ended"))
         return
     except StoreDown:
         say(t("class.store_down"))
         return
-    kept = choice if counted else -1          # -1: this browser had answered already (another tab, a reload)
-    view.put(view.CLASS_ANSWERED, {**view.get(view.CLASS_ANSWERED, default={}), question.id: kept})
+    view.put(view.CLASS_ANSWERED, {**view.get(view.CLASS_ANSWERED, default={}),
+                                   question.id: -1 if counted is None else counted})
