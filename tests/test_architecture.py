@@ -491,3 +491,46 @@ def test_pages_see_the_model_through_a_read_only_view():
             continue
         text = path.read_text(encoding="utf-8")
         assert "load_bundle" not in text and ".bundle" not in text and "get_submodule" not in text, path.name
+
+
+def private_streamlit_uses(path: Path) -> list[str]:
+    """Imports of Streamlit's internals (streamlit.runtime, streamlit.proto, any _private module or name) and
+    attribute reads of a _private name of streamlit (st._foo): what the next release may change without notice."""
+    found = []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "streamlit" and (parts[1:2] in (["runtime"], ["proto"]) or
+                                            any(p.startswith("_") for p in parts[1:])):
+                found.append(f"{node.lineno}: {name}")
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name) and node.value.id in ("st", "streamlit")):
+            found.append(f"{node.lineno}: st.{node.attr}")
+    return found
+
+
+def test_the_app_uses_public_streamlit_only():
+    """The live class once re-sent Streamlit's AutoRerun message by hand (streamlit.runtime, streamlit.proto) and
+    parsed its XSRF cookie: a release could break either silently. tests/test_streamlit_contract.py checks what
+    the app does rely on."""
+    found = {str(p.relative_to(ROOT)): uses for p in [*python_files("viz"), *python_files("transformer_viz"),
+                                                      ROOT / "transformer_viz_app.py", ROOT / "app.py"]
+             if (uses := private_streamlit_uses(p))}
+    assert found == {}, f"public Streamlit only: {found}"
+    cookie_parsers = [str(p.relative_to(ROOT)) for p in python_files("viz") if "_streamlit_xsrf" in p.read_text()]
+    assert cookie_parsers == [], "the app tells students apart by the ids it gives them, not Streamlit's cookies"
+
+
+def test_the_private_streamlit_finder_finds_them(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import streamlit as st\nfrom streamlit.runtime.x import y\nfrom streamlit.proto.A_pb2 import A\n"
+                      "import streamlit._private\nst._bidi_component('x')\nfrom streamlit.components.v2 import component\n")
+    assert private_streamlit_uses(module) == ["2: streamlit.runtime.x", "2: streamlit.runtime.x.y",
+                                              "3: streamlit.proto.A_pb2", "3: streamlit.proto.A_pb2.A",
+                                              "4: streamlit._private", "5: st._bidi_component"]

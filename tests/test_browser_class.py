@@ -1,7 +1,9 @@
-"""A live class in a real browser: a teacher's projector page and two students' phones (one in 中文) join by the
-link, follow a head change and a page change, leave and come back, answer (a second tab of the same browser
-cannot vote again), see the tally and the reveal. With TAKE_SCREENSHOTS=docs/screenshots the run saves the
-README's pictures (class-*.png, zh/class-student.png)."""
+"""A live class in a real browser: a teacher's projector page and two students' phones (one in 中文, from its
+browser's language, typing the code on the start page; one by the link) follow a head change and a page change,
+leave and come back, answer (a second tab of the same browser is the same student: it shows the answer that
+counted), see the tally and the reveal, after which the proof is on every first screen and the tally is one line;
+the teacher closes the question. The lesson's download covers no class control. With
+TAKE_SCREENSHOTS=docs/screenshots the run saves the README's pictures (class-*.png, zh/class-*.png)."""
 from __future__ import annotations
 
 import os
@@ -87,14 +89,22 @@ def test_a_class_in_three_browsers(chromium, app_url):
     teacher.get_by_test_id("stSidebarCollapseButton").locator("button").click()   # the projector: sidebar folded
     wait_for_app(teacher)
     link = teacher.locator("[data-testid=stMain] code").filter(has_text="?class=").first.inner_text().strip()
-    assert link.startswith(app_url) and "teach" not in link
+    code = link.rsplit("=", 1)[1]
+    secret = next(c["value"] for c in teacher_ctx.cookies() if c["name"] == "tviz_teach").split(":", 1)[1]
+    assert link.startswith(app_url) and secret not in link and secret not in teacher.url
     assert teacher.locator("[data-testid=stMain] img").first.bounding_box()["width"] >= 400   # the QR code, large
     snap(teacher, "class-teacher.png")
 
     students = {}
-    for lang, suffix in (("en", ""), ("zh", "&lang=zh")):
-        context = chromium.new_context(viewport=PHONE, user_agent=PHONE_AGENT)
-        students[lang] = (context, open_page(context, link + suffix))
+    context = chromium.new_context(viewport=PHONE, user_agent=PHONE_AGENT)
+    students["en"] = (context, open_page(context, link))
+    context = chromium.new_context(viewport=PHONE, user_agent=PHONE_AGENT, locale="zh-CN")
+    phone = open_page(context, app_url)                                 # the start page, in its browser's language
+    box = phone.locator(".st-key-class-join-home input")
+    assert box.bounding_box()["y"] < PHONE["height"]                    # on the first screen
+    box.fill(f"{code[:3].lower()} {code[3:]}")                          # as typed off a projector
+    box.press("Enter")
+    students["zh"] = (context, phone)
     en, zh = students["en"][1], students["zh"][1]
     for page in (en, zh):
         page.wait_for_url("**/explorer?**", timeout=LOAD_MS)
@@ -145,8 +155,8 @@ def test_a_class_in_three_browsers(chromium, app_url):
     zh.locator(".st-key-class-ask-choices button").nth(1).click()
     shows(en, ".st-key-class-student", "Your answer")
     second_tab = open_page(students["en"][0], link)                    # the same browser: the same student
-    second_tab.locator(".st-key-class-ask-choices button").nth(2).click(timeout=LOAD_MS)
-    shows(second_tab, ".st-key-class-student", "already")
+    shows(second_tab, ".st-key-class-student", "Your answer", timeout=LOAD_MS)   # the one that counted
+    assert second_tab.locator(".st-key-class-ask-choices button").count() == 0
     shows(teacher, ".st-key-class-teacher", "Answers: 2")               # two students, two answers
     teacher.locator(".st-key-class-teacher").scroll_into_view_if_needed()
     snap(teacher, "class-tally.png")
@@ -158,10 +168,50 @@ def test_a_class_in_three_browsers(chromium, app_url):
         snap(page, name)
 
     teacher.get_by_role("button", name="Reveal the model's answer").click()
-    shows(en, ".st-key-class-student", "The model's answer")
-    shows(zh, ".st-key-class-student", "模型的答案")
+    shows(en, ".st-key-class-student", "You answered")                  # and whether it was the model's
+    shows(zh, ".st-key-class-student", "你的答案是")
     shows(teacher, ".st-key-class-teacher", "The model's answer")
     wait_for_app(teacher)
-    teacher.locator(".st-key-class-teacher").scroll_into_view_if_needed()
+    for page in (teacher, en, zh):
+        page.evaluate("window.scrollTo(0, 0)")
+        wait_for_app(page)
     snap(teacher, "class-reveal.png")
     snap(en, "class-student-reveal.png")
+    snap(zh, "zh/class-student-reveal.png")
+    for page in (teacher, en, zh):                                      # the proof on every first screen
+        top = page.locator("[data-testid=stMain] .js-plotly-plot").first.bounding_box()["y"]
+        print("after the reveal, the proof's picture starts at y =", round(top), "of", page.viewport_size["height"])
+        assert top < page.viewport_size["height"] - (60 if page in (en, zh) else 150), (page.url, top)
+    assert teacher.locator(".st-key-class-teacher .js-plotly-plot").count() == 0   # the tally folded to a line
+    teacher.get_by_role("button", name="Close the question").click()
+    for page in (en, zh):
+        page.wait_for_function("() => !document.querySelector('.st-key-class-student').innerText.includes('答案')"
+                               " && !document.querySelector('.st-key-class-student').innerText.includes('answer')",
+                               timeout=FOLLOW_MS)
+
+
+@pytest.mark.parametrize("width", [390, 1280, 1366])
+def test_the_lesson_download_covers_no_class_control(chromium, app_url, width):
+    """At the top right it covered "Ask the class" and the end of "Show the join code" / "Follow again": a click
+    there downloaded the lesson. In a class it sits in the class bar's row."""
+    context = chromium.new_context(viewport={"width": width, "height": 800})
+    teacher = open_page(context, f"{app_url}/explorer")
+    teacher.get_by_text("Live class", exact=True).click(timeout=LOAD_MS)
+    teacher.get_by_role("button", name="Start a class").click()
+    teacher.wait_for_selector("text=Scan to join", timeout=LOAD_MS)
+    code = teacher.locator("[data-testid=stMain] code").filter(has_text="?class=").first.inner_text().rsplit("=", 1)[1]
+    student = open_page(chromium.new_context(viewport={"width": width, "height": 800}), f"{app_url}/?class={code}")
+    student.wait_for_selector(".st-key-class-student button", timeout=LOAD_MS)
+    for page, bar in ((teacher, ".st-key-class-teacher"), (student, ".st-key-class-student")):
+        lesson = page.locator(".st-key-lesson-download button, [class*=st-key-lesson-download] button").first
+        lesson.wait_for(timeout=LOAD_MS)
+        box = lesson.bounding_box()
+        for control in page.locator(f"{bar} button, {bar} label").all():
+            if "lesson" in (control.get_attribute("class") or "") or not control.is_visible():
+                continue
+            other = control.bounding_box()
+            if other is None or control.inner_text() == lesson.inner_text():
+                continue
+            overlap = (min(box["x"] + box["width"], other["x"] + other["width"]) - max(box["x"], other["x"]),
+                       min(box["y"] + box["height"], other["y"] + other["height"]) - max(box["y"], other["y"]))
+            assert overlap[0] <= 0 or overlap[1] <= 0, (width, control.inner_text(), box, other)

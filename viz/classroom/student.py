@@ -27,6 +27,7 @@ from viz.classroom.store import ClassGone, Question, StoreDown, TooMany
 from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
 from viz.text import plain
+from viz.ui import on_phone
 
 FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen within about this, plus a redraw
 CHECK_IN_EVERY_S = 3.0        # presence counts a screen seen in the last store.PRESENT_S (10 s)
@@ -95,7 +96,10 @@ def bar(code: str, extra=None) -> None:
     following = view.get(view.CLASS_FOLLOWING, default=True)
     with st.container(key="class-student", border=True):
         row = st.container(horizontal=True, vertical_alignment="center")
-        row.markdown(t("class.following" if following else "class.exploring", code=code))
+        if on_phone():                         # the short words: the buttons fit beside them on a phone
+            row.markdown(t("class.following.short" if following else "class.exploring.short", code=code))
+        else:
+            row.markdown(t("class.following" if following else "class.exploring", code=code))
         if following:
             row.button(t("class.explore"), key=view.key(view.CLASS_ASK, "explore"), on_click=_explore,
                        icon=":material/explore:")
@@ -165,17 +169,15 @@ def _follow(code: str) -> None:
 
 
 def _question(code: str, me: str, question: Question) -> None:
-    st.markdown(prompt_text(question))
     answered = _answered(code, me, question)
     mine = plain(choice_label(question, answered), limit=60) if answered is not None and answered >= 0 else None
-    if question.revealed:
+    if question.revealed:                     # one box: the proof below it stays on a phone's first screen
         right = plain(choice_label(question, question.answer), limit=60)
-        if mine is None:
-            st.success(t("class.revealed", answer=right))
-        else:
-            st.success(t("class.you_right" if answered == question.answer else "class.you_wrong", answer=mine,
-                         right=right))
+        result = (t("class.revealed", answer=right) if mine is None else
+                  t("class.you_right" if answered == question.answer else "class.you_wrong", answer=mine, right=right))
+        st.success(f"{prompt_text(question)}  \n{result}")
         return
+    st.markdown(prompt_text(question))
     if mine is not None:
         st.info(t("class.answered", answer=mine))
         return
