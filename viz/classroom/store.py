@@ -48,6 +48,10 @@ STUDENT_BYTES = 18            # a student's id: 144 random bits, issued by the s
 MAX_CHOICES = 64              # a question's choices are the sentence's tokens or the model's heads
 RATE_WINDOW_S = 60.0          # allow(..., per_minute) counts tries in a window this long
 REDIS_URL_ENV = "TRANSFORMER_VIZ_REDIS"   # set (redis:// or unix:// URL): classes live in that Redis, else here
+# What deploy/serve.py tells each worker besides the store: the proxies whose X-Real-IP names the client (comma-
+# separated addresses; unset, as under a bare `streamlit run`: none is trusted), and the address students open.
+TRUSTED_PROXIES_ENV = "TRANSFORMER_VIZ_TRUSTED_PROXIES"
+PUBLIC_URL_ENV = "TRANSFORMER_VIZ_PUBLIC_URL"
 
 
 class ClassGone(Exception):
