@@ -49,6 +49,7 @@ SHOWN_S = 40.0                        # a session that shows no choices by then 
 ROOM_DEADLINE_S = 60.0                # an honest student should be in within this of their first try
 ROOM_ARRIVAL_S = 20.0                 # the room's students start over this long (they arrive)
 CODES_PER_FLOOD_SESSION = 20
+TOO_MANY_KEY = "class.too_many"       # the catalogue's notice for a client over the wrong-code limit
 MODES = ("fresh cookies", "no cookies", "fresh sessions")
 
 
@@ -104,7 +105,12 @@ def wrong_code(right: str, rng: random.Random) -> str:
 
 
 def too_many(notices: list[str]) -> bool:
-    return any("too many" in n.lower() or "太多" in n for n in notices)
+    """Whether the app said "too many class codes" (the catalogue's English text: the clients send no language)."""
+    from viz.catalogue import catalogue
+    def bare(text: str) -> str:                       # as viz.text.plain escaped it for Markdown
+        return text.replace("\\", "").replace("\u2060", "")
+    said = bare(catalogue("en").get(TOO_MANY_KEY, "Too many"))[:40]
+    return any(said in bare(n) for n in notices)
 
 
 async def start_at_the_code(tab: Client, field: str, code: str) -> None:
