@@ -17,6 +17,9 @@ Measured (numbers printed, nothing asserted):
    as a student retypes; meanwhile a hostile client at the same address sends wrong codes from `--parallel`
    cookie-less sessions as fast as the server answers. Counted: how many honest clients are in the class within
    60 s of their first try (the student's bar drawn), how many saw "too many codes", and the flood's rate.
+4. **Classmates behind the stuffing client's address, after it.** 5 honest clients at the address measurement 1
+   used join as in 3 (no flood): whether a hostile student who used up the address's new students locks out
+   the rest of their room.
 
 Each client types a code through the join link's `?class=` (all the UI has today); `--code-field KEY` types it
 into the text box of that widget key instead (a join field on the page).
@@ -42,13 +45,16 @@ from harness import NGINX, Deployment  # noqa: E402
 
 from viz.classroom.store import CODE_ALPHABET, CODE_LENGTH  # noqa: E402
 
-HOSTILE_ADDRESS = "198.51.100.66"     # the hostile client's own address (measurements 1 and 2)
+HOSTILE_ADDRESS = "198.51.100.66"     # the hostile client's own address (measurement 1, then 4)
+SCRIPTED_ADDRESS = "198.51.100.67"    # measurement 2's: an address nothing else used
+WARM_ADDRESS = "198.51.100.1"         # the warm-up's students
 ROOM_ADDRESS = "198.51.100.77"        # the lecture hall's NAT address (measurement 3: the room and the flooder)
 JOINED_KEYS = ("class-ask-explore", "class-ask-follow")    # the student's bar: in the class
 SHOWN_S = 40.0                        # a session that shows no choices by then is given up
 ROOM_DEADLINE_S = 60.0                # an honest student should be in within this of their first try
 ROOM_ARRIVAL_S = 20.0                 # the room's students start over this long (they arrive)
 CODES_PER_FLOOD_SESSION = 20
+AFTER_STUFFING = 5                    # measurement 4: classmates behind the stuffing client's address, after it
 TOO_MANY_KEY = "class.too_many"       # the catalogue's notice for a client over the wrong-code limit
 MODES = ("fresh cookies", "no cookies", "fresh sessions")
 
@@ -60,7 +66,7 @@ def parse_args(argv):
     parser.add_argument("--scripted", type=int, default=12, help="scripted sessions for the follower count")
     parser.add_argument("--room", type=int, default=60, help="honest students behind one address")
     parser.add_argument("--code-field", default="", help="widget key of a join field to type codes into")
-    parser.add_argument("--skip", default="", help="comma-separated: answers,followers,room")
+    parser.add_argument("--skip", default="", help="comma-separated: answers,followers,room,after")
     parser.add_argument("--write", action="store_true", help="replace this section of docs/performance.md")
     return parser.parse_args(argv)
 
@@ -143,6 +149,18 @@ async def ask(hall: Hall) -> str:
     return hall.store.question(hall.code).id
 
 
+async def warm_up(hall: Hall) -> None:
+    """A student on each worker first, so the first measurement does not pay for the workers' first pages."""
+    tabs = [Client(hall.deployment.base, hall.new_browser(), f"warm-{k}", address=WARM_ADDRESS) for k in range(2)]
+    for tab in tabs:
+        await tab.open("", {"class": hall.code})
+    try:
+        await until(lambda: all(t.draws and t.finished.is_set() for t in tabs), "", 120)
+    except TimeoutError:
+        log("class_hostile: the warm-up students drew no chart in 120 s; measuring anyway")
+    await asyncio.gather(*(t.close() for t in tabs))
+
+
 # -- 1. answers one client adds to one question ------------------------------------------------------------------
 async def stuff_answers(hall: Hall, mode: str, window: float, parallel: int) -> dict:
     question = await ask(hall)
@@ -185,7 +203,8 @@ async def stuff_answers(hall: Hall, mode: str, window: float, parallel: int) -> 
 # -- 2. scripted sessions as followers ---------------------------------------------------------------------------
 async def scripted_followers(hall: Hall, n: int) -> dict:
     before = hall.store.presence(hall.code).following
-    tabs = [Client(hall.deployment.base, hall.new_browser(), f"scripted-{k}", address=HOSTILE_ADDRESS) for k in range(n)]
+    tabs = [Client(hall.deployment.base, hall.new_browser(), f"scripted-{k}", address=SCRIPTED_ADDRESS)
+            for k in range(n)]
     for tab in tabs:
         await tab.open("", {"class": hall.code})
         await asyncio.sleep(0.1)
@@ -199,7 +218,7 @@ async def scripted_followers(hall: Hall, n: int) -> dict:
 
 
 # -- 3. a room behind one address, and a flood of wrong codes from it ---------------------------------------------
-async def room_under_flood(hall: Hall, room: int, parallel: int, field: str) -> dict:
+async def room_under_flood(hall: Hall, room: int, parallel: int, field: str, address: str = ROOM_ADDRESS) -> dict:
     """`parallel` 0: the room alone (no flood)."""
     rng = random.Random(43)
     stop = asyncio.Event()
@@ -207,7 +226,7 @@ async def room_under_flood(hall: Hall, room: int, parallel: int, field: str) -> 
 
     async def flooder(k: int) -> None:
         while not stop.is_set():
-            tab = Client(hall.deployment.base, {}, f"flood-{k}", address=ROOM_ADDRESS)
+            tab = Client(hall.deployment.base, {}, f"flood-{k}", address=address)
             flood["sessions"] += 1
             try:
                 await start_at_the_code(tab, field, wrong_code(hall.code, rng))
@@ -226,7 +245,7 @@ async def room_under_flood(hall: Hall, room: int, parallel: int, field: str) -> 
 
     async def student(k: int) -> None:
         await asyncio.sleep(k * ROOM_ARRIVAL_S / room)
-        tab = Client(hall.deployment.base, hall.new_browser(), f"room-{k}", address=ROOM_ADDRESS)
+        tab = Client(hall.deployment.base, hall.new_browser(), f"room-{k}", address=address)
         first_try = time.perf_counter()
         outcome = {"in": None, "too_many": False}
         try:
@@ -268,12 +287,13 @@ async def room_under_flood(hall: Hall, room: int, parallel: int, field: str) -> 
 # -- the run and its report --------------------------------------------------------------------------------------
 async def run_all(args) -> dict:
     skip = set(filter(None, args.skip.split(",")))
-    results = {"answers": [], "followers": None, "room_alone": None, "room": None}
+    results = {"answers": [], "followers": None, "room_alone": None, "room": None, "after": None}
     with Deployment(2, env={**os.environ}, args=("--real-ip-from", "127.0.0.1")) as deployment:
         hall = Hall(deployment)
         try:
             log("class_hostile: the teacher starts a class")
             await hall.start_class()
+            await warm_up(hall)
             if "answers" not in skip:
                 for mode in MODES:
                     log(f"class_hostile: one client stuffs a question for {args.window:g} s ({mode})")
@@ -288,6 +308,10 @@ async def run_all(args) -> dict:
                     log(f"class_hostile: a room of {args.room} behind one address, {flooders} sessions flooding codes")
                     results[key] = await room_under_flood(hall, args.room, flooders, args.code_field)
                     log(f"class_hostile: {results[key]}")
+            if "answers" not in skip and "after" not in skip:
+                log(f"class_hostile: {AFTER_STUFFING} classmates join from the stuffing client's address")
+                results["after"] = await room_under_flood(hall, AFTER_STUFFING, 0, args.code_field, HOSTILE_ADDRESS)
+                log(f"class_hostile: {results['after']}")
         finally:
             await hall.close()
     return results
@@ -325,6 +349,12 @@ def section(results: dict, machine: str, args) -> Section:
                  f"{r['told_too_many']} were told \"too many codes\". The flood sent {r['flood_codes']} wrong codes "
                  f"from {r['flood_sessions']} cookie-less sessions ({args.parallel} at a time) in {r['seconds']:.0f} s "
                  f"({r['flood_per_minute']:.0f} a minute), {r['flood_refused']} of them answered \"too many\".", ""]
+    if results["after"]:
+        r = results["after"]
+        body += [f"**Classmates behind the stuffing client's address, after it** (measurement 1 used it for "
+                 f"{len(results['answers'])} minutes): {r['in_time']} of {r['room']} got in within "
+                 f"{ROOM_DEADLINE_S:.0f} s, each mistyping twice first (the slowest {slowest(r)}); "
+                 f"{r['told_too_many']} were told \"too many codes\".", ""]
     return Section("class_hostile", "A live class against one hostile client", "\n".join(body), [])
 
 

@@ -37,7 +37,7 @@ JOIN_TRIES_PER_MINUTE = 20    # today's UI (viz/classroom/panel.py): wrong codes
 # room to spare; per browser: a student mistypes a few times, a script in one browser stops at 20. Guessing at
 # an address's whole allowance: each guess hits one of L live classes with probability L / 31**6, so the
 # expected time to a hit is 31**6 / (300 * L) minutes: 2,958,346 minutes (about 5.6 years) for one live class,
-# about 21 days were 100 classes live the whole time (docs/security.md, "The class, round five").
+# about 20.5 days were 100 classes live the whole time (docs/security.md, "The class, round five").
 WRONG_CODES_PER_ADDRESS = 300
 WRONG_CODES_PER_BROWSER = 20  # one browser's wrong codes per minute (a student mistypes a few times, not twenty)
 NEW_STUDENTS_PER_ADDRESS = 150    # ids one address may enrol in one class per ENROL_WINDOW_S: a big hall's worth
