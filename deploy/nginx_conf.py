@@ -158,6 +158,25 @@ def upstream_groups(upstreams: list[str]) -> str:
     return "\n".join(blocks)
 
 
+LOG_FILES = ("access.log", "error.log")
+
+
+def private_file(path: Path) -> None:
+    """Create `path` (or keep it) readable by its owner only: nginx opens an existing log as it is (0644 when it
+    creates one), so a log made here first stays private."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    os.chmod(path, 0o600)
+
+
+def private_run_dir(run_dir: Path) -> None:
+    """The run folder and its logs for the owner alone (0700, files 0600): the logs name students' addresses,
+    and nginx's error log may quote a request's line."""
+    for folder in (run_dir, run_dir / "logs"):
+        os.chmod(folder, 0o700)
+    for name in LOG_FILES:
+        private_file(run_dir / "logs" / name)
+
+
 def render(upstreams: list[str], listen: str, run_dir: Path, *, limits: Limits = Limits(),
            expose_upstream: bool = False, trusted_proxies: list[str] = (), nginx_workers: str = "1",
            tokens: list[list[str]] | None = None) -> Path:
@@ -167,6 +186,7 @@ def render(upstreams: list[str], listen: str, run_dir: Path, *, limits: Limits =
     run_dir = Path(run_dir).resolve()
     for sub in ["logs", *(f"tmp/{d}" for d in TEMP_DIRS)]:
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
+    private_run_dir(run_dir)
     if len(set(upstreams)) != len(upstreams):
         raise ValueError(f"an upstream is listed twice: {upstreams}")
     cookie = cookie_name(listen, upstreams)

@@ -1,13 +1,19 @@
 """Serve a lecture hall: N Streamlit workers on loopback, supervised, behind one nginx.
 
     deploy/serve.sh --workers 2 --port 8080 [--host 0.0.0.0] [--upstreams other:8501,...] [--redis URL]
+                    [--public-url https://class.example.edu/]
 
 Worker i listens on 127.0.0.1:(PORT+i) (or --worker-port-base+i-1); a worker that dies is started
 again after a backoff (1 s, doubling to 30 s; reset once it has stayed up a minute). nginx runs in
 the foreground as a child too, with everything it writes in the run folder (--run-dir, default a
 fresh temp folder). Ctrl-C or TERM stops nginx and every worker. The run folder's state.json names
 the workers' ports and current pids (bench/load_deploy.py kills one from there) and the routing
-cookie's name.
+cookie's name. The run folder and its logs are its owner's alone (0700, files 0600), and nginx logs each
+request's path, never its query string or Referer (deploy/nginx.conf.template).
+
+Each worker is told, in its environment, whom to trust and where it is reached: TRANSFORMER_VIZ_TRUSTED_PROXIES
+(the local nginx's addresses: only a request from there may name the student's address in X-Real-IP) and, with
+--public-url, TRANSFORMER_VIZ_PUBLIC_URL (the address students open: the class's join link and QR code).
 
 The workers keep their live classes in one Redis (viz/classroom/redis_store.py), named to them by
 TRANSFORMER_VIZ_REDIS: by default a redis-server this supervisor runs and restarts like a worker, on a
@@ -26,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +42,7 @@ import redis_local  # noqa: E402
 from nginx_conf import ROOT, cookie_name, parse_upstreams, render  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
-from viz.classroom.store import REDIS_URL_ENV  # noqa: E402
+from viz.classroom.store import PUBLIC_URL_ENV, REDIS_URL_ENV, TRUSTED_PROXIES_ENV  # noqa: E402
 
 BACKOFF_FIRST, BACKOFF_MAX, STABLE_AFTER = 1.0, 30.0, 60.0
 POLL_SECONDS = 0.5
@@ -43,6 +50,7 @@ STOP_GRACE = 10.0
 NGINX_SETTLE = 10.0
 REDIS_READY_S = 30.0          # a big append-only file takes a while to load
 SOCKET_PATH_MAX = 100         # a Unix socket's path has at most 107 bytes on Linux
+LOCAL_PROXIES = "127.0.0.1,::1"   # the workers listen on loopback: every request comes from the local nginx
 
 
 @dataclass
@@ -60,7 +68,7 @@ class Child:
     env: dict | None = None                      # the supervisor's environment when None
 
     def start(self) -> None:
-        log = open(self.log_path, "ab")
+        log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")   # private
         # A process group of its own: a Ctrl-C in the terminal reaches only the supervisor, which
         # then stops children in order (nginx first, so no request reaches a dying worker).
         self.proc = subprocess.Popen(self.command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=self.env,
@@ -112,15 +120,25 @@ def say(message: str) -> None:
     print(f"[serve {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def worker(port: int, logs: Path, redis_url: str | None) -> Child:
+def worker_env(redis_url: str | None, public_url: str | None) -> dict:
+    """A worker's environment: the supervisor's, plus the class store, the proxies to trust and the public URL."""
+    env = {**os.environ, TRUSTED_PROXIES_ENV: LOCAL_PROXIES}
+    if redis_url:
+        env[REDIS_URL_ENV] = redis_url
+    if public_url:
+        env[PUBLIC_URL_ENV] = public_url
+    return env
+
+
+def worker(port: int, logs: Path, redis_url: str | None, public_url: str | None = None) -> Child:
     command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
                "--server.port", str(port), "--server.address", "127.0.0.1",
                # XSRF on (uploads need the token from the page's cookie). Streamlit then forces
                # enableCORS on too, so the websocket's Origin must match Host: nginx passes Host on.
                "--server.enableXsrfProtection", "true", "--server.headless", "true",
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    env = {**os.environ, REDIS_URL_ENV: redis_url} if redis_url else None
-    return Child(f"worker :{port}", command, logs / f"worker-{port}.log", extra={"port": port}, env=env)
+    return Child(f"worker :{port}", command, logs / f"worker-{port}.log", extra={"port": port},
+                 env=worker_env(redis_url, public_url))
 
 
 def redis_server(folder: Path, binary: str | None, logs: Path) -> tuple[Child, str]:
@@ -186,7 +204,14 @@ def parse_args(argv):
     parser.add_argument("--redis-dir", type=Path, help="the Redis this runs: its socket, config and data "
                         "(default RUN/redis; reuse it and a restart keeps the classes)")
     parser.add_argument("--redis-server", default=redis_local.REDIS_SERVER, help="redis-server binary")
+    parser.add_argument("--public-url", metavar="URL", help="the address students open, e.g. https://class.example.edu/ "
+                        "(the class's join link and QR code; default: the teacher's browser's address)")
     args = parser.parse_args(argv)
+    if args.public_url is not None:
+        try:
+            args.public_url = public_url(args.public_url)
+        except ValueError as e:
+            parser.error(f"--public-url: {e}")
     if args.workers < 0:
         parser.error("--workers must be 0 or more")
     if args.redis:
@@ -198,6 +223,21 @@ def parse_args(argv):
     elif args.workers and not args.redis_server:
         parser.error("redis-server not found (apt-get install -y redis-server), and no --redis URL given")
     return args
+
+
+def public_url(text: str) -> str:
+    """An http(s) address with a host and nothing after its path (a query or fragment would end up in every join
+    link), without a trailing slash."""
+    parts = urllib.parse.urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{text!r} is not an http:// or https:// address with a host")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"{text!r}: no query, fragment or user name, only scheme://host[:port][/path]")
+    try:
+        parts.port
+    except ValueError as e:
+        raise ValueError(f"{text!r}: {e}") from e
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
 def main(argv=None) -> int:
@@ -218,7 +258,7 @@ def main(argv=None) -> int:
             return 1
         child, redis_url = redis_server(folder, args.redis_server, run_dir / "logs")
         store = [child]
-    workers = [worker(p, run_dir / "logs", redis_url) for p in ports]
+    workers = [worker(p, run_dir / "logs", redis_url, args.public_url) for p in ports]
     children = store + workers + [nginx(run_dir, args.nginx)]
 
     stopping = []

@@ -168,6 +168,53 @@ def test_rendered_config_is_valid_and_follows_the_app_limits(tmp_path):
     assert not any("/var/" in d or "/run/" in d for d in directives) and "daemon off;" in directives
 
 
+def test_nginx_logs_no_query_string_and_no_referer(tmp_path):
+    """Issue 43: a teacher link's secret was written to access.log 69 times per load (the request and Referers).
+    Every access_log uses a format built from none of the variables that hold the query or the Referer."""
+    text = render(["127.0.0.1:1"], "127.0.0.1:3", tmp_path).read_text()
+    access_logs = [line.split("#")[0].split() for line in text.splitlines() if line.strip().startswith("access_log")]
+    assert access_logs and all(len(words) == 3 and words[2] != "combined;" for words in access_logs), access_logs
+    formats = " ".join(text.split("log_format")[1:]).split(";")[0] if "log_format" in text else ""
+    assert "$uri" in formats, formats
+    for leaky in ("$request ", "$request\"", "$request_uri", "$args", "$query_string", "$is_args", "$arg_",
+                  "$http_referer", "$request_body", "$http_cookie", "$cookie_"):
+        assert leaky not in formats, leaky
+
+
+def test_the_run_folder_is_private_its_log_keeps_no_secret_and_workers_learn_the_public_url(tmp_path):
+    """A --run-dir made 0755 under umask 022: nginx's, Redis's and the workers' logs were 0644 in it. Now the
+    folder is 0700 and every log 0600; a teacher link's query and a Referer reach no log; the workers' environment
+    names the proxy to trust and the --public-url."""
+    from viz.classroom.store import PUBLIC_URL_ENV, TRUSTED_PROXIES_ENV
+    run = tmp_path / "run"
+    run.mkdir()
+    run.chmod(0o755)
+    umask = os.umask(0o022)
+    try:
+        deployment = Deployment(workers=1, run_dir=run, args=("--public-url", "https://class.example.edu/hall/"))
+    finally:
+        os.umask(umask)
+    secret, referer = secrets.token_urlsafe(24), secrets.token_urlsafe(12)
+    with deployment:
+        for path in (f"/?class=ABCDEF&teach={secret}", f"/healthz?teach={secret}", "/nowhere?" + secret):
+            conn = http.client.HTTPConnection("127.0.0.1", deployment.port, timeout=30)
+            conn.request("GET", path, headers={"Referer": f"{deployment.base}/explorer?teach={referer}"})
+            conn.getresponse().read()
+            conn.close()
+        env = worker_environment(deployment.state()["workers"][0]["pid"])
+        logs = {p.name: p for p in (run / "logs").iterdir()}
+        access = (run / "logs" / "access.log").read_text()
+    assert env[TRUSTED_PROXIES_ENV] == "127.0.0.1,::1" and env[PUBLIC_URL_ENV] == "https://class.example.edu/hall"
+    assert secret not in access and referer not in access and "teach" not in access, access
+    assert '"GET / HTTP/1.1" 200' in access and '"GET /healthz HTTP/1.1" 200' in access, access
+    assert (run.stat().st_mode & 0o777, (run / "logs").stat().st_mode & 0o777) == (0o700, 0o700)
+    assert {"access.log", "error.log", "redis.log", "nginx.out"} <= set(logs), logs
+    assert {name: p.stat().st_mode & 0o777 for name, p in logs.items()} == {name: 0o600 for name in logs}
+    refused = subprocess.run([sys.executable, str(ROOT / "deploy" / "serve.py"), "--port", "1", "--public-url",
+                              "http://class.example.edu/?teach=x"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "--public-url:" in refused.stderr, refused.stderr
+
+
 class FlakyWorker:
     """A stand-in worker on loopback: it drops the connection of its first `drops` requests without an answer (as
     a keep-alive connection the worker has just closed looks to nginx), then answers 200."""
@@ -565,6 +612,14 @@ def test_the_supervisor_runs_the_class_stores_redis_names_it_to_every_worker_and
     wait_until(back, f"redis not restarted with its classes\n{deployment.log()}", 30)
     assert deployment.state()["redis"]["restarts"] == redis["restarts"] + 1
     assert store.tally(code, asked.id) == [0, 1] and not store.answer(code, asked.id, student, 0)
+
+
+def test_workers_trust_only_the_local_nginx_and_have_no_public_url_unless_given(deployment):
+    """live.py trusts X-Real-IP only from TRANSFORMER_VIZ_TRUSTED_PROXIES (unset under a bare `streamlit run`)."""
+    from viz.classroom.store import PUBLIC_URL_ENV, TRUSTED_PROXIES_ENV
+    for worker in deployment.state()["workers"]:
+        env = worker_environment(worker["pid"])
+        assert env.get(TRUSTED_PROXIES_ENV) == "127.0.0.1,::1" and PUBLIC_URL_ENV not in env
 
 
 def test_with_redis_url_the_workers_use_that_redis_and_none_is_started(tmp_path):

@@ -37,7 +37,7 @@ JOIN_TRIES_PER_MINUTE = 20    # today's UI (viz/classroom/panel.py): wrong codes
 # room to spare; per browser: a student mistypes a few times, a script in one browser stops at 20. Guessing at
 # an address's whole allowance: each guess hits one of L live classes with probability L / 31**6, so the
 # expected time to a hit is 31**6 / (300 * L) minutes: 2,958,346 minutes (about 5.6 years) for one live class,
-# about 21 days were 100 classes live the whole time (docs/security.md, "The class, round five").
+# about 20.5 days were 100 classes live the whole time (docs/security.md, "The class, round five").
 WRONG_CODES_PER_ADDRESS = 300
 WRONG_CODES_PER_BROWSER = 20  # one browser's wrong codes per minute (a student mistypes a few times, not twenty)
 NEW_STUDENTS_PER_ADDRESS = 150    # ids one address may enrol in one class per ENROL_WINDOW_S: a big hall's worth
@@ -48,6 +48,10 @@ STUDENT_BYTES = 18            # a student's id: 144 random bits, issued by the s
 MAX_CHOICES = 64              # a question's choices are the sentence's tokens or the model's heads
 RATE_WINDOW_S = 60.0          # allow(..., per_minute) counts tries in a window this long
 REDIS_URL_ENV = "TRANSFORMER_VIZ_REDIS"   # set (redis:// or unix:// URL): classes live in that Redis, else here
+# What deploy/serve.py tells each worker besides the store: the proxies whose X-Real-IP names the client (comma-
+# separated addresses; unset, as under a bare `streamlit run`: none is trusted), and the address students open.
+TRUSTED_PROXIES_ENV = "TRANSFORMER_VIZ_TRUSTED_PROXIES"
+PUBLIC_URL_ENV = "TRANSFORMER_VIZ_PUBLIC_URL"
 
 
 class ClassGone(Exception):
