@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import json
 import os
 import random
 import signal
@@ -28,7 +29,7 @@ from common import ROOT, Check, Section, cpu_seconds, log, machine_line, median,
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, get, worker_healthy  # noqa: E402
 
-from viz.classroom.store import JOIN_TRIES_PER_MINUTE  # noqa: E402
+from viz.classroom.store import WRONG_CODES_PER_ADDRESS  # noqa: E402
 
 FOLLOW_GOAL_S = 2.0           # the issue: a student's screen follows within 2 s of the teacher's change
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -174,6 +175,11 @@ class Tab:
             self.codes.append(element.code.code_text)
         elif kind == "exception":
             self.errors.append(f"{element.exception.type}: {element.exception.message[:200]}")
+        elif kind == "bidi_component" and element.bidi_component.component_name == "tviz_heartbeat":
+            # a student's poll: the component's JavaScript asks for its fragment's rerun every every_ms
+            data = json.loads(element.bidi_component.json or "{}")
+            if data.get("beats", True):
+                self._auto_rerun(fragment_id, data.get("every_ms", 1000) / 1000)
         widget = getattr(element, kind, None)
         widget_id = getattr(widget, "id", "") if widget is not None else ""
         if isinstance(widget_id, str) and widget_id.startswith("$$ID-"):
@@ -458,7 +464,7 @@ def killer(hall: Hall, after_answers: float = 0.3):
 async def run_all(args) -> dict:
     results = {"sizes": [], "kill": None, "nat": None}
     # Each student on an address of their own (campus Wi-Fi without NAT, behind a front proxy that nginx trusts):
-    # the class code's lookup is rate-limited per address (JOIN_TRIES_PER_MINUTE), which counts every join.
+    # wrong class codes are counted per address (WRONG_CODES_PER_ADDRESS); new student ids per address too.
     with Deployment(2, env={**os.environ}, args=("--real-ip-from", "127.0.0.1")) as deployment:
         hall = Hall(deployment)
         try:
@@ -563,7 +569,7 @@ def section(results: dict, machine: str) -> Section:
     if nat:
         body += ["", f"**One NAT address**: {nat['tried']} more browsers opened the join link from one address (as a "
                  f"lecture hall behind one NAT address reaches a server outside it): {nat['joined']} got in. The class "
-                 f"code's lookup allows {JOIN_TRIES_PER_MINUTE} wrong codes per address per minute and does not count a "
+                 f"code's lookup allows {WRONG_CODES_PER_ADDRESS} wrong codes per address per minute and does not count a "
                  "right one (viz/classroom/panel.py), so a hall behind one address joins; guessing still meets the limit."]
         checks.append(Check(f"{nat['tried']} browsers join from one address in a minute", f"{nat['joined']} got in",
                             nat["joined"] == nat["tried"]))

@@ -124,6 +124,9 @@ def test_a_student_follows_and_answers_once_through_a_worker_kill(tmp_path):
         assert choices(student).count() == 0
         assert sum(store.tally(code, question.id)) == 1, store.tally(code, question.id)
         assert store.presence(code).following == 1
+        with student.expect_download(timeout=FOLLOW_MS) as saved:                    # served by this worker now
+            student.get_by_role("button", name="Download CSV").first.click()
+        assert saved.value.failure() is None and Path(saved.value.path()).read_text().strip()
         wait_for(student, lambda: worker_healthy(victim["port"]), "the killed worker was not restarted", TIMEOUT_MS)
 
         step("the teacher's worker is killed")
@@ -131,7 +134,7 @@ def test_a_student_follows_and_answers_once_through_a_worker_kill(tmp_path):
         projector = next(w for w in hall.state()["workers"] if f"127.0.0.1:{w['port']}" == teacher_worker)
         os.kill(projector["pid"], signal.SIGKILL)
         teacher.locator(".st-key-class-teacher").wait_for(timeout=TIMEOUT_MS)
-        wait_for(teacher, lambda: teacher.get_by_text(en("class.resumed", code=code).replace("**", "")).count() > 0,
+        wait_for(teacher, lambda: f"teaching class {code} again" in teacher.locator("[data-testid=stMain]").inner_text(),
                  "the projector did not say it resumed the class", TIMEOUT_MS)
         assert path_of(teacher) == "explorer" and "present=1" in teacher.url and "class=" not in teacher.url
         assert store.followed(code).version == version                               # nobody was pulled

@@ -157,6 +157,7 @@ CLASS_STUDENT = Value("class-student", url=False)    # a student: the id the sto
 CLASS_COOKIES_READ = Value("class-cookies-read", url=False)   # this session looked at the browser's class cookies
 CLASS_JOIN = Value("class-join", url=False)          # class-join-<where>: a "join a class" box's code
 CLASS_HANDOFF = Value("class-handoff", url=False)
+CLASS_RUNS = Value("class-runs", url=False)          # the class bar's fragment runs (its heartbeat's data)
 CLASS_OUTAGE = Value("class-outage", url=False)      # the teacher: the store was unreachable at the last look    # the teacher: the last link made for another device
 CLASS_LINK_READ = Value("class-link-read", url=False)    # the class= / teach= of this link was looked up
 CLASS_NOTICE = Value("class-notice", url=False)      # a notice to show once (the class ended, a bad link)

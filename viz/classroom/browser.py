@@ -5,10 +5,13 @@ iframe) and `st.context.cookies`.
   restarted browser tab resumes teaching, and the secret is never in an address the projector shows) and the
   student's (class code and the id the store gave them: one student however many tabs or reloads). The browser
   sends them with the next page load; `remembered()` reads them there (st.context.cookies).
-- `heartbeat()` is a student's poll: a timer in the browser that asks the fragment it sits in to run again
-  every `every_s` seconds (a trigger value: only that fragment reruns). The browser keeps time, so a busy
-  server cannot lose the timer (Streamlit's own run_every is armed by a message from the server, which a busy
-  server dropped: that screen never polled again).
+- `heartbeat()` sits in a class bar's fragment: for a student it is the poll, a timer in the browser that asks its
+  fragment to run again every `every_s` seconds (a trigger value: only that fragment reruns; the browser keeps
+  time, so a busy server cannot lose the timer, as it lost run_every's, which a message from the server arms).
+  For both it is a watchdog: when the fragment has not run for WAKE_AFTER_S, `watchdog()` (outside any fragment)
+  asks for a whole run. After a worker dies and its page reconnects to another, that worker knows no fragment
+  of the page and drops its reruns; the browser sent no whole run in some reconnects, so the page sat there, its
+  teacher no longer teaching: the whole run resumes the class from the cookies.
 """
 from __future__ import annotations
 
@@ -40,20 +43,40 @@ _HEARTBEAT_JS = """
 export default function (component) {
   const { data, setTriggerValue } = component;
   const beat = window.__tvizHeartbeat || (window.__tvizHeartbeat = {});
-  beat.send = setTriggerValue;                 // the newest mount's: a fragment rerun mounts it again
+  beat.send = data.beats ? setTriggerValue : null;   // the newest run's (each fragment run draws it again)
+  beat.seen = Date.now();
+  beat.wake_after = data.wake_after_ms;
   if (beat.every !== data.every_ms) {
     clearInterval(beat.timer);
     beat.every = data.every_ms;
-    beat.timer = setInterval(() => beat.send('beat', Date.now()), data.every_ms);
+    beat.timer = setInterval(() => {
+      if (Date.now() - beat.seen > beat.wake_after && beat.wake) {
+        beat.seen = Date.now();
+        beat.wake('wake', Date.now());           // a whole run: this server does not know the fragment
+      } else if (beat.send) {
+        beat.send('beat', Date.now());
+      }
+    }, data.every_ms);
   }
   return () => { if (!document.querySelector('.st-key-class-heartbeat')) { clearInterval(beat.timer); beat.every = null; } };
 }
 """
 
-HIDDEN_CSS = """<style>.st-key-class-cookies, .st-key-class-heartbeat { display: none !important; }</style>"""   # fixed text
+_WATCHDOG_JS = """
+export default function (component) {
+  const beat = window.__tvizHeartbeat || (window.__tvizHeartbeat = {});
+  beat.wake = component.setTriggerValue;
+  beat.seen = Date.now();                           // a whole run is drawing: no fragment runs meanwhile
+}
+"""
+
+HIDDEN_CSS = """<style>.st-key-class-cookies, .st-key-class-heartbeat, .st-key-class-watchdog { display: none !important; }
+</style>"""   # fixed text
 
 _cookie_writer = st.components.v2.component("tviz_cookies", html="<span hidden></span>", js=_COOKIE_JS)
 _heartbeat = st.components.v2.component("tviz_heartbeat", html="<span hidden></span>", js=_HEARTBEAT_JS)
+_watchdog = st.components.v2.component("tviz_watchdog", html="<span hidden></span>", js=_WATCHDOG_JS)
+WAKE_AFTER_S = 15.0           # no fragment run for this long: a whole run (longer than any page's run on a busy worker)
 
 
 def remembered(name: str) -> tuple[str, str] | None:
@@ -75,12 +98,22 @@ def remember(cookies: dict[str, tuple[str, str] | None]) -> None:
         _cookie_writer(data={"cookies": data, "max_age": COOKIE_DAYS * 86400}, key="class-cookie-writer")
 
 
-def heartbeat(every_s: float) -> None:
-    """Inside a fragment: rerun that fragment every `every_s` seconds, timed by the browser."""
+def heartbeat(every_s: float, beats: bool, run: int) -> None:
+    """Inside a fragment that runs every `every_s` seconds: with `beats`, the browser's timer runs it (a student's
+    poll); in any case a whole run is asked for when it has not run for WAKE_AFTER_S. `run`: this fragment run's
+    number (new data each run, so the browser sees each one)."""
     st.html(HIDDEN_CSS)
     with st.container(key="class-heartbeat"):
-        _heartbeat(data={"every_ms": int(every_s * 1000)}, key="class-heartbeat-timer", on_beat_change=_ignore)
+        _heartbeat(data={"every_ms": int(every_s * 1000), "beats": beats, "run": run,
+                         "wake_after_ms": int(WAKE_AFTER_S * 1000)}, key="class-heartbeat-timer", on_beat_change=_ignore)
+
+
+def watchdog() -> None:
+    """Outside any fragment, on every whole run of a page in a class: what heartbeat() wakes."""
+    st.html(HIDDEN_CSS)
+    with st.container(key="class-watchdog"):
+        _watchdog(key="class-watchdog-trigger", on_wake_change=_ignore)
 
 
 def _ignore() -> None:
-    """A beat needs no callback of its own: its rerun is the poll."""
+    """A beat or a wake needs no callback of its own: its rerun is the point."""

@@ -44,6 +44,8 @@ def before_page(extra=None) -> None:
     for notice in view.pop(view.CLASS_NOTICE, default=[]):
         st.warning(plain(notice, limit=300))       # may quote the link's text
     code, secret = view.get(view.CLASS_CODE), view.get(view.CLASS_SECRET)
+    if code:
+        browser.watchdog()
     if code and secret:
         browser.remember({browser.TEACHER_COOKIE: (code, secret), browser.STUDENT_COOKIE: None})
         teacher.sidebar_panel(code, secret)
@@ -52,6 +54,7 @@ def before_page(extra=None) -> None:
         student.catch_up(code)          # a changed view is switched to before the page draws
         student.bar(code, extra)
     else:
+        _watch_worker()
         _forget_cookies()
         if view.get(view.CLASS_JOIN, "on-start-page"):
             with st.container(key="class-join-box", border=True):
@@ -60,6 +63,24 @@ def before_page(extra=None) -> None:
             join_box(st, "sidebar")
             st.divider()
             teacher.start_panel()
+
+
+LIVENESS_EVERY_S = 5.0
+
+
+def _watch_worker() -> None:
+    """Outside a class too: a page whose worker died and whose browser reconnected to another one gets a whole run
+    (browser.heartbeat's watchdog), so its downloads, which only the worker that drew them serves, work again
+    (they answered 404 there until something reran the page)."""
+    browser.watchdog()
+
+    @st.fragment(run_every=LIVENESS_EVERY_S)
+    def alive() -> None:
+        runs = view.get(view.CLASS_RUNS, default=0) + 1
+        view.put(view.CLASS_RUNS, runs)
+        browser.heartbeat(LIVENESS_EVERY_S, beats=False, run=runs)
+
+    alive()
 
 
 def after_page() -> None:

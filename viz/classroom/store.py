@@ -31,7 +31,6 @@ CODE_LENGTH = 6               # 31**6 = 887,503,681 codes (see WRONG_CODES_PER_A
 SECRET_BYTES = 24             # 192 bits (the issue asks for at least 128)
 IDLE_S = 4 * 3600             # a class without its teacher for this long ends, and its data goes
 PRESENT_S = 10.0              # a student counts as present while their screen checked in this recently
-JOIN_TRIES_PER_MINUTE = 20    # today's UI (viz/classroom/panel.py): wrong codes per address; replaced by the two below
 # Wrong class codes per minute (a right code never counts, and is never refused while its address is under the
 # limit). Per address: loose enough for a room of 60 behind one NAT address that each mistype twice (120), with
 # room to spare; per browser: a student mistypes a few times, a script in one browser stops at 20. Guessing at

@@ -142,7 +142,7 @@ def _check_in(code: str, me: str, following: bool) -> None:
 def _follow(code: str) -> None:
     @st.fragment
     def live() -> None:
-        browser.heartbeat(FOLLOW_EVERY_S)
+        browser.heartbeat(FOLLOW_EVERY_S, beats=True, run=_count_run())
         following = view.get(view.CLASS_FOLLOWING, default=True)
         try:
             me = enrol(code)
@@ -168,12 +168,19 @@ def _follow(code: str) -> None:
     live()
 
 
+def _count_run() -> int:
+    runs = view.get(view.CLASS_RUNS, default=0) + 1
+    view.put(view.CLASS_RUNS, runs)
+    return runs
+
+
 def _question(code: str, me: str, question: Question) -> None:
     answered = _answered(code, me, question)
     mine = plain(choice_label(question, answered), limit=60) if answered is not None and answered >= 0 else None
     if question.revealed:                     # one box: the proof below it stays on a phone's first screen
         right = plain(choice_label(question, question.answer), limit=60)
-        result = (t("class.revealed", answer=right) if mine is None else
+        on_proof = view.get(view.CLASS_FOLLOWING, default=True) and view.get(view.PAGE) == question.page
+        result = (t("class.revealed" if on_proof else "class.revealed.short", answer=right) if mine is None else
                   t("class.you_right" if answered == question.answer else "class.you_wrong", answer=mine, right=right))
         st.success(f"{prompt_text(question)}  \n{result}")
         return

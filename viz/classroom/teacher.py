@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from viz import view
-from viz.classroom import questions
+from viz.classroom import browser, questions
 from viz.classroom.live import (class_store, go_to, handoff_link, is_loopback, join_link, personal_params, qr_png,
                                 say)
 from viz.classroom.store import ClassGone, NotTeacher, Question, StoreDown
@@ -163,6 +163,9 @@ def bar(code: str, secret: str, extra=None) -> None:
 def _presence(code: str, where) -> None:
     @st.fragment(run_every=PRESENCE_EVERY_S)
     def live() -> None:
+        runs = view.get(view.CLASS_RUNS, default=0) + 1
+        view.put(view.CLASS_RUNS, runs)
+        browser.heartbeat(PRESENCE_EVERY_S, beats=False, run=runs)   # a worker that lost the page: a whole run
         try:
             here = class_store().presence(code)
         except ClassGone:
