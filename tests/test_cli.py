@@ -450,3 +450,37 @@ def test_evaluate_scores_a_set_in_its_own_style_and_says_which(capsys):
     assert "style: bible (the test set's" in capsys.readouterr().out and bible["style"] == "bible"
     modern = evaluate_main(["--test", test, "--limit", "8", "--beam", "1", "--threads", "1", "--style", "modern"])
     assert modern["style"] == "modern" and bible["greedy"]["chrf"] > modern["greedy"]["chrf"]
+
+
+def test_exports_never_follow_a_symbolic_link(tmp_path, capsys, monkeypatch):
+    """`lesson --out` and `figure --out` onto a symbolic link overwrote the file it pointed to (issue 47): --out
+    that is a link is refused, and a link already inside the figures folder is replaced, not written through."""
+    from transformer_viz.__main__ import main
+    monkeypatch.setattr(sys, "argv", ["transformer-viz"])
+    secret = tmp_path / "secret.txt"
+    secret.write_text("keep me")
+    (tmp_path / "lesson.html").symlink_to(secret)
+    sentence = ["--model", str(TOY), "--text", "a b c"]
+    assert main(["lesson", *sentence, "--out", str(tmp_path / "lesson.html")]) == 2
+    assert "lesson.html: a symbolic link; not written" in error_line(capsys.readouterr().err)
+    (tmp_path / "figures-link").symlink_to(tmp_path, target_is_directory=True)
+    assert main(["figure", *sentence, "--format", "svg", "--out", str(tmp_path / "figures-link")]) == 2
+    assert "figures-link: a symbolic link; not written into" in error_line(capsys.readouterr().err)
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "02-tokens.svg").symlink_to(secret)
+    assert main(["figure", *sentence, "--format", "svg", "--out", str(figures)]) == 0
+    assert secret.read_text() == "keep me"
+    assert not (figures / "02-tokens.svg").is_symlink() and (figures / "02-tokens.svg").read_text().lstrip().startswith("<")
+    assert not [p for p in figures.iterdir() if p.name.startswith(".")]          # no staging folder left behind
+
+
+def test_a_written_file_replaces_a_link_made_after_the_check(tmp_path):
+    """The check before the work and the write after it: a link swapped in between is replaced, not followed."""
+    from model.io.files import write_replacing
+    secret = tmp_path / "secret.txt"
+    secret.write_text("keep me")
+    (tmp_path / "out.json").symlink_to(secret)
+    write_replacing(tmp_path / "out.json", "{}\n")
+    assert secret.read_text() == "keep me" and (tmp_path / "out.json").read_text() == "{}\n"
+    assert not (tmp_path / "out.json").is_symlink() and oct((tmp_path / "out.json").stat().st_mode & 0o777) != "0o600"

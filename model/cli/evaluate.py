@@ -20,7 +20,7 @@ from model.cli.arguments import (add_model_argument, add_no_repeat_argument, add
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import source_text, translate
 from model.io.checkpoint import MAX_METRICS_BYTES, load_checkpoint
-from model.io.files import read_bytes_limited
+from model.io.files import read_bytes_limited, write_replacing
 from model.io.device import add_device_argument, describe_device
 from model.training.evaluate import score, set_style
 from model.training.examples import repeats_a_word
@@ -74,7 +74,7 @@ def main(argv=None) -> dict:
         print(f"beam {beam}{f', {style}' if style else ''}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
               f"{result['repeats']} outputs repeating a word 3×  ({result['seconds']} s, {result['cpu_seconds']} CPU s)")
     if out is not None:
-        out.write_text(json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_replacing(out, json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n")
         print(f"scores added to {out}")
     return metrics
 

@@ -17,6 +17,7 @@ from model.cli.arguments import (add_model_argument, add_no_repeat_argument, bea
                                  resolve_models, thread_count)
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
+from model.io.files import write_replacing
 from model.training.corpus import read_tsv
 from model.training.judge import RULES, Measurement, measure, table
 
@@ -90,7 +91,7 @@ def main(argv=None) -> int:
     ship = all(verdict.values())
     print("\nship the candidate" if ship else "\nkeep the shipped model")
     if args.out:
-        Path(args.out).write_text(json.dumps({role: m.to_json() for role, m in measured.items()} |
+        write_replacing(args.out, json.dumps({role: m.to_json() for role, m in measured.items()} |
                                              {"rules": verdict, "ship": ship}, indent=2) + "\n")
     return 0 if ship else 1
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from model.cli.arguments import add_model_argument, add_style_argument, output_file, resolve_models
+from model.io.files import write_replacing
 from model.inference.pipeline import load_engine, trace_sentence
 from model.io.device import add_device_argument
 
@@ -31,7 +32,7 @@ def main(argv=None) -> None:
     if unmatched:
         raise ValueError(f"--names: nothing captured matches {', '.join(map(repr, unmatched))} "
                          "(a trace without --names holds every name)")
-    out.write_bytes(trace.to_bytes())     # exactly the path given (numpy's savez would add .npz to a bare name)
+    write_replacing(out, trace.to_bytes())   # exactly the path given (numpy's savez would add .npz to a bare name)
     print(f"{out}: {len(trace.arrays)} arrays, {trace.nbytes / 1e6:.1f} MB uncompressed; "
           f"output: {trace.meta['tgt_text']}")
 
