@@ -437,20 +437,27 @@ def test_commands_run_with_sleeping_openmp_threads(tmp_path):
     assert probe.stdout.split() == ["PASSIVE", "False"], probe.stderr
 
 
-def test_evaluate_scores_a_set_in_its_own_style_and_says_which(capsys):
+def test_evaluate_scores_a_set_in_its_own_style_and_says_which(tmp_path, capsys):
     """`evaluate --test pretrained/en-es/test.tsv` scored the Bible verses in modern Spanish (27.11 BLEU against
-    the card's 32.29): a set is scored in its references' style unless --style says, and the style is kept."""
+    the card's 32.29); then the style came from the file's name, and twenty Bible lines saved as small_test.tsv
+    were scored as modern (issue 47). Now it is read from the content, said on the first line, and kept."""
     from model.cli.evaluate import main as evaluate_main
-    from model.training.evaluate import set_style
-    assert [set_style(p) for p in ("pretrained/en-es/test.tsv", "data/en-es/dev.tsv", "pretrained/en-es/everyday_test.tsv",
-                                   "data/everyday/test.tsv", "docs/examples/everyday.tsv", "mine.tsv")] == \
-        ["bible", "bible", "modern", "modern", "modern", None]
-    test = str(ROOT / "pretrained/en-es/test.tsv")
-    bible = evaluate_main(["--test", test, "--limit", "8", "--beam", "1", "--threads", "1"])
-    assert "style: bible (the test set's" in capsys.readouterr().out and bible["style"] == "bible"
-    modern = evaluate_main(["--test", test, "--limit", "8", "--beam", "1", "--threads", "1", "--style", "modern"])
+    from model.training.corpus import read_tsv, write_tsv
+    from model.training.evaluate import guess_style
+    bible_lines = read_tsv(ROOT / "pretrained/en-es/test.tsv")[:20]
+    styles = ["modern", "bible"]
+    assert guess_style(bible_lines, styles)[0] == "bible"
+    assert guess_style(read_tsv(ROOT / "pretrained/en-es/everyday_test.tsv"), styles)[0] == "modern"
+    assert guess_style(read_tsv(ROOT / "docs/examples/everyday.tsv"), styles)[0] == "modern"
+    assert guess_style([(f"<modern> {en}", es) for en, es in bible_lines], styles)[0] == "modern"   # tokens lead
+    assert guess_style(bible_lines, [])[0] is None                                                  # one style
+    write_tsv(tmp_path / "small_test.tsv", bible_lines[:8])
+    bible = evaluate_main(["--test", str(tmp_path / "small_test.tsv"), "--beam", "1", "--threads", "1"])
+    first = capsys.readouterr().out.split("\n")[0]
+    assert first.startswith("style: bible (read from the references: ") and bible["style"] == "bible", first
+    modern = evaluate_main(["--test", str(tmp_path / "small_test.tsv"), "--beam", "1", "--threads", "1",
+                            "--style", "modern"])
     assert modern["style"] == "modern" and bible["greedy"]["chrf"] > modern["greedy"]["chrf"]
-
 
 def test_exports_never_follow_a_symbolic_link(tmp_path, capsys, monkeypatch):
     """`lesson --out` and `figure --out` onto a symbolic link overwrote the file it pointed to (issue 47): --out

@@ -841,7 +841,7 @@ def test_norm_first_and_activation_make_the_import_compute_theirs(tmp_path):
     told, untold = (load_checkpoint(tmp_path / name, device="cpu") for name in ("told", "untold"))
     assert (told.config.norm_first, told.config.activation) == (True, "gelu")
     assert _largest_gap(theirs, told) < TOLERANCE
-    assert _largest_gap(theirs, untold) > 0.1
+    assert _largest_gap(theirs, untold) > 1.0              # 4.9 measured (docs/byo-model.md)
     assert "pre-norm (norm_first=True)" in (tmp_path / "told" / "README.md").read_text()
 
 

@@ -156,7 +156,8 @@ def add_model_argument(parser, flag: str = "--model", default: str | None = DEFA
                              + (f" (default: {default})" if default else ""))
     if with_models:
         parser.add_argument("--models", default=None, metavar="DIR",
-                            help=f"the folder that holds the models (default: ${MODELS_ENV}, else the shipped models)")
+                            help=f"the folder that holds the models (default: ${MODELS_ENV}, else the shipped models and "
+                                 "yours in ~/.local/share/transformer-viz/models)")
 
 
 def resolve_models(args, *dests: str) -> None:

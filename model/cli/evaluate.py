@@ -1,8 +1,8 @@
 """Score a translation checkpoint with sacrebleu: python -m model.cli evaluate --test pretrained/en-es/test.tsv.
 
-A two-style model is scored in the test set's style (model/training/evaluate.set_style: the Bible corpus's
-splits in the 1909 Bible's, everyday sets in modern Spanish) unless --style says; the style is printed and kept
-with the scores. Sentences are decoded in length-sorted batches (model/inference/batch_translate.py);
+A two-style model is scored in the test set's style unless --style says: read from its content
+(model/training/evaluate.guess_style: the sources' style tokens, else the references' 1909 Bible words), never
+its file's name; the first line says which style and why, and it is kept with the scores. Sentences are decoded in length-sorted batches (model/inference/batch_translate.py);
 --one-by-one decodes them singly, as before, to compare.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from model.inference.pipeline import source_text, translate
 from model.io.checkpoint import MAX_METRICS_BYTES, load_checkpoint
 from model.io.files import read_bytes_limited, write_replacing
 from model.io.device import add_device_argument, describe_device
-from model.training.evaluate import score, set_style
+from model.training.evaluate import guess_style, score
 from model.training.examples import repeats_a_word
 
 
@@ -51,13 +51,11 @@ def main(argv=None) -> dict:
     previous = read_metrics(out) if out else {}   # before the minutes of decoding: a file this run must not overwrite
     torch.set_num_threads(args.threads)
     bundle = load_checkpoint(args.model, device=args.device)
-    print(f"device: {describe_device(bundle.model.device)}")
-    style, why = (args.style, "--style") if args.style else (set_style(args.test), "the test set's")
-    if style is None:
-        style, why = bundle.tokenizer.default_style, "the model's default"
-    style = style if style in bundle.tokenizer.styles else None             # a one-style model: its only Spanish
+    styles = bundle.tokenizer.styles
+    style, why = (args.style, "--style") if args.style in styles else guess_style(pairs, styles)
     if style is not None:
         print(f"style: {style} ({why}; --style {'modern' if style == 'bible' else 'bible'} to score the other)")
+    print(f"device: {describe_device(bundle.model.device)}")
     sources = [source_text(bundle, s, style) for s, _ in pairs]
     references = [t for _, t in pairs]
     metrics = {"test_file": Path(args.test).name, "pairs": len(pairs), **({"style": style} if style else {})}

@@ -11,7 +11,7 @@ from model.inference.pipeline import translate
 from model.io.checkpoint import Bundle
 from model.io.files import read_text_limited
 from model.io.importer import SHAPES, Imported, Told, import_model
-from model.io.models import models_source
+from model.io.models import models_folders, user_models_folder
 from model.nn.config import ACTIVATIONS
 
 MAX_CHECK_BYTES = 1024 * 1024        # a few pairs, one a line
@@ -83,11 +83,12 @@ def same_outputs(imported: Imported, pairs: list[tuple[int, str, str]], path: st
 
 def where_the_app_finds(out: Path) -> str:
     """Exactly what lists the new folder in the app's model picker."""
-    folder, chosen_by = models_source()
-    if out.resolve().parent == folder:
-        return f"open it in the app: its model picker lists {out.name} ({folder} is the models folder, {chosen_by})"
-    return (f"open it in the app: transformer-viz app --models {out.resolve().parent} (or --model {out.resolve()} "
-            "on a command)")
+    folders, chosen_by = models_folders()
+    if out.resolve().parent in folders:
+        return f"open it in the app (transformer-viz app): its model picker lists {out.name} ({chosen_by})"
+    return (f"the app does not list it there: start it with transformer-viz app --models {out.resolve().parent} "
+            f"(that folder's models only), or import into {user_models_folder()}, listed beside the shipped "
+            "models (docs/byo-model.md)")
 
 
 if __name__ == "__main__":

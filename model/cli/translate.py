@@ -20,6 +20,7 @@ from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, transl
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
 from model.io.files import MiB, read_text_limited
+from model.io.language import english_notice
 from model.training.corpus import HEADER, read_tsv
 
 
@@ -32,7 +33,9 @@ def main(argv=None) -> int:
     parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
     add_style_argument(parser)
     add_no_repeat_argument(parser)
-    parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
+                        help=f"source tokens read, at most {HARD_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS}): a longer "
+                             "sentence is cut, keeping its end token")
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="--input: padded source tokens per batch, each beam row counted")
     add_device_argument(parser)
@@ -42,6 +45,8 @@ def main(argv=None) -> int:
     resolve_models(args)
     lines = [args.text] if args.input is None else read_lines(args.input)   # a mistake: one line (model/cli/__main__.py)
     bundle = load_checkpoint(args.model, device=args.device)
+    if bundle.source_tokenizer.reads_english:
+        note_not_english(lines)
     if args.input is None:
         print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens, style=args.style,
                         no_repeat_ngram=args.no_repeat_ngram))
@@ -50,6 +55,16 @@ def main(argv=None) -> int:
                                no_repeat_ngram=args.no_repeat_ngram):
         print(line)
     return 0
+
+
+def note_not_english(lines: list[str]) -> None:
+    """One line on stderr when sentences are not in English's alphabet (model/io/language.py); they are translated."""
+    noted = [(number, note) for number, line in enumerate(lines, 1) if (note := english_notice(line))]
+    if len(lines) == 1 and noted:
+        print(f"note: {noted[0][1]}", file=sys.stderr)
+    elif noted:
+        print(f"note: {len(noted)} of {len(lines)} lines are not English, the first line {noted[0][0]}: "
+              f"{noted[0][1]}", file=sys.stderr)
 
 
 MAX_INPUT_BYTES = 64 * MiB   # --input: hours of decoding on a CPU; /dev/zero or a FIFO is refused unread

@@ -167,6 +167,12 @@ class Tokenizer:
 
     # -- use ------------------------------------------------------------------------------------
     @property
+    def reads_english(self) -> bool:
+        """A model this project trained on text (byte-level BPE, learned from English sources: en-es) reads English;
+        a toy's closed alphabet or an imported word vocabulary reads whatever its own tokens are."""
+        return self.byte_level
+
+    @property
     def vocab_size(self) -> int:
         return self.backend.get_vocab_size()
 
