@@ -491,3 +491,38 @@ def test_a_written_file_replaces_a_link_made_after_the_check(tmp_path):
     write_replacing(tmp_path / "out.json", "{}\n")
     assert secret.read_text() == "keep me" and (tmp_path / "out.json").read_text() == "{}\n"
     assert not (tmp_path / "out.json").is_symlink() and oct((tmp_path / "out.json").stat().st_mode & 0o777) != "0o600"
+
+
+def test_a_long_command_says_what_it_is_doing_while_a_person_watches(tmp_path, capsys, monkeypatch):
+    """figure took 54-64 s, lesson 27-36 s and translate 10-36 s in silence (issue 47): on a terminal each stage is
+    said on stderr and the figures get a bar; piped, the output stays clean."""
+    from transformer_viz.__main__ import main
+    monkeypatch.setattr(sys, "argv", ["transformer-viz"])
+    sentence = ["--model", str(TOY), "--text", "a b c"]
+    assert main(["figure", *sentence, "--format", "svg", "--out", str(tmp_path / "quiet")]) == 0
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["figure", *sentence, "--format", "svg", "--out", str(tmp_path / "watched")]) == 0
+    err = capsys.readouterr().err
+    assert "… loading the model toy-reverse" in err and "… drawing the tour's figures" in err
+    assert "writing figures" in err and "13/13" in err, err                      # the bar, at its end
+    assert main(["translate", "--model", str(TOY), "a b c"]) == 0
+    assert capsys.readouterr().err == "… loading the model toy-reverse\n"
+
+
+def test_every_option_of_every_command_says_what_it_is(monkeypatch):
+    """`translate --help` listed --max-tokens with no text (issue 47); 17 options of 8 commands had none."""
+    import argparse
+    import importlib
+    from transformer_viz.__main__ import COMMANDS
+    silent = {}
+
+    def look(self, args=None, namespace=None):
+        silent[self.prog] = [a.option_strings[-1] if a.option_strings else a.dest for a in self._actions if a.help is None]
+        raise SystemExit(0)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", look)
+    for name, (module, _) in COMMANDS.items():
+        monkeypatch.setattr(sys, "argv", [f"transformer-viz {name}"])
+        with pytest.raises(SystemExit):
+            importlib.import_module(module).main([])
+    assert len(silent) == len(COMMANDS) and {prog: names for prog, names in silent.items() if names} == {}

@@ -279,3 +279,17 @@ def test_a_lesson_missing_its_catalogue_names_the_catalogue(installed):
     finally:
         kept.rename(catalogue)
     assert result.returncode == 2 and "en.json" in result.stderr and "cannot write" not in result.stderr, result.stderr
+
+
+def test_the_readme_says_what_a_newcomer_needs_before_its_two_commands():
+    """The README never said to make a virtual environment before installing about 60 packages, nor that
+    run_all.sh installs redis-server and a CJK font (issue 47): each apt package run_all.sh may install is named."""
+    import re
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    two_commands = readme[readme.index("## Two commands"):readme.index("## What is inside")]
+    assert "python3 -m venv .venv" in two_commands.split("pip install -r requirements.txt")[0]
+    installed = re.findall(r"need\+=\(([\w-]+)\)", (ROOT / "tests" / "run_all.sh").read_text())
+    wording = {"chromium": "Chromium", "sword-text-web": "SWORD", "sword-text-sparv": "SWORD", "wordnet-base": "WordNet",
+               "apertium-en-es": "Apertium"}
+    assert len(installed) >= 8
+    assert [p for p in installed if wording.get(p, p) not in two_commands] == []

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 
+from model.cli import progress
 from model.cli.arguments import output_folder
 from transformer_viz.sentence import add_sentence_arguments, check_sentence_arguments, traced_sentence
 
@@ -38,7 +39,9 @@ def main(argv=None) -> int:
     from viz.tour.static_figures import write_figures      # matplotlib and the figures: only once the arguments are good
     bundle, trace = traced_sentence(args)
     with tempfile.TemporaryDirectory(prefix=".figures-", dir=out) as staging:   # our own new folder: no link in it
-        drawn = write_figures(trace, staging, bundle.path, args.lang, args.format)
+        progress.step("drawing the tour's figures")
+        with progress.bar(0, "writing figures") as bar:
+            drawn = write_figures(trace, staging, bundle.path, args.lang, args.format, on_file=progress.counted(bar))
         written = [out / path.name for path in drawn]
         for path, target in zip(drawn, written):
             os.replace(path, target)           # a link already at that name is replaced, never followed

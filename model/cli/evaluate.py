@@ -32,14 +32,14 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description="Evaluate a translation checkpoint with sacrebleu.")
     add_model_argument(parser)
     parser.add_argument("--test", required=True, help="TSV with en and es columns")
-    parser.add_argument("--beam", type=beam_size, default=4)
+    parser.add_argument("--beam", type=beam_size, default=4, help="beam size (default 4; 1 = greedy)")
     add_style_argument(parser)
     add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N pairs")
     parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
     parser.add_argument("--out", default=None, help="metrics file to add the scores to, e.g. MODEL/metrics.json "
                         "(default: none; the scores are printed, and a shipped model's files change only when asked)")
-    parser.add_argument("--threads", type=thread_count, default=2)
+    parser.add_argument("--threads", type=thread_count, default=2, help="CPU threads (default 2)")
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="padded source tokens per batch, each beam row counted")
     parser.add_argument("--one-by-one", action="store_true", help="decode sentence by sentence (no batches)")

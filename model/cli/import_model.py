@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from model.cli import progress
 from model.cli.arguments import positive_int
 from model.errors import CheckpointError
 from model.inference.pipeline import translate
@@ -43,6 +44,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     pairs = read_check_pairs(args.check_with) if args.check_with else None
     told = Told(args.heads, args.norm_first, args.activation)
+    progress.step(f"reading and checking {args.checkpoint}" + (f", then decoding its {len(pairs)} check pairs"
+                                                                 if pairs else ""))
     out = import_model(args.checkpoint, args.out, told, vocab=args.vocab, src_vocab=args.src_vocab,
                        tgt_vocab=args.tgt_vocab, shape=args.shape,
                        check=(lambda imported: same_outputs(imported, pairs, args.check_with)) if pairs else None)

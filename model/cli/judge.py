@@ -44,11 +44,11 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{role}-measured", default=None, metavar="JSON",
                             help=f"take the {role}'s numbers from an earlier judge --out file (measured on the "
                                  "same sets, beam and options) instead of measuring it again")
-    parser.add_argument("--beam", type=beam_size, default=4)
+    parser.add_argument("--beam", type=beam_size, default=4, help="beam size (default 4; 1 = greedy)")
     add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N dev and test pairs (a quick look)")
     parser.add_argument("--out", default=None, help="also write the numbers and rules to this JSON file")
-    parser.add_argument("--threads", type=thread_count, default=2)
+    parser.add_argument("--threads", type=thread_count, default=2, help="CPU threads (default 2)")
     add_device_argument(parser)
     args = parser.parse_args(argv)
     # every argument checked before the minutes of decoding: the models, the sets, --out, then both models loaded

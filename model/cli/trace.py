@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from model.cli import progress
 from model.cli.arguments import add_model_argument, add_style_argument, output_file, resolve_models
 from model.io.files import write_replacing
 from model.inference.pipeline import load_engine, trace_sentence
@@ -26,7 +27,9 @@ def main(argv=None) -> None:
     names = None if args.names is None else [n.strip() for n in args.names.split(",") if n.strip()]
     if names == []:
         parser.error("argument --names: no name or pattern given")
+    progress.step(f"loading the model {args.model.name}")
     bundle = load_engine(args.model, device=args.device)
+    progress.step("reading the sentence (every value of every layer)")
     trace = trace_sentence(bundle, args.text, target=args.target, names=names, style=args.style)
     unmatched = [n for n in names or [] if not (n in trace or trace.names(n))]
     if unmatched:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from model.cli import progress
 from model.cli.arguments import (add_model_argument, add_no_repeat_argument, add_style_argument, beam_size, int_up_to,
                                  positive_int, resolve_models)
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
@@ -44,6 +45,7 @@ def main(argv=None) -> int:
         parser.error("give either a sentence or --input FILE")
     resolve_models(args)
     lines = [args.text] if args.input is None else read_lines(args.input)   # a mistake: one line (model/cli/__main__.py)
+    progress.step(f"loading the model {args.model.name}")
     bundle = load_checkpoint(args.model, device=args.device)
     if bundle.source_tokenizer.reads_english:
         note_not_english(lines)
@@ -51,8 +53,10 @@ def main(argv=None) -> int:
         print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens, style=args.style,
                         no_repeat_ngram=args.no_repeat_ngram))
         return 0
-    for line in translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens, style=args.style,
-                               no_repeat_ngram=args.no_repeat_ngram):
+    with progress.bar(len(lines), "translating") as bar:
+        translated = translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens, style=args.style,
+                                    no_repeat_ngram=args.no_repeat_ngram, on_batch=bar.update)
+    for line in translated:
         print(line)
     return 0
 
