@@ -56,7 +56,7 @@ def check_readable(data) -> None:
     """ValueError naming the first part of a parsed tokenizer JSON outside READABLE_PARTS (a pattern only as a
     literal String, never a Regex)."""
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
-        raise ValueError("not a tokenizers JSON (no model)")
+        raise ValueError("not a usable tokenizer (a tokenizers JSON has a model)")
     for part, kinds in READABLE_PARTS.items():
         if data.get(part) is not None or part == "model":
             _check_part(part, data[part], kinds)
