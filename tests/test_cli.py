@@ -526,3 +526,50 @@ def test_every_option_of_every_command_says_what_it_is(monkeypatch):
         with pytest.raises(SystemExit):
             importlib.import_module(module).main([])
     assert len(silent) == len(COMMANDS) and {prog: names for prog, names in silent.items() if names} == {}
+
+
+def documented_commands() -> list[tuple[str, list[str]]]:
+    """(where, arguments) of every command line in the README's and the docs' bash blocks: `python -m
+    transformer_viz`, `python -m model.cli` or `transformer-viz`, continuation lines joined, [optional] parts kept."""
+    import re
+    import shlex
+    found = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"^```bash\n(.*?)^```", doc.read_text(encoding="utf-8"), flags=re.S | re.M):
+            for line in block.replace("\\\n", " ").split("\n"):
+                words = [w.strip("[]") for w in shlex.split(line, comments=True)]
+                words = [w for w in words if w]
+                for program in (["python", "-m", "transformer_viz"], ["python", "-m", "model.cli"], ["transformer-viz"]):
+                    if words[:len(program)] == program:
+                        found.append((f"{doc.name}: {line.strip()[:80]}", words[len(program):]))
+    return found
+
+
+def test_every_documented_command_line_parses_as_written(tmp_path, monkeypatch):
+    """Every command the README and docs show is a command with options that exist (issue 45: the API as
+    written); parsed only, nothing run."""
+    import argparse
+    import importlib
+    from transformer_viz.__main__ import COMMANDS
+
+    class Parsed(Exception):
+        pass
+    original = argparse.ArgumentParser.parse_known_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        original(self, args, namespace)
+        raise Parsed
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", parse_then_stop)
+    monkeypatch.chdir(tmp_path)
+    commands = documented_commands()
+    assert len(commands) >= 25
+    for where, words in commands:
+        assert words and words[0] in COMMANDS, where
+        monkeypatch.setattr(sys, "argv", [f"transformer-viz {words[0]}"])
+        try:
+            importlib.import_module(COMMANDS[words[0]][0]).main(words[1:])
+        except Parsed:
+            continue
+        except SystemExit as e:
+            pytest.fail(f"{where}: exit {e.code}")
+        pytest.fail(f"{where}: never parsed its arguments")
