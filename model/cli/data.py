@@ -21,6 +21,7 @@ import os
 import shutil
 from pathlib import Path
 
+from model.cli import progress
 from model.cli.arguments import positive_int
 from model.io.files import describe_kind
 from model.training.corpus import SEED, build_corpus, read_tsv, split_pairs, token_stats, write_tsv
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)                   # /dev/full or a file: said now, not after the corpus is built
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {args.out}: {describe_kind(os.stat(out).st_mode)}, not a folder")
+    progress.step(f"building the {args.source} corpus in {out} (minutes)")
     stats = {"bible": build_bible, "everyday": build_everyday_corpus, "learner": build_learner_corpus,
              "mix": build_mix}[args.source](args, out)
     (out / "stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
