@@ -871,3 +871,17 @@ def test_the_annotated_shape_refuses_what_it_cannot_be(saved, tmp_path):
         Told(4, norm_first=False).settings(ANNOTATED)
     with pytest.raises(CheckpointError, match="feed-forward is ReLU"):
         Told(4, activation="gelu").settings(ANNOTATED)
+
+
+def test_a_safetensors_checkpoint_gets_the_same_checks(saved):
+    """.safetensors skipped the tensor checks and the wrapper prefixes: float8 there raised from isfinite."""
+    from safetensors.torch import save_file
+    theirs, folder = saved
+    state = {f"_orig_mod.{k}": v.contiguous() for k, v in theirs.model.state_dict().items()}
+    save_file(state, str(folder / "compiled.safetensors"))
+    import_model(folder / "compiled.safetensors", folder / "models" / "st", 4, src_vocab=folder / "src_vocab.txt",
+                 tgt_vocab=folder / "tgt_vocab.txt")
+    state["_orig_mod.generator.weight"] = state["_orig_mod.generator.weight"].to(torch.float8_e4m3fn)
+    save_file(state, str(folder / "float8.safetensors"))
+    with pytest.raises(CheckpointError, match="generator.weight holds float8_e4m3fn numbers"):
+        _import(folder, "float8.safetensors")

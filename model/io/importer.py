@@ -116,9 +116,10 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
         raise CheckpointError(str(e)) from None
     if path.suffix == ".safetensors":
         try:
-            return load_file(str(path))
+            loaded = load_file(str(path))
         except (SafetensorError, OSError, ValueError, RuntimeError) as e:
             raise CheckpointError(f"{path}: corrupt or truncated safetensors file ({str(e)[:200]})") from None
+        return _unwrap(loaded, path)
     try:
         loaded = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:
@@ -247,7 +248,7 @@ def _positions(state, used, shape: Shape, d_model: int) -> int:
         if table.dim() != 2 or not table.numel() or table.size(1) != d_model or not torch.isfinite(table).all():
             raise CheckpointError(f"{name} is not a table of positions x d_model={d_model} finite numbers")
         gap = float((table - sinusoidal_table(table.size(0), table.size(1))).abs().max())
-        tolerance = max(PE_TOLERANCE, torch.finfo(raw.dtype).eps if raw.is_floating_point() else 0)  # bf16: 2e-3
+        tolerance = max(PE_TOLERANCE, torch.finfo(raw.dtype).eps if raw.is_floating_point() else 0)  # bf16 rounds 2e-3
         if gap > tolerance:
             raise CheckpointError(f"{name} is not the sinusoidal encoding of the paper (it differs by {gap:.3g}, "
                                   f"more than {str(raw.dtype).replace('torch.', '')} rounding, {tolerance:.1g}); "

@@ -18,7 +18,6 @@ from model.io import models
 from model.io.checkpoint import CheckpointError
 from model.io.tokenizer import DEFAULT_STYLE  # noqa: F401 (for the sidebar)
 from model.io.weights import linear_arrays
-from viz import ROOT
 from viz.i18n import t
 
 def model_root() -> Path:
