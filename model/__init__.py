@@ -10,6 +10,8 @@ does not load torch.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 _PUBLIC = {
     "Transformer": "model.nn.transformer",
@@ -28,3 +30,18 @@ def __getattr__(name: str):
     if name not in _PUBLIC:
         raise AttributeError(f"module 'model' has no attribute {name!r}")
     return getattr(importlib.import_module(_PUBLIC[name]), name)
+
+
+class _PublicNames(types.ModuleType):
+    """`capture` is both a public function and the subpackage model/capture/. Importing the subpackage makes
+    Python set this package's attribute `capture` to it, and `from model import capture` then gave the
+    subpackage ("'module' object is not callable"). A public name is never replaced by a submodule here: the
+    subpackage stays importable as itself (`from model.capture import hooks`, `import model.capture.hooks`)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _PUBLIC and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _PublicNames

@@ -34,8 +34,9 @@ LAYERS_ALLOWED = {
 }
 RUNS_MODEL = {"ablation", "decoding", "attribution", "patching", "zoo_fit"}     # analyses that run the model
 MODEL_RUNNERS = {"model.io", "model.inference", "model.training", "model.nn"}
-# model io that loads and runs nothing: CheckpointError, and the size-limited reader of a model folder's text files
-READS_NO_MODEL = {"model.io.checkpoint", "model.io.models"}
+# model io that loads and runs nothing: CheckpointError, the size-limited reader of a model folder's text files, and
+# the pure check of a sentence's alphabet (the notice that a model reads English)
+READS_NO_MODEL = {"model.io.checkpoint", "model.io.models", "model.io.language"}
 VIZ_SERVICES = "viz.services"                      # a package: every module under it may run the model
 
 

@@ -437,16 +437,139 @@ def test_commands_run_with_sleeping_openmp_threads(tmp_path):
     assert probe.stdout.split() == ["PASSIVE", "False"], probe.stderr
 
 
-def test_evaluate_scores_a_set_in_its_own_style_and_says_which(capsys):
+def test_evaluate_scores_a_set_in_its_own_style_and_says_which(tmp_path, capsys):
     """`evaluate --test pretrained/en-es/test.tsv` scored the Bible verses in modern Spanish (27.11 BLEU against
-    the card's 32.29): a set is scored in its references' style unless --style says, and the style is kept."""
+    the card's 32.29); then the style came from the file's name, and twenty Bible lines saved as small_test.tsv
+    were scored as modern (issue 47). Now it is read from the content, said on the first line, and kept."""
     from model.cli.evaluate import main as evaluate_main
-    from model.training.evaluate import set_style
-    assert [set_style(p) for p in ("pretrained/en-es/test.tsv", "data/en-es/dev.tsv", "pretrained/en-es/everyday_test.tsv",
-                                   "data/everyday/test.tsv", "docs/examples/everyday.tsv", "mine.tsv")] == \
-        ["bible", "bible", "modern", "modern", "modern", None]
-    test = str(ROOT / "pretrained/en-es/test.tsv")
-    bible = evaluate_main(["--test", test, "--limit", "8", "--beam", "1", "--threads", "1"])
-    assert "style: bible (the test set's" in capsys.readouterr().out and bible["style"] == "bible"
-    modern = evaluate_main(["--test", test, "--limit", "8", "--beam", "1", "--threads", "1", "--style", "modern"])
+    from model.training.corpus import read_tsv, write_tsv
+    from model.training.evaluate import guess_style
+    bible_lines = read_tsv(ROOT / "pretrained/en-es/test.tsv")[:20]
+    styles = ["modern", "bible"]
+    assert guess_style(bible_lines, styles)[0] == "bible"
+    assert guess_style(read_tsv(ROOT / "pretrained/en-es/everyday_test.tsv"), styles)[0] == "modern"
+    assert guess_style(read_tsv(ROOT / "docs/examples/everyday.tsv"), styles)[0] == "modern"
+    assert guess_style([(f"<modern> {en}", es) for en, es in bible_lines], styles)[0] == "modern"   # tokens lead
+    assert guess_style(bible_lines, [])[0] is None                                                  # one style
+    write_tsv(tmp_path / "small_test.tsv", bible_lines[:8])
+    bible = evaluate_main(["--test", str(tmp_path / "small_test.tsv"), "--beam", "1", "--threads", "1"])
+    first = capsys.readouterr().out.split("\n")[0]
+    assert first.startswith("style: bible (read from the references: ") and bible["style"] == "bible", first
+    modern = evaluate_main(["--test", str(tmp_path / "small_test.tsv"), "--beam", "1", "--threads", "1",
+                            "--style", "modern"])
     assert modern["style"] == "modern" and bible["greedy"]["chrf"] > modern["greedy"]["chrf"]
+
+def test_exports_never_follow_a_symbolic_link(tmp_path, capsys, monkeypatch):
+    """`lesson --out` and `figure --out` onto a symbolic link overwrote the file it pointed to (issue 47): --out
+    that is a link is refused, and a link already inside the figures folder is replaced, not written through."""
+    from transformer_viz.__main__ import main
+    monkeypatch.setattr(sys, "argv", ["transformer-viz"])
+    secret = tmp_path / "secret.txt"
+    secret.write_text("keep me")
+    (tmp_path / "lesson.html").symlink_to(secret)
+    sentence = ["--model", str(TOY), "--text", "a b c"]
+    assert main(["lesson", *sentence, "--out", str(tmp_path / "lesson.html")]) == 2
+    assert "lesson.html: a symbolic link; not written" in error_line(capsys.readouterr().err)
+    (tmp_path / "figures-link").symlink_to(tmp_path, target_is_directory=True)
+    assert main(["figure", *sentence, "--format", "svg", "--out", str(tmp_path / "figures-link")]) == 2
+    assert "figures-link: a symbolic link; not written into" in error_line(capsys.readouterr().err)
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "02-tokens.svg").symlink_to(secret)
+    assert main(["figure", *sentence, "--format", "svg", "--out", str(figures)]) == 0
+    assert secret.read_text() == "keep me"
+    assert not (figures / "02-tokens.svg").is_symlink() and (figures / "02-tokens.svg").read_text().lstrip().startswith("<")
+    assert not [p for p in figures.iterdir() if p.name.startswith(".")]          # no staging folder left behind
+
+
+def test_a_written_file_replaces_a_link_made_after_the_check(tmp_path):
+    """The check before the work and the write after it: a link swapped in between is replaced, not followed."""
+    from model.io.files import write_replacing
+    secret = tmp_path / "secret.txt"
+    secret.write_text("keep me")
+    (tmp_path / "out.json").symlink_to(secret)
+    write_replacing(tmp_path / "out.json", "{}\n")
+    assert secret.read_text() == "keep me" and (tmp_path / "out.json").read_text() == "{}\n"
+    assert not (tmp_path / "out.json").is_symlink() and oct((tmp_path / "out.json").stat().st_mode & 0o777) != "0o600"
+
+
+def test_a_long_command_says_what_it_is_doing_while_a_person_watches(tmp_path, capsys, monkeypatch):
+    """figure took 54-64 s, lesson 27-36 s and translate 10-36 s in silence (issue 47): on a terminal each stage is
+    said on stderr and the figures get a bar; piped, the output stays clean."""
+    from transformer_viz.__main__ import main
+    monkeypatch.setattr(sys, "argv", ["transformer-viz"])
+    sentence = ["--model", str(TOY), "--text", "a b c"]
+    assert main(["figure", *sentence, "--format", "svg", "--out", str(tmp_path / "quiet")]) == 0
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["figure", *sentence, "--format", "svg", "--out", str(tmp_path / "watched")]) == 0
+    err = capsys.readouterr().err
+    assert "… loading the model toy-reverse" in err and "… drawing the tour's figures" in err
+    assert "writing figures" in err and "13/13" in err, err                      # the bar, at its end
+    assert main(["translate", "--model", str(TOY), "a b c"]) == 0
+    assert capsys.readouterr().err == "… loading the model toy-reverse\n"
+
+
+def test_every_option_of_every_command_says_what_it_is(monkeypatch):
+    """`translate --help` listed --max-tokens with no text (issue 47); 17 options of 8 commands had none."""
+    import argparse
+    import importlib
+    from transformer_viz.__main__ import COMMANDS
+    silent = {}
+
+    def look(self, args=None, namespace=None):
+        silent[self.prog] = [a.option_strings[-1] if a.option_strings else a.dest for a in self._actions if a.help is None]
+        raise SystemExit(0)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", look)
+    for name, (module, _) in COMMANDS.items():
+        monkeypatch.setattr(sys, "argv", [f"transformer-viz {name}"])
+        with pytest.raises(SystemExit):
+            importlib.import_module(module).main([])
+    assert len(silent) == len(COMMANDS) and {prog: names for prog, names in silent.items() if names} == {}
+
+
+def documented_commands() -> list[tuple[str, list[str]]]:
+    """(where, arguments) of every command line in the README's and the docs' bash blocks: `python -m
+    transformer_viz`, `python -m model.cli` or `transformer-viz`, continuation lines joined, [optional] parts kept."""
+    import re
+    import shlex
+    found = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"^```bash\n(.*?)^```", doc.read_text(encoding="utf-8"), flags=re.S | re.M):
+            for line in block.replace("\\\n", " ").split("\n"):
+                words = [w.strip("[]") for w in shlex.split(line, comments=True)]
+                words = [w for w in words if w]
+                for program in (["python", "-m", "transformer_viz"], ["python", "-m", "model.cli"], ["transformer-viz"]):
+                    if words[:len(program)] == program:
+                        found.append((f"{doc.name}: {line.strip()[:80]}", words[len(program):]))
+    return found
+
+
+def test_every_documented_command_line_parses_as_written(tmp_path, monkeypatch):
+    """Every command the README and docs show is a command with options that exist (issue 45: the API as
+    written); parsed only, nothing run."""
+    import argparse
+    import importlib
+    from transformer_viz.__main__ import COMMANDS
+
+    class Parsed(Exception):
+        pass
+    original = argparse.ArgumentParser.parse_known_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        original(self, args, namespace)
+        raise Parsed
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", parse_then_stop)
+    monkeypatch.chdir(tmp_path)
+    commands = documented_commands()
+    assert len(commands) >= 25
+    for where, words in commands:
+        assert words and words[0] in COMMANDS, where
+        monkeypatch.setattr(sys, "argv", [f"transformer-viz {words[0]}"])
+        try:
+            importlib.import_module(COMMANDS[words[0]][0]).main(words[1:])
+        except Parsed:
+            continue
+        except SystemExit as e:
+            pytest.fail(f"{where}: exit {e.code}")
+        pytest.fail(f"{where}: never parsed its arguments")

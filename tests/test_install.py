@@ -55,12 +55,19 @@ def test_a_new_venv_sees_the_packages_of_the_python_running_the_tests(tmp_path):
     assert not missing, (missing, seen.stdout)
 
 
+def tracked_files() -> list[str]:
+    """The files git tracks: what ships (a model a person imported into pretrained/ is theirs, not shipped)."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode()
+    return list(filter(None, listed.split("\0")))
+
+
 def test_every_shipped_model_is_packaged():
-    """pyproject.toml lists each folder of pretrained/ (and .streamlit/config.toml) in its data-files: the
-    Transformers (config.json) and the RNNs (rnn.json)."""
+    """pyproject.toml lists each folder of pretrained/ that git tracks (and .streamlit/config.toml) in its
+    data-files: the Transformers (config.json) and the RNNs (rnn.json). A model imported into pretrained/ (as
+    docs/byo-model.md once said) failed this test: 'Extra items … my-model'."""
     data_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
-    shipped = {p.name for p in (ROOT / "pretrained").iterdir()
-               if (p / "config.json").is_file() or (p / "rnn.json").is_file()}
+    shipped = {Path(name).parent.name for name in tracked_files()
+               if name.startswith("pretrained/") and Path(name).name in ("config.json", "rnn.json")}
     packaged = {Path(target).name for target in data_files if target.startswith("share/transformer-viz/pretrained/")}
     assert shipped == packaged
     assert data_files["share/transformer-viz/.streamlit"] == [".streamlit/config.toml"]
@@ -90,6 +97,63 @@ def installed(tmp_path_factory):
     elsewhere = tmp / "elsewhere"
     elsewhere.mkdir()
     return venv, venv / "share" / "transformer-viz", elsewhere, env
+
+
+def doc_blocks(doc: str, language: str) -> list[str]:
+    import re
+    return re.findall(rf"^```{language}\n(.*?)^```", (ROOT / doc).read_text(encoding="utf-8"), flags=re.S | re.M)
+
+
+class Itos:
+    """A torchtext vocabulary as the tutorial's notebook holds it: get_itos()."""
+    def __init__(self, tokens):
+        self.tokens = tokens
+
+    def get_itos(self):
+        return self.tokens
+
+
+@pytest.fixture(scope="module")
+def own_model(installed):
+    """The newcomer's path of docs/byo-model.md, as written, with the installed command from another folder: the
+    notebook block (their tutorial model: 8 heads, d_model 32), then the import command, in a fresh home."""
+    import torch
+    from test_import_models import SRC_WORDS, TGT_WORDS, TUT_SPECIALS, Seq2SeqTransformer
+    venv, _, elsewhere, env = installed
+    home, notebook = elsewhere / "home", elsewhere / "notebook"
+    home.mkdir()
+    notebook.mkdir()
+    env = {**env, "HOME": str(home), "PATH": f"{venv / 'bin'}{os.pathsep}{env['PATH']}"}
+    env.pop("XDG_DATA_HOME", None)
+    torch.manual_seed(0)
+    names = {"torch": torch, "vocab_src": Itos(TUT_SPECIALS + SRC_WORDS), "vocab_tgt": Itos(TUT_SPECIALS + TGT_WORDS),
+             "model": Seq2SeqTransformer(1, 1, 32, 8, len(TUT_SPECIALS + SRC_WORDS), len(TUT_SPECIALS + TGT_WORDS),
+                                         dim_feedforward=64).eval()}
+    cwd = os.getcwd()
+    os.chdir(notebook)
+    try:
+        exec(doc_blocks("docs/byo-model.md", "python")[0], names)
+    finally:
+        os.chdir(cwd)
+    imported = run(["bash", "-c", doc_blocks("docs/byo-model.md", "bash")[0]], notebook, env)
+    assert imported.returncode == 0, imported.stderr[-3000:]
+    return env, home / ".local/share/transformer-viz/models", imported.stdout
+
+
+def test_a_model_of_ones_own_imports_and_translates_from_another_folder(installed, own_model):
+    """docs/byo-model.md's import, as written, said the app's picker would list pretrained/my-model; the installed
+    app did not (issue 47). Now it goes into the user's models folder, which every command and the app list."""
+    venv, share, elsewhere, _ = installed
+    env, mine, said = own_model
+    assert (mine / "my-model" / "config.json").is_file(), said
+    assert "its model picker lists my-model" in said.strip().split("\n")[-1], said
+    translated = run([venv / "bin/transformer-viz", "translate", "--model", "my-model", "s3 s11 s5"], elsewhere, env)
+    assert translated.returncode == 0 and set(translated.stdout.split()) <= set(TGT_WORDS_AND_UNK), translated
+    shipped = run([venv / "bin/transformer-viz", "translate", "--model", "toy-reverse", "a b c"], elsewhere, env)
+    assert shipped.stdout == "c b a\n", shipped.stderr[-2000:]
+
+
+TGT_WORDS_AND_UNK = [f"t{i}" for i in range(15)] + ["<unk>"]
 
 
 def test_the_installed_package_is_the_wheels_not_the_trees(installed):
@@ -161,8 +225,10 @@ def explorer_run(port: int, model: str, text: str) -> dict[str, int]:
     raise AssertionError("no script_finished")
 
 
-def test_installed_app_serves_the_shipped_models_from_another_folder(installed):
-    venv, share, elsewhere, env = installed
+def test_installed_app_serves_the_shipped_models_from_another_folder(installed, own_model):
+    """The shipped models, and beside them the model of one's own that the newcomer imported (own_model)."""
+    venv, share, elsewhere, _ = installed
+    env, mine, _ = own_model
     port = free_port()
     log = elsewhere / "app.log"
     with open(log, "wb") as out:
@@ -184,6 +250,8 @@ def test_installed_app_serves_the_shipped_models_from_another_folder(installed):
         kinds = explorer_run(port, "toy-reverse", "a b c")
         assert kinds.get("plotly_chart", 0) >= 1 and kinds.get("download_button", 0) >= 1, kinds
         assert f"models from {share / 'pretrained'}: en-es, toy-copy, toy-reverse, toy-sort" in log.read_text()
+        assert f"models from {mine}: my-model" in log.read_text()
+        assert explorer_run(port, "my-model", "s3 s11 s5").get("plotly_chart", 0) >= 1
         # .streamlit/config.toml came along (Streamlit reads it from the folder the command runs it in): 1 MB, not 200
         assert kinds.get("max_upload_size_mb") == 1, kinds
     finally:
@@ -211,3 +279,17 @@ def test_a_lesson_missing_its_catalogue_names_the_catalogue(installed):
     finally:
         kept.rename(catalogue)
     assert result.returncode == 2 and "en.json" in result.stderr and "cannot write" not in result.stderr, result.stderr
+
+
+def test_the_readme_says_what_a_newcomer_needs_before_its_two_commands():
+    """The README never said to make a virtual environment before installing about 60 packages, nor that
+    run_all.sh installs redis-server and a CJK font (issue 47): each apt package run_all.sh may install is named."""
+    import re
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    two_commands = readme[readme.index("## Two commands"):readme.index("## What is inside")]
+    assert "python3 -m venv .venv" in two_commands.split("pip install -r requirements.txt")[0]
+    installed = re.findall(r"need\+=\(([\w-]+)\)", (ROOT / "tests" / "run_all.sh").read_text())
+    wording = {"chromium": "Chromium", "sword-text-web": "SWORD", "sword-text-sparv": "SWORD", "wordnet-base": "WordNet",
+               "apertium-en-es": "Apertium"}
+    assert len(installed) >= 8
+    assert [p for p in installed if wording.get(p, p) not in two_commands] == []

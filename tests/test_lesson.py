@@ -406,11 +406,10 @@ def test_cli_lesson_writes_the_style_the_app_writes(tmp_path, monkeypatch, style
     import viz.tour.lesson
     seen = {}
 
-    def keep(trace, out, *args, **kwargs):
+    def keep(trace, *args, **kwargs):
         seen["trace"] = trace
-        (tmp_path / "x.html").write_text("")
-        return tmp_path / "x.html"
-    monkeypatch.setattr(viz.tour.lesson, "write_lesson", keep)
+        return ""
+    monkeypatch.setattr(viz.tour.lesson, "lesson_html", keep)
     argv = ["--model", str(ROOT / "pretrained" / "en-es"), "--text", "The man went to the house.", "--device", "cpu",
             "--out", str(tmp_path / "x.html")] + (["--style", style] if style else [])
     assert command.main(argv) == 0

@@ -7,7 +7,8 @@ It lives beside `lesson`, above model/ and viz/: it starts the app, which the li
 From the source tree it runs app.py there. After `pip install .` it runs the installed transformer_viz_app.py
 (beside viz/ in site-packages) from <prefix>/share/transformer-viz, which holds .streamlit/config.toml and the
 shipped models (pyproject.toml's data-files). The models come from --models DIR, else $TRANSFORMER_VIZ_MODELS,
-else the shipped ones (model/io/models.py: the lookup every command and the app share).
+else the shipped ones and your own models folder beside them, ~/.local/share/transformer-viz/models
+(model/io/models.py: the lookup every command and the app share).
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import os
 import sys
 from pathlib import Path
 
-from model.io.models import MODELS_ENV, SOURCE_TREE, installed_homes, is_source_tree, model_ids, models_source
+from model.io.models import (MODELS_ENV, SOURCE_TREE, installed_homes, is_source_tree, listed_models, model_ids,
+                             models_folders)
 
 ENTRY = "transformer_viz_app"                   # the installed entry script (a top-level module)
 
@@ -41,7 +43,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                "(the list: streamlit run --help).", formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False)     # --mod is not --models: an option streamlit might know stays streamlit's
     parser.add_argument("--models", metavar="DIR", default=None,
-                        help=f"the folder that holds the models (default: ${MODELS_ENV}, else the shipped models)")
+                        help=f"the folder that holds the models (default: ${MODELS_ENV}, else the shipped models and "
+                             "yours in ~/.local/share/transformer-viz/models)")
     return parser.parse_known_args(argv)
 
 
@@ -59,15 +62,16 @@ def main(argv=None) -> int:
               "tree, or run `streamlit run app.py` there", file=sys.stderr)
         return 2
     app, home = found
-    models, where = models_source(args.models)
-    names = model_ids(models)
-    if not names:
-        print(f"error: no model under {models} ({where}; a model is a folder with config.json, model.safetensors "
+    folders, where = models_folders(args.models)
+    if not listed_models(folders):
+        print(f"error: no model under {folders[0]} ({where}; a model is a folder with config.json, model.safetensors "
               f"and tokenizer.json): give --models DIR or set {MODELS_ENV}", file=sys.stderr)
         return 2
-    print(f"models from {models}: {', '.join(names)}", flush=True)
-    if models != (SOURCE_TREE / "pretrained").resolve():
-        os.environ[MODELS_ENV] = str(models)      # for the app (this process becomes streamlit just below)
+    for folder in folders:
+        if model_ids(folder):
+            print(f"models from {folder}: {', '.join(model_ids(folder))}", flush=True)
+    if args.models is not None:
+        os.environ[MODELS_ENV] = str(folders[0])   # for the app (this process becomes streamlit just below)
     cmd = command(app, argv)
     os.chdir(home)   # streamlit reads .streamlit/config.toml (upload limit, error details) from the working folder
     os.execv(cmd[0], cmd)   # replaces this process: Ctrl+C and the exit status are streamlit's own

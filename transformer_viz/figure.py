@@ -8,8 +8,11 @@ the guided tour's pictures, with the app's words and colours (viz/tour/static_fi
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 
+from model.cli import progress
 from model.cli.arguments import output_folder
 from transformer_viz.sentence import add_sentence_arguments, check_sentence_arguments, traced_sentence
 
@@ -35,7 +38,13 @@ def main(argv=None) -> int:
     out = output_folder(args.out)
     from viz.tour.static_figures import write_figures      # matplotlib and the figures: only once the arguments are good
     bundle, trace = traced_sentence(args)
-    written = write_figures(trace, out, bundle.path, args.lang, args.format)
+    with tempfile.TemporaryDirectory(prefix=".figures-", dir=out) as staging:   # our own new folder: no link in it
+        progress.step("drawing the tour's figures")
+        with progress.bar(0, "writing figures") as bar:
+            drawn = write_figures(trace, staging, bundle.path, args.lang, args.format, on_file=progress.counted(bar))
+        written = [out / path.name for path in drawn]
+        for path, target in zip(drawn, written):
+            os.replace(path, target)           # a link already at that name is replaced, never followed
     print(f"wrote {len(written)} files to {out}: {', '.join(p.name for p in written[:4])}"
           f"{', ...' if len(written) > 4 else ''}")
     return 0

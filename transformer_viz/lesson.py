@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from model.cli import progress
 from model.cli.arguments import fail, output_file
+from model.io.files import write_replacing
 from transformer_viz.sentence import add_sentence_arguments, check_sentence_arguments, traced_sentence
 
 
@@ -23,10 +25,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     check_sentence_arguments(parser, args)
     output_file(args.out)                 # a device, a FIFO (would block) or a missing folder: refused before the work
-    from viz.tour.lesson import write_lesson   # plotly and the figure builders: only once the arguments are good
+    from viz.tour.lesson import lesson_html   # plotly and the figure builders: only once the arguments are good
+    from viz.tour.steps import TOUR
     bundle, trace = traced_sentence(args)
+    progress.step(f"drawing the lesson's {len(TOUR)} steps")
+    page = lesson_html(trace, bundle.path, args.lang)
     try:
-        path = write_lesson(trace, args.out, bundle.path, lang=args.lang)
+        path = write_replacing(args.out, page)     # a link at --out is replaced, never followed
     except OSError as e:
         if e.filename is not None and e.filename != args.out:
             raise       # a file the lesson reads (say the catalogue, viz/locales/en.json): the dispatcher names it

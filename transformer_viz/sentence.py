@@ -2,6 +2,7 @@
 limit, style, device, language) and one way to trace it."""
 from __future__ import annotations
 
+from model.cli import progress
 from model.cli.arguments import add_model_argument, add_style_argument, beam_size, int_up_to, resolve_models
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
@@ -31,6 +32,8 @@ def check_sentence_arguments(parser, args) -> None:
 
 def traced_sentence(args):
     """(the loaded model, the sentence's trace): in --style (modern unless said, as the app's tour)."""
+    progress.step(f"loading the model {args.model.name}")
     bundle = load_checkpoint(args.model, device=args.device)      # a bad folder or sentence: one line (__main__.py)
+    progress.step("reading the sentence (every value of every layer)")
     return bundle, trace_sentence(bundle, args.text, target=args.target, beam=args.beam, max_tokens=args.max_tokens,
                                   style=args.style)

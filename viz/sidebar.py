@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from model.io.checkpoint import CheckpointError
+from model.io.language import not_english
 from viz.context import Choice
 from viz.services.models import DEFAULT_STYLE, device_label, max_tokens_bounds, model_view
 from viz.services.presets import preset_groups, presets, presets_refused, reference_of
@@ -131,6 +132,8 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
     cut_from = view.pop(view.TEXT_CUT_FROM)
     if cut_from:
         notices.append(t("notice.text_cut_paste", n=f"{cut_from:,}", limit=f"{MAX_TEXT_CHARS:,}"))
+    if _not_english_notice(model.tokenizer, text):
+        notices.append(_not_english_notice(model.tokenizer, text))
     choice = Choice(model_id, text, (target or "").strip() or None, int(beam), int(max_tokens), style)
     return choice, Slots(translation_slot, download_slot)
 
@@ -240,3 +243,12 @@ def keep_choices_across_languages() -> None:
                 view.put_raw(key, value)
         except Exception:   # noqa: BLE001 - a widget whose value cannot be read or set keeps its own
             continue
+
+
+NOT_ENGLISH_KEYS = catalogue_keys("notice.not_english", "cjk", "emoji", "other")   # language.KINDS
+
+
+def _not_english_notice(tokenizer, text: str) -> str | None:
+    """A model that reads English given Chinese or emoji translates it anyway, into nonsense: said, not refused."""
+    kind = not_english(text) if tokenizer.reads_english else None
+    return None if kind is None else t("notice.not_english", what=t(NOT_ENGLISH_KEYS[kind]))

@@ -96,16 +96,19 @@ def minutes(text: str) -> float:
 
 
 def output_file(path: str, flag: str = "--out") -> Path:
-    """A file a command will write, checked before its work: not empty, not a device, pipe or folder
-    (writing /dev/full fails, a FIFO blocks until someone reads), in a folder that exists. ValueError else."""
+    """A file a command will write, checked before its work: not empty, not a symbolic link (write it with
+    files.write_replacing, which never follows one), not a device, pipe or folder (writing /dev/full fails, a
+    FIFO blocks until someone reads), in a folder that exists. ValueError else."""
     if not path.strip():
         raise ValueError(f"{flag}: empty; give a file name")
     out = Path(path)
-    if out.exists() or out.is_symlink():
-        mode = os.stat(out).st_mode if out.exists() else 0
+    if out.is_symlink():
+        raise ValueError(f"{flag} {path}: a symbolic link; not written (it would overwrite the file it points to): "
+                         "give the file's own name")
+    if out.exists():
+        mode = os.stat(out).st_mode
         if not stat.S_ISREG(mode):
-            raise ValueError(f"{flag} {path}: {describe_kind(mode) if mode else 'a broken link'}, not a regular file; "
-                             "not written")
+            raise ValueError(f"{flag} {path}: {describe_kind(mode)}, not a regular file; not written")
     elif not out.parent.is_dir():
         raise ValueError(f"{flag} {path}: cannot write it, no folder {out.parent}")
     return out
@@ -117,6 +120,9 @@ def output_folder(path: str, flag: str = "--out") -> Path:
     if not path.strip():
         raise ValueError(f"{flag}: empty; give a folder")
     out = Path(path)
+    if out.is_symlink():
+        raise ValueError(f"{flag} {path}: a symbolic link; not written into (its files would land where it points): "
+                         "give the folder's own name")
     if out.exists() and not out.is_dir():
         raise ValueError(f"{flag} {path}: {describe_kind(os.stat(out).st_mode)}, not a folder")
     try:
@@ -150,7 +156,8 @@ def add_model_argument(parser, flag: str = "--model", default: str | None = DEFA
                              + (f" (default: {default})" if default else ""))
     if with_models:
         parser.add_argument("--models", default=None, metavar="DIR",
-                            help=f"the folder that holds the models (default: ${MODELS_ENV}, else the shipped models)")
+                            help=f"the folder that holds the models (default: ${MODELS_ENV}, else the shipped models and "
+                                 "yours in ~/.local/share/transformer-viz/models)")
 
 
 def resolve_models(args, *dests: str) -> None:

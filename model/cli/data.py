@@ -21,6 +21,7 @@ import os
 import shutil
 from pathlib import Path
 
+from model.cli import progress
 from model.cli.arguments import positive_int
 from model.io.files import describe_kind
 from model.training.corpus import SEED, build_corpus, read_tsv, split_pairs, token_stats, write_tsv
@@ -31,10 +32,11 @@ SPLITS = ("train", "dev", "test")
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="output folder, e.g. data/en-es")
-    ap.add_argument("--source", choices=("bible", "everyday", "learner", "mix"), default="bible")
+    ap.add_argument("--source", choices=("bible", "everyday", "learner", "mix"), default="bible",
+                    help="which corpus (default bible; README: Command line)")
     ap.add_argument("--test-copy", help="also copy test.tsv here (e.g. pretrained/en-es/test.tsv)")
-    ap.add_argument("--vocab-size", type=positive_int, default=8000)
-    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--vocab-size", type=positive_int, default=8000, help="BPE vocabulary size (default 8000)")
+    ap.add_argument("--seed", type=int, default=SEED, help=f"random seed of the splits (default {SEED})")
     ap.add_argument("--limit", type=positive_int, default=None, help="everyday: only the first N examples")
     ap.add_argument("--bible", default="data/en-es", help="mix: the Bible corpus folder")
     ap.add_argument("--everyday", default="data/everyday", help="mix: the everyday corpus folder")
@@ -55,6 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)                   # /dev/full or a file: said now, not after the corpus is built
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {args.out}: {describe_kind(os.stat(out).st_mode)}, not a folder")
+    progress.step(f"building the {args.source} corpus in {out} (minutes)")
     stats = {"bible": build_bible, "everyday": build_everyday_corpus, "learner": build_learner_corpus,
              "mix": build_mix}[args.source](args, out)
     (out / "stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,8 +1,8 @@
 """Score a translation checkpoint with sacrebleu: python -m model.cli evaluate --test pretrained/en-es/test.tsv.
 
-A two-style model is scored in the test set's style (model/training/evaluate.set_style: the Bible corpus's
-splits in the 1909 Bible's, everyday sets in modern Spanish) unless --style says; the style is printed and kept
-with the scores. Sentences are decoded in length-sorted batches (model/inference/batch_translate.py);
+A two-style model is scored in the test set's style unless --style says: read from its content
+(model/training/evaluate.guess_style: the sources' style tokens, else the references' 1909 Bible words), never
+its file's name; the first line says which style and why, and it is kept with the scores. Sentences are decoded in length-sorted batches (model/inference/batch_translate.py);
 --one-by-one decodes them singly, as before, to compare.
 """
 from __future__ import annotations
@@ -20,9 +20,9 @@ from model.cli.arguments import (add_model_argument, add_no_repeat_argument, add
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
 from model.inference.pipeline import source_text, translate
 from model.io.checkpoint import MAX_METRICS_BYTES, load_checkpoint
-from model.io.files import read_bytes_limited
+from model.io.files import read_bytes_limited, write_replacing
 from model.io.device import add_device_argument, describe_device
-from model.training.evaluate import score, set_style
+from model.training.evaluate import guess_style, score
 from model.training.examples import repeats_a_word
 
 
@@ -32,14 +32,14 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description="Evaluate a translation checkpoint with sacrebleu.")
     add_model_argument(parser)
     parser.add_argument("--test", required=True, help="TSV with en and es columns")
-    parser.add_argument("--beam", type=beam_size, default=4)
+    parser.add_argument("--beam", type=beam_size, default=4, help="beam size (default 4; 1 = greedy)")
     add_style_argument(parser)
     add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N pairs")
     parser.add_argument("--also-greedy", action="store_true", help="also score greedy decoding as a baseline")
     parser.add_argument("--out", default=None, help="metrics file to add the scores to, e.g. MODEL/metrics.json "
                         "(default: none; the scores are printed, and a shipped model's files change only when asked)")
-    parser.add_argument("--threads", type=thread_count, default=2)
+    parser.add_argument("--threads", type=thread_count, default=2, help="CPU threads (default 2)")
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="padded source tokens per batch, each beam row counted")
     parser.add_argument("--one-by-one", action="store_true", help="decode sentence by sentence (no batches)")
@@ -51,13 +51,11 @@ def main(argv=None) -> dict:
     previous = read_metrics(out) if out else {}   # before the minutes of decoding: a file this run must not overwrite
     torch.set_num_threads(args.threads)
     bundle = load_checkpoint(args.model, device=args.device)
-    print(f"device: {describe_device(bundle.model.device)}")
-    style, why = (args.style, "--style") if args.style else (set_style(args.test), "the test set's")
-    if style is None:
-        style, why = bundle.tokenizer.default_style, "the model's default"
-    style = style if style in bundle.tokenizer.styles else None             # a one-style model: its only Spanish
+    styles = bundle.tokenizer.styles
+    style, why = (args.style, "--style") if args.style in styles else guess_style(pairs, styles)
     if style is not None:
         print(f"style: {style} ({why}; --style {'modern' if style == 'bible' else 'bible'} to score the other)")
+    print(f"device: {describe_device(bundle.model.device)}")
     sources = [source_text(bundle, s, style) for s, _ in pairs]
     references = [t for _, t in pairs]
     metrics = {"test_file": Path(args.test).name, "pairs": len(pairs), **({"style": style} if style else {})}
@@ -74,7 +72,7 @@ def main(argv=None) -> dict:
         print(f"beam {beam}{f', {style}' if style else ''}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
               f"{result['repeats']} outputs repeating a word 3×  ({result['seconds']} s, {result['cpu_seconds']} CPU s)")
     if out is not None:
-        out.write_text(json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_replacing(out, json.dumps(previous | metrics, indent=2, ensure_ascii=False) + "\n")
         print(f"scores added to {out}")
     return metrics
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from model.cli import progress
 from model.cli.arguments import add_model_argument, output_file, positive_int, resolve_models
 from model.errors import InputError
 from model.inference.pipeline import encode_text, load_engine
@@ -27,6 +28,7 @@ def main(argv=None) -> int:
                         help="the app's default sentence, first ('' for none)")
     args = parser.parse_args(argv)
     resolve_models(args)
+    progress.step(f"loading the model {args.model.name}")
     bundle = load_engine(args.model, device="cpu")           # "no such model folder" first
     presets_file = presets_target(args.model)
     pairs = [(s, t) for s, t in read_tsv(args.test)[: args.pairs] if len(s.split()) <= args.max_words]
@@ -35,8 +37,9 @@ def main(argv=None) -> int:
                          "(--pairs, --max-words)")
     everyday_pairs = read_tsv(args.everyday)
     check_start(parser, bundle, args.start)
-    well = [measure(bundle, s, t, style="bible") for s, t in pairs]
-    everyday = [measure(bundle, s, t, style="modern") for s, t in everyday_pairs]
+    with progress.bar(len(pairs) + len(everyday_pairs), "measuring sentences") as bar:
+        well = [measured(bar, measure(bundle, s, t, style="bible")) for s, t in pairs]
+        everyday = [measured(bar, measure(bundle, s, t, style="modern")) for s, t in everyday_pairs]
     chosen = choose(well, everyday, args.n)
     for group, items in chosen.items():
         print(f"-- {group}")
@@ -67,6 +70,13 @@ def check_start(parser, bundle, start: str) -> None:
             encode_text(bundle, start)
         except InputError as e:
             parser.error(f"argument --start: {e} (give a sentence this model reads, or --start '')")
+
+
+
+def measured(bar, measurement):
+    """One more sentence measured: the bar moves."""
+    bar.update()
+    return measurement
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from model.training.export import average_checkpoints
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Export a training run to a shipped checkpoint folder.")
-    parser.add_argument("--run", required=True)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--run", required=True, help="the training run folder (train --out)")
+    parser.add_argument("--out", required=True, help="the model folder to write")
     parser.add_argument("--average", type=positive_int, default=1, help="average the last N epoch checkpoints")
     parser.add_argument("--use-last", action="store_true", help="export the latest (mid-epoch) state instead")
     args = parser.parse_args(argv)

@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     parser.add_argument("--dev-sentences", type=positive_int, default=zoo_fit.DEFAULT_DEV_SENTENCES,
                         help="held-out sentences the KL is measured on")
     parser.add_argument("--steps", type=positive_int, default=zoo_fit.DEFAULT_STEPS, help="Adam steps per sublayer")
-    parser.add_argument("--lr", type=learning_rate, default=zoo_fit.DEFAULT_LR)
+    parser.add_argument("--lr", type=learning_rate, default=zoo_fit.DEFAULT_LR, help=f"Adam learning rate (default {zoo_fit.DEFAULT_LR})")
     parser.add_argument("--batch", type=positive_int, default=zoo_fit.DEFAULT_BATCH, help="sentences per step")
     parser.add_argument("--seed", type=int, default=zoo_fit.DEFAULT_SEED,
                         help="which sentences and their order (the weights start from the zoo's random ones)")

@@ -17,6 +17,7 @@ from model.cli.arguments import (add_model_argument, add_no_repeat_argument, bea
                                  resolve_models, thread_count)
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
+from model.io.files import write_replacing
 from model.training.corpus import read_tsv
 from model.training.judge import RULES, Measurement, measure, table
 
@@ -43,11 +44,11 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{role}-measured", default=None, metavar="JSON",
                             help=f"take the {role}'s numbers from an earlier judge --out file (measured on the "
                                  "same sets, beam and options) instead of measuring it again")
-    parser.add_argument("--beam", type=beam_size, default=4)
+    parser.add_argument("--beam", type=beam_size, default=4, help="beam size (default 4; 1 = greedy)")
     add_no_repeat_argument(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help="only the first N dev and test pairs (a quick look)")
     parser.add_argument("--out", default=None, help="also write the numbers and rules to this JSON file")
-    parser.add_argument("--threads", type=thread_count, default=2)
+    parser.add_argument("--threads", type=thread_count, default=2, help="CPU threads (default 2)")
     add_device_argument(parser)
     args = parser.parse_args(argv)
     # every argument checked before the minutes of decoding: the models, the sets, --out, then both models loaded
@@ -90,7 +91,7 @@ def main(argv=None) -> int:
     ship = all(verdict.values())
     print("\nship the candidate" if ship else "\nkeep the shipped model")
     if args.out:
-        Path(args.out).write_text(json.dumps({role: m.to_json() for role, m in measured.items()} |
+        write_replacing(args.out, json.dumps({role: m.to_json() for role, m in measured.items()} |
                                              {"rules": verdict, "ship": ship}, indent=2) + "\n")
     return 0 if ship else 1
 

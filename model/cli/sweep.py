@@ -18,8 +18,8 @@ GRID_SHAPE = '{"run name": {"--trainer-flag": "value", ...}, ...}'
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train a few settings side by side; rank them on dev.")
-    parser.add_argument("--data", default="data/en-es")
-    parser.add_argument("--out", default="runs/sweep")
+    parser.add_argument("--data", default="data/en-es", help="corpus folder (default data/en-es)")
+    parser.add_argument("--out", default="runs/sweep", help="folder of the runs (default runs/sweep)")
     parser.add_argument("--minutes", type=minutes, required=True, help="training minutes per run (this call)")
     parser.add_argument("--parallel", type=positive_int, default=1, help="runs at once (a GPU holds several)")
     parser.add_argument("--grid", default=None, help=f"JSON {GRID_SHAPE} instead of the built-in grid")

@@ -27,12 +27,13 @@ from model.training.train import resume_point, train_translation
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train a toy task model or the translation model.")
-    parser.add_argument("--task", required=True, choices=list(TASKS) + ["translate"])
+    parser.add_argument("--task", required=True, choices=list(TASKS) + ["translate"],
+                        help="a toy task (reverse, sort, copy) or translate (the en-es corpus)")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--steps", type=int_up_to(MAX_TOY_STEPS), default=None,
                         help="toy tasks: training steps (default 800)")
     parser.add_argument("--size", default=None, choices=list(TOY_SIZES), help="toy tasks: model size (default small)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--threads", type=thread_count, default=2, help="CPU threads")
     # translation only (defaults in TRANSLATE_DEFAULTS; a toy task refuses them rather than ignore them)
     parser.add_argument("--data", default=None, help="corpus folder (default data/en-es): train.tsv, dev.tsv, "

@@ -24,11 +24,12 @@ from model.training.tasks import TASKS
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train GRU encoder-decoders with and without attention on a toy "
                                                  "task; write their weights and accuracy by input length.")
-    parser.add_argument("--task", default="reverse", choices=list(TASKS))
+    parser.add_argument("--task", default="reverse", choices=list(TASKS), help="the toy task (default reverse)")
     parser.add_argument("--out", required=True, type=output_folder, help="output folder")
-    parser.add_argument("--attention", nargs="+", default=list(ATTENTIONS), choices=list(ATTENTIONS))
-    parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--attention", nargs="+", default=list(ATTENTIONS), choices=list(ATTENTIONS),
+                        help="which attention kinds to train (default: all)")
+    parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS, help=f"training steps (default {DEFAULT_STEPS})")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--threads", type=positive_int, default=1, help="CPU threads")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from model.cli import progress
 from model.cli.arguments import (add_model_argument, add_no_repeat_argument, add_style_argument, beam_size, int_up_to,
                                  positive_int, resolve_models)
 from model.inference.batch_translate import DEFAULT_BATCH_TOKENS, translate_many
@@ -20,6 +21,7 @@ from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, transl
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
 from model.io.files import MiB, read_text_limited
+from model.io.language import english_notice
 from model.training.corpus import HEADER, read_tsv
 
 
@@ -32,7 +34,9 @@ def main(argv=None) -> int:
     parser.add_argument("--beam", type=beam_size, default=1, help="beam size (1 = greedy)")
     add_style_argument(parser)
     add_no_repeat_argument(parser)
-    parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
+                        help=f"source tokens read, at most {HARD_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS}): a longer "
+                             "sentence is cut, keeping its end token")
     parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
                         help="--input: padded source tokens per batch, each beam row counted")
     add_device_argument(parser)
@@ -41,15 +45,30 @@ def main(argv=None) -> int:
         parser.error("give either a sentence or --input FILE")
     resolve_models(args)
     lines = [args.text] if args.input is None else read_lines(args.input)   # a mistake: one line (model/cli/__main__.py)
+    progress.step(f"loading the model {args.model.name}")
     bundle = load_checkpoint(args.model, device=args.device)
+    if bundle.source_tokenizer.reads_english:
+        note_not_english(lines)
     if args.input is None:
         print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens, style=args.style,
                         no_repeat_ngram=args.no_repeat_ngram))
         return 0
-    for line in translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens, style=args.style,
-                               no_repeat_ngram=args.no_repeat_ngram):
+    with progress.bar(len(lines), "translating") as bar:
+        translated = translate_many(bundle, lines, args.beam, args.batch_tokens, args.max_tokens, style=args.style,
+                                    no_repeat_ngram=args.no_repeat_ngram, on_batch=bar.update)
+    for line in translated:
         print(line)
     return 0
+
+
+def note_not_english(lines: list[str]) -> None:
+    """One line on stderr when sentences are not in English's alphabet (model/io/language.py); they are translated."""
+    noted = [(number, note) for number, line in enumerate(lines, 1) if (note := english_notice(line))]
+    if len(lines) == 1 and noted:
+        print(f"note: {noted[0][1]}", file=sys.stderr)
+    elif noted:
+        print(f"note: {len(noted)} of {len(lines)} lines are not English, the first line {noted[0][0]}: "
+              f"{noted[0][1]}", file=sys.stderr)
 
 
 MAX_INPUT_BYTES = 64 * MiB   # --input: hours of decoding on a CPU; /dev/zero or a FIFO is refused unread

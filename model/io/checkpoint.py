@@ -13,7 +13,6 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
-from tokenizers import Tokenizer as HFTokenizer
 
 from model.nn.config import TransformerConfig, parameter_count
 from model.io.tokenizer import Tokenizer
@@ -128,7 +127,7 @@ def read_tokenizer(path: str | Path, vocab_size: int | None = None) -> Tokenizer
         text = read_text_limited(path, tokenizer_limit(vocab_size),
                                  f"{vocab_size:,} tokens need far less" if vocab_size else "an 8,000-token BPE is 0.5 MB",
                                  within=path.parent)
-        return Tokenizer(HFTokenizer.from_str(text))
+        return Tokenizer.from_json(text)          # its parts checked first: no regular expression runs
     except (ValueError, OSError) as e:
         raise CheckpointError(str(e) if str(path) in str(e) else f"{path}: {e}") from None
     except Exception as e:  # the tokenizers package raises plain Exceptions on bad files

@@ -12,12 +12,17 @@ otherwise show every viewer a server file (README.md -> /etc/shadow as the model
 
 Refusals are ValueErrors naming the file, its size and the limit (one line for a command, a sentence for
 a page); a missing file stays a FileNotFoundError.
+
+A file a command writes (write_replacing) never goes through a symbolic link: it is written beside its name
+and renamed onto it, so a link at that name is replaced, not followed (`lesson --out ~/x.html` where x.html ->
+~/.bashrc overwrote .bashrc).
 """
 from __future__ import annotations
 
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 MiB = 2 ** 20
@@ -105,3 +110,21 @@ def check_regular_file(path: str | Path, limit: int, why: str = "", within: str 
     if info.st_size > limit:
         raise ValueError(_size_line(path, info.st_size, limit, why))
     return info.st_size
+
+
+def write_replacing(path: str | Path, data: bytes | str) -> Path:
+    """Write `data` (str as UTF-8) to `path` through a new file beside it, renamed onto the name: a symbolic link
+    there is replaced, never followed, and a reader never sees half a file. Permissions as open() would give."""
+    path = Path(path)
+    fd, staging = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o666 & ~umask)
+        os.replace(staging, path)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
+    return path

@@ -27,16 +27,16 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
-from tokenizers import Tokenizer as HFTokenizer
 
 from model.errors import CheckpointError
 from model.io.checkpoint import MAX_TOKENIZER_BYTES, load_checkpoint, save_checkpoint
-from model.io.files import MiB, check_regular_file, read_text_limited
-from model.io.tokenizer import BOS, EOS, PAD, SPECIAL_TOKENS, Tokenizer
+from model.io.files import MiB, check_regular_file, read_bytes_limited
+from model.io.tokenizer import BOS, EOS, PAD, SPECIAL_TOKENS, Tokenizer, check_readable
 from model.nn.config import MAX_PARAMETERS, TransformerConfig
 from model.nn.layers import sinusoidal_table
 from model.nn.transformer import Transformer
@@ -47,6 +47,8 @@ STATE_DICT_KEYS = ("model_state_dict", "state_dict", "model")   # where training
 # Their names for our three special tokens, in the order they are looked for.
 SPECIAL_NAMES = {PAD: ("<pad>", "<blank>"), BOS: ("<s>", "<bos>", "<sos>"), EOS: ("</s>", "<eos>")}
 PE_TOLERANCE = 1e-3                                  # float32 tables of 5,000 positions differ from ours by ~5e-4
+WRAPPER_PREFIXES = ("module.", "_orig_mod.")    # DataParallel/DDP's, torch.compile's
+FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)   # read as float32
 SAVE_STATE_DICT = ("save only its weights, torch.save(model.state_dict(), 'model.pt'), and import that "
                    "(docs/byo-model.md)")
 
@@ -114,16 +116,18 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
         raise CheckpointError(str(e)) from None
     if path.suffix == ".safetensors":
         try:
-            return load_file(str(path))
+            loaded = load_file(str(path))
         except (SafetensorError, OSError, ValueError, RuntimeError) as e:
             raise CheckpointError(f"{path}: corrupt or truncated safetensors file ({str(e)[:200]})") from None
+        return _unwrap(loaded, path)
     try:
         loaded = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:
         raise CheckpointError(f"{path}: holds Python objects, not only tensors (torch.save(model) pickles the whole "
                               f"model, and unpickling could run any code); {SAVE_STATE_DICT}") from None
-    except (RuntimeError, OSError, EOFError, ValueError) as e:
-        raise CheckpointError(f"{path}: not a PyTorch checkpoint torch.load can read ({str(e)[:200]})") from None
+    except Exception as e:    # any file may be given: /etc/passwd raised IndexError inside torch.load
+        raise CheckpointError(f"{path}: not a PyTorch checkpoint torch.load can read "
+                              f"({type(e).__name__}: {str(e)[:200]})") from None
     return _unwrap(loaded, path)
 
 
@@ -133,10 +137,41 @@ def _unwrap(loaded, path: Path) -> dict[str, torch.Tensor]:
         loaded = loaded[nested[0]] if nested else loaded
     if not isinstance(loaded, dict) or not loaded or not _all_tensors(loaded):
         raise CheckpointError(f"{path}: not a state_dict (a dict of parameter name -> tensor); {SAVE_STATE_DICT}")
-    prefix = "module."                                # saved from DataParallel / DistributedDataParallel
-    if all(k.startswith(prefix) for k in loaded):
-        loaded = {k[len(prefix):]: v for k, v in loaded.items()}
+    loaded = _without_wrappers(loaded)
+    for name, tensor in loaded.items():
+        _check_storage(name, tensor)
     return loaded
+
+
+def _without_wrappers(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The names as the model itself has them: without the `module.` that DataParallel and
+    DistributedDataParallel put before every name, nor torch.compile's `_orig_mod.` (either, both, in any order)."""
+    while True:
+        prefix = next((p for p in WRAPPER_PREFIXES if all(k.startswith(p) for k in state)), None)
+        if prefix is None:
+            return state
+        state = {k[len(prefix):]: v for k, v in state.items()}
+
+
+def _check_storage(name: str, tensor: torch.Tensor) -> None:
+    """Before anything is computed from it: dense numbers of a kind our model holds, and no more numbers than
+    the file stores. A 41 KB file held a positional table expanded (stride 0) to 2^23 positions, and comparing it
+    with the formula allocated 2.35 GB; 10^12 positions asked for 128 TB."""
+    if tensor.layout != torch.strided or tensor.is_quantized:
+        raise CheckpointError(f"{name} is a {str(tensor.layout).replace('torch.', '')}"
+                              f"{' quantized' if tensor.is_quantized else ''} tensor; save dense weights "
+                              "(tensor.to_dense(), or the model before quantizing)")
+    if tensor.is_floating_point() and tensor.dtype not in FLOAT_DTYPES:
+        raise CheckpointError(f"{name} holds {str(tensor.dtype).replace('torch.', '')} numbers; this app reads "
+                              f"{', '.join(str(d).replace('torch.', '') for d in FLOAT_DTYPES)} weights "
+                              "(model.float() before saving)")
+    if tensor.is_complex():
+        raise CheckpointError(f"{name} holds complex numbers, not real weights")
+    stored = tensor.untyped_storage().nbytes()
+    if tensor.numel() * tensor.element_size() > stored:
+        raise CheckpointError(f"{name} has shape {tuple(tensor.shape)} ({tensor.numel():,} numbers) but its file "
+                              f"stores {stored // max(tensor.element_size(), 1):,}: an expanded view, not weights; "
+                              "save tensor.clone() or the model's own state_dict()")
 
 
 def _all_tensors(d: dict) -> bool:
@@ -213,8 +248,10 @@ def _positions(state, used, shape: Shape, d_model: int) -> int:
         if table.dim() != 2 or not table.numel() or table.size(1) != d_model or not torch.isfinite(table).all():
             raise CheckpointError(f"{name} is not a table of positions x d_model={d_model} finite numbers")
         gap = float((table - sinusoidal_table(table.size(0), table.size(1))).abs().max())
-        if gap > PE_TOLERANCE:
-            raise CheckpointError(f"{name} is not the sinusoidal encoding of the paper (it differs by {gap:.3g}); "
+        tolerance = max(PE_TOLERANCE, torch.finfo(raw.dtype).eps if raw.is_floating_point() else 0)  # bf16 rounds 2e-3
+        if gap > tolerance:
+            raise CheckpointError(f"{name} is not the sinusoidal encoding of the paper (it differs by {gap:.3g}, "
+                                  f"more than {str(raw.dtype).replace('torch.', '')} rounding, {tolerance:.1g}); "
                                   "only that encoding can be imported")
         lengths[name] = table.size(0)
     return lengths[shape.positions]
@@ -275,16 +312,18 @@ def read_vocabulary(path: str | Path) -> Vocabulary:
     """A plain list of tokens, one a line, in id order (torchtext's vocab.get_itos()), or a tokenizers JSON."""
     path = Path(path)
     try:
-        text = read_text_limited(path, MAX_TOKENIZER_BYTES, "a vocabulary of 100,000 words is about 1 MB")
+        text = read_bytes_limited(path, MAX_TOKENIZER_BYTES, "a vocabulary of 100,000 words is about 1 MB").decode()
     except FileNotFoundError:
         raise CheckpointError(f"{path}: no such file") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise CheckpointError(f"{path}: {e}" if str(path) not in str(e) else str(e)) from None
     if path.suffix == ".json":
         return _json_vocabulary(path, text)
-    tokens = text.split("\n")
+    tokens = text.split("\n")                         # only \n: a \r inside a token is part of it
     if tokens and tokens[-1] == "":
         tokens.pop()                                  # the file's final newline
+    if tokens and all(t.endswith("\r") for t in tokens):
+        tokens = [t[:-1] for t in tokens]             # written with Windows line ends
     seen: dict[str, int] = {}
     for line, token in enumerate(tokens, 1):
         if token in seen:
@@ -314,29 +353,41 @@ def _specials(path: Path, vocab: dict[str, int]) -> dict[str, int]:
 
 def _json_vocabulary(path: Path, text: str) -> Vocabulary:
     """A tokenizers JSON whose model keeps a token -> id table (WordLevel, BPE, WordPiece): ids renumbered,
-    specials renamed; its post-processor dropped (the framing <s> x </s> is config.src_bos's)."""
+    specials renamed. Of the rest only what the app runs on a sentence is kept, each part one of
+    tokenizer.READABLE_PARTS (no regular expression: a pattern could freeze a worker); its post-processor,
+    padding and truncation are dropped (the framing <s> x </s> is config.src_bos's)."""
     try:
         data = json.loads(text)
-        vocab = data["model"]["vocab"]
-    except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as e:
-        raise CheckpointError(f"{path}: not a tokenizers JSON with a model vocabulary ({str(e)[:100]})") from None
+        check_readable(data)
+    except (ValueError, RecursionError) as e:         # json.JSONDecodeError is a ValueError
+        raise CheckpointError(f"{path}: not a tokenizers JSON this app reads ({str(e)[:200] or 'nested too deeply'})"
+                              ) from None
+    vocab = data["model"].get("vocab")
     if not isinstance(vocab, dict):
-        raise CheckpointError(f"{path}: a {data['model'].get('type', 'tokenizer')} model keeps no token -> id table; "
-                              "give a WordLevel, BPE or WordPiece tokenizer, or a list of tokens one a line")
+        raise CheckpointError(f"{path}: a {data['model']['type']} model without a token -> id table; give a "
+                              "WordLevel, BPE or WordPiece tokenizer, or a list of tokens one a line")
+    wrong = next((tok for tok, i in vocab.items() if type(i) is not int), None)
+    if wrong is not None:
+        raise CheckpointError(f"{path}: the id of {wrong[:40]!r} is {str(vocab[wrong])[:40]}, not a whole number")
     ids = sorted(vocab.values())
     if ids != list(range(len(ids))):
         raise CheckpointError(f"{path}: its token ids are not 0..{len(ids) - 1}, one each")
+    added = data.get("added_tokens") or []
+    if not isinstance(added, list) or not all(isinstance(a, dict) and isinstance(a.get("content"), str)
+                                              and type(a.get("id")) is int for a in added):
+        raise CheckpointError(f"{path}: its added_tokens are not a list of tokens, each with a whole-number id and "
+                              "a content string")
     specials = _specials(path, vocab)
     order = list(specials.values()) + [i for i in range(len(ids)) if i not in specials.values()]
     new_id = {old: new for new, old in enumerate(order)}
     rename = dict(zip(specials, SPECIAL_TOKENS))
     data["model"]["vocab"] = {rename.get(tok, tok): new_id[i] for tok, i in vocab.items()}
-    for added in data.get("added_tokens") or []:
-        if added.get("id") in new_id:
-            added["id"], added["content"] = new_id[added["id"]], rename.get(added["content"], added["content"])
+    for token in added:
+        if token["id"] in new_id:
+            token["id"], token["content"] = new_id[token["id"]], rename.get(token["content"], token["content"])
     data["post_processor"], data["padding"], data["truncation"] = None, None, None
     try:
-        tokenizer = Tokenizer(HFTokenizer.from_str(json.dumps(data)))
+        tokenizer = Tokenizer.from_json(json.dumps(data))
     except Exception as e:                            # the tokenizers package raises plain Exceptions
         raise CheckpointError(f"{path}: not a usable tokenizer ({str(e)[:200]})") from None
     return Vocabulary(tokenizer, order, path.name)
@@ -352,11 +403,33 @@ class Imported:
     card: str
 
 
-def build(state: dict[str, torch.Tensor], n_heads: int, tgt_vocab: Vocabulary, src_vocab: Vocabulary | None = None,
+@dataclass(frozen=True)
+class Told:
+    """What the weights cannot show, as the person says it: a wrong value imports without an error and computes
+    something else (nn.Transformer(norm_first=True) read as post-norm: logits off by 2.3), which only a check
+    against their model's own output reveals (import --check-with; docs/byo-model.md)."""
+    n_heads: int
+    norm_first: bool | None = None    # None: the shape's own (tutorial post-norm, annotated pre-norm)
+    activation: str = "relu"          # the feed-forward's (nn.Transformer(activation="gelu"))
+
+    def settings(self, shape: Shape) -> dict:
+        """The config settings this adds to the shape's; CheckpointError where the shape cannot have them."""
+        if shape is ANNOTATED and self.norm_first is False:
+            raise CheckpointError("the Annotated Transformer is pre-norm by construction (SublayerConnection): "
+                                  "it has no post-norm form to import")
+        if shape is ANNOTATED and self.activation != "relu":
+            raise CheckpointError("the Annotated Transformer's feed-forward is ReLU (PositionwiseFeedForward): "
+                                  f"--activation {self.activation} does not apply")
+        chosen = {"n_heads": self.n_heads, "activation": self.activation}
+        return chosen | ({} if self.norm_first is None else {"norm_first": self.norm_first})
+
+
+def build(state: dict[str, torch.Tensor], told: Told, tgt_vocab: Vocabulary, src_vocab: Vocabulary | None = None,
           shape: Shape | None = None, origin: str = "") -> Imported:
     """Our model computing theirs, every check done. src_vocab None: one vocabulary for both sides."""
     shape = shape or detect_shape(state)
     weights, settings, their_names = map_weights(state, shape)
+    settings |= told.settings(shape)
     joint = src_vocab is None
     src_vocab = src_vocab or tgt_vocab
     for side, vocab, name in (("source", src_vocab, "src_embed.token.weight"),
@@ -367,8 +440,7 @@ def build(state: dict[str, torch.Tensor], n_heads: int, tgt_vocab: Vocabulary, s
                                   f"checkpoint's {side} embedding has {rows:,} rows: is it the vocabulary it was "
                                   "trained with?")
     try:
-        config = TransformerConfig(**settings, n_heads=n_heads, src_vocab_size=None if joint else
-                                   src_vocab.tokenizer.vocab_size)
+        config = TransformerConfig(**settings, src_vocab_size=None if joint else src_vocab.tokenizer.vocab_size)
     except ValueError as e:
         raise CheckpointError(f"these weights do not make a model: {e}") from None
     model = Transformer(config)
@@ -404,9 +476,10 @@ def model_card(shape: Shape, config: TransformerConfig, origin: str, src_vocab: 
     vocab = (f"source `{src_vocab}` ({config.source_vocab_size:,} tokens), target `{tgt_vocab}` "
              f"({config.vocab_size:,} tokens)" if tgt_vocab else f"`{src_vocab}`, one for both sides "
              f"({config.vocab_size:,} tokens)")
-    norm = ("pre-norm, a final LayerNorm on each stack, LayerNorm (x - mean) / (std + eps) with "
-            "Bessel-corrected std" if shape is ANNOTATED else "post-norm as in the paper, plus a final LayerNorm "
-            "on each stack (torch.nn.Transformer adds them)")
+    placement = "pre-norm (norm_first=True)" if config.norm_first else "post-norm as in the paper"
+    norm = ("pre-norm, a final LayerNorm on each stack, LayerNorm (x - mean) / (std + eps) with Bessel-corrected "
+            "std" if shape is ANNOTATED else f"{placement}, plus a final LayerNorm on each stack (torch.nn.Transformer "
+            "adds them)")
     return f"""# Imported model: {shape.description}
 
 Not trained by this project. It was imported with `transformer-viz import` on
@@ -414,7 +487,7 @@ Not trained by this project. It was imported with `transformer-viz import` on
 
 - Shape: {shape.description}; {norm}.
 - Size: {config.n_encoder_layers} encoder and {config.n_decoder_layers} decoder layers, d_model {config.d_model},
-  {config.n_heads} heads, d_ff {config.d_ff}.
+  {config.n_heads} heads, d_ff {config.d_ff}, {config.activation.upper()} in the feed-forward.
 - Vocabularies: {vocab}; word-level, unknown words read as `<unk>`.
 - The source is read as `<s> words </s>`, as that project trains it.
 
@@ -426,11 +499,13 @@ differently (e.g. "don't") reads differently here. Training data, scores and cur
 """
 
 
-def import_model(checkpoint: str | Path, out: str | Path, n_heads: int, vocab: str | Path | None = None,
+def import_model(checkpoint: str | Path, out: str | Path, told: Told | int, vocab: str | Path | None = None,
                  src_vocab: str | Path | None = None, tgt_vocab: str | Path | None = None,
-                 shape: str | None = None) -> Path:
-    """Read, check and write the folder `out` (which must not exist yet, or be empty). Nothing is written
-    unless every check passes."""
+                 shape: str | None = None, check: Callable[[Imported], None] | None = None) -> Path:
+    """Read, check and write the folder `out` (which must not exist yet, or be empty). `told`: the heads (an int)
+    or a Told. `check(imported)` runs last and may refuse (a CheckpointError), e.g. comparing outputs with the
+    source model's (model/cli/import_model.py). Nothing is written unless every check passes."""
+    told = told if isinstance(told, Told) else Told(told)
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CheckpointError(f"{out}: already exists and is not an empty folder; choose a new one")
@@ -442,7 +517,9 @@ def import_model(checkpoint: str | Path, out: str | Path, n_heads: int, vocab: s
         raise CheckpointError(f"{checkpoint}: not the {chosen.name} shape (it has no {chosen.marker})")
     vocabs = (read_vocabulary(vocab), None) if vocab else (read_vocabulary(tgt_vocab), read_vocabulary(src_vocab))
     origin = f"`{Path(checkpoint).name}` (sha256 {_sha256(Path(checkpoint))[:16]}…)"
-    imported = build(state, n_heads, *vocabs, shape=chosen, origin=origin)
+    imported = build(state, told, *vocabs, shape=chosen, origin=origin)
+    if check is not None:
+        check(imported)
     _write(imported, out)
     return out
 

@@ -6,9 +6,18 @@ Two kinds share one interface and one file format (tokenizer.json):
 - word-level: a fixed symbol set for the toy tasks ("3 1 4" -> three tokens), or the word vocabulary of
   a model trained elsewhere (model/io/importer.py), whose unknown words read as <unk>.
 Special tokens have fixed ids so the model config can name them: <pad>=0, <s>=1, </s>=2.
+
+A tokenizer.json is code as much as data: its normalizer and pre-tokenizer may carry regular expressions,
+which the Rust library runs on every sentence a visitor types. `(a+)+$` in a Replace normalizer held a
+worker 42.5 s on 3,601 a's (the GIL held: every other session froze) and panicked on 24 a's and a b. So a
+tokenizer JSON is read only when each of its parts is one of READABLE_PARTS (checked before the library
+parses it): a token table (WordLevel, BPE, WordPiece), Unicode normalization, lower-casing, whitespace and
+punctuation splitting, the byte-level mapping with its fixed GPT-2 pattern, and Replace/Split only with a
+literal string. Every one of them runs in time linear in the text, and the text is at most MAX_ENCODE_CHARS.
 """
 from __future__ import annotations
 
+import json
 import re
 
 from pathlib import Path
@@ -26,6 +35,50 @@ PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
 STYLE_TOKENS = {"modern": "<modern>", "bible": "<bible>"}
 _MANY_SPACES = re.compile(r" {2,}")
 DEFAULT_STYLE = "modern"          # a two-style model writes today's Spanish unless asked (app and command line)
+# 10x the app's text box (5,000 characters) and far past the 512 tokens a model reads: tokenizing the most that is
+# read takes milliseconds with READABLE_PARTS (tests/test_tokenizer_safety.py measures it).
+MAX_ENCODE_CHARS = 50_000
+# The parts of a tokenizers JSON this app reads, by the part's "type"; any other part (a Regex pattern, a
+# Unigram model, a custom component) is refused with its name.
+READABLE_PARTS = {
+    "model": {"WordLevel", "BPE", "WordPiece"},
+    "normalizer": {"Sequence", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "Strip", "StripAccents",
+                   "BertNormalizer", "Replace", "Prepend"},
+    "pre_tokenizer": {"Sequence", "Whitespace", "WhitespaceSplit", "ByteLevel", "BertPreTokenizer", "Punctuation",
+                      "Digits", "Metaspace", "Split"},
+    "post_processor": {"TemplateProcessing", "BertProcessing", "RobertaProcessing", "ByteLevel"},
+    "decoder": {"Sequence", "ByteLevel", "WordPiece", "Metaspace", "BPEDecoder", "Strip", "Fuse", "Replace",
+                "ByteFallback"},
+}
+
+
+def check_readable(data) -> None:
+    """ValueError naming the first part of a parsed tokenizer JSON outside READABLE_PARTS (a pattern only as a
+    literal String, never a Regex)."""
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+        raise ValueError("not a usable tokenizer (a tokenizers JSON has a model)")
+    for part, kinds in READABLE_PARTS.items():
+        if data.get(part) is not None or part == "model":
+            _check_part(part, data[part], kinds)
+
+
+def _check_part(part: str, value, kinds: set[str]) -> None:
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind not in kinds:
+        raise ValueError(f"its {part} is {str(kind)[:40]!r}, which this app does not run (it reads "
+                         f"{', '.join(sorted(kinds))})")
+    pattern = value.get("pattern")
+    if pattern is not None and not (isinstance(pattern, dict) and set(pattern) == {"String"}):
+        raise ValueError(f"its {part} {kind} has a regular expression ({str(pattern)[:60]}); only a literal "
+                         "String pattern is run (a pattern such as (a+)+$ can hold a worker for minutes)")
+    for inner in value.get("normalizers") or value.get("pretokenizers") or value.get("decoders") or []:
+        _check_part(part, inner, kinds)
+
+
+def is_panic(error: BaseException) -> bool:
+    """A Rust panic inside the tokenizers library (pyo3's PanicException derives from BaseException, so
+    `except Exception` lets it kill the thread)."""
+    return type(error).__name__ == "PanicException"
 
 
 class Tokenizer:
@@ -66,8 +119,21 @@ class Tokenizer:
         return cls(backend)
 
     @classmethod
+    def from_json(cls, text: str) -> "Tokenizer":
+        """A tokenizer.json's text, its parts checked (check_readable) before the library parses it."""
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as e:
+            raise ValueError(f"not a usable tokenizer (not JSON: {str(e)[:100] or 'nested too deeply'})") from None
+        try:
+            check_readable(data)
+        except RecursionError:
+            raise ValueError("its parts are nested too deeply") from None
+        return cls(HFTokenizer.from_str(text))
+
+    @classmethod
     def load(cls, path: str | Path) -> "Tokenizer":
-        return cls(HFTokenizer.from_file(str(path)))
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
     def save(self, path: str | Path) -> None:
         self.backend.save(str(path))
@@ -101,14 +167,28 @@ class Tokenizer:
 
     # -- use ------------------------------------------------------------------------------------
     @property
+    def reads_english(self) -> bool:
+        """A model this project trained on text (byte-level BPE, learned from English sources: en-es) reads English;
+        a toy's closed alphabet or an imported word vocabulary reads whatever its own tokens are."""
+        return self.byte_level
+
+    @property
     def vocab_size(self) -> int:
         return self.backend.get_vocab_size()
 
     def encode(self, text: str, add_eos: bool = True) -> list[int]:
         """Token ids of `text` (no BOS; EOS appended), as the encoder input expects."""
+        if len(text) > MAX_ENCODE_CHARS:
+            raise InputError("too_long", f"at most {MAX_ENCODE_CHARS:,} characters are read, got {len(text):,}",
+                             limit=f"{MAX_ENCODE_CHARS:,}", n=f"{len(text):,}")
         if self.closed:
             self._check_symbols(text)
-        ids = self.backend.encode(text, add_special_tokens=False).ids
+        try:
+            ids = self.backend.encode(text, add_special_tokens=False).ids
+        except BaseException as e:      # a panic would kill the session's thread; it is this text's failure
+            if not is_panic(e):
+                raise
+            raise InputError("tokenizer_failed", f"this model's tokenizer failed on the text ({str(e)[:80]})") from None
         return ids + [EOS_ID] if add_eos else ids
 
     def _check_symbols(self, text: str) -> None:

@@ -45,6 +45,7 @@ class TransformerConfig:
     ln_kind: str = "standard"       # "standard": (x-mean)/sqrt(var+eps), var biased, as torch;
                                     # "annotated": (x-mean)/(std+eps), std Bessel-corrected (the Annotated Transformer)
     src_bos: bool = False           # the source reads <s> first as well (<s> x </s>, as both those projects feed it)
+    activation: str = "relu"        # the feed-forward's: "relu" (the paper) or "gelu" (nn.Transformer(activation="gelu"))
 
     def __post_init__(self):
         _check_types(self)
@@ -89,6 +90,7 @@ FLOAT_FIELDS = ("dropout", "ln_eps")
 BOOL_FIELDS = ("norm_first", "share_embeddings", "src_bos")
 PE_KINDS = ("sinusoidal", "learned")
 LN_KINDS = ("standard", "annotated")
+ACTIVATIONS = ("relu", "gelu")
 
 
 def _bad(name: str, value, why: str) -> ValueError:
@@ -120,7 +122,7 @@ def _check_types(cfg: TransformerConfig) -> None:
         value = getattr(cfg, name)
         if not isinstance(value, bool):
             raise _bad(name, value, f"must be true or false, not {type(value).__name__}")
-    for name, kinds in (("pe", PE_KINDS), ("ln_kind", LN_KINDS)):
+    for name, kinds in (("pe", PE_KINDS), ("ln_kind", LN_KINDS), ("activation", ACTIVATIONS)):
         if not isinstance(getattr(cfg, name), str):
             raise _bad(name, getattr(cfg, name), f"must be one of {kinds}, not {type(getattr(cfg, name)).__name__}")
 
@@ -145,6 +147,8 @@ def _check_values(cfg: TransformerConfig) -> None:
         raise _bad("pe", cfg.pe, f"must be one of {PE_KINDS}")
     if cfg.ln_kind not in LN_KINDS:
         raise _bad("ln_kind", cfg.ln_kind, f"must be one of {LN_KINDS}")
+    if cfg.activation not in ACTIVATIONS:
+        raise _bad("activation", cfg.activation, f"must be one of {ACTIVATIONS}")
     if cfg.share_embeddings and cfg.src_vocab_size is not None:
         raise _bad("src_vocab_size", cfg.src_vocab_size, "a separate source vocabulary cannot share the target's "
                    "embedding (set share_embeddings to false)")

@@ -157,19 +157,24 @@ class LayerNorm(nn.Module):
         return (x - mean) / spread, mean.squeeze(-1), spread.squeeze(-1)
 
 
-class FeedForward(nn.Module):
-    """Position-wise: max(0, x W1 + b1) W2 + b2, the same on every token."""
+ACTIVATION = {"relu": F.relu, "gelu": F.gelu}   # config.ACTIVATIONS
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float):
+
+class FeedForward(nn.Module):
+    """Position-wise: max(0, x W1 + b1) W2 + b2, the same on every token (GELU in place of max(0, .) for a model
+    imported with it)."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str = "relu"):
         super().__init__()
+        self.activation = ACTIVATION[activation]
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
-        self.hook_hidden = HookPoint()  # [B,T,d_ff] after ReLU
+        self.hook_hidden = HookPoint()  # [B,T,d_ff] after ReLU (or GELU)
         self.hook_out = HookPoint()     # [B,T,D]
 
     def forward(self, x):
-        hidden = self.hook_hidden(F.relu(self.w_1(x)))
+        hidden = self.hook_hidden(self.activation(self.w_1(x)))
         return self.hook_out(self.w_2(self.dropout(hidden)))
 
 

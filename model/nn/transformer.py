@@ -42,7 +42,7 @@ class EncoderLayer(_Layer):
         super().__init__(cfg)
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.norm_attn = _norm(cfg)
-        self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, cfg.activation)
         self.norm_ff = _norm(cfg)
         self.hook_resid_pre = HookPoint()   # [B,S,D] layer input
         self.hook_resid_mid = HookPoint()   # [B,S,D] after self-attention, Add & Norm
@@ -61,7 +61,7 @@ class DecoderLayer(_Layer):
         self.norm_attn = _norm(cfg)
         self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.norm_cross = _norm(cfg)
-        self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout, cfg.activation)
         self.norm_ff = _norm(cfg)
         self.hook_resid_pre = HookPoint()    # [B,T,D]
         self.hook_resid_mid = HookPoint()    # [B,T,D] after masked self-attention, Add & Norm

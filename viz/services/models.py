@@ -1,4 +1,4 @@
-"""The models the app offers and their files: finding them (only under model_root()), loading each once per
+"""The models the app offers and their files: finding them (only under model_folders()), loading each once per
 server (an Engine; a failed load remembered until the folder changes), the pages' read-only ModelView, the
 folder's small text files, and where the model runs.
 """
@@ -18,12 +18,17 @@ from model.io import models
 from model.io.checkpoint import CheckpointError
 from model.io.tokenizer import DEFAULT_STYLE  # noqa: F401 (for the sidebar)
 from model.io.weights import linear_arrays
-from viz import ROOT
 from viz.i18n import t
 
 def model_root() -> Path:
-    """Models are only ever read from this folder (model/io/models.py): no path from a user."""
-    return models.models_folder(ROOT / "pretrained")
+    """The models folder (the shipped models, or the operator's): the shipped RNNs are read from it."""
+    return models.models_folder()
+
+
+def model_folders() -> list[Path]:
+    """Models are only ever read from these folders (model/io/models.py: the models folder, and a person's own
+    beside the shipped ones): no path from a user."""
+    return models.models_folders()[0]
 
 
 # One intra-op thread per script run: decoding is hundreds of small ops, and in Streamlit's worker threads
@@ -35,15 +40,16 @@ torch.set_num_threads(TORCH_THREADS)
 
 
 def model_ids() -> list[str]:
-    """The models the app offers: the folders under model_root() with a config.json, the default first."""
-    return models.model_ids(model_root())
+    """The models the app offers: the folders under model_folders() with a config.json, the default first."""
+    return list(models.listed_models(model_folders()))
 
 
 def resolve_model_dir(model_id: str) -> Path:
     """Only names listed by model_ids() map to a folder: no path traversal through the picker."""
-    if model_id not in model_ids():
+    listed = models.listed_models(model_folders())
+    if model_id not in listed:
         raise CheckpointError(f"unknown model {model_id!r}")
-    return model_root() / model_id
+    return listed[model_id]
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,7 @@ def load_bundle(model_id: str) -> Engine:
     try:
         return load_engine(folder)
     except CheckpointError as e:
-        message = str(e).replace(f"{model_root()}{os.sep}", "")
+        message = str(e).replace(f"{folder.parent}{os.sep}", "")
         failed[model_id] = (seen, message)
         raise CheckpointError(message) from None
 
@@ -121,10 +127,11 @@ def folder_fingerprint(folder: Path) -> tuple:
 def model_file_text(model_id: str, name: str) -> str | None:
     """presets.txt, README.md or train_log.csv of a model (model/io/models.model_file_text); its errors name the
     file, not where the server keeps it."""
+    folder = models.listed_models(model_folders()).get(model_id, model_root() / model_id)
     try:
-        return models.model_file_text(model_root() / model_id, name)
+        return models.model_file_text(folder, name)
     except (ValueError, OSError) as e:
-        raise ValueError(str(e).replace(f"{model_root()}{os.sep}", "")) from None
+        raise ValueError(str(e).replace(f"{folder.parent}{os.sep}", "")) from None
 
 
 def max_tokens_bounds() -> tuple[int, int, int]:

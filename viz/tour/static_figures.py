@@ -7,6 +7,7 @@ the app and the offline lesson draw them (viz/tour/pictures.step_pictures), conv
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import plotly.graph_objects as go
 
@@ -28,12 +29,19 @@ def trace_figures(trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG
 
 
 def write_figures(trace, folder, model_dir: Path | None = None, lang: str = DEFAULT_LANG,
-                  formats: tuple[str, ...] = ("pdf",)) -> list[Path]:
-    """Every figure of `trace` into `folder` (made if missing), once per format; returns the files written."""
+                  formats: tuple[str, ...] = ("pdf",), on_file: Callable[[int, int], None] | None = None) -> list[Path]:
+    """Every figure of `trace` into `folder` (made if missing), once per format; returns the files written.
+    on_file(written, total) after each file (a command's progress bar)."""
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise ValueError(f"formats: {', '.join(unknown) or 'none given'}; choose from {', '.join(FORMATS)}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    return [save_figure(fig, folder / f"{stem}.{kind}") for stem, fig in trace_figures(trace, model_dir, lang)
-            for kind in formats]
+    named = trace_figures(trace, model_dir, lang)
+    written = []
+    for stem, fig in named:
+        for kind in formats:
+            written.append(save_figure(fig, folder / f"{stem}.{kind}"))
+            if on_file is not None:
+                on_file(len(written), len(named) * len(formats))
+    return written
