@@ -1,0 +1,168 @@
+"""What the browser-side attention view (viz/browser_view.py, its JS beside this file) is sent: a sentence's
+attention, every layer x head x kind the page offers, once, with the figures the builders here already make.
+
+The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
+builders made them, and the one head's map from the builder's figure with that head's weights, title and file
+name put in. So there is one drawing code per picture (the builders), and nothing here draws. numpy in, JSON
+out; no Streamlit.
+
+Compact: the large map's weights travel as float32 (exact hover numbers), only the rows and keys it shows (a
+long sentence's window); the grids as their builder thumbnails them (at most 64 cells a side a head).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import plotly.io as pio
+
+from viz.figures.attention import attention_heatmap, model_view
+from viz.figures.head_view import head_view
+from viz.figures.style import NORMAL, TypeScale, Words, masked_z, plotly_text
+
+MEAN = -1          # the head picker's "average of heads", as the view's URL writes it
+
+
+def typed_array(array: np.ndarray) -> dict:
+    """A float array as plotly.js's typed-array spec ({dtype, bdata, shape}): 4 bytes a number, NaN kept (a
+    masked cell), a third of what JSON numbers take."""
+    array = np.ascontiguousarray(array, dtype="<f4")
+    return {"dtype": "f4", "bdata": base64.b64encode(array.tobytes()).decode("ascii"), "shape": list(array.shape)}
+
+
+def figure_spec(fig) -> dict:
+    """A built figure as the JSON-ready dict plotly.js draws (numpy arrays as typed arrays: plotly.py's own
+    encoding), without its template: the payload carries the template once (template_spec)."""
+    spec = json.loads(pio.to_json(fig, validate=False))
+    spec.get("layout", {}).pop("template", None)
+    return spec
+
+
+def template_spec(fig) -> dict | None:
+    """The template a figure is drawn with (the app's plotly theme), once for every figure of the payload."""
+    return json.loads(pio.to_json(fig, validate=False)).get("layout", {}).get("template")
+
+
+@dataclass(frozen=True)
+class Window:
+    """The rows a map shows and, per layer, its keys (cross-attention's follow each layer's strongest source
+    tokens; self-attention's are the rows)."""
+    queries: slice
+    keys: tuple[slice, ...]
+
+
+def pick_names(n_layers: int, n_heads: int) -> list[tuple[int, int]]:
+    """Every (layer, head) a reader can pick, the layer's mean (head MEAN) first in each layer."""
+    return [(layer, head) for layer in range(n_layers) for head in (MEAN, *range(n_heads))]
+
+
+def head_weights(patterns: np.ndarray, layer: int, head: int) -> np.ndarray:
+    """One pick's [Q, K] weights: a head's, or (MEAN) the layer's average of heads."""
+    return patterns[layer].mean(0) if head == MEAN else patterns[layer, head]
+
+
+def strongest(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], limit: int = 12) -> str:
+    """"query → the key it weighs most" for the first `limit` queries (plain text: the browser sets it as text)."""
+    top = np.argmax(np.nan_to_num(weights), axis=1)
+    return " · ".join(f"{rows[i].split(' ', 1)[-1]} → {cols[j].split(' ', 1)[-1]}" for i, j in enumerate(top[:limit]))
+
+
+def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str], masked: np.ndarray | None,
+              window: Window, words: Words, type_scale: TypeScale = NORMAL, width_px: float | None = None,
+              file_stem: str = "attention", lines_shown: bool = True) -> dict:
+    """One attention kind of the view: its grid (model_view), the large map's figure (attention_heatmap, made once
+    for the first pick) and every pick's weights, title, strongest links and file name; each layer's head-view
+    figure (head_view). patterns [L, H, Q, K]."""
+    n_layers, n_heads = patterns.shape[:2]
+    grid = model_view(patterns, words, title=words("explorer.grid.title", kind=words.kind(kind), layers=n_layers,
+                                                    heads=n_heads), selected=(0, 0), masked=masked,
+                      type_scale=type_scale)
+    q = window.queries
+    picks = pick_names(n_layers, n_heads)
+    z = np.stack([masked_z(head_weights(patterns, layer, head)[q, window.keys[layer]],
+                           None if masked is None else masked[q, window.keys[layer]]) for layer, head in picks])
+    first_keys = window.keys[0]
+    template = attention_heatmap(head_weights(patterns, 0, MEAN)[q, first_keys], rows[q], cols[first_keys], words,
+                                 title="", masked=None if masked is None else masked[q, first_keys],
+                                 type_scale=type_scale, width_px=width_px)
+
+    def title(layer: int, head: int) -> str:
+        if head == MEAN:
+            return words("explorer.one.mean", kind=words.kind(kind), layer=layer, heads=n_heads)
+        return words("explorer.one.head", kind=words.kind(kind), layer=layer, head=head)
+
+    lines = [figure_spec(head_view(patterns[layer][:, q, window.keys[layer]], rows[q], cols[window.keys[layer]],
+                                   words, selected_head=0, type_scale=type_scale)) for layer in range(n_layers)] \
+        if lines_shown else []
+    return {
+        "grid": figure_spec(grid),
+        "selection": [grid_selection(grid, n_layers, n_heads, layer, head) for layer, head in picks],
+        "map": figure_spec(template),
+        "z": typed_array(z),
+        "x": [plotly_text(cols[keys]) for keys in window.keys],     # as the builder writes its labels
+        "picks": [[layer, head] for layer, head in picks],
+        "titles": [title(layer, head) for layer, head in picks],
+        "strongest": [words("explorer.strongest", links=strongest(head_weights(patterns, layer, head), rows, cols))
+                      for layer, head in picks],
+        "files": [f"{file_stem}-{kind}-L{layer}-{'avg' if head == MEAN else f'H{head}'}" for layer, head in picks],
+        "lines": lines,
+        "lines_titles": [words("headview.title", kind=words.kind(kind), layer=layer) for layer in range(n_layers)],
+        "layers": n_layers,
+        "heads": n_heads,
+    }
+
+
+def grid_selection(grid, n_layers: int, n_heads: int, layer: int, head: int) -> dict:
+    """The grid's selection box around (layer, head) (MEAN: the whole layer), where model_view draws it: the
+    builder's own box for (0, 0) moved by whole tiles (a tile and its gap: the step between the centres of the
+    grid's click targets)."""
+    box = dict(grid.layout.shapes[0].to_plotly_json())
+    targets = next(trace for trace in grid.data if trace.customdata is not None)
+    x, y = np.asarray(targets.x, dtype=float), np.asarray(targets.y, dtype=float)
+    col_step = x[1] - x[0] if n_heads > 1 else 0.0
+    row_step = y[n_heads] - y[0] if n_layers > 1 else 0.0
+    dy = layer * row_step
+    moved = {**box, "y0": box["y0"] + dy, "y1": box["y1"] + dy}
+    if head == MEAN:
+        return {**moved, "x1": box["x1"] + (n_heads - 1) * col_step}
+    return {**moved, "x0": box["x0"] + head * col_step, "x1": box["x1"] + head * col_step}
+
+
+def payload(parts: dict[str, dict], template: Any, words: Words, shown: dict) -> dict:
+    """The view's data: every kind's part, the figures' template once, the pickers' words, and how it is laid
+    out (`shown`: the large map beside its lines or alone, the file format)."""
+    any_part = next(iter(parts.values()))
+    n_heads = any_part["heads"]
+    return {
+        "kinds": parts,
+        "template": template,
+        "words": {
+            "kind": words("explorer.kind"), "layer": words("ui.layer"), "head": words("ui.head"),
+            "csv": words("ui.csv"), "lines_read": words("headview.read"),
+            "kind_names": {kind: words.kind(kind) for kind in parts},
+            "layer_names": [words("ui.layer_n", i=i) for i in range(max(p["layers"] for p in parts.values()))],
+            "head_names": {str(h): (words("ui.head_mean") if h == MEAN else words("ui.head_n", h=h))
+                           for h in (MEAN, *range(n_heads))},
+        },
+        **shown,
+    }
+
+
+def encode(data: dict) -> bytes:
+    """The payload as the bytes the component is sent (UTF-8 JSON), with `sig`: a digest the browser compares to
+    tell a new sentence from a rerun that changed nothing."""
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    sig = hashlib.blake2b(body.encode("utf-8"), digest_size=8).hexdigest()
+    return ('{"sig":"%s",' % sig + body[1:]).encode("utf-8")
+
+
+def with_pick(body: bytes, pick: dict, extra: dict | None = None) -> bytes:
+    """`body` (encode()'s) with this run's pick (the view's kind, layer and head) and anything `extra` (a CSV asked
+    for) put in front: the body itself is built once per sentence and view, the pick each run."""
+    head = json.dumps({"pick": pick, **(extra or {})}, ensure_ascii=False, separators=(",", ":"))
+    return head[:-1].encode("utf-8") + b"," + body[1:]
+
