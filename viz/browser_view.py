@@ -82,7 +82,7 @@ def csv_asked() -> dict | None:
     return view.pop(view.EXPLORER, "csv")
 
 
-def explorer_view(body: bytes, pick: dict, csv: Callable[[dict], dict] | None = None) -> None:
+def explorer_view(body: payloads.Body, pick: dict, csv: Callable[[dict], dict] | None = None) -> None:
     """Draw the explorer's view: `body` (payloads.encode, built once per sentence and view) with this run's pick;
     `csv(pick)`: the file ({name, text}) of a pick whose CSV the browser asked for."""
     extra = {"teach": bool(view.get(view.CLASS_SECRET))}

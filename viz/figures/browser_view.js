@@ -15,10 +15,16 @@ function waitForPlotly() {
   });
 }
 
-function decode(data) {
-  if (data instanceof Uint8Array) return JSON.parse(new TextDecoder().decode(data));
-  if (data instanceof ArrayBuffer) return JSON.parse(new TextDecoder().decode(new Uint8Array(data)));
-  return typeof data === "string" ? JSON.parse(data) : data;
+function split(data) {
+  // one line of JSON (this run's pick, the body's sig...), then the gzipped body (viz/figures/browser_view.py)
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
+  const end = bytes.indexOf(10);
+  return { head: JSON.parse(new TextDecoder().decode(bytes.subarray(0, end))), body: bytes.subarray(end + 1) };
+}
+
+async function unzip(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
 }
 
 function floats(spec) {                       // plotly's typed-array spec (f4) -> Float32Array
@@ -108,7 +114,7 @@ function mapRows(view, part, index) {
   return rows;
 }
 
-function drawMap(view) {
+function mapFigure(view) {
   const part = view.data.kinds[view.pick.kind];
   const index = pickIndex(part, view.pick);
   const x = part.x[view.pick.layer];
@@ -118,8 +124,25 @@ function drawMap(view) {
   });
   const layout = withTemplate(view, { ...part.map.layout, title: { ...part.map.layout.title,
                                                                     text: part.titles[index] } });
-  view.dom.strongest.textContent = part.strongest[index];
-  return view.Plotly.react(view.dom.map, data, layout, config(view, part.files[index]));
+  return { data, layout, config: config(view, part.files[index]), strongest: part.strongest[index] };
+}
+
+function drawMap(view) {
+  const figure = mapFigure(view);
+  view.dom.strongest.textContent = figure.strongest;
+  view.mapKind = view.pick.kind;
+  return view.Plotly.react(view.dom.map, figure.data, figure.layout, figure.config);
+}
+
+function updateMap(view) {
+  // the same kind: only the weights, keys, title and file name change (Plotly.update restyles in place)
+  if (view.mapKind !== view.pick.kind) return drawMap(view);
+  const figure = mapFigure(view);
+  view.dom.strongest.textContent = figure.strongest;
+  view.dom.map._context.toImageButtonOptions = figure.config.toImageButtonOptions;
+  const heatmaps = figure.data.map((trace, i) => [trace, i]).filter(([trace]) => trace.type === "heatmap");
+  return view.Plotly.update(view.dom.map, { z: heatmaps.map(([trace]) => trace.z), x: heatmaps.map(([trace]) => trace.x) },
+                            { "title.text": figure.layout.title.text }, heatmaps.map(([, i]) => i));
 }
 
 function linesVisibility(view, figure) {
@@ -148,10 +171,15 @@ function drawLines(view) {
   return view.Plotly.react(view.dom.lines, data, withTemplate(view, figure.layout), config(view, file));
 }
 
-function showLinesOnly(view) {
+function showLinesOnly(view, before) {
+  // the same layer, another head: only the traces of the heads shown before and now change visibility
   const figure = view.data.kinds[view.pick.kind].lines[view.pick.layer];
   if (!linesShown(view)) return Promise.resolve();
-  return view.Plotly.restyle(view.dom.lines, { visible: linesVisibility(view, figure) });
+  const visible = linesVisibility(view, figure);
+  const groups = new Set([before.head, view.pick.head].flatMap((h) => (h < 0 ? [...Array(50).keys()] : [h]))
+    .map((h) => `h${h}`));
+  const changed = figure.data.map((trace, i) => i).filter((i) => groups.has(figure.data[i].legendgroup));
+  return view.Plotly.restyle(view.dom.lines, { visible: changed.map((i) => visible[i]) }, changed);
 }
 
 function layout(view) {
@@ -242,26 +270,32 @@ async function choose(view, change) {
   const next = valid(view.data, { ...before, ...change });
   if (!next || sameSpot(next, before)) return;
   view.pick = next;
-  const started = performance.now();
-  fillPickers(view);
-  if (next.kind !== before.kind) {
-    await drawAll(view);
-  } else {
-    const jobs = [moveGridBox(view), drawMap(view)];
-    if (next.layer !== before.layer) {
-      view.dom.foldedTitle.textContent = view.data.kinds[next.kind].lines_titles[next.layer];
-      jobs.push(drawLines(view));
-    } else {
-      jobs.push(showLinesOnly(view));
-    }
-    await Promise.all(jobs);
-  }
   view.drawn = { ...next };
-  view.lastPickMs = performance.now() - started;
-  view.dom.box.dataset.drawnPick = `${next.kind}:${next.layer}:${next.head}`;
-  view.dom.box.dataset.pickMs = view.lastPickMs.toFixed(1);
+  const started = performance.now();
+  const box = view.dom.box;
+  fillPickers(view);
+  // the grid's box and the large map first (the pick's picture), then the layer's lines (a plot of ~100
+  // traces: plotly redraws them all, 3-10x the map's time)
+  if (next.kind !== before.kind) {
+    layout(view);
+    await Promise.all([drawGrid(view), drawMap(view)]);
+  } else {
+    await Promise.all([moveGridBox(view), updateMap(view)]);
+  }
+  box.dataset.pickMs = (performance.now() - started).toFixed(1);
+  box.dataset.drawnPick = `${next.kind}:${next.layer}:${next.head}`;
   writeUrl(view);
   if (view.data.teach) report(view);
+  await new Promise(requestAnimationFrame);
+  if (!sameSpot(view.pick, next)) return;              // picked again meanwhile: that pick draws the lines
+  if (next.kind !== before.kind || next.layer !== before.layer) {
+    view.dom.foldedTitle.textContent = view.data.kinds[next.kind].lines_titles[next.layer];
+    await drawLines(view);
+  } else {
+    await showLinesOnly(view, before);
+  }
+  box.dataset.linesMs = (performance.now() - started).toFixed(1);
+  box.dataset.linesPick = `${next.kind}:${next.layer}:${next.head}`;
 }
 
 function listen(view) {
@@ -289,28 +323,21 @@ function download(view, csv) {
 
 let counter = 0;
 
-export default async function (args) {
-  const { data, parentElement, setStateValue, setTriggerValue } = args;
-  const incoming = decode(data);
-  let view = VIEWS.get(parentElement);
-  if (!view) {
-    view = { id: ++counter, dom: skeleton(parentElement), Plotly: await waitForPlotly() };
-    VIEWS.set(parentElement, view);
-    await view.Plotly.newPlot(view.dom.grid, [], {}, { displaylogo: false });   // gives the grid its .on()
-    listen(view);
-  }
+async function receive(view, args) {
+  const { data, setStateValue, setTriggerValue } = args;
+  const { head, body } = split(data);
   view.setStateValue = setStateValue;
   view.setTriggerValue = setTriggerValue;
-  const server = valid(incoming, incoming.pick);
+  const fresh = !view.data || view.data.sig !== head.sig;
+  if (fresh) {
+    const incoming = await unzip(body);
+    view.data = { ...incoming, sig: head.sig };
+    view.weights = new Map(Object.entries(incoming.kinds).map(([kind, part]) => [kind, floats(part.z)]));
+  }
+  view.data.teach = !!head.teach;
+  const server = valid(view.data, head.pick);
   const serverMoved = !sameSpot(server, view.serverPick);
   view.serverPick = server;
-  const fresh = !view.data || view.data.sig !== incoming.sig;
-  if (fresh) {
-    view.data = incoming;
-    view.weights = new Map(Object.entries(incoming.kinds).map(([kind, part]) => [kind, floats(part.z)]));
-  } else {
-    view.data = { ...view.data, pick: incoming.pick, teach: incoming.teach, image_format: incoming.image_format };
-  }
   const local = view.pick && valid(view.data, view.pick);
   if (!local || serverMoved) {
     view.pick = server;                     // a link, a class's view, the first draw: the server's view
@@ -321,9 +348,26 @@ export default async function (args) {
   if (fresh || !sameSpot(view.pick, view.drawn)) {
     view.drawn = { ...view.pick };
     await drawAll(view);
-    view.dom.box.dataset.drawnPick = `${view.pick.kind}:${view.pick.layer}:${view.pick.head}`;
-    view.dom.box.dataset.sig = incoming.sig;
+    const box = view.dom.box;
+    box.dataset.drawnPick = box.dataset.linesPick = `${view.pick.kind}:${view.pick.layer}:${view.pick.head}`;
+    box.dataset.sig = head.sig;
     writeUrl(view);
   }
-  download(view, incoming.csv);
+  download(view, head.csv);
+}
+
+export default function (args) {
+  const root = args.parentElement;
+  let view = VIEWS.get(root);
+  if (!view) {
+    view = { id: ++counter, dom: skeleton(root), queue: null };
+    view.queue = waitForPlotly().then(async (Plotly) => {
+      view.Plotly = Plotly;
+      await Plotly.newPlot(view.dom.grid, [], {}, { displaylogo: false });   // gives the grid its .on()
+      listen(view);
+    });
+    VIEWS.set(root, view);
+  }
+  // one message at a time, in order (a rerun's may come while a sentence is still being unzipped)
+  view.queue = view.queue.then(() => receive(view, args)).catch((error) => console.error("attention view", error));
 }

@@ -11,7 +11,7 @@ from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.browser_view import explorer_view
 from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
-from viz.figures.browser_view import (MEAN, Window, encode, head_weights, kind_part, payload, template_spec)
+from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, payload, template_spec)
 from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.state import Context
@@ -80,12 +80,12 @@ def window_start(kinds: dict[str, np.ndarray], sizes: dict[str, int]) -> int:
     return token_window(kinds[longest].shape[-2], sizes[longest], "explorer-window").start
 
 
-def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dict[str, int]) -> bytes:
+def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dict[str, int]) -> Body:
     """The browser's data for this sentence, words, type scale and window: built once, for every session of the
     worker (a class's students drawing the teacher's view build it once)."""
     scale, lang_words = type_scale(), words()
 
-    def build() -> bytes:
+    def build() -> Body:
         parts = {}
         for kind, patterns in kinds.items():
             rows, cols = attention_labels(ctx.trace.meta, kind)
