@@ -8,7 +8,10 @@ written to the URL there. What the server still hears of a pick, and why:
 - a reader's last pick, once, when a run they caused otherwise (a new sentence) came back with the pick the
   server last knew: so the server's URL never takes the reader's pick back;
 - a CSV asked for (setTriggerValue): the whole matrix of the pick, which the browser does not hold, made by
-  the server and downloaded by the browser.
+  the server and downloaded by the browser;
+- the rest of a new sentence (setTriggerValue "whole"): its first run sends what the first screen shows (the
+  picked kind, the picked layer's lines), the view draws it and asks for every kind and layer: one more run,
+  after the picture is up.
 
 plotly.js is the vendored cartesian bundle (viz/vendor, also the offline lesson's), sent in an element of its
 own that never changes: Streamlit's message cache sends it to a browser once a session.
@@ -77,18 +80,33 @@ def _csv_asked() -> None:
         view.put(view.EXPLORER, pick, "csv")
 
 
+def _whole_asked() -> None:
+    """on_whole_change, before the run: the browser drew a new sentence's first screen and asks for the rest
+    (the value: the sentence's sig)."""
+    state = view.get(view.EXPLORER, "view") or {}
+    asked = state.get("whole") if hasattr(state, "get") else None
+    if isinstance(asked, str):
+        view.put(view.EXPLORER, asked, "whole")
+
+
+def whole_asked(sentence: str) -> bool:
+    """Whether this session's browser has asked for the whole body of `sentence` (then every run sends it)."""
+    return view.get(view.EXPLORER, "whole") == sentence
+
+
 def csv_asked() -> dict | None:
     """The pick whose CSV this run is to send (asked once: taken)."""
     return view.pop(view.EXPLORER, "csv")
 
 
-def explorer_view(body: payloads.Body, pick: dict, csv: Callable[[dict], dict] | None = None) -> None:
+def explorer_view(body: payloads.Body, pick: dict, about: dict, csv: Callable[[dict], dict] | None = None) -> None:
     """Draw the explorer's view: `body` (payloads.encode, built once per sentence and view) with this run's pick;
+    `about`: the body's sentence sig and whether it is whole (the browser then keeps a whole body it holds);
     `csv(pick)`: the file ({name, text}) of a pick whose CSV the browser asked for."""
-    extra = {"teach": bool(view.get(view.CLASS_SECRET))}
+    extra = {**about, "teach": bool(view.get(view.CLASS_SECRET))}
     asked = csv_asked()
     if asked is not None and csv is not None:
         extra["csv"] = {**csv(asked), "id": f"{asked['kind']}-{asked['layer']}-{asked['head']}-{id(asked)}"}
     _plotly_loader()(key="viz-plotly", height=0)
     _explorer_element()(key=view.key(view.EXPLORER, "view"), data=payloads.with_pick(body, pick, extra),
-                        on_pick_change=_picked, on_csv_change=_csv_asked)
+                        on_pick_change=_picked, on_csv_change=_csv_asked, on_whole_change=_whole_asked)

@@ -158,13 +158,14 @@ function linesVisibility(view, figure) {
 
 function linesShown(view) {
   const part = view.data.kinds[view.pick.kind];
-  return part.lines.length > 0 && (part.beside || view.dom.folded.open);
+  return part.beside || view.dom.folded.open;
 }
 
 function drawLines(view) {
   const part = view.data.kinds[view.pick.kind];
   if (!linesShown(view)) return Promise.resolve();
   const figure = part.lines[view.pick.layer];
+  if (!figure) return Promise.resolve();        // the whole body brings it
   const visible = linesVisibility(view, figure);
   const data = figure.data.map((trace, i) => ({ ...trace, visible: visible[i] }));
   const file = part.files[pickIndex(part, { ...view.pick, head: -1 })].replace(/-avg$/, "-lines");
@@ -174,7 +175,7 @@ function drawLines(view) {
 function showLinesOnly(view, before) {
   // the same layer, another head: only the traces of the heads shown before and now change visibility
   const figure = view.data.kinds[view.pick.kind].lines[view.pick.layer];
-  if (!linesShown(view)) return Promise.resolve();
+  if (!figure || !linesShown(view)) return Promise.resolve();
   const visible = linesVisibility(view, figure);
   const groups = new Set([before.head, view.pick.head].flatMap((h) => (h < 0 ? [...Array(50).keys()] : [h]))
     .map((h) => `h${h}`));
@@ -190,7 +191,7 @@ function layout(view) {
   dom.pair.classList.toggle("vz-beside", part.beside);
   const linesHome = part.beside ? dom.pair : dom.folded;
   if (dom.linesColumn.parentNode !== linesHome) linesHome.appendChild(dom.linesColumn);
-  dom.folded.hidden = part.beside || part.lines.length === 0;
+  dom.folded.hidden = part.beside;
   dom.foldedTitle.textContent = part.lines_titles[view.pick.layer];
 }
 
@@ -205,7 +206,7 @@ function fillPickers(view) {
   dom.linesRead.textContent = words.lines_read;
   if (dom.kindButtons.dataset.sig !== data.sig) {
     dom.kindButtons.replaceChildren();
-    for (const kind of Object.keys(data.kinds)) {
+    for (const kind of Object.keys(words.kind_names)) {
       const label = element("label", "vz-kind", dom.kindButtons);
       const input = element("input", "", label);
       input.type = "radio";
@@ -267,6 +268,10 @@ function report(view) {
 
 async function choose(view, change) {
   const before = view.pick;
+  if (change.kind && !view.data.kinds[change.kind]) {
+    view.pending = { ...before, ...change };   // a new sentence's other kinds are on their way (the whole body)
+    return;
+  }
   const next = valid(view.data, { ...before, ...change });
   if (!next || sameSpot(next, before)) return;
   view.pick = next;
@@ -328,12 +333,31 @@ async function receive(view, args) {
   const { head, body } = split(data);
   view.setStateValue = setStateValue;
   view.setTriggerValue = setTriggerValue;
-  const fresh = !view.data || view.data.sig !== head.sig;
+  const held = view.data;
+  const sameSentence = held && held.sentence === head.sentence;
+  // a first screen's body of the sentence whose whole body is held: nothing new (a run that rebuilt nothing)
+  const fresh = !held || (held.sig !== head.sig && !(sameSentence && held.whole && !head.whole));
+  let redraw = fresh;
   if (fresh) {
     const incoming = await unzip(body);
     view.data = { ...incoming, sig: head.sig };
     view.weights = new Map(Object.entries(incoming.kinds).map(([kind, part]) => [kind, floats(part.z)]));
+    // the whole body of the sentence whose first screen is drawn: the same picture, nothing to draw again but
+    // lines that were not there
+    redraw = !sameSentence;
+    if (!redraw && view.pending) {
+      const pending = view.pending;          // a pick of a kind the first screen's body did not hold
+      view.pending = null;
+      await choose(view, pending);
+    } else if (!redraw) {
+      await drawLines(view);                 // a layer picked before its lines were here
+    }
   }
+  if (!view.data.whole && view.askedWhole !== head.sentence) {
+    view.askedWhole = head.sentence;
+    setTimeout(() => setTriggerValue("whole", head.sentence), 0);      // after this picture is up
+  }
+  if (view.data.whole) view.askedWhole = null;
   view.data.teach = !!head.teach;
   const server = valid(view.data, head.pick);
   const serverMoved = !sameSpot(server, view.serverPick);
@@ -345,7 +369,7 @@ async function receive(view, args) {
     view.pick = local;                      // picked here since the server last ran: keep it, and tell it once
     report(view);
   }
-  if (fresh || !sameSpot(view.pick, view.drawn)) {
+  if (redraw || !sameSpot(view.pick, view.drawn)) {
     view.drawn = { ...view.pick };
     await drawAll(view);
     const box = view.dom.box;

@@ -86,10 +86,11 @@ def strongest(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], lim
 
 def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str], masked: np.ndarray | None,
               window: Window, words: Words, type_scale: TypeScale = NORMAL, width_px: float | None = None,
-              file_stem: str = "attention", lines_shown: bool = True) -> dict:
+              file_stem: str = "attention", lines_layers: Sequence[int] | None = None) -> dict:
     """One attention kind of the view: its grid (model_view), the large map's figure (attention_heatmap, made once
     for the first pick) and every pick's weights, title, strongest links and file name; each layer's head-view
-    figure (head_view). patterns [L, H, Q, K]."""
+    figure (head_view; only `lines_layers`' when given, None for the others: the first screen of a new sentence
+    needs one, and the head views are most of the build). patterns [L, H, Q, K]."""
     n_layers, n_heads = patterns.shape[:2]
     grid = model_view(patterns, words, title=words("explorer.grid.title", kind=words.kind(kind), layers=n_layers,
                                                     heads=n_heads), selected=(0, 0), masked=masked,
@@ -108,9 +109,10 @@ def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str],
             return words("explorer.one.mean", kind=words.kind(kind), layer=layer, heads=n_heads)
         return words("explorer.one.head", kind=words.kind(kind), layer=layer, head=head)
 
+    wanted = range(n_layers) if lines_layers is None else lines_layers
     lines = [figure_spec(head_view(patterns[layer][:, q, window.keys[layer]], rows[q], cols[window.keys[layer]],
-                                   words, selected_head=0, type_scale=type_scale)) for layer in range(n_layers)] \
-        if lines_shown else []
+                                   words, selected_head=0, type_scale=type_scale)) if layer in wanted else None
+             for layer in range(n_layers)]
     return {
         "grid": figure_spec(grid),
         "selection": [grid_selection(grid, n_layers, n_heads, layer, head) for layer, head in picks],
@@ -145,9 +147,10 @@ def grid_selection(grid, n_layers: int, n_heads: int, layer: int, head: int) -> 
     return {**moved, "x0": box["x0"] + head * col_step, "x1": box["x1"] + head * col_step}
 
 
-def payload(parts: dict[str, dict], template: Any, words: Words, shown: dict) -> dict:
-    """The view's data: every kind's part, the figures' template once, the pickers' words, and how it is laid
-    out (`shown`: the large map beside its lines or alone, the file format)."""
+def payload(parts: dict[str, dict], kinds: dict[str, int], template: Any, words: Words, shown: dict) -> dict:
+    """The view's data: the parts built of `kinds` (kind: its number of layers; a first screen's body holds one),
+    the figures' template once, the pickers' words (every kind's and layer's name), and how it is laid out
+    (`shown`: the file format, the text size...)."""
     any_part = next(iter(parts.values()))
     n_heads = any_part["heads"]
     return {
@@ -156,8 +159,8 @@ def payload(parts: dict[str, dict], template: Any, words: Words, shown: dict) ->
         "words": {
             "kind": words("explorer.kind"), "layer": words("ui.layer"), "head": words("ui.head"),
             "csv": words("ui.csv"), "lines_read": words("headview.read"),
-            "kind_names": {kind: words.kind(kind) for kind in parts},
-            "layer_names": [words("ui.layer_n", i=i) for i in range(max(p["layers"] for p in parts.values()))],
+            "kind_names": {kind: words.kind(kind) for kind in kinds},
+            "layer_names": [words("ui.layer_n", i=i) for i in range(max(kinds.values()))],
             "head_names": {str(h): (words("ui.head_mean") if h == MEAN else words("ui.head_n", h=h))
                            for h in (MEAN, *range(n_heads))},
         },

@@ -1,6 +1,7 @@
 """Attention explorer: every layer x head at a glance, one head large with token labels, every head of its layer
 as lines. Drawn in the browser (viz/browser_view.py): the kind, layer and head are picked there without a
 script run; the page reads the pick from the URL and sends each sentence's attention once."""
+import hashlib
 from typing import Callable
 
 import numpy as np
@@ -9,7 +10,7 @@ import streamlit as st
 
 from model.analysis.attention_math import future_mask
 from model.capture import schema
-from viz.browser_view import explorer_view
+from viz.browser_view import explorer_view, whole_asked
 from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
 from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, payload, template_spec)
 from viz.i18n import catalogue_keys, t, words
@@ -80,30 +81,46 @@ def window_start(kinds: dict[str, np.ndarray], sizes: dict[str, int]) -> int:
     return token_window(kinds[longest].shape[-2], sizes[longest], "explorer-window").start
 
 
-def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dict[str, int]) -> Body:
+def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dict[str, int],
+              first: tuple[str, int] | None = None) -> Body:
     """The browser's data for this sentence, words, type scale and window: built once, for every session of the
-    worker (a class's students drawing the teacher's view build it once)."""
+    worker (a class's students drawing the teacher's view build it once). `first` (kind, layer): only what the
+    first screen shows, that kind and that layer's lines (a new sentence's first run); the view asks for the rest
+    once it has drawn it (viz/browser_view.py)."""
     scale, lang_words = type_scale(), words()
+    at = body_key(ctx, start, sizes)
 
     def build() -> Body:
         parts = {}
         for kind, patterns in kinds.items():
+            if first is not None and kind != first[0]:
+                continue
             rows, cols = attention_labels(ctx.trace.meta, kind)
             half = beside(len(cols))
-            parts[kind] = kind_part(kind, patterns, rows, cols,
-                                    future_mask(kind, *patterns.shape[-2:]), kind_window(kind, patterns, start,
-                                                                                       sizes[kind]),
-                                    lang_words, scale, width_px=scale.page_px / (2 if half else 1),
-                                    file_stem=safe_filename(ctx.model_id))
+            parts[kind] = kind_part(kind, patterns, rows, cols, future_mask(kind, *patterns.shape[-2:]),
+                                    kind_window(kind, patterns, start, sizes[kind]), lang_words, scale,
+                                    width_px=scale.page_px / (2 if half else 1), file_stem=safe_filename(ctx.model_id),
+                                    lines_layers=None if first is None else (first[1],))
             parts[kind].update(beside=half, read=how_to_read(kind, len(rows), len(cols)))
         template = template_spec(go.Figure())
-        return encode(payload(parts, template, lang_words, {
+        return encode(payload(parts, {k: len(p) for k, p in kinds.items()}, template, lang_words, {
             "image_format": view.get(view.IMAGE_FORMAT, default="png").lower(), "text_px": scale.text,
-            "url_names": {"kind": view.KIND.name, "layer": view.LAYER.name, "head": view.HEAD.name}}))
+            "url_names": {"kind": view.KIND.name, "layer": view.LAYER.name, "head": view.HEAD.name},
+            "sentence": sentence_sig(at), "whole": first is None}))
 
-    at = (ctx.trace_key, start, tuple(sorted(sizes.items())), lang_words, scale,
-          view.get(view.IMAGE_FORMAT, default="png"))
-    return view.shared_memo("explorer-view", at, build)
+    return view.shared_memo("explorer-view", (at, first), build)
+
+
+def body_key(ctx: Context, start: int, sizes: dict[str, int]) -> tuple:
+    """What the view's body is built for: the sentence (trace), the window, the words, the type scale."""
+    return (ctx.trace_key, start, tuple(sorted(sizes.items())), words(), type_scale(),
+            view.get(view.IMAGE_FORMAT, default="png"))
+
+
+def sentence_sig(at) -> str:
+    """What the first screen's body and the whole one share (the sentence and the view they are built for): the
+    browser takes the whole one in without drawing again what it drew."""
+    return hashlib.blake2b(repr(at).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def pick_csv(ctx: Context, kinds: dict[str, np.ndarray]) -> Callable[[dict], dict]:
@@ -130,8 +147,11 @@ def render() -> None:
     sizes = {k: window_size(beside(p.shape[-1])) for k, p in kinds.items()}
     drawn = st.container()
     start = window_start(kinds, sizes)        # the slider under the view: the window is what the view is built for
+    sentence = sentence_sig(body_key(ctx, start, sizes))
+    whole = whole_asked(sentence)
     with drawn:
-        explorer_view(view_body(ctx, kinds, start, sizes), {"kind": kind, "layer": layer, "head": head},
+        body = view_body(ctx, kinds, start, sizes, first=None if whole else (kind, layer))
+        explorer_view(body, {"kind": kind, "layer": layer, "head": head}, {"sentence": sentence, "whole": whole},
                       csv=pick_csv(ctx, kinds))
     with st.expander(t("explorer.how.title"), expanded=False):
         st.markdown(t("explorer.how"))
