@@ -288,6 +288,9 @@ def main(argv=None) -> Section:
             for name, page in pages.items():     # the pickers' page: the sentence of the last edit, from layer 0 head 0
                 page.goto(explorer_url(servers[name].url, "en-es", previous, kind="encoder", layer=0, head=0))
                 page.wait_for_function(EDIT_DRAWN_JS, arg=fresh_words(maker, previous, ""), timeout=TIMEOUT_MS)
+                if page.locator(BROWSER_VIEW).count():           # every kind here, the run that brought it over
+                    page.wait_for_selector(f"{BROWSER_VIEW}[data-whole='1']", timeout=TIMEOUT_MS)
+                    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
             picks = time_picks(pages, frames, (PICKS * (1 + args.picks // len(PICKS)))[:args.picks])
             sizes = sentence_bytes(pages, frames, maker, args.sizes, previous)
     load_end = load()

@@ -210,7 +210,9 @@ def test_what_the_model_knows_in_chinese():
 # issue 27, finding 5: switching to 中文 keeps every radio group's choice (Streamlit keeps a radio's choice as its
 # label's text: the English label is not among the Chinese ones, and the browser showed no selection)
 # (page, radio key, the option id chosen, its position): the browser showed no selection in each before
-KEPT_CHOICES = [("explorer.py", "explorer-kind", "cross", 2), ("multi_head.py", "mh-kind", "decoder", 1),
+# (the explorer's kind is picked in the browser-side view, whose words the page sends in the reader's language:
+# tests/test_page_explorer_view.py)
+KEPT_CHOICES = [("multi_head.py", "mh-kind", "decoder", 1),
                 ("heads.py", "heads-stat-kind", "cross", 2), ("decoding.py", "decoding-method", "beam", 1),
                 ("training.py", "train-task", "sort", 2), ("attribution.py", "attr-section", "contrastive", 2)]
 

@@ -3,52 +3,13 @@ reports back (a teacher's pick, a reader's pick the server had not heard of, a C
 drawing is tested in a browser: tests/test_browser_explorer_view.py."""
 from __future__ import annotations
 
-import gzip
-import json
-
 import numpy as np
 import pytest
-from streamlit.components.v2.bidi_component.main import _make_trigger_id
-from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
-from apptest_utils import no_exceptions, run_page
+from apptest_utils import browser_says, browser_view_sent as sent, browser_view_whole as whole, no_exceptions, run_page
 from viz.browser_view import browser_pick
 
 TEXT = "a b c d"
-VIEW_KEY = "explorer-view"
-
-
-def component(at):
-    """The explorer view's element of the last run."""
-    found = [node for node in at._tree if getattr(node, "key", None) == VIEW_KEY]
-    assert len(found) == 1, f"{len(found)} explorer views on the page"
-    return found[0]
-
-
-def sent(at) -> tuple[dict, dict]:
-    """What the view was sent this run: its head (pick, sig, csv…) and its body (every kind's figures)."""
-    raw = component(at).proto.bytes
-    end = raw.index(b"\n")
-    return json.loads(raw[:end]), json.loads(gzip.decompress(raw[end + 1:]))
-
-
-def browser_says(at, state: dict | None = None, trigger: tuple[str, dict] | None = None):
-    """Rerun as the browser does after the view's setStateValue (state: its whole state) or setTriggerValue."""
-    states = at._tree.get_widget_states()
-    view_id = component(at).proto.id
-    if state is not None:
-        widget = states.widgets.add()
-        widget.id, widget.json_value = view_id, json.dumps(state)
-    if trigger is not None:
-        widget = states.widgets.add()
-        widget.id = _make_trigger_id(view_id, "events")
-        widget.json_trigger_value = json.dumps([{"event": trigger[0], "value": trigger[1]}])
-    return at._tree._runner._run(states, timeout=at.default_timeout)
-
-
-def whole(at):
-    """Rerun as the browser does once it has drawn a new sentence's first screen: asking for the rest."""
-    return browser_says(at, trigger=("whole", sent(at)[0]["sentence"]))
 
 
 @pytest.fixture(scope="module")

@@ -358,6 +358,7 @@ async function receive(view, args) {
     setTimeout(() => setTriggerValue("whole", head.sentence), 0);      // after this picture is up
   }
   if (view.data.whole) view.askedWhole = null;
+  view.dom.box.dataset.whole = view.data.whole ? "1" : "0";      // every kind is here (tests and benches wait)
   view.data.teach = !!head.teach;
   const server = valid(view.data, head.pick);
   const serverMoved = !sameSpot(server, view.serverPick);
