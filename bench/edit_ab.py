@@ -202,6 +202,9 @@ def sentence_bytes(pages: dict, frames: dict, maker: SentenceMaker, sizes: list[
         for name, page in pages.items():
             before = frames[name].received
             submit(page, text, wanted)
+            if page.locator(BROWSER_VIEW).count():        # and the rest the view asks for once it has drawn
+                page.wait_for_function(VIEW_DRAWN_JS, arg=["whole", "1"], timeout=TIMEOUT_MS)
+                page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
             time.sleep(SETTLE_S)
             out[name][n] = frames[name].received - before
             log(f"{n} tokens: {name} received {out[name][n]:,} bytes")
@@ -229,7 +232,8 @@ def pick_section(picks: dict, sizes: dict, base: str, load_start: str, load_end:
         "to grid and map drawn / to the layer's lines drawn too. \"sent\": websocket messages from the browser to "
         "the server during the pick and 0.5 s after it (a script run asked for is one).", "",
         table(["tree", "picks", "median", "p90", "in the view (median)", "messages sent per pick (median)"], rows),
-        "", "**Bytes the server sends for a new sentence** (every websocket message of the edit, Chromium):", "",
+        "", "**Bytes the server sends for a new sentence** (every websocket message of the edit, Chromium; B: with "
+        "the run that sends the rest of the view's body once the first screen is drawn):", "",
         table(["sentence", *(f"{n}: {'main at ' + base if n == 'A' else 'this tree'}" for n in sizes)], byte_rows),
     ])
     b = picks.get("B")
