@@ -39,6 +39,7 @@ def test_a_new_sentence_sends_the_first_screen_first():
 def test_the_view_gets_every_kind_layer_and_head_once(page):
     head, body = sent(page)
     assert head["pick"] == {"kind": "decoder", "layer": 1, "head": -1}          # the link's pick
+    assert head["image_format"] == "png"                                       # the sidebar's, each run
     assert set(body["kinds"]) == {"encoder", "decoder", "cross"}
     for kind, part in body["kinds"].items():
         n_picks = part["layers"] * (part["heads"] + 1)

@@ -103,7 +103,8 @@ def explorer_view(body: payloads.Body, pick: dict, about: dict, csv: Callable[[d
     """Draw the explorer's view: `body` (payloads.encode, built once per sentence and view) with this run's pick;
     `about`: the body's sentence sig and whether it is whole (the browser then keeps a whole body it holds);
     `csv(pick)`: the file ({name, text}) of a pick whose CSV the browser asked for."""
-    extra = {**about, "teach": bool(view.get(view.CLASS_SECRET))}
+    extra = {**about, "teach": bool(view.get(view.CLASS_SECRET)),
+             "image_format": view.get(view.IMAGE_FORMAT, default="png").lower()}     # the sidebar's PNG or SVG
     asked = csv_asked()
     if asked is not None and csv is not None:
         extra["csv"] = {**csv(asked), "id": f"{asked['kind']}-{asked['layer']}-{asked['head']}-{id(asked)}"}

@@ -360,6 +360,11 @@ async function receive(view, args) {
   if (view.data.whole) view.askedWhole = null;
   view.dom.box.dataset.whole = view.data.whole ? "1" : "0";      // every kind is here (tests and benches wait)
   view.data.teach = !!head.teach;
+  view.data.image_format = head.image_format;
+  for (const plot of [view.dom.grid, view.dom.map, view.dom.lines]) {    // the sidebar's PNG/SVG, without a redraw
+    const options = plot._context && plot._context.toImageButtonOptions;
+    if (options && options.filename) options.format = head.image_format;
+  }
   const server = valid(view.data, head.pick);
   const serverMoved = !sameSpot(server, view.serverPick);
   view.serverPick = server;

@@ -104,7 +104,7 @@ def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dic
             parts[kind].update(beside=half, read=how_to_read(kind, len(rows), len(cols)))
         template = template_spec(go.Figure())
         return encode(payload(parts, {k: len(p) for k, p in kinds.items()}, template, lang_words, {
-            "image_format": view.get(view.IMAGE_FORMAT, default="png").lower(), "text_px": scale.text,
+            "text_px": scale.text,
             "url_names": {"kind": view.KIND.name, "layer": view.LAYER.name, "head": view.HEAD.name},
             "sentence": sentence_sig(at), "whole": first is None}))
 
@@ -113,8 +113,7 @@ def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dic
 
 def body_key(ctx: Context, start: int, sizes: dict[str, int]) -> tuple:
     """What the view's body is built for: the sentence (trace), the window, the words, the type scale."""
-    return (ctx.trace_key, start, tuple(sorted(sizes.items())), words(), type_scale(),
-            view.get(view.IMAGE_FORMAT, default="png"))
+    return ctx.trace_key, start, tuple(sorted(sizes.items())), words(), type_scale()
 
 
 def sentence_sig(at) -> str:
