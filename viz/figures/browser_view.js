@@ -48,10 +48,11 @@ function skeleton(root) {
   kinds.setAttribute("role", "radiogroup");
   const kindLabel = element("span", "vz-label", kinds);
   const kindButtons = element("div", "vz-kind-buttons", kinds);
-  const layerLabel = element("label", "vz-picker", pickers);
+  const numbers = element("div", "vz-numbers", pickers);           // layer and head stay side by side
+  const layerLabel = element("label", "vz-picker", numbers);
   const layerText = element("span", "vz-label", layerLabel);
   const layer = element("select", "vz-layer", layerLabel);
-  const headLabel = element("label", "vz-picker", pickers);
+  const headLabel = element("label", "vz-picker", numbers);
   const headText = element("span", "vz-label", headLabel);
   const head = element("select", "vz-head", headLabel);
   const grid = element("div", "vz-plot vz-grid", box);
