@@ -36,8 +36,7 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     assert {"0 c", "1 a", "2 f", "3 e", "4 </s>"} <= set(labels)
     assert "e f a c" in page.inner_text('[data-testid="stSidebar"]')    # the translation is shown
     # open one head large: layer 1, head 2
-    page.get_by_label("Head", exact=True).click()
-    page.get_by_role("option", name="head 2").click()
+    page.get_by_label("Head", exact=True).select_option("2")          # the explorer view's picker (in the browser)
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('head 2'))", timeout=60_000)
     assert "head=2" in page.url
@@ -163,7 +162,7 @@ def test_uploaded_file_name_and_content_are_shown_not_run(chromium, app_url):
     page.close()
 
 
-CHECKED_JS = """() => [...document.querySelectorAll('[data-testid="stRadio"]')].map(g =>
+CHECKED_JS = """() => [...document.querySelectorAll('[data-testid="stRadio"], .vz-kind-buttons')].map(g =>
     [...g.querySelectorAll('label')].filter(l => l.querySelector('input:checked')).map(l => l.innerText).join('|'))"""
 
 
