@@ -197,6 +197,10 @@ def test_switching_to_chinese_keeps_each_radio_choice(chromium, app_url):
     page.wait_for_function("() => document.querySelector('h1') && document.querySelector('h1').innerText"
                            ".includes('注意力浏览器')", timeout=60_000)
     wait_for_app(page)
+    # the explorer's view keeps its pick (the server ran for the language with the pick it last knew: the view
+    # tells it the pick, one run, then shows it in Chinese)
+    page.wait_for_function("() => ((document.querySelector('.vz-explorer') || {dataset: {}}).dataset.drawnPick || '')"
+                           ".startsWith('cross')", timeout=60_000)
     checked = page.evaluate(CHECKED_JS)
     assert "交叉注意力（解码器 → 编码器）" in checked and "" not in checked, checked
     assert page.evaluate(UPLOADER_WORDS_JS) == ["上传", "每个文件不超过 1MB • TXT、CSV"]   # issue 26.6

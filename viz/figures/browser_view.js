@@ -203,6 +203,10 @@ function fillPickers(view) {
   dom.kindLabel.textContent = words.kind;
   dom.layerText.textContent = words.layer;
   dom.headText.textContent = words.head;
+  // their names for a screen reader (and a test): the label's words alone, not the chosen option's with them
+  dom.layer.setAttribute("aria-label", words.layer);
+  dom.head.setAttribute("aria-label", words.head);
+  dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
   dom.csv.textContent = words.csv;
   dom.linesRead.textContent = words.lines_read;
   if (dom.kindButtons.dataset.sig !== data.sig) {
@@ -279,6 +283,8 @@ async function choose(view, change) {
   view.drawn = { ...next };
   const started = performance.now();
   const box = view.dom.box;
+  writeUrl(view);                                      // the link names the pick at once, as the pickers do
+  if (view.data.teach) report(view);
   fillPickers(view);
   // the grid's box and the large map first (the pick's picture), then the layer's lines (a plot of ~100
   // traces: plotly redraws them all, 3-10x the map's time)
@@ -290,8 +296,6 @@ async function choose(view, change) {
   }
   box.dataset.pickMs = (performance.now() - started).toFixed(1);
   box.dataset.drawnPick = `${next.kind}:${next.layer}:${next.head}`;
-  writeUrl(view);
-  if (view.data.teach) report(view);
   await new Promise(requestAnimationFrame);
   if (!sameSpot(view.pick, next)) return;              // picked again meanwhile: that pick draws the lines
   if (next.kind !== before.kind || next.layer !== before.layer) {
@@ -369,12 +373,19 @@ async function receive(view, args) {
   const server = valid(view.data, head.pick);
   const serverMoved = !sameSpot(server, view.serverPick);
   view.serverPick = server;
-  const local = view.pick && valid(view.data, view.pick);
+  const local = view.pick;                 // what this browser shows: its own pick, or the server's last
   if (!local || serverMoved) {
     view.pick = server;                     // a link, a class's view, the first draw: the server's view
-  } else if (!sameSpot(local, server) && !sameSpot(local, view.reported)) {
-    view.pick = local;                      // picked here since the server last ran: keep it, and tell it once
-    report(view);
+    view.pending = null;
+  } else if (!sameSpot(local, server)) {
+    // picked here since the server last ran (it ran for something else: the language, the sentence): keep the
+    // pick and tell the server once, so that its URL does not take it back; a kind this body lacks (a first
+    // screen's) shows the server's until the server's answer brings it
+    if (!sameSpot(local, view.reported)) {
+      view.reported = { ...local };
+      view.setStateValue("pick", view.reported);
+    }
+    view.pick = valid(view.data, local) || server;
   }
   if (redraw || !sameSpot(view.pick, view.drawn)) {
     view.drawn = { ...view.pick };
