@@ -102,18 +102,20 @@ def explorer_drawn(at) -> bool:
     return any(getattr(node, "key", None) == BROWSER_VIEW_KEY for node in at._tree)
 
 
-def browser_view(at):
-    """The explorer view's element of the last run."""
-    found = [node for node in at._tree if getattr(node, "key", None) == BROWSER_VIEW_KEY]
-    assert len(found) == 1, f"{len(found)} explorer views on the page"
+def browser_view(at, key: str = BROWSER_VIEW_KEY):
+    """The explorer view's element of the last run (key "explorer-head": the element of the run's head)."""
+    found = [node for node in at._tree if getattr(node, "key", None) == key]
+    assert len(found) == 1, f"{len(found)} elements {key} on the page"
     return found[0]
 
 
 def browser_view_sent(at) -> tuple[dict, dict]:
-    """What the view was sent this run: its head (pick, sig, csv…) and its body (every kind's figures)."""
+    """What the view was sent this run: its head (pick, csv…, from the head's element) with the body's line
+    (sig, sentence, whole), and its body (every kind's figures)."""
     raw = browser_view(at).proto.bytes
     end = raw.index(b"\n")
-    return json.loads(raw[:end]), json.loads(gzip.decompress(raw[end + 1:]))
+    head = json.loads(browser_view(at, "explorer-head").proto.json)
+    return {**json.loads(raw[:end]), **head}, json.loads(gzip.decompress(raw[end + 1:]))
 
 
 def browser_says(at, state: dict | None = None, trigger: tuple[str, dict] | None = None):

@@ -55,6 +55,7 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     assert rows[0][1:] == ["0 c", "1 a", "2 f", "3 e", "4 </s>"] and [r[0] for r in rows[1:]] == rows[0][1:]
     assert all(abs(sum(map(float, r[1:])) - 1) < 1e-4 for r in rows[1:])
     assert download.value.suggested_filename.endswith("-L0-H1.csv")
+    wait_for_app(page)                                       # the run that made the CSV is over
     # the whole trace from the sidebar: the export format, with this sentence's tokens
     with page.expect_download(timeout=60_000) as download:
         page.get_by_role("button", name="Download the whole trace (.npz)").click()

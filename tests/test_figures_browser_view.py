@@ -12,7 +12,7 @@ import pytest
 from model.analysis.attention_math import future_mask
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.browser_view import (MEAN, Window, encode, figure_spec, grid_selection, kind_part, pick_names,
-                                      with_pick)
+                                      framed, head)
 from viz.figures.head_view import head_view
 from viz.figures.style import NORMAL, PHONE, PRESENTER
 from viz.i18n import words
@@ -117,10 +117,15 @@ def test_a_phone_gets_every_map_title_wrapped_and_presenter_sizes_reach_the_figu
 
 
 def test_the_body_is_sent_once_and_the_pick_each_run():
+    """The body's element gets the same bytes every run of a sentence (Streamlit's message cache sends them to a
+    browser once); the pick travels in the head, an element of its own."""
     body = encode({"kinds": {}, "words": {"head": "头"}})
     assert body == encode({"kinds": {}, "words": {"head": "头"}})          # the same sig for the same data
-    sent = with_pick(body, {"kind": "cross", "layer": 1, "head": -1}, {"csv": {"text": "a\n,b"}})
-    head, rest = sent.split(b"\n", 1)
-    assert json.loads(head) == {"pick": {"kind": "cross", "layer": 1, "head": -1}, "sig": body.sig,
-                                "csv": {"text": "a\n,b"}}
+    about = {"sentence": "s1", "whole": True}
+    sent = framed(body, about)
+    assert sent == framed(body, about)
+    line, rest = sent.split(b"\n", 1)
+    assert json.loads(line) == {"sig": body.sig, "sentence": "s1", "whole": True}
     assert rest == body.gzipped and json.loads(gzip.decompress(rest)) == {"kinds": {}, "words": {"head": "头"}}
+    assert head({"kind": "cross", "layer": 1, "head": -1}, about, {"csv": {"text": "a\n,b"}}) == {
+        "pick": {"kind": "cross", "layer": 1, "head": -1}, "sentence": "s1", "whole": True, "csv": {"text": "a\n,b"}}

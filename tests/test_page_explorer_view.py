@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from apptest_utils import browser_says, browser_view_sent as sent, browser_view_whole as whole, no_exceptions, run_page
+from apptest_utils import browser_says, browser_view, browser_view_sent as sent, browser_view_whole as whole, no_exceptions, run_page
 from viz.browser_view import browser_pick
 
 TEXT = "a b c d"
@@ -84,12 +84,14 @@ def test_a_pick_the_browser_reports_reaches_the_url_and_rebuilds_nothing():
     to the URL, which the class publishes; the body is the one already built (same sig: nothing rebuilt)."""
     at = whole(run_page("explorer.py", model="toy-reverse", text=TEXT))
     first, _ = sent(at)
+    body = browser_view(at).proto.bytes
     browser_says(at, state={"pick": {"kind": "cross", "layer": 1, "head": 3}})
     no_exceptions(at)
     assert {name: at.query_params[name] for name in ("kind", "layer", "head")} in (
         {"kind": "cross", "layer": "1", "head": "3"}, {"kind": ["cross"], "layer": ["1"], "head": ["3"]})
     head, _ = sent(at)
     assert head["pick"] == {"kind": "cross", "layer": 1, "head": 3} and head["sig"] == first["sig"]
+    assert browser_view(at).proto.bytes == body        # the same message: the browser's cache has it, not resent
 
 
 def test_a_teachers_session_reports_its_picks():
@@ -108,6 +110,7 @@ def test_a_csv_asked_for_is_the_whole_matrix_of_the_pick():
     head, _ = sent(at)
     csv = head["csv"]
     assert csv["name"].endswith("-encoder-L1-H2.csv")
+    assert head["pick"] == {"kind": "encoder", "layer": 1, "head": 2}         # the browser's pick: now the URL's
     lines = csv["text"].strip().splitlines()
     n_tokens = len(lines) - 1
     assert all(len(line.split(",")) == n_tokens + 1 for line in lines)      # a label and every key

@@ -40,6 +40,19 @@ def _plotly_loader():
                                       "export default function () {}\n", isolate_styles=False)
 
 
+# The head of each run: the view's own module listens for it (window: two elements' modules share nothing else)
+HEAD_JS = """export default function ({ data }) {
+  window.vizExplorerHead = data;
+  for (const listener of window.vizExplorerListeners || []) listener(data);
+}
+"""
+
+
+@cache
+def _explorer_head_element():
+    return st.components.v2.component("viz_attention_explorer_head", js=HEAD_JS, isolate_styles=False)
+
+
 @cache
 def _explorer_element():
     return st.components.v2.component("viz_attention_explorer", js=VIEW_JS.read_text(encoding="utf-8"),
@@ -68,16 +81,22 @@ def _reported(part: str) -> dict | None:
 
 def _picked() -> None:
     """on_pick_change, before the run: the browser's pick into the URL, which the page reads."""
-    pick = _reported("pick")
+    _into_url(_reported("pick"))
+
+
+def _into_url(pick: dict | None) -> None:
     if pick is not None:
         view.write_url({view.KIND: pick["kind"], view.LAYER: pick["layer"], view.HEAD: pick["head"]})
 
 
 def _csv_asked() -> None:
-    """on_csv_change, before the run: the pick whose CSV the browser asked for, for the page to make."""
+    """on_csv_change, before the run: the pick whose CSV the browser asked for, for the page to make; it is the
+    pick the browser shows, so the URL takes it too (the run would otherwise take it back, and the view tell it
+    again: a second run)."""
     pick = _reported("csv")
     if pick is not None:
         view.put(view.EXPLORER, pick, "csv")
+        _into_url(pick)
 
 
 def _whole_asked() -> None:
@@ -100,14 +119,15 @@ def csv_asked() -> dict | None:
 
 
 def explorer_view(body: payloads.Body, pick: dict, about: dict, csv: Callable[[dict], dict] | None = None) -> None:
-    """Draw the explorer's view: `body` (payloads.encode, built once per sentence and view) with this run's pick;
-    `about`: the body's sentence sig and whether it is whole (the browser then keeps a whole body it holds);
-    `csv(pick)`: the file ({name, text}) of a pick whose CSV the browser asked for."""
-    extra = {**about, "teach": bool(view.get(view.CLASS_SECRET)),
+    """Draw the explorer's view: `body` (payloads.encode, built once per sentence and view), `about` it (the
+    sentence's sig, whether it is whole: the browser keeps a whole body it holds), and this run's pick in an
+    element of its own; `csv(pick)`: the file ({name, text}) of a pick whose CSV the browser asked for."""
+    extra = {"teach": bool(view.get(view.CLASS_SECRET)),
              "image_format": view.get(view.IMAGE_FORMAT, default="png").lower()}     # the sidebar's PNG or SVG
     asked = csv_asked()
     if asked is not None and csv is not None:
         extra["csv"] = {**csv(asked), "id": f"{asked['kind']}-{asked['layer']}-{asked['head']}-{id(asked)}"}
     _plotly_loader()(key="viz-plotly", height=0)
-    _explorer_element()(key=view.key(view.EXPLORER, "view"), data=payloads.with_pick(body, pick, extra),
+    _explorer_element()(key=view.key(view.EXPLORER, "view"), data=payloads.framed(body, about),
                         on_pick_change=_picked, on_csv_change=_csv_asked, on_whole_change=_whole_asked)
+    _explorer_head_element()(key=view.key(view.EXPLORER, "head"), data=payloads.head(pick, about, extra), height=0)

@@ -333,37 +333,44 @@ function download(view, csv) {
 
 let counter = 0;
 
-async function receive(view, args) {
+async function receiveBody(view, args) {
+  // the element's data: a sentence's body (the same bytes every run of it: Streamlit sends them once)
   const { data, setStateValue, setTriggerValue } = args;
-  const { head, body } = split(data);
+  const { head: about, body } = split(data);
   view.setStateValue = setStateValue;
   view.setTriggerValue = setTriggerValue;
   const held = view.data;
-  const sameSentence = held && held.sentence === head.sentence;
+  const sameSentence = held && held.sentence === about.sentence;
   // a first screen's body of the sentence whose whole body is held: nothing new (a run that rebuilt nothing)
-  const fresh = !held || (held.sig !== head.sig && !(sameSentence && held.whole && !head.whole));
-  let redraw = fresh;
+  const fresh = !held || (held.sig !== about.sig && !(sameSentence && held.whole && !about.whole));
   if (fresh) {
     const incoming = await unzip(body);
-    view.data = { ...incoming, sig: head.sig };
+    view.data = { ...incoming, sig: about.sig };
     view.weights = new Map(Object.entries(incoming.kinds).map(([kind, part]) => [kind, floats(part.z)]));
-    // the whole body of the sentence whose first screen is drawn: the same picture, nothing to draw again but
-    // lines that were not there
-    redraw = !sameSentence;
-    if (!redraw && view.pending) {
-      const pending = view.pending;          // a pick of a kind the first screen's body did not hold
-      view.pending = null;
+    if (!sameSentence) {
+      view.drawn = null;                     // a new sentence (or words, sizes): everything is drawn anew
+    } else if (view.pending) {
+      const pending = view.pending;          // the whole body of the sentence whose first screen is drawn: a pick
+      view.pending = null;                   // of a kind the first screen's body did not hold
       await choose(view, pending);
-    } else if (!redraw) {
+    } else {
       await drawLines(view);                 // a layer picked before its lines were here
     }
   }
-  if (!view.data.whole && view.askedWhole !== head.sentence) {
-    view.askedWhole = head.sentence;
-    setTimeout(() => setTriggerValue("whole", head.sentence), 0);      // after this picture is up
+  if (!view.data.whole && view.askedWhole !== about.sentence) {
+    view.askedWhole = about.sentence;
+    setTimeout(() => setTriggerValue("whole", about.sentence), 0);      // after this picture is up
   }
   if (view.data.whole) view.askedWhole = null;
   view.dom.box.dataset.whole = view.data.whole ? "1" : "0";      // every kind is here (tests and benches wait)
+  await apply(view);
+}
+
+async function apply(view) {
+  // the run's head (its own element: the pick the server ran with, the sidebar's image format, a CSV asked for)
+  // on the body of its sentence
+  const head = view.head;
+  if (!head || !view.data || head.sentence !== view.data.sentence) return;   // the body is on its way
   view.data.teach = !!head.teach;
   view.data.image_format = head.image_format;
   for (const plot of [view.dom.grid, view.dom.map, view.dom.lines]) {    // the sidebar's PNG/SVG, without a redraw
@@ -387,29 +394,37 @@ async function receive(view, args) {
     }
     view.pick = valid(view.data, local) || server;
   }
-  if (redraw || !sameSpot(view.pick, view.drawn)) {
+  if (!view.drawn || !sameSpot(view.pick, view.drawn)) {
     view.drawn = { ...view.pick };
     await drawAll(view);
     const box = view.dom.box;
     box.dataset.drawnPick = box.dataset.linesPick = `${view.pick.kind}:${view.pick.layer}:${view.pick.head}`;
-    box.dataset.sig = head.sig;
+    box.dataset.sig = view.data.sig;
     writeUrl(view);
   }
   download(view, head.csv);
 }
 
-export default function (args) {
-  const root = args.parentElement;
+function viewOf(root) {
   let view = VIEWS.get(root);
   if (!view) {
-    view = { id: ++counter, dom: skeleton(root), queue: null };
+    view = { id: ++counter, dom: skeleton(root), queue: null, head: window.vizExplorerHead || null };
     view.queue = waitForPlotly().then(async (Plotly) => {
       view.Plotly = Plotly;
       await Plotly.newPlot(view.dom.grid, [], {}, { displaylogo: false });   // gives the grid its .on()
       listen(view);
     });
     VIEWS.set(root, view);
+    window.vizExplorerListeners = [(head) => {          // the head element's data, each run (one view a page)
+      view.head = head;
+      view.queue = view.queue.then(() => apply(view)).catch((error) => console.error("attention view", error));
+    }];
   }
+  return view;
+}
+
+export default function (args) {
+  const view = viewOf(args.parentElement);
   // one message at a time, in order (a rerun's may come while a sentence is still being unzipped)
-  view.queue = view.queue.then(() => receive(view, args)).catch((error) => console.error("attention view", error));
+  view.queue = view.queue.then(() => receiveBody(view, args)).catch((error) => console.error("attention view", error));
 }

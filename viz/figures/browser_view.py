@@ -212,9 +212,15 @@ def encode(data: dict) -> Body:
     return Body(hashlib.blake2b(text, digest_size=8).hexdigest(), gzip.compress(text, compresslevel=6, mtime=0))
 
 
-def with_pick(body: Body, pick: dict, extra: dict | None = None) -> bytes:
-    """What the component is sent: one line of JSON, this run's own (the view's pick, the body's sig, anything
-    `extra`: a teacher's session, a CSV asked for), then the body, built once per sentence and view."""
-    head = json.dumps({"pick": pick, "sig": body.sig, **(extra or {})}, ensure_ascii=True, separators=(",", ":"))
-    return head.encode("ascii") + b"\n" + body.gzipped
+def framed(body: Body, about: dict) -> bytes:
+    """What the view's element is sent: one line of JSON about the body (its sig, the sentence it is for, whether
+    it is whole), then the gzipped body. The same bytes every run of a sentence and view: Streamlit's message
+    cache then sends them to a browser once, and a pick's run sends only the small head (head())."""
+    line = json.dumps({"sig": body.sig, **about}, ensure_ascii=True, separators=(",", ":"))
+    return line.encode("ascii") + b"\n" + body.gzipped
 
+
+def head(pick: dict, about: dict, extra: dict | None = None) -> dict:
+    """The run's own part, sent in an element of its own: the view's pick, the body it goes with (the sentence),
+    anything `extra` (a teaching session, the image format, a CSV asked for)."""
+    return {"pick": pick, **about, **(extra or {})}
