@@ -331,7 +331,7 @@ def main(argv=None) -> Section:
                        Check("CPU per edit (server + browser) no more than at the base (B/A ≤ 1)", f"{cpu_ratio:.2f}",
                              cpu_ratio <= 1.0)])
     if args.picks:
-        edits = "\n".join(body.split("\n\n")[1:])               # the edits' table and ratios
+        edits = "\n\n".join(body.split("\n\n")[1:])             # the edits' table and ratios
         report(section, False)
         return report(pick_section(picks, sizes, args.base, load_start, load_end, edits, section.checks), args.write)
     return report(section, args.write)

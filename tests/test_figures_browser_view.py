@@ -12,7 +12,7 @@ import pytest
 from model.analysis.attention_math import future_mask
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.browser_view import (MEAN, Window, encode, figure_spec, grid_selection, kind_part, pick_names,
-                                      framed, head)
+                                      drawn_labels, framed, head)
 from viz.figures.head_view import head_view
 from viz.figures.style import NORMAL, PHONE, PRESENTER
 from viz.i18n import words
@@ -129,3 +129,11 @@ def test_the_body_is_sent_once_and_the_pick_each_run():
     assert rest == body.gzipped and json.loads(gzip.decompress(rest)) == {"kinds": {}, "words": {"head": "头"}}
     assert head({"kind": "cross", "layer": 1, "head": -1}, about, {"csv": {"text": "a\n,b"}}) == {
         "pick": {"kind": "cross", "layer": 1, "head": -1}, "sentence": "s1", "whole": True, "csv": {"text": "a\n,b"}}
+
+
+def test_a_websocket_client_reads_the_views_labels():
+    p, w = patterns(1, 2, 3, 3), words("en")
+    q = slice(0, 3)
+    part = kind_part("encoder", p, LABELS[:3], LABELS[:3], None, Window(q, (q,)), w)
+    data = framed(encode({"kinds": {"encoder": part}}), {"sentence": "s", "whole": True})
+    assert set(drawn_labels(data)) == {"0 ▁t&lt;0&gt;", "1 ▁t&lt;1&gt;", "2 ▁t&lt;2&gt;"}

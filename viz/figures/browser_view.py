@@ -224,3 +224,17 @@ def head(pick: dict, about: dict, extra: dict | None = None) -> dict:
     """The run's own part, sent in an element of its own: the view's pick, the body it goes with (the sentence),
     anything `extra` (a teaching session, the image format, a CSV asked for)."""
     return {"pick": pick, **about, **(extra or {})}
+
+
+VIEW_ELEMENT = "viz_attention_explorer"       # the component's name (viz/browser_view.py registers it)
+
+
+def drawn_labels(framed_bytes: bytes) -> list[str]:
+    """The token labels a view's element draws (its maps' keys and queries, as plotly shows them: escaped), read
+    from what it was sent (framed()): for a client that reads the websocket itself (tests, load benchmarks)."""
+    body = json.loads(gzip.decompress(framed_bytes[framed_bytes.index(b"\n") + 1:]))
+    labels = []
+    for part in body["kinds"].values():
+        labels += [label for keys in part["x"] for label in keys]
+        labels += [label for label in part["map"]["data"][0].get("y") or [] if isinstance(label, str)]
+    return labels
