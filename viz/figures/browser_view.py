@@ -132,8 +132,7 @@ def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str],
                                  type_scale=type_scale, width_px=width_px)
 
     wanted = range(n_layers) if lines_layers is None else lines_layers
-    lines = [figure_spec(head_view(patterns[layer][:, q, window.keys[layer]], rows[q], cols[window.keys[layer]],
-                                   words, selected_head=0, type_scale=type_scale)) if layer in wanted else None
+    lines = [layer_lines(patterns, layer, rows, cols, window, words, type_scale) if layer in wanted else None
              for layer in range(n_layers)]
     return {
         "grid": figure_spec(grid),
@@ -151,6 +150,14 @@ def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str],
         "layers": n_layers,
         "heads": n_heads,
     }
+
+
+def layer_lines(patterns: np.ndarray, layer: int, rows: list[str], cols: list[str], window: Window, words: Words,
+                type_scale: TypeScale = NORMAL) -> dict:
+    """One layer's head view (head_view) of the window's queries and keys, as the view draws it."""
+    q, keys = window.queries, window.keys[layer]
+    return figure_spec(head_view(patterns[layer][:, q, keys], rows[q], cols[keys], words, selected_head=0,
+                                 type_scale=type_scale))
 
 
 def phone_title(text: str, type_scale: TypeScale) -> str:

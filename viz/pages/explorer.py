@@ -12,7 +12,8 @@ from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.browser_view import explorer_view, whole_asked
 from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
-from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, payload, template_spec)
+from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, layer_lines, payload,
+                                      template_spec)
 from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.state import Context
@@ -86,29 +87,42 @@ def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dic
     """The browser's data for this sentence, words, type scale and window: built once, for every session of the
     worker (a class's students drawing the teacher's view build it once). `first` (kind, layer): only what the
     first screen shows, that kind and that layer's lines (a new sentence's first run); the view asks for the rest
-    once it has drawn it (viz/browser_view.py)."""
-    scale, lang_words = type_scale(), words()
+    once it has drawn it (viz/browser_view.py), which reuses the parts the first screen's body was made of."""
     at = body_key(ctx, start, sizes)
 
     def build() -> Body:
-        parts = {}
-        for kind, patterns in kinds.items():
-            if first is not None and kind != first[0]:
-                continue
-            rows, cols = attention_labels(ctx.trace.meta, kind)
-            half = beside(len(cols))
-            parts[kind] = kind_part(kind, patterns, rows, cols, future_mask(kind, *patterns.shape[-2:]),
-                                    kind_window(kind, patterns, start, sizes[kind]), lang_words, scale,
-                                    width_px=scale.page_px / (2 if half else 1), file_stem=safe_filename(ctx.model_id),
-                                    lines_layers=None if first is None else (first[1],))
-            parts[kind].update(beside=half, read=how_to_read(kind, len(rows), len(cols)))
-        template = template_spec(go.Figure())
-        return encode(payload(parts, {k: len(p) for k, p in kinds.items()}, template, lang_words, {
-            "text_px": scale.text,
+        shown = {first[0]: kinds[first[0]]} if first else kinds
+        parts = {kind: kind_view(ctx, kind, patterns, start, sizes[kind], at,
+                                 range(len(patterns)) if first is None else (first[1],))
+                 for kind, patterns in shown.items()}
+        return encode(payload(parts, {k: len(p) for k, p in kinds.items()}, template_spec(go.Figure()), words(), {
+            "text_px": type_scale().text,
             "url_names": {"kind": view.KIND.name, "layer": view.LAYER.name, "head": view.HEAD.name},
             "sentence": sentence_sig(at), "whole": first is None}))
 
     return view.shared_memo("explorer-view", (at, first), build)
+
+
+def kind_view(ctx: Context, kind: str, patterns: np.ndarray, start: int, size: int, at: tuple,
+              layers) -> dict:
+    """One kind's part of the body, with the head views of `layers` (None for the others); the part and each
+    layer's lines are kept (view.shared_memo) so that the whole body reuses what the first screen's was made of."""
+    rows, cols = attention_labels(ctx.trace.meta, kind)
+    window = kind_window(kind, patterns, start, size)
+    scale, lang_words = type_scale(), words()
+
+    def core() -> dict:
+        half = beside(len(cols))
+        part = kind_part(kind, patterns, rows, cols, future_mask(kind, *patterns.shape[-2:]), window, lang_words,
+                         scale, width_px=scale.page_px / (2 if half else 1), file_stem=safe_filename(ctx.model_id),
+                         lines_layers=())
+        return {**part, "beside": half, "read": how_to_read(kind, len(rows), len(cols))}
+
+    part = view.shared_memo("explorer-part", (at, kind), core)
+    lines = [view.shared_memo("explorer-lines", (at, kind, layer), lambda layer=layer: layer_lines(
+                 patterns, layer, rows, cols, window, lang_words, scale)) if layer in layers else None
+             for layer in range(len(patterns))]
+    return {**part, "lines": lines}
 
 
 def body_key(ctx: Context, start: int, sizes: dict[str, int]) -> tuple:
