@@ -226,8 +226,9 @@ def pick_section(picks: dict, sizes: dict, base: str, load_start: str, load_end:
     body = "\n".join([
         "Chromium (headless) against two `streamlit run app.py` at once, A the main of " + base + " and B this tree "
         "(bench/edit_ab.py --picks), each explorer on the last edit's "
-        "32-token sentence. Where the numbers come from and what is left: [performance-fixes.md]"
-        "(performance-fixes.md) and viz/browser_view.py.",
+        "32-token sentence. How the view works: viz/browser_view.py. A new sentence's first run sends the first "
+        "screen (one kind, one layer's lines), a second run the rest once it is drawn: the edit's time is the "
+        "first, its CPU both (the rest: two more grids and maps, eight more head views, the body gzipped).",
         "", f"**Picks** ({len(next(iter(picks.values()))['s'])} per tree, a layer or a head of encoder self-attention "
         "in turn, the trees alternating; load average " + f"{load_start} at the start, {load_end} at the end): from "
         "the choice in the picker (Playwright's select) until the large map's title names the pick (A: the script "
