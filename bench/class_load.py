@@ -33,7 +33,7 @@ from viz.classroom.store import WRONG_CODES_PER_ADDRESS  # noqa: E402
 
 FOLLOW_GOAL_S = 2.0           # the issue: a student's screen follows within 2 s of the teacher's change
 XSRF_COOKIE = "_streamlit_xsrf"
-HEAD_KEY = "explorer-encoder-head"
+VIEW_KEY = "explorer-view"       # the explorer's browser-side view: a teacher's pick is its state (viz/browser_view.py)
 START_KEY = "class-ask-start"
 ASK_KEY = "class-ask-go"
 RECONNECT_EVERY_S = 0.5
@@ -168,7 +168,7 @@ class Tab:
 
     def _element(self, element, fragment_id: str) -> None:
         kind = element.WhichOneof("type")
-        if kind == "plotly_chart" and not fragment_id and not self.drawn_this_run:
+        if kind in ("plotly_chart", "bidi_component") and not fragment_id and not self.drawn_this_run:
             self.drawn_this_run = True
             self.draws.append((time.perf_counter(), self.page_hash, self.query))
         elif kind == "code":
@@ -237,6 +237,14 @@ class Tab:
         widget_id, fragment_id, box = self.widgets[key]
         self.rerun(fragment_id=fragment_id, widget=WidgetState(id=widget_id, string_value=box.options[index]))
 
+    def pick_in_view(self, head: int) -> None:
+        """A pick in the explorer's browser-side view, as its JS reports a teacher's (setStateValue)."""
+        import json
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+        widget_id, fragment_id, _ = self.widgets[VIEW_KEY]
+        pick = {"pick": {"kind": "encoder", "layer": 0, "head": head}}
+        self.rerun(fragment_id=fragment_id, widget=WidgetState(id=widget_id, json_value=json.dumps(pick)))
+
     def go(self, url_path: str) -> None:
         """The sidebar's page link: a rerun of another page (its hash from the navigation message)."""
         self.rerun(page_hash=self.pages[url_path])
@@ -304,7 +312,7 @@ class Hall:
         """The teacher changes the view; returns each student's delay from the publish to their redraw."""
         before = self._version()
         if what == "head":
-            self.teacher.choose(HEAD_KEY, value + 1)       # the options: the average of heads, head 0, head 1...
+            self.teacher.pick_in_view(value)
         else:
             self.teacher.go(value)
         await until(lambda: self._version() != before, f"the teacher's {what} change was never published", 60,

@@ -1,8 +1,11 @@
 """Editing the sentence, two trees side by side: a past main (A) and this tree (B), each served by its own
 `streamlit run app.py`, the same new 32-token sentence typed into each explorer in turn (Chromium), from
 Ctrl+Enter until the new sentence's heatmap is drawn, and the CPU time the server and the browser spent on it.
+With --picks N (issue 44): then N picks of a layer or a head on each explorer in turn, from the choice in the
+picker until the large map shows it, and how many messages (script runs asked for) the browser sent the server
+for it; and the bytes the server sends the browser for a new sentence of each of --sizes tokens.
 
-    python bench/edit_ab.py [--quick] [--rounds 7] [--base 69fc371] [--tokens 32] [--write]
+    python bench/edit_ab.py [--quick] [--rounds 7] [--base 69fc371] [--tokens 32] [--picks 0] [--write]
 
 The rounds alternate which tree goes first, so a shared, loaded machine slows both alike: only the ratio of
 one run counts, and CPU time more than wall time. Tree A is `git archive BASE` unpacked in a temporary
@@ -69,8 +72,10 @@ def submit(page, text: str, wanted: list[str]) -> float:
     return browser_submit(page, text, wanted, EDIT_DRAWN_JS, polling=20)
 
 
-def open_page(chromium, server: Server, text: str, wanted: list[str]):
+def open_page(chromium, server: Server, text: str, wanted: list[str], frames: dict | None = None, name: str = ""):
     page = chromium.new_page(viewport={"width": 1600, "height": 1000})
+    if frames is not None:
+        frames[name] = Frames(page)            # before the page opens its websocket
     page.goto(explorer_url(server.url, "en-es", text))
     page.wait_for_function(EDIT_DRAWN_JS, arg=wanted, timeout=TIMEOUT_MS, polling=100)
     return page
@@ -111,6 +116,143 @@ def load() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+# -- picks (issue 44) -----------------------------------------------------------------------------------------
+# A tree whose explorer is drawn by the browser-side view (viz/figures/browser_view.js) marks what it drew on it.
+BROWSER_VIEW = ".vz-explorer"
+PICKS = [("head", 1), ("head", 2), ("layer", 1), ("head", 5), ("layer", 2), ("head", 0), ("layer", 0), ("head", -1),
+         ("head", 3), ("layer", 1), ("head", 7), ("layer", 2), ("head", 4), ("layer", 0), ("head", 6)]
+SERVER_MAP_TITLE_JS = """(want) => !document.querySelector('[data-testid="stStatusWidget"]')
+  && !document.querySelector('[data-stale="true"]')
+  && (document.querySelector('.st-key-explorer-main .gtitle') || {}).textContent === want"""
+VIEW_DRAWN_JS = """([attr, want]) => (document.querySelector('.vz-explorer') || {dataset: {}}).dataset[attr] === want"""
+
+
+class Frames:
+    """The websocket's messages of a page: sent (the browser's: a script run asked for, a widget's value) and the
+    bytes received."""
+    def __init__(self, page):
+        self.sent, self.received = 0, 0
+        page.on("websocket", self._watch)
+
+    def _watch(self, ws):
+        ws.on("framesent", lambda _frame: self._count_sent())
+        ws.on("framereceived", lambda frame: self._count_received(frame))
+
+    def _count_sent(self):
+        self.sent += 1
+
+    def _count_received(self, frame):
+        self.received += len(frame) if frame else 0
+
+
+def server_pick(page, what: str, value: int, state: dict) -> str:
+    """Choose in the page's own Streamlit select box (the main of the base): the title the large map then shows."""
+    key = f"explorer-encoder-{what}"
+    page.locator(f'.st-key-{key} input[role=combobox]').click()
+    name = ("average of heads" if value == -1 else f"head {value}") if what == "head" else f"layer {value}"
+    page.get_by_role("option", name=name, exact=True).click()
+    state[what] = value
+    head = state["head"]
+    return (f"Encoder self-attention: layer {state['layer']}, " +
+            (f"average of 8 heads" if head == -1 else f"head {head}"))
+
+
+def browser_pick(page, what: str, value: int, state: dict) -> str:
+    page.select_option(f".vz-{what}", str(value))
+    state[what] = value
+    return f"encoder:{state['layer']}:{state['head']}"
+
+
+def time_picks(pages: dict, frames: dict, picks: list) -> dict:
+    """Each pick on each page in turn (the order alternating): seconds until the large map shows it, messages the
+    browser sent meanwhile, and (browser view) its own clock's time to the map and to the lines."""
+    result = {name: {"s": [], "sent": [], "view_ms": [], "lines_ms": []} for name in pages}
+    states = {name: {"layer": 0, "head": 0} for name in pages}
+    for i, (what, value) in enumerate(picks):
+        for name in ("AB" if i % 2 == 0 else "BA"):
+            page, mine = pages[name], result[name]
+            in_browser = page.locator(BROWSER_VIEW).count() > 0
+            sent = frames[name].sent
+            start = time.perf_counter()
+            if in_browser:
+                want = browser_pick(page, what, value, states[name])
+                page.wait_for_function(VIEW_DRAWN_JS, arg=["drawnPick", want], timeout=TIMEOUT_MS, polling="raf")
+                mine["s"].append(time.perf_counter() - start)
+                page.wait_for_function(VIEW_DRAWN_JS, arg=["linesPick", want], timeout=TIMEOUT_MS, polling="raf")
+                box = page.locator(BROWSER_VIEW)
+                mine["view_ms"].append(float(box.get_attribute("data-pick-ms")))
+                mine["lines_ms"].append(float(box.get_attribute("data-lines-ms")))
+            else:
+                want = server_pick(page, what, value, states[name])
+                page.wait_for_function(SERVER_MAP_TITLE_JS, arg=want, timeout=TIMEOUT_MS, polling=20)
+                mine["s"].append(time.perf_counter() - start)
+            time.sleep(SETTLE_S)
+            mine["sent"].append(frames[name].sent - sent)
+            log(f"pick {what} {value}: {name} {mine['s'][-1] * 1000:.0f} ms, {mine['sent'][-1]} sent")
+    return result
+
+
+def sentence_bytes(pages: dict, frames: dict, maker: SentenceMaker, sizes: list[int], previous: str) -> dict:
+    """Bytes the server sent each page for a new sentence of each size (every message of the run: the view's data,
+    the sidebar, the rest of the page), typed in as an edit is."""
+    out = {name: {} for name in pages}
+    for n in sizes:
+        text = maker.sentence(n)
+        wanted = fresh_words(maker, text, previous)
+        for name, page in pages.items():
+            before = frames[name].received
+            submit(page, text, wanted)
+            if page.locator(BROWSER_VIEW).count():        # and the rest the view asks for once it has drawn
+                page.wait_for_function(VIEW_DRAWN_JS, arg=["whole", "1"], timeout=TIMEOUT_MS)
+                page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+            time.sleep(SETTLE_S)
+            out[name][n] = frames[name].received - before
+            log(f"{n} tokens: {name} received {out[name][n]:,} bytes")
+        previous = text
+    return out
+
+
+def pick_section(picks: dict, sizes: dict, base: str, load_start: str, load_end: str, edits: str,
+                 edit_checks: list[Check]) -> Section:
+    """The picks' section, with the same run's edits (`edits`: their table and ratios) in it: a run with --picks
+    writes this section only, not the edits' own (whose numbers another run may hold against another base)."""
+    rows = []
+    for name, r in picks.items():
+        label = f"{name}: {'main at ' + base if name == 'A' else 'this tree'}"
+        view = (f"{median(r['view_ms']):.0f} ms / {median(r['lines_ms']):.0f} ms" if r["view_ms"] else "—")
+        rows.append([label, len(r["s"]), f"{median(r['s']) * 1000:.0f} ms", f"{percentile(r['s'], 90) * 1000:.0f} ms",
+                     view, f"{median(r['sent']):g} (max {max(r['sent'])})"])
+    byte_rows = [[f"{n} tokens", *(f"{sizes[name][n]:,}" for name in sizes)] for n in next(iter(sizes.values()))]
+    body = "\n".join([
+        "Chromium (headless) against two `streamlit run app.py` at once, A the main of " + base + " and B this tree "
+        "(bench/edit_ab.py --picks), each explorer on the last edit's "
+        "32-token sentence. How the view works: viz/browser_view.py. A new sentence's first run sends the first "
+        "screen (one kind, one layer's lines), a second run the rest once it is drawn: the edit's time is the "
+        "first, its CPU both (the rest: two more grids and maps, eight more head views, the body gzipped).",
+        "", f"**Picks** ({len(next(iter(picks.values()))['s'])} per tree, a layer or a head of encoder self-attention "
+        "in turn, the trees alternating; load average " + f"{load_start} at the start, {load_end} at the end): from "
+        "the choice in the picker (Playwright's select) until the large map's title names the pick (A: the script "
+        "has finished and nothing is stale; B: the view marks the pick drawn). \"in the view\": B's own clock, pick "
+        "to grid and map drawn / to the layer's lines drawn too. \"sent\": websocket messages from the browser to "
+        "the server during the pick and 0.5 s after it (a script run asked for is one).", "",
+        table(["tree", "picks", "median", "p90", "in the view (median)", "messages sent per pick (median)"], rows),
+        "", "**Bytes the server sends for a new sentence** (every websocket message of the edit, Chromium; B: with "
+        "the run that sends the rest of the view's body once the first screen is drawn):", "",
+        table(["sentence", *(f"{n}: {'main at ' + base if n == 'A' else 'this tree'}" for n in sizes)], byte_rows),
+        "", "**A new 32-token sentence** (the same run, before the picks; from Ctrl+Enter until the large map shows "
+        "the new tokens):", "", edits,
+    ])
+    b = picks.get("B")
+    checks = [Check("a pick drawn in ≤ 50 ms (p50, this tree)",
+                    f"{median(b['s']) * 1000:.0f} ms ({median(b['view_ms']):.0f} ms in the view)", median(b["s"]) <= 0.05),
+              Check("no script run for a pick (messages sent, this tree)", f"{max(b['sent'])}", max(b["sent"]) == 0)]
+    if 128 in sizes.get("B", {}):
+        checks.append(Check("a 128-token sentence sends < 2 MB (this tree)", f"{sizes['B'][128]:,} B",
+                            sizes["B"][128] < 2_000_000))
+    return Section("browser_picks", "Picks in the browser: layer and head on the explorer (issue 44)", body,
+                   checks + edit_checks)
+
+
 def main(argv=None) -> Section:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 timed rounds")
@@ -118,6 +260,9 @@ def main(argv=None) -> Section:
     parser.add_argument("--warm", type=int, default=2, help="untimed edits first, on each tree")
     parser.add_argument("--base", default=BASE, help="commit of tree A")
     parser.add_argument("--tokens", type=int, default=32)
+    parser.add_argument("--picks", type=int, default=0, help="then time this many layer/head picks on each tree")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[9, 40, 128],
+                        help="with --picks: the bytes sent for a new sentence of these many tokens")
     parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     rounds = 3 if args.quick else args.rounds
@@ -133,7 +278,8 @@ def main(argv=None) -> Section:
         playwright = stack.enter_context(sync_playwright())
         browsers = {name: own_browser(playwright) for name in trees}
         previous = maker.sentence(args.tokens)
-        pages = {name: open_page(browsers[name][0], s, previous, fresh_words(maker, previous, ""))
+        frames: dict = {}
+        pages = {name: open_page(browsers[name][0], s, previous, fresh_words(maker, previous, ""), frames, name)
                  for name, s in servers.items()}
         for i in range(args.warm + rounds):
             text = maker.sentence(args.tokens)
@@ -149,6 +295,15 @@ def main(argv=None) -> Section:
                     browser_cpu[name].append(cpu(browser_pids) - cpu_browser)
                 log(f"{'warm-up' if i < args.warm else f'round {i - args.warm + 1}'}: {name} {seconds:.3f} s")
             previous = text
+        if args.picks:
+            for name, page in pages.items():     # the pickers' page: the sentence of the last edit, from layer 0 head 0
+                page.goto(explorer_url(servers[name].url, "en-es", previous, kind="encoder", layer=0, head=0))
+                page.wait_for_function(EDIT_DRAWN_JS, arg=fresh_words(maker, previous, ""), timeout=TIMEOUT_MS)
+                if page.locator(BROWSER_VIEW).count():           # every kind here, the run that brought it over
+                    page.wait_for_selector(f"{BROWSER_VIEW}[data-whole='1']", timeout=TIMEOUT_MS)
+                    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+            picks = time_picks(pages, frames, (PICKS * (1 + args.picks // len(PICKS)))[:args.picks])
+            sizes = sentence_bytes(pages, frames, maker, args.sizes, previous)
     load_end = load()
     log(f"load average {load_end} (1/5/15 min) at the end")
     rows = [[f"{name}: {'main at ' + args.base if name == 'A' else 'this tree'}", len(ts), f"{median(ts):.3f} s",
@@ -176,6 +331,10 @@ def main(argv=None) -> Section:
                              f"{ratio:.2f}", ratio <= 1.0),
                        Check("CPU per edit (server + browser) no more than at the base (B/A ≤ 1)", f"{cpu_ratio:.2f}",
                              cpu_ratio <= 1.0)])
+    if args.picks:
+        edits = "\n\n".join(body.split("\n\n")[1:])             # the edits' table and ratios
+        report(section, False)
+        return report(pick_section(picks, sizes, args.base, load_start, load_end, edits, section.checks), args.write)
     return report(section, args.write)
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from common import (DEPLOY_DOC, ROOT, Check, Section, SentenceMaker, log, median, percentile, report, rss_bytes, secs,
                     table, write_deploy_section)
 from load_server import explorer_run, session
+from viz.figures.browser_view import VIEW_ELEMENT
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, get  # noqa: E402
@@ -77,7 +78,9 @@ async def probe(base: str, model_id: str, text: str | None = None, cookie: str |
                 out["alerts"].append(html.unescape(value.alert.body))
             elif value.WhichOneof("type") == "exception":
                 out["exceptions"].append(value.exception.message[:200])
-            elif value.WhichOneof("type") == "plotly_chart":
+            elif value.WhichOneof("type") == "plotly_chart" or (
+                    value.WhichOneof("type") == "bidi_component"
+                    and value.bidi_component.component_name == VIEW_ELEMENT):      # the explorer's browser-side view
                 out["charts"] += 1
     out["seconds"] = time.perf_counter() - start
     return out

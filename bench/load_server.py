@@ -16,6 +16,7 @@ import urllib.parse
 
 from common import Section, SentenceMaker, Server, app_models, cpu_seconds, log, report
 from load import load_args, tally
+from viz.figures.browser_view import VIEW_ELEMENT, drawn_labels
 
 
 async def explorer_run(base: str, query: dict, headers: dict | None = None):
@@ -57,6 +58,9 @@ async def submit(base: str, model_id: str, text: str) -> tuple[float, list[str],
             for trace in json.loads(value.plotly_chart.spec).get("data", []):
                 # labels travel escaped for plotly (viz.figures.style.plotly_text); the browser shows them plain
                 labels += [html.unescape(x) for x in trace.get("x") or [] if isinstance(x, str)]
+        elif (what == "element" and value.WhichOneof("type") == "bidi_component"
+              and value.bidi_component.component_name == VIEW_ELEMENT):     # the explorer drawn in the browser
+            labels += [html.unescape(x) for x in drawn_labels(value.bidi_component.bytes)]
         elif what == "finished":
             error = None if value == 0 else f"script ended with status {value}"
             return time.perf_counter() - start, labels, error

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from pathlib import Path
 
 import numpy as np
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -89,3 +91,47 @@ def z_of(at, index=0) -> np.ndarray:
         shape = [int(n) for n in str(z["shape"]).split(",")]
         return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
     return np.array(z, dtype=float)
+
+
+# -- the explorer's browser-side view (viz/browser_view.py): what it is sent, what it reports back -----------------
+BROWSER_VIEW_KEY = "explorer-view"
+
+
+def explorer_drawn(at) -> bool:
+    """Whether the explorer's view is on the page (its maps drawn in the browser)."""
+    return any(getattr(node, "key", None) == BROWSER_VIEW_KEY for node in at._tree)
+
+
+def browser_view(at, key: str = BROWSER_VIEW_KEY):
+    """The explorer view's element of the last run (key "explorer-head": the element of the run's head)."""
+    found = [node for node in at._tree if getattr(node, "key", None) == key]
+    assert len(found) == 1, f"{len(found)} elements {key} on the page"
+    return found[0]
+
+
+def browser_view_sent(at) -> tuple[dict, dict]:
+    """What the view was sent this run: its head (pick, csv…, from the head's element) with the body's line
+    (sig, sentence, whole), and its body (every kind's figures)."""
+    raw = browser_view(at).proto.bytes
+    end = raw.index(b"\n")
+    head = json.loads(browser_view(at, "explorer-head").proto.json)
+    return {**json.loads(raw[:end]), **head}, json.loads(gzip.decompress(raw[end + 1:]))
+
+
+def browser_says(at, state: dict | None = None, trigger: tuple[str, dict] | None = None):
+    """Rerun as the browser does after the view's setStateValue (state: its whole state) or setTriggerValue."""
+    states = at._tree.get_widget_states()
+    view_id = browser_view(at).proto.id
+    if state is not None:
+        widget = states.widgets.add()
+        widget.id, widget.json_value = view_id, json.dumps(state)
+    if trigger is not None:
+        widget = states.widgets.add()
+        widget.id = _make_trigger_id(view_id, "events")
+        widget.json_trigger_value = json.dumps([{"event": trigger[0], "value": trigger[1]}])
+    return at._tree._runner._run(states, timeout=at.default_timeout)
+
+
+def browser_view_whole(at):
+    """Rerun as the browser does once it has drawn a new sentence's first screen: asking for the rest."""
+    return browser_says(at, trigger=("whole", browser_view_sent(at)[0]["sentence"]))

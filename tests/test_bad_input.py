@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from apptest_utils import html_bodies, no_exceptions, run_page, texts
+from apptest_utils import browser_view_sent, explorer_drawn, html_bodies, no_exceptions, run_page, texts
 from model.errors import InputError
 from model.io.checkpoint import Bundle, CheckpointError, load_checkpoint, save_checkpoint
 from model.nn.config import TransformerConfig
@@ -154,9 +154,7 @@ def test_garbage_url_parameters_warn_and_fall_back():
     assert at.sidebar.selectbox(key="model").value == model_ids()[0]     # the default, not a path
     assert at.sidebar.number_input(key="beam").value == 1
     assert at.sidebar.number_input(key="max_tokens").value == 128
-    assert at.radio(key="explorer-kind").value == "encoder"
-    assert at.selectbox(key="explorer-encoder-layer").value == 0
-    assert at.selectbox(key="explorer-encoder-head").value == 0
+    assert browser_view_sent(at)[0]["pick"] == {"kind": "encoder", "layer": 0, "head": 0}   # the view's defaults
 
 
 def test_url_parameter_markdown_is_not_rendered():
@@ -171,7 +169,7 @@ def test_empty_sentence_shows_a_hint(text):
     at = run_page("explorer.py", model="toy-reverse", text=text)
     no_exceptions(at)
     assert "type one in the sidebar" in texts(at)
-    assert not at.get("plotly_chart")
+    assert not explorer_drawn(at)
 
 
 def test_ten_thousand_characters_in_the_link_are_cut_with_notices():
@@ -180,7 +178,7 @@ def test_ten_thousand_characters_in_the_link_are_cut_with_notices():
     body = texts(at)
     assert "cut to 5000 characters" in body
     assert "The input has 2501 tokens; only the first 32 are used" in body    # the toy reads 32 at most
-    assert at.get("plotly_chart")
+    assert explorer_drawn(at)
 
 
 def test_a_paste_over_the_limit_is_cut_and_said_not_dropped():
@@ -189,7 +187,7 @@ def test_a_paste_over_the_limit_is_cut_and_said_not_dropped():
     no_exceptions(at)
     assert at.text_area(key="text").value == ("b " * 3000)[:5000]         # the new sentence, cut; not the old one
     assert "had 6,000 characters; it was cut to the first 5,000" in texts(at)
-    assert at.get("plotly_chart")
+    assert explorer_drawn(at)
 
 
 def test_unusual_and_html_sentences_in_the_app():
@@ -266,7 +264,7 @@ def test_broken_model_folders_give_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
     at = run_page("explorer.py", model="toy-reverse", text="a b c")
     no_exceptions(at)
-    assert at.get("plotly_chart")
+    assert explorer_drawn(at)
     for how, message in BROKEN.items():
         at.sidebar.selectbox(key="model").select(f"broken-{how.replace(' ', '-')}").run()
         no_exceptions(at)
@@ -343,7 +341,7 @@ def test_a_long_reference_in_the_link_is_cut_with_a_notice():
 def test_an_unreadable_reference_is_named_and_the_sentence_still_shows(lang, said):
     at = run_page("explorer.py", model="toy-reverse", text="a b c", target="abc", lang=lang)
     no_exceptions(at)
-    assert said in texts(at) and at.get("plotly_chart")
+    assert said in texts(at) and explorer_drawn(at)
     assert at.sidebar.text_input(key="target").value == "abc"               # kept where it was typed: nothing lost
 
 
@@ -363,10 +361,12 @@ def test_sentence_b_that_cannot_be_read_is_said_wholly_in_chinese():
 
 
 def test_tokens_in_the_strongest_links_caption_are_not_markdown():
+    """The strongest links go to the browser-side view as plain text, which it sets as text (textContent: no
+    Markdown, no HTML): the tokens arrive as typed, not escaped for Markdown."""
     at = run_page("explorer.py", model="en-es", text="`a` $b$ `c` $d$")
     no_exceptions(at)
-    caption = next(c.value for c in at.caption if "→" in c.value)
-    assert "`" not in caption.replace("\\`", "") and "$" not in caption.replace("\\$", "")
+    caption = browser_view_sent(at)[1]["kinds"]["encoder"]["strongest"][0]
+    assert "→" in caption and ("`" in caption or "$" in caption) and "\\" not in caption
 
 
 def test_url_numbers_are_plain_ascii_digits():

@@ -36,8 +36,7 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     assert {"0 c", "1 a", "2 f", "3 e", "4 </s>"} <= set(labels)
     assert "e f a c" in page.inner_text('[data-testid="stSidebar"]')    # the translation is shown
     # open one head large: layer 1, head 2
-    page.get_by_label("Head", exact=True).click()
-    page.get_by_role("option", name="head 2").click()
+    page.get_by_label("Head", exact=True).select_option("2")          # the explorer view's picker (in the browser)
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('head 2'))", timeout=60_000)
     assert "head=2" in page.url
@@ -56,6 +55,7 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     assert rows[0][1:] == ["0 c", "1 a", "2 f", "3 e", "4 </s>"] and [r[0] for r in rows[1:]] == rows[0][1:]
     assert all(abs(sum(map(float, r[1:])) - 1) < 1e-4 for r in rows[1:])
     assert download.value.suggested_filename.endswith("-L0-H1.csv")
+    wait_for_app(page)                                       # the run that made the CSV is over
     # the whole trace from the sidebar: the export format, with this sentence's tokens
     with page.expect_download(timeout=60_000) as download:
         page.get_by_role("button", name="Download the whole trace (.npz)").click()
@@ -163,7 +163,7 @@ def test_uploaded_file_name_and_content_are_shown_not_run(chromium, app_url):
     page.close()
 
 
-CHECKED_JS = """() => [...document.querySelectorAll('[data-testid="stRadio"]')].map(g =>
+CHECKED_JS = """() => [...document.querySelectorAll('[data-testid="stRadio"], .vz-kind-buttons')].map(g =>
     [...g.querySelectorAll('label')].filter(l => l.querySelector('input:checked')).map(l => l.innerText).join('|'))"""
 
 
@@ -198,6 +198,10 @@ def test_switching_to_chinese_keeps_each_radio_choice(chromium, app_url):
     page.wait_for_function("() => document.querySelector('h1') && document.querySelector('h1').innerText"
                            ".includes('注意力浏览器')", timeout=60_000)
     wait_for_app(page)
+    # the explorer's view keeps its pick (the server ran for the language with the pick it last knew: the view
+    # tells it the pick, one run, then shows it in Chinese)
+    page.wait_for_function("() => ((document.querySelector('.vz-explorer') || {dataset: {}}).dataset.drawnPick || '')"
+                           ".startsWith('cross')", timeout=60_000)
     checked = page.evaluate(CHECKED_JS)
     assert "交叉注意力（解码器 → 编码器）" in checked and "" not in checked, checked
     assert page.evaluate(UPLOADER_WORDS_JS) == ["上传", "每个文件不超过 1MB • TXT、CSV"]   # issue 26.6

@@ -26,7 +26,7 @@ FOLLOW_MS = 60_000           # a followed change (about 2 s on an idle machine; 
 PHONE = {"width": 390, "height": 844}
 PHONE_AGENT = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0 "
                "Mobile Safari/537.36")                      # the app plans a phone's charts for its column
-HEAD_SELECT = ".st-key-explorer-encoder-head input[role=combobox]"   # its value: the head shown
+HEAD_SELECT = ".vz-head"     # the explorer view's head picker (viz/figures/browser_view.js): its shown option
 
 
 def shots_dir() -> Path | None:
@@ -60,8 +60,9 @@ def shows(page, selector: str, text: str, timeout: int = FOLLOW_MS) -> float:
 def shows_head(page, label: str, timeout: int = FOLLOW_MS) -> float:
     """Seconds until the page's head picker shows `label`."""
     start = time.time()
-    page.wait_for_function("([s, v]) => (document.querySelector(s) || {}).value === v", arg=[HEAD_SELECT, label],
-                           timeout=timeout)
+    page.wait_for_function("([s, v]) => { const box = document.querySelector(s); "
+                           "return !!box && box.selectedIndex >= 0 && box.options[box.selectedIndex].text === v; }",
+                           arg=[HEAD_SELECT, label], timeout=timeout)
     return time.time() - start
 
 
@@ -72,10 +73,7 @@ def on_page(page, path: str, timeout: int = FOLLOW_MS) -> None:
 
 
 def pick_head(teacher, head: int) -> None:
-    box = teacher.locator(HEAD_SELECT)
-    box.click()
-    box.fill(f"head {head}")
-    teacher.keyboard.press("Enter")
+    teacher.locator(HEAD_SELECT).select_option(str(head))
 
 
 def test_a_class_in_three_browsers(chromium, app_url):

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, START_TIMEOUT, Deployment, get, set_cookie, worker_healthy  # noqa: E402
 from nginx_conf import LIMIT_KEY_BYTES, Limits, cookie_name, max_upload_mb, render  # noqa: E402
+from viz.figures.browser_view import VIEW_ELEMENT, drawn_labels  # noqa: E402
 
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx binary not found (CI: apt-get install -y nginx)")
 
@@ -112,6 +113,8 @@ def read_run(ws, found: dict | None = None) -> tuple[list[str], str | None]:
             if element.WhichOneof("type") == "plotly_chart":
                 for trace in json.loads(element.plotly_chart.spec).get("data", []):
                     labels += [html.unescape(x) for x in trace.get("x") or [] if isinstance(x, str)]
+            elif element.WhichOneof("type") == "bidi_component" and element.bidi_component.component_name == VIEW_ELEMENT:
+                labels += [html.unescape(x) for x in drawn_labels(element.bidi_component.bytes)]   # the explorer's view
             elif element.WhichOneof("type") == "text_area" and element.text_area.label == "Sentence":
                 sentence_box = element.text_area.id
             elif element.WhichOneof("type") == "download_button" and element.download_button.url:

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import browser_view_sent, browser_view_whole, explorer_drawn, no_exceptions, run_page, texts
 from viz.services import models, traces
 from viz.i18n import LANGS, catalogue
 
@@ -36,7 +36,7 @@ def test_the_shell_speaks_the_chosen_language(lang):
     assert sentence.label == catalogue(lang)["sidebar.sentence"]
     assert at.selectbox(key="model").label == catalogue(lang)["sidebar.model"]
     assert at.segmented_control(key="lang").value == lang
-    assert at.get("plotly_chart")
+    assert explorer_drawn(at)
     assert at.query_params.get("lang") == (None if lang == "en" else lang)
 
 
@@ -57,9 +57,13 @@ def test_switching_language_keeps_the_view_and_the_trace(monkeypatch):
 
 
 def _chart_data(at) -> list:
-    """The numbers and token labels the charts draw (their titles follow the language)."""
-    return [[{k: trace.get(k) for k in ("z", "x", "y", "customdata")} for trace in json.loads(c.proto.spec)["data"]]
-            for c in at.get("plotly_chart")]
+    """The numbers and token labels the charts draw (their titles follow the language); the explorer's view: each
+    kind's weights and keys."""
+    charts = [[{k: trace.get(k) for k in ("z", "x", "y", "customdata")} for trace in json.loads(c.proto.spec)["data"]]
+              for c in at.get("plotly_chart")]
+    if explorer_drawn(at):
+        charts += [[part["z"], part["x"]] for part in browser_view_sent(at)[1]["kinds"].values()]
+    return charts
 
 
 # -- the pages of issue 19: every word a person reads is in the chosen language -------------------------
@@ -99,7 +103,10 @@ def assert_speaks(shown: list[str], lang: str) -> None:
 def chart_texts(chart) -> list[str]:
     """What a chart shows in words: its title, axis and colour-bar titles, tick texts, annotations, legend
     entries, and category labels other than token labels."""
-    figure = json.loads(chart.proto.spec)
+    return figure_texts(json.loads(chart.proto.spec))
+
+
+def figure_texts(figure: dict) -> list[str]:
     layout, found = figure.get("layout", {}), []
     found.append((layout.get("title") or {}).get("text") or "")
     for name, axis in layout.items():
@@ -138,10 +145,26 @@ def readable_texts(at) -> list[str]:
                 found += [str(o) for o in options]
     for chart in at.main.get("plotly_chart"):
         found += chart_texts(chart)
+    if explorer_drawn(at):
+        found += view_texts(at)
     for frame in at.main.get("dataframe"):
         value = frame.value
         found += [str(c) for c in value.columns] + [str(n) for n in value.index.names if n]
     return [text for text in found if text.strip()]
+
+
+def view_texts(at) -> list[str]:
+    """The words of the explorer's browser-side view: its pickers, captions, map titles and its figures' words."""
+    browser_view_whole(at)                        # every kind (the first run sends the first screen's)
+    _, body = browser_view_sent(at)
+    words = body["words"]
+    found = [words[k] for k in ("kind", "layer", "head", "csv", "lines_read")]
+    found += [*words["kind_names"].values(), *words["layer_names"], *words["head_names"].values()]
+    for part in body["kinds"].values():
+        found += [part["read"], *part["titles"], *part["strongest"], *part["lines_titles"]]
+        for figure in (part["grid"], part["map"], *(lines for lines in part["lines"] if lines)):
+            found += figure_texts(figure)
+    return found
 
 
 def _inside(element, expander_label: str) -> bool:
@@ -210,7 +233,9 @@ def test_what_the_model_knows_in_chinese():
 # issue 27, finding 5: switching to 中文 keeps every radio group's choice (Streamlit keeps a radio's choice as its
 # label's text: the English label is not among the Chinese ones, and the browser showed no selection)
 # (page, radio key, the option id chosen, its position): the browser showed no selection in each before
-KEPT_CHOICES = [("explorer.py", "explorer-kind", "cross", 2), ("multi_head.py", "mh-kind", "decoder", 1),
+# (the explorer's kind is picked in the browser-side view, whose words the page sends in the reader's language:
+# tests/test_page_explorer_view.py)
+KEPT_CHOICES = [("multi_head.py", "mh-kind", "decoder", 1),
                 ("heads.py", "heads-stat-kind", "cross", 2), ("decoding.py", "decoding-method", "beam", 1),
                 ("training.py", "train-task", "sort", 2), ("attribution.py", "attr-section", "contrastive", 2)]
 

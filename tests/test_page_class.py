@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import browser_says, browser_view, browser_view_sent, explorer_drawn, no_exceptions, run_page, texts
 from class_utils import Browser, checked, cookie_jars, fresh_store  # noqa: F401 - fixtures
 from viz import view
 from viz.classroom import browser, panel
@@ -49,6 +49,18 @@ def widget(at, key):
     return next(w for kind in ("selectbox", "radio") for w in at.get(kind) if w.key == key)
 
 
+def head_of(at) -> int:
+    """The head the explorer's view is told to show (its pickers are in the browser)."""
+    return browser_view_sent(at)[0]["pick"]["head"]
+
+
+def pick_head(teacher, head: int) -> None:
+    """The teacher picks a head in the explorer's view: the view reports a teaching session's every pick."""
+    assert browser_view_sent(teacher)[0]["teach"]
+    browser_says(teacher, state={"pick": {"kind": "encoder", "layer": 0, "head": head}})
+    no_exceptions(teacher)
+
+
 def test_teacher_starts_a_class_and_a_student_follows_page_and_head():
     teacher, code = start_class()
     shown = texts(teacher)
@@ -64,14 +76,14 @@ def test_teacher_starts_a_class_and_a_student_follows_page_and_head():
     student = join(code)                        # the join link opens the start page
     no_exceptions(student)
     assert dict(student.query_params)["class"] == code
-    assert widget(student, "explorer-encoder-head").value == 0          # it went to the teacher's page
+    assert head_of(student) == 0          # it went to the teacher's page
     assert message("en", "class.following", code=code) in texts(student)
     assert class_store().presence(code).following == 1
 
-    widget(teacher, "explorer-encoder-head").select(1).run()
+    pick_head(teacher, 1)
     assert class_store().followed(code).query["head"] == "1"
     follow(student)
-    assert widget(student, "explorer-encoder-head").value == 1
+    assert head_of(student) == 1
 
 
 
@@ -79,20 +91,20 @@ def test_students_drawing_the_teachers_view_build_its_figures_once(monkeypatch):
     """The explorer's figures are kept for every session of the worker (view.shared_memo): the class's students
     drawing the teacher's view use the figures the teacher's run built; a student's own sentence is built for
     them, and shown to no one else."""
-    import viz.figures.attention as attention
+    import viz.figures.browser_view as browser_view_figures
     builds = []
-    real = attention.model_view
-    monkeypatch.setattr(attention, "model_view", lambda *a, **k: builds.append(1) or real(*a, **k))
+    real = browser_view_figures.model_view
+    monkeypatch.setattr(browser_view_figures, "model_view", lambda *a, **k: builds.append(1) or real(*a, **k))
     monkeypatch.setattr(view, "_shared", type(view._shared)())
     teacher, code = start_class()
     students = [join(code), join(code)]
-    widget(teacher, "explorer-encoder-head").select(1).run()
+    pick_head(teacher, 1)
     built = len(builds)
     for student in students:
         follow(student)
-        assert widget(student, "explorer-encoder-head").value == 1
+        assert head_of(student) == 1
     assert len(builds) == built                   # the teacher's run built the grid the students draw
-    charts = [c.proto.spec for c in students[1].get("plotly_chart")]
+    charts = browser_view(students[1]).proto.bytes
     loner = students[0]
     loner.button(key="class-ask-explore").click().run()
     loner.text_area(key="text").input("The zebra sat on the mat.").run()
@@ -100,7 +112,7 @@ def test_students_drawing_the_teachers_view_build_its_figures_once(monkeypatch):
     assert len(builds) == built + 1 and "zebra" in loner.text_area(key="text").value
     students[1].run()
     assert students[1].text_area(key="text").value == teacher.text_area(key="text").value
-    assert [c.proto.spec for c in students[1].get("plotly_chart")] == charts
+    assert browser_view(students[1]).proto.bytes == charts
 
 
 
@@ -144,14 +156,13 @@ def test_a_switch_draws_the_teachers_view_in_one_run_and_sets_the_browsers_picke
     map showed the teacher's head 1)."""
     teacher, code = start_class()
     student = join(code)
-    widget(teacher, "explorer-encoder-head").select(2).run()
+    pick_head(teacher, 2)
     switches = []
     real = live.st.switch_page
     monkeypatch.setattr(live.st, "switch_page", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
     follow(student)
-    head = widget(student, "explorer-encoder-head")
-    assert head.value == 2 and head.proto.set_value                    # the browser's picker is told
-    assert student.get("plotly_chart") and dict(student.query_params)["head"] == "2"   # drawn in that run
+    assert head_of(student) == 2                                       # the browser's view is told
+    assert explorer_drawn(student) and dict(student.query_params)["head"] == "2"   # drawn in that run
     assert switches == ["viz/pages/explorer.py"]                       # one switch, not a blank run and a redraw
 
 
@@ -172,12 +183,12 @@ def test_explore_on_my_own_then_follow_again():
     student.button(key="class-ask-explore").click().run()
     assert class_store().presence(code).exploring == 1
     assert message("en", "class.exploring", code=code) in texts(student)
-    widget(teacher, "explorer-encoder-head").select(1).run()
+    pick_head(teacher, 1)
     student.run()
-    assert widget(student, "explorer-encoder-head").value == 0          # exploring: the teacher's change waits
+    assert head_of(student) == 0          # exploring: the teacher's change waits
     student.button(key="class-ask-follow").click().run()
     follow(student)
-    assert widget(student, "explorer-encoder-head").value == 1
+    assert head_of(student) == 1
     assert class_store().presence(code).following == 1
 
 
@@ -222,11 +233,10 @@ def test_the_reveal_sets_the_teachers_own_pickers_to_the_proof():
     teacher.button(key="class-ask-go").click().run()
     question = class_store().question(code)
     assert question.page == "explorer" and question.query["head"] == str(question.answer)
-    widget(teacher, "explorer-encoder-head").select((question.answer + 1) % 8).run()
+    pick_head(teacher, (question.answer + 1) % 8)
     teacher.button(key="class-ask-reveal").click().run()
     no_exceptions(teacher)
-    head = widget(teacher, "explorer-encoder-head")
-    assert head.value == question.answer and head.proto.set_value
+    assert head_of(teacher) == question.answer
 
 
 @pytest.mark.parametrize("params, key", [({"class": "<b>x</b>"}, "class.bad_code"),
@@ -265,11 +275,11 @@ def test_a_store_that_is_down_leaves_the_page_working_and_the_teacher_is_told_in
     student.run()
     no_exceptions(student)
     assert message("en", "class.store_down") in texts(student)
-    assert student.get("plotly_chart")                                  # the page itself still draws
+    assert explorer_drawn(student)                                      # the page itself still draws
     teacher.run()
     no_exceptions(teacher)
     outage = [e for e in teacher.error if message("en", "class.unreachable", code=code) == e.value]
-    assert outage and teacher.get("plotly_chart")                       # the first thing of the class bar
+    assert outage and explorer_drawn(teacher)                           # the first thing of the class bar
     assert teacher.session_state["class-secret"]                        # still the teacher
 
 
@@ -400,19 +410,19 @@ def test_a_teacher_reloading_resumes_on_the_class_view_in_presenter_mode_and_pul
     teacher = laptop.open("explorer.py", present="1")
     laptop.run(teacher, teacher.button(key="class-ask-start").click().run)
     code = teacher.session_state["class-code"]
-    widget(teacher, "explorer-encoder-head").select(3).run()
+    laptop.run(teacher, lambda: pick_head(teacher, 3))
     student = join(code)
     version = class_store().followed(code).version
     assert laptop.cookies[browser.TEACHER_COOKIE].startswith(code + ":")
     again = laptop.open(None, present="1")                              # a reload on the start page, a new worker
     no_exceptions(again)
     assert again.session_state["class-secret"] == teacher.session_state["class-secret"]
-    assert widget(again, "explorer-encoder-head").value == 3             # the class's view, not the start page
+    assert head_of(again) == 3                                           # the class's view, not the start page
     assert dict(again.query_params).get("present") == "1" and "class" not in dict(again.query_params)
     assert class_store().followed(code).version == version               # nobody pulled anywhere
     assert message("en", "class.resumed", code=code) in warnings(again)
     follow(student)
-    assert widget(student, "explorer-encoder-head").value == 3
+    assert head_of(student) == 3
 
 
 def test_an_ended_class_leaves_no_teacher_behind_in_the_browser():

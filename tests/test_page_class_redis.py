@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import browser_says, browser_view_sent, explorer_drawn, no_exceptions, run_page, texts
 from redis_utils import RedisServer, redis_local
 from viz.classroom import backend
 from viz.classroom.live import class_store
@@ -28,7 +28,13 @@ def hall(monkeypatch, tmp_path, request):
 
 
 def head(at) -> int:
-    return next(w for w in at.selectbox if w.key == "explorer-encoder-head").value
+    """The head the explorer's view is told to show (its pickers are in the browser)."""
+    return browser_view_sent(at)[0]["pick"]["head"]
+
+
+def pick_head(teacher, head: int) -> None:
+    """The teacher picks a head in the explorer's view, which reports a teaching session's every pick."""
+    browser_says(teacher, state={"pick": {"kind": "encoder", "layer": 0, "head": head}})
 
 
 def warnings(at) -> str:
@@ -52,17 +58,17 @@ def test_redis_down_every_page_works_alone_and_after_its_restart_the_class_goes_
     hall.stop()
     student.run()
     no_exceptions(student)
-    assert message("en", "class.store_down") in texts(student) and student.get("plotly_chart")
+    assert message("en", "class.store_down") in texts(student) and explorer_drawn(student)
     teacher.run()
     no_exceptions(teacher)
     assert message("en", "class.unreachable", code=code) in [e.value for e in teacher.error]   # large, on top
-    assert teacher.get("plotly_chart")
+    assert explorer_drawn(teacher)
     newcomer = run_page(None, **{"class": code})                   # the join link while Redis is down
     no_exceptions(newcomer)
     assert message("en", "class.store_down") in texts(newcomer) and newcomer.get("plotly_chart")
 
     hall.start()                                                   # the same append-only file
-    teacher.selectbox(key="explorer-encoder-head").select(1).run()
+    pick_head(teacher, 1)
     no_exceptions(teacher)
     student.run()                                                  # the poll's switch draws the teacher's view
     no_exceptions(student)
@@ -82,9 +88,9 @@ def test_after_a_restart_that_lost_the_class_the_page_says_it_ended(hall):
     hall.start()                                                   # no append-only file: every class is gone
     student.run()
     no_exceptions(student)
-    assert message("en", "class.ended") in warnings(student) and student.get("plotly_chart")
+    assert message("en", "class.ended") in warnings(student) and explorer_drawn(student)
     assert "class" not in dict(student.query_params)
-    teacher.selectbox(key="explorer-encoder-head").select(1).run()       # its publish finds the class gone
+    pick_head(teacher, 1)       # its publish finds the class gone
     no_exceptions(teacher)
     assert "class-code" not in teacher.session_state               # no longer teaching, and told so
     assert message("en", "class.ended") in warnings(teacher)

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import BROWSER_VIEW_KEY, browser_view_sent, no_exceptions, run_page, texts
 from model.capture import schema
 from model.analysis.confidence import token_confidence
 from model.inference.pipeline import trace_sentence
@@ -43,8 +43,9 @@ def _array(value) -> np.ndarray:
 
 def _before_first_chart(at) -> list:
     """The main area's elements, in page order, up to the first chart (which must exist)."""
-    nodes = [n for n in at.main if getattr(n, "type", None)]
-    first = next(i for i, n in enumerate(nodes) if n.type == "plotly_chart")
+    nodes = [n for n in at.main if getattr(n, "type", None) or getattr(n, "key", None) == BROWSER_VIEW_KEY]
+    first = next(i for i, n in enumerate(nodes) if getattr(n, "type", None) == "plotly_chart"
+                 or getattr(n, "key", None) == BROWSER_VIEW_KEY)
     return nodes[:first]
 
 
@@ -170,7 +171,7 @@ def test_about_and_explorer_show_their_picture_first():
     explorer = run_page("explorer.py", model="toy-reverse", text="a b c d", kind="cross")
     no_exceptions(explorer)
     assert_picture_first(explorer)
-    assert "click a thumbnail" in _figure(explorer.get("plotly_chart")[0]).layout.title.text
+    assert "click a thumbnail" in browser_view_sent(explorer)[1]["kinds"]["cross"]["grid"]["layout"]["title"]["text"]
 
 
 def test_home_says_the_sentence_as_typed_and_its_translation():

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apptest_utils import no_exceptions, run_page
+from apptest_utils import browser_view_sent as sent, browser_view_whole as whole, no_exceptions, run_page
 from model import load_checkpoint, trace_sentence
 from model.capture import schema
 
@@ -70,83 +70,71 @@ def test_the_tour_shows_where_each_step_is_on_the_live_map():
     no_exceptions(at)
     assert not any(c.proto.id and "tour-map" in c.proto.id for c in at.get("plotly_chart"))
 
-def test_explorer_shows_the_head_view_beside_the_map_the_picked_head_alone(trace):
-    at = run_page("explorer.py", model="en-es", text=SENTENCE, kind="cross", layer=2, head=3)
+def test_explorer_sends_each_layers_head_view_and_each_heads_map(trace):
+    """The explorer's view (drawn in the browser) gets the head view of every layer as head_view draws it, and the
+    large map's title of every pick; which head the lines show is the browser's (tests/test_browser_explorer_view)."""
+    at = whole(run_page("explorer.py", model="en-es", text=SENTENCE, kind="cross", layer=2, head=3))
     no_exceptions(at)
-    fig = _chart(at, "explorer-lines")
+    part = sent(at)[1]["kinds"]["cross"]
+    fig = part["lines"][2]
     legend = [d for d in fig["data"] if d.get("showlegend") is not False and d.get("legendgroup")]
     assert len(legend) == 8
     lines = [d for d in fig["data"] if d.get("legendgroup") and d.get("showlegend") is False]
-    assert {d["visible"] for d in lines if d["legendgroup"] == "h3"} == {True}
-    assert {d["visible"] for d in lines if d["legendgroup"] != "h3"} == {"legendonly"}
     weights = trace[schema.pattern_name("cross", 2)][3]
     for d in (d for d in lines if d["legendgroup"] == "h3"):
         alpha = float(d["line"]["color"].rsplit(",", 1)[1].rstrip(")"))
         ys = d["y"]
         for i in range(0, len(ys), 3):
             assert abs(weights[int(ys[i]), int(ys[i + 1])] - alpha) <= 0.025 + 1e-9
-    main = _chart(at, "explorer-main")
-    assert "head 3" in main["layout"]["title"]["text"]
-
-
-def _block_of(at, key: str):
-    """The main-area element holding the chart keyed `key` (a columns block, or the chart itself)."""
-    for node in at.main.children.values():
-        stack = [node]
-        while stack:
-            here = stack.pop()
-            if getattr(here, "type", None) == "plotly_chart" and here.proto.id.endswith(key):
-                return node
-            stack += list(getattr(here, "children", {}).values())
-    raise AssertionError(f"no chart {key}")
+    index = part["picks"].index([2, 3])
+    assert part["titles"][index].endswith("layer 2, head 3") and part["files"][index].endswith("cross-L2-H3")
 
 
 def test_a_long_sentence_gives_the_explorer_map_the_page_width():
     """Seen at 1280x720 with an 18-token sentence: in half the page the map had ~10 px a key and plotly showed
-    every second key label. Then the map takes the page's width and the head's lines go below it, a screen or
-    more down: folded, built and drawn only once opened (an edit drew them unseen). A short sentence keeps them
-    side by side, drawn."""
+    every second key label. Then the map takes the page's width (slanted key labels fit) and the head's lines go
+    below it, folded; a short sentence keeps them side by side."""
     long = "The children are playing in the garden while their mother reads a book."
     at = run_page("explorer.py", model="en-es", text=long)
     no_exceptions(at)
-    assert not any(c.proto.id.endswith("explorer-lines") for c in at.get("plotly_chart"))     # folded: not built
-    assert "every head as lines" in at.expander[0].label
-    assert _chart(at, "explorer-main")["layout"]["xaxis"]["tickangle"] == -45     # room for slanted key labels
-    at.session_state["explorer-lines-open"] = True                                # the reader opens it
-    at.run()
-    no_exceptions(at)
-    map_block, lines_block = _block_of(at, "explorer-main"), _block_of(at, "explorer-lines")
-    assert map_block is not lines_block                          # one above the other, not two columns of one row
-    assert lines_block.type == "expander"
+    part = sent(at)[1]["kinds"]["encoder"]
+    assert part["beside"] is False
+    assert part["map"]["layout"]["xaxis"]["tickangle"] == -45                    # room for slanted key labels
+    assert "every head as lines" in part["lines_titles"][0]                      # the fold's title
     short = run_page("explorer.py", model="en-es", text=SENTENCE)
-    assert _block_of(short, "explorer-main") is _block_of(short, "explorer-lines")
+    assert sent(short)[1]["kinds"]["encoder"]["beside"] is True
 
 
 def test_a_rerun_that_changes_nothing_drawn_builds_no_figure_again(monkeypatch):
-    """The explorer's figures are kept (for every session of the worker: view.shared_memo) while what they show is
-    the same: a rerun (a slider moved, the lines opened) reuses them; a new sentence builds them anew. The worker's
-    cache starts empty here: an earlier test drawing the same sentence would otherwise have built them."""
+    """The explorer view's body is kept (for every session of the worker: view.shared_memo) while what it shows is
+    the same: a rerun (a teacher's pick, a CSV asked for) reuses it; a new sentence's first run builds the first
+    screen's figures (one grid, one map, one layer's lines), the whole body only the rest; a new sentence anew.
+    The worker's cache starts empty here: an earlier test drawing the same sentence would have built them."""
     from collections import OrderedDict
 
-    import viz.figures.attention as attention
-    import viz.map_view as map_view
+    import viz.figures.browser_view as browser_view
     from viz import view
 
     monkeypatch.setattr(view, "_shared", OrderedDict())
 
     built = []
-    for module, name in ((attention, "model_view"), (attention, "attention_heatmap"), (map_view, "head_view_figure")):
-        real = getattr(module, name)
-        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
+    for name in ("model_view", "attention_heatmap", "head_view"):
+        real = getattr(browser_view, name)
+        monkeypatch.setattr(browser_view, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
     at = run_page("explorer.py", model="en-es", text=SENTENCE)
     no_exceptions(at)
-    assert sorted(built) == ["attention_heatmap", "head_view_figure", "model_view"]
-    first = [c.proto.spec for c in at.get("plotly_chart")]
+    assert sorted(built) == ["attention_heatmap", "head_view", "model_view"]
+    first = sent(at)[0]["sig"]
     at.run()
-    assert len(built) == 3 and [c.proto.spec for c in at.get("plotly_chart")] == first
+    assert len(built) == 3 and sent(at)[0]["sig"] == first
+    whole(at)                                    # the rest: the first screen's kind and layer are not built again
+    assert built.count("model_view") == 3 and built.count("head_view") == 3 * 3
+    n = len(built)
+    at.run()
+    assert len(built) == n
     at.text_area(key="text").set_value("The woman saw a dog.").run()
     no_exceptions(at)
-    assert len(built) == 6
+    assert len(built) == n + 3
 
 
 # -- in Chromium --------------------------------------------------------------------------------------------

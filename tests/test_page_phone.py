@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from apptest_utils import figure, no_exceptions, run_page
+from apptest_utils import browser_view_sent, browser_view_whole, explorer_drawn, figure, no_exceptions, run_page
 from long_text import SENTENCES
 from viz import ui
 from viz.figures.style import NORMAL, PHONE
@@ -30,16 +30,28 @@ def title_lines(fig: dict) -> list[str]:
 def test_every_page_on_a_phone_keeps_its_titles_within_the_column(phone, page, words):
     at = run_page(page, text=SENTENCES[words])
     no_exceptions(at)
-    for i in range(len(at.get("plotly_chart"))):
-        fig = figure(at, i)
+    for fig in [figure(at, i) for i in range(len(at.get("plotly_chart")))] + view_figures(at):
         width = min(fig["layout"].get("width") or PHONE_COLUMN_PX, PHONE_COLUMN_PX)
         for line in title_lines(fig):
             assert PHONE.text_px(line, "title") <= width, (i, line)
 
 
+def view_figures(at) -> list[dict]:
+    """The explorer view's figures as the browser draws them: each kind's grid and lines, its map with each pick's
+    title."""
+    if not explorer_drawn(at):
+        return []
+    found = []
+    for part in browser_view_sent(browser_view_whole(at))[1]["kinds"].values():
+        found += [part["grid"], *(lines for lines in part["lines"] if lines)]
+        found += [{**part["map"], "layout": {**part["map"]["layout"], "title": {"text": title}}}
+                  for title in part["titles"]]
+    return found
+
+
 def test_a_phone_gets_the_phone_type_scale_and_a_wrapped_grid_title(phone):
     at = run_page("explorer.py")
-    grid = figure(at, 0)
+    grid = browser_view_sent(at)[1]["kinds"]["encoder"]["grid"]
     assert grid["layout"]["title"]["font"]["size"] == PHONE.title
     lines = title_lines(grid)
     assert len(lines) == 2 and NORMAL.text_px(" ".join(lines), "title") > PHONE_COLUMN_PX   # it would not fit

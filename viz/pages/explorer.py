@@ -1,20 +1,24 @@
-"""Attention explorer: every layer x head at a glance, one head large with token labels."""
-from functools import partial
+"""Attention explorer: every layer x head at a glance, one head large with token labels, every head of its layer
+as lines. Drawn in the browser (viz/browser_view.py): the kind, layer and head are picked there without a
+script run; the page reads the pick from the URL and sends each sentence's attention once."""
+import hashlib
+from typing import Callable
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.analysis.attention_math import future_mask
 from model.capture import schema
-from viz.figures.attention import (WINDOW_ROWS, attention_heatmap, grid_cell, key_labels_fit, map_window, model_view,
-                                   thumbnail_block)
-from viz.i18n import catalogue_keys, kind_title, t, words
-from viz.map_view import head_view_figure
+from viz.browser_view import explorer_view, whole_asked
+from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
+from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, layer_lines, payload,
+                                      template_spec)
+from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.state import Context
-from viz.text import attention_labels, plain
-from viz.ui import attention_window, drawable, layer_head_pickers, matrix_frame, need_context, show_figure
-from viz.ui import type_scale
+from viz.text import attention_labels
+from viz.ui import matrix_frame, need_context, safe_filename, token_window, type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
 
@@ -23,38 +27,14 @@ FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sq
 EXPLORER_NOTE_KEYS = catalogue_keys("explorer.note", "cross", "decoder", "encoder")
 
 
-def open_clicked_head(kind: str) -> None:
-    """on_select of the explorer's all-heads grid: runs before the rerun, while the pickers may still
-    change (setting them from the page, after they are drawn, raises)."""
-    points = view.get(view.GRID, kind)["selection"]["points"]
-    picked = grid_cell(points[0]) if points else None
-    if picked is not None:
-        view.put(view.EXPLORER, picked[0], kind, "layer")
-        view.put(view.EXPLORER, picked[1], kind, "head")
-
-
-def controls(cfg) -> tuple[str, int, int | None]:
-    """One row: the attention kind, then layer and head (seeded from and written to the URL)."""
-    c_kind, c_pick = st.columns([1.15, 1], vertical_alignment="bottom")
-    kind_default = view.read(view.KIND, choices=list(schema.KINDS))
-    kind = c_kind.radio(t("explorer.kind"), schema.KINDS, horizontal=True,
-                        key=view.seeded("explorer-kind", kind_default), format_func=kind_title)
-    view.write_url({view.KIND: kind})
-    with c_pick:
-        layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"explorer-{kind}")
+def picked(cfg) -> tuple[str, int, int]:
+    """The view's kind, layer and head (-1: the layer's average of heads), from the URL (which the browser's
+    picks write), checked against the model, and written back."""
+    kind = view.read(view.KIND, choices=list(schema.KINDS))
+    layer = view.read(view.LAYER, hi=schema.n_layers(cfg, kind) - 1)
+    head = view.read(view.HEAD, default=0, lo=-1, hi=cfg.n_heads - 1)
+    view.write_url({view.KIND: kind, view.LAYER: layer, view.HEAD: head})
     return kind, layer, head
-
-
-
-def overview(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None) -> None:
-    """Every layer x head as clickable thumbnails."""
-    n_layers, n_heads = patterns.shape[:2]
-    # a rerun that changes nothing drawn here (a slider moved, the lines opened) reuses the last run's figure
-    grid = view.shared_memo("explorer-grid", (ctx.trace_key, kind, layer, head, words(), type_scale()), lambda: model_view(
-        patterns, words(), title=t("explorer.grid.title", kind=kind_title(kind), layers=n_layers, heads=n_heads),
-        selected=(layer, head), masked=future_mask(kind, *patterns.shape[-2:]), type_scale=type_scale()))
-    st.plotly_chart(drawable(grid), on_select=partial(open_clicked_head, kind), selection_mode="points", key=f"grid-{kind}",
-                    config={"displaylogo": False})
 
 
 def how_to_read(kind: str, n_rows: int, n_cols: int) -> str:
@@ -65,93 +45,127 @@ def how_to_read(kind: str, n_rows: int, n_cols: int) -> str:
     return text
 
 
-def windows(kind: str, patterns: np.ndarray, layer: int, size: int) -> tuple[slice, slice]:
-    """A long sentence through a window of `size` tokens: the queries the reader picks, the keys they look at
-    (self-attention: the same tokens), every label legible; the CSV and the strongest links keep it whole."""
-    return attention_window(kind, patterns.shape[-2], patterns[layer].mean(0), size, "explorer-window")
+def beside(n_keys: int) -> bool:
+    """The head's lines beside the large map while the map's key labels fit in half the page; else (a long
+    sentence) the map takes the page's width, the lines folded below it (in half a page plotly dropped every
+    second key). A phone's column holds one: the map takes it whole."""
+    return not type_scale().narrow and key_labels_fit(type_scale().page_px / 2, n_keys, type_scale())
 
 
-def window_key(shown: tuple[slice, slice]) -> tuple[int, ...]:
-    """The window's rows and columns as a memo key (a slice cannot be hashed)."""
-    return tuple(i for part in shown for i in (part.start, part.stop))
+def window_size(half: bool) -> int:
+    """At most WINDOW_ROWS tokens: the map and the lines under it stay within a screen more than a short
+    sentence's."""
+    return min(WINDOW_ROWS, map_window(type_scale().page_px / (2 if half else 1), type_scale()))
 
 
-def one_head(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols,
-             shown: tuple[slice, slice], half: bool = True) -> np.ndarray:
-    """The picked head's map (the layer's mean of heads when head is None), in half the page or (half=False) all
-    of it, the queries and keys `shown`."""
-    n_heads = patterns.shape[1]
-    if head is None:
-        weights, title = patterns[layer].mean(0), t("explorer.one.mean", kind=kind_title(kind), layer=layer,
-                                                    heads=n_heads)
-    else:
-        weights, title = patterns[layer, head], t("explorer.one.head", kind=kind_title(kind), layer=layer, head=head)
-    width = type_scale().page_px / (2 if half else 1)
-    masked = future_mask(kind, *patterns.shape[-2:])
-    queries, keys = shown
-    fig = view.shared_memo("explorer-map", (ctx.trace_key, kind, layer, head, window_key(shown), width, words(),
-                                        type_scale()), lambda: attention_heatmap(
-        weights[queries, keys], rows[queries], cols[keys], words(), title=title,
-        masked=None if masked is None else masked[queries, keys], type_scale=type_scale(), width_px=width))
-    show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head is None else f'H{head}'}",
-                lambda: matrix_frame(weights, rows, cols), key="explorer-main")
-    return weights
+def kind_window(kind: str, patterns: np.ndarray, start: int, size: int) -> Window:
+    """A long sentence through a window of `size` tokens from `start` (the reader's slider, kept inside this
+    kind's rows): the queries, and the keys they look at (self-attention: the same tokens; cross-attention: each
+    layer's most looked-at source tokens). The CSV keeps it whole."""
+    n_q = patterns.shape[-2]
+    first = min(start, max(n_q - size, 0))
+    queries = slice(first, min(n_q, first + size))
+    if kind != "cross":
+        return Window(queries, (queries,) * len(patterns))
+    return Window(queries, tuple(source_window(patterns[layer].mean(0), queries, size) for layer in range(len(patterns))))
 
 
-def head_lines(ctx: Context, kind: str, patterns: np.ndarray, layer: int, head: int | None, rows, cols,
-               shown: tuple[slice, slice]) -> None:
-    """Beside the large map: every head of the layer as lines (the picked head alone; its legend brings back the
-    others), the queries and keys `shown`."""
-    queries, keys = shown
-    fig = view.shared_memo("explorer-lines", (ctx.trace_key, kind, layer, head, window_key(shown), words(), type_scale()),
-                       lambda: head_view_figure(patterns[layer][:, queries, keys], rows[queries], cols[keys], kind,
-                                                layer, words(), selected_head=head, type_scale=type_scale(),
-                                                titled=False))
-    show_figure(fig, f"{ctx.model_id}-{kind}-L{layer}-lines", key="explorer-lines")
-    st.caption(t("headview.read"))
+def shown_kinds(trace) -> dict[str, np.ndarray]:
+    """Every attention kind the trace holds, [L, H, Q, K] each."""
+    return {kind: schema.stacked(trace, kind) for kind in schema.KINDS}
 
 
-def lines_below(kind: str, layer: int):
-    """Under a full-width map the lines are a screen or more down the page: folded there, and built and drawn
-    only while the reader has them open (an edit of the sentence drew them unseen, ~0.2-0.4 s at 32 tokens on a
-    loaded machine). The container to draw them in, or None while folded."""
-    folded = st.expander(t("headview.title", kind=kind_title(kind), layer=layer), key="explorer-lines-open",
-                         on_change="rerun")
-    return folded if folded.open else None
+def window_start(kinds: dict[str, np.ndarray], sizes: dict[str, int]) -> int:
+    """Where a long sentence's window starts: one slider over the longest rows (token_window), each kind keeping
+    its window inside its own rows."""
+    longest = max(kinds, key=lambda kind: kinds[kind].shape[-2] - sizes[kind])
+    return token_window(kinds[longest].shape[-2], sizes[longest], "explorer-window").start
 
 
-def strongest_links(weights: np.ndarray, rows: list[str], cols: list[str], limit: int = 12) -> str:
-    top = np.argmax(weights, axis=1)
-    links = " · ".join(f"{plain(rows[i].split(' ', 1)[1])} → {plain(cols[j].split(' ', 1)[1])}"   # tokens in Markdown
-                       for i, j in enumerate(top[:limit]))
-    return t("explorer.strongest", links=links)
+def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dict[str, int],
+              first: tuple[str, int] | None = None) -> Body:
+    """The browser's data for this sentence, words, type scale and window: built once, for every session of the
+    worker (a class's students drawing the teacher's view build it once). `first` (kind, layer): only what the
+    first screen shows, that kind and that layer's lines (a new sentence's first run); the view asks for the rest
+    once it has drawn it (viz/browser_view.py), which reuses the parts the first screen's body was made of."""
+    at = body_key(ctx, start, sizes)
+
+    def build() -> Body:
+        shown = {first[0]: kinds[first[0]]} if first else kinds
+        parts = {kind: kind_view(ctx, kind, patterns, start, sizes[kind], at,
+                                 range(len(patterns)) if first is None else (first[1],))
+                 for kind, patterns in shown.items()}
+        return encode(payload(parts, {k: len(p) for k, p in kinds.items()}, template_spec(go.Figure()), words(), {
+            "text_px": type_scale().text,
+            "url_names": {"kind": view.KIND.name, "layer": view.LAYER.name, "head": view.HEAD.name},
+            "sentence": sentence_sig(at), "whole": first is None}))
+
+    return view.shared_memo("explorer-view", (at, first), build)
+
+
+def kind_view(ctx: Context, kind: str, patterns: np.ndarray, start: int, size: int, at: tuple,
+              layers) -> dict:
+    """One kind's part of the body, with the head views of `layers` (None for the others); the part and each
+    layer's lines are kept (view.shared_memo) so that the whole body reuses what the first screen's was made of."""
+    rows, cols = attention_labels(ctx.trace.meta, kind)
+    window = kind_window(kind, patterns, start, size)
+    scale, lang_words = type_scale(), words()
+
+    def core() -> dict:
+        half = beside(len(cols))
+        part = kind_part(kind, patterns, rows, cols, future_mask(kind, *patterns.shape[-2:]), window, lang_words,
+                         scale, width_px=scale.page_px / (2 if half else 1), file_stem=safe_filename(ctx.model_id),
+                         lines_layers=())
+        return {**part, "beside": half, "read": how_to_read(kind, len(rows), len(cols))}
+
+    part = view.shared_memo("explorer-part", (at, kind), core)
+    lines = [view.shared_memo("explorer-lines", (at, kind, layer), lambda layer=layer: layer_lines(
+                 patterns, layer, rows, cols, window, lang_words, scale)) if layer in layers else None
+             for layer in range(len(patterns))]
+    return {**part, "lines": lines}
+
+
+def body_key(ctx: Context, start: int, sizes: dict[str, int]) -> tuple:
+    """What the view's body is built for: the sentence (trace), the window, the words, the type scale."""
+    return ctx.trace_key, start, tuple(sorted(sizes.items())), words(), type_scale()
+
+
+def sentence_sig(at) -> str:
+    """What the first screen's body and the whole one share (the sentence and the view they are built for): the
+    browser takes the whole one in without drawing again what it drew."""
+    return hashlib.blake2b(repr(at).encode("utf-8"), digest_size=8).hexdigest()
+
+
+def pick_csv(ctx: Context, kinds: dict[str, np.ndarray]) -> Callable[[dict], dict]:
+    """The CSV of a pick the browser asked for: its whole [query, key] matrix, every label (the map shows a
+    window of a long sentence)."""
+    def make(pick: dict) -> dict:
+        kind = pick["kind"] if pick["kind"] in kinds else schema.KINDS[0]
+        patterns = kinds[kind]
+        layer = min(max(pick["layer"], 0), len(patterns) - 1)
+        head = min(max(pick["head"], MEAN), patterns.shape[1] - 1)
+        rows, cols = attention_labels(ctx.trace.meta, kind)
+        name = f"{ctx.model_id}-{kind}-L{layer}-{'avg' if head == MEAN else f'H{head}'}"
+        text = matrix_frame(head_weights(patterns, layer, head), rows, cols).to_csv()
+        return {"name": safe_filename(name) + ".csv", "text": text}
+    return make
 
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg = ctx.trace, ctx.model.config
+    cfg = ctx.model.config
     st.title(t("explorer.title"))
-    kind, layer, head = controls(cfg)
-    rows, cols = attention_labels(trace.meta, kind)
-    patterns = schema.stacked(trace, kind)                                  # [L,H,Q,K]
-    overview(ctx, kind, patterns, layer, head)
-    st.caption(how_to_read(kind, len(rows), len(cols)))
-    # the head's lines beside the map while the map's key labels fit in half the page; else (a long sentence)
-    # the map takes the page's width, the lines folded below it (in half a page plotly dropped every second key)
-    # (a phone's column holds one: the map takes it whole)
-    beside = not type_scale().narrow and key_labels_fit(type_scale().page_px / 2, len(cols), type_scale())
-    # at most WINDOW_ROWS tokens: the map and the lines under it stay within a screen more than a short sentence's
-    size = min(WINDOW_ROWS, map_window(type_scale().page_px / (2 if beside else 1), type_scale()))
-    shown = windows(kind, patterns, layer, size)
-    c_map, c_lines = st.columns(2) if beside else (st.container(), None)
-    with c_map:
-        weights = one_head(ctx, kind, patterns, layer, head, rows, cols, shown, beside)
-        st.caption(strongest_links(weights, rows, cols))
-    if not beside:
-        c_lines = lines_below(kind, layer)
-    if c_lines is not None:
-        with c_lines:
-            head_lines(ctx, kind, patterns, layer, head, rows, cols, shown)
+    kind, layer, head = picked(cfg)
+    kinds = shown_kinds(ctx.trace)
+    sizes = {k: window_size(beside(p.shape[-1])) for k, p in kinds.items()}
+    drawn = st.container()
+    start = window_start(kinds, sizes)        # the slider under the view: the window is what the view is built for
+    sentence = sentence_sig(body_key(ctx, start, sizes))
+    whole = whole_asked(sentence)
+    with drawn:
+        body = view_body(ctx, kinds, start, sizes, first=None if whole else (kind, layer))
+        explorer_view(body, {"kind": kind, "layer": layer, "head": head}, {"sentence": sentence, "whole": whole},
+                      csv=pick_csv(ctx, kinds))
     with st.expander(t("explorer.how.title"), expanded=False):
         st.markdown(t("explorer.how"))
         st.latex(FORMULA)

@@ -1,0 +1,136 @@
+"""The explorer drawn in the browser (issue 44), in Chromium: a head picked with the mouse (a thumbnail of the grid)
+and with the keyboard (the pickers), in English and 中文, normal and presenter mode; the pick is drawn with no
+message to the server (no script run) and written to the URL; the masked cells of decoder self-attention stay
+grey; the CSV of a pick downloads."""
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from browser_utils import wait_for_app
+from viz.catalogue import message
+
+pytestmark = pytest.mark.browser
+
+SENTENCE = "The cat sat on the mat."
+LOAD_MS = 240_000
+DRAWN_MS = 30_000
+VIEW = ".vz-explorer"
+
+
+class Sent:
+    """Websocket messages the page sends the server (a script run asked for is one)."""
+    def __init__(self, page):
+        self.count = 0
+        page.on("websocket", lambda ws: ws.on("framesent", lambda _frame: self._add()))
+
+    def _add(self):
+        self.count += 1
+
+
+def open_view(chromium, app_url: str, **params):
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    sent = Sent(page)
+    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, **params})
+    page.goto(f"{app_url}/explorer?{query}")
+    wait_for_app(page)
+    # the view asks for every kind once it has drawn the first screen: wait for them (a pick while that run is
+    # under way is told to the server once it is over: a message)
+    page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=LOAD_MS)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=LOAD_MS)
+    page.wait_for_timeout(300)
+    return page, sent
+
+
+def drawn(page, pick: str) -> None:
+    page.wait_for_function("([s, w]) => (document.querySelector(s) || {dataset: {}}).dataset.linesPick === w",
+                           arg=[VIEW, pick], timeout=DRAWN_MS)
+
+
+def map_title(page) -> str:
+    return page.locator(f"{VIEW} .vz-map .gtitle").text_content()
+
+
+def url_pick(page) -> tuple[str, str, str]:
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+    return query["kind"][0], query["layer"][0], query["head"][0]
+
+
+def click_thumbnail(page, layer: int, head: int) -> None:
+    """A click on the grid's thumbnail of (layer, head): where plotly draws its click target."""
+    x, y = page.evaluate("""([layer, head]) => {
+      const gd = document.querySelector('.vz-grid');
+      const trace = gd._fullData.find((t) => t.customdata);
+      const i = trace.customdata.findIndex((c) => c[0] === layer && c[1] === head);
+      const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
+      const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+      return [box.left + xa.d2p(trace.x[i]), box.top + ya.d2p(trace.y[i])]; }""", [layer, head])
+    page.mouse.click(x, y)
+
+
+@pytest.mark.parametrize("lang, present", [("en", False), ("zh", False), ("en", True), ("zh", True)])
+def test_pick_a_head_with_the_mouse_and_the_keyboard(chromium, app_url, lang, present):
+    params = {"lang": lang, **({"present": 1} if present else {})}
+    page, sent = open_view(chromium, app_url, **params)
+    try:
+        before = sent.count
+        click_thumbnail(page, 1, 2)                                  # the mouse: a thumbnail of the grid
+        drawn(page, "encoder:1:2")
+        kind = message(lang, "fig.kind.encoder")                     # the title in the reader's words
+        assert map_title(page) == message(lang, "explorer.one.head", kind=kind, layer=1, head=2)
+        assert url_pick(page) == ("encoder", "1", "2")
+        page.focus(f"{VIEW} .vz-head")                               # the keyboard: the head picker
+        page.keyboard.press("ArrowDown")
+        drawn(page, "encoder:1:3")
+        assert url_pick(page) == ("encoder", "1", "3")
+        page.focus(f"{VIEW} .vz-kinds input:checked")                # the kind's radio buttons
+        page.keyboard.press("ArrowRight")
+        drawn(page, "decoder:1:3")
+        assert url_pick(page) == ("decoder", "1", "3")
+        page.wait_for_timeout(300)
+        assert sent.count == before                                  # no message to the server: no script run
+        size = page.evaluate("(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)",
+                             f"{VIEW} .vz-head")
+        ticks = page.evaluate("""() => [...document.querySelectorAll('.vz-map .ytick text')]
+                                 .map((e) => parseFloat(e.style.fontSize))""")
+        if present:                                                  # presenter: no chart text under 20 px
+            assert size >= 20 and min(ticks) >= 20, (size, ticks)
+        else:
+            assert size < 20
+    finally:
+        page.close()
+
+
+def test_masked_cells_stay_masked_and_a_reload_keeps_the_pick(chromium, app_url):
+    """Decoder self-attention's future cells are grey (the builder's mask overlay) with no number in every head
+    picked; the URL the picks wrote opens the same view."""
+    page, _ = open_view(chromium, app_url, kind="decoder", layer=0, head=0)
+    try:
+        page.select_option(f"{VIEW} .vz-head", "5")
+        drawn(page, "decoder:0:5")
+        traces = page.evaluate("""() => document.querySelector('.vz-map')._fullData
+                                  .map((t) => [t.type, t.hoverinfo, t.z ? t.z.length : 0])""")
+        assert len([t for t in traces if t[0] == "heatmap"]) == 2        # the weights and the grey mask over them
+        nan_above = page.evaluate("""() => { const z = document.querySelector('.vz-map').data[0].z;
+                                     return z.every((row, i) => row.every((v, j) => j <= i || Number.isNaN(v))); }""")
+        assert nan_above
+        url = page.url
+        page.goto(url)
+        wait_for_app(page)
+        page.wait_for_selector(f"{VIEW}[data-drawn-pick='decoder:0:5']", timeout=LOAD_MS)
+        assert "head 5" in map_title(page)
+    finally:
+        page.close()
+
+
+def test_the_csv_of_a_pick_downloads(chromium, app_url):
+    page, _ = open_view(chromium, app_url, kind="cross", layer=2, head=1)
+    try:
+        with page.expect_download(timeout=DRAWN_MS * 2) as download:
+            page.click(f"{VIEW} .vz-csv")
+        assert download.value.suggested_filename.endswith("-cross-L2-H1.csv")
+        text = open(download.value.path(), encoding="utf-8").read()
+        assert text.splitlines()[0].startswith(",0 ")                       # the key labels, then a row a query
+    finally:
+        page.close()

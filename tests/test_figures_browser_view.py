@@ -1,0 +1,139 @@
+"""What the explorer's browser-side view is sent (viz/figures/browser_view.py): the builders' own figures (one
+renderer), every pick's weights, box, title and file name, compactly; no Streamlit, no browser."""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from model.analysis.attention_math import future_mask
+from viz.figures.attention import attention_heatmap, model_view
+from viz.figures.browser_view import (MEAN, Window, encode, figure_spec, grid_selection, kind_part, pick_names,
+                                      drawn_labels, framed, head)
+from viz.figures.head_view import head_view
+from viz.figures.style import NORMAL, PHONE, PRESENTER
+from viz.i18n import words
+
+RNG = np.random.default_rng(4)
+
+
+def patterns(n_layers=2, n_heads=3, n_q=5, n_k=5) -> np.ndarray:
+    p = RNG.random((n_layers, n_heads, n_q, n_k)).astype(np.float32) ** 4
+    return p / p.sum(-1, keepdims=True)
+
+
+def decoded(value):
+    """A typed array (plotly's {dtype, bdata, shape}) as numbers; anything else as it is."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).astype(float)
+        shape = value.get("shape")
+        if shape is not None:
+            array = array.reshape([int(n) for n in (shape.split(",") if isinstance(shape, str) else shape)])
+        return array
+    if isinstance(value, dict):
+        return {k: decoded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decoded(v) for v in value]
+    return value
+
+
+def assert_same(a, b, where="") -> None:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        assert a.shape == b.shape and np.allclose(a, b, atol=1e-6, equal_nan=True), where
+    elif isinstance(a, dict):
+        assert set(a) == set(b), (where, set(a) ^ set(b))
+        for key in a:
+            assert_same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) < 1e-9), (where, a, b)
+
+
+LABELS = [f"{i} ▁t<{i}>" for i in range(5)]
+
+
+@pytest.mark.parametrize("build", [
+    lambda w: head_view(patterns()[0], LABELS, LABELS, w, selected_head=1),
+    lambda w: model_view(patterns(), w, title="t", selected=(1, 2), masked=future_mask("decoder", 5, 5)),
+    lambda w: attention_heatmap(patterns()[0, 0], LABELS, LABELS, w, title="t", masked=future_mask("decoder", 5, 5)),
+], ids=["head_view", "model_view", "attention_heatmap"])
+def test_the_view_draws_the_builders_figure_as_plotly_writes_it(build):
+    """One renderer: the figure the view is sent is the builder's, as plotly.py's own to_dict writes it (float
+    arrays as float32, the template once for the whole payload)."""
+    fig = build(words("en"))
+    ours, theirs = figure_spec(fig), fig.to_dict()
+    theirs["layout"].pop("template", None)
+    assert "template" not in ours["layout"]
+    assert_same(decoded(ours), decoded(theirs))
+
+
+@pytest.mark.parametrize("layer, head", [(0, 0), (1, 2), (0, MEAN), (1, MEAN), (1, 0)])
+def test_the_grid_box_of_every_pick_is_where_model_view_draws_it(layer, head):
+    p, w = patterns(2, 3, 7, 7), words("en")
+    drawn = model_view(p, w, selected=(layer, None if head == MEAN else head)).layout.shapes[0]
+    moved = grid_selection(model_view(p, w, selected=(0, 0)), 2, 3, layer, head)
+    assert [round(moved[k], 6) for k in ("x0", "x1", "y0", "y1")] == [round(drawn[k], 6) for k in ("x0", "x1", "y0", "y1")]
+
+
+def test_a_kind_part_holds_every_picks_weights_title_and_file():
+    p, w = patterns(2, 3, 5, 5), words("zh")
+    q = slice(1, 4)
+    part = kind_part("decoder", p, LABELS, LABELS, future_mask("decoder", 5, 5), Window(q, (q, q)), w,
+                     file_stem="m")
+    picks = pick_names(2, 3)
+    assert part["picks"] == [list(pick) for pick in picks] and picks[0] == (0, MEAN)
+    z = decoded(part["z"])
+    assert z.shape == (len(picks), 3, 3)
+    index = picks.index((1, 2))
+    expected = p[1, 2][q, q].astype(float)
+    expected[np.triu_indices(3, 1)] = np.nan                       # the future, masked: no number, grey
+    assert np.allclose(z[index], expected, equal_nan=True)
+    assert np.allclose(z[picks.index((0, MEAN))][:, 0], p[0].mean(0)[q, q][:, 0])
+    assert part["titles"][index] == w("explorer.one.head", kind=w.kind("decoder"), layer=1, head=2)
+    assert part["files"][index] == "m-decoder-L1-H2" and part["files"][0] == "m-decoder-L0-avg"
+    assert part["x"][1] == ["1 ▁t&lt;1&gt;", "2 ▁t&lt;2&gt;", "3 ▁t&lt;3&gt;"]      # escaped as the builder does
+    assert "→" in part["strongest"][index] and "<" in part["strongest"][index]  # plain text: set as text
+    assert all(lines is not None for lines in part["lines"])
+    first = kind_part("decoder", p, LABELS, LABELS, None, Window(q, (q, q)), w, lines_layers=(1,))
+    assert first["lines"][0] is None and first["lines"][1] is not None
+
+
+def test_a_phone_gets_every_map_title_wrapped_and_presenter_sizes_reach_the_figures():
+    p, w = patterns(1, 8, 4, 4), words("en")
+    q = slice(0, 4)
+    phone = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), w, PHONE)
+    assert all("<br>" in title for title in phone["titles"])       # "Cross-attention (decoder → encoder): ..." is long
+    big = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), w, PRESENTER)
+    assert big["map"]["layout"]["xaxis"]["tickfont"]["size"] >= 20 and big["grid"]["layout"]["font"]["size"] >= 20
+    normal = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), w, NORMAL)
+    assert normal["map"]["layout"]["xaxis"]["tickfont"]["size"] < 20
+
+
+def test_the_body_is_sent_once_and_the_pick_each_run():
+    """The body's element gets the same bytes every run of a sentence (Streamlit's message cache sends them to a
+    browser once); the pick travels in the head, an element of its own."""
+    body = encode({"kinds": {}, "words": {"head": "头"}})
+    assert body == encode({"kinds": {}, "words": {"head": "头"}})          # the same sig for the same data
+    about = {"sentence": "s1", "whole": True}
+    sent = framed(body, about)
+    assert sent == framed(body, about)
+    line, rest = sent.split(b"\n", 1)
+    assert json.loads(line) == {"sig": body.sig, "sentence": "s1", "whole": True}
+    assert rest == body.gzipped and json.loads(gzip.decompress(rest)) == {"kinds": {}, "words": {"head": "头"}}
+    assert head({"kind": "cross", "layer": 1, "head": -1}, about, {"csv": {"text": "a\n,b"}}) == {
+        "pick": {"kind": "cross", "layer": 1, "head": -1}, "sentence": "s1", "whole": True, "csv": {"text": "a\n,b"}}
+
+
+def test_a_websocket_client_reads_the_views_labels():
+    p, w = patterns(1, 2, 3, 3), words("en")
+    q = slice(0, 3)
+    part = kind_part("encoder", p, LABELS[:3], LABELS[:3], None, Window(q, (q,)), w)
+    data = framed(encode({"kinds": {"encoder": part}}), {"sentence": "s", "whole": True})
+    assert set(drawn_labels(data)) == {"0 ▁t&lt;0&gt;", "1 ▁t&lt;1&gt;", "2 ▁t&lt;2&gt;"}

@@ -1,0 +1,247 @@
+"""What the browser-side attention view (viz/browser_view.py, its JS beside this file) is sent: a sentence's
+attention, every layer x head x kind the page offers, once, with the figures the builders here already make.
+
+The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
+builders made them, and the one head's map from the builder's figure with that head's weights, title and file
+name put in. So there is one drawing code per picture (the builders), and nothing here draws. numpy in, JSON
+out; no Streamlit.
+
+Compact: the large map's weights travel as float32 (exact hover numbers), only the rows and keys it shows (a
+long sentence's window); the grids as their builder thumbnails them (at most 64 cells a side a head).
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import plotly.io as pio
+
+from viz.figures.attention import attention_heatmap, model_view
+from viz.figures.head_view import head_view
+from viz.figures.style import NORMAL, TypeScale, Words, masked_z, plotly_text, wrap_title
+
+MEAN = -1          # the head picker's "average of heads", as the view's URL writes it
+
+
+def typed_array(array: np.ndarray) -> dict:
+    """A float array as plotly.js's typed-array spec ({dtype, bdata, shape}): 4 bytes a number, NaN kept (a
+    masked cell), a third of what JSON numbers take."""
+    array = np.ascontiguousarray(array, dtype="<f4")
+    return {"dtype": "f4", "bdata": base64.b64encode(array.tobytes()).decode("ascii"), "shape": list(array.shape)}
+
+
+def figure_spec(fig) -> dict:
+    """A built figure as the JSON-ready dict plotly.js draws, without its template (the payload carries it once:
+    template_spec). Made from the figure's own data and layout, as plotly.py's to_dict holds them, without its
+    deep copy (a figure is built, then only drawn: view.shared_memo's rule) and with float arrays as float32
+    typed arrays: 10-30 ms a figure less, 15 figures a sentence (tests/test_figures_browser_view.py holds it
+    equal to to_dict's)."""
+    spec = {"data": json_ready(fig._data), "layout": json_ready(fig._layout)}
+    spec["layout"].pop("template", None)
+    return spec
+
+
+PLAIN = (float, int, str, bool, type(None))
+
+
+def json_ready(value: Any) -> Any:
+    """`value` with numpy in it made JSON's: a float array as a typed array (f4), another array as a list, a
+    numpy number as Python's. Lists of plain values (a head view's thousands of line ends) are taken as they are."""
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        if all(type(item) in PLAIN for item in value):
+            return list(value)
+        return [json_ready(item) for item in value]
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind != "f":
+            return value.tolist()
+        spec = typed_array(value)
+        spec["shape"] = ", ".join(map(str, value.shape))          # plotly.py's form of it
+        if value.ndim == 1:
+            del spec["shape"]
+        return spec
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def template_spec(fig) -> dict | None:
+    """The template a figure is drawn with (the app's plotly theme), once for every figure of the payload."""
+    return json.loads(pio.to_json(fig, validate=False)).get("layout", {}).get("template")
+
+
+@dataclass(frozen=True)
+class Window:
+    """The rows a map shows and, per layer, its keys (cross-attention's follow each layer's strongest source
+    tokens; self-attention's are the rows)."""
+    queries: slice
+    keys: tuple[slice, ...]
+
+
+def pick_names(n_layers: int, n_heads: int) -> list[tuple[int, int]]:
+    """Every (layer, head) a reader can pick, the layer's mean (head MEAN) first in each layer."""
+    return [(layer, head) for layer in range(n_layers) for head in (MEAN, *range(n_heads))]
+
+
+def head_weights(patterns: np.ndarray, layer: int, head: int) -> np.ndarray:
+    """One pick's [Q, K] weights: a head's, or (MEAN) the layer's average of heads."""
+    return patterns[layer].mean(0) if head == MEAN else patterns[layer, head]
+
+
+def strongest(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], limit: int = 12) -> str:
+    """"query → the key it weighs most" for the first `limit` queries (plain text: the browser sets it as text)."""
+    top = np.argmax(np.nan_to_num(weights), axis=1)
+    return " · ".join(f"{rows[i].split(' ', 1)[-1]} → {cols[j].split(' ', 1)[-1]}" for i, j in enumerate(top[:limit]))
+
+
+def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str], masked: np.ndarray | None,
+              window: Window, words: Words, type_scale: TypeScale = NORMAL, width_px: float | None = None,
+              file_stem: str = "attention", lines_layers: Sequence[int] | None = None) -> dict:
+    """One attention kind of the view: its grid (model_view), the large map's figure (attention_heatmap, made once
+    for the first pick) and every pick's weights, title, strongest links and file name; each layer's head-view
+    figure (head_view; only `lines_layers`' when given, None for the others: the first screen of a new sentence
+    needs one, and the head views are most of the build). patterns [L, H, Q, K]."""
+    n_layers, n_heads = patterns.shape[:2]
+    grid = model_view(patterns, words, title=words("explorer.grid.title", kind=words.kind(kind), layers=n_layers,
+                                                    heads=n_heads), selected=(0, 0), masked=masked,
+                      type_scale=type_scale)
+    q = window.queries
+    picks = pick_names(n_layers, n_heads)
+    z = np.stack([masked_z(head_weights(patterns, layer, head)[q, window.keys[layer]],
+                           None if masked is None else masked[q, window.keys[layer]]) for layer, head in picks])
+
+    def title(layer: int, head: int) -> str:
+        if head == MEAN:
+            text = words("explorer.one.mean", kind=words.kind(kind), layer=layer, heads=n_heads)
+        else:
+            text = words("explorer.one.head", kind=words.kind(kind), layer=layer, head=head)
+        return phone_title(text, type_scale)
+
+    titles = [title(layer, head) for layer, head in picks]
+    first_keys = window.keys[0]
+    # the map's figure made with the longest title (the layer's average): its top margin holds every pick's
+    template = attention_heatmap(head_weights(patterns, 0, MEAN)[q, first_keys], rows[q], cols[first_keys], words,
+                                 title=max(titles, key=lambda text: (text.count("<br>"), len(text))),
+                                 masked=None if masked is None else masked[q, first_keys],
+                                 type_scale=type_scale, width_px=width_px)
+
+    wanted = range(n_layers) if lines_layers is None else lines_layers
+    lines = [layer_lines(patterns, layer, rows, cols, window, words, type_scale) if layer in wanted else None
+             for layer in range(n_layers)]
+    return {
+        "grid": figure_spec(grid),
+        "selection": [grid_selection(grid, n_layers, n_heads, layer, head) for layer, head in picks],
+        "map": figure_spec(template),
+        "z": typed_array(z),
+        "x": [plotly_text(cols[keys]) for keys in window.keys],     # as the builder writes its labels
+        "picks": [[layer, head] for layer, head in picks],
+        "titles": titles,
+        "strongest": [words("explorer.strongest", links=strongest(head_weights(patterns, layer, head), rows, cols))
+                      for layer, head in picks],
+        "files": [f"{file_stem}-{kind}-L{layer}-{'avg' if head == MEAN else f'H{head}'}" for layer, head in picks],
+        "lines": lines,
+        "lines_titles": [words("headview.title", kind=words.kind(kind), layer=layer) for layer in range(n_layers)],
+        "layers": n_layers,
+        "heads": n_heads,
+    }
+
+
+def layer_lines(patterns: np.ndarray, layer: int, rows: list[str], cols: list[str], window: Window, words: Words,
+                type_scale: TypeScale = NORMAL) -> dict:
+    """One layer's head view (head_view) of the window's queries and keys, as the view draws it."""
+    q, keys = window.queries, window.keys[layer]
+    return figure_spec(head_view(patterns[layer][:, q, keys], rows[q], cols[keys], words, selected_head=0,
+                                 type_scale=type_scale))
+
+
+def phone_title(text: str, type_scale: TypeScale) -> str:
+    """A title as the builders' typeset writes it: on a phone's narrow scale, broken into lines that fit."""
+    if not type_scale.narrow:
+        return text
+    layout = {"title": {"text": text}}
+    wrap_title(layout, type_scale)
+    return layout["title"]["text"]
+
+
+def grid_selection(grid, n_layers: int, n_heads: int, layer: int, head: int) -> dict:
+    """The grid's selection box around (layer, head) (MEAN: the whole layer), where model_view draws it: the
+    builder's own box for (0, 0) moved by whole tiles (a tile and its gap: the step between the centres of the
+    grid's click targets)."""
+    box = dict(grid.layout.shapes[0].to_plotly_json())
+    targets = next(trace for trace in grid.data if trace.customdata is not None)
+    x, y = np.asarray(targets.x, dtype=float), np.asarray(targets.y, dtype=float)
+    col_step = x[1] - x[0] if n_heads > 1 else 0.0
+    row_step = y[n_heads] - y[0] if n_layers > 1 else 0.0
+    dy = layer * row_step
+    moved = {**box, "y0": box["y0"] + dy, "y1": box["y1"] + dy}
+    if head == MEAN:
+        return {**moved, "x1": box["x1"] + (n_heads - 1) * col_step}
+    return {**moved, "x0": box["x0"] + head * col_step, "x1": box["x1"] + head * col_step}
+
+
+def payload(parts: dict[str, dict], kinds: dict[str, int], template: Any, words: Words, shown: dict) -> dict:
+    """The view's data: the parts built of `kinds` (kind: its number of layers; a first screen's body holds one),
+    the figures' template once, the pickers' words (every kind's and layer's name), and how it is laid out
+    (`shown`: the file format, the text size...)."""
+    any_part = next(iter(parts.values()))
+    n_heads = any_part["heads"]
+    return {
+        "kinds": parts,
+        "template": template,
+        "words": {
+            "kind": words("explorer.kind"), "layer": words("ui.layer"), "head": words("ui.head"),
+            "csv": words("ui.csv"), "lines_read": words("headview.read"),
+            "kind_names": {kind: words.kind(kind) for kind in kinds},
+            "layer_names": [words("ui.layer_n", i=i) for i in range(max(kinds.values()))],
+            "head_names": {str(h): (words("ui.head_mean") if h == MEAN else words("ui.head_n", h=h))
+                           for h in (MEAN, *range(n_heads))},
+        },
+        **shown,
+    }
+
+
+@dataclass(frozen=True)
+class Body:
+    """The payload, gzipped (JSON of typed arrays and figures: ~5x smaller; the browser unzips it natively,
+    DecompressionStream), and `sig`, its digest: the browser unzips and draws a body only when its sig is new."""
+    sig: str
+    gzipped: bytes
+
+
+def encode(data: dict) -> Body:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return Body(hashlib.blake2b(text, digest_size=8).hexdigest(), gzip.compress(text, compresslevel=6, mtime=0))
+
+
+def framed(body: Body, about: dict) -> bytes:
+    """What the view's element is sent: one line of JSON about the body (its sig, the sentence it is for, whether
+    it is whole), then the gzipped body. The same bytes every run of a sentence and view: Streamlit's message
+    cache then sends them to a browser once, and a pick's run sends only the small head (head())."""
+    line = json.dumps({"sig": body.sig, **about}, ensure_ascii=True, separators=(",", ":"))
+    return line.encode("ascii") + b"\n" + body.gzipped
+
+
+def head(pick: dict, about: dict, extra: dict | None = None) -> dict:
+    """The run's own part, sent in an element of its own: the view's pick, the body it goes with (the sentence),
+    anything `extra` (a teaching session, the image format, a CSV asked for)."""
+    return {"pick": pick, **about, **(extra or {})}
+
+
+VIEW_ELEMENT = "viz_attention_explorer"       # the component's name (viz/browser_view.py registers it)
+
+
+def drawn_labels(framed_bytes: bytes) -> list[str]:
+    """The token labels a view's element draws (its maps' keys and queries, as plotly shows them: escaped), read
+    from what it was sent (framed()): for a client that reads the websocket itself (tests, load benchmarks)."""
+    body = json.loads(gzip.decompress(framed_bytes[framed_bytes.index(b"\n") + 1:]))
+    labels = []
+    for part in body["kinds"].values():
+        labels += [label for keys in part["x"] for label in keys]
+        labels += [label for label in part["map"]["data"][0].get("y") or [] if isinstance(label, str)]
+    return labels
