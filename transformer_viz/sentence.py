@@ -32,6 +32,10 @@ def check_sentence_arguments(parser, args) -> None:
 
 def traced_sentence(args):
     """(the loaded model, the sentence's trace): in --style (modern unless said, as the app's tour)."""
+    import torch
+    from viz.services.models import TORCH_THREADS
+    torch.set_num_threads(TORCH_THREADS)   # the app's: float sums differ with the thread count, and the lesson and
+                                           # figures written here are the app's byte for byte (tests/test_lesson.py)
     progress.step(f"loading the model {args.model.name}")
     bundle = load_checkpoint(args.model, device=args.device)      # a bad folder or sentence: one line (__main__.py)
     progress.step("reading the sentence (every value of every layer)")
