@@ -204,14 +204,18 @@ def test_the_lesson_download_covers_no_class_control(chromium, app_url, width):
     there downloaded the lesson. In a class it sits in the class bar's row."""
     context = chromium.new_context(viewport={"width": width, "height": 800})
     teacher = open_page(context, f"{app_url}/explorer")
+    if width < 640:                                                     # a phone's sidebar starts folded
+        teacher.get_by_test_id("stExpandSidebarButton").click(timeout=LOAD_MS)
     teacher.get_by_text("Live class", exact=True).click(timeout=LOAD_MS)
     teacher.get_by_role("button", name="Start a class").click()
     teacher.wait_for_selector("text=Scan to join", timeout=LOAD_MS)
+    if width < 640:
+        teacher.get_by_test_id("stSidebarCollapseButton").locator("button").click()
     code = teacher.locator("[data-testid=stMain] code").filter(has_text="?class=").first.inner_text().rsplit("=", 1)[1]
     student = open_page(chromium.new_context(viewport={"width": width, "height": 800}), f"{app_url}/?class={code}")
     student.wait_for_selector(".st-key-class-student button", timeout=LOAD_MS)
     for page, bar in ((teacher, ".st-key-class-teacher"), (student, ".st-key-class-student")):
-        lesson = page.locator(".st-key-lesson-download button, [class*=st-key-lesson-download] button").first
+        lesson = page.locator(".st-key-lesson-download button:visible").first
         lesson.wait_for(timeout=LOAD_MS)
         box = lesson.bounding_box()
         for control in page.locator(f"{bar} button, {bar} label").all():
