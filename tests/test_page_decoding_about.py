@@ -1,4 +1,5 @@
 """Decoding and About pages through AppTest, with the toy models (plus the decoding data they draw)."""
+import base64
 import json
 import shutil
 from pathlib import Path
@@ -184,6 +185,36 @@ def test_decoding_with_reference_compares_teacher_forced_and_generated(toy):
     caption = texts(at)
     assert f"reference Σ log p = {forced.meta['tgt_logprob']:.2f} and its own output {own.score:.2f}" in caption
     assert "it prefers its own output" in caption
+
+
+def plotly_array(value) -> np.ndarray:
+    """A chart's array as plotly sends it: a list, or numpy's base64 typed array."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).astype(float)
+    return np.array(value, dtype=float)
+
+
+def chart_spec(at, key: str) -> dict:
+    charts = [c for c in at.get("plotly_chart") if c.proto.id and key in c.proto.id]
+    assert charts, f"no chart {key}"
+    return json.loads(charts[0].proto.spec)
+
+
+@pytest.mark.parametrize("target", ["", "d b c a"])
+def test_decoding_draws_teacher_forcing_beside_the_loop_at_inference(toy, target):
+    """Issue 46, item 1: the one teacher-forced pass (the reference, or the model's own output without one) and its
+    every position's loss, beside the inference loop's passes, from the real model."""
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", target=target)
+    no_exceptions(at)
+    forced = trace_sentence(toy, "a b c d", target=target or None)
+    losses = -plotly_array(chart_spec(at, "decoding-tf-pass")["data"][3]["x"])
+    assert losses.sum() == pytest.approx(forced.meta["tgt_logprob"], abs=1e-4)
+    assert len(losses) == len(forced.meta["tgt_out_tokens"])
+    dec = run_decoding(toy, "a b c d", "greedy", 1, 128)
+    loop = chart_spec(at, "decoding-tf-loop")["data"]
+    np.testing.assert_allclose(-plotly_array(loop[3]["x"]), dec.chosen_logprob, atol=1e-5)
+    said = texts(at)
+    assert ("your reference" if target else "the model's own output") in said
 
 
 # -- the About page -------------------------------------------------------------------------------------------------

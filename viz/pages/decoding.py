@@ -10,8 +10,8 @@ from viz.services.analyses import get_decoding
 from viz.services.presets import reference_of
 from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
                                    window_around)
-from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
-                                  logprob_comparison, next_token_bars)
+from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, generation_loop,
+                                  heads_row_heatmap, logprob_comparison, next_token_bars, teacher_forced_pass)
 from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
@@ -224,8 +224,50 @@ def reference_box(ctx) -> None:
                   help=t("decoding.tf.use_test.help", reference=known), width="stretch")
 
 
+def forcing_rows(n: int) -> slice:
+    """The positions the two pictures of teacher forcing show: all of a short sentence's, a long one's first
+    WINDOW_ROWS (the CSV of the maps below has them all)."""
+    return slice(0, min(n, WINDOW_ROWS))
+
+
+def forcing_picture(ctx, dec, layer: int) -> None:
+    """Training next to inference, from the real model: left the one teacher-forced pass over the shifted target
+    (the reference, or the model's own output when none is given), its causal mask and every position's loss at
+    once; right the loop at inference, one pass per token, each output fed back as the next input."""
+    trace = ctx.trace
+    ref_in = position_labels(schema.key_tokens(trace.meta, "decoder"))
+    ref_out = position_labels(schema.query_tokens(trace.meta, "decoder"))
+    ref_loss = -token_logprobs(trace[schema.LOGITS], trace.meta["tgt_ids"])
+    shown = forcing_rows(len(ref_out))
+    weights = trace[schema.pattern_name("decoder", layer)].mean(0)[shown, shown]          # [T, T]
+    gen = forcing_rows(dec.n_steps)
+    loop = np.zeros((gen.stop, gen.stop))
+    for step in range(gen.stop):              # pass t: its newest position's row over the t+1 inputs it has
+        loop[step, :step + 1] = dec.self_rows[step][layer].mean(0)
+    left, right = st.columns(2)
+    with left:
+        fig = teacher_forced_pass(weights, ref_loss[shown], ref_in[shown], ref_out[shown], words(),
+                                  title=t("decoding.tf.pass.title", n=len(ref_out)), type_scale=type_scale())
+        show_figure(fig, f"{ctx.model_id}-teacher-forcing-L{layer}",
+                    pd.DataFrame({t("fig.tf.predicts"): ref_out, t("fig.tf.loss"): ref_loss}), key="decoding-tf-pass")
+    with right:
+        gen_loss = -dec.chosen_logprob.astype(float)
+        fig = generation_loop(loop, gen_loss[gen], position_labels(dec.in_tokens)[gen],
+                              position_labels(dec.out_tokens)[gen], words(),
+                              title=t("decoding.tf.loop.title", n=dec.n_steps), type_scale=type_scale())
+        show_figure(fig, f"{ctx.model_id}-generation-loop-L{layer}",
+                    pd.DataFrame({t("fig.tf.predicts"): position_labels(dec.out_tokens), t("fig.tf.chosen"): gen_loss}),
+                    key="decoding-tf-loop")
+    st.markdown(t("decoding.tf.picture", layer=layer, loss=f"{ref_loss.mean():.2f}",
+                  target=t("decoding.tf.target.reference" if trace.meta.get("teacher_forced")
+                           else "decoding.tf.target.own")))
+    if shown.stop < len(ref_out) or gen.stop < dec.n_steps:
+        st.caption(t("decoding.tf.window", n=WINDOW_ROWS))
+
+
 def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_labels, src_labels) -> None:
     st.subheader(t("decoding.tf"))
+    forcing_picture(ctx, dec, layer)
     reference_box(ctx)
     trace = ctx.trace
     if not trace.meta.get("teacher_forced"):
