@@ -60,15 +60,15 @@ def test_the_opening_step_is_the_clearest_alignment():
     assert clearest_alignment_step(rows[:2], 1) == 1 and clearest_alignment_step(rows[:1], 1) == 0
 
 
-def test_decoding_default_view_opens_where_the_alignment_shows(toy):
+def test_decoding_default_view_opens_where_the_loop_starts(toy):
+    """Issue 46, item 3: step 0, <s> alone and the first token (issue 26 opened at the clearest alignment)."""
     at = run_page("decoding.py", model="toy-reverse", text="a b c d")
     no_exceptions(at)
     assert at.radio(key="decoding-method").value == "greedy"
     layer = toy.config.n_decoder_layers - 1
     assert at.selectbox(key="decoding-layer").value == layer
     dec = run_decoding(toy, "a b c d", "greedy", 1, 128)
-    step = clearest_alignment_step(dec.cross_rows, layer)
-    assert 0 < step < dec.n_steps - 1
+    step = 0
     assert at.slider(key="decoding-step").value == step and at.query_params["step"] == str(step)
     hyp = greedy(toy.model, encode_text(toy, "a b c d").ids)
     step_text = at.code[0].value
@@ -167,7 +167,7 @@ def test_decoding_bad_parameters_warn_and_fall_back():
     for name in ("method", "step", "layer", "k"):
         assert f"URL parameter {name}=" in warnings
     assert at.radio(key="decoding-method").value == "greedy"
-    assert at.slider(key="decoding-step").value > 0                    # the opening step, as without step=
+    assert at.slider(key="decoding-step").value == 0                   # the opening step, as without step=
 
 
 def test_decoding_empty_sentence_asks_for_one():
@@ -185,6 +185,20 @@ def test_decoding_with_reference_compares_teacher_forced_and_generated(toy):
     caption = texts(at)
     assert f"reference Σ log p = {forced.meta['tgt_logprob']:.2f} and its own output {own.score:.2f}" in caption
     assert "it prefers its own output" in caption
+
+
+def test_decoding_keeps_a_step_past_a_shorter_output_quietly():
+    """Issue 46, item 6: the page's own step= (written at its last run) past a shorter output is clamped without
+    a warning about the URL (greedy -> beam at step 10 warned "step='10' is not a whole number from 0 to 8")."""
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d e f g h")
+    last = int(at.slider(key="decoding-step").max)
+    at.slider(key="decoding-step").set_value(last).run()
+    assert at.query_params["step"] == str(last)
+    at.text_area(key="text").set_value("a b").run()                   # a shorter output: fewer steps
+    no_exceptions(at)
+    slider = at.slider(key="decoding-step")
+    assert slider.max < last and slider.value == slider.max and at.query_params["step"] == str(int(slider.max))
+    assert not [w.value for w in at.warning if "URL parameter step=" in w.value]
 
 
 def plotly_array(value) -> np.ndarray:

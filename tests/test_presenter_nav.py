@@ -234,3 +234,59 @@ def test_the_heads_table_on_the_projector_names_each_kind_in_a_word_and_promises
     assert message("zh", "heads.table.static") in headings and message("zh", "heads.table") not in headings
     normal = run_page("heads.py", lang="zh")
     assert message("zh", "heads.table") in [s.value for s in normal.subheader]
+
+
+# -- one order of the notes (issue 46, item 3): the tour, presenter mode's Next and the lesson file share it ----------
+NOTES = ["rnn", "zoo", "one_head", "multi_head", "tokens", "positional", "add_norm", "ffn", "decoder", "decoding",
+         "regularize", "heads", "learn"]   # before the Transformer ... teacher forcing vs decoding, label smoothing
+
+
+def test_the_tour_follows_the_order_of_the_notes():
+    from viz.tour.steps import TOUR
+    assert [step.key for step in TOUR] == NOTES
+
+
+def test_presenter_next_walks_the_tours_views_in_its_order():
+    """After the start page and the tour, Next walks every view the tour's steps link, in the steps' order."""
+    from pathlib import Path
+    from viz.nav import PAGES
+    from viz.tour.steps import TOUR, lesson_stops
+    stops = lesson_stops([Path(p.file).name for p in PAGES])
+    assert [s.page for s in stops[:2]] == ["home.py", "tour.py"]
+    linked = [link for step in TOUR for link in step.links]
+    toured = stops[2:2 + len({(l.page, tuple(l.params.items())) for l in linked}) - 1]   # positional: one stop
+    assert [linked.index(s) for s in toured] == sorted(linked.index(s) for s in toured)
+    assert {s.page for s in toured} == {l.page for l in linked}
+    assert {s.page for s in stops} == {Path(p.file).name for p in PAGES}       # every page somewhere
+
+
+def test_the_lesson_file_follows_the_same_order():
+    from model.io.checkpoint import load_checkpoint
+    from model.inference.pipeline import trace_sentence
+    from viz.i18n import catalogue
+    from viz.tour.lesson import lesson_html
+    trace = trace_sentence(load_checkpoint("pretrained/toy-reverse", device="cpu"), "a b c d")
+    headings = re.findall(r'<section id="step-\d+"><h2>([^<]*)</h2>', lesson_html(trace))
+    titles = [html.escape(catalogue("en")[f"tour.{key}.title"]) for key in NOTES]
+    assert [h.split(": ", 1)[1] for h in headings] == titles
+
+
+def _next_link(at):
+    return next(link.proto for link in at.get("page_link") if link.proto.label.startswith("Next page"))
+
+
+def _prev_link(at):
+    return next(link.proto for link in at.get("page_link") if link.proto.label.startswith("← Previous page"))
+
+
+def test_presenter_next_goes_from_view_to_view_in_the_notes_order():
+    at = run_page("step_through.py", model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(at)
+    assert _next_link(at).page == "multihead" and _prev_link(at).page == "zoo"
+    at = run_page("explorer.py", model="toy-reverse", text="a b c d", present=1, kind="decoder")
+    no_exceptions(at)
+    nxt = _next_link(at)
+    assert nxt.page == "explorer" and "kind=cross" in nxt.query_string and "present=1" in nxt.query_string
+    assert _prev_link(at).page == "ffn"
+    at = run_page("explorer.py", model="toy-reverse", text="a b c d", present=1, kind="encoder")
+    assert _next_link(at).page == "positional" and _prev_link(at).page == "multihead"

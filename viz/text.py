@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from model.capture import schema
+from model.io.tokenizer import SPECIAL_TOKENS, STYLE_TOKENS
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -22,6 +23,13 @@ def plain(text: str, limit: int = 300) -> str:
 def position_labels(tokens: list[str]) -> list[str]:
     """'3 ▁house': position-prefixed so repeated tokens stay distinct on a categorical axis."""
     return [f"{i} {t}" for i, t in enumerate(tokens)]
+
+
+def first_word(tokens: list[str]) -> int:
+    """The position of the first token that is a piece of the sentence, not a marker the model reads (a style
+    token such as <modern>, <s>, </s>): where a lesson's selected query starts. 0 when there is none."""
+    markers = set(SPECIAL_TOKENS) | set(STYLE_TOKENS.values())
+    return next((i for i, token in enumerate(tokens) if token not in markers), 0)
 
 
 def attention_labels(meta: dict, kind: str) -> tuple[list[str], list[str]]:

@@ -3,8 +3,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.decoding import (BEAM_ALPHA, MAX_STEP_TOKENS, METHODS, clearest_alignment_step, token_logprobs,
-                                     top_k_view)
+from model.analysis.decoding import BEAM_ALPHA, MAX_STEP_TOKENS, METHODS, token_logprobs, top_k_view
 from model.capture import schema
 from viz.services.analyses import get_decoding
 from viz.services.presets import reference_of
@@ -92,9 +91,12 @@ def no_repeat_choice() -> int:
     return NO_REPEAT_N if blocked else 0
 
 
-def step_slider(n_steps: int, opening: int = 0) -> int:
-    """The step shown; without step= in the URL, `opening` (the clearest alignment, not step 0's column of 1.00)."""
-    view.seed(view.DECODING_STEP, view.read(view.STEP, default=opening, hi=n_steps - 1))
+def step_slider(n_steps: int) -> int:
+    """The step shown; without step= in the URL step 0, where the loop starts: <s> alone, the first token."""
+    if not view.has(view.DECODING_STEP):      # the link's step=, checked once: later the page's own bounds move
+        view.put(view.DECODING_STEP, view.read(view.STEP, default=0, hi=n_steps - 1))
+    # a step past a shorter output (beam instead of greedy, another sentence): its last step, quietly (the URL's
+    # step= is the page's own, written at the last run; warning about it blamed the link)
     view.put(view.DECODING_STEP, min(int(view.get(view.DECODING_STEP)), n_steps - 1))
     if n_steps > 1:
         return st.slider(t("decoding.step"), 0, n_steps - 1, key=view.key(view.DECODING_STEP),
@@ -319,7 +321,7 @@ def render() -> None:
     except ValueError as e:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
-    step = step_slider(dec.n_steps, clearest_alignment_step(dec.cross_rows, layer))
+    step = step_slider(dec.n_steps)
     view.write_url({view.METHOD: method, view.BEAM: beam if method == "beam" else None, view.LAYER: layer,
                     view.TOP_K: k, view.STEP: step, view.NO_REPEAT: no_repeat or None})
     out_labels = position_labels(dec.out_tokens)

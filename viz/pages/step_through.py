@@ -18,7 +18,7 @@ from viz.figures.style import Labels, plotly_text
 from viz.figures.vectors import cosine_map
 from viz.i18n import kind_title, t, words
 from viz import view
-from viz.text import attention_labels
+from viz.text import attention_labels, first_word
 from viz.ui import data_table, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
@@ -26,7 +26,7 @@ KINDS = list(schema.KINDS)
 STEPS = ["step.steps.input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
          "step.steps.mask", "softmax", "step.steps.output"]
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "step.short.mask", "softmax", "· V"]   # fits one line on a projector
-FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back
+FIRST_STEP = 0   # the page opens where a lesson starts: the input X, then Q, K, V, the scores… one Next each
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
 # get ~1/5 of the row each, so "◀ Previous" is whole on a 1280x720 projector with the sidebar open
@@ -373,7 +373,8 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     reads = ctx.trace.meta["tgt_in_tokens"]
     n_q = len(q_labels)
     query_key = view.key(view.STEP_THROUGH, "query", kind)
-    _init_state(view.QUERY, 0, 0, n_q - 1, "query", kind)
+    # the first word of the sentence, not a two-style model's <modern> that leads it
+    _init_state(view.QUERY, first_word(schema.query_tokens(ctx.trace.meta, kind)), 0, n_q - 1, "query", kind)
     _init_state(view.STEP, FIRST_STEP, 0, len(STEPS) - 1, "step")
     c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
     with c_pick:
