@@ -260,9 +260,9 @@ def test_presenter_mode_adds_page_links_in_tour_order():
     at = run_page("zoo.py", model="toy-reverse", text="a b c d", present=1)
     no_exceptions(at)
     links = {link.proto.label: link.proto for link in at.get("page_link")}
-    prev, nxt = links["← Previous page: Head analysis"], links["Next page: Live toy training →"]
-    assert (prev.page, nxt.page) == ("heads", "training")
-    assert nxt.query_string == "model=toy-reverse&text=a+b+c+d&present=1"
+    prev, nxt = links["← Previous page: Before the Transformer"], links["Next page: Step-through: one head →"]
+    assert (prev.page, nxt.page) == ("rnn", "step")          # the order of the notes: before the Transformer, then Q, K, V
+    assert nxt.query_string == "model=toy-reverse&text=a+b+c+d&present=1&kind=encoder&layer=0&head=0"
     at = run_page("zoo.py", model="toy-reverse", text="a b c d", present="maybe")
     no_exceptions(at)
     assert "present='maybe'" in _warnings(at)

@@ -5,6 +5,8 @@ import html
 import json
 import re
 
+import pytest
+
 from apptest_utils import no_exceptions, run_page
 from viz.nav import PAGE_BLOCKS
 
@@ -290,3 +292,19 @@ def test_presenter_next_goes_from_view_to_view_in_the_notes_order():
     assert _prev_link(at).page == "ffn"
     at = run_page("explorer.py", model="toy-reverse", text="a b c d", present=1, kind="encoder")
     assert _next_link(at).page == "positional" and _prev_link(at).page == "multihead"
+
+
+@pytest.mark.parametrize("page, title_key", [("decoding.py", "decoding.how.title"), ("zoo.py", "zoo.what.title"),
+                                             ("rnn.py", "rnn.explain.title")])
+def test_in_presenter_mode_what_a_page_teaches_is_open_on_the_page(page, title_key):
+    """Issue 46, item 2: how decoding works, the zoo's and the RNN's formulas needed a click and a scroll in front of
+    the class; in presenter mode they are open under a heading, folded in an expander only otherwise."""
+    from viz.i18n import catalogue
+    title = catalogue("en")[title_key]
+    folded = run_page(page, model="toy-reverse", text="a b c d")
+    no_exceptions(folded)
+    assert title in [e.label for e in folded.expander]
+    shown = run_page(page, model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(shown)
+    assert title not in [e.label for e in shown.expander] and title in [h.value for h in shown.subheader]
+    assert len(shown.latex) >= len(folded.latex) >= 1       # its formulas drawn on the page

@@ -164,3 +164,14 @@ def need_context(need_trace: bool = True):
         st.info(t("notice.need_sentence"))
         stop_page()
     return ctx
+
+
+def explained(title: str):
+    """Where a page explains what it teaches (formulas, how to read it): folded in an expander normally; in
+    presenter mode open on the page under a heading, as the long text below the picture (a projector's class cannot
+    unfold it, and a click and a scroll in front of them lose the thread)."""
+    if view.get(view.PRESENT):
+        box = st.container()
+        box.subheader(title)
+        return box
+    return st.expander(title)

@@ -15,7 +15,7 @@ from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.ui import explained, matrix_frame, need_context, show_figure, stop_page, type_scale
 
 DEFAULT_BEAM = 4
 NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq's usual no_repeat_ngram_size)
@@ -301,7 +301,7 @@ def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_la
 
 
 def explain() -> None:
-    with st.expander(t("decoding.how.title")):
+    with explained(t("decoding.how.title")):
         st.markdown(t("decoding.how.text1"))
         st.latex(r"p(y_t \mid y_{<t}, x) = \mathrm{softmax}(W h_t)")
         st.markdown(t("decoding.how.text2", alpha=BEAM_ALPHA))

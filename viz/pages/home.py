@@ -12,7 +12,7 @@ from viz.map_chart import model_map_chart
 from viz.model_words import what_the_model_knows
 from viz.state import Context
 from viz.text import attention_labels, plain
-from viz.ui import need_context, show_figure, token_window
+from viz.ui import explained, need_context, show_figure, token_window
 from viz.ui import type_scale
 
 NEXT_PER_ROW = 2   # links a row: four in one row cut their labels at 1280x720 ("Guided tour: one idea per s")
@@ -89,7 +89,7 @@ def render() -> None:
     st.markdown(t("home.next"))
     next_pages()
     st.caption(model_facts(ctx))
-    with st.expander(t("home.intro.title")):
+    with explained(t("home.intro.title")):
         st.markdown(t("home.intro"))
         st.caption(t("home.intro.share"))
 

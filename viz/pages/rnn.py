@@ -19,7 +19,7 @@ from viz.services.traces import get_trace
 from viz.services.training import make_example, parse_symbols
 from viz import view
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import matrix_frame, show_figure, type_scale
+from viz.ui import explained, matrix_frame, show_figure, type_scale
 
 DEFAULT_INPUT = "a b c d e f g h"
 TRANSFORMER = "toy-{task}"          # the shipped toy Transformer of the same task
@@ -138,7 +138,7 @@ def variants(reading, score: str) -> None:
 
 
 def explain(d: int) -> None:
-    with st.expander(t("rnn.explain.title")):
+    with explained(t("rnn.explain.title")):
         st.markdown(t("rnn.explain.text", d=d))
         for formula in FORMULAS:
             st.latex(formula)
