@@ -300,7 +300,8 @@ def test_the_download_button_and_the_command_line_write_one_lesson(tmp_path, chr
                 button.click(timeout=APP_TIMEOUT_MS)
             saved[lang] = tmp_path / f"app-{lang}.html"
             download.value.save_as(saved[lang])
-        assert download.value.suggested_filename == "lesson-en-es-the-man-went-to-the.html"
+            # each language its own name: the Chinese lesson no longer saves over the English one (issue 46, item 7)
+            assert download.value.suggested_filename == f"lesson-en-es-the-man-went-to-the-{lang}.html"
         page.close()
     for lang, app_file in saved.items():
         cli_file = tmp_path / f"cli-{lang}.html"

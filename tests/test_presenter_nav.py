@@ -308,3 +308,34 @@ def test_in_presenter_mode_what_a_page_teaches_is_open_on_the_page(page, title_k
     no_exceptions(shown)
     assert title not in [e.label for e in shown.expander] and title in [h.value for h in shown.subheader]
     assert len(shown.latex) >= len(folded.latex) >= 1       # its formulas drawn on the page
+
+
+def test_the_lesson_file_is_named_per_language_and_has_a_presenter_size():
+    """Issue 46, item 7: the English and the Chinese lesson saved under one name; a lesson for the projector at the
+    app's presenter sizes (the normal one's chart text is 13-17 px)."""
+    from model.io.checkpoint import load_checkpoint
+    from model.inference.pipeline import trace_sentence
+    from viz.tour.download import file_name
+    from viz.tour.lesson import lesson_html
+    names = {file_name("en-es", "The man went.", lang, presenter) for lang in ("en", "zh") for presenter in (0, 1)}
+    assert len(names) == 4 and "lesson-en-es-the-man-went-zh.html" in names
+    trace = trace_sentence(load_checkpoint("pretrained/toy-reverse", device="cpu"), "a b c d")
+    sizes = {presenter: [int(n) for n in re.findall(r'font":\{[^{}]*?"size":(\d+)', lesson_html(trace, presenter=presenter))]
+             for presenter in (False, True)}
+    assert min(sizes[False]) < 20 <= min(sizes[True])
+    assert '<body class="presenter">' in lesson_html(trace, presenter=True)
+
+
+def test_presenter_mode_keeps_plotlys_toolbar_off_the_titles_and_the_sentence_on_one_line():
+    """Issue 46, items 4 and 5: plotly's toolbar (shown while the pointer is over a chart) covered chart titles on the
+    projector; a pasted 40-word sentence took four lines over every page. In presenter mode no toolbar, and the
+    sentence line keeps to one line (ellipsis; the whole on hover and in the box that changes it)."""
+    long = " ".join(["a b c d"] * 10)
+    shown = run_page("decoding.py", model="toy-reverse", text=long, present=1)
+    no_exceptions(shown)
+    configs = [json.loads(c.proto.config) for c in shown.get("plotly_chart")]
+    assert configs and not any(c.get("displayModeBar", True) for c in configs)
+    line = next(m for m in shown.markdown if m.value.startswith("**Sentence:**"))
+    assert line.proto.wrap is False and long in line.value
+    normal = run_page("decoding.py", model="toy-reverse", text="a b c d")
+    assert all(json.loads(c.proto.config).get("displayModeBar", True) for c in normal.get("plotly_chart"))

@@ -24,18 +24,20 @@ PRESENTER_CSS = """<style>
 .block-container { max-width: 100% !important; padding: 4.2rem 1.5rem 3rem 1.5rem !important; }  /* below the menu bar */
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer label p,
 .stMainBlockContainer .stMarkdown { font-size: 1.32rem !important; line-height: 1.5 !important; }
-.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.12rem !important; }
+.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.25rem !important; color: #31333F !important; }  /* a caption often carries the page's claim: 20 px, the text's colour */
 .stMainBlockContainer h1 { font-size: 3rem !important; }
 .stMainBlockContainer h2 { font-size: 2.2rem !important; }
 .stMainBlockContainer h3 { font-size: 1.8rem !important; }
 .stMainBlockContainer .katex { font-size: 1.55em !important; }
-.stMainBlockContainer [data-testid="stText"] { font-size: 1.2rem !important; }
-.stMainBlockContainer [data-testid="stCode"] code { font-size: 1.2rem !important; }   /* the decoding step's lines */
+.stMainBlockContainer [data-testid="stText"] { font-size: 1.25rem !important; }
+.stMainBlockContainer [data-testid="stCode"] code { font-size: 1.25rem !important; }   /* the decoding step's lines */
 .stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.3rem !important; }  /* st.table, Markdown: 20 px and up */
 .st-key-heads-all table tbody td:first-of-type * { white-space: nowrap !important; }  /* each head's kind on one line (编码器 took three) */
 .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
 .st-key-presenter-line { gap: 0.3rem; border-bottom: 1px solid #e6e6ea; }   /* the sentence line on top */
-.st-key-presenter-line p { font-size: 1.2rem !important; margin: 0; }
+.st-key-presenter-line p { font-size: 1.25rem !important; margin: 0; }
+.stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 21rem; }  /* the lesson button, presenter-sized */
+@media (max-width: 640px) { .stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 0; } }
 [data-testid="stPopoverBody"] textarea, [data-testid="stPopoverBody"] label p { font-size: 1.2rem !important; }
 </style>"""
 
@@ -78,8 +80,10 @@ def sentence_line() -> None:
         return
     translation = ctx.trace.meta["translation"] if ctx.trace is not None else ""
     row = st.container(key="presenter-line", horizontal=True, vertical_alignment="center")   # the box follows the words (the lesson button sits at the right end)
-    row.markdown(t("presenter.sentence", sentence=plain(ctx.text.strip(), limit=200),
-                   translation=plain(translation or "…", limit=200)), width="content")
+    # one line whatever the sentence's length (a pasted 40-word one took four and pushed the picture off the first
+    # screen): cut with an ellipsis, the whole on hover (Streamlit's own) and in the box that changes it
+    row.markdown(t("presenter.sentence", sentence=plain(ctx.text.strip(), limit=view.MAX_TEXT_CHARS),
+                   translation=plain(translation or "…", limit=view.MAX_TEXT_CHARS)), width="stretch", wrap=False)
     view.put(view.SENTENCE_EDIT, ctx.text)
     with row.popover(t("presenter.sentence.edit"), icon=":material/edit:"):
         st.text_area(t("presenter.sentence.label"), key=view.key(view.SENTENCE_EDIT), on_change=_sentence_changed,

@@ -35,10 +35,12 @@ def on_phone() -> bool:
 
 
 def plotly_config(filename: str) -> dict:
-    """Modebar download in the format chosen in the sidebar (PNG or SVG), at 2x for projectors."""
+    """Modebar download in the format chosen in the sidebar (PNG or SVG), at 2x for projectors. No modebar in
+    presenter mode or on a phone: its icons, shown while the pointer (or a finger) is over a chart, covered the
+    chart's title in front of the class; the chart's own download stays in normal mode."""
     fmt = view.get(view.IMAGE_FORMAT, default="png").lower()
     return {
-        "displaylogo": False,
+        "displaylogo": False, "displayModeBar": not (view.get(view.PRESENT) or on_phone()),
         "toImageButtonOptions": {"format": fmt, "filename": safe_filename(filename), "scale": 2},
     }
 

@@ -15,7 +15,7 @@ from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.text import plain, position_labels
-from viz.ui import explained, matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.ui import data_table, explained, matrix_frame, need_context, show_figure, stop_page, type_scale
 
 DEFAULT_BEAM = 4
 NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq's usual no_repeat_ngram_size)
@@ -186,8 +186,10 @@ def hypotheses_section(dec, beam: int) -> None:
     columns = {"log_prob": total, "normalized": normalized}
     columns.update({name: t(DECODING_HYP_KEYS[name]) for name in ("rank", "output", "tokens", "finished")})
     table = pd.DataFrame(dec.hypotheses).rename(columns=columns).set_index(columns["rank"])
-    st.dataframe(table, column_config={total: st.column_config.NumberColumn(format="%.3f"),
-                                       normalized: st.column_config.NumberColumn(format="%.3f")})
+    # presenter mode: a static table at the text's size (a data frame draws on a canvas at 14 px)
+    data_table(table, formats={total: "{:.3f}", normalized: "{:.3f}"},
+               column_config={total: st.column_config.NumberColumn(format="%.3f"),
+                              normalized: st.column_config.NumberColumn(format="%.3f")})
     st.caption(t("decoding.hypotheses.caption"))
 
 
