@@ -164,7 +164,10 @@ def test_the_start_page_has_a_next_page_in_presenter_mode():
 
 
 def _sentence_line(at) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith(("**Sentence:**", "**句子**：")))
+    """The sentence line's two texts: the sentence, then the translation."""
+    values = [m.value for m in at.markdown]
+    i = next(i for i, v in enumerate(values) if v.startswith(("**Sentence:**", "**句子**：")))
+    return values[i] + " " + values[i + 1]
 
 
 def test_every_page_shows_the_sentence_and_its_translation_in_presenter_mode():
@@ -335,7 +338,9 @@ def test_presenter_mode_keeps_plotlys_toolbar_off_the_titles_and_the_sentence_on
     no_exceptions(shown)
     configs = [json.loads(c.proto.config) for c in shown.get("plotly_chart")]
     assert configs and not any(c.get("displayModeBar", True) for c in configs)
-    line = next(m for m in shown.markdown if m.value.startswith("**Sentence:**"))
+    i, line = next((i, m) for i, m in enumerate(shown.markdown) if m.value.startswith("**Sentence:**"))
     assert line.proto.wrap is False and long in line.value
+    translation = shown.markdown[i + 1]
+    assert translation.value.startswith("→") and translation.proto.wrap is False
     normal = run_page("decoding.py", model="toy-reverse", text="a b c d")
     assert all(json.loads(c.proto.config).get("displayModeBar", True) for c in normal.get("plotly_chart"))

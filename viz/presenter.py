@@ -34,10 +34,12 @@ PRESENTER_CSS = """<style>
 .stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.3rem !important; }  /* st.table, Markdown: 20 px and up */
 .st-key-heads-all table tbody td:first-of-type * { white-space: nowrap !important; }  /* each head's kind on one line (编码器 took three) */
 .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
-.st-key-presenter-line { gap: 0.3rem; border-bottom: 1px solid #e6e6ea; }   /* the sentence line on top */
+.st-key-presenter-line { gap: 0.6rem; border-bottom: 1px solid #e6e6ea; flex-wrap: nowrap !important; }   /* the sentence line on top */
+.st-key-presenter-line > div { min-width: 0; flex-shrink: 1 !important; }   /* long texts shrink, cut with "…" */
+.st-key-presenter-line > div:last-child { flex-shrink: 0 !important; }      /* the box to change it stays whole */
 .st-key-presenter-line p { font-size: 1.25rem !important; margin: 0; }
-.stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 21rem; }  /* the lesson button, presenter-sized */
-@media (max-width: 640px) { .stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 0; } }
+.stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 21rem !important; }  /* the lesson button, presenter-sized */
+@media (max-width: 640px) { .stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 0 !important; } }
 [data-testid="stPopoverBody"] textarea, [data-testid="stPopoverBody"] label p { font-size: 1.2rem !important; }
 </style>"""
 
@@ -82,8 +84,11 @@ def sentence_line() -> None:
     row = st.container(key="presenter-line", horizontal=True, vertical_alignment="center")   # the box follows the words (the lesson button sits at the right end)
     # one line whatever the sentence's length (a pasted 40-word one took four and pushed the picture off the first
     # screen): cut with an ellipsis, the whole on hover (Streamlit's own) and in the box that changes it
-    row.markdown(t("presenter.sentence", sentence=plain(ctx.text.strip(), limit=view.MAX_TEXT_CHARS),
-                   translation=plain(translation or "…", limit=view.MAX_TEXT_CHARS)), width="stretch", wrap=False)
+    # the sentence and its translation side by side, each cut to its half of the line
+    row.markdown(t("presenter.sentence", sentence=plain(ctx.text.strip(), limit=view.MAX_TEXT_CHARS)),
+                 width="content", wrap=False)
+    row.markdown(t("presenter.translation", translation=plain(translation or "…", limit=view.MAX_TEXT_CHARS)),
+                 width="content", wrap=False)
     view.put(view.SENTENCE_EDIT, ctx.text)
     with row.popover(t("presenter.sentence.edit"), icon=":material/edit:"):
         st.text_area(t("presenter.sentence.label"), key=view.key(view.SENTENCE_EDIT), on_change=_sentence_changed,

@@ -7,6 +7,7 @@ from model.analysis.confidence import token_confidence
 from model.capture import schema
 from viz.figures.attention import source_window, translation_columns, translation_figure, window_rows
 from viz.folder_text import code_span
+from viz import view
 from viz.i18n import current_lang, t, words
 from viz.map_chart import model_map_chart
 from viz.model_words import what_the_model_knows
@@ -22,6 +23,16 @@ NEXT_PAGES = (  # (file, label key in viz/locales, icon): where to go from here
     ("viz/pages/step_through.py", "home.next.step", ":material/calculate:"),
     ("viz/pages/decoding.py", "home.next.decoding", ":material/play_arrow:"),
 )
+
+
+def sentence_and_translation(ctx: Context) -> None:
+    """The sentence as typed (the style token is in the pictures) and the model's translation, each on one line of
+    its half (a pasted 40-word sentence took four lines and pushed the picture off the first screen): cut with
+    "…", the whole on hover."""
+    output = plain(ctx.trace.meta["tgt_text"] or t("home.empty"), limit=view.MAX_TEXT_CHARS)
+    row = st.container(horizontal=True, key="home-sentence")
+    row.markdown(f"**{plain(ctx.text.strip(), limit=view.MAX_TEXT_CHARS)}**", width="stretch", wrap=False)
+    row.markdown(f"→ **{output}**", width="stretch", wrap=False)
 
 
 def translation_picture(ctx: Context) -> None:
@@ -78,8 +89,8 @@ def render() -> None:
     if ctx.trace is None:
         st.info(t("home.need_sentence"))
     else:
-        output = plain(ctx.trace.meta["tgt_text"] or t("home.empty"))
-        st.markdown(f"**{plain(ctx.text.strip())}** → **{output}**")   # as typed: the style token is in the pictures
+        if not view.get(view.PRESENT):          # presenter mode's sentence line over the page says it already
+            sentence_and_translation(ctx)
         translation_picture(ctx)
         st.caption(how_to_read(ctx))
         model_map_picture(ctx)
