@@ -5,8 +5,8 @@ projector's 1280x720 and a phone's 390x844, in Chromium against `streamlit run a
                 titles over one another, a button's words wider than the button, two buttons over one another;
   toolbar       presenter mode and phones: plotly's toolbar (shown when the pointer is over a chart) over the chart's
                 title;
-  small         presenter mode: chart, table, caption or body text under 20 px, or a table drawn on a canvas
-                (st.dataframe: 14 px whatever the mode);
+  small         presenter mode at 1280x720: chart, table, caption or body text under 20 px, or a table drawn on
+                a canvas (st.dataframe: 14 px whatever the mode);
   dropped       a 9-word sentence's tokens missing from a chart that labels the source (a window of it, or
                 labels plotly left out);
   no picture    the first screen (scroll 0) without a chart or picture;
@@ -72,7 +72,7 @@ CHECKS_JS = r"""([present, phone, sourceLabels]) => {
       for (const t of titles) if (t.classList.contains('gtitle') || t.closest('.annotation'))
         if (meets(R(bar), R(t))) { say('toolbar', 'toolbar over ' + t.textContent); break; }
     }
-    if (present) {
+    if (present && !phone) {      // a phone in presenter mode keeps its own sizes: projector sizes cut every title
       for (const el of gd.querySelectorAll('svg text')) {
         const t = (el.textContent || '').trim();
         if (!t || !shown(el)) continue;
@@ -106,7 +106,7 @@ CHECKS_JS = r"""([present, phone, sourceLabels]) => {
   for (let i = 0; i < buttons.length; i++) for (let j = i + 1; j < buttons.length; j++)
     if (!buttons[i].contains(buttons[j]) && !buttons[j].contains(buttons[i]) && meets(R(buttons[i]), R(buttons[j]), 3))
       say('text out', `button over button: ${buttons[i].textContent} / ${buttons[j].textContent}`);
-  if (present) {
+  if (present && !phone) {
     const texts = main.querySelectorAll('[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,'
       + ' [data-testid="stCaptionContainer"] p, table td, table th, [data-testid="stCode"] code');
     for (const el of texts) {
