@@ -19,7 +19,7 @@ from viz.figures.vectors import cosine_map
 from viz.i18n import kind_title, t, words
 from viz import view
 from viz.text import attention_labels, first_word
-from viz.ui import data_table, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
+from viz.ui import data_table, layer_head_pickers, matrix_frame, need_context, on_phone, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 # The steps' names: formulas as they are, words as catalogue keys (step.*), read by say()
@@ -418,12 +418,15 @@ def render() -> None:
     ctx = need_context()
     cfg = ctx.model.config
     st.title(t("step.title"))
+    # a phone: the picture first and its pickers under it (they filled its whole first screen)
+    picture = st.container() if on_phone() else None
     kind, layer, head, query, step = controls(ctx)
     view.write_url({view.KIND: kind, view.QUERY: query, view.STEP: step})
     h = load_head(ctx, kind, layer, head, query)
     shown = VIEWS[step](h)
     shown.window_note = h.window_note
-    show_view(shown, step)
+    with picture if picture is not None else st.container():
+        show_view(shown, step)
     st.caption(t("step.caption"))
     st.header(t("step.whole.header"))
     st.markdown(t("step.whole.text", d_model=cfg.d_model, heads=cfg.n_heads, d_k=cfg.d_head))
