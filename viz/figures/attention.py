@@ -275,7 +275,8 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
     labelled = n <= 40                         # bar labels while rows are tall enough to hold them
     row_px = translation_row_px(s, labelled)
     share, room = translation_share(s)
-    layout = subplot_layout((words("fig.translation.looked"), words("fig.translation.sure")), rows=1, cols=2,
+    sure = words("fig.translation.sure.short" if s.narrow else "fig.translation.sure")   # a phone's narrow panel
+    layout = subplot_layout((words("fig.translation.looked"), sure), rows=1, cols=2,
                             shared_yaxes=True, column_widths=[share, 1 - share], horizontal_spacing=0.03)
     cell_w = (share * s.page_px - room) / max(len(cols), 1)
     heatmap = go.Heatmap(z=weights, x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
@@ -315,5 +316,7 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
     notes = layout.get("annotations", [])
     if notes:                                  # the heatmap's panel title above its slanted source tokens
         notes[0]["yshift"] = label_px + 1.5 * s.text + 4
+        if s.narrow:                           # the bars' title ends at the figure's edge, not past it
+            notes[1].update(x=1.0, xanchor="right")
     layout = typeset(layout, s)
     return go.Figure([heatmap, chosen, second], layout=layout)

@@ -35,7 +35,7 @@ CONTROL_COLUMNS = [2.4, 2.0, 1.25, 1.05]
 def plot_px() -> int:
     """The plot area of a matrix in the left three fifths of the page at 1280x720: wider in presenter mode,
     where the sidebar is folded away."""
-    return int(0.6 * type_scale().page_px - 130)
+    return int(picture_px() - 130)
 FORMULA = r"z = \mathrm{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}} + M\right) XW^V"
 
 
@@ -125,9 +125,14 @@ class Head:
         return t({"cross": "step.side.memory", "decoder": "step.side.decoder"}.get(self.kind, "step.side.source"))
 
 
+def picture_px() -> float:
+    """The picture column's width: three fifths of the page, a phone's whole column (its columns stack)."""
+    return (1.0 if on_phone() else 0.6) * type_scale().page_px
+
+
 def window_size() -> int:
-    """Tokens a step's map shows with every label legible, in the page's picture column (three fifths)."""
-    return map_window(0.6 * type_scale().page_px, type_scale())
+    """Tokens a step's map shows with every label legible, in the page's picture column."""
+    return map_window(picture_px(), type_scale())
 
 
 def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
@@ -191,7 +196,7 @@ def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name
     mark = None if highlight is None else highlight - shown.start
     teach = cosine_map(cos[shown, shown], labels[shown],
                        Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")),
-                       highlight=mark, width_px=0.6 * type_scale().page_px, type_scale=type_scale())
+                       highlight=mark, width_px=picture_px(), type_scale=type_scale())
     full = step_heatmap(matrix[shown], labels[shown], dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
                         highlight=mark, show_values=False, plot_px=plot_px(), type_scale=type_scale())
     return ((teach, f"{filename}-cosine", matrix_frame(cos, labels, labels)),
@@ -303,7 +308,7 @@ def view_softmax(h: Head) -> View:
     fig = attention_heatmap(h.shown(pattern), q_labels[h.rows], k_labels[h.keys], words(),
                             t("step.softmax.title", where=h.where), highlight_row=h.mark,
                             masked=h.shown(~h.mine.allowed), type_scale=type_scale(),
-                            width_px=0.6 * type_scale().page_px)
+                            width_px=picture_px())
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1")
