@@ -218,8 +218,8 @@ def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str],
                   height=int(plot_px + top_px + 60),
                   margin=dict(l=10, r=10, t=top_px, b=50), bargap=0.25)
     layout["legend"] = dict(orientation="h", yref="container", y=0.0, yanchor="bottom", xanchor="left", x=0.0)
-    for note in layout.get("annotations", []):   # the loss panel's title over its bars, level with the inputs'
-        note.update(y=1.0, yanchor="bottom", yshift=4)
+    for note in layout.get("annotations", []):   # the loss panel's title level with the inputs' axis title, clear of
+        note.update(y=1.0, yanchor="bottom", yshift=longest + 8, x=1.0, xanchor="right")   # their upright labels
     return go.Figure(traces, layout=typeset(layout, type_scale))
 
 
