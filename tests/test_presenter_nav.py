@@ -344,3 +344,13 @@ def test_presenter_mode_keeps_plotlys_toolbar_off_the_titles_and_the_sentence_on
     assert translation.value.startswith("→") and translation.proto.wrap is False
     normal = run_page("decoding.py", model="toy-reverse", text="a b c d")
     assert all(json.loads(c.proto.config).get("displayModeBar", True) for c in normal.get("plotly_chart"))
+
+
+def test_presenter_mode_draws_no_table_on_a_canvas():
+    """Issue 46, item 6: the beam hypotheses (~14 px) and About's cost, metric and score tables were data frames,
+    drawn on a canvas whatever presenter mode said; in presenter mode they are tables at the text's size."""
+    for page, params in (("about.py", {}), ("decoding.py", {"method": "beam", "beam": 3})):
+        shown = run_page(page, model="toy-reverse", text="a b c d", present=1, **params)
+        no_exceptions(shown)
+        assert not shown.dataframe and shown.table, page
+        assert run_page(page, model="toy-reverse", text="a b c d", **params).dataframe, page     # normal mode

@@ -254,7 +254,8 @@ def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> No
                           title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown),
                           type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-head-importance-{mode}", key="heads-rank-bars")
-    st.dataframe(translated_columns(ranked), hide_index=True, key="heads-rank-table", column_config={
+    data_table(translated_columns(ranked), hide_index=True, key="heads-rank-table",
+               formats={t("heads.col.logprob"): "{:.4f}", t("heads.col.delta"): "{:+.4f}"}, column_config={
         t("heads.col.logprob"): st.column_config.NumberColumn(t("heads.rank.logprob"), format="%.4f"),
         t("heads.col.delta"): st.column_config.NumberColumn(t("heads.rank.delta"), format="%+.4f")})
 
