@@ -68,15 +68,15 @@ TOUR = (
 def lesson_stops(pages: list[str]) -> list[Link]:
     """The views presenter mode's Previous/Next walk (pages: files under viz/pages that exist): the start page and
     the tour, then every view the tour's steps link, in the tour's order, then the pages no step links, in their
-    menu order. A page links twice in a row with one link naming no view of its own (the tokens and positional
-    steps) is one stop, the view that names one; two views of one page in a row stay two stops (the decoder's
-    masked self-attention, then its cross-attention)."""
+    menu order. A page linked twice in a row is one stop, the first view that names one (the tokens and positional
+    steps' positional page; the decoder's masked self-attention then cross-attention): a link to the page on
+    view keeps its pickers' values, so Next would not move."""
     stops: list[Link] = [Link(p) for p in ("home.py", "tour.py") if p in pages]
     for link in (link for step in TOUR for link in step.links if link.page in pages):
         if link in stops:
             continue
-        if stops and stops[-1].page == link.page and not (stops[-1].params and link.params):
-            stops[-1] = link if link.params else stops[-1]
+        if stops and stops[-1].page == link.page:     # one page's views in a row: one stop, the first that names one
+            stops[-1] = stops[-1] if stops[-1].params or not link.params else link
             continue
         stops.append(link)
     linked = {stop.page for stop in stops}
@@ -84,10 +84,18 @@ def lesson_stops(pages: list[str]) -> list[Link]:
 
 
 def stop_at(stops: list[Link], page: str, params: Mapping[str, object]) -> int | None:
-    """Where a page's view is among the stops: the first stop of that page whose own values the view's URL holds,
-    else the page's first stop (the teacher moved to another head); None for a page that is no stop."""
+    """Where a page's view is among the stops: at the tour's first link of that page whose own values the view's
+    URL holds, the page's stop at or before it in the tour's order (a view merged into the stop before it, such as
+    the decoder's cross-attention or the dropout view, is at that stop); else the page's first stop (the teacher
+    moved to another head); None for a page that is no stop."""
     mine = [i for i, stop in enumerate(stops) if stop.page == page]
-    for i in mine:
-        if all(str(params.get(name)) == value for name, value in stops[i].params.items()):
-            return i
-    return mine[0] if mine else None
+    if not mine:
+        return None
+    linked = [link for step in TOUR for link in step.links]
+    place = lambda link: linked.index(link) if link in linked else len(linked)   # noqa: E731
+    shown = [link for link in linked if link.page == page and link.params
+             and all(str(params.get(name)) == value for name, value in link.params.items())]
+    if not shown:
+        return mine[0]
+    before = [i for i in mine if place(stops[i]) <= place(shown[0])]
+    return before[-1] if before else mine[0]
