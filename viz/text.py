@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 
 from model.capture import schema
-from model.io.tokenizer import SPECIAL_TOKENS, STYLE_TOKENS
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -25,11 +24,13 @@ def position_labels(tokens: list[str]) -> list[str]:
     return [f"{i} {t}" for i, t in enumerate(tokens)]
 
 
+_MARKER = re.compile(r"</?[a-z]+>")     # <s>, </s>, <pad>, a style's <modern> (model/io/tokenizer.py)
+
+
 def first_word(tokens: list[str]) -> int:
     """The position of the first token that is a piece of the sentence, not a marker the model reads (a style
     token such as <modern>, <s>, </s>): where a lesson's selected query starts. 0 when there is none."""
-    markers = set(SPECIAL_TOKENS) | set(STYLE_TOKENS.values())
-    return next((i for i, token in enumerate(tokens) if token not in markers), 0)
+    return next((i for i, token in enumerate(tokens) if not _MARKER.fullmatch(token)), 0)
 
 
 def attention_labels(meta: dict, kind: str) -> tuple[list[str], list[str]]:
