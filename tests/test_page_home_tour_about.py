@@ -178,7 +178,7 @@ def test_home_says_the_sentence_as_typed_and_its_translation():
     to the house.** → …'). It shows the sentence as the reader typed it; the token stays in the pictures."""
     at = run_page("home.py", model="en-es", text="The man went to the house.")
     no_exceptions(at)
-    values = [m.value.replace("\\", "") for m in at.markdown]                        # Markdown-escaped
-    i = next(i for i, v in enumerate(values) if v.startswith("→"))
-    line = values[i - 1] + " " + values[i]        # the sentence and its translation, each on one line of its half
+    shown = next(m for m in at.markdown if "→" in m.value)
+    line = shown.value.replace("\\", "")                                            # Markdown-escaped
     assert line.startswith("**The man went to the house.** → **") and "modern" not in line
+    assert shown.proto.wrap is False          # one line whatever the sentence's length (issue 46, item 5)

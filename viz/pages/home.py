@@ -26,13 +26,10 @@ NEXT_PAGES = (  # (file, label key in viz/locales, icon): where to go from here
 
 
 def sentence_and_translation(ctx: Context) -> None:
-    """The sentence as typed (the style token is in the pictures) and the model's translation, each on one line of
-    its half (a pasted 40-word sentence took four lines and pushed the picture off the first screen): cut with
-    "…", the whole on hover."""
+    """The sentence as typed (the style token is in the pictures) and the model's translation on one line (a pasted
+    40-word sentence took four and pushed the picture off the first screen): cut with "…", the whole on hover."""
     output = plain(ctx.trace.meta["tgt_text"] or t("home.empty"), limit=view.MAX_TEXT_CHARS)
-    row = st.container(horizontal=True, key="home-sentence")
-    row.markdown(f"**{plain(ctx.text.strip(), limit=view.MAX_TEXT_CHARS)}**", width="stretch", wrap=False)
-    row.markdown(f"→ **{output}**", width="stretch", wrap=False)
+    st.markdown(f"**{plain(ctx.text.strip(), limit=view.MAX_TEXT_CHARS)}** → **{output}**", wrap=False)
 
 
 def translation_picture(ctx: Context) -> None:
