@@ -217,3 +217,14 @@ def test_cross_attention_heads_drop_their_labels_where_they_would_run_together()
     assert fig.layout.xaxis.showticklabels and not fig.layout.xaxis2.showticklabels
     few = cross_attention_multiples(np.full((8, 5), 0.2), labels[:5], EN, type_scale=PRESENTER)
     assert few.layout.xaxis2.showticklabels
+
+
+def test_teacher_forcing_pictures_sit_side_by_side_only_where_half_a_page_labels_every_input():
+    """Screen check (issue 46): 12 inputs in half a normal page lost every other label; the page then draws the two
+    pictures one under the other."""
+    from viz.figures.decoding import forcing_labels_fit
+    assert forcing_labels_fit(9, NORMAL.page_px / 2, NORMAL) and not forcing_labels_fit(12, NORMAL.page_px / 2, NORMAL)
+    assert forcing_labels_fit(12, PRESENTER.page_px / 2, PRESENTER) and forcing_labels_fit(20, NORMAL.page_px, NORMAL)
+    fig = teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5, 0.3], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], EN)
+    notes = {note.text: note for note in fig.layout.annotations}
+    assert notes[EN("fig.tf.inputs")].xanchor == "left" and notes[EN("fig.tf.loss")].xanchor == "right"

@@ -182,6 +182,13 @@ def confidence_bars(probs, labels: list[str], words: Words, step: int | None = N
 
 
 TF_LOSS_SHARE = 0.3            # of a teacher-forcing picture's width: the bars of each row's loss
+TF_ROOM = 130                  # px of a teacher-forcing picture's width that are not its map or bars: row labels
+
+
+def forcing_labels_fit(n: int, width_px: float, type_scale: TypeScale = NORMAL) -> bool:
+    """Whether a teacher-forcing picture width_px wide labels each of its n inputs (upright): in half a page, or
+    else drawn the page's whole width (plotly leaves every other label out when they are crowded)."""
+    return labels_that_fit((width_px - TF_ROOM) * (1 - TF_LOSS_SHARE - 0.03), type_scale) >= n
 
 
 def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str], mask, mask_name: str,
@@ -205,8 +212,7 @@ def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str],
                      textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"),
                      hovertemplate="%{y}: -log p = %{x:.3f}<extra></extra>", showlegend=False, **subplot_axes(1))]
     update_axes(layout, "y", type="category", autorange="reversed", tickfont=type_scale.font("tick"))
-    layout["xaxis"].update(type="category", tickangle=-90, tickfont=type_scale.font("tick"), side="top",
-                           title=dict(text=words("fig.tf.inputs")))
+    layout["xaxis"].update(type="category", tickangle=-90, tickfont=type_scale.font("tick"), side="top")
     top = max(float(np.max(losses)) if n else 1.0, 1.0)
     layout["xaxis2"].update(range=[0, top * 1.6], showticklabels=False, zeroline=True, showgrid=False)
     layout["yaxis"].update(title=dict(text=words("fig.tf.predicts")))
@@ -218,8 +224,13 @@ def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str],
                   height=int(plot_px + top_px + 60),
                   margin=dict(l=10, r=10, t=top_px, b=50), bargap=0.25)
     layout["legend"] = dict(orientation="h", yref="container", y=0.0, yanchor="bottom", xanchor="left", x=0.0)
-    for note in layout.get("annotations", []):   # the loss panel's title level with the inputs' axis title, clear of
-        note.update(y=1.0, yanchor="bottom", yshift=longest + 8, x=1.0, xanchor="right")   # their upright labels
+    # over the inputs' upright labels: what the columns are at the left, the loss panel's title at the right (an axis
+    # title centred on the map ran into the loss title in half a page)
+    for note in layout.get("annotations", []):
+        note.update(y=1.0, yanchor="bottom", yshift=longest + 8, x=1.0, xanchor="right")
+    layout["annotations"] = [*layout.get("annotations", []),
+                             dict(text=words("fig.tf.inputs"), xref="paper", x=0.0, xanchor="left", yref="paper",
+                                  y=1.0, yanchor="bottom", yshift=longest + 8, showarrow=False)]
     return go.Figure(traces, layout=typeset(layout, type_scale))
 
 

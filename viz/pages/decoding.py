@@ -9,8 +9,9 @@ from viz.services.analyses import get_decoding
 from viz.services.presets import reference_of
 from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
                                    window_around)
-from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, generation_loop,
-                                  heads_row_heatmap, logprob_comparison, next_token_bars, teacher_forced_pass)
+from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, forcing_labels_fit,
+                                  generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
+                                  teacher_forced_pass)
 from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
@@ -248,7 +249,10 @@ def forcing_picture(ctx, dec, layer: int) -> None:
     loop = np.zeros((gen.stop, gen.stop))
     for step in range(gen.stop):              # pass t: its newest position's row over the t+1 inputs it has
         loop[step, :step + 1] = dec.self_rows[step][layer].mean(0)
-    left, right = st.columns(2)
+    # side by side where half the page labels every input, else one under the other
+    n = max(shown.stop, gen.stop)
+    left, right = (st.columns(2) if forcing_labels_fit(n, type_scale().page_px / 2, type_scale())
+                   else (st.container(), st.container()))
     with left:
         fig = teacher_forced_pass(weights, ref_loss[shown], ref_in[shown], ref_out[shown], words(),
                                   title=t("decoding.tf.pass.title", n=len(ref_out)), type_scale=type_scale())
