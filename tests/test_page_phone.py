@@ -68,3 +68,10 @@ def test_on_a_phone_start_and_the_maps_label_every_token_of_a_9_word_sentence(ph
     n_source = len(at.session_state["_ctx"].trace.meta["src_tokens"])
     assert len(figure(at, 0)["data"][0]["x"]) == n_source <= translation_columns(PHONE)
     assert keys_that_fit(PHONE_COLUMN_PX, PHONE) >= n_source
+
+
+def test_presenter_mode_on_a_phone_leaves_out_the_model_map(phone):
+    """A phone in presenter mode drew the 'you are here' model map with its labels over one another."""
+    at = run_page("layernorm.py", text=SENTENCES["9"], present=1)
+    no_exceptions(at)
+    assert not any(c.proto.id and "presenter-map" in c.proto.id for c in at.get("plotly_chart"))

@@ -16,7 +16,7 @@ from viz.map_chart import model_map_chart
 from viz import view
 from viz.state import current
 from viz.tour.buttons import nav_buttons
-from viz.ui import PageStop
+from viz.ui import PageStop, on_phone
 from viz.classroom import panel as classroom
 
 # Projector: larger body text, headings and widget labels; the page uses the full width.
@@ -63,7 +63,7 @@ def _you_are_here(page) -> None:
     as the tour's map)."""
     ctx = current()
     blocks = page_blocks(page.url_path, dict(view.current_view().values))
-    if not blocks or ctx is None or ctx.trace is None:
+    if not blocks or ctx is None or ctx.trace is None or on_phone():   # a phone's column: its labels over one another
         return
     st.divider()
     st.markdown(t("presenter.map"))
