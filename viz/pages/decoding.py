@@ -229,10 +229,14 @@ def reference_box(ctx) -> None:
                   help=t("decoding.tf.use_test.help", reference=known), width="stretch")
 
 
+TF_POSITIONS = 12      # the teacher-forcing pictures' positions: a 9-word sentence's, a longer one's first (the
+                       # picture teaches the shape of training and inference; at 20 the page grew by over a screen)
+
+
 def forcing_rows(n: int) -> slice:
     """The positions the two pictures of teacher forcing show: all of a short sentence's, a long one's first
-    WINDOW_ROWS (the CSV of the maps below has them all)."""
-    return slice(0, min(n, WINDOW_ROWS))
+    TF_POSITIONS (their CSVs have them all)."""
+    return slice(0, min(n, TF_POSITIONS))
 
 
 def forcing_picture(ctx, dec, layer: int) -> None:
@@ -270,7 +274,7 @@ def forcing_picture(ctx, dec, layer: int) -> None:
                   target=t("decoding.tf.target.reference" if trace.meta.get("teacher_forced")
                            else "decoding.tf.target.own")))
     if shown.stop < len(ref_out) or gen.stop < dec.n_steps:
-        st.caption(t("decoding.tf.window", n=WINDOW_ROWS))
+        st.caption(t("decoding.tf.window", n=TF_POSITIONS))
 
 
 def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_labels, src_labels) -> None:
