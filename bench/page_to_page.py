@@ -2,7 +2,7 @@
 `streamlit run app.py`, the app's default model and sentence, each page opened by the previous page's Next
 button (presenter order), from the click until the new page's script has finished and its charts are drawn.
 
-    python bench/page_to_page.py [--passes 2] [--lang en] [--write]
+    python bench/page_to_page.py [--passes 2] [--lang en] [--words 9 40] [--against /path/to/main] [--write]
 
 Pass 1 meets each page for the first time in the session (its caches cold for this sentence); later passes
 start again from the start page, as a second lesson with the same sentence would. Prints every step's time and
@@ -12,26 +12,34 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import statistics
 import time
+import urllib.parse
+from pathlib import Path
 
-from common import Check, Section, log, table, write_section
+from common import ROOT, Check, Section, Server, log, table, write_section
 
-from browser_utils import browser, streamlit_server  # noqa: E402
+from browser_utils import browser  # noqa: E402
 from chart_text import VIEWPORT, page_url, settle  # noqa: E402
 from viz.tour.buttons import TOUR_URL  # noqa: E402
+from long_text import SENTENCES  # noqa: E402
 from viz.tour.steps import TOUR  # noqa: E402
 
 TARGET_S = 1.0
+VIEW_KEYS = ("kind", "view")      # what tells two stops on one page apart (viz/tour/steps.lesson_stops)
 NEXT = ".st-key-presenter-next a"
 
 # The new page is there: the address is the target's, its Previous button leads back to the page clicked from
 # (a page that has begun to draw but not yet reached its buttons shows none), the script has finished (no status
 # widget), none of the old page's elements is still fading out, and every chart has drawn its SVG.
-ARRIVED_JS = """([from, path]) => {
+ARRIVED_JS = """([from, path, own]) => {
   const norm = p => p.replace(/\\/$/, '');
   if (!norm(location.pathname).endsWith('/' + path)) return false;
+  // a view of the same page (the explorer's decoder, then its cross-attention): its own values in the address
+  const here = new URLSearchParams(location.search);
+  if (Object.entries(own).some(([k, v]) => here.get(k) !== v)) return false;
   const back = document.querySelector('.st-key-presenter-prev a');
   // (a link to the start page carries the current address: from the start page, which has no Previous, any will do)
   if (!back || (norm(from) !== '' && norm(new URL(back.href).pathname) !== norm(from))) return false;
@@ -55,35 +63,76 @@ def walk(page, start_url: str, timeout_ms: int = 240_000) -> list[tuple[str, flo
             steps.append(("(tour's last step, untimed)", float("nan")))
             continue
         link = page.locator(NEXT).first
-        target = link.get_attribute("href").split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        href = link.get_attribute("href")
+        target = href.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(href).query))
+        own = {k: v for k, v in query.items() if k in VIEW_KEYS}
         here = page.evaluate("() => location.pathname")
         began = time.perf_counter()
         link.click()
-        page.wait_for_function(ARRIVED_JS, arg=[here, target], timeout=timeout_ms, polling=50)
-        steps.append((target, time.perf_counter() - began))
+        page.wait_for_function(ARRIVED_JS, arg=[here, target, own], timeout=timeout_ms, polling=50)
+        steps.append((target + "".join(f" {v}" for v in own.values()), time.perf_counter() - began))
         log(f"page to page: -> {target}: {steps[-1][1]:.2f} s")
     return steps
+
+
+def walk_tree(chromium, root, label: str, passes: int, lang: str, words: str) -> list[list[tuple[str, float]]]:
+    """`passes` walks of one checkout's app (its own server, one browser session) with the sentence of `words`."""
+    extra = {"text": SENTENCES[words]}
+    with Server(root=root) as server:
+        context = chromium.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        walks = []
+        for i in range(passes):
+            log(f"page to page: {label}, {words} words, pass {i + 1}")
+            walks.append(walk(page, page_url(server.url, "home", True, lang, extra)))
+        context.close()
+    return walks
+
+
+def timed(walk_: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    return [(name, s) for name, s in walk_ if not math.isnan(s)]
 
 
 def main(argv=None) -> Section:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--lang", default="en", choices=["en", "zh"])
+    parser.add_argument("--words", nargs="+", default=["9"], choices=list(SENTENCES)[:2],
+                        help="the sentence: 9 or 40 words (tests/long_text.py)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another checkout (the main this branch started from), walked in the same run")
     parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
-    passes = []
-    with streamlit_server() as base, browser() as chromium:
-        context = chromium.new_context(viewport=VIEWPORT)
-        page = context.new_page()
-        for _ in range(args.passes):
-            passes.append(walk(page, page_url(base, "home", True, args.lang)))
-        context.close()
-    rows = [[name] + [f"{p[i][1]:.2f}" if i < len(p) and not math.isnan(p[i][1]) else "—" for p in passes] for i, (name, _) in enumerate(passes[0])]
-    medians = [statistics.median(s for _, s in p if not math.isnan(s)) for p in passes]
-    rows.append(["**median**"] + [f"**{m:.2f}**" for m in medians])
-    body = table(["page (after Next)"] + [f"pass {i + 1}, s" for i in range(len(passes))], rows)
-    checks = [Check(f"page-to-page median (pass {i + 1}) < {TARGET_S:g} s", f"{m:.2f} s", m < TARGET_S)
-              for i, m in enumerate(medians)]
+    trees = [("this branch", ROOT)] + ([("main", args.against)] if args.against else [])
+    load_before = os.getloadavg()
+    results: dict[tuple[str, str], list] = {}
+    with browser() as chromium:
+        for words in args.words:
+            for label, root in trees:
+                results[(label, words)] = walk_tree(chromium, root, label, args.passes, args.lang, words)
+    load_after = os.getloadavg()
+    rows, checks = [], []
+    for (label, words), walks in results.items():
+        for i, w in enumerate(walks):
+            times = timed(w)
+            slowest = sorted(times, key=lambda x: -x[1])[:3]
+            med = statistics.median(s for _, s in times)
+            rows.append([label, words, i + 1, f"{med:.2f}", f"{max(s for _, s in times):.2f}",
+                         ", ".join(f"{n} {s:.2f}" for n, s in slowest)])
+            if label == "this branch":
+                checks.append(Check(f"page-to-page median < {TARGET_S:g} s ({words} words, pass {i + 1})",
+                                    f"{med:.2f} s", med < TARGET_S))
+    body = table(["app", "words", "pass", "median, s", "slowest, s", "slowest pages, s"], rows)
+    detail = []
+    for (label, words), walks in results.items():
+        detail.append(f"\n{label}, {words} words, every step (s, pass by pass): "
+                      + "; ".join(f"{name} " + "/".join(f"{w[i][1]:.2f}" if i < len(w) else "—" for w in walks)
+                                  for i, (name, s) in enumerate(walks[0]) if not math.isnan(s)))
+    note = (f"Load average {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end (2-core shared machine). "
+            f"`python bench/page_to_page.py --passes {args.passes} --words {' '.join(args.words)}"
+            + (" --against <main checkout>" if args.against else "") + "`.")
+    body = note + "\n\n" + body + "\n" + "\n".join(detail)
     print(body)
     for c in checks:
         print(f"{c.target}: {c.measured} ({'met' if c.ok else 'NOT met'})")

@@ -4,7 +4,8 @@ import pytest
 
 from model.analysis.decoding import token_logprobs, top_k_view
 from viz.figures.decoding import (CHOSEN_COLOR, alignment_heatmap, confidence_bars, cross_attention_multiples,
-                                  heads_row_heatmap, logprob_comparison, next_token_bars)
+                                  generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
+                                  teacher_forced_pass)
 from viz.i18n import words
 from viz.figures.style import NORMAL, PRESENTER
 
@@ -135,6 +136,50 @@ def test_logprob_comparison_titles_carry_the_sums():
         logprob_comparison([], EN)
 
 
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER], ids=lambda s: s.name)
+def test_logprob_comparison_writes_numbers_only_where_they_stay_apart(scale):
+    """Issue 46, item 1: thirteen near-zero log-probabilities in half a page ran together ("0.000.000.00")."""
+    many = np.full(13, -0.004)
+    fig = logprob_comparison([("reference", many, [str(i) for i in range(13)], np.exp(many)),
+                              ("model output", many, [str(i) for i in range(13)], np.exp(many))], EN, type_scale=scale)
+    assert all(bar.text is None for bar in fig.data)
+    assert all(bar.hovertemplate and "log p" in bar.hovertemplate for bar in fig.data)   # hover keeps them
+    few = np.array([-0.5, -2.0, -0.01])
+    fig = logprob_comparison([("reference", few, ["a", "b", "c"], np.exp(few))], EN, type_scale=scale)
+    assert list(fig.data[0].text) == ["-0.50", "-2.00", "-0.01"]
+
+
+TF_WEIGHTS = np.tril(np.full((3, 3), 1.0)) / np.arange(1, 4)[:, None]      # each row: its prefix, evenly
+
+
+def test_teacher_forced_pass_greys_the_future_and_gives_every_positions_loss():
+    """Issue 46, item 1: one pass over the shifted target, the causal mask's cells grey (never 0.00), and the
+    loss of every position beside its row."""
+    fig = teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5, 0.3], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], EN,
+                              title="t")
+    heat, grey, _, bars = fig.data
+    z = np.array(heat.z, dtype=float)
+    assert np.isnan(z[np.triu_indices(3, 1)]).all() and not np.isnan(z[np.tril_indices(3)]).any()
+    assert np.array_equal(~np.isnan(np.array(grey.z, dtype=float)), np.triu(np.ones((3, 3), bool), 1))
+    assert list(bars.x) == [0.1, 2.5, 0.3] and list(bars.y) == ["0 a", "1 b", "2 &lt;/s&gt;"]
+    assert list(bars.text) == ["0.10", "2.50", "0.30"] and bars.yaxis == "y2" and heat.y == bars.y
+    assert list(heat.x) == ["0 &lt;s&gt;", "1 a", "2 b"]
+    assert fig.layout.annotations[0].text == EN("fig.tf.loss")
+    with pytest.raises(ValueError, match="losses"):
+        teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], EN)
+
+
+def test_generation_loop_shows_each_pass_with_only_the_inputs_it_has():
+    """Inference: row t is pass t, reading its t+1 inputs; what comes after does not exist yet (grey, named so)."""
+    rows = np.full((3, 3), 7.0)                 # anything past t is ignored
+    rows[np.tril_indices(3)] = TF_WEIGHTS[np.tril_indices(3)]
+    fig = generation_loop(rows, [0.2, 0.1, 0.05], ["0 <s>", "1 x", "2 y"], ["0 x", "1 y", "2 </s>"], EN)
+    z = np.array(fig.data[0].z, dtype=float)
+    np.testing.assert_allclose(z[np.tril_indices(3)], TF_WEIGHTS[np.tril_indices(3)])
+    assert np.isnan(z[np.triu_indices(3, 1)]).all()
+    assert fig.data[2].name == EN("fig.tf.not_yet") and fig.layout.annotations[0].text == EN("fig.tf.chosen")
+
+
 def test_confidence_bars_marks_the_step():
     fig = confidence_bars([0.9, 0.5, 0.99], ["0 a", "1 b", "2 </s>"], EN, step=2)
     assert fig.data[0].marker.color[2] == CHOSEN_COLOR
@@ -172,3 +217,14 @@ def test_cross_attention_heads_drop_their_labels_where_they_would_run_together()
     assert fig.layout.xaxis.showticklabels and not fig.layout.xaxis2.showticklabels
     few = cross_attention_multiples(np.full((8, 5), 0.2), labels[:5], EN, type_scale=PRESENTER)
     assert few.layout.xaxis2.showticklabels
+
+
+def test_teacher_forcing_pictures_sit_side_by_side_only_where_half_a_page_labels_every_input():
+    """Screen check (issue 46): 12 inputs in half a normal page lost every other label; the page then draws the two
+    pictures one under the other."""
+    from viz.figures.decoding import forcing_labels_fit
+    assert forcing_labels_fit(9, NORMAL.page_px / 2, NORMAL) and not forcing_labels_fit(12, NORMAL.page_px / 2, NORMAL)
+    assert forcing_labels_fit(12, PRESENTER.page_px / 2, PRESENTER) and forcing_labels_fit(20, NORMAL.page_px, NORMAL)
+    fig = teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5, 0.3], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], EN)
+    notes = {note.text: note for note in fig.layout.annotations}
+    assert notes[EN("fig.tf.inputs")].xanchor == "left" and notes[EN("fig.tf.loss")].xanchor == "right"

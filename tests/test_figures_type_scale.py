@@ -285,6 +285,8 @@ def test_a_phone_wraps_a_long_title_at_spaces_keeping_a_number_with_its_word():
     lines = phone["title"]["text"].split("<br>")
     assert len(lines) == 3 and lines[-1] == "layer\u00a00, head\u00a00"        # its own break kept, none added there
     assert all(PHONE.text_px(line, "title") <= PHONE.page_px - 24 for line in lines)
-    assert phone["margin"]["t"] == 60 + round(1.3 * PHONE.title) and phone["height"] == 400 + round(1.3 * PHONE.title)
+    # room for its three lines at the figure's top (title_on_top), the figure as much taller
+    assert phone["margin"]["t"] >= 8 + 3 * 1.3 * PHONE.title and phone["height"] - 400 == phone["margin"]["t"] - 60
+    assert (phone["title"]["yanchor"], phone["title"]["pad"]["t"]) == ("top", 8 + int(0.7 * PHONE.title))
     normal = typeset({"title": {"text": title}}, NORMAL)
     assert normal["title"]["text"] == title                                     # a projector's page: as written

@@ -184,7 +184,7 @@ def test_the_english_left_rule():
 
 PAGE_VIEWS = [("home.py", {}), ("explorer.py", {"kind": "encoder"}), ("explorer.py", {"kind": "decoder"}),
               ("explorer.py", {"kind": "cross", "head": "-1"}), ("about.py", {})]
-PAGE_VIEWS += [("tour.py", {"tour_step": str(n)}) for n in range(1, 13)]
+PAGE_VIEWS += [("tour.py", {"tour_step": str(n)}) for n in range(1, 14)]
 
 
 @pytest.mark.parametrize("lang", list(LANGS))

@@ -8,7 +8,7 @@ import torch
 from viz.figures.live_training import training_curves
 from model.training.live import (TRAINING_SLOT, LiveRun, eval_interval, make_example, parse_symbols, train_live,
                                training_slot)
-from viz.tour.steps import TOUR, presenter_order
+from viz.tour.steps import TOUR, lesson_stops
 from viz.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
@@ -73,8 +73,9 @@ def test_training_slot_makes_a_second_trainer_wait():
 
 def test_presenter_order_follows_the_tour_and_keeps_other_pages():
     pages = ["home.py", "explorer.py", "step_through.py", "positional.py", "compare.py", "tour.py", "about.py"]
-    assert presenter_order(pages) == ["home.py", "tour.py", "positional.py", "step_through.py", "explorer.py",
-                                      "compare.py", "about.py"]
+    assert [(stop.page, stop.params.get("kind")) for stop in lesson_stops(pages)] == [
+        ("home.py", None), ("tour.py", None), ("step_through.py", "encoder"), ("explorer.py", "encoder"),
+        ("positional.py", None), ("explorer.py", "decoder"), ("compare.py", None), ("about.py", None)]
 
 
 def test_every_tour_link_names_a_page_of_the_app():

@@ -1,4 +1,5 @@
 """Decoding and About pages through AppTest, with the toy models (plus the decoding data they draw)."""
+import base64
 import json
 import shutil
 from pathlib import Path
@@ -59,15 +60,15 @@ def test_the_opening_step_is_the_clearest_alignment():
     assert clearest_alignment_step(rows[:2], 1) == 1 and clearest_alignment_step(rows[:1], 1) == 0
 
 
-def test_decoding_default_view_opens_where_the_alignment_shows(toy):
+def test_decoding_default_view_opens_where_the_loop_starts(toy):
+    """Issue 46, item 3: step 0, <s> alone and the first token (issue 26 opened at the clearest alignment)."""
     at = run_page("decoding.py", model="toy-reverse", text="a b c d")
     no_exceptions(at)
     assert at.radio(key="decoding-method").value == "greedy"
     layer = toy.config.n_decoder_layers - 1
     assert at.selectbox(key="decoding-layer").value == layer
     dec = run_decoding(toy, "a b c d", "greedy", 1, 128)
-    step = clearest_alignment_step(dec.cross_rows, layer)
-    assert 0 < step < dec.n_steps - 1
+    step = 0
     assert at.slider(key="decoding-step").value == step and at.query_params["step"] == str(step)
     hyp = greedy(toy.model, encode_text(toy, "a b c d").ids)
     step_text = at.code[0].value
@@ -166,7 +167,7 @@ def test_decoding_bad_parameters_warn_and_fall_back():
     for name in ("method", "step", "layer", "k"):
         assert f"URL parameter {name}=" in warnings
     assert at.radio(key="decoding-method").value == "greedy"
-    assert at.slider(key="decoding-step").value > 0                    # the opening step, as without step=
+    assert at.slider(key="decoding-step").value == 0                   # the opening step, as without step=
 
 
 def test_decoding_empty_sentence_asks_for_one():
@@ -184,6 +185,50 @@ def test_decoding_with_reference_compares_teacher_forced_and_generated(toy):
     caption = texts(at)
     assert f"reference Σ log p = {forced.meta['tgt_logprob']:.2f} and its own output {own.score:.2f}" in caption
     assert "it prefers its own output" in caption
+
+
+def test_decoding_keeps_a_step_past_a_shorter_output_quietly():
+    """Issue 46, item 6: the page's own step= (written at its last run) past a shorter output is clamped without
+    a warning about the URL (greedy -> beam at step 10 warned "step='10' is not a whole number from 0 to 8")."""
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d e f g h")
+    last = int(at.slider(key="decoding-step").max)
+    at.slider(key="decoding-step").set_value(last).run()
+    assert at.query_params["step"] == str(last)
+    at.text_area(key="text").set_value("a b").run()                   # a shorter output: fewer steps
+    no_exceptions(at)
+    slider = at.slider(key="decoding-step")
+    assert slider.max < last and slider.value == slider.max and at.query_params["step"] == str(int(slider.max))
+    assert not [w.value for w in at.warning if "URL parameter step=" in w.value]
+
+
+def plotly_array(value) -> np.ndarray:
+    """A chart's array as plotly sends it: a list, or numpy's base64 typed array."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).astype(float)
+    return np.array(value, dtype=float)
+
+
+def chart_spec(at, key: str) -> dict:
+    charts = [c for c in at.get("plotly_chart") if c.proto.id and key in c.proto.id]
+    assert charts, f"no chart {key}"
+    return json.loads(charts[0].proto.spec)
+
+
+@pytest.mark.parametrize("target", ["", "d b c a"])
+def test_decoding_draws_teacher_forcing_beside_the_loop_at_inference(toy, target):
+    """Issue 46, item 1: the one teacher-forced pass (the reference, or the model's own output without one) and its
+    every position's loss, beside the inference loop's passes, from the real model."""
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d", target=target)
+    no_exceptions(at)
+    forced = trace_sentence(toy, "a b c d", target=target or None)
+    losses = -plotly_array(chart_spec(at, "decoding-tf-pass")["data"][3]["x"])
+    assert losses.sum() == pytest.approx(forced.meta["tgt_logprob"], abs=1e-4)
+    assert len(losses) == len(forced.meta["tgt_out_tokens"])
+    dec = run_decoding(toy, "a b c d", "greedy", 1, 128)
+    loop = chart_spec(at, "decoding-tf-loop")["data"]
+    np.testing.assert_allclose(-plotly_array(loop[3]["x"]), dec.chosen_logprob, atol=1e-5)
+    said = texts(at)
+    assert ("your reference" if target else "the model's own output") in said
 
 
 # -- the About page -------------------------------------------------------------------------------------------------

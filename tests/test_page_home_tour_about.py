@@ -179,5 +179,7 @@ def test_home_says_the_sentence_as_typed_and_its_translation():
     to the house.** → …'). It shows the sentence as the reader typed it; the token stays in the pictures."""
     at = run_page("home.py", model="en-es", text="The man went to the house.")
     no_exceptions(at)
-    line = next(m.value for m in at.markdown if "→" in m.value).replace("\\", "")   # Markdown-escaped
+    shown = next(m for m in at.markdown if "→" in m.value)
+    line = shown.value.replace("\\", "")                                            # Markdown-escaped
     assert line.startswith("**The man went to the house.** → **") and "modern" not in line
+    assert shown.proto.wrap is False          # one line whatever the sentence's length (issue 46, item 5)

@@ -56,17 +56,17 @@ def test_home_draws_the_live_map_whose_blocks_can_be_clicked(trace):
 
 
 def test_the_tour_shows_where_each_step_is_on_the_live_map():
-    """Issue 26, item 9: the tour's "you are here" map frames the step's blocks in red (step 8: the decoder's
-    masked self-attention and cross-attention), in the reader's language; the training step (12) has none."""
-    at = run_page("tour.py", model="en-es", text=SENTENCE, lang="zh", tour_step=8)
+    """Issue 26, item 9: the tour's "you are here" map frames the step's blocks in red (the decoder step: its
+    masked self-attention and cross-attention), in the reader's language; the training step has none."""
+    at = run_page("tour.py", model="en-es", text=SENTENCE, lang="zh", tour_step=9)
     no_exceptions(at)
-    fig = _chart(at, "tour-map-8")
+    fig = _chart(at, "tour-map-9")
     red = [s for s in fig["layout"]["shapes"] if s.get("line", {}).get("color") == "#d62728"]
     assert len(red) == 2
     assert {d["name"] for d in fig["data"] if d["type"] == "heatmap"} >= {"attn.decoder#0", "attn.cross#2"}
     text = " ".join(a["text"] for a in fig["layout"]["annotations"])
     assert "你在这里" in text and "交叉注意力" in text
-    at = run_page("tour.py", model="en-es", text=SENTENCE, tour_step=12)
+    at = run_page("tour.py", model="en-es", text=SENTENCE, tour_step=13)
     no_exceptions(at)
     assert not any(c.proto.id and "tour-map" in c.proto.id for c in at.get("plotly_chart"))
 

@@ -55,3 +55,35 @@ def test_a_phone_gets_the_phone_type_scale_and_a_wrapped_grid_title(phone):
     assert grid["layout"]["title"]["font"]["size"] == PHONE.title
     lines = title_lines(grid)
     assert len(lines) == 2 and NORMAL.text_px(" ".join(lines), "title") > PHONE_COLUMN_PX   # it would not fit
+
+
+def _first_kinds(node, found: list) -> list:
+    for child in getattr(node, "children", {}).values():
+        if child.type in ("plotly_chart", "selectbox", "radio"):
+            found.append(child.type)
+        _first_kinds(child, found)
+    return found
+
+
+def test_on_a_phone_step_through_shows_its_picture_before_its_pickers(phone):
+    """Issue 46, item 8: the first screen of step-through on a phone was only pickers."""
+    at = run_page("step_through.py", text=SENTENCES["9"])
+    no_exceptions(at)
+    assert _first_kinds(at.main, [])[0] == "plotly_chart"
+
+
+def test_on_a_phone_start_and_the_maps_label_every_token_of_a_9_word_sentence(phone):
+    """Issue 46, item 8: Start showed 2 of a 9-word sentence's source columns on a phone, heatmaps 6 of its tokens."""
+    from viz.figures.attention import keys_that_fit, translation_columns
+    at = run_page("home.py", text=SENTENCES["9"])
+    no_exceptions(at)
+    n_source = len(at.session_state["_ctx"].trace.meta["src_tokens"])
+    assert len(figure(at, 0)["data"][0]["x"]) == n_source <= translation_columns(PHONE)
+    assert keys_that_fit(PHONE_COLUMN_PX, PHONE) >= n_source
+
+
+def test_presenter_mode_on_a_phone_leaves_out_the_model_map(phone):
+    """A phone in presenter mode drew the 'you are here' model map with its labels over one another."""
+    at = run_page("layernorm.py", text=SENTENCES["9"], present=1)
+    no_exceptions(at)
+    assert not any(c.proto.id and "presenter-map" in c.proto.id for c in at.get("plotly_chart"))

@@ -54,6 +54,19 @@ def test_a_long_input_and_another_score():
     assert "At 14 symbols" in out
 
 
+def test_the_page_says_both_read_backwards_only_where_they_do():
+    """Issue 46, item 6: at 16 symbols the toy Transformer wrote a wrong answer and the two alignments agreed at 0
+    of 8 steps, beside "both learned to read the input backwards"."""
+    words = catalogue("en")
+    short = texts(run_page("rnn.py", input="a b c d e f g h"))
+    assert words["rnn.read"].split("{")[0] in short
+    long = run_page("rnn.py", input="a b c d e f g h a b c d e f g h")
+    no_exceptions(long)
+    said = texts(long)
+    assert "✗" in said and "Both learned to read the input backwards" not in said
+    assert "breaks down" in said
+
+
 def test_bad_symbols_are_said_and_the_default_shown():
     at = run_page("rnn.py", input="a b <script>")
     no_exceptions(at)
@@ -80,3 +93,9 @@ def test_the_training_page_trains_both_rnns_live():
     chart = next(c for c in at.get("plotly_chart") if c.key == "train-rnn-accuracy")
     names = [d["name"] for d in json.loads(chart.proto.spec)["data"]]
     assert names == [catalogue("zh")["rnn.model.none"], catalogue("zh")["rnn.model.additive"]]
+
+
+def test_no_message_writes_a_subscript_letter_the_fonts_lack():
+    """Issue 46, item 6: "cᵢ" drew as "cı" (the page's fonts have no subscript i or j): written as $c_i$ instead."""
+    for lang in ("en", "zh"):
+        assert [key for key, text in catalogue(lang).items() if set(text) & set("ᵢⱼₖ")] == [], lang

@@ -30,23 +30,33 @@ def successes(at):
 
 
 # -- step-through --------------------------------------------------------------------------------------
-def test_step_opens_on_the_scores_with_the_inputs_a_click_back(trace):
-    """Issue 26, item 2: the page opens on Q·Kᵀ (a tokens x tokens map), not on the 256-column X."""
+def test_step_opens_where_a_lesson_starts_and_walks_on_with_next(trace):
+    """Issue 46, item 3: the page opens on step 1, the input X (issue 26 opened on Q·Kᵀ, mid-lesson); Next goes
+    to Q, K, V and the scores one click each."""
     at = run_page("step_through.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
     assert at.title[0].value == "Step-through: one head"
-    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 4
+    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 0
     assert at.selectbox(key="step-query-encoder").value == 0 and at.selectbox(key="step-encoder-head").value == 0
-    chart, _ = first_chart(at)
+    assert at.button(key="step-prev").disabled
+    for _ in range(4):
+        at.button(key="step-next").click().run()
+    assert at.radio(key="step-step").value == 4
     n = len(trace.arrays["src_embed.hook_out"])
-    assert chart is not None and z_of(at).shape == (n, n)        # queries x keys, not n x 256
+    assert z_of(at).shape == (n, n)                              # the scores: queries x keys
     q = trace.arrays["encoder.layers.0.self_attn.hook_q"][0].astype(np.float64)
     k = trace.arrays["encoder.layers.0.self_attn.hook_k"][0].astype(np.float64)
     np.testing.assert_allclose(shown_row(at), q[0] @ k.T, atol=1e-3)
     assert "Why divide by" in texts(at)
-    at.button(key="step-prev").click().run()                     # X, Q, K, V one click back each
-    assert at.radio(key="step-step").value == 3
     no_exceptions(at)
+
+
+def test_step_selects_the_first_word_not_the_style_token():
+    """Issue 46, item 3: a two-style model reads <modern> first; the lesson's query is the sentence's first word."""
+    at = run_page("step_through.py", model="en-es", text="The man went to the house.")
+    no_exceptions(at)
+    query = at.selectbox(key="step-query-encoder")
+    assert query.value == 1 and "The" in query.format_func(query.value) and at.query_params["query"] == "1"
 
 
 @pytest.mark.parametrize("step,which", [(0, "X"), (1, "Q"), (2, "K"), (3, "V")])
@@ -109,7 +119,7 @@ def test_step_bad_parameters_warn_and_fall_back():
     warnings = " ".join(w.value for w in at.warning)
     for name in ("kind", "step", "query", "head"):
         assert f"URL parameter {name}=" in warnings
-    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 4
+    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 0
     assert at.selectbox(key="step-query-encoder").value == 0
 
 

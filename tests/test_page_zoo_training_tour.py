@@ -220,15 +220,15 @@ def test_tour_default_deep_link_and_bad_step():
     no_exceptions(at)
     assert "Step 1 of 13: Why attention: the bottleneck of one vector" in texts(at)
     assert _widget(at, "button", "tour-prev").disabled
-    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=5)
+    at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step=4)
     no_exceptions(at)
-    assert "Step 5 of 13: Multi-head attention" in texts(at) and at.query_params["tour_step"] == "5"
+    assert "Step 4 of 13: Multi-head attention" in texts(at) and at.query_params["tour_step"] == "4"
     links = at.get("page_link")
     assert [link.proto.page for link in links] == ["multihead", "explorer"]
     assert links[0].proto.query_string == "model=toy-reverse&text=a+b+c+d&kind=encoder&layer=0"
     _widget(at, "button", "tour-next").click()
     at.run()
-    assert "Step 6 of 13: Add & Norm" in texts(at) and at.query_params["tour_step"] == "6"
+    assert "Step 5 of 13: Tokens become vectors" in texts(at) and at.query_params["tour_step"] == "5"
     at = run_page("tour.py", model="toy-reverse", text="a b c d", tour_step="x")
     no_exceptions(at)
     assert "tour_step='x'" in _warnings(at) and "Step 1 of" in texts(at)
@@ -247,9 +247,9 @@ def test_tour_words_write_no_formula_markup_as_plain_text():
 
 
 def test_tour_empty_sentence_and_presenter_mode():
-    at = run_page("tour.py", model="toy-reverse", text="", present=1, tour_step=12)
+    at = run_page("tour.py", model="toy-reverse", text="", present=1, tour_step=13)
     no_exceptions(at)
-    assert "Step 12 of 13: Watch it learn" in texts(at) and "sentence is empty" in texts(at)
+    assert "Step 13 of 13: Watch it learn" in texts(at) and "sentence is empty" in texts(at)
     assert _widget(at, "toggle", "presenter").value is True and at.query_params["present"] == "1"
     link = next(link for link in at.get("page_link") if link.proto.page == "training")   # the step's link
     assert "text=" not in link.proto.query_string
@@ -260,9 +260,9 @@ def test_presenter_mode_adds_page_links_in_tour_order():
     at = run_page("zoo.py", model="toy-reverse", text="a b c d", present=1)
     no_exceptions(at)
     links = {link.proto.label: link.proto for link in at.get("page_link")}
-    prev, nxt = links["← Previous page: Head analysis"], links["Next page: Live toy training →"]
-    assert (prev.page, nxt.page) == ("heads", "training")
-    assert nxt.query_string == "model=toy-reverse&text=a+b+c+d&present=1"
+    prev, nxt = links["← Previous page: Before the Transformer"], links["Next page: Step-through: one head →"]
+    assert (prev.page, nxt.page) == ("rnn", "step")          # the order of the notes: before the Transformer, then Q, K, V
+    assert nxt.query_string == "model=toy-reverse&text=a+b+c+d&present=1&kind=encoder&layer=0&head=0"
     at = run_page("zoo.py", model="toy-reverse", text="a b c d", present="maybe")
     no_exceptions(at)
     assert "present='maybe'" in _warnings(at)

@@ -5,6 +5,8 @@ import html
 import json
 import re
 
+import pytest
+
 from apptest_utils import no_exceptions, run_page
 from viz.nav import PAGE_BLOCKS
 
@@ -163,7 +165,10 @@ def test_the_start_page_has_a_next_page_in_presenter_mode():
 
 
 def _sentence_line(at) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith(("**Sentence:**", "**句子**：")))
+    """The sentence line's two texts: the sentence, then the translation."""
+    values = [m.value for m in at.markdown]
+    i = next(i for i, v in enumerate(values) if v.startswith(("**Sentence:**", "**句子**：")))
+    return values[i] + " " + values[i + 1]
 
 
 def test_every_page_shows_the_sentence_and_its_translation_in_presenter_mode():
@@ -235,3 +240,123 @@ def test_the_heads_table_on_the_projector_names_each_kind_in_a_word_and_promises
     assert message("zh", "heads.table.static") in headings and message("zh", "heads.table") not in headings
     normal = run_page("heads.py", lang="zh")
     assert message("zh", "heads.table") in [s.value for s in normal.subheader]
+
+
+# -- one order of the notes (issue 46, item 3): the tour, presenter mode's Next and the lesson file share it ----------
+NOTES = ["rnn", "zoo", "one_head", "multi_head", "tokens", "positional", "add_norm", "ffn", "decoder", "decoding",
+         "regularize", "heads", "learn"]   # before the Transformer ... teacher forcing vs decoding, label smoothing
+
+
+def test_the_tour_follows_the_order_of_the_notes():
+    from viz.tour.steps import TOUR
+    assert [step.key for step in TOUR] == NOTES
+
+
+def test_presenter_next_walks_the_tours_views_in_its_order():
+    """After the start page and the tour, Next walks every view the tour's steps link, in the steps' order."""
+    from pathlib import Path
+    from viz.nav import PAGES
+    from viz.tour.steps import TOUR, lesson_stops
+    stops = lesson_stops([Path(p.file).name for p in PAGES])
+    assert [s.page for s in stops[:2]] == ["home.py", "tour.py"]
+    linked = [link for step in TOUR for link in step.links]
+    toured = [s for s in stops if s in linked]
+    assert [linked.index(s) for s in toured] == sorted(linked.index(s) for s in toured)
+    assert {s.page for s in toured} == {l.page for l in linked}
+    assert all(a.page != b.page for a, b in zip(toured, toured[1:]))   # one page's views in a row: one stop
+    assert {s.page for s in stops} == {Path(p.file).name for p in PAGES}       # every page somewhere
+
+
+def test_the_lesson_file_follows_the_same_order():
+    from model.io.checkpoint import load_checkpoint
+    from model.inference.pipeline import trace_sentence
+    from viz.i18n import catalogue
+    from viz.tour.lesson import lesson_html
+    trace = trace_sentence(load_checkpoint("pretrained/toy-reverse", device="cpu"), "a b c d")
+    headings = re.findall(r'<section id="step-\d+"><h2>([^<]*)</h2>', lesson_html(trace))
+    titles = [html.escape(catalogue("en")[f"tour.{key}.title"]) for key in NOTES]
+    assert [h.split(": ", 1)[1] for h in headings] == titles
+
+
+def _next_link(at):
+    return next(link.proto for link in at.get("page_link") if link.proto.label.startswith("Next page"))
+
+
+def _prev_link(at):
+    return next(link.proto for link in at.get("page_link") if link.proto.label.startswith("← Previous page"))
+
+
+def test_presenter_next_goes_from_view_to_view_in_the_notes_order():
+    at = run_page("step_through.py", model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(at)
+    assert _next_link(at).page == "multihead" and _prev_link(at).page == "zoo"
+    # the decoder's two views are one stop (a link to the page on view keeps its pickers: Next would not move)
+    for kind in ("decoder", "cross"):
+        at = run_page("explorer.py", model="toy-reverse", text="a b c d", present=1, kind=kind)
+        no_exceptions(at)
+        nxt = _next_link(at)
+        assert nxt.page == "decoding" and "method=greedy" in nxt.query_string and "present=1" in nxt.query_string
+        assert _prev_link(at).page == "ffn"
+    at = run_page("ffn.py", model="toy-reverse", text="a b c d", present=1, view="dropout")
+    assert _next_link(at).page == "heads" and _prev_link(at).page == "decoding"
+    at = run_page("explorer.py", model="toy-reverse", text="a b c d", present=1, kind="encoder")
+    assert _next_link(at).page == "positional" and _prev_link(at).page == "multihead"
+
+
+@pytest.mark.parametrize("page, title_key", [("decoding.py", "decoding.how.title"), ("zoo.py", "zoo.what.title"),
+                                             ("rnn.py", "rnn.explain.title")])
+def test_in_presenter_mode_what_a_page_teaches_is_open_on_the_page(page, title_key):
+    """Issue 46, item 2: how decoding works, the zoo's and the RNN's formulas needed a click and a scroll in front of
+    the class; in presenter mode they are open under a heading, folded in an expander only otherwise."""
+    from viz.i18n import catalogue
+    title = catalogue("en")[title_key]
+    folded = run_page(page, model="toy-reverse", text="a b c d")
+    no_exceptions(folded)
+    assert title in [e.label for e in folded.expander]
+    shown = run_page(page, model="toy-reverse", text="a b c d", present=1)
+    no_exceptions(shown)
+    assert title not in [e.label for e in shown.expander] and title in [h.value for h in shown.subheader]
+    assert len(shown.latex) >= len(folded.latex) >= 1       # its formulas drawn on the page
+
+
+def test_the_lesson_file_is_named_per_language_and_has_a_presenter_size():
+    """Issue 46, item 7: the English and the Chinese lesson saved under one name; a lesson for the projector at the
+    app's presenter sizes (the normal one's chart text is 13-17 px)."""
+    from model.io.checkpoint import load_checkpoint
+    from model.inference.pipeline import trace_sentence
+    from viz.tour.download import file_name
+    from viz.tour.lesson import lesson_html
+    names = {file_name("en-es", "The man went.", lang, presenter) for lang in ("en", "zh") for presenter in (0, 1)}
+    assert len(names) == 4 and "lesson-en-es-the-man-went-zh.html" in names
+    trace = trace_sentence(load_checkpoint("pretrained/toy-reverse", device="cpu"), "a b c d")
+    sizes = {presenter: [int(n) for n in re.findall(r'font":\{[^{}]*?"size":(\d+)', lesson_html(trace, presenter=presenter))]
+             for presenter in (False, True)}
+    assert min(sizes[False]) < 20 <= min(sizes[True])
+    assert '<body class="presenter">' in lesson_html(trace, presenter=True)
+
+
+def test_presenter_mode_keeps_plotlys_toolbar_off_the_titles_and_the_sentence_on_one_line():
+    """Issue 46, items 4 and 5: plotly's toolbar (shown while the pointer is over a chart) covered chart titles on the
+    projector; a pasted 40-word sentence took four lines over every page. In presenter mode no toolbar, and the
+    sentence line keeps to one line (ellipsis; the whole on hover and in the box that changes it)."""
+    long = " ".join(["a b c d"] * 10)
+    shown = run_page("decoding.py", model="toy-reverse", text=long, present=1)
+    no_exceptions(shown)
+    configs = [json.loads(c.proto.config) for c in shown.get("plotly_chart")]
+    assert configs and not any(c.get("displayModeBar", True) for c in configs)
+    i, line = next((i, m) for i, m in enumerate(shown.markdown) if m.value.startswith("**Sentence:**"))
+    assert line.proto.wrap is False and long in line.value
+    translation = shown.markdown[i + 1]
+    assert translation.value.startswith("→") and translation.proto.wrap is False
+    normal = run_page("decoding.py", model="toy-reverse", text="a b c d")
+    assert all(json.loads(c.proto.config).get("displayModeBar", True) for c in normal.get("plotly_chart"))
+
+
+def test_presenter_mode_draws_no_table_on_a_canvas():
+    """Issue 46, item 6: the beam hypotheses (~14 px) and About's cost, metric and score tables were data frames,
+    drawn on a canvas whatever presenter mode said; in presenter mode they are tables at the text's size."""
+    for page, params in (("about.py", {}), ("decoding.py", {"method": "beam", "beam": 3})):
+        shown = run_page(page, model="toy-reverse", text="a b c d", present=1, **params)
+        no_exceptions(shown)
+        assert not shown.dataframe and shown.table, page
+        assert run_page(page, model="toy-reverse", text="a b c d", **params).dataframe, page     # normal mode

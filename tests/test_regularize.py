@@ -176,7 +176,7 @@ def test_tour_steps_show_the_ffn_and_smoothing_on_the_sentence(trace, lang):
     from viz.tour.pictures import ffn_figure, regularize_figure
     from viz.tour.steps import TOUR
     keys = [s.key for s in TOUR]
-    assert keys.index("ffn") == keys.index("add_norm") + 1 and keys[-1] == "regularize"
+    assert keys.index("ffn") == keys.index("add_norm") + 1 and keys.index("regularize") == keys.index("decoding") + 1
     fig = ffn_figure(trace, None, words(lang))
     ff = rg.feed_forward(trace.arrays, "encoder", 0)
     units = [int(u.lstrip("#")) for u in fig.data[0].x]

@@ -20,15 +20,20 @@ class Page(NamedTuple):
     blocks: tuple[str, ...] = ()   # the model map's blocks it explains (presenter mode's "you are here")
 
 
-PAGES = [  # in teaching order; pages about the whole model (home, the tour, training, about) explain no block
+# In the order of the notes (the tour's, viz/tour/steps.py); pages about the whole model (home, the tour, training,
+# about) explain no block.
+PAGES = [
     Page("viz/pages/home.py", "home", ":material/home:", "nav.section.Start", "nav.page.home"),
+    Page("viz/pages/tour.py", "tour", ":material/school:", "nav.section.Start", "nav.page.tour"),
     Page("viz/pages/rnn.py", "rnn", ":material/history:", "nav.section.Attention", "nav.page.rnn"),
-    Page("viz/pages/explorer.py", "explorer", ":material/grid_view:", "nav.section.Attention", "nav.page.explorer",
+    Page("viz/pages/zoo.py", "zoo", ":material/history_edu:", "nav.section.Attention", "nav.page.zoo",
          tuple(ATTN_KINDS)),
     Page("viz/pages/step_through.py", "step", ":material/calculate:", "nav.section.Attention", "nav.page.step",
          ("attn.encoder",)),
     Page("viz/pages/multi_head.py", "multihead", ":material/call_merge:",
          "nav.section.Attention", "nav.page.multihead", ("attn.encoder",)),
+    Page("viz/pages/explorer.py", "explorer", ":material/grid_view:", "nav.section.Attention", "nav.page.explorer",
+         tuple(ATTN_KINDS)),
     Page("viz/pages/positional.py", "positional", ":material/waves:",
          "nav.section.Inside a layer", "nav.page.positional", ("embed.encoder", "embed.decoder")),
     Page("viz/pages/layernorm.py", "layernorm", ":material/equalizer:",
@@ -39,15 +44,12 @@ PAGES = [  # in teaching order; pages about the whole model (home, the tour, tra
          ("linear", "softmax")),
     Page("viz/pages/heads.py", "heads", ":material/analytics:", "nav.section.What heads do", "nav.page.heads",
          tuple(ATTN_KINDS)),
-    Page("viz/pages/zoo.py", "zoo", ":material/history_edu:", "nav.section.Attention", "nav.page.zoo",
-         tuple(ATTN_KINDS)),
     Page("viz/pages/compare.py", "compare", ":material/compare:", "nav.section.What heads do", "nav.page.compare",
          ("attn.encoder",)),
     Page("viz/pages/attribution.py", "attribution", ":material/insights:",
          "nav.section.What heads do", "nav.page.attribution", ("linear", "softmax")),
     Page("viz/pages/training.py", "training", ":material/model_training:",
          "nav.section.The model", "nav.page.training"),
-    Page("viz/pages/tour.py", "tour", ":material/school:", "nav.section.Start", "nav.page.tour"),
     Page("viz/pages/about.py", "about", ":material/info:", "nav.section.The model", "nav.page.about"),
 ]
 PAGE_BLOCKS = {page.url: page.blocks for page in PAGES if page.blocks}

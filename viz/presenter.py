@@ -16,7 +16,7 @@ from viz.map_chart import model_map_chart
 from viz import view
 from viz.state import current
 from viz.tour.buttons import nav_buttons
-from viz.ui import PageStop
+from viz.ui import PageStop, on_phone
 from viz.classroom import panel as classroom
 
 # Projector: larger body text, headings and widget labels; the page uses the full width.
@@ -24,18 +24,22 @@ PRESENTER_CSS = """<style>
 .block-container { max-width: 100% !important; padding: 4.2rem 1.5rem 3rem 1.5rem !important; }  /* below the menu bar */
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer label p,
 .stMainBlockContainer .stMarkdown { font-size: 1.32rem !important; line-height: 1.5 !important; }
-.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.12rem !important; }
+.stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.25rem !important; color: #31333F !important; }  /* a caption often carries the page's claim: 20 px, the text's colour */
 .stMainBlockContainer h1 { font-size: 3rem !important; }
 .stMainBlockContainer h2 { font-size: 2.2rem !important; }
 .stMainBlockContainer h3 { font-size: 1.8rem !important; }
 .stMainBlockContainer .katex { font-size: 1.55em !important; }
-.stMainBlockContainer [data-testid="stText"] { font-size: 1.2rem !important; }
-.stMainBlockContainer [data-testid="stCode"] code { font-size: 1.2rem !important; }   /* the decoding step's lines */
+.stMainBlockContainer [data-testid="stText"] { font-size: 1.25rem !important; }
+.stMainBlockContainer [data-testid="stCode"] code { font-size: 1.25rem !important; }   /* the decoding step's lines */
 .stMainBlockContainer table td, .stMainBlockContainer table th { font-size: 1.3rem !important; }  /* st.table, Markdown: 20 px and up */
 .st-key-heads-all table tbody td:first-of-type * { white-space: nowrap !important; }  /* each head's kind on one line (编码器 took three) */
 .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1.15rem !important; }
-.st-key-presenter-line { gap: 0.3rem; border-bottom: 1px solid #e6e6ea; }   /* the sentence line on top */
-.st-key-presenter-line p { font-size: 1.2rem !important; margin: 0; }
+.st-key-presenter-line { gap: 0.6rem; border-bottom: 1px solid #e6e6ea; flex-wrap: nowrap !important; }   /* the sentence line on top */
+.st-key-presenter-line > div { min-width: 0; flex-shrink: 1 !important; }   /* long texts shrink, cut with "…" */
+.st-key-presenter-line > div:last-child { flex-shrink: 0 !important; }      /* the box to change it stays whole */
+.st-key-presenter-line p { font-size: 1.25rem !important; margin: 0; }
+.stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 21rem !important; }  /* the lesson button, presenter-sized */
+@media (max-width: 640px) { .stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 0 !important; } }
 [data-testid="stPopoverBody"] textarea, [data-testid="stPopoverBody"] label p { font-size: 1.2rem !important; }
 </style>"""
 
@@ -59,7 +63,7 @@ def _you_are_here(page) -> None:
     as the tour's map)."""
     ctx = current()
     blocks = page_blocks(page.url_path, dict(view.current_view().values))
-    if not blocks or ctx is None or ctx.trace is None:
+    if not blocks or ctx is None or ctx.trace is None or on_phone():   # a phone's column: its labels over one another
         return
     st.divider()
     st.markdown(t("presenter.map"))
@@ -79,8 +83,13 @@ def sentence_line() -> None:
         return
     translation = ctx.trace.meta["translation"] if ctx.trace is not None else ""
     row = st.container(key="presenter-line", horizontal=True, vertical_alignment="center")   # the box follows the words (the lesson button sits at the right end)
-    row.markdown(t("presenter.sentence", sentence=plain(ctx.text.strip(), limit=200),
-                   translation=plain(translation or "…", limit=200)), width="content")
+    # one line whatever the sentence's length (a pasted 40-word one took four and pushed the picture off the first
+    # screen): cut with an ellipsis, the whole on hover (Streamlit's own) and in the box that changes it
+    # the sentence and its translation side by side, each cut to its half of the line
+    row.markdown(t("presenter.sentence", sentence=plain(ctx.text.strip(), limit=view.MAX_TEXT_CHARS)),
+                 width="content", wrap=False)
+    row.markdown(t("presenter.translation", translation=plain(translation or "…", limit=view.MAX_TEXT_CHARS)),
+                 width="content", wrap=False)
     view.put(view.SENTENCE_EDIT, ctx.text)
     with row.popover(t("presenter.sentence.edit"), icon=":material/edit:"):
         st.text_area(t("presenter.sentence.label"), key=view.key(view.SENTENCE_EDIT), on_change=_sentence_changed,

@@ -24,6 +24,15 @@ def position_labels(tokens: list[str]) -> list[str]:
     return [f"{i} {t}" for i, t in enumerate(tokens)]
 
 
+_MARKER = re.compile(r"</?[a-z]+>")     # <s>, </s>, <pad>, a style's <modern> (model/io/tokenizer.py)
+
+
+def first_word(tokens: list[str]) -> int:
+    """The position of the first token that is a piece of the sentence, not a marker the model reads (a style
+    token such as <modern>, <s>, </s>): where a lesson's selected query starts. 0 when there is none."""
+    return next((i for i, token in enumerate(tokens) if not _MARKER.fullmatch(token)), 0)
+
+
 def attention_labels(meta: dict, kind: str) -> tuple[list[str], list[str]]:
     """(row, column) labels of one attention kind's maps: decoder rows name the token each position
     predicts, columns what the queries can see (model/capture/schema.py says why)."""

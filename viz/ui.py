@@ -16,12 +16,12 @@ from viz.state import current
 
 
 def type_scale() -> TypeScale:
-    """The chart type scale for this run: presenter sizes while presenter mode is on, a phone's on a phone (a
+    """The chart type scale for this run: a phone's on a phone, presenter sizes while presenter mode is on (a
     class's students: charts planned for its ~350 px column, long titles wrapped), else normal. Pages pass it
-    to builders."""
-    if view.get(view.PRESENT):
-        return PRESENTER
-    return PHONE if on_phone() else NORMAL
+    to builders. A phone keeps its own in presenter mode too: projector sizes in a 390 px column cut every title."""
+    if on_phone():
+        return PHONE
+    return PRESENTER if view.get(view.PRESENT) else NORMAL
 
 
 def on_phone() -> bool:
@@ -35,10 +35,12 @@ def on_phone() -> bool:
 
 
 def plotly_config(filename: str) -> dict:
-    """Modebar download in the format chosen in the sidebar (PNG or SVG), at 2x for projectors."""
+    """Modebar download in the format chosen in the sidebar (PNG or SVG), at 2x for projectors. No modebar in
+    presenter mode or on a phone: its icons, shown while the pointer (or a finger) is over a chart, covered the
+    chart's title in front of the class; the chart's own download stays in normal mode."""
     fmt = view.get(view.IMAGE_FORMAT, default="png").lower()
     return {
-        "displaylogo": False,
+        "displaylogo": False, "displayModeBar": not (view.get(view.PRESENT) or on_phone()),
         "toImageButtonOptions": {"format": fmt, "filename": safe_filename(filename), "scale": 2},
     }
 
@@ -164,3 +166,14 @@ def need_context(need_trace: bool = True):
         st.info(t("notice.need_sentence"))
         stop_page()
     return ctx
+
+
+def explained(title: str):
+    """Where a page explains what it teaches (formulas, how to read it): folded in an expander normally; in
+    presenter mode open on the page under a heading, as the long text below the picture (a projector's class cannot
+    unfold it, and a click and a scroll in front of them lose the thread)."""
+    if view.get(view.PRESENT):
+        box = st.container()
+        box.subheader(title)
+        return box
+    return st.expander(title)

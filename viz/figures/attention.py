@@ -9,25 +9,30 @@ from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, 
                                subplot_layout, token_axes, typeset)
 
 MAP_ROOM = 250          # px of a map's width that are not its plot: the query labels and the colour bar
+PHONE_MAP_ROOM = 130    # the same in a phone's column (12 px labels): with 250 a 9-word sentence showed 6 of its tokens
+
+
+def map_room(type_scale: TypeScale = NORMAL) -> int:
+    return PHONE_MAP_ROOM if type_scale.narrow else MAP_ROOM
 SLANTED_EM = 1.7        # px between two 45° labels' baselines, in ems of the tick size, for them not to touch
 UPRIGHT_EM = 1.25       # the same for upright (90°) labels
 
 
 def slanted_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL) -> bool:
     """Whether n_keys slanted (45°) key labels stay apart under a map width_px wide."""
-    return (width_px - MAP_ROOM) / max(n_keys, 1) >= SLANTED_EM * type_scale.tick
+    return (width_px - map_room(type_scale)) / max(n_keys, 1) >= SLANTED_EM * type_scale.tick
 
 
 def key_labels_fit(width_px: float, n_keys: int, type_scale: TypeScale = NORMAL) -> bool:
     """Whether n_keys key labels fit under a map width_px wide at all (upright); fewer and plotly drops every
     second one."""
-    return (width_px - MAP_ROOM) / max(n_keys, 1) >= UPRIGHT_EM * type_scale.tick
+    return (width_px - map_room(type_scale)) / max(n_keys, 1) >= UPRIGHT_EM * type_scale.tick
 
 
 def keys_that_fit(width_px: float, type_scale: TypeScale = NORMAL, em: float = UPRIGHT_EM) -> int:
     """How many key labels a map width_px wide shows upright (em: SLANTED_EM for slanted), each legible
     (key_labels_fit's count)."""
-    return labels_that_fit(width_px - MAP_ROOM, type_scale, em)
+    return labels_that_fit(width_px - map_room(type_scale), type_scale, em)
 
 
 def labels_that_fit(plot_px: float, type_scale: TypeScale = NORMAL, em: float = UPRIGHT_EM) -> int:
@@ -63,7 +68,7 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     n_q, n_k = len(query_labels), len(key_labels)
     row_px = map_row_px(type_scale)                # every token label shown (plotly drops every other when crowded)
     side = int(max(360, min(MAP_SIDE, 160 + row_px * max(n_q, n_k))))
-    plot_w = (width_px or type_scale.page_px) - MAP_ROOM
+    plot_w = (width_px or type_scale.page_px) - map_room(type_scale)
     show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
     value_name, hover_query, hover_key = (words(key) for key in ("fig.attention.weight", "fig.attention.query",
                                                                  "fig.attention.key"))
@@ -218,9 +223,16 @@ def window_rows(type_scale: TypeScale = NORMAL) -> int:
     return int(WINDOW_ROWS * translation_row_px(NORMAL) / translation_row_px(type_scale))
 
 
+def translation_share(type_scale: TypeScale = NORMAL) -> tuple[float, int]:
+    """The translation picture's map panel: its share of the width and the px of it that are not cells (the output
+    labels). A phone gives the map more of its column (at 62 % a 9-word sentence showed 2 source tokens)."""
+    return (0.8, 80) if type_scale.narrow else (0.62, 180)
+
+
 def translation_columns(type_scale: TypeScale = NORMAL) -> int:
-    """How many source tokens the translation picture labels legibly (upright, in its 62 % map panel)."""
-    return int((0.62 * type_scale.page_px - 180) / (UPRIGHT_EM * type_scale.tick))
+    """How many source tokens the translation picture labels legibly (upright, in its map panel)."""
+    share, room = translation_share(type_scale)
+    return int((share * type_scale.page_px - room) / (UPRIGHT_EM * type_scale.tick))
 
 
 def window_around(index: int, n: int, size: int) -> slice:
@@ -262,9 +274,11 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
     s = type_scale
     labelled = n <= 40                         # bar labels while rows are tall enough to hold them
     row_px = translation_row_px(s, labelled)
-    layout = subplot_layout((words("fig.translation.looked"), words("fig.translation.sure")), rows=1, cols=2,
-                            shared_yaxes=True, column_widths=[0.62, 0.38], horizontal_spacing=0.03)
-    cell_w = (0.62 * s.page_px - 180) / max(len(cols), 1)
+    share, room = translation_share(s)
+    sure = words("fig.translation.sure.short" if s.narrow else "fig.translation.sure")   # a phone's narrow panel
+    layout = subplot_layout((words("fig.translation.looked"), sure), rows=1, cols=2,
+                            shared_yaxes=True, column_widths=[share, 1 - share], horizontal_spacing=0.03)
+    cell_w = (share * s.page_px - room) / max(len(cols), 1)
     heatmap = go.Heatmap(z=weights, x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
                          texttemplate="%{z:.2f}" if s.numbers_fit(cell_w, row_px) else None,
                          textfont=s.font("cell"),
@@ -278,7 +292,9 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
                     text=[f"{p:.0%}" for p in probs] if labelled else None,
                     hovertemplate="%{y}<br>p = %{x:.3f}<extra></extra>", **outside)
     second = go.Bar(x=runner_up_probs, y=rows, name=runner_up_name, marker_color=RUNNER_UP_COLOR, customdata=others,
-                    text=[f"{t} {p:.0%}" for t, p in zip(others, runner_up_probs)] if labelled else None,
+                    # a phone's narrow bars panel: the runner-up on hover only (its words ran off the figure)
+                    text=[f"{t} {p:.0%}" for t, p in zip(others, runner_up_probs)] if labelled and not s.narrow
+                    else None,
                     textfont=s.font("cell", color="#444444"),
                     hovertemplate="%{y}: " + runner_up_name + " %{customdata}<br>p = %{x:.3f}<extra></extra>",
                     **outside)
@@ -300,5 +316,7 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
     notes = layout.get("annotations", [])
     if notes:                                  # the heatmap's panel title above its slanted source tokens
         notes[0]["yshift"] = label_px + 1.5 * s.text + 4
+        if s.narrow:                           # the bars' title ends at the figure's edge, not past it
+            notes[1].update(x=1.0, xanchor="right")
     layout = typeset(layout, s)
     return go.Figure([heatmap, chosen, second], layout=layout)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.attention import SLANTED_EM, attention_heatmap, labels_that_fit
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, plotly_text, subplot_axes, subplot_layout,
-                               typeset,
+from model.analysis.attention_math import future_mask
+from viz.figures.attention import SLANTED_EM, attention_heatmap, labels_that_fit, map_row_px
+from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, colorbar, mask_legend,
+                               mask_overlay, masked_z, plotly_text, subplot_axes, subplot_layout, typeset,
                                update_axes)
 
 CHOSEN_COLOR = "#d62728"     # the token the decoder appended
@@ -127,10 +128,18 @@ def alignment_heatmap(weights, out_labels: list[str], src_labels: list[str], wor
     return fig
 
 
+def bar_numbers_fit(numbers: list[str], slot_px: float, type_scale: TypeScale = NORMAL) -> bool:
+    """Whether numbers written on upright bars `slot_px` apart stay apart at the cell size (two near-zero
+    log-probabilities side by side ran together into "0.000.000.00")."""
+    return all(type_scale.text_px(n, "cell") + 4 <= slot_px for n in numbers)
+
+
 def logprob_comparison(series: list[tuple[str, np.ndarray, list[str], np.ndarray]], words: Words, title: str = "",
-                       type_scale: TypeScale = NORMAL) -> go.Figure:
+                       type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
     """Per-token log-probabilities of several outputs side by side; each panel's title gives the sum.
-    series: (name, log-probabilities, token labels, probabilities for the hover) per output."""
+    series: (name, log-probabilities, token labels, probabilities for the hover) per output. A panel writes its
+    numbers on the bars only where they fit a bar's slot of a figure about width_px wide (default: the scale's
+    page width); hover always has them."""
     if not series:
         raise ValueError("nothing to compare")
     for name, lp, labels, _ in series:
@@ -140,11 +149,13 @@ def logprob_comparison(series: list[tuple[str, np.ndarray, list[str], np.ndarray
     layout = subplot_layout([f"{name}: Σ log p = {_signed(np.sum(lp))}" for name, lp, _, _ in series], rows=1,
                             cols=len(series), shared_yaxes=True, horizontal_spacing=0.06)
     bars = []
+    panel_px = ((width_px or type_scale.page_px) - 80) / len(series)
     for i, (name, lp, labels, probs) in enumerate(series):
         lp = np.asarray(lp, dtype=float)
+        numbers = [_signed(v) for v in lp]
         bars.append(go.Bar(x=plotly_text(labels), y=lp, marker_color=LINE_COLORS[i % len(LINE_COLORS)], name=name,
                            customdata=np.asarray(probs, dtype=float),
-                           text=[_signed(v) for v in lp] if len(lp) <= 30 else None,
+                           text=numbers if bar_numbers_fit(numbers, panel_px / max(len(lp), 1), type_scale) else None,
                            textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"), **subplot_axes(i),
                            hovertemplate="%{x}<br>log p = %{y:.3f}<br>p = %{customdata:.3f}<extra></extra>"))
     layout["yaxis"].update(range=[min(low * 1.15, -0.5), 0.3], title=dict(text=words("decoding.lp.y")))
@@ -168,3 +179,76 @@ def confidence_bars(probs, labels: list[str], words: Words, step: int | None = N
         xaxis=dict(type="category", tickangle=-45, automargin=True, tickfont=type_scale.font("tick")),
         yaxis=dict(title=dict(text=words("fig.tour.p_chosen")), range=[0, 1.15], tickvals=[0, 0.5, 1]),
         title=dict(text=title), height=360, margin=dict(l=10, r=10, t=60, b=10)), type_scale))
+
+
+TF_LOSS_SHARE = 0.3            # of a teacher-forcing picture's width: the bars of each row's loss
+TF_ROOM = 130                  # px of a teacher-forcing picture's width that are not its map or bars: row labels
+
+
+def forcing_labels_fit(n: int, width_px: float, type_scale: TypeScale = NORMAL) -> bool:
+    """Whether a teacher-forcing picture width_px wide labels each of its n inputs (upright): in half a page, or
+    else drawn the page's whole width (plotly leaves every other label out when they are crowded)."""
+    return labels_that_fit((width_px - TF_ROOM) * (1 - TF_LOSS_SHARE - 0.03), type_scale) >= n
+
+
+def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str], mask, mask_name: str,
+                   loss_title: str, words: Words, title: str, type_scale: TypeScale) -> go.Figure:
+    """Rows = decoder positions: left their attention over the decoder's input (mask grey), right each row's
+    -log p of the token it predicts, on one row axis. The two pictures of teacher forcing vs generation."""
+    weights = np.asarray(weights, dtype=float)
+    losses = _vector(losses, "losses")
+    n = len(out_labels)
+    if weights.shape != (n, len(in_labels)) or len(losses) != n:
+        raise ValueError(f"{weights.shape} weights and {len(losses)} losses for {n} rows x {len(in_labels)} inputs")
+    rows, cols = plotly_text(out_labels), plotly_text(in_labels)
+    layout = subplot_layout(["", loss_title], rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.03,
+                            column_widths=[1 - TF_LOSS_SHARE, TF_LOSS_SHARE])
+    numbers = [f"{v:.2f}" for v in losses]
+    traces = [go.Heatmap(z=masked_z(weights, mask), x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
+                         showscale=False, hoverongaps=False, xgap=1, ygap=1,
+                         hovertemplate=f"%{{y}} ← %{{x}}: %{{z:.3f}}<extra></extra>"),
+              mask_overlay(mask, cols, rows, xgap=1, ygap=1), mask_legend(mask_name),
+              go.Bar(x=losses, y=rows, orientation="h", marker_color=CHOSEN_COLOR, text=numbers,
+                     textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"),
+                     hovertemplate="%{y}: -log p = %{x:.3f}<extra></extra>", showlegend=False, **subplot_axes(1))]
+    update_axes(layout, "y", type="category", autorange="reversed", tickfont=type_scale.font("tick"))
+    layout["xaxis"].update(type="category", tickangle=-90, tickfont=type_scale.font("tick"), side="top")
+    top = max(float(np.max(losses)) if n else 1.0, 1.0)
+    layout["xaxis2"].update(range=[0, top * 1.6], showticklabels=False, zeroline=True, showgrid=False)
+    layout["yaxis"].update(title=dict(text=words("fig.tf.predicts")))
+    longest = max((type_scale.text_px(label, "tick") for label in cols), default=0)
+    plot_px = map_row_px(type_scale) * n
+    top_px = int(longest + 2.2 * type_scale.text + 1.6 * type_scale.title + 24)
+    # the title at the figure's top, the inputs' axis title and upright labels under it
+    layout.update(title=dict(text=title, yref="container", y=1.0, yanchor="top", pad=dict(t=8)),
+                  height=int(plot_px + top_px + 60),
+                  margin=dict(l=10, r=10, t=top_px, b=50), bargap=0.25)
+    layout["legend"] = dict(orientation="h", yref="container", y=0.0, yanchor="bottom", xanchor="left", x=0.0)
+    # over the inputs' upright labels: what the columns are at the left, the loss panel's title at the right (an axis
+    # title centred on the map ran into the loss title in half a page)
+    for note in layout.get("annotations", []):
+        note.update(y=1.0, yanchor="bottom", yshift=longest + 8, x=1.0, xanchor="right")
+    layout["annotations"] = [*layout.get("annotations", []),
+                             dict(text=words("fig.tf.inputs"), xref="paper", x=0.0, xanchor="left", yref="paper",
+                                  y=1.0, yanchor="bottom", yshift=longest + 8, showarrow=False)]
+    return go.Figure(traces, layout=typeset(layout, type_scale))
+
+
+def teacher_forced_pass(weights, losses, in_labels: list[str], out_labels: list[str], words: Words, title: str = "",
+                        type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Training: one forward pass over the target shifted right. weights [T, T]: the decoder's self-attention
+    (heads averaged) of that one pass, the causal mask's cells grey; losses [T]: -log p(y_t), every position's
+    loss from the same pass."""
+    return _rows_and_loss(weights, losses, in_labels, out_labels, future_mask("decoder", len(out_labels), len(in_labels)),
+                          words("fig.masked"), words("fig.tf.loss"), words, title, type_scale)
+
+
+def generation_loop(rows, losses, in_labels: list[str], out_labels: list[str], words: Words, title: str = "",
+                    type_scale: TypeScale = NORMAL) -> go.Figure:
+    """Inference: one forward pass per token. rows[t] ([T, T], NaN or anything past t): pass t's newest position's
+    self-attention (heads averaged) over the t+1 inputs it has (its own earlier outputs fed back); the rest does not
+    exist yet (grey); losses[t]: -log p of the token pass t chose."""
+    not_yet = future_mask("decoder", len(out_labels), len(in_labels))
+    return _rows_and_loss(np.where(not_yet, 0.0, np.nan_to_num(np.asarray(rows, dtype=float))), losses, in_labels,
+                          out_labels, not_yet, words("fig.tf.not_yet"), words("fig.tf.chosen"), words, title,
+                          type_scale)

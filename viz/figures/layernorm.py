@@ -12,7 +12,7 @@ from model.analysis.norms import batch_norm_stats, check_activations, layer_norm
 from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, labels_that_fit
 from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, axis_suffix, check_matrix, hline,
                                legend_under_title,
-                               plotly_text, subplot_axes, subplot_layout, typeset)
+                               plotly_text, subplot_axes, subplot_layout, typeset, wrapped)
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
 TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True)   # sizes: the figure's type scale (typeset)
@@ -127,6 +127,9 @@ def gain_bias_figure(gain, bias, words: Words, title: str = "", type_scale: Type
             go.Bar(x=dims, y=bias, marker_color=LINE_COLORS[4], name=bias_name, xaxis="x2", yaxis="y2",
                    hovertemplate=f"{x_title} %{{x}}<br>{bias_name} %{{y:.4f}}<extra></extra>")]
     layout["xaxis2"]["title"] = dict(text=x_title)
+    # drawn in half the page: its lines broken to that width (plotly cuts a line at the figure's edge)
+    title = "<br>".join(line for part in title.split("<br>")
+                        for line in wrapped(part, type_scale, type_scale.page_px / 2 - 100, "title"))
     # the title's lines at the top, the upper panel's title under them (a two-line title at presenter sizes ran
     # into the panel title with a fixed 90 px margin)
     top = int(12 + (title.count("<br>") + 1) * 1.3 * type_scale.title + 1.6 * type_scale.text) if title else 60

@@ -177,7 +177,7 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
             layout["xaxis" + axis_suffix(h)].update(showticklabels=legible, automargin=True, tickvals=keys)
     for r in range(rows):
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=legible, automargin=True, tickvals=queries)
-    labels = max(type_scale.text_px(str(k), "tick") for k in key_labels) + 20 if legible else 20
+    labels = max(type_scale.text_px(str(k), "tick") for k in key_labels) + 12 if legible else 20
     top = 70
     if masked is not None and np.any(masked):
         traces += [mask_overlay(masked, keys, queries, **subplot_axes(h)) for h in range(n_heads)]

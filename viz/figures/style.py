@@ -103,6 +103,7 @@ def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
         layout["title"]["font"] = {**s.font("title"), **layout["title"].get("font", {}), "size": s.title}
         if s.narrow:
             wrap_title(layout, s)
+        title_on_top(layout, s)
     layout["legend"] = {**layout.get("legend", {}), "font": {**s.font("text"), **layout.get("legend", {}).get("font", {}),
                                                               "size": s.text}}
     layout["hoverlabel"] = {**layout.get("hoverlabel", {}), "font": dict(size=s.text)}
@@ -116,6 +117,39 @@ def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
     for note in layout.get("annotations", []):
         note["font"] = {**s.font("text"), **(note.get("font") or {}), "size": s.text}
     return layout
+
+
+def title_on_top(layout: dict, type_scale: TypeScale) -> None:
+    """A title at the figure's top edge and the top margin tall enough for it and the panel titles under it: plotly
+    centres a title in the top margin, so a two-line one was cut at the top ("Learned gain and bias") and one over
+    panels ran over their titles (step-through's scaling, the heads' grid, the tour's steps)."""
+    title = layout["title"]
+    text = str(title.get("text") or "")
+    lines = text.count("<br>") + 1
+    # plotly anchors a title of several lines too high by about 0.7 em: its first line was cut at the top
+    lifted = int(0.7 * type_scale.title) if lines > 1 else 0
+    if not text or "y" in title:                  # a builder that placed its title itself keeps it there, lowered
+        if lifted and title.get("yanchor") == "top":
+            title["pad"] = {**title.get("pad", {}), "t": title.get("pad", {}).get("t", 0) + lifted}
+            _grow_top(layout, lifted)
+        return
+    title.update(yref="container", y=1.0, yanchor="top", pad={"t": 8 + lifted, **title.get("pad", {})})
+    need = 8 + lifted + lines * 1.3 * type_scale.title + 6
+    panel_titles = [note for note in layout.get("annotations", []) if isinstance(note, dict)
+                    and note.get("yref") == "paper" and note.get("yanchor") == "bottom" and note.get("y", 0) >= 0.999]
+    if panel_titles:
+        need += max(str(n.get("text", "")).count("<br>") + 1 for n in panel_titles) * 1.3 * type_scale.text + 6
+    _grow_top(layout, int(need - layout.get("margin", {}).get("t", 100)))
+
+
+def _grow_top(layout: dict, px: int) -> None:
+    """The top margin and the figure px taller (nothing when px <= 0)."""
+    if px <= 0:
+        return
+    margin = layout.setdefault("margin", {})
+    margin["t"] = margin.get("t", 100) + px
+    if layout.get("height"):
+        layout["height"] += px
 
 
 def wrap_title(layout: dict, type_scale: TypeScale) -> None:

@@ -62,7 +62,7 @@ def why_attention_picture(ctx: Context, n: int, k: int = CONV_KERNEL) -> None:
 
 def why_attention_details(n: int, d: int, k: int = CONV_KERNEL) -> None:
     st.markdown(t("about.costs.details"))
-    st.dataframe(cost_table(n, d, k), column_config={
+    data_table(cost_table(n, d, k), digits=0, column_config={
         t("about.costs.col3", n=n, d=d): st.column_config.NumberColumn(format="localized")})
 
 
@@ -183,7 +183,7 @@ def metrics_table(metrics) -> None:
              if not isinstance(v, str) or len(v) <= 40]
     if short:
         metric, value = t("about.metrics.metric"), t("about.metrics.value")
-        st.dataframe(pd.DataFrame(short, columns=[metric, value]).astype({value: str}).set_index(metric))
+        data_table(pd.DataFrame(short, columns=[metric, value]).astype({value: str}).set_index(metric))
     for k, v in rest.items():
         if isinstance(v, str) and len(v) > 40:
             st.caption(plain(f"{k}: {v}", limit=2000))           # a metrics.json's words, shown as written
@@ -196,7 +196,7 @@ def score_table(metrics: dict, scores: dict[str, dict]) -> None:
     seconds = t("about.metrics.seconds")
     table = pd.DataFrame([{"BLEU": v["bleu"], "chrF": v["chrf"], seconds: v.get("seconds")} for v in scores.values()],
                          index=pd.Index([decoding_name(n) for n in scores], name=t("about.metrics.decoding")))
-    st.dataframe(table.dropna(axis=1, how="all"))
+    data_table(table.dropna(axis=1, how="all"), digits=2)
     first = next(iter(scores.values()))
     if "bleu_signature" in first:
         st.caption(t("about.metrics.signatures", pairs=plain(str(metrics.get("pairs", "?")), 40),

@@ -18,7 +18,7 @@ from viz.services.analyses import contrastive, encode, logit_lens, patch, source
 from viz import view
 from viz.view import MAX_TEXT_CHARS, whole_number_box
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
+from viz.ui import explained, matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
 
 
 SECTIONS = ("lens", "source", "contrastive", "patching")          # names: attribution.section.<name>
@@ -153,7 +153,7 @@ def source_section(v: View) -> None:
     names, rho = agreement({method_name(m): maps[m] for m in METHODS if m in maps})
     show_figure(agreement_heatmap(names, rho, words(), title=t("attribution.agree.title"), type_scale=type_scale()),
                 f"{v.model_id}-attribution-agreement", matrix_frame(rho, names, names), key="attr-agreement")
-    with st.expander(t("attribution.source.how_title")):
+    with explained(t("attribution.source.how_title")):
         st.markdown(t("attribution.source.how"))
         st.latex(r"\mathrm{IG}_s=x_s\cdot\frac1m\sum_{k=1}^{m}\nabla_{x_s}\mathrm{logit}(y_t)\Big|_{\frac{k-1/2}{m}x}")
         st.markdown(t("attribution.source.how_gradients"))
@@ -204,7 +204,7 @@ def contrastive_section(v: View) -> None:
         show_figure(contrastive_source_bars(v.src_labels[shown], result.source_scores[shown], words(),
                                             title=t("attribution.contrast.source"), type_scale=type_scale()),
                     f"{v.model_id}-contrastive-source", key="attr-contrast-source")
-    with st.expander(t("attribution.how")):
+    with explained(t("attribution.how")):
         st.markdown(t("attribution.contrast.how"))
 
 

@@ -15,7 +15,7 @@ from viz.services.traces import get_trace
 from viz import view
 from viz.view import MAX_TEXT_CHARS
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import attention_window, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
+from viz.ui import attention_window, explained, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
@@ -179,7 +179,7 @@ def compare_heads(ctx, kind: str, n_layers: int) -> None:
 
 
 def explain_positions() -> None:
-    with st.expander(t("compare.why.title")):
+    with explained(t("compare.why.title")):
         st.markdown(t("compare.why.text"))
         st.latex(r"x_{pos}=\sqrt{d}\,E[w_{pos}]+PE(pos),\quad PE(pos,2i)=\sin\frac{pos}{10000^{2i/d}},\ "
                  r"PE(pos,2i+1)=\cos\frac{pos}{10000^{2i/d}}")

@@ -3,20 +3,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.decoding import (BEAM_ALPHA, MAX_STEP_TOKENS, METHODS, clearest_alignment_step, token_logprobs,
-                                     top_k_view)
+from model.analysis.decoding import BEAM_ALPHA, MAX_STEP_TOKENS, METHODS, token_logprobs, top_k_view
 from model.capture import schema
 from viz.services.analyses import get_decoding
 from viz.services.presets import reference_of
 from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
                                    window_around)
-from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, heads_row_heatmap,
-                                  logprob_comparison, next_token_bars)
+from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, forcing_labels_fit,
+                                  generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
+                                  teacher_forced_pass)
 from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.ui import data_table, explained, matrix_frame, need_context, show_figure, stop_page, type_scale
 
 DEFAULT_BEAM = 4
 NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq's usual no_repeat_ngram_size)
@@ -92,9 +92,12 @@ def no_repeat_choice() -> int:
     return NO_REPEAT_N if blocked else 0
 
 
-def step_slider(n_steps: int, opening: int = 0) -> int:
-    """The step shown; without step= in the URL, `opening` (the clearest alignment, not step 0's column of 1.00)."""
-    view.seed(view.DECODING_STEP, view.read(view.STEP, default=opening, hi=n_steps - 1))
+def step_slider(n_steps: int) -> int:
+    """The step shown; without step= in the URL step 0, where the loop starts: <s> alone, the first token."""
+    if not view.has(view.DECODING_STEP):      # the link's step=, checked once: later the page's own bounds move
+        view.put(view.DECODING_STEP, view.read(view.STEP, default=0, hi=n_steps - 1))
+    # a step past a shorter output (beam instead of greedy, another sentence): its last step, quietly (the URL's
+    # step= is the page's own, written at the last run; warning about it blamed the link)
     view.put(view.DECODING_STEP, min(int(view.get(view.DECODING_STEP)), n_steps - 1))
     if n_steps > 1:
         return st.slider(t("decoding.step"), 0, n_steps - 1, key=view.key(view.DECODING_STEP),
@@ -184,8 +187,10 @@ def hypotheses_section(dec, beam: int) -> None:
     columns = {"log_prob": total, "normalized": normalized}
     columns.update({name: t(DECODING_HYP_KEYS[name]) for name in ("rank", "output", "tokens", "finished")})
     table = pd.DataFrame(dec.hypotheses).rename(columns=columns).set_index(columns["rank"])
-    st.dataframe(table, column_config={total: st.column_config.NumberColumn(format="%.3f"),
-                                       normalized: st.column_config.NumberColumn(format="%.3f")})
+    # presenter mode: a static table at the text's size (a data frame draws on a canvas at 14 px)
+    data_table(table, formats={total: "{:.3f}", normalized: "{:.3f}"},
+               column_config={total: st.column_config.NumberColumn(format="%.3f"),
+                              normalized: st.column_config.NumberColumn(format="%.3f")})
     st.caption(t("decoding.hypotheses.caption"))
 
 
@@ -224,8 +229,57 @@ def reference_box(ctx) -> None:
                   help=t("decoding.tf.use_test.help", reference=known), width="stretch")
 
 
+TF_POSITIONS = 12      # the teacher-forcing pictures' positions: a 9-word sentence's, a longer one's first (the
+                       # picture teaches the shape of training and inference; at 20 the page grew by over a screen)
+
+
+def forcing_rows(n: int) -> slice:
+    """The positions the two pictures of teacher forcing show: all of a short sentence's, a long one's first
+    TF_POSITIONS (their CSVs have them all)."""
+    return slice(0, min(n, TF_POSITIONS))
+
+
+def forcing_picture(ctx, dec, layer: int) -> None:
+    """Training next to inference, from the real model: left the one teacher-forced pass over the shifted target
+    (the reference, or the model's own output when none is given), its causal mask and every position's loss at
+    once; right the loop at inference, one pass per token, each output fed back as the next input."""
+    trace = ctx.trace
+    ref_in = position_labels(schema.key_tokens(trace.meta, "decoder"))
+    ref_out = position_labels(schema.query_tokens(trace.meta, "decoder"))
+    ref_loss = -token_logprobs(trace[schema.LOGITS], trace.meta["tgt_ids"])
+    shown = forcing_rows(len(ref_out))
+    weights = trace[schema.pattern_name("decoder", layer)].mean(0)[shown, shown]          # [T, T]
+    gen = forcing_rows(dec.n_steps)
+    loop = np.zeros((gen.stop, gen.stop))
+    for step in range(gen.stop):              # pass t: its newest position's row over the t+1 inputs it has
+        loop[step, :step + 1] = dec.self_rows[step][layer].mean(0)
+    # side by side where half the page labels every input, else one under the other
+    n = max(shown.stop, gen.stop)
+    left, right = (st.columns(2) if forcing_labels_fit(n, type_scale().page_px / 2, type_scale())
+                   else (st.container(), st.container()))
+    with left:
+        fig = teacher_forced_pass(weights, ref_loss[shown], ref_in[shown], ref_out[shown], words(),
+                                  title=t("decoding.tf.pass.title", n=len(ref_out)), type_scale=type_scale())
+        show_figure(fig, f"{ctx.model_id}-teacher-forcing-L{layer}",
+                    pd.DataFrame({t("fig.tf.predicts"): ref_out, t("fig.tf.loss"): ref_loss}), key="decoding-tf-pass")
+    with right:
+        gen_loss = -dec.chosen_logprob.astype(float)
+        fig = generation_loop(loop, gen_loss[gen], position_labels(dec.in_tokens)[gen],
+                              position_labels(dec.out_tokens)[gen], words(),
+                              title=t("decoding.tf.loop.title", n=dec.n_steps), type_scale=type_scale())
+        show_figure(fig, f"{ctx.model_id}-generation-loop-L{layer}",
+                    pd.DataFrame({t("fig.tf.predicts"): position_labels(dec.out_tokens), t("fig.tf.chosen"): gen_loss}),
+                    key="decoding-tf-loop")
+    st.markdown(t("decoding.tf.picture", layer=layer, loss=f"{ref_loss.mean():.2f}",
+                  target=t("decoding.tf.target.reference" if trace.meta.get("teacher_forced")
+                           else "decoding.tf.target.own")))
+    if shown.stop < len(ref_out) or gen.stop < dec.n_steps:
+        st.caption(t("decoding.tf.window", n=TF_POSITIONS))
+
+
 def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_labels, src_labels) -> None:
     st.subheader(t("decoding.tf"))
+    forcing_picture(ctx, dec, layer)
     reference_box(ctx)
     trace = ctx.trace
     if not trace.meta.get("teacher_forced"):
@@ -257,7 +311,7 @@ def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_la
 
 
 def explain() -> None:
-    with st.expander(t("decoding.how.title")):
+    with explained(t("decoding.how.title")):
         st.markdown(t("decoding.how.text1"))
         st.latex(r"p(y_t \mid y_{<t}, x) = \mathrm{softmax}(W h_t)")
         st.markdown(t("decoding.how.text2", alpha=BEAM_ALPHA))
@@ -277,7 +331,7 @@ def render() -> None:
     except ValueError as e:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
-    step = step_slider(dec.n_steps, clearest_alignment_step(dec.cross_rows, layer))
+    step = step_slider(dec.n_steps)
     view.write_url({view.METHOD: method, view.BEAM: beam if method == "beam" else None, view.LAYER: layer,
                     view.TOP_K: k, view.STEP: step, view.NO_REPEAT: no_repeat or None})
     out_labels = position_labels(dec.out_tokens)

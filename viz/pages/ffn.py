@@ -15,7 +15,7 @@ from viz.figures.style import plotly_text
 from viz.i18n import catalogue_keys, kind_short, kind_title, t, words
 from viz import view
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.ui import explained, matrix_frame, need_context, show_figure, token_window, type_scale
 
 VIEWS = ["ffn", "smoothing", "dropout"]
 VIEW_KEYS = catalogue_keys("ffn.view", "ffn", "smoothing", "dropout")
@@ -81,7 +81,7 @@ def feed_forward(ctx, cols) -> None:
     st.caption(t("ffn.add.caption", low=f"{ratio.min():.2f}", high=f"{ratio.max():.2f}",
                  cos_low=f"{ff.cosine.min():.2f}", cos_high=f"{ff.cosine.max():.2f}",
                  reading=t(DIRECTION_KEYS[ff.direction])))
-    with st.expander(t("ffn.explain.ffn.title")):
+    with explained(t("ffn.explain.ffn.title")):
         st.latex(FFN_FORMULA)
         st.markdown(t("ffn.explain.ffn.text", d_model=cfg.d_model, d_ff=cfg.d_ff))
 
@@ -117,7 +117,7 @@ def smoothing(ctx, cols) -> None:
                                                                 t("ffn.loss.floor")]), key="ffn-loss")
     st.caption(t("ffn.loss.caption", nll=f"{s.nll.mean():.3f}", smoothed=f"{s.smoothed.mean():.3f}",
                  floor=f"{s.floor.mean():.3f}"))
-    with st.expander(t("ffn.explain.smooth.title")):
+    with explained(t("ffn.explain.smooth.title")):
         st.latex(SMOOTH_FORMULA)
         st.markdown(t("ffn.explain.smooth.text", eps=s.eps))
 
@@ -152,7 +152,7 @@ def dropout(ctx, cols) -> None:
     st.caption(t("ffn.drop.caption", p=p, dropped=f"{100 * dropped:.0f}", scale=f"{1 / (1 - p):.3f}",
                  low=f"{sums.min():.2f}", high=f"{sums.max():.2f}", seed=SEED))
     toy_note(cfg)
-    with st.expander(t("ffn.explain.drop.title")):
+    with explained(t("ffn.explain.drop.title")):
         st.latex(DROPOUT_FORMULA)
         st.markdown(t("ffn.explain.drop.text", p=p))
 

@@ -15,7 +15,7 @@ from viz import view
 from viz.sidebar import uploaded_file
 from viz.view import session_memo, whole_number
 from viz.text import plain, position_labels
-from viz.ui import data_table, matrix_frame, need_context, show_figure, type_scale
+from viz.ui import data_table, explained, matrix_frame, need_context, show_figure, type_scale
 from viz.upload import UploadError, parse_upload
 
 MAX_AGGREGATE = 200
@@ -60,7 +60,7 @@ def translated_columns(frame, compact: bool = False):
 
 
 def intro(cfg) -> None:
-    with st.expander(t("heads.intro.title")):
+    with explained(t("heads.intro.title")):
         st.markdown(t("heads.intro.text", heads=cfg.n_heads, encoder=cfg.n_encoder_layers,
                       decoder=cfg.n_decoder_layers))
 
@@ -191,7 +191,7 @@ def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
 
 def ablation_tab(ctx, n_layers: dict) -> None:
     trace, cfg = ctx.trace, ctx.model.config
-    with st.expander(t("heads.abl.how.title")):
+    with explained(t("heads.abl.how.title")):
         st.markdown(t("heads.abl.how.text"))
         st.latex(r"\mathrm{MultiHead}(x)=\mathrm{Concat}(z_1,\dots,\underbrace{0}_{z_h\ \mathrm{off}},\dots,z_H)\,W^O")
     if not view.has(view.HEADS_ABLATED):
@@ -254,7 +254,8 @@ def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> No
                           title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown),
                           type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-head-importance-{mode}", key="heads-rank-bars")
-    st.dataframe(translated_columns(ranked), hide_index=True, key="heads-rank-table", column_config={
+    data_table(translated_columns(ranked), hide_index=True, key="heads-rank-table",
+               formats={t("heads.col.logprob"): "{:.4f}", t("heads.col.delta"): "{:+.4f}"}, column_config={
         t("heads.col.logprob"): st.column_config.NumberColumn(t("heads.rank.logprob"), format="%.4f"),
         t("heads.col.delta"): st.column_config.NumberColumn(t("heads.rank.delta"), format="%+.4f")})
 
@@ -295,7 +296,7 @@ def rollout_tab(ctx) -> None:
             show_figure(fig, f"{ctx.model_id}-encoder-{name}", matrix_frame(m, labels, labels),
                         key=f"heads-{name}")
     columns[len(maps)].caption(t("heads.rollout.caption"))
-    with st.expander(t("heads.rollout.how.title")):
+    with explained(t("heads.rollout.how.title")):
         st.markdown(t("heads.rollout.how.text1"))
         st.latex(r"\hat A_\ell=\tfrac12\,\bar A_\ell+\tfrac12 I\ (\text{rows renormalised}),\qquad "
                  r"\tilde A=\hat A_L\,\hat A_{L-1}\cdots\hat A_1")

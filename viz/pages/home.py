@@ -7,12 +7,13 @@ from model.analysis.confidence import token_confidence
 from model.capture import schema
 from viz.figures.attention import source_window, translation_columns, translation_figure, window_rows
 from viz.folder_text import code_span
+from viz import view
 from viz.i18n import current_lang, t, words
 from viz.map_chart import model_map_chart
 from viz.model_words import what_the_model_knows
 from viz.state import Context
 from viz.text import attention_labels, plain
-from viz.ui import need_context, show_figure, token_window
+from viz.ui import explained, need_context, show_figure, token_window
 from viz.ui import type_scale
 
 NEXT_PER_ROW = 2   # links a row: four in one row cut their labels at 1280x720 ("Guided tour: one idea per s")
@@ -22,6 +23,13 @@ NEXT_PAGES = (  # (file, label key in viz/locales, icon): where to go from here
     ("viz/pages/step_through.py", "home.next.step", ":material/calculate:"),
     ("viz/pages/decoding.py", "home.next.decoding", ":material/play_arrow:"),
 )
+
+
+def sentence_and_translation(ctx: Context) -> None:
+    """The sentence as typed (the style token is in the pictures) and the model's translation on one line (a pasted
+    40-word sentence took four and pushed the picture off the first screen): cut with "…", the whole on hover."""
+    output = plain(ctx.trace.meta["tgt_text"] or t("home.empty"), limit=view.MAX_TEXT_CHARS)
+    st.markdown(f"**{plain(ctx.text.strip(), limit=view.MAX_TEXT_CHARS)}** → **{output}**", wrap=False)
 
 
 def translation_picture(ctx: Context) -> None:
@@ -78,8 +86,8 @@ def render() -> None:
     if ctx.trace is None:
         st.info(t("home.need_sentence"))
     else:
-        output = plain(ctx.trace.meta["tgt_text"] or t("home.empty"))
-        st.markdown(f"**{plain(ctx.text.strip())}** → **{output}**")   # as typed: the style token is in the pictures
+        if not view.get(view.PRESENT):          # presenter mode's sentence line over the page says it already
+            sentence_and_translation(ctx)
         translation_picture(ctx)
         st.caption(how_to_read(ctx))
         model_map_picture(ctx)
@@ -89,7 +97,7 @@ def render() -> None:
     st.markdown(t("home.next"))
     next_pages()
     st.caption(model_facts(ctx))
-    with st.expander(t("home.intro.title")):
+    with explained(t("home.intro.title")):
         st.markdown(t("home.intro"))
         st.caption(t("home.intro.share"))
 

@@ -19,7 +19,7 @@ from viz.services.traces import get_trace
 from viz.services.training import make_example, parse_symbols
 from viz import view
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import matrix_frame, show_figure, type_scale
+from viz.ui import explained, matrix_frame, show_figure, type_scale
 
 DEFAULT_INPUT = "a b c d e f g h"
 TRANSFORMER = "toy-{task}"          # the shipped toy Transformer of the same task
@@ -102,7 +102,10 @@ def outputs(task: str, symbols: list[str], reading, other) -> None:
     st.markdown("  \n".join([t("rnn.answer", answer=plain(answer))] + lines))
     if other is not None:
         same, rows = rnn_alignment.same_focus(reading.weights, other[0])
-        st.caption(t("rnn.read", same=same, rows=rows))
+        # "both read it backwards" only where they do: at 16 symbols the toy Transformer wrote a wrong answer and the
+        # two agreed at 0 of 8 steps
+        both_right = mark(reading.output) == mark(other[3]) == "✓"
+        st.caption(t("rnn.read" if both_right and 2 * same >= rows else "rnn.read.apart", same=same, rows=rows))
     st.caption(t("rnn.one_vector", d=plain_rnn.context.shape[1], steps=plain_rnn.context.shape[0],
                  change=f"{rnn_alignment.context_change(plain_rnn.context):.0f}",
                  moved=f"{rnn_alignment.context_change(reading.context):.2f}"))
@@ -138,7 +141,7 @@ def variants(reading, score: str) -> None:
 
 
 def explain(d: int) -> None:
-    with st.expander(t("rnn.explain.title")):
+    with explained(t("rnn.explain.title")):
         st.markdown(t("rnn.explain.text", d=d))
         for formula in FORMULAS:
             st.latex(formula)

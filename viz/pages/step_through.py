@@ -18,15 +18,15 @@ from viz.figures.style import Labels, plotly_text
 from viz.figures.vectors import cosine_map
 from viz.i18n import kind_title, t, words
 from viz import view
-from viz.text import attention_labels
-from viz.ui import data_table, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
+from viz.text import attention_labels, first_word
+from viz.ui import data_table, layer_head_pickers, matrix_frame, need_context, on_phone, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 # The steps' names: formulas as they are, words as catalogue keys (step.*), read by say()
 STEPS = ["step.steps.input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
          "step.steps.mask", "softmax", "step.steps.output"]
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "step.short.mask", "softmax", "· V"]   # fits one line on a projector
-FIRST_STEP = 4   # the page opens on the scores Q·Kᵀ; X, Q, K, V are a click back
+FIRST_STEP = 0   # the page opens where a lesson starts: the input X, then Q, K, V, the scores… one Next each
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
 # get ~1/5 of the row each, so "◀ Previous" is whole on a 1280x720 projector with the sidebar open
@@ -35,7 +35,7 @@ CONTROL_COLUMNS = [2.4, 2.0, 1.25, 1.05]
 def plot_px() -> int:
     """The plot area of a matrix in the left three fifths of the page at 1280x720: wider in presenter mode,
     where the sidebar is folded away."""
-    return int(0.6 * type_scale().page_px - 130)
+    return int(picture_px() - 130)
 FORMULA = r"z = \mathrm{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}} + M\right) XW^V"
 
 
@@ -125,9 +125,14 @@ class Head:
         return t({"cross": "step.side.memory", "decoder": "step.side.decoder"}.get(self.kind, "step.side.source"))
 
 
+def picture_px() -> float:
+    """The picture column's width: three fifths of the page, a phone's whole column (its columns stack)."""
+    return (1.0 if on_phone() else 0.6) * type_scale().page_px
+
+
 def window_size() -> int:
-    """Tokens a step's map shows with every label legible, in the page's picture column (three fifths)."""
-    return map_window(0.6 * type_scale().page_px, type_scale())
+    """Tokens a step's map shows with every label legible, in the page's picture column."""
+    return map_window(picture_px(), type_scale())
 
 
 def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
@@ -191,7 +196,7 @@ def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name
     mark = None if highlight is None else highlight - shown.start
     teach = cosine_map(cos[shown, shown], labels[shown],
                        Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")),
-                       highlight=mark, width_px=0.6 * type_scale().page_px, type_scale=type_scale())
+                       highlight=mark, width_px=picture_px(), type_scale=type_scale())
     full = step_heatmap(matrix[shown], labels[shown], dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
                         highlight=mark, show_values=False, plot_px=plot_px(), type_scale=type_scale())
     return ((teach, f"{filename}-cosine", matrix_frame(cos, labels, labels)),
@@ -303,7 +308,7 @@ def view_softmax(h: Head) -> View:
     fig = attention_heatmap(h.shown(pattern), q_labels[h.rows], k_labels[h.keys], words(),
                             t("step.softmax.title", where=h.where), highlight_row=h.mark,
                             masked=h.shown(~h.mine.allowed), type_scale=type_scale(),
-                            width_px=0.6 * type_scale().page_px)
+                            width_px=picture_px())
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1")
@@ -373,7 +378,8 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     reads = ctx.trace.meta["tgt_in_tokens"]
     n_q = len(q_labels)
     query_key = view.key(view.STEP_THROUGH, "query", kind)
-    _init_state(view.QUERY, 0, 0, n_q - 1, "query", kind)
+    # the first word of the sentence, not a two-style model's <modern> that leads it
+    _init_state(view.QUERY, first_word(schema.query_tokens(ctx.trace.meta, kind)), 0, n_q - 1, "query", kind)
     _init_state(view.STEP, FIRST_STEP, 0, len(STEPS) - 1, "step")
     c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
     with c_pick:
@@ -417,12 +423,15 @@ def render() -> None:
     ctx = need_context()
     cfg = ctx.model.config
     st.title(t("step.title"))
+    # a phone: the picture first and its pickers under it (they filled its whole first screen)
+    picture = st.container() if on_phone() else None
     kind, layer, head, query, step = controls(ctx)
     view.write_url({view.KIND: kind, view.QUERY: query, view.STEP: step})
     h = load_head(ctx, kind, layer, head, query)
     shown = VIEWS[step](h)
     shown.window_note = h.window_note
-    show_view(shown, step)
+    with picture if picture is not None else st.container():
+        show_view(shown, step)
     st.caption(t("step.caption"))
     st.header(t("step.whole.header"))
     st.markdown(t("step.whole.text", d_model=cfg.d_model, heads=cfg.n_heads, d_k=cfg.d_head))

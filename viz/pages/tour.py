@@ -85,13 +85,13 @@ def step_header(number: int, step: TourStep) -> None:
     c_prev, c_title, c_next = st.columns([1, 3.8, 1], vertical_alignment="center")
     prev_page, next_page = neighbours(TOUR_URL, PAGES) if view.get(view.PRESENT) else (None, None)
     if number == 1 and prev_page:
-        page_button(c_prev, "presenter-prev", prev_page, t("tour.prev_page"), help=prev_page[1])
+        page_button(c_prev, "presenter-prev", prev_page, t("tour.prev_page"), help=prev_page.title)
     else:
         c_prev.button(t("tour.prev"), key="tour-prev", on_click=go, args=(-1,), disabled=number == 1,
                       width="stretch")
     c_title.subheader(t("tour.step", number=number, total=len(TOUR), title=t(step.message_key("title"))))
     if number == len(TOUR) and next_page:
-        page_button(c_next, "presenter-next", next_page, t("tour.next_page"), help=next_page[1])
+        page_button(c_next, "presenter-next", next_page, t("tour.next_page"), help=next_page.title)
     else:
         c_next.button(t("tour.next"), key="tour-next", on_click=go, args=(1,), disabled=number == len(TOUR),
                       width="stretch", type="primary")

@@ -15,7 +15,7 @@ from viz.services.training import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, 
                                    train_live, trained_lengths_note, training_slot, untrained_snapshot)
 from viz import view
 from viz.text import attention_labels, plain, position_labels
-from viz.ui import matrix_frame, show_figure, type_scale
+from viz.ui import explained, matrix_frame, show_figure, type_scale
 
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
@@ -239,7 +239,7 @@ def try_model(run: LiveRun) -> None:
 
 def explain() -> None:
     st.caption(t("training.cpu", threads=TRAINING_THREADS))
-    with st.expander(t("training.what.title")):
+    with explained(t("training.what.title")):
         st.markdown(t("training.what.text"))
         st.latex(r"\mathcal{L}=-\frac{1}{T}\sum_{t=1}^{T}\log p_\theta(y_t\mid y_{<t},x),\qquad "
                  r"\theta\leftarrow\theta-\eta_t\,\mathrm{Adam}(\nabla_\theta\mathcal{L})")

@@ -14,7 +14,7 @@ from viz.services.analyses import fitted_zoo
 from viz.state import current
 from viz import view
 from viz.text import attention_labels
-from viz.ui import attention_window, layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
+from viz.ui import attention_window, explained, layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
 
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
@@ -312,7 +312,7 @@ def explain(data: dict, score: str, weighting: str, half_width: int, centre: str
         mine = weigh(all_scores["scaled"], data, "soft", half_width, centre)
         gap = float(np.abs(mine - data["pattern"]).max())
         st.caption(t("zoo.check", gap=f"{gap:.1e}"))
-    with st.expander(t("zoo.what.title"), expanded=False):
+    with explained(t("zoo.what.title")):
         st.markdown(t("zoo.what.text"))
         st.latex(r"\text{output}_t=\sum_s a_{ts}\,v_s,\qquad a_{t\cdot}=\text{weighting}\big(\mathrm{score}(q_t,k_1),"
                  r"\dots,\mathrm{score}(q_t,k_S)\big)")

@@ -1,16 +1,17 @@
 """Previous/Next in presenting order: the big buttons under every page in presenter mode and the tour's own
-(their CSS is a FIXED string: no user text goes into it). The order is the tour's (viz/tour/steps.presenter_order).
+(their CSS is a FIXED string: no user text goes into it). The order is the tour's (viz/tour/steps.lesson_stops).
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping, NamedTuple
 
 import streamlit as st
 
 from viz import ROOT, view
 from viz.i18n import t
 from viz.nav import Page
-from viz.tour.steps import presenter_order
+from viz.tour.steps import lesson_stops, stop_at
 
 TOUR_URL = "tour"
 
@@ -31,26 +32,31 @@ def style_nav_buttons() -> None:
     st.html(NAV_CSS)
 
 
-def neighbours(url_path: str, pages: list[Page]) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
-    """The pages before and after this one in presenting order, each as (file under viz/pages, title);
-    None at either end or for a page outside the order."""
+class Stop(NamedTuple):
+    file: str                     # under viz/pages
+    title: str
+    params: dict[str, str]        # the page's own URL values of this view
+
+
+def neighbours(url_path: str, pages: list[Page], params: Mapping[str, object] | None = None
+               ) -> tuple[Stop | None, Stop | None]:
+    """The views before and after this page's view (its URL's `params`) in the order of the notes (the tour's,
+    viz/tour/steps.lesson_stops); None at either end or for a page outside the order."""
     files = [Path(p.file).name for p in pages if (ROOT / p.file).is_file()]
     titles = {Path(p.file).name: t(p.title) for p in pages}
     urls = {p.url: Path(p.file).name for p in pages}
-    order = presenter_order(files)
-    here = urls.get(url_path or pages[0].url)        # the start page is served at / (url path "")
-    if here not in order:
+    stops = lesson_stops(files)
+    here = stop_at(stops, urls.get(url_path or pages[0].url, ""), params or {})   # the start page is served at /
+    if here is None:
         return None, None
-    i = order.index(here)
-    prev = (order[i - 1], titles[order[i - 1]]) if i > 0 else None
-    nxt = (order[i + 1], titles[order[i + 1]]) if i + 1 < len(order) else None
-    return prev, nxt
+    stop = lambda i: Stop(stops[i].page, titles[stops[i].page], dict(stops[i].params))   # noqa: E731
+    return (stop(here - 1) if here > 0 else None), (stop(here + 1) if here + 1 < len(stops) else None)
 
 
-def page_button(where, key: str, page: tuple[str, str], label: str, **kwargs) -> None:
-    """A big link to a page of the presenting order (key: presenter-prev or presenter-next)."""
-    where.container(key=key).page_link(f"viz/pages/{page[0]}", label=label, query_params=view.link_params(),
-                                       width="stretch", **kwargs)
+def page_button(where, key: str, page: Stop, label: str, **kwargs) -> None:
+    """A big link to a view of the presenting order (key: presenter-prev or presenter-next)."""
+    where.container(key=key).page_link(f"viz/pages/{page.file}", label=label,
+                                       query_params=view.link_params(**page.params), width="stretch", **kwargs)
 
 
 def nav_buttons(page, pages: list[Page]) -> None:
@@ -60,13 +66,13 @@ def nav_buttons(page, pages: list[Page]) -> None:
     its first and last steps (viz/pages/tour.py)."""
     if page.url_path == TOUR_URL:
         return
-    prev, nxt = neighbours(page.url_path, pages)
+    prev, nxt = neighbours(page.url_path, pages, dict(view.current_view().values))
     if prev is None and nxt is None:
         return
     st.divider()
     style_nav_buttons()
     c_prev, c_next = st.columns(2)
     if prev:
-        page_button(c_prev, "presenter-prev", prev, t("presenter.prev", page=prev[1]))
+        page_button(c_prev, "presenter-prev", prev, t("presenter.prev", page=prev.title))
     if nxt:
-        page_button(c_next, "presenter-next", nxt, t("presenter.next", page=nxt[1]))
+        page_button(c_next, "presenter-next", nxt, t("presenter.next", page=nxt.title))

@@ -7,6 +7,7 @@ from functools import partial
 
 import streamlit as st
 
+from viz import view
 from viz.i18n import current_lang, t
 from viz.tour.lesson import lesson_html
 from viz.services.models import resolve_model_dir
@@ -31,18 +32,20 @@ LESSON_CSS = """<style>
 </style>"""
 
 
-def file_name(model_id: str, text: str) -> str:
-    """lesson-en-es-the-man-went-to-the.html: letters, digits and dashes only."""
+def file_name(model_id: str, text: str, lang: str = "en", presenter: bool = False) -> str:
+    """lesson-en-es-the-man-went-to-the-zh.html: letters, digits and dashes only, ending in the lesson's language
+    (the English and the Chinese lesson of one sentence saved under one name, the second over the first), and
+    -presenter for the projector's sizes."""
     words = "-".join(re.findall(r"\w+", text.lower(), flags=re.ASCII)[:5])
-    return f"lesson-{model_id}{'-' + words if words else ''}.html"
+    return f"lesson-{model_id}{'-' + words if words else ''}-{lang}{'-presenter' if presenter else ''}.html"
 
 
 def lesson_bytes(model_id: str, text: str, target: str | None, beam: int, max_tokens: int,
-                 lang: str = "en") -> bytes:
-    """The offline HTML lesson of this view in `lang` (about 1.7 MB, most of it plotly.js), made when clicked;
-    the trace comes from the cache (not recomputed for another language)."""
+                 lang: str = "en", presenter: bool = False) -> bytes:
+    """The offline HTML lesson of this view in `lang` (about 1.7 MB, most of it plotly.js), made when clicked, at
+    presenter sizes in presenter mode; the trace comes from the cache (not recomputed for another language)."""
     trace = cached_trace(model_id, text, target, beam, max_tokens)
-    return lesson_html(trace, resolve_model_dir(model_id), lang).encode("utf-8")
+    return lesson_html(trace, resolve_model_dir(model_id), lang, presenter).encode("utf-8")
 
 
 def lesson_button(ctx: Context, where=st) -> None:
@@ -50,9 +53,10 @@ def lesson_button(ctx: Context, where=st) -> None:
     button is clicked, not on every run of every page. Streamlit shows no spinner for a deferred download
     (it ignores st calls there): the browser's download starts when the file is ready, and a second click
     on the same sentence is instant. The lesson is in the session's language. `where`: the container it goes in."""
+    presenter = bool(view.get(view.PRESENT))
     where.download_button(
-        t("lesson.button"), data=partial(lesson_bytes, *ctx.trace_key, lang=current_lang()),   # keys only: holds no trace
-        file_name=file_name(ctx.model_id, ctx.text), mime="text/html", on_click="ignore",
+        t("lesson.button"), data=partial(lesson_bytes, *ctx.trace_key, lang=current_lang(), presenter=presenter),
+        file_name=file_name(ctx.model_id, ctx.text, current_lang(), presenter), mime="text/html", on_click="ignore",
         icon=":material/download:", key="lesson-download",
         help=t("lesson.help"))
 

@@ -30,11 +30,13 @@ import plotly.io as pio
 
 from model.capture.trace import Trace
 from viz.tour.formula_html import formula_block
+from viz.figures.style import NORMAL, PRESENTER
 from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message, words
 from viz.tour.pictures import step_pictures
 from viz.tour.steps import TOUR, TourStep
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+PRESENTER_BODY = ' class="presenter"'     # the body of a lesson at presenter sizes (STYLE's body.presenter)
 # The lesson's figures draw with plotly.py's own template, not the process's default (see above)
 FIGURE_TEMPLATE = "plotly"
 PLOTLY_BUNDLE = Path(__file__).parents[1] / "vendor" / "plotly-cartesian.min.js"
@@ -59,6 +61,9 @@ html[lang=zh] .how { font-style: normal; }   /* Chinese characters have no itali
 /* a narrow picture (the head view) with its reading beside it; under it on a narrow screen */
 .beside { display: flex; flex-wrap: wrap; gap: 0 2rem; align-items: center; }
 .beside > .picture { flex: 3 1 480px; min-width: 0; } .beside > .how { flex: 2 1 240px; font-size: 1.1rem; order: 1; }
+/* a presenter's lesson: the app's presenter sizes (20 px and up), the page as wide as the projector */
+body.presenter { max-width: 1280px; font-size: 1.3rem; } body.presenter h1 { font-size: 2.6rem; }
+body.presenter h2 { font-size: 2rem; } body.presenter dd, body.presenter .beside > .how { font-size: 1.3rem; }
 """
 
 
@@ -124,15 +129,17 @@ def _how(text: str) -> str:
     return f'<p class="how">{html.escape(text)}</p>'
 
 
-def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG) -> str:
+def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG, presenter: bool = False) -> str:
     """The lesson of one sentence's trace (every hook captured, as trace_sentence does by default) as a
     complete HTML document. model_dir: the model's folder, for its training log (the last step's figure).
-    lang: "en" or "zh" (viz/i18n.py LANGS), the language of its words and figures."""
+    lang: "en" or "zh" (viz/i18n.py LANGS), the language of its words and figures. presenter: at the app's presenter
+    sizes (no chart text under 20 px), for a projector; else at its normal sizes."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
+    scale = PRESENTER if presenter else NORMAL
     sections = []
     for number, step in enumerate(TOUR, start=1):
-        pictures = step_pictures(step, trace, model_dir, words(lang))   # the tour page's, each with its reading
+        pictures = step_pictures(step, trace, model_dir, words(lang), type_scale=scale)   # the tour page's
         parts = []
         for index, picture in enumerate(pictures):
             div = _figure_div(picture.figure, div_id=f"figure-{number}-{index}")
@@ -149,7 +156,7 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
     return (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style>'
             f"{_plotly_script()}</head>"
-            f"<body>{_header(trace.meta, lang)}{''.join(sections)}"
+            f"<body{PRESENTER_BODY if presenter else ''}>{_header(trace.meta, lang)}{''.join(sections)}"
             f"<footer><p>{html.escape(message(lang, 'lesson.footer'))}</p></footer></body></html>")
 
 
