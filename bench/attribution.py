@@ -16,11 +16,11 @@ import time
 
 from common import Check, Section, SentenceMaker, load_bench_bundle, log, median, report, secs, table
 
-import torch  # noqa: E402  (after common: sys.path)
+import torch
 
-from model.analysis import attribution as attr  # noqa: E402
-from model.analysis import patching  # noqa: E402
-from model.inference.pipeline import generate  # noqa: E402
+from model.analysis import attribution as attr
+from model.analysis import patching
+from model.inference.pipeline import generate
 
 N_TOKENS = 32
 TARGETS_S = {"logit lens": 0.2, "gradient × input": 0.5, "integrated gradients, 20 steps": 2.0,

@@ -14,7 +14,7 @@ import time
 from common import (MAPS_DRAWN_JS, Check, Section, SentenceMaker, Server, app_models, explorer_url, log, median,
                     new_labels, percentile, report, secs, table)
 
-from browser_utils import browser  # noqa: E402
+from browser_utils import browser
 
 TIMEOUT_MS = 600_000
 P50_TARGET_S = {32: 0.5, 256: 2.0}   # issue 6

@@ -15,8 +15,8 @@ import json
 
 from common import Check, Section, log, table
 
-from browser_utils import browser, streamlit_server  # noqa: E402
-from chart_text import PAGES, VIEWPORT, measure, page_url, smallest  # noqa: E402
+from browser_utils import browser, streamlit_server
+from chart_text import PAGES, VIEWPORT, measure, page_url, smallest
 
 FLOOR = {"present": 20, "normal": 11}
 

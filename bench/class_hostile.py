@@ -41,9 +41,9 @@ from class_load import Hall, Tab, until
 from common import ROOT, Section, log, machine_line, report, table
 
 sys.path.insert(0, str(ROOT / "deploy"))
-from harness import NGINX, Deployment  # noqa: E402
+from harness import NGINX, Deployment
 
-from viz.classroom.store import CODE_ALPHABET, CODE_LENGTH  # noqa: E402
+from viz.classroom.store import CODE_ALPHABET, CODE_LENGTH
 
 HOSTILE_ADDRESS = "198.51.100.66"     # the hostile client's own address (measurement 1, then 4)
 SCRIPTED_ADDRESS = "198.51.100.67"    # measurement 2's: an address nothing else used

@@ -27,9 +27,9 @@ import urllib.parse
 from common import ROOT, Check, Section, cpu_seconds, log, machine_line, median, percentile, report, secs, table
 
 sys.path.insert(0, str(ROOT / "deploy"))
-from harness import NGINX, Deployment, get, worker_healthy  # noqa: E402
+from harness import NGINX, Deployment, get, worker_healthy
 
-from viz.classroom.store import WRONG_CODES_PER_ADDRESS  # noqa: E402
+from viz.classroom.store import WRONG_CODES_PER_ADDRESS
 
 FOLLOW_GOAL_S = 2.0           # the issue: a student's screen follows within 2 s of the teacher's change
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -384,7 +384,7 @@ class Hall:
                     if tab.click(keys[choice]):
                         self.attempts[question.id] += 1
                     try:                                   # the click's run, or (worker gone) a reconnect's
-                        await until(lambda: tab.runs_finished > runs and tab.finished.is_set(), "", 10)
+                        await until(lambda: tab.runs_finished > runs and tab.finished.is_set(), "", 10)  # noqa: B023 - awaited here
                     except TimeoutError:
                         pass
                     continue
@@ -462,7 +462,7 @@ def killer(hall: Hall, after_answers: float = 0.3):
         os.kill(victim["pid"], signal.SIGKILL)
         killed = time.perf_counter()
         log(f"class_load: killed worker :{victim['port']} (pid {victim['pid']})")
-        await until(lambda: (now := next(w for w in hall.deployment.state()["workers"] if w["port"] == victim["port"]))
+        await until(lambda: next(w for w in hall.deployment.state()["workers"] if w["port"] == victim["port"])
                     ["pid"] != victim["pid"] and worker_healthy(victim["port"]), "the worker was not restarted", 180)
         return {"victim": victim["port"], "on_victim": on_victim, "restarted_after": time.perf_counter() - killed}
     return run
@@ -528,7 +528,7 @@ def section(results: dict, machine: str) -> Section:
         idle_rows.append([n, secs(idle["wall"]), f"{idle['workers']:.1f} s", f"{idle['per_student_minute']:.2f} s",
                           f"{idle['redis']:.1f} s", f"{idle['clients']:.1f} s",
                           f"{idle['machine'] / (idle['wall'] * (os.cpu_count() or 1)):.0%}"])
-        checks.append(Check(f"{n} students: CPU of the workers per following student, idle class", 
+        checks.append(Check(f"{n} students: CPU of the workers per following student, idle class",
                             f"{idle['per_student_minute']:.2f} s per minute", None))
         a = size["answers"]
         answer_rows.append([n, a["question"], a["answered"], a["attempts"], sum(a["tally"]), "yes" if a["exact"] else "**NO**"])
@@ -547,7 +547,7 @@ def section(results: dict, machine: str) -> Section:
         "**Follow latency**: from the teacher's publish (the store's version changing, polled every 5 ms) to each "
         "student's redraw (the first chart of the full run that shows the new view).", "",
         table(["students", "teacher's change", "redrawn", "p50", "p95", "max"], rows), "",
-        f"**An idle class** (everyone following, nothing changes): CPU used during the window; per student per minute "
+        "**An idle class** (everyone following, nothing changes): CPU used during the window; per student per minute "
         "is the workers' CPU / students / minutes.", "",
         table(["students", "window", "workers' CPU", "per student per minute", "Redis", "the clients (this process)",
                "machine busy"], idle_rows), "",

@@ -14,7 +14,7 @@ import time
 from common import (MAPS_DRAWN_JS, Check, Section, Server, app_models, explorer_url, log, median, report, secs,
                     table)
 
-from browser_utils import browser  # noqa: E402
+from browser_utils import browser
 
 TARGET_S = 8.0
 # the explorer's default sentence (the model's first preset): wait for any drawn tick label

@@ -25,9 +25,9 @@ from pathlib import Path
 from common import (ROOT, Check, Section, SentenceMaker, Server, cpu_seconds, explorer_url, log, median, percentile,
                     report, table)
 
-from browser_utils import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from playwright.sync_api import sync_playwright  # noqa: E402
-from browser import submit as browser_submit  # noqa: E402
+from browser_utils import CHROMIUM, CHROMIUM_ARGS
+from playwright.sync_api import sync_playwright
+from browser import submit as browser_submit
 
 BASE = "69fc371"          # main of 2026-11-23
 TIMEOUT_MS = 300_000
@@ -154,7 +154,7 @@ def server_pick(page, what: str, value: int, state: dict) -> str:
     state[what] = value
     head = state["head"]
     return (f"Encoder self-attention: layer {state['layer']}, " +
-            (f"average of 8 heads" if head == -1 else f"head {head}"))
+            ("average of 8 heads" if head == -1 else f"head {head}"))
 
 
 def browser_pick(page, what: str, value: int, state: dict) -> str:

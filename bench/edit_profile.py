@@ -17,8 +17,8 @@ import time
 
 from common import Section, SentenceMaker, median, report, table  # (also sys.path for model/, viz/, tests/)
 
-from apptest_utils import run_page  # noqa: E402
-from map_headview import browser_ms  # noqa: E402
+from apptest_utils import run_page
+from map_headview import browser_ms
 
 # the parts of a run worth naming: (label, function name as cProfile shows it, file ending)
 PARTS = [

@@ -36,7 +36,7 @@ from load_server import explorer_run, session
 from viz.figures.browser_view import VIEW_ELEMENT
 
 sys.path.insert(0, str(ROOT / "deploy"))
-from harness import NGINX, Deployment, get  # noqa: E402
+from harness import NGINX, Deployment, get
 
 MODEL = "en-es"                      # the load's model (a copy of it, in the temporary models folder)
 BROKEN_WEIGHTS, BROKEN_CONFIG = "toy-reverse", "toy-sort"

@@ -14,10 +14,10 @@ import time
 
 from common import Check, Section, load_bench_bundle, log, median, ms, report, secs, table
 
-import torch  # noqa: E402  (after common: sys.path)
-from torch import nn  # noqa: E402
+import torch
+from torch import nn
 
-from model.capture.hooks import capture  # noqa: E402
+from model.capture.hooks import capture
 
 TOKENS = (16, 64, 256, 512)
 TOLERANCE = 1e-3  # float32, different kernels and summation order

@@ -18,7 +18,7 @@ import time
 from common import (CHECK_OWN_LABELS_JS, MAPS_DRAWN_JS, Check, Section, SentenceMaker, Server, app_models, cpu_seconds,
                     explorer_url, log, median, new_labels, percentile, report, secs, table)
 
-from browser_utils import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from browser_utils import CHROMIUM, CHROMIUM_ARGS
 
 TIMEOUT_MS = 600_000
 P95_TARGET_S = 3.0          # issue 6, 20 sessions
@@ -75,7 +75,7 @@ async def session(chromium, base: str, model_id: str, sentences: list[str], make
             if foreign:
                 result["foreign"].append(foreign[:3])
             previous = text
-    except Exception as e:  # counted, not raised: one failing session must not hide the others
+    except Exception as e:  # noqa: BLE001 - counted, not raised: one failing session must not hide the others
         result["errors"].append(f"{type(e).__name__}: {str(e)[:160]}")
     finally:
         await context.close()

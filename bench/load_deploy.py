@@ -23,7 +23,7 @@ from load import P95_TARGET_S
 from load_server import session, submit
 
 sys.path.insert(0, str(ROOT / "deploy"))
-from harness import NGINX, Deployment, worker_healthy  # noqa: E402
+from harness import NGINX, Deployment, worker_healthy
 
 N_TOKENS = 16
 RECOVERY_TIMEOUT = 120

@@ -72,7 +72,7 @@ async def session(base: str, model_id: str, sentences: list[str], maker: Sentenc
     for text in sentences:
         try:
             seconds, labels, error = await submit(base, model_id, text)
-        except Exception as e:  # counted, not raised: one failing session must not hide the others
+        except Exception as e:  # noqa: BLE001 - counted, not raised: one failing session must not hide the others
             result["errors"].append(f"{type(e).__name__}: {str(e)[:160]}")
             continue
         result["times"].append(seconds)

@@ -18,9 +18,9 @@ import time
 
 from common import Check, Section, Server, app_models, load_bench_bundle, log, machine_line, mb, report, table
 
-from browser_utils import browser  # noqa: E402
-from chart_text import VIEWPORT, page_url  # noqa: E402
-from long_text import SENTENCES, TOKEN_LIMITS, measure, sentence_params  # noqa: E402
+from browser_utils import browser
+from chart_text import VIEWPORT, page_url
+from long_text import SENTENCES, TOKEN_LIMITS, measure, sentence_params
 
 PAGES = ("home", "explorer", "step", "multihead", "positional", "layernorm", "ffn", "decoding", "attribution")
 SIZES = (*SENTENCES, *TOKEN_LIMITS)

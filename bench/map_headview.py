@@ -16,17 +16,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, SentenceMaker  # noqa: F401  (sys.path for model/, viz/, tests/)
+from common import ROOT, SentenceMaker
 
-import plotly.io as pio  # noqa: E402
+import plotly.io as pio
 
-from model.capture import schema  # noqa: E402
-from model.inference.pipeline import trace_sentence  # noqa: E402
-from model.io.checkpoint import load_checkpoint  # noqa: E402
-from viz.figures.attention import attention_heatmap, model_view, translation_figure  # noqa: E402
-from viz.figures.style import PRESENTER  # noqa: E402
-from viz.map_view import head_view_figure, map_figure  # noqa: E402
-from viz.text import attention_labels  # noqa: E402
+from model.capture import schema
+from model.inference.pipeline import trace_sentence
+from model.io.checkpoint import load_checkpoint
+from viz.figures.attention import attention_heatmap, model_view, translation_figure
+from viz.figures.style import PRESENTER
+from viz.map_view import head_view_figure, map_figure
+from viz.text import attention_labels
 
 
 def spanish_target(bundle, n_tokens: int) -> str:

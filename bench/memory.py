@@ -163,8 +163,8 @@ def main(argv=None) -> Section:
         table(["tokens", "arrays", "trace (Trace.nbytes)", "of which scores + patterns", "of which logits",
                "traces the cache holds"], size_rows),
         "",
-        f"**Server RSS** (`streamlit run app.py`, /proc VmRSS incl. children), sessions are separate browser "
-        f"contexts on `/explorer`:",
+        "**Server RSS** (`streamlit run app.py`, /proc VmRSS incl. children), sessions are separate browser "
+        "contexts on `/explorer`:",
         "",
         table(["state", "RSS"], server_rows),
         "",

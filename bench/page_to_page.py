@@ -21,11 +21,11 @@ from pathlib import Path
 
 from common import ROOT, Check, Section, Server, log, table, write_section
 
-from browser_utils import browser  # noqa: E402
-from chart_text import VIEWPORT, page_url, settle  # noqa: E402
-from viz.tour.buttons import TOUR_URL  # noqa: E402
-from long_text import SENTENCES  # noqa: E402
-from viz.tour.steps import TOUR  # noqa: E402
+from browser_utils import browser
+from chart_text import VIEWPORT, page_url, settle
+from viz.tour.buttons import TOUR_URL
+from long_text import SENTENCES
+from viz.tour.steps import TOUR
 
 TARGET_S = 1.0
 VIEW_KEYS = ("kind", "view")      # what tells two stops on one page apart (viz/tour/steps.lesson_stops)

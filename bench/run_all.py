@@ -28,7 +28,7 @@ def main(argv=None) -> None:
         module = importlib.import_module(name)
         try:
             section = module.main(["--quick"] if args.quick else [])
-        except Exception as e:  # a broken benchmark is reported in the document, not hidden
+        except Exception as e:  # noqa: BLE001 - a broken benchmark is reported in the document, not hidden
             traceback.print_exc()
             section = Section(name, f"{name} (failed)", f"The benchmark failed: `{type(e).__name__}: {e}`",
                               [Check(f"{name} ran", "failed", False)])

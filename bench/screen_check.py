@@ -30,9 +30,9 @@ from pathlib import Path
 
 from common import ROOT, SentenceMaker, Server, log, table
 
-from browser_utils import CHROMIUM, CHROMIUM_ARGS, wait_for_app  # noqa: E402
-from chart_text import CHARTS_SETTLED_JS, PAGES  # noqa: E402
-from long_text import SENTENCES  # noqa: E402
+from browser_utils import CHROMIUM, CHROMIUM_ARGS, wait_for_app
+from chart_text import CHARTS_SETTLED_JS, PAGES
+from long_text import SENTENCES
 
 SCREENS = {"projector": {"viewport": {"width": 1280, "height": 720}},
            "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
@@ -145,7 +145,7 @@ def settle(page, timeout_ms: int = 240_000) -> None:
     wait_for_app(page, timeout_ms)
     try:
         page.wait_for_function(CHARTS_SETTLED_JS, timeout=min(timeout_ms, 60_000))
-    except Exception:          # a page whose first screen has no chart
+    except Exception:          # noqa: BLE001 - a page whose first screen has no chart
         pass
     time.sleep(1.0)            # plotly's autosize pass after the first draw
     wait_for_app(page, timeout_ms)
@@ -162,7 +162,7 @@ def check_view(page, url: str, present: bool, phone: bool, source: list[str], sh
         try:
             first.hover(timeout=3000)
             time.sleep(0.3)
-        except Exception:
+        except Exception:     # noqa: BLE001 - a chart that cannot be hovered: its toolbar is not checked
             pass
     found += page.evaluate(CHECKS_JS, [present, phone, source])
     if shot is not None:
@@ -205,7 +205,7 @@ def main(argv=None) -> int:
                             try:
                                 found = check_view(page, view_url(server.url, name, mode == "present", lang, words),
                                                    mode == "present", screen == "phone", sources[words], shot)
-                            except Exception as e:          # a page that never settles is a failure, not a crash
+                            except Exception as e:  # noqa: BLE001 - a page that never settles is a failure, not a crash
                                 found = [{"check": "error", "what": f"{type(e).__name__}: {e}"[:200]}]
                             views += 1
                             for f in found:

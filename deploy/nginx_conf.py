@@ -120,7 +120,7 @@ def routing_block(upstreams: list[str], cookie: str, tokens: list[list[str]]) ->
             "    # Which group's upstream answered: the last address nginx tried.",
             "    map $upstream_addr $answered_group {", '        default "";']
     for group, upstream in zip(groups, upstreams):
-        out += [f'        "~(^|\s){re.escape(a)}$" {group};' for a in addresses(upstream)]
+        out += [rf'        "~(^|\s){re.escape(a)}$" {group};' for a in addresses(upstream)]
     out += ["    }"]
     for group, pool in zip(groups, tokens):
         out += [f'    split_clients "$request_id" $fresh_{group} {{']
@@ -177,7 +177,7 @@ def private_run_dir(run_dir: Path) -> None:
         private_file(run_dir / "logs" / name)
 
 
-def render(upstreams: list[str], listen: str, run_dir: Path, *, limits: Limits = Limits(),
+def render(upstreams: list[str], listen: str, run_dir: Path, *, limits: Limits = Limits(),  # noqa: B008 - frozen
            expose_upstream: bool = False, trusted_proxies: list[str] = (), nginx_workers: str = "1",
            tokens: list[list[str]] | None = None) -> Path:
     """Write run_dir/nginx.conf and the folders it names; return the config's path."""

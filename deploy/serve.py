@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import redis_local  # noqa: E402
-from nginx_conf import ROOT, cookie_name, parse_upstreams, render  # noqa: E402
+import redis_local
+from nginx_conf import ROOT, cookie_name, parse_upstreams, render
 
 sys.path.insert(0, str(ROOT))
-from viz.classroom.store import PUBLIC_URL_ENV, REDIS_URL_ENV, TRUSTED_PROXIES_ENV  # noqa: E402
+from viz.classroom.store import PUBLIC_URL_ENV, REDIS_URL_ENV, TRUSTED_PROXIES_ENV
 
 BACKOFF_FIRST, BACKOFF_MAX, STABLE_AFTER = 1.0, 30.0, 60.0
 POLL_SECONDS = 0.5
@@ -234,7 +234,7 @@ def public_url(text: str) -> str:
     if parts.query or parts.fragment or parts.username or parts.password:
         raise ValueError(f"{text!r}: no query, fragment or user name, only scheme://host[:port][/path]")
     try:
-        parts.port
+        _ = parts.port                 # urlsplit checks the port only when asked
     except ValueError as e:
         raise ValueError(f"{text!r}: {e}") from e
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))

@@ -55,7 +55,7 @@ def settle(page, timeout_ms: int = 240_000) -> None:
     wait_for_app(page, timeout_ms)
     try:
         page.wait_for_function(CHARTS_SETTLED_JS, timeout=min(timeout_ms, 60_000))
-    except Exception:          # a page whose first screen has no chart (or none at all)
+    except Exception:  # noqa: BLE001 - a page whose first screen has no chart (or none at all)
         pass
     time.sleep(1.0)            # plotly's autosize pass after the first draw
     wait_for_app(page, timeout_ms)

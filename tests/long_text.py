@@ -48,7 +48,7 @@ def measure(page, url: str, shot: str | None = None) -> dict:
     wait_for_app(page, APP_TIMEOUT_MS)
     try:
         page.wait_for_function(CHARTS_SETTLED_JS, timeout=60_000)
-    except Exception:          # a page whose first screen has no chart
+    except Exception:  # noqa: BLE001 - a page whose first screen has no chart
         pass
     seconds = time.perf_counter() - started
     settle(page)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy"))
-import redis_local  # noqa: E402
+import redis_local
 
 
 class RedisServer:

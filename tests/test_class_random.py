@@ -88,7 +88,7 @@ def set_random(rng: random.Random, widget) -> bool:
             before = widget.value
             widget.set_value(rng.randrange(len(widget.options)))   # pickers of numbers hold their index
             try:
-                widget.index                                       # AppTest can send it (a word picker cannot)
+                _ = widget.index                                   # AppTest can send it (a word picker cannot)
             except ValueError:
                 widget.set_value(before)
                 return False

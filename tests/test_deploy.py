@@ -155,7 +155,7 @@ def student(browser: Browser, sentences: list[str], seen: dict) -> None:
                 seen["labels"].append((linked, labels))
                 seen["labels"].append((typed, rerun(ws, typed, box)[0]))
         seen["upstreams"].append(browser.get("/healthz")[1]["X-Upstream"])      # its plain HTTP requests too
-    except Exception as e:  # reported by the test thread below, not lost in this one
+    except Exception as e:  # noqa: BLE001 - reported by the test thread below, not lost in this one
         seen["error"] = repr(e)
 
 
@@ -487,7 +487,7 @@ def open_in_chromium(chromium, deployment, want: str | None, avoid: str | None =
         worker = page.goto(url).headers.get("x-upstream", "")
         if (want is None or worker == want) and worker != avoid:
             responses = []
-            page.on("response", lambda r: responses.append(
+            page.on("response", lambda r, responses=responses: responses.append(
                 (r.status, r.request.method, urllib.parse.urlparse(r.url).path, r.headers.get("x-upstream"))))
             wait_for_app(page)
             page.wait_for_selector(".js-plotly-plot", timeout=240_000)

@@ -14,8 +14,7 @@ from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint, save_checkpoint
 from model.io.tokenizer import STYLE_TOKENS, Tokenizer
 from model.training.corpus import read_tsv
-from model.training.everyday import (as_sentence, build_everyday, clean_target, drop_reason, mix_corpora,
-                                     split_everyday)
+from model.training.everyday import (as_sentence, build_everyday, clean_target, drop_reason, mix_corpora)
 from model.training.judge import everyday_rules
 from model.training.wordlist import is_clean
 from test_judge import BASELINE

@@ -1,13 +1,11 @@
 """Static figures (PDF, SVG, PNG) converted from the app's plotly figures (viz/figures/static.py): the same words
 and colours by construction, rendered for real by matplotlib, and every figure of a trace from one command."""
-import re
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 from plotly.subplots import make_subplots
 
-from conftest import ROOT
 from test_cli import run_cli
 from viz.figures.static import colour, plain_text, save_figure, to_matplotlib
 

@@ -99,5 +99,5 @@ def test_function_names_stand_apart_in_chromium(chromium):
     gaps = page.evaluate(GAPS_JS)
     page.close()
     assert len(gaps) == 2                           # a_{ts} log a_{ts}; q_v log p_v
-    for before, after, height in gaps:
+    for before, after, _height in gaps:
         assert before >= 3 and after >= 3, gaps

@@ -4,7 +4,6 @@ the tests (torch, streamlit: not reinstalled), whether that is the system's or a
 itself comes from the wheel only."""
 import os
 import shutil
-import site
 import socket
 import subprocess
 import sys

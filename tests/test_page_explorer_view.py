@@ -41,7 +41,7 @@ def test_the_view_gets_every_kind_layer_and_head_once(page):
     assert head["pick"] == {"kind": "decoder", "layer": 1, "head": -1}          # the link's pick
     assert head["image_format"] == "png"                                       # the sidebar's, each run
     assert set(body["kinds"]) == {"encoder", "decoder", "cross"}
-    for kind, part in body["kinds"].items():
+    for part in body["kinds"].values():
         n_picks = part["layers"] * (part["heads"] + 1)
         assert len(part["titles"]) == len(part["files"]) == len(part["selection"]) == n_picks
         assert part["z"]["shape"][0] == n_picks and len(part["lines"]) == part["layers"]

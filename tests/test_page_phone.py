@@ -30,7 +30,7 @@ def title_lines(fig: dict) -> list[str]:
 def test_every_page_on_a_phone_keeps_its_titles_within_the_column(phone, page, words):
     at = run_page(page, text=SENTENCES[words])
     no_exceptions(at)
-    for fig in [figure(at, i) for i in range(len(at.get("plotly_chart")))] + view_figures(at):
+    for i, fig in enumerate([figure(at, i) for i in range(len(at.get("plotly_chart")))] + view_figures(at)):
         width = min(fig["layout"].get("width") or PHONE_COLUMN_PX, PHONE_COLUMN_PX)
         for line in title_lines(fig):
             assert PHONE.text_px(line, "title") <= width, (i, line)

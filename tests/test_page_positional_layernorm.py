@@ -97,7 +97,7 @@ def test_positional_picture_first_and_formulas_on_short_lines():
     assert table["layout"]["title"]["text"].startswith("The model's positional encoding")
     assert "differ from this table by at most" in " ".join(c.value for c in expander.caption)
     # the PE formula is three short aligned lines, not one that ran off the right edge
-    pe = next(l.value for l in at.latex if "10000" in l.value)
+    pe = next(block.value for block in at.latex if "10000" in block.value)
     assert r"\begin{aligned}" in pe and pe.count(r"\\") == 2
     # the word-order maps: one figure, panel titles short enough for a third of the page
     maps = json.loads(_chart_specs(at)[-1])

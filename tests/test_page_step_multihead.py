@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apptest_utils import first_chart, no_exceptions, run_page, texts, z_of
+from apptest_utils import no_exceptions, run_page, texts, z_of
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from model.analysis.attention_math import entropy_bits
@@ -264,10 +264,10 @@ def test_multihead_picture_first_and_formula_in_short_lines():
     first = at.get("plotly_chart")[0].proto.spec
     assert "the 4 heads' attention weights" in first                # the heads side by side come first
     # MultiHead(...) and head_i = ... were one line, cut at "...VW" on a projector: now one line each
-    latex = [l.value.strip("$\n") for l in at.latex]
-    multihead = [l for l in latex if "MultiHead}(Q,K,V)" in l]
+    latex = [block.value.strip("$\n") for block in at.latex]
+    multihead = [line for line in latex if "MultiHead}(Q,K,V)" in line]
     assert len(multihead) == 1 and "Attention" not in multihead[0]
-    assert any(l.startswith(r"\mathrm{head}_i") for l in latex)
+    assert any(line.startswith(r"\mathrm{head}_i") for line in latex)
 
 
 def test_step_controls_give_the_buttons_room():
@@ -279,7 +279,7 @@ def test_step_controls_give_the_buttons_room():
 
 
 # -- on a projector: 1280x720, sidebar open, in Chromium ---------------------------------------------
-LAYOUT_JS = """() => {
+LAYOUT_JS = r"""() => {
   const main = document.querySelector('[data-testid=stMain]').getBoundingClientRect();
   const block = document.querySelector('[data-testid=stMainBlockContainer]');
   const right = block.getBoundingClientRect().right - parseFloat(getComputedStyle(block).paddingRight);

@@ -48,7 +48,7 @@ def test_zoo_default_uses_the_model_head_and_reproduces_its_pattern():
     assert _widget(at, "radio", "zoo-score").value == "scaled"
     # scaled dot + softmax on the captured Q, K equals the model's own pattern: the page says so, with the gap
     check = next(c.value for c in at.caption if c.value.startswith("Check:"))
-    gap = float(check.rsplit("difference ", 1)[1].rstrip(").")) 
+    gap = float(check.rsplit("difference ", 1)[1].rstrip(")."))
     assert gap < 1e-5
     # the weights CSV is the real head's pattern (encoder, layer 0, head 0)
     trace = trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), "a b c d")

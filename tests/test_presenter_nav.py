@@ -262,7 +262,7 @@ def test_presenter_next_walks_the_tours_views_in_its_order():
     linked = [link for step in TOUR for link in step.links]
     toured = [s for s in stops if s in linked]
     assert [linked.index(s) for s in toured] == sorted(linked.index(s) for s in toured)
-    assert {s.page for s in toured} == {l.page for l in linked}
+    assert {s.page for s in toured} == {stop.page for stop in linked}
     assert all(a.page != b.page for a, b in zip(toured, toured[1:]))   # one page's views in a row: one stop
     assert {s.page for s in stops} == {Path(p.file).name for p in PAGES}       # every page somewhere
 

@@ -28,7 +28,7 @@ def test_every_example_runs_in_order(tmp_path, monkeypatch):
     for number, block in enumerate(python_blocks(), start=1):
         try:
             exec(compile(block, f"{DOC.name} block {number}", "exec"), namespace)
-        except Exception as e:   # name the block, not just the line inside it
+        except Exception as e:  # noqa: BLE001 - name the block, not just the line inside it
             pytest.fail(f"{DOC.name}, python block {number} failed: {type(e).__name__}: {e}")
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == ["cross-attention.html", "decoder-heads.html", "lesson.html", "three-figures.html"]
@@ -85,7 +85,7 @@ def test_every_public_name_is_what_it_names():
     import importlib
     import inspect
     import model
-    import model.capture.hooks  # noqa: F401  (the subpackage imported first, as every page does)
+    import model.capture.hooks
     from model.capture import schema, trace  # noqa: F401  (its modules stay importable by name)
     for name in model.__all__:
         public = getattr(model, name)
@@ -107,7 +107,7 @@ def test_the_readme_and_trace_format_examples_run_as_written(tmp_path, monkeypat
         for number, block in enumerate(blocks, start=1):
             try:
                 exec(compile(block, f"{doc.name} block {number}", "exec"), {"__name__": "__doc_example__"})
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - name the block, not just the line inside it
                 pytest.fail(f"{doc.name}, python block {number} failed: {type(e).__name__}: {e}")
     assert (tmp_path / "trace.npz").stat().st_size > 10_000
 

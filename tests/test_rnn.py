@@ -12,7 +12,7 @@ from model.errors import CheckpointError
 from model.inference.rnn import read_input
 from model.io.rnn_checkpoint import load_rnns, save_rnns
 from model.nn.rnn import ATTENTIONS, RNNConfig, Seq2SeqRNN
-from model.training.rnn import accuracy_by_length, rnn_config, sequence_loss, train_rnn
+from model.training.rnn import accuracy_by_length, rnn_config, train_rnn
 from model.training.tasks import toy_tokenizer
 
 SHIPPED = ROOT / "pretrained" / "rnn-reverse"

@@ -58,7 +58,7 @@ def test_memory_stays_under_budget_over_many_keys_and_threads():
 
     def worker(offset):
         for i in range(200):
-            cache.get((offset, i), lambda: _trace(1000 + i))
+            cache.get((offset, i), lambda i=i: _trace(1000 + i))
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
     for t in threads:

@@ -207,8 +207,8 @@ def test_step_heatmap_drops_signed_numbers_the_cells_it_really_gets_cannot_hold(
     its 492 px column ran together ('-0.01-0.03'): the cells are ~28 px beside the '0 <modern>' labels and the
     two-line colour bar, and a 5-character number needs 45. The numbers go; hover keeps them."""
     diff = np.random.default_rng(1).normal(0, 0.05, size=(9, 9))
-    for words in (dict(value="difference<br>(±0.163)"), dict(value="差值<br>(±0.163)", y="查询")):
-        fig = step_heatmap(diff, POSITIONS, POSITIONS, labels("(B in A's order) − A", **words), EN,
+    for names in (dict(value="difference<br>(±0.163)"), dict(value="差值<br>(±0.163)", y="查询")):
+        fig = step_heatmap(diff, POSITIONS, POSITIONS, labels("(B in A's order) − A", **names), EN,
                            width_px=0.6 * PAGE_WIDTH)
         assert not fig.data[0].texttemplate
         assert "%{z:.4f}" in fig.data[0].hovertemplate

@@ -14,7 +14,7 @@ import numpy as np
 
 from model.analysis.attention_math import entropy_bits, log_softmax
 from model.capture import schema
-from model.inference.decode import BEAM_ALPHA, Hypothesis, beam_search, greedy  # noqa: F401 (BEAM_ALPHA: the page says it)
+from model.inference.decode import BEAM_ALPHA, Hypothesis, beam_search, greedy
 from model.inference.pipeline import encode_text
 from model.io.checkpoint import Bundle
 

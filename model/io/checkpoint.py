@@ -130,7 +130,7 @@ def read_tokenizer(path: str | Path, vocab_size: int | None = None) -> Tokenizer
         return Tokenizer.from_json(text)          # its parts checked first: no regular expression runs
     except (ValueError, OSError) as e:
         raise CheckpointError(str(e) if str(path) in str(e) else f"{path}: {e}") from None
-    except Exception as e:  # the tokenizers package raises plain Exceptions on bad files
+    except Exception as e:  # noqa: BLE001 - the tokenizers package raises plain Exceptions on bad files
         raise CheckpointError(f"{path}: not a usable tokenizer ({str(e)[:200]})") from None
 
 

@@ -125,7 +125,7 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     except pickle.UnpicklingError:
         raise CheckpointError(f"{path}: holds Python objects, not only tensors (torch.save(model) pickles the whole "
                               f"model, and unpickling could run any code); {SAVE_STATE_DICT}") from None
-    except Exception as e:    # any file may be given: /etc/passwd raised IndexError inside torch.load
+    except Exception as e:    # noqa: BLE001 - any file may be given: /etc/passwd raised IndexError inside torch.load
         raise CheckpointError(f"{path}: not a PyTorch checkpoint torch.load can read "
                               f"({type(e).__name__}: {str(e)[:200]})") from None
     return _unwrap(loaded, path)
@@ -338,7 +338,7 @@ def read_vocabulary(path: str | Path) -> Vocabulary:
 def _specials(path: Path, vocab: dict[str, int]) -> dict[str, int]:
     """Their token names of <pad>, <s>, </s> -> name (in our order); one sentence when one is missing."""
     found = {}
-    for ours, names in SPECIAL_NAMES.items():
+    for names in SPECIAL_NAMES.values():
         present = [n for n in names if n in vocab]
         if not present:
             raise CheckpointError(f"{path}: no padding/start/end token {' or '.join(names)} among its tokens "
@@ -388,7 +388,7 @@ def _json_vocabulary(path: Path, text: str) -> Vocabulary:
     data["post_processor"], data["padding"], data["truncation"] = None, None, None
     try:
         tokenizer = Tokenizer.from_json(json.dumps(data))
-    except Exception as e:                            # the tokenizers package raises plain Exceptions
+    except Exception as e:  # noqa: BLE001 - the tokenizers package raises plain Exceptions
         raise CheckpointError(f"{path}: not a usable tokenizer ({str(e)[:200]})") from None
     return Vocabulary(tokenizer, order, path.name)
 

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from model.analysis.attention_math import future_mask
 from viz.figures.attention import SLANTED_EM, attention_heatmap, labels_that_fit, map_row_px
-from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, colorbar, mask_legend,
+from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, mask_legend,
                                mask_overlay, masked_z, plotly_text, subplot_axes, subplot_layout, typeset,
                                update_axes)
 
@@ -206,7 +206,7 @@ def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str],
     numbers = [f"{v:.2f}" for v in losses]
     traces = [go.Heatmap(z=masked_z(weights, mask), x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
                          showscale=False, hoverongaps=False, xgap=1, ygap=1,
-                         hovertemplate=f"%{{y}} ← %{{x}}: %{{z:.3f}}<extra></extra>"),
+                         hovertemplate="%{y} ← %{x}: %{z:.3f}<extra></extra>"),
               mask_overlay(mask, cols, rows, xgap=1, ygap=1), mask_legend(mask_name),
               go.Bar(x=losses, y=rows, orientation="h", marker_color=CHOSEN_COLOR, text=numbers,
                      textposition="outside", constraintext="none", cliponaxis=False, textfont=type_scale.font("cell"),

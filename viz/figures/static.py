@@ -15,15 +15,15 @@ from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")          # no display: a server, a test, a script  # noqa: E402
-import matplotlib.font_manager  # noqa: E402
-import matplotlib.patches  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.transforms  # noqa: E402
-import numpy as np  # noqa: E402
-import plotly.graph_objects as go  # noqa: E402
-from matplotlib.colors import LinearSegmentedColormap, to_rgba  # noqa: E402
-from plotly.colors import DEFAULT_PLOTLY_COLORS, unlabel_rgb  # noqa: E402
+matplotlib.use("Agg")          # no display: a server, a test, a script
+import matplotlib.font_manager
+import matplotlib.patches
+import matplotlib.pyplot as plt
+import matplotlib.transforms
+import numpy as np
+import plotly.graph_objects as go
+from matplotlib.colors import LinearSegmentedColormap, to_rgba
+from plotly.colors import DEFAULT_PLOTLY_COLORS
 
 FORMATS = ("pdf", "svg", "png")
 PX_PER_INCH = 100              # plotly sizes in CSS pixels; 100 px to the inch keeps its proportions
