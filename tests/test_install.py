@@ -247,10 +247,10 @@ def test_installed_app_serves_the_shipped_models_from_another_folder(installed, 
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.3)
         kinds = explorer_run(port, "toy-reverse", "a b c")
-        assert kinds.get("plotly_chart", 0) >= 1 and kinds.get("download_button", 0) >= 1, kinds
+        assert kinds.get("bidi_component", 0) >= 1 and kinds.get("download_button", 0) >= 1, kinds   # the explorer's view
         assert f"models from {share / 'pretrained'}: en-es, toy-copy, toy-reverse, toy-sort" in log.read_text()
         assert f"models from {mine}: my-model" in log.read_text()
-        assert explorer_run(port, "my-model", "s3 s11 s5").get("plotly_chart", 0) >= 1
+        assert explorer_run(port, "my-model", "s3 s11 s5").get("bidi_component", 0) >= 1
         # .streamlit/config.toml came along (Streamlit reads it from the folder the command runs it in): 1 MB, not 200
         assert kinds.get("max_upload_size_mb") == 1, kinds
     finally:

@@ -54,7 +54,6 @@ def before_page(extra=None) -> None:
         student.catch_up(code)          # a changed view is switched to before the page draws
         student.bar(code, extra)
     else:
-        _watch_worker()
         _forget_cookies()
         if view.get(view.CLASS_JOIN, "on-start-page"):
             with st.container(key="class-join-box", border=True):
@@ -85,6 +84,8 @@ def _watch_worker() -> None:
 
 def after_page() -> None:
     code, secret = view.get(view.CLASS_CODE), view.get(view.CLASS_SECRET)
+    if not code:
+        _watch_worker()                 # under the page: nothing of it comes before the page's own picture
     if not (code and secret):
         return
     shown = view.shared_view()

@@ -18,7 +18,7 @@ from viz.i18n import catalogue_keys, t, words
 from viz import view
 from viz.state import Context
 from viz.text import attention_labels
-from viz.ui import matrix_frame, need_context, safe_filename, token_window, type_scale
+from viz.ui import explained, matrix_frame, need_context, safe_filename, token_window, type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
 
@@ -166,7 +166,7 @@ def render() -> None:
         body = view_body(ctx, kinds, start, sizes, first=None if whole else (kind, layer))
         explorer_view(body, {"kind": kind, "layer": layer, "head": head}, {"sentence": sentence, "whole": whole},
                       csv=pick_csv(ctx, kinds))
-    with st.expander(t("explorer.how.title"), expanded=False):
+    with explained(t("explorer.how.title")):
         st.markdown(t("explorer.how"))
         st.latex(FORMULA)
 

@@ -17,7 +17,7 @@ from viz.figures.vectors import contribution_map
 from viz.i18n import catalogue_keys, kind_title, t, words
 from viz import view
 from viz.text import attention_labels
-from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.ui import explained, matrix_frame, need_context, show_figure, token_window, type_scale
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
@@ -118,7 +118,7 @@ def explain(cfg, kind: str) -> None:
     """How the heads are put together, with the formulas, and what the table's columns measure, folded:
     the page stays about three screens long."""
     h, d, dh = cfg.n_heads, cfg.d_model, cfg.d_head
-    with st.expander(t("multihead.formulas")):
+    with explained(t("multihead.formulas")):        # open on the projector: the W^O assembly is the lesson
         st.markdown(t("multihead.explain", h=h, d=d, d_k=dh))
         for line in MULTIHEAD_FORMULA:
             st.latex(line)
