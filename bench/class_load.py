@@ -48,6 +48,7 @@ def parse_args(argv):
     parser.add_argument("--idle", type=float, default=30.0, help="seconds of an idle class for its CPU")
     parser.add_argument("--no-kill", action="store_true")
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--text", default="", help="the teacher's sentence (default: the sidebar's first example)")
     args = parser.parse_args(argv)
     if args.quick:
         args.students, args.idle = "10", 10.0
@@ -281,9 +282,9 @@ class Hall:
         from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
         return {XSRF_COOKIE: generate_xsrf_token_string()}
 
-    async def start_class(self) -> None:
+    async def start_class(self, text: str = "") -> None:
         self.teacher = Tab(self.deployment.base, self.new_browser(), "teacher")
-        await self.teacher.open("explorer", {})
+        await self.teacher.open("explorer", {"text": text} if text else {})
         await until(lambda: START_KEY in self.teacher.widgets and self.teacher.finished.is_set(),
                     "the teacher's page never finished", 240)
         self.teacher.click(START_KEY)
@@ -477,7 +478,7 @@ async def run_all(args) -> dict:
         hall = Hall(deployment)
         try:
             log("class_load: the teacher starts a class")
-            await hall.start_class()
+            await hall.start_class(args.text)
             for n in args.students:
                 log(f"class_load: {n} students join")
                 await hall.join(n - len(hall.students))

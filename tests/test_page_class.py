@@ -512,3 +512,17 @@ def test_the_class_csv_never_holds_a_spreadsheet_formula():
     import streamlit  # noqa: F401 - t() reads the session's language (English outside a run)
     rows = list(csv.DictReader(io.StringIO(history_csv(code, secret).decode())))
     assert [r["choice"] for r in rows] == ["'+3+4", "casa"]
+
+
+def test_a_phone_has_the_language_switch_on_the_start_pages_first_screen(monkeypatch):
+    """A phone's sidebar starts folded, and the language switch with it: beside the start page's join box there
+    is one, in and out of a class."""
+    from viz import ui
+    monkeypatch.setattr(ui, "on_phone", lambda: True)
+    monkeypatch.setattr(panel, "on_phone", lambda: True)
+    at = run_page(None)
+    no_exceptions(at)
+    at.button(key="class-ask-lang").click().run()
+    no_exceptions(at)
+    assert dict(at.query_params).get("lang") == "zh" and at.text_input(key="class-join-home").label == message(
+        "zh", "class.join.label")

@@ -23,6 +23,7 @@ from viz.classroom.store import (WRONG_CODES_PER_ADDRESS, WRONG_CODES_PER_BROWSE
                                  StoreDown, normal_code)
 from viz.i18n import t
 from viz.nav import PAGES
+from viz.ui import on_phone
 from viz.text import plain
 
 
@@ -58,6 +59,8 @@ def before_page(extra=None) -> None:
         if view.get(view.CLASS_JOIN, "on-start-page"):
             with st.container(key="class-join-box", border=True):
                 join_box(st, "home")
+                if on_phone():                 # a phone's sidebar, and its language switch, start folded away
+                    student.language_button(st)
         with st.sidebar.expander(t("class.sidebar")):
             join_box(st, "sidebar")
             st.divider()

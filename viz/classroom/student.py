@@ -86,6 +86,12 @@ def _other_language() -> None:
     view.put(view.LANG, next(code for code in LANGS if code != lang))
 
 
+def language_button(where) -> None:
+    """The other language in one click (English ↔ 中文), where a phone shows it on its first screen."""
+    other = next(name for lang, name in LANGS.items() if lang != view.get(view.LANG))
+    where.button(other, key=view.key(view.CLASS_ASK, "lang"), on_click=_other_language, icon=":material/translate:")
+
+
 def bar(code: str, extra=None) -> None:
     """Over the page: following or exploring, one click to switch, the other language (a phone's sidebar is
     folded away), and the teacher's question. `extra(row)`: more controls for the row (the lesson's download)."""
@@ -106,9 +112,7 @@ def bar(code: str, extra=None) -> None:
         else:
             row.button(t("class.follow"), key=view.key(view.CLASS_ASK, "follow"), on_click=_follow_again,
                        icon=":material/sync:", type="primary")
-        other = next(name for lang, name in LANGS.items() if lang != view.get(view.LANG))
-        row.button(other, key=view.key(view.CLASS_ASK, "lang"), on_click=_other_language,
-                   icon=":material/translate:")
+        language_button(row)
         if extra is not None:
             extra(row)
         _follow(code)
