@@ -109,12 +109,19 @@ def sidebar_panel(code: str, secret: str) -> None:
 
 
 def _make_handoff(code: str, secret: str) -> None:
+    _teacher_call(lambda: view.put(view.CLASS_HANDOFF, class_store().handoff(code, secret)))
+
+
+def _teacher_call(call) -> bool:
+    """A teacher's store call; False, and said, when the class has ended or the store cannot be reached."""
     try:
-        view.put(view.CLASS_HANDOFF, class_store().handoff(code, secret))
+        call()
+        return True
     except (ClassGone, NotTeacher):
         forget(t("class.ended"))
     except StoreDown:
         say(t("class.store_down"))
+    return False
 
 
 def history_csv(code: str, secret: str) -> bytes:
@@ -209,12 +216,7 @@ def _ask_form(code: str, secret: str) -> None:
                         format_func=lambda k: t(questions.KINDS[k].name))
     question = _build(ctx, kind)
     if question is not None and st.button(t("class.ask.go"), key=view.key(view.CLASS_ASK, "go"), type="primary"):
-        try:
-            class_store().ask(code, secret, question)
-        except (ClassGone, NotTeacher):
-            forget(t("class.ended"))
-        except StoreDown:
-            say(t("class.store_down"))
+        _teacher_call(lambda: class_store().ask(code, secret, question))
         st.rerun()
 
 
@@ -302,24 +304,13 @@ def _live_tally(code: str, question: Question) -> None:
 
 def _close(code: str, secret: str, question_id: str) -> None:
     """No more answers; the question and its tally leave every screen (the CSV keeps them)."""
-    try:
-        class_store().close(code, secret, question_id)
-    except (ClassGone, NotTeacher):
-        forget(t("class.ended"))
-    except StoreDown:
-        say(t("class.store_down"))
+    _teacher_call(lambda: class_store().close(code, secret, question_id))
 
 
 def _reveal(code: str, secret: str, question: Question) -> None:
     """Everyone sees the model's answer; the teacher's screen, and with it every follower's, goes to the view
     that proves it. A whole run's button (not a fragment's): the switch happens before the page draws."""
-    try:
-        class_store().reveal(code, secret, question.id)
-    except (ClassGone, NotTeacher):
-        forget(t("class.ended"))
-        st.rerun()
-    except StoreDown:
-        say(t("class.store_down"))
-        return
+    if not _teacher_call(lambda: class_store().reveal(code, secret, question.id)):
+        st.rerun()                            # the notice says why, over the same page
     view.pop(view.CLASS_SHOW_JOIN)            # the toggle is drawn: its state can go, not change
     go_to(question.page, question.query, personal_params())   # the view asked about, in every picker too
