@@ -51,3 +51,16 @@ def chromium():
         pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium", pytrace=False)
     with browser() as b:
         yield b
+
+
+# The fast tier (README): `python -m pytest -m "not browser and not slow"`, a few minutes without root. "slow": the
+# files that build a virtual environment, run nginx, Redis or Debian's corpora (installed by tests/run_all.sh as
+# root), or run for long; the README's full command runs them all.
+SLOW_FILES = {"test_install.py", "test_deploy.py", "test_class_store.py", "test_page_class_redis.py",
+              "test_class_random.py", "test_data.py", "test_everyday.py"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

@@ -138,7 +138,7 @@ def test_a_class_in_three_browsers(chromium, app_url):
     on_page(zh, "explorer")
     en.wait_for_timeout(3000)
     assert "/positional" in en.url                                      # exploring: not taken along
-    en.get_by_role("button", name="Follow again").click()
+    en.get_by_role("button", name="Follow again").click(timeout=LOAD_MS)   # a loaded machine: the explore run first
     on_page(en, "explorer")
     wait_for_app(teacher)
 

@@ -16,7 +16,12 @@ PHONE_COLUMN_PX = 390 - 2 * 16          # a 390 px screen less Streamlit's side 
 
 @pytest.fixture
 def phone(monkeypatch):
-    monkeypatch.setattr(ui, "on_phone", lambda: True)
+    """Every module's on_phone answers True (those that imported the function hold their own name for it)."""
+    import sys
+    real = ui.on_phone
+    for module in [m for name, m in list(sys.modules.items()) if name.startswith("viz")]:
+        if getattr(module, "on_phone", None) is real:
+            monkeypatch.setattr(module, "on_phone", lambda: True)
 
 
 def title_lines(fig: dict) -> list[str]:
