@@ -57,10 +57,13 @@ def chromium():
 # files that build a virtual environment, run nginx, Redis or Debian's corpora (installed by tests/run_all.sh as
 # root), or run for long; the README's full command runs them all.
 SLOW_FILES = {"test_install.py", "test_deploy.py", "test_class_store.py", "test_page_class_redis.py",
-              "test_class_random.py", "test_data.py", "test_everyday.py"}
+              "test_class_random.py", "test_data.py", "test_everyday.py", "test_cli.py", "test_toy_training.py",
+              "test_judge.py"}
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+        if item.path.name.startswith("test_browser"):       # a Chromium test, marked or not
+            item.add_marker(pytest.mark.browser)
