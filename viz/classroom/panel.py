@@ -78,9 +78,7 @@ def _watch_worker() -> None:
 
     @st.fragment(run_every=LIVENESS_EVERY_S)
     def alive() -> None:
-        runs = view.get(view.CLASS_RUNS, default=0) + 1
-        view.put(view.CLASS_RUNS, runs)
-        browser.heartbeat(LIVENESS_EVERY_S, beats=False, run=runs)
+        browser.heartbeat(LIVENESS_EVERY_S, beats=False)
 
     alive()
 

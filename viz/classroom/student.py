@@ -146,7 +146,7 @@ def _check_in(code: str, me: str, following: bool) -> None:
 def _follow(code: str) -> None:
     @st.fragment
     def live() -> None:
-        browser.heartbeat(FOLLOW_EVERY_S, beats=True, run=_count_run())
+        browser.heartbeat(FOLLOW_EVERY_S, beats=True)
         following = view.get(view.CLASS_FOLLOWING, default=True)
         try:
             me = enrol(code)
@@ -170,12 +170,6 @@ def _follow(code: str) -> None:
             _question(code, me, question)
 
     live()
-
-
-def _count_run() -> int:
-    runs = view.get(view.CLASS_RUNS, default=0) + 1
-    view.put(view.CLASS_RUNS, runs)
-    return runs
 
 
 def _question(code: str, me: str, question: Question) -> None:

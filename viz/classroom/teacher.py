@@ -170,9 +170,7 @@ def bar(code: str, secret: str, extra=None) -> None:
 def _presence(code: str, where) -> None:
     @st.fragment(run_every=PRESENCE_EVERY_S)
     def live() -> None:
-        runs = view.get(view.CLASS_RUNS, default=0) + 1
-        view.put(view.CLASS_RUNS, runs)
-        browser.heartbeat(PRESENCE_EVERY_S, beats=False, run=runs)   # a worker that lost the page: a whole run
+        browser.heartbeat(PRESENCE_EVERY_S, beats=False)   # a worker that lost the page: a whole run
         try:
             here = class_store().presence(code)
         except ClassGone:
