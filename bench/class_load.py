@@ -37,6 +37,8 @@ VIEW_KEY = "explorer-view"       # the explorer's browser-side view: a teacher's
 START_KEY = "class-ask-start"
 ASK_KEY = "class-ask-go"
 RECONNECT_EVERY_S = 0.5
+MAX_CACHED_AGE = 2               # Streamlit's global.maxCachedMessageAge: the frontend's cache forgets after it
+FOLLOW_HEAD = "viz_attention_explorer_head"   # a browser-side view's pick, drawn in a student's poll (no whole run)
 NAT_STUDENTS = 30
 CHANGES = (("head", 1), ("page", "multihead"), ("page", "explorer"), ("head", 2))
 
@@ -79,6 +81,9 @@ class Tab:
         self.polls: list[float] = []               # when each fragment run began (new_session)
         self.closed = False
         self.reader: asyncio.Task | None = None
+        self.cache: dict[str, list] = {}           # the browser's message cache: hash -> [payload, run, fragment]
+        self.run_count = 0
+        self.run_fragments: set[str] = set()       # the fragments the run now in progress runs (none: whole)
 
     # -- connection ------------------------------------------------------------------------------------
     async def open(self, page_name: str, query: dict) -> None:
@@ -138,6 +143,14 @@ class Tab:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
         msg = ForwardMsg.FromString(payload)
         kind = msg.WhichOneof("type")
+        if kind == "ref_hash":                         # a message this browser holds: taken from its cache
+            entry = self.cache[msg.ref_hash]
+            entry[1] = self.run_count
+            metadata, msg = msg.metadata, ForwardMsg.FromString(entry[0])
+            msg.metadata.CopyFrom(metadata)
+            kind = msg.WhichOneof("type")
+        elif msg.metadata.cacheable:
+            self.cache[msg.hash] = [payload, self.run_count, msg.delta.fragment_id]
         if kind == "new_session":
             self._new_session(msg)
         elif kind == "navigation":                     # the page now (new_session names the main script's)
@@ -151,10 +164,22 @@ class Tab:
             self._element(msg.delta.new_element, msg.delta.fragment_id)
         elif kind == "script_finished":
             self.runs_finished += 1
+            self._age_cache()
             self.finished.set()
+
+    def _age_cache(self) -> None:
+        """As 1.67's frontend after each run: messages not used for MAX_CACHED_AGE runs are forgotten (a fragment's
+        run ages only that fragment's messages)."""
+        self.run_count += 1
+        for key, (_, used, fragment) in list(self.cache.items()):
+            if self.run_fragments and fragment not in self.run_fragments:
+                continue
+            if self.run_count - used > MAX_CACHED_AGE:
+                del self.cache[key]
 
     def _new_session(self, msg) -> None:
         rerun = set(msg.metadata.run.fragment_ids)
+        self.run_fragments = rerun
         if rerun:
             self.polls.append(time.perf_counter())
         else:                                  # a full run: the frontend drops its fragment timers
@@ -172,6 +197,8 @@ class Tab:
         if kind in ("plotly_chart", "bidi_component") and not fragment_id and not self.drawn_this_run:
             self.drawn_this_run = True
             self.draws.append((time.perf_counter(), self.page_hash, self.query))
+        elif kind == "bidi_component" and fragment_id and element.bidi_component.component_name == FOLLOW_HEAD:
+            self.draws.append((time.perf_counter(), self.page_hash, self.query))    # a pick the view draws itself
         elif kind == "code":
             self.codes.append(element.code.code_text)
         elif kind == "exception":
@@ -202,8 +229,8 @@ class Tab:
 
     # -- what the frontend sends -----------------------------------------------------------------------
     def rerun(self, fragment_id: str = "", auto: bool = False, widget=None, page_hash: str | None = None) -> None:
-        """BackMsg.rerun_script as the frontend's sendRerunBackMsg builds it (without a message cache: the
-        server then sends every message in full)."""
+        """BackMsg.rerun_script as the frontend's sendRerunBackMsg builds it, with the hashes of the messages its
+        cache holds (the server sends those as references)."""
         from streamlit.proto.BackMsg_pb2 import BackMsg
         msg = BackMsg()
         rerun = msg.rerun_script
@@ -214,6 +241,7 @@ class Tab:
         if fragment_id:
             rerun.fragment_id = fragment_id
         rerun.is_auto_rerun = auto
+        rerun.cached_message_hashes.extend(self.cache)
         if widget is not None:
             rerun.widget_states.widgets.append(widget)
         if self.ws is not None:
@@ -541,19 +569,21 @@ def section(results: dict, machine: str) -> Section:
         f"on this shared machine ({os.cpu_count()} "
         f"cores; other jobs were running: {machine}). One teacher and N students, each a client that speaks "
         "Streamlit's websocket protocol as the browser's frontend does and draws nothing, all in one Python process "
-        "on the same cores: it keeps nginx's routing cookie and Streamlit's XSRF cookie (a browser's), sends the "
-        "rerun of each `run_every` fragment on the interval the server's AutoRerun message gives (the student's "
-        "follow poll: every 1 s), clicks buttons, and reconnects through nginx when its worker dies. The model is "
-        "pretrained/en-es; the teacher is on the explorer with its default sentence.", "",
+        "on the same cores: it keeps nginx's routing cookie and the class's cookies (a browser's), keeps the "
+        "browser's message cache (the hashes it holds go with each rerun, the server sends those as references, "
+        "and a message unused for 2 runs is forgotten, as 1.67's frontend does), reruns each polling fragment on "
+        "the interval its heartbeat asks (the student's follow poll: every 1 s), clicks buttons, and reconnects "
+        "through nginx when its worker dies. The model is pretrained/en-es; the teacher is on the explorer.", "",
         "**Follow latency**: from the teacher's publish (the store's version changing, polled every 5 ms) to each "
-        "student's redraw (the first chart of the full run that shows the new view).", "",
+        "student's redraw: the first chart of the full run that shows the new view, or, for a pick the page's "
+        "browser-side view makes (the explorer's head), the poll's message that hands the view the pick.", "",
         table(["students", "teacher's change", "redrawn", "p50", "p95", "max"], rows), "",
         "**An idle class** (everyone following, nothing changes): CPU used during the window; per student per minute "
         "is the workers' CPU / students / minutes.", "",
         table(["students", "window", "workers' CPU", "per student per minute", "Redis", "the clients (this process)",
                "machine busy"], idle_rows), "",
         "**Answers**: the teacher asks (the question form's button); each student clicks one choice; every 4th "
-        "student's browser then opens a second tab that clicks again (the same XSRF cookie, so the same student: "
+        "student's browser then opens a second tab that clicks again (the same cookies, so the same student: "
         "the store must refuse it). Exact: the store's tally equals the students' first choices, choice by choice.", "",
         table(["students", "question", "saw it answered", "clicks sent", "counted", "exact"], answer_rows),
     ]

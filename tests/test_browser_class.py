@@ -76,6 +76,21 @@ def pick_head(teacher, head: int) -> None:
     teacher.locator(HEAD_SELECT).select_option(str(head))
 
 
+def recording(page) -> list:
+    """The websocket messages `page` receives from now on (to be opened after this)."""
+    frames = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
+    return frames
+
+
+def whole_runs(frames) -> int:
+    """How many runs of the whole page `frames` start (a run's new_session names no fragment; a poll's names its
+    fragment)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    messages = [ForwardMsg.FromString(f) for f in frames if isinstance(f, bytes)]
+    return sum(1 for m in messages if m.WhichOneof("type") == "new_session" and not m.metadata.run.fragment_ids)
+
+
 def test_a_class_in_three_browsers(chromium, app_url):
     teacher_ctx = chromium.new_context(viewport={"width": 1280, "height": 720})
     teacher = open_page(teacher_ctx, f"{app_url}/explorer?present=1")
@@ -96,7 +111,11 @@ def test_a_class_in_three_browsers(chromium, app_url):
 
     students = {}
     context = chromium.new_context(viewport=PHONE, user_agent=PHONE_AGENT)
-    students["en"] = (context, open_page(context, link))
+    page = context.new_page()
+    frames = recording(page)
+    page.goto(link)
+    wait_for_app(page)
+    students["en"] = (context, page)
     context = chromium.new_context(viewport=PHONE, user_agent=PHONE_AGENT, locale="zh-CN")
     phone = open_page(context, app_url)                                 # the start page, in its browser's language
     box = phone.locator(".st-key-class-join-home input")
@@ -113,12 +132,16 @@ def test_a_class_in_three_browsers(chromium, app_url):
     shows(teacher, ".st-key-class-teacher", "following: 2")
 
     waited = {}
+    en.wait_for_selector(".vz-explorer[data-whole='1']", timeout=LOAD_MS)   # its last run of the page is done
+    seen = len(frames)
     pick_head(teacher, 1)
     start = time.time()
     shows_head(en, "head 1")
     waited["head en"] = time.time() - start
     shows_head(zh, "头 1")
     waited["head zh"] = time.time() - start
+    assert whole_runs(frames[:seen]) > 0         # the join's runs (what the count counts)
+    assert whole_runs(frames[seen:]) == 0        # the poll handed the pick to the view: no run of the page
     print("head change followed after (s):", {k: round(v, 1) for k, v in waited.items()})
     start = time.time()
     teacher.get_by_text("Inside a layer", exact=True).first.click()

@@ -3,6 +3,8 @@ sessions sharing the process's MemoryStore) follow it in their own language, exp
 and see the reveal; bad links, an ended class and a store that is down give notices, never a traceback."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from apptest_utils import browser_says, browser_view, browser_view_sent, explorer_drawn, no_exceptions, run_page, texts
@@ -156,14 +158,39 @@ def test_a_switch_draws_the_teachers_view_in_one_run_and_sets_the_browsers_picke
     map showed the teacher's head 1)."""
     teacher, code = start_class()
     student = join(code)
-    pick_head(teacher, 2)
+    teacher.text_area(key="text").input("The zebra sat on the mat.").run()
     switches = []
     real = live.st.switch_page
     monkeypatch.setattr(live.st, "switch_page", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
     follow(student)
-    assert head_of(student) == 2                                       # the browser's view is told
-    assert explorer_drawn(student) and dict(student.query_params)["head"] == "2"   # drawn in that run
+    assert student.text_area(key="text").value == "The zebra sat on the mat."     # the box takes the view's
+    assert explorer_drawn(student)                                     # drawn in that run, the new sentence's
+    assert browser_view_sent(student)[0]["sentence"] == browser_view_sent(teacher)[0]["sentence"]
     assert switches == ["viz/pages/explorer.py"]                       # one switch, not a blank run and a redraw
+
+
+def test_a_pick_in_the_teachers_view_is_no_switch_for_a_follower(monkeypatch):
+    """The explorer's layer, head and kind are picked in the browser: a follower's screen takes the teacher's
+    pick into its URL and view with no switch (a switch is one more whole run of the page); a change of anything
+    else is a switch. (The poll's own path, which hands the pick to the view with no run of the page, is in
+    tests/test_browser_class.py.)"""
+    import viz.classroom.student as student_side
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    teacher, code = start_class()
+    student = join(code)
+    switches.clear()
+    browser_says(teacher, state={"pick": {"kind": "decoder", "layer": 1, "head": 3}})
+    follow(student)
+    assert switches == []
+    assert browser_view_sent(student)[0]["pick"] == {"kind": "decoder", "layer": 1, "head": 3}
+    assert {k: dict(student.query_params)[k] for k in ("kind", "layer", "head")} == {
+        "kind": "decoder", "layer": "1", "head": "3"}
+    assert student.session_state["class-version"] == class_store().followed(code).version
+    teacher.switch_page("viz/pages/multi_head.py").run()
+    follow(student)
+    assert switches == ["multihead"]
 
 
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():

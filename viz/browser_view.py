@@ -130,4 +130,32 @@ def explorer_view(body: payloads.Body, pick: dict, about: dict, csv: Callable[[d
     _plotly_loader()(key="viz-plotly", height=0)
     _explorer_element()(key=view.key(view.EXPLORER, "view"), data=payloads.framed(body, about),
                         on_pick_change=_picked, on_csv_change=_csv_asked, on_whole_change=_whole_asked)
-    _explorer_head_element()(key=view.key(view.EXPLORER, "head"), data=payloads.head(pick, about, extra), height=0)
+    head = payloads.head(pick, about, extra)
+    _explorer_head_element()(key=view.key(view.EXPLORER, "head"), data=head, height=0)
+    view.put(view.EXPLORER, (view.get(view.PAGE), {k: v for k, v in head.items() if k != "csv"}), "shown")
+
+
+BROWSER_PICKS = (view.KIND, view.LAYER, view.HEAD)      # what the view picks in the browser
+
+
+def pick_change(changed: set[str], query: dict[str, str]) -> dict | None:
+    """The pick ({kind, layer, head}) of a class's published view `query`, when it differs from this screen's in
+    the values `changed` only and those are picks the view this page's last run drew makes in the browser; None
+    otherwise (a whole run shows the change)."""
+    shown = view.get(view.EXPLORER, "shown")
+    if not changed or not changed <= {v.name for v in BROWSER_PICKS} or not shown or shown[0] != view.get(view.PAGE):
+        return None
+    published = view.View.from_query(shown[0], query)
+    return {"kind": published.get(view.KIND), "layer": published.get(view.LAYER), "head": published.get(view.HEAD)}
+
+
+def hand_pick(pick: dict, poll: bool) -> None:
+    """Show `pick` (pick_change's) with no whole run: the URL takes it (the page's next run draws it), and in a
+    poll (a fragment run: nothing rebuilt) the view's head element, drawn again in the poll's fragment, hands it to
+    the view this page's last run drew."""
+    _into_url(pick)
+    if poll:
+        page, head = view.get(view.EXPLORER, "shown")
+        head = {**head, "pick": pick}
+        view.put(view.EXPLORER, (page, head), "shown")
+        _explorer_head_element()(key=view.key(view.CLASS_FOLLOWING, "head"), data=head, height=0)

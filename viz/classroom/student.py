@@ -10,8 +10,9 @@ its timer is the browser's: browser.heartbeat): it reads the teacher's view vers
 the store (and checks in, for the teacher's count, every CHECK_IN_EVERY_S), and when the version changed it
 switches to the teacher's view right there (no run of the old page first). That one run draws the page with the
 teacher's values in every picker (view.follow drops the widgets' own values; each is seeded from the view:
-view.seeded), after checking it got there (live.arrived). Nothing a student does is written anywhere but their
-own answers.
+view.seeded), after checking it got there (live.arrived). A change the page's browser-side view makes itself (the
+explorer's layer, head, kind) needs no run of the page: the poll hands the pick to the view (show). Nothing a
+student does is written anywhere but their own answers.
 """
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ import time
 import streamlit as st
 
 from viz import view
+from viz.browser_view import hand_pick, pick_change
 from viz.catalogue import LANGS
 from viz.classroom import browser
 from viz.classroom.live import arrived, class_store, client_address, go_to, personal_params, say
-from viz.classroom.store import ClassGone, Question, StoreDown, TooMany
+from viz.classroom.store import ClassGone, Published, Question, StoreDown, TooMany
 from viz.classroom.teacher import choice_label, prompt_text
 from viz.i18n import t
 from viz.text import plain
@@ -131,7 +133,7 @@ def catch_up(code: str) -> None:
     except StoreDown:
         return
     if published is not None and published.version != view.get(view.CLASS_VERSION):
-        go_to(published.page, published.query, personal_params(code), published.version)
+        show(published, code, poll=False)
 
 
 def _check_in(code: str, me: str, following: bool) -> None:
@@ -165,11 +167,26 @@ def _follow(code: str) -> None:
             st.caption(t("class.store_down"))
             return
         if published is not None and published.version != view.get(view.CLASS_VERSION):
-            go_to(published.page, published.query, personal_params(code), published.version)   # a full run
+            show(published, code, poll=True)
         if question is not None:
             _question(code, me, question)
 
     live()
+
+
+def show(published: Published, code: str, poll: bool) -> None:
+    """Show the teacher's view `published` on this screen: another pick (layer, head, kind) in the page's
+    browser-side view is handed to it, with no whole run (in a poll: browser_view.hand_pick); anything else is a
+    switch to the view (a whole run)."""
+    pick = None
+    if published.page == view.get(view.PAGE):
+        here, there = view.shared_view().query(), {k: str(v) for k, v in published.query.items()}
+        pick = pick_change({name for name in here.keys() | there.keys() if here.get(name) != there.get(name)}, there)
+    if pick is None:
+        go_to(published.page, published.query, personal_params(code), published.version)
+        return
+    hand_pick(pick, poll)
+    view.put(view.CLASS_VERSION, published.version)
 
 
 def _question(code: str, me: str, question: Question) -> None:
