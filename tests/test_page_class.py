@@ -3,7 +3,6 @@ sessions sharing the process's MemoryStore) follow it in their own language, exp
 and see the reveal; bad links, an ended class and a store that is down give notices, never a traceback."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
