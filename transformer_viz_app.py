@@ -14,13 +14,13 @@ runtime.configure()  # before torch loads: OpenMP and allocator settings
 
 import streamlit as st  # noqa: E402
 
-from viz.nav import PAGES, compact_layout, navigation  # noqa: E402
-from viz.presenter import run_page  # noqa: E402
+from viz.elements.nav import PAGES, compact_layout, navigation  # noqa: E402
+from viz.frame.presenter import run_page  # noqa: E402
 from viz.services.models import model_ids  # noqa: E402
-from viz.i18n import t  # noqa: E402
-from viz.context import build_context  # noqa: E402
-from viz.sidebar import header, language_picker, show_result, sidebar, start_view  # noqa: E402
-from viz.state import set_current  # noqa: E402
+from viz.core.i18n import t  # noqa: E402
+from viz.frame.choice import build_context  # noqa: E402
+from viz.frame.sidebar import header, language_picker, show_result, sidebar, start_view  # noqa: E402
+from viz.core.context import set_current  # noqa: E402
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ for path in (ROOT, ROOT / "tests"):
         sys.path.insert(0, str(path))
 
 from apptest_utils import run_page  # noqa: E402
-from viz.nav import PAGES  # noqa: E402
+from viz.elements.nav import PAGES  # noqa: E402
 from viz.tour.steps import TOUR  # noqa: E402
 
 TEXT_KINDS = ("title", "header", "subheader", "markdown", "caption", "text", "latex", "code", "info", "warning",

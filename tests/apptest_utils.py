@@ -11,7 +11,7 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from viz.nav import PAGES
+from viz.elements.nav import PAGES
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 180  # the first run imports torch and loads the model

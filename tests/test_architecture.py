@@ -349,7 +349,7 @@ def test_no_figure_builder_takes_a_parameter_per_word():
 def test_figures_get_their_words_from_the_caller():
     """No figure module reads the catalogue or the session's language: the caller's `words` carry them."""
     for path in python_files("viz/figures"):
-        assert "viz.i18n" not in imports_of(path), f"{path.name} imports viz.i18n"
+        assert "viz.core.i18n" not in imports_of(path), f"{path.name} imports viz.core.i18n"
 
 
 def english_ui_text(path: Path, catalogue: set[str]) -> list[tuple[int, str]]:
@@ -371,7 +371,7 @@ def english_ui_text(path: Path, catalogue: set[str]) -> list[tuple[int, str]]:
 def test_no_english_ui_text_in_python():
     """The words a reader sees live in viz/locales only: a copy in Python (an English default) drifts from
     the catalogue and stays English on a page read in 中文."""
-    from viz.i18n import catalogue
+    from viz.core.i18n import catalogue
     messages = set(catalogue("en").values())
     found = {str(p.relative_to(ROOT)): hits for p in python_files("viz") if (hits := english_ui_text(p, messages))}
     assert found == {}
@@ -387,7 +387,7 @@ def test_the_english_text_finder_finds_english(tmp_path):
 def test_figure_parameters_have_no_words_for_defaults():
     """A builder's parameter defaults are data or sizes, never a word of the catalogue (an attention kind's
     name, schema.KINDS, is data)."""
-    from viz.i18n import catalogue
+    from viz.core.i18n import catalogue
     words = set(catalogue("en").values()) - set(schema.KINDS) - set(schema.STACKS)
     found = [f"{path.name}:{fn.name}={d.value!r}" for path, fn in figure_builders()
              for d in fn.args.defaults + [k for k in fn.args.kw_defaults if k]
@@ -411,7 +411,7 @@ def test_only_the_view_touches_the_session_and_the_url():
     found = {str(p.relative_to(ROOT)): lines for p in [*python_files("viz"), *python_files("transformer_viz"),
                                                        ROOT / "transformer_viz_app.py", ROOT / "app.py"]
              if p.name != "view.py" and (lines := _session_or_url_uses(p))}
-    assert found == {}, f"only viz/view.py reads or writes st.session_state / st.query_params: {found}"
+    assert found == {}, f"only viz/core/view.py reads or writes st.session_state / st.query_params: {found}"
 
 
 def test_the_session_check_finds_a_literal_key(tmp_path):
@@ -423,7 +423,7 @@ def test_the_session_check_finds_a_literal_key(tmp_path):
 def _url_names_spelled(path: Path) -> list[int]:
     """Lines where a value of the view is named by its URL name: a string given to a view function, or a keyword
     of write_url/link_params (a page names a value by its declaration, view.LAYER)."""
-    from viz import view
+    from viz.core import view
     names = {v.name for v in vars(view).values() if isinstance(v, view.Value)}
     functions = {"read", "check", "start", "bind", "write_url", "link_params", "qp_int", "qp_choice", "qp_str", "set_query"}
     found = []
@@ -447,7 +447,7 @@ def test_the_url_name_check_finds_a_spelled_name(tmp_path):
 
 
 def test_the_view_declares_each_url_name_once():
-    from viz import view
+    from viz.core import view
 
     declared = [v for v in vars(view).values() if isinstance(v, view.Value)]
     names = [v.name for v in declared if v.url]
@@ -481,7 +481,7 @@ def test_navigation_lives_in_nav():
     """Pages, their URLs and the map blocks they explain: viz/nav.py; the figures know no page."""
     for path in python_files("viz/figures"):
         text = path.read_text(encoding="utf-8")
-        assert "PAGE_URLS" not in text and "PAGE_BLOCKS" not in text and "viz.nav" not in text, path.name
+        assert "PAGE_URLS" not in text and "PAGE_BLOCKS" not in text and "viz.elements.nav" not in text, path.name
 
 
 def test_pages_see_the_model_through_a_read_only_view():

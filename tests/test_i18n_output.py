@@ -6,8 +6,8 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page
 from test_i18n import assert_speaks, english_left, readable_texts
-from viz.i18n import LANGS
-from viz.i18n import words
+from viz.core.i18n import LANGS
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -664,7 +664,7 @@ def test_every_page_opens_on_an_imported_model(saved, monkeypatch):
     """The tutorial's shape, the most unlike ours (separate vocabularies, post-norm with final norms), on
     every page of the app: no exception, no error."""
     from apptest_utils import no_exceptions, run_page
-    from viz.nav import PAGES
+    from viz.elements.nav import PAGES
     _theirs, folder = saved
     import_model(folder / "tutorial.pt", folder / "models" / "tutorial", 4, src_vocab=folder / "src_vocab.txt",
                  tgt_vocab=folder / "tgt_vocab.txt")

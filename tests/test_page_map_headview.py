@@ -113,7 +113,7 @@ def test_a_rerun_that_changes_nothing_drawn_builds_no_figure_again(monkeypatch):
     from collections import OrderedDict
 
     import viz.figures.browser_view as browser_view
-    from viz import view
+    from viz.core import view
 
     monkeypatch.setattr(view, "_shared", OrderedDict())
 

@@ -5,7 +5,7 @@ token labels from model/capture/schema.py), so a caller never indexes a [layer, 
 
     from model import load_checkpoint, trace_sentence
     from viz.figures import attention_figure
-    from viz.i18n import words
+    from viz.core.i18n import words
     trace = trace_sentence(load_checkpoint("pretrained/en-es"), "The man went to the house.")
     attention_figure(trace, words("en"), "cross", layer=2).show()
 
@@ -28,7 +28,7 @@ from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.multihead import head_patterns
 from viz.figures.style import NORMAL, TypeScale, Words
-from viz.text import attention_labels
+from viz.core.text import attention_labels
 
 __all__ = ["attention_figure", "heads_figure", "model_view_figure", "token_labels"]
 

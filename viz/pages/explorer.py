@@ -10,15 +10,15 @@ import streamlit as st
 
 from model.analysis.attention_math import future_mask
 from model.capture import schema
-from viz.browser_view import explorer_view, whole_asked
+from viz.elements.browser_view import explorer_view, whole_asked
 from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
 from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, layer_lines, payload,
                                       template_spec)
-from viz.i18n import catalogue_keys, t, words
-from viz import view
-from viz.state import Context
-from viz.text import attention_labels
-from viz.ui import explained, matrix_frame, need_context, safe_filename, token_window, type_scale
+from viz.core.i18n import catalogue_keys, t, words
+from viz.core import view
+from viz.core.context import Context
+from viz.core.text import attention_labels
+from viz.elements.ui import explained, matrix_frame, need_context, safe_filename, token_window, type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
 

@@ -31,7 +31,7 @@ import plotly.io as pio
 from model.capture.trace import Trace
 from viz.tour.formula_html import formula_block
 from viz.figures.style import NORMAL, PRESENTER
-from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message, words
+from viz.core.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message, words
 from viz.tour.pictures import step_pictures
 from viz.tour.steps import TOUR, TourStep
 

@@ -25,8 +25,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from model.errors import InputError
-from viz.catalogue import DEFAULT_LANG, LANGS, message
-from viz.text import plain
+from viz.core.catalogue import DEFAULT_LANG, LANGS, message
+from viz.core.text import plain
 
 MAX_TEXT_CHARS = 5000
 MAX_DIGITS = 18   # every number a page takes is far smaller; int() refuses over 4,300 digits (a crash)

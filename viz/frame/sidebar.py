@@ -12,16 +12,16 @@ import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from model.io.language import not_english
-from viz.context import Choice
+from viz.frame.choice import Choice
 from viz.services.models import DEFAULT_STYLE, device_label, max_tokens_bounds, model_view
 from viz.services.presets import preset_groups, presets, presets_refused, reference_of
 from viz.services.traces import trace_npz
-from viz import view
-from viz.state import Context
-from viz.view import MAX_TEXT_CHARS, whole_number_box
-from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, catalogue_keys, error_text, t, tn
-from viz.text import plain
-from viz.upload import UploadError, parse_upload
+from viz.core import view
+from viz.core.context import Context
+from viz.core.view import MAX_TEXT_CHARS, whole_number_box
+from viz.core.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, catalogue_keys, error_text, t, tn
+from viz.core.text import plain
+from viz.core.upload import UploadError, parse_upload
 
 PRESET_GROUPS = ("everyday", "well", "struggles")   # groups of presets.txt with a mark in the picker
 

@@ -10,9 +10,9 @@ import streamlit as st
 
 from viz.figures.attention import source_window
 from viz.figures.style import NORMAL, PHONE, PRESENTER, TypeScale
-from viz.i18n import t
-from viz import view
-from viz.state import current
+from viz.core.i18n import t
+from viz.core import view
+from viz.core.context import current
 
 
 def type_scale() -> TypeScale:

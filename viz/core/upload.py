@@ -6,7 +6,7 @@ import csv
 import io
 
 from model.errors import InputError
-from viz.i18n import message
+from viz.core.i18n import message
 
 MAX_UPLOAD_BYTES = 1_000_000
 MAX_SENTENCES = 5000

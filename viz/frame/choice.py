@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from viz.i18n import error_text, t
+from viz.core.i18n import error_text, t
 from viz.services.models import model_view
 from viz.services.traces import get_trace
-from viz.state import Context
+from viz.core.context import Context
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.capture.trace import Trace
-from viz import view
+from viz.core import view
 
 @dataclass
 class Context:
