@@ -35,7 +35,7 @@ def main() -> None:
         st.stop()
     chosen = sidebar(models, notices)           # what the reader chose; None when the model does not load
     ctx = build_context(chosen[0], notices) if chosen else None
-    set_current(ctx)                            # what every page reads (viz/state.current())
+    set_current(ctx)                            # what every page reads (viz/core/context.current())
     if ctx is not None:
         show_result(ctx, chosen[1])
         header(ctx)

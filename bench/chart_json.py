@@ -1,4 +1,4 @@
-"""Snapshot of what every page draws, to prove a refactoring changed nothing: each page of viz/nav.PAGES (and
+"""Snapshot of what every page draws, to prove a refactoring changed nothing: each page of viz/elements/nav.PAGES (and
 each tour step) run by AppTest in English and 中文, normal and presenter mode, its charts' JSON, its texts and
 the URL it wrote back, one file per view under OUT. Two snapshots compare with `diff -r`.
 

@@ -395,7 +395,7 @@ def test_figure_parameters_have_no_words_for_defaults():
     assert found == []
 
 
-# -- the view (viz/view.py) is the one door to the session and the URL ------------------------------------------
+# -- the view (viz/core/view.py) is the one door to the session and the URL ------------------------------------------
 SESSION_OR_URL = ("session_state", "query_params")
 
 
@@ -478,7 +478,7 @@ def test_the_models_folder_is_named_and_searched_in_one_place():
 
 
 def test_navigation_lives_in_nav():
-    """Pages, their URLs and the map blocks they explain: viz/nav.py; the figures know no page."""
+    """Pages, their URLs and the map blocks they explain: viz/elements/nav.py; the figures know no page."""
     for path in python_files("viz/figures"):
         text = path.read_text(encoding="utf-8")
         assert "PAGE_URLS" not in text and "PAGE_BLOCKS" not in text and "viz.elements.nav" not in text, path.name

@@ -38,7 +38,7 @@ HTML = '<img src=x onerror="alert(1)"><script>alert(2)</script> [link](javascrip
 
 
 def _raw_markup(markdown: str) -> list[str]:
-    """'<' or '[' not escaped by viz.text.plain: Markdown would read them as a tag or a link."""
+    """'<' or '[' not escaped by viz.core.text.plain: Markdown would read them as a tag or a link."""
     return re.findall(r"(?<!\\)[<\[]", markdown)
 
 
@@ -96,7 +96,7 @@ def test_toy_model_names_what_it_cannot_read(text, shown):
     assert shown in str(info.value)
 
 
-# -- uploads (viz/upload.py) ----------------------------------------------------------------------
+# -- uploads (viz/core/upload.py) ----------------------------------------------------------------------
 @pytest.mark.parametrize("name, data, message", [
     ("empty.txt", b"", "the file is empty"),
     ("blank.txt", b"  \n\r\n\t ", "the file is empty"),

@@ -122,7 +122,7 @@ def test_each_block_opens_the_page_and_view_that_explains_it(data):
 
 
 def test_link_pages_and_parameters_are_the_apps():
-    # each page reads the parameters the map writes: by their declarations in viz/view.py (view.METHOD, ...)
+    # each page reads the parameters the map writes: by their declarations in viz/core/view.py (view.METHOD, ...)
     from viz.core import view
     declared = {v.name: const for const, v in vars(view).items() if isinstance(v, view.Value)}
     for cell in all_cells(3, 3):

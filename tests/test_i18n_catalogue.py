@@ -36,7 +36,7 @@ def literals() -> set[str]:
 
 
 def plural_bases() -> set[str]:
-    """The keys given to tn() / plural_message() (its key is the second argument), outside viz/i18n.py."""
+    """The keys given to tn() / plural_message() (its key is the second argument), outside viz/core/i18n.py."""
     found = set()
     for path, tree in trees():
         if path.name == "i18n.py":

@@ -78,7 +78,7 @@ def test_a_live_training_in_both_languages(lang):
 
 
 def test_the_figures_speak_the_words_they_are_given():
-    """A builder draws in the words it is handed (viz.i18n.words(lang)): English for a notebook's words("en"),
+    """A builder draws in the words it is handed (viz.core.i18n.words(lang)): English for a notebook's words("en"),
     中文 for a page read in Chinese."""
     import numpy as np
 

@@ -282,7 +282,7 @@ def drawn_layout(chromium, path) -> list[dict]:
 
 @pytest.mark.browser
 def test_the_download_button_and_the_command_line_write_one_lesson(tmp_path, chromium):
-    """viz/tour/download.py through viz/presenter.py: the button at the top of the page serves the lesson, and it is
+    """viz/tour/download.py through viz/frame/presenter.py: the button at the top of the page serves the lesson, and it is
     the command line's file for the same sentence, style and language, byte for byte; both drawn in Chromium
     offline alike, every label inside its chart and no axis title over the ticks, the heads step's layer rows
     labelled (the button's file lost them and drew titles over the ticks, in en and zh)."""

@@ -322,7 +322,7 @@ def test_about_shows_the_chinese_card_to_a_chinese_reader(tmp_path, monkeypatch)
     (models / "toy-cards" / "README.zh.md").write_text("# 玩具模型卡\n\n中文的说明。\n")
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
     english, chinese = (html_bodies(run_page("about.py", model="toy-cards", text="a b", lang=lang))
-                        for lang in ("en", "zh"))                 # the card is HTML (viz/folder_text.card_html)
+                        for lang in ("en", "zh"))                 # the card is HTML (viz/core/folder_text.card_html)
     assert "English words." in english and "中文的说明" not in english
     assert "中文的说明" in chinese and "English words." not in chinese
 

@@ -1,4 +1,4 @@
-"""The view (viz/view.py): declared values, checked like a link's; the sidebar's input survives Streamlit dropping
+"""The view (viz/core/view.py): declared values, checked like a link's; the sidebar's input survives Streamlit dropping
 its widgets' state; a view is a plain value that round-trips through its URL."""
 import pytest
 

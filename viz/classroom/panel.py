@@ -1,4 +1,4 @@
-"""A live class around every page: viz/presenter.run_page calls `prepare(page)`, then `before_page(extra)` before
+"""A live class around every page: viz/frame/presenter.run_page calls `prepare(page)`, then `before_page(extra)` before
 the page and `after_page()` after it.
 
 prepare: the link's class= (join) or handoff= (a teacher's other device) is read once per value, and, once a

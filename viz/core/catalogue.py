@@ -1,5 +1,5 @@
 """The message catalogues: one per language (viz/locales/<lang>.json, the same keys in both), read without
-Streamlit (the offline lesson, the command line, the view's notices). viz/i18n.py reads them in the session's
+Streamlit (the offline lesson, the command line, the view's notices). viz/core/i18n.py reads them in the session's
 language."""
 from __future__ import annotations
 

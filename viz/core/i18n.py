@@ -48,7 +48,7 @@ def current_lang() -> str:
 
 def error_text(error: Exception) -> str:
     """An exception's message for the reader: in the session's language when it carries a message key
-    (model.errors.InputError, viz.upload.UploadError), else its own (English) text."""
+    (model.errors.InputError, viz.core.upload.UploadError), else its own (English) text."""
     key = getattr(error, "key", None)
     if key is None:
         return str(error)

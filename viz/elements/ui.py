@@ -147,7 +147,7 @@ def attention_window(kind: str, n_queries: int, weights: np.ndarray | None, size
 
 
 class PageStop(Exception):
-    """Ends a page early. Unlike st.stop, whatever runs the page (viz/presenter.run_page) can still add
+    """Ends a page early. Unlike st.stop, whatever runs the page (viz/frame/presenter.run_page) can still add
     to it afterwards: the presenter's page buttons."""
 
 

@@ -11,10 +11,10 @@ token labels from model/capture/schema.py), so a caller never indexes a [layer, 
 
 Kinds: "encoder", "decoder" (masked self-attention), "cross" (decoder -> encoder). Each returns a
 plotly Figure: .show() in a notebook, .write_html("map.html") anywhere. Their words (title, axes, hover) come
-from `words`, the message catalogue (viz/locales) in the reader's language: viz.i18n.words("zh").
+from `words`, the message catalogue (viz/locales) in the reader's language: viz.core.i18n.words("zh").
 
 Words reach every builder one way: a `words` object (style.Words), built for the reader's language by the viz
-layer (viz.i18n.words) and passed in. A builder asks it for the catalogue keys it draws, so its signature holds
+layer (viz.core.i18n.words) and passed in. A builder asks it for the catalogue keys it draws, so its signature holds
 data and a few options, no English copy of the catalogue lives in Python, and the figures stay free of
 Streamlit and of the session: whoever calls them decides the language.
 """

@@ -1,6 +1,6 @@
 """The shared sidebar (model, sentence, reference, upload, decoding settings) and the notices above every
-page. sidebar() draws the widgets and returns what was chosen (viz/context.Choice) and where its results go;
-viz/context.build_context makes the pages' Context from the choice; show_result writes the translation and
+page. sidebar() draws the widgets and returns what was chosen (viz/frame/choice.Choice) and where its results go;
+viz/frame/choice.build_context makes the pages' Context from the choice; show_result writes the translation and
 the trace download into the sidebar."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Attention explorer: every layer x head at a glance, one head large with token labels, every head of its layer
-as lines. Drawn in the browser (viz/browser_view.py): the kind, layer and head are picked there without a
+as lines. Drawn in the browser (viz/elements/browser_view.py): the kind, layer and head are picked there without a
 script run; the page reads the pick from the URL and sends each sentence's attention once."""
 import hashlib
 from typing import Callable
@@ -87,7 +87,7 @@ def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dic
     """The browser's data for this sentence, words, type scale and window: built once, for every session of the
     worker (a class's students drawing the teacher's view build it once). `first` (kind, layer): only what the
     first screen shows, that kind and that layer's lines (a new sentence's first run); the view asks for the rest
-    once it has drawn it (viz/browser_view.py), which reuses the parts the first screen's body was made of."""
+    once it has drawn it (viz/elements/browser_view.py), which reuses the parts the first screen's body was made of."""
     at = body_key(ctx, start, sizes)
 
     def build() -> Body:

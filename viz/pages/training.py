@@ -245,7 +245,7 @@ def explain() -> None:
                  r"\theta\leftarrow\theta-\eta_t\,\mathrm{Adam}(\nabla_\theta\mathcal{L})")
 
 
-# -- before the Transformer: train the RNNs live (viz/rnn_view.py draws their accuracy) -----------------------
+# -- before the Transformer: train the RNNs live (viz/elements/rnn_view.py draws their accuracy) -----------------------
 RNN_STEPS = (50, 3000, 600)               # slider: least, most, default
 
 

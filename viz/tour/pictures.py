@@ -3,7 +3,7 @@ their head view), drawn from one sentence's Trace by the figure builders the pag
 them in place and the offline lesson (viz/tour/lesson.py) writes them to its file, both through step_pictures: the
 same pictures in both.
 
-Each draw(trace, model_dir, words) takes its words from `words` (viz.i18n.words(lang)) when it builds the
+Each draw(trace, model_dir, words) takes its words from `words` (viz.core.i18n.words(lang)) when it builds the
 figure (viz/locales: fig.tour.*, fig.attention.*, fig.kind.*, fig.loss.*); token labels, the sentence and
 the model's translation stay as they are. No Streamlit here.
 """
