@@ -9,12 +9,16 @@
     viz/figures     never streamlit, torch or a model package that runs the model
     viz/pages       never torch, never model io/inference/training/nn (they ask viz/services)
     viz/*           only viz/services touches model io/inference/training/nn
+    viz rooms       lowest first: core < figures < services < elements < tour < classroom < pages < frame;
+                    a module imports its own room and those below, never one above (so no two rooms import
+                    each other); every viz module lives in a room
     everywhere      no import circle: model, viz, app.py, the commands above both, bench/, deploy/, tests/
 """
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -159,6 +163,113 @@ def test_no_import_circle_anywhere():
 
 def test_the_circle_finder_finds_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# The rooms of viz/, lowest first (docs/architecture.md): a module may import its own room and the rooms below it,
+# never one above. viz itself (viz/__init__.py: ROOT) is the floor every room stands on. The entries above every
+# room (app.py, transformer_viz_app.py, transformer_viz/) may import any of them.
+VIZ_ROOMS = ("core", "figures", "services", "elements", "tour", "classroom", "pages", "frame")
+
+
+def viz_room(module: str) -> str | None:
+    """The room of a viz module (viz.core.view -> "core"); None for viz itself and anything outside viz."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "viz" else None
+
+
+def upward_imports(me: str, imported: set[str]) -> list[str]:
+    """The modules `me` imports from a room above its own."""
+    mine = viz_room(me)
+    if mine is None:
+        return []
+    return sorted(m for m in imported if (room := viz_room(m)) is not None and room in VIZ_ROOMS
+                  and VIZ_ROOMS.index(room) > VIZ_ROOMS.index(mine))
+
+
+def test_every_viz_package_is_a_declared_room():
+    found = sorted(p.name for p in (ROOT / "viz").iterdir() if p.is_dir() and any(p.glob("*.py")))
+    assert found == sorted(VIZ_ROOMS), "declare a new viz package in VIZ_ROOMS (and docs/architecture.md)"
+    assert sorted(p.name for p in (ROOT / "viz").glob("*.py")) == ["__init__.py"], "a viz module lives in a room"
+
+
+@pytest.mark.parametrize("path", python_files("viz"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_viz_rooms_import_only_downward(path):
+    """Package direction, not only file circles: an import from a lower room to a higher one fails, naming the file."""
+    me = module_name(path)
+    upward = upward_imports(me, imports_of(path))
+    assert not upward, (f"{path.relative_to(ROOT)} (room {viz_room(me)}) imports {upward} from a room above it; "
+                        f"the rooms, lowest first: {' < '.join(VIZ_ROOMS)}")
+
+
+def test_no_two_viz_rooms_import_each_other():
+    arrows = {(viz_room(me), viz_room(m)) for me, path in project_modules().items() if viz_room(me)
+              for m in imports_of(path) if viz_room(m) and viz_room(m) != viz_room(me)}
+    assert arrows, "the walk found no arrow between rooms"
+    assert sorted((a, b) for a, b in arrows if (b, a) in arrows) == []
+
+
+def test_the_room_check_finds_an_upward_import():
+    assert upward_imports("viz.core.view", {"viz.frame.sidebar", "viz.core.text", "viz", "streamlit"}) == [
+        "viz.frame.sidebar"]
+    assert upward_imports("viz.pages.heads", {"viz.frame.sidebar", "viz.elements.ui"}) == ["viz.frame.sidebar"]
+    assert upward_imports("viz.frame.router", {"viz.pages", "viz.core.view"}) == []
+    assert upward_imports("transformer_viz.app", {"viz.frame.router"}) == []
+
+
+# -- the README's tree ("What is inside") names what exists ------------------------------------------------------------
+MODULE_NAME = re.compile(r"(?<![\w/.])(\w+)\.py\b")       # a module named in the tree (not a path's last part)
+FOLDER_NAME = re.compile(r"^(\S+)/(?=\s|$)")
+
+
+def readme_tree(text: str) -> dict[str, list[str]]:
+    """The tree under "## What is inside": each folder it lists (top level "x/", one level in "x/y/") -> the lines of
+    its entry (its own line and the deeper-indented lines under it); top-level files and folders under "" too."""
+    block = text.split("## What is inside", 1)[1].split("```\n", 2)[1]
+    entries: dict[str, list[str]] = {"": []}
+    parent, current = None, ""
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        head = FOLDER_NAME.match(line.lstrip(" "))
+        if indent == 0:
+            entries[""].append(line)
+            parent = current = head.group(1) if head else None
+            for folder in re.findall(r"(?:^|\s)(\w+)/(?=\s|$)", line):     # "tests/  bench/  docs/"
+                entries.setdefault(folder, [])
+        elif indent == 2 and head and parent:
+            current = f"{parent}/{head.group(1)}"
+            entries[current] = [line]
+        elif current:
+            entries.setdefault(current, []).append(line)
+    return entries
+
+
+def test_the_readmes_tree_names_every_package_and_module_and_nothing_gone():
+    tree = readme_tree((ROOT / "README.md").read_text(encoding="utf-8"))
+    top = "\n".join(tree[""])
+    listed_top = set(re.findall(r"^([\w.]+?/?)(?=\s)", top, re.M)) | {f + "/" for f in tree if f and "/" not in f}
+    code_top = {p.name for p in ROOT.glob("*.py")} | {p.name + "/" for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    assert code_top - listed_top == set(), "the README's tree misses these"
+    assert {e for e in listed_top if not (ROOT / e.rstrip("/")).exists()} == set(), "the README's tree names these; gone"
+    rooms = {p.name for p in (ROOT / "viz").iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    subpackages = {p.name for p in (ROOT / "model").iterdir() if (p / "__init__.py").is_file()}
+    listed = {folder: set(MODULE_NAME.findall(" ".join(lines))) for folder, lines in tree.items() if "/" in folder}
+    assert {f.split("/")[1] for f in listed if f.startswith("viz/") and (ROOT / f).is_dir() and any((ROOT / f).glob("*.py"))} \
+        == rooms, "every viz room, and only those, in the README's tree"
+    assert {f.split("/")[1] for f in listed if f.startswith("model/")} == subpackages
+    assert [f for f in listed if not (ROOT / f).is_dir()] == [], "folders in the README's tree that do not exist"
+    for room in rooms:
+        modules = {p.stem for p in (ROOT / "viz" / room).glob("*.py") if p.stem != "__init__"}
+        assert listed[f"viz/{room}"] == modules, (f"viz/{room}/ in the README's tree: missing "
+                                                  f"{sorted(modules - listed[f'viz/{room}'])}, gone {sorted(listed[f'viz/{room}'] - modules)}")
+
+
+def test_the_tree_reader_reads_rooms_and_their_modules():
+    text = "## What is inside\n\n```\napp.py   the entry\nviz/     rooms\n  core/   view.py (the view), text.py\n" \
+           "          i18n.py, and viz/x/y.py is a path\n  pages/  home.py\ntests/  bench/\n```\n"
+    tree = readme_tree(text)
+    assert tree[""] == ["app.py   the entry", "viz/     rooms", "tests/  bench/"]
+    assert set(MODULE_NAME.findall(" ".join(tree["viz/core"]))) == {"view", "text", "i18n"}
+    assert tree["viz/pages"] == ["  pages/  home.py"] and "bench" in tree
 
 
 def test_only_the_command_line_tools_define_main():

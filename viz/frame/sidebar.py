@@ -191,11 +191,6 @@ def _upload_picker(sb) -> None:
         sb.info(t("sidebar.upload.pick"))
 
 
-def uploaded_file():
-    """The file uploaded in the sidebar (a Streamlit UploadedFile), or None: Head analysis averages over it."""
-    return view.get(view.UPLOAD)
-
-
 def header(ctx: Context) -> None:
     """Notices on top of the page (the translation stays in view in the sidebar, under the sentence)."""
     for notice in ctx.notices:

@@ -12,7 +12,6 @@ from viz.figures.zoo import step_heatmap
 from viz.core.i18n import catalogue_keys, error_text, kind_short, kind_title, kind_word, t, tn, words
 from viz.services.analyses import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.core import view
-from viz.frame.sidebar import uploaded_file
 from viz.core.view import session_memo, whole_number
 from viz.core.text import plain, position_labels
 from viz.elements.ui import data_table, explained, matrix_frame, need_context, show_figure, type_scale
@@ -81,7 +80,7 @@ def stat_help(stat: str) -> str:
 def file_stats(ctx):
     """Statistics averaged over a file of sentences (the sidebar's, else one uploaded here); computed on
     request, kept for this session."""
-    upload = uploaded_file()
+    upload = view.get(view.UPLOAD)              # the file uploaded in the sidebar, else None
     if upload is not None:
         st.caption(t("heads.upload.sidebar", file=plain(upload.name)))
     else:
