@@ -1,4 +1,4 @@
-"""Snapshot of what every page draws, to prove a refactoring changed nothing: each page of viz/nav.PAGES (and
+"""Snapshot of what every page draws, to prove a refactoring changed nothing: each page of viz/elements/nav.PAGES (and
 each tour step) run by AppTest in English and 中文, normal and presenter mode, its charts' JSON, its texts and
 the URL it wrote back, one file per view under OUT. Two snapshots compare with `diff -r`.
 
@@ -22,7 +22,7 @@ for path in (ROOT, ROOT / "tests"):
         sys.path.insert(0, str(path))
 
 from apptest_utils import run_page  # noqa: E402
-from viz.nav import PAGES  # noqa: E402
+from viz.elements.nav import PAGES  # noqa: E402
 from viz.tour.steps import TOUR  # noqa: E402
 
 TEXT_KINDS = ("title", "header", "subheader", "markdown", "caption", "text", "latex", "code", "info", "warning",

@@ -112,8 +112,8 @@ def wrong_code(right: str, rng: random.Random) -> str:
 
 def too_many(notices: list[str]) -> bool:
     """Whether the app said "too many class codes" (the catalogue's English text: the clients send no language)."""
-    from viz.catalogue import catalogue
-    def bare(text: str) -> str:                       # as viz.text.plain escaped it for Markdown
+    from viz.core.catalogue import catalogue
+    def bare(text: str) -> str:                       # as viz.core.text.plain escaped it for Markdown
         return text.replace("\\", "").replace("\u2060", "")
     said = bare(catalogue("en").get(TOO_MANY_KEY, "Too many"))[:40]
     return any(said in bare(n) for n in notices)

@@ -33,7 +33,7 @@ from viz.classroom.store import WRONG_CODES_PER_ADDRESS
 
 FOLLOW_GOAL_S = 2.0           # the issue: a student's screen follows within 2 s of the teacher's change
 XSRF_COOKIE = "_streamlit_xsrf"
-VIEW_KEY = "explorer-view"       # the explorer's browser-side view: a teacher's pick is its state (viz/browser_view.py)
+VIEW_KEY = "explorer-view"       # the explorer's browser-side view: a teacher's pick is its state (viz/elements/browser_view.py)
 START_KEY = "class-ask-start"
 ASK_KEY = "class-ask-go"
 RECONNECT_EVERY_S = 0.5

@@ -292,8 +292,8 @@ class SentenceMaker:
     def labels(self, text: str, max_tokens: int = 10**6) -> list[str]:
         """The position-prefixed tick labels the explorer shows for this source sentence (read in the sidebar's
         default style: a two-style model's first token is its style token, and every position after it moves)."""
-        from viz.text import position_labels
-        from viz.view import STYLE
+        from viz.core.text import position_labels
+        from viz.core.view import STYLE
         ids = self.tokenizer.encode(self.tokenizer.styled(text.strip(), STYLE.default))
         if len(ids) > max_tokens:
             ids = ids[: max_tokens - 1] + [2]

@@ -226,7 +226,7 @@ def pick_section(picks: dict, sizes: dict, base: str, load_start: str, load_end:
     body = "\n".join([
         "Chromium (headless) against two `streamlit run app.py` at once, A the main of " + base + " and B this tree "
         "(bench/edit_ab.py --picks), each explorer on the last edit's "
-        "32-token sentence. How the view works: viz/browser_view.py. A new sentence's first run sends the first "
+        "32-token sentence. How the view works: viz/elements/browser_view.py. A new sentence's first run sends the first "
         "screen (one kind, one layer's lines), a second run the rest once it is drawn: the edit's time is the "
         "first, its CPU both (the rest: two more grids and maps, eight more head views, the body gzipped).",
         "", f"**Picks** ({len(next(iter(picks.values()))['s'])} per tree, a layer or a head of encoder self-attention "

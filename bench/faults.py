@@ -96,7 +96,7 @@ def probe_text(p: dict) -> str:
 
 
 def unmark(text: str) -> str:
-    """As the browser shows it: without viz.text.plain's markdown escapes and word joiners."""
+    """As the browser shows it: without viz.core.text.plain's markdown escapes and word joiners."""
     return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
 
 

@@ -135,7 +135,7 @@ def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
     from model.inference.pipeline import encode_text, generate
     from model.capture import schema
     from viz.figures.attention import attention_heatmap, model_view
-    from viz.text import position_labels
+    from viz.core.text import position_labels
 
     text = SentenceMaker(seed).sentence(n_tokens)
     cfg, model = bundle.config, bundle.model

@@ -25,8 +25,8 @@ from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from viz.figures.attention import attention_heatmap, model_view, translation_figure
 from viz.figures.style import PRESENTER
-from viz.map_view import head_view_figure, map_figure
-from viz.text import attention_labels
+from viz.elements.map_view import head_view_figure, map_figure
+from viz.core.text import attention_labels
 
 
 def spanish_target(bundle, n_tokens: int) -> str:

@@ -11,7 +11,7 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from viz.nav import PAGES
+from viz.elements.nav import PAGES
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 180  # the first run imports torch and loads the model
@@ -31,11 +31,11 @@ def run_page(page: str | None = None, **params) -> AppTest:
 
 
 def url_path(page: str) -> str:
-    """The url_path viz/nav.py's PAGES gives a page file."""
+    """The url_path viz/elements/nav.py's PAGES gives a page file."""
     for entry in PAGES:
         if entry.file == f"viz/pages/{page}":
             return entry.url
-    raise ValueError(f"viz/pages/{page} is not in viz/nav.py's PAGES")
+    raise ValueError(f"viz/pages/{page} is not in viz/elements/nav.py's PAGES")
 
 
 def texts(at: AppTest) -> str:
@@ -93,7 +93,7 @@ def z_of(at, index=0) -> np.ndarray:
     return np.array(z, dtype=float)
 
 
-# -- the explorer's browser-side view (viz/browser_view.py): what it is sent, what it reports back -----------------
+# -- the explorer's browser-side view (viz/elements/browser_view.py): what it is sent, what it reports back -----------------
 BROWSER_VIEW_KEY = "explorer-view"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-# The pages in teaching order (viz/nav.PAGES url paths; home is served at /).
+# The pages in teaching order (viz/elements/nav.PAGES url paths; home is served at /).
 PAGES = ("home", "rnn", "explorer", "step", "multihead", "positional", "layernorm", "ffn", "decoding", "heads", "zoo", "compare",
          "attribution", "training", "tour", "about")
 VIEWPORT = {"width": 1280, "height": 720}

@@ -9,12 +9,16 @@
     viz/figures     never streamlit, torch or a model package that runs the model
     viz/pages       never torch, never model io/inference/training/nn (they ask viz/services)
     viz/*           only viz/services touches model io/inference/training/nn
+    viz rooms       lowest first: core < figures < services < elements < tour < classroom < pages < frame;
+                    a module imports its own room and those below, never one above (so no two rooms import
+                    each other); every viz module lives in a room
     everywhere      no import circle: model, viz, app.py, the commands above both, bench/, deploy/, tests/
 """
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -159,6 +163,113 @@ def test_no_import_circle_anywhere():
 
 def test_the_circle_finder_finds_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# The rooms of viz/, lowest first (docs/architecture.md): a module may import its own room and the rooms below it,
+# never one above. viz itself (viz/__init__.py: ROOT) is the floor every room stands on. The entries above every
+# room (app.py, transformer_viz_app.py, transformer_viz/) may import any of them.
+VIZ_ROOMS = ("core", "figures", "services", "elements", "tour", "classroom", "pages", "frame")
+
+
+def viz_room(module: str) -> str | None:
+    """The room of a viz module (viz.core.view -> "core"); None for viz itself and anything outside viz."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "viz" else None
+
+
+def upward_imports(me: str, imported: set[str]) -> list[str]:
+    """The modules `me` imports from a room above its own."""
+    mine = viz_room(me)
+    if mine is None:
+        return []
+    return sorted(m for m in imported if (room := viz_room(m)) is not None and room in VIZ_ROOMS
+                  and VIZ_ROOMS.index(room) > VIZ_ROOMS.index(mine))
+
+
+def test_every_viz_package_is_a_declared_room():
+    found = sorted(p.name for p in (ROOT / "viz").iterdir() if p.is_dir() and any(p.glob("*.py")))
+    assert found == sorted(VIZ_ROOMS), "declare a new viz package in VIZ_ROOMS (and docs/architecture.md)"
+    assert sorted(p.name for p in (ROOT / "viz").glob("*.py")) == ["__init__.py"], "a viz module lives in a room"
+
+
+@pytest.mark.parametrize("path", python_files("viz"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_viz_rooms_import_only_downward(path):
+    """Package direction, not only file circles: an import from a lower room to a higher one fails, naming the file."""
+    me = module_name(path)
+    upward = upward_imports(me, imports_of(path))
+    assert not upward, (f"{path.relative_to(ROOT)} (room {viz_room(me)}) imports {upward} from a room above it; "
+                        f"the rooms, lowest first: {' < '.join(VIZ_ROOMS)}")
+
+
+def test_no_two_viz_rooms_import_each_other():
+    arrows = {(viz_room(me), viz_room(m)) for me, path in project_modules().items() if viz_room(me)
+              for m in imports_of(path) if viz_room(m) and viz_room(m) != viz_room(me)}
+    assert arrows, "the walk found no arrow between rooms"
+    assert sorted((a, b) for a, b in arrows if (b, a) in arrows) == []
+
+
+def test_the_room_check_finds_an_upward_import():
+    assert upward_imports("viz.core.view", {"viz.frame.sidebar", "viz.core.text", "viz", "streamlit"}) == [
+        "viz.frame.sidebar"]
+    assert upward_imports("viz.pages.heads", {"viz.frame.sidebar", "viz.elements.ui"}) == ["viz.frame.sidebar"]
+    assert upward_imports("viz.frame.router", {"viz.pages", "viz.core.view"}) == []
+    assert upward_imports("transformer_viz.app", {"viz.frame.router"}) == []
+
+
+# -- the README's tree ("What is inside") names what exists ------------------------------------------------------------
+MODULE_NAME = re.compile(r"(?<![\w/.])(\w+)\.py\b")       # a module named in the tree (not a path's last part)
+FOLDER_NAME = re.compile(r"^(\S+)/(?=\s|$)")
+
+
+def readme_tree(text: str) -> dict[str, list[str]]:
+    """The tree under "## What is inside": each folder it lists (top level "x/", one level in "x/y/") -> the lines of
+    its entry (its own line and the deeper-indented lines under it); top-level files and folders under "" too."""
+    block = text.split("## What is inside", 1)[1].split("```\n", 2)[1]
+    entries: dict[str, list[str]] = {"": []}
+    parent, current = None, ""
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        head = FOLDER_NAME.match(line.lstrip(" "))
+        if indent == 0:
+            entries[""].append(line)
+            parent = current = head.group(1) if head else None
+            for folder in re.findall(r"(?:^|\s)(\w+)/(?=\s|$)", line):     # "tests/  bench/  docs/"
+                entries.setdefault(folder, [])
+        elif indent == 2 and head and parent:
+            current = f"{parent}/{head.group(1)}"
+            entries[current] = [line]
+        elif current:
+            entries.setdefault(current, []).append(line)
+    return entries
+
+
+def test_the_readmes_tree_names_every_package_and_module_and_nothing_gone():
+    tree = readme_tree((ROOT / "README.md").read_text(encoding="utf-8"))
+    top = "\n".join(tree[""])
+    listed_top = set(re.findall(r"^([\w.]+?/?)(?=\s)", top, re.M)) | {f + "/" for f in tree if f and "/" not in f}
+    code_top = {p.name for p in ROOT.glob("*.py")} | {p.name + "/" for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    assert code_top - listed_top == set(), "the README's tree misses these"
+    assert {e for e in listed_top if not (ROOT / e.rstrip("/")).exists()} == set(), "the README's tree names these; gone"
+    rooms = {p.name for p in (ROOT / "viz").iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    subpackages = {p.name for p in (ROOT / "model").iterdir() if (p / "__init__.py").is_file()}
+    listed = {folder: set(MODULE_NAME.findall(" ".join(lines))) for folder, lines in tree.items() if "/" in folder}
+    assert {f.split("/")[1] for f in listed if f.startswith("viz/") and (ROOT / f).is_dir() and any((ROOT / f).glob("*.py"))} \
+        == rooms, "every viz room, and only those, in the README's tree"
+    assert {f.split("/")[1] for f in listed if f.startswith("model/")} == subpackages
+    assert [f for f in listed if not (ROOT / f).is_dir()] == [], "folders in the README's tree that do not exist"
+    for room in rooms:
+        modules = {p.stem for p in (ROOT / "viz" / room).glob("*.py") if p.stem != "__init__"}
+        assert listed[f"viz/{room}"] == modules, (f"viz/{room}/ in the README's tree: missing "
+                                                  f"{sorted(modules - listed[f'viz/{room}'])}, gone {sorted(listed[f'viz/{room}'] - modules)}")
+
+
+def test_the_tree_reader_reads_rooms_and_their_modules():
+    text = "## What is inside\n\n```\napp.py   the entry\nviz/     rooms\n  core/   view.py (the view), text.py\n" \
+           "          i18n.py, and viz/x/y.py is a path\n  pages/  home.py\ntests/  bench/\n```\n"
+    tree = readme_tree(text)
+    assert tree[""] == ["app.py   the entry", "viz/     rooms", "tests/  bench/"]
+    assert set(MODULE_NAME.findall(" ".join(tree["viz/core"]))) == {"view", "text", "i18n"}
+    assert tree["viz/pages"] == ["  pages/  home.py"] and "bench" in tree
 
 
 def test_only_the_command_line_tools_define_main():
@@ -349,7 +460,7 @@ def test_no_figure_builder_takes_a_parameter_per_word():
 def test_figures_get_their_words_from_the_caller():
     """No figure module reads the catalogue or the session's language: the caller's `words` carry them."""
     for path in python_files("viz/figures"):
-        assert "viz.i18n" not in imports_of(path), f"{path.name} imports viz.i18n"
+        assert "viz.core.i18n" not in imports_of(path), f"{path.name} imports viz.core.i18n"
 
 
 def english_ui_text(path: Path, catalogue: set[str]) -> list[tuple[int, str]]:
@@ -371,7 +482,7 @@ def english_ui_text(path: Path, catalogue: set[str]) -> list[tuple[int, str]]:
 def test_no_english_ui_text_in_python():
     """The words a reader sees live in viz/locales only: a copy in Python (an English default) drifts from
     the catalogue and stays English on a page read in 中文."""
-    from viz.i18n import catalogue
+    from viz.core.i18n import catalogue
     messages = set(catalogue("en").values())
     found = {str(p.relative_to(ROOT)): hits for p in python_files("viz") if (hits := english_ui_text(p, messages))}
     assert found == {}
@@ -387,7 +498,7 @@ def test_the_english_text_finder_finds_english(tmp_path):
 def test_figure_parameters_have_no_words_for_defaults():
     """A builder's parameter defaults are data or sizes, never a word of the catalogue (an attention kind's
     name, schema.KINDS, is data)."""
-    from viz.i18n import catalogue
+    from viz.core.i18n import catalogue
     words = set(catalogue("en").values()) - set(schema.KINDS) - set(schema.STACKS)
     found = [f"{path.name}:{fn.name}={d.value!r}" for path, fn in figure_builders()
              for d in fn.args.defaults + [k for k in fn.args.kw_defaults if k]
@@ -395,7 +506,7 @@ def test_figure_parameters_have_no_words_for_defaults():
     assert found == []
 
 
-# -- the view (viz/view.py) is the one door to the session and the URL ------------------------------------------
+# -- the view (viz/core/view.py) is the one door to the session and the URL ------------------------------------------
 SESSION_OR_URL = ("session_state", "query_params")
 
 
@@ -411,7 +522,7 @@ def test_only_the_view_touches_the_session_and_the_url():
     found = {str(p.relative_to(ROOT)): lines for p in [*python_files("viz"), *python_files("transformer_viz"),
                                                        ROOT / "transformer_viz_app.py", ROOT / "app.py"]
              if p.name != "view.py" and (lines := _session_or_url_uses(p))}
-    assert found == {}, f"only viz/view.py reads or writes st.session_state / st.query_params: {found}"
+    assert found == {}, f"only viz/core/view.py reads or writes st.session_state / st.query_params: {found}"
 
 
 def test_the_session_check_finds_a_literal_key(tmp_path):
@@ -423,7 +534,7 @@ def test_the_session_check_finds_a_literal_key(tmp_path):
 def _url_names_spelled(path: Path) -> list[int]:
     """Lines where a value of the view is named by its URL name: a string given to a view function, or a keyword
     of write_url/link_params (a page names a value by its declaration, view.LAYER)."""
-    from viz import view
+    from viz.core import view
     names = {v.name for v in vars(view).values() if isinstance(v, view.Value)}
     functions = {"read", "check", "start", "bind", "write_url", "link_params", "qp_int", "qp_choice", "qp_str", "set_query"}
     found = []
@@ -447,7 +558,7 @@ def test_the_url_name_check_finds_a_spelled_name(tmp_path):
 
 
 def test_the_view_declares_each_url_name_once():
-    from viz import view
+    from viz.core import view
 
     declared = [v for v in vars(view).values() if isinstance(v, view.Value)]
     names = [v.name for v in declared if v.url]
@@ -478,10 +589,10 @@ def test_the_models_folder_is_named_and_searched_in_one_place():
 
 
 def test_navigation_lives_in_nav():
-    """Pages, their URLs and the map blocks they explain: viz/nav.py; the figures know no page."""
+    """Pages, their URLs and the map blocks they explain: viz/elements/nav.py; the figures know no page."""
     for path in python_files("viz/figures"):
         text = path.read_text(encoding="utf-8")
-        assert "PAGE_URLS" not in text and "PAGE_BLOCKS" not in text and "viz.nav" not in text, path.name
+        assert "PAGE_URLS" not in text and "PAGE_BLOCKS" not in text and "viz.elements.nav" not in text, path.name
 
 
 def test_pages_see_the_model_through_a_read_only_view():

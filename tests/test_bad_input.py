@@ -19,8 +19,8 @@ from model.inference.pipeline import encode_text, trace_sentence
 from model.io.tokenizer import Tokenizer
 from model.nn.transformer import Transformer
 from viz.services.models import model_ids
-from viz.text import plain
-from viz.upload import MAX_UPLOAD_BYTES, UploadError, parse_upload
+from viz.core.text import plain
+from viz.core.upload import MAX_UPLOAD_BYTES, UploadError, parse_upload
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
@@ -38,7 +38,7 @@ HTML = '<img src=x onerror="alert(1)"><script>alert(2)</script> [link](javascrip
 
 
 def _raw_markup(markdown: str) -> list[str]:
-    """'<' or '[' not escaped by viz.text.plain: Markdown would read them as a tag or a link."""
+    """'<' or '[' not escaped by viz.core.text.plain: Markdown would read them as a tag or a link."""
     return re.findall(r"(?<!\\)[<\[]", markdown)
 
 
@@ -96,7 +96,7 @@ def test_toy_model_names_what_it_cannot_read(text, shown):
     assert shown in str(info.value)
 
 
-# -- uploads (viz/upload.py) ----------------------------------------------------------------------
+# -- uploads (viz/core/upload.py) ----------------------------------------------------------------------
 @pytest.mark.parametrize("name, data, message", [
     ("empty.txt", b"", "the file is empty"),
     ("blank.txt", b"  \n\r\n\t ", "the file is empty"),
@@ -370,7 +370,7 @@ def test_tokens_in_the_strongest_links_caption_are_not_markdown():
 
 
 def test_url_numbers_are_plain_ascii_digits():
-    from viz.view import whole_number
+    from viz.core.view import whole_number
     assert [whole_number(s) for s in ("12", " -3 ", "+4")] == [12, -3, 4]
     assert [whole_number(s) for s in ("1_0", "１", "٣", "1.0", "", "0x10")] == [None] * 6
     at = run_page("tour.py", model="toy-reverse", text="a b", tour_step="1_0")
@@ -380,7 +380,7 @@ def test_url_numbers_are_plain_ascii_digits():
 
 def test_url_numbers_of_any_length_are_refused_not_crashed_on():
     """int() refuses strings of more than 4,300 digits (ValueError): one link kept a page broken."""
-    from viz.view import MAX_DIGITS, parse_index_list, whole_number
+    from viz.core.view import MAX_DIGITS, parse_index_list, whole_number
     huge = "9" * 4301
     assert [whole_number(s) for s in (huge, "-" + huge, "+" + huge, "1" * (MAX_DIGITS + 1))] == [None] * 4
     assert whole_number("-" + "9" * MAX_DIGITS) == -int("9" * MAX_DIGITS)
@@ -512,7 +512,7 @@ def html_tags(markup: str) -> list[tuple[str, dict]]:
 
 
 def test_the_card_is_parsed_to_html_without_images_raw_html_or_shortcodes():
-    from viz.folder_text import card_html
+    from viz.core.folder_text import card_html
     shown = card_html(HOSTILE_CARD)
     tags = html_tags(shown)
     assert {"h1", "table", "td", "code", "pre", "a"} <= {tag for tag, _ in tags}
@@ -529,7 +529,7 @@ def test_the_card_is_parsed_to_html_without_images_raw_html_or_shortcodes():
 @pytest.mark.parametrize("value", ["en-es", "a`b", "``x`", " lead", "x ![i](http:&#47;&#47;h&#47;b.png) :red[x]"])
 def test_a_code_span_holds_any_folder_name_exactly(value):
     from markdown_it import MarkdownIt
-    from viz.folder_text import code_span
+    from viz.core.folder_text import code_span
     rendered = MarkdownIt("commonmark").renderInline(f"About {code_span(value)}.")
     import html
     assert rendered.startswith("About <code>") and html.unescape(rendered[len("About <code>"):-len("</code>.")]) == value

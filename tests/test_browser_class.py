@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from browser_utils import CHROMIUM, wait_for_app
-from viz.i18n import message
+from viz.core.i18n import message
 
 pytestmark = pytest.mark.browser
 

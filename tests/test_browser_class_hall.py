@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, worker_healthy  # noqa: E402
 
-from viz.i18n import message  # noqa: E402
+from viz.core.i18n import message  # noqa: E402
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(NGINX is None, reason="nginx binary not found (CI: apt-get install -y nginx)")]

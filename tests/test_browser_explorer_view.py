@@ -9,7 +9,7 @@ import urllib.parse
 import pytest
 
 from browser_utils import wait_for_app
-from viz.catalogue import message
+from viz.core.catalogue import message
 
 pytestmark = pytest.mark.browser
 

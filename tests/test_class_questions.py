@@ -19,9 +19,9 @@ from viz.classroom import questions
 from viz.classroom.store import MemoryStore
 from viz.figures.style import PRESENTER
 from viz.figures.tally import tally_figure
-from viz.i18n import words
-from viz import view
-from viz.view import View
+from viz.core.i18n import words
+from viz.core import view
+from viz.core.view import View
 
 SENTENCE = {"model": "en-es", "text": "The man went to the house."}
 

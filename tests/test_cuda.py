@@ -16,7 +16,7 @@ from model.io.checkpoint import load_checkpoint
 from model.io.device import describe_device, pick_device
 from model.training.runtime import Runtime, train_step
 from model.training.toy import train_toy
-from viz.nav import PAGES
+from viz.elements.nav import PAGES
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
 

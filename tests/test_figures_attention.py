@@ -5,7 +5,7 @@ import pytest
 
 from viz.figures.attention import attention_heatmap, grid_cell, model_view, translation_figure
 from viz.figures.style import subplot_axes, subplot_layout
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -4,7 +4,7 @@ import pytest
 
 from viz.figures import attribution as fa
 from viz.figures.style import Labels
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -15,7 +15,7 @@ from viz.figures.browser_view import (MEAN, Window, encode, figure_spec, grid_se
                                       drawn_labels, framed, head)
 from viz.figures.head_view import head_view
 from viz.figures.style import NORMAL, PHONE, PRESENTER
-from viz.i18n import words
+from viz.core.i18n import words
 
 RNG = np.random.default_rng(4)
 

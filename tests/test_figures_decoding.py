@@ -6,7 +6,7 @@ from model.analysis.decoding import token_logprobs, top_k_view
 from viz.figures.decoding import (CHOSEN_COLOR, alignment_heatmap, confidence_bars, cross_attention_multiples,
                                   generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
                                   teacher_forced_pass)
-from viz.i18n import words
+from viz.core.i18n import words
 from viz.figures.style import NORMAL, PRESENTER
 
 EN = words("en")  # the words a builder takes, in English

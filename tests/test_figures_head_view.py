@@ -12,9 +12,9 @@ from model import load_checkpoint, trace_sentence
 from model.capture import schema
 from viz.figures.head_view import MIN_WEIGHT, OPACITY_LEVELS, head_color, head_view, head_view_data
 from viz.figures.style import NORMAL, PRESENTER, plotly_text
-from viz.map_view import head_view_figure
-from viz.text import attention_labels
-from viz.i18n import words
+from viz.elements.map_view import head_view_figure
+from viz.core.text import attention_labels
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

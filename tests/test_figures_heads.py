@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from viz.figures.heads import HARM_COLOR, HELP_COLOR, head_label, importance_bars, layer_head_heatmap
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -12,7 +12,7 @@ from model.analysis.norms import (batch_norm_drift, batch_norm_stats, layer_norm
                                   residual_stages)
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
                                    residual_norm_figure, token_stats_figure)
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

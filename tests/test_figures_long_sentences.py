@@ -16,7 +16,7 @@ from viz.figures.positional import norm_tokens, norms_figure, order_tokens, word
 from viz.figures.step import scaling_bars, step_heatmap
 from viz.figures.vectors import cosine_map
 from viz.figures.style import NORMAL, PRESENTER, Labels
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")
 SCALES = [NORMAL, PRESENTER]

@@ -12,10 +12,10 @@ import pytest
 from model import load_checkpoint, trace_sentence
 from model.capture import schema
 from viz.figures.model_map import BLOCKS, STACK_ROWS, TOUR_BLOCKS, all_cells, map_cell, map_data, model_map
-from viz.nav import block_target
+from viz.elements.nav import block_target
 from viz.figures.style import MASKED_COLOR, PRESENTER
-from viz.map_view import map_figure
-from viz.i18n import words
+from viz.elements.map_view import map_figure
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 
@@ -122,8 +122,8 @@ def test_each_block_opens_the_page_and_view_that_explains_it(data):
 
 
 def test_link_pages_and_parameters_are_the_apps():
-    # each page reads the parameters the map writes: by their declarations in viz/view.py (view.METHOD, ...)
-    from viz import view
+    # each page reads the parameters the map writes: by their declarations in viz/core/view.py (view.METHOD, ...)
+    from viz.core import view
     declared = {v.name: const for const, v in vars(view).items() if isinstance(v, view.Value)}
     for cell in all_cells(3, 3):
         page, params = block_target(cell)

@@ -16,7 +16,7 @@ from model.analysis.heads import head_summary, head_traits
 from model.analysis.norms import layer_norm, token_norms
 from model.io.weights import linear_arrays
 from model.capture.schema import sublayer_names
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -9,8 +9,8 @@ from model.analysis.word_order import permuted_pattern, swap_permutation
 from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, pe_heatmap, plotly_text,
                                     rotation_error_figure, rotation_matrix_heatmap, similarity_heatmap,
                                     similarity_profile_figure, word_order_figure)
-from viz.view import parse_index_list
-from viz.i18n import words
+from viz.core.view import parse_index_list
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -3,7 +3,7 @@ import pytest
 
 from viz.figures.rnn import accuracy_by_length_figure
 from viz.figures.style import NORMAL, PRESENTER
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")
 

@@ -17,7 +17,7 @@ from model.analysis.attention_math import (apply_mask, causal_mask, dim_labels, 
 from model.io.weights import linear_arrays
 from model.capture.schema import sublayer_names
 from viz.figures.style import Labels
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

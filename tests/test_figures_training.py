@@ -5,7 +5,7 @@ import pytest
 
 from viz.figures.training import (clean_train_log, complexity_figure, conv_path_length, layer_costs, loss_curve,
                                   lr_curve, parameter_groups)
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 
@@ -117,7 +117,7 @@ def test_the_fine_tuning_is_marked_where_the_loss_jumps():
     from pathlib import Path
     from model import load_checkpoint, trace_sentence
     from viz.figures.training import run_ends
-    from viz.i18n import catalogue, words
+    from viz.core.i18n import catalogue, words
     from viz.tour.pictures import training_figure
     folder = Path(__file__).resolve().parents[1] / "pretrained" / "en-es"
     log = clean_train_log(pd.read_csv(folder / "train_log.csv"))

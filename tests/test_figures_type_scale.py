@@ -19,7 +19,7 @@ from viz.figures import zoo as fzoo
 from viz.figures.live_training import training_curves
 from model.analysis.attention_math import future_mask
 from viz.figures.style import MASKED_COLOR, NORMAL, PRESENTER, TEXT_COLOR, Labels
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

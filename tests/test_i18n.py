@@ -7,7 +7,7 @@ import pytest
 
 from apptest_utils import browser_view_sent, browser_view_whole, explorer_drawn, no_exceptions, run_page, texts
 from viz.services import models, traces
-from viz.i18n import LANGS, catalogue
+from viz.core.i18n import LANGS, catalogue
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 
@@ -224,7 +224,7 @@ def test_every_tour_step_has_its_words_in_both_catalogues():
 
 
 def test_what_the_model_knows_in_chinese():
-    from viz.model_words import what_the_model_knows
+    from viz.core.model_words import what_the_model_knows
     assert "1909" in what_the_model_knows("en-es", None, "zh") and "圣经" in what_the_model_knows("en-es", None, "zh")
     assert "倒序" in what_the_model_knows("toy-reverse", {"task": "reverse"}, "zh")
     assert "mystery" in what_the_model_knows("toy-x", {"task": "mystery"}, "zh")
@@ -256,7 +256,7 @@ def test_switching_language_keeps_every_radio_choice(page, key, choice, position
 def test_the_uploaders_words_are_css_strings():
     """Issue 26.6: Streamlit's uploader English is drawn at size 0 and the catalogue's words after it; a quote or
     backslash in the words stays inside the CSS string (the browser test checks what Chromium shows)."""
-    from viz.nav import uploader_css
+    from viz.elements.nav import uploader_css
     css = uploader_css('say "hi" \\ now', "每个文件")
     assert 'content: "say \\"hi\\" \\\\ now";' in css and 'content: "每个文件";' in css
     assert css.count("font-size: 0 !important") == 1

@@ -4,7 +4,7 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page
 from test_i18n import HAN, assert_speaks, english_left, readable_texts
-from viz.i18n import LANGS, catalogue, placeholders
+from viz.core.i18n import LANGS, catalogue, placeholders
 
 TOY = dict(model="toy-reverse", text="a b c d e f")
 VIEWS = ["lens", "source", "contrastive", "patching"]

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from conftest import ROOT
-from viz.i18n import LANGS, PLURAL_FORM, catalogue, message, placeholders, plural_message
+from viz.core.i18n import LANGS, PLURAL_FORM, catalogue, message, placeholders, plural_message
 from viz.tour.steps import TOUR
 
 CODE = sorted([*(ROOT / "viz").rglob("*.py"), *(ROOT / "transformer_viz").rglob("*.py"), *ROOT.glob("*.py")])
@@ -36,7 +36,7 @@ def literals() -> set[str]:
 
 
 def plural_bases() -> set[str]:
-    """The keys given to tn() / plural_message() (its key is the second argument), outside viz/i18n.py."""
+    """The keys given to tn() / plural_message() (its key is the second argument), outside viz/core/i18n.py."""
     found = set()
     for path, tree in trees():
         if path.name == "i18n.py":
@@ -145,11 +145,11 @@ def test_plural_forms():
 
 def test_a_missing_message_shows_english_and_is_logged(monkeypatch, caplog):
     real = catalogue
-    from viz import catalogue as catalogues
+    from viz.core import catalogue as catalogues
     monkeypatch.setattr(catalogues, "catalogue", lambda lang: {k: v for k, v in real(lang).items() if lang == "en"
                                                                or k != "tour.title"})
     monkeypatch.setattr(catalogues, "_said_missing", set())
-    with caplog.at_level(logging.WARNING, logger="viz.catalogue"):
+    with caplog.at_level(logging.WARNING, logger="viz.core.catalogue"):
         assert message("zh", "tour.title") == real("en")["tour.title"]
         assert message("zh", "tour.title") == real("en")["tour.title"]
         assert message("en", "no.such.key") == "no.such.key"

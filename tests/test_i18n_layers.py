@@ -6,7 +6,7 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page
 from test_i18n import HAN, PUNCTUATION, assert_speaks, english_left, readable_texts
-from viz.i18n import LANGS, catalogue
+from viz.core.i18n import LANGS, catalogue
 
 TOKEN_LABEL = re.compile(r"^\d+ \S+$")
 LAYER_PREFIXES = ("step.", "multihead.", "positional.", "layernorm.")

@@ -6,8 +6,8 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page
 from test_i18n import assert_speaks, english_left, readable_texts
-from viz.i18n import LANGS
-from viz.i18n import words
+from viz.core.i18n import LANGS
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 
@@ -78,7 +78,7 @@ def test_a_live_training_in_both_languages(lang):
 
 
 def test_the_figures_speak_the_words_they_are_given():
-    """A builder draws in the words it is handed (viz.i18n.words(lang)): English for a notebook's words("en"),
+    """A builder draws in the words it is handed (viz.core.i18n.words(lang)): English for a notebook's words("en"),
     中文 for a page read in Chinese."""
     import numpy as np
 

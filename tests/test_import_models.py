@@ -534,7 +534,7 @@ def test_pages_trace_a_sentence_of_the_imported_model(trained, monkeypatch):
     assert at.get("plotly_chart") and "s11" in json.dumps([c.proto.spec for c in at.get("plotly_chart")])
     about = run_page("about.py", model=out.name, text=sentence)
     no_exceptions(about)
-    shown = texts(about) + html_bodies(about)          # the model card is drawn by st.html (viz/folder_text)
+    shown = texts(about) + html_bodies(about)          # the model card is drawn by st.html (viz/core/folder_text)
     assert "Imported model" in shown and ("Seq2SeqTransformer" if isinstance(theirs, Tutorial)
                                           else "the Annotated Transformer") in shown
 
@@ -664,7 +664,7 @@ def test_every_page_opens_on_an_imported_model(saved, monkeypatch):
     """The tutorial's shape, the most unlike ours (separate vocabularies, post-norm with final norms), on
     every page of the app: no exception, no error."""
     from apptest_utils import no_exceptions, run_page
-    from viz.nav import PAGES
+    from viz.elements.nav import PAGES
     _theirs, folder = saved
     import_model(folder / "tutorial.pt", folder / "models" / "tutorial", 4, src_vocab=folder / "src_vocab.txt",
                  tgt_vocab=folder / "tgt_vocab.txt")

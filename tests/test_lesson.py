@@ -19,7 +19,7 @@ from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from test_cli import TOY, run_cli
 from test_i18n import HAN, chart_texts, english_left
-from viz.i18n import catalogue
+from viz.core.i18n import catalogue
 from viz.tour.formula_html import formula_html
 from viz.tour.lesson import BUNDLE_TRACE_TYPES, PLOTLY_BUNDLE, lesson_html, write_lesson
 from model.capture import schema
@@ -282,7 +282,7 @@ def drawn_layout(chromium, path) -> list[dict]:
 
 @pytest.mark.browser
 def test_the_download_button_and_the_command_line_write_one_lesson(tmp_path, chromium):
-    """viz/tour/download.py through viz/presenter.py: the button at the top of the page serves the lesson, and it is
+    """viz/tour/download.py through viz/frame/presenter.py: the button at the top of the page serves the lesson, and it is
     the command line's file for the same sentence, style and language, byte for byte; both drawn in Chromium
     offline alike, every label inside its chart and no axis title over the ticks, the heads step's layer rows
     labelled (the button's file lost them and drew titles over the ticks, in en and zh)."""
@@ -381,7 +381,7 @@ def test_an_unknown_language_is_refused(toy_trace):
 
 
 def test_the_lesson_and_the_catalogue_need_no_streamlit():
-    for module in ("viz/tour/lesson.py", "viz/tour/pictures.py", "viz/tour/formula_html.py", "viz/i18n.py"):
+    for module in ("viz/tour/lesson.py", "viz/tour/pictures.py", "viz/tour/formula_html.py", "viz/core/i18n.py"):
         tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
         top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
         top |= {n.module.split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
@@ -447,7 +447,7 @@ def test_the_header_shows_the_sentence_as_typed_and_the_style_in_words(styled_le
 
 def test_the_style_tokens_are_the_models_and_a_typed_one_stays():
     from model.io.tokenizer import STYLE_TOKENS
-    from viz.i18n import STYLE_KEYS
+    from viz.core.i18n import STYLE_KEYS
     from viz.tour.lesson import STYLE_TOKEN_KEYS, reader_sentence
     assert STYLE_TOKEN_KEYS == {STYLE_TOKENS[style]: key for style, key in STYLE_KEYS.items()}
     # a one-style model reads '<bible>' typed by the reader as the characters it is: nothing to take away

@@ -13,7 +13,7 @@ from viz.tour.lesson import lesson_html, text_html
 from viz.tour.pictures import (FULL_FIGURES, decoder_figure, embeddings_figure, embeddings_matrix_figure,
                               positional_figure, positional_table_figure)
 from viz.tour.steps import TOUR
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -9,7 +9,7 @@ from viz.figures.live_training import training_curves
 from model.training.live import (TRAINING_SLOT, LiveRun, eval_interval, make_example, parse_symbols, train_live,
                                training_slot)
 from viz.tour.steps import TOUR, lesson_stops
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -51,5 +51,5 @@ def test_the_page_says_it_above_the_translation(lang, said):
 
 def test_the_page_has_words_for_every_kind():
     from model.io.language import KINDS
-    from viz.sidebar import NOT_ENGLISH_KEYS
+    from viz.frame.sidebar import NOT_ENGLISH_KEYS
     assert tuple(NOT_ENGLISH_KEYS) == KINDS

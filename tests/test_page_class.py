@@ -8,12 +8,12 @@ import pytest
 
 from apptest_utils import browser_says, browser_view, browser_view_sent, explorer_drawn, no_exceptions, run_page, texts
 from class_utils import Browser, checked, cookie_jars, fresh_store  # noqa: F401 - fixtures
-from viz import view
+from viz.core import view
 from viz.classroom import browser, panel
 from viz.classroom.live import address_of, class_store
 from viz.classroom.store import StoreDown
 from viz.classroom.teacher import history_csv, spreadsheet_safe
-from viz.i18n import message
+from viz.core.i18n import message
 
 
 def start_class(page: str = "explorer.py"):
@@ -543,7 +543,7 @@ def test_the_class_csv_never_holds_a_spreadsheet_formula():
 def test_a_phone_has_the_language_switch_on_the_start_pages_first_screen(monkeypatch):
     """A phone's sidebar starts folded, and the language switch with it: beside the start page's join box there
     is one, in and out of a class."""
-    from viz import ui
+    from viz.elements import ui
     monkeypatch.setattr(ui, "on_phone", lambda: True)
     monkeypatch.setattr(panel, "on_phone", lambda: True)
     at = run_page(None)

@@ -10,7 +10,7 @@ from redis_utils import RedisServer, redis_local
 from viz.classroom import backend
 from viz.classroom.live import class_store
 from viz.classroom.store import REDIS_URL_ENV
-from viz.i18n import message
+from viz.core.i18n import message
 
 pytestmark = pytest.mark.skipif(redis_local.REDIS_SERVER is None, reason="redis-server not installed")
 

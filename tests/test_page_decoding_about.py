@@ -12,7 +12,7 @@ from model.io.checkpoint import load_checkpoint
 from model.inference.decode import greedy
 from model.inference.pipeline import encode_text, trace_sentence
 from model.analysis.decoding import clearest_alignment_step, run_decoding
-from viz.i18n import catalogue
+from viz.core.i18n import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
@@ -322,7 +322,7 @@ def test_about_shows_the_chinese_card_to_a_chinese_reader(tmp_path, monkeypatch)
     (models / "toy-cards" / "README.zh.md").write_text("# 玩具模型卡\n\n中文的说明。\n")
     monkeypatch.setenv("TRANSFORMER_VIZ_MODELS", str(models))
     english, chinese = (html_bodies(run_page("about.py", model="toy-cards", text="a b", lang=lang))
-                        for lang in ("en", "zh"))                 # the card is HTML (viz/folder_text.card_html)
+                        for lang in ("en", "zh"))                 # the card is HTML (viz/core/folder_text.card_html)
     assert "English words." in english and "中文的说明" not in english
     assert "中文的说明" in chinese and "English words." not in chinese
 
@@ -346,7 +346,7 @@ def test_the_shipped_model_cards_show_their_commands_as_written(card):
     '(wrong)', '(keys as in music)')."""
     import html
     import re
-    from viz.folder_text import card_html
+    from viz.core.folder_text import card_html
     text = (Path(__file__).resolve().parents[1] / "pretrained" / "en-es" / card).read_text(encoding="utf-8")
     code = [html.unescape(block) for block in re.findall(r"<pre><code[^>]*>(.*?)</code></pre>", card_html(text), re.S)]
     assert any('"Where is the train station?"            # <modern>' in block for block in code)

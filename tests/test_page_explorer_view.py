@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from apptest_utils import browser_says, browser_view, browser_view_sent as sent, browser_view_whole as whole, no_exceptions, run_page
-from viz.browser_view import browser_pick
+from viz.elements.browser_view import browser_pick
 
 TEXT = "a b c d"
 

@@ -13,8 +13,8 @@ from model.capture import schema
 from model.analysis.confidence import token_confidence
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
-from viz.model_words import what_the_model_knows
-from viz.i18n import catalogue
+from viz.core.model_words import what_the_model_knows
+from viz.core.i18n import catalogue
 from viz.tour.steps import TOUR
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -48,7 +48,7 @@ def test_home_draws_the_live_map_whose_blocks_can_be_clicked(trace):
     z = _array(maps["attn.cross#2"]["z"])[::-1]
     assert np.allclose(z, trace[schema.pattern_name("cross", 2)].mean(0), atol=1e-6)
     cells = next(d for d in fig["data"] if d.get("name") == "cells")
-    assert "attn.cross#2" in cells["customdata"]                     # clicked: viz/map_chart opens the block
+    assert "attn.cross#2" in cells["customdata"]                     # clicked: viz/elements/map_chart opens the block
     assert cells["text"] and all("点击打开讲解它的页面" in hint for hint in cells["text"])
     assert "交叉注意力" in " ".join(a["text"] for a in fig["layout"]["annotations"])
     assert any("整个模型" in s.value for s in at.subheader)
@@ -113,7 +113,7 @@ def test_a_rerun_that_changes_nothing_drawn_builds_no_figure_again(monkeypatch):
     from collections import OrderedDict
 
     import viz.figures.browser_view as browser_view
-    from viz import view
+    from viz.core import view
 
     monkeypatch.setattr(view, "_shared", OrderedDict())
 

@@ -7,9 +7,9 @@ import pytest
 
 from apptest_utils import browser_view_sent, browser_view_whole, explorer_drawn, figure, no_exceptions, run_page
 from long_text import SENTENCES
-from viz import ui
+from viz.elements import ui
 from viz.figures.style import NORMAL, PHONE
-from viz.nav import PAGES
+from viz.elements.nav import PAGES
 
 PHONE_COLUMN_PX = 390 - 2 * 16          # a 390 px screen less Streamlit's side padding
 

@@ -8,7 +8,7 @@ import pytest
 
 from apptest_utils import figure, first_chart, no_exceptions, run_page, texts, z_of
 from viz import ROOT
-from viz.i18n import catalogue
+from viz.core.i18n import catalogue
 
 METRICS = json.loads((ROOT / "pretrained" / "rnn-reverse" / "metrics.json").read_text())
 

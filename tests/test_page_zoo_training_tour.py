@@ -12,7 +12,7 @@ from model.capture import schema
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from viz import ROOT
-from viz.i18n import catalogue
+from viz.core.i18n import catalogue
 from viz.pages.zoo import two_figures
 
 
@@ -238,7 +238,7 @@ def test_tour_words_write_no_formula_markup_as_plain_text():
     """Screenshot review (tour step 4, en and zh, and the lesson): 'mixed by W^O' showed its caret. The tour's
     words (page and offline lesson) write a symbol as Unicode (Wᴼ) or inside $...$, never as bare markup."""
     import re
-    from viz.i18n import catalogue
+    from viz.core.i18n import catalogue
     for lang in ("en", "zh"):
         words = {key: re.sub(r"\$[^$]*\$", "", text) for key, text in catalogue(lang).items()
                  if key.startswith("tour.")}

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from apptest_utils import no_exceptions, run_page
-from viz.nav import PAGE_BLOCKS
+from viz.elements.nav import PAGE_BLOCKS
 
 
 def _buttons(at) -> dict:
@@ -91,7 +91,7 @@ def test_presenter_mode_enlarges_the_decoding_steps_code_lines():
     so far' lines (st.code) stayed at 14 px among 21 px text. The presenter styles size code blocks too, and
     the page still draws them in presenter mode."""
     import re
-    from viz.presenter import PRESENTER_CSS
+    from viz.frame.presenter import PRESENTER_CSS
     rule = re.search(r'\[data-testid="stCode"\] code \{ font-size: ([\d.]+)rem', PRESENTER_CSS)
     assert rule and float(rule.group(1)) >= 1.15
     # and the tables (About's configuration, the model card's examples) stayed at 14-16 px
@@ -131,7 +131,7 @@ def _framed_links(fig: dict) -> set[tuple[str, str | None]]:
     """(page, kind) that a click opens on every map block inside a red frame: what the map says this view is
     about. The live map has no hrefs; each cell's invisible point carries its cell id, and nav.block_target
     says which page and view a click on it opens."""
-    from viz.nav import PAGES, block_target
+    from viz.elements.nav import PAGES, block_target
     red = [s for s in fig["layout"]["shapes"] if s.get("line", {}).get("color") == "#d62728"]
     url_of = {page.file.rsplit("/", 1)[-1]: page.url for page in PAGES}
     found = set()
@@ -200,7 +200,7 @@ def test_data_tables_follow_the_presenter_type_scale():
     at 12-14 px whatever presenter mode said, the step's 1 x d_head row cut off at the right edge. In presenter
     mode they are static tables that the presenter styles set at the chart floor (20 px), the row on its side."""
     import re
-    from viz.presenter import PRESENTER_CSS
+    from viz.frame.presenter import PRESENTER_CSS
     rule = re.search(r'table td, \.stMainBlockContainer table th \{ font-size: ([\d.]+)rem', PRESENTER_CSS)
     assert rule and float(rule.group(1)) * 16 >= 20
     at = run_page("step_through.py", model="toy-reverse", text="a b c d", present=1, step=0)
@@ -231,7 +231,7 @@ def test_the_you_are_here_maps_thumbnails_are_large_enough_to_see_from_the_back(
 def test_the_heads_table_on_the_projector_names_each_kind_in_a_word_and_promises_no_sorting():
     """Its static table took three lines a row for "编码器自注意力" (its box held three heads) and its heading
     said to click a column to sort, which a static table does not."""
-    from viz.i18n import KIND_KEYS, message
+    from viz.core.i18n import KIND_KEYS, message
     shown = run_page("heads.py", present=1, lang="zh")
     no_exceptions(shown)
     table = next(t.value for t in shown.table if "类型" in t.value.columns)
@@ -255,7 +255,7 @@ def test_the_tour_follows_the_order_of_the_notes():
 def test_presenter_next_walks_the_tours_views_in_its_order():
     """After the start page and the tour, Next walks every view the tour's steps link, in the steps' order."""
     from pathlib import Path
-    from viz.nav import PAGES
+    from viz.elements.nav import PAGES
     from viz.tour.steps import TOUR, lesson_stops
     stops = lesson_stops([Path(p.file).name for p in PAGES])
     assert [s.page for s in stops[:2]] == ["home.py", "tour.py"]
@@ -270,7 +270,7 @@ def test_presenter_next_walks_the_tours_views_in_its_order():
 def test_the_lesson_file_follows_the_same_order():
     from model.io.checkpoint import load_checkpoint
     from model.inference.pipeline import trace_sentence
-    from viz.i18n import catalogue
+    from viz.core.i18n import catalogue
     from viz.tour.lesson import lesson_html
     trace = trace_sentence(load_checkpoint("pretrained/toy-reverse", device="cpu"), "a b c d")
     headings = re.findall(r'<section id="step-\d+"><h2>([^<]*)</h2>', lesson_html(trace))
@@ -308,7 +308,7 @@ def test_presenter_next_goes_from_view_to_view_in_the_notes_order():
 def test_in_presenter_mode_what_a_page_teaches_is_open_on_the_page(page, title_key):
     """Issue 46, item 2: how decoding works, the zoo's and the RNN's formulas needed a click and a scroll in front of
     the class; in presenter mode they are open under a heading, folded in an expander only otherwise."""
-    from viz.i18n import catalogue
+    from viz.core.i18n import catalogue
     title = catalogue("en")[title_key]
     folded = run_page(page, model="toy-reverse", text="a b c d")
     no_exceptions(folded)

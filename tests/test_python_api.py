@@ -5,7 +5,7 @@ import re
 import pytest
 
 from conftest import ROOT
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

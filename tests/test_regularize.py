@@ -12,7 +12,7 @@ from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.nn.config import TransformerConfig
 from viz import ROOT
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

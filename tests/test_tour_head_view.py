@@ -12,11 +12,11 @@ from model.capture import schema
 from test_lesson import trace_of
 from viz.figures.head_view import head_color, head_view_data, rgba
 from viz.figures.style import PRESENTER
-from viz.i18n import catalogue
+from viz.core.i18n import catalogue
 from viz.tour.pictures import (MORE_READINGS, STEP_FIGURES, TOUR_HEAD, Picture, head_lines_figure, heads_figure,
                               step_pictures)
 from viz.tour.steps import TOUR
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

@@ -8,7 +8,7 @@ from model.analysis.vectors import cosine_similarity, head_contribution_norms, h
 from viz.figures.style import NORMAL, PRESENTER
 from viz.figures.vectors import contribution_map, cosine_map
 from viz.figures.style import Labels
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

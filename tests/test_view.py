@@ -1,10 +1,10 @@
-"""The view (viz/view.py): declared values, checked like a link's; the sidebar's input survives Streamlit dropping
+"""The view (viz/core/view.py): declared values, checked like a link's; the sidebar's input survives Streamlit dropping
 its widgets' state; a view is a plain value that round-trips through its URL."""
 import pytest
 
 from apptest_utils import no_exceptions, run_page
-from viz import view
-from viz.view import View
+from viz.core import view
+from viz.core.view import View
 
 SENTENCE = "Hello, my friend: is it 5+5=10?"
 

@@ -13,11 +13,11 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page, url_path
 from conftest import ROOT
-from viz import view
+from viz.core import view
 from viz.figures.model_map import all_cells
-from viz.nav import PAGES, block_target
+from viz.elements.nav import PAGES, block_target
 from viz.tour.steps import TOUR
-from viz.view import View
+from viz.core.view import View
 
 PAGE_FILES = {p.url: Path(p.file).name for p in PAGES}
 DOCUMENTED = re.compile(r"`(?:https?://[\w.:]+)?/?([a-z_]*)\?([^`\s]*)`")

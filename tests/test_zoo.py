@@ -6,7 +6,7 @@ import pytest
 from model.analysis import zoo
 from model.analysis.attention_math import causal_mask
 from viz.figures.zoo import gallery, mark_centres
-from viz.i18n import words
+from viz.core.i18n import words
 
 EN = words("en")  # the words a builder takes, in English
 

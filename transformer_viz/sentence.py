@@ -7,7 +7,7 @@ from model.cli.arguments import add_model_argument, add_style_argument, beam_siz
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, HARD_MAX_TOKENS, trace_sentence
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument
-from viz.i18n import DEFAULT_LANG, LANGS
+from viz.core.i18n import DEFAULT_LANG, LANGS
 
 
 def add_sentence_arguments(parser, out_help: str, lang_help: str) -> None:

@@ -19,7 +19,7 @@ import re
 
 import streamlit as st
 
-from viz import view
+from viz.core import view
 
 TEACHER_COOKIE = "tviz_teach"          # "CODE:SECRET"
 STUDENT_COOKIE = "tviz_student"        # "CODE:ID"

@@ -18,9 +18,9 @@ from urllib.parse import urlencode, urlsplit
 import segno
 import streamlit as st
 
-from viz import view
-from viz.catalogue import DEFAULT_LANG
-from viz.nav import PAGES
+from viz.core import view
+from viz.core.catalogue import DEFAULT_LANG
+from viz.elements.nav import PAGES
 from viz.classroom.backend import open_store
 from viz.classroom.store import ClassStore
 

@@ -1,4 +1,4 @@
-"""A live class around every page: viz/presenter.run_page calls `prepare(page)`, then `before_page(extra)` before
+"""A live class around every page: viz/frame/presenter.run_page calls `prepare(page)`, then `before_page(extra)` before
 the page and `after_page()` after it.
 
 prepare: the link's class= (join) or handoff= (a teacher's other device) is read once per value, and, once a
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from viz import view
+from viz.core import view
 from viz.classroom import browser, student, teacher
 from viz.classroom.live import class_store, client_address, say
 from viz.classroom.store import (WRONG_CODES_PER_ADDRESS, WRONG_CODES_PER_BROWSER, ClassGone, NotTeacher,
                                  StoreDown, normal_code)
-from viz.i18n import t
-from viz.nav import PAGES
-from viz.ui import on_phone
-from viz.text import plain
+from viz.core.i18n import t
+from viz.elements.nav import PAGES
+from viz.elements.ui import on_phone
+from viz.core.text import plain
 
 
 def prepare(page) -> None:

@@ -2,7 +2,7 @@
 
 One interface, two backends: `MemoryStore` (the default: one process, nothing else installed) and the Redis
 store (the lecture hall's workers share one Redis). Plain data only (no Streamlit): a view travels as its page
-and its URL query, which each student's screen checks again (viz.view.View.from_query) before showing it.
+and its URL query, which each student's screen checks again (viz.core.view.View.from_query) before showing it.
 
 Only the teacher drives: publishing, asking, revealing, closing and ending take the class's teacher secret, which
 the store keeps as a hash (and, for at most HANDOFF_S, itself under a single-use token: `handoff`, for the

@@ -20,16 +20,16 @@ import time
 
 import streamlit as st
 
-from viz import view
-from viz.browser_view import hand_pick, pick_change
-from viz.catalogue import LANGS
+from viz.core import view
+from viz.core.catalogue import LANGS
+from viz.elements.browser_view import hand_pick, pick_change
 from viz.classroom import browser
 from viz.classroom.live import arrived, class_store, client_address, go_to, personal_params, say
 from viz.classroom.store import ClassGone, Published, Question, StoreDown, TooMany
 from viz.classroom.teacher import choice_label, prompt_text
-from viz.i18n import t
-from viz.text import plain
-from viz.ui import on_phone
+from viz.core.i18n import t
+from viz.core.text import plain
+from viz.elements.ui import on_phone
 
 FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen within about this, plus a redraw
 CHECK_IN_EVERY_S = 3.0        # presence counts a screen seen in the last store.PRESENT_S (10 s)

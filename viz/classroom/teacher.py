@@ -9,16 +9,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from viz import view
+from viz.core import view
 from viz.classroom import browser, questions
 from viz.classroom.live import (class_store, go_to, handoff_link, is_loopback, join_link, personal_params, qr_png,
                                 say)
 from viz.classroom.store import ClassGone, NotTeacher, Question, StoreDown
 from viz.figures.tally import tally_figure
-from viz.i18n import t, words
-from viz.text import plain
-from viz.state import current
-from viz.ui import type_scale
+from viz.core.i18n import t, words
+from viz.core.text import plain
+from viz.core.context import current
+from viz.elements.ui import type_scale
 
 PRESENCE_EVERY_S = 2.0
 TALLY_EVERY_S = 1.0

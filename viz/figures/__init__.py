@@ -5,16 +5,16 @@ token labels from model/capture/schema.py), so a caller never indexes a [layer, 
 
     from model import load_checkpoint, trace_sentence
     from viz.figures import attention_figure
-    from viz.i18n import words
+    from viz.core.i18n import words
     trace = trace_sentence(load_checkpoint("pretrained/en-es"), "The man went to the house.")
     attention_figure(trace, words("en"), "cross", layer=2).show()
 
 Kinds: "encoder", "decoder" (masked self-attention), "cross" (decoder -> encoder). Each returns a
 plotly Figure: .show() in a notebook, .write_html("map.html") anywhere. Their words (title, axes, hover) come
-from `words`, the message catalogue (viz/locales) in the reader's language: viz.i18n.words("zh").
+from `words`, the message catalogue (viz/locales) in the reader's language: viz.core.i18n.words("zh").
 
 Words reach every builder one way: a `words` object (style.Words), built for the reader's language by the viz
-layer (viz.i18n.words) and passed in. A builder asks it for the catalogue keys it draws, so its signature holds
+layer (viz.core.i18n.words) and passed in. A builder asks it for the catalogue keys it draws, so its signature holds
 data and a few options, no English copy of the catalogue lives in Python, and the figures stay free of
 Streamlit and of the session: whoever calls them decides the language.
 """
@@ -28,7 +28,7 @@ from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.multihead import head_patterns
 from viz.figures.style import NORMAL, TypeScale, Words
-from viz.text import attention_labels
+from viz.core.text import attention_labels
 
 __all__ = ["attention_figure", "heads_figure", "model_view_figure", "token_labels"]
 

@@ -1,4 +1,4 @@
-// The attention explorer in the browser (viz/browser_view.py mounts it; viz/figures/browser_view.py makes its
+// The attention explorer in the browser (viz/elements/browser_view.py mounts it; viz/figures/browser_view.py makes its
 // data). The data holds every kind x layer x head once, with the figures plotly.py's builders made; a pick
 // (kind, layer, head: the pickers, a click on the grid) redraws here, with no script run: the large map gets
 // that pick's weights, keys, title and file name, the grid its box, the lines their layer and head. The pick is

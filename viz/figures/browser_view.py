@@ -1,4 +1,4 @@
-"""What the browser-side attention view (viz/browser_view.py, its JS beside this file) is sent: a sentence's
+"""What the browser-side attention view (viz/elements/browser_view.py, its JS beside this file) is sent: a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
@@ -233,7 +233,7 @@ def head(pick: dict, about: dict, extra: dict | None = None) -> dict:
     return {"pick": pick, **about, **(extra or {})}
 
 
-VIEW_ELEMENT = "viz_attention_explorer"       # the component's name (viz/browser_view.py registers it)
+VIEW_ELEMENT = "viz_attention_explorer"       # the component's name (viz/elements/browser_view.py registers it)
 
 
 def drawn_labels(framed_bytes: bytes) -> list[str]:

@@ -8,7 +8,7 @@ the size of what the feed-forward network adds, the most probable output token w
 
 Two steps, as BertViz splits them: `map_data(trace)` reads the numbers out of a Trace (pure numpy, no
 plotly), `model_map(data, words, ...)` draws them (numpy + the reader's words in, plotly out). Which page
-explains a block is the app's navigation (viz/nav.block_target); a page passes the links it wants, the offline
+explains a block is the app's navigation (viz/elements/nav.block_target); a page passes the links it wants, the offline
 lesson none.
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 class Words(Protocol):
     """The reader's words, the one way a builder gets any: words(key, **fields) is the catalogue's message `key`
     (viz/locales) in the reader's language, {fields} filled in; words.kind(kind) names an attention kind.
-    viz.i18n.words(lang) makes one. A builder names the keys it draws itself, so its signature holds data and a
+    viz.core.i18n.words(lang) makes one. A builder names the keys it draws itself, so its signature holds data and a
     few options (not a parameter per word), no English copy of the catalogue lives in Python, the key test finds
     every key a figure uses, and a figure never decides the language (it has no session to read it from)."""
 
@@ -45,7 +45,7 @@ class TypeScale:
     """Every size of chart text, in CSS px (plotly draws its fonts at the size given: no scaling).
 
     A builder takes one (`type_scale=`, NORMAL by default) and sizes its texts by role, never by a number
-    of its own; pages pass PRESENTER in presenter mode (viz/ui.type_scale). `page_px` is about how wide
+    of its own; pages pass PRESENTER in presenter mode (viz/elements/ui.type_scale). `page_px` is about how wide
     the page's main area is at a projector's 1280x720 (normal: sidebar open; presenter: sidebar folded),
     for builders that plan cells and line breaks. `cell` is the smallest text a chart shows: a grid
     whose cells cannot hold a number at that size drops its numbers (hover keeps them), `numbers_fit`."""

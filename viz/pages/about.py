@@ -7,13 +7,13 @@ import streamlit as st
 
 from viz.figures.training import (complexity_figure, layer_costs, loss_curve, lr_curve, mark_run_ends, parameter_groups,
                                   read_train_log, run_ends)
-from viz.i18n import LANGS, catalogue_keys, current_lang, t, words
-from viz.model_words import task_name, what_the_model_knows
-from viz.folder_text import card_html, code_span
+from viz.core.i18n import LANGS, catalogue_keys, current_lang, t, words
+from viz.core.model_words import task_name, what_the_model_knows
+from viz.core.folder_text import card_html, code_span
 from viz.services.models import model_file_text
-from viz.state import Context
-from viz.text import plain
-from viz.ui import data_table, need_context, show_figure, type_scale
+from viz.core.context import Context
+from viz.core.text import plain
+from viz.elements.ui import data_table, need_context, show_figure, type_scale
 
 CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout",
                    "max_len", "norm_first", "pe", "share_embeddings", "ln_eps", "pad_id", "bos_id", "eos_id",

@@ -13,12 +13,12 @@ from viz.figures.attribution import (agreement_heatmap, contrast_tokens, contras
                                      lens_tokens, logit_lens_heatmap, method_heatmaps, method_tokens, patch_tokens,
                                      patching_heatmap)
 from viz.figures.style import Labels
-from viz.i18n import error_text, kind_word, t, words
+from viz.core.i18n import error_text, kind_word, t, words
 from viz.services.analyses import contrastive, encode, logit_lens, patch, source_maps
-from viz import view
-from viz.view import MAX_TEXT_CHARS, whole_number_box
-from viz.text import plain, position_labels
-from viz.ui import explained, matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
+from viz.core import view
+from viz.core.view import MAX_TEXT_CHARS, whole_number_box
+from viz.core.text import plain, position_labels
+from viz.elements.ui import explained, matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
 
 
 SECTIONS = ("lens", "source", "contrastive", "patching")          # names: attribution.section.<name>

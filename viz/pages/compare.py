@@ -10,12 +10,12 @@ from viz.figures.attention import attention_heatmap, map_window
 from viz.figures.style import symmetric_range
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import catalogue_keys, error_text, kind_short, kind_title, t, words
+from viz.core.i18n import catalogue_keys, error_text, kind_short, kind_title, t, words
 from viz.services.traces import get_trace
-from viz import view
-from viz.view import MAX_TEXT_CHARS
-from viz.text import attention_labels, plain, position_labels
-from viz.ui import attention_window, explained, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
+from viz.core import view
+from viz.core.view import MAX_TEXT_CHARS
+from viz.core.text import attention_labels, plain, position_labels
+from viz.elements.ui import attention_window, explained, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>

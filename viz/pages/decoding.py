@@ -12,11 +12,11 @@ from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, sourc
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, forcing_labels_fit,
                                   generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
                                   teacher_forced_pass)
-from viz.i18n import catalogue_keys, t, words
-from viz import view
-from viz.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
-from viz.text import plain, position_labels
-from viz.ui import data_table, explained, matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.core.i18n import catalogue_keys, t, words
+from viz.core import view
+from viz.core.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
+from viz.core.text import plain, position_labels
+from viz.elements.ui import data_table, explained, matrix_frame, need_context, show_figure, stop_page, type_scale
 
 DEFAULT_BEAM = 4
 NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq's usual no_repeat_ngram_size)

@@ -1,5 +1,5 @@
 """Attention explorer: every layer x head at a glance, one head large with token labels, every head of its layer
-as lines. Drawn in the browser (viz/browser_view.py): the kind, layer and head are picked there without a
+as lines. Drawn in the browser (viz/elements/browser_view.py): the kind, layer and head are picked there without a
 script run; the page reads the pick from the URL and sends each sentence's attention once."""
 import hashlib
 from typing import Callable
@@ -10,15 +10,15 @@ import streamlit as st
 
 from model.analysis.attention_math import future_mask
 from model.capture import schema
-from viz.browser_view import explorer_view, whole_asked
+from viz.elements.browser_view import explorer_view, whole_asked
 from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
 from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, layer_lines, payload,
                                       template_spec)
-from viz.i18n import catalogue_keys, t, words
-from viz import view
-from viz.state import Context
-from viz.text import attention_labels
-from viz.ui import explained, matrix_frame, need_context, safe_filename, token_window, type_scale
+from viz.core.i18n import catalogue_keys, t, words
+from viz.core import view
+from viz.core.context import Context
+from viz.core.text import attention_labels
+from viz.elements.ui import explained, matrix_frame, need_context, safe_filename, token_window, type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
 
@@ -87,7 +87,7 @@ def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dic
     """The browser's data for this sentence, words, type scale and window: built once, for every session of the
     worker (a class's students drawing the teacher's view build it once). `first` (kind, layer): only what the
     first screen shows, that kind and that layer's lines (a new sentence's first run); the view asks for the rest
-    once it has drawn it (viz/browser_view.py), which reuses the parts the first screen's body was made of."""
+    once it has drawn it (viz/elements/browser_view.py), which reuses the parts the first screen's body was made of."""
     at = body_key(ctx, start, sizes)
 
     def build() -> Body:

@@ -12,10 +12,10 @@ from model.capture import schema
 from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, rows_that_fit,
                                    smoothing_figure)
 from viz.figures.style import plotly_text
-from viz.i18n import catalogue_keys, kind_short, kind_title, t, words
-from viz import view
-from viz.text import attention_labels, plain, position_labels
-from viz.ui import explained, matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.core.i18n import catalogue_keys, kind_short, kind_title, t, words
+from viz.core import view
+from viz.core.text import attention_labels, plain, position_labels
+from viz.elements.ui import explained, matrix_frame, need_context, show_figure, token_window, type_scale
 
 VIEWS = ["ffn", "smoothing", "dropout"]
 VIEW_KEYS = catalogue_keys("ffn.view", "ffn", "smoothing", "dropout")

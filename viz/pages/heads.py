@@ -9,14 +9,13 @@ from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.i18n import catalogue_keys, error_text, kind_short, kind_title, kind_word, t, tn, words
+from viz.core.i18n import catalogue_keys, error_text, kind_short, kind_title, kind_word, t, tn, words
 from viz.services.analyses import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
-from viz import view
-from viz.sidebar import uploaded_file
-from viz.view import session_memo, whole_number
-from viz.text import plain, position_labels
-from viz.ui import data_table, explained, matrix_frame, need_context, show_figure, type_scale
-from viz.upload import UploadError, parse_upload
+from viz.core import view
+from viz.core.view import session_memo, whole_number
+from viz.core.text import plain, position_labels
+from viz.elements.ui import data_table, explained, matrix_frame, need_context, show_figure, type_scale
+from viz.core.upload import UploadError, parse_upload
 
 MAX_AGGREGATE = 200
 UNIT_STATS = {"entropy_norm", "self", "prev", "next", "eos", "bos", "punct", "max_weight"}  # in [0, 1]
@@ -81,7 +80,7 @@ def stat_help(stat: str) -> str:
 def file_stats(ctx):
     """Statistics averaged over a file of sentences (the sidebar's, else one uploaded here); computed on
     request, kept for this session."""
-    upload = uploaded_file()
+    upload = view.get(view.UPLOAD)              # the file uploaded in the sidebar, else None
     if upload is not None:
         st.caption(t("heads.upload.sidebar", file=plain(upload.name)))
     else:

@@ -6,15 +6,15 @@ import streamlit as st
 from model.analysis.confidence import token_confidence
 from model.capture import schema
 from viz.figures.attention import source_window, translation_columns, translation_figure, window_rows
-from viz.folder_text import code_span
-from viz import view
-from viz.i18n import current_lang, t, words
-from viz.map_chart import model_map_chart
-from viz.model_words import what_the_model_knows
-from viz.state import Context
-from viz.text import attention_labels, plain
-from viz.ui import explained, need_context, show_figure, token_window
-from viz.ui import type_scale
+from viz.core.folder_text import code_span
+from viz.core import view
+from viz.core.i18n import current_lang, t, words
+from viz.elements.map_chart import model_map_chart
+from viz.core.model_words import what_the_model_knows
+from viz.core.context import Context
+from viz.core.text import attention_labels, plain
+from viz.elements.ui import explained, need_context, show_figure, token_window
+from viz.elements.ui import type_scale
 
 NEXT_PER_ROW = 2   # links a row: four in one row cut their labels at 1280x720 ("Guided tour: one idea per s")
 NEXT_PAGES = (  # (file, label key in viz/locales, icon): where to go from here

@@ -9,11 +9,11 @@ from model.capture import schema
 from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_figure, ln_vs_bn_figure,
                                    residual_norm_figure, token_stats_figure, tokens_that_fit)
 from viz.figures.style import plotly_text
-from viz.folder_text import code_span
-from viz.i18n import t, words
-from viz import view
-from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.core.folder_text import code_span
+from viz.core.i18n import t, words
+from viz.core import view
+from viz.core.text import plain, position_labels
+from viz.elements.ui import matrix_frame, need_context, show_figure, token_window, type_scale
 
 STACKS = ["encoder", "decoder"]
 NORMS = ("norm_attn", "norm_cross", "norm_ff")   # where each sits: layernorm.place.<after|before>.<norm> in viz/locales

@@ -14,10 +14,10 @@ from model.capture.schema import sublayer_names
 from viz.figures.multihead import (concat_heatmap, head_patterns, keys_that_fit, per_head_outputs, stage_heatmap,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
-from viz.i18n import catalogue_keys, kind_title, t, words
-from viz import view
-from viz.text import attention_labels
-from viz.ui import explained, matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.core.i18n import catalogue_keys, kind_title, t, words
+from viz.core import view
+from viz.core.text import attention_labels
+from viz.elements.ui import explained, matrix_frame, need_context, show_figure, token_window, type_scale
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation

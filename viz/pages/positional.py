@@ -12,13 +12,13 @@ from viz.figures.positional import (norm_tokens, norms_figure, order_gap_figure,
                                     rotation_error_figure, rotation_matrix_heatmap, similarity_heatmap,
                                     similarity_profile_figure, word_order_figure)
 from viz.figures.attention import window_around
-from viz.folder_text import code_span
-from viz.i18n import error_text, t, words
+from viz.core.folder_text import code_span
+from viz.core.i18n import error_text, t, words
 from viz.services.analyses import encoder_patterns, paper_table, positional_table
-from viz import view
-from viz.view import parse_index_list
-from viz.text import plain, position_labels
-from viz.ui import matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
+from viz.core import view
+from viz.core.view import parse_index_list
+from viz.core.text import plain, position_labels
+from viz.elements.ui import matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
 
 MAX_DIMS = 8
 SWAP_CONTEXT = 40      # tokens of the swapped input written out around the swap

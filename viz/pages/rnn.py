@@ -11,15 +11,15 @@ from model.capture import schema
 from model.errors import CheckpointError
 from viz.figures.attention import attention_heatmap
 from viz.figures.zoo import gallery
-from viz.i18n import catalogue_keys, error_text, t, words
-from viz.rnn_view import RNN_SCORE_KEYS, RnnWords, accuracy_chart, model_name
+from viz.core.i18n import catalogue_keys, error_text, t, words
+from viz.elements.rnn_view import RNN_SCORE_KEYS, RnnWords, accuracy_chart, model_name
 from viz.services.models import model_ids
 from viz.services.rnn import RNN_FOLDER, rnn_models, rnn_reading
 from viz.services.traces import get_trace
 from viz.services.training import make_example, parse_symbols
-from viz import view
-from viz.text import attention_labels, plain, position_labels
-from viz.ui import explained, matrix_frame, show_figure, type_scale
+from viz.core import view
+from viz.core.text import attention_labels, plain, position_labels
+from viz.elements.ui import explained, matrix_frame, show_figure, type_scale
 
 DEFAULT_INPUT = "a b c d e f g h"
 TRANSFORMER = "toy-{task}"          # the shipped toy Transformer of the same task

@@ -16,10 +16,10 @@ from viz.figures.attention import attention_heatmap, map_window, window_around
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import Labels, plotly_text
 from viz.figures.vectors import cosine_map
-from viz.i18n import kind_title, t, words
-from viz import view
-from viz.text import attention_labels, first_word
-from viz.ui import data_table, layer_head_pickers, matrix_frame, need_context, on_phone, show_figure, type_scale
+from viz.core.i18n import kind_title, t, words
+from viz.core import view
+from viz.core.text import attention_labels, first_word
+from viz.elements.ui import data_table, layer_head_pickers, matrix_frame, need_context, on_phone, show_figure, type_scale
 
 KINDS = list(schema.KINDS)
 # The steps' names: formulas as they are, words as catalogue keys (step.*), read by say()

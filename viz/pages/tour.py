@@ -5,16 +5,16 @@ from pathlib import Path
 import streamlit as st
 
 from viz.figures.model_map import TOUR_BLOCKS
-from viz.i18n import t, words
-from viz.map_view import map_figure
-from viz.nav import PAGES
+from viz.core.i18n import t, words
+from viz.elements.map_view import map_figure
+from viz.elements.nav import PAGES
 from viz.services.models import resolve_model_dir
 from viz.tour.buttons import TOUR_URL, neighbours, page_button, style_nav_buttons
-from viz import view
-from viz.state import Context, current
+from viz.core import view
+from viz.core.context import Context, current
 from viz.tour.pictures import FULL_FIGURES, STEP_FIGURES, step_pictures
 from viz.tour.steps import TOUR, TourStep
-from viz.ui import show_figure, type_scale
+from viz.elements.ui import show_figure, type_scale
 
 PAGES_DIR = Path(__file__).parent
 

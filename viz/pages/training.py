@@ -6,16 +6,16 @@ import streamlit as st
 from model.capture import schema
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.live_training import training_curves
-from viz.i18n import catalogue_keys, error_text, t, words
-from viz.rnn_view import RNN_SCORE_KEYS, accuracy_chart, model_name
+from viz.core.i18n import catalogue_keys, error_text, t, words
+from viz.elements.rnn_view import RNN_SCORE_KEYS, accuracy_chart, model_name
 from viz.services.models import model_ids
 from viz.services.rnn import train_rnns
 from viz.services.traces import get_trace
 from viz.services.training import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, make_example, parse_symbols, trace_toy,
                                    train_live, trained_lengths_note, training_slot, untrained_snapshot)
-from viz import view
-from viz.text import attention_labels, plain, position_labels
-from viz.ui import explained, matrix_frame, show_figure, type_scale
+from viz.core import view
+from viz.core.text import attention_labels, plain, position_labels
+from viz.elements.ui import explained, matrix_frame, show_figure, type_scale
 
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
@@ -245,7 +245,7 @@ def explain() -> None:
                  r"\theta\leftarrow\theta-\eta_t\,\mathrm{Adam}(\nabla_\theta\mathcal{L})")
 
 
-# -- before the Transformer: train the RNNs live (viz/rnn_view.py draws their accuracy) -----------------------
+# -- before the Transformer: train the RNNs live (viz/elements/rnn_view.py draws their accuracy) -----------------------
 RNN_STEPS = (50, 3000, 600)               # slider: least, most, default
 
 

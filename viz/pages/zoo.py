@@ -9,12 +9,12 @@ from model.capture import schema
 from viz.figures.attention import map_window
 from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
-from viz.i18n import catalogue_keys, t, words
+from viz.core.i18n import catalogue_keys, t, words
 from viz.services.analyses import fitted_zoo
-from viz.state import current
-from viz import view
-from viz.text import attention_labels
-from viz.ui import attention_window, explained, layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
+from viz.core.context import current
+from viz.core import view
+from viz.core.text import attention_labels
+from viz.elements.ui import attention_window, explained, layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
 
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}

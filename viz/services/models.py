@@ -18,7 +18,7 @@ from model.io import models
 from model.io.checkpoint import CheckpointError
 from model.io.tokenizer import DEFAULT_STYLE  # noqa: F401 (for the sidebar)
 from model.io.weights import linear_arrays
-from viz.i18n import t
+from viz.core.i18n import t
 
 def model_root() -> Path:
     """The models folder (the shipped models, or the operator's): the shipped RNNs are read from it."""

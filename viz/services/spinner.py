@@ -5,7 +5,7 @@ import functools
 
 import streamlit as st
 
-from viz.i18n import t
+from viz.core.i18n import t
 
 
 def with_spinner(key: str):

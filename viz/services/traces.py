@@ -8,7 +8,7 @@ import streamlit as st
 
 from model.capture.trace import Trace
 from model.inference.pipeline import trace_sentence
-from viz.i18n import t
+from viz.core.i18n import t
 from viz.services.models import load_bundle
 from viz.services.trace_cache import TraceCache
 

@@ -8,9 +8,10 @@ from typing import Mapping, NamedTuple
 
 import streamlit as st
 
-from viz import ROOT, view
-from viz.i18n import t
-from viz.nav import Page
+from viz import ROOT
+from viz.core import view
+from viz.core.i18n import t
+from viz.elements.nav import Page
 from viz.tour.steps import lesson_stops, stop_at
 
 TOUR_URL = "tour"

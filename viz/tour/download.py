@@ -7,12 +7,12 @@ from functools import partial
 
 import streamlit as st
 
-from viz import view
-from viz.i18n import current_lang, t
+from viz.core import view
+from viz.core.i18n import current_lang, t
 from viz.tour.lesson import lesson_html
 from viz.services.models import resolve_model_dir
 from viz.services.traces import cached_trace
-from viz.state import Context, current
+from viz.core.context import Context, current
 
 # The lesson download at the top right, beside the page's title: its row takes no height (the button hangs
 # into the title's line) and a title that has it beside gives it room; on a phone it takes a line of its own.

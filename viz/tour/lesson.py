@@ -31,7 +31,7 @@ import plotly.io as pio
 from model.capture.trace import Trace
 from viz.tour.formula_html import formula_block
 from viz.figures.style import NORMAL, PRESENTER
-from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message, words
+from viz.core.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message, words
 from viz.tour.pictures import step_pictures
 from viz.tour.steps import TOUR, TourStep
 
@@ -132,7 +132,7 @@ def _how(text: str) -> str:
 def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG, presenter: bool = False) -> str:
     """The lesson of one sentence's trace (every hook captured, as trace_sentence does by default) as a
     complete HTML document. model_dir: the model's folder, for its training log (the last step's figure).
-    lang: "en" or "zh" (viz/i18n.py LANGS), the language of its words and figures. presenter: at the app's presenter
+    lang: "en" or "zh" (viz/core/i18n.py LANGS), the language of its words and figures. presenter: at the app's presenter
     sizes (no chart text under 20 px), for a projector; else at its normal sizes."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")

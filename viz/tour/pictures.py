@@ -3,7 +3,7 @@ their head view), drawn from one sentence's Trace by the figure builders the pag
 them in place and the offline lesson (viz/tour/lesson.py) writes them to its file, both through step_pictures: the
 same pictures in both.
 
-Each draw(trace, model_dir, words) takes its words from `words` (viz.i18n.words(lang)) when it builds the
+Each draw(trace, model_dir, words) takes its words from `words` (viz.core.i18n.words(lang)) when it builds the
 figure (viz/locales: fig.tour.*, fig.attention.*, fig.kind.*, fig.loss.*); token labels, the sentence and
 the model's translation stay as they are. No Streamlit here.
 """
@@ -37,9 +37,9 @@ from viz.figures.style import NORMAL, Labels, TypeScale, Words, plotly_text, sig
 from viz.figures.training import loss_curve, mark_run_ends, read_train_log, run_ends
 from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
-from viz.map_view import head_view_figure
-from viz.rnn_view import accuracy_chart
-from viz.text import position_labels
+from viz.elements.map_view import head_view_figure
+from viz.elements.rnn_view import accuracy_chart
+from viz.core.text import position_labels
 from viz.tour.steps import TourStep
 
 RNN_METRICS = ("rnn-reverse", "metrics.json")   # beside the model's folder: the shipped RNNs' measurements

@@ -12,7 +12,7 @@ from typing import Callable
 import plotly.graph_objects as go
 
 from viz.figures.static import FORMATS, save_figure
-from viz.i18n import DEFAULT_LANG, LANGS, words
+from viz.core.i18n import DEFAULT_LANG, LANGS, words
 from viz.tour.pictures import step_pictures
 from viz.tour.steps import TOUR
 

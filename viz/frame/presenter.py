@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from viz.i18n import t
-from viz.text import plain
-from viz.nav import Page, page_blocks
+from viz.core.i18n import t
+from viz.core.text import plain
+from viz.elements.nav import Page, page_blocks
 from viz.tour.download import lesson_button, lesson_download_at_top
-from viz.map_chart import model_map_chart
-from viz import view
-from viz.state import current
+from viz.elements.map_chart import model_map_chart
+from viz.core import view
+from viz.core.context import current
 from viz.tour.buttons import nav_buttons
-from viz.ui import PageStop, on_phone
+from viz.elements.ui import PageStop, on_phone
 from viz.classroom import panel as classroom
 
 # Projector: larger body text, headings and widget labels; the page uses the full width.

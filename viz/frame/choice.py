@@ -1,15 +1,15 @@
 """From what the reader chose in the sidebar to what every page looks at: build_context loads the chosen
 model and traces the sentence once per run (viz/services caches both), and the router hands the Context to
-the pages (viz/state.set_current; a page reads it with current() or ui.need_context(), since Streamlit runs
+the pages (viz/core/context.set_current; a page reads it with current() or ui.need_context(), since Streamlit runs
 a page as a script and cannot pass it arguments)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from viz.i18n import error_text, t
+from viz.core.i18n import error_text, t
 from viz.services.models import model_view
 from viz.services.traces import get_trace
-from viz.state import Context
+from viz.core.context import Context
 
 
 @dataclass(frozen=True)

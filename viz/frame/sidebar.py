@@ -1,6 +1,6 @@
 """The shared sidebar (model, sentence, reference, upload, decoding settings) and the notices above every
-page. sidebar() draws the widgets and returns what was chosen (viz/context.Choice) and where its results go;
-viz/context.build_context makes the pages' Context from the choice; show_result writes the translation and
+page. sidebar() draws the widgets and returns what was chosen (viz/frame/choice.Choice) and where its results go;
+viz/frame/choice.build_context makes the pages' Context from the choice; show_result writes the translation and
 the trace download into the sidebar."""
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ import streamlit as st
 
 from model.io.checkpoint import CheckpointError
 from model.io.language import not_english
-from viz.context import Choice
+from viz.frame.choice import Choice
 from viz.services.models import DEFAULT_STYLE, device_label, max_tokens_bounds, model_view
 from viz.services.presets import preset_groups, presets, presets_refused, reference_of
 from viz.services.traces import trace_npz
-from viz import view
-from viz.state import Context
-from viz.view import MAX_TEXT_CHARS, whole_number_box
-from viz.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, catalogue_keys, error_text, t, tn
-from viz.text import plain
-from viz.upload import UploadError, parse_upload
+from viz.core import view
+from viz.core.context import Context
+from viz.core.view import MAX_TEXT_CHARS, whole_number_box
+from viz.core.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, catalogue_keys, error_text, t, tn
+from viz.core.text import plain
+from viz.core.upload import UploadError, parse_upload
 
 PRESET_GROUPS = ("everyday", "well", "struggles")   # groups of presets.txt with a mark in the picker
 
@@ -189,11 +189,6 @@ def _upload_picker(sb) -> None:
                           format_func=lambda s: s[:80])
     if chosen is None:                  # nothing changes until a sentence is picked: say so where the eye is
         sb.info(t("sidebar.upload.pick"))
-
-
-def uploaded_file():
-    """The file uploaded in the sidebar (a Streamlit UploadedFile), or None: Head analysis averages over it."""
-    return view.get(view.UPLOAD)
 
 
 def header(ctx: Context) -> None:

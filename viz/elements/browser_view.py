@@ -24,10 +24,10 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from viz import view
+from viz.core import view
 from viz.figures import browser_view as payloads
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]       # viz/
 PLOTLY_BUNDLE = HERE / "vendor" / "plotly-cartesian.min.js"
 VIEW_JS, VIEW_CSS = HERE / "figures" / "browser_view.js", HERE / "figures" / "browser_view.css"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
-from viz.catalogue import (DEFAULT_LANG, LANGS, LOCALES, PLURAL_FORM, catalogue, message,  # noqa: F401
+from viz.core.catalogue import (DEFAULT_LANG, LANGS, LOCALES, PLURAL_FORM, catalogue, message,  # noqa: F401
                            placeholders, plural_message)
 
 
@@ -40,7 +40,7 @@ STYLE_KEYS = catalogue_keys("sidebar.style", "modern", "bible")
 def current_lang() -> str:
     """The session's language (the view's `lang`). The view, and with it Streamlit, is imported here only, so
     the catalogue can be read without it (the offline lesson, the command line)."""
-    from viz import view
+    from viz.core import view
 
     lang = view.get(view.LANG, default=DEFAULT_LANG)
     return lang if lang in LANGS else DEFAULT_LANG
@@ -48,7 +48,7 @@ def current_lang() -> str:
 
 def error_text(error: Exception) -> str:
     """An exception's message for the reader: in the session's language when it carries a message key
-    (model.errors.InputError, viz.upload.UploadError), else its own (English) text."""
+    (model.errors.InputError, viz.core.upload.UploadError), else its own (English) text."""
     key = getattr(error, "key", None)
     if key is None:
         return str(error)

@@ -1,7 +1,7 @@
 """The current Context (model, sentence, trace): what every page looks at.
 
 app.py fills it once per run from the sidebar (models and traces come from viz/services) and keeps it in
-the view (viz/view.py); pages read it with `current()` and never load models themselves.
+the view (viz/core/view.py); pages read it with `current()` and never load models themselves.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.capture.trace import Trace
-from viz import view
+from viz.core import view
 
 @dataclass
 class Context:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from viz.i18n import catalogue_keys
+from viz.core.i18n import catalogue_keys
 from viz.figures.rnn import accuracy_by_length_figure
 from viz.figures.style import NORMAL, TypeScale, Words
 

@@ -1,6 +1,6 @@
 """The model map and the head view of a trace, for the pages (home, tour, explorer) and the offline lesson: the
 trace's arrays, the reader's words and the type sizes handed to the builders in viz/figures/model_map.py and
-viz/figures/head_view.py. No Streamlit here: a page passes its words (viz.i18n.words())."""
+viz/figures/head_view.py. No Streamlit here: a page passes its words (viz.core.i18n.words())."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -15,7 +15,7 @@ from viz.figures.style import NORMAL, TypeScale, Words
 
 
 def clickable_cells(trace) -> dict[str, str]:
-    """Every cell clickable, with no href: the page opens a clicked block itself (viz/map_chart, through the view,
+    """Every cell clickable, with no href: the page opens a clicked block itself (viz/elements/map_chart, through the view,
     which carries the sentence). An href cannot carry it: plotly.js writes a link as encodeURI(decodeURI(href)),
     so a %2C of the sentence became %252C, and no form of '+', '&' or '#' survives."""
     n_enc, n_dec = (len(schema.stacked(trace, kind)) for kind in ("encoder", "decoder"))

@@ -8,12 +8,12 @@ from typing import Sequence
 import streamlit as st
 
 from viz.figures.model_map import map_cell
-from viz import view
-from viz.i18n import words
-from viz.map_view import map_figure
-from viz.nav import block_target
-from viz.state import Context
-from viz.ui import type_scale
+from viz.core import view
+from viz.core.i18n import words
+from viz.elements.map_view import map_figure
+from viz.elements.nav import block_target
+from viz.core.context import Context
+from viz.elements.ui import type_scale
 
 
 def block_link(cell: str) -> tuple[str, dict[str, str]]:

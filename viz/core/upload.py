@@ -6,7 +6,7 @@ import csv
 import io
 
 from model.errors import InputError
-from viz.i18n import message
+from viz.core.i18n import message
 
 MAX_UPLOAD_BYTES = 1_000_000
 MAX_SENTENCES = 5000
@@ -15,7 +15,7 @@ TEXT_COLUMNS = ("text", "sentence", "source", "en")
 
 class UploadError(InputError):
     """The file cannot be used; the message says why in one sentence (a catalogue key, so the page can say
-    it in the reader's language: viz.i18n.error_text; str() is the English)."""
+    it in the reader's language: viz.core.i18n.error_text; str() is the English)."""
 
     def __init__(self, key: str, **values):
         super().__init__(key, message("en", key, **values), **values)

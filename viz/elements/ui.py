@@ -10,9 +10,9 @@ import streamlit as st
 
 from viz.figures.attention import source_window
 from viz.figures.style import NORMAL, PHONE, PRESENTER, TypeScale
-from viz.i18n import t
-from viz import view
-from viz.state import current
+from viz.core.i18n import t
+from viz.core import view
+from viz.core.context import current
 
 
 def type_scale() -> TypeScale:
@@ -147,7 +147,7 @@ def attention_window(kind: str, n_queries: int, weights: np.ndarray | None, size
 
 
 class PageStop(Exception):
-    """Ends a page early. Unlike st.stop, whatever runs the page (viz/presenter.run_page) can still add
+    """Ends a page early. Unlike st.stop, whatever runs the page (viz/frame/presenter.run_page) can still add
     to it afterwards: the presenter's page buttons."""
 
 

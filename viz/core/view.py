@@ -25,8 +25,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from model.errors import InputError
-from viz.catalogue import DEFAULT_LANG, LANGS, message
-from viz.text import plain
+from viz.core.catalogue import DEFAULT_LANG, LANGS, message
+from viz.core.text import plain
 
 MAX_TEXT_CHARS = 5000
 MAX_DIGITS = 18   # every number a page takes is far smaller; int() refuses over 4,300 digits (a crash)
@@ -70,7 +70,7 @@ PRESENT = Value("present", bool, False, key="presenter", carried=True)
 SIDEBAR = (MODEL, TEXT, TARGET, STYLE, BEAM, MAX_TOKENS, LANG, PRESENT)
 
 # -- what a page looks at: layer, head, kind, step, token... (each page's own defaults are given where read) ------
-PAGE = Value("page", url=False)                                        # the page's url path (viz/nav.PAGES)
+PAGE = Value("page", url=False)                                        # the page's url path (viz/elements/nav.PAGES)
 LAYER = Value("layer", int, 0, 0, 63)
 HEAD = Value("head", int, 0, -1, 63)                                   # -1: the mean of the heads, where offered
 LAYER_B = Value("layer_b", int, 0, 0, 63)
@@ -358,7 +358,7 @@ def write_url(values: Mapping[Value, Any]) -> None:
     for value, data in values.items():
         name = value.name
         if DECLARED.get(name) is not value:
-            raise KeyError(f"{name!r} is not a declared value of the view (viz/view.py)")
+            raise KeyError(f"{name!r} is not a declared value of the view (viz/core/view.py)")
         if data is None or data == "":
             if name in st.query_params:
                 del st.query_params[name]

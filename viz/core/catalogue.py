@@ -1,5 +1,5 @@
 """The message catalogues: one per language (viz/locales/<lang>.json, the same keys in both), read without
-Streamlit (the offline lesson, the command line, the view's notices). viz/i18n.py reads them in the session's
+Streamlit (the offline lesson, the command line, the view's notices). viz/core/i18n.py reads them in the session's
 language."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 LANGS = {"en": "English", "zh": "中文"}
 DEFAULT_LANG = "en"
-LOCALES = Path(__file__).resolve().parent / "locales"
+LOCALES = Path(__file__).resolve().parents[1] / "locales"
 # Which plural form a count takes (CLDR's rules for these languages): a plural message is two keys in English,
 # <key>.one and <key>.other, and one in Chinese, <key>.other (no grammatical number). A third language adds its
 # rule here and its file under locales/.

@@ -8,7 +8,7 @@ import streamlit as st
 
 from viz import ROOT
 from viz.figures.model_map import ATTN_KINDS, NORM_BLOCKS, parse_cell
-from viz.i18n import DEFAULT_LANG, current_lang, t
+from viz.core.i18n import DEFAULT_LANG, current_lang, t
 
 
 class Page(NamedTuple):

@@ -2,8 +2,8 @@
 the catalogue in a given language, so it can be called outside a page."""
 from __future__ import annotations
 
-from viz.i18n import DEFAULT_LANG, catalogue
-from viz.text import plain
+from viz.core.i18n import DEFAULT_LANG, catalogue
+from viz.core.text import plain
 
 KNOWS = {"en-es": "about.knows.en-es"}   # models with their own paragraph in viz/locales
 TASKS = {"reverse": "about.task.reverse", "copy": "about.task.copy", "sort": "about.task.sort"}   # toy tasks' names
