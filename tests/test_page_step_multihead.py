@@ -178,7 +178,7 @@ def test_multihead_default_view_checks_the_assembly_against_the_model(trace):
     assert at.title[0].value == "Multi-head assembly"
     head, body = deck(at)
     assert head["pick"] == {"kind": "encoder", "layer": 0} and list(body["picks"]) == ["encoder:0"]   # first screen
-    checks = body["picks"]["encoder:0"]["notes"]["checks"]
+    checks = body["picks"]["encoder:0"]["notes"]["check-notes"]
     assert len(checks) == 3 and all(note["ok"] for note in checks)     # W^O, + residual, LayerNorm reproduce the model
     heads = table_frame(body["picks"]["encoder:0"]["tables"]["head-table"])
     pattern = trace.arrays["encoder.layers.0.self_attn.hook_pattern"]
@@ -302,7 +302,7 @@ def test_multihead_deep_link_and_bad_parameter():
     assert head["pick"] == {"kind": "cross", "layer": 1}
     cross = body["picks"]["cross:1"]
     assert "usual offset" not in cross["tables"]["head-table"]["columns"]       # no offsets across sequences
-    assert all(note["ok"] for note in cross["notes"]["checks"]) and len(cross["notes"]["checks"]) == 3
+    assert all(note["ok"] for note in cross["notes"]["check-notes"]) and len(cross["notes"]["check-notes"]) == 3
     bad = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="decoder", layer=5)
     no_exceptions(bad)
     assert "URL parameter layer='5'" in " ".join(w.value for w in bad.warning)

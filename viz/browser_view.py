@@ -1,14 +1,19 @@
-"""The attention explorer's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS
-in the page, no iframe, no build step). A sentence's data is sent once (viz/figures/browser_view.py makes it);
-the kind, layer and head are picked in the browser (viz/figures/browser_view.js), with no script run, and
-written to the URL there. What the server still hears of a pick, and why:
+"""A page's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS in the page, no
+iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page). One element
+and one JS for both; the body says which it holds. A sentence's data is sent once (viz/figures/browser_view.py
+makes it); the picks (kind, layer, head; multi-head: kind, layer) are made in the browser
+(viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its state
+under a view value of its own (view.EXPLORER, view.MULTIHEAD: <where>-view, -head, -csv, -whole). The run's head
+(its pick, the teacher's, the image format, a CSV) goes in a second element, the same for every view
+(HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll
+hands a pick to whatever view the page shows through it. What the server still hears of a pick, and why:
 
 - a teacher's every pick (setStateValue): one run, which rebuilds nothing, writes it to the URL and the class's
   view is published after the page (viz/classroom/panel.after_page);
 - a reader's last pick, once, when a run they caused otherwise (a new sentence) came back with the pick the
   server last knew: so the server's URL never takes the reader's pick back;
-- a CSV asked for (setTriggerValue): the whole matrix of the pick, which the browser does not hold, made by
-  the server and downloaded by the browser;
+- a CSV asked for (setTriggerValue): the whole matrix of the pick (a deck: of the picture asked for), which the
+  browser does not hold, made by the server and downloaded by the browser;
 - the rest of a new sentence (setTriggerValue "whole"): its first run sends what the first screen shows (the
   picked kind, the picked layer's lines), the view draws it and asks for every kind and layer: one more run,
   after the picture is up.

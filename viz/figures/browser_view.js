@@ -527,8 +527,12 @@ function drawFigure(view, id) {
     Promise.resolve());
   }
   // plotly writes into what it is given (an axis's autorange into its layout): a copy, the body's stays as built
-  return view.Plotly.react(slot.el, structuredClone(figure.data), withTemplate(view, structuredClone(figure.layout)),
-                           options);
+  const layout = structuredClone(figure.layout);
+  for (const [name, axis] of Object.entries(layout)) {
+    // the room Streamlit's chart theme gives an axis's ticks and title (st.plotly_chart drew these figures before)
+    if (/^[xy]axis\d*$/.test(name) && axis && axis.automargin === undefined) axis.automargin = true;
+  }
+  return view.Plotly.react(slot.el, structuredClone(figure.data), withTemplate(view, layout), options);
 }
 
 function drawStale(view) {
@@ -694,6 +698,7 @@ async function receiveBody(view, args) {
   }
   if (view.data.whole) view.askedWhole = null;
   view.dom.box.dataset.whole = view.data.whole ? "1" : "0";      // every pick is here (tests and benches wait)
+  if (fresh) view.dom.box.dataset.bodyBytes = String(body.length);     // the body as sent, gzipped (benches)
   await apply(view);
 }
 
@@ -709,6 +714,12 @@ async function apply(view) {
     const options = plot._context && plot._context.toImageButtonOptions;
     if (options && options.filename) options.format = head.image_format;
   }
+  // the same head again (the element drawn anew, its data unchanged: a height that changed): no run came back,
+  // nothing to tell the server
+  const text = JSON.stringify(head);
+  const again = text === view.lastHead && view.drawn;
+  view.lastHead = text;
+  if (again) return;
   const server = r.valid(view.data, head.pick);
   const serverMoved = !sameSpot(server, view.serverPick, r.names);
   view.serverPick = server;

@@ -277,7 +277,11 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
          words: Words, shown: dict) -> dict:
     """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one), how they
     are laid out (`blocks`: {type: figure|text|heading|table|notes|tabs|columns|details, id...}), what is picked
-    (`names`, each kind's number of layers), the figures' template once, the pickers' words."""
+    (`names`, each kind's number of layers), the figures' template once, the pickers' words. A block's id names
+    what it shows in every pick (a figure, words, a table): one id, one block."""
+    ids = block_ids(blocks)
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"a deck's block ids must differ: {sorted(i for i in set(ids) if ids.count(i) > 1)}")
     return {
         "view": "deck",
         "names": list(names),
@@ -292,3 +296,16 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
         },
         **shown,
     }
+
+
+def block_ids(blocks: list[dict]) -> list[str]:
+    """Every block's id, sections', tabs' and columns' blocks included."""
+    ids = []
+    for block in blocks:
+        ids += [block["id"]] if "id" in block else []
+        ids += block_ids(block.get("blocks", []))
+        for tab in block.get("tabs", []):
+            ids += block_ids(tab["blocks"])
+        for column in block.get("columns", []):
+            ids += block_ids(column)
+    return ids

@@ -248,7 +248,7 @@ class Layer:
                  for description, error in self.checks]
         return payloads.deck_pick(self.figures(), self.files(), self.texts(),
                                   {"head-table": payloads.table(frame.columns, frame.index, frame.to_numpy())},
-                                  {"checks": notes}, {"checks": not all(note["ok"] for note in notes)})
+                                  {"check-notes": notes}, {"checks": not all(note["ok"] for note in notes)})
 
 
 FILES = {"heads": "heads", "shares": "head-shares", "norms": "norms", "z": "z", "concat": "concat", "out": "out",
@@ -275,7 +275,7 @@ def blocks(cfg) -> list[dict]:
             {"type": "columns", "columns": [[heading("stage3"), text("stage3-text"), figure("out")],
                                             [heading("stage4"), text("stage4-text"), figure("sum")]]},
             *last]},
-        {"type": "details", "id": "checks", "blocks": [{"type": "notes", "id": "checks"}]},
+        {"type": "details", "id": "checks", "blocks": [{"type": "notes", "id": "check-notes"}]},
     ]
 
 
