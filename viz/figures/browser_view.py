@@ -1,5 +1,6 @@
-"""What the browser-side attention view (viz/browser_view.py, its JS beside this file) is sent: a sentence's
-attention, every layer x head x kind the page offers, once, with the figures the builders here already make.
+"""What the browser-side view (viz/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
+attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
+deck (deck(), at the end: the multi-head page), every figure a page's builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
