@@ -109,19 +109,19 @@ def browser_view(at, key: str = BROWSER_VIEW_KEY):
     return found[0]
 
 
-def browser_view_sent(at) -> tuple[dict, dict]:
+def browser_view_sent(at, where: str = "explorer") -> tuple[dict, dict]:
     """What the view was sent this run: its head (pick, csv…, from the head's element) with the body's line
-    (sig, sentence, whole), and its body (every kind's figures)."""
-    raw = browser_view(at).proto.bytes
+    (sig, sentence, whole), and its body (every kind's figures). `where`: the page's view ("mh": multi-head's)."""
+    raw = browser_view(at, f"{where}-view").proto.bytes
     end = raw.index(b"\n")
-    head = json.loads(browser_view(at, "explorer-head").proto.json)
+    head = json.loads(browser_view(at, f"{where}-head").proto.json)
     return {**json.loads(raw[:end]), **head}, json.loads(gzip.decompress(raw[end + 1:]))
 
 
-def browser_says(at, state: dict | None = None, trigger: tuple[str, dict] | None = None):
+def browser_says(at, state: dict | None = None, trigger: tuple[str, dict] | None = None, where: str = "explorer"):
     """Rerun as the browser does after the view's setStateValue (state: its whole state) or setTriggerValue."""
     states = at._tree.get_widget_states()
-    view_id = browser_view(at).proto.id
+    view_id = browser_view(at, f"{where}-view").proto.id
     if state is not None:
         widget = states.widgets.add()
         widget.id, widget.json_value = view_id, json.dumps(state)
@@ -132,6 +132,6 @@ def browser_says(at, state: dict | None = None, trigger: tuple[str, dict] | None
     return at._tree._runner._run(states, timeout=at.default_timeout)
 
 
-def browser_view_whole(at):
+def browser_view_whole(at, where: str = "explorer"):
     """Rerun as the browser does once it has drawn a new sentence's first screen: asking for the rest."""
-    return browser_says(at, trigger=("whole", browser_view_sent(at)[0]["sentence"]))
+    return browser_says(at, trigger=("whole", browser_view_sent(at, where)[0]["sentence"]), where=where)

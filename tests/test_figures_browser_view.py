@@ -137,3 +137,16 @@ def test_a_websocket_client_reads_the_views_labels():
     part = kind_part("encoder", p, LABELS[:3], LABELS[:3], None, Window(q, (q,)), w)
     data = framed(encode({"kinds": {"encoder": part}}), {"sentence": "s", "whole": True})
     assert set(drawn_labels(data)) == {"0 ▁t&lt;0&gt;", "1 ▁t&lt;1&gt;", "2 ▁t&lt;2&gt;"}
+
+
+def test_a_deck_names_each_block_once():
+    """A deck's pick fills its blocks by id (viz/figures/browser_view.js): two blocks of one id (a figure and a
+    table both "heads") would show one of them empty."""
+    from viz.figures.browser_view import deck
+    from viz.core.i18n import words
+    blocks = [{"type": "figure", "id": "heads"}, {"type": "details", "id": "more", "blocks": [
+        {"type": "columns", "columns": [[{"type": "table", "id": "heads"}], []]}]}]
+    with pytest.raises(ValueError, match="heads"):
+        deck({}, blocks, ("kind", "layer"), {"encoder": 1}, None, words("en"), {})
+    blocks[1]["blocks"][0]["columns"][0][0]["id"] = "head-table"
+    assert deck({}, blocks, ("kind", "layer"), {"encoder": 1}, None, words("en"), {})["blocks"] == blocks

@@ -147,6 +147,8 @@ def readable_texts(at) -> list[str]:
         found += chart_texts(chart)
     if explorer_drawn(at):
         found += view_texts(at)
+    if any(getattr(node, "key", None) == "mh-view" for node in at._tree):
+        found += deck_texts(at)
     for frame in at.main.get("dataframe"):
         value = frame.value
         found += [str(c) for c in value.columns] + [str(n) for n in value.index.names if n]
@@ -163,6 +165,33 @@ def view_texts(at) -> list[str]:
     for part in body["kinds"].values():
         found += [part["read"], *part["titles"], *part["strongest"], *part["lines_titles"]]
         for figure in (part["grid"], part["map"], *(lines for lines in part["lines"] if lines)):
+            found += figure_texts(figure)
+    return found
+
+
+def deck_texts(at) -> list[str]:
+    """The words of the multi-head page's browser-side view (a deck): its pickers, sections, tabs, and every pick's
+    words, tables, checks and figures' words."""
+    _, body = browser_view_sent(browser_view_whole(at, "mh"), "mh")
+    words = body["words"]
+    found = [words[k] for k in ("kind", "layer", "csv")] + [*words["kind_names"].values(), *words["layer_names"]]
+
+    def titles(blocks):
+        for block in blocks:
+            found.extend([block["title"]] if block.get("title") else [])
+            titles(block.get("blocks", []))
+            for tab in block.get("tabs", []):
+                found.append(tab["title"])
+                titles(tab["blocks"])
+            for column in block.get("columns", []):
+                titles(column)
+    titles(body["blocks"])
+    for part in body["picks"].values():
+        found += list(part["texts"].values())
+        for table in part["tables"].values():
+            found += table["columns"] + table["index"] + [cell for row in table["rows"] for cell in row]
+        found += [note["text"] for notes in part["notes"].values() for note in notes]
+        for figure in part["figures"].values():
             found += figure_texts(figure)
     return found
 
@@ -235,8 +264,8 @@ def test_what_the_model_knows_in_chinese():
 # (page, radio key, the option id chosen, its position): the browser showed no selection in each before
 # (the explorer's kind is picked in the browser-side view, whose words the page sends in the reader's language:
 # tests/test_page_explorer_view.py)
-KEPT_CHOICES = [("multi_head.py", "mh-kind", "decoder", 1),
-                ("heads.py", "heads-stat-kind", "cross", 2), ("decoding.py", "decoding-method", "beam", 1),
+# (multi-head's kind, likewise, is picked in its browser-side view: tests/test_page_step_multihead.py)
+KEPT_CHOICES = [("heads.py", "heads-stat-kind", "cross", 2), ("decoding.py", "decoding-method", "beam", 1),
                 ("training.py", "train-task", "sort", 2), ("attribution.py", "attr-section", "contrastive", 2)]
 
 

@@ -117,7 +117,10 @@ def test_students_drawing_the_teachers_view_build_its_figures_once(monkeypatch):
 
 
 
-def test_the_multihead_page_is_built_once_for_a_class(monkeypatch):
+def test_the_multihead_page_is_built_once_for_a_class_and_its_students_follow_a_pick(monkeypatch):
+    """The multi-head page's view (drawn in the browser, issue 44): the students drawing the teacher's view are sent
+    the body the teacher's run built (the same bytes, no figure built again); the teacher's pick in the browser is
+    reported, written to the URL and published, and a student's next poll shows it."""
     import viz.figures.multihead as multihead
     builds = []
     real = multihead.head_patterns
@@ -125,16 +128,21 @@ def test_the_multihead_page_is_built_once_for_a_class(monkeypatch):
     monkeypatch.setattr(view, "_shared", type(view._shared)())
     teacher, code = start_class("multi_head.py")
     assert len(builds) == 1
-    import pandas as pd
-    csvs = []
-    real_csv = pd.DataFrame.to_csv
-    monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, *a, **k: csvs.append(1) or real_csv(self, *a, **k))
-    for _ in range(2):
-        student = join(code)
-        assert student.get("plotly_chart") and dict(student.query_params).get("kind") == "encoder"
-        # the same charts and CSV files as the teacher's, from the figures' kept dict and CSV (ui.show_figure)
-        assert [c.proto.spec for c in student.get("plotly_chart")] == [c.proto.spec for c in teacher.get("plotly_chart")]
-    assert len(builds) == 1 and not csvs
+    students = [join(code), join(code)]
+    for student in students:
+        assert dict(student.query_params).get("kind") == "encoder"
+        assert browser_view(student, "mh-view").proto.bytes == browser_view(teacher, "mh-view").proto.bytes
+    assert len(builds) == 1
+    head = browser_view_sent(teacher, "mh")[0]
+    assert head["teach"]                                     # the view reports a teaching session's every pick
+    browser_says(teacher, state={"pick": {"kind": "decoder", "layer": 1}}, where="mh")
+    no_exceptions(teacher)
+    assert browser_view_sent(teacher, "mh")[0]["pick"] == {"kind": "decoder", "layer": 1}
+    for student in students:
+        follow(student)
+        assert browser_view_sent(student, "mh")[0]["pick"] == {"kind": "decoder", "layer": 1}
+        assert dict(student.query_params).get("layer") == "1"
+
 
 def test_a_following_screen_checks_in_on_a_change_else_every_few_seconds(monkeypatch):
     teacher, code = start_class()

@@ -1,12 +1,16 @@
 """Step-through and Multi-head assembly pages through AppTest, on the toy-reverse model."""
+import base64
+import io
 import json
 import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts, z_of
+from apptest_utils import (browser_says, browser_view, browser_view_sent, browser_view_whole, no_exceptions, run_page,
+                           texts, z_of)
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from model.analysis.attention_math import entropy_bits
@@ -131,14 +135,52 @@ def test_step_and_multihead_with_an_empty_sentence():
         assert not at.dataframe
 
 
-# -- multi-head ----------------------------------------------------------------------------------------
+# -- multi-head: drawn in the browser (a deck: viz/figures/browser_view.py); what the page sends it -----------
+def deck(at, whole: bool = False) -> tuple[dict, dict]:
+    """The multi-head view's head (the pick...) and body (every pick's figures, words, tables and checks)."""
+    return browser_view_sent(browser_view_whole(at, "mh") if whole else at, "mh")
+
+
+def part(at, pick: str = "encoder:0") -> dict:
+    return deck(at)[1]["picks"][pick]
+
+
+def table_frame(spec: dict) -> pd.DataFrame:
+    return pd.DataFrame(spec["rows"], index=spec["index"], columns=spec["columns"])
+
+
+def figure_z(figure: dict, index: int = 0) -> np.ndarray:
+    z = figure["data"][index]["z"]
+    if isinstance(z, dict):
+        shape = [int(n) for n in str(z["shape"]).split(",")]
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
+    return np.array(z, dtype=float)
+
+
+def blocks_in_view(blocks: list[dict]) -> list[dict]:
+    """The blocks a reader sees without opening anything: outside folded sections, in the first tab of a row."""
+    found = []
+    for block in blocks:
+        if block["type"] == "details":
+            continue
+        if block["type"] == "tabs":
+            found += blocks_in_view(block["tabs"][0]["blocks"])
+        elif block["type"] == "columns":
+            found += [b for column in block["columns"] for b in blocks_in_view(column)]
+        else:
+            found.append(block)
+    return found
+
+
 def test_multihead_default_view_checks_the_assembly_against_the_model(trace):
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
     assert at.title[0].value == "Multi-head assembly"
-    assert at.radio(key="mh-kind").value == "encoder" and at.selectbox(key="mh-layer-encoder").value == 0
-    assert len(successes(at)) == 3 and not at.error           # W^O, + residual, LayerNorm reproduce the model
-    heads = at.table[0].value
+    head, body = deck(at)
+    assert head["pick"] == {"kind": "encoder", "layer": 0} and list(body["picks"]) == ["encoder:0"]   # first screen
+    checks = body["picks"]["encoder:0"]["notes"]["check-notes"]
+    assert len(checks) == 3 and all(note["ok"] for note in checks)     # W^O, + residual, LayerNorm reproduce the model
+    heads = table_frame(body["picks"]["encoder:0"]["tables"]["head-table"])
     pattern = trace.arrays["encoder.layers.0.self_attn.hook_pattern"]
     np.testing.assert_allclose(heads["mean entropy (bits)"].astype(float), entropy_bits(pattern).mean(-1).round(2))
     # each head described by what sets it apart, measured (all alike before: "spread out / depends on the content")
@@ -149,44 +191,46 @@ def test_multihead_default_view_checks_the_assembly_against_the_model(trace):
     assert "d_k = d_{model}/h = 64/4 = 16" in texts(at)
 
 
-def in_view(at, kind: str = "plotly_chart") -> list:
-    """The elements of a kind a reader sees without opening anything: outside expanders and outside every
-    tab but the first of its row (the one open)."""
-    found = []
-
-    def walk(node):
-        for child in getattr(node, "children", {}).values():
-            if child.type == "expander":
-                continue
-            if child.type == "tab_container":
-                tabs = list(child.children.values())
-                walk(tabs[0]) if tabs else None
-                continue
-            if child.type == kind:
-                found.append(child)
-            walk(child)
-    walk(at.main)
-    return found
+def test_multihead_sends_every_kind_and_layer_once_then_a_pick_rebuilds_nothing():
+    """Issue 44: the view asks for the rest after drawing the first screen; every kind x layer is then in the body,
+    and a pick the browser reports (a teacher's) writes the URL with the same body (nothing rebuilt, not resent)."""
+    at = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="cross", layer=1)
+    head, body = deck(at, whole=True)
+    assert head["whole"] and set(body["picks"]) == {f"{k}:{n}" for k in ("encoder", "decoder", "cross") for n in (0, 1)}
+    assert body["layers"] == {"encoder": 2, "decoder": 2, "cross": 2} and body["names"] == ["kind", "layer"]
+    assert body["url_names"] == {"kind": "kind", "layer": "layer"}
+    sent = browser_view(at, "mh-view").proto.bytes
+    browser_says(at, state={"pick": {"kind": "decoder", "layer": 0}}, where="mh")
+    no_exceptions(at)
+    assert at.query_params["kind"] in ("decoder", ["decoder"]) and at.query_params["layer"] in ("0", ["0"])
+    assert deck(at)[0]["pick"] == {"kind": "decoder", "layer": 0}
+    assert browser_view(at, "mh-view").proto.bytes == sent        # the same message: the browser has it
 
 
-def charts_outside_expanders(at) -> list[dict]:
-    """The specs of the charts a reader sees without opening anything (a folded tab counts as closed)."""
-    return [json.loads(chart.proto.spec) for chart in in_view(at)]
+def test_multihead_a_pictures_csv_is_its_numbers(trace):
+    at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
+    browser_says(at, trigger=("csv", {"kind": "encoder", "layer": 0, "figure": "heads"}), where="mh")
+    no_exceptions(at)
+    csv = deck(at)[0]["csv"]
+    assert csv["name"] == "toy-reverse-encoder-L0-heads.csv"
+    frame = pd.read_csv(io.StringIO(csv["text"]), index_col=[0, 1])
+    pattern = trace.arrays["encoder.layers.0.self_attn.hook_pattern"]
+    np.testing.assert_allclose(frame.loc["head 2"].to_numpy(), pattern[2], atol=1e-6)
 
 
 def test_multihead_no_stripe_charts_and_the_full_matrices_a_click_away(trace):
     """Issue 26, item 2: z, the concatenation and × W^O as what each head adds to each token (tokens x
-    heads), the 256-column stages in an expander; the page is short."""
+    heads), the 256-column stages in a folded section; the page is short."""
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
-    seen = charts_outside_expanders(at)
-    assert len(seen) == 2                                        # heads, each head's share (norms: next tab)
-    for spec in seen:
-        for trace_ in spec["data"]:
-            z = trace_.get("z")
-            if isinstance(z, dict):
-                z = np.zeros([int(n) for n in str(z["shape"]).split(",")])
-            assert z is None or np.asarray(z).shape[-1] < 64      # no d_model-wide matrix in view
+    _, body = deck(at)
+    seen = [block["id"] for block in blocks_in_view(body["blocks"]) if block["type"] == "figure"]
+    assert seen == ["heads", "shares"]                           # heads, each head's share (norms: next tab)
+    figures = body["picks"]["encoder:0"]["figures"]
+    for name in seen:
+        for index, trace_ in enumerate(figures[name]["data"]):
+            if "z" in trace_:
+                assert figure_z(figures[name], index).shape[-1] < 64      # no d_model-wide matrix in view
     z = trace.arrays["encoder.layers.0.self_attn.hook_z"].astype(np.float64)        # [H,T,Dh]
     out = trace.arrays["encoder.layers.0.self_attn.hook_out"].astype(np.float64)
     model = load_checkpoint(TOY, device="cpu").model
@@ -194,13 +238,11 @@ def test_multihead_no_stripe_charts_and_the_full_matrices_a_click_away(trace):
     n_heads, n_tok, dh = z.shape
     shares = np.array([[np.linalg.norm(z[h, t] @ w[:, h * dh:(h + 1) * dh].T) for h in range(n_heads)]
                        for t in range(n_tok)])
-    np.testing.assert_allclose(z_of(at, 1), shares, rtol=1e-4, atol=1e-5)
-    assert "how much each head adds to each token" in json.dumps(seen[1])
-    expander = [e for e in at.expander if e.label.startswith("All the numbers, stage by stage")]
-    assert len(expander) == 1                                     # and every stage still drawn inside it
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert any(np.asarray(z_of(at, i)).shape == out.shape and np.allclose(z_of(at, i), out, atol=1e-4)
-               for i in range(len(specs)) if "z" in specs[i]["data"][0])
+    np.testing.assert_allclose(figure_z(figures["shares"]), shares, rtol=1e-4, atol=1e-5)
+    assert "how much each head adds to each token" in json.dumps(figures["shares"])
+    full = [block for block in body["blocks"] if block["type"] == "details" and block["id"] == "full"]
+    assert len(full) == 1 and full[0]["title"].startswith("All the numbers, stage by stage")
+    np.testing.assert_allclose(figure_z(figures["out"]), out, atol=1e-4)          # every stage drawn inside it
 
 
 def test_multihead_page_is_its_pictures_with_the_long_text_folded():
@@ -209,60 +251,70 @@ def test_multihead_page_is_its_pictures_with_the_long_text_folded():
     the second tab beside the share map; the table's column definitions and the formulas one click away."""
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
-    assert len(in_view(at)) == 2
-    assert not in_view(at, "header") and not in_view(at, "subheader")
-    assert all(len(c.value) < 300 for c in in_view(at, "caption")), [c.value for c in in_view(at, "caption")]
-    assert [tab.label for tab in at.tabs] == ["How much each head adds to each token",
-                                              "How big is each token after each stage?"]
-    norms = json.loads(at.tabs[1].get("plotly_chart")[0].proto.spec)
+    _, body = deck(at)
+    shown = blocks_in_view(body["blocks"])
+    assert not [block for block in shown if block["type"] == "heading"]
+    texts_ = body["picks"]["encoder:0"]["texts"]
+    assert all(len(texts_[block["id"]]) < 300 for block in shown if block["type"] == "text")
+    tabs = next(block for block in body["blocks"] if block["type"] == "tabs")
+    assert [tab["title"] for tab in tabs["tabs"]] == ["How much each head adds to each token",
+                                                      "How big is each token after each stage?"]
+    norms = body["picks"]["encoder:0"]["figures"]["norms"]
     assert [bar["name"] for bar in norms["data"]] == ["x (input stream)", "Concat(heads)", "× Wᴼ", "x + MultiHead",
                                                      "LayerNorm"]
     formulas = [e for e in at.expander if e.label.startswith("How the heads are put together")]
     assert len(formulas) == 1
     folded = " ".join(m.value for m in formulas[0].markdown)
     assert "Entropy: 0 bits" in folded and "Usual offset" in folded and "Favourite key" in folded
-    assert "Entropy: 0 bits" not in " ".join(c.value for c in in_view(at, "caption"))
+    assert not any("Entropy: 0 bits" in texts_[block["id"]] for block in shown if block["type"] == "text")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_multihead_head_table_is_static_so_every_column_shows(lang):
     """Screenshot review (1280x720, normal): as a data frame the heads' table cut its last columns off ('us…'
     in English; '具有该偏移的查询占比' hidden in Chinese) and kept 14 px text in presenter mode. A static table
-    wraps its headers and words: every column in view, numbers to two decimals, 'head 0' on one line."""
+    (HTML, in the view) wraps its headers and words: every column in view, numbers to two decimals, 'head 0' on
+    one line."""
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT, lang=lang)
     no_exceptions(at)
     assert not at.dataframe
-    heads = at.table[0].value
+    heads = table_frame(part(at)["tables"]["head-table"])
     assert len(heads.columns) == 7                                # the two offset columns included
     assert all(re.fullmatch(r"\d\.\d\d", v) for v in heads.iloc[:, 1])
     assert all(" " not in name for name in heads.index)
 
 
 def test_multihead_decoder_heads_grey_the_future():
-    """Masked cells look masked on every page (DESIGN.md): the decoder's head grid names them in a legend."""
+    """Masked cells look masked on every page (DESIGN.md): the decoder's head grid names them in a legend, and
+    its future cells carry no number."""
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="decoder")
     no_exceptions(at)
-    heads = charts_outside_expanders(at)[0]
+    heads = part(at, "decoder:0")["figures"]["heads"]
     assert "masked (future position)" in [d.get("name") for d in heads["data"]]
+    z = figure_z(heads)
+    assert np.isnan(z[0, 1:]).all() and not np.isnan(z[-1]).any()
 
 
 def test_multihead_deep_link_and_bad_parameter():
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="cross", layer=1)
     no_exceptions(at)
-    assert at.radio(key="mh-kind").value == "cross" and at.selectbox(key="mh-layer-cross").value == 1
-    assert "usual offset" not in at.table[0].value.columns       # no offsets across sequences
-    assert len(successes(at)) == 3
+    head, body = deck(at)
+    assert head["pick"] == {"kind": "cross", "layer": 1}
+    cross = body["picks"]["cross:1"]
+    assert "usual offset" not in cross["tables"]["head-table"]["columns"]       # no offsets across sequences
+    assert all(note["ok"] for note in cross["notes"]["check-notes"]) and len(cross["notes"]["check-notes"]) == 3
     bad = run_page("multi_head.py", model="toy-reverse", text=TEXT, kind="decoder", layer=5)
     no_exceptions(bad)
     assert "URL parameter layer='5'" in " ".join(w.value for w in bad.warning)
-    assert bad.selectbox(key="mh-layer-decoder").value == 0
+    assert deck(bad)[0]["pick"] == {"kind": "decoder", "layer": 0}
 
 
 def test_multihead_picture_first_and_formula_in_short_lines():
     at = run_page("multi_head.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
-    first = at.get("plotly_chart")[0].proto.spec
-    assert "the 4 heads' attention weights" in first                # the heads side by side come first
+    _, body = deck(at)
+    assert body["blocks"][0] == {"type": "figure", "id": "heads", "csv": True}     # the heads side by side first
+    assert "the 4 heads' attention weights" in body["picks"]["encoder:0"]["figures"]["heads"]["layout"]["title"]["text"]
     # MultiHead(...) and head_i = ... were one line, cut at "...VW" on a projector: now one line each
     latex = [block.value.strip("$\n") for block in at.latex]
     multihead = [line for line in latex if "MultiHead}(Q,K,V)" in line]
@@ -391,6 +443,6 @@ def test_multihead_checks_label_writes_the_language_s_colon():
     for lang, start in (("en", "Checks: 3 of 3 stages"), ("zh", "校验：从追踪数据重算的 3 个阶段中有 3 个")):
         at = run_page("multi_head.py", model="toy-reverse", text=TEXT, lang=lang)
         no_exceptions(at)
-        labels = [e.label for e in at.expander]
-        assert any(label.startswith(start) for label in labels), labels
-        assert not any(":" in label for label in labels) if lang == "zh" else True
+        label = part(at)["texts"]["checks"]
+        assert label.startswith(start), label
+        assert ":" not in label if lang == "zh" else True

@@ -1,14 +1,19 @@
-"""The attention explorer's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS
-in the page, no iframe, no build step). A sentence's data is sent once (viz/figures/browser_view.py makes it);
-the kind, layer and head are picked in the browser (viz/figures/browser_view.js), with no script run, and
-written to the URL there. What the server still hears of a pick, and why:
+"""A page's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS in the page, no
+iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page). One element
+and one JS for both; the body says which it holds. A sentence's data is sent once (viz/figures/browser_view.py
+makes it); the picks (kind, layer, head; multi-head: kind, layer) are made in the browser
+(viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its state
+under a view value of its own (view.EXPLORER, view.MULTIHEAD: <where>-view, -head, -csv, -whole). The run's head
+(its pick, the teacher's, the image format, a CSV) goes in a second element, the same for every view
+(HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll
+hands a pick to whatever view the page shows through it. What the server still hears of a pick, and why:
 
 - a teacher's every pick (setStateValue): one run, which rebuilds nothing, writes it to the URL and the class's
   view is published after the page (viz/classroom/panel.after_page);
 - a reader's last pick, once, when a run they caused otherwise (a new sentence) came back with the pick the
   server last knew: so the server's URL never takes the reader's pick back;
-- a CSV asked for (setTriggerValue): the whole matrix of the pick, which the browser does not hold, made by
-  the server and downloaded by the browser;
+- a CSV asked for (setTriggerValue): the whole matrix of the pick (a deck: of the picture asked for), which the
+  browser does not hold, made by the server and downloaded by the browser;
 - the rest of a new sentence (setTriggerValue "whole"): its first run sends what the first screen shows (the
   picked kind, the picked layer's lines), the view draws it and asks for every kind and layer: one more run,
   after the picture is up.
@@ -59,103 +64,129 @@ def _explorer_element():
                                       css=VIEW_CSS.read_text(encoding="utf-8"), isolate_styles=False)
 
 
-def browser_pick(state: Any) -> dict | None:
-    """A pick the browser reported ({kind, layer, head}), its types checked (the page checks its bounds when it
-    reads the URL); None for anything else a client may send."""
-    if not isinstance(state, dict):
+URL_VALUES = {"kind": view.KIND, "layer": view.LAYER, "head": view.HEAD}
+EXPLORER_PICK = ("kind", "layer", "head")       # what the explorer's view picks
+MULTIHEAD_PICK = ("kind", "layer")              # the multi-head page's (viz/pages/multi_head.py)
+
+
+def browser_pick(state: Any, names: tuple[str, ...] = EXPLORER_PICK) -> dict | None:
+    """A pick the browser reported ({kind, layer, head}, or the page's `names` of them), its types checked (the
+    page checks its bounds when it reads the URL); None for anything else a client may send."""
+    if not isinstance(state, dict) or not isinstance(state.get("kind"), str):
         return None
-    kind, layer, head = state.get("kind"), state.get("layer"), state.get("head")
-    if not isinstance(kind, str) or any(isinstance(v, bool) or not isinstance(v, int) for v in (layer, head)):
+    numbers = [state.get(name) for name in names if name != "kind"]
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in numbers):
         return None
-    return {"kind": kind, "layer": layer, "head": head}
+    return {name: state[name] for name in names}
 
 
-def _reported(part: str) -> dict | None:
-    """The browser's `part` (pick, csv) of the explorer element's state, checked."""
-    state = view.get(view.EXPLORER, "view") or {}
-    try:
-        return browser_pick(state.get(part))
-    except AttributeError:
-        return None
+def csv_pick(state: Any, names: tuple[str, ...]) -> dict | None:
+    """A CSV asked for: a pick, and (a page of several pictures) the picture's name."""
+    pick = browser_pick(state, names)
+    if pick is not None and isinstance(state.get("figure"), str):
+        pick["figure"] = state["figure"]
+    return pick
 
 
-def _picked() -> None:
-    """on_pick_change, before the run: the browser's pick into the URL, which the page reads."""
-    _into_url(_reported("pick"))
+class _Where:
+    """One page's view: its session values (view.Value `where`: <where>-view, -head, -csv, -whole) and what it picks."""
+
+    def __init__(self, where: view.Value, names: tuple[str, ...]):
+        self.where, self.names = where, names
+
+    def reported(self, part: str) -> Any:
+        state = view.get(self.where, "view") or {}
+        return state.get(part) if hasattr(state, "get") else None
+
+    def picked(self) -> None:
+        """on_pick_change, before the run: the browser's pick into the URL, which the page reads."""
+        _into_url(browser_pick(self.reported("pick"), self.names))
+
+    def csv_asked(self) -> None:
+        """on_csv_change, before the run: the pick whose CSV the browser asked for, for the page to make; it is the
+        pick the browser shows, so the URL takes it too (the run would otherwise take it back, and the view tell it
+        again: a second run)."""
+        pick = csv_pick(self.reported("csv"), self.names)
+        if pick is not None:
+            view.put(self.where, pick, "csv")
+            _into_url(pick)
+
+    def whole_asked(self) -> None:
+        """on_whole_change, before the run: the browser drew a new sentence's first screen and asks for the rest
+        (the value: the sentence's sig)."""
+        asked = self.reported("whole")
+        if isinstance(asked, str):
+            view.put(self.where, asked, "whole")
+
+
+@cache
+def _where(where: view.Value, names: tuple[str, ...]) -> _Where:
+    return _Where(where, names)
 
 
 def _into_url(pick: dict | None) -> None:
     if pick is not None:
-        view.write_url({view.KIND: pick["kind"], view.LAYER: pick["layer"], view.HEAD: pick["head"]})
+        view.write_url({URL_VALUES[name]: value for name, value in pick.items() if name in URL_VALUES})
 
 
-def _csv_asked() -> None:
-    """on_csv_change, before the run: the pick whose CSV the browser asked for, for the page to make; it is the
-    pick the browser shows, so the URL takes it too (the run would otherwise take it back, and the view tell it
-    again: a second run)."""
-    pick = _reported("csv")
-    if pick is not None:
-        view.put(view.EXPLORER, pick, "csv")
-        _into_url(pick)
-
-
-def _whole_asked() -> None:
-    """on_whole_change, before the run: the browser drew a new sentence's first screen and asks for the rest
-    (the value: the sentence's sig)."""
-    state = view.get(view.EXPLORER, "view") or {}
-    asked = state.get("whole") if hasattr(state, "get") else None
-    if isinstance(asked, str):
-        view.put(view.EXPLORER, asked, "whole")
-
-
-def whole_asked(sentence: str) -> bool:
+def whole_asked(sentence: str, where: view.Value = view.EXPLORER) -> bool:
     """Whether this session's browser has asked for the whole body of `sentence` (then every run sends it)."""
-    return view.get(view.EXPLORER, "whole") == sentence
+    return view.get(where, "whole") == sentence
 
 
-def csv_asked() -> dict | None:
+def csv_asked(where: view.Value = view.EXPLORER) -> dict | None:
     """The pick whose CSV this run is to send (asked once: taken)."""
-    return view.pop(view.EXPLORER, "csv")
+    return view.pop(where, "csv")
 
 
 def explorer_view(body: payloads.Body, pick: dict, about: dict, csv: Callable[[dict], dict] | None = None) -> None:
     """Draw the explorer's view: `body` (payloads.encode, built once per sentence and view), `about` it (the
     sentence's sig, whether it is whole: the browser keeps a whole body it holds), and this run's pick in an
     element of its own; `csv(pick)`: the file ({name, text}) of a pick whose CSV the browser asked for."""
+    browser_view(view.EXPLORER, EXPLORER_PICK, body, pick, about, csv)
+
+
+def browser_view(where: view.Value, names: tuple[str, ...], body: payloads.Body, pick: dict, about: dict,
+                 csv: Callable[[dict], dict] | None = None) -> None:
+    """Draw a page's browser view (one element, one JS: the body says which pictures it holds; the explorer's, or
+    a deck of a page's pictures, viz/figures/browser_view.py) under the session values of `where`, picking
+    `names`; the run's head (the pick, the teacher's, the image format, a CSV) goes in the head element every view
+    shares: the one a class's poll hands a pick to (window.vizExplorerHead, HEAD_JS)."""
     extra = {"teach": bool(view.get(view.CLASS_SECRET)),
              "image_format": view.get(view.IMAGE_FORMAT, default="png").lower()}     # the sidebar's PNG or SVG
-    asked = csv_asked()
+    asked = csv_asked(where)
     if asked is not None and csv is not None:
-        extra["csv"] = {**csv(asked), "id": f"{asked['kind']}-{asked['layer']}-{asked['head']}-{id(asked)}"}
+        extra["csv"] = {**csv(asked), "id": "-".join(map(str, asked.values())) + f"-{id(asked)}"}
+    on = _where(where, names)
     _plotly_loader()(key="viz-plotly", height=0)
-    _explorer_element()(key=view.key(view.EXPLORER, "view"), data=payloads.framed(body, about),
-                        on_pick_change=_picked, on_csv_change=_csv_asked, on_whole_change=_whole_asked)
+    _explorer_element()(key=view.key(where, "view"), data=payloads.framed(body, about),
+                        on_pick_change=on.picked, on_csv_change=on.csv_asked, on_whole_change=on.whole_asked)
     head = payloads.head(pick, about, extra)
-    _explorer_head_element()(key=view.key(view.EXPLORER, "head"), data=head, height=0)
-    view.put(view.EXPLORER, (view.get(view.PAGE), {k: v for k, v in head.items() if k != "csv"}), "shown")
-
-
-BROWSER_PICKS = (view.KIND, view.LAYER, view.HEAD)      # what the view picks in the browser
+    _explorer_head_element()(key=view.key(where, "head"), data=head, height=0)
+    view.put(view.BROWSER_VIEW, (view.get(view.PAGE), names, {k: v for k, v in head.items() if k != "csv"}))
 
 
 def pick_change(changed: set[str], query: dict[str, str]) -> dict | None:
-    """The pick ({kind, layer, head}) of a class's published view `query`, when it differs from this screen's in
-    the values `changed` only and those are picks the view this page's last run drew makes in the browser; None
-    otherwise (a whole run shows the change)."""
-    shown = view.get(view.EXPLORER, "shown")
-    if not changed or not changed <= {v.name for v in BROWSER_PICKS} or not shown or shown[0] != view.get(view.PAGE):
+    """The pick of a class's published view `query` (the page's names of kind, layer, head), when it differs from
+    this screen's in the values `changed` only and those are picks the view this page's last run drew makes in the
+    browser; None otherwise (a whole run shows the change)."""
+    shown = view.get(view.BROWSER_VIEW)
+    if not changed or not shown or shown[0] != view.get(view.PAGE):
         return None
-    published = view.View.from_query(shown[0], query)
-    return {"kind": published.get(view.KIND), "layer": published.get(view.LAYER), "head": published.get(view.HEAD)}
+    page, names, _ = shown
+    if not changed <= {URL_VALUES[name].name for name in names}:
+        return None
+    published = view.View.from_query(page, query)
+    return {name: published.get(URL_VALUES[name]) for name in names}
 
 
 def hand_pick(pick: dict, poll: bool) -> None:
     """Show `pick` (pick_change's) with no whole run: the URL takes it (the page's next run draws it), and in a
-    poll (a fragment run: nothing rebuilt) the view's head element, drawn again in the poll's fragment, hands it to
-    the view this page's last run drew."""
+    poll (a fragment run: nothing rebuilt) the head element every view shares, drawn again in the poll's fragment,
+    hands it to the view this page's last run drew."""
     _into_url(pick)
     if poll:
-        page, head = view.get(view.EXPLORER, "shown")
+        page, names, head = view.get(view.BROWSER_VIEW)
         head = {**head, "pick": pick}
-        view.put(view.EXPLORER, (page, head), "shown")
+        view.put(view.BROWSER_VIEW, (page, names, head))
         _explorer_head_element()(key=view.key(view.CLASS_FOLLOWING, "head"), data=head, height=0)

@@ -5,6 +5,10 @@
 // written to the URL at once; a teacher's is also reported to the server (setStateValue: one run, which
 // rebuilds nothing, so that the class follows it). Words and file names come in the data, in the reader's
 // language: nothing here is English. User text (tokens) is only ever set as text or handed to plotly.
+//
+// The same element draws a deck (the multi-head page): every figure of the page, for every pick (kind, layer),
+// as the builders made them; a pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
+// receives a body and the run's head, checks a pick, writes it to the URL and reports it is shared.
 
 const VIEWS = new WeakMap();                 // the element's root -> its view (kept across reruns)
 
@@ -72,8 +76,14 @@ function skeleton(root) {
            strongest, linesColumn, folded, foldedTitle, lines, linesRead };
 }
 
-function sameSpot(a, b) {
-  return !!a && !!b && a.kind === b.kind && a.layer === b.layer && a.head === b.head;
+const EXPLORER_NAMES = ["kind", "layer", "head"];
+
+function sameSpot(a, b, names = EXPLORER_NAMES) {
+  return !!a && !!b && names.every((name) => a[name] === b[name]);
+}
+
+function pickText(pick, names) {
+  return names.map((name) => pick[name]).join(":");
 }
 
 function pickIndex(part, pick) {
@@ -83,6 +93,7 @@ function pickIndex(part, pick) {
 // -- drawing ------------------------------------------------------------------------------------------------
 function config(view, filename) {
   const options = { displaylogo: false, responsive: true };
+  if (view.data.modebar === false) options.displayModeBar = false;     // presenter, phone: as plotly_config
   if (filename) options.toImageButtonOptions = { format: view.data.image_format, filename, scale: 2 };
   return options;
 }
@@ -250,7 +261,7 @@ function drawAll(view) {
 
 // -- picks ------------------------------------------------------------------------------------------------
 function valid(data, pick) {
-  const part = pick && data.kinds[pick.kind];
+  const part = pick && data.kinds && data.kinds[pick.kind];
   if (!part) return null;
   const layer = Math.min(Math.max(0, pick.layer | 0), part.layers - 1);
   const head = Math.min(Math.max(-1, pick.head | 0), part.heads - 1);
@@ -258,11 +269,8 @@ function valid(data, pick) {
 }
 
 function writeUrl(view) {
-  const names = view.data.url_names;
   const url = new URL(window.location.href);
-  url.searchParams.set(names.kind, view.pick.kind);
-  url.searchParams.set(names.layer, String(view.pick.layer));
-  url.searchParams.set(names.head, String(view.pick.head));
+  for (const [name, param] of Object.entries(view.data.url_names)) url.searchParams.set(param, String(view.pick[name]));
   window.history.replaceState(window.history.state, "", url);
 }
 
@@ -273,18 +281,24 @@ function report(view) {
 
 async function choose(view, change) {
   const before = view.pick;
-  if (change.kind && !view.data.kinds[change.kind]) {
-    view.pending = { ...before, ...change };   // a new sentence's other kinds are on their way (the whole body)
+  const r = view.r;
+  const wanted = { ...before, ...change };
+  if (!r.held(view.data, wanted)) {
+    view.pending = wanted;                   // a new sentence's other picks are on their way (the whole body)
     return;
   }
-  const next = valid(view.data, { ...before, ...change });
-  if (!next || sameSpot(next, before)) return;
+  const next = r.valid(view.data, wanted);
+  if (!next || sameSpot(next, before, r.names)) return;
   view.pick = next;
   view.drawn = { ...next };
   const started = performance.now();
-  const box = view.dom.box;
   writeUrl(view);                                      // the link names the pick at once, as the pickers do
   if (view.data.teach) report(view);
+  await r.drawPick(view, before, next, started);
+}
+
+async function explorerPick(view, before, next, started) {
+  const box = view.dom.box;
   fillPickers(view);
   // the grid's box and the large map first (the pick's picture), then the layer's lines (a plot of ~100
   // traces: plotly redraws them all, 3-10x the map's time)
@@ -321,6 +335,314 @@ function listen(view) {
   });
 }
 
+// -- a deck: a page's pictures for every pick (viz/figures/browser_view.py deck()) ----------------------------
+function deckSkeleton(root) {
+  const box = element("div", "vz-explorer vz-deck", root);
+  const pickers = element("div", "vz-pickers", box);
+  const kinds = element("div", "vz-kinds", pickers);
+  kinds.setAttribute("role", "radiogroup");
+  const kindLabel = element("span", "vz-label", kinds);
+  const kindButtons = element("div", "vz-kind-buttons", kinds);
+  const numbers = element("div", "vz-numbers", pickers);
+  const layerLabel = element("label", "vz-picker", numbers);
+  const layerText = element("span", "vz-label", layerLabel);
+  const layer = element("select", "vz-layer", layerLabel);
+  const blocks = element("div", "vz-blocks", box);
+  return { box, kindLabel, kindButtons, layerText, layer, blocks, slots: new Map() };
+}
+
+function richText(target, text) {
+  // the catalogue's light markup, as Streamlit's markdown shows it: **bold**, $x_h$ / $W^O$ (sub- and superscript);
+  // every piece set as text
+  target.replaceChildren();
+  for (const piece of String(text || "").split(/(\*\*[^*]+\*\*|\$[^$]+\$)/)) {
+    if (!piece) continue;
+    if (piece.startsWith("**") && piece.endsWith("**") && piece.length > 4) {
+      element("strong", "", target).textContent = piece.slice(2, -2);
+    } else if (piece.startsWith("$") && piece.endsWith("$") && piece.length > 2) {
+      const math = element("span", "vz-math", target);
+      for (const part of piece.slice(1, -1).replace(/\\,|\\;|\\/g, " ").split(/([_^](?:\{[^}]*\}|.))/)) {
+        if (!part) continue;
+        if (part[0] === "_" || part[0] === "^") {
+          element(part[0] === "_" ? "sub" : "sup", "", math).textContent = part.slice(1).replace(/^\{|\}$/g, "");
+        } else {
+          math.appendChild(document.createTextNode(part));
+        }
+      }
+    } else {
+      target.appendChild(document.createTextNode(piece));
+    }
+  }
+}
+
+function buildBlocks(view, blocks, parent) {
+  for (const block of blocks) {
+    const slot = { block };
+    if (block.type === "figure") {
+      slot.el = element("div", `vz-plot vz-fig-${block.id}`, parent);
+      if (block.csv) {
+        const csv = element("button", "vz-csv", parent);
+        csv.type = "button";
+        csv.dataset.figure = block.id;
+        csv.textContent = view.data.words.csv;
+        csv.addEventListener("click", () => view.setTriggerValue("csv", { ...view.pick, figure: block.id }));
+      }
+    } else if (block.type === "text" || block.type === "heading") {
+      slot.el = element(block.type === "heading" ? "h4" : "p", `vz-${block.type === "heading" ? "heading" : "caption"} vz-text-${block.id}`, parent);
+    } else if (block.type === "table" || block.type === "notes") {
+      slot.el = element("div", `vz-${block.type} vz-${block.type}-${block.id}`, parent);
+    } else if (block.type === "tabs") {
+      const tabs = element("div", "vz-tabs", parent);
+      const bar = element("div", "vz-tab-bar", tabs);
+      bar.setAttribute("role", "tablist");
+      const panels = block.tabs.map((tab, i) => {
+        const button = element("button", "vz-tab", bar);
+        button.type = "button";
+        button.setAttribute("role", "tab");
+        button.textContent = tab.title;
+        const panel = element("div", "vz-tab-panel", tabs);
+        panel.hidden = i !== 0;
+        button.setAttribute("aria-selected", String(i === 0));
+        button.addEventListener("click", () => {
+          panels.forEach(([b, p], j) => { p.hidden = j !== i; b.setAttribute("aria-selected", String(j === i)); });
+          drawStale(view);
+        });
+        buildBlocks(view, tab.blocks, panel);
+        return [button, panel];
+      });
+    } else if (block.type === "columns") {
+      const row = element("div", "vz-columns", parent);
+      for (const column of block.columns) buildBlocks(view, column, element("div", "vz-column", row));
+    } else if (block.type === "details") {
+      const folded = element("details", `vz-folded vz-details-${block.id}`, parent);
+      slot.el = element("summary", "", folded);
+      slot.details = folded;
+      folded.addEventListener("toggle", () => { if (folded.open) drawStale(view); });
+      buildBlocks(view, block.blocks, element("div", "vz-details-body", folded));
+    }
+    if (block.id) view.dom.slots.set(block.id, slot);
+  }
+}
+
+function deckKey(view, pick) {
+  return pickText(pick, view.data.names);
+}
+
+function deckValid(data, pick) {
+  if (!pick || !data.layers || !(pick.kind in data.layers)) return null;
+  return { kind: pick.kind, layer: Math.min(Math.max(0, pick.layer | 0), data.layers[pick.kind] - 1) };
+}
+
+function deckHeld(data, pick) {
+  const valid = deckValid(data, pick);
+  return !!valid && !!data.picks[pickText(valid, data.names)];
+}
+
+function deckPickers(view) {
+  const { dom, data, pick } = view;
+  const words = data.words;
+  dom.kindLabel.textContent = words.kind;
+  dom.layerText.textContent = words.layer;
+  dom.layer.setAttribute("aria-label", words.layer);
+  dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
+  if (dom.kindButtons.dataset.sig !== data.sig) {
+    dom.kindButtons.replaceChildren();
+    for (const kind of Object.keys(words.kind_names)) {
+      const label = element("label", "vz-kind", dom.kindButtons);
+      const input = element("input", "", label);
+      input.type = "radio";
+      input.name = `vz-kind-${view.id}`;
+      input.value = kind;
+      element("span", "", label).textContent = words.kind_names[kind];
+    }
+    dom.kindButtons.dataset.sig = data.sig;
+  }
+  for (const input of dom.kindButtons.querySelectorAll("input")) input.checked = input.value === pick.kind;
+  options(dom.layer, Array.from({ length: data.layers[pick.kind] }, (_, i) => [i, words.layer_names[i]]), pick.layer);
+}
+
+function shown(el) {
+  return !el.closest("details:not([open]) > .vz-details-body, [hidden]");    // not in a closed section or another tab
+}
+
+// What a pick changes in a figure of the same frame (another layer of the same kind: the same tokens, panels and
+// axes): each trace's numbers, the title, the colour range. Anything else differs: the figure is drawn anew.
+const SWAPPED = ["z", "y", "zmin", "zmax", "text", "customdata", "hovertemplate"];
+
+function frameOf(figure) {
+  if (!figure.frame) {
+    const { title, coloraxis, ...layout } = figure.layout;
+    const traces = figure.data.map((trace) => {
+      const kept = { ...trace };
+      for (const key of SWAPPED) delete kept[key];
+      return kept;
+    });
+    figure.frame = JSON.stringify([layout, traces, !!title, !!coloraxis]);
+  }
+  return figure.frame;
+}
+
+function unpacked(value) {
+  // a typed-array spec ({dtype, bdata, shape}: figure_spec) as plotly.restyle takes it: rows of numbers
+  if (!value || typeof value !== "object" || !value.bdata) return value;
+  const flat = floats(value);
+  const shape = String(value.shape || flat.length).split(",").map(Number);
+  if (shape.length < 2) return Array.from(flat);
+  const [rows, cols] = shape;
+  return Array.from({ length: rows }, (_, i) => Array.from(flat.subarray(i * cols, (i + 1) * cols)));
+}
+
+function drawFigure(view, id) {
+  const part = view.data.picks[deckKey(view, view.pick)];
+  const slot = view.dom.slots.get(id);
+  const figure = part && part.figures[id];
+  view.stale.delete(id);
+  if (!figure) return Promise.resolve();
+  const options = config(view, part.files[id]);
+  const before = slot.figure;
+  slot.figure = figure;
+  if (before && slot.el._fullLayout && frameOf(before) === frameOf(figure)) {
+    // the same frame: restyle what changed (traces grouped by the keys that changed in them: every head's weights,
+    // most often), relayout the title and the colour range, in one Plotly.update
+    const groups = new Map();
+    figure.data.forEach((trace, i) => {
+      const keys = SWAPPED.filter((key) => JSON.stringify(trace[key]) !== JSON.stringify(before.data[i][key]));
+      if (keys.length) groups.set(keys.join(), [...(groups.get(keys.join()) || []), i]);
+    });
+    const layout = {};
+    if (figure.layout.title && JSON.stringify(figure.layout.title) !== JSON.stringify(before.layout.title)) {
+      layout["title.text"] = figure.layout.title.text;
+    }
+    if (JSON.stringify(figure.layout.coloraxis) !== JSON.stringify(before.layout.coloraxis)) {
+      layout.coloraxis = figure.layout.coloraxis;
+    }
+    slot.el._context.toImageButtonOptions = options.toImageButtonOptions;
+    const calls = [...groups].map(([keys, indices]) => {
+      const changed = Object.fromEntries(keys.split(",").map((key) => [key, indices.map((i) => unpacked(figure.data[i][key]))]));
+      return [changed, indices];
+    });
+    if (!calls.length) return view.Plotly.relayout(slot.el, layout);
+    return calls.reduce((done, [changed, indices], n) => done.then(() => (
+      n === 0 ? view.Plotly.update(slot.el, changed, layout, indices) : view.Plotly.restyle(slot.el, changed, indices))),
+    Promise.resolve());
+  }
+  // plotly writes into what it is given (an axis's autorange into its layout): a copy, the body's stays as built
+  const layout = structuredClone(figure.layout);
+  for (const [name, axis] of Object.entries(layout)) {
+    // the room Streamlit's chart theme gives an axis's ticks and title (st.plotly_chart drew these figures before)
+    if (/^[xy]axis\d*$/.test(name) && axis && axis.automargin === undefined) axis.automargin = true;
+  }
+  return view.Plotly.react(slot.el, structuredClone(figure.data), withTemplate(view, layout), options);
+}
+
+function drawStale(view) {
+  return Promise.all([...view.stale].filter((id) => shown(view.dom.slots.get(id).el)).map((id) => drawFigure(view, id)));
+}
+
+function fillWords(view) {
+  // a pick's words, tables and checks (text only), its sections open as the page opens them
+  const part = view.data.picks[deckKey(view, view.pick)];
+  for (const [id, slot] of view.dom.slots) {
+    const type = slot.block.type;
+    const words = JSON.stringify([part.texts[id], part.tables[id], part.notes[id]]);
+    if (slot.words === words && type !== "details") continue;    // the same words as the pick before
+    slot.words = words;
+    if (type === "text" || type === "heading" || type === "details") {
+      const text = part.texts[id] !== undefined ? part.texts[id] : slot.block.title;
+      richText(slot.el, text || "");
+      if (type !== "details") slot.el.hidden = !text;
+      if (type === "details" && part.opens[id] !== undefined && view.openedFor !== view.data.sentence) {
+        slot.details.open = part.opens[id] || slot.details.open;
+      }
+    } else if (type === "table") {
+      slot.el.replaceChildren(table(part.tables[id]));
+    } else if (type === "notes") {
+      slot.el.replaceChildren(...(part.notes[id] || []).map((note) => {
+        const line = document.createElement("p");
+        line.className = `vz-note ${note.ok ? "vz-ok" : "vz-bad"}`;
+        richText(line, note.text);
+        return line;
+      }));
+    }
+  }
+  view.openedFor = view.data.sentence;
+}
+
+function table(spec) {
+  const made = document.createElement("table");
+  if (!spec) return made;
+  const headRow = element("tr", "", element("thead", "", made));
+  element("th", "", headRow);
+  for (const column of spec.columns) element("th", "", headRow).textContent = column;
+  const body = element("tbody", "", made);
+  spec.rows.forEach((row, i) => {
+    const line = element("tr", "", body);
+    element("th", "", line).textContent = spec.index[i];
+    for (const cell of row) element("td", "", line).textContent = cell;
+  });
+  return made;
+}
+
+async function deckDraw(view, started) {
+  // the pick's words at once; its figures in sight (the main picture first), those out of sight when shown
+  const box = view.dom.box;
+  box.style.setProperty("--vz-text", `${view.data.text_px}px`);   // the page's type scale (presenter: 20 px up)
+  if (view.dom.blocks.dataset.sig !== view.data.sig) {           // the layout, once a body (its words)
+    view.dom.slots.clear();
+    view.dom.blocks.replaceChildren();
+    buildBlocks(view, view.data.blocks, view.dom.blocks);
+    view.dom.blocks.dataset.sig = view.data.sig;
+  }
+  const figures = [...view.dom.slots].filter(([, slot]) => slot.block.type === "figure").map(([id]) => id);
+  view.stale = new Set(figures);
+  deckPickers(view);
+  fillWords(view);
+  const [first, ...rest] = figures.filter((id) => shown(view.dom.slots.get(id).el));
+  if (first) await drawFigure(view, first);
+  const pick = pickText(view.pick, view.data.names);
+  box.dataset.pickMs = (performance.now() - started).toFixed(1);
+  box.dataset.drawnPick = pick;
+  await new Promise(requestAnimationFrame);
+  if (pickText(view.pick, view.data.names) !== pick) return;     // picked again meanwhile
+  await Promise.all(rest.map((id) => drawFigure(view, id)));
+  box.dataset.linesMs = (performance.now() - started).toFixed(1);
+  box.dataset.linesPick = pick;
+}
+
+function deckListen(view) {
+  const dom = view.dom;
+  dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }));
+  dom.layer.addEventListener("change", () => choose(view, { layer: Number(dom.layer.value) }));
+}
+
+const RENDERERS = {
+  explorer: {
+    names: EXPLORER_NAMES,
+    skeleton,
+    init: async (view) => {
+      await view.Plotly.newPlot(view.dom.grid, [], {}, { displaylogo: false });   // gives the grid its .on()
+      listen(view);
+    },
+    valid,
+    held: (data, pick) => !!(data.kinds && data.kinds[pick.kind]),
+    drawAll,
+    drawPick: explorerPick,
+    more: (view) => drawLines(view),              // a layer picked before its lines were here
+    plots: (view) => [view.dom.grid, view.dom.map, view.dom.lines],
+  },
+  deck: {
+    names: ["kind", "layer"],
+    skeleton: deckSkeleton,
+    init: async (view) => deckListen(view),
+    valid: deckValid,
+    held: deckHeld,
+    drawAll: (view) => deckDraw(view, performance.now()),
+    drawPick: (view, before, next, started) => deckDraw(view, started),
+    more: () => Promise.resolve(),
+    plots: (view) => [...view.dom.slots.values()].filter((slot) => slot.block.type === "figure").map((s) => s.el),
+  },
+};
+
 function download(view, csv) {
   if (!csv || view.downloaded === csv.id) return;
   view.downloaded = csv.id;
@@ -332,6 +654,18 @@ function download(view, csv) {
 }
 
 let counter = 0;
+
+async function useRenderer(view, name) {
+  // the body says which pictures it holds: its skeleton made once (again if the element is given another's)
+  const r = RENDERERS[name] || RENDERERS.explorer;
+  if (view.r === r) return;
+  if (view.dom) view.dom.box.remove();         // only ours: Streamlit keeps the element's CSS in the root too
+  view.r = r;
+  view.dom = r.skeleton(view.root);
+  view.pick = null;
+  view.drawn = null;
+  await r.init(view);
+}
 
 async function receiveBody(view, args) {
   // the element's data: a sentence's body (the same bytes every run of it: Streamlit sends them once)
@@ -346,15 +680,16 @@ async function receiveBody(view, args) {
   if (fresh) {
     const incoming = await unzip(body);
     view.data = { ...incoming, sig: about.sig };
-    view.weights = new Map(Object.entries(incoming.kinds).map(([kind, part]) => [kind, floats(part.z)]));
+    await useRenderer(view, incoming.view);
+    view.weights = new Map(Object.entries(incoming.kinds || {}).map(([kind, part]) => [kind, floats(part.z)]));
     if (!sameSentence) {
       view.drawn = null;                     // a new sentence (or words, sizes): everything is drawn anew
     } else if (view.pending) {
       const pending = view.pending;          // the whole body of the sentence whose first screen is drawn: a pick
-      view.pending = null;                   // of a kind the first screen's body did not hold
+      view.pending = null;                   // the first screen's body did not hold
       await choose(view, pending);
     } else {
-      await drawLines(view);                 // a layer picked before its lines were here
+      await view.r.more(view);
     }
   }
   if (!view.data.whole && view.askedWhole !== about.sentence) {
@@ -362,7 +697,8 @@ async function receiveBody(view, args) {
     setTimeout(() => setTriggerValue("whole", about.sentence), 0);      // after this picture is up
   }
   if (view.data.whole) view.askedWhole = null;
-  view.dom.box.dataset.whole = view.data.whole ? "1" : "0";      // every kind is here (tests and benches wait)
+  view.dom.box.dataset.whole = view.data.whole ? "1" : "0";      // every pick is here (tests and benches wait)
+  if (fresh) view.dom.box.dataset.bodyBytes = String(body.length);     // the body as sent, gzipped (benches)
   await apply(view);
 }
 
@@ -370,35 +706,42 @@ async function apply(view) {
   // the run's head (its own element: the pick the server ran with, the sidebar's image format, a CSV asked for)
   // on the body of its sentence
   const head = view.head;
-  if (!head || !view.data || head.sentence !== view.data.sentence) return;   // the body is on its way
+  if (!head || !view.data || !view.r || head.sentence !== view.data.sentence) return;   // the body is on its way
+  const r = view.r;
   view.data.teach = !!head.teach;
   view.data.image_format = head.image_format;
-  for (const plot of [view.dom.grid, view.dom.map, view.dom.lines]) {    // the sidebar's PNG/SVG, without a redraw
+  for (const plot of r.plots(view)) {    // the sidebar's PNG/SVG, without a redraw
     const options = plot._context && plot._context.toImageButtonOptions;
     if (options && options.filename) options.format = head.image_format;
   }
-  const server = valid(view.data, head.pick);
-  const serverMoved = !sameSpot(server, view.serverPick);
+  // the same head again (the element drawn anew, its data unchanged: a height that changed): no run came back,
+  // nothing to tell the server
+  const text = JSON.stringify(head);
+  const again = text === view.lastHead && view.drawn;
+  view.lastHead = text;
+  if (again) return;
+  const server = r.valid(view.data, head.pick);
+  const serverMoved = !sameSpot(server, view.serverPick, r.names);
   view.serverPick = server;
   const local = view.pick;                 // what this browser shows: its own pick, or the server's last
   if (!local || serverMoved) {
     view.pick = server;                     // a link, a class's view, the first draw: the server's view
     view.pending = null;
-  } else if (!sameSpot(local, server)) {
+  } else if (!sameSpot(local, server, r.names)) {
     // picked here since the server last ran (it ran for something else: the language, the sentence): keep the
-    // pick and tell the server once, so that its URL does not take it back; a kind this body lacks (a first
+    // pick and tell the server once, so that its URL does not take it back; a pick this body lacks (a first
     // screen's) shows the server's until the server's answer brings it
-    if (!sameSpot(local, view.reported)) {
+    if (!sameSpot(local, view.reported, r.names)) {
       view.reported = { ...local };
       view.setStateValue("pick", view.reported);
     }
-    view.pick = valid(view.data, local) || server;
+    view.pick = (r.held(view.data, local) && r.valid(view.data, local)) || server;
   }
-  if (!view.drawn || !sameSpot(view.pick, view.drawn)) {
+  if (!view.drawn || !sameSpot(view.pick, view.drawn, r.names)) {
     view.drawn = { ...view.pick };
-    await drawAll(view);
+    await r.drawAll(view);
     const box = view.dom.box;
-    box.dataset.drawnPick = box.dataset.linesPick = `${view.pick.kind}:${view.pick.layer}:${view.pick.head}`;
+    box.dataset.drawnPick = box.dataset.linesPick = pickText(view.pick, r.names);
     box.dataset.sig = view.data.sig;
     writeUrl(view);
   }
@@ -408,18 +751,17 @@ async function apply(view) {
 function viewOf(root) {
   let view = VIEWS.get(root);
   if (!view) {
-    view = { id: ++counter, dom: skeleton(root), queue: null, head: window.vizExplorerHead || null };
-    view.queue = waitForPlotly().then(async (Plotly) => {
-      view.Plotly = Plotly;
-      await Plotly.newPlot(view.dom.grid, [], {}, { displaylogo: false });   // gives the grid its .on()
-      listen(view);
-    });
+    view = { id: ++counter, root, dom: null, r: null, queue: null, head: window.vizExplorerHead || null };
+    view.queue = waitForPlotly().then((Plotly) => { view.Plotly = Plotly; });
     VIEWS.set(root, view);
-    window.vizExplorerListeners = [(head) => {          // the head element's data, each run (one view a page)
-      view.head = head;
-      view.queue = view.queue.then(() => apply(view)).catch((error) => console.error("attention view", error));
-    }];
   }
+  if (window.vizExplorerHead) view.head = window.vizExplorerHead;   // the newest run's head (apply checks its sentence)
+  // the head element's data, each run, to the view this page shows (one a page; the last mounted: another page's
+  // view of an earlier run no longer listens)
+  window.vizExplorerListeners = [(head) => {
+    view.head = head;
+    view.queue = view.queue.then(() => apply(view)).catch((error) => console.error("attention view", error));
+  }];
   return view;
 }
 

@@ -1,5 +1,6 @@
-"""What the browser-side attention view (viz/elements/browser_view.py, its JS beside this file) is sent: a sentence's
-attention, every layer x head x kind the page offers, once, with the figures the builders here already make.
+"""What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
+attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
+deck (deck(), at the end: the multi-head page), every figure a page's builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
@@ -245,3 +246,67 @@ def drawn_labels(framed_bytes: bytes) -> list[str]:
         labels += [label for keys in part["x"] for label in keys]
         labels += [label for label in part["map"]["data"][0].get("y") or [] if isinstance(label, str)]
     return labels
+
+
+# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer) ---------------------------------
+# The same element and JS as the explorer's: the body's "view" says which it is. A deck's body holds, for each pick
+# it was built for, every figure the page's builders made (figure_spec), and the words, tables and checks beside
+# them; `blocks` lays them out (the same for every pick). The browser swaps a pick's figures in (Plotly.react), its
+# words and tables (as text), drawing the figures out of sight (a closed section, another tab) when they come into
+# it. Nothing here draws: the builders do.
+
+def deck_pick(figures: dict[str, Any], files: dict[str, str], texts: dict[str, str] | None = None,
+              tables: dict[str, dict] | None = None, notes: dict[str, list[dict]] | None = None,
+              opens: dict[str, bool] | None = None) -> dict:
+    """One pick's part of a deck: its figures (plotly figures, the builders'), their file names (PNG/SVG/CSV),
+    its words by block id, its tables (table()), its notes ([{text, ok}]) and which sections start open."""
+    return {"figures": {name: figure_spec(fig) for name, fig in figures.items()}, "files": files,
+            "texts": texts or {}, "tables": tables or {}, "notes": notes or {}, "opens": opens or {}}
+
+
+def table(columns: Sequence[str], index: Sequence[str], rows: Sequence[Sequence[str]]) -> dict:
+    """A static table of words (a head table): its header, its rows' names, its cells as the page writes them."""
+    return {"columns": list(columns), "index": list(index), "rows": [list(map(str, row)) for row in rows]}
+
+
+def pick_key(pick: dict, names: Sequence[str]) -> str:
+    """How a deck names a pick ("encoder:1"), as the browser does."""
+    return ":".join(str(pick[name]) for name in names)
+
+
+def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layers: dict[str, int], template: Any,
+         words: Words, shown: dict) -> dict:
+    """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one), how they
+    are laid out (`blocks`: {type: figure|text|heading|table|notes|tabs|columns|details, id...}), what is picked
+    (`names`, each kind's number of layers), the figures' template once, the pickers' words. A block's id names
+    what it shows in every pick (a figure, words, a table): one id, one block."""
+    ids = block_ids(blocks)
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"a deck's block ids must differ: {sorted(i for i in set(ids) if ids.count(i) > 1)}")
+    return {
+        "view": "deck",
+        "names": list(names),
+        "layers": layers,
+        "picks": picks,
+        "blocks": blocks,
+        "template": template,
+        "words": {
+            "kind": words("explorer.kind"), "layer": words("ui.layer"), "csv": words("ui.csv"),
+            "kind_names": {kind: words.kind(kind) for kind in layers},
+            "layer_names": [words("ui.layer_n", i=i) for i in range(max(layers.values()))],
+        },
+        **shown,
+    }
+
+
+def block_ids(blocks: list[dict]) -> list[str]:
+    """Every block's id, sections', tabs' and columns' blocks included."""
+    ids = []
+    for block in blocks:
+        ids += [block["id"]] if "id" in block else []
+        ids += block_ids(block.get("blocks", []))
+        for tab in block.get("tabs", []):
+            ids += block_ids(tab["blocks"])
+        for column in block.get("columns", []):
+            ids += block_ids(column)
+    return ids

@@ -1,8 +1,13 @@
-"""Multi-head assembly: h head outputs -> concatenation -> W^O -> + residual -> LayerNorm, on real numbers."""
+"""Multi-head assembly: h head outputs -> concatenation -> W^O -> + residual -> LayerNorm, on real numbers. Drawn in
+the browser (viz/elements/browser_view.py, a deck): the kind and layer are picked there without a script run; the page reads
+the pick from the URL and sends each sentence's pictures for every kind and layer once."""
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.analysis.attention_math import concat_heads, dim_labels, future_mask, max_abs_error, output_projection
@@ -11,13 +16,16 @@ from model.analysis.norms import layer_norm, token_norms
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
+from viz.elements.browser_view import MULTIHEAD_PICK, browser_view, whole_asked
+from viz.figures import browser_view as payloads
+from viz.figures.browser_view import template_spec
 from viz.figures.multihead import (concat_heatmap, head_patterns, keys_that_fit, per_head_outputs, stage_heatmap,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
 from viz.core.i18n import catalogue_keys, kind_title, t, words
 from viz.core import view
 from viz.core.text import attention_labels
-from viz.elements.ui import explained, matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.elements.ui import explained, matrix_frame, need_context, plotly_config, safe_filename, token_window, type_scale
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
@@ -36,44 +44,41 @@ MULTIHEAD_TRAIT_KEYS = catalogue_keys("multihead.trait", "self", "previous", "ne
                                       "order")
 
 
-def controls(cfg) -> tuple[str, int]:
-    """Attention kind and layer in one compact row (the options say what they are)."""
-    c_kind, c_layer = st.columns([5, 1], vertical_alignment="center")
-    kind = c_kind.radio(t("multihead.kind"), KINDS, horizontal=True,
-                        key=view.seeded("mh-kind", view.read(view.KIND, choices=KINDS)), format_func=kind_title,
-                        label_visibility="collapsed")
-    n_layers = schema.n_layers(cfg, kind)
-    layer = c_layer.selectbox(t("ui.layer"), list(range(n_layers)),
-                              key=view.seeded(f"mh-layer-{kind}", view.read(view.LAYER, hi=n_layers - 1)),
-                              format_func=lambda i: t("ui.layer_n", i=i),
-                              label_visibility="collapsed")
+def picked(cfg) -> tuple[str, int]:
+    """The view's kind and layer, from the URL (which the browser's picks write), checked against the model, and
+    written back."""
+    kind = view.read(view.KIND, choices=KINDS)
+    layer = view.read(view.LAYER, hi=schema.n_layers(cfg, kind) - 1)
+    view.write_url({view.KIND: kind, view.LAYER: layer})
     return kind, layer
 
 
-def windows(kind: str, n_rows: int, n_cols: int) -> tuple[slice, slice]:
-    """The queries and keys the page's pictures show: all of a short sentence; of a long one, as many as a
-    head panel labels legibly in a grid HEAD_COLUMNS wide (at least MIN_WINDOW), from where the reader says (self-attention's
-    queries and keys are the same tokens: one window; cross-attention's: one each)."""
-    size = max(MIN_WINDOW, keys_that_fit(HEAD_COLUMNS, type_scale()))
+def window_size() -> int:
+    """A long sentence's heads through a window of as many tokens as HEAD_COLUMNS panels a row label, never fewer
+    than MIN_WINDOW."""
+    return max(MIN_WINDOW, keys_that_fit(HEAD_COLUMNS, type_scale()))
+
+
+def window_starts(trace, size: int) -> tuple[int, int]:
+    """Where a long sentence's window starts: one slider over the longest rows (every kind keeps its window inside
+    its own), and one over the source tokens that cross-attention's keys are (each slider only when needed)."""
+    n_src = len(attention_labels(trace.meta, "encoder")[0])
+    n_rows = max(len(attention_labels(trace.meta, kind)[0]) for kind in KINDS)
     queries = token_window(n_rows, size, "mh-window")
-    keys = queries if kind != "cross" else token_window(n_cols, size, "mh-window-keys", "ui.window.keys")
-    return queries, keys
+    keys = token_window(n_src, size, "mh-window-keys", "ui.window.keys")
+    return queries.start, keys.start
 
 
-def heads_side_by_side(patterns: np.ndarray, rows: list[str], cols: list[str], kind: str, where: str,
-                       tag: str, shown: tuple[slice, slice], at: tuple) -> None:
-    """The page's picture: every head's weights (the queries and keys `shown`), then how to read them."""
-    n_heads = patterns.shape[0]
-    masked = future_mask(kind, len(rows), len(cols))
-    queries, keys = shown
-    patterns, rows, cols = patterns[:, queries, keys], rows[queries], cols[keys]
-    show_figure(view.shared_memo("mh-heads", at, lambda: head_patterns(
-                    patterns, rows, cols, words(), title=t("multihead.heads.title", where=where, heads=n_heads),
-                    masked=None if masked is None else masked[queries, keys], type_scale=type_scale())),
-                f"{tag}-heads", lambda: pd.concat({f"head {h}": matrix_frame(patterns[h], rows, cols)
-                                                   for h in range(n_heads)}),
-                key="mh-heads")
-    st.caption(t("multihead.heads.caption") + (" " + t("multihead.heads.decoder") if kind != "encoder" else ""))
+def windows(kind: str, n_rows: int, n_cols: int, size: int, starts: tuple[int, int]) -> tuple[slice, slice]:
+    """The queries and keys the page's pictures show for `kind`: all of a short sentence; of a long one, `size`
+    from where the reader says (self-attention's queries and keys are the same tokens: one window;
+    cross-attention's: one each)."""
+    def inside(n: int, start: int) -> slice:
+        first = min(start, max(n - size, 0))
+        return slice(first, min(n, first + size))
+
+    queries = inside(n_rows, starts[0])
+    return queries, queries if kind != "cross" else inside(n_cols, starts[1])
 
 
 def describe(patterns: np.ndarray, cols: list[str], positional: bool) -> list[str]:
@@ -93,7 +98,9 @@ def describe(patterns: np.ndarray, cols: list[str], positional: bool) -> list[st
     return words
 
 
-def head_table(patterns: np.ndarray, cols: list[str], kind: str) -> None:
+def head_table(patterns: np.ndarray, cols: list[str], kind: str) -> pd.DataFrame:
+    """What sets each head apart, measured (the whole sentence): a static table, every column shown (a data frame
+    cut its last columns off at 1280 px and kept 14 px text in presenter mode)."""
     stats = head_summary(patterns)
     positional = kind != "cross"   # an offset means something only within one sequence
     two = np.vectorize("{:.2f}".format, otypes=[str])        # a static table prints its numbers as given
@@ -107,14 +114,11 @@ def head_table(patterns: np.ndarray, cols: list[str], kind: str) -> None:
     if positional:
         table[t("multihead.table.offset")] = [f"{int(o)}" for o in stats["offset"]]
         table[t("multihead.table.share")] = two(stats["offset_share"])
-    # A static table wraps its headers and words: the data frame cut its last columns off at 1280 px ('us…' in
-    # English, '具有该偏移的查询占比' hidden in Chinese) and kept 14 px text in presenter mode.
     heads = [t("ui.head_n", h=h).replace(" ", "\u00a0") for h in range(patterns.shape[0])]   # 'head 0' one line
-    st.table(pd.DataFrame(table, index=heads))
-    st.caption(t("multihead.table.caption"))          # one line; what each column measures is in explain()
+    return pd.DataFrame(table, index=heads)
 
 
-def explain(cfg, kind: str) -> None:
+def explain(cfg) -> None:
     """How the heads are put together, with the formulas, and what the table's columns measure, folded:
     the page stays about three screens long."""
     h, d, dh = cfg.n_heads, cfg.d_model, cfg.d_head
@@ -123,125 +127,220 @@ def explain(cfg, kind: str) -> None:
         for line in MULTIHEAD_FORMULA:
             st.latex(line)
         st.latex(PRE_NORM if cfg.norm_first else POST_NORM)
-        st.markdown(t("multihead.table.measures")
-                    + (" " + t("multihead.table.caption_offset") if kind != "cross" else ""))
+        # the offset columns are self-attention's (the view picks the kind: both are said)
+        st.markdown(t("multihead.table.measures") + " " + t("multihead.table.caption_offset"))
+
+
+class Layer:
+    """The real numbers of one kind and layer, through the page's window (the table and the checks measure the
+    whole sentence): what every picture, table, CSV and check of that pick is made of."""
+
+    def __init__(self, ctx, kind: str, layer: int, size: int, starts: tuple[int, int]):
+        trace, cfg, arrays = ctx.trace, ctx.model.config, ctx.trace.arrays
+        names = sublayer_names(kind, layer, cfg.norm_first)
+        rows, cols = attention_labels(trace.meta, kind)
+        self.kind, self.layer, self.cfg = kind, layer, cfg
+        self.tag = f"{ctx.model_id}-{kind}-L{layer}"
+        self.where = t("multihead.where", kind=kind_title(kind), layer=layer)
+        z = arrays[schema.attn_name(kind, layer, "z")]                                  # [H,T,Dh]
+        patterns = arrays[schema.attn_name(kind, layer, "pattern")]                     # [H,T,S]
+        concat = concat_heads(z)                                                        # [T,D]
+        attn_out = arrays[schema.attn_name(kind, layer, "out")]                         # [T,D] after W^O
+        residual = arrays[names.residual]                                               # [T,D] the stream added back
+        summed = residual.astype(np.float64) + attn_out                                 # [T,D]
+        after = arrays[names.after]                                                     # [T,D] the next residual stream
+        w_o, b_o = ctx.model.attention_weights(names.attn, "o")
+        self.checks = [(t("multihead.check.wo"), max_abs_error(output_projection(concat, w_o, b_o), attn_out))]
+        if cfg.norm_first:
+            self.checks.append((t("multihead.check.sum_next"), max_abs_error(summed, after)))
+        else:
+            self.checks.append((t("multihead.check.sum_ln"), max_abs_error(summed, arrays[names.norm_hook("in")])))
+            self.checks.append((t("multihead.check.ln"),
+                                max_abs_error(layer_norm(summed, arrays[names.norm_hook("gain")],
+                                                         arrays[names.norm_hook("bias")], cfg.ln_eps), after)))
+        self.table = head_table(patterns, cols, kind)
+        queries, keys = self.shown = windows(kind, len(rows), len(cols), size, starts)
+        self.masked = future_mask(kind, len(rows), len(cols))
+        if self.masked is not None:
+            self.masked = self.masked[queries, keys]
+        self.patterns, self.rows, self.cols = patterns[:, queries, keys], rows[queries], cols[keys]
+        # the pictures below the heads show the window's tokens too
+        w = queries
+        self.z, self.concat, self.attn_out, self.summed = z[:, w], concat[w], attn_out[w], summed[w]
+        self.residual, self.after = residual[w], after[w]
+        self.contributions = head_contribution_norms(self.z, w_o)                       # [T,H]
+        self.head_names = [t("ui.head_n", h=h) for h in range(cfg.n_heads)]
+        self.stages = {t("multihead.norms.input"): token_norms(self.residual),
+                       t("multihead.norms.concat"): token_norms(self.concat),
+                       t("multihead.norms.out"): token_norms(self.attn_out),
+                       t("multihead.norms.sum"): token_norms(self.summed)}
+        if not cfg.norm_first:
+            self.stages[t("multihead.norms.ln")] = token_norms(self.after)
+
+    def files(self) -> dict[str, str]:
+        return {name: safe_filename(f"{self.tag}-{suffix}") for name, suffix in FILES.items()}
+
+    def figures(self) -> dict:
+        """Every picture of the pick, as the builders draw it."""
+        cfg, rows, where, scale, lang = self.cfg, self.rows, self.where, type_scale(), words()
+        made = {
+            "heads": head_patterns(self.patterns, rows, self.cols, lang,
+                                   title=t("multihead.heads.title", where=where, heads=cfg.n_heads),
+                                   masked=self.masked, type_scale=scale),
+            "shares": contribution_map(self.contributions, rows, self.head_names, lang,
+                                       title=t("multihead.share.title", where=where), type_scale=scale),
+            "norms": stage_norms(self.stages, rows, lang, title=t("multihead.norms.title", where=where),
+                                 type_scale=scale),
+            "z": per_head_outputs(self.z, rows, lang, title=t("multihead.z.title", where=where), type_scale=scale),
+            "concat": concat_heatmap(self.concat, rows, cfg.n_heads, lang, title=t("multihead.concat.title"),
+                                     type_scale=scale),
+            "out": stage_heatmap(self.attn_out, rows, lang, t("multihead.out.title"), plot_px=HALF_PX,
+                                 type_scale=scale),
+            "sum": stage_heatmap(self.summed, rows, lang, t("multihead.sum.title"), plot_px=HALF_PX,
+                                 type_scale=scale),
+        }
+        if not cfg.norm_first:
+            made["norm"] = stage_heatmap(self.after, rows, lang, t("multihead.norm.title"), type_scale=scale)
+        return made
+
+    def matrix(self, figure: str) -> pd.DataFrame:
+        """The numbers a picture shows (its CSV)."""
+        rows, n_heads, dh = self.rows, self.cfg.n_heads, self.cfg.d_head
+        dims = dim_labels(self.cfg.d_model)
+        if figure == "heads":
+            return pd.concat({f"head {h}": matrix_frame(self.patterns[h], rows, self.cols) for h in range(n_heads)})
+        if figure == "shares":
+            return matrix_frame(self.contributions, rows, self.head_names)
+        if figure == "norms":
+            return pd.DataFrame(self.stages, index=rows)
+        if figure == "z":
+            return pd.concat({f"head {h}": matrix_frame(self.z[h], rows, dim_labels(dh)) for h in range(n_heads)})
+        stage = {"concat": self.concat, "out": self.attn_out, "sum": self.summed, "norm": self.after}[figure]
+        return matrix_frame(stage, rows, dims)
+
+    def texts(self) -> dict[str, str]:
+        cfg, n = self.cfg, len(self.rows)
+        passed = sum(error < TOLERANCE for _, error in self.checks)
+        texts = {
+            "heads-caption": t("multihead.heads.caption")
+            + (" " + t("multihead.heads.decoder") if self.kind != "encoder" else ""),
+            "table-caption": t("multihead.table.caption"),
+            "share-caption": t("multihead.share.caption"),
+            "stage1": t("multihead.stage1", n=n, d_k=cfg.d_head),
+            "stage2": t("multihead.stage2", n=n, heads=cfg.n_heads, d_k=cfg.d_head, d=cfg.d_model),
+            "stage2-text": t("multihead.stage2.text", d_k=cfg.d_head, last=cfg.d_head - 1),
+            "stage3": t("multihead.stage3", d=cfg.d_model), "stage3-text": t("multihead.stage3.text"),
+            "stage4": t("multihead.stage4"), "stage4-text": t("multihead.stage4.text"),
+            "checks": t("multihead.checks.summary", n=passed, total=len(self.checks),
+                        error=f"{max(error for _, error in self.checks):.1e}"),
+        }
+        if cfg.norm_first:
+            texts["pre-norm"] = t("multihead.pre_norm")
+        else:
+            texts.update({"stage5": t("multihead.stage5"), "stage5-text": t("multihead.stage5.text", d=cfg.d_model)})
+        return texts
+
+    def part(self) -> dict:
+        """The pick's part of the page's deck (viz/figures/browser_view.py)."""
+        frame = self.table
+        notes = [{"text": t("multihead.check", description=description, error=f"{error:.2e}")
+                  + ("" if error < TOLERANCE else " " + t("step.check.large")), "ok": bool(error < TOLERANCE)}
+                 for description, error in self.checks]
+        return payloads.deck_pick(self.figures(), self.files(), self.texts(),
+                                  {"head-table": payloads.table(frame.columns, frame.index, frame.to_numpy())},
+                                  {"check-notes": notes}, {"checks": not all(note["ok"] for note in notes)})
+
+
+FILES = {"heads": "heads", "shares": "head-shares", "norms": "norms", "z": "z", "concat": "concat", "out": "out",
+         "sum": "sum", "norm": "norm"}
+
+
+def blocks(cfg) -> list[dict]:
+    """How the page's deck is laid out, every pick alike: the heads side by side, how to read them, the table under
+    them; each head's share and the sizes after each stage as two tabs of one picture's room (the page is about
+    three screens at 1280x720); every stage's numbers and the checks folded."""
+    figure = lambda name: {"type": "figure", "id": name, "csv": True}        # noqa: E731
+    text = lambda name: {"type": "text", "id": name}                        # noqa: E731
+    heading = lambda name: {"type": "heading", "id": name}                  # noqa: E731
+    last = ([heading("stage5"), text("stage5-text"), figure("norm")] if not cfg.norm_first else [text("pre-norm")])
+    return [
+        figure("heads"), text("heads-caption"),
+        {"type": "table", "id": "head-table"}, text("table-caption"),
+        {"type": "tabs", "tabs": [
+            {"title": t("multihead.share.tab"), "blocks": [figure("shares"), text("share-caption")]},
+            {"title": t("multihead.norms.header"), "blocks": [figure("norms")]}]},
+        {"type": "details", "id": "full", "title": t("multihead.full"), "blocks": [
+            heading("stage1"), figure("z"),
+            heading("stage2"), text("stage2-text"), figure("concat"),
+            {"type": "columns", "columns": [[heading("stage3"), text("stage3-text"), figure("out")],
+                                            [heading("stage4"), text("stage4-text"), figure("sum")]]},
+            *last]},
+        {"type": "details", "id": "checks", "blocks": [{"type": "notes", "id": "check-notes"}]},
+    ]
+
+
+def body_key(ctx, size: int, starts: tuple[int, int]) -> tuple:
+    """What the page's deck is built for: the sentence (trace), the window, the words, the type scale, the modebar."""
+    return ctx.trace_key, size, starts, words(), type_scale(), plotly_config("")["displayModeBar"]
+
+
+def sentence_sig(at) -> str:
+    return hashlib.blake2b(repr(("multihead", at)).encode("utf-8"), digest_size=8).hexdigest()
+
+
+def deck_body(ctx, size: int, starts: tuple[int, int], first: tuple[str, int] | None) -> payloads.Body:
+    """The browser's data for this sentence and view: built once, for every session of the worker (a class's
+    students drawing the teacher's view build it once). `first` (kind, layer): only that pick (a new sentence's
+    first run); the view asks for the rest once it has drawn it, which reuses the part the first one made."""
+    cfg = ctx.model.config
+    at = body_key(ctx, size, starts)
+    layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
+    picks = [(kind, layer) for kind in KINDS for layer in range(layers[kind])] if first is None else [first]
+
+    def build() -> payloads.Body:
+        parts = {f"{kind}:{layer}": view.shared_memo("mh-part", (at, kind, layer),
+                                                     lambda kind=kind, layer=layer: Layer(ctx, kind, layer, size,
+                                                                                          starts).part())
+                 for kind, layer in picks}
+        return payloads.encode(payloads.deck(parts, blocks(cfg), MULTIHEAD_PICK, layers, template_spec(go.Figure()),
+                                             words(), {"text_px": type_scale().text, "sentence": sentence_sig(at),
+                                                       "whole": first is None, "modebar": at[-1],
+                                                       "url_names": {"kind": view.KIND.name,
+                                                                     "layer": view.LAYER.name}}))
+
+    return view.shared_memo("mh-view", (at, first), build)
+
+
+def pick_csv(ctx, size: int, starts: tuple[int, int]):
+    """The CSV of a picture the browser asked for: the numbers it shows."""
+    cfg = ctx.model.config
+
+    def make(pick: dict) -> dict:
+        kind = pick["kind"] if pick["kind"] in KINDS else KINDS[0]
+        layer = min(max(pick["layer"], 0), schema.n_layers(cfg, kind) - 1)
+        figure = pick.get("figure") if pick.get("figure") in FILES else "heads"
+        if figure == "norm" and cfg.norm_first:
+            figure = "sum"
+        numbers = Layer(ctx, kind, layer, size, starts)
+        return {"name": numbers.files()[figure] + ".csv", "text": numbers.matrix(figure).to_csv()}
+    return make
 
 
 def render() -> None:
     ctx = need_context()
-    trace, cfg, arrays = ctx.trace, ctx.model.config, ctx.trace.arrays
-    n_heads, d, dh = cfg.n_heads, cfg.d_model, cfg.d_head
-
+    cfg = ctx.model.config
     st.title(t("multihead.title"))
-    kind, layer = controls(cfg)
-    view.write_url({view.KIND: kind, view.LAYER: layer})
-    names = sublayer_names(kind, layer, cfg.norm_first)
-    rows, cols = attention_labels(trace.meta, kind)
-    tag = f"{ctx.model_id}-{kind}-L{layer}"
-    where = t("multihead.where", kind=kind_title(kind), layer=layer)
-
-    # -- the real numbers --------------------------------------------------------------------------
-    z = arrays[schema.attn_name(kind, layer, "z")]                                  # [H,T,Dh]
-    patterns = arrays[schema.attn_name(kind, layer, "pattern")]                     # [H,T,S]
-    concat = concat_heads(z)                                                        # [T,D]
-    attn_out = arrays[schema.attn_name(kind, layer, "out")]                         # [T,D] after W^O
-    residual = arrays[names.residual]                                               # [T,D] the stream added back
-    summed = residual.astype(np.float64) + attn_out                                 # [T,D]
-    after = arrays[names.after]                                                     # [T,D] the next residual stream
-    w_o, b_o = ctx.model.attention_weights(names.attn, "o")
-    checks = [(t("multihead.check.wo"),
-               max_abs_error(output_projection(concat, w_o, b_o), attn_out))]
-    if cfg.norm_first:
-        checks.append((t("multihead.check.sum_next"), max_abs_error(summed, after)))
-    else:
-        checks.append((t("multihead.check.sum_ln"), max_abs_error(summed, arrays[names.norm_hook("in")])))
-        checks.append((t("multihead.check.ln"),
-                       max_abs_error(layer_norm(summed, arrays[names.norm_hook("gain")],
-                                                arrays[names.norm_hook("bias")], cfg.ln_eps), after)))
-    dims = dim_labels(d)
-
-    # -- the picture: heads side by side ---------------------------------------------------------------
-    shown = windows(kind, len(rows), len(cols))
-    # every figure here is the trace's at this layer, window, language and type scale: built once per worker
-    at = (ctx.trace_key, kind, layer, tuple((part.start, part.stop) for part in shown), words(), type_scale())
-    heads_side_by_side(patterns, rows, cols, kind, where, tag, shown, at)
-    head_table(patterns, cols, kind)                  # under the picture it names, its caption its heading
-    # the pictures below show the window's tokens too (the table and the checks measure the whole sentence)
-    window = shown[0]
-    rows, z, concat, attn_out, summed = rows[window], z[:, window], concat[window], attn_out[window], summed[window]
-    residual, after = residual[window], after[window]
-
-    # -- assembly: each head's share of the output, and the size of each token after each stage, as two
-    # tabs of one picture's room (the page is about three screens at 1280x720) ------------
-    share_tab, norms_tab = st.tabs([t("multihead.share.tab"), t("multihead.norms.header")])
-    # the teaching picture of stages 1-3: Concat(z) W^O = sum over heads of z_h W^O_h, so each head's share
-    # of every token's output has a length; the 256-column matrices are one click away
-    contributions = head_contribution_norms(z, w_o)                                 # [T,H]
-    head_names = [t("ui.head_n", h=h) for h in range(n_heads)]
-    with share_tab:
-        show_figure(view.shared_memo("mh-shares", at, lambda: contribution_map(
-                        contributions, rows, head_names, words(), title=t("multihead.share.title", where=where),
-                        type_scale=type_scale())),
-                    f"{tag}-head-shares", lambda: matrix_frame(contributions, rows, head_names), key="mh-shares")
-        st.caption(t("multihead.share.caption"))
-    stages = {t("multihead.norms.input"): token_norms(residual), t("multihead.norms.concat"): token_norms(concat),
-              t("multihead.norms.out"): token_norms(attn_out), t("multihead.norms.sum"): token_norms(summed)}
-    if not cfg.norm_first:
-        stages[t("multihead.norms.ln")] = token_norms(after)
-    with norms_tab:
-        show_figure(view.shared_memo("mh-norms", at, lambda: stage_norms(
-                        stages, rows, words(), title=t("multihead.norms.title", where=where),
-                        type_scale=type_scale())), f"{tag}-norms",
-                    lambda: pd.DataFrame(stages, index=rows), key="mh-norms")
-
-    explain(cfg, kind)
-    with st.expander(t("multihead.full")):
-        st.subheader(t("multihead.stage1", n=len(rows), d_k=dh))
-        show_figure(view.shared_memo("mh-z", at, lambda: per_head_outputs(
-                        z, rows, words(), title=t("multihead.z.title", where=where), type_scale=type_scale())),
-                    f"{tag}-z",
-                    lambda: pd.concat({f"head {h}": matrix_frame(z[h], rows, dim_labels(dh)) for h in range(n_heads)}),
-                    key="mh-z")
-
-        st.subheader(t("multihead.stage2", n=len(rows), heads=n_heads, d_k=dh, d=d))
-        st.markdown(t("multihead.stage2.text", d_k=dh, last=dh - 1))
-        show_figure(view.shared_memo("mh-concat", at, lambda: concat_heatmap(
-                        concat, rows, n_heads, words(), title=t("multihead.concat.title"),
-                        type_scale=type_scale())), f"{tag}-concat",
-                    lambda: matrix_frame(concat, rows, dims), key="mh-concat")
-
-        left, right = st.columns(2)
-        with left:
-            st.subheader(t("multihead.stage3", d=d))
-            st.markdown(t("multihead.stage3.text"))
-            show_figure(view.shared_memo("mh-out", at, lambda: stage_heatmap(
-                            attn_out, rows, words(), t("multihead.out.title"), plot_px=HALF_PX,
-                            type_scale=type_scale())),
-                        f"{tag}-out", lambda: matrix_frame(attn_out, rows, dims), key="mh-out")
-        with right:
-            st.subheader(t("multihead.stage4"))
-            st.markdown(t("multihead.stage4.text"))
-            show_figure(view.shared_memo("mh-sum", at, lambda: stage_heatmap(
-                            summed, rows, words(), t("multihead.sum.title"), plot_px=HALF_PX,
-                            type_scale=type_scale())), f"{tag}-sum",
-                        lambda: matrix_frame(summed, rows, dims), key="mh-sum")
-
-        if not cfg.norm_first:
-            st.subheader(t("multihead.stage5"))
-            st.markdown(t("multihead.stage5.text", d=d))
-            show_figure(view.shared_memo("mh-norm", at, lambda: stage_heatmap(
-                            after, rows, words(), t("multihead.norm.title"), type_scale=type_scale())),
-                        f"{tag}-norm", lambda: matrix_frame(after, rows, dims), key="mh-norm")
-        else:
-            st.caption(t("multihead.pre_norm"))
-
-    passed = sum(error < TOLERANCE for _, error in checks)
-    label = t("multihead.checks.summary", n=passed, total=len(checks), error=f"{max(error for _, error in checks):.1e}")
-    with st.expander(label, expanded=passed < len(checks)):     # open when a stage does not reproduce the model
-        for description, error in checks:
-            ok = error < TOLERANCE
-            (st.success if ok else st.error)(t("multihead.check", description=description, error=f"{error:.2e}")
-                                             + ("" if ok else " " + t("step.check.large")))
+    kind, layer = picked(cfg)
+    drawn = st.container()
+    size = window_size()
+    starts = window_starts(ctx.trace, size)     # the sliders under the view: the window is what it is built for
+    sentence = sentence_sig(body_key(ctx, size, starts))
+    whole = whole_asked(sentence, view.MULTIHEAD)
+    with drawn:
+        body = deck_body(ctx, size, starts, None if whole else (kind, layer))
+        browser_view(view.MULTIHEAD, MULTIHEAD_PICK, body, {"kind": kind, "layer": layer},
+                     {"sentence": sentence, "whole": whole}, csv=pick_csv(ctx, size, starts))
+    explain(cfg)
 
 
 if __name__ == "__main__":
