@@ -198,6 +198,10 @@ def test_a_pick_in_the_teachers_view_is_no_switch_for_a_follower(monkeypatch):
     teacher.switch_page("viz/pages/multi_head.py").run()
     follow(student)
     assert switches == ["multihead"]
+    browser_says(teacher, state={"pick": {"kind": "cross", "layer": 2}}, where="mh")    # the multi-head page's view
+    follow(student)
+    assert switches == ["multihead"]
+    assert browser_view_sent(student, "mh")[0]["pick"] == {"kind": "cross", "layer": 2}
 
 
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
