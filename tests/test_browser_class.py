@@ -183,6 +183,7 @@ def test_a_class_in_three_browsers(chromium, app_url):
     teacher.locator(".st-key-class-teacher").scroll_into_view_if_needed()
     snap(teacher, "class-tally.png")
     for page, name in ((en, "class-student.png"), (zh, "zh/class-student.png")):
+        page.wait_for_selector(".js-plotly-plot", timeout=LOAD_MS)      # a loaded machine: plotly draws late
         box = page.locator(".js-plotly-plot").first.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 1, box   # the picture fits a phone
         title = page.locator(".js-plotly-plot .gtitle").first.bounding_box()
