@@ -25,6 +25,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from viz import view
+from viz.ui import plotly_config
 from viz.figures import browser_view as payloads
 
 HERE = Path(__file__).parent
@@ -123,7 +124,8 @@ def explorer_view(body: payloads.Body, pick: dict, about: dict, csv: Callable[[d
     sentence's sig, whether it is whole: the browser keeps a whole body it holds), and this run's pick in an
     element of its own; `csv(pick)`: the file ({name, text}) of a pick whose CSV the browser asked for."""
     extra = {"teach": bool(view.get(view.CLASS_SECRET)),
-             "image_format": view.get(view.IMAGE_FORMAT, default="png").lower()}     # the sidebar's PNG or SVG
+             "image_format": view.get(view.IMAGE_FORMAT, default="png").lower(),     # the sidebar's PNG or SVG
+             "toolbar": plotly_config("")["displayModeBar"]}          # none in presenter mode or on a phone
     asked = csv_asked()
     if asked is not None and csv is not None:
         extra["csv"] = {**csv(asked), "id": f"{asked['kind']}-{asked['layer']}-{asked['head']}-{id(asked)}"}

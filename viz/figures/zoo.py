@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.attention import SLANTED_EM, UPRIGHT_EM
+from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, map_room
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, cell_numbers,
                                check_matrix, colorbar, legend_above, mask_legend, mask_overlay, masked_z,
                                plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
@@ -162,8 +162,11 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     n = len(matrices)
     n_cols = min(max_cols, n)
+    room = map_room(s) if s.narrow else 160                    # the query labels and the colour bar
+    if s.narrow:      # a phone's column: as many panels a row as give every key its upright label (often one)
+        n_cols = max(1, min(n_cols, int((width_px - room) / (UPRIGHT_EM * s.tick * len(key_labels)))))
     n_rows = -(-n // n_cols)
-    panel_px = (width_px - 160) / n_cols                       # less the query labels and the colour bar
+    panel_px = (width_px - room) / n_cols
     titles = [title_lines(t, panel_px, s.text) for t in titles]
     cell = max(6.0, min(30.0, (panel_px - 12) / len(key_labels)))
     row_px = cell * len(query_labels)

@@ -41,7 +41,7 @@ def shown_tokens(kind: str, a: np.ndarray) -> tuple[slice, slice]:
     """The queries and keys the maps show: all of a short sentence's; of a longer one, a window of the queries
     the reader picks (a slider) and the keys they look at (self-attention: the same tokens), as many as a
     half-page map labels legibly (a 70-token map drew every third row label and smeared its key labels)."""
-    size = map_window(type_scale().page_px / 2, type_scale())
+    size = map_window(type_scale().column_px(), type_scale())
     return attention_window(kind, a.shape[0], a, size, "compare-tokens")
 
 
@@ -57,7 +57,7 @@ def side_by_side(left, right, key: str, shown: tuple[slice, slice]) -> None:
         q, k = clip(shown, m)
         with col:
             show_figure(attention_heatmap(m[q, k], rows[q], cols[k], words(), title=title,
-                                          type_scale=type_scale(), width_px=type_scale().page_px / 2), filename,
+                                          type_scale=type_scale(), width_px=type_scale().column_px()), filename,
                         matrix_frame(m, rows, cols),
                         key=f"{key}-{filename}")
 

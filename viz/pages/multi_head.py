@@ -11,7 +11,7 @@ from model.analysis.norms import layer_norm, token_norms
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
-from viz.figures.multihead import (concat_heatmap, head_patterns, keys_that_fit, per_head_outputs, stage_heatmap,
+from viz.figures.multihead import (concat_heatmap, head_patterns, head_window, per_head_outputs, stage_heatmap,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
 from viz.i18n import catalogue_keys, kind_title, t, words
@@ -53,10 +53,12 @@ def controls(cfg) -> tuple[str, int]:
 def windows(kind: str, n_rows: int, n_cols: int) -> tuple[slice, slice]:
     """The queries and keys the page's pictures show: all of a short sentence; of a long one, as many as a
     head panel labels legibly in a grid HEAD_COLUMNS wide (at least MIN_WINDOW), from where the reader says (self-attention's
-    queries and keys are the same tokens: one window; cross-attention's: one each)."""
-    size = max(MIN_WINDOW, keys_that_fit(HEAD_COLUMNS, type_scale()))
-    queries = token_window(n_rows, size, "mh-window")
-    keys = queries if kind != "cross" else token_window(n_cols, size, "mh-window-keys", "ui.window.keys")
+    queries and keys are the same tokens: one window; cross-attention's: one each); a sentence a token or two longer
+    than that whole (head_window)."""
+    def size(n: int) -> int:
+        return head_window(n, HEAD_COLUMNS, MIN_WINDOW, type_scale())
+    queries = token_window(n_rows, size(n_rows), "mh-window")
+    keys = queries if kind != "cross" else token_window(n_cols, size(n_cols), "mh-window-keys", "ui.window.keys")
     return queries, keys
 
 

@@ -220,7 +220,7 @@ def shown_tokens(data: dict) -> tuple[slice, slice]:
     the reader picks (a slider) and the keys they look at (self-attention: the same tokens). The scores and
     weights are computed on the whole sentence."""
     n_queries, n_keys = len(data["q_labels"]), len(data["k_labels"])
-    size = max(WHOLE_MAP, map_window(type_scale().page_px / 2, type_scale()))
+    size = max(WHOLE_MAP, map_window(type_scale().column_px(), type_scale()))
     if data["kind"] in ("encoder", "decoder") or data["kind"] == "cross" and data["pattern"] is not None:
         return attention_window(data["kind"], n_queries, data["pattern"], size, "zoo-tokens")
     return token_window(n_queries, size, "zoo-tokens"), slice(0, n_keys)          # the toy's few keys
