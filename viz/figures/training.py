@@ -68,14 +68,16 @@ def mark_run_ends(fig: go.Figure, ends: list[int], words: Words, type_scale: Typ
     low, high = (min(steps), max(steps)) if steps else (0, 1)
     plot_px = (fig.layout.width or type_scale.page_px) - 90               # less the loss axis's numbers and title
     role = "tick" if type_scale.narrow else "text"
-    marks = [low, *sorted(ends), high]
-    for i, end in enumerate(sorted(ends), start=1):
+    ends, span = sorted(ends), max(high - low, 1)
+    for i, end in enumerate(ends):
         note = words("fig.loss.fine_tune", step=f"{end + 1:,}")
         note_px = max(type_scale.text_px(line, role) for line in note.split("<br>"))
-        # said left of the line, or right of it where the left has no room, in lines as wide as that side holds
-        # up to the next line (a phone's column: it ran over the loss axis's title, and two ran into each other)
-        room_left, room_right = ((b - a) / max(high - low, 1) * plot_px - 14 for a, b in (marks[i - 1:i + 1],
-                                                                                          marks[i:i + 2]))
+        # said left of the line, or right of it where the left has no room, in lines as wide as that side holds (a
+        # phone's column: it ran over the loss axis's title; there each note keeps to the room up to the next line,
+        # as two ran into each other)
+        before = ends[i - 1] if type_scale.narrow and i else low
+        after = ends[i + 1] if type_scale.narrow and i + 1 < len(ends) else high
+        room_left, room_right = ((end - before) / span * plot_px - 14, (after - end) / span * plot_px - 14)
         left = room_left >= note_px or room_left >= room_right
         room = room_left if left else room_right
         if note_px > room:

@@ -169,7 +169,8 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     panel_px = (width_px - room) / n_cols
     titles = [title_lines(t, panel_px, s.text) for t in titles]
     cell = max(6.0, min(30.0, (panel_px - 12) / len(key_labels)))
-    row_px = cell * len(query_labels)
+    # a row as tall as its query label needs (square 17 px cells at the normal 14 px: plotly drew every second row)
+    row_px = max(cell, UPRIGHT_EM * s.tick) * len(query_labels)
     line = 1.25 * s.text
     gap_px = 120 * s.tick / NORMAL.tick + line * max(t.count("<br>") for t in titles)   # rotated key labels, titles
     plot_px = n_rows * row_px + (n_rows - 1) * gap_px

@@ -14,7 +14,8 @@ from viz.services.analyses import fitted_zoo
 from viz.state import current
 from viz import view
 from viz.text import attention_labels
-from viz.ui import attention_window, explained, layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
+from viz.ui import (attention_window, explained, layer_head_pickers, matrix_frame, on_phone, show_figure, token_window,
+                    type_scale)
 
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
@@ -355,9 +356,12 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
 def render() -> None:
     st.title(t("zoo.title"))
     ctx = current()
+    # drawn first on the page, computed after the toy tables below it; on a phone over the pickers too (they
+    # filled its whole first screen)
+    picture = st.container() if on_phone() else None
     source, chosen = source_controls(ctx)
     score, weighting, half_width, centre = method_controls()
-    picture = st.container()          # drawn first on the page, computed after the toy tables below it
+    picture = picture if picture is not None else st.container()
     data = model_inputs(ctx, *chosen) if source == "model" else toy_inputs()
     all_scores = {name: masked_scores(name, data) for name in zoo.SCORES}
     scores = all_scores[score]
