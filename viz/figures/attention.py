@@ -9,7 +9,9 @@ from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, 
                                subplot_layout, token_axes, typeset)
 
 MAP_ROOM = 250          # px of a map's width that are not its plot: the query labels and the colour bar
-PHONE_MAP_ROOM = 130    # the same in a phone's column (12 px labels): with 250 a 9-word sentence showed 6 of its tokens
+PHONE_MAP_ROOM = 165    # the same in a phone's column (12 px labels, a thin colour bar, no row title): with 250 a
+                        # 9-word sentence showed 6 of its tokens; with 130 a long one's window of 14 had 170 px, and
+                        # plotly drew every second key (it wants 14 px a 12 px label)
 
 
 def map_room(type_scale: TypeScale = NORMAL) -> int:
