@@ -195,7 +195,11 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
         heatmaps.append(mask_legend(words("fig.masked")))
         legend_above(layout)
         top += int(1.6 * s.text)
-    layout.update(title=dict(text=title), height=int(max(320, plot_px + top + 90 * s.tick / NORMAL.tick)),
+    # under the maps: the key labels (upright, as long as the longest; slanted, 0.71 of it) and their ticks (a fixed
+    # 90 px left 16 px rows for "0 <modern>" upright, and plotly drew every second query)
+    longest = max((s.text_px(str(k), "tick") for k in key_labels), default=0)
+    below = max(90 * s.tick / NORMAL.tick, (longest if upright else 0.71 * (longest + s.tick)) + 30)
+    layout.update(title=dict(text=title), height=int(max(320, plot_px + top + below)),
                   margin=dict(l=10, r=10, t=top, b=10),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
                                  colorbar=dict(title=dict(text=value_name), thickness=12)))
