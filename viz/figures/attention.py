@@ -5,8 +5,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, check_matrix, colorbar,
-                               legend_above, mask_legend, mask_overlay, masked_z, plotly_text, subplot_axes,
-                               subplot_layout, token_axes, typeset)
+                               legend_above, mask_legend, mask_overlay, masked_z, plotly_text, slim_colorbar,
+                               subplot_axes, subplot_layout, token_axes, typeset)
 
 MAP_ROOM = 250          # px of a map's width that are not its plot: the query labels and the colour bar (presenter)
 NORMAL_MAP_ROOM = 200   # the same at the normal 14 px: with 250, a map in half the page showed 9 of a 9-word
@@ -78,9 +78,12 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
     value_name, hover_query, hover_key = (words(key) for key in ("fig.attention.weight", "fig.attention.query",
                                                                  "fig.attention.key"))
+    bar = colorbar(value_name, type_scale)
+    if width_px and width_px <= 0.55 * type_scale.page_px:    # half a page: the keys get the bar's width
+        bar = slim_colorbar(bar)
     traces = [go.Heatmap(
         z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE,
-        colorbar=colorbar(value_name, type_scale), hoverongaps=False,
+        colorbar=bar, hoverongaps=False,
         texttemplate="%{z:.2f}" if show_values else None, textfont=type_scale.font("cell"),
         hovertemplate=f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>",
     )]

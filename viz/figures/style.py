@@ -231,11 +231,18 @@ def colorbar_sizes(colorbar: dict, type_scale: TypeScale = NORMAL) -> dict:
     if type_scale.narrow and bar.get("orientation") != "h":
         # a phone's column: the bar thin, its name along it, not over it ("attention weight" took 110 of the
         # column's 350 px, and the map left out every second token's label in what was left), few numbers
-        bar.update(thickness=min(bar.get("thickness", 14), 10), xpad=4)
-        if "tickvals" not in bar and "nticks" not in bar:
-            bar["nticks"] = 2          # the scale's ends and little between ("0", "1"): numbers 1-2 characters wide
-        if isinstance(bar.get("title"), dict):
-            bar["title"]["side"] = "right"
+        bar = slim_colorbar(bar)
+    return bar
+
+
+def slim_colorbar(bar: dict) -> dict:
+    """A vertical colour bar that takes little width: thin, its name along it, the scale's ends and little between
+    ("0", "1"). A phone's charts, and a map in half a page (compare's: its keys need the width)."""
+    bar = dict(bar, thickness=min(bar.get("thickness", 14), 10), xpad=4)
+    if "tickvals" not in bar and "nticks" not in bar:
+        bar["nticks"] = 2
+    if isinstance(bar.get("title"), dict):
+        bar["title"] = dict(bar["title"], side="right")
     return bar
 
 
