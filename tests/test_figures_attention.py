@@ -159,3 +159,21 @@ def test_a_long_sentences_source_tokens_stand_upright_on_the_start_page():
     short = translation_figure(w[:, :6], out, src[:6], p, ["▁x"] * 10, p / 2, EN, type_scale=NORMAL)
     assert long.layout.xaxis.tickangle == -90 and short.layout.xaxis.tickangle == -45
     assert long.layout.margin.t >= NORMAL.text_px("1 ▁children", "tick") + 2.7 * NORMAL.text
+
+
+def test_a_map_in_half_a_page_labels_every_token_of_a_9_word_sentence():
+    """Issue 46: at 1280x720 compare's two maps, each in half the page, showed 9 of a 9-word sentence's 12 tokens (a
+    window planned with the presenter's 250 px beside the plot); planned with the normal scale's 200 px, and a slim
+    colour bar (thin, named along its length) giving the keys its width, all 12 show."""
+    from viz.figures.attention import attention_heatmap, map_window
+    from viz.figures.style import NORMAL, PRESENTER
+    from viz.core.i18n import words
+    half = NORMAL.column_px()
+    assert map_window(half, NORMAL) >= 12
+    assert map_window(PRESENTER.column_px(), PRESENTER) >= 12
+    keys = [f"{i} ▁tok" for i in range(12)]
+    fig = attention_heatmap(np.full((12, 12), 1 / 12), keys, keys, words("en"), width_px=half)
+    bar = fig.data[0].colorbar
+    assert bar.thickness <= 10 and bar.title.side == "right"
+    whole = attention_heatmap(np.full((12, 12), 1 / 12), keys, keys, words("en"))
+    assert whole.data[0].colorbar.title.side is None                  # a map the page's width keeps its bar

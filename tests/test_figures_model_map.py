@@ -194,3 +194,26 @@ def test_no_chinese_block_name_is_wider_than_the_english_the_names_column_holds(
         return max(PRESENTER.text_px(line) for rows in STACK_ROWS.values() for block in rows
                    for line in block_name(block, words(lang)).split("<br>"))
     assert widest("zh") <= widest("en"), (widest("zh"), widest("en"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_a_phone_the_decoder_stands_over_the_encoder_and_each_name_fits_its_column(data, trace, bundle, lang):
+    """Issue 46, item 8: side by side in a phone's 350 px, each stack 160 px wide, 'feed-forward · ‖FFN‖' and
+    'Add & Norm · σ' ran over their layers' numbers and '3 × encoder layer' over 'layer 0'. On a phone (PHONE is
+    narrow) the decoder is drawn above the encoder, both the column's width, and every name fits before the first
+    layer's column."""
+    from viz.figures.model_map import block_name
+    from viz.figures.style import PHONE
+    fig = map_figure(trace, words(lang), type_scale=PHONE, token_strings=bundle.tokenizer.token_strings)
+    boxes = [s for s in fig.layout.shapes if s.type == "rect" and s.xref == "x"]
+    assert min(s.x0 for s in boxes) < 2 and max(s.x1 for s in boxes) > 95         # every box the column's width
+    names = {block_name(block, words(lang)).split("<br>")[0] for rows in STACK_ROWS.values() for block in rows}
+    notes = [a for a in fig.layout.annotations if a.text and a.text.split("<br>")[0] in names]
+    def first_row_y(block):                      # each stack's first row: side by side, both at one height
+        return next(a.y for a in notes if a.text.split("<br>")[0] == block_name(block, words(lang)).split("<br>")[0])
+    assert first_row_y("attn.decoder") > first_row_y("attn.encoder") + 200       # the decoder's above the encoder
+    first_layer = min(a.x for a in fig.layout.annotations if a.xanchor == "center" and a.text and
+                      re.fullmatch(r"[\d.]+", a.text))
+    for note in notes:
+        widest = max(PHONE.text_px(line) for line in note.text.split("<br>"))
+        assert note.x + widest * 100 / PHONE.page_px <= first_layer - 3, note.text

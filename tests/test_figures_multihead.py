@@ -222,3 +222,20 @@ def test_head_grid_rows_as_tall_as_their_labels_need():
         assert fig.layout.height <= at_most, (scale.name, fig.layout.height)
         assert (top[1] - top[0]) * (plot_h - labels) >= ROW_EM * scale.tick * 9 - 1
         assert (top[0] - bottom[1]) * plot_h >= 1.5 * scale.text                  # "head 4" above row 2
+
+
+def test_a_sentence_a_token_longer_than_the_heads_window_is_shown_whole():
+    """Issue 46, item 5: the multi-head page showed 14 of a 15-token sentence and hid its </s> behind a slider that
+    moved by one token. A sentence up to two tokens longer than the window is shown whole, with every key labelled;
+    a long one keeps its window."""
+    from viz.figures.multihead import head_window
+    from viz.figures.style import NORMAL, PHONE, PRESENTER
+    for scale in (NORMAL, PRESENTER, PHONE):
+        assert head_window(12, type_scale=scale) == 12
+        assert head_window(15, type_scale=scale) == 15 and head_window(16, type_scale=scale) == 16
+        assert head_window(69, type_scale=scale) == 14                  # the 40-word sentence: its window
+    keys = [f"{i} ▁tok" for i in range(14)] + ["14 </s>"]
+    fig = head_patterns(np.full((8, 15, 15), 1 / 15), keys, keys, EN)
+    labelled = [name for name in fig.layout.to_plotly_json() if name.startswith("xaxis") and fig.layout[name].showticklabels]
+    assert labelled and all(list(fig.layout[name].tickvals)[-1] == "14 &lt;/s&gt;" for name in labelled)
+    assert all(len(fig.layout[name].tickvals) == 15 for name in labelled)

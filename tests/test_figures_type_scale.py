@@ -290,3 +290,15 @@ def test_a_phone_wraps_a_long_title_at_spaces_keeping_a_number_with_its_word():
     assert (phone["title"]["yanchor"], phone["title"]["pad"]["t"]) == ("top", 8 + int(0.7 * PHONE.title))
     normal = typeset({"title": {"text": title}}, NORMAL)
     assert normal["title"]["text"] == title                                     # a projector's page: as written
+
+
+def test_the_zoo_gallery_holds_its_upright_key_labels_under_rows_their_labels_fit():
+    """Issue 46: at 1280x720 the zoo's weightings gallery left 16 px rows for its 14 px query labels (a fixed 90 px
+    under the maps for upright "0 <modern>" labels) and plotly drew every second query."""
+    from viz.figures.attention import UPRIGHT_EM
+    keys = ["0 <modern>"] + [f"{i} ▁w{i}" for i in range(1, 12)]
+    p = np.full((12, 12), 1 / 12)
+    fig = fzoo.gallery([p, p, p], ["Soft", "Hard", "Local"], keys, keys, EN).to_plotly_json()["layout"]
+    longest = NORMAL.text_px("0 &lt;modern&gt;", "tick")
+    plot_px = fig["height"] - fig["margin"]["t"] - fig["margin"]["b"] - longest - 20
+    assert plot_px / 12 >= UPRIGHT_EM * NORMAL.tick - 0.5, plot_px

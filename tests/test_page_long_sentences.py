@@ -80,3 +80,20 @@ def test_the_decoding_step_text_wraps_a_long_output():
     block = at.code[0]
     assert block.value.startswith("decoder input : <s>") and len(block.value.split("\n")[0]) > 100
     assert block.proto.wrap_lines
+
+
+def test_a_table_s_token_headers_are_whole():
+    """Issue 46, item 5: step-through's row of numbers under a 40-word sentence cut its token headers to "0 <moder"
+    and "14 ▁frien": st.dataframe sizes a column by its numbers. data_table gives a column whose header is wider than
+    its values the header's width; others keep Streamlit's own sizing and a caller's config."""
+    import pandas as pd
+
+    from viz.figures.style import NORMAL
+    from viz.elements.ui import whole_headers
+    row = pd.DataFrame([[0.0123, 0.5, 7.25]], index=["3 ▁sat"], columns=["0 <modern>", "14 ▁friend", "x"])
+    config = whole_headers(row, {"x": {"width": "small"}})
+    for column in ("0 <modern>", "14 ▁friend"):
+        assert config[column]["width"] >= NORMAL.text_px(column, "tick") + 16
+    assert config["x"] == {"width": "small"}
+    wide_values = pd.DataFrame({"kind": ["attends to the previous token"]})
+    assert whole_headers(wide_values) == {}

@@ -70,9 +70,11 @@ def _first_kinds(node, found: list) -> list:
     return found
 
 
-def test_on_a_phone_step_through_shows_its_picture_before_its_pickers(phone):
-    """Issue 46, item 8: the first screen of step-through on a phone was only pickers."""
-    at = run_page("step_through.py", text=SENTENCES["9"])
+@pytest.mark.parametrize("page", ["step_through.py", "zoo.py", "compare.py"])
+def test_on_a_phone_a_page_shows_its_picture_before_its_pickers(phone, page):
+    """Issue 46, item 8: the first screen of step-through on a phone was only pickers; the zoo's too, in 中文,
+    and the comparison's with a 40-word sentence."""
+    at = run_page(page, text=SENTENCES["9"])
     no_exceptions(at)
     assert _first_kinds(at.main, [])[0] == "plotly_chart"
 

@@ -30,6 +30,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from viz.core import view
+from viz.elements.ui import plotly_config
 from viz.figures import browser_view as payloads
 
 HERE = Path(__file__).parents[1]       # viz/
@@ -153,7 +154,8 @@ def browser_view(where: view.Value, names: tuple[str, ...], body: payloads.Body,
     `names`; the run's head (the pick, the teacher's, the image format, a CSV) goes in the head element every view
     shares: the one a class's poll hands a pick to (window.vizExplorerHead, HEAD_JS)."""
     extra = {"teach": bool(view.get(view.CLASS_SECRET)),
-             "image_format": view.get(view.IMAGE_FORMAT, default="png").lower()}     # the sidebar's PNG or SVG
+             "image_format": view.get(view.IMAGE_FORMAT, default="png").lower(),     # the sidebar's PNG or SVG
+             "toolbar": plotly_config("")["displayModeBar"]}          # none in presenter mode or on a phone
     asked = csv_asked(where)
     if asked is not None and csv is not None:
         extra["csv"] = {**csv(asked), "id": "-".join(map(str, asked.values())) + f"-{id(asked)}"}

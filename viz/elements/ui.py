@@ -95,7 +95,7 @@ def data_table(frame: pd.DataFrame, digits: int = 3, missing: str = "—", forma
     ("{:.1%}"); one wider than a half-page column holds is
     turned on its side (a row of 32 numbers would be cut off at the right edge), a long one scrolls in a box."""
     if not view.get(view.PRESENT):
-        st.dataframe(frame, **dataframe_args)
+        st.dataframe(frame, **{**dataframe_args, "column_config": whole_headers(frame, dataframe_args.get("column_config"))})
         return
     if frame.shape[1] > PRESENTER_TABLE_COLUMNS and frame.shape[0] <= PRESENTER_TABLE_COLUMNS:
         frame = frame.T
@@ -104,6 +104,21 @@ def data_table(frame: pd.DataFrame, digits: int = 3, missing: str = "—", forma
         styled = styled.format(formats, subset=list(formats), na_rep=missing)
     where = st.container(height=PRESENTER_TABLE_PX) if len(frame) > PRESENTER_TABLE_ROWS else st
     where.table(styled.hide(axis="index") if dataframe_args.get("hide_index") else styled)
+
+
+def whole_headers(frame: pd.DataFrame, config: dict | None = None) -> dict:
+    """st.dataframe's column config with every column not configured in `config` wide enough for its header whole:
+    it sizes a column by its numbers and cut a token header to "0 <moder" or "14 ▁frien"."""
+    config = dict(config or {})
+    if not frame.columns.is_unique:
+        return config
+    for column in frame.columns:
+        if column in config or not isinstance(column, str):
+            continue
+        header = NORMAL.text_px(column, "tick")
+        if header > max((NORMAL.text_px(str(v), "tick") for v in frame[column].head(200)), default=0):
+            config[column] = st.column_config.Column(width=int(header) + 32)
+    return config
 
 
 def matrix_frame(matrix: np.ndarray, row_labels: list[str], col_labels: list[str]) -> pd.DataFrame:

@@ -5,15 +5,21 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, check_matrix, colorbar,
-                               legend_above, mask_legend, mask_overlay, masked_z, plotly_text, subplot_axes,
-                               subplot_layout, token_axes, typeset)
+                               legend_above, mask_legend, mask_overlay, masked_z, plotly_text, slim_colorbar,
+                               subplot_axes, subplot_layout, token_axes, typeset)
 
-MAP_ROOM = 250          # px of a map's width that are not its plot: the query labels and the colour bar
-PHONE_MAP_ROOM = 130    # the same in a phone's column (12 px labels): with 250 a 9-word sentence showed 6 of its tokens
+MAP_ROOM = 250          # px of a map's width that are not its plot: the query labels and the colour bar (presenter)
+NORMAL_MAP_ROOM = 200   # the same at the normal 14 px: with 250, a map in half the page showed 9 of a 9-word
+                        # sentence's 12 tokens (compare), where its plot has ~210 px, 17.5 a key
+PHONE_MAP_ROOM = 165    # the same in a phone's column (12 px labels, a thin colour bar, no row title): with 250 a
+                        # 9-word sentence showed 6 of its tokens; with 130 a long one's window of 14 had 170 px, and
+                        # plotly drew every second key (it wants 14 px a 12 px label)
 
 
 def map_room(type_scale: TypeScale = NORMAL) -> int:
-    return PHONE_MAP_ROOM if type_scale.narrow else MAP_ROOM
+    if type_scale.narrow:
+        return PHONE_MAP_ROOM
+    return NORMAL_MAP_ROOM if type_scale.name == NORMAL.name else MAP_ROOM
 SLANTED_EM = 1.7        # px between two 45° labels' baselines, in ems of the tick size, for them not to touch
 UPRIGHT_EM = 1.25       # the same for upright (90°) labels
 
@@ -72,9 +78,12 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
     value_name, hover_query, hover_key = (words(key) for key in ("fig.attention.weight", "fig.attention.query",
                                                                  "fig.attention.key"))
+    bar = colorbar(value_name, type_scale)
+    if width_px and width_px <= 0.55 * type_scale.page_px:    # half a page: the keys get the bar's width
+        bar = slim_colorbar(bar)
     traces = [go.Heatmap(
         z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE,
-        colorbar=colorbar(value_name, type_scale), hoverongaps=False,
+        colorbar=bar, hoverongaps=False,
         texttemplate="%{z:.2f}" if show_values else None, textfont=type_scale.font("cell"),
         hovertemplate=f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>",
     )]

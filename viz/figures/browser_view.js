@@ -710,6 +710,8 @@ async function apply(view) {
   const r = view.r;
   view.data.teach = !!head.teach;
   view.data.image_format = head.image_format;
+  // no plotly toolbar in presenter mode or on a phone (plotly_config's rule): its icons covered the charts' titles
+  view.dom.box.classList.toggle("vz-no-toolbar", head.toolbar === false);
   for (const plot of r.plots(view)) {    // the sidebar's PNG/SVG, without a redraw
     const options = plot._context && plot._context.toImageButtonOptions;
     if (options && options.filename) options.format = head.image_format;

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.analysis.attention_math import future_mask
-from viz.figures.attention import SLANTED_EM, attention_heatmap, labels_that_fit, map_row_px
+from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, attention_heatmap, keys_that_fit, labels_that_fit, map_row_px
 from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, mask_legend,
                                mask_overlay, masked_z, plotly_text, subplot_axes, subplot_layout, typeset,
                                update_axes)
@@ -76,6 +76,12 @@ CROSS_HEAD_PX = 140                  # a head's panel of bars; the average's is 
 CROSS_MARGIN = {"t": 80, "b": 10}
 
 
+def cross_tokens(type_scale: TypeScale = NORMAL) -> int:
+    """How many source tokens `cross_attention_multiples`' average labels across the page: slanted, or upright on a
+    phone (slanted, 10 of a 9-word sentence's 12 fitted its column)."""
+    return keys_that_fit(type_scale.page_px, type_scale, em=UPRIGHT_EM if type_scale.narrow else SLANTED_EM)
+
+
 def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: str = "", max_cols: int = 4,
                               type_scale: TypeScale = NORMAL) -> go.Figure:
     """The average over heads full width (every source label readable), then one small panel per head."""
@@ -113,7 +119,8 @@ def cross_attention_multiples(rows, src_labels: list[str], words: Words, title: 
     # every label named (tickvals): plotly's own spacing drew every second source token under the small panels
     update_axes(layout, "x", type="category", tickangle=-60, tickfont=type_scale.font("tick"), showticklabels=small_labels,
                 tickvals=src_labels)
-    layout["xaxis"].update(tickfont=type_scale.font("tick"), tickangle=-45, showticklabels=True)
+    layout["xaxis"].update(tickfont=type_scale.font("tick"), tickangle=-90 if type_scale.narrow else -45,
+                           showticklabels=True)
     layout.update(title=dict(text=title), showlegend=False, height=height, margin=dict(l=10, r=10, **CROSS_MARGIN))
     return go.Figure(bars, layout=typeset(layout, type_scale))
 
@@ -182,13 +189,19 @@ def confidence_bars(probs, labels: list[str], words: Words, step: int | None = N
 
 
 TF_LOSS_SHARE = 0.3            # of a teacher-forcing picture's width: the bars of each row's loss
+PHONE_LOSS_SHARE = 0.2         # the same on a phone: bars without numbers (hover has them), so the map keeps
+                               # the width its 12 input labels need (at 0.3, 6 of a 9-word sentence's were left out)
+
+
+def loss_share(type_scale: TypeScale = NORMAL) -> float:
+    return PHONE_LOSS_SHARE if type_scale.narrow else TF_LOSS_SHARE
 TF_ROOM = 130                  # px of a teacher-forcing picture's width that are not its map or bars: row labels
 
 
 def forcing_labels_fit(n: int, width_px: float, type_scale: TypeScale = NORMAL) -> bool:
     """Whether a teacher-forcing picture width_px wide labels each of its n inputs (upright): in half a page, or
     else drawn the page's whole width (plotly leaves every other label out when they are crowded)."""
-    return labels_that_fit((width_px - TF_ROOM) * (1 - TF_LOSS_SHARE - 0.03), type_scale) >= n
+    return labels_that_fit((width_px - TF_ROOM) * (1 - loss_share(type_scale) - 0.03), type_scale) >= n
 
 
 def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str], mask, mask_name: str,
@@ -202,8 +215,8 @@ def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str],
         raise ValueError(f"{weights.shape} weights and {len(losses)} losses for {n} rows x {len(in_labels)} inputs")
     rows, cols = plotly_text(out_labels), plotly_text(in_labels)
     layout = subplot_layout(["", loss_title], rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.03,
-                            column_widths=[1 - TF_LOSS_SHARE, TF_LOSS_SHARE])
-    numbers = [f"{v:.2f}" for v in losses]
+                            column_widths=[1 - loss_share(type_scale), loss_share(type_scale)])
+    numbers = None if type_scale.narrow else [f"{v:.2f}" for v in losses]
     traces = [go.Heatmap(z=masked_z(weights, mask), x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
                          showscale=False, hoverongaps=False, xgap=1, ygap=1,
                          hovertemplate="%{y} ← %{x}: %{z:.3f}<extra></extra>"),
@@ -214,11 +227,14 @@ def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str],
     update_axes(layout, "y", type="category", autorange="reversed", tickfont=type_scale.font("tick"))
     layout["xaxis"].update(type="category", tickangle=-90, tickfont=type_scale.font("tick"), side="top")
     top = max(float(np.max(losses)) if n else 1.0, 1.0)
-    layout["xaxis2"].update(range=[0, top * 1.6], showticklabels=False, zeroline=True, showgrid=False)
+    layout["xaxis2"].update(range=[0, top * (1.05 if numbers is None else 1.6)], showticklabels=False, zeroline=True,
+                            showgrid=False)
     layout["yaxis"].update(title=dict(text=words("fig.tf.predicts")))
     longest = max((type_scale.text_px(label, "tick") for label in cols), default=0)
     plot_px = map_row_px(type_scale) * n
-    top_px = int(longest + 2.2 * type_scale.text + 1.6 * type_scale.title + 24)
+    # a phone: the loss panel's title a line above the inputs' (side by side they ran into one another)
+    stacked_notes = 1.3 * type_scale.text if type_scale.narrow else 0
+    top_px = int(longest + 2.2 * type_scale.text + 1.6 * type_scale.title + 24 + stacked_notes)
     # the title at the figure's top, the inputs' axis title and upright labels under it
     layout.update(title=dict(text=title, yref="container", y=1.0, yanchor="top", pad=dict(t=8)),
                   height=int(plot_px + top_px + 60),
@@ -227,7 +243,7 @@ def _rows_and_loss(weights, losses, in_labels: list[str], out_labels: list[str],
     # over the inputs' upright labels: what the columns are at the left, the loss panel's title at the right (an axis
     # title centred on the map ran into the loss title in half a page)
     for note in layout.get("annotations", []):
-        note.update(y=1.0, yanchor="bottom", yshift=longest + 8, x=1.0, xanchor="right")
+        note.update(y=1.0, yanchor="bottom", yshift=longest + 8 + stacked_notes, x=1.0, xanchor="right")
     layout["annotations"] = [*layout.get("annotations", []),
                              dict(text=words("fig.tf.inputs"), xref="paper", x=0.0, xanchor="left", yref="paper",
                                   y=1.0, yanchor="bottom", yshift=longest + 8, showarrow=False)]

@@ -51,21 +51,24 @@ def tokens_that_fit(type_scale: TypeScale = NORMAL) -> int:
     `ln_vs_bn_figure`'s LayerNorm panel (upright where slanted ones would touch). A longer sentence is shown
     through a window of this many."""
     plot_px = type_scale.page_px - 80
-    return min(labels_that_fit(STATS_PANEL * plot_px, type_scale, SLANTED_EM),
-               labels_that_fit(LN_PANEL * plot_px, type_scale, UPRIGHT_EM))
+    stats, ln = (1.0, 1.0) if type_scale.narrow else (STATS_PANEL, LN_PANEL)     # a phone: the panels stacked
+    return min(labels_that_fit(stats * plot_px, type_scale, SLANTED_EM),
+               labels_that_fit(ln * plot_px, type_scale, UPRIGHT_EM))
 
 
 def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, words: Words, title: str = "",
                        type_scale: TypeScale = NORMAL) -> go.Figure:
-    """Per-token mean (left) and std (right): the norm's input against its normalized output."""
+    """Per-token mean (left) and std (right): the norm's input against its normalized output. On a phone
+    (type_scale.narrow) the std under the mean, both the column's width, the tokens labelled once under both."""
     panel_titles = (words("layernorm.stats.mean_panel"), words("layernorm.stats.std_panel"))
     before_name, after_name = words("layernorm.stats.before_name"), words("layernorm.stats.after_name")
     hover_before, hover_after = words("layernorm.before"), words("layernorm.after")
     n = len(token_labels)
     (mean_b, std_b), (mean_a, std_a) = [[_vector(v, n, "statistic") for v in pair] for pair in (before, after)]
     token_labels = plotly_text(token_labels)
-    layout = subplot_layout(tuple(panel_titles), rows=1, cols=2,
-                            horizontal_spacing=0.08)
+    stacked = type_scale.narrow
+    layout = subplot_layout(tuple(panel_titles), **(dict(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14)
+                                                    if stacked else dict(rows=1, cols=2, horizontal_spacing=0.08)))
     bars = []
     for cell, (b, a) in enumerate(((mean_b, mean_a), (std_b, std_a))):
         axes = dict(subplot_axes(cell), showlegend=cell == 0)
@@ -78,7 +81,8 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, wor
     # put the mean panel's 0 about 13 px above the std panel's, for a normalized mean of -1e-9)
     for cell, rng in enumerate(zero_aligned_ranges([(mean_b, mean_a), (std_b, std_a)])):
         layout["yaxis" + axis_suffix(cell)].update(range=rng, autorange=False)
-    layout.update(title=dict(text=title), barmode="group", height=440, margin=dict(l=10, r=10, t=60, b=10))
+    layout.update(title=dict(text=title), barmode="group", height=640 if stacked else 440,
+                  margin=dict(l=10, r=10, t=60, b=10))
     # The legend under the title and above the panel titles (a legend on the title's line, right-aligned, ran
     # into a long title at 1280x720): the top margin holds title, legend and panel titles; the legend is placed
     # in the figure's px (container), so the tick labels' automargin cannot push it onto the panel titles.
@@ -153,8 +157,10 @@ def ln_vs_bn_figure(x, token_labels: list[str], words: Words, title: str = "",
     bn_mean, bn_std = batch_norm_stats(x)
     dims = np.arange(x.shape[1])
     counts = dict(tokens=x.shape[0], features=x.shape[1])
+    stacked = type_scale.narrow       # a phone: BN's panel under LN's, each the column's width
     layout = subplot_layout((ln_title.format(**counts), bn_title.format(**counts)),
-                            rows=1, cols=2, column_widths=(0.35, 0.65), horizontal_spacing=0.08)
+                            **(dict(rows=2, cols=1, vertical_spacing=0.3) if stacked else
+                               dict(rows=1, cols=2, column_widths=(0.35, 0.65), horizontal_spacing=0.08)))
     bars = [go.Bar(x=token_labels, y=ln_mean, name=mean_name, marker_color=LINE_COLORS[0], legendgroup="m",
                    xaxis="x", yaxis="y", hovertemplate=f"%{{x}}<br>{mean_name} %{{y:.4f}}<extra></extra>"),
             go.Bar(x=token_labels, y=ln_std, name=std_name, marker_color=LINE_COLORS[1], legendgroup="s",
@@ -163,10 +169,11 @@ def ln_vs_bn_figure(x, token_labels: list[str], words: Words, title: str = "",
                    xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{mean_name} %{{y:.4f}}<extra></extra>"),
             go.Bar(x=dims, y=bn_std, name=std_name, marker_color=LINE_COLORS[1], legendgroup="s", showlegend=False,
                    xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{std_name} %{{y:.4f}}<extra></extra>")]
-    slanted = labels_that_fit(LN_PANEL * (type_scale.page_px - 80), type_scale, SLANTED_EM) >= len(token_labels)
+    slanted = labels_that_fit((1.0 if stacked else LN_PANEL) * (type_scale.page_px - 80), type_scale,
+                              SLANTED_EM) >= len(token_labels)
     layout["xaxis"].update(TOKEN_TICKS, tickangle=-45 if slanted else -90)
     layout["xaxis2"]["title"] = dict(text=x_title)
-    layout.update(title=dict(text=title), barmode="group", height=460,
+    layout.update(title=dict(text=title), barmode="group", height=720 if stacked else 460,
                   margin=dict(l=10, r=10, t=100, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.12, xanchor="right", x=1))
     return go.Figure(bars, layout=typeset(layout, type_scale))

@@ -152,8 +152,12 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
     heights = {"attn": 52, "norm": 24, "ff": 26} if compact else dict(ROW_HEIGHT)
     heights = {kind: h * u for kind, h in heights.items()}
     gap, embed_h, line_h = GAP * u, 46 * u, 30 * u
-    sides = {"encoder": (1.0, 47.0), "decoder": (53.0, 99.0)}
-    name_width = 17.0
+    # a phone's column (type_scale.narrow): the decoder above the encoder, each the column's width, the names of
+    # the rows given 44% of it (side by side, "feed-forward · ‖FFN‖" ran over its layers' numbers in 60 px)
+    stacked = type_scale.narrow
+    sides = {"encoder": (1.0, 96.0), "decoder": (1.0, 96.0)} if stacked else {"encoder": (1.0, 47.0),
+                                                                             "decoder": (53.0, 99.0)}
+    name_width = 44.0 if stacked else 17.0
     shapes, notes, traces = [], [], []
     hover_x, hover_y, hover_text, hover_cell = [], [], [], []
     boxes: dict[str, tuple[float, float, float, float]] = {}
@@ -186,9 +190,10 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
         # a row of tokens stays on its side: 12 long ones ran into the other side's row (and off the figure)
         label = words("map.inputs") if stack == "encoder" else words("map.outputs")
         room = (x1 - x0) / 100 * type_scale.page_px - type_scale.text_px(label + ": ", "tick")
-        note(x0, 12 * u, words("map.tokens_row", label=label,
-                               tokens=_short_tokens(tokens, room_px=room, type_scale=type_scale)), small_size)
-        y = base
+        # stacked, the decoder starts over the encoder's stack name, its output's label and its own tokens
+        y = top["encoder"] + 58 * u + base if stacked and stack == "decoder" else base
+        note(x0, y - base + 12 * u, words("map.tokens_row", label=label,
+                                          tokens=_short_tokens(tokens, room_px=room, type_scale=type_scale)), small_size)
         block = f"embed.{stack}"
         box(block, x0, y, x1, y + embed_h, COLORS["embed"])
         note(x0 + 1.0, y + embed_h / 2, _link(embed_words, links.get(block)), small_size)
@@ -279,7 +284,9 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
 
     # encoder output -> every decoder layer's cross-attention (keys and values)
     cross = boxes["attn.cross"]
-    notes.append(dict(x=cross[0], y=(cross[1] + cross[3]) / 2, ax=sides["encoder"][1], ay=top["encoder"],
+    # stacked: up the right-hand edge into the cross-attention row's end
+    head_x, tail_x = (cross[2] + 0.2, 98.5) if stacked else (cross[0], sides["encoder"][1])
+    notes.append(dict(x=head_x, y=(cross[1] + cross[3]) / 2, ax=tail_x, ay=top["encoder"],
                       xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3, arrowsize=1.3,
                       arrowwidth=2.5, arrowcolor="#555555", text=""))
     note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{words('map.encoder_output')}</i>", small_size,

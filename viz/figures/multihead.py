@@ -20,6 +20,7 @@ MIN_EM_PER_KEY = 1.15  # likewise, in ems of the tick size (16 px at the normal 
 ROW_EM = 1.3           # a query row of a head panel, in ems of the tick size: its label's box (1.36 em in
                        # Chromium) overlaps its neighbour's by under 1 px
 MIN_PANEL_PX = 120     # a head panel is never shorter than this (a three-token sentence)
+WHOLE_SLACK = 2        # a sentence at most this many tokens longer than a window is shown whole (head_window)
 
 
 def _check_heads(stack: np.ndarray, n_rows: int, n_cols: int | None, what: str) -> np.ndarray:
@@ -201,6 +202,15 @@ def keys_that_fit(n_cols: int, type_scale: TypeScale = NORMAL, width: int | None
     width): the window a long sentence's heads are shown through, every label legible and the grid n_cols wide."""
     width = width or type_scale.page_px - 100
     return max(1, int(width / n_cols / min_px_per_key(type_scale)))
+
+
+def head_window(n_tokens: int, n_cols: int = 4, least: int = 14, type_scale: TypeScale = NORMAL) -> int:
+    """How many of a sentence's n_tokens the heads' grid (and the pictures under it) show at once: as many keys as
+    a panel labels legibly with n_cols panels a row (keys_that_fit), at least `least`; all of them while the
+    sentence is at most WHOLE_SLACK tokens longer than that (a window of 14 of a 15-token sentence hid its </s>
+    behind a slider that moved by one token: showing two more tokens costs less than a slider)."""
+    size = max(least, keys_that_fit(n_cols, type_scale))
+    return n_tokens if n_tokens <= size + WHOLE_SLACK else size
 
 
 def width_per_key(cols: int, n_keys: int, width: int = FIGURE_WIDTH) -> float:

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.analysis.positional import check_table
-from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, labels_that_fit
+from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, labels_that_fit, map_room
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, check_matrix,
                                colorbar, hline, legend_under_title, plotly_text, subplot_axes, subplot_layout, symmetric_range,
                                token_axes, typeset, update_axes)
@@ -228,6 +228,8 @@ ORDER_PANEL = 0.28     # of the plot's width, each of word_order_figure's three 
 def order_tokens(type_scale: TypeScale = NORMAL) -> int:
     """Tokens each of `word_order_figure`'s three maps labels legibly (upright keys, one row each) in a third of
     the page: a longer sentence's maps are shown through a window of this many."""
+    if type_scale.narrow:            # a phone: the maps one above the other, each the column's width
+        return labels_that_fit(type_scale.page_px - map_room(type_scale), type_scale, UPRIGHT_EM)
     return labels_that_fit(ORDER_PANEL * (type_scale.page_px - 120), type_scale, UPRIGHT_EM)
 
 
@@ -249,6 +251,8 @@ def word_order_figure(reordered, actual, token_labels: list[str], words: Words, 
     reordered, actual = check_matrix(reordered, n, n), check_matrix(actual, n, n)
     diff = actual - reordered
     labels = plotly_text(token_labels)
+    if type_scale.narrow:
+        return _word_order_stacked(reordered, actual, diff, labels, panel_titles, words, title, type_scale)
     layout = subplot_layout(list(panel_titles), rows=1, cols=3, shared_yaxes=True,
                             horizontal_spacing=(1 - 3 * ORDER_PANEL) / 2)
     hover = f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
@@ -281,6 +285,47 @@ def word_order_figure(reordered, actual, token_labels: list[str], words: Words, 
                                   colorbar=dict(_flat_colorbar(f"Δ {value_name}", delta, 1.0, 3, type_scale),
                                                 **_symmetric_ticks(zmax))),
                   margin=dict(l=10, r=10, t=(50 if title else 0) + bar_px + 40, b=10))
+    return go.Figure(traces, layout=typeset(layout, type_scale))
+
+
+def _word_order_stacked(reordered, actual, diff, labels: list[str], panel_titles, words: Words, title: str,
+                        type_scale: TypeScale) -> go.Figure:
+    """word_order_figure in a phone's column: the three maps one above the other, each the column's width and
+    labelling its queries, the keys once under the last; the weights' colour bar beside the first two, the
+    difference's beside the third (side by side, each map was 95 px wide: a window of 4 of a 9-word sentence's
+    12 tokens, and the flat colour bars ran into the panel titles)."""
+    hover_query, hover_key = words("fig.attention.query"), words("fig.attention.key")
+    value_name, n = words("fig.attention.weight"), len(labels)
+    row_px = max(22, 1.45 * type_scale.tick)
+    panel_px, title_px = row_px * n, 1.3 * type_scale.text + 10
+    plot_px = 3 * panel_px + 2 * title_px
+    layout = subplot_layout(list(panel_titles), rows=3, cols=1, shared_xaxes=True,
+                            vertical_spacing=title_px / plot_px)
+    hover = f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
+    traces = [go.Heatmap(z=m, x=labels, y=labels, coloraxis=axis, **subplot_axes(i),
+                         hovertemplate=hover + f"{name} %{{z:.4f}}<extra></extra>")
+              for i, (m, axis, name) in enumerate(((reordered, "coloraxis", value_name),
+                                                   (actual, "coloraxis", value_name),
+                                                   (diff, "coloraxis2", f"Δ {value_name}")))]
+    ticks = dict(type="category", tickfont=type_scale.font("tick"), automargin=True)
+    update_axes(layout, "x", tickangle=-90, **ticks)
+    update_axes(layout, "y", autorange="reversed", tickmode="array", tickvals=labels, ticktext=labels, **ticks)
+    layout["xaxis3"]["title"] = dict(text=words("fig.attention.x"))
+    weights = (layout["yaxis2"]["domain"][0], layout["yaxis"]["domain"][1])
+    delta = layout["yaxis3"]["domain"]
+    wmax = max(float(np.nanmax(reordered)), float(np.nanmax(actual))) or 1.0
+    zmax = symmetric_range(diff)
+    longest = max((type_scale.text_px(label, "tick") for label in labels), default=0)
+    top = 30 + 1.3 * type_scale.title if title else 10
+    layout.update(title=dict(text=title), height=int(plot_px + top + title_px + longest + 2 * type_scale.text + 20),
+                  coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=wmax,
+                                 colorbar=colorbar(value_name, type_scale, y=sum(weights) / 2, yanchor="middle",
+                                                   len=weights[1] - weights[0], lenmode="fraction")),
+                  coloraxis2=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
+                                  colorbar=dict(colorbar(f"Δ {value_name}", type_scale, y=sum(delta) / 2,
+                                                         yanchor="middle", len=delta[1] - delta[0], lenmode="fraction"),
+                                                **_symmetric_ticks(zmax))),
+                  margin=dict(l=10, r=10, t=int(top + title_px), b=10))
     return go.Figure(traces, layout=typeset(layout, type_scale))
 
 

@@ -118,14 +118,18 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     for name, w in (("unscaled", unscaled), ("scaled", scaled)):
         if np.any(w < -1e-9) or abs(w.sum() - 1) > 1e-3:
             raise ValueError(f"{name} weights must be a distribution (non-negative, summing to 1)")
+    stacked = type_scale.narrow
     layout = subplot_layout([words("step.why.panel", name=without, formula="softmax(q·k)")
                              + f"<br>{_bar_caption(unscaled, words)}",
                              words("step.why.panel", name=with_, formula=f"softmax(q·k / √{d_k})")
                              + f"<br>{_bar_caption(scaled, words)}"],
-                            rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)
+                            **(dict(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12) if stacked else
+                               dict(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)))
     keys = plotly_text(key_labels)[shown]
     unscaled, scaled, masked = unscaled[shown], scaled[shown], masked[shown]
-    panel_px = 0.47 * type_scale.page_px - 30          # a panel's plot: half the figure less the y labels
+    # a panel's plot: half the figure less the y labels; on a phone the panels one above the other, each the
+    # column's width (side by side, 130 px for 12 keys: plotly left out every second key)
+    panel_px = type_scale.page_px - 60 if stacked else 0.47 * type_scale.page_px - 30
     upright = labels_that_fit(panel_px, type_scale, SLANTED_EM) < len(keys)
     # a number over each bar while it fits the bar's slot ("0.42": three digits and a thin dot); hover keeps them
     numbered = type_scale.numbers_fit(panel_px / max(len(keys), 1), chars=3)
@@ -135,13 +139,16 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
                    textfont=type_scale.font("cell"), constraintext="none",
                    hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.4f}}<extra></extra>")
             for i, (w, color) in enumerate(((unscaled, LINE_COLORS[3]), (scaled, LINE_COLORS[0])))]
-    update_axes(layout, "x", type="category", tickangle=-90 if upright else -45, automargin=True,
-                title=dict(text=x_title))
+    update_axes(layout, "x", type="category", tickangle=-90 if upright else -45, automargin=True)
+    for name in ("xaxis2",) if stacked else ("xaxis", "xaxis2"):       # stacked: the keys once, under both
+        layout[name]["title"] = dict(text=x_title)
     update_axes(layout, "y", range=[0, 1.12])
-    layout["yaxis"]["title"] = dict(text=y_title)
+    for name in ("yaxis", "yaxis2") if stacked else ("yaxis",):
+        layout[name]["title"] = dict(text=y_title)
     # upright labels stand taller than slanted ones (0.71 of their length): the plot keeps its height
     taller = 0.29 * max((type_scale.text_px(k, "tick") for k in key_labels[shown]), default=0) if upright else 0
     layout.update(title=dict(text=title),
-                  height=int(460 + 2 * (type_scale.text - 16) + 2 * (type_scale.tick - 14) + taller),
+                  height=int(460 + 2 * (type_scale.text - 16) + 2 * (type_scale.tick - 14) + taller
+                             + (300 if stacked else 0)),
                   margin=dict(l=10, r=10, t=int(110 + 3 * (type_scale.text - 16)), b=10), bargap=0.25)
     return go.Figure(bars, layout=typeset(layout, type_scale))

@@ -70,6 +70,12 @@ class TypeScale:
         wide_enough = cell_w_px >= chars * 0.6 * self.cell + 6
         return wide_enough and (cell_h_px is None or cell_h_px >= 1.25 * self.cell)
 
+    def column_px(self, share: float = 0.5) -> float:
+        """About how wide a chart in a page column `share` of the page wide is drawn: on a phone (narrow) Streamlit
+        stacks columns under one another, each the page's width (a map planned for half of 350 px showed 3 of a
+        9-word sentence's 12 tokens in a 350 px column)."""
+        return self.page_px if self.narrow else share * self.page_px
+
     def text_px(self, text: str, role: str = "text") -> float:
         """About how many px a one-line text takes at a role's size (CJK characters a full em)."""
         return sum(1.0 if wide(c) else 0.56 for c in text) * getattr(self, role)
@@ -103,6 +109,7 @@ def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
         layout["title"]["font"] = {**s.font("title"), **layout["title"].get("font", {}), "size": s.title}
         if s.narrow:
             wrap_title(layout, s)
+            wrap_panel_titles(layout, s)
         title_on_top(layout, s)
     layout["legend"] = {**layout.get("legend", {}), "font": {**s.font("text"), **layout.get("legend", {}).get("font", {}),
                                                               "size": s.text}}
@@ -112,6 +119,13 @@ def typeset(layout: dict, type_scale: TypeScale = NORMAL) -> dict:
             axis["tickfont"] = {**s.font("tick"), **axis.get("tickfont", {}), "size": s.tick}
             if isinstance(axis.get("title"), dict):
                 axis["title"]["font"] = {**s.font("text"), **axis["title"].get("font", {}), "size": s.text}
+                if s.narrow and name.startswith("xaxis") and axis["title"].get("text"):
+                    # a phone's column: an axis title longer than its axis in lines (plotly cut it at the edge)
+                    a, b = axis.get("domain") or (0, 1)
+                    room = (b - a) * ((layout.get("width") or s.page_px) - 20) - 4
+                    text = str(axis["title"]["text"])
+                    axis["title"]["text"] = "<br>".join(line for part in text.split("<br>")
+                                                        for line in wrapped(part, s, room))
         elif name.startswith("coloraxis") and isinstance(axis, dict) and "colorbar" in axis:
             axis["colorbar"] = colorbar_sizes(axis["colorbar"], s)
     for note in layout.get("annotations", []):
@@ -168,6 +182,25 @@ def wrap_title(layout: dict, type_scale: TypeScale) -> None:
         layout["height"] += added
 
 
+def wrap_panel_titles(layout: dict, type_scale: TypeScale) -> None:
+    """Each panel title (an annotation centred over its panel, as make_subplots writes them) wider than its panel
+    broken into lines (title_on_top then makes room for them): in a phone's column three panels side by side are
+    ~100 px each, and their one-line titles ran over one another and past the figure's edge."""
+    width = (layout.get("width") or type_scale.page_px) - sum(layout.get("margin", {}).get(k, 10) for k in "lr")
+    domains = [axis["domain"] for name, axis in layout.items() if name.startswith("xaxis") and isinstance(axis, dict)
+               and isinstance(axis.get("domain"), (list, tuple))]
+    for note in layout.get("annotations", []):
+        text = str(note.get("text") or "")
+        if not text or note.get("xref", "paper") != "paper" or note.get("xanchor", "center") != "center":
+            continue
+        x = note.get("x", 0.5)
+        share = min((b - a for a, b in domains if abs((a + b) / 2 - x) < 0.02), default=1.0)
+        room = share * width - 4
+        lines = [line for part in text.split("<br>") for line in wrapped(part, type_scale, room)]
+        if len(lines) > text.count("<br>") + 1:
+            note["text"] = "<br>".join(lines)
+
+
 def wrapped(text: str, type_scale: TypeScale, room_px: float, role: str = "text") -> list[str]:
     """`text` in lines of at most room_px at a role's size; a tag (<b>) counts no width and is never cut, nor a
     number from the word before it ("head 0")."""
@@ -195,6 +228,21 @@ def colorbar_sizes(colorbar: dict, type_scale: TypeScale = NORMAL) -> dict:
     if isinstance(bar.get("title"), dict):
         bar["title"] = dict(bar["title"], font={**type_scale.font("text"), **bar["title"].get("font", {}),
                                                 "size": type_scale.text})
+    if type_scale.narrow and bar.get("orientation") != "h":
+        # a phone's column: the bar thin, its name along it, not over it ("attention weight" took 110 of the
+        # column's 350 px, and the map left out every second token's label in what was left), few numbers
+        bar = slim_colorbar(bar)
+    return bar
+
+
+def slim_colorbar(bar: dict) -> dict:
+    """A vertical colour bar that takes little width: thin, its name along it, the scale's ends and little between
+    ("0", "1"). A phone's charts, and a map in half a page (compare's: its keys need the width)."""
+    bar = dict(bar, thickness=min(bar.get("thickness", 14), 10), xpad=4)
+    if "tickvals" not in bar and "nticks" not in bar:
+        bar["nticks"] = 2
+    if isinstance(bar.get("title"), dict):
+        bar["title"] = dict(bar["title"], side="right")
     return bar
 
 
@@ -303,6 +351,9 @@ def token_axes(x_title: str, y_title: str, type_scale: TypeScale = NORMAL) -> di
     single-threaded Python per new sentence instead of ~5 ms."""
     ticks = dict(type="category", automargin=True, tickfont=type_scale.font("tick"))
     title_font = type_scale.font("text")
+    # a phone's column: the rows' title left to the hover and the caption, its 30 px to the map (with it, 12 keys
+    # had 150 px in presenter mode and plotly drew every second one)
+    y_title = "" if type_scale.narrow else y_title
     return dict(xaxis=dict(ticks, title=dict(text=x_title, font=title_font), tickangle=-45),
                 yaxis=dict(ticks, title=dict(text=y_title, font=title_font), autorange="reversed"))
 

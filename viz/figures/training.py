@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, legend_under_title, typeset, vline)
+from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, legend_under_title, typeset, vline,
+                               wrapped)
 
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
@@ -63,15 +64,33 @@ def mark_run_ends(fig: go.Figure, ends: list[int], words: Words, type_scale: Typ
     """A loss curve (loss_curve) with a dashed line after each of `ends` (run_ends), said to its left at the top.
     The loss lines break there: the next run reads new data and measures on a new dev set, so the jump is not the
     model getting worse, and the two sides are no one curve."""
-    for end in ends:
+    steps = [step for line in fig.data for step in line.x]
+    low, high = (min(steps), max(steps)) if steps else (0, 1)
+    plot_px = (fig.layout.width or type_scale.page_px) - 90               # less the loss axis's numbers and title
+    role = "tick" if type_scale.narrow else "text"
+    ends, span = sorted(ends), max(high - low, 1)
+    for i, end in enumerate(ends):
+        note = words("fig.loss.fine_tune", step=f"{end + 1:,}")
+        note_px = max(type_scale.text_px(line, role) for line in note.split("<br>"))
+        # said left of the line, or right of it where the left has no room, in lines as wide as that side holds (a
+        # phone's column: it ran over the loss axis's title; there each note keeps to the room up to the next line,
+        # as two ran into each other)
+        before = ends[i - 1] if type_scale.narrow and i else low
+        after = ends[i + 1] if type_scale.narrow and i + 1 < len(ends) else high
+        room_left, room_right = ((end - before) / span * plot_px - 14, (after - end) / span * plot_px - 14)
+        left = room_left >= note_px or room_left >= room_right
+        room = room_left if left else room_right
+        if note_px > room:
+            note = "<br>".join(wrapped(note.replace("<br>", " "), type_scale, room, role))
         for line in fig.data:
             x, y = list(line.x), list(line.y)
             cut = next((i for i, step in enumerate(x) if step > end), len(x))
             line.update(x=x[:cut] + [end + 0.5] + x[cut:], y=y[:cut] + [None] + y[cut:])
         fig.add_shape(vline(end + 0.5, dict(color="#555555", width=2, dash="dash")))
-        fig.add_annotation(x=end + 0.5, xref="x", y=1, yref="y domain", xanchor="right", yanchor="top", xshift=-6,
-                           text=words("fig.loss.fine_tune", step=f"{end + 1:,}"), showarrow=False, align="right",
-                           font=type_scale.font("text", color="#333333"), bgcolor="rgba(255,255,255,0.85)")
+        fig.add_annotation(x=end + 0.5, xref="x", y=1, yref="y domain", xanchor="right" if left else "left",
+                           yanchor="top", xshift=-6 if left else 6, text=note, showarrow=False,
+                           align="right" if left else "left",
+                           font=type_scale.font(role, color="#333333"), bgcolor="rgba(255,255,255,0.85)")
     return fig
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.attention import SLANTED_EM, UPRIGHT_EM
+from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, map_room
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, cell_numbers,
                                check_matrix, colorbar, legend_above, mask_legend, mask_overlay, masked_z,
                                plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
@@ -162,11 +162,15 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     n = len(matrices)
     n_cols = min(max_cols, n)
+    room = map_room(s) if s.narrow else 160                    # the query labels and the colour bar
+    if s.narrow:      # a phone's column: as many panels a row as give every key its upright label (often one)
+        n_cols = max(1, min(n_cols, int((width_px - room) / (UPRIGHT_EM * s.tick * len(key_labels)))))
     n_rows = -(-n // n_cols)
-    panel_px = (width_px - 160) / n_cols                       # less the query labels and the colour bar
+    panel_px = (width_px - room) / n_cols
     titles = [title_lines(t, panel_px, s.text) for t in titles]
     cell = max(6.0, min(30.0, (panel_px - 12) / len(key_labels)))
-    row_px = cell * len(query_labels)
+    # a row as tall as its query label needs (square 17 px cells at the normal 14 px: plotly drew every second row)
+    row_px = max(cell, UPRIGHT_EM * s.tick) * len(query_labels)
     line = 1.25 * s.text
     gap_px = 120 * s.tick / NORMAL.tick + line * max(t.count("<br>") for t in titles)   # rotated key labels, titles
     plot_px = n_rows * row_px + (n_rows - 1) * gap_px
@@ -191,7 +195,11 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
         heatmaps.append(mask_legend(words("fig.masked")))
         legend_above(layout)
         top += int(1.6 * s.text)
-    layout.update(title=dict(text=title), height=int(max(320, plot_px + top + 90 * s.tick / NORMAL.tick)),
+    # under the maps: the key labels (upright, as long as the longest; slanted, 0.71 of it) and their ticks (a fixed
+    # 90 px left 16 px rows for "0 <modern>" upright, and plotly drew every second query)
+    longest = max((s.text_px(str(k), "tick") for k in key_labels), default=0)
+    below = max(90 * s.tick / NORMAL.tick, (longest if upright else 0.71 * (longest + s.tick)) + 30)
+    layout.update(title=dict(text=title), height=int(max(320, plot_px + top + below)),
                   margin=dict(l=10, r=10, t=top, b=10),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
                                  colorbar=dict(title=dict(text=value_name), thickness=12)))

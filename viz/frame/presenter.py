@@ -22,6 +22,7 @@ from viz.classroom import panel as classroom
 # Projector: larger body text, headings and widget labels; the page uses the full width.
 PRESENTER_CSS = """<style>
 .block-container { max-width: 100% !important; padding: 4.2rem 1.5rem 3rem 1.5rem !important; }  /* below the menu bar */
+@media (max-width: 640px) { .block-container { padding-left: 1rem !important; padding-right: 1rem !important; } }  /* a phone: its charts' 350 px */
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer label p,
 .stMainBlockContainer .stMarkdown { font-size: 1.32rem !important; line-height: 1.5 !important; }
 .stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.25rem !important; color: #31333F !important; }  /* a caption often carries the page's claim: 20 px, the text's colour */
@@ -41,6 +42,20 @@ PRESENTER_CSS = """<style>
 .stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 21rem !important; }  /* the lesson button, presenter-sized */
 @media (max-width: 640px) { .stMainBlockContainer:has(.st-key-lesson-top) .st-key-presenter-line { padding-right: 0 !important; } }
 [data-testid="stPopoverBody"] textarea, [data-testid="stPopoverBody"] label p { font-size: 1.2rem !important; }
+@media (max-width: 640px) {   /* a phone following the class keeps a phone's sizes, as its charts do (ui.type_scale):
+  projector text pushed every page's picture off its first screen */
+  .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer label p,
+  .stMainBlockContainer .stMarkdown { font-size: 1rem !important; line-height: 1.6 !important; }
+  .stMainBlockContainer [data-testid="stCaptionContainer"] p, .stMainBlockContainer [data-testid="stText"],
+  .stMainBlockContainer [data-testid="stCode"] code, .stMainBlockContainer table td,
+  .stMainBlockContainer table th { font-size: 0.875rem !important; }
+  .stMainBlockContainer h1 { font-size: 2rem !important; }
+  .stMainBlockContainer h2 { font-size: 1.5rem !important; }
+  .stMainBlockContainer h3 { font-size: 1.25rem !important; }
+  .stMainBlockContainer .katex { font-size: 1.21em !important; }
+  .stMainBlockContainer [data-baseweb="select"] div, .stMainBlockContainer input { font-size: 1rem !important; }
+  .st-key-presenter-line p { font-size: 1rem !important; }
+}
 </style>"""
 
 

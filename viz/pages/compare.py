@@ -15,7 +15,8 @@ from viz.services.traces import get_trace
 from viz.core import view
 from viz.core.view import MAX_TEXT_CHARS
 from viz.core.text import attention_labels, plain, position_labels
-from viz.elements.ui import attention_window, explained, layer_head_pickers, matrix_frame, need_context, show_figure, type_scale
+from viz.elements.ui import (attention_window, explained, layer_head_pickers, matrix_frame, need_context, on_phone,
+                              show_figure, type_scale)
 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
@@ -41,7 +42,7 @@ def shown_tokens(kind: str, a: np.ndarray) -> tuple[slice, slice]:
     """The queries and keys the maps show: all of a short sentence's; of a longer one, a window of the queries
     the reader picks (a slider) and the keys they look at (self-attention: the same tokens), as many as a
     half-page map labels legibly (a 70-token map drew every third row label and smeared its key labels)."""
-    size = map_window(type_scale().page_px / 2, type_scale())
+    size = map_window(type_scale().column_px(), type_scale())
     return attention_window(kind, a.shape[0], a, size, "compare-tokens")
 
 
@@ -57,7 +58,7 @@ def side_by_side(left, right, key: str, shown: tuple[slice, slice]) -> None:
         q, k = clip(shown, m)
         with col:
             show_figure(attention_heatmap(m[q, k], rows[q], cols[k], words(), title=title,
-                                          type_scale=type_scale(), width_px=type_scale().page_px / 2), filename,
+                                          type_scale=type_scale(), width_px=type_scale().column_px()), filename,
                         matrix_frame(m, rows, cols),
                         key=f"{key}-{filename}")
 
@@ -85,7 +86,8 @@ def second_sentence(text_a: str) -> str:
     return text_b.strip()
 
 
-def compare_sentences(ctx, kind: str, n_layers: int) -> None:
+def compare_sentences(ctx, kind: str, n_layers: int, picture=None) -> None:
+    """picture: where the two maps go (a phone: a place over the pickers); else under them."""
     trace, cfg = ctx.trace, ctx.model.config
     c1, c2 = st.columns(2)
     with c1:
@@ -107,9 +109,10 @@ def compare_sentences(ctx, kind: str, n_layers: int) -> None:
     rows_b, cols_b = attention_labels(trace_b.meta, kind)
     tag = f"{kind}-L{layer}-{'avg' if head is None else f'H{head}'}"
     shown = shown_tokens(kind, a)
-    side_by_side((f"A: {head_name(layer, head)}", a, rows_a, cols_a, f"{ctx.model_id}-A-{tag}"),
-                 (f"B: {head_name(layer, head)}", b, rows_b, cols_b, f"{ctx.model_id}-B-{tag}"), key="cmp-s",
-                 shown=shown)
+    with picture if picture is not None else st.container():
+        side_by_side((f"A: {head_name(layer, head)}", a, rows_a, cols_a, f"{ctx.model_id}-A-{tag}"),
+                     (f"B: {head_name(layer, head)}", b, rows_b, cols_b, f"{ctx.model_id}-B-{tag}"), key="cmp-s",
+                     shown=shown)
     st.caption(t("compare.sentences.caption"))
     c1, c2 = st.columns(2)
     c1.caption(t("compare.translation", which="A"))
@@ -152,7 +155,8 @@ def b_pickers(kind: str, n_layers: int, n_heads: int) -> tuple[int, int | None]:
                               default_head=1 if n_heads > 1 else 0)
 
 
-def compare_heads(ctx, kind: str, n_layers: int) -> None:
+def compare_heads(ctx, kind: str, n_layers: int, picture=None) -> None:
+    """picture: as compare_sentences'."""
     trace, cfg = ctx.trace, ctx.model.config
     c1, c2 = st.columns(2)
     with c1:
@@ -165,9 +169,10 @@ def compare_heads(ctx, kind: str, n_layers: int) -> None:
     a, b = head_map(trace, kind, layer, head), head_map(trace, kind, layer_b, head_b)
     tag = lambda lay, h: f"{kind}-L{lay}-{'avg' if h is None else f'H{h}'}"  # noqa: E731
     shown = shown_tokens(kind, a)
-    side_by_side((f"A: {head_name(layer, head)}", a, rows, cols, f"{ctx.model_id}-{tag(layer, head)}"),
-                 (f"B: {head_name(layer_b, head_b)}", b, rows, cols, f"{ctx.model_id}-{tag(layer_b, head_b)}"),
-                 key="cmp-h", shown=shown)
+    with picture if picture is not None else st.container():
+        side_by_side((f"A: {head_name(layer, head)}", a, rows, cols, f"{ctx.model_id}-{tag(layer, head)}"),
+                     (f"B: {head_name(layer_b, head_b)}", b, rows, cols, f"{ctx.model_id}-{tag(layer_b, head_b)}"),
+                     key="cmp-h", shown=shown)
     c1, c2 = st.columns([DIFF_SHARE, 1 - DIFF_SHARE])
     with c1:
         q, k = shown
@@ -188,6 +193,7 @@ def explain_positions() -> None:
 def render() -> None:
     ctx = need_context()
     st.title(t("compare.title"))
+    picture = st.container() if on_phone() else None      # a phone: the maps over the pickers (they filled its screen)
     c1, c2 = st.columns(2)
     mode = c1.radio(t("compare.mode"), list(MODES), horizontal=True,
                     key=view.seeded("compare-mode", view.read(view.MODE, choices=list(MODES))),
@@ -199,10 +205,10 @@ def render() -> None:
     n_layers = schema.n_layers(ctx.model.config, kind)
     if mode == "sentences":
         view.write_url({view.LAYER_B: None, view.HEAD_B: None})
-        compare_sentences(ctx, kind, n_layers)
+        compare_sentences(ctx, kind, n_layers, picture)
     else:
         view.write_url({view.TEXT_B: None})
-        compare_heads(ctx, kind, n_layers)
+        compare_heads(ctx, kind, n_layers, picture)
     explain_positions()
 
 

@@ -7,10 +7,10 @@ from model.analysis.decoding import BEAM_ALPHA, MAX_STEP_TOKENS, METHODS, token_
 from model.capture import schema
 from viz.services.analyses import get_decoding
 from viz.services.presets import reference_of
-from viz.figures.attention import (SLANTED_EM, WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
+from viz.figures.attention import (WINDOW_ROWS, keys_that_fit, source_window, translation_columns,
                                    window_around)
-from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, forcing_labels_fit,
-                                  generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
+from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, cross_tokens,
+                                  forcing_labels_fit, generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
                                   teacher_forced_pass)
 from viz.core.i18n import catalogue_keys, t, words
 from viz.core import view
@@ -124,7 +124,7 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
         keys = position_labels(dec.in_tokens[:step + 1])
         rows = dec.self_rows[step][layer]                                              # [H, step+1]
         # a long output's newest positions, as many as the half-page map labels legibly (the CSV has them all)
-        width = type_scale().page_px / 2
+        width = type_scale().column_px()
         newest = slice(max(0, len(keys) - keys_that_fit(width, type_scale())), len(keys))
         fig = heads_row_heatmap(rows[:, newest], keys[newest], words(), title=t("decoding.self.title", layer=layer),
                                 type_scale=type_scale(), width_px=width)
@@ -158,8 +158,7 @@ def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> Non
     n_heads = ctx.model.config.n_heads
     cross = dec.cross_rows[step, layer]                                                  # [H, S]
     # a long sentence: the source tokens this step looked at most, as many as slanted labels fit across the page
-    shown = source_window(cross.mean(0)[None], slice(0, 1), keys_that_fit(type_scale().page_px, type_scale(),
-                                                                          em=SLANTED_EM))
+    shown = source_window(cross.mean(0)[None], slice(0, 1), cross_tokens(type_scale()))
     fig = cross_attention_multiples(cross[:, shown], src_labels[shown], words(),
                                     title=t("decoding.cross.title", step=step, layer=layer), type_scale=type_scale())
     show_figure(fig, f"{ctx.model_id}-decoding-step{step}-cross-L{layer}",
@@ -255,7 +254,7 @@ def forcing_picture(ctx, dec, layer: int) -> None:
         loop[step, :step + 1] = dec.self_rows[step][layer].mean(0)
     # side by side where half the page labels every input, else one under the other
     n = max(shown.stop, gen.stop)
-    left, right = (st.columns(2) if forcing_labels_fit(n, type_scale().page_px / 2, type_scale())
+    left, right = (st.columns(2) if forcing_labels_fit(n, type_scale().column_px(), type_scale())
                    else (st.container(), st.container()))
     with left:
         fig = teacher_forced_pass(weights, ref_loss[shown], ref_in[shown], ref_out[shown], words(),

@@ -108,7 +108,7 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
         chosen = plotly_text([tokens[token]])[0]
         show_figure(feature_histogram(series, words(),
                                       title=t("layernorm.token.title", features=x_in.shape[1], token=chosen),
-                                      type_scale=type_scale(), width_px=type_scale().page_px / 2),
+                                      type_scale=type_scale(), width_px=type_scale().column_px()),
                     f"{tag}-token{token}",
                     matrix_frame(np.stack(list(series.values()), axis=1), list(range(x_in.shape[1])), list(series)),
                     key="ln-hist")

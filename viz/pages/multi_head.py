@@ -19,7 +19,7 @@ from model.capture.schema import sublayer_names
 from viz.elements.browser_view import MULTIHEAD_PICK, browser_view, whole_asked
 from viz.figures import browser_view as payloads
 from viz.figures.browser_view import template_spec
-from viz.figures.multihead import (concat_heatmap, head_patterns, keys_that_fit, per_head_outputs, stage_heatmap,
+from viz.figures.multihead import (concat_heatmap, head_patterns, head_window, per_head_outputs, stage_heatmap,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
 from viz.core.i18n import catalogue_keys, kind_title, t, words
@@ -53,10 +53,12 @@ def picked(cfg) -> tuple[str, int]:
     return kind, layer
 
 
-def window_size() -> int:
+def window_size(trace) -> int:
     """A long sentence's heads through a window of as many tokens as HEAD_COLUMNS panels a row label, never fewer
-    than MIN_WINDOW."""
-    return max(MIN_WINDOW, keys_that_fit(HEAD_COLUMNS, type_scale()))
+    than MIN_WINDOW; a sentence a token or two longer than that whole (head_window: a window of 14 of 15 tokens hid
+    its </s>)."""
+    n_longest = max(len(attention_labels(trace.meta, kind)[0]) for kind in KINDS)
+    return head_window(n_longest, HEAD_COLUMNS, MIN_WINDOW, type_scale())
 
 
 def window_starts(trace, size: int) -> tuple[int, int]:
@@ -332,7 +334,7 @@ def render() -> None:
     st.title(t("multihead.title"))
     kind, layer = picked(cfg)
     drawn = st.container()
-    size = window_size()
+    size = window_size(ctx.trace)
     starts = window_starts(ctx.trace, size)     # the sliders under the view: the window is what it is built for
     sentence = sentence_sig(body_key(ctx, size, starts))
     whole = whole_asked(sentence, view.MULTIHEAD)

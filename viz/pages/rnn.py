@@ -57,7 +57,7 @@ def controls() -> tuple[list[str], str]:
 def alignment_map(weights, rows, cols, title: str):
     """One alignment map in the half of the page its column has, its axes named as the RNN's."""
     return attention_heatmap(weights, rows, cols, RnnWords(words()), title=title, type_scale=type_scale(),
-                             width_px=type_scale().page_px / 2)
+                             width_px=type_scale().column_px())
 
 
 def transformer_cross(task: str, text: str):

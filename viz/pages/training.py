@@ -111,7 +111,7 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
     with c1:
         title = t("training.before.title", size=t(TRAINING_SIZE_KEYS[size]))
         show_figure(_toy_axes(attention_heatmap(start, tgt, src, words(), title=title,
-                                                type_scale=type_scale(), width_px=type_scale().page_px / 2)),
+                                                type_scale=type_scale(), width_px=type_scale().column_px())),
                     f"live-{task}-{size}-step0", matrix_frame(start, tgt, src), key="train-before")
     with c2:
         if goal_id in model_ids():
@@ -120,7 +120,7 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
             rows, cols = attention_labels(trace.meta, "cross")
             show_figure(_toy_axes(attention_heatmap(goal, rows, cols, words(),
                                                     title=t("training.goal.title", model=goal_id),
-                                                    type_scale=type_scale(), width_px=type_scale().page_px / 2)),
+                                                    type_scale=type_scale(), width_px=type_scale().column_px())),
                         f"live-{task}-goal", matrix_frame(goal, rows, cols), key="train-goal")
         else:
             st.info(t("training.goal.missing", model=goal_id))
@@ -137,13 +137,13 @@ def snapshot_figures(run: LiveRun, snap, layer: int, head: int | None, key: str)
         cross = pick(snap.cross)
         show_figure(attention_heatmap(cross, tgt, src, words(),
                                       title=t("training.snap.cross", step=snap.step, name=name),
-                                      type_scale=type_scale(), width_px=type_scale().page_px / 2),
+                                      type_scale=type_scale(), width_px=type_scale().column_px()),
                     f"live-{run.task}-cross-step{snap.step}", matrix_frame(cross, tgt, src), key=f"{key}-cross")
     with c2:
         enc = pick(snap.encoder)
         show_figure(attention_heatmap(enc, src, src, words(),
                                       title=t("training.snap.encoder", step=snap.step, name=name),
-                                      type_scale=type_scale(), width_px=type_scale().page_px / 2),
+                                      type_scale=type_scale(), width_px=type_scale().column_px()),
                     f"live-{run.task}-encoder-step{snap.step}", matrix_frame(enc, src, src), key=f"{key}-enc")
 
 

@@ -14,7 +14,8 @@ from viz.services.analyses import fitted_zoo
 from viz.core.context import current
 from viz.core import view
 from viz.core.text import attention_labels
-from viz.elements.ui import attention_window, explained, layer_head_pickers, matrix_frame, show_figure, token_window, type_scale
+from viz.elements.ui import (attention_window, explained, layer_head_pickers, matrix_frame, on_phone, show_figure,
+                              token_window, type_scale)
 
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
@@ -220,7 +221,7 @@ def shown_tokens(data: dict) -> tuple[slice, slice]:
     the reader picks (a slider) and the keys they look at (self-attention: the same tokens). The scores and
     weights are computed on the whole sentence."""
     n_queries, n_keys = len(data["q_labels"]), len(data["k_labels"])
-    size = max(WHOLE_MAP, map_window(type_scale().page_px / 2, type_scale()))
+    size = max(WHOLE_MAP, map_window(type_scale().column_px(), type_scale()))
     if data["kind"] in ("encoder", "decoder") or data["kind"] == "cross" and data["pattern"] is not None:
         return attention_window(data["kind"], n_queries, data["pattern"], size, "zoo-tokens")
     return token_window(n_queries, size, "zoo-tokens"), slice(0, n_keys)          # the toy's few keys
@@ -355,9 +356,12 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
 def render() -> None:
     st.title(t("zoo.title"))
     ctx = current()
+    # drawn first on the page, computed after the toy tables below it; on a phone over the pickers too (they
+    # filled its whole first screen)
+    picture = st.container() if on_phone() else None
     source, chosen = source_controls(ctx)
     score, weighting, half_width, centre = method_controls()
-    picture = st.container()          # drawn first on the page, computed after the toy tables below it
+    picture = picture if picture is not None else st.container()
     data = model_inputs(ctx, *chosen) if source == "model" else toy_inputs()
     all_scores = {name: masked_scores(name, data) for name in zoo.SCORES}
     scores = all_scores[score]

@@ -25,7 +25,13 @@ NAV_CSS = """<style>
 }
 .st-key-presenter-next a { background: #e8f1fb; }
 .st-key-presenter-prev a p, .st-key-presenter-next a p { font-size: 1.35rem; font-weight: 600; }
+/* a phone's column: "← Previous page: Multi-head assembly" in lines, not cut at the link's edge */
+.st-key-presenter-prev a, .st-key-presenter-next a, .st-key-presenter-prev a p, .st-key-presenter-next a p {
+  white-space: normal; overflow: visible; text-overflow: clip; height: auto; }
 .st-key-tour-links [data-testid="stPageLink"] p { font-size: 1.3rem; font-weight: 600; }
+/* a long link ("Open: Before the Transformer: an RNN with attention") in lines, not cut at a phone's edge */
+.st-key-tour-links [data-testid="stPageLink"] a, .st-key-tour-links [data-testid="stPageLink"] p {
+  white-space: normal; overflow: visible; text-overflow: clip; height: auto; }
 </style>"""
 
 
