@@ -55,10 +55,11 @@ def chromium():
 
 # The fast tier (README): `python -m pytest -m "not browser and not slow"`, a few minutes without root. "slow": the
 # files that build a virtual environment, run nginx, Redis or Debian's corpora (installed by tests/run_all.sh as
-# root), or run for long; the README's full command runs them all.
+# root), start more Pythons (the commands, two DDP ranks), or run for long; a few tests elsewhere carry
+# @pytest.mark.slow themselves (a command run, a measurement over 200 sentences). The README's full command runs them all.
 SLOW_FILES = {"test_install.py", "test_deploy.py", "test_class_store.py", "test_page_class_redis.py",
               "test_class_random.py", "test_data.py", "test_everyday.py", "test_cli.py", "test_toy_training.py",
-              "test_judge.py"}
+              "test_judge.py", "test_ddp.py"}
 
 
 def pytest_collection_modifyitems(items):

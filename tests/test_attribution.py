@@ -77,6 +77,7 @@ MEASURED = {
 }
 
 
+@pytest.mark.slow          # the accuracies: every method on 200 sentences, integrated gradients at 32 steps
 @pytest.mark.parametrize("method", list(MEASURED))
 def test_top1_accuracy_on_toy_reverse_is_what_we_measured(accuracies, method):
     words, everything = accuracies
@@ -85,6 +86,7 @@ def test_top1_accuracy_on_toy_reverse_is_what_we_measured(accuracies, method):
     assert everything[method] == pytest.approx(expected_all, abs=0.08)
 
 
+@pytest.mark.slow
 def test_attention_based_maps_find_the_mirror_and_beat_plain_gradients(accuracies):
     words, _ = accuracies
     assert words["value norm (last layer)"] > 0.9

@@ -117,6 +117,7 @@ def test_translate_cli_with_a_missing_file_says_so_in_one_line(tmp_path, capsys,
     assert err.strip() == f"error: {tmp_path / 'nope.txt'}: no such file"
 
 
+@pytest.mark.slow          # the evaluate command on en-es, beam 2, twice
 def test_evaluate_cli_batched_equals_one_by_one(tmp_path):
     common = ["--model", str(ROOT / "pretrained" / "en-es"), "--test", str(ROOT / "pretrained" / "en-es" / "test.tsv"),
               "--limit", "6", "--beam", "2", "--device", "cpu"]

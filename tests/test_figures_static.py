@@ -64,6 +64,7 @@ def test_an_unknown_format_is_refused(tmp_path):
         save_figure(go.Figure(), tmp_path / "f.jpg")
 
 
+@pytest.mark.slow          # the command, twice in a new Python: every tour figure as SVG and PNG
 def test_figure_command_writes_every_tour_figure_with_the_apps_words(tmp_path):
     """transformer-viz figure: every picture of the tour, no browser; the SVG holds the app's words."""
     from viz.tour.steps import TOUR

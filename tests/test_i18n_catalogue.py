@@ -9,8 +9,10 @@ input.<key>). No key is built from pieces the test cannot read.
 from __future__ import annotations
 
 import ast
+import functools
 import logging
 import re
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +24,8 @@ CODE = sorted([*(ROOT / "viz").rglob("*.py"), *(ROOT / "transformer_viz").rglob(
 PLURAL_CALLS = {"tn", "plural_message"}
 
 
-def trees():
+@functools.cache                 # parsed once a run: every finder below walks these trees (read only)
+def trees() -> list[tuple[Path, ast.Module]]:
     return [(path, ast.parse(path.read_text(encoding="utf-8"))) for path in CODE]
 
 
@@ -66,6 +69,7 @@ def declared_keys() -> set[str]:
     return {key for keys in declared_enumerations().values() for key in keys}
 
 
+@functools.cache
 def input_error_keys() -> set[str]:
     found = set()
     for path in [*(ROOT / "model").rglob("*.py"), *(ROOT / "viz").rglob("*.py")]:

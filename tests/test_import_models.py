@@ -660,6 +660,7 @@ def test_the_command_imports_and_refuses_in_one_line(saved, capsys):
     assert not (folder / "pretrained" / "whole").exists()
 
 
+@pytest.mark.slow          # every page of the app, drawn on the imported model
 def test_every_page_opens_on_an_imported_model(saved, monkeypatch):
     """The tutorial's shape, the most unlike ours (separate vocabularies, post-norm with final norms), on
     every page of the app: no exception, no error."""

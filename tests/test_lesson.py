@@ -388,6 +388,7 @@ def test_the_lesson_and_the_catalogue_need_no_streamlit():
         assert "streamlit" not in top, module
 
 
+@pytest.mark.slow          # the command, twice in a new Python
 def test_cli_writes_the_lesson_in_chinese(tmp_path):
     result = run_cli("lesson", "--model", str(TOY), "--text", "c a f e", "--out", "课.html", "--lang", "zh",
                      cwd=tmp_path)

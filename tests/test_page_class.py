@@ -491,6 +491,7 @@ def test_a_teacher_link_for_another_device_works_once_and_holds_no_secret():
 
 
 # -- the named crash: a reveal after a sentence change, on the projector -----------------------------------------
+@pytest.mark.slow          # a whole class session, step by step
 def test_the_reveal_sequence_that_crashed_the_projector():
     """Seen on the lecture hall, 2 reveals in 5: a 40-word sentence, then short ones from the examples; on the
     positional page a cross-attention question, reveal; a next-token question at step 5, reveal; then every click

@@ -83,6 +83,7 @@ def test_without_the_rnn_folder_the_page_says_so(tmp_path, monkeypatch):
     assert "rnn-reverse/rnn.json" in said and "file missing" in said and str(tmp_path) not in said
 
 
+@pytest.mark.slow          # trains two RNNs on the page
 def test_the_training_page_trains_both_rnns_live():
     at = run_page("training.py", lang="zh")
     no_exceptions(at)

@@ -65,6 +65,7 @@ def test_config_refuses_bad_values():
             RNNConfig(vocab_size=13, **bad)
 
 
+@pytest.mark.slow          # training
 def test_a_few_steps_lower_the_loss():
     first = train_rnn("reverse", "additive", steps=1, eval_every=1)
     later = train_rnn("reverse", "additive", steps=60, eval_every=60)

@@ -14,6 +14,7 @@ from model.analysis.heads import ID_COLUMNS, Head, aggregate_stats, trace_head_s
 from model.capture import schema
 from model.capture.hooks import capture
 from model.capture.schema import KINDS
+from model.capture.trace import Edit
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, encode_text, generate, trace_sentence
 from model.io.checkpoint import Bundle
 
@@ -166,7 +167,7 @@ def corpus_head_stats(bundle: Bundle, sentences: Sequence[str], progress: Progre
 def encoder_patterns(bundle: Bundle, src_ids: list[int], drop_pe: bool = False) -> np.ndarray:
     """Encoder self-attention [L,H,S,S] of `src_ids`; drop_pe replaces the positional encoding by 0,
     which shows that without it the encoder cannot tell word order."""
-    edits = {schema.embed_name("encoder", "pos"): torch.zeros_like} if drop_pe else None
+    edits: dict[str, Edit] | None = {schema.embed_name("encoder", "pos"): torch.zeros_like} if drop_pe else None
     with capture(schema.patterns_glob("encoder"), edits=edits) as run:
         bundle.model.encode(torch.tensor([list(src_ids)], device=bundle.model.device))
     return schema.stacked(run, "encoder")

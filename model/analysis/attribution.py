@@ -18,7 +18,7 @@ decoder reads <s> y_1 .. y_{n-1} (teacher forcing); an attribution map is [T_out
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -26,7 +26,7 @@ import torch
 from model.analysis.flow import attention_rollout, residual_attention
 from model.capture import schema
 from model.capture.hooks import capture
-from model.capture.trace import Trace
+from model.capture.trace import Edit, Trace
 
 TOKENS_HOOK = schema.embed_name("encoder", "tokens")   # scaled token embeddings [B,S,D], before + PE
 MAX_TOKEN_ROWS = 32_768   # path points x output tokens x (source + output tokens) per backward: bounds memory
@@ -34,7 +34,9 @@ Head = tuple[str, int, int]
 
 
 # -- running the model ---------------------------------------------------------------------------------
-def model_of(bundle_or_model) -> torch.nn.Module:
+def model_of(bundle_or_model) -> Any:
+    """The Transformer of a Bundle, or the model given. Any, not Transformer: model/analysis may not import
+    model/nn (tests/test_architecture.py), and torch.nn.Module would hide every attribute it has."""
     return getattr(bundle_or_model, "model", bundle_or_model)
 
 
@@ -193,7 +195,7 @@ def _path_gradients(model, src_ids, tgt_ids, alphas, score: str) -> Attribution:
     for chunk in _alpha_chunks(alphas, max((hi - lo for lo, hi in groups), default=1), x.size(0) + n_out):
         path = (torch.tensor(chunk, dtype=x.dtype, device=x.device)[:, None, None] * x).requires_grad_()  # [m,S,D]
         src = as_batch(src_ids, model, len(chunk))
-        with torch.enable_grad(), capture(names=[], edits={TOKENS_HOOK: lambda _, path=path: path, **written_out}):
+        with torch.enable_grad(), capture(names=[], edits={TOKENS_HOOK: _replaced_by(path), **written_out}):
             src_mask = model.src_mask(src)
             memory = model.encode(src, src_mask)                                # [m,S,D]
             cache = model.new_cache()
@@ -219,6 +221,10 @@ def _row_groups(n_out: int) -> list[tuple[int, int]]:
 
 def _unchanged(value: torch.Tensor) -> torch.Tensor:
     return value
+
+
+def _replaced_by(value: torch.Tensor) -> Edit:
+    return lambda _: value
 
 
 def score_directions(model, states: torch.Tensor, targets: torch.Tensor, score: str) -> torch.Tensor:

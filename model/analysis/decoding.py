@@ -94,7 +94,7 @@ def run_decoding(bundle: Bundle, text: str, method: str, beam: int, max_tokens: 
     chosen_lp = lp[np.arange(len(chosen)), chosen]                            # [T]
     return Decoding(
         method=method, beam=beam if method == "beam" else 1,
-        src_tokens=bundle.source_tokenizer.token_strings(src.ids),
+        src_tokens=bundle.encoder_tokenizer.token_strings(src.ids),
         out_ids=list(best.ids), out_tokens=tok.token_strings(best.ids),
         in_tokens=tok.token_strings([cfg.bos_id] + list(best.ids[:-1])),
         self_rows=self_rows, cross_rows=np.stack(cross_rows),

@@ -24,7 +24,9 @@ def swap_two_words(text: str) -> str:
     """
     words = list(_WORD.finditer(text))
     first = max(range(len(words)), key=lambda k: (len(words[k].group()), -k), default=None)
-    others = [k for k in range(len(words)) if first is not None and words[k].group() != words[first].group()]
+    if first is None:
+        return text
+    others = [k for k in range(len(words)) if words[k].group() != words[first].group()]
     if not others:
         return text
     second = max(others, key=lambda k: (len(words[k].group()), k))

@@ -78,9 +78,8 @@ def scores(kind: str, q, k, weights: dict | None = None, seed: int = DEFAULT_SEE
         return q @ k.T / np.sqrt(d)
     if kind in ("general", "additive"):
         p = _check_weights(kind, random_weights(d, seed) if weights is None else weights, d)
-    if kind == "general":
-        return q @ p["W"] @ k.T
-    if kind == "additive":
+        if kind == "general":
+            return q @ p["W"] @ k.T
         hidden = np.tanh((q @ p["W1"].T)[:, None, :] + (k @ p["W2"].T)[None, :, :])   # [T,S,h]
         return hidden @ p["v"]
     if kind == "cosine":

@@ -35,7 +35,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 from safetensors import SafetensorError
@@ -71,7 +71,7 @@ class Dims:
 
     @classmethod
     def of(cls, config) -> "Dims":
-        get = config.get if isinstance(config, dict) else lambda key: getattr(config, key)
+        get: Callable[[str], Any] = config.get if isinstance(config, dict) else lambda key: getattr(config, key)
         n_heads, d_model = int(get("n_heads")), int(get("d_model"))
         layers = {"encoder": int(get("n_encoder_layers")), "decoder": int(get("n_decoder_layers"))}
         return cls(n_heads, d_model // n_heads, {kind: layers[schema.stack_of(kind)] for kind in schema.KINDS})

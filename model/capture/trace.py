@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import json
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import torch
@@ -89,7 +89,9 @@ class Trace:
     def save(self, path) -> None:
         """One .npz: arrays under their capture names, plus `__meta__` (a JSON string)."""
         meta = {"format_version": FORMAT_VERSION, **self.meta}
-        np.savez_compressed(path, __meta__=np.array(json.dumps(meta, ensure_ascii=False)), **self.arrays)
+        # Any: numpy's stub lets a **name be allow_pickle (a bool); no capture name is.
+        named: dict[str, Any] = {"__meta__": np.array(json.dumps(meta, ensure_ascii=False)), **self.arrays}
+        np.savez_compressed(path, **named)
 
     @classmethod
     def load(cls, path) -> "Trace":

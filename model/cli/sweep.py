@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def read_grid(parser, text: str) -> dict[str, dict[str, str]]:
+def read_grid(parser: argparse.ArgumentParser, text: str) -> dict[str, dict[str, str]]:
     """--grid: a JSON object of runs, each a folder name with an object of trainer flags and string values."""
     try:
         grid = json.loads(text)
@@ -64,7 +64,7 @@ def is_run(item) -> bool:
             and all(isinstance(k, str) and k.startswith("--") and isinstance(v, str) for k, v in flags.items()))
 
 
-def only(parser, grid: dict, names: str | None) -> dict:
+def only(parser: argparse.ArgumentParser, grid: dict, names: str | None) -> dict:
     """The runs --only names (comma-separated), or the whole grid."""
     if not names:
         return grid
@@ -74,7 +74,7 @@ def only(parser, grid: dict, names: str | None) -> dict:
     return {n: grid[n] for n in names.split(",")}
 
 
-def split_flags(parser, text: str) -> list[str]:
+def split_flags(parser: argparse.ArgumentParser, text: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError as e:                      # an open quote

@@ -9,6 +9,7 @@ CPU, one thread by default: about a minute per model on a quiet machine (the mod
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import time
 
@@ -19,6 +20,11 @@ from model.io.rnn_checkpoint import save_rnns
 from model.nn.rnn import ATTENTIONS
 from model.training.rnn import DEFAULT_STEPS, EVAL_LENGTHS, TRAIN_LENGTHS, accuracy_by_length, train_rnn
 from model.training.tasks import TASKS
+
+
+def print_eval(attention: str, r: dict, _model) -> None:
+    print(f"{attention:9s} step {r['step']:5d}  loss {r['loss']:.4f}  exact {r['accuracy']:.1%}  {r['seconds']:.0f} s",
+          flush=True)
 
 
 def main(argv=None) -> int:
@@ -36,9 +42,7 @@ def main(argv=None) -> int:
     models, runs = {}, {}
     for attention in args.attention:
         result = train_rnn(args.task, attention, steps=args.steps, seed=args.seed,
-                           on_eval=lambda r, _m, a=attention: print(f"{a:9s} step {r['step']:5d}  loss {r['loss']:.4f}  "
-                                                                     f"exact {r['accuracy']:.1%}  {r['seconds']:.0f} s",
-                                                                     flush=True))
+                           on_eval=functools.partial(print_eval, attention))
         start = time.perf_counter()
         table = accuracy_by_length(result.model, args.task)
         models[attention] = result.model

@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     lines = [args.text] if args.input is None else read_lines(args.input)   # a mistake: one line (model/cli/__main__.py)
     progress.step(f"loading the model {args.model.name}")
     bundle = load_checkpoint(args.model, device=args.device)
-    if bundle.source_tokenizer.reads_english:
+    if bundle.encoder_tokenizer.reads_english:
         note_not_english(lines)
     if args.input is None:
         print(translate(bundle, args.text, beam=args.beam, max_tokens=args.max_tokens, style=args.style,

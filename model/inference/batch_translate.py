@@ -17,7 +17,8 @@ DEFAULT_BATCH_TOKENS = 2048
 
 def length_batches(lengths: dict[int, int], batch_tokens: int) -> list[list[int]]:
     """Keys sorted by length, cut into batches of at most batch_tokens padded tokens (at least one each)."""
-    batches, batch = [], []
+    batches: list[list[int]] = []
+    batch: list[int] = []
     for i in sorted(lengths, key=lambda i: (lengths[i], i)):
         if batch and lengths[i] * (len(batch) + 1) > batch_tokens:    # sorted: the newest is the widest
             batches.append(batch)
@@ -41,7 +42,7 @@ def decode_batch(model: Transformer, src_ids: list[list[int]], beam: int = 1,
 
 def translate_many(bundle: Bundle, texts: list[str], beam: int = 1, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                    max_tokens: int = DEFAULT_MAX_TOKENS,
-                   on_batch: Callable[[int], None] | None = None, style: str | None = None,
+                   on_batch: Callable[[int], object] | None = None, style: str | None = None,
                    no_repeat_ngram: int = 0) -> list[str]:
     """Translations in the order of texts ("" for a blank one), in `style` (pipeline.source_text). batch_tokens
     bounds padded source tokens per batch, counting each of a beam's decoder rows; on_batch(n) reports n done;

@@ -287,7 +287,8 @@ def beam_search_batch(model: Transformer, src: torch.Tensor, max_lens: list[int]
         total = (logprobs + scores[:, None]).view(len(active), K * V)     # [n,K*V]
         top = total.topk(min(2 * K, K * V), dim=1)                        # [n,2K]
         chosen = logprobs.view(len(active), K * V).gather(1, top.indices)  # [n,2K] each candidate's own step
-        rows, still = [], []                                              # next rows (by current row); sentences left
+        rows: list[int] = []                                              # next rows (by current row)
+        still: list[int] = []                                             # sentences left
         for i, candidates in enumerate(zip(top.values.tolist(), top.indices.tolist(), chosen.tolist())):
             b = active[i]
             live, parents = _expand(beams[i], *candidates, V, K, cfg.eos_id, finished[b])

@@ -49,7 +49,7 @@ class Encoded:
 def source_ids(bundle: Bundle, text: str) -> list[int]:
     """The encoder's input, uncut: the source vocabulary's ids, ending in </s> (and led by <s> where the
     model was trained so, config.src_bos)."""
-    ids = bundle.source_tokenizer.encode(text.strip())
+    ids = bundle.encoder_tokenizer.encode(text.strip())
     return [bundle.config.bos_id] + ids if bundle.config.src_bos else ids
 
 
@@ -115,8 +115,9 @@ def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=N
     text = source_text(bundle, text, style)
     src = encode_text(bundle, text, max_tokens)
     generated = generate(bundle, src.ids, beam)
-    forced = bool(target and target.strip())
-    y = encode_text(bundle, target, max_tokens, target=True).ids if forced else generated
+    target = target if target and target.strip() else None                   # blank: the model's own output
+    forced = target is not None
+    y = encode_text(bundle, target, max_tokens, target=True).ids if target is not None else generated
     trace, logits = forced_pass(bundle, src.ids, y, names)
     logprobs = logits.log_softmax(-1)[0, torch.arange(len(y)), torch.tensor(y)]
     trace.meta.update(
@@ -124,11 +125,11 @@ def trace_sentence(bundle: Bundle, text: str, target: str | None = None, names=N
         config=bundle.config.to_dict(),
         src_text=text.strip(),
         src_ids=src.ids,
-        src_tokens=bundle.source_tokenizer.token_strings(src.ids),
+        src_tokens=bundle.encoder_tokenizer.token_strings(src.ids),
         src_truncated=src.truncated,
         src_n_tokens=src.n_total,
         teacher_forced=forced,
-        tgt_text=target.strip() if forced else tok.decode(y),
+        tgt_text=target.strip() if target is not None else tok.decode(y),
         tgt_ids=y,
         tgt_in_tokens=tok.token_strings([bundle.config.bos_id] + y[:-1]),
         tgt_out_tokens=tok.token_strings(y),

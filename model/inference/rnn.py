@@ -28,8 +28,9 @@ class RNNReading:
 def read_input(model: Seq2SeqRNN, tokenizer: Tokenizer, text: str) -> RNNReading:
     src_ids = tokenizer.encode(text)
     ids, out = model.greedy(torch.tensor([src_ids], device=model.device), len(src_ids) + EXTRA_STEPS)
-    ids = ids[0].tolist()
-    n = ids.index(model.cfg.eos_id) + 1 if model.cfg.eos_id in ids else len(ids)
-    as_numpy = lambda x: None if x is None else x[0, :n].double().cpu().numpy()   # noqa: E731
-    return RNNReading(model.cfg.attention, tokenizer.token_strings(src_ids), tokenizer.token_strings(ids[:n]),
-                      tokenizer.decode(ids[:n]), as_numpy(out.context), as_numpy(out.scores), as_numpy(out.weights))
+    wrote = ids[0].tolist()
+    n = wrote.index(model.cfg.eos_id) + 1 if model.cfg.eos_id in wrote else len(wrote)
+    as_numpy = lambda x: x[0, :n].double().cpu().numpy()                        # noqa: E731
+    maybe = lambda x: None if x is None else as_numpy(x)                         # noqa: E731  (no attention)
+    return RNNReading(model.cfg.attention, tokenizer.token_strings(src_ids), tokenizer.token_strings(wrote[:n]),
+                      tokenizer.decode(wrote[:n]), as_numpy(out.context), maybe(out.scores), maybe(out.weights))

@@ -49,6 +49,7 @@ class GreedyBatcher:
                     self._open_lane(up_to=self.lanes)
         if request.error is not None:
             raise request.error
+        assert request.ids is not None                # done without an error: decoded
         return request.ids
 
     def _open_lane(self, up_to: int) -> None:      # with the lock held

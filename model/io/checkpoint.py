@@ -41,6 +41,11 @@ class Bundle:
             self.source_tokenizer = self.tokenizer
 
     @property
+    def encoder_tokenizer(self) -> Tokenizer:
+        """The source side's tokenizer, never None (source_tokenizer, typed for the constructor's None)."""
+        return self.tokenizer if self.source_tokenizer is None else self.source_tokenizer
+
+    @property
     def model_id(self) -> str:
         return self.path.name
 

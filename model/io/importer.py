@@ -222,7 +222,7 @@ def _norm(state, used, shape: Shape, theirs: str) -> dict[str, torch.Tensor]:
 def _layer(state, used, shape: Shape, stack: str, i: int) -> dict[str, torch.Tensor]:
     theirs = (shape.encoder_layer if stack == "encoder" else shape.decoder_layer).format(i=i)
     ours = f"{stack}.layers.{i}"
-    out = {}
+    out: dict[str, torch.Tensor] = {}
     for sub, their_sub in shape.attention.items():
         if stack == "decoder" or sub == "self_attn":
             out |= {f"{ours}.{sub}.{k}": v for k, v in _attention(state, used, shape, f"{theirs}.{their_sub}").items()}
@@ -515,9 +515,14 @@ def import_model(checkpoint: str | Path, out: str | Path, told: Told | int, voca
     chosen = SHAPE_OF[shape] if shape else detect_shape(state)
     if chosen.marker not in state:
         raise CheckpointError(f"{checkpoint}: not the {chosen.name} shape (it has no {chosen.marker})")
-    vocabs = (read_vocabulary(vocab), None) if vocab else (read_vocabulary(tgt_vocab), read_vocabulary(src_vocab))
+    source: Vocabulary | None = None                                     # None: one vocabulary for both sides
+    if vocab:
+        target = read_vocabulary(vocab)
+    else:
+        assert tgt_vocab is not None and src_vocab is not None           # both given: checked above
+        target, source = read_vocabulary(tgt_vocab), read_vocabulary(src_vocab)
     origin = f"`{Path(checkpoint).name}` (sha256 {_sha256(Path(checkpoint))[:16]}…)"
-    imported = build(state, told, *vocabs, shape=chosen, origin=origin)
+    imported = build(state, told, target, source, shape=chosen, origin=origin)
     if check is not None:
         check(imported)
     _write(imported, out)

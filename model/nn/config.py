@@ -215,7 +215,7 @@ def _check_size(cfg: TransformerConfig) -> None:
     budget = memory_budget_elements()
     if params <= MAX_PARAMETERS and total <= budget:
         return
-    culprit = max(terms, key=terms.get)
+    culprit = max(terms, key=lambda name: terms[name])
     raise _bad(culprit, getattr(cfg, culprit),
                f"the model would hold {_approx(total)} numbers ({_approx(params)} parameters, "
                f"{_approx(total * BYTES_PER_ELEMENT // 2**30)} GiB in fp32); the limit is {MAX_PARAMETERS:.0e} "

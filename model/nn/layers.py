@@ -5,6 +5,7 @@ Shapes: B batch, T/S query/key positions, H heads, D d_model, Dh d_head = D / H.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -157,7 +158,7 @@ class LayerNorm(nn.Module):
         return (x - mean) / spread, mean.squeeze(-1), spread.squeeze(-1)
 
 
-ACTIVATION = {"relu": F.relu, "gelu": F.gelu}   # config.ACTIVATIONS
+ACTIVATION: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": F.gelu}   # config.ACTIVATIONS
 
 
 class FeedForward(nn.Module):

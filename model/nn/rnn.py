@@ -179,6 +179,6 @@ class Seq2SeqRNN(nn.Module):
 
 def _stack(steps: list[tuple]) -> RNNOutput:
     logits, context, scores, weights = zip(*steps)
-    stack = lambda xs: None if xs[0] is None else torch.stack(xs, 1)   # noqa: E731
-    return RNNOutput(stack(logits), stack(context), stack(scores), stack(weights))
+    stack = lambda xs: None if xs[0] is None else torch.stack(xs, 1)   # noqa: E731  (no attention: no scores)
+    return RNNOutput(torch.stack(logits, 1), torch.stack(context, 1), stack(scores), stack(weights))
 

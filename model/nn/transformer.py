@@ -145,6 +145,7 @@ class DecoderCache:
         return start, target_mask(self.keep, tgt.size(1))
 
     def reorder(self, index: torch.Tensor):   # row b continues row index[b]: beam search, finished rows dropped
+        assert self.keep is not None, "reorder() before any advance()"
         self.keep = self.keep.index_select(0, index)
         for self_kv, cross_kv in self.layers:
             self_kv.reorder(index)

@@ -35,7 +35,7 @@ import statistics
 import unicodedata
 from collections import Counter
 from pathlib import Path
-from typing import Container, Iterable
+from typing import Collection, Container, Iterable
 
 from model.io.files import MiB, read_text_limited
 
@@ -83,7 +83,7 @@ _MARKERS = re.compile("[¶§\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]
 _CAMEL = re.compile(r"[a-zà-ÿ][A-ZÀ-Þ]")
 
 
-def clean_verse(raw: str, joins: Container[str] = frozenset()) -> str:
+def clean_verse(raw: str, joins: Collection[str] = frozenset()) -> str:
     """Plain text of one verse of OSIS markup (both modules use OSIS).
 
     `joins`: lower-case words such as "díjole" that an added enclitic pronoun forms with the word
@@ -253,7 +253,8 @@ def read_module(name: str, sword_dir: Path = SWORD_DIR, books: Container[str] | 
     bible = modules.get_bible_from_module(name)
     # pysword decompresses the whole book block for every single verse; cache the last block.
     bible._decompressed_text = functools.lru_cache(maxsize=2)(bible._decompressed_text)
-    structure, verses = bible.get_structure(), {}
+    structure = bible.get_structure()
+    verses: dict[Ref, str] = {}
     for testament in ("ot", "nt"):
         for _, osis, _, _ in canons["kjv"][testament]:  # the 66-book canon, in order
             if books is not None and osis not in books:
@@ -327,17 +328,17 @@ def translation_table(src: list[set[str]], tgt: list[set[str]], min_dice: float 
     return table
 
 
-def _viterbi(n: int, states: range, score, penalty: float) -> list[int]:
+def _viterbi(n: int, states: Iterable[int], score, penalty: float) -> list[int]:
     """Best state per position maximising sum of score(i, i + state) - penalty per change."""
     states = list(states)
     total = {d: 0.0 if d == 0 else -penalty for d in states}
     back = []
     for i in range(n):
-        best = max(states, key=total.get)  # staying beats jumping unless best leads by > penalty
+        best = max(states, key=lambda d: total[d])  # staying beats jumping unless best leads by > penalty
         prev = {d: d if total[d] >= total[best] - penalty else best for d in states}
         total = {d: total[p] - (p != d) * penalty + score(i, i + d) for d, p in prev.items()}
         back.append(prev)
-    state = max(states, key=total.get)
+    state = max(states, key=lambda d: total[d])
     path = []
     for pointers in reversed(back):
         path.append(state)

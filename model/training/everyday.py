@@ -117,7 +117,7 @@ def build_everyday(wordnet_dir: Path = WORDNET_DIR, limit: int | None = None) ->
     english = [as_sentence(e) for e in read_examples(wordnet_dir)[:limit]]
     english = list(dict.fromkeys(english))           # one pair per English sentence: no duplicate pairs later
     spanish = translate_apertium(english)
-    dropped, pairs = Counter(), []
+    dropped, pairs = Counter[str](), []
     for en, es in zip(english, spanish):
         reason = drop_reason(en, es)
         if reason:

@@ -42,6 +42,11 @@ def measure(bundle: Bundle, source: str, reference: str | None = None, style: st
     return Measured(source, output, float(chosen.mean()), repeats_a_word(output), chrf)
 
 
+def _chrf(m: Measured) -> float:
+    assert m.chrf is not None, f"no reference for {m.source!r}"      # ranked by chrF: measured against one
+    return m.chrf
+
+
 def choose(measured_well: list[Measured], measured_everyday: list[Measured], n: int = 6) -> dict[str, list[Measured]]:
     """The n everyday sentences with the best chrF (when they have references), the n held-out verses with
     the best chrF, and the n everyday ones that go worst (repeats first, then the lowest confidence); a
@@ -49,9 +54,9 @@ def choose(measured_well: list[Measured], measured_everyday: list[Measured], n: 
     measured_well = [m for m in measured_well if is_clean(m.source) and is_clean(m.output)]
     measured_everyday = [m for m in measured_everyday if is_clean(m.source) and is_clean(m.output)]
     with_ref = [m for m in measured_everyday if m.chrf is not None]
-    everyday = sorted(with_ref, key=lambda m: (m.repeats, -m.chrf))[:n]
+    everyday = sorted(with_ref, key=lambda m: (m.repeats, -_chrf(m)))[:n]
     rest = [m for m in measured_everyday if m not in everyday]
-    well = sorted(measured_well, key=lambda m: -m.chrf)[:n]
+    well = sorted(measured_well, key=lambda m: -_chrf(m))[:n]
     struggles = sorted(rest, key=lambda m: (not m.repeats, m.confidence))[:n]
     return {"everyday": everyday, "well": well, "struggles": struggles} if everyday else \
         {"well": well, "struggles": struggles}

@@ -66,18 +66,19 @@ def style_of_set(name: str) -> str:
 
 
 def measure(bundle: Bundle, folder: Path, sets: dict[str, Pairs], beam: int = 4, no_repeat_ngram: int = 0,
-            extra: dict[str, Pairs] | None = None, on_batch: Callable[[int], None] | None = None) -> Measurement:
+            extra: dict[str, Pairs] | None = None, on_batch: Callable[[int], object] | None = None) -> Measurement:
     """Scores of one model on the dev, test and everyday sets, and on `extra` (each decoded in batches;
     on_batch(n): n sentences done)."""
+    extra = extra or {}
     scores, outputs = {}, {}
-    for name, pairs in (sets | (extra or {})).items():
+    for name, pairs in (sets | extra).items():
         outputs[name] = translate_many(bundle, [s for s, _ in pairs], beam=beam, style=style_of_set(name),
                                        on_batch=on_batch, no_repeat_ngram=no_repeat_ngram)
         full = score(outputs[name], [t for _, t in pairs])
         scores[name] = {"bleu": full["bleu"], "chrf": full["chrf"]}
     repeats = sum(repeats_a_word(o) for name in ("test", "everyday") for o in outputs[name])
     more = {name: scores[name] | {"repeats": sum(map(repeats_a_word, outputs[name])), "pairs": len(extra[name])}
-            for name in extra or {}}
+            for name in extra}
     return Measurement(scores.get("dev"), scores["test"], scores["everyday"], repeats,
                        bundle.model.num_parameters(), (folder / WEIGHTS).stat().st_size, scores.get("modern"),
                        more or None)
@@ -151,6 +152,8 @@ def table(candidate: Measurement, baseline: Measurement) -> str:
     def pair(d: dict) -> str:
         return f"{d['bleu']:.2f} / {d['chrf']:.2f}"
 
+    theirs = candidate.extra or {}
+
     rows = [*([("dev BLEU / chrF", pair(baseline.dev), pair(candidate.dev))] if baseline.dev and candidate.dev else []),
             ("test BLEU / chrF", pair(baseline.test), pair(candidate.test)),
             ("everyday BLEU / chrF", pair(baseline.everyday), pair(candidate.everyday)),
@@ -158,8 +161,8 @@ def table(candidate: Measurement, baseline: Measurement) -> str:
               if baseline.modern and candidate.modern else []),
             ("outputs repeating a word 3×", str(baseline.repeats), str(candidate.repeats)),
             *[(f"{name} ({m['pairs']}) BLEU / chrF / repeats", f"{pair(m)} / {m['repeats']}",
-               f"{pair(candidate.extra[name])} / {candidate.extra[name]['repeats']}")
-              for name, m in (baseline.extra or {}).items() if name in (candidate.extra or {})],
+               f"{pair(theirs[name])} / {theirs[name]['repeats']}")
+              for name, m in (baseline.extra or {}).items() if name in theirs],
             ("parameters", f"{baseline.parameters:,}", f"{candidate.parameters:,}"),
             ("weights", f"{baseline.weights_bytes / 1e6:.1f} MB", f"{candidate.weights_bytes / 1e6:.1f} MB")]
     width = max(len(r[0]) for r in rows)

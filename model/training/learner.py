@@ -232,7 +232,7 @@ FIXES: tuple[Fix, ...] = (
 )
 
 
-def apply_fixes(en: str, es: str, fixes: tuple[Fix, ...] = FIXES) -> tuple[str | None, list[str]]:
+def apply_fixes(en: str, es: str | None, fixes: tuple[Fix, ...] = FIXES) -> tuple[str | None, list[str]]:
     """The Spanish after every fix that applies and changes it (None: dropped), and those fixes' names."""
     touched = []
     for f in fixes:
@@ -281,7 +281,7 @@ def build_short(wordnet_dir: Path = WORDNET_DIR, limit: int | None = None) -> tu
     """(lemma, (en, es)) for each lemma's bare and sentence forms, and stats (drops, fixes)."""
     lemmas = read_lemmas(wordnet_dir)[:limit]
     forms = [(lemma, form) for lemma in lemmas for form in (lemma, as_sentence(lemma))]
-    dropped, fixed = Counter(), Counter()
+    dropped, fixed = Counter[str](), Counter[str]()
     pairs = dict(translated([f for _, f in forms], SHORT_WORDS, dropped))
     fixed_pairs = dict(fix_pairs(list(pairs.items()), fixed))
     dropped["fix"] = len(pairs) - len(fixed_pairs)
@@ -291,7 +291,7 @@ def build_short(wordnet_dir: Path = WORDNET_DIR, limit: int | None = None) -> tu
 
 def build_glosses(wordnet_dir: Path = WORDNET_DIR, limit: int | None = None) -> tuple[list[Pair], dict]:
     glosses = read_glosses(wordnet_dir)[:limit]
-    dropped, fixed = Counter(), Counter()
+    dropped, fixed = Counter[str](), Counter[str]()
     pairs = translated(glosses, GLOSS_WORDS, dropped)
     kept = fix_pairs(pairs, fixed)
     dropped["fix"] = len(pairs) - len(kept)
@@ -303,7 +303,7 @@ def split_by_lemma(items: list[tuple[str, Pair]], seed: int, n_test: int = N_SHO
     """test/dev/train of the short pairs, no lemma in two splits, nor a bare Spanish shared by two
     lemmas ("hello", "hi" -> "hola"): corpus.split_pairs over (lemma, its first Spanish) links them.
     The `train_only` lemmas, and those translated like them, are trained on, never held out."""
-    first = {}
+    first: dict[str, str] = {}
     for lemma, (_, es) in items:
         first.setdefault(lemma, es.lower().rstrip(".!?"))
     taught = {first[lemma] for lemma in train_only if lemma in first}
@@ -344,7 +344,7 @@ def build_learner(bible: dict[str, list[Pair]], everyday: dict[str, list[Pair]],
     held_out = {en for name in ("dev", "test") for en, _ in splits[name]}
     glosses, gloss_stats = build_glosses(limit=limit)
     glosses = [p for p in glosses if p[0] not in held_out]
-    fixed = Counter()
+    fixed = Counter[str]()
     everyday_train = fix_pairs(everyday["train"], fixed)
     files = {f"short_{name}.tsv": pairs for name, pairs in splits.items()}
     files |= {"gloss_train.tsv": glosses, "class.tsv": list(CLASS_PHRASES), "everyday_train.tsv": everyday_train,

@@ -67,6 +67,7 @@ class LiveRun:
 
     def bundle(self) -> Bundle:
         """The trained model as a Bundle, so model/inference/pipeline.py can translate and trace with it."""
+        assert self.result is not None, "bundle() before training"
         model = self.result.model.eval()
         return Bundle(model, self.result.tokenizer, model.cfg, Path(f"live-{self.task}-{self.size}"))
 

@@ -53,16 +53,16 @@ def start_runtime(device: str | None = None) -> Runtime:
     """One process, or under torchrun (WORLD_SIZE > 1) one rank: joins the process group, NCCL on
     GPUs (one per LOCAL_RANK) and gloo on CPUs."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    device = pick_device(device)
+    chosen = pick_device(device)
     if world == 1:
-        return Runtime(device)
+        return Runtime(chosen)
     rank = int(os.environ["RANK"])
-    if device.type == "cuda":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-        torch.cuda.set_device(device)
+    if chosen.type == "cuda":
+        chosen = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(chosen)
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    return Runtime(device, rank, world)
+        dist.init_process_group("nccl" if chosen.type == "cuda" else "gloo")
+    return Runtime(chosen, rank, world)
 
 
 def stop_runtime(rt: Runtime) -> None:

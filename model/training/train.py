@@ -52,7 +52,9 @@ def encode_pairs(tok: Tokenizer, pairs, max_len: int) -> list[tuple[list[int], l
 def token_batches(data, max_tokens: int, rng: random.Random):
     """Length-bucketed batches of about max_tokens (padded source + target), in random order."""
     order = sorted(range(len(data)), key=lambda i: (len(data[i][0]) + rng.random() * 3, len(data[i][1])))
-    batches, batch, width = [], [], 0
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    width = 0
     for i in order:
         w = max(width, len(data[i][0]) + len(data[i][1]))
         if batch and w * (len(batch) + 1) > max_tokens:
@@ -66,7 +68,7 @@ def token_batches(data, max_tokens: int, rng: random.Random):
     return batches
 
 
-def collate(data, idx):
+def collate(data, idx) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     src = pad_batch([data[i][0] for i in idx])
     tgt_in = pad_batch([[BOS_ID] + data[i][1][:-1] for i in idx])
     tgt_out = pad_batch([data[i][1] for i in idx])
