@@ -75,3 +75,37 @@ def wait_for_app(page, timeout_ms: int = APP_TIMEOUT_MS) -> None:
 def axis_labels(page, axis: str = "x") -> list[str]:
     """Tick labels of every plotly chart on the page, in order."""
     return page.eval_on_selector_all(f".js-plotly-plot .{axis}tick text", "els => els.map(e => e.textContent)")
+
+
+class PageRuns:
+    """The whole-page script runs a page asks the server for: rerun_script messages naming no fragment (the worker
+    watchdog, a fragment on every page, reruns every 5 s: not a run of the page, not counted)."""
+    def __init__(self, page):
+        self.count = 0
+        page.on("websocket", lambda ws: ws.on("framesent", self._add))
+
+    def _add(self, frame):
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        message = BackMsg.FromString(frame if isinstance(frame, bytes) else frame.encode())
+        if message.WhichOneof("type") == "rerun_script" and not message.rerun_script.fragment_id:
+            self.count += 1
+
+
+def open_browser_view(chromium, url: str, view: str, load_ms: int, settle_ms: int = 1000):
+    """A 1280x720 page at `url` once its browser-side view (`view`, a CSS selector) holds every kind and layer
+    and the last run is over (a pick's messages are then counted alone); returns it and its PageRuns."""
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    runs = PageRuns(page)
+    page.goto(url)
+    wait_for_app(page)
+    page.wait_for_selector(f"{view}[data-whole='1']", timeout=load_ms)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=load_ms)
+    page.wait_for_timeout(settle_ms)
+    return page, runs
+
+
+def view_drew(page, view: str, pick: str, timeout: int) -> None:
+    """Wait until the browser-side view `view` has drawn `pick` ("kind:layer[:head]") whole."""
+    page.wait_for_function("([s, w]) => (document.querySelector(s) || {dataset: {}}).dataset.linesPick === w",
+                           arg=[view, pick], timeout=timeout)
+

@@ -1,6 +1,6 @@
 """The explorer drawn in the browser (issue 44), in Chromium: a head picked with the mouse (a thumbnail of the grid)
 and with the keyboard (the pickers), in English and 中文, normal and presenter mode; the pick is drawn with no
-message to the server (no script run) and written to the URL; the masked cells of decoder self-attention stay
+script run of the page and written to the URL; the masked cells of decoder self-attention stay
 grey; the CSV of a pick downloads."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import urllib.parse
 
 import pytest
 
-from browser_utils import wait_for_app
+from browser_utils import open_browser_view, view_drew, wait_for_app
 from viz.core.catalogue import message
 
 pytestmark = pytest.mark.browser
@@ -19,33 +19,15 @@ DRAWN_MS = 30_000
 VIEW = ".vz-explorer"
 
 
-class Sent:
-    """Websocket messages the page sends the server (a script run asked for is one)."""
-    def __init__(self, page):
-        self.count = 0
-        page.on("websocket", lambda ws: ws.on("framesent", lambda _frame: self._add()))
-
-    def _add(self):
-        self.count += 1
-
-
 def open_view(chromium, app_url: str, **params):
-    page = chromium.new_page(viewport={"width": 1280, "height": 720})
-    sent = Sent(page)
+    """The explorer once the view holds every kind (it asks for them once it has drawn the first screen: a pick
+    while that run is under way is told to the server once it is over)."""
     query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, **params})
-    page.goto(f"{app_url}/explorer?{query}")
-    wait_for_app(page)
-    # the view asks for every kind once it has drawn the first screen: wait for them (a pick while that run is
-    # under way is told to the server once it is over: a message)
-    page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=LOAD_MS)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=LOAD_MS)
-    page.wait_for_timeout(300)
-    return page, sent
+    return open_browser_view(chromium, f"{app_url}/explorer?{query}", VIEW, LOAD_MS)
 
 
 def drawn(page, pick: str) -> None:
-    page.wait_for_function("([s, w]) => (document.querySelector(s) || {dataset: {}}).dataset.linesPick === w",
-                           arg=[VIEW, pick], timeout=DRAWN_MS)
+    view_drew(page, VIEW, pick, DRAWN_MS)
 
 
 def map_title(page) -> str:
@@ -89,7 +71,7 @@ def test_pick_a_head_with_the_mouse_and_the_keyboard(chromium, app_url, lang, pr
         drawn(page, "decoder:1:3")
         assert url_pick(page) == ("decoder", "1", "3")
         page.wait_for_timeout(300)
-        assert sent.count == before                                  # no message to the server: no script run
+        assert sent.count == before                                  # no script run of the page
         size = page.evaluate("(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)",
                              f"{VIEW} .vz-head")
         ticks = page.evaluate("""() => [...document.querySelectorAll('.vz-map .ytick text')]

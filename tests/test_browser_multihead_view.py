@@ -9,8 +9,7 @@ import urllib.parse
 
 import pytest
 
-from browser_utils import wait_for_app
-from streamlit.proto.BackMsg_pb2 import BackMsg
+from browser_utils import open_browser_view, view_drew, wait_for_app
 from test_browser_explorer_view import DRAWN_MS, LOAD_MS, SENTENCE
 from viz.core.catalogue import message
 
@@ -20,34 +19,13 @@ VIEW = ".vz-deck"
 SHOTS = os.environ.get("VIZ_SHOTS")          # a folder: each case's screen saved there (to look at)
 
 
-class Sent:
-    """The page's script runs asked for: a rerun_script message of the whole page (the worker watchdog's fragment,
-    viz/classroom/panel.py, runs every 5 s on every page: not a run of the page, not counted)."""
-    def __init__(self, page):
-        self.count = 0
-        page.on("websocket", lambda ws: ws.on("framesent", self._add))
-
-    def _add(self, frame):
-        message = BackMsg.FromString(frame if isinstance(frame, bytes) else frame.encode())
-        if message.WhichOneof("type") == "rerun_script" and not message.rerun_script.fragment_id:
-            self.count += 1
-
-
 def open_view(chromium, app_url: str, **params):
-    page = chromium.new_page(viewport={"width": 1280, "height": 720})
-    sent = Sent(page)
     query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, **params})
-    page.goto(f"{app_url}/multihead?{query}")
-    wait_for_app(page)
-    page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=LOAD_MS)     # every kind and layer is here
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=LOAD_MS)
-    page.wait_for_timeout(1000)             # the last run's messages are in (a pick's are then counted alone)
-    return page, sent
+    return open_browser_view(chromium, f"{app_url}/multihead?{query}", VIEW, LOAD_MS)
 
 
 def drawn(page, pick: str) -> None:
-    page.wait_for_function("([s, w]) => (document.querySelector(s) || {dataset: {}}).dataset.linesPick === w",
-                           arg=[VIEW, pick], timeout=DRAWN_MS)
+    view_drew(page, VIEW, pick, DRAWN_MS)
 
 
 def heads_title(page) -> str:

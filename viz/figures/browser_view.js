@@ -220,19 +220,7 @@ function fillPickers(view) {
   dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
   dom.csv.textContent = words.csv;
   dom.linesRead.textContent = words.lines_read;
-  if (dom.kindButtons.dataset.sig !== data.sig) {
-    dom.kindButtons.replaceChildren();
-    for (const kind of Object.keys(words.kind_names)) {
-      const label = element("label", "vz-kind", dom.kindButtons);
-      const input = element("input", "", label);
-      input.type = "radio";
-      input.name = `vz-kind-${view.id}`;
-      input.value = kind;
-      element("span", "", label).textContent = words.kind_names[kind];
-    }
-    dom.kindButtons.dataset.sig = data.sig;
-  }
-  for (const input of dom.kindButtons.querySelectorAll("input")) input.checked = input.value === pick.kind;
+  fillKinds(view);
   const layers = Array.from({ length: part.layers }, (_, i) => [i, words.layer_names[i]]);
   const heads = [-1, ...Array.from({ length: part.heads }, (_, h) => h)].map((h) => [h, words.head_names[String(h)]]);
   options(dom.layer, layers, pick.layer);
@@ -438,6 +426,24 @@ function deckHeld(data, pick) {
   return !!valid && !!data.picks[pickText(valid, data.names)];
 }
 
+function fillKinds(view) {
+  // the kind radios (made again for a new body: its words), the pick's checked
+  const { dom, data, pick } = view;
+  if (dom.kindButtons.dataset.sig !== data.sig) {
+    dom.kindButtons.replaceChildren();
+    for (const kind of Object.keys(data.words.kind_names)) {
+      const label = element("label", "vz-kind", dom.kindButtons);
+      const input = element("input", "", label);
+      input.type = "radio";
+      input.name = `vz-kind-${view.id}`;
+      input.value = kind;
+      element("span", "", label).textContent = data.words.kind_names[kind];
+    }
+    dom.kindButtons.dataset.sig = data.sig;
+  }
+  for (const input of dom.kindButtons.querySelectorAll("input")) input.checked = input.value === pick.kind;
+}
+
 function deckPickers(view) {
   const { dom, data, pick } = view;
   const words = data.words;
@@ -445,19 +451,7 @@ function deckPickers(view) {
   dom.layerText.textContent = words.layer;
   dom.layer.setAttribute("aria-label", words.layer);
   dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
-  if (dom.kindButtons.dataset.sig !== data.sig) {
-    dom.kindButtons.replaceChildren();
-    for (const kind of Object.keys(words.kind_names)) {
-      const label = element("label", "vz-kind", dom.kindButtons);
-      const input = element("input", "", label);
-      input.type = "radio";
-      input.name = `vz-kind-${view.id}`;
-      input.value = kind;
-      element("span", "", label).textContent = words.kind_names[kind];
-    }
-    dom.kindButtons.dataset.sig = data.sig;
-  }
-  for (const input of dom.kindButtons.querySelectorAll("input")) input.checked = input.value === pick.kind;
+  fillKinds(view);
   options(dom.layer, Array.from({ length: data.layers[pick.kind] }, (_, i) => [i, words.layer_names[i]]), pick.layer);
 }
 

@@ -256,11 +256,7 @@ def word_order_figure(reordered, actual, token_labels: list[str], words: Words, 
     layout = subplot_layout(list(panel_titles), rows=1, cols=3, shared_yaxes=True,
                             horizontal_spacing=(1 - 3 * ORDER_PANEL) / 2)
     hover = f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
-    traces = [go.Heatmap(z=m, x=labels, y=labels, coloraxis=axis, **subplot_axes(i),
-                         hovertemplate=hover + f"{name} %{{z:.4f}}<extra></extra>")
-              for i, (m, axis, name) in enumerate(((reordered, "coloraxis", value_name),
-                                                   (actual, "coloraxis", value_name),
-                                                   (diff, "coloraxis2", f"Δ {value_name}")))]
+    traces = _order_maps(reordered, actual, diff, labels, hover, value_name)
     ticks = dict(type="category", tickfont=type_scale.font("tick"), automargin=True)
     # Keys upright; plotly leaves every other one out when a third of the page is too narrow for all of them
     # (forced, twenty keys ran into each other). Queries, one per row, all shown.
@@ -288,6 +284,15 @@ def word_order_figure(reordered, actual, token_labels: list[str], words: Words, 
     return go.Figure(traces, layout=typeset(layout, type_scale))
 
 
+def _order_maps(reordered, actual, diff, labels, hover: str, value_name: str) -> list:
+    """The three word-order maps (reordered, actual, their difference) as heatmaps of their panels: the weights on
+    one colour axis, the difference on a second."""
+    return [go.Heatmap(z=m, x=labels, y=labels, coloraxis=axis, **subplot_axes(i),
+                       hovertemplate=hover + f"{name} %{{z:.4f}}<extra></extra>")
+            for i, (m, axis, name) in enumerate(((reordered, "coloraxis", value_name), (actual, "coloraxis", value_name),
+                                                 (diff, "coloraxis2", f"Δ {value_name}")))]
+
+
 def _word_order_stacked(reordered, actual, diff, labels: list[str], panel_titles, words: Words, title: str,
                         type_scale: TypeScale) -> go.Figure:
     """word_order_figure in a phone's column: the three maps one above the other, each the column's width and
@@ -302,11 +307,7 @@ def _word_order_stacked(reordered, actual, diff, labels: list[str], panel_titles
     layout = subplot_layout(list(panel_titles), rows=3, cols=1, shared_xaxes=True,
                             vertical_spacing=title_px / plot_px)
     hover = f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
-    traces = [go.Heatmap(z=m, x=labels, y=labels, coloraxis=axis, **subplot_axes(i),
-                         hovertemplate=hover + f"{name} %{{z:.4f}}<extra></extra>")
-              for i, (m, axis, name) in enumerate(((reordered, "coloraxis", value_name),
-                                                   (actual, "coloraxis", value_name),
-                                                   (diff, "coloraxis2", f"Δ {value_name}")))]
+    traces = _order_maps(reordered, actual, diff, labels, hover, value_name)
     ticks = dict(type="category", tickfont=type_scale.font("tick"), automargin=True)
     update_axes(layout, "x", tickangle=-90, **ticks)
     update_axes(layout, "y", autorange="reversed", tickmode="array", tickvals=labels, ticktext=labels, **ticks)
