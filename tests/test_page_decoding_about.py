@@ -11,7 +11,7 @@ from apptest_utils import first_chart, html_bodies, no_exceptions, run_page, tex
 from model.io.checkpoint import load_checkpoint
 from model.inference.decode import greedy
 from model.inference.pipeline import encode_text, trace_sentence
-from model.analysis.decoding import clearest_alignment_step, run_decoding
+from model.analysis.decoding import run_decoding
 from viz.core.i18n import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,17 +49,6 @@ def test_beam_decoding_lists_hypotheses_best_first(toy):
 
 
 # -- the Decoding page ----------------------------------------------------------------------------------------
-def test_the_opening_step_is_the_clearest_alignment():
-    """Issue 26, item 4: not step 0 (its self-attention one key: a column of 1.00) nor the last (</s>), but the
-    step whose newest position looks most clearly at one source token (mean of the heads, the page's layer)."""
-    rows = np.full((5, 2, 2, 4), 0.25)                      # [T, L, H, S]: uniform everywhere...
-    rows[2, 1] = [[0.1, 0.1, 0.7, 0.1], [0.0, 0.0, 0.9, 0.1]]   # ...but step 2 of layer 1 looks at token 2
-    rows[0, 1] = rows[4, 1] = [[1, 0, 0, 0], [1, 0, 0, 0]]     # first and last are never picked
-    assert clearest_alignment_step(rows, 1) == 2
-    assert clearest_alignment_step(rows, 0) == 1            # all alike: the first after step 0
-    assert clearest_alignment_step(rows[:2], 1) == 1 and clearest_alignment_step(rows[:1], 1) == 0
-
-
 def test_decoding_default_view_opens_where_the_loop_starts(toy):
     """Issue 46, item 3: step 0, <s> alone and the first token (issue 26 opened at the clearest alignment)."""
     at = run_page("decoding.py", model="toy-reverse", text="a b c d")

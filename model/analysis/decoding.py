@@ -143,15 +143,3 @@ def token_logprobs(logits, ids) -> np.ndarray:
     if ids.size and (ids.min() < 0 or ids.max() >= logits.shape[1]):
         raise ValueError("token id outside the vocabulary")
     return log_softmax(logits)[np.arange(len(ids)), ids]
-
-
-def clearest_alignment_step(cross_rows: np.ndarray, layer: int) -> int:
-    """The step a page opens on: where the decoder's newest position looks most clearly at one source token
-    (the largest weight in the layer's cross-attention row, mean of the heads), among the steps after the
-    first (whose self-attention has one key, a column of 1.00) and before the last (usually </s>).
-    cross_rows: [T, L, H, S] (Decoding.cross_rows)."""
-    n_steps = len(cross_rows)
-    if n_steps < 3:
-        return n_steps - 1
-    peaks = np.asarray(cross_rows)[1:n_steps - 1, layer].mean(1).max(-1)     # [T-2]
-    return 1 + int(np.argmax(peaks))
