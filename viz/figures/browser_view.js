@@ -45,17 +45,23 @@ function element(tag, className, parent) {
   return made;
 }
 
-function skeleton(root) {
-  const box = element("div", "vz-explorer", root);
+function kindAndLayer(box) {
+  // the pickers every view has: the kind (radios) and the layer (a select), in a row of their own
   const pickers = element("div", "vz-pickers", box);
   const kinds = element("div", "vz-kinds", pickers);
   kinds.setAttribute("role", "radiogroup");
   const kindLabel = element("span", "vz-label", kinds);
   const kindButtons = element("div", "vz-kind-buttons", kinds);
-  const numbers = element("div", "vz-numbers", pickers);           // layer and head stay side by side
+  const numbers = element("div", "vz-numbers", pickers);           // layer (and the explorer's head) side by side
   const layerLabel = element("label", "vz-picker", numbers);
   const layerText = element("span", "vz-label", layerLabel);
   const layer = element("select", "vz-layer", layerLabel);
+  return { kindLabel, kindButtons, numbers, layerText, layer };
+}
+
+function skeleton(root) {
+  const box = element("div", "vz-explorer", root);
+  const { kindLabel, kindButtons, numbers, layerText, layer } = kindAndLayer(box);
   const headLabel = element("label", "vz-picker", numbers);
   const headText = element("span", "vz-label", headLabel);
   const head = element("select", "vz-head", headLabel);
@@ -326,15 +332,7 @@ function listen(view) {
 // -- a deck: a page's pictures for every pick (viz/figures/browser_view.py deck()) ----------------------------
 function deckSkeleton(root) {
   const box = element("div", "vz-explorer vz-deck", root);
-  const pickers = element("div", "vz-pickers", box);
-  const kinds = element("div", "vz-kinds", pickers);
-  kinds.setAttribute("role", "radiogroup");
-  const kindLabel = element("span", "vz-label", kinds);
-  const kindButtons = element("div", "vz-kind-buttons", kinds);
-  const numbers = element("div", "vz-numbers", pickers);
-  const layerLabel = element("label", "vz-picker", numbers);
-  const layerText = element("span", "vz-label", layerLabel);
-  const layer = element("select", "vz-layer", layerLabel);
+  const { kindLabel, kindButtons, layerText, layer } = kindAndLayer(box);
   const blocks = element("div", "vz-blocks", box);
   return { box, kindLabel, kindButtons, layerText, layer, blocks, slots: new Map() };
 }
