@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, get, worker_healthy
 
 from viz.classroom.store import WRONG_CODES_PER_ADDRESS
+from viz.figures.browser_view import HEAD_ELEMENT   # a view's pick, drawn in a student's poll: no whole run
 
 FOLLOW_GOAL_S = 2.0           # the issue: a student's screen follows within 2 s of the teacher's change
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -38,7 +39,6 @@ START_KEY = "class-ask-start"
 ASK_KEY = "class-ask-go"
 RECONNECT_EVERY_S = 0.5
 MAX_CACHED_AGE = 2               # Streamlit's global.maxCachedMessageAge: the frontend's cache forgets after it
-FOLLOW_HEAD = "viz_attention_explorer_head"   # a browser-side view's pick, drawn in a student's poll (no whole run)
 NAT_STUDENTS = 30
 CHANGES = (("head", 1), ("page", "multihead"), ("page", "explorer"), ("head", 2))
 
@@ -197,7 +197,7 @@ class Tab:
         if kind in ("plotly_chart", "bidi_component") and not fragment_id and not self.drawn_this_run:
             self.drawn_this_run = True
             self.draws.append((time.perf_counter(), self.page_hash, self.query))
-        elif kind == "bidi_component" and fragment_id and element.bidi_component.component_name == FOLLOW_HEAD:
+        elif kind == "bidi_component" and fragment_id and element.bidi_component.component_name == HEAD_ELEMENT:
             self.draws.append((time.perf_counter(), self.page_hash, self.query))    # a pick the view draws itself
         elif kind == "code":
             self.codes.append(element.code.code_text)

@@ -56,12 +56,12 @@ HEAD_JS = """export default function ({ data }) {
 
 @cache
 def _explorer_head_element():
-    return st.components.v2.component("viz_attention_explorer_head", js=HEAD_JS, isolate_styles=False)
+    return st.components.v2.component(payloads.HEAD_ELEMENT, js=HEAD_JS, isolate_styles=False)
 
 
 @cache
 def _explorer_element():
-    return st.components.v2.component("viz_attention_explorer", js=VIEW_JS.read_text(encoding="utf-8"),
+    return st.components.v2.component(payloads.VIEW_ELEMENT, js=VIEW_JS.read_text(encoding="utf-8"),
                                       css=VIEW_CSS.read_text(encoding="utf-8"), isolate_styles=False)
 
 

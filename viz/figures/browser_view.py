@@ -235,6 +235,7 @@ def head(pick: dict, about: dict, extra: dict | None = None) -> dict:
 
 
 VIEW_ELEMENT = "viz_attention_explorer"       # the component's name (viz/elements/browser_view.py registers it)
+HEAD_ELEMENT = "viz_attention_explorer_head"  # the run's head every view listens to (a class's poll draws it too)
 
 
 def drawn_labels(framed_bytes: bytes) -> list[str]:
