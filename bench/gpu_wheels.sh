@@ -23,6 +23,7 @@ PINS=(
   jsonschema==4.26.0 jsonschema-specifications==2025.9.1 # altair
   referencing==0.37.0 rpds-py==2026.9.1                  # jsonschema (rpds-py is binary)
   typing-extensions==4.16.0                              # anyio>=4.16 needs typing_extensions>=4.16.0
+  segno==1.6.6 redis==8.1.0                              # ours: the class page's QR code, the class store's client
 )
 PLATFORMS=(manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux1_x86_64)
 MORE_PLATFORMS=(manylinux_2_24_x86_64 manylinux_2_31_x86_64 manylinux_2_34_x86_64 manylinux_2_35_x86_64)

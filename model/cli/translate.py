@@ -37,8 +37,9 @@ def main(argv=None) -> int:
     parser.add_argument("--max-tokens", type=int_up_to(HARD_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
                         help=f"source tokens read, at most {HARD_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS}): a longer "
                              "sentence is cut, keeping its end token")
-    parser.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
-                        help="--input: padded source tokens per batch, each beam row counted")
+    parser.add_argument("--batch-tokens", type=positive_int, default=None,
+                        help=f"--input: padded source tokens per batch, each beam row counted (default "
+                             f"{DEFAULT_BATCH_TOKENS} on the CPU, 16 times that on a GPU)")
     add_device_argument(parser)
     args = parser.parse_args(argv)
     if (args.text is None) == (args.input is None):

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+import torch
+
 from model.inference.decode import beam_search_batch, default_max_len, greedy_rows, pad_batch
 from model.inference.pipeline import DEFAULT_MAX_TOKENS, encode_text, source_text
 from model.io.checkpoint import Bundle
 from model.nn.transformer import Transformer
 
-DEFAULT_BATCH_TOKENS = 2048
+DEFAULT_BATCH_TOKENS = 2048        # on the CPU; a GPU takes 16 times more per batch (default_batch_tokens)
 
 
 def length_batches(lengths: dict[int, int], batch_tokens: int) -> list[list[int]]:
@@ -40,16 +42,24 @@ def decode_batch(model: Transformer, src_ids: list[list[int]], beam: int = 1,
     return [out[b] for b in range(len(src_ids))]
 
 
-def translate_many(bundle: Bundle, texts: list[str], beam: int = 1, batch_tokens: int = DEFAULT_BATCH_TOKENS,
+def default_batch_tokens(device: torch.device) -> int:
+    """Padded tokens a batch: 2048 on the CPU, where a larger batch is no faster; 32768 on a GPU, where a beam
+    step costs about the same for 20 sentences as for 300 (an H200 took 12.3 s for the 1,000 test pairs at
+    beam 4 in batches of 2048)."""
+    return DEFAULT_BATCH_TOKENS * (16 if device.type == "cuda" else 1)
+
+
+def translate_many(bundle: Bundle, texts: list[str], beam: int = 1, batch_tokens: int | None = None,
                    max_tokens: int = DEFAULT_MAX_TOKENS,
                    on_batch: Callable[[int], object] | None = None, style: str | None = None,
                    no_repeat_ngram: int = 0) -> list[str]:
     """Translations in the order of texts ("" for a blank one), in `style` (pipeline.source_text). batch_tokens
-    bounds padded source tokens per batch, counting each of a beam's decoder rows; on_batch(n) reports n done;
+    bounds padded source tokens per batch, counting each of a beam's decoder rows (default: the device's); on_batch(n) reports n done;
     no_repeat_ngram: decoding never repeats an n-gram of that many tokens (0: off)."""
     sources = {i: encode_text(bundle, source_text(bundle, t, style), max_tokens).ids
                for i, t in enumerate(texts) if t and t.strip()}
     out = [""] * len(texts)
+    batch_tokens = batch_tokens or default_batch_tokens(bundle.model.device)
     for batch in length_batches({i: len(s) for i, s in sources.items()}, max(1, batch_tokens // beam)):
         for i, ids in zip(batch, decode_batch(bundle.model, [sources[i] for i in batch], beam, no_repeat_ngram)):
             out[i] = bundle.tokenizer.decode(ids)

@@ -54,6 +54,15 @@ CLASS_PHRASES: tuple[Pair, ...] = (
     ("Good evening.", "Buenas noches."),
     ("A cup of tea, please.", "Una taza de té, por favor."),     # Apertium: "..., complacer."
     ("a cup of coffee", "una taza de café"),       # the drink, not a Bible "copa"
+    # A traveller's first phrases: where something is (estar, not ser), how one feels (tener hambre), a
+    # wish (feliz). The shipped model wrote "¿Dónde es la estrellación?", "Yo soy famoso.", "Hapía de tapón."
+    ("Where is the train station?", "¿Dónde está la estación de tren?"),
+    ("Where is the bathroom?", "¿Dónde está el baño?"),
+    ("I am hungry.", "Tengo hambre."),
+    ("I am thirsty.", "Tengo sed."),
+    ("I am tired.", "Estoy cansado."),
+    ("Happy birthday.", "Feliz cumpleaños."),
+    ("Happy new year.", "Feliz año nuevo."),
 )
 
 CLASS_REPEAT = 20       # a handful of pairs among tens of thousands: each seen this often an epoch

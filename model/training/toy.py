@@ -17,7 +17,7 @@ from model.inference.decode import greedy_batch
 from model.io.tokenizer import PAD_ID, Tokenizer
 from model.nn.config import TransformerConfig
 from model.nn.transformer import Transformer
-from model.training.runtime import Runtime, train_step, wrap
+from model.training.runtime import Runtime, paper_adam, train_step, wrap
 from model.training.tasks import TASKS, make_batch, toy_tokenizer
 
 TOY_SIZES = {  # d_model, heads, layers, d_ff
@@ -69,7 +69,7 @@ def train_toy(task: str, steps: int = 800, size: str = "small", batch_size: int 
     tok = toy_tokenizer()
     model = Transformer(toy_config(size)).to(rt.device)
     ddp = wrap(model, rt)
-    opt = torch.optim.Adam(model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9)
+    opt = paper_adam(model, peak_lr)
     result = ToyResult(model, tok)
     start = time.perf_counter()
     for step in range(1, steps + 1):

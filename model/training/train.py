@@ -29,8 +29,8 @@ from model.inference.decode import pad_batch
 from model.io.tokenizer import BOS_ID, PAD_ID, Tokenizer
 from model.nn.config import TransformerConfig
 from model.nn.transformer import Transformer
-from model.training.runtime import (Runtime, global_sum, lr_at, out_of_time, start_runtime, stop_runtime,
-                                    train_step, wrap)
+from model.training.runtime import (Runtime, global_sum, lr_at, out_of_time, paper_adam, start_runtime,
+                                    stop_runtime, train_step, wrap)
 
 
 def read_pairs(path: Path) -> list[tuple[str, str]]:
@@ -158,7 +158,9 @@ def load_state(folder: Path, model, opt) -> dict:
     state = read_state(folder)
     for name, p in model.named_parameters():
         if f"{name}.exp_avg" in moments:
-            opt.state[p] = {"step": torch.tensor(float(state["step"])),
+            # fused Adam keeps its step count on the parameter's device, the plain one on the CPU
+            step_device = p.device if opt.defaults.get("fused") else "cpu"
+            opt.state[p] = {"step": torch.tensor(float(state["step"]), device=step_device),
                             "exp_avg": moments[f"{name}.exp_avg"].to(p.device),
                             "exp_avg_sq": moments[f"{name}.exp_avg_sq"].to(p.device)}
     return state
@@ -198,7 +200,7 @@ def _start_model(args, rt: Runtime, out: Path):
     fresh = {"step": 0, "epoch": 0, "batch": 0, "seconds": 0.0, "tokens": 0}
     if args.resume and resume_point(out) is not None:
         bundle = load_checkpoint(last, device=str(rt.device))
-        opt = _adam(bundle.model, args.lr)
+        opt = paper_adam(bundle.model, args.lr)
         state = load_state(last, bundle.model, opt)
         say(f"resumed at step {state['step']} (epoch {state['epoch']}, batch {state['batch']})")
         return bundle.model, bundle.tokenizer, opt, state
@@ -217,7 +219,7 @@ def _start_model(args, rt: Runtime, out: Path):
         out.mkdir(parents=True, exist_ok=True)
         with open(out / "train_log.csv", "w", newline="") as f:
             csv.writer(f).writerow(["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"])
-    return model, tok, _adam(model, args.lr), fresh
+    return model, tok, paper_adam(model, args.lr), fresh
 
 
 def extend_vocab(model: Transformer, tok: Tokenizer, data_tokenizer: Path, say=print):
@@ -240,10 +242,6 @@ def extend_vocab(model: Transformer, tok: Tokenizer, data_tokenizer: Path, say=p
 def tokenizer_kind(tok: Tokenizer) -> str:
     """'BPE' (the translation corpora's) or 'WordLevel' (a toy task's symbols)."""
     return type(tok.backend.model).__name__
-
-
-def _adam(model, lr: float):
-    return torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
 
 
 def _train_translation(args, rt: Runtime) -> None:
