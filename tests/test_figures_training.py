@@ -111,31 +111,37 @@ def test_axes_read_plainly_on_a_projector():
 
 def test_the_fine_tuning_is_marked_where_the_loss_jumps():
     """Tour step 11: en-es's loss jumps at ~8.5k steps, where the Bible model's fine-tuning on both kinds of Spanish
-    began (new data, a new dev set: pretrained/en-es/README.md), and again at ~15.2k, where the learner's fine-tuning
-    began; nothing said so. Each run's end is found in the log (the learning rate warming up again), marked with a
-    dashed line and words, and the lines break there."""
+    began (new data, a new dev set: pretrained/en-es/README.md), at ~15.2k, where the learner's fine-tuning began, and
+    where later runs went on from the one before; nothing said so. Each run's end is found in the log (the learning
+    rate warming up again, from a higher or a lower rate), marked with a dashed line, named in a note, and the lines
+    break there. Lines too close for a note each share one (five notes ran into one another)."""
     from pathlib import Path
     from model import load_checkpoint, trace_sentence
     from viz.figures.training import run_ends
-    from viz.core.i18n import catalogue, words
+    from viz.core.i18n import words
+    from viz.figures.style import NORMAL, PRESENTER
     from viz.tour.pictures import training_figure
     folder = Path(__file__).resolve().parents[1] / "pretrained" / "en-es"
     log = clean_train_log(pd.read_csv(folder / "train_log.csv"))
-    assert run_ends(log) == [8540, 15190]              # the README's 8,540 steps of the Bible model, then its step 2
+    ends = [8540, 15190, 17473, 18608, 21658]      # the card's steps 2, 3 and 4, and runs 4 and 5 of step 3 and call 2 of 4
+    assert run_ends(log) == ends
     resumed = pd.DataFrame({"step": [1, 2, 3], "epoch": 1, "train_loss": [3.0, 2.0, 1.0], "dev_loss": np.nan,
                             "lr": [1e-3, 9e-4, 8e-4], "tokens_per_s": 1})
     assert run_ends(resumed) == []
+    warming = resumed.assign(step=[50, 100, 150], lr=[5e-5, 1e-4, 1.5e-4])          # a warmup doubles at most
+    assert run_ends(warming) == []
+    higher = resumed.assign(step=[50, 100, 150], lr=[1e-5, 9e-6, 7.5e-5])           # a new run's warmup to a higher peak
+    assert run_ends(higher) == [100]
     trace = trace_sentence(load_checkpoint(folder), "<modern> The house.")
     for lang in ("en", "zh"):
-        fig = training_figure(trace, folder, words(lang))
-        notes = [a for a in fig.layout.annotations if a.text]
-        assert [(a.text, a.x) for a in notes] == [
-            (catalogue(lang)["fig.loss.fine_tune"].format(step=step), x)
-            for step, x in (("8,541", 8540.5), ("15,191", 15190.5))]
-        assert [s.x0 for s in fig.layout.shapes if s.line.dash == "dash"] == [8540.5, 15190.5]
-        for line in fig.data:                                             # train and dev: no line across the jumps
-            x, y = list(line.x), list(line.y)
-            assert y[x.index(8540.5)] is None and y[x.index(15190.5)] is None and x == sorted(x)
+        for scale in (NORMAL, PRESENTER):
+            fig = training_figure(trace, folder, words(lang), type_scale=scale)
+            notes = " ".join(a.text.replace("<br>", " ") for a in fig.layout.annotations if a.text)
+            assert all(notes.count(f"{end + 1:,}") == 1 for end in ends), notes
+            assert [s.x0 for s in fig.layout.shapes if s.line.dash == "dash"] == [end + 0.5 for end in ends]
+            for line in fig.data:                                             # train and dev: no line across the jumps
+                x, y = list(line.x), list(line.y)
+                assert all(y[x.index(end + 0.5)] is None for end in ends) and x == sorted(x)
 
 
 def test_the_tours_loss_curve_reads_the_log_as_the_about_page_does(tmp_path):

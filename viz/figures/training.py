@@ -54,44 +54,70 @@ def loss_curve(log: pd.DataFrame, words: Words, title: str = "", type_scale: Typ
 
 def run_ends(log: pd.DataFrame) -> list[int]:
     """The last logged step of each training run that another run went on from (fine-tuning, `train --init-from`:
-    a fresh optimizer): there the learning rate falls to under half its last value, its warmup starting again.
-    A resumed run (`--resume`) goes on at its rate, and 1/sqrt(step) never halves between two log lines."""
+    a fresh optimizer): there the learning rate falls to under half its last value, its warmup starting again, or,
+    after a run that ended at a low rate, jumps to over three times it (a warmup to a higher peak). A resumed run
+    (`--resume`) goes on at its rate; 1/sqrt(step) never halves between two log lines, and a warmup at most doubles
+    its rate from one log line to the next (its first two: 50 and 100 steps in)."""
     lr, steps = log["lr"].to_numpy(dtype=float), log["step"].to_numpy()
-    return [int(steps[i - 1]) for i in range(1, len(lr)) if lr[i] < 0.5 * lr[i - 1]]
+    return [int(steps[i - 1]) for i in range(1, len(lr)) if not 0.5 * lr[i - 1] <= lr[i] <= 3 * lr[i - 1]]
 
 
 def mark_run_ends(fig: go.Figure, ends: list[int], words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
     """A loss curve (loss_curve) with a dashed line after each of `ends` (run_ends), said to its left at the top.
     The loss lines break there: the next run reads new data and measures on a new dev set, so the jump is not the
-    model getting worse, and the two sides are no one curve."""
+    model getting worse, and the two sides are no one curve. Lines closer than a note is wide share one note that
+    names each of their steps (five runs' notes ran into one another)."""
     steps = [step for line in fig.data for step in line.x]
     low, high = (min(steps), max(steps)) if steps else (0, 1)
     plot_px = (fig.layout.width or type_scale.page_px) - 90               # less the loss axis's numbers and title
     role = "tick" if type_scale.narrow else "text"
     ends, span = sorted(ends), max(high - low, 1)
-    for i, end in enumerate(ends):
-        note = words("fig.loss.fine_tune", step=f"{end + 1:,}")
-        note_px = max(type_scale.text_px(line, role) for line in note.split("<br>"))
-        # said left of the line, or right of it where the left has no room, in lines as wide as that side holds (a
-        # phone's column: it ran over the loss axis's title; there each note keeps to the room up to the next line,
-        # as two ran into each other)
-        before = ends[i - 1] if type_scale.narrow and i else low
-        after = ends[i + 1] if type_scale.narrow and i + 1 < len(ends) else high
-        room_left, room_right = ((end - before) / span * plot_px - 14, (after - end) / span * plot_px - 14)
-        left = room_left >= note_px or room_left >= room_right
-        room = room_left if left else room_right
-        if note_px > room:
-            note = "<br>".join(wrapped(note.replace("<br>", " "), type_scale, room, role))
+    for end in ends:
         for line in fig.data:
             x, y = list(line.x), list(line.y)
             cut = next((i for i, step in enumerate(x) if step > end), len(x))
             line.update(x=x[:cut] + [end + 0.5] + x[cut:], y=y[:cut] + [None] + y[cut:])
         fig.add_shape(vline(end + 0.5, dict(color="#555555", width=2, dash="dash")))
-        fig.add_annotation(x=end + 0.5, xref="x", y=1, yref="y domain", xanchor="right" if left else "left",
-                           yanchor="top", xshift=-6 if left else 6, text=note, showarrow=False,
-                           align="right" if left else "left",
+    groups = run_groups(ends, span, plot_px, run_end_note(ends[:1], words), type_scale, role)
+    for i, group in enumerate(groups):
+        note = run_end_note(group, words)
+        note_px = max(type_scale.text_px(line, role) for line in note.split("<br>"))
+        # said left of the first line, or right of the last where the left has no room, in lines as wide as the room
+        # up to the next group's line holds (a phone's column: one ran over the loss axis's title; two ran into
+        # each other)
+        before = groups[i - 1][-1] if i else low
+        after = groups[i + 1][0] if i + 1 < len(groups) else high
+        room_left, room_right = ((group[0] - before) / span * plot_px - 14, (after - group[-1]) / span * plot_px - 14)
+        left = room_left >= note_px or room_left >= room_right
+        room = room_left if left else room_right
+        if note_px > room:
+            note = "<br>".join(wrapped(note.replace("<br>", " "), type_scale, room, role))
+        fig.add_annotation(x=(group[0] if left else group[-1]) + 0.5, xref="x", y=1, yref="y domain",
+                           xanchor="right" if left else "left", yanchor="top", xshift=-6 if left else 6, text=note,
+                           showarrow=False, align="right" if left else "left",
                            font=type_scale.font(role, color="#333333"), bgcolor="rgba(255,255,255,0.85)")
     return fig
+
+
+def run_end_note(group: list[int], words: Words) -> str:
+    """What a dashed line says: the step the next run began at, or each of a group's."""
+    if len(group) == 1:
+        return words("fig.loss.fine_tune", step=f"{group[0] + 1:,}")
+    return words("fig.loss.fine_tunes", steps=" / ".join(f"{end + 1:,}" for end in group))
+
+
+def run_groups(ends: list[int], span: float, plot_px: float, one_note: str, type_scale: TypeScale,
+               role: str) -> list[list[int]]:
+    """`ends` in groups of lines closer to the one before than half a one-step note is wide (a note wrapped into less
+    room is a column of a word or two a line)."""
+    note_px = max(type_scale.text_px(line, role) for line in one_note.split("<br>")) if ends else 0
+    groups: list[list[int]] = []
+    for end in ends:
+        if groups and (end - groups[-1][-1]) / span * plot_px < note_px / 2:
+            groups[-1].append(end)
+        else:
+            groups.append([end])
+    return groups
 
 
 def lr_curve(log: pd.DataFrame, words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
