@@ -12,7 +12,7 @@ from viz.figures.positional import (norms_figure, order_gap_figure, pe_curves, p
 from viz.core.view import parse_index_list
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
+EN = words("en")  # the words a builder takes, in English
 
 
 @pytest.fixture(scope="module")
