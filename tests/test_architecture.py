@@ -430,7 +430,7 @@ def test_one_causal_mask():
 
 
 # -- one way for words ----------------------------------------------------------------------------------
-MAX_BUILDER_PARAMETERS = 10     # data and a handful of options; words come as one `words` (style.Words)
+MAX_BUILDER_PARAMETERS = 10     # data and a handful of options; words and sizes come as one `look` (style.Look)
 
 
 def figure_builders() -> list[tuple[Path, ast.FunctionDef]]:
@@ -458,7 +458,7 @@ def test_no_figure_builder_takes_a_parameter_per_word():
 
 
 def test_figures_get_their_words_from_the_caller():
-    """No figure module reads the catalogue or the session's language: the caller's `words` carry them."""
+    """No figure module reads the catalogue or the session's language: the caller's look (its words) carries them."""
     for path in python_files("viz/figures"):
         assert "viz.core.i18n" not in imports_of(path), f"{path.name} imports viz.core.i18n"
 

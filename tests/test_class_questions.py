@@ -17,7 +17,7 @@ from model.nn.transformer import Transformer
 from model.training.tasks import toy_tokenizer
 from viz.classroom import questions
 from viz.classroom.store import MemoryStore
-from viz.figures.style import PRESENTER
+from viz.figures.style import PRESENTER, Look
 from viz.figures.tally import tally_figure
 from viz.core.i18n import words
 from viz.core import view
@@ -134,17 +134,17 @@ def test_a_question_from_the_trace_goes_through_the_store(en_es_trace):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_tally_figure(lang):
-    fig = tally_figure(["house", "</s>", "man"], [3, 0, 5], words(lang), answer=None, type_scale=PRESENTER)
+    fig = tally_figure(["house", "</s>", "man"], [3, 0, 5], Look(words(lang), PRESENTER), answer=None)
     bar = fig.data[0]
     assert list(bar.x) == [3, 0, 5] and list(bar.y) == ["house", "&lt;/s&gt;", "man"]
     assert fig.layout.title.text == words(lang)("class.tally.title", n=8)
     assert min(fig.layout.font.size, bar.textfont.size, fig.layout.yaxis.tickfont.size) >= 20
-    revealed = tally_figure(["house", "</s>", "man"], [3, 0, 5], words(lang), answer=0)
+    revealed = tally_figure(["house", "</s>", "man"], [3, 0, 5], Look(words(lang)), answer=0)
     assert revealed.data[0].marker.color[0] != revealed.data[0].marker.color[1]
     assert words(lang)("class.tally.answer", answer="house") in revealed.layout.title.text
     with pytest.raises(ValueError):
-        tally_figure(["a", "b"], [1], words(lang))
+        tally_figure(["a", "b"], [1], Look(words(lang)))
     with pytest.raises(ValueError):
-        tally_figure(["a", "b"], [1, 2], words(lang), answer=2)
+        tally_figure(["a", "b"], [1, 2], Look(words(lang)), answer=2)
 
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from viz.figures.attention import attention_heatmap, grid_cell, model_view, translation_figure
-from viz.figures.style import subplot_axes, subplot_layout
+from viz.figures.style import Look, subplot_axes, subplot_layout
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 L, H, Q, K = 2, 3, 4, 5                    # gap = 1 cell at this size
 
@@ -18,7 +18,7 @@ def _patterns(seed=0):
 
 def test_every_tile_is_its_heads_pattern_and_gaps_are_blank():
     p = _patterns()
-    fig = model_view(p, EN)
+    fig = model_view(p, Look(EN))
     z = np.asarray(fig.data[0].z, dtype=float)
     assert z.shape == (L * (Q + 1) - 1, H * (K + 1) - 1)
     for layer in range(L):
@@ -32,7 +32,7 @@ def test_every_tile_is_its_heads_pattern_and_gaps_are_blank():
 
 def test_grid_labels_in_the_readers_language():
     """Issue 26, item 6: H0-H7 / L0-L2 stayed English in 中文; the page passes its words."""
-    fig = model_view(_patterns(), words("zh"))
+    fig = model_view(_patterns(), Look(words("zh")))
     assert [a.text for a in fig.layout.annotations] == ["头0", "头1", "头2", "第0层", "第1层"]
     rows = [a for a in fig.layout.annotations if a.text.startswith("第")]
     assert all(a.x == 0 and a.xanchor == "right" for a in rows)          # left of the rows, clear of the colour bar
@@ -44,11 +44,11 @@ def test_model_view_figure_takes_the_catalogues_grid_words():
     from viz import ROOT
     from viz.figures import model_view_figure
     trace = trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), "a b c")
-    texts = [a.text for a in model_view_figure(trace, words("zh"), "decoder").layout.annotations]
+    texts = [a.text for a in model_view_figure(trace, Look(words("zh")), "decoder").layout.annotations]
     assert "头0" in texts and "第0层" in texts and not any(t in ("H0", "L0") for t in texts)
 
 def test_click_targets_lie_on_their_own_thumbnail():
-    fig = model_view(_patterns(), EN)
+    fig = model_view(_patterns(), Look(EN))
     targets = fig.data[1]
     assert len(targets.x) == L * H
     for x, y, data in zip(targets.x, targets.y, targets.customdata):
@@ -66,7 +66,7 @@ def test_grid_cell_ignores_anything_but_a_click_target(point):
 @pytest.mark.parametrize("selected, box", [((1, 2), (2 * 6, 2 * 6 + K, 1 * 5, 1 * 5 + Q)),
                                            ((0, None), (0, H * 6 - 1, 0, Q))])
 def test_selected_box_surrounds_the_head_or_the_whole_layer_and_stays_in_view(selected, box):
-    fig = model_view(_patterns(), EN, selected=selected)
+    fig = model_view(_patterns(), Look(EN), selected=selected)
     shape = fig.layout.shapes[0]
     assert (shape.x0, shape.x1, shape.y0, shape.y1) == pytest.approx(
         (box[0] - 1, box[1], box[2] - 1, box[3]))                               # ±(0.5 + gap / 2)
@@ -76,7 +76,7 @@ def test_selected_box_surrounds_the_head_or_the_whole_layer_and_stays_in_view(se
 
 def test_model_view_rejects_a_non_grid():
     with pytest.raises(ValueError):
-        model_view(np.zeros((3, 4, 4)), EN)
+        model_view(np.zeros((3, 4, 4)), Look(EN))
 
 
 def test_long_sentences_get_max_pooled_thumbnails():
@@ -87,7 +87,7 @@ def test_long_sentences_get_max_pooled_thumbnails():
     assert small.shape == (1, 2, 44, 24)
     assert small[0, 1, 43, 1] == pytest.approx(0.9) and small.sum() == pytest.approx(0.9)
     assert thumbnail(p[..., :64, :40]) is not None and thumbnail(p[..., :64, :40]).shape == (1, 2, 64, 40)
-    fig = model_view(np.random.default_rng(0).dirichlet(np.ones(256), size=(3, 8, 256)), EN)
+    fig = model_view(np.random.default_rng(0).dirichlet(np.ones(256), size=(3, 8, 256)), Look(EN))
     assert max(np.asarray(fig.data[0].z).shape) <= 8 * 64 + 7 * 10 and len(fig.to_json()) < 2_000_000
 
 
@@ -105,7 +105,7 @@ def test_subplot_layouts_are_fresh_copies_with_their_own_titles():
 
 def test_one_go_figures_keep_token_axes():
     """attention_heatmap builds its layout in one dict: category axes in reading order, every title set."""
-    fig = attention_heatmap(np.full((2, 3), 1 / 3), ["0 a", "1 b"], ["0 x", "1 y", "2 z"], EN, title="T")
+    fig = attention_heatmap(np.full((2, 3), 1 / 3), ["0 a", "1 b"], ["0 x", "1 y", "2 z"], Look(EN), title="T")
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "category"
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.title.text == "T"
     assert fig.layout.xaxis.title.text == "key (attended to)" and fig.layout.yaxis.title.text == "query (attending)"
@@ -114,7 +114,7 @@ def test_one_go_figures_keep_token_axes():
 def test_translation_figure_puts_attention_and_confidence_on_the_same_rows():
     weights = np.array([[0.7, 0.3], [0.1, 0.9], [0.5, 0.5]])
     rows, cols = ["0 ▁Y", "1 ▁casa", "2 </s>"], ["0 ▁house", "1 </s>"]
-    fig = translation_figure(weights, rows, cols, [0.9, 0.5, 0.99], ["▁Entonces", "</s>", "▁la"], [0.05, 0.4, 0.0], EN)
+    fig = translation_figure(weights, rows, cols, [0.9, 0.5, 0.99], ["▁Entonces", "</s>", "▁la"], [0.05, 0.4, 0.0], Look(EN))
     heat, chosen, runner_up = fig.data
     assert np.allclose(np.asarray(heat.z), weights) and list(heat.x) == ["0 ▁house", "1 &lt;/s&gt;"]
     assert list(heat.y) == list(chosen.y) == list(runner_up.y)                     # one row per output token
@@ -123,7 +123,7 @@ def test_translation_figure_puts_attention_and_confidence_on_the_same_rows():
     assert runner_up.text == ("▁Entonces 5%", "&lt;/s&gt; 40%", "▁la 0%")           # tokens escaped, not markup
     assert fig.layout.yaxis.autorange == "reversed"                                  # read top to bottom
     with pytest.raises(ValueError, match="3 output tokens need 3"):
-        translation_figure(weights, rows, cols, [0.9, 0.5], ["a", "b", "c"], [0.1, 0.1, 0.1], EN)
+        translation_figure(weights, rows, cols, [0.9, 0.5], ["a", "b", "c"], [0.1, 0.1, 0.1], Look(EN))
 
 
 def test_key_labels_stand_upright_where_slanted_ones_would_touch():
@@ -134,11 +134,11 @@ def test_key_labels_stand_upright_where_slanted_ones_would_touch():
     from viz.figures.style import NORMAL, PRESENTER
     keys = ["0 <modern>", "1 ▁The", "2 ▁man", "3 ▁went", "4 ▁to", "5 ▁the", "6 ▁house", "7 .", "8 </s>"]
     p = np.full((9, 9), 1 / 9)
-    half = attention_heatmap(p, keys, keys, EN, type_scale=NORMAL, width_px=NORMAL.page_px / 2)
+    half = attention_heatmap(p, keys, keys, Look(EN, NORMAL), width_px=NORMAL.page_px / 2)
     assert half.layout.xaxis.tickangle == -90
-    full = attention_heatmap(p, keys, keys, EN, type_scale=NORMAL, width_px=NORMAL.page_px)
+    full = attention_heatmap(p, keys, keys, Look(EN, NORMAL), width_px=NORMAL.page_px)
     assert full.layout.xaxis.tickangle == -45
-    assert attention_heatmap(p, keys, keys, EN, type_scale=PRESENTER,
+    assert attention_heatmap(p, keys, keys, Look(EN, PRESENTER),
                              width_px=PRESENTER.page_px / 2).layout.xaxis.tickangle == -45
     # 9 keys fit upright in half a normal page, 18 do not (the explorer then gives the map the whole width)
     assert key_labels_fit(NORMAL.page_px / 2, 9) and not key_labels_fit(NORMAL.page_px / 2, 18)
@@ -155,8 +155,8 @@ def test_a_long_sentences_source_tokens_stand_upright_on_the_start_page():
     out = [f"{i} ▁niños" for i in range(10)]
     w = np.full((10, 18), 1 / 18)
     p = np.full(10, 0.5)
-    long = translation_figure(w, out, src, p, ["▁x"] * 10, p / 2, EN, type_scale=NORMAL)
-    short = translation_figure(w[:, :6], out, src[:6], p, ["▁x"] * 10, p / 2, EN, type_scale=NORMAL)
+    long = translation_figure(w, out, src, p, ["▁x"] * 10, p / 2, Look(EN, NORMAL))
+    short = translation_figure(w[:, :6], out, src[:6], p, ["▁x"] * 10, p / 2, Look(EN, NORMAL))
     assert long.layout.xaxis.tickangle == -90 and short.layout.xaxis.tickangle == -45
     assert long.layout.margin.t >= NORMAL.text_px("1 ▁children", "tick") + 2.7 * NORMAL.text
 
@@ -172,8 +172,8 @@ def test_a_map_in_half_a_page_labels_every_token_of_a_9_word_sentence():
     assert map_window(half, NORMAL) >= 12
     assert map_window(PRESENTER.column_px(), PRESENTER) >= 12
     keys = [f"{i} ▁tok" for i in range(12)]
-    fig = attention_heatmap(np.full((12, 12), 1 / 12), keys, keys, words("en"), width_px=half)
+    fig = attention_heatmap(np.full((12, 12), 1 / 12), keys, keys, Look(words("en")), width_px=half)
     bar = fig.data[0].colorbar
     assert bar.thickness <= 10 and bar.title.side == "right"
-    whole = attention_heatmap(np.full((12, 12), 1 / 12), keys, keys, words("en"))
+    whole = attention_heatmap(np.full((12, 12), 1 / 12), keys, keys, Look(words("en")))
     assert whole.data[0].colorbar.title.side is None                  # a map the page's width keeps its bar

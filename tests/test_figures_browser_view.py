@@ -14,7 +14,7 @@ from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.browser_view import (MEAN, Window, encode, figure_spec, grid_selection, kind_part, pick_names,
                                       drawn_labels, framed, head)
 from viz.figures.head_view import head_view
-from viz.figures.style import NORMAL, PHONE, PRESENTER
+from viz.figures.style import NORMAL, PHONE, PRESENTER, Look
 from viz.core.i18n import words
 
 RNG = np.random.default_rng(4)
@@ -60,9 +60,9 @@ LABELS = [f"{i} ▁t<{i}>" for i in range(5)]
 
 
 @pytest.mark.parametrize("build", [
-    lambda w: head_view(patterns()[0], LABELS, LABELS, w, selected_head=1),
-    lambda w: model_view(patterns(), w, title="t", selected=(1, 2), masked=future_mask("decoder", 5, 5)),
-    lambda w: attention_heatmap(patterns()[0, 0], LABELS, LABELS, w, title="t", masked=future_mask("decoder", 5, 5)),
+    lambda w: head_view(patterns()[0], LABELS, LABELS, Look(w), selected_head=1),
+    lambda w: model_view(patterns(), Look(w), title="t", selected=(1, 2), masked=future_mask("decoder", 5, 5)),
+    lambda w: attention_heatmap(patterns()[0, 0], LABELS, LABELS, Look(w), title="t", masked=future_mask("decoder", 5, 5)),
 ], ids=["head_view", "model_view", "attention_heatmap"])
 def test_the_view_draws_the_builders_figure_as_plotly_writes_it(build):
     """One renderer: the figure the view is sent is the builder's, as plotly.py's own to_dict writes it (float
@@ -77,15 +77,15 @@ def test_the_view_draws_the_builders_figure_as_plotly_writes_it(build):
 @pytest.mark.parametrize("layer, head", [(0, 0), (1, 2), (0, MEAN), (1, MEAN), (1, 0)])
 def test_the_grid_box_of_every_pick_is_where_model_view_draws_it(layer, head):
     p, w = patterns(2, 3, 7, 7), words("en")
-    drawn = model_view(p, w, selected=(layer, None if head == MEAN else head)).layout.shapes[0]
-    moved = grid_selection(model_view(p, w, selected=(0, 0)), 2, 3, layer, head)
+    drawn = model_view(p, Look(w), selected=(layer, None if head == MEAN else head)).layout.shapes[0]
+    moved = grid_selection(model_view(p, Look(w), selected=(0, 0)), 2, 3, layer, head)
     assert [round(moved[k], 6) for k in ("x0", "x1", "y0", "y1")] == [round(drawn[k], 6) for k in ("x0", "x1", "y0", "y1")]
 
 
 def test_a_kind_part_holds_every_picks_weights_title_and_file():
     p, w = patterns(2, 3, 5, 5), words("zh")
     q = slice(1, 4)
-    part = kind_part("decoder", p, LABELS, LABELS, future_mask("decoder", 5, 5), Window(q, (q, q)), w,
+    part = kind_part("decoder", p, LABELS, LABELS, future_mask("decoder", 5, 5), Window(q, (q, q)), Look(w),
                      file_stem="m")
     picks = pick_names(2, 3)
     assert part["picks"] == [list(pick) for pick in picks] and picks[0] == (0, MEAN)
@@ -101,18 +101,18 @@ def test_a_kind_part_holds_every_picks_weights_title_and_file():
     assert part["x"][1] == ["1 ▁t&lt;1&gt;", "2 ▁t&lt;2&gt;", "3 ▁t&lt;3&gt;"]      # escaped as the builder does
     assert "→" in part["strongest"][index] and "<" in part["strongest"][index]  # plain text: set as text
     assert all(lines is not None for lines in part["lines"])
-    first = kind_part("decoder", p, LABELS, LABELS, None, Window(q, (q, q)), w, lines_layers=(1,))
+    first = kind_part("decoder", p, LABELS, LABELS, None, Window(q, (q, q)), Look(w), lines_layers=(1,))
     assert first["lines"][0] is None and first["lines"][1] is not None
 
 
 def test_a_phone_gets_every_map_title_wrapped_and_presenter_sizes_reach_the_figures():
     p, w = patterns(1, 8, 4, 4), words("en")
     q = slice(0, 4)
-    phone = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), w, PHONE)
+    phone = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), Look(w, PHONE))
     assert all("<br>" in title for title in phone["titles"])       # "Cross-attention (decoder → encoder): ..." is long
-    big = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), w, PRESENTER)
+    big = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), Look(w, PRESENTER))
     assert big["map"]["layout"]["xaxis"]["tickfont"]["size"] >= 20 and big["grid"]["layout"]["font"]["size"] >= 20
-    normal = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), w, NORMAL)
+    normal = kind_part("cross", p, LABELS[:4], LABELS[:4], None, Window(q, (q,)), Look(w, NORMAL))
     assert normal["map"]["layout"]["xaxis"]["tickfont"]["size"] < 20
 
 
@@ -134,7 +134,7 @@ def test_the_body_is_sent_once_and_the_pick_each_run():
 def test_a_websocket_client_reads_the_views_labels():
     p, w = patterns(1, 2, 3, 3), words("en")
     q = slice(0, 3)
-    part = kind_part("encoder", p, LABELS[:3], LABELS[:3], None, Window(q, (q,)), w)
+    part = kind_part("encoder", p, LABELS[:3], LABELS[:3], None, Window(q, (q,)), Look(w))
     data = framed(encode({"kinds": {"encoder": part}}), {"sentence": "s", "whole": True})
     assert set(drawn_labels(data)) == {"0 ▁t&lt;0&gt;", "1 ▁t&lt;1&gt;", "2 ▁t&lt;2&gt;"}
 

@@ -7,9 +7,9 @@ from viz.figures.decoding import (CHOSEN_COLOR, alignment_heatmap, confidence_ba
                                   generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
                                   teacher_forced_pass)
 from viz.core.i18n import words
-from viz.figures.style import NORMAL, PRESENTER
+from viz.figures.style import NORMAL, PRESENTER, Look
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 LOGPROBS = np.log(np.array([0.5, 0.3, 0.1, 0.06, 0.04]))   # sorted, most likely first
 IDS = np.array([7, 3, 9, 4, 5])
@@ -46,7 +46,7 @@ def test_top_k_view_rejects_bad_input(kwargs, message):
 
 
 def test_next_token_bars_highlights_the_chosen_bar_and_labels_ranks():
-    fig = next_token_bars([0.5, 0.3, 0.1], ["▁la", "▁el", "▁una"], [1, 2, 3], EN, chosen=1, title="t")
+    fig = next_token_bars([0.5, 0.3, 0.1], ["▁la", "▁el", "▁una"], [1, 2, 3], Look(EN), chosen=1, title="t")
     bar = fig.data[0]
     assert list(bar.y) == ["#1  ▁la", "#2  ▁el", "#3  ▁una"]
     np.testing.assert_allclose(bar.x, [0.5, 0.3, 0.1])
@@ -62,52 +62,52 @@ def test_next_token_bars_highlights_the_chosen_bar_and_labels_ranks():
 ])
 def test_next_token_bars_rejects_bad_input(probs, labels, ranks, message):
     with pytest.raises(ValueError, match=message):
-        next_token_bars(probs, labels, ranks, EN)
+        next_token_bars(probs, labels, ranks, Look(EN))
 
 
 def test_heads_row_heatmap_has_one_row_per_head():
     rows = np.array([[1.0, 0.0, 0.0], [0.2, 0.3, 0.5]])
-    fig = heads_row_heatmap(rows, ["0 <s>", "1 a", "2 b"], EN)
+    fig = heads_row_heatmap(rows, ["0 <s>", "1 a", "2 b"], Look(EN))
     assert list(fig.data[0].y) == ["head 0", "head 1"]
     np.testing.assert_allclose(fig.data[0].z, rows)
     assert fig.layout.xaxis.title.text == "decoder input so far"
     with pytest.raises(ValueError, match="head, key"):
-        heads_row_heatmap(np.ones(3), ["a", "b", "c"], EN)
+        heads_row_heatmap(np.ones(3), ["a", "b", "c"], Look(EN))
 
 
 def test_cross_attention_multiples_average_first_then_one_panel_per_head():
     rows = np.array([[0.9, 0.1], [0.1, 0.9], [0.5, 0.5]])     # 3 heads over 2 source tokens
-    fig = cross_attention_multiples(rows, ["0 a", "1 </s>"], EN)
+    fig = cross_attention_multiples(rows, ["0 a", "1 </s>"], Look(EN))
     assert len(fig.data) == 4
     np.testing.assert_allclose(fig.data[0].y, rows.mean(0))
     np.testing.assert_allclose(fig.data[2].y, rows[1])
     titles = [a.text for a in fig.layout.annotations]
     assert titles == ["average of heads", "head 0", "head 1", "head 2"]
     with pytest.raises(ValueError, match="source tokens"):
-        cross_attention_multiples(rows, ["only one"], EN)
+        cross_attention_multiples(rows, ["only one"], Look(EN))
 
 
 def test_cross_attention_multiples_wraps_many_heads_into_rows():
-    fig = cross_attention_multiples(np.full((8, 3), 1 / 3), ["a", "b", "c"], EN, max_cols=4)
+    fig = cross_attention_multiples(np.full((8, 3), 1 / 3), ["a", "b", "c"], Look(EN), max_cols=4)
     assert len(fig.data) == 9
     assert fig.data[8].xaxis == "x9"                   # average on x, heads 0-7 on x2..x9
     assert fig.layout.xaxis.domain[1] == 1.0           # the average spans the full width
     rows = {tuple(fig.layout[f'yaxis{i}'].domain) for i in range(2, 10)}
     assert len(rows) == 2 and fig.layout.yaxis6.domain == fig.layout.yaxis9.domain   # two rows of four heads
     assert fig.layout.xaxis2.showticklabels            # few source tokens: every panel labelled
-    many = cross_attention_multiples(np.full((2, 20), 0.05), [f"{i} t" for i in range(20)], EN)
+    many = cross_attention_multiples(np.full((2, 20), 0.05), [f"{i} t" for i in range(20)], Look(EN))
     assert many.layout.xaxis.showticklabels and not many.layout.xaxis2.showticklabels
 
 
 def test_alignment_heatmap_outlines_the_current_step():
     weights = np.eye(3)[::-1]
-    fig = alignment_heatmap(weights, ["0 c", "1 b", "2 a"], ["0 a", "1 b", "2 c"], EN, step=1)
+    fig = alignment_heatmap(weights, ["0 c", "1 b", "2 a"], ["0 a", "1 b", "2 c"], Look(EN), step=1)
     np.testing.assert_allclose(fig.data[0].z, weights)
     rect = fig.layout.shapes[0]
     assert (rect.y0, rect.y1) == (0.5, 1.5)
     assert fig.layout.yaxis.title.text.startswith("output token")
     with pytest.raises(ValueError, match="does not match"):
-        alignment_heatmap(weights, ["0 c", "1 b"], ["0 a", "1 b", "2 c"], EN)
+        alignment_heatmap(weights, ["0 c", "1 b"], ["0 a", "1 b", "2 c"], Look(EN))
 
 
 def test_token_logprobs_is_log_softmax_at_the_ids():
@@ -126,14 +126,14 @@ def test_token_logprobs_is_log_softmax_at_the_ids():
 def test_logprob_comparison_titles_carry_the_sums():
     ref, gen = np.array([-0.1, -2.0]), np.array([-0.05, -0.2, -0.01])
     fig = logprob_comparison([("reference", ref, ["a", "b"], np.exp(ref)),
-                              ("model output", gen, ["a", "c", "</s>"], np.exp(gen))], EN)
+                              ("model output", gen, ["a", "c", "</s>"], np.exp(gen))], Look(EN))
     titles = [a.text for a in fig.layout.annotations]
     assert titles == ["reference: Σ log p = -2.10", "model output: Σ log p = -0.26"]
     np.testing.assert_allclose(fig.data[1].customdata, np.exp(gen))
     with pytest.raises(ValueError, match="2 log-probabilities for 1 tokens"):
-        logprob_comparison([("reference", ref, ["a"], np.exp(ref))], EN)
+        logprob_comparison([("reference", ref, ["a"], np.exp(ref))], Look(EN))
     with pytest.raises(ValueError, match="nothing"):
-        logprob_comparison([], EN)
+        logprob_comparison([], Look(EN))
 
 
 @pytest.mark.parametrize("scale", [NORMAL, PRESENTER], ids=lambda s: s.name)
@@ -141,11 +141,11 @@ def test_logprob_comparison_writes_numbers_only_where_they_stay_apart(scale):
     """Issue 46, item 1: thirteen near-zero log-probabilities in half a page ran together ("0.000.000.00")."""
     many = np.full(13, -0.004)
     fig = logprob_comparison([("reference", many, [str(i) for i in range(13)], np.exp(many)),
-                              ("model output", many, [str(i) for i in range(13)], np.exp(many))], EN, type_scale=scale)
+                              ("model output", many, [str(i) for i in range(13)], np.exp(many))], Look(EN, scale))
     assert all(bar.text is None for bar in fig.data)
     assert all(bar.hovertemplate and "log p" in bar.hovertemplate for bar in fig.data)   # hover keeps them
     few = np.array([-0.5, -2.0, -0.01])
-    fig = logprob_comparison([("reference", few, ["a", "b", "c"], np.exp(few))], EN, type_scale=scale)
+    fig = logprob_comparison([("reference", few, ["a", "b", "c"], np.exp(few))], Look(EN, scale))
     assert list(fig.data[0].text) == ["-0.50", "-2.00", "-0.01"]
 
 
@@ -155,7 +155,7 @@ TF_WEIGHTS = np.tril(np.full((3, 3), 1.0)) / np.arange(1, 4)[:, None]      # eac
 def test_teacher_forced_pass_greys_the_future_and_gives_every_positions_loss():
     """Issue 46, item 1: one pass over the shifted target, the causal mask's cells grey (never 0.00), and the
     loss of every position beside its row."""
-    fig = teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5, 0.3], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], EN,
+    fig = teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5, 0.3], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], Look(EN),
                               title="t")
     heat, grey, _, bars = fig.data
     z = np.array(heat.z, dtype=float)
@@ -166,14 +166,14 @@ def test_teacher_forced_pass_greys_the_future_and_gives_every_positions_loss():
     assert list(heat.x) == ["0 &lt;s&gt;", "1 a", "2 b"]
     assert fig.layout.annotations[0].text == EN("fig.tf.loss")
     with pytest.raises(ValueError, match="losses"):
-        teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], EN)
+        teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], Look(EN))
 
 
 def test_generation_loop_shows_each_pass_with_only_the_inputs_it_has():
     """Inference: row t is pass t, reading its t+1 inputs; what comes after does not exist yet (grey, named so)."""
     rows = np.full((3, 3), 7.0)                 # anything past t is ignored
     rows[np.tril_indices(3)] = TF_WEIGHTS[np.tril_indices(3)]
-    fig = generation_loop(rows, [0.2, 0.1, 0.05], ["0 <s>", "1 x", "2 y"], ["0 x", "1 y", "2 </s>"], EN)
+    fig = generation_loop(rows, [0.2, 0.1, 0.05], ["0 <s>", "1 x", "2 y"], ["0 x", "1 y", "2 </s>"], Look(EN))
     z = np.array(fig.data[0].z, dtype=float)
     np.testing.assert_allclose(z[np.tril_indices(3)], TF_WEIGHTS[np.tril_indices(3)])
     assert np.isnan(z[np.triu_indices(3, 1)]).all()
@@ -181,18 +181,18 @@ def test_generation_loop_shows_each_pass_with_only_the_inputs_it_has():
 
 
 def test_confidence_bars_marks_the_step():
-    fig = confidence_bars([0.9, 0.5, 0.99], ["0 a", "1 b", "2 </s>"], EN, step=2)
+    fig = confidence_bars([0.9, 0.5, 0.99], ["0 a", "1 b", "2 </s>"], Look(EN), step=2)
     assert fig.data[0].marker.color[2] == CHOSEN_COLOR
     assert list(fig.data[0].text) == ["0.90", "0.50", "0.99"]
     with pytest.raises(ValueError, match="3 probabilities for 2 tokens"):
-        confidence_bars([0.9, 0.5, 0.99], ["a", "b"], EN)
+        confidence_bars([0.9, 0.5, 0.99], ["a", "b"], Look(EN))
 
 
 def test_special_tokens_are_escaped_for_plotly():
     # plotly reads "<s>" as strike-through markup and drops "</s>": labels must arrive escaped
-    fig = next_token_bars([0.6, 0.4], ["</s>", "a&b"], [1, 2], EN)
+    fig = next_token_bars([0.6, 0.4], ["</s>", "a&b"], [1, 2], Look(EN))
     assert list(fig.data[0].y) == ["#1  &lt;/s&gt;", "#2  a&amp;b"]
-    fig = alignment_heatmap(np.ones((1, 2)) / 2, ["0 </s>"], ["0 <s>", "1 x"], EN)
+    fig = alignment_heatmap(np.ones((1, 2)) / 2, ["0 </s>"], ["0 <s>", "1 x"], Look(EN))
     assert list(fig.data[0].y) == ["0 &lt;/s&gt;"] and list(fig.data[0].x) == ["0 &lt;s&gt;", "1 x"]
 
 
@@ -201,7 +201,7 @@ def test_cross_attention_multiples_keep_the_source_labels_off_the_heads_titles(s
     """A 40-word sentence's window of 28 source tokens at presenter size: the average's slanted labels ran over
     the heads' panel titles ("22 ▁teacher" over "head 2") under a fixed 130 px gap."""
     labels = [f"{i} ▁teacher" for i in range(28)]
-    fig = cross_attention_multiples(np.full((8, 28), 1 / 28), labels, EN, title="t", type_scale=scale)
+    fig = cross_attention_multiples(np.full((8, 28), 1 / 28), labels, Look(EN, scale), title="t")
     plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
     gap_px = (fig.layout.yaxis.domain[0] - fig.layout.yaxis2.domain[1]) * plot_px
     label_px = 0.71 * (scale.text_px(labels[-1], "tick") + scale.tick)   # a 45° label's depth
@@ -213,9 +213,9 @@ def test_cross_attention_heads_drop_their_labels_where_they_would_run_together()
     ('1 ▁The2 ▁cat'): those panels go without labels (the average's labels above carry the order); a few tokens
     are labelled everywhere."""
     labels = [f"{i} ▁cat" for i in range(12)]
-    fig = cross_attention_multiples(np.full((8, 12), 1 / 12), labels, EN, type_scale=PRESENTER)
+    fig = cross_attention_multiples(np.full((8, 12), 1 / 12), labels, Look(EN, PRESENTER))
     assert fig.layout.xaxis.showticklabels and not fig.layout.xaxis2.showticklabels
-    few = cross_attention_multiples(np.full((8, 5), 0.2), labels[:5], EN, type_scale=PRESENTER)
+    few = cross_attention_multiples(np.full((8, 5), 0.2), labels[:5], Look(EN, PRESENTER))
     assert few.layout.xaxis2.showticklabels
 
 
@@ -225,6 +225,6 @@ def test_teacher_forcing_pictures_sit_side_by_side_only_where_half_a_page_labels
     from viz.figures.decoding import forcing_labels_fit
     assert forcing_labels_fit(9, NORMAL.page_px / 2, NORMAL) and not forcing_labels_fit(12, NORMAL.page_px / 2, NORMAL)
     assert forcing_labels_fit(12, PRESENTER.page_px / 2, PRESENTER) and forcing_labels_fit(20, NORMAL.page_px, NORMAL)
-    fig = teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5, 0.3], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], EN)
+    fig = teacher_forced_pass(TF_WEIGHTS, [0.1, 2.5, 0.3], ["0 <s>", "1 a", "2 b"], ["0 a", "1 b", "2 </s>"], Look(EN))
     notes = {note.text: note for note in fig.layout.annotations}
     assert notes[EN("fig.tf.inputs")].xanchor == "left" and notes[EN("fig.tf.loss")].xanchor == "right"

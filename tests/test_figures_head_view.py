@@ -11,12 +11,12 @@ import pytest
 from model import load_checkpoint, trace_sentence
 from model.capture import schema
 from viz.figures.head_view import MIN_WEIGHT, OPACITY_LEVELS, head_color, head_view, head_view_data
-from viz.figures.style import NORMAL, PRESENTER, plotly_text
+from viz.figures.style import NORMAL, PRESENTER, Look, plotly_text
 from viz.elements.map_view import head_view_figure
 from viz.core.text import attention_labels
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ def _rgb_prefix(hex_color: str) -> str:
 def test_line_opacity_is_the_attention_weight_per_head(trace, kind):
     patterns = schema.stacked(trace, kind)[1]                                # [H, Q, K] of layer 1
     rows, cols = attention_labels(trace.meta, kind)
-    fig = head_view(patterns, rows, cols, EN)
+    fig = head_view(patterns, rows, cols, Look(EN))
     drawn = _drawn_opacity(fig)
     n_heads = patterns.shape[0]
     legend = [tr for tr in fig.data if tr.showlegend is not False and tr.legendgroup]
@@ -70,21 +70,21 @@ def test_line_opacity_is_the_attention_weight_per_head(trace, kind):
 def test_a_picked_head_is_shown_alone_and_the_legend_isolates(trace):
     patterns = schema.stacked(trace, "cross")[2]
     rows, cols = attention_labels(trace.meta, "cross")
-    fig = head_view(patterns, rows, cols, EN, selected_head=3)
+    fig = head_view(patterns, rows, cols, Look(EN), selected_head=3)
     for tr in fig.data:
         if tr.legendgroup:
             assert tr.visible == (True if tr.legendgroup == "h3" else "legendonly")
     assert fig.layout.legend.itemclick == "toggleothers"
     with pytest.raises(ValueError):
-        head_view(patterns, rows, cols, EN, selected_head=8)
+        head_view(patterns, rows, cols, Look(EN), selected_head=8)
     with pytest.raises(ValueError):
-        head_view(patterns, rows[:-1], cols, EN)
+        head_view(patterns, rows[:-1], cols, Look(EN))
 
 
 def test_hover_names_where_each_head_looks(trace):
     patterns = schema.stacked(trace, "cross")[2]
     rows, cols = attention_labels(trace.meta, "cross")
-    fig = head_view(patterns, rows, cols, EN)
+    fig = head_view(patterns, rows, cols, Look(EN))
     left = fig.data[-2].hovertext[0]
     h0_top = cols[int(patterns[0, 0].argmax())]
     assert f"head 0: {h0_top.replace('<', '&lt;').replace('>', '&gt;')} {patterns[0, 0].max():.2f}" in left
@@ -103,7 +103,7 @@ def test_head_view_data_groups_by_head_and_level():
 def test_words_and_presenter_sizes(trace):
     patterns = schema.stacked(trace, "encoder")[0]
     rows, cols = attention_labels(trace.meta, "encoder")
-    fig = head_view_figure(patterns, rows, cols, "encoder", 0, words("zh"), type_scale=PRESENTER)
+    fig = head_view_figure(patterns, rows, cols, "encoder", 0, Look(words("zh"), PRESENTER))
     assert fig.data[0].name == "头 0" and "编码器自注意力" in fig.layout.title.text
     assert fig.layout.legend.font.size >= 16 and fig.data[-1].textfont.size >= 16
     assert all(a.font.size >= 16 for a in fig.layout.annotations)
@@ -119,6 +119,6 @@ def test_unchecked_build_is_a_valid_figure(trace, type_scale):
 
     patterns = schema.stacked(trace, "cross")[2]
     rows, cols = attention_labels(trace.meta, "cross")
-    fig = head_view(patterns, rows, cols, EN, title="t", selected_head=1, type_scale=type_scale)
+    fig = head_view(patterns, rows, cols, Look(EN, type_scale), title="t", selected_head=1)
     checked = go.Figure(fig.to_dict())                       # raises on any property plotly does not know
     assert json.loads(checked.to_json()) == json.loads(fig.to_json())

@@ -6,7 +6,7 @@ import torch
 
 from model.nn.layers import LayerNorm
 import viz.figures.layernorm as figures
-from viz.figures.style import NORMAL, PRESENTER
+from viz.figures.style import NORMAL, PRESENTER, Look
 from model.analysis import norms
 from model.analysis.norms import (batch_norm_drift, batch_norm_stats, layer_norm, layer_norm_stats, normalize,
                                   residual_stages)
@@ -14,7 +14,7 @@ from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_fi
                                    residual_norm_figure, token_stats_figure)
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 X = np.array([[1.0, 2.0, 3.0, 6.0],
               [0.0, 0.0, 4.0, 4.0],
@@ -103,7 +103,7 @@ def test_residual_norm_figure_draws_tokens_and_means():
     arrays = _arrays()
     parts = [("encoder", *residual_stages(arrays, "encoder", 2), ["0 a", "1 b", "2 </s>"]),
              ("decoder", *residual_stages(arrays, "decoder", 1), ["0 <s>", "1 x", "2 y", "3 z"])]
-    fig = residual_norm_figure(parts, EN)
+    fig = residual_norm_figure(parts, Look(EN))
     assert len(fig.data) == 2 * 2            # per stack: every token's line in one trace (1,000 traces at 512), the mean
     lines = [t for t in fig.data if t.showlegend is False]
     assert [len(set(t.text)) for t in lines] == [3, 4]                # each token named on hover
@@ -112,19 +112,19 @@ def test_residual_norm_figure_draws_tokens_and_means():
     assert [t.name for t in means] == ["encoder: mean over 3 tokens", "decoder: mean over 4 tokens"]
     assert np.allclose(means[0].y, parts[0][2].mean(1))
     with pytest.raises(ValueError):
-        residual_norm_figure([("encoder", ["a"], np.zeros((2, 3)), ["x", "y", "z"])], EN)
+        residual_norm_figure([("encoder", ["a"], np.zeros((2, 3)), ["x", "y", "z"])], Look(EN))
 
 
 def test_token_stats_figure():
     mean, std = layer_norm_stats(X)
     after = layer_norm_stats(normalize(X, 1))
     labels = ["0 a", "1 b", "2 </s>"]
-    fig = token_stats_figure(labels, (mean, std), after, EN)
+    fig = token_stats_figure(labels, (mean, std), after, Look(EN))
     assert len(fig.data) == 4
     assert list(fig.data[0].x) == ["0 a", "1 b", "2 &lt;/s&gt;"]
     assert np.allclose(fig.data[0].y, mean) and np.allclose(fig.data[3].y, after[1])
     with pytest.raises(ValueError, match="expected"):
-        token_stats_figure(labels[:2], (mean, std), after, EN)
+        token_stats_figure(labels[:2], (mean, std), after, Look(EN))
 
 
 @pytest.mark.parametrize("scale", [NORMAL, PRESENTER])
@@ -134,8 +134,7 @@ def test_token_stats_legend_between_the_title_and_the_panel_titles(scale):
     titles, placed in the figure's px so that the tick labels' automargin cannot move it."""
     mean, std = layer_norm_stats(X)
     title = "Encoder layer 0, the attention sublayer's LayerNorm: its input and output"
-    fig = token_stats_figure(["0 a", "1 b", "2 c"], (mean, std), layer_norm_stats(normalize(X, 1)), EN, title=title,
-                             type_scale=scale)
+    fig = token_stats_figure(["0 a", "1 b", "2 c"], (mean, std), layer_norm_stats(normalize(X, 1)), Look(EN, scale), title=title)
     legend, top = fig.layout.legend, fig.layout.margin.t
     assert legend.orientation == "h" and legend.yref == "container" and legend.yanchor == "bottom"
     legend_bottom = fig.layout.height * (1 - legend.y)                   # px from the figure's top
@@ -150,7 +149,7 @@ def test_token_stats_panels_share_one_baseline(means):
     -1e-9) and the std's started at 0. Now 0 is at the same height in both, and every bar is inside its range."""
     mean_after, std_after = np.array([-1e-9, 2e-9, -3e-9]), np.ones(3)
     fig = token_stats_figure(["0 a", "1 b", "2 c"], (np.array(means), np.array([0.76, 1.29, 0.85])),
-                             (mean_after, std_after), EN, title="t")
+                             (mean_after, std_after), Look(EN), title="t")
     layout = fig.layout
     assert tuple(layout.yaxis.domain or (0, 1)) == tuple(layout.yaxis2.domain or (0, 1))
     (lo1, hi1), (lo2, hi2) = layout.yaxis.range, layout.yaxis2.range
@@ -162,18 +161,18 @@ def test_token_stats_panels_share_one_baseline(means):
 
 
 def test_histogram_gain_bias_ln_bn_drift_figures():
-    hist = feature_histogram({"input": X[0], "normalized": normalize(X, 1)[0]}, EN)
+    hist = feature_histogram({"input": X[0], "normalized": normalize(X, 1)[0]}, Look(EN))
     assert [t.name for t in hist.data] == ["input", "normalized"] and hist.layout.barmode == "overlay"
     with pytest.raises(ValueError):
-        feature_histogram({}, EN)
-    gb = gain_bias_figure(np.ones(4), np.zeros(4), EN)
+        feature_histogram({}, Look(EN))
+    gb = gain_bias_figure(np.ones(4), np.zeros(4), Look(EN))
     assert len(gb.data) == 2 and list(gb.data[0].x) == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="bias"):
-        gain_bias_figure(np.ones(4), np.zeros(3), EN)
-    both = ln_vs_bn_figure(X, ["a", "b", "c"], EN)
+        gain_bias_figure(np.ones(4), np.zeros(3), Look(EN))
+    both = ln_vs_bn_figure(X, ["a", "b", "c"], Look(EN))
     assert len(both.data[0].y) == 3 and len(both.data[2].y) == 4   # LN per token, BN per feature
     assert np.allclose(both.data[2].y, X.mean(0))
     with pytest.raises(ValueError, match="labels"):
-        ln_vs_bn_figure(X, ["a"], EN)
-    drift = drift_figure(batch_norm_drift(X), EN)
+        ln_vs_bn_figure(X, ["a"], Look(EN))
+    drift = drift_figure(batch_norm_drift(X), Look(EN))
     assert list(drift.data[0].x) == [1, 2, 3] and np.allclose(drift.data[1].y, 0)

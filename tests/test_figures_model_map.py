@@ -13,11 +13,11 @@ from model import load_checkpoint, trace_sentence
 from model.capture import schema
 from viz.figures.model_map import BLOCKS, STACK_ROWS, TOUR_BLOCKS, all_cells, map_cell, map_data, model_map
 from viz.elements.nav import block_target
-from viz.figures.style import MASKED_COLOR, PRESENTER
+from viz.figures.style import MASKED_COLOR, PRESENTER, Look
 from viz.elements.map_view import map_figure
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "The man went to the house."
@@ -61,7 +61,7 @@ def test_map_data_reads_the_trace(trace, data, bundle):
 
 def test_every_block_of_figure_1_is_drawn_once_per_layer(data):
     links = {cell: "" for cell in all_cells(3, 3)}          # clickable
-    fig = model_map(data, EN, links=links)
+    fig = model_map(data, Look(EN), links=links)
     # thumbnails: 3 attention kinds x 3 layers, plus the softmax strip
     maps = _heatmaps(fig)
     assert sorted(maps) == sorted([f"{b}#{i}" for b in ("attn.encoder", "attn.decoder", "attn.cross")
@@ -80,7 +80,7 @@ def test_every_block_of_figure_1_is_drawn_once_per_layer(data):
 
 
 def test_thumbnails_are_the_real_mean_of_heads_patterns(trace, data):
-    maps = _heatmaps(model_map(data, EN))
+    maps = _heatmaps(model_map(data, Look(EN)))
     for kind, block in (("encoder", "attn.encoder"), ("cross", "attn.cross"), ("decoder", "attn.decoder")):
         for layer in range(3):
             expected = schema.stacked(trace, kind)[layer].mean(0)
@@ -90,12 +90,12 @@ def test_thumbnails_are_the_real_mean_of_heads_patterns(trace, data):
                 assert np.isnan(z[upper]).all()
                 z[upper] = expected[upper]
             assert np.allclose(z, expected, atol=1e-6), (kind, layer)
-    masked = [s for s in model_map(data, EN).layout.shapes if s.fillcolor == MASKED_COLOR]
+    masked = [s for s in model_map(data, Look(EN)).layout.shapes if s.fillcolor == MASKED_COLOR]
     assert len(masked) == 3                             # behind each decoder self-attention thumbnail
 
 
 def test_numbers_are_the_traces(data):
-    fig = model_map(data, EN)
+    fig = model_map(data, Look(EN))
     text = [a.text for a in fig.layout.annotations]
     assert f"{data.sigma['norm.encoder.norm_attn'][0]:.1f}" in text
     assert f"{data.ff_norm['decoder'][2]:.1f}" in text
@@ -112,10 +112,10 @@ def test_each_block_opens_the_page_and_view_that_explains_it(data):
     assert block_target("ff.encoder#2") == ("ffn.py", {"view": "ffn", "stack": "encoder", "layer": "2"})
     assert block_target("embed.encoder")[0] == "positional.py"
     assert block_target("softmax") == ("decoding.py", {"method": "greedy"})
-    with_urls = model_map(data, EN, links={cell: f"explorer?c={i}" for i, cell in enumerate(all_cells(3, 3))})
+    with_urls = model_map(data, Look(EN), links={cell: f"explorer?c={i}" for i, cell in enumerate(all_cells(3, 3))})
     hrefs = [a.text for a in with_urls.layout.annotations if "<a href=" in a.text]
     assert hrefs and all('target="_self"' in h for h in hrefs)
-    clicked = model_map(data, EN, links={cell: "" for cell in all_cells(3, 3)})     # the app's live map
+    clicked = model_map(data, Look(EN), links={cell: "" for cell in all_cells(3, 3)})     # the app's live map
     assert not any("<a href=" in a.text for a in clicked.layout.annotations)
     assert map_cell({"customdata": "attn.cross#2"}) == "attn.cross#2"
     assert map_cell({"customdata": "nonsense#1"}) is None and map_cell({}) is None
@@ -133,7 +133,7 @@ def test_link_pages_and_parameters_are_the_apps():
 
 
 def test_highlight_and_words(trace, bundle):
-    fig = map_figure(trace, words("zh"), highlight=TOUR_BLOCKS["decoder"], type_scale=PRESENTER,
+    fig = map_figure(trace, Look(words("zh"), PRESENTER), highlight=TOUR_BLOCKS["decoder"],
                      token_strings=bundle.tokenizer.token_strings)
     red = [s for s in fig.layout.shapes if s.line.color == "#d62728"]
     assert len(red) == 2
@@ -152,7 +152,7 @@ def test_the_token_rows_stay_on_their_side(bundle, scale_name):
     scale = TYPE_SCALES[scale_name]
     long = "The children are playing in the garden while their mother reads a book."
     data = map_data(trace_sentence(bundle, long), bundle.tokenizer.token_strings)
-    fig = model_map(data, EN, type_scale=scale)
+    fig = model_map(data, Look(EN, scale))
     rows = [a for a in fig.layout.annotations if a.text and a.text.startswith("<i>") and ":" in a.text]
     assert len(rows) == 2
     for row in rows:
@@ -166,7 +166,7 @@ def test_the_softmax_strip_starts_after_its_words(trace, bundle, lang):
     """Presenter mode, 中文: the top-token words ('最可能 “▁El” 96%') ran under the softmax's probability strip."""
     from viz.figures.style import TYPE_SCALES
     for scale in TYPE_SCALES.values():
-        fig = map_figure(trace, words(lang), type_scale=scale, compact=True,
+        fig = map_figure(trace, Look(words(lang), scale), compact=True,
                          token_strings=bundle.tokenizer.token_strings)
         top = next(a for a in fig.layout.annotations if "%" in (a.text or "") and a.y == fig.data[-1].y0)
         strip = next(d for d in fig.data if d.name == "softmax")
@@ -178,7 +178,7 @@ def test_the_chinese_map_does_not_say_its_block_twice(trace, bundle):
     """Home's map in 中文 read "前馈网络 · 前馈 ‖FFN‖" and "线性层 … 线性 256 → 8,002": the block's name and again
     inside its value. They now read as the English ones do: "前馈网络 · ‖FFN‖", "256 → 8,002"."""
     assert words("zh")("map.ff_size") == words("en")("map.ff_size") == "‖FFN‖"
-    fig = map_figure(trace, words("zh"), token_strings=bundle.tokenizer.token_strings)
+    fig = map_figure(trace, Look(words("zh")), token_strings=bundle.tokenizer.token_strings)
     texts = [a.text for a in fig.layout.annotations if a.text]
     assert "前馈网络 · ‖FFN‖" in texts and not any("前馈 ‖" in text for text in texts)
     assert any(re.fullmatch(r"\d+ → [\d,]+", text) for text in texts) and not any(text.startswith("线性 ") for text in texts)
@@ -204,7 +204,7 @@ def test_on_a_phone_the_decoder_stands_over_the_encoder_and_each_name_fits_its_c
     layer's column."""
     from viz.figures.model_map import block_name
     from viz.figures.style import PHONE
-    fig = map_figure(trace, words(lang), type_scale=PHONE, token_strings=bundle.tokenizer.token_strings)
+    fig = map_figure(trace, Look(words(lang), PHONE), token_strings=bundle.tokenizer.token_strings)
     boxes = [s for s in fig.layout.shapes if s.type == "rect" and s.xref == "x"]
     assert min(s.x0 for s in boxes) < 2 and max(s.x1 for s in boxes) > 95         # every box the column's width
     names = {block_name(block, words(lang)).split("<br>")[0] for rows in STACK_ROWS.values() for block in rows}

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
+from viz.figures.style import Look
 from viz.figures.multihead import (MIN_PX_PER_KEY, concat_heatmap, head_columns, head_patterns, per_head_outputs,
                                    stage_heatmap, stage_norms, width_per_key)
 from model.analysis.attention_math import concat_heads, max_abs_error, output_projection
@@ -18,7 +19,7 @@ from model.io.weights import linear_arrays
 from model.capture.schema import sublayer_names
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"
 TOKENS = ["0 a", "1 b", "2 </s>"]
@@ -133,54 +134,54 @@ def test_head_summary_tells_positional_and_fixed_heads_apart():
 # -- figures ------------------------------------------------------------------------------------------
 def test_per_head_outputs_share_one_symmetric_scale():
     z = z_stack(n_heads=3)
-    fig = per_head_outputs(z, TOKENS, EN, "z")
+    fig = per_head_outputs(z, TOKENS, Look(EN), "z")
     assert len(fig.data) == 3 and all(t.coloraxis == "coloraxis" for t in fig.data)
     assert fig.layout.coloraxis.cmin == -fig.layout.coloraxis.cmax == pytest.approx(-np.abs(z).max())
     np.testing.assert_allclose(np.asarray(fig.data[2].z), z[2])
     assert list(fig.data[0].y)[2] == "2 &lt;/s&gt;" and list(fig.data[0].x) == ["d0", "d1", "d2", "d3"]
     assert [a.text for a in fig.layout.annotations][:1] == ["head 0: z<sub>0</sub> [3 × 4]"]
     with pytest.raises(ValueError, match="does not match"):
-        per_head_outputs(z, TOKENS[:2], EN)
+        per_head_outputs(z, TOKENS[:2], Look(EN))
 
 
 def test_concat_heatmap_marks_head_boundaries():
     concat = concat_heads(z_stack(n_heads=4, d_head=2))
-    fig = concat_heatmap(concat, TOKENS, 4, EN, "concat")
+    fig = concat_heatmap(concat, TOKENS, 4, Look(EN), "concat")
     lines = [s for s in fig.layout.shapes if s.type == "line"]
     assert [s.x0 for s in lines] == [1.5, 3.5, 5.5]
     assert [a.text for a in fig.layout.annotations] == ["head 0", "head 1", "head 2", "head 3"]
     assert list(fig.data[0].x)[-1] == "d7"
     with pytest.raises(ValueError, match="split"):
-        concat_heatmap(concat, TOKENS, 3, EN)
+        concat_heatmap(concat, TOKENS, 3, Look(EN))
 
 
 def test_stage_heatmap_and_norms():
     m = np.random.default_rng(2).normal(size=(3, 5))
-    fig = stage_heatmap(m, TOKENS, EN, "stage")
+    fig = stage_heatmap(m, TOKENS, Look(EN), "stage")
     assert list(fig.data[0].x) == ["d0", "d1", "d2", "d3", "d4"] and fig.data[0].zmin == -fig.data[0].zmax
-    wide = stage_heatmap(np.zeros((3, 256)), TOKENS, EN, "stage", plot_px=280)       # one of two columns
+    wide = stage_heatmap(np.zeros((3, 256)), TOKENS, Look(EN), "stage", plot_px=280)       # one of two columns
     assert wide.layout.xaxis.tickangle == 0 and list(wide.layout.xaxis.tickvals)[:2] == ["d0", "d64"]
     with pytest.raises(ValueError):
-        stage_heatmap(m[0], TOKENS, EN)
+        stage_heatmap(m[0], TOKENS, Look(EN))
     norms = {"x": token_norms(m), "LayerNorm": np.ones(3)}
-    bars = stage_norms(norms, TOKENS, EN, "norms")
+    bars = stage_norms(norms, TOKENS, Look(EN), "norms")
     assert [b.name for b in bars.data] == ["x", "LayerNorm"] and bars.layout.barmode == "group"
     np.testing.assert_allclose(bars.data[0].y, token_norms(m))
     with pytest.raises(ValueError, match="expected"):
-        stage_norms({"x": np.ones(2)}, TOKENS, EN)
+        stage_norms({"x": np.ones(2)}, TOKENS, Look(EN))
     with pytest.raises(ValueError):
-        stage_norms({}, TOKENS, EN)
+        stage_norms({}, TOKENS, Look(EN))
 
 
 def test_head_patterns_small_multiples():
     p = np.random.default_rng(3).dirichlet(np.ones(2), size=(6, 3))          # [H=6, Q=3, K=2]
-    fig = head_patterns(p, TOKENS, ["0 x", "1 <s>"], EN, "heads", n_cols=4)
+    fig = head_patterns(p, TOKENS, ["0 x", "1 <s>"], Look(EN), "heads", n_cols=4)
     assert len(fig.data) == 6 and fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
     assert fig.data[5].xaxis == "x6" and list(fig.data[0].x) == ["0 x", "1 &lt;s&gt;"]
     np.testing.assert_allclose(np.asarray(fig.data[4].z), p[4])
     assert [a.text for a in fig.layout.annotations] == [f"head {h}" for h in range(6)]
     with pytest.raises(ValueError, match="does not match"):
-        head_patterns(p, TOKENS, ["0 x"], EN)
+        head_patterns(p, TOKENS, ["0 x"], Look(EN))
 
 
 def test_head_grid_key_labels_do_not_crowd():
@@ -188,7 +189,7 @@ def test_head_grid_key_labels_do_not_crowd():
     under the bottom panels only, and fewer columns when a key would get less than MIN_PX_PER_KEY."""
     keys = [f"{i} ▁token" for i in range(9)]
     p = np.random.default_rng(4).dirichlet(np.ones(9), size=(8, 9))
-    fig = head_patterns(p, keys, keys, EN)
+    fig = head_patterns(p, keys, keys, Look(EN))
     shown = [name for name in fig.layout.to_plotly_json() if name.startswith("xaxis")
              and fig.layout[name].showticklabels]
     assert sorted(shown) == ["xaxis5", "xaxis6", "xaxis7", "xaxis8"]        # the bottom row of 2 x 4
@@ -198,12 +199,12 @@ def test_head_grid_key_labels_do_not_crowd():
     # a long sentence: fewer, wider panels, so each key keeps its room
     assert head_columns(8, 20) == 2 and width_per_key(2, 20) >= MIN_PX_PER_KEY
     long_keys = [f"{i} t" for i in range(20)]
-    wide = head_patterns(np.full((8, 20, 20), 1 / 20), long_keys, long_keys, EN)
+    wide = head_patterns(np.full((8, 20, 20), 1 / 20), long_keys, long_keys, Look(EN))
     assert [t.xaxis for t in wide.data][-2:] == ["x7", "x8"] and wide.layout.xaxis7.showticklabels
     assert wide.layout.xaxis.domain[1] > 0.45                                # 2 columns, not 4
     # too many keys for even one column: no labels rather than a smear (hover still names them)
     many = [f"{i}" for i in range(60)]
-    assert not head_patterns(np.full((2, 60, 60), 1 / 60), many, many, EN).layout.xaxis.showticklabels
+    assert not head_patterns(np.full((2, 60, 60), 1 / 60), many, many, Look(EN)).layout.xaxis.showticklabels
 
 
 def test_head_grid_rows_as_tall_as_their_labels_need():
@@ -215,7 +216,7 @@ def test_head_grid_rows_as_tall_as_their_labels_need():
     keys = [f"{i} ▁token" for i in range(9)]
     p = np.random.default_rng(5).dirichlet(np.ones(9), size=(8, 9))
     for scale, at_most in ((NORMAL, 540), (PRESENTER, 700)):       # presenter: 20 px rows, the back row's size
-        fig = head_patterns(p, keys, keys, EN, "heads", type_scale=scale)
+        fig = head_patterns(p, keys, keys, Look(EN, scale), "heads")
         top, bottom = fig.layout.yaxis.domain, fig.layout.yaxis5.domain          # rows 1 and 2 of 2 x 4
         plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
         labels = max(scale.text_px(k, "tick") for k in keys)                      # the keys under row 2
@@ -235,7 +236,7 @@ def test_a_sentence_a_token_longer_than_the_heads_window_is_shown_whole():
         assert head_window(15, type_scale=scale) == 15 and head_window(16, type_scale=scale) == 16
         assert head_window(69, type_scale=scale) == 14                  # the 40-word sentence: its window
     keys = [f"{i} ▁tok" for i in range(14)] + ["14 </s>"]
-    fig = head_patterns(np.full((8, 15, 15), 1 / 15), keys, keys, EN)
+    fig = head_patterns(np.full((8, 15, 15), 1 / 15), keys, keys, Look(EN))
     labelled = [name for name in fig.layout.to_plotly_json() if name.startswith("xaxis") and fig.layout[name].showticklabels]
     assert labelled and all(list(fig.layout[name].tickvals)[-1] == "14 &lt;/s&gt;" for name in labelled)
     assert all(len(fig.layout[name].tickvals) == 15 for name in labelled)

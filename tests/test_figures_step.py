@@ -11,7 +11,7 @@ from model.nn.layers import attention
 from model.inference.pipeline import trace_sentence
 from viz.figures.step import (HIGHLIGHT, MIN_EM_PER_LEVEL_LABEL, level_ticks, masked_scores_figure, scaling_bars,
                               step_heatmap)
-from viz.figures.style import MASKED_COLOR, NORMAL
+from viz.figures.style import MASKED_COLOR, NORMAL, Look
 from model.analysis.attention_math import (apply_mask, causal_mask, dim_labels, entropy_bits, head_projection,
                                            head_steps, max_abs_error, scaling_comparison, softmax)
 from model.io.weights import linear_arrays
@@ -19,7 +19,7 @@ from model.capture.schema import sublayer_names
 from viz.figures.style import Labels
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"
 LABELS = ["0 <s>", "1 a", "2 b", "3 c"]
@@ -161,7 +161,7 @@ def _row_frames(fig):
 
 def test_step_heatmap_frames_the_query_row_and_escapes_labels():
     m = rng_matrix(4, 3)
-    fig = step_heatmap(m, LABELS, dim_labels(3), Labels("Q", "dimension", "token", "value"), highlight=2)
+    fig = step_heatmap(m, LABELS, dim_labels(3), Labels("Q", "dimension", "token", "value"), Look(EN), highlight=2)
     heat = fig.data[0]
     np.testing.assert_allclose(np.asarray(heat.z), m)
     assert list(heat.y) == ["0 &lt;s&gt;", "1 a", "2 b", "3 c"] and list(heat.x) == ["d0", "d1", "d2"]
@@ -169,17 +169,17 @@ def test_step_heatmap_frames_the_query_row_and_escapes_labels():
     (frame,) = _row_frames(fig)
     assert (frame.y0, frame.y1) == (1.5, 2.5)
     assert heat.texttemplate                                          # few cells: numbers drawn
-    hidden = step_heatmap(m, LABELS, dim_labels(3), Labels("Q", "d", "t", "value"), show_values=False)
+    hidden = step_heatmap(m, LABELS, dim_labels(3), Labels("Q", "d", "t", "value"), Look(EN), show_values=False)
     assert not hidden.data[0].texttemplate
-    assert not _row_frames(step_heatmap(m, LABELS, dim_labels(3), Labels("Q", "d", "t", "value"), highlight=None))
+    assert not _row_frames(step_heatmap(m, LABELS, dim_labels(3), Labels("Q", "d", "t", "value"), Look(EN), highlight=None))
     with pytest.raises(ValueError, match="does not match"):
-        step_heatmap(m, LABELS[:3], dim_labels(3), Labels("Q", "d", "t", "value"))
+        step_heatmap(m, LABELS[:3], dim_labels(3), Labels("Q", "d", "t", "value"), Look(EN))
 
 
 def test_masked_scores_figure_greys_out_minus_infinity():
     """-inf cells: no colour and no number of the scores' own, a grey overlay marked −∞, named in the legend."""
     masked = apply_mask(rng_matrix(4, 4), causal_mask(4, 4))
-    fig = masked_scores_figure(masked, LABELS, LABELS, "masked", EN, highlight=1)
+    fig = masked_scores_figure(masked, LABELS, LABELS, "masked", Look(EN), highlight=1)
     z = np.array(fig.data[0].z, dtype=float)
     assert np.isnan(z[0, 1]) and z[1, 0] == masked[1, 0]
     assert fig.data[0].texttemplate == "%{z:.2f}"                      # few cells: the scores' numbers
@@ -191,12 +191,12 @@ def test_masked_scores_figure_greys_out_minus_infinity():
     assert len(_row_frames(fig)) == 1
     assert fig.data[0].zmax == pytest.approx(np.abs(masked[np.isfinite(masked)]).max())
     with pytest.raises(ValueError, match="every score"):
-        masked_scores_figure(np.full((2, 2), -np.inf), LABELS[:2], LABELS[:2], "x", EN)
+        masked_scores_figure(np.full((2, 2), -np.inf), LABELS[:2], LABELS[:2], "x", Look(EN))
 
 
 def test_scaling_bars_show_both_distributions_with_their_entropy():
     cmp = scaling_comparison(np.array([4.0, 1.0, 0.0, -2.0]), 16, np.array([True, True, True, False]))
-    fig = scaling_bars(cmp.unscaled, cmp.scaled, LABELS, 16, EN, "why", masked=np.array([0, 0, 0, 1], dtype=bool))
+    fig = scaling_bars(cmp.unscaled, cmp.scaled, LABELS, 16, Look(EN), "why", masked=np.array([0, 0, 0, 1], dtype=bool))
     unscaled, scaled = fig.data
     np.testing.assert_allclose(unscaled.y, cmp.unscaled)
     np.testing.assert_allclose(scaled.y, cmp.scaled)
@@ -206,23 +206,23 @@ def test_scaling_bars_show_both_distributions_with_their_entropy():
     assert f"max weight {cmp.max_scaled:.2f}" in titles[1]
     assert list(unscaled.x)[0] == "0 &lt;s&gt;"
     with pytest.raises(ValueError, match="distribution"):
-        scaling_bars(np.ones(4), cmp.scaled, LABELS, 16, EN)
+        scaling_bars(np.ones(4), cmp.scaled, LABELS, 16, Look(EN))
     with pytest.raises(ValueError, match="key labels"):
-        scaling_bars(cmp.unscaled, cmp.scaled, LABELS[:3], 16, EN)
+        scaling_bars(cmp.unscaled, cmp.scaled, LABELS[:3], 16, Look(EN))
 
 
 def test_dimension_labels_are_thinned_to_fit():
     """X [8 x 256] labelled d0 … d255 at -45° every few pixels: the labels ran into each other. With the
     plot's width given, every k-th label (k a power of two) stands level with room around it."""
     dims = dim_labels(256)
-    fig = step_heatmap(rng_matrix(3, 256), LABELS[:3], dims, Labels("X", "dimension", "token", "value"),
+    fig = step_heatmap(rng_matrix(3, 256), LABELS[:3], dims, Labels("X", "dimension", "token", "value"), Look(EN),
                        show_values=False,
                        plot_px=360)
     axis = fig.layout.xaxis
     assert axis.tickangle == 0 and list(axis.tickvals) == dims[::32] == list(axis.ticktext)
     assert 360 / 256 * 32 >= MIN_EM_PER_LEVEL_LABEL * NORMAL.tick
     assert level_ticks(dims[:16], 720)["tickvals"] == dims[:16]                 # room for all: all shown
-    small = step_heatmap(rng_matrix(4, 4), LABELS, LABELS, Labels("s", "key", "query", "value"))
+    small = step_heatmap(rng_matrix(4, 4), LABELS, LABELS, Labels("s", "key", "query", "value"), Look(EN))
     assert small.layout.xaxis.tickvals is None
 
 
@@ -236,7 +236,7 @@ def test_every_query_row_is_tall_enough_for_its_label(scale_name):
     labels = ["0 <modern>", "1 ▁The", "2 ▁man", "3 ▁went", "4 ▁to", "5 ▁the", "6 ▁house", "7 .", "8 </s>"]
     m = np.random.default_rng(1).normal(size=(9, 9))
     fig = step_heatmap(m, labels, labels, Labels("Q·Kᵀ [9 × 9]: raw dot products", "key", "query", "value"),
-                       type_scale=scale)
+                       Look(EN, scale))
     slanted = 0.71 * max(scale.text_px(label, "tick") for label in labels) + scale.tick
     plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b - slanted - 1.5 * scale.text
     assert plot_h / len(labels) >= 1.25 * scale.tick

@@ -3,11 +3,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from viz.figures.style import Look
 from viz.figures.training import (clean_train_log, complexity_figure, conv_path_length, layer_costs, loss_curve,
                                   lr_curve, parameter_groups)
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 LOG = pd.DataFrame({"step": [100, 50, 150], "epoch": [1, 1, 2], "train_loss": [4.0, 5.0, 3.5],
                     "dev_loss": ["", "", "3.9"], "lr": [1e-4, 5e-5, 1.5e-4], "tokens_per_s": [900, 800, 950]})
@@ -28,14 +29,14 @@ def test_clean_train_log_rejects_missing_columns_and_empty_logs():
 
 
 def test_loss_curve_plots_dev_only_where_evaluated():
-    fig = loss_curve(clean_train_log(LOG), EN)
+    fig = loss_curve(clean_train_log(LOG), Look(EN))
     train, dev = fig.data
     assert list(train.x) == [50, 100, 150] and list(train.y) == [5.0, 4.0, 3.5]
     assert list(dev.x) == [150] and list(dev.y) == [pytest.approx(3.9)]
 
 
 def test_lr_curve_puts_throughput_on_a_second_axis():
-    fig = lr_curve(clean_train_log(LOG), EN)
+    fig = lr_curve(clean_train_log(LOG), Look(EN))
     assert fig.data[0].name == "learning rate" and fig.data[0].yaxis == "y"
     assert fig.data[1].name == "tokens / s" and fig.data[1].yaxis == "y2"
 
@@ -71,7 +72,7 @@ def test_conv_path_length_is_exact_at_powers_of_k():
 
 
 def test_complexity_figure_marks_the_users_n_and_crosses_at_n_equals_d():
-    fig = complexity_figure(12, 64, EN)
+    fig = complexity_figure(12, 64, Look(EN))
     attn, rnn = fig.data[0], fig.data[2]
     x = np.asarray(attn.x)
     assert x.min() == 1 and x.max() >= 128
@@ -85,7 +86,7 @@ def test_complexity_marks_sit_inside_the_log_axis(n, d):
     """On a log axis plotly reads an annotation's x and the axis range as log10(x), a shape's x as x: the
     labels at plain x = 256 sat at 10^256 and stretched the About page's axis to 10^261. Lines at n and d,
     labels at their log10, all within the curves' range."""
-    fig = complexity_figure(n, d, EN)
+    fig = complexity_figure(n, d, Look(EN))
     lo, hi = fig.layout.xaxis.range
     x = np.asarray(fig.data[0].x)
     assert (lo, hi) == (pytest.approx(np.log10(x.min())), pytest.approx(np.log10(x.max())))
@@ -102,9 +103,9 @@ def test_axes_read_plainly_on_a_projector():
     log = clean_train_log(pd.DataFrame({"step": [50, 100, 150], "epoch": [1, 1, 2], "train_loss": [5.0, 4.0, 3.5],
                                         "dev_loss": [np.nan, 4.2, np.nan], "lr": [1e-4, 2e-4, 1.9e-4],
                                         "tokens_per_s": [1200, 4400, 4300]}))
-    layout = lr_curve(log, EN).layout
+    layout = lr_curve(log, Look(EN)).layout
     assert layout.yaxis.exponentformat == "e" and layout.yaxis2.tickmode == "auto"
-    cost = complexity_figure(8, 256, EN).layout
+    cost = complexity_figure(8, 256, Look(EN)).layout
     assert cost.xaxis.dtick == 1
     assert [a.xshift for a in cost.annotations] == [6, -6]
 
@@ -135,7 +136,7 @@ def test_the_fine_tuning_is_marked_where_the_loss_jumps():
     trace = trace_sentence(load_checkpoint(folder), "<modern> The house.")
     for lang in ("en", "zh"):
         for scale in (NORMAL, PRESENTER):
-            fig = training_figure(trace, folder, words(lang), type_scale=scale)
+            fig = training_figure(trace, folder, Look(words(lang), scale))
             notes = " ".join(a.text.replace("<br>", " ") for a in fig.layout.annotations if a.text)
             assert all(notes.count(f"{end + 1:,}") == 1 for end in ends), notes
             assert [s.x0 for s in fig.layout.shapes if s.line.dash == "dash"] == [end + 0.5 for end in ends]
@@ -155,14 +156,14 @@ def test_the_tours_loss_curve_reads_the_log_as_the_about_page_does(tmp_path):
     trace = SimpleNamespace(meta={"model_id": "m"})                     # the figure reads the model's name only
     (tmp_path / "own").mkdir()
     (tmp_path / "own" / "train_log.csv").write_text(log)
-    assert training_figure(trace, tmp_path / "own", words("en")) is not None
+    assert training_figure(trace, tmp_path / "own", Look(words("en"))) is not None
     (tmp_path / "outside.csv").write_text(log)
     (tmp_path / "linked").mkdir()
     (tmp_path / "linked" / "train_log.csv").symlink_to(tmp_path / "outside.csv")
-    assert training_figure(trace, tmp_path / "linked", words("en")) is None
+    assert training_figure(trace, tmp_path / "linked", Look(words("en"))) is None
     (tmp_path / "big").mkdir()
     with open(tmp_path / "big" / "train_log.csv", "w") as f:
         f.write(log)
         f.truncate(MODEL_FILE_LIMITS["train_log.csv"] + 1)
     assert os.path.getsize(tmp_path / "big" / "train_log.csv") > MODEL_FILE_LIMITS["train_log.csv"]
-    assert training_figure(trace, tmp_path / "big", words("en")) is None
+    assert training_figure(trace, tmp_path / "big", Look(words("en"))) is None

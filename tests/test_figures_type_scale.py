@@ -18,10 +18,10 @@ from viz.figures import training as ftrain
 from viz.figures import zoo as fzoo
 from viz.figures.live_training import training_curves
 from model.analysis.attention_math import future_mask
-from viz.figures.style import MASKED_COLOR, NORMAL, PRESENTER, TEXT_COLOR, Labels
+from viz.figures.style import MASKED_COLOR, NORMAL, PRESENTER, TEXT_COLOR, Labels, Look
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 RNG = np.random.default_rng(0)
 TOK = [f"{i} ▁w{i}" for i in range(6)]
@@ -35,43 +35,41 @@ def builders(s):
                             lr=[1e-4, 2e-4, 3e-4], tokens_per_s=[900, 950, 1000]))
     table = np.sin(np.arange(40 * 16).reshape(40, 16) / 7)
     return {
-        "attention_heatmap": fatt.attention_heatmap(P, TOK, TOK, EN, title="t", masked=MASK, type_scale=s),
-        "model_view": fatt.model_view(RNG.random((2, 4, 6, 6)), EN, title="t", masked=MASK, type_scale=s),
-        "translation": fatt.translation_figure(P, TOK, TOK, P[:, 0], TOK, P[:, 1], EN, title="t", type_scale=s),
-        "logit_lens": fattr.logit_lens_heatmap(P[:3], [TOK] * 3, TOK, EN, title="t", type_scale=s),
-        "methods": fattr.method_heatmaps([P, P, P], ["a (x)", "b", "c"], TOK, TOK, EN, title="t", type_scale=s),
-        "agreement": fattr.agreement_heatmap(["a", "b"], np.eye(2), EN, title="t", type_scale=s),
-        "contrastive": fattr.contrastive_head_bars(["h0", "h1"], [0.5, -0.2], EN, title="t", type_scale=s),
-        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, Labels("t", "x", "y", "v"), EN,
-                                           type_scale=s),
-        "next_token": fdec.next_token_bars(P[0], TOK, list(range(6)), EN, chosen=0, title="t", type_scale=s),
-        "cross_multiples": fdec.cross_attention_multiples(P[:4], TOK, EN, title="t", type_scale=s),
-        "alignment": fdec.alignment_heatmap(P, TOK, TOK, EN, step=1, title="t", type_scale=s),
-        "confidence": fdec.confidence_bars(P[0], TOK, EN, step=1, title="t", type_scale=s),
-        "layer_head": fheads.layer_head_heatmap(RNG.random((3, 4)), EN, "v", title="t", type_scale=s),
-        "importance": fheads.importance_bars(["a", "b"], [0.1, -0.3], EN, title="t", type_scale=s),
-        "token_stats": fln.token_stats_figure(TOK, (P[0], P[1]), (P[2], P[3]), EN, title="t", type_scale=s),
-        "gain_bias": fln.gain_bias_figure(P[0], P[1], EN, title="t", type_scale=s),
-        "per_head": fmh.per_head_outputs(RNG.random((4, 6, 8)), TOK, EN, title="t", type_scale=s),
-        "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, EN, title="t", type_scale=s),
-        "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, EN, title="t", type_scale=s),
-        "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, EN, title="t", masked=MASK,
-                                           type_scale=s),
+        "attention_heatmap": fatt.attention_heatmap(P, TOK, TOK, Look(EN, s), title="t", masked=MASK),
+        "model_view": fatt.model_view(RNG.random((2, 4, 6, 6)), Look(EN, s), title="t", masked=MASK),
+        "translation": fatt.translation_figure(P, TOK, TOK, P[:, 0], TOK, P[:, 1], Look(EN, s), title="t"),
+        "logit_lens": fattr.logit_lens_heatmap(P[:3], [TOK] * 3, TOK, Look(EN, s), title="t"),
+        "methods": fattr.method_heatmaps([P, P, P], ["a (x)", "b", "c"], TOK, TOK, Look(EN, s), title="t"),
+        "agreement": fattr.agreement_heatmap(["a", "b"], np.eye(2), Look(EN, s), title="t"),
+        "contrastive": fattr.contrastive_head_bars(["h0", "h1"], [0.5, -0.2], Look(EN, s), title="t"),
+        "patching": fattr.patching_heatmap(P[:3], ["l0", "l1", "l2"], TOK, Labels("t", "x", "y", "v"), Look(EN, s)),
+        "next_token": fdec.next_token_bars(P[0], TOK, list(range(6)), Look(EN, s), chosen=0, title="t"),
+        "cross_multiples": fdec.cross_attention_multiples(P[:4], TOK, Look(EN, s), title="t"),
+        "alignment": fdec.alignment_heatmap(P, TOK, TOK, Look(EN, s), step=1, title="t"),
+        "confidence": fdec.confidence_bars(P[0], TOK, Look(EN, s), step=1, title="t"),
+        "layer_head": fheads.layer_head_heatmap(RNG.random((3, 4)), Look(EN, s), "v", title="t"),
+        "importance": fheads.importance_bars(["a", "b"], [0.1, -0.3], Look(EN, s), title="t"),
+        "token_stats": fln.token_stats_figure(TOK, (P[0], P[1]), (P[2], P[3]), Look(EN, s), title="t"),
+        "gain_bias": fln.gain_bias_figure(P[0], P[1], Look(EN, s), title="t"),
+        "per_head": fmh.per_head_outputs(RNG.random((4, 6, 8)), TOK, Look(EN, s), title="t"),
+        "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, Look(EN, s), title="t"),
+        "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, Look(EN, s), title="t"),
+        "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, Look(EN, s), title="t", masked=MASK),
         "pe_heatmap": fpos.pe_heatmap(table, EN, n_sentence=5, title="t", type_scale=s),
         "pe_curves": fpos.pe_curves(table, [0, 1, 8], EN, n_sentence=5, title="t", type_scale=s),
         "word_order": fpos.word_order_figure(P, P.T, TOK, EN, title="t", type_scale=s),
-        "scaling_bars": fstep.scaling_bars(P[0], P[1], TOK, 16, EN, title="t", type_scale=s),
+        "scaling_bars": fstep.scaling_bars(P[0], P[1], TOK, 16, Look(EN, s), title="t"),
         "masked_scores": fstep.masked_scores_figure(np.where(future_mask("decoder", 6, 6), -np.inf, P), TOK, TOK, "t",
-                                                    EN, type_scale=s),
-        "loss_curve": ftrain.loss_curve(log, EN, title="t", type_scale=s),
-        "complexity": ftrain.complexity_figure(20, 64, EN, title="t", type_scale=s),
+                                                    Look(EN, s)),
+        "loss_curve": ftrain.loss_curve(log, Look(EN, s), title="t"),
+        "complexity": ftrain.complexity_figure(20, 64, Look(EN, s), title="t"),
         "live_curves": training_curves([dict(step=1, loss=2.0, accuracy=0.1), dict(step=2, loss=1.0, accuracy=0.5)],
-                                       EN, 10, "t", type_scale=s),
-        "zoo_step": fzoo.step_heatmap(P, TOK, TOK, Labels("t", "key", "query", "value"), EN,
-                                      masked=future_mask("decoder", 6, 6), type_scale=s),
+                                       Look(EN, s), 10, "t"),
+        "zoo_step": fzoo.step_heatmap(P, TOK, TOK, Labels("t", "key", "query", "value"), Look(EN, s),
+                                      masked=future_mask("decoder", 6, 6)),
         "rnn_accuracy": frnn.accuracy_by_length_figure([2, 3, 4], {"a": [1.0, 0.5, 0.0], "b": [1.0, 1.0, 1.0]},
-                                                       (3, 4), EN, marked=3, title="t", type_scale=s),
-        "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, EN, title="t", masked=MASK, type_scale=s),
+                                                       (3, 4), Look(EN, s), marked=3, title="t"),
+        "gallery": fzoo.gallery([P, P], ["a", "b"], TOK, TOK, Look(EN, s), title="t", masked=MASK),
     }
 
 
@@ -150,7 +148,7 @@ def test_numbers_beside_bars_are_not_shrunk_to_the_bar():
 
 
 def test_presenter_cell_numbers_keep_their_contrast_colour():
-    fig = fatt.attention_heatmap(P, TOK, TOK, EN, type_scale=PRESENTER)
+    fig = fatt.attention_heatmap(P, TOK, TOK, Look(EN, PRESENTER))
     assert fig.data[0].textfont.size == PRESENTER.cell and fig.data[0].textfont.color is None
 
 
@@ -164,15 +162,15 @@ def test_a_grid_too_dense_for_its_numbers_drops_them_and_keeps_them_on_hover():
     n = 30
     labels = [f"{i} ▁t" for i in range(n)]
     weights = RNG.dirichlet(np.ones(n), size=n)
-    small = fatt.attention_heatmap(P, TOK, TOK, EN, type_scale=PRESENTER)
-    dense = fatt.attention_heatmap(weights, labels, labels, EN, type_scale=PRESENTER)
+    small = fatt.attention_heatmap(P, TOK, TOK, Look(EN, PRESENTER))
+    dense = fatt.attention_heatmap(weights, labels, labels, Look(EN, PRESENTER))
     assert small.data[0].texttemplate and small.data[0].textfont.size == PRESENTER.cell
     assert not dense.data[0].texttemplate and "%{z:.4f}" in dense.data[0].hovertemplate
     # the same map in half the page's width (a column) has no room where the whole page had
     ten = [f"{i}" for i in range(10)]
     w10 = RNG.dirichlet(np.ones(10), size=10)
-    assert fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL).data[0].texttemplate
-    half = fatt.attention_heatmap(w10, ten, ten, EN, type_scale=NORMAL, width_px=NORMAL.page_px / 2)
+    assert fatt.attention_heatmap(w10, ten, ten, Look(EN, NORMAL)).data[0].texttemplate
+    half = fatt.attention_heatmap(w10, ten, ten, Look(EN, NORMAL), width_px=NORMAL.page_px / 2)
     assert not half.data[0].texttemplate
     assert PRESENTER.numbers_fit(60, 30) and not PRESENTER.numbers_fit(40, 30) and not PRESENTER.numbers_fit(60, 20)
 
@@ -182,11 +180,11 @@ def test_masked_cells_are_grey_without_a_number_and_named_in_the_legend():
     mask = future_mask("decoder", 6, 6)
     weights = np.where(mask, 0.0, P)
     hidden = EN("fig.masked")
-    figs = {"explorer": fatt.attention_heatmap(weights, TOK, TOK, EN, masked=mask),
-            "zoo": fzoo.step_heatmap(weights, TOK, TOK, Labels("t", "key", "query", "value"), EN, masked=mask,
+    figs = {"explorer": fatt.attention_heatmap(weights, TOK, TOK, Look(EN), masked=mask),
+            "zoo": fzoo.step_heatmap(weights, TOK, TOK, Labels("t", "key", "query", "value"), Look(EN), masked=mask,
                                      zrange=(0.0, 1.0)),
-            "heads": fmh.head_patterns(RNG.random((2, 6, 6)), TOK, TOK, EN, masked=mask),
-            "gallery": fzoo.gallery([weights], ["a"], TOK, TOK, EN, masked=mask)}
+            "heads": fmh.head_patterns(RNG.random((2, 6, 6)), TOK, TOK, Look(EN), masked=mask),
+            "gallery": fzoo.gallery([weights], ["a"], TOK, TOK, Look(EN), masked=mask)}
     for name, fig in figs.items():
         values = np.array(fig.data[0].z, dtype=float)
         assert np.isnan(values[mask]).all() and not np.isnan(values[~mask]).any(), name      # no colour, no number
@@ -196,9 +194,9 @@ def test_masked_cells_are_grey_without_a_number_and_named_in_the_legend():
         np.testing.assert_array_equal(~np.isnan(np.array(greys[0].z, dtype=float)), mask)
         legend = [tr for tr in fig.data if tr.showlegend and tr.name == hidden]
         assert legend and legend[0].marker.color == MASKED_COLOR and fig.layout.showlegend is not False, name
-    grid = fatt.model_view(RNG.random((2, 3, 6, 6)), EN, masked=mask)
+    grid = fatt.model_view(RNG.random((2, 3, 6, 6)), Look(EN), masked=mask)
     assert any(tr.type == "heatmap" and tr.colorscale[0][1] == MASKED_COLOR for tr in grid.data[1:])
-    plain = fatt.attention_heatmap(P, TOK, TOK, EN)                                 # nothing masked: no legend
+    plain = fatt.attention_heatmap(P, TOK, TOK, Look(EN))                                 # nothing masked: no legend
     assert len(plain.data) == 1 and not plain.layout.showlegend
 
 
@@ -217,22 +215,22 @@ def test_long_sentences_keep_their_labels_apart():
     src = [f"{i} ▁palabra" for i in range(14)]
     out = [f"{i} ▁word" for i in range(17)]
     w = RNG.dirichlet(np.ones(14), size=17)
-    home = fatt.translation_figure(w, out, src, w[:, 0], ["x"] * 17, w[:, 1], EN, type_scale=PRESENTER)
+    home = fatt.translation_figure(w, out, src, w[:, 0], ["x"] * 17, w[:, 1], Look(EN, PRESENTER))
     assert home.layout.xaxis.side == "top"
     title_note = home.layout.annotations[0]
     assert title_note.yshift and title_note.yshift > 0.7 * PRESENTER.text_px(src[-1], "tick")   # above the tokens
     tops = [[f"▁token{j}" for j in range(17)] for _ in range(3)]
-    lens = fattr.logit_lens_heatmap(RNG.random((3, 17)), tops, out, EN, type_scale=PRESENTER)
+    lens = fattr.logit_lens_heatmap(RNG.random((3, 17)), tops, out, Look(EN, PRESENTER))
     # the caption says each cell writes its layer's top token: cut with "…" to its cell, whole on hover
     cell_px = (PRESENTER.page_px - 260) / 17
     cut = [text for row in lens.data[0].text for text in row]
     assert all(text.endswith("…") and fattr._text_px(text, PRESENTER.cell) + fattr.LENS_PAD <= cell_px
                for text in cut), cut
-    narrow = fattr.logit_lens_heatmap(RNG.random((1, 25)), [["▁alumnado"] * 25], out[:1] * 25, EN, type_scale=PRESENTER)
+    narrow = fattr.logit_lens_heatmap(RNG.random((1, 25)), [["▁alumnado"] * 25], out[:1] * 25, Look(EN, PRESENTER))
     assert all(t == "" or len(t.rstrip("…")) >= 2 for t in narrow.data[0].text[0])   # never a bare "▁…"
     assert lens.data[0].texttemplate == "%{text}" and lens.data[0].customdata[0][0][1] == "▁token0"
     assert "%{customdata[1]}" in lens.data[0].hovertemplate
-    few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], EN, type_scale=PRESENTER)
+    few = fattr.logit_lens_heatmap(RNG.random((3, 4)), [t[:4] for t in tops], out[:4], Look(EN, PRESENTER))
     assert few.data[0].text[0][3] == "▁token3"
 
 
@@ -247,13 +245,12 @@ def legend_builders(s, names):
     return {
         "norms": fpos.norms_figure(TOK, {n: P[i] for i, n in enumerate(names)}, EN, title="t", type_scale=s),
         "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], EN, title="t", type_scale=s),
-        "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, EN, title="t", type_scale=s),
-        "drift": fln.drift_figure(P[0], EN, title="t", type_scale=s),
-        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], EN, title="t",
-                                             type_scale=s),
-        "loss": ftrain.loss_curve(log, EN, title="t", type_scale=s),
-        "lr": ftrain.lr_curve(log, EN, type_scale=s),
-        "complexity": ftrain.complexity_figure(20, 64, EN, title="t", type_scale=s),
+        "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, Look(EN, s), title="t"),
+        "drift": fln.drift_figure(P[0], Look(EN, s), title="t"),
+        "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], Look(EN, s), title="t"),
+        "loss": ftrain.loss_curve(log, Look(EN, s), title="t"),
+        "lr": ftrain.lr_curve(log, Look(EN, s)),
+        "complexity": ftrain.complexity_figure(20, 64, Look(EN, s), title="t"),
     }
 
 
@@ -298,7 +295,7 @@ def test_the_zoo_gallery_holds_its_upright_key_labels_under_rows_their_labels_fi
     from viz.figures.attention import UPRIGHT_EM
     keys = ["0 <modern>"] + [f"{i} ▁w{i}" for i in range(1, 12)]
     p = np.full((12, 12), 1 / 12)
-    fig = fzoo.gallery([p, p, p], ["Soft", "Hard", "Local"], keys, keys, EN).to_plotly_json()["layout"]
+    fig = fzoo.gallery([p, p, p], ["Soft", "Hard", "Local"], keys, keys, Look(EN)).to_plotly_json()["layout"]
     longest = NORMAL.text_px("0 &lt;modern&gt;", "tick")
     plot_px = fig["height"] - fig["margin"]["t"] - fig["margin"]["b"] - longest - 20
     assert plot_px / 12 >= UPRIGHT_EM * NORMAL.tick - 0.5, plot_px

@@ -6,10 +6,11 @@ import pytest
 
 from apptest_utils import no_exceptions, run_page
 from test_i18n import assert_speaks, english_left, readable_texts
+from viz.figures.style import Look
 from viz.core.i18n import LANGS
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 TEXT = "a b c d"
 OUTPUT_VIEWS = [
@@ -88,17 +89,17 @@ def test_the_figures_speak_the_words_they_are_given():
     from viz.figures.zoo import title_lines
 
     rows = np.full((2, 3), 1 / 3)
-    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"], EN).data[0].y == ("head 0", "head 1")
-    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"], words("zh")).data[0].y == ("头 0", "头 1")
-    fig = alignment_heatmap(rows, ["0 x", "1 y"], ["0 a", "1 b", "2 c"], words("zh"))
+    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"], Look(EN)).data[0].y == ("head 0", "head 1")
+    assert heads_row_heatmap(rows, ["0 a", "1 b", "2 c"], Look(words("zh"))).data[0].y == ("头 0", "头 1")
+    fig = alignment_heatmap(rows, ["0 x", "1 y"], ["0 a", "1 b", "2 c"], Look(words("zh")))
     assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("源句词元", "输出词元（每步一行）")
-    assert cross_attention_multiples(rows, ["0 a", "1 b", "2 c"], EN).layout.annotations[0].text == "average of heads"
-    grid = layer_head_heatmap(np.array([[np.nan, 0.5]]), words("zh"), "熵")
+    assert cross_attention_multiples(rows, ["0 a", "1 b", "2 c"], Look(EN)).layout.annotations[0].text == "average of heads"
+    grid = layer_head_heatmap(np.array([[np.nan, 0.5]]), Look(words("zh")), "熵")
     assert grid.data[0].y == ("第 0 层",) and grid.data[0].text[0][0] == "无"
     assert head_label("encoder", 0, 1) == "encoder L0 H1" and head_label("encoder", 0, 1, "编码器") == "编码器 L0 H1"
     history = [{"step": 5, "loss": 1.0, "accuracy": 0.5}]
-    assert training_curves(history, EN).layout.xaxis.title.text == "training step"
-    assert training_curves(history, words("zh")).layout.xaxis.title.text == "训练步"
+    assert training_curves(history, Look(EN)).layout.xaxis.title.text == "training step"
+    assert training_curves(history, Look(words("zh"))).layout.xaxis.title.text == "训练步"
     lines = title_lines("第 0 步、第 1 层的交叉注意力：它读源句的哪里，以及每个注意力头各看向哪里", 300).split("<br>")
     assert len(lines) > 1 and "".join(lines).startswith("第 0 步")
 
@@ -115,11 +116,11 @@ def test_chinese_figure_labels_join_with_a_full_width_colon():
     from viz.figures.step import scaling_bars
 
     w = np.array([0.5, 0.5])
-    titles = [a.text for a in scaling_bars(w, w, ["0 a", "1 b"], 32, words("zh")).layout.annotations]
+    titles = [a.text for a in scaling_bars(w, w, ["0 a", "1 b"], 32, Look(words("zh"))).layout.annotations]
     assert titles[0].startswith("<b>不缩放</b>：softmax(q·k)") and titles[1].startswith("<b>缩放</b>：softmax")
     bundle = load_checkpoint(ROOT / "pretrained" / "toy-reverse")
-    fig = model_map(map_data(trace_sentence(bundle, TEXT), bundle.tokenizer.token_strings), words("zh"))
+    fig = model_map(map_data(trace_sentence(bundle, TEXT), bundle.tokenizer.token_strings), Look(words("zh")))
     rows = [a.text for a in fig.layout.annotations if a.text.startswith(("<i>输入", "<i>输出"))]
     assert len(rows) == 2 and all("</i>：" in r for r in rows), rows
-    english = [a.text for a in scaling_bars(w, w, ["0 a", "1 b"], 32, EN).layout.annotations]
+    english = [a.text for a in scaling_bars(w, w, ["0 a", "1 b"], 32, Look(EN)).layout.annotations]
     assert english[0].startswith("<b>without scaling</b>: softmax(q·k)")

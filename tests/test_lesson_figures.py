@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from test_lesson import trace_of
+from viz.figures.style import Look
 from viz.tour.lesson import lesson_html, text_html
 from viz.tour.pictures import (FULL_FIGURES, decoder_figure, embeddings_figure, embeddings_matrix_figure,
                               positional_figure, positional_table_figure)
 from viz.tour.steps import TOUR
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 SENTENCE = "The man went to the house."
 
@@ -33,18 +34,18 @@ def layout_of(fig) -> dict:
 def test_the_embeddings_step_shows_how_alike_the_tokens_are(trace, lang):
     """Issue 26, item 2: no 8x256 stripe chart as the teaching picture, but the tokens' cosine similarities
     (tokens x tokens), computed on the trace's embedding vectors; the full matrix is one click away."""
-    fig = embeddings_figure(trace, None, words(lang))
+    fig = embeddings_figure(trace, None, Look(words(lang)))
     x = trace["src_embed.hook_tokens"].astype(np.float64)
     unit = x / np.linalg.norm(x, axis=1, keepdims=True)
     np.testing.assert_allclose(np.asarray(fig.data[0].z), unit @ unit.T, atol=1e-9)
     assert (fig.data[0].zmin, fig.data[0].zmax) == (-1, 1) and fig.data[0].texttemplate
     assert FULL_FIGURES["tokens"] is embeddings_matrix_figure
-    assert np.asarray(embeddings_matrix_figure(trace, None, words(lang)).data[0].z).shape == x.shape
+    assert np.asarray(embeddings_matrix_figure(trace, None, Look(words(lang))).data[0].z).shape == x.shape
 
 
 def test_a_repeated_token_is_alike_to_itself():
     trace = trace_of("toy-reverse", "c a c e")
-    z = np.asarray(embeddings_figure(trace, None, EN).data[0].z)
+    z = np.asarray(embeddings_figure(trace, None, Look(EN)).data[0].z)
     tokens = trace.meta["src_tokens"]
     i, j = [n for n, tok in enumerate(tokens) if tok == tokens[0]][:2]
     assert z[i, j] == pytest.approx(1.0)
@@ -54,7 +55,7 @@ def test_a_repeated_token_is_alike_to_itself():
 def test_embedding_dimensions_are_a_few_level_labels(trace, lang):
     """256 dimensions: d0, d32, … d224, level (plotly's own pick was 43 slanted labels, d0 d6 … d252, that ran
     into each other); the heatmap still has every column."""
-    fig = embeddings_matrix_figure(trace, None, words(lang))
+    fig = embeddings_matrix_figure(trace, None, Look(words(lang)))
     xaxis = layout_of(fig)["xaxis"]
     assert xaxis["tickvals"] == xaxis["ticktext"] == [f"d{i}" for i in range(0, 256, 32)]
     assert xaxis["tickangle"] == 0 and xaxis["tickmode"] == "array"
@@ -62,7 +63,7 @@ def test_embedding_dimensions_are_a_few_level_labels(trace, lang):
 
 
 def test_a_small_models_dimensions_are_thinned_too():
-    fig = embeddings_matrix_figure(trace_of("toy-reverse", "c a f e"), None, words("en"))
+    fig = embeddings_matrix_figure(trace_of("toy-reverse", "c a f e"), None, Look(words("en")))
     shown = fig.layout.xaxis.tickvals
     assert 4 <= len(shown) <= 10 and shown[0] == "d0" and fig.layout.xaxis.tickangle == 0
 
@@ -71,7 +72,7 @@ def test_a_small_models_dimensions_are_thinned_too():
 def test_the_positional_step_shows_how_alike_the_positions_are(trace, lang):
     """Issue 26, item 2: no 8x256 moire as the picture, but the positions' cosine similarities, on the trace's
     positional vectors; neighbours are more alike than the far ends; the table is one click away."""
-    fig = positional_figure(trace, None, words(lang))
+    fig = positional_figure(trace, None, Look(words(lang)))
     pe = trace["src_embed.hook_pos"].astype(np.float64)
     unit = pe / np.linalg.norm(pe, axis=1, keepdims=True)
     z = np.asarray(fig.data[0].z)
@@ -85,7 +86,7 @@ def test_the_positional_step_shows_how_alike_the_positions_are(trace, lang):
 def test_positional_table_has_no_row_under_the_sentence(trace, lang):
     """Positions 0-8 fill the axis (reversed, 0 on top): no empty row "9" for the label to sit in; the label
     is above the box, outside the data, and names the sentence's positions."""
-    fig = positional_table_figure(trace, None, words(lang))
+    fig = positional_table_figure(trace, None, Look(words(lang)))
     layout = layout_of(fig)
     n = len(fig.data[0].z)
     assert n == 9
@@ -115,7 +116,7 @@ def test_the_decoder_step_shows_the_mask_it_explains(trace, lang):
     """Issue 26, item 4: step 7 explains the causal mask, so its picture is the decoder's masked self-attention
     (it showed cross-attention): queries and keys are both the output, the future cells grey without a number
     and named in the legend; its first link opens that view, its formula says s > t without English words."""
-    fig = decoder_figure(trace, None, words(lang))
+    fig = decoder_figure(trace, None, Look(words(lang)))
     data = json.loads(fig.to_json())["data"]
     heat = data[0]
     assert len(heat["x"]) == len(heat["y"]) and "&lt;s&gt;" in heat["x"][0]   # output looks at output so far
@@ -134,7 +135,7 @@ def test_positional_title_and_label_each_have_their_line_and_the_axes_their_numb
     margin holding both lines (at 60 px the centred title and the label met over the map); numbers on both axes."""
     from viz.figures.style import TYPE_SCALES
     type_scale = TYPE_SCALES[scale]
-    layout = layout_of(positional_table_figure(trace, None, EN, type_scale=type_scale))
+    layout = layout_of(positional_table_figure(trace, None, Look(EN, type_scale)))
     title = layout["title"]
     assert (title["yref"], title["y"], title["yanchor"]) == ("container", 1, "top")
     title_bottom = title["pad"]["t"] + 1.35 * type_scale.title

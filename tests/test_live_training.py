@@ -5,26 +5,27 @@ import numpy as np
 import pytest
 import torch
 
+from viz.figures.style import Look
 from viz.figures.live_training import training_curves
 from model.training.live import (TRAINING_SLOT, LiveRun, eval_interval, make_example, parse_symbols, train_live,
                                training_slot)
 from viz.tour.steps import TOUR, lesson_stops
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 HISTORY = [dict(step=50, loss=2.0, accuracy=0.1), dict(step=100, loss=0.5, accuracy=0.75)]
 
 
 def test_training_curves_loss_left_log_accuracy_right_percent():
-    fig = training_curves(HISTORY, EN, total_steps=800, marker_step=100)
+    fig = training_curves(HISTORY, Look(EN), total_steps=800, marker_step=100)
     loss, acc = fig.data
     assert list(loss.x) == [50, 100] and list(loss.y) == [2.0, 0.5] and loss.yaxis in (None, "y")
     assert acc.yaxis == "y2" and list(acc.y) == [10.0, 75.0]
     assert fig.layout.yaxis.type == "log" and tuple(fig.layout.xaxis.range) == (0, 800)
     assert any(s.x0 == 100 for s in fig.layout.shapes)
     with pytest.raises(ValueError, match="lacks"):
-        training_curves([dict(step=1, loss=1.0)], EN)
+        training_curves([dict(step=1, loss=1.0)], Look(EN))
 
 
 def test_parse_symbols_accepts_toy_vocabulary_only():

@@ -5,9 +5,10 @@ import re
 import pytest
 
 from conftest import ROOT
+from viz.figures.style import Look
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 DOC = ROOT / "docs" / "python-api.md"
 
@@ -46,8 +47,8 @@ def test_attention_figure_averages_heads_or_shows_one(toy_trace):
     from model.capture import schema
     from viz.figures import attention_figure
     patterns = toy_trace[schema.pattern_name("cross", 1)]
-    assert np.allclose(attention_figure(toy_trace, EN, "cross", 1).data[0].z, patterns.mean(0))
-    assert np.allclose(attention_figure(toy_trace, EN, "cross", 1, head=1).data[0].z, patterns[1])
+    assert np.allclose(attention_figure(toy_trace, Look(EN), "cross", 1).data[0].z, patterns.mean(0))
+    assert np.allclose(attention_figure(toy_trace, Look(EN), "cross", 1, head=1).data[0].z, patterns[1])
 
 
 @pytest.mark.parametrize("args, message", [(("cross", 9), "layer 9 does not exist"),
@@ -56,7 +57,7 @@ def test_attention_figure_averages_heads_or_shows_one(toy_trace):
 def test_attention_figure_says_what_is_wrong(toy_trace, args, message):
     from viz.figures import attention_figure
     with pytest.raises(ValueError, match=message):
-        attention_figure(toy_trace, EN, *args)
+        attention_figure(toy_trace, Look(EN), *args)
 
 
 def test_the_python_api_writes_modern_spanish_unless_asked():

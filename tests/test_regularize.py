@@ -14,7 +14,7 @@ from model.nn.config import TransformerConfig
 from viz import ROOT
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 
 @pytest.fixture(scope="module")
@@ -136,31 +136,31 @@ def test_attention_dropout_is_inverted_dropout_seeded():
 
 # -- figures ----------------------------------------------------------------------------------------
 from viz.figures import regularize as figs  # noqa: E402
-from viz.figures.style import PRESENTER  # noqa: E402
+from viz.figures.style import Look, PRESENTER  # noqa: E402
 
 
 def test_figures_draw_what_they_are_given():
     hidden = np.array([[0.0, 2.0], [1.5, 0.0]])
-    fig = figs.ffn_units_figure(hidden, ["a", "</s>"], [7, 3], EN, type_scale=PRESENTER)
+    fig = figs.ffn_units_figure(hidden, ["a", "</s>"], [7, 3], Look(EN, PRESENTER))
     assert list(fig.data[0].x) == ["#7", "#3"] and list(fig.data[0].y) == ["a", "&lt;/s&gt;"]
     assert np.allclose(fig.data[0].z, hidden) and fig.layout.xaxis.tickfont.size == PRESENTER.tick
     assert list(fig.layout.xaxis.tickvals) == ["#7", "#3"]                      # every unit labelled
-    add = figs.ffn_add_figure(["a", "b"], [16, 16], [3, 5], [0.1, -0.2], EN)
+    add = figs.ffn_add_figure(["a", "b"], [16, 16], [3, 5], [0.1, -0.2], Look(EN))
     assert [b.name for b in add.data] == [EN("ffn.add.resid"), EN("ffn.add.out")] and list(add.data[1].y) == [3, 5]
-    sm = figs.smoothing_figure(["casa", "la"], [0.9, 0.05], [0.91, 0.01], EN, rest=(0.05, 0.08), rest_label="others")
+    sm = figs.smoothing_figure(["casa", "la"], [0.9, 0.05], [0.91, 0.01], Look(EN), rest=(0.05, 0.08), rest_label="others")
     assert list(sm.data[0].x) == ["casa", "la", "others"] and list(sm.data[1].y) == [0.91, 0.01, 0.08]
-    loss = figs.loss_figure(["a", "b"], [0.1, 0.2], [0.5, 0.6], 0.1, EN, [0.4, 0.4])
+    loss = figs.loss_figure(["a", "b"], [0.1, 0.2], [0.5, 0.6], 0.1, Look(EN), [0.4, 0.4])
     assert len(loss.data) == 3 and list(loss.data[1].y) == [0.5, 0.6]
     w = np.array([[1.0, 0.0], [0.5, 0.5]])
     mask = np.array([[False, True], [False, False]])
-    dr = figs.dropout_figure([w, w / 0.9], ["off", "sample 1"], ["x", "y"], ["x", "y"], EN, mask=mask)
+    dr = figs.dropout_figure([w, w / 0.9], ["off", "sample 1"], ["x", "y"], ["x", "y"], Look(EN), mask=mask)
     heat = [d for d in dr.data if d.type == "heatmap" and d.hoverinfo != "skip"]
     assert len(heat) == 2 and np.isnan(heat[0].z[0][1])          # masked cells drawn masked, not 0.00
     assert heat[1].zmax == pytest.approx(1 / 0.9)                 # one range for all: scaled-up weights show
     with pytest.raises(ValueError):
-        figs.dropout_figure([w], ["a", "b"], ["x", "y"], ["x", "y"], EN)
+        figs.dropout_figure([w], ["a", "b"], ["x", "y"], ["x", "y"], Look(EN))
     with pytest.raises(ValueError):
-        figs.smoothing_figure(["a"], [0.1, 0.2], [0.1], EN)
+        figs.smoothing_figure(["a"], [0.1, 0.2], [0.1], Look(EN))
 
 
 def test_dropout_rate_shown_is_the_models_or_the_papers(bundle):
@@ -177,11 +177,11 @@ def test_tour_steps_show_the_ffn_and_smoothing_on_the_sentence(trace, lang):
     from viz.tour.steps import TOUR
     keys = [s.key for s in TOUR]
     assert keys.index("ffn") == keys.index("add_norm") + 1 and keys.index("regularize") == keys.index("decoding") + 1
-    fig = ffn_figure(trace, None, words(lang))
+    fig = ffn_figure(trace, None, Look(words(lang)))
     ff = rg.feed_forward(trace.arrays, "encoder", 0)
     units = [int(u.lstrip("#")) for u in fig.data[0].x]
     assert np.allclose(fig.data[0].z, ff.hidden[:, units])
-    bars = regularize_figure(trace, None, words(lang)).data
+    bars = regularize_figure(trace, None, Look(words(lang))).data
     s = rg.smoothing_losses(trace[schema.LOGITS], trace.meta["tgt_ids"])
     gold = trace.meta["tgt_ids"][0]
     assert bars[0].y[0] == pytest.approx(s.probs[0, gold]) and bars[1].y[0] == pytest.approx(0.9 + 0.1 / s.probs.shape[1])
@@ -199,7 +199,7 @@ def test_smoothing_numbers_and_loss_legend_stay_apart():
     cands = ["▁El", "▁Un", "▁La", "▁E", "▁Y"]
     p = [0.963, 0.00243, 0.00235, 0.00174, 0.00106]
     q = [0.9, 0.0000125, 0.0000125, 0.0000125, 0.0000125]
-    sm = figs.smoothing_figure(cands, p, q, EN, rest=(0.029, 0.0999), type_scale=NORMAL)
+    sm = figs.smoothing_figure(cands, p, q, Look(EN, NORMAL), rest=(0.029, 0.0999))
     assert {bar.textangle for bar in sm.data} == {-90}
     # room above every bar for its upright number, and no empty band under the legend (a fixed headroom of 1.12
     # plus the widest number left about 70 px of nothing between the legend and the tallest bar's number)
@@ -210,10 +210,9 @@ def test_smoothing_numbers_and_loss_legend_stay_apart():
     assert (top - 0.963) / top * plot_px <= NORMAL.text_px("0.963", "cell") + 2 * NORMAL.cell
     assert max(sm.layout.yaxis.tickvals) == 1                        # the headroom is not a probability
     assert list(sm.data[1].text)[1] == "0.0000125"                   # as written, no 1.25e-05
-    few = figs.smoothing_figure(["▁El"], [0.9], [0.91], EN, type_scale=NORMAL)
+    few = figs.smoothing_figure(["▁El"], [0.9], [0.91], Look(EN, NORMAL))
     assert {bar.textangle for bar in few.data} == {0}                 # wide bars keep level numbers
-    loss = figs.loss_figure(["a", "b"], [0.1, 0.2], [0.5, 0.6], 0.1, EN, [0.4, 0.4], title="Loss per output token",
-                            type_scale=NORMAL)
+    loss = figs.loss_figure(["a", "b"], [0.1, 0.2], [0.5, 0.6], 0.1, Look(EN, NORMAL), [0.4, 0.4], title="Loss per output token")
     names = [d.name for d in loss.data]
     assert (loss.layout.title.yref, loss.layout.title.yanchor) == ("container", "top")
     assert loss.layout.legend.yref in (None, "paper") and loss.layout.legend.yanchor == "bottom"
@@ -229,8 +228,8 @@ def test_smoothing_legend_under_its_title(scale):
     from viz.figures.style import legend_lines
     s = getattr(style, scale)
     names = ["model's prediction p", "label-smoothed target q"]
-    fig = figs.smoothing_figure(["▁El"], [0.963], [0.9], EN, rest=(0.037, 0.1),
-                                title="Predicting 0 ▁El: the model's distribution", type_scale=s)
+    fig = figs.smoothing_figure(["▁El"], [0.963], [0.9], Look(EN, s), rest=(0.037, 0.1),
+                                title="Predicting 0 ▁El: the model's distribution")
     title, legend = fig.layout.title, fig.layout.legend
     assert (title.yref, title.y, title.yanchor) == ("container", 1, "top")
     assert legend.orientation == "h" and legend.yref in (None, "paper") and legend.yanchor == "bottom"

@@ -11,14 +11,14 @@ from apptest_utils import no_exceptions, run_page, texts
 from model.capture import schema
 from test_lesson import trace_of
 from viz.figures.head_view import head_color, head_view_data, rgba
-from viz.figures.style import PRESENTER
+from viz.figures.style import PRESENTER, Look
 from viz.core.i18n import catalogue
 from viz.tour.pictures import (MORE_READINGS, STEP_FIGURES, TOUR_HEAD, Picture, head_lines_figure, heads_figure,
                               step_pictures)
 from viz.tour.steps import TOUR
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 MULTI_HEAD = next(n for n, step in enumerate(TOUR, start=1) if step.key == "multi_head")
 SENTENCE = "a b c d"
@@ -33,23 +33,23 @@ def test_every_step_gives_its_pictures_each_with_a_reading(trace):
     """The contract the tour page and the lesson share: one picture per step, two for multi-head (the grid,
     then its head view, drawn narrow); every reading is in both catalogues."""
     for step in TOUR:
-        pictures = step_pictures(step, trace, None, EN)
+        pictures = step_pictures(step, trace, None, Look(EN))
         assert all(isinstance(p, Picture) for p in pictures)
         assert [p.reading for p in pictures] == ([step.message_key("reading"), *MORE_READINGS.get(step.key, ())]
                                                  if pictures else [])
         assert all(p.reading in catalogue("en") and p.reading in catalogue("zh") for p in pictures)
         assert [p.narrow for p in pictures] == [i > 0 for i in range(len(pictures))]
-    grid, lines = step_pictures(TOUR[MULTI_HEAD - 1], trace, None, EN)
-    assert grid.figure == heads_figure(trace, EN, "encoder", layer=0)
-    assert lines.figure == head_lines_figure(trace, None, EN)
+    grid, lines = step_pictures(TOUR[MULTI_HEAD - 1], trace, None, Look(EN))
+    assert grid.figure == heads_figure(trace, Look(EN), "encoder", layer=0)
+    assert lines.figure == head_lines_figure(trace, None, Look(EN))
     assert lines.figure.layout.legend.itemclick == "toggleothers"
 
 
 def test_a_step_with_more_pictures_than_readings_is_refused(trace, monkeypatch):
     step = TOUR[0]
-    monkeypatch.setitem(STEP_FIGURES, step.key, lambda *a, **k: (heads_figure(trace, EN), heads_figure(trace, EN)))
+    monkeypatch.setitem(STEP_FIGURES, step.key, lambda *a, **k: (heads_figure(trace, Look(EN)), heads_figure(trace, Look(EN))))
     with pytest.raises(ValueError, match="2 pictures for 1 reading"):
-        step_pictures(step, trace, None, EN)
+        step_pictures(step, trace, None, Look(EN))
 
 
 def chart_specs(at) -> dict[str, dict]:
@@ -97,7 +97,7 @@ def test_the_head_view_title_sits_above_its_legend(trace):
     """Titled (as in the tour and the lesson), the title is on the figure's top line and the legend under it
     (plotly centred the title in the top margin, over the legend's title)."""
     for scale in (None, PRESENTER):
-        fig = head_lines_figure(trace, None, EN, type_scale=scale) if scale else head_lines_figure(trace, None, EN)
+        fig = head_lines_figure(trace, None, Look(EN, scale)) if scale else head_lines_figure(trace, None, Look(EN))
         layout = fig.layout
         title_line = layout.title.pad.t + 1.3 * layout.title.font.size
         legend_top = (1 - layout.legend.y) * layout.height

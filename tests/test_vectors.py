@@ -5,12 +5,12 @@ import pytest
 
 from model.analysis.attention_math import concat_heads, output_projection
 from model.analysis.vectors import cosine_similarity, head_contribution_norms, head_contributions
-from viz.figures.style import NORMAL, PRESENTER
+from viz.figures.style import NORMAL, PRESENTER, Look
 from viz.figures.vectors import contribution_map, cosine_map
 from viz.figures.style import Labels
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 RNG = np.random.default_rng(0)
 
@@ -51,19 +51,19 @@ def test_head_contributions_sum_to_the_output_projection():
 def test_cosine_map_is_tokens_by_tokens_fixed_scale_with_numbers():
     labels = ["the", "cat", "sat", "<s>"]
     cos = cosine_similarity(RNG.normal(size=(4, 256)))
-    fig = cosine_map(cos, labels, Labels("X", "token", "token", "cosine"), highlight=1, type_scale=PRESENTER)
+    fig = cosine_map(cos, labels, Labels("X", "token", "token", "cosine"), Look(EN, PRESENTER), highlight=1)
     heat = fig.data[0]
     assert np.asarray(heat.z).shape == (4, 4) and (heat.zmin, heat.zmax) == (-1.0, 1.0)
     assert list(heat.x) == list(heat.y) == ["the", "cat", "sat", "&lt;s&gt;"]
     assert heat.texttemplate and heat.textfont.size >= 16          # a 4x4 map holds its numbers on a projector
     assert len(fig.layout.shapes) == 1                              # the followed token framed
     with pytest.raises(ValueError):
-        cosine_map(cos, labels[:3], Labels("X", "token", "token", "cosine"))
+        cosine_map(cos, labels[:3], Labels("X", "token", "token", "cosine"), Look(EN))
 
 
 def test_contribution_map_tokens_by_heads():
     norms = np.abs(RNG.normal(size=(5, 8)))
-    fig = contribution_map(norms, list("abcde"), [f"head {h}" for h in range(8)], EN)
+    fig = contribution_map(norms, list("abcde"), [f"head {h}" for h in range(8)], Look(EN))
     heat = fig.data[0]
     assert np.asarray(heat.z).shape == (5, 8) and heat.zmin == 0 and list(heat.x)[0] == "head 0"
     assert "length" in heat.hovertemplate
@@ -71,5 +71,5 @@ def test_contribution_map_tokens_by_heads():
     assert fig.layout.height < 60 + 2 * 24 + 5 * 25 + 60            # title, two label lines, rows, a little more
     for scale in (NORMAL, PRESENTER):                                 # 8 tokens x 8 heads keep their numbers
         fig = contribution_map(np.abs(RNG.normal(size=(8, 8))), list("abcdefgh"), [f"head {h}" for h in range(8)],
-                               EN, type_scale=scale)
+                               Look(EN, scale))
         assert fig.data[0].texttemplate and fig.data[0].textfont.size >= scale.cell

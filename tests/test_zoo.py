@@ -8,7 +8,7 @@ from model.analysis.attention_math import causal_mask
 from viz.figures.zoo import gallery, mark_centres
 from viz.core.i18n import words
 
-EN = words("en")  # the words a builder takes, in English
+EN = words("en")  # the words a builder's look takes (Look(EN), Look(EN, PRESENTER)), in English
 
 RNG = np.random.default_rng(7)
 Q = RNG.normal(size=(4, 8))
@@ -111,33 +111,33 @@ def test_bad_inputs_raise_clear_errors(call, message):
 
 def test_gallery_shares_one_colour_scale_and_labels():
     mats = [zoo.soft(zoo.scores(n, Q, K)) for n in zoo.SCORES]
-    fig = gallery(mats, list(zoo.SCORES), [f"q{i}" for i in range(4)], [f"k{i}" for i in range(6)], EN, title="t")
+    fig = gallery(mats, list(zoo.SCORES), [f"q{i}" for i in range(4)], [f"k{i}" for i in range(6)], Look(EN), title="t")
     assert len(fig.data) == 5
     assert all(tr.coloraxis == "coloraxis" for tr in fig.data)
     assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
     assert list(fig.data[0].x) == [f"k{i}" for i in range(6)]
     assert [a.text for a in fig.layout.annotations] == list(zoo.SCORES)
     with pytest.raises(ValueError, match="one title per matrix"):
-        gallery(mats, ["a"], ["q"] * 4, ["k"] * 6, EN)
+        gallery(mats, ["a"], ["q"] * 4, ["k"] * 6, Look(EN))
     with pytest.raises(ValueError, match="does not match"):
-        gallery(mats, list(zoo.SCORES), ["q"] * 3, ["k"] * 6, EN)
+        gallery(mats, list(zoo.SCORES), ["q"] * 3, ["k"] * 6, Look(EN))
 
 
 def test_mark_centres_places_a_marker_per_query():
     import plotly.graph_objects as go
-    fig = mark_centres(go.Figure(), [2, 0], ["q0", "q1"], ["a", "b", "c"], EN)
+    fig = mark_centres(go.Figure(), [2, 0], ["q0", "q1"], ["a", "b", "c"], Look(EN))
     assert list(fig.data[-1].x) == ["c", "a"] and list(fig.data[-1].y) == ["q0", "q1"]
     with pytest.raises(ValueError, match="one centre"):
-        mark_centres(go.Figure(), [3, 0], ["q0", "q1"], ["a", "b", "c"], EN)
+        mark_centres(go.Figure(), [3, 0], ["q0", "q1"], ["a", "b", "c"], Look(EN))
 
 
 def test_gallery_escapes_token_labels_for_plotly():
-    fig = gallery([np.eye(2)], ["t"], ["0 <s>", "1 a"], ["0 a", "1 </s>"], EN)
+    fig = gallery([np.eye(2)], ["t"], ["0 <s>", "1 a"], ["0 a", "1 </s>"], Look(EN))
     assert list(fig.data[0].x) == ["0 a", "1 &lt;/s&gt;"] and list(fig.data[0].y)[0] == "0 &lt;s&gt;"
 
 
 # -- the teacher's defects: squashed panels, dropped key labels, colliding gallery titles -------------------------
-from viz.figures.style import Labels  # noqa: E402
+from viz.figures.style import Labels, Look  # noqa: E402
 from viz.figures.zoo import CHAR_WIDTH, PAGE_WIDTH, TITLE_FONT, step_heatmap, title_lines  # noqa: E402
 
 SCORE_TITLES = ["Dot", "Scaled dot", "General (bilinear)", "Additive (Bahdanau)", "Cosine"]
@@ -154,7 +154,7 @@ def test_gallery_titles_fit_their_panels_on_the_projector_page():
     mats = [np.full((4, 10), 0.1)] * 5
     labelled = ["Dot", "Scaled dot", "General (bilinear), random W", "Additive (Bahdanau), fitted", "Cosine"]
     for titles in (SCORE_TITLES, labelled, ["Soft (softmax)", "Hard (one-hot)", "Local (window + Gaussian), D=1"]):
-        fig = gallery(mats[:len(titles)], titles, ["q0", "q1", "q2", "q3"], keys, EN)
+        fig = gallery(mats[:len(titles)], titles, ["q0", "q1", "q2", "q3"], keys, Look(EN))
         axes = {name: ax for name, ax in fig.layout.to_plotly_json().items() if name.startswith("xaxis")}
         assert len(fig.layout.annotations) == len(titles)
         panels = []
@@ -182,17 +182,17 @@ def test_step_heatmap_keeps_cells_square_and_every_key_label():
     """The three top panels were thin strips (440 px tall in a third of the page) that dropped key labels."""
     rows = [f"{i} w{i}" for i in range(8)]
     cols = [f"{i} w{i}" for i in range(9)]
-    fig = step_heatmap(np.random.default_rng(0).normal(size=(8, 9)), rows, cols, labels("1. Scores: Scaled dot"), EN)
+    fig = step_heatmap(np.random.default_rng(0).normal(size=(8, 9)), rows, cols, labels("1. Scores: Scaled dot"), Look(EN))
     width = PAGE_WIDTH / 2
     assert fig.layout.height <= 1.25 * width                 # not a strip
     assert fig.layout.xaxis.dtick == 1 and fig.layout.xaxis.tickmode == "linear"
     assert fig.data[0].zmin == -fig.data[0].zmax              # signed: centred on 0
-    weights = step_heatmap(np.full((8, 9), 1 / 9), rows, cols, labels("2. Weights: Soft (softmax)"), EN,
+    weights = step_heatmap(np.full((8, 9), 1 / 9), rows, cols, labels("2. Weights: Soft (softmax)"), Look(EN),
                            zrange=(0.0, 1.0))
     assert (weights.data[0].zmin, weights.data[0].zmax) == (0.0, 1.0)
     assert weights.layout.height == fig.layout.height        # side by side, the panels line up
     with pytest.raises(ValueError, match="does not match"):
-        step_heatmap(np.ones((2, 2)), ["a"], ["b", "c"], labels("t"), EN)
+        step_heatmap(np.ones((2, 2)), ["a"], ["b", "c"], labels("t"), Look(EN))
 
 
 
@@ -208,7 +208,7 @@ def test_step_heatmap_drops_signed_numbers_the_cells_it_really_gets_cannot_hold(
     two-line colour bar, and a 5-character number needs 45. The numbers go; hover keeps them."""
     diff = np.random.default_rng(1).normal(0, 0.05, size=(9, 9))
     for names in (dict(value="difference<br>(±0.163)"), dict(value="差值<br>(±0.163)", y="查询")):
-        fig = step_heatmap(diff, POSITIONS, POSITIONS, labels("(B in A's order) − A", **names), EN,
+        fig = step_heatmap(diff, POSITIONS, POSITIONS, labels("(B in A's order) − A", **names), Look(EN),
                            width_px=0.6 * PAGE_WIDTH)
         assert not fig.data[0].texttemplate
         assert "%{z:.4f}" in fig.data[0].hovertemplate
@@ -218,9 +218,9 @@ def test_step_heatmap_counts_the_characters_its_numbers_need():
     """In the same 7 cells, weights ('0.14', 4 characters) fit and signed scores ('-0.14', 5) do not."""
     rows, cols = [f"q{i}" for i in range(5)], [f"k{i}" for i in range(7)]
     weights = np.full((5, 7), 1 / 7)
-    shown = step_heatmap(weights, rows, cols, labels("w", value="weight"), EN, zrange=(0.0, 1.0), width_px=420)
+    shown = step_heatmap(weights, rows, cols, labels("w", value="weight"), Look(EN), zrange=(0.0, 1.0), width_px=420)
     assert shown.data[0].texttemplate == "%{text}" and shown.data[0].text[0][0] == "0.14"
-    signed = step_heatmap(-weights, rows, cols, labels("s", value="weight"), EN, width_px=420)
+    signed = step_heatmap(-weights, rows, cols, labels("s", value="weight"), Look(EN), width_px=420)
     assert not signed.data[0].texttemplate
 
 
@@ -233,15 +233,13 @@ def test_step_heatmap_keeps_the_numbers_of_a_small_grid_and_writes_no_negative_z
     masked[2, 4] = True
     for signed in (True, False):
         fig = step_heatmap(np.abs(m) / 3 if not signed else m, ["q0", "q1", "q2"], [f"k{i}" for i in range(5)],
-                           labels("1. Scores"), EN, zrange=None if signed else (0.0, 1.0), masked=masked,
-                           type_scale=scale)
+                           labels("1. Scores"), Look(EN, scale), zrange=None if signed else (0.0, 1.0), masked=masked)
         assert fig.data[0].texttemplate == "%{text}"
         text = [list(row) for row in fig.data[0].text]
         assert not any(v.startswith("-0.00") for row in text for v in row)
         assert text[2][4] == ""
     assert text[0][0] == "0.00" and text[1][3] == "0.33"
-    signed_text = step_heatmap(m, ["q0", "q1", "q2"], [f"k{i}" for i in range(5)], labels("s"), EN,
-                               type_scale=scale).data[0].text
+    signed_text = step_heatmap(m, ["q0", "q1", "q2"], [f"k{i}" for i in range(5)], labels("s"), Look(EN, scale)).data[0].text
     assert signed_text[0][0] == "0.00" and signed_text[0][2] == "-2.25" and signed_text[1][1] == "0.00"
 
 
@@ -435,13 +433,13 @@ def test_tour_zoo_figure_uses_the_fitted_weights_when_the_folder_has_them():
         titles = [a.text.replace("<br>", " ") for a in fig.layout.annotations]     # long titles wrap
         return titles, [np.asarray(tr.z, dtype=float) for tr in fig.data[:3]]
 
-    titles, z = panels(zoo_figure(trace, folder, EN))
+    titles, z = panels(zoo_figure(trace, folder, Look(EN)))
     assert "(W fitted to this head)" in titles[1] and "fitted to this head" in titles[2]
     np.testing.assert_allclose(z[1], zoo.soft(zoo.scores("general", q, k, weights=fitted)), atol=1e-6)
     np.testing.assert_allclose(z[1], z[0], atol=0.01)         # fitted: W ~ I/sqrt(d), the scaled dot's picture
     np.testing.assert_allclose(z[2], zoo.soft(zoo.scores("additive", q, k, weights=fitted)), atol=1e-6)
-    assert "拟合" in panels(zoo_figure(trace, folder, words("zh")))[0][1]
-    titles, z = panels(zoo_figure(trace, None, EN))                # no folder (a trace file alone): random, said so
+    assert "拟合" in panels(zoo_figure(trace, folder, Look(words("zh"))))[0][1]
+    titles, z = panels(zoo_figure(trace, None, Look(EN)))                # no folder (a trace file alone): random, said so
     assert "(random W)" in titles[1] and "random W" in titles[2]
     np.testing.assert_allclose(z[1], zoo.soft(zoo.scores("general", q, k)), atol=1e-6)
     assert np.abs(z[1] - z[0]).max() > 0.3

@@ -15,10 +15,10 @@ from viz.classroom.live import (class_store, go_to, handoff_link, is_loopback, j
                                 say)
 from viz.classroom.store import ClassGone, NotTeacher, Question, StoreDown
 from viz.figures.tally import tally_figure
-from viz.core.i18n import t, words
+from viz.core.i18n import t
 from viz.core.text import plain
 from viz.core.context import current
-from viz.elements.ui import type_scale
+from viz.elements.ui import look
 
 PRESENCE_EVERY_S = 2.0
 TALLY_EVERY_S = 1.0
@@ -294,7 +294,7 @@ def _live_tally(code: str, question: Question) -> None:
         if not counts:
             return
         labels = [choice_label(question, i) for i in range(len(question.choices))]
-        fig = tally_figure(labels, counts, words(), None, type_scale())
+        fig = tally_figure(labels, counts, look(), None)
         st.plotly_chart(fig, key=view.key(view.CLASS_ASK, "tally"), config={"displaylogo": False})
 
     live()

@@ -9,11 +9,10 @@ import streamlit as st
 
 from viz.figures.model_map import map_cell
 from viz.core import view
-from viz.core.i18n import words
 from viz.elements.map_view import map_figure
 from viz.elements.nav import block_target
 from viz.core.context import Context
-from viz.elements.ui import type_scale
+from viz.elements.ui import look
 
 
 def block_link(cell: str) -> tuple[str, dict[str, str]]:
@@ -25,7 +24,7 @@ def block_link(cell: str) -> tuple[str, dict[str, str]]:
 
 def model_map_chart(ctx: Context, key: str, highlight: Sequence[str] = (), compact: bool = False) -> None:
     """Draw the map of ctx's trace; a click on a block switches to its page with the same input."""
-    fig = map_figure(ctx.trace, words(), clickable=True, highlight=highlight, type_scale=type_scale(),
+    fig = map_figure(ctx.trace, look(), clickable=True, highlight=highlight,
                      compact=compact, token_strings=ctx.model.tokenizer.token_strings)
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key,
                             config={"displaylogo": False, "displayModeBar": False})

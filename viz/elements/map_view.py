@@ -1,6 +1,6 @@
 """The model map and the head view of a trace, for the pages (home, tour, explorer) and the offline lesson: the
 trace's arrays, the reader's words and the type sizes handed to the builders in viz/figures/model_map.py and
-viz/figures/head_view.py. No Streamlit here: a page passes its words (viz.core.i18n.words())."""
+viz/figures/head_view.py. No Streamlit here: a page passes its look (viz.elements.ui.look())."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from model.capture import schema
 from viz.figures.head_view import head_view
 from viz.figures.model_map import all_cells, map_data, model_map
-from viz.figures.style import NORMAL, TypeScale, Words
+from viz.figures.style import Look
 
 
 def clickable_cells(trace) -> dict[str, str]:
@@ -22,20 +22,16 @@ def clickable_cells(trace) -> dict[str, str]:
     return {cell: "" for cell in all_cells(n_enc, n_dec)}
 
 
-def map_figure(trace, words: Words, clickable: bool = False, highlight: Sequence[str] = (),
-               type_scale: TypeScale = NORMAL, compact: bool = False,
+def map_figure(trace, look: Look, clickable: bool = False, highlight: Sequence[str] = (), compact: bool = False,
                token_strings: Callable[[list[int]], list[str]] | None = None) -> go.Figure:
     """The live map of one trace in the reader's words; `clickable`: its blocks can be clicked (the page opens
     them)."""
     links = clickable_cells(trace) if clickable else None
-    return model_map(map_data(trace, token_strings), words, links=links, highlight=highlight,
-                     type_scale=type_scale, compact=compact)
+    return model_map(map_data(trace, token_strings), look, links=links, highlight=highlight, compact=compact)
 
 
 def head_view_figure(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], kind: str, layer: int,
-                     words: Words, selected_head: int | None = None,
-                     type_scale: TypeScale = NORMAL, titled: bool = True) -> go.Figure:
+                     look: Look, selected_head: int | None = None, titled: bool = True) -> go.Figure:
     """The head view of one layer's [H, Q, K] patterns (titled=False: beside a chart that names them)."""
-    title = words("headview.title", kind=words.kind(kind), layer=layer) if titled else ""
-    return head_view(patterns, query_labels, key_labels, words, title=title, selected_head=selected_head,
-                     type_scale=type_scale)
+    title = look.words("headview.title", kind=look.words.kind(kind), layer=layer) if titled else ""
+    return head_view(patterns, query_labels, key_labels, look, title=title, selected_head=selected_head)

@@ -9,16 +9,23 @@ import pandas as pd
 import streamlit as st
 
 from viz.figures.attention import source_window
-from viz.figures.style import NORMAL, PHONE, PRESENTER, TypeScale
-from viz.core.i18n import t
+from viz.figures.style import NORMAL, PHONE, PRESENTER, Look, TypeScale
+from viz.core.i18n import t, words
 from viz.core import view
 from viz.core.context import current
 
 
+def look() -> Look:
+    """This run's look, the one argument a page gives every figure builder: the session's language (its words) and
+    this run's type scale (type_scale()). Cheap: a page calls it at each builder rather than keeping one."""
+    return Look(words(), type_scale())
+
+
 def type_scale() -> TypeScale:
     """The chart type scale for this run: a phone's on a phone, presenter sizes while presenter mode is on (a
-    class's students: charts planned for its ~350 px column, long titles wrapped), else normal. Pages pass it
-    to builders. A phone keeps its own in presenter mode too: projector sizes in a 390 px column cut every title."""
+    class's students: charts planned for its ~350 px column, long titles wrapped), else normal. Builders get it in
+    their look (look()); the sizing helpers (how many tokens fit) take it alone. A phone keeps its own in presenter
+    mode too: projector sizes in a 390 px column cut every title."""
     if on_phone():
         return PHONE
     return PRESENTER if view.get(view.PRESENT) else NORMAL

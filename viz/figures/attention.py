@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, TypeScale, Words, check_matrix, colorbar,
+from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, Look, TypeScale, check_matrix, colorbar,
                                legend_above, mask_legend, mask_overlay, masked_z, plotly_text, slim_colorbar,
                                subplot_axes, subplot_layout, token_axes, typeset)
 
@@ -61,9 +61,9 @@ def map_window(width_px: float, type_scale: TypeScale = NORMAL) -> int:
     return min(keys_that_fit(width_px, type_scale), int((MAP_SIDE - 160) / map_row_px(type_scale)))
 
 
-def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
+def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], look: Look,
                       title: str = "", highlight_row: int | None = None, masked=None,
-                      type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
+                      width_px: float | None = None) -> go.Figure:
     """A [query, key] matrix of attention weights (0-1) with token labels on both axes and hover values, in the
     reader's words (fig.attention.*). masked: optional bool [query, key], True where the mask hid the key
     (decoder self-attention's future): those cells are grey, without a number, and the legend names them.
@@ -72,40 +72,40 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     weights = check_matrix(weights, len(query_labels), len(key_labels))
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     n_q, n_k = len(query_labels), len(key_labels)
-    row_px = map_row_px(type_scale)                # every token label shown (plotly drops every other when crowded)
+    row_px = map_row_px(look.scale)                # every token label shown (plotly drops every other when crowded)
     side = int(max(360, min(MAP_SIDE, 160 + row_px * max(n_q, n_k))))
-    plot_w = (width_px or type_scale.page_px) - map_room(type_scale)
-    show_values = type_scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
-    value_name, hover_query, hover_key = (words(key) for key in ("fig.attention.weight", "fig.attention.query",
+    plot_w = (width_px or look.scale.page_px) - map_room(look.scale)
+    show_values = look.scale.numbers_fit(plot_w / n_k, (side - 200) / n_q)
+    value_name, hover_query, hover_key = (look.words(key) for key in ("fig.attention.weight", "fig.attention.query",
                                                                  "fig.attention.key"))
-    bar = colorbar(value_name, type_scale)
-    if width_px and width_px <= 0.55 * type_scale.page_px:    # half a page: the keys get the bar's width
+    bar = colorbar(value_name, look.scale)
+    if width_px and width_px <= 0.55 * look.scale.page_px:    # half a page: the keys get the bar's width
         bar = slim_colorbar(bar)
     traces = [go.Heatmap(
         z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE,
         colorbar=bar, hoverongaps=False,
-        texttemplate="%{z:.2f}" if show_values else None, textfont=type_scale.font("cell"),
+        texttemplate="%{z:.2f}" if show_values else None, textfont=look.scale.font("cell"),
         hovertemplate=f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>",
     )]
-    layout = dict(token_axes(words("fig.attention.x"), words("fig.attention.y"), type_scale), title=dict(text=title),
+    layout = dict(token_axes(look.words("fig.attention.x"), look.words("fig.attention.y"), look.scale), title=dict(text=title),
                   height=side,
                   margin=dict(l=10, r=10, t=60, b=10))
-    if not slanted_labels_fit(width_px or type_scale.page_px, n_k, type_scale):
+    if not slanted_labels_fit(width_px or look.scale.page_px, n_k, look.scale):
         layout["xaxis"]["tickangle"] = -90       # upright: slanted key labels in narrow columns ran into each other
     if masked is not None and np.any(masked):
-        traces += [mask_overlay(masked, key_labels, query_labels), mask_legend(words("fig.masked"))]
+        traces += [mask_overlay(masked, key_labels, query_labels), mask_legend(look.words("fig.masked"))]
         legend_above(layout)                   # under the title: a long title takes the whole width
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
-        layout["margin"]["t"] = int(60 + 1.6 * type_scale.text)
-        layout["height"] = side + int(1.6 * type_scale.text)
+        layout["margin"]["t"] = int(60 + 1.6 * look.scale.text)
+        layout["height"] = side + int(1.6 * look.scale.text)
     if highlight_row is not None and 0 <= highlight_row < n_q:
         layout["shapes"] = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=highlight_row - 0.5,
                                  y1=highlight_row + 0.5, line=dict(color="#d62728", width=3))]
-    return go.Figure(traces, layout=typeset(layout, type_scale))
+    return go.Figure(traces, layout=typeset(layout, look.scale))
 
 
-def model_view(patterns: np.ndarray, words: Words, title: str = "", selected: tuple[int, int | None] | None = None,
-               masked=None, type_scale: TypeScale = NORMAL) -> go.Figure:
+def model_view(patterns: np.ndarray, look: Look, title: str = "", selected: tuple[int, int | None] | None = None,
+               masked=None) -> go.Figure:
     """Every layer (rows) x head (columns) as thumbnails sharing one 0-1 colour scale. [L,H,Q,K] in; the
     reader's words name the heads, layers and colour bar (fig.grid.*, fig.attention.weight).
 
@@ -135,18 +135,18 @@ def model_view(patterns: np.ndarray, words: Words, title: str = "", selected: tu
 
     z = tiled(patterns)
     heatmap = go.Heatmap(z=z, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, hoverinfo="skip",
-                         colorbar=colorbar(words("fig.attention.weight"), type_scale, thickness=12))
+                         colorbar=colorbar(look.words("fig.attention.weight"), look.scale, thickness=12))
     masks = []
     if masked is not None and masked.any():
         shrunk = np.isnan(patterns)                          # masked cells (all-masked blocks once shrunk)
-        masks = [mask_overlay(tiled(np.where(shrunk, 1.0, np.nan)) == 1.0), mask_legend(words("fig.masked"))]
+        masks = [mask_overlay(tiled(np.where(shrunk, 1.0, np.nan)) == 1.0), mask_legend(look.words("fig.masked"))]
     margin = 0.5 + 0.6 * gap                    # room for the selection box around the outer thumbnails
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False)
     labels = [dict(x=j * (n_k + gap) + (n_k - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
-                   text=words("fig.grid.head", h=j), showarrow=False) for j in range(n_heads)]
+                   text=look.words("fig.grid.head", h=j), showarrow=False) for j in range(n_heads)]
     # layer names left of their rows, in a margin as wide as the longest ("第2层" ran into the colour bar on the right)
-    row_names = [words("fig.grid.layer", i=i) for i in range(n_layers)]
-    left = 10 + int(max(type_scale.text_px(name) for name in row_names)) + 6
+    row_names = [look.words("fig.grid.layer", i=i) for i in range(n_layers)]
+    left = 10 + int(max(look.scale.text_px(name) for name in row_names)) + 6
     labels += [dict(x=0, y=i * (n_q + gap) + (n_q - 1) / 2, xref="paper", yref="y", xanchor="right",
                     text=name, showarrow=False, xshift=-4) for i, name in enumerate(row_names)]
     layout = dict(xaxis=dict(bare, range=[-margin, z.shape[1] - 1 + margin]),
@@ -164,9 +164,9 @@ def model_view(patterns: np.ndarray, words: Words, title: str = "", selected: tu
                                  x1=right - 0.5 + gap / 2, y0=top - 0.5 - gap / 2, y1=bottom - 0.5 + gap / 2,
                                  line=dict(color="#d62728", width=3))]
     # built in one go (see style.token_axes): update_* calls cost ~11 ms here, on every new sentence
-    hint = words("fig.grid.hover", layer="%{customdata[0]}", head="%{customdata[1]}")
+    hint = look.words("fig.grid.hover", layer="%{customdata[0]}", head="%{customdata[1]}")
     return go.Figure([heatmap, *masks[:1], _click_targets(n_layers, n_heads, n_q + gap, n_k + gap, n_q, n_k, hint),
-                      *masks[1:]], layout=typeset(layout, type_scale))
+                      *masks[1:]], layout=typeset(layout, look.scale))
 
 
 THUMBNAIL_CELLS = 64
@@ -265,7 +265,7 @@ def source_window(weights: np.ndarray, rows: slice, size: int) -> slice:
 
 
 def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: list[str], probs, runner_up: list[str],
-                       runner_up_probs, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
+                       runner_up_probs, look: Look, title: str = "") -> go.Figure:
     """The translation read top to bottom: left, where each output token looked in the source (a
     [output, source] cross-attention map, the source tokens along its top edge, so they are on the first
     screen however many rows follow); right, on the same rows, how sure the model was of that token
@@ -278,25 +278,25 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
         raise ValueError(f"{n} output tokens need {n} probabilities and runner-ups, got {len(probs)}, "
                          f"{len(runner_up_probs)} and {len(runner_up)}")
     rows, cols, others = plotly_text(out_labels), plotly_text(src_labels), plotly_text(runner_up)
-    source_name, output_name = words("fig.translation.source"), words("fig.translation.output")
-    runner_up_name = words("fig.translation.runner_up")
-    s = type_scale
+    source_name, output_name = look.words("fig.translation.source"), look.words("fig.translation.output")
+    runner_up_name = look.words("fig.translation.runner_up")
+    s = look.scale
     labelled = n <= 40                         # bar labels while rows are tall enough to hold them
     row_px = translation_row_px(s, labelled)
     share, room = translation_share(s)
-    sure = words("fig.translation.sure.short" if s.narrow else "fig.translation.sure")   # a phone's narrow panel
-    layout = subplot_layout((words("fig.translation.looked"), sure), rows=1, cols=2,
+    sure = look.words("fig.translation.sure.short" if s.narrow else "fig.translation.sure")   # a phone's narrow panel
+    layout = subplot_layout((look.words("fig.translation.looked"), sure), rows=1, cols=2,
                             shared_yaxes=True, column_widths=[share, 1 - share], horizontal_spacing=0.03)
     cell_w = (share * s.page_px - room) / max(len(cols), 1)
     heatmap = go.Heatmap(z=weights, x=cols, y=rows, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
                          texttemplate="%{z:.2f}" if s.numbers_fit(cell_w, row_px) else None,
                          textfont=s.font("cell"),
                          hovertemplate=f"{output_name} %{{y}}<br>{source_name} %{{x}}<br>"
-                                       f"{words('fig.translation.weight')} %{{z:.3f}}<extra></extra>",
+                                       f"{look.words('fig.translation.weight')} %{{z:.3f}}<extra></extra>",
                          **subplot_axes(0))
     outside = dict(orientation="h", textposition="outside", cliponaxis=False, constraintext="none",
                    **subplot_axes(1))
-    chosen = go.Bar(x=probs, y=rows, name=words("fig.translation.chosen"), marker_color=LINE_COLORS[0],
+    chosen = go.Bar(x=probs, y=rows, name=look.words("fig.translation.chosen"), marker_color=LINE_COLORS[0],
                     textfont=s.font("cell"),
                     text=[f"{p:.0%}" for p in probs] if labelled else None,
                     hovertemplate="%{y}<br>p = %{x:.3f}<extra></extra>", **outside)
@@ -317,7 +317,7 @@ def translation_figure(weights: np.ndarray, out_labels: list[str], src_labels: l
                            title=dict(text=source_name, standoff=6))
     layout["yaxis"].update(ticks, title=dict(text=output_name), autorange="reversed")
     layout["xaxis2"].update(range=[0, 1.75], tickvals=[0, 0.5, 1], ticktext=["0", "50%", "100%"],
-                            title=dict(text=words("fig.translation.probability")))
+                            title=dict(text=look.words("fig.translation.probability")))
     top = int(label_px + 2.7 * s.text + 16 + (s.title + 16 if title else 0))
     layout.update(title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=10)), barmode="group",
                   bargap=0.25, bargroupgap=0.05, height=int(max(300, top + row_px * n + 70)),

@@ -24,7 +24,7 @@ import plotly.io as pio
 
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.head_view import head_view
-from viz.figures.style import NORMAL, TypeScale, Words, masked_z, plotly_text, wrap_title
+from viz.figures.style import Look, TypeScale, Words, masked_z, plotly_text, wrap_title
 
 MEAN = -1          # the head picker's "average of heads", as the view's URL writes it
 
@@ -102,16 +102,15 @@ def strongest(weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], lim
 
 
 def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str], masked: np.ndarray | None,
-              window: Window, words: Words, type_scale: TypeScale = NORMAL, width_px: float | None = None,
+              window: Window, look: Look, width_px: float | None = None,
               file_stem: str = "attention", lines_layers: Sequence[int] | None = None) -> dict:
     """One attention kind of the view: its grid (model_view), the large map's figure (attention_heatmap, made once
     for the first pick) and every pick's weights, title, strongest links and file name; each layer's head-view
     figure (head_view; only `lines_layers`' when given, None for the others: the first screen of a new sentence
     needs one, and the head views are most of the build). patterns [L, H, Q, K]."""
     n_layers, n_heads = patterns.shape[:2]
-    grid = model_view(patterns, words, title=words("explorer.grid.title", kind=words.kind(kind), layers=n_layers,
-                                                    heads=n_heads), selected=(0, 0), masked=masked,
-                      type_scale=type_scale)
+    grid = model_view(patterns, look, title=look.words("explorer.grid.title", kind=look.words.kind(kind), layers=n_layers,
+                                                    heads=n_heads), selected=(0, 0), masked=masked)
     q = window.queries
     picks = pick_names(n_layers, n_heads)
     z = np.stack([masked_z(head_weights(patterns, layer, head)[q, window.keys[layer]],
@@ -119,21 +118,20 @@ def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str],
 
     def title(layer: int, head: int) -> str:
         if head == MEAN:
-            text = words("explorer.one.mean", kind=words.kind(kind), layer=layer, heads=n_heads)
+            text = look.words("explorer.one.mean", kind=look.words.kind(kind), layer=layer, heads=n_heads)
         else:
-            text = words("explorer.one.head", kind=words.kind(kind), layer=layer, head=head)
-        return phone_title(text, type_scale)
+            text = look.words("explorer.one.head", kind=look.words.kind(kind), layer=layer, head=head)
+        return phone_title(text, look.scale)
 
     titles = [title(layer, head) for layer, head in picks]
     first_keys = window.keys[0]
     # the map's figure made with the longest title (the layer's average): its top margin holds every pick's
-    template = attention_heatmap(head_weights(patterns, 0, MEAN)[q, first_keys], rows[q], cols[first_keys], words,
+    template = attention_heatmap(head_weights(patterns, 0, MEAN)[q, first_keys], rows[q], cols[first_keys], look,
                                  title=max(titles, key=lambda text: (text.count("<br>"), len(text))),
-                                 masked=None if masked is None else masked[q, first_keys],
-                                 type_scale=type_scale, width_px=width_px)
+                                 masked=None if masked is None else masked[q, first_keys], width_px=width_px)
 
     wanted = range(n_layers) if lines_layers is None else lines_layers
-    lines = [layer_lines(patterns, layer, rows, cols, window, words, type_scale) if layer in wanted else None
+    lines = [layer_lines(patterns, layer, rows, cols, window, look) if layer in wanted else None
              for layer in range(n_layers)]
     return {
         "grid": figure_spec(grid),
@@ -143,22 +141,20 @@ def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str],
         "x": [plotly_text(cols[keys]) for keys in window.keys],     # as the builder writes its labels
         "picks": [[layer, head] for layer, head in picks],
         "titles": titles,
-        "strongest": [words("explorer.strongest", links=strongest(head_weights(patterns, layer, head), rows, cols))
+        "strongest": [look.words("explorer.strongest", links=strongest(head_weights(patterns, layer, head), rows, cols))
                       for layer, head in picks],
         "files": [f"{file_stem}-{kind}-L{layer}-{'avg' if head == MEAN else f'H{head}'}" for layer, head in picks],
         "lines": lines,
-        "lines_titles": [words("headview.title", kind=words.kind(kind), layer=layer) for layer in range(n_layers)],
+        "lines_titles": [look.words("headview.title", kind=look.words.kind(kind), layer=layer) for layer in range(n_layers)],
         "layers": n_layers,
         "heads": n_heads,
     }
 
 
-def layer_lines(patterns: np.ndarray, layer: int, rows: list[str], cols: list[str], window: Window, words: Words,
-                type_scale: TypeScale = NORMAL) -> dict:
+def layer_lines(patterns: np.ndarray, layer: int, rows: list[str], cols: list[str], window: Window, look: Look) -> dict:
     """One layer's head view (head_view) of the window's queries and keys, as the view draws it."""
     q, keys = window.queries, window.keys[layer]
-    return figure_spec(head_view(patterns[layer][:, q, keys], rows[q], cols[keys], words, selected_head=0,
-                                 type_scale=type_scale))
+    return figure_spec(head_view(patterns[layer][:, q, keys], rows[q], cols[keys], look, selected_head=0))
 
 
 def phone_title(text: str, type_scale: TypeScale) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import LINE_COLORS, NORMAL, TypeScale, Words, plotly_text, trusted_figure
+from viz.figures.style import LINE_COLORS, Look, plotly_text, trusted_figure
 
 OPACITY_LEVELS = 20
 MIN_WEIGHT = 0.5 / OPACITY_LEVELS      # rounds to opacity 0: not drawn
@@ -72,14 +72,14 @@ def _segments(query: np.ndarray, key: np.ndarray) -> tuple[list, list]:
     return x.tolist(), y.tolist()
 
 
-def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words, title: str = "",
-              selected_head: int | None = None, type_scale: TypeScale = NORMAL, line_width: float = 2.5,
+def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], look: Look, title: str = "",
+              selected_head: int | None = None, line_width: float = 2.5,
               max_height: int = 2400) -> go.Figure:
     """Every head of one layer as lines between two token columns, in the reader's words (headview.*).
     patterns: [H, Q, K] rows summing to 1. selected_head: that head shown, the others in the legend (one click
-    shows them). type_scale: tokens at its tick size, headers and legend at its text size (PRESENTER in
-    presenter mode)."""
-    font_size = type_scale.tick
+    shows them). look: the reader's words, tokens at its scale's tick size, headers and legend at its text size
+    (PRESENTER in presenter mode)."""
+    font_size = look.scale.tick
     patterns = np.asarray(patterns, dtype=float)
     groups = head_view_data(patterns)
     n_heads, n_q, n_k = patterns.shape
@@ -89,7 +89,7 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     if selected_head is not None and not 0 <= selected_head < n_heads:
         raise ValueError(f"head {selected_head} does not exist: heads 0–{n_heads - 1}")
     queries, keys = plotly_text(query_labels), plotly_text(key_labels)
-    head_names = [words("headview.head", h=h) for h in range(n_heads)]
+    head_names = [look.words("headview.head", h=h) for h in range(n_heads)]
 
     def visible(head: int):
         return True if selected_head is None or head == selected_head else "legendonly"
@@ -107,10 +107,10 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     # hover on a token: where each head looks from it (left), or which query looks at it most (right)
     safe = np.nan_to_num(patterns)
     top_key, top_query = safe.argmax(2), safe.argmax(1)                               # [H, Q], [H, K]
-    left_hover = ["<br>".join([words("headview.hover_query", token=queries[i])] +
+    left_hover = ["<br>".join([look.words("headview.hover_query", token=queries[i])] +
                               [f"{head_names[h]}: {keys[top_key[h, i]]} {safe[h, i, top_key[h, i]]:.2f}"
                                for h in range(n_heads)]) for i in range(n_q)]
-    right_hover = ["<br>".join([f"{keys[j]} · {words('headview.hover_key')}"] +
+    right_hover = ["<br>".join([f"{keys[j]} · {look.words('headview.hover_key')}"] +
                                [f"{head_names[h]}: {queries[top_query[h, j]]} {safe[h, top_query[h, j], j]:.2f}"
                                 for h in range(n_heads)]) for j in range(n_k)]
     text = dict(size=font_size, color="#222222")
@@ -124,26 +124,26 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
                        marker=dict(size=9, color="#444444"), name="keys"))
     n = max(n_q, n_k)
     row = 1.55 * font_size
-    height = int(min(max_height, max(360, 60 + 7 * type_scale.text + row * n)))
+    height = int(min(max_height, max(360, 60 + 7 * look.scale.text + row * n)))
     longest = max([len(str(t)) for t in query_labels + key_labels] + [1])
     side = min(0.9, 0.055 * longest * font_size / 16)        # room for the token labels, in x units
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
     # the title's line at the top of the figure, the legend under it (plotly centres the title in the top
     # margin, where the legend's title sits: the two would overprint), then the column headers
-    title_px = int(1.4 * type_scale.title + 16) if title else 4
+    title_px = int(1.4 * look.scale.title + 16) if title else 4
     headers = [dict(x=x, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{text}</b>",
-                    showarrow=False, font=type_scale.font("text"))
-               for x, text in ((LEFT, words("fig.attention.y")), (RIGHT, words("fig.attention.x")))]
+                    showarrow=False, font=look.scale.font("text"))
+               for x, text in ((LEFT, look.words("fig.attention.y")), (RIGHT, look.words("fig.attention.x")))]
     layout = dict(xaxis=dict(bare, range=[LEFT - side, RIGHT + side]),
                   yaxis=dict(bare, range=[n - 0.5, -0.5]), annotations=headers,
-                  title=dict(text=title, font=type_scale.font("title"), yref="container", y=1, yanchor="top",
+                  title=dict(text=title, font=look.scale.font("title"), yref="container", y=1, yanchor="top",
                              pad=dict(t=8)),
-                  height=height, font=type_scale.font("text"), hoverlabel=dict(font=type_scale.font("text")),
-                  margin=dict(l=8, r=8, b=8, t=int((title_px if title else 0) + type_scale.text * (
+                  height=height, font=look.scale.font("text"), hoverlabel=dict(font=look.scale.font("text")),
+                  margin=dict(l=8, r=8, b=8, t=int((title_px if title else 0) + look.scale.text * (
                       1.7 * (1 + -(-n_heads // 4)) + 1.8))),      # legend title, its rows, the column headers
                   plot_bgcolor="white", hovermode="closest", dragmode=False,
                   legend=dict(orientation="h", x=0, y=1 - title_px / height, yanchor="top", yref="container",
-                              title=dict(text=words("headview.legend"), side="top", font=type_scale.font("text")),
+                              title=dict(text=look.words("headview.legend"), side="top", font=look.scale.font("text")),
                               itemclick="toggleothers",
-                              itemdoubleclick="toggle", font=type_scale.font("text")))
+                              itemdoubleclick="toggle", font=look.scale.font("text")))
     return trusted_figure(traces, layout)   # tests check it the long way

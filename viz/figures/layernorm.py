@@ -1,7 +1,7 @@
 """LayerNorm and the residual stream: statistics before/after, gain and bias, LN vs BN, norms per sublayer.
 
 The statistics (LayerNorm, BatchNorm, the residual stream's norms) are in model/analysis/norms.py,
-the one place LayerNorm is computed in numpy. Figure builders take numpy, labels and the reader's words.
+the one place LayerNorm is computed in numpy. Figure builders take numpy, labels and a look (the reader's words and the type scale).
 """
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ import plotly.graph_objects as go
 
 from model.analysis.norms import batch_norm_stats, check_activations, layer_norm_stats
 from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, labels_that_fit
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, axis_suffix, check_matrix, hline,
-                               legend_under_title,
-                               plotly_text, subplot_axes, subplot_layout, typeset, wrapped)
+from viz.figures.style import (LINE_COLORS, NORMAL, Look, TypeScale, axis_suffix, check_matrix, hline,
+                               legend_under_title, plotly_text, subplot_axes, subplot_layout, typeset, wrapped)
 
 BEFORE, AFTER = LINE_COLORS[1], LINE_COLORS[0]
 TOKEN_TICKS = dict(type="category", tickangle=-45, automargin=True)   # sizes: the figure's type scale (typeset)
@@ -56,17 +55,16 @@ def tokens_that_fit(type_scale: TypeScale = NORMAL) -> int:
                labels_that_fit(ln * plot_px, type_scale, UPRIGHT_EM))
 
 
-def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, words: Words, title: str = "",
-                       type_scale: TypeScale = NORMAL) -> go.Figure:
+def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, look: Look, title: str = "") -> go.Figure:
     """Per-token mean (left) and std (right): the norm's input against its normalized output. On a phone
     (type_scale.narrow) the std under the mean, both the column's width, the tokens labelled once under both."""
-    panel_titles = (words("layernorm.stats.mean_panel"), words("layernorm.stats.std_panel"))
-    before_name, after_name = words("layernorm.stats.before_name"), words("layernorm.stats.after_name")
-    hover_before, hover_after = words("layernorm.before"), words("layernorm.after")
+    panel_titles = (look.words("layernorm.stats.mean_panel"), look.words("layernorm.stats.std_panel"))
+    before_name, after_name = look.words("layernorm.stats.before_name"), look.words("layernorm.stats.after_name")
+    hover_before, hover_after = look.words("layernorm.before"), look.words("layernorm.after")
     n = len(token_labels)
     (mean_b, std_b), (mean_a, std_a) = [[_vector(v, n, "statistic") for v in pair] for pair in (before, after)]
     token_labels = plotly_text(token_labels)
-    stacked = type_scale.narrow
+    stacked = look.scale.narrow
     layout = subplot_layout(tuple(panel_titles), **(dict(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14)
                                                     if stacked else dict(rows=1, cols=2, horizontal_spacing=0.08)))
     bars = []
@@ -86,21 +84,21 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, wor
     # The legend under the title and above the panel titles (a legend on the title's line, right-aligned, ran
     # into a long title at 1280x720): the top margin holds title, legend and panel titles; the legend is placed
     # in the figure's px (container), so the tick labels' automargin cannot push it onto the panel titles.
-    legend_under_title(layout, [before_name, after_name], type_scale)
-    panel_px = int(1.6 * type_scale.text)
+    legend_under_title(layout, [before_name, after_name], look.scale)
+    panel_px = int(1.6 * look.scale.text)
     layout["margin"]["t"] += panel_px
     layout["height"] += panel_px
     above_panels = layout["margin"]["t"] - panel_px           # px from the figure's top to the legend's bottom
     layout["legend"].update(yref="container", yanchor="bottom", y=1 - above_panels / layout["height"])
-    return go.Figure(bars, layout=typeset(layout, type_scale))
+    return go.Figure(bars, layout=typeset(layout, look.scale))
 
 
-def feature_histogram(series: dict[str, np.ndarray], words: Words, title: str = "", bins: int = 40,
-                      type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
+def feature_histogram(series: dict[str, np.ndarray], look: Look, title: str = "", bins: int = 40,
+                      width_px: float | None = None) -> go.Figure:
     """Overlaid histograms of one token's features at several stages (input, normalized, output), for a figure
     width_px wide (default: half the scale's page, where the legend's lines are planned)."""
-    x_title, y_title = words("layernorm.token.x"), words("layernorm.token.y")
-    value, features = words("layernorm.value"), words("layernorm.features")
+    x_title, y_title = look.words("layernorm.token.x"), look.words("layernorm.token.y")
+    value, features = look.words("layernorm.value"), look.words("layernorm.features")
     if not series:
         raise ValueError("give at least one vector")
     values = {name: np.asarray(v, dtype=float).ravel() for name, v in series.items()}
@@ -113,14 +111,14 @@ def feature_histogram(series: dict[str, np.ndarray], words: Words, title: str = 
             for n, (name, v) in enumerate(values.items())]
     layout = dict(xaxis=dict(title=dict(text=x_title)), yaxis=dict(title=dict(text=y_title)),
                   title=dict(text=title), barmode="overlay", height=420, margin=dict(l=10, r=10, t=60, b=10))
-    legend_under_title(layout, list(values), type_scale, width_px or type_scale.page_px / 2)
-    return go.Figure(bars, layout=typeset(layout, type_scale))
+    legend_under_title(layout, list(values), look.scale, width_px or look.scale.page_px / 2)
+    return go.Figure(bars, layout=typeset(layout, look.scale))
 
 
-def gain_bias_figure(gain, bias, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
+def gain_bias_figure(gain, bias, look: Look, title: str = "") -> go.Figure:
     """The learned per-feature gain γ (top, 1 = unchanged) and bias β (bottom, 0 = unchanged)."""
-    panel_titles = (words("layernorm.gain.panel"), words("layernorm.bias.panel"))
-    x_title, gain_name, bias_name = words("layernorm.dimension"), words("layernorm.gain"), words("layernorm.bias")
+    panel_titles = (look.words("layernorm.gain.panel"), look.words("layernorm.bias.panel"))
+    x_title, gain_name, bias_name = look.words("layernorm.dimension"), look.words("layernorm.gain"), look.words("layernorm.bias")
     gain = np.asarray(gain, dtype=float).ravel()
     bias = _vector(bias, gain.size, "bias")
     dims = np.arange(gain.size)
@@ -133,22 +131,21 @@ def gain_bias_figure(gain, bias, words: Words, title: str = "", type_scale: Type
     layout["xaxis2"]["title"] = dict(text=x_title)
     # drawn in half the page: its lines broken to that width (plotly cuts a line at the figure's edge)
     title = "<br>".join(line for part in title.split("<br>")
-                        for line in wrapped(part, type_scale, type_scale.page_px / 2 - 100, "title"))
+                        for line in wrapped(part, look.scale, look.scale.page_px / 2 - 100, "title"))
     # the title's lines at the top, the upper panel's title under them (a two-line title at presenter sizes ran
     # into the panel title with a fixed 90 px margin)
-    top = int(12 + (title.count("<br>") + 1) * 1.3 * type_scale.title + 1.6 * type_scale.text) if title else 60
+    top = int(12 + (title.count("<br>") + 1) * 1.3 * look.scale.title + 1.6 * look.scale.text) if title else 60
     layout.update(shapes=[hline(1, dict(color="#444", dash="dot"))],   # gain = 1
                   title=dict(text=title, yref="container", y=1, yanchor="top", pad=dict(t=8)), showlegend=False,
                   height=430 + top, margin=dict(l=10, r=10, t=top, b=10))
-    return go.Figure(bars, layout=typeset(layout, type_scale))
+    return go.Figure(bars, layout=typeset(layout, look.scale))
 
 
-def ln_vs_bn_figure(x, token_labels: list[str], words: Words, title: str = "",
-                    type_scale: TypeScale = NORMAL, shown: slice = slice(None)) -> go.Figure:
+def ln_vs_bn_figure(x, token_labels: list[str], look: Look, title: str = "", shown: slice = slice(None)) -> go.Figure:
     """The same activations [T,D], two ways: LN statistics per token (rows), BN per feature (columns).
     shown: the tokens whose LN bars are drawn (a long sentence's window); BN's statistics are over every token."""
-    ln_title, bn_title = words("layernorm.bn.ln_panel"), words("layernorm.bn.bn_panel")
-    mean_name, std_name, x_title = words("layernorm.mean"), words("layernorm.std"), words("layernorm.dimension")
+    ln_title, bn_title = look.words("layernorm.bn.ln_panel"), look.words("layernorm.bn.bn_panel")
+    mean_name, std_name, x_title = look.words("layernorm.mean"), look.words("layernorm.std"), look.words("layernorm.dimension")
     x = check_activations(x)
     if x.shape[0] != len(token_labels):
         raise ValueError(f"{x.shape[0]} rows but {len(token_labels)} token labels")
@@ -157,7 +154,7 @@ def ln_vs_bn_figure(x, token_labels: list[str], words: Words, title: str = "",
     bn_mean, bn_std = batch_norm_stats(x)
     dims = np.arange(x.shape[1])
     counts = dict(tokens=x.shape[0], features=x.shape[1])
-    stacked = type_scale.narrow       # a phone: BN's panel under LN's, each the column's width
+    stacked = look.scale.narrow       # a phone: BN's panel under LN's, each the column's width
     layout = subplot_layout((ln_title.format(**counts), bn_title.format(**counts)),
                             **(dict(rows=2, cols=1, vertical_spacing=0.3) if stacked else
                                dict(rows=1, cols=2, column_widths=(0.35, 0.65), horizontal_spacing=0.08)))
@@ -169,25 +166,24 @@ def ln_vs_bn_figure(x, token_labels: list[str], words: Words, title: str = "",
                    xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{mean_name} %{{y:.4f}}<extra></extra>"),
             go.Bar(x=dims, y=bn_std, name=std_name, marker_color=LINE_COLORS[1], legendgroup="s", showlegend=False,
                    xaxis="x2", yaxis="y2", hovertemplate=f"{x_title} %{{x}}<br>{std_name} %{{y:.4f}}<extra></extra>")]
-    slanted = labels_that_fit((1.0 if stacked else LN_PANEL) * (type_scale.page_px - 80), type_scale,
+    slanted = labels_that_fit((1.0 if stacked else LN_PANEL) * (look.scale.page_px - 80), look.scale,
                               SLANTED_EM) >= len(token_labels)
     layout["xaxis"].update(TOKEN_TICKS, tickangle=-45 if slanted else -90)
     layout["xaxis2"]["title"] = dict(text=x_title)
     layout.update(title=dict(text=title), barmode="group", height=720 if stacked else 460,
                   margin=dict(l=10, r=10, t=100, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=1.12, xanchor="right", x=1))
-    return go.Figure(bars, layout=typeset(layout, type_scale))
+    return go.Figure(bars, layout=typeset(layout, look.scale))
 
 
 DRIFT_TICKS = 20   # batch sizes numbered one by one up to this many
 
 
-def drift_figure(drift, words: Words, first_token: int = 0, title: str = "",
-                 type_scale: TypeScale = NORMAL) -> go.Figure:
+def drift_figure(drift, look: Look, first_token: int = 0, title: str = "") -> go.Figure:
     """batch_norm_drift against batch size, with LayerNorm's flat 0 for comparison."""
-    x_title, y_title = words("layernorm.drift.x"), words("layernorm.drift.y")
-    bn_name, ln_name = words("layernorm.drift.bn"), words("layernorm.drift.ln")
-    batch, change = words("layernorm.drift.batch"), words("layernorm.drift.change")
+    x_title, y_title = look.words("layernorm.drift.x"), look.words("layernorm.drift.y")
+    bn_name, ln_name = look.words("layernorm.drift.bn"), look.words("layernorm.drift.ln")
+    batch, change = look.words("layernorm.drift.batch"), look.words("layernorm.drift.change")
     drift = np.asarray(drift, dtype=float)
     if drift.ndim != 1 or drift.size == 0:
         raise ValueError("expected a non-empty vector")
@@ -203,18 +199,18 @@ def drift_figure(drift, words: Words, first_token: int = 0, title: str = "",
     layout = dict(xaxis=dict(title=dict(text=x_title), dtick=1 if drift.size <= DRIFT_TICKS else None),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
                   title=dict(text=title), height=380, margin=dict(l=10, r=10, t=60, b=10))
-    legend_under_title(layout, [bn_name, ln_name], type_scale)
-    return go.Figure(lines, layout=typeset(layout, type_scale))
+    legend_under_title(layout, [bn_name, ln_name], look.scale)
+    return go.Figure(lines, layout=typeset(layout, look.scale))
 
 
-def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], words: Words, title: str = "",
-                         type_scale: TypeScale = NORMAL) -> go.Figure:
+def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]]], look: Look,
+                         title: str = "") -> go.Figure:
     """Residual-stream norms along the sublayers: a thin line per token, the mean bold.
 
     parts: one (name, stage labels, norms [stage, token], token labels) per stack, drawn left to right.
     """
-    x_title, y_title = words("layernorm.resid.x"), words("layernorm.resid.y")
-    mean_name, mean = words("layernorm.resid.mean_name"), words("layernorm.mean")
+    x_title, y_title = look.words("layernorm.resid.x"), look.words("layernorm.resid.y")
+    mean_name, mean = look.words("layernorm.resid.mean_name"), look.words("layernorm.mean")
     if not parts:
         raise ValueError("give at least one stack")
     lines = []
@@ -235,5 +231,5 @@ def residual_norm_figure(parts: list[tuple[str, list[str], np.ndarray, list[str]
     layout = dict(xaxis=dict(TOKEN_TICKS, title=dict(text=x_title)),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
                   title=dict(text=title), height=480, margin=dict(l=10, r=10, t=60, b=10))
-    legend_under_title(layout, [line.name for line in lines if line.showlegend is not False], type_scale)
-    return go.Figure(lines, layout=typeset(layout, type_scale))
+    legend_under_title(layout, [line.name for line in lines if line.showlegend is not False], look.scale)
+    return go.Figure(lines, layout=typeset(layout, look.scale))

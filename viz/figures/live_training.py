@@ -3,17 +3,17 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, typeset, vline)
+from viz.figures.style import LINE_COLORS, Look, typeset, vline
 
 
-def training_curves(history: list[dict], words: Words, total_steps: int | None = None, title: str = "",
-                    marker_step: int | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+def training_curves(history: list[dict], look: Look, total_steps: int | None = None, title: str = "",
+                    marker_step: int | None = None) -> go.Figure:
     """history: records with step, loss, accuracy (0-1). total_steps fixes the x range so a live chart
     does not rescale as it grows; marker_step draws a vertical line (the snapshot being shown)."""
-    loss_name, accuracy_name = words("training.curve.loss"), words("training.curve.accuracy")
-    x_title, loss_axis = words("training.curve.step"), words("training.curve.loss_axis")
-    accuracy_axis, hover_step = words("training.curve.accuracy_axis"), words("training.curve.hover_step")
-    hover_loss, hover_accuracy = words("training.curve.hover_loss"), words("training.curve.hover_accuracy")
+    loss_name, accuracy_name = look.words("training.curve.loss"), look.words("training.curve.accuracy")
+    x_title, loss_axis = look.words("training.curve.step"), look.words("training.curve.loss_axis")
+    accuracy_axis, hover_step = look.words("training.curve.accuracy_axis"), look.words("training.curve.hover_step")
+    hover_loss, hover_accuracy = look.words("training.curve.hover_loss"), look.words("training.curve.hover_accuracy")
     for record in history:
         missing = {"step", "loss", "accuracy"} - set(record)
         if missing:
@@ -39,4 +39,4 @@ def training_curves(history: list[dict], words: Words, total_steps: int | None =
     )
     if marker_step is not None:
         layout["shapes"] = [vline(marker_step, dict(color="#d62728", width=2, dash="dash"))]
-    return go.Figure(lines, layout=typeset(layout, type_scale))
+    return go.Figure(lines, layout=typeset(layout, look.scale))

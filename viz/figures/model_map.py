@@ -7,7 +7,7 @@ number of every layer: the mean-of-heads attention map as a thumbnail, the sigma
 the size of what the feed-forward network adds, the most probable output token with its p.
 
 Two steps, as BertViz splits them: `map_data(trace)` reads the numbers out of a Trace (pure numpy, no
-plotly), `model_map(data, words, ...)` draws them (numpy + the reader's words in, plotly out). Which page
+plotly), `model_map(data, look, ...)` draws them (numpy + the reader's words and sizes in, plotly out). Which page
 explains a block is the app's navigation (viz/elements/nav.block_target); a page passes the links it wants, the offline
 lesson none.
 """
@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from model.analysis.attention_math import future_mask, softmax
 from model.capture import schema
 from viz.figures.attention import thumbnail
-from viz.figures.style import ATTENTION_SCALE, MASKED_COLOR, NORMAL, TypeScale, Words, plotly_text
+from viz.figures.style import ATTENTION_SCALE, MASKED_COLOR, NORMAL, Look, TypeScale, Words, plotly_text
 
 THUMB_CELLS = 24          # a thumbnail shows at most this many cells a side (max-pooled, as the explorer's grid)
 TOKENS_SHOWN = 12         # the inputs/outputs rows list this many tokens, then "…"
@@ -136,17 +136,16 @@ def _link(text: str, url: str | None) -> str:
     return text if not url else f'<a href="{url}" target="_self" style="color:{COLORS["link"]}">{text}</a>'
 
 
-def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, highlight: Sequence[str] = (),
-              title: str = "", type_scale: TypeScale = NORMAL, compact: bool = False) -> go.Figure:
+def model_map(data: MapData, look: Look, links: dict[str, str] | None = None, highlight: Sequence[str] = (),
+              title: str = "", compact: bool = False) -> go.Figure:
     """The paper's Figure 1 drawn from `data` (map_data). links: cell id -> URL ("" for none: the
     block is clicked, not followed); a block name or number with a URL links to it, and with links an invisible
     point over every cell carries its cell id (customdata) for a page's on_select. highlight: blocks drawn with a
     red frame ("you are here").
-    type_scale: block names at its text size, numbers and tokens at its tick size (a page passes
-    PRESENTER in presenter mode). compact: lower rows (the tour's "you are here" map). words: the reader's
-    (map.* in the catalogue)."""
+    look: the reader's words (map.* in the catalogue); block names at its scale's text size, numbers and tokens
+    at its tick size (PRESENTER in presenter mode). compact: lower rows (the tour's "you are here" map)."""
     links = links or {}
-    font_size, small_size = type_scale.text, type_scale.tick
+    font_size, small_size = look.scale.text, look.scale.tick
     n_enc, n_dec = data.n_layers["encoder"], data.n_layers["decoder"]
     u = font_size / 16                                  # y is in px: rows grow with the type
     heights = {"attn": 52, "norm": 24, "ff": 26} if compact else dict(ROW_HEIGHT)
@@ -154,7 +153,7 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
     gap, embed_h, line_h = GAP * u, 46 * u, 30 * u
     # a phone's column (type_scale.narrow): the decoder above the encoder, each the column's width, the names of
     # the rows given 44% of it (side by side, "feed-forward · ‖FFN‖" ran over its layers' numbers in 60 px)
-    stacked = type_scale.narrow
+    stacked = look.scale.narrow
     sides = {"encoder": (1.0, 96.0), "decoder": (1.0, 96.0)} if stacked else {"encoder": (1.0, 47.0),
                                                                              "decoder": (53.0, 99.0)}
     name_width = 44.0 if stacked else 17.0
@@ -184,21 +183,21 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
 
     base = 28.0 * u
     top = {}
-    for stack, tokens, embed_words in (("encoder", data.src_tokens, words("map.input_embedding")),
-                                        ("decoder", data.tgt_in_tokens, words("map.output_embedding"))):
+    for stack, tokens, embed_words in (("encoder", data.src_tokens, look.words("map.input_embedding")),
+                                        ("decoder", data.tgt_in_tokens, look.words("map.output_embedding"))):
         x0, x1 = sides[stack]
         # a row of tokens stays on its side: 12 long ones ran into the other side's row (and off the figure)
-        label = words("map.inputs") if stack == "encoder" else words("map.outputs")
-        room = (x1 - x0) / 100 * type_scale.page_px - type_scale.text_px(label + ": ", "tick")
+        label = look.words("map.inputs") if stack == "encoder" else look.words("map.outputs")
+        room = (x1 - x0) / 100 * look.scale.page_px - look.scale.text_px(label + ": ", "tick")
         # stacked, the decoder starts over the encoder's stack name, its output's label and its own tokens
         y = top["encoder"] + 58 * u + base if stacked and stack == "decoder" else base
-        note(x0, y - base + 12 * u, words("map.tokens_row", label=label,
-                                          tokens=_short_tokens(tokens, room_px=room, type_scale=type_scale)), small_size)
+        note(x0, y - base + 12 * u, look.words("map.tokens_row", label=label,
+                                          tokens=_short_tokens(tokens, room_px=room, type_scale=look.scale)), small_size)
         block = f"embed.{stack}"
         box(block, x0, y, x1, y + embed_h, COLORS["embed"])
         note(x0 + 1.0, y + embed_h / 2, _link(embed_words, links.get(block)), small_size)
         token_norm, pe_norm = data.embed_norm[stack]
-        note(x1 - 1.0, y + embed_h / 2, words("map.embed_value", token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"),
+        note(x1 - 1.0, y + embed_h / 2, look.words("map.embed_value", token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"),
              small_size,
              anchor="right")
         hover((x0 + x1) / 2, y + embed_h / 2, embed_words.replace("<br>", " "), block)
@@ -212,7 +211,7 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
             h = heights[kind]
             color = COLORS[kind]
             box(block, x0 + 0.5, y, x1 - 0.5, y + h, color)
-            name = block_name(block, words)
+            name = block_name(block, look.words)
             note(x0 + 1.5, y + h / 2, _link(name, links.get(cell_id(block, 0)) or links.get(block)),
                  font_size)
             plain_name = name.replace("<br>", " ")
@@ -234,52 +233,52 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
                                              zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
                                              hoverinfo="skip", name=cell))
                     hover((cx0 + cx1) / 2, (ty0 + ty1) / 2,
-                          words("map.hover_attention", block=plain_name, i=i, heads=data.n_heads), cell)
+                          look.words("map.hover_attention", block=plain_name, i=i, heads=data.n_heads), cell)
                 else:
                     value = data.sigma[block][i] if kind == "norm" else data.ff_norm[block.split(".")[1]][i]
                     label = f"{value:.1f}"
                     note((cx0 + cx1) / 2, y + h / 2, _link(label, links.get(cell)), small_size, anchor="center")
                     template = "map.hover_sigma" if kind == "norm" else "map.hover_ff"
-                    hover((cx0 + cx1) / 2, y + h / 2, words(template, block=plain_name, i=i, value=value), cell)
+                    hover((cx0 + cx1) / 2, y + h / 2, look.words(template, block=plain_name, i=i, value=value), cell)
             y += h + gap
         shapes.insert(0, dict(type="rect", x0=x0, x1=x1, y0=frame_bottom, y1=y, xref="x", yref="y",
                               fillcolor=COLORS["frame"], line=dict(color=COLORS["frame_line"], width=2),
                               layer="below"))
-        note(x0, y + 12 * u, words("map.encoder_stack" if stack == "encoder" else "map.decoder_stack", n=n), small_size,
+        note(x0, y + 12 * u, look.words("map.encoder_stack" if stack == "encoder" else "map.decoder_stack", n=n), small_size,
              color="#444444")
         for i, (cx0, cx1) in enumerate(columns):
-            note((cx0 + cx1) / 2, y + 12 * u, words("map.layer", i=i), small_size, anchor="center", color="#444444")
+            note((cx0 + cx1) / 2, y + 12 * u, look.words("map.layer", i=i), small_size, anchor="center", color="#444444")
         top[stack] = y
 
     # the decoder's head: linear, softmax
     x0, x1 = sides["decoder"]
     y = top["decoder"] + 28 * u
     box("linear", x0, y, x1, y + line_h, COLORS["linear"])
-    note(x0 + 1.0, y + line_h / 2, _link(words("map.linear"), links.get("linear")), font_size)
-    note(x1 - 1.0, y + line_h / 2, words("map.linear_value", d_model=data.d_model, vocab=f"{data.vocab:,}"), small_size,
+    note(x0 + 1.0, y + line_h / 2, _link(look.words("map.linear"), links.get("linear")), font_size)
+    note(x1 - 1.0, y + line_h / 2, look.words("map.linear_value", d_model=data.d_model, vocab=f"{data.vocab:,}"), small_size,
          anchor="right")
-    hover((x0 + x1) / 2, y + line_h / 2, words("map.linear"), "linear")
+    hover((x0 + x1) / 2, y + line_h / 2, look.words("map.linear"), "linear")
     y += line_h + gap
     box("softmax", x0, y, x1, y + embed_h, COLORS["softmax"])
-    note(x0 + 1.0, y + embed_h / 2, _link(words("map.softmax"), links.get("softmax")), font_size)
+    note(x0 + 1.0, y + embed_h / 2, _link(look.words("map.softmax"), links.get("softmax")), font_size)
     focus = data.focus
     if len(data.top_tokens):
         token = plotly_text([data.top_tokens[focus]])[0]
-        top_text = words("map.top_value", token=token, p=f"{data.top_p[focus]:.0%}")
+        top_text = look.words("map.top_value", token=token, p=f"{data.top_p[focus]:.0%}")
         note(x0 + name_width + 1.0, y + embed_h / 2, top_text, font_size)
         # the strip starts after the words (x: 100 units a page width), at 62% of the block at the earliest
         # ("最可能 “▁El” 96%" ran under it)
-        text_end = x0 + name_width + 2.0 + type_scale.text_px(top_text) * 100 / type_scale.page_px
+        text_end = x0 + name_width + 2.0 + look.scale.text_px(top_text) * 100 / look.scale.page_px
         strip_x0, strip_x1 = max(x0 + 0.62 * (x1 - x0), text_end), x1 - 1.0
         p = np.asarray(data.top_p, dtype=float)[None, :]
         dx = (strip_x1 - strip_x0) / p.shape[1]
         traces.append(go.Heatmap(z=p, x0=strip_x0 + dx / 2, dx=dx, y0=y + embed_h / 2, dy=embed_h - 14 * u, zmin=0, zmax=1,
                                  colorscale="Greens", showscale=False, name="softmax",
-                                 customdata=[[words("map.hover_top", i=i, token=tok, p=float(q))
+                                 customdata=[[look.words("map.hover_top", i=i, token=tok, p=float(q))
                                               for i, (tok, q) in enumerate(zip(plotly_text(data.top_tokens),
                                                                                data.top_p))]],
                                  hovertemplate="%{customdata}<extra></extra>"))
-    hover((x0 + x0 + name_width) / 2, y + embed_h / 2, words("map.softmax"), "softmax")
+    hover((x0 + x0 + name_width) / 2, y + embed_h / 2, look.words("map.softmax"), "softmax")
     y_top = y + embed_h
 
     # encoder output -> every decoder layer's cross-attention (keys and values)
@@ -289,7 +288,7 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
     notes.append(dict(x=head_x, y=(cross[1] + cross[3]) / 2, ax=tail_x, ay=top["encoder"],
                       xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3, arrowsize=1.3,
                       arrowwidth=2.5, arrowcolor="#555555", text=""))
-    note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{words('map.encoder_output')}</i>", small_size,
+    note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{look.words('map.encoder_output')}</i>", small_size,
          anchor="right",
          color="#444444")
 
@@ -299,11 +298,11 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
             shapes.append(dict(type="rect", x0=bx0 - 0.4, x1=bx1 + 0.4, y0=by0 - 3, y1=by1 + 3, xref="x", yref="y",
                                line=dict(color=COLORS["highlight"], width=4)))
     if any(b in boxes for b in highlight):         # the key to the red frames, top left
-        note(sides["encoder"][0], y_top - 10 * u, f"<b>▭ {words('map.you_are_here')}</b>", font_size,
+        note(sides["encoder"][0], y_top - 10 * u, f"<b>▭ {look.words('map.you_are_here')}</b>", font_size,
              color=COLORS["highlight"])
 
     if not compact or links:
-        hints = [f"{text}<br><i>{words('map.click')}</i>" if links else text for text in hover_text]
+        hints = [f"{text}<br><i>{look.words('map.click')}</i>" if links else text for text in hover_text]
         traces.append(go.Scatter(x=hover_x, y=hover_y, mode="markers", marker=dict(size=24, color="rgba(0,0,0,0)"),
                                  customdata=hover_cell, text=hints, hovertemplate="%{text}<extra></extra>",
                                  showlegend=False, name="cells"))
@@ -311,8 +310,8 @@ def model_map(data: MapData, words: Words, links: dict[str, str] | None = None, 
     height = int(y_top + 8 + margin_top + 8)
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
     layout = dict(xaxis=dict(bare, range=[0, 100]), yaxis=dict(bare, range=[0, y_top + 8]), shapes=shapes,
-                  annotations=notes, title=dict(text=title, font=type_scale.font("title")), height=height,
-                  font=type_scale.font("text"), hoverlabel=dict(font=type_scale.font("text")),
+                  annotations=notes, title=dict(text=title, font=look.scale.font("title")), height=height,
+                  font=look.scale.font("text"), hoverlabel=dict(font=look.scale.font("text")),
                   margin=dict(l=6, r=6, t=margin_top, b=8), plot_bgcolor="white", showlegend=False,
                   hovermode="closest", dragmode=False)
     return go.Figure(traces, layout=layout)

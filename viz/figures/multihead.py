@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, Labels, TypeScale, Words,
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, LINE_COLORS, NORMAL, Labels, Look, TypeScale,
                                axis_suffix, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
                                signed_heatmap, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import dim_labels
@@ -39,11 +39,10 @@ def _grid(n_heads: int, n_cols: int) -> tuple[int, int]:
     return math.ceil(n_heads / cols), cols
 
 
-def per_head_outputs(z: np.ndarray, token_labels: list[str], words: Words, title: str = "", n_cols: int = 4,
-                     type_scale: TypeScale = NORMAL) -> go.Figure:
+def per_head_outputs(z: np.ndarray, token_labels: list[str], look: Look, title: str = "", n_cols: int = 4) -> go.Figure:
     """Each head's output z_h [T, d_head] as small heatmaps on one shared diverging scale."""
-    head_name, token_name = words("multihead.head"), words("multihead.axis.token")
-    value_name = words("multihead.axis.value")
+    head_name, token_name = look.words("multihead.head"), look.words("multihead.axis.token")
+    value_name = look.words("multihead.axis.value")
     z = _check_heads(z, len(token_labels), None, "per-head outputs")
     n_heads, _, d_head = z.shape
     rows, cols = _grid(n_heads, n_cols)
@@ -60,21 +59,21 @@ def per_head_outputs(z: np.ndarray, token_labels: list[str], words: Words, title
     for r in range(rows):   # token labels on the left column only, every one named (plotly's spacing drops some)
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=len(token_labels) <= MAX_TICK_LABELS,
                                                        automargin=True, tickvals=tokens)
-    row_height = max(160, min(420, 1.5 * type_scale.tick * len(token_labels) + 60))
+    row_height = max(160, min(420, 1.5 * look.scale.tick * len(token_labels) + 60))
     layout.update(title=dict(text=title), height=int(rows * row_height + 90),
                   coloraxis=dict(colorscale=DIVERGING_SCALE, cmin=-zmax, cmax=zmax,
                                  colorbar=dict(title=dict(text=value_name), thickness=14)),
                   margin=dict(l=10, r=10, t=80, b=10))
-    return go.Figure(traces, layout=typeset(layout, type_scale))
+    return go.Figure(traces, layout=typeset(layout, look.scale))
 
 
-def stage_heatmap(m: np.ndarray, token_labels: list[str], words: Words, title: str = "",
-                  plot_px: float = FIGURE_WIDTH, type_scale: TypeScale = NORMAL) -> go.Figure:
+def stage_heatmap(m: np.ndarray, token_labels: list[str], look: Look, title: str = "",
+                  plot_px: float = FIGURE_WIDTH) -> go.Figure:
     """One stage of the assembly, [T, d], tokens down and dimensions d0.. across, diverging around 0.
     plot_px: about how wide it is drawn (half for a chart in one of two columns): d-labels are thinned to fit."""
-    labels = Labels(title, words("multihead.axis.dimension"), words("multihead.axis.token"),
-                    words("multihead.axis.value"))
-    return _stage(m, token_labels, labels, plot_px, type_scale)
+    labels = Labels(title, look.words("multihead.axis.dimension"), look.words("multihead.axis.token"),
+                    look.words("multihead.axis.value"))
+    return _stage(m, token_labels, labels, plot_px, look.scale)
 
 
 def _stage(m: np.ndarray, token_labels: list[str], labels: Labels, plot_px: float, type_scale: TypeScale) -> go.Figure:
@@ -87,30 +86,29 @@ def _stage(m: np.ndarray, token_labels: list[str], labels: Labels, plot_px: floa
     return fig
 
 
-def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, words: Words, title: str = "",
-                   plot_px: float = FIGURE_WIDTH, type_scale: TypeScale = NORMAL) -> go.Figure:
+def concat_heatmap(concat: np.ndarray, token_labels: list[str], n_heads: int, look: Look, title: str = "",
+                   plot_px: float = FIGURE_WIDTH) -> go.Figure:
     """Concat(head_1..head_h) [T, d_model] with a line and a label at every head boundary."""
     concat = np.asarray(concat, dtype=float)
     if concat.ndim != 2 or n_heads <= 0 or concat.shape[1] % n_heads:
         raise ValueError(f"cannot split a matrix of shape {concat.shape} into {n_heads} heads")
     d_head = concat.shape[1] // n_heads
-    head_name = words("multihead.head")
-    labels = Labels(title, words("multihead.axis.concat"), words("multihead.axis.token"), words("multihead.axis.value"))
-    fig = _stage(concat, token_labels, labels, plot_px, type_scale)
+    head_name = look.words("multihead.head")
+    labels = Labels(title, look.words("multihead.axis.concat"), look.words("multihead.axis.token"), look.words("multihead.axis.value"))
+    fig = _stage(concat, token_labels, labels, plot_px, look.scale)
     lines = [dict(type="line", xref="x", yref="paper", x0=h * d_head - 0.5, x1=h * d_head - 0.5, y0=0, y1=1,
                   line=dict(color="black", width=2)) for h in range(1, n_heads)]
     labels = [dict(x=h * d_head + (d_head - 1) / 2, xref="x", y=1.0, yref="paper", yanchor="bottom",
-                   text=f"{head_name} {h}" if plot_px / n_heads >= type_scale.text_px(f"{head_name} {h}") + 6 else
-                   f"{h}", showarrow=False, font=type_scale.font("text")) for h in range(n_heads)]
+                   text=f"{head_name} {h}" if plot_px / n_heads >= look.scale.text_px(f"{head_name} {h}") + 6 else
+                   f"{h}", showarrow=False, font=look.scale.font("text")) for h in range(n_heads)]
     # one update, not an add_shape / add_annotation per head (each parses and validates anew)
-    fig.update_layout(shapes=lines, annotations=labels, margin=dict(l=10, r=10, t=int(60 + 1.8 * type_scale.text), b=10))
+    fig.update_layout(shapes=lines, annotations=labels, margin=dict(l=10, r=10, t=int(60 + 1.8 * look.scale.text), b=10))
     return fig
 
 
-def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], words: Words, title: str = "",
-                type_scale: TypeScale = NORMAL) -> go.Figure:
+def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], look: Look, title: str = "") -> go.Figure:
     """Grouped bars: the L2 norm of every token after each stage, so each step's effect on size shows."""
-    x_title, y_title = words("multihead.axis.token"), words("multihead.norms.y")
+    x_title, y_title = look.words("multihead.axis.token"), look.words("multihead.norms.y")
     if not norms:
         raise ValueError("no stages given")
     bars = []
@@ -125,8 +123,8 @@ def stage_norms(norms: dict[str, np.ndarray], token_labels: list[str], words: Wo
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
                   title=dict(text=title), barmode="group", height=460, bargap=0.2,
                   legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
-                  margin=dict(l=10, r=10, t=int(110 + 2 * (type_scale.text - 16)), b=10))
-    return go.Figure(bars, layout=typeset(layout, type_scale))
+                  margin=dict(l=10, r=10, t=int(110 + 2 * (look.scale.text - 16)), b=10))
+    return go.Figure(bars, layout=typeset(layout, look.scale))
 
 
 def head_columns(n_heads: int, n_keys: int, n_cols: int = 4, width: int = FIGURE_WIDTH,
@@ -140,8 +138,8 @@ def head_columns(n_heads: int, n_keys: int, n_cols: int = 4, width: int = FIGURE
     return cols
 
 
-def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], words: Words,
-                  title: str = "", n_cols: int = 4, masked=None, type_scale: TypeScale = NORMAL,
+def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], look: Look,
+                  title: str = "", n_cols: int = 4, masked=None,
                   width: int | None = None) -> go.Figure:
     """Every head's attention weights [H, Q, K] side by side on the fixed 0-1 attention scale.
     masked: bool [Q, K], True where the causal mask hid the key: grey in every panel, named in the legend.
@@ -151,14 +149,14 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
     the grid has fewer columns when the labels would crowd (head_columns); queries label the left column."""
     patterns = _check_heads(patterns, len(query_labels), len(key_labels), "attention patterns")
     n_heads, n_queries, n_keys = patterns.shape
-    head_name, value_name = words("multihead.head"), words("fig.attention.weight")
-    hover_query, hover_key = words("fig.attention.query"), words("fig.attention.key")
-    width = width or type_scale.page_px - 100
-    rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols, width, type_scale))
+    head_name, value_name = look.words("multihead.head"), look.words("fig.attention.weight")
+    hover_query, hover_key = look.words("fig.attention.query"), look.words("fig.attention.key")
+    width = width or look.scale.page_px - 100
+    rows, cols = _grid(n_heads, head_columns(n_heads, n_keys, n_cols, width, look.scale))
     # Rows as tall as their labels need, not square panels: 8 heads x 9 queries would be 185 px panels (21 px a
     # row at 14 px labels, about 30 px at the presenter's 18), most of a screen. Never taller than a column is wide.
-    panel = min(width / cols, max(MIN_PANEL_PX, ROW_EM * type_scale.tick * n_queries))
-    title_gap = 1.6 * type_scale.text                                    # room for the next row's "head h"
+    panel = min(width / cols, max(MIN_PANEL_PX, ROW_EM * look.scale.tick * n_queries))
+    title_gap = 1.6 * look.scale.text                                    # room for the next row's "head h"
     plot_h = rows * panel + (rows - 1) * title_gap
     layout = subplot_layout([f"{head_name} {h}" for h in range(n_heads)], rows=rows, cols=cols, horizontal_spacing=0.03,
                             vertical_spacing=title_gap / plot_h if rows > 1 else 0)
@@ -168,7 +166,7 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
                          hovertemplate=f"{head_name} {h}<br>{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
                                        f"{value_name} %{{z:.3f}}<extra></extra>")
               for h in range(n_heads)]
-    legible = (width_per_key(cols, n_keys, width) >= min_px_per_key(type_scale)
+    legible = (width_per_key(cols, n_keys, width) >= min_px_per_key(look.scale)
                and max(n_queries, n_keys) <= MAX_TICK_LABELS)
     update_axes(layout, "x", type="category", showticklabels=False, ticks="", tickangle=-90)
     update_axes(layout, "y", type="category", autorange="reversed", showticklabels=False, ticks="")
@@ -178,18 +176,18 @@ def head_patterns(patterns: np.ndarray, query_labels: list[str], key_labels: lis
             layout["xaxis" + axis_suffix(h)].update(showticklabels=legible, automargin=True, tickvals=keys)
     for r in range(rows):
         layout["yaxis" + axis_suffix(r * cols)].update(showticklabels=legible, automargin=True, tickvals=queries)
-    labels = max(type_scale.text_px(str(k), "tick") for k in key_labels) + 12 if legible else 20
+    labels = max(look.scale.text_px(str(k), "tick") for k in key_labels) + 12 if legible else 20
     top = 70
     if masked is not None and np.any(masked):
         traces += [mask_overlay(masked, keys, queries, **subplot_axes(h)) for h in range(n_heads)]
-        traces.append(mask_legend(words("fig.masked")))
+        traces.append(mask_legend(look.words("fig.masked")))
         legend_above(layout)
-        top += int(1.6 * type_scale.text)
+        top += int(1.6 * look.scale.text)
     layout.update(title=dict(text=title), height=int(plot_h + labels + top + 10),
                   coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
                                  colorbar=dict(title=dict(text=value_name), thickness=14)),
                   margin=dict(l=10, r=10, t=top, b=10))
-    return go.Figure(traces, layout=typeset(layout, type_scale))
+    return go.Figure(traces, layout=typeset(layout, look.scale))
 
 
 def min_px_per_key(type_scale: TypeScale = NORMAL) -> float:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, NORMAL, Labels, TypeScale, Words, check_matrix, legend_above, mask_legend,
-                               mask_overlay, plotly_text, signed_heatmap, subplot_axes, subplot_layout,
+from viz.figures.style import (LINE_COLORS, NORMAL, Labels, Look, TypeScale, Words, check_matrix, legend_above,
+                               mask_legend, mask_overlay, plotly_text, signed_heatmap, subplot_axes, subplot_layout,
                                symmetric_range, typeset, update_axes)
 from model.analysis.attention_math import entropy_bits
 from viz.figures.attention import SLANTED_EM, labels_that_fit, slanted_labels_fit
@@ -45,31 +45,32 @@ def level_ticks(labels: list[str], plot_px: float, min_px: float | None = None,
     return dict(tickmode="array", tickvals=shown, ticktext=shown, tickangle=0)
 
 
-def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], labels: Labels,
+def step_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], labels: Labels, look: Look,
                  highlight: int | None = None, show_values: bool | None = None, plot_px: float | None = None,
-                 type_scale: TypeScale = NORMAL, width_px: float | None = None) -> go.Figure:
-    """A signed matrix (X, Q, K, V, scores, outputs) on the diverging scale, titled by `labels`, one row framed.
+                 width_px: float | None = None) -> go.Figure:
+    """A signed matrix (X, Q, K, V, scores, outputs) on the diverging scale, titled by `labels` (the look's words
+    are not read: the caller composed them; its scale sizes the text), one row framed.
     plot_px: about how wide the plot will be drawn; given for dimension axes, whose labels are thinned.
     Numbers show in the cells when they fit at the scale's cell size (show_values=None) in a figure about
     width_px wide (default: three fifths of the scale's page, the step-through's picture column)."""
     m = check_matrix(m, len(row_labels), len(col_labels))
-    fig = signed_heatmap(m, row_labels, col_labels, labels, type_scale=type_scale)
+    fig = signed_heatmap(m, row_labels, col_labels, labels, type_scale=look.scale)
     if show_values is None:
-        plot_w = plot_px or (width_px or 0.6 * type_scale.page_px) - LABEL_ROOM
+        plot_w = plot_px or (width_px or 0.6 * look.scale.page_px) - LABEL_ROOM
         row_h = (fig.layout.height - 200) / max(len(row_labels), 1)
-        show_values = type_scale.numbers_fit(plot_w / max(len(col_labels), 1), row_h, chars=5)
+        show_values = look.scale.numbers_fit(plot_w / max(len(col_labels), 1), row_h, chars=5)
     # plain assignments on the figure signed_heatmap built in one go: update_traces/add_shape cost more
     if show_values:
         fig.data[0].texttemplate = "%{z:.2f}"
     if plot_px:
-        fig.layout.xaxis.update(level_ticks(plotly_text(col_labels), plot_px, type_scale=type_scale))
+        fig.layout.xaxis.update(level_ticks(plotly_text(col_labels), plot_px, type_scale=look.scale))
     else:
-        upright_when_crowded(fig, len(col_labels), width_px or 0.6 * type_scale.page_px, type_scale)
+        upright_when_crowded(fig, len(col_labels), width_px or 0.6 * look.scale.page_px, look.scale)
     return highlight_row(fig, highlight, len(row_labels))
 
 
 def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: list[str], title: str,
-                         words: Words, highlight: int | None = None, type_scale: TypeScale = NORMAL,
+                         look: Look, highlight: int | None = None,
                          width_px: float | None = None) -> go.Figure:
     """Scaled scores after the mask: -inf cells grey (the masked look of every page, named in the legend),
     marked "−∞" where the cells hold a number; the rest diverging, with numbers when they fit."""
@@ -78,20 +79,20 @@ def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: 
     shown = np.where(hidden, np.nan, masked)
     if np.all(hidden):
         raise ValueError("every score is masked")
-    labels = Labels(title, words("step.axis.key"), words("step.axis.query"), words("step.axis.score"))
-    fig = step_heatmap(shown, row_labels, col_labels, labels, type_scale=type_scale, width_px=width_px)
+    labels = Labels(title, look.words("step.axis.key"), look.words("step.axis.query"), look.words("step.axis.score"))
+    fig = step_heatmap(shown, row_labels, col_labels, labels, look, width_px=width_px)
     heatmap = fig.data[0]
     heatmap.zmin, heatmap.zmax = -symmetric_range(shown[~hidden]), symmetric_range(shown[~hidden])
     heatmap.hoverongaps = False
     if hidden.any():
         numbers = bool(heatmap.texttemplate)
         overlay = mask_overlay(hidden, heatmap.x, heatmap.y, text=np.where(hidden, "−∞", ""),
-                               texttemplate="%{text}" if numbers else None, textfont=type_scale.font("cell"))
-        fig.add_traces([overlay, mask_legend(words("fig.masked"))])
+                               texttemplate="%{text}" if numbers else None, textfont=look.scale.font("cell"))
+        fig.add_traces([overlay, mask_legend(look.words("fig.masked"))])
         layout = legend_above(fig.layout.to_plotly_json())
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")   # under the (long) title
-        layout["margin"]["t"] = int(60 + 1.6 * type_scale.text)
-        layout["height"] += int(1.6 * type_scale.text)
+        layout["margin"]["t"] = int(60 + 1.6 * look.scale.text)
+        layout["height"] += int(1.6 * look.scale.text)
         fig.layout = layout
     return highlight_row(fig, highlight, len(row_labels))
 
@@ -100,15 +101,15 @@ def _bar_caption(weights: np.ndarray, words: Words) -> str:
     return words("step.why.caption", entropy=float(entropy_bits(weights)), top=float(weights.max()))
 
 
-def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str], d_k: int, words: Words,
-                 title: str = "", masked: np.ndarray | None = None, type_scale: TypeScale = NORMAL,
+def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str], d_k: int, look: Look,
+                 title: str = "", masked: np.ndarray | None = None,
                  shown: slice = slice(None)) -> go.Figure:
     """The same query's attention weights, softmax(q·k) beside softmax(q·k/√d_k), on one 0-1 axis.
     masked: optional bool per key, True where the mask hid it (labelled "masked" instead of 0.00).
     shown: the keys drawn (a long sentence's window); the captions' entropy and peak are the whole row's. Key
     labels stand upright where slanted ones would touch in a panel half the scale's page wide."""
-    without, with_, masked_label = words("step.why.without"), words("step.why.with"), words("step.why.masked")
-    x_title, y_title = words("step.axis.key"), words("step.axis.weight")
+    without, with_, masked_label = look.words("step.why.without"), look.words("step.why.with"), look.words("step.why.masked")
+    x_title, y_title = look.words("step.axis.key"), look.words("step.axis.weight")
     unscaled, scaled = np.asarray(unscaled, dtype=float), np.asarray(scaled, dtype=float)
     if unscaled.shape != (len(key_labels),) or scaled.shape != (len(key_labels),):
         raise ValueError(f"weights {unscaled.shape} / {scaled.shape} do not match {len(key_labels)} key labels")
@@ -118,25 +119,25 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     for name, w in (("unscaled", unscaled), ("scaled", scaled)):
         if np.any(w < -1e-9) or abs(w.sum() - 1) > 1e-3:
             raise ValueError(f"{name} weights must be a distribution (non-negative, summing to 1)")
-    stacked = type_scale.narrow
-    layout = subplot_layout([words("step.why.panel", name=without, formula="softmax(q·k)")
-                             + f"<br>{_bar_caption(unscaled, words)}",
-                             words("step.why.panel", name=with_, formula=f"softmax(q·k / √{d_k})")
-                             + f"<br>{_bar_caption(scaled, words)}"],
+    stacked = look.scale.narrow
+    layout = subplot_layout([look.words("step.why.panel", name=without, formula="softmax(q·k)")
+                             + f"<br>{_bar_caption(unscaled, look.words)}",
+                             look.words("step.why.panel", name=with_, formula=f"softmax(q·k / √{d_k})")
+                             + f"<br>{_bar_caption(scaled, look.words)}"],
                             **(dict(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12) if stacked else
                                dict(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06)))
     keys = plotly_text(key_labels)[shown]
     unscaled, scaled, masked = unscaled[shown], scaled[shown], masked[shown]
     # a panel's plot: half the figure less the y labels; on a phone the panels one above the other, each the
     # column's width (side by side, 130 px for 12 keys: plotly left out every second key)
-    panel_px = type_scale.page_px - 60 if stacked else 0.47 * type_scale.page_px - 30
-    upright = labels_that_fit(panel_px, type_scale, SLANTED_EM) < len(keys)
+    panel_px = look.scale.page_px - 60 if stacked else 0.47 * look.scale.page_px - 30
+    upright = labels_that_fit(panel_px, look.scale, SLANTED_EM) < len(keys)
     # a number over each bar while it fits the bar's slot ("0.42": three digits and a thin dot); hover keeps them
-    numbered = type_scale.numbers_fit(panel_px / max(len(keys), 1), chars=3)
+    numbered = look.scale.numbers_fit(panel_px / max(len(keys), 1), chars=3)
     bars = [go.Bar(x=keys, y=w, marker_color=color,
                    text=[masked_label if m else f"{v:.2f}" for v, m in zip(w, masked)] if numbered else None,
                    textposition="outside", cliponaxis=False, showlegend=False, **subplot_axes(i),
-                   textfont=type_scale.font("cell"), constraintext="none",
+                   textfont=look.scale.font("cell"), constraintext="none",
                    hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.4f}}<extra></extra>")
             for i, (w, color) in enumerate(((unscaled, LINE_COLORS[3]), (scaled, LINE_COLORS[0])))]
     update_axes(layout, "x", type="category", tickangle=-90 if upright else -45, automargin=True)
@@ -146,9 +147,9 @@ def scaling_bars(unscaled: np.ndarray, scaled: np.ndarray, key_labels: list[str]
     for name in ("yaxis", "yaxis2") if stacked else ("yaxis",):
         layout[name]["title"] = dict(text=y_title)
     # upright labels stand taller than slanted ones (0.71 of their length): the plot keeps its height
-    taller = 0.29 * max((type_scale.text_px(k, "tick") for k in key_labels[shown]), default=0) if upright else 0
+    taller = 0.29 * max((look.scale.text_px(k, "tick") for k in key_labels[shown]), default=0) if upright else 0
     layout.update(title=dict(text=title),
-                  height=int(460 + 2 * (type_scale.text - 16) + 2 * (type_scale.tick - 14) + taller
+                  height=int(460 + 2 * (look.scale.text - 16) + 2 * (look.scale.tick - 14) + taller
                              + (300 if stacked else 0)),
-                  margin=dict(l=10, r=10, t=int(110 + 3 * (type_scale.text - 16)), b=10), bargap=0.25)
-    return go.Figure(bars, layout=typeset(layout, type_scale))
+                  margin=dict(l=10, r=10, t=int(110 + 3 * (look.scale.text - 16)), b=10), bargap=0.25)
+    return go.Figure(bars, layout=typeset(layout, look.scale))

@@ -1,5 +1,5 @@
 """One look for every figure: one type scale (normal and presenter), shared colour scales, masked cells
-drawn as masked, input checks, and one way for words to reach a figure (Words)."""
+drawn as masked, input checks, and one way for words and sizes to reach a figure (Look: Words and a TypeScale)."""
 from __future__ import annotations
 
 import copy
@@ -18,8 +18,9 @@ from plotly.subplots import make_subplots
 
 # -- words ----------------------------------------------------------------------------------------
 class Words(Protocol):
-    """The reader's words, the one way a builder gets any: words(key, **fields) is the catalogue's message `key`
-    (viz/locales) in the reader's language, {fields} filled in; words.kind(kind) names an attention kind.
+    """The reader's words, the one way a builder gets any (in its look, Look.words): words(key, **fields) is the
+    catalogue's message `key` (viz/locales) in the reader's language, {fields} filled in; words.kind(kind) names an
+    attention kind.
     viz.core.i18n.words(lang) makes one. A builder names the keys it draws itself, so its signature holds data and a
     few options (not a parameter per word), no English copy of the catalogue lives in Python, the key test finds
     every key a figure uses, and a figure never decides the language (it has no session to read it from)."""
@@ -44,8 +45,8 @@ class Labels(NamedTuple):
 class TypeScale:
     """Every size of chart text, in CSS px (plotly draws its fonts at the size given: no scaling).
 
-    A builder takes one (`type_scale=`, NORMAL by default) and sizes its texts by role, never by a number
-    of its own; pages pass PRESENTER in presenter mode (viz/elements/ui.type_scale). `page_px` is about how wide
+    A builder takes one in its look (Look.scale, NORMAL by default) and sizes its texts by role, never by a number
+    of its own; pages pass PRESENTER in presenter mode (viz/elements/ui.look); the helpers below take the scale itself. `page_px` is about how wide
     the page's main area is at a projector's 1280x720 (normal: sidebar open; presenter: sidebar folded),
     for builders that plan cells and line breaks. `cell` is the smallest text a chart shows: a grid
     whose cells cannot hold a number at that size drops its numbers (hover keeps them), `numbers_fit`."""
@@ -92,6 +93,16 @@ PHONE = TypeScale("phone", title=15, text=14, tick=12, cell=11, page_px=350, nar
 # The back row at 1280x720: no text under 20 px (about 15 pt of a 540 pt slide), in the text's colour.
 PRESENTER = TypeScale("presenter", title=26, text=22, tick=20, cell=20, page_px=1220, ink=TEXT_COLOR)
 TYPE_SCALES = {s.name: s for s in (NORMAL, PRESENTER)}
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a figure reads and how big its text is: the reader's words (Words, their language) and the type scale,
+    the one argument every builder takes for both (`look`), after its data. The page's comes from
+    viz/elements/ui.look() (the session's language; NORMAL, PRESENTER or PHONE); the lesson and the command line
+    make their own, Look(words("zh"), PRESENTER). No default words: a figure never picks the language."""
+    words: Words
+    scale: TypeScale = NORMAL
 BASE_FONT = NORMAL.font()      # kept for callers that only need the normal body font
 ATTENTION_SCALE = "Blues"          # sequential, 0 = white: an absent link looks absent
 DIVERGING_SCALE = "RdBu_r"         # signed values (Q, K, V, scores, activations): 0 = white

@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, NORMAL, TypeScale, Words, legend_under_title, typeset, vline,
-                               wrapped)
+from viz.figures.style import LINE_COLORS, Look, legend_under_title, typeset, vline, wrapped
 
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
@@ -36,10 +35,10 @@ def clean_train_log(log: pd.DataFrame) -> pd.DataFrame:
     return log
 
 
-def loss_curve(log: pd.DataFrame, words: Words, title: str = "", type_scale: TypeScale = NORMAL) -> go.Figure:
+def loss_curve(log: pd.DataFrame, look: Look, title: str = "") -> go.Figure:
     """Training loss at every logged step; dev loss only where it was evaluated."""
-    train_name, dev_name = words("fig.loss.train"), words("fig.loss.dev")
-    x_title, y_title = words("fig.loss.step"), words("fig.loss.loss")
+    train_name, dev_name = look.words("fig.loss.train"), look.words("fig.loss.dev")
+    x_title, y_title = look.words("fig.loss.step"), look.words("fig.loss.loss")
     dev = log.dropna(subset=["dev_loss"])
     lines = [go.Scatter(x=log["step"].tolist(), y=log["train_loss"].tolist(), name=train_name,
                         mode="lines", line=dict(color=LINE_COLORS[0], width=2)),
@@ -49,7 +48,7 @@ def loss_curve(log: pd.DataFrame, words: Words, title: str = "", type_scale: Typ
     return go.Figure(lines, layout=typeset(legend_under_title(dict(
         title=dict(text=title), height=420, xaxis=dict(title=dict(text=x_title)),
         yaxis=dict(title=dict(text=y_title)), margin=dict(l=10, r=10, t=60, b=10)),
-        [line.name for line in lines], type_scale), type_scale))
+        [line.name for line in lines], look.scale), look.scale))
 
 
 def run_ends(log: pd.DataFrame) -> list[int]:
@@ -62,15 +61,15 @@ def run_ends(log: pd.DataFrame) -> list[int]:
     return [int(steps[i - 1]) for i in range(1, len(lr)) if not 0.5 * lr[i - 1] <= lr[i] <= 3 * lr[i - 1]]
 
 
-def mark_run_ends(fig: go.Figure, ends: list[int], words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
+def mark_run_ends(fig: go.Figure, ends: list[int], look: Look) -> go.Figure:
     """A loss curve (loss_curve) with a dashed line after each of `ends` (run_ends), said to its left at the top.
     The loss lines break there: the next run reads new data and measures on a new dev set, so the jump is not the
     model getting worse, and the two sides are no one curve. Lines closer than a note is wide share one note that
     names each of their steps (five runs' notes ran into one another)."""
     steps = [step for line in fig.data for step in line.x]
     low, high = (min(steps), max(steps)) if steps else (0, 1)
-    plot_px = (fig.layout.width or type_scale.page_px) - 90               # less the loss axis's numbers and title
-    role = "tick" if type_scale.narrow else "text"
+    plot_px = (fig.layout.width or look.scale.page_px) - 90               # less the loss axis's numbers and title
+    role = "tick" if look.scale.narrow else "text"
     ends, span = sorted(ends), max(high - low, 1)
     for end in ends:
         for line in fig.data:
@@ -78,10 +77,10 @@ def mark_run_ends(fig: go.Figure, ends: list[int], words: Words, type_scale: Typ
             cut = next((i for i, step in enumerate(x) if step > end), len(x))
             line.update(x=x[:cut] + [end + 0.5] + x[cut:], y=y[:cut] + [None] + y[cut:])
         fig.add_shape(vline(end + 0.5, dict(color="#555555", width=2, dash="dash")))
-    groups = run_groups(ends, span, plot_px, run_end_note(ends[:1], words), type_scale, role)
+    groups = run_groups(ends, span, plot_px, run_end_note(ends[:1], look.words), look.scale, role)
     for i, group in enumerate(groups):
-        note = run_end_note(group, words)
-        note_px = max(type_scale.text_px(line, role) for line in note.split("<br>"))
+        note = run_end_note(group, look.words)
+        note_px = max(look.scale.text_px(line, role) for line in note.split("<br>"))
         # said left of the first line, or right of the last where the left has no room, in lines as wide as the room
         # up to the next group's line holds (a phone's column: one ran over the loss axis's title; two ran into
         # each other)
@@ -91,11 +90,11 @@ def mark_run_ends(fig: go.Figure, ends: list[int], words: Words, type_scale: Typ
         left = room_left >= note_px or room_left >= room_right
         room = room_left if left else room_right
         if note_px > room:
-            note = "<br>".join(wrapped(note.replace("<br>", " "), type_scale, room, role))
+            note = "<br>".join(wrapped(note.replace("<br>", " "), look.scale, room, role))
         fig.add_annotation(x=(group[0] if left else group[-1]) + 0.5, xref="x", y=1, yref="y domain",
                            xanchor="right" if left else "left", yanchor="top", xshift=-6 if left else 6, text=note,
                            showarrow=False, align="right" if left else "left",
-                           font=type_scale.font(role, color="#333333"), bgcolor="rgba(255,255,255,0.85)")
+                           font=look.scale.font(role, color="#333333"), bgcolor="rgba(255,255,255,0.85)")
     return fig
 
 
@@ -120,10 +119,10 @@ def run_groups(ends: list[int], span: float, plot_px: float, one_note: str, type
     return groups
 
 
-def lr_curve(log: pd.DataFrame, words: Words, type_scale: TypeScale = NORMAL) -> go.Figure:
+def lr_curve(log: pd.DataFrame, look: Look) -> go.Figure:
     """Learning rate (left axis) and throughput (right axis) against the step."""
-    title, lr_name = words("fig.lr.title"), words("fig.lr.lr")
-    throughput_name, x_title = words("fig.lr.throughput"), words("fig.lr.step")
+    title, lr_name = look.words("fig.lr.title"), look.words("fig.lr.lr")
+    throughput_name, x_title = look.words("fig.lr.throughput"), look.words("fig.lr.step")
     lines = [go.Scatter(x=log["step"].tolist(), y=log["lr"].tolist(), name=lr_name, yaxis="y",
                         line=dict(color=LINE_COLORS[2], width=3)),
              go.Scatter(x=log["step"].tolist(), y=log["tokens_per_s"].tolist(), name=throughput_name,
@@ -135,7 +134,7 @@ def lr_curve(log: pd.DataFrame, words: Words, type_scale: TypeScale = NORMAL) ->
         margin=dict(l=10, r=10, t=60, b=10),
         yaxis2=dict(title=dict(text=throughput_name), overlaying="y", side="right", showgrid=False,
                     tickmode="auto", nticks=5, rangemode="tozero")),
-        [line.name for line in lines], type_scale), type_scale))
+        [line.name for line in lines], look.scale), look.scale))
 
 
 def parameter_groups(named_counts: Iterable[tuple[str, int]]) -> pd.DataFrame:
@@ -174,18 +173,17 @@ def layer_costs(n: int, d: int, k: int = 3) -> pd.DataFrame:
     }, index=["attention", "recurrent", "conv"])
 
 
-def complexity_figure(n: int, d: int, words: Words, k: int = 3, title: str | None = None,
-                      type_scale: TypeScale = NORMAL) -> go.Figure:
+def complexity_figure(n: int, d: int, look: Look, k: int = 3, title: str | None = None) -> go.Figure:
     """Operations per layer against sequence length: self-attention n²d is cheaper than n·d² while n < d.
 
     Both axes are logarithmic. On a log axis plotly reads an annotation's x (and an axis range) as log10 of
     the value, while shapes take the data value itself: labels placed at plain x = 256 would sit at 10^256
     and stretch the axis to 10^261. So the lines are drawn at n and d, their labels at log10(n) and log10(d),
     and the x range is fixed to the curves'."""
-    attention_name, conv_name = words("fig.complexity.attention"), words("fig.complexity.conv")
-    recurrent_name, yours_label = words("fig.complexity.recurrent"), words("fig.complexity.yours")
-    crossing_label = words("fig.complexity.crossing")
-    x_title, y_title = words("fig.complexity.x"), words("fig.complexity.y")
+    attention_name, conv_name = look.words("fig.complexity.attention"), look.words("fig.complexity.conv")
+    recurrent_name, yours_label = look.words("fig.complexity.recurrent"), look.words("fig.complexity.yours")
+    crossing_label = look.words("fig.complexity.crossing")
+    x_title, y_title = look.words("fig.complexity.x"), look.words("fig.complexity.y")
     x = np.arange(1, max(128, 2 * d, 2 * n) + 1)
     curves = [(attention_name, x * x * d), (conv_name.format(k=k), k * x * d * d), (recurrent_name, x * d * d)]
     lines = [go.Scatter(x=x.tolist(), y=y.astype(float).tolist(), name=name, mode="lines",
@@ -205,4 +203,4 @@ def complexity_figure(n: int, d: int, words: Words, k: int = 3, title: str | Non
         title=dict(text=title), height=420, margin=dict(l=10, r=10, t=60, b=10),
         xaxis=dict(title=dict(text=x_title), type="log", range=[0, float(np.log10(x[-1]))], dtick=1),  # 1, 10, 100
         yaxis=dict(title=dict(text=y_title), type="log"), shapes=shapes, annotations=labels),
-        [line.name for line in lines], type_scale), type_scale))
+        [line.name for line in lines], look.scale), look.scale))

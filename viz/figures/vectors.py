@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.step import highlight_row, upright_when_crowded
-from viz.figures.style import (ATTENTION_SCALE, NORMAL, Labels, TypeScale, Words, check_matrix, colorbar, plotly_text,
+from viz.figures.style import (ATTENTION_SCALE, Labels, Look, TypeScale, check_matrix, colorbar, plotly_text,
                                signed_heatmap, token_axes, typeset)
 
 
@@ -22,41 +22,41 @@ def _with_numbers(fig: go.Figure, n_rows: int, n_cols: int, width_px: float, typ
     return fig
 
 
-def cosine_map(cos: np.ndarray, token_labels: list[str], labels: Labels, highlight: int | None = None,
-               width_px: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+def cosine_map(cos: np.ndarray, token_labels: list[str], labels: Labels, look: Look, highlight: int | None = None,
+               width_px: float | None = None) -> go.Figure:
     """Cosine similarity of every pair of token vectors [T, T] on the diverging scale fixed at -1..1
-    (white = unrelated, red = pointing the same way, blue = opposite), titled by `labels`. One row framed when
-    given."""
+    (white = unrelated, red = pointing the same way, blue = opposite), titled by `labels` (composed by the caller:
+    the look gives the sizes). One row framed when given."""
     cos = check_matrix(cos, len(token_labels), len(token_labels))
-    fig = signed_heatmap(cos, token_labels, token_labels, labels, zmax=1.0, type_scale=type_scale)
+    fig = signed_heatmap(cos, token_labels, token_labels, labels, zmax=1.0, type_scale=look.scale)
     # rows tall enough for every token label and a number (the slanted key labels below take ~120 px)
-    row_px = max(1.8 * type_scale.tick, 1.25 * type_scale.cell + 8)
+    row_px = max(1.8 * look.scale.tick, 1.25 * look.scale.cell + 8)
     fig.layout.height = int(max(320, min(900, 230 + row_px * len(token_labels))))
-    _with_numbers(fig, len(token_labels), len(token_labels), width_px or 0.6 * type_scale.page_px, type_scale)
-    upright_when_crowded(fig, len(token_labels), width_px or 0.6 * type_scale.page_px, type_scale)
+    _with_numbers(fig, len(token_labels), len(token_labels), width_px or 0.6 * look.scale.page_px, look.scale)
+    upright_when_crowded(fig, len(token_labels), width_px or 0.6 * look.scale.page_px, look.scale)
     return highlight_row(fig, highlight, len(token_labels))
 
 
-def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: list[str], words: Words,
-                     title: str = "", width_px: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
+def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: list[str], look: Look,
+                     title: str = "", width_px: float | None = None) -> go.Figure:
     """[T, H]: how long the vector is that head h writes into token t's output (|z_h W^O_h|), tokens down,
     heads across, 0 = white."""
-    x_title, y_title = words("multihead.head"), words("multihead.axis.token")
-    value_name = words("multihead.share.value")
+    x_title, y_title = look.words("multihead.head"), look.words("multihead.axis.token")
+    value_name = look.words("multihead.share.value")
     norms = check_matrix(norms, len(token_labels), len(head_labels))
     rows, cols = plotly_text(token_labels), plotly_text(head_labels)
     heatmap = go.Heatmap(z=norms, x=cols, y=rows, zmin=0, colorscale=ATTENTION_SCALE,
-                         colorbar=colorbar(value_name, type_scale), textfont=type_scale.font("cell"),
+                         colorbar=colorbar(value_name, look.scale), textfont=look.scale.font("cell"),
                          hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.3f}}"
                                        "<extra></extra>")
-    row_px = max(24, 1.45 * type_scale.tick, 1.25 * type_scale.cell + 8)   # rows tall enough for their numbers
+    row_px = max(24, 1.45 * look.scale.tick, 1.25 * look.scale.cell + 8)   # rows tall enough for their numbers
     # head names are short ("head 0", "头 0"): upright under their columns, then the axis title, under the
     # 60 px title margin (slanted names took ~75 px more of a page that must fit in three screens)
-    overhead = 60 + 1.6 * type_scale.tick + 1.6 * type_scale.text + 24
-    axes = token_axes(x_title, y_title, type_scale)
+    overhead = 60 + 1.6 * look.scale.tick + 1.6 * look.scale.text + 24
+    axes = token_axes(x_title, y_title, look.scale)
     axes["xaxis"]["tickangle"] = 0
     layout = dict(axes, title=dict(text=title), height=int(min(800, overhead + row_px * len(rows))),
                   margin=dict(l=10, r=10, t=60, b=10))
-    fig = go.Figure(heatmap, layout=typeset(layout, type_scale))
-    return _with_numbers(fig, len(rows), len(cols), width_px or type_scale.page_px, type_scale,
+    fig = go.Figure(heatmap, layout=typeset(layout, look.scale))
+    return _with_numbers(fig, len(rows), len(cols), width_px or look.scale.page_px, look.scale,
                          overhead_px=overhead)

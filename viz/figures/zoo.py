@@ -10,9 +10,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, map_room
-from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, TypeScale, Words, cell_numbers,
-                               check_matrix, colorbar, legend_above, mask_legend, mask_overlay, masked_z,
-                               plotly_text, subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
+from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, Look, TypeScale, cell_numbers,
+                               check_matrix, colorbar, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
+                               subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
 
 PAGE_WIDTH = NORMAL.page_px   # px of the main area at 1280x720, sidebar open
 TITLE_FONT = NORMAL.text      # panel titles
@@ -84,9 +84,9 @@ def _plot_px(width_px: float, row_labels: list[str], y_title: str, value_name: s
     return width_px - left - (10 + max(bar, title))
 
 
-def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels, words: Words,
+def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels, look: Look,
                  zrange: tuple[float, float] | None = None, masked=None, width_px: float | None = None,
-                 every_label: bool = True, type_scale: TypeScale = NORMAL) -> go.Figure:
+                 every_label: bool = True) -> go.Figure:
     """One step of attention for a panel width_px wide (default: half the scale's page), titled by `labels`.
     zrange: the colour range, on the diverging scale when it reaches below 0 and on the weights' scale when not;
     None: symmetric about 0, as far as the data goes (scores). Cells are near square, so the map is never a thin
@@ -97,7 +97,7 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels
     title, x_title, y_title, value_name = labels
     m = check_matrix(m, len(row_labels), len(col_labels))
     rows, cols = plotly_text(row_labels), plotly_text(col_labels)
-    s = type_scale
+    s = look.scale
     width_px = width_px or s.page_px / 2
     cell = _cell(len(cols), width_px, s)
     z = masked_z(m, masked)
@@ -136,7 +136,7 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels
         height=int(height + line * title.count("<br>")),
         margin=dict(l=10, r=10, t=int(30 + line * (1 + title.count("<br>"))), b=10))
     if masked is not None and np.any(masked):
-        traces += [mask_overlay(masked, cols, rows), mask_legend(words("fig.masked"))]
+        traces += [mask_overlay(masked, cols, rows), mask_legend(look.words("fig.masked"))]
         legend_above(layout)                   # under the title: the title may take the whole width
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
         layout["margin"]["t"] += int(1.6 * s.text)
@@ -146,15 +146,14 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels
 
 
 def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[str], key_labels: list[str],
-            words: Words, title: str = "", max_cols: int = 3, width_px: float | None = None, masked=None,
-            type_scale: TypeScale = NORMAL) -> go.Figure:
+            look: Look, title: str = "", max_cols: int = 3, width_px: float | None = None, masked=None) -> go.Figure:
     """Attention weight maps on one fixed 0-1 colour scale, at most max_cols a row (each wide enough for its
     title and every key label); query labels on the first panel of each row. masked: bool [query, key], True
     where the causal mask hid the key: grey in every panel, named in the legend. width_px: the figure's
     width (default: the scale's page)."""
-    hover_query, hover_key = words("fig.attention.query"), words("fig.attention.key")
-    value_name = words("fig.attention.weight")
-    s = type_scale
+    hover_query, hover_key = look.words("fig.attention.query"), look.words("fig.attention.key")
+    value_name = look.words("fig.attention.weight")
+    s = look.scale
     width_px = width_px or s.page_px
     if not matrices or len(matrices) != len(titles):
         raise ValueError(f"need one title per matrix, got {len(matrices)} matrices and {len(titles)} titles")
@@ -192,7 +191,7 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     if masked is not None and np.any(masked):
         for j in range(n):
             heatmaps.append(mask_overlay(masked, key_labels, query_labels, **subplot_axes(j)))
-        heatmaps.append(mask_legend(words("fig.masked")))
+        heatmaps.append(mask_legend(look.words("fig.masked")))
         legend_above(layout)
         top += int(1.6 * s.text)
     # under the maps: the key labels (upright, as long as the longest; slanted, 0.71 of it) and their ticks (a fixed
@@ -206,7 +205,7 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     return go.Figure(heatmaps, layout=typeset(layout, s))
 
 
-def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str], words: Words) -> go.Figure:
+def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str], look: Look) -> go.Figure:
     """Draw local attention's aligned position p_t as a red ring in each query row."""
     centres = np.asarray(centres, dtype=int)
     if centres.shape != (len(query_labels),) or (centres < 0).any() or (centres >= len(key_labels)).any():
@@ -214,7 +213,7 @@ def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: l
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)  # as the heatmap shows them
     fig.add_trace(go.Scatter(x=[key_labels[c] for c in centres], y=query_labels, mode="markers",
                              marker=dict(symbol="circle-open", size=24, color="#d62728", line=dict(width=3)),
-                             name=words("zoo.fig.centre"),
-                             hovertemplate=words("zoo.fig.centre.hover") + "<extra></extra>"))
+                             name=look.words("zoo.fig.centre"),
+                             hovertemplate=look.words("zoo.fig.centre.hover") + "<extra></extra>"))
     fig.data[-1].showlegend = False   # the legend, if any, is the mask's
     return fig

@@ -7,13 +7,13 @@ import streamlit as st
 
 from viz.figures.training import (complexity_figure, layer_costs, loss_curve, lr_curve, mark_run_ends, parameter_groups,
                                   read_train_log, run_ends)
-from viz.core.i18n import LANGS, catalogue_keys, current_lang, t, words
+from viz.core.i18n import LANGS, catalogue_keys, current_lang, t
 from viz.core.model_words import task_name, what_the_model_knows
 from viz.core.folder_text import card_html, code_span
 from viz.services.models import model_file_text
 from viz.core.context import Context
 from viz.core.text import plain
-from viz.elements.ui import data_table, need_context, show_figure, type_scale
+from viz.elements.ui import data_table, look, need_context, show_figure
 
 CONFIG_SETTINGS = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout",
                    "max_len", "norm_first", "pe", "share_embeddings", "ln_eps", "pad_id", "bos_id", "eos_id",
@@ -56,7 +56,7 @@ def cost_table(n: int, d: int, k: int = CONV_KERNEL):
 
 def why_attention_picture(ctx: Context, n: int, k: int = CONV_KERNEL) -> None:
     d = ctx.model.config.d_model
-    fig = complexity_figure(n, d, words(), k, title=t("about.costs.title", n=n, d=d), type_scale=type_scale())
+    fig = complexity_figure(n, d, look(), k, title=t("about.costs.title", n=n, d=d))
     show_figure(fig, f"{ctx.model_id}-why-attention-n{n}", cost_table(n, d, k), key="about-costs")
 
 
@@ -128,10 +128,10 @@ def training_curve(model_id: str) -> None:
     except (ValueError, UnicodeDecodeError) as e:
         st.warning(t("about.curve.unreadable", error=e))
         return
-    curve = loss_curve(log, words(), title=t("fig.loss.title", model=model_id), type_scale=type_scale())
-    show_figure(mark_run_ends(curve, run_ends(log), words(), type_scale()),
+    curve = loss_curve(log, look(), title=t("fig.loss.title", model=model_id))
+    show_figure(mark_run_ends(curve, run_ends(log), look()),
                 f"{model_id}-loss-curve", log, key="about-loss")
-    show_figure(lr_curve(log, words(), type_scale=type_scale()), f"{model_id}-learning-rate", key="about-lr")
+    show_figure(lr_curve(log, look()), f"{model_id}-learning-rate", key="about-lr")
     last = log.iloc[-1]
     dev = log["dev_loss"].dropna()
     summary = t("about.curve.summary", points=len(log), step=int(last["step"]), epoch=f"{last['epoch']:.0f}",

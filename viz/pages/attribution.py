@@ -13,12 +13,13 @@ from viz.figures.attribution import (agreement_heatmap, contrast_tokens, contras
                                      lens_tokens, logit_lens_heatmap, method_heatmaps, method_tokens, patch_tokens,
                                      patching_heatmap)
 from viz.figures.style import Labels
-from viz.core.i18n import error_text, kind_word, t, words
+from viz.core.i18n import error_text, kind_word, t
 from viz.services.analyses import contrastive, encode, logit_lens, patch, source_maps
 from viz.core import view
 from viz.core.view import MAX_TEXT_CHARS, whole_number_box
 from viz.core.text import plain, position_labels
-from viz.elements.ui import explained, matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
+from viz.elements.ui import (explained, look, matrix_frame, need_context, show_figure, stop_page, token_window,
+                             type_scale)
 
 
 SECTIONS = ("lens", "source", "contrastive", "patching")          # names: attribution.section.<name>
@@ -93,9 +94,8 @@ def lens_section(v: View) -> None:
     tops = [v.tok.token_strings([int(i) for i in row[:, 0]]) for row in lens.top_ids]          # [L][T]
     layers = layer_labels(len(tops))
     shown = token_window(v.n_out, lens_tokens(type_scale()), "attr-lens-window")   # a long output: a window of it
-    fig = logit_lens_heatmap(lens.final_prob[:, shown], [row[shown] for row in tops], v.out_labels[shown], words(),
-                             title=t("attribution.lens.title"), final_rank=lens.final_rank[:, shown],
-                             type_scale=type_scale())
+    fig = logit_lens_heatmap(lens.final_prob[:, shown], [row[shown] for row in tops], v.out_labels[shown], look(),
+                             title=t("attribution.lens.title"), final_rank=lens.final_rank[:, shown])
     show_figure(fig, f"{v.model_id}-logit-lens", matrix_frame(lens.final_prob, layers, v.out_labels), key="attr-lens")
     st.caption(t("attribution.lens.caption"))
     with st.expander(t("attribution.how_caveats")):
@@ -145,13 +145,13 @@ def source_section(v: View) -> None:
     rows = token_window(v.n_out, n_rows, "attr-source-window")
     cols = source_window(maps[picked[0]], rows, n_cols)
     fig = method_heatmaps([maps[m][rows, cols] for m in picked], [method_name(m) for m in picked], v.out_labels[rows],
-                          v.src_labels[cols], words(), title=t("attribution.source.title"), type_scale=type_scale())
+                          v.src_labels[cols], look(), title=t("attribution.source.title"))
     show_figure(fig, f"{v.model_id}-source-attribution", key="attr-methods-fig")
     if cols.stop - cols.start < len(v.src_labels):
         st.caption(t("home.window.source", first=cols.start, last=cols.stop - 1, n=len(v.src_labels)))
     st.caption(t("attribution.source.caption"))
     names, rho = agreement({method_name(m): maps[m] for m in METHODS if m in maps})
-    show_figure(agreement_heatmap(names, rho, words(), title=t("attribution.agree.title"), type_scale=type_scale()),
+    show_figure(agreement_heatmap(names, rho, look(), title=t("attribution.agree.title")),
                 f"{v.model_id}-attribution-agreement", matrix_frame(rho, names, names), key="attr-agreement")
     with explained(t("attribution.source.how_title")):
         st.markdown(t("attribution.source.how"))
@@ -196,13 +196,12 @@ def contrastive_section(v: View) -> None:
     left, right = st.columns(2)
     with left:
         labels = [head_name(*h) for h in result.heads]
-        show_figure(contrastive_head_bars(labels, result.head_effects, words(), title=t("attribution.contrast.heads"),
-                                          type_scale=type_scale()),
+        show_figure(contrastive_head_bars(labels, result.head_effects, look(), title=t("attribution.contrast.heads")),
                     f"{v.model_id}-contrastive-heads", key="attr-contrast-heads")
     with right:
         shown = token_window(len(v.src_labels), contrast_tokens(type_scale()), "attr-contrast-window")
-        show_figure(contrastive_source_bars(v.src_labels[shown], result.source_scores[shown], words(),
-                                            title=t("attribution.contrast.source"), type_scale=type_scale()),
+        show_figure(contrastive_source_bars(v.src_labels[shown], result.source_scores[shown], look(),
+                                            title=t("attribution.contrast.source")),
                     f"{v.model_id}-contrastive-source", key="attr-contrast-source")
     with explained(t("attribution.how")):
         st.markdown(t("attribution.contrast.how"))
@@ -262,7 +261,7 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
     shown = token_window(len(v.src_labels), size, "attr-patch-window")     # a long sentence: a window of it
     show_figure(patching_heatmap(result.encoder[:, shown], layers("encoder"), v.src_labels[shown],
                                  Labels(t("attribution.patch.enc_title"), t("attribution.patch.source_x"),
-                                        t("attribution.patch.enc_y"), value), words(), type_scale=type_scale()),
+                                        t("attribution.patch.enc_y"), value), look()),
                 f"{v.model_id}-patching-encoder", matrix_frame(result.encoder, layers("encoder"), v.src_labels),
                 key="attr-patch-enc")
     rows = [t("attribution.layer_row", kind=kind_word(kind), layer=i)
@@ -271,12 +270,12 @@ def show_patching(v: View, result, step: int, chosen: str, alt: str) -> None:
     grid = np.concatenate([result.heads[kind] for kind in schema.KINDS])                      # [kinds x L, H]
     show_figure(patching_heatmap(grid, rows, heads,
                                  Labels(t("attribution.patch.heads_title"), t("attribution.patch.heads_x"),
-                                        t("attribution.patch.heads_y"), value), words(), type_scale=type_scale()),
+                                        t("attribution.patch.heads_y"), value), look()),
                 f"{v.model_id}-patching-heads", matrix_frame(grid, rows, heads), key="attr-patch-heads")
     steps = window_around(step, len(dec_labels), size)                       # the steps up to this one: its last
     show_figure(patching_heatmap(result.decoder[:, steps], layers("decoder"), dec_labels[steps],
                                  Labels(t("attribution.patch.dec_title"), t("attribution.patch.dec_x"),
-                                        t("attribution.patch.dec_y"), value), words(), type_scale=type_scale()),
+                                        t("attribution.patch.dec_y"), value), look()),
                 f"{v.model_id}-patching-decoder", matrix_frame(result.decoder, layers("decoder"), dec_labels),
                 key="attr-patch-dec")
     with st.expander(t("attribution.how_caveats")):

@@ -10,13 +10,13 @@ from viz.figures.attention import attention_heatmap, map_window
 from viz.figures.style import symmetric_range
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.core.i18n import catalogue_keys, error_text, kind_short, kind_title, t, words
+from viz.core.i18n import catalogue_keys, error_text, kind_short, kind_title, t
 from viz.services.traces import get_trace
 from viz.core import view
 from viz.core.view import MAX_TEXT_CHARS
 from viz.core.text import attention_labels, plain, position_labels
-from viz.elements.ui import (attention_window, explained, layer_head_pickers, matrix_frame, need_context, on_phone,
-                              show_figure, type_scale)
+from viz.elements.ui import (attention_window, explained, layer_head_pickers, look, matrix_frame, need_context,
+                             on_phone, show_figure, type_scale)
 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
@@ -57,8 +57,7 @@ def side_by_side(left, right, key: str, shown: tuple[slice, slice]) -> None:
     for col, (title, m, rows, cols, filename) in zip(st.columns(2), (left, right)):
         q, k = clip(shown, m)
         with col:
-            show_figure(attention_heatmap(m[q, k], rows[q], cols[k], words(), title=title,
-                                          type_scale=type_scale(), width_px=type_scale().column_px()), filename,
+            show_figure(attention_heatmap(m[q, k], rows[q], cols[k], look(), title=title, width_px=type_scale().column_px()), filename,
                         matrix_frame(m, rows, cols),
                         key=f"{key}-{filename}")
 
@@ -70,9 +69,9 @@ def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: st
     zmax = symmetric_range(diff)
     labels = Labels(title, t("fig.attention.x"),
                     t("fig.attention.y"), t("compare.diff.value", zmax=f"{zmax:.3g}"))
-    return step_heatmap(diff, rows, cols, labels, words(), zrange=(-zmax, zmax),
+    return step_heatmap(diff, rows, cols, labels, look(), zrange=(-zmax, zmax),
                         width_px=(type_scale().page_px - COLUMN_GAP) * DIFF_SHARE,   # its column: numbers that fit
-                        type_scale=type_scale())
+                        )
 
 
 def second_sentence(text_a: str) -> str:

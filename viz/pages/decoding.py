@@ -12,11 +12,11 @@ from viz.figures.attention import (WINDOW_ROWS, keys_that_fit, source_window, tr
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, cross_tokens,
                                   forcing_labels_fit, generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
                                   teacher_forced_pass)
-from viz.core.i18n import catalogue_keys, t, words
+from viz.core.i18n import catalogue_keys, t
 from viz.core import view
 from viz.core.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.core.text import plain, position_labels
-from viz.elements.ui import data_table, explained, matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.elements.ui import data_table, explained, look, matrix_frame, need_context, show_figure, stop_page, type_scale
 
 DEFAULT_BEAM = 4
 NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq's usual no_repeat_ngram_size)
@@ -114,8 +114,7 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
         ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], k, dec.out_ids[step],
                                                float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
         labels = ctx.model.tokenizer.token_strings(ids)
-        fig = next_token_bars(probs, labels, ranks, words(), chosen, title=t("decoding.topk.title", step=step, k=k),
-                              type_scale=type_scale())
+        fig = next_token_bars(probs, labels, ranks, look(), chosen, title=t("decoding.topk.title", step=step, k=k))
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-topk",
                     pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
                                   t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank")),
@@ -126,8 +125,7 @@ def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
         # a long output's newest positions, as many as the half-page map labels legibly (the CSV has them all)
         width = type_scale().column_px()
         newest = slice(max(0, len(keys) - keys_that_fit(width, type_scale())), len(keys))
-        fig = heads_row_heatmap(rows[:, newest], keys[newest], words(), title=t("decoding.self.title", layer=layer),
-                                type_scale=type_scale(), width_px=width)
+        fig = heads_row_heatmap(rows[:, newest], keys[newest], look(), title=t("decoding.self.title", layer=layer), width_px=width)
         show_figure(fig, f"{ctx.model_id}-decoding-step{step}-self-L{layer}",
                     matrix_frame(rows, [t("ui.head_n", h=h) for h in range(n_heads)], keys), key="decoding-self")
         if newest.start:
@@ -159,8 +157,8 @@ def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> Non
     cross = dec.cross_rows[step, layer]                                                  # [H, S]
     # a long sentence: the source tokens this step looked at most, as many as slanted labels fit across the page
     shown = source_window(cross.mean(0)[None], slice(0, 1), cross_tokens(type_scale()))
-    fig = cross_attention_multiples(cross[:, shown], src_labels[shown], words(),
-                                    title=t("decoding.cross.title", step=step, layer=layer), type_scale=type_scale())
+    fig = cross_attention_multiples(cross[:, shown], src_labels[shown], look(),
+                                    title=t("decoding.cross.title", step=step, layer=layer))
     show_figure(fig, f"{ctx.model_id}-decoding-step{step}-cross-L{layer}",
                 matrix_frame(np.vstack([cross.mean(0), cross]),
                              [t("decoding.average")] + [t("ui.head_n", h=h) for h in range(n_heads)], src_labels),
@@ -170,8 +168,8 @@ def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> Non
 
 def confidence_section(ctx, dec, step: int, out_labels: list[str], steps: slice) -> None:
     st.subheader(t("decoding.confidence"))
-    fig = confidence_bars(np.exp(dec.chosen_logprob)[steps], out_labels[steps], words(), step - steps.start,
-                          title=t("decoding.confidence.title"), type_scale=type_scale())
+    fig = confidence_bars(np.exp(dec.chosen_logprob)[steps], out_labels[steps], look(), step - steps.start,
+                          title=t("decoding.confidence.title"))
     show_figure(fig, f"{ctx.model_id}-decoding-confidence",
                 pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
                               t("decoding.col.probability"): np.exp(dec.chosen_logprob),
@@ -198,10 +196,10 @@ def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, 
     st.subheader(t("decoding.alignment"))
     alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
     shown = source_window(alignment, steps, translation_columns(type_scale()))
-    fig = alignment_heatmap(alignment[steps, shown], out_labels[steps], src_labels[shown], words(),
+    fig = alignment_heatmap(alignment[steps, shown], out_labels[steps], src_labels[shown], look(),
                             step=step - steps.start,
                             title=t("decoding.alignment.title", layer=layer, heads=ctx.model.config.n_heads,
-                                    method=t(DECODING_METHOD_KEYS[method])), type_scale=type_scale())
+                                    method=t(DECODING_METHOD_KEYS[method])))
     show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
                 key="decoding-alignment")
     source_caption(shown, len(src_labels))
@@ -257,15 +255,15 @@ def forcing_picture(ctx, dec, layer: int) -> None:
     left, right = (st.columns(2) if forcing_labels_fit(n, type_scale().column_px(), type_scale())
                    else (st.container(), st.container()))
     with left:
-        fig = teacher_forced_pass(weights, ref_loss[shown], ref_in[shown], ref_out[shown], words(),
-                                  title=t("decoding.tf.pass.title", n=len(ref_out)), type_scale=type_scale())
+        fig = teacher_forced_pass(weights, ref_loss[shown], ref_in[shown], ref_out[shown], look(),
+                                  title=t("decoding.tf.pass.title", n=len(ref_out)))
         show_figure(fig, f"{ctx.model_id}-teacher-forcing-L{layer}",
                     pd.DataFrame({t("fig.tf.predicts"): ref_out, t("fig.tf.loss"): ref_loss}), key="decoding-tf-pass")
     with right:
         gen_loss = -dec.chosen_logprob.astype(float)
         fig = generation_loop(loop, gen_loss[gen], position_labels(dec.in_tokens)[gen],
-                              position_labels(dec.out_tokens)[gen], words(),
-                              title=t("decoding.tf.loop.title", n=dec.n_steps), type_scale=type_scale())
+                              position_labels(dec.out_tokens)[gen], look(),
+                              title=t("decoding.tf.loop.title", n=dec.n_steps))
         show_figure(fig, f"{ctx.model_id}-generation-loop-L{layer}",
                     pd.DataFrame({t("fig.tf.predicts"): position_labels(dec.out_tokens), t("fig.tf.chosen"): gen_loss}),
                     key="decoding-tf-loop")
@@ -289,20 +287,19 @@ def teacher_forcing_section(ctx, dec, layer: int, method: str, alignment, out_la
     st.markdown(t("decoding.tf.text"))
     c1, c2 = st.columns(2)
     with c1:
-        fig = alignment_heatmap(ref_alignment, ref_labels, src_labels, words(),
-                                title=t("decoding.tf.title", layer=layer), type_scale=type_scale())
+        fig = alignment_heatmap(ref_alignment, ref_labels, src_labels, look(),
+                                title=t("decoding.tf.title", layer=layer))
         show_figure(fig, f"{ctx.model_id}-teacher-forced-L{layer}",
                     matrix_frame(ref_alignment, ref_labels, src_labels), key="decoding-tf")
     with c2:
-        fig = alignment_heatmap(alignment, out_labels, src_labels, words(),
-                                title=t("decoding.gen.title", method=t(DECODING_METHOD_KEYS[method]), layer=layer),
-                                type_scale=type_scale())
+        fig = alignment_heatmap(alignment, out_labels, src_labels, look(),
+                                title=t("decoding.gen.title", method=t(DECODING_METHOD_KEYS[method]), layer=layer))
         show_figure(fig, f"{ctx.model_id}-generated-L{layer}", key="decoding-gen")
     ref_lp = token_logprobs(trace[schema.LOGITS], trace.meta["tgt_ids"])
     gen_lp = dec.chosen_logprob.astype(float)
     fig = logprob_comparison([(t("decoding.lp.reference"), ref_lp, ref_labels, np.exp(ref_lp)),
                               (t("decoding.lp.output"), gen_lp, out_labels, np.exp(gen_lp))],
-                             words(), title=t("decoding.lp.title"), type_scale=type_scale())
+                             look(), title=t("decoding.lp.title"))
     show_figure(fig, f"{ctx.model_id}-logprob-comparison", key="decoding-logprob")
     better = t("decoding.lp.own") if gen_lp.sum() >= ref_lp.sum() else t("decoding.lp.ref")
     st.caption(t("decoding.lp.caption", ref=f"{ref_lp.sum():.2f}", gen=f"{gen_lp.sum():.2f}", better=better)

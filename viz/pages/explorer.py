@@ -18,7 +18,7 @@ from viz.core.i18n import catalogue_keys, t, words
 from viz.core import view
 from viz.core.context import Context
 from viz.core.text import attention_labels
-from viz.elements.ui import explained, matrix_frame, need_context, safe_filename, token_window, type_scale
+from viz.elements.ui import explained, look, matrix_frame, need_context, safe_filename, token_window, type_scale
 
 FORMULA = r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V"
 
@@ -109,25 +109,25 @@ def kind_view(ctx: Context, kind: str, patterns: np.ndarray, start: int, size: i
     layer's lines are kept (view.shared_memo) so that the whole body reuses what the first screen's was made of."""
     rows, cols = attention_labels(ctx.trace.meta, kind)
     window = kind_window(kind, patterns, start, size)
-    scale, lang_words = type_scale(), words()
+    page_look = look()
 
     def core() -> dict:
         half = beside(len(cols))
-        part = kind_part(kind, patterns, rows, cols, future_mask(kind, *patterns.shape[-2:]), window, lang_words,
-                         scale, width_px=scale.page_px / (2 if half else 1), file_stem=safe_filename(ctx.model_id),
+        part = kind_part(kind, patterns, rows, cols, future_mask(kind, *patterns.shape[-2:]), window, page_look,
+                         width_px=page_look.scale.page_px / (2 if half else 1), file_stem=safe_filename(ctx.model_id),
                          lines_layers=())
         return {**part, "beside": half, "read": how_to_read(kind, len(rows), len(cols))}
 
     part = view.shared_memo("explorer-part", (at, kind), core)
     lines = [view.shared_memo("explorer-lines", (at, kind, layer), lambda layer=layer: layer_lines(
-                 patterns, layer, rows, cols, window, lang_words, scale)) if layer in layers else None
+                 patterns, layer, rows, cols, window, page_look)) if layer in layers else None
              for layer in range(len(patterns))]
     return {**part, "lines": lines}
 
 
 def body_key(ctx: Context, start: int, sizes: dict[str, int]) -> tuple:
-    """What the view's body is built for: the sentence (trace), the window, the words, the type scale."""
-    return ctx.trace_key, start, tuple(sorted(sizes.items())), words(), type_scale()
+    """What the view's body is built for: the sentence (trace), the window, the look (words and type scale)."""
+    return ctx.trace_key, start, tuple(sorted(sizes.items())), look()
 
 
 def sentence_sig(at) -> str:

@@ -12,10 +12,10 @@ from model.capture import schema
 from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, rows_that_fit,
                                    smoothing_figure)
 from viz.figures.style import plotly_text
-from viz.core.i18n import catalogue_keys, kind_short, kind_title, t, words
+from viz.core.i18n import catalogue_keys, kind_short, kind_title, t
 from viz.core import view
 from viz.core.text import attention_labels, plain, position_labels
-from viz.elements.ui import explained, matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.elements.ui import explained, look, matrix_frame, need_context, show_figure, token_window, type_scale
 
 VIEWS = ["ffn", "smoothing", "dropout"]
 VIEW_KEYS = catalogue_keys("ffn.view", "ffn", "smoothing", "dropout")
@@ -61,9 +61,8 @@ def feed_forward(ctx, cols) -> None:
     units = rg.top_units(ff.hidden[shown], per_token=2, limit=20 if type_scale().name == "presenter" else 24)
     tag = f"{ctx.model_id}-{stack}-L{layer}-ffn"
     show_figure(ffn_units_figure(ff.hidden[shown][:, units], tokens[shown], units,
-                                 words(), title=t("ffn.units.title", stack=t(STACK_KEYS[stack]), layer=layer,
-                                                  shown=len(units), d_ff=cfg.d_ff),
-                                 type_scale=type_scale()),
+                                 look(), title=t("ffn.units.title", stack=t(STACK_KEYS[stack]), layer=layer,
+                                                  shown=len(units), d_ff=cfg.d_ff)),
                 f"{tag}-units", matrix_frame(ff.hidden[:, units], tokens, [f"#{u}" for u in units]), key="ffn-units")
     strongest = int(ff.hidden.max(1).argmax())
     unit = int(ff.hidden[strongest].argmax())
@@ -73,8 +72,8 @@ def feed_forward(ctx, cols) -> None:
                  high=f"{100 * ff.active.max():.0f}", d_ff=cfg.d_ff, unit=unit, token=plain(tokens[strongest]),
                  value=f"{ff.hidden[strongest, unit]:.2f}", tokens=", ".join(firing) or "—"))
     ratio = ff.out_norm / np.maximum(ff.resid_norm, 1e-12)
-    show_figure(ffn_add_figure(tokens[shown], ff.resid_norm[shown], ff.out_norm[shown], ff.cosine[shown], words(),
-                               title=t("ffn.add.title"), type_scale=type_scale()),
+    show_figure(ffn_add_figure(tokens[shown], ff.resid_norm[shown], ff.out_norm[shown], ff.cosine[shown], look(),
+                               title=t("ffn.add.title")),
                 f"{tag}-adds", matrix_frame(np.stack([ff.resid_norm, ff.out_norm, ff.cosine], 1), tokens,
                                             [t("ffn.add.resid"), t("ffn.add.out"), t("ffn.add.cosine")]),
                 key="ffn-add")
@@ -99,19 +98,17 @@ def smoothing(ctx, cols) -> None:
     names = tok.token_strings(cand.tolist())
     rest = (1.0 - s.probs[pos, cand].sum(), 1.0 - s.target[pos, cand].sum())
     tag = f"{ctx.model_id}-smoothing-{pos}"
-    show_figure(smoothing_figure(names, s.probs[pos, cand], s.target[pos, cand], words(), rest=rest,
+    show_figure(smoothing_figure(names, s.probs[pos, cand], s.target[pos, cand], look(), rest=rest,
                                  rest_label=t("ffn.smooth.rest", n=vocab - len(cand)),
                                  title=t("ffn.smooth.title", token=plotly_text([out_tokens[pos]])[0],
-                                         eps=rg.TRAINING_SMOOTHING),
-                                 type_scale=type_scale()),
+                                         eps=rg.TRAINING_SMOOTHING)),
                 tag, matrix_frame(np.stack([s.probs[pos, cand], s.target[pos, cand]], 1), names,
                                   [t("ffn.smooth.model"), t("ffn.smooth.target")]), key="ffn-smooth")
     st.caption(t("ffn.smooth.caption", gold=f"{s.target[pos, gold[pos]]:.5f}", other=f"{s.eps / vocab:.1e}",
                  others=f"{vocab - 1:,}", eps=s.eps, p=f"{s.probs[pos, gold[pos]]:.3f}", nll=f"{s.nll[pos]:.3f}",
                  smoothed=f"{s.smoothed[pos]:.3f}", floor=f"{s.floor[pos]:.3f}"))
     toy_note(ctx.model.config)
-    show_figure(loss_figure(out_tokens, s.nll, s.smoothed, s.eps, words(), s.floor, title=t("ffn.loss.title"),
-                            type_scale=type_scale()),
+    show_figure(loss_figure(out_tokens, s.nll, s.smoothed, s.eps, look(), s.floor, title=t("ffn.loss.title")),
                 f"{ctx.model_id}-smoothing-loss", matrix_frame(np.stack([s.nll, s.smoothed, s.floor], 1), out_tokens,
                                                                [t("ffn.loss.plain"), t("ffn.loss.smooth", eps=s.eps),
                                                                 t("ffn.loss.floor")]), key="ffn-loss")
@@ -141,9 +138,8 @@ def dropout(ctx, cols) -> None:
     rows, cols_ = attention_labels(trace.meta, kind)
     mask = future_mask(kind, len(rows), len(cols_))
     titles = [t("ffn.drop.off")] + [t("ffn.drop.sample", i=i + 1) for i in range(SAMPLES)]
-    show_figure(dropout_figure([weights, *samples], titles, rows, cols_, words(), mask=mask,
-                               title=t("ffn.drop.title", kind=kind_title(kind), layer=layer, head=head, p=p),
-                               type_scale=type_scale()),
+    show_figure(dropout_figure([weights, *samples], titles, rows, cols_, look(), mask=mask,
+                               title=t("ffn.drop.title", kind=kind_title(kind), layer=layer, head=head, p=p)),
                 f"{ctx.model_id}-{kind}-L{layer}-H{head}-dropout",
                 matrix_frame(samples[0], rows, cols_), key="ffn-drop")
     live = weights > 0 if mask is None else (weights > 0) & ~mask

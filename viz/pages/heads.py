@@ -9,12 +9,12 @@ from model.capture import schema
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
 from viz.figures.style import Labels
 from viz.figures.zoo import step_heatmap
-from viz.core.i18n import catalogue_keys, error_text, kind_short, kind_title, kind_word, t, tn, words
+from viz.core.i18n import catalogue_keys, error_text, kind_short, kind_title, kind_word, t, tn
 from viz.services.analyses import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.core import view
 from viz.core.view import session_memo, whole_number
 from viz.core.text import plain, position_labels
-from viz.elements.ui import data_table, explained, matrix_frame, need_context, show_figure, type_scale
+from viz.elements.ui import data_table, explained, look, matrix_frame, need_context, show_figure
 from viz.core.upload import UploadError, parse_upload
 
 MAX_AGGREGATE = 200
@@ -130,9 +130,9 @@ def statistics_tab(ctx, n_layers: dict) -> None:
     if frame is None:
         return
     matrix = heads.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
-    fig = layer_head_heatmap(matrix, words(), t(HEADS_VALUE_KEYS[stat]),
+    fig = layer_head_heatmap(matrix, look(), t(HEADS_VALUE_KEYS[stat]),
                              title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
-                             zmax=1.0 if stat in UNIT_STATS else None, type_scale=type_scale())
+                             zmax=1.0 if stat in UNIT_STATS else None)
     rows = [t("ui.layer_n", i=i) for i in range(n_layers[kind])]
     cols = [t("ui.head_n", h=h) for h in range(cfg.n_heads)]
     show_figure(fig, f"{ctx.model_id}-{kind}-{stat}", matrix_frame(matrix, rows, cols), key="heads-stat-grid")
@@ -249,9 +249,8 @@ def rank_section(ctx, mode: str, target: tuple, what: str, n_layers: dict) -> No
         return
     labels = [label_of(k, lay, h) for k, lay, h in ranked[heads.ID_COLUMNS].itertuples(index=False)]
     shown = t("heads.rank.top", n=len(labels)) if len(labels) > 24 else t("heads.rank.all", n=len(labels))
-    fig = importance_bars(labels, ranked["delta"].to_numpy(), words(),
-                          title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown),
-                          type_scale=type_scale())
+    fig = importance_bars(labels, ranked["delta"].to_numpy(), look(),
+                          title=t("heads.rank.title", mode=t(HEADS_ABL_MODE_KEYS[mode]), shown=shown))
     show_figure(fig, f"{ctx.model_id}-head-importance-{mode}", key="heads-rank-bars")
     data_table(translated_columns(ranked), hide_index=True, key="heads-rank-table",
                formats={t("heads.col.logprob"): "{:.4f}", t("heads.col.delta"): "{:+.4f}"}, column_config={
@@ -291,7 +290,7 @@ def rollout_tab(ctx) -> None:
         with col:
             y_title = t("heads.rollout.y") if name != "raw" else t("fig.attention.query")
             names = Labels(title, t("heads.rollout.x"), y_title, t("heads.rollout.share"))
-            fig = step_heatmap(m, labels, labels, names, words(), zrange=(0.0, 1.0), type_scale=type_scale())
+            fig = step_heatmap(m, labels, labels, names, look(), zrange=(0.0, 1.0))
             show_figure(fig, f"{ctx.model_id}-encoder-{name}", matrix_frame(m, labels, labels),
                         key=f"heads-{name}")
     columns[len(maps)].caption(t("heads.rollout.caption"))

@@ -8,12 +8,12 @@ from model.capture import schema
 from viz.figures.attention import source_window, translation_columns, translation_figure, window_rows
 from viz.core.folder_text import code_span
 from viz.core import view
-from viz.core.i18n import current_lang, t, words
+from viz.core.i18n import current_lang, t
 from viz.elements.map_chart import model_map_chart
 from viz.core.model_words import what_the_model_knows
 from viz.core.context import Context
 from viz.core.text import attention_labels, plain
-from viz.elements.ui import explained, need_context, show_figure, token_window
+from viz.elements.ui import explained, look, need_context, show_figure, token_window
 from viz.elements.ui import type_scale
 
 NEXT_PER_ROW = 2   # links a row: four in one row cut their labels at 1280x720 ("Guided tour: one idea per s")
@@ -49,7 +49,7 @@ def translation_picture(ctx: Context) -> None:
     if source.stop - source.start < len(cols):
         st.caption(t("home.window.source", first=source.start, last=source.stop - 1, n=len(cols)))
     fig = translation_figure(weights[shown, source], rows[shown], cols[source], np.asarray(probs)[shown],
-                             others[shown], np.asarray(other_probs)[shown], words(), type_scale=type_scale())
+                             others[shown], np.asarray(other_probs)[shown], look())
     show_figure(fig, f"{ctx.model_id}-translation-attention", key="home-translation")
 
 

@@ -10,10 +10,10 @@ from viz.figures.layernorm import (drift_figure, feature_histogram, gain_bias_fi
                                    residual_norm_figure, token_stats_figure, tokens_that_fit)
 from viz.figures.style import plotly_text
 from viz.core.folder_text import code_span
-from viz.core.i18n import t, words
+from viz.core.i18n import t
 from viz.core import view
 from viz.core.text import plain, position_labels
-from viz.elements.ui import matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.elements.ui import look, matrix_frame, need_context, show_figure, token_window, type_scale
 
 STACKS = ["encoder", "decoder"]
 NORMS = ("norm_attn", "norm_cross", "norm_ff")   # where each sits: layernorm.place.<after|before>.<norm> in viz/locales
@@ -106,9 +106,8 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
     col_a, col_b = st.columns(2)
     with col_a:
         chosen = plotly_text([tokens[token]])[0]
-        show_figure(feature_histogram(series, words(),
-                                      title=t("layernorm.token.title", features=x_in.shape[1], token=chosen),
-                                      type_scale=type_scale(), width_px=type_scale().column_px()),
+        show_figure(feature_histogram(series, look(),
+                                      title=t("layernorm.token.title", features=x_in.shape[1], token=chosen), width_px=type_scale().column_px()),
                     f"{tag}-token{token}",
                     matrix_frame(np.stack(list(series.values()), axis=1), list(range(x_in.shape[1])), list(series)),
                     key="ln-hist")
@@ -117,8 +116,7 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
                      std_after=f"{std_after[token]:.4f}"))
     with col_b:
         place = norm_place(norm, ctx.model.config.norm_first)
-        show_figure(gain_bias_figure(gain, bias, words(), title=t("layernorm.gain.title", norm=place),
-                                     type_scale=type_scale()), f"{tag}-gain-bias",
+        show_figure(gain_bias_figure(gain, bias, look(), title=t("layernorm.gain.title", norm=place)), f"{tag}-gain-bias",
                     matrix_frame(np.stack([gain, bias], axis=1), list(range(gain.size)),
                                  [t("layernorm.gain"), t("layernorm.bias")]),
                     key="ln-gb")
@@ -129,7 +127,7 @@ def one_token(ctx, stack: str, layer: int, norm: str, tokens: list[str]) -> int:
 def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str, shown: slice) -> None:
     st.header(t("layernorm.bn.header"))
     st.markdown(t("layernorm.bn.text", tokens=len(tokens), features=x_in.shape[1]))
-    show_figure(ln_vs_bn_figure(x_in, tokens, words(), title=t("layernorm.bn.title"), type_scale=type_scale(),
+    show_figure(ln_vs_bn_figure(x_in, tokens, look(), title=t("layernorm.bn.title"),
                                 shown=shown),
                 f"{tag}-ln-vs-bn", matrix_frame(x_in, tokens, list(range(x_in.shape[1]))), key="ln-bn")
     _bn_mean, bn_std = batch_norm_stats(x_in)
@@ -137,7 +135,7 @@ def ln_vs_bn(ctx, x_in: np.ndarray, tokens: list[str], tag: str, shown: slice) -
     st.caption(t("layernorm.bn.caption", tokens=len(tokens), features=bn_std.size, low=f"{bn_std.min():.3f}",
                  high=f"{bn_std.max():.3f}"))
     first = plotly_text(tokens[:1])[0]
-    show_figure(drift_figure(drift, words(), 0, title=t("layernorm.drift.title", token=first), type_scale=type_scale()),
+    show_figure(drift_figure(drift, look(), 0, title=t("layernorm.drift.title", token=first)),
                 f"{tag}-bn-drift", matrix_frame(drift[:, None], list(range(1, drift.size + 1)),
                                                 [t("layernorm.drift.change")]),
                 key="ln-drift")
@@ -151,7 +149,7 @@ def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
     for s in STACKS:
         stages, norms = residual_stages(arrays, s, schema.n_layers(cfg, s))                         # [stages, T]
         parts.append((stack_name(s), [stage_label(stage) for stage in stages], norms, labels[s]))
-    show_figure(residual_norm_figure(parts, words(), title=t("layernorm.resid.title"), type_scale=type_scale()),
+    show_figure(residual_norm_figure(parts, look(), title=t("layernorm.resid.title")),
                 f"{ctx.model_id}-residual-norms",
                 matrix_frame(np.concatenate([p[2].mean(1) for p in parts])[:, None], sum((p[1] for p in parts), []),
                              [t("layernorm.resid.column")]), key="ln-resid")
@@ -180,11 +178,10 @@ def render() -> None:
     # a long sentence: the token charts show a window of it (the CSVs and the captions: every token)
     shown = token_window(len(tokens), tokens_that_fit(type_scale()), f"ln-window-{stack}")
     show_figure(token_stats_figure(tokens[shown], (mean_in[shown], std_in[shown]), (mean_after[shown], std_after[shown]),
-                                   words(),
+                                   look(),
                                    title=t("layernorm.stats.title", stack=stack_name(stack), layer=layer,
                                            norm=norm_place(norm, cfg.norm_first),
-                                           input=input_is),
-                                   type_scale=type_scale()),
+                                           input=input_is)),
                 f"{ctx.model_id}-{stack}-L{layer}-{norm}-stats",
                 matrix_frame(np.stack([mean_in, std_in, mean_after, std_after], axis=1), tokens,
                              [t("layernorm.stats.col_mean_before"), t("layernorm.stats.col_std_before"),

@@ -25,7 +25,8 @@ from viz.figures.vectors import contribution_map
 from viz.core.i18n import catalogue_keys, kind_title, t, words
 from viz.core import view
 from viz.core.text import attention_labels
-from viz.elements.ui import explained, matrix_frame, need_context, plotly_config, safe_filename, token_window, type_scale
+from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, token_window,
+                             type_scale)
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
@@ -184,25 +185,21 @@ class Layer:
 
     def figures(self) -> dict:
         """Every picture of the pick, as the builders draw it."""
-        cfg, rows, where, scale, lang = self.cfg, self.rows, self.where, type_scale(), words()
+        cfg, rows, where, page_look = self.cfg, self.rows, self.where, look()
         made = {
-            "heads": head_patterns(self.patterns, rows, self.cols, lang,
+            "heads": head_patterns(self.patterns, rows, self.cols, page_look,
                                    title=t("multihead.heads.title", where=where, heads=cfg.n_heads),
-                                   masked=self.masked, type_scale=scale),
-            "shares": contribution_map(self.contributions, rows, self.head_names, lang,
-                                       title=t("multihead.share.title", where=where), type_scale=scale),
-            "norms": stage_norms(self.stages, rows, lang, title=t("multihead.norms.title", where=where),
-                                 type_scale=scale),
-            "z": per_head_outputs(self.z, rows, lang, title=t("multihead.z.title", where=where), type_scale=scale),
-            "concat": concat_heatmap(self.concat, rows, cfg.n_heads, lang, title=t("multihead.concat.title"),
-                                     type_scale=scale),
-            "out": stage_heatmap(self.attn_out, rows, lang, t("multihead.out.title"), plot_px=HALF_PX,
-                                 type_scale=scale),
-            "sum": stage_heatmap(self.summed, rows, lang, t("multihead.sum.title"), plot_px=HALF_PX,
-                                 type_scale=scale),
+                                   masked=self.masked),
+            "shares": contribution_map(self.contributions, rows, self.head_names, page_look,
+                                       title=t("multihead.share.title", where=where)),
+            "norms": stage_norms(self.stages, rows, page_look, title=t("multihead.norms.title", where=where)),
+            "z": per_head_outputs(self.z, rows, page_look, title=t("multihead.z.title", where=where)),
+            "concat": concat_heatmap(self.concat, rows, cfg.n_heads, page_look, title=t("multihead.concat.title")),
+            "out": stage_heatmap(self.attn_out, rows, page_look, t("multihead.out.title"), plot_px=HALF_PX),
+            "sum": stage_heatmap(self.summed, rows, page_look, t("multihead.sum.title"), plot_px=HALF_PX),
         }
         if not cfg.norm_first:
-            made["norm"] = stage_heatmap(self.after, rows, lang, t("multihead.norm.title"), type_scale=scale)
+            made["norm"] = stage_heatmap(self.after, rows, page_look, t("multihead.norm.title"))
         return made
 
     def matrix(self, figure: str) -> pd.DataFrame:
@@ -282,8 +279,9 @@ def blocks(cfg) -> list[dict]:
 
 
 def body_key(ctx, size: int, starts: tuple[int, int]) -> tuple:
-    """What the page's deck is built for: the sentence (trace), the window, the words, the type scale, the modebar."""
-    return ctx.trace_key, size, starts, words(), type_scale(), plotly_config("")["displayModeBar"]
+    """What the page's deck is built for: the sentence (trace), the window, the look (words and type scale), the
+    modebar."""
+    return ctx.trace_key, size, starts, look(), plotly_config("")["displayModeBar"]
 
 
 def sentence_sig(at) -> str:

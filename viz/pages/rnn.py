@@ -12,14 +12,14 @@ from model.errors import CheckpointError
 from viz.figures.attention import attention_heatmap
 from viz.figures.zoo import gallery
 from viz.core.i18n import catalogue_keys, error_text, t, words
-from viz.elements.rnn_view import RNN_SCORE_KEYS, RnnWords, accuracy_chart, model_name
+from viz.elements.rnn_view import RNN_SCORE_KEYS, accuracy_chart, model_name, rnn_look
 from viz.services.models import model_ids
 from viz.services.rnn import RNN_FOLDER, rnn_models, rnn_reading
 from viz.services.traces import get_trace
 from viz.services.training import make_example, parse_symbols
 from viz.core import view
 from viz.core.text import attention_labels, plain, position_labels
-from viz.elements.ui import explained, matrix_frame, show_figure, type_scale
+from viz.elements.ui import explained, look, matrix_frame, show_figure, type_scale
 
 DEFAULT_INPUT = "a b c d e f g h"
 TRANSFORMER = "toy-{task}"          # the shipped toy Transformer of the same task
@@ -56,7 +56,7 @@ def controls() -> tuple[list[str], str]:
 
 def alignment_map(weights, rows, cols, title: str):
     """One alignment map in the half of the page its column has, its axes named as the RNN's."""
-    return attention_heatmap(weights, rows, cols, RnnWords(words()), title=title, type_scale=type_scale(),
+    return attention_heatmap(weights, rows, cols, rnn_look(look()), title=title,
                              width_px=type_scale().column_px())
 
 
@@ -116,7 +116,7 @@ def accuracy_section(metrics: dict, score: str, length: int) -> None:
     models = metrics["models"]
     shown = {a: models[a]["accuracy_by_length"] for a in ("none", *SCORES) if a in models}
     trained = tuple(metrics["train_lengths"])
-    show_figure(accuracy_chart(shown, trained, words(), marked=length, type_scale=type_scale()), f"rnn-{metrics['task']}-accuracy-by-length",
+    show_figure(accuracy_chart(shown, trained, look(), marked=length), f"rnn-{metrics['task']}-accuracy-by-length",
                 key="rnn-accuracy")
     at = lambda a: shown[a].get(str(length), {}).get("exact")              # noqa: E731
     if at("none") is not None and at(score) is not None:
@@ -133,7 +133,7 @@ def variants(reading, score: str) -> None:
     rows, cols = position_labels(reading.out_tokens), position_labels(reading.src_tokens)
     titles = [t(WEIGHT_NAME_KEYS[w]) if w in WEIGHT_NAME_KEYS else t("zoo.local_d", d=LOCAL_HALF_WIDTH)
               for w in zoo.WEIGHTINGS]
-    fig = gallery([weights[w] for w in zoo.WEIGHTINGS], titles, rows, cols, RnnWords(words()), type_scale=type_scale())
+    fig = gallery([weights[w] for w in zoo.WEIGHTINGS], titles, rows, cols, rnn_look(look()))
     show_figure(fig, f"rnn-{score}-variants", key="rnn-variants")
     hard_same = int((weights["hard"].argmax(1) == weights["soft"].argmax(1)).sum())
     st.caption(t("rnn.variants.caption", rows=len(rows), peak=f"{np.mean(weights['soft'].max(1)):.2f}",

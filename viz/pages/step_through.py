@@ -16,10 +16,11 @@ from viz.figures.attention import attention_heatmap, map_window, window_around
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
 from viz.figures.style import Labels, plotly_text
 from viz.figures.vectors import cosine_map
-from viz.core.i18n import kind_title, t, words
+from viz.core.i18n import kind_title, t
 from viz.core import view
 from viz.core.text import attention_labels, first_word
-from viz.elements.ui import data_table, layer_head_pickers, matrix_frame, need_context, on_phone, show_figure, type_scale
+from viz.elements.ui import (data_table, layer_head_pickers, look, matrix_frame, need_context, on_phone, show_figure,
+                             type_scale)
 
 KINDS = list(schema.KINDS)
 # The steps' names: formulas as they are, words as catalogue keys (step.*), read by say()
@@ -195,10 +196,10 @@ def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name
     cos = cosine_similarity(matrix)
     mark = None if highlight is None else highlight - shown.start
     teach = cosine_map(cos[shown, shown], labels[shown],
-                       Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")),
-                       highlight=mark, width_px=picture_px(), type_scale=type_scale())
+                       Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")), look(),
+                       highlight=mark, width_px=picture_px())
     full = step_heatmap(matrix[shown], labels[shown], dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
-                        highlight=mark, show_values=False, plot_px=plot_px(), type_scale=type_scale())
+                        look(), highlight=mark, show_values=False, plot_px=plot_px())
     return ((teach, f"{filename}-cosine", matrix_frame(cos, labels, labels)),
             (full, filename, matrix_frame(matrix, labels, dims)))
 
@@ -259,8 +260,8 @@ def view_projection(h: Head, which: str) -> View:
 def view_raw(h: Head) -> View:
     raw, q_labels, k_labels, query = h.mine.raw, h.q_labels, h.k_labels, h.query
     labels = Labels(t("step.raw.title", n=h.n_q, m=len(k_labels)), t("step.axis.key"), t("step.axis.query"), "q·k")
-    fig = step_heatmap(h.shown(raw), q_labels[h.rows], k_labels[h.keys], labels, highlight=h.mark,
-                       type_scale=type_scale())
+    fig = step_heatmap(h.shown(raw), q_labels[h.rows], k_labels[h.keys], labels, look(),
+                       highlight=h.mark)
     view = View([(fig, f"{h.tag}-QK", matrix_frame(raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
                 latex=r"s_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{id}\,k_{jd}")
     view.text = t("step.raw.text", token=q_labels[query], low=f"{raw.min():.1f}", high=f"{raw.max():.1f}")
@@ -272,8 +273,8 @@ def view_scaled(h: Head) -> View:
     scaled, q_labels, k_labels, query, d_head = h.mine.scaled, h.q_labels, h.k_labels, h.query, h.cfg.d_head
     labels = Labels(t("step.scaled.title", d_k=d_head), t("step.axis.key"), t("step.axis.query"),
                     t("step.axis.score"))
-    fig = step_heatmap(h.shown(scaled), q_labels[h.rows], k_labels[h.keys], labels, highlight=h.mark,
-                       type_scale=type_scale())
+    fig = step_heatmap(h.shown(scaled), q_labels[h.rows], k_labels[h.keys], labels, look(),
+                       highlight=h.mark)
     view = View([(fig, f"{h.tag}-scores", matrix_frame(h.scores, q_labels, k_labels))],
                 _row(scaled, query, q_labels, k_labels),
                 latex=rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{d_head}}}}} = "
@@ -287,8 +288,8 @@ def view_scaled(h: Head) -> View:
 def view_mask(h: Head) -> View:
     masked, q_labels, k_labels, query, causal = h.mine.masked, h.q_labels, h.k_labels, h.query, h.names.causal
     fig = masked_scores_figure(h.shown(masked), q_labels[h.rows], k_labels[h.keys],
-                               t("step.mask.title_causal") if causal else t("step.mask.title_none"), words(),
-                               highlight=h.mark, type_scale=type_scale())
+                               t("step.mask.title_causal") if causal else t("step.mask.title_none"), look(),
+                               highlight=h.mark)
     view = View([(fig, f"{h.tag}-masked", matrix_frame(masked, q_labels, k_labels))],
                 _row(masked, query, q_labels, k_labels),
                 latex=r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}" if causal else
@@ -305,9 +306,9 @@ def view_mask(h: Head) -> View:
 
 def view_softmax(h: Head) -> View:
     pattern, q_labels, k_labels, query = h.pattern, h.q_labels, h.k_labels, h.query
-    fig = attention_heatmap(h.shown(pattern), q_labels[h.rows], k_labels[h.keys], words(),
+    fig = attention_heatmap(h.shown(pattern), q_labels[h.rows], k_labels[h.keys], look(),
                             t("step.softmax.title", where=h.where), highlight_row=h.mark,
-                            masked=h.shown(~h.mine.allowed), type_scale=type_scale(),
+                            masked=h.shown(~h.mine.allowed),
                             width_px=picture_px())
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
@@ -324,8 +325,8 @@ def view_output(h: Head) -> View:
     dims = dim_labels(d_head)
     labels = Labels(t("step.output.title", head=h.head, n=h.n_q, d_k=d_head), t("step.axis.head_dimension"),
                     t("step.axis.query_token"), t("step.axis.value"))
-    fig = step_heatmap(z[h.rows], q_labels[h.rows], dims, labels, highlight=h.mark, show_values=False,
-                       plot_px=plot_px(), type_scale=type_scale())
+    fig = step_heatmap(z[h.rows], q_labels[h.rows], dims, labels, look(), highlight=h.mark, show_values=False,
+                       plot_px=plot_px())
     view = View([(fig, f"{h.tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
                 latex=r"z_i = \sum_j a_{ij}\, v_j")
     view.text = t("step.output.text", head=h.head, heads=h.cfg.n_heads)
@@ -403,9 +404,9 @@ def why_scaling(h: Head) -> None:
     d_head, query, mine = h.cfg.d_head, h.query, h.mine
     st.header(t("step.why.header"))
     comparison = scaling_comparison(mine.raw[query], d_head, mine.allowed[query])
-    show_figure(scaling_bars(comparison.unscaled, comparison.scaled, h.k_labels, d_head, words(),
+    show_figure(scaling_bars(comparison.unscaled, comparison.scaled, h.k_labels, d_head, look(),
                              title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
-                             masked=~mine.allowed[query], type_scale=type_scale(), shown=h.keys),
+                             masked=~mine.allowed[query], shown=h.keys),
                 f"{h.tag}-q{query}-scaling", matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
                                                           [t("step.why.without"), t("step.why.with")], h.k_labels),
                 key="step-scaling")

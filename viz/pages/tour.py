@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from viz.figures.model_map import TOUR_BLOCKS
-from viz.core.i18n import t, words
+from viz.core.i18n import t
 from viz.elements.map_view import map_figure
 from viz.elements.nav import PAGES
 from viz.services.models import resolve_model_dir
@@ -14,7 +14,7 @@ from viz.core import view
 from viz.core.context import Context, current
 from viz.tour.pictures import FULL_FIGURES, STEP_FIGURES, step_pictures
 from viz.tour.steps import TOUR, TourStep
-from viz.elements.ui import show_figure, type_scale
+from viz.elements.ui import look, show_figure
 
 PAGES_DIR = Path(__file__).parent
 
@@ -33,7 +33,7 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         st.info(t("tour.need_sentence"))
         return
     try:
-        pictures = step_pictures(step, ctx.trace, resolve_model_dir(ctx.model_id), words(), type_scale=type_scale())
+        pictures = step_pictures(step, ctx.trace, resolve_model_dir(ctx.model_id), look())
     except (KeyError, ValueError) as e:       # a trace or model without what this picture needs
         st.caption(t("tour.cannot_draw", error=e))
         return
@@ -51,8 +51,7 @@ def step_picture(ctx: Context | None, step: TourStep, number: int) -> None:
         c_words.caption(t(picture.reading))
     if step.key in FULL_FIGURES:                  # the full matrix behind a teaching picture, one click away
         with st.expander(t("step.full")):
-            show_figure(FULL_FIGURES[step.key](ctx.trace, resolve_model_dir(ctx.model_id), words(),
-                                               type_scale=type_scale()),
+            show_figure(FULL_FIGURES[step.key](ctx.trace, resolve_model_dir(ctx.model_id), look()),
                         f"{ctx.model_id}-tour-{number}-full", key=f"tour-full-{number}")
 
 
@@ -60,7 +59,7 @@ def you_are_here(ctx: Context | None, step: TourStep, number: int) -> None:
     """The whole model (the paper's Figure 1, live on the sentence) with this step's blocks framed in red."""
     if ctx is None or ctx.trace is None or not TOUR_BLOCKS.get(step.key):
         return
-    fig = map_figure(ctx.trace, words(), highlight=TOUR_BLOCKS[step.key], type_scale=type_scale(),
+    fig = map_figure(ctx.trace, look(), highlight=TOUR_BLOCKS[step.key],
                      compact=True, token_strings=ctx.model.tokenizer.token_strings)
     show_figure(fig, f"{ctx.model_id}-tour-map-{number}", key=f"tour-map-{number}")
 

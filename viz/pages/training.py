@@ -15,7 +15,7 @@ from viz.services.training import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, 
                                    train_live, trained_lengths_note, training_slot, untrained_snapshot)
 from viz.core import view
 from viz.core.text import attention_labels, plain, position_labels
-from viz.elements.ui import explained, matrix_frame, show_figure, type_scale
+from viz.elements.ui import explained, look, matrix_frame, show_figure, type_scale
 
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
@@ -110,17 +110,15 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
     c1, c2 = st.columns(2)
     with c1:
         title = t("training.before.title", size=t(TRAINING_SIZE_KEYS[size]))
-        show_figure(_toy_axes(attention_heatmap(start, tgt, src, words(), title=title,
-                                                type_scale=type_scale(), width_px=type_scale().column_px())),
+        show_figure(_toy_axes(attention_heatmap(start, tgt, src, look(), title=title, width_px=type_scale().column_px())),
                     f"live-{task}-{size}-step0", matrix_frame(start, tgt, src), key="train-before")
     with c2:
         if goal_id in model_ids():
             trace = get_trace(goal_id, " ".join(symbols), " ".join(example.answer), 1, max_tokens)
             goal = schema.stacked(trace, "cross")[-1].mean(0)                 # last layer, heads averaged
             rows, cols = attention_labels(trace.meta, "cross")
-            show_figure(_toy_axes(attention_heatmap(goal, rows, cols, words(),
-                                                    title=t("training.goal.title", model=goal_id),
-                                                    type_scale=type_scale(), width_px=type_scale().column_px())),
+            show_figure(_toy_axes(attention_heatmap(goal, rows, cols, look(),
+                                                    title=t("training.goal.title", model=goal_id), width_px=type_scale().column_px())),
                         f"live-{task}-goal", matrix_frame(goal, rows, cols), key="train-goal")
         else:
             st.info(t("training.goal.missing", model=goal_id))
@@ -135,15 +133,13 @@ def snapshot_figures(run: LiveRun, snap, layer: int, head: int | None, key: str)
     c1, c2 = st.columns(2)
     with c1:
         cross = pick(snap.cross)
-        show_figure(attention_heatmap(cross, tgt, src, words(),
-                                      title=t("training.snap.cross", step=snap.step, name=name),
-                                      type_scale=type_scale(), width_px=type_scale().column_px()),
+        show_figure(attention_heatmap(cross, tgt, src, look(),
+                                      title=t("training.snap.cross", step=snap.step, name=name), width_px=type_scale().column_px()),
                     f"live-{run.task}-cross-step{snap.step}", matrix_frame(cross, tgt, src), key=f"{key}-cross")
     with c2:
         enc = pick(snap.encoder)
-        show_figure(attention_heatmap(enc, src, src, words(),
-                                      title=t("training.snap.encoder", step=snap.step, name=name),
-                                      type_scale=type_scale(), width_px=type_scale().column_px()),
+        show_figure(attention_heatmap(enc, src, src, look(),
+                                      title=t("training.snap.encoder", step=snap.step, name=name), width_px=type_scale().column_px()),
                     f"live-{run.task}-encoder-step{snap.step}", matrix_frame(enc, src, src), key=f"{key}-enc")
 
 
@@ -164,11 +160,9 @@ def train_now(run: LiveRun) -> None:
                           text=t("training.progress", step=record['step'], steps=run.steps,
                                  loss=f"{record['loss']:.3f}", accuracy=f"{record['accuracy']:.1%}",
                                  seconds=f"{record['seconds']:.0f}"))
-        curve_slot.plotly_chart(training_curves(history, words(), run.steps, t("training.curve.live"),
-                                                type_scale=type_scale()),
+        curve_slot.plotly_chart(training_curves(history, look(), run.steps, t("training.curve.live")),
                                 key=f"live-curve-{record['step']}")
-        grid_slot.plotly_chart(model_view(snap.cross, words(), title=t("training.grid.title", step=record['step']),
-                                           type_scale=type_scale()),
+        grid_slot.plotly_chart(model_view(snap.cross, look(), title=t("training.grid.title", step=record['step'])),
                                key=f"live-grid-{record['step']}")
 
     with training_slot(on_wait):
@@ -188,13 +182,11 @@ def show_result(run: LiveRun) -> None:
     history_frame = matrix_frame([[r["loss"], r["accuracy"], r["lr"], r["seconds"]] for r in run.history],
                                  [str(r["step"]) for r in run.history],
                                  [t(TRAINING_COL_KEYS[c]) for c in ("loss", "accuracy", "lr", "seconds")])
-    show_figure(training_curves(run.history, words(), run.steps, t("training.curve.title"), marker_step=snap.step,
-                                type_scale=type_scale()),
+    show_figure(training_curves(run.history, look(), run.steps, t("training.curve.title"), marker_step=snap.step),
                 f"live-{run.task}-{run.size}-curve", history_frame, key="train-curve")
     st.caption(t("training.snap.caption", source=' '.join(run.example.symbols), answer=' '.join(run.example.answer),
                  step=snap.step, accuracy=f"{snap.accuracy:.1%}", loss=f"{snap.loss:.3f}"))
-    show_figure(model_view(snap.cross, words(), title=t("training.grid.title", step=snap.step),
-                           type_scale=type_scale()),
+    show_figure(model_view(snap.cross, look(), title=t("training.grid.title", step=snap.step)),
                 f"live-{run.task}-grid-step{snap.step}", key="train-grid")
     cfg = run.result.model.cfg
     c1, c2 = st.columns(2)
@@ -230,8 +222,7 @@ def try_model(run: LiveRun) -> None:
     rows, cols = attention_labels(trace.meta, "cross")
     last = schema.n_layers(run.result.model.cfg, "cross") - 1
     weights = trace[schema.pattern_name("cross", last)].mean(0)
-    fig = attention_heatmap(weights, rows, cols, words(), title=t("training.try.title", layer=last),
-                            type_scale=type_scale(), width_px=type_scale().page_px * 0.6)
+    fig = attention_heatmap(weights, rows, cols, look(), title=t("training.try.title", layer=last), width_px=type_scale().page_px * 0.6)
     with st.columns([3, 2])[0]:   # a toy matrix is small: keep its cells square-ish
         show_figure(fig, f"live-{run.task}-try", matrix_frame(weights, rows, cols), key="train-try-fig")
         st.caption(t("training.try.caption"))
@@ -275,7 +266,7 @@ def rnn_live_training(task: str) -> None:
     if result is None:
         st.caption(t("training.rnn.press"))
         return
-    st.plotly_chart(accuracy_chart(result["tables"], result["train_lengths"], words(), type_scale=type_scale(),
+    st.plotly_chart(accuracy_chart(result["tables"], result["train_lengths"], look(),
                                    title=t("training.rnn.chart", task=result["task_name"], steps=result["steps"])),
                     key="train-rnn-accuracy")
     times = " · ".join(t("training.rnn.seconds", model=model_name(a, words()), seconds=f"{s:.0f}")

@@ -9,13 +9,13 @@ from model.capture import schema
 from viz.figures.attention import map_window
 from viz.figures.style import Labels, symmetric_range
 from viz.figures.zoo import gallery, mark_centres, step_heatmap
-from viz.core.i18n import catalogue_keys, t, words
+from viz.core.i18n import catalogue_keys, t
 from viz.services.analyses import fitted_zoo
 from viz.core.context import current
 from viz.core import view
 from viz.core.text import attention_labels
-from viz.elements.ui import (attention_window, explained, layer_head_pickers, matrix_frame, on_phone, show_figure,
-                              token_window, type_scale)
+from viz.elements.ui import (attention_window, explained, layer_head_pickers, look, matrix_frame, on_phone, show_figure,
+                             token_window, type_scale)
 
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
@@ -256,16 +256,16 @@ def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np
     with col_s:
         labels = Labels(t("zoo.fig.scores", name=score_title(score, data)), t("fig.attention.key"),
                         t("fig.attention.query"), t("zoo.fig.score"))
-        fig = step_heatmap(scores, rows, cols, labels, words(), **grey)
+        fig = step_heatmap(scores, rows, cols, labels, look(), **grey)
         show_figure(fig, f"zoo-scores-{tag}", matrix_frame(scores, rows, cols), key="zoo-scores")
     with col_w:
         name = weight_name(weighting) if weighting != "local" else t("zoo.local_d", d=half_width)   # one title line
         labels = Labels(t("zoo.fig.weights", name=name), t("fig.attention.key"), t("fig.attention.query"),
                         t("fig.attention.weight"))
-        fig = step_heatmap(weights, rows, cols, labels, words(), zrange=(0.0, 1.0), **grey)
+        fig = step_heatmap(weights, rows, cols, labels, look(), zrange=(0.0, 1.0), **grey)
         if centres:
             marked, columns = zip(*centres)
-            mark_centres(fig, columns, [rows[r] for r in marked], cols, words())
+            mark_centres(fig, columns, [rows[r] for r in marked], cols, look())
         show_figure(fig, f"zoo-weights-{tag}", matrix_frame(weights, rows, cols), key="zoo-weights")
     st.caption(t("zoo.read_row") + (t("zoo.read_row.mask") if data["mask"] is not None else ""))
     v_labels = data["v_labels"]
@@ -274,9 +274,8 @@ def main_picture(data: dict, scores: np.ndarray, weights: np.ndarray, output: np
         labels = Labels(t("zoo.fig.output"), t("zoo.fig.value_dim"), t("fig.attention.query"),
                         t("zoo.fig.output_value"))
         zmax = symmetric_range(data["v"])
-        fig = step_heatmap(output, rows, v_labels, labels, words(), zrange=(-zmax, zmax),
-                           width_px=type_scale().page_px / (2 if narrow else 1), every_label=len(v_labels) <= 24,
-                           type_scale=type_scale())
+        fig = step_heatmap(output, rows, v_labels, labels, look(), zrange=(-zmax, zmax),
+                           width_px=type_scale().page_px / (2 if narrow else 1), every_label=len(v_labels) <= 24)
         show_figure(fig, f"zoo-output-{tag}", matrix_frame(output, rows, v_labels), key="zoo-output")
 
 
@@ -320,10 +319,9 @@ def explain(data: dict, score: str, weighting: str, half_width: int, centre: str
 
 
 def mask_options(data: dict) -> dict:
-    """The builders' mask arguments: decoder self-attention's hidden keys (grey, named in the legend) and the
-    page's type scale."""
+    """The builders' mask argument: decoder self-attention's hidden keys (grey, named in the legend)."""
     masked = None if data["mask"] is None else ~np.asarray(data["mask"], dtype=bool)
-    return dict(masked=masked, type_scale=type_scale())
+    return dict(masked=masked)
 
 
 def galleries(data: dict, score: str, weighting: str, half_width: int, centre: str, all_scores: dict,
@@ -335,7 +333,7 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
     grey = mask_options(windowed(data, queries, keys))
     st.subheader(t("zoo.all_scores", weighting=weight_name(weighting)))
     every_score = [weigh(all_scores[name], data, weighting, half_width, centre)[queries, keys] for name in zoo.SCORES]
-    show_figure(gallery(every_score, [panel_title(n, data) for n in zoo.SCORES], rows, cols, words(), **grey),
+    show_figure(gallery(every_score, [panel_title(n, data) for n in zoo.SCORES], rows, cols, look(), **grey),
                 f"zoo-scores-all-{tag}", key="zoo-gallery-scores")
     if data["fit"] is not None:
         report = data["fit"][1]
@@ -347,7 +345,7 @@ def galleries(data: dict, score: str, weighting: str, half_width: int, centre: s
     st.subheader(t("zoo.all_weightings", score=score_title(score, data)))
     every_weighting = [weigh(all_scores[score], data, w, half_width, centre)[queries, keys] for w in zoo.WEIGHTINGS]
     titles = [weight_name(w) if w != "local" else t("zoo.local_d", d=half_width) for w in zoo.WEIGHTINGS]
-    show_figure(gallery(every_weighting, titles, rows, cols, words(), **grey), f"zoo-weightings-all-{tag}",
+    show_figure(gallery(every_weighting, titles, rows, cols, look(), **grey), f"zoo-weightings-all-{tag}",
                 key="zoo-gallery-weightings")
     st.markdown("\n".join("- " + t("zoo.list_item", name=weight_name(w), text=t(ZOO_WEIGHT_HISTORY_KEYS[w]))
                            for w in zoo.WEIGHTINGS))

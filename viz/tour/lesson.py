@@ -30,7 +30,7 @@ import plotly.io as pio
 
 from model.capture.trace import Trace
 from viz.tour.formula_html import formula_block
-from viz.figures.style import NORMAL, PRESENTER
+from viz.figures.style import NORMAL, PRESENTER, Look
 from viz.core.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, message, words
 from viz.tour.pictures import step_pictures
 from viz.tour.steps import TOUR, TourStep
@@ -136,10 +136,10 @@ def lesson_html(trace: Trace, model_dir: Path | None = None, lang: str = DEFAULT
     sizes (no chart text under 20 px), for a projector; else at its normal sizes."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
-    scale = PRESENTER if presenter else NORMAL
+    look = Look(words(lang), PRESENTER if presenter else NORMAL)
     sections = []
     for number, step in enumerate(TOUR, start=1):
-        pictures = step_pictures(step, trace, model_dir, words(lang), type_scale=scale)   # the tour page's
+        pictures = step_pictures(step, trace, model_dir, look)   # the tour page's
         parts = []
         for index, picture in enumerate(pictures):
             div = _figure_div(picture.figure, div_id=f"figure-{number}-{index}")

@@ -12,6 +12,7 @@ from typing import Callable
 import plotly.graph_objects as go
 
 from viz.figures.static import FORMATS, save_figure
+from viz.figures.style import Look
 from viz.core.i18n import DEFAULT_LANG, LANGS, words
 from viz.tour.pictures import step_pictures
 from viz.tour.steps import TOUR
@@ -23,7 +24,7 @@ def trace_figures(trace, model_dir: Path | None = None, lang: str = DEFAULT_LANG
         raise ValueError(f"unknown language {lang!r}: one of {', '.join(LANGS)}")
     named = []
     for number, step in enumerate(TOUR, start=1):
-        for i, picture in enumerate(step_pictures(step, trace, model_dir, words(lang))):
+        for i, picture in enumerate(step_pictures(step, trace, model_dir, Look(words(lang)))):
             named.append((f"{number:02d}-{step.key}{f'-{i + 1}' if i else ''}", picture.figure))
     return named
 
