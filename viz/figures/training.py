@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.figures.style import LINE_COLORS, Look, legend_under_title, typeset, vline, wrapped
+from viz.figures.style import LINE_COLORS, Look, TypeScale, Words, legend_under_title, typeset, vline, wrapped
 
 LOG_COLUMNS = ["step", "epoch", "train_loss", "dev_loss", "lr", "tokens_per_s"]  # model/training/train.py's train_log.csv
 PARTS = {"src_embed": "embeddings", "tgt_embed": "embeddings", "encoder": "encoder", "decoder": "decoder",
