@@ -134,7 +134,9 @@ def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
     from common import SentenceMaker
     from model.inference.pipeline import encode_text, generate
     from model.capture import schema
+    from viz.core.i18n import words
     from viz.figures.attention import attention_heatmap, model_view
+    from viz.figures.style import Look
     from viz.core.text import position_labels
 
     text = SentenceMaker(seed).sentence(n_tokens)
@@ -149,7 +151,8 @@ def server_work(bundle, n_tokens: int, seed: int = 0) -> dict:
     t2 = time.perf_counter()
     labels = position_labels(bundle.tokenizer.token_strings(src.ids))
     patterns = schema.stacked(trace, "encoder")
-    figures = [model_view(patterns, selected=(0, 0)), attention_heatmap(patterns[0, 0], labels, labels)]
+    look = Look(words("en"))
+    figures = [model_view(patterns, look, selected=(0, 0)), attention_heatmap(patterns[0, 0], labels, labels, look)]
     t3 = time.perf_counter()
     payload = sum(len(f.to_json()) for f in figures)
     t4 = time.perf_counter()

@@ -24,7 +24,8 @@ from model.capture import schema
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from viz.figures.attention import attention_heatmap, model_view, translation_figure
-from viz.figures.style import PRESENTER
+from viz.core.i18n import words as catalogue_words
+from viz.figures.style import PRESENTER, Look
 from viz.elements.map_view import head_view_figure, map_figure
 from viz.core.text import attention_labels
 
@@ -46,20 +47,19 @@ def figures(trace, bundle) -> dict[str, dict]:
     last = cross[-1].mean(0)
     n = len(rows)
     probs = [0.5] * n
+    look, projector = Look(catalogue_words("en")), Look(catalogue_words("en"), PRESENTER)
     return {
         ("home", "translation (cross-attention + confidence)"):
-            lambda: translation_figure(last, rows, cols, probs, [""] * n, probs),
+            lambda: translation_figure(last, rows, cols, probs, [""] * n, probs, look),
         ("home", "model map (new)"):
-            lambda: map_figure(trace, "en", carried={"model": "en-es", "text": "x"},
-                               token_strings=bundle.tokenizer.token_strings),
+            lambda: map_figure(trace, look, token_strings=bundle.tokenizer.token_strings),
         ("home", "model map, presenter (new)"):
-            lambda: map_figure(trace, "en", carried={"model": "en-es", "text": "x"}, type_scale=PRESENTER,
-                               token_strings=bundle.tokenizer.token_strings),
-        ("explorer", "all layers x heads grid"): lambda: model_view(cross),
-        ("explorer", "one head, large"): lambda: attention_heatmap(cross[2, 3], rows, cols),
-        ("explorer", "head view, 8 heads (new)"): lambda: head_view_figure(cross[2], rows, cols, "cross", 2),
+            lambda: map_figure(trace, projector, token_strings=bundle.tokenizer.token_strings),
+        ("explorer", "all layers x heads grid"): lambda: model_view(cross, look),
+        ("explorer", "one head, large"): lambda: attention_heatmap(cross[2, 3], rows, cols, look),
+        ("explorer", "head view, 8 heads (new)"): lambda: head_view_figure(cross[2], rows, cols, "cross", 2, look),
         ("explorer", "head view, presenter (new)"):
-            lambda: head_view_figure(cross[2], rows, cols, "cross", 2, type_scale=PRESENTER),
+            lambda: head_view_figure(cross[2], rows, cols, "cross", 2, projector),
     }
 
 
