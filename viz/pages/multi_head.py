@@ -111,7 +111,7 @@ def head_table(patterns: np.ndarray, cols: list[str], kind: str) -> pd.DataFrame
         t("multihead.table.does"): describe(patterns, cols, positional),
         t("multihead.table.entropy"): two(stats["entropy"]),
         t("multihead.table.max"): two(stats["max_weight"]),
-        t("multihead.table.favourite"): [cols[i] for i in stats["favourite"]],
+        t("multihead.table.favourite"): [cols[i].replace(" ", "\u00a0") for i in stats["favourite"]],  # '0 <modern>' one line
         t("multihead.table.favourite_weight"): two(stats["favourite_weight"]),
     }
     if positional:
