@@ -118,6 +118,27 @@ def test_pe_heatmap_and_curves(table):
         pe_curves(table, [32], EN)
 
 
+def test_big_maps_send_float32_the_models_own_numbers():
+    """Issue 46 item 9: the PE table and PE·PEᵀ go to the browser as float32, the model's precision (its table is
+    float32): every cell the model's own number, half the JSON of float64; the en-es page's 64 x 256 table was
+    216 KB of chart JSON."""
+    model_table = sinusoidal_table(64, 256).numpy()                                    # float32, as in the model
+    fig = pe_heatmap(model_table.astype(np.float64), EN, n_sentence=12, title="PE")
+    z = fig.data[0].z
+    assert z.dtype == np.float32 and np.array_equal(z, model_table)
+    assert len(fig.to_json()) < 150_000                      # float64: about 216 KB (its z alone 175 KB of base64)
+    sim = similarity_heatmap(pe_similarity(model_table), EN, 12).data[0].z
+    assert sim.dtype == np.float32 and np.allclose(sim, pe_similarity(model_table), rtol=1e-6, atol=1e-4)
+
+
+def test_rotation_error_is_one_line_every_error_on_hover(table):
+    """Issue 46 item 9: a line, no marker per position (509 at max_len 512: the page's costliest chart to draw);
+    every position's error is still a point of the line, on hover."""
+    errors = rotation_errors(table, 3)
+    line = rotation_error_figure(errors, 3, EN).data[0]
+    assert line.mode == "lines" and np.array_equal(line.y, errors) and "%{y:.2e}" in line.hovertemplate
+
+
 def test_similarity_and_rotation_figures(table):
     sim = pe_similarity(table[:10])
     assert similarity_heatmap(sim, EN, 4).data[0].z.shape == (10, 10)

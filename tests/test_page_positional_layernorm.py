@@ -8,6 +8,7 @@ import pytest
 from apptest_utils import no_exceptions, run_page, texts
 from model.analysis.positional import frequencies
 from model.io.checkpoint import load_checkpoint
+from viz.pages.positional import TABLE_OPEN
 from model.inference.pipeline import trace_sentence
 from viz import ROOT
 
@@ -42,8 +43,8 @@ def test_positional_default_view_uses_the_real_model(trace):
     wavelengths = 2 * np.pi / frequencies(64)[np.array(dims) // 2]
     assert wavelengths[0] < 8 and 16 < wavelengths[1] < 32 and wavelengths[-1] > 10 * 32
     assert at.slider(key="pe-offset").value == 3
-    # the rows added to the sentence equal the table shown
-    assert "differ from this table by at most 0.0e+00" in texts(at)
+    # the rows added to the sentence equal the table shown (in its expander, built once opened)
+    assert "differ from this table by at most 0.0e+00" in texts(open_table(at))
     # rotation demonstration: numerically exact on the model's own table
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["max ‖M_k·PE(p) − PE(p+k)‖"]) < 1e-5
@@ -71,6 +72,12 @@ def test_positional_deep_link_reproduces_the_view():
     assert at.query_params["positions"] == "12" and at.query_params["swap"] == "1,3"
 
 
+def open_table(at):
+    """The page again with the full table's expander opened, as a click does (its state, then a run)."""
+    at.session_state[TABLE_OPEN] = True
+    return at.run()
+
+
 def _chart_specs(at) -> list[str]:
     return [chart.proto.spec for chart in at.get("plotly_chart")]
 
@@ -92,7 +99,7 @@ def test_positional_picture_first_and_formulas_on_short_lines():
     first = json.loads(_chart_specs(at)[0])
     assert first["layout"]["title"]["text"] == "Each dimension is a wave over positions"
     assert [d["type"] for d in first["data"]] == ["scatter"] * 4
-    (expander,) = [e for e in at.expander if e.label == "All the numbers: the full matrix"]
+    (expander,) = [e for e in open_table(at).expander if e.label == "All the numbers: the full matrix"]
     table = json.loads(expander.get("plotly_chart")[0].proto.spec)
     assert table["layout"]["title"]["text"].startswith("The model's positional encoding")
     assert "differ from this table by at most" in " ".join(c.value for c in expander.caption)
@@ -103,6 +110,25 @@ def test_positional_picture_first_and_formulas_on_short_lines():
     maps = json.loads(_chart_specs(at)[-1])
     titles = [a["text"] for a in maps["layout"]["annotations"]]
     assert titles[1] == "Swapped sentence" and max(map(len, titles)) <= 26
+
+
+def test_positional_table_built_only_when_opened():
+    """Issue 46 item 9: folded, the full table is neither built nor sent (its N x d_model cells were the page's
+    largest chart, drawn on every visit); opened, it is drawn with its CSV and the check against the trace;
+    folded again, it goes."""
+    at = run_page("positional.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    (folded,) = [e for e in at.expander if e.label == "All the numbers: the full matrix"]
+    assert not folded.get("plotly_chart") and not folded.caption
+    titles = [json.loads(spec)["layout"]["title"]["text"] for spec in _chart_specs(at)]
+    assert not any(title.startswith("The model's positional encoding") for title in titles)
+    (opened,) = [e for e in open_table(at).expander if e.label == "All the numbers: the full matrix"]
+    table = json.loads(opened.get("plotly_chart")[0].proto.spec)
+    assert table["data"][0]["z"]["shape"] == "32, 64"               # toy-reverse: 32 positions x d_model 64
+    assert [b.label for b in opened.get("download_button")] == ["Download CSV"]
+    assert len(_chart_specs(at)) == len(titles) + 1
+    at.session_state[TABLE_OPEN] = False
+    assert len(_chart_specs(at.run())) == len(titles)
 
 
 def test_positional_bad_parameters_warn():

@@ -34,8 +34,10 @@ def pe_heatmap(table, words: Words, n_sentence: int = 0, title: str = "", type_s
     dimension, sentence_label = words("positional.dimension"), words("positional.sentence_rows")
     table = check_table(table)
     zmax = symmetric_range(table)
+    # z as float32, the model's own precision (its PE buffer and weights are float32): every number the same, half
+    # the chart's JSON of float64 (216 KB at 64 x 256; hover shows 4 decimals)
     heatmap = go.Heatmap(
-        z=table, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE, colorbar=colorbar("PE", type_scale, 14),
+        z=table.astype(np.float32), zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE, colorbar=colorbar("PE", type_scale, 14),
         hovertemplate=f"{y_title} %{{y}}<br>{dimension} %{{x}}<br>PE %{{z:.4f}}<extra></extra>")
     layout = dict(xaxis=dict(title=dict(text=x_title)),
                   yaxis=dict(title=dict(text=y_title), autorange="reversed"), title=dict(text=title),
@@ -102,8 +104,8 @@ def similarity_heatmap(similarity, words: Words, n_sentence: int = 0, title: str
     if similarity.ndim != 2 or similarity.shape[0] != similarity.shape[1]:
         raise ValueError(f"expected a square [position, position] matrix, got shape {similarity.shape}")
     zmax = symmetric_range(similarity)
-    heatmap = go.Heatmap(
-        z=similarity, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
+    heatmap = go.Heatmap(      # float32: the dot products of float32 tables, 7 digits for a hover's 3 decimals
+        z=similarity.astype(np.float32), zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
         colorbar=colorbar("PE·PE", type_scale, 14),
         hovertemplate=f"{position} %{{y}} · {position} %{{x}}<br>{dot_product} %{{z:.3f}}<extra></extra>")
     layout = dict(xaxis=dict(title=dict(text=position), scaleanchor="y", constrain="domain"),
@@ -130,13 +132,13 @@ def similarity_profile_figure(similarity, words: Words, title: str = "", type_sc
 
 def rotation_error_figure(errors, offset: int, words: Words, title: str = "",
                           type_scale: TypeScale = NORMAL) -> go.Figure:
-    """‖M_k PE(p) − PE(p+k)‖ against p: float rounding, not approximation."""
+    """‖M_k PE(p) − PE(p+k)‖ against p: float rounding, not approximation. A line without markers: one marker per p
+    (509 of them at max_len 512) was the page's costliest chart to draw; every p's error is still on hover."""
     x_title, error = words("positional.rotation.error_x"), words("positional.rotation.error")
     errors = np.asarray(errors, dtype=float)
     if errors.ndim != 1 or errors.size == 0:
         raise ValueError("expected a non-empty vector of errors")
-    line = go.Scatter(x=np.arange(errors.size), y=errors, mode="lines+markers", marker=dict(size=6),
-                      line=dict(color=LINE_COLORS[0], width=2),
+    line = go.Scatter(x=np.arange(errors.size), y=errors, mode="lines", line=dict(color=LINE_COLORS[0], width=2),
                       hovertemplate=f"p %{{x}}<br>{error} %{{y:.2e}}<extra></extra>")
     return go.Figure(line, layout=typeset(dict(
         xaxis=dict(title=dict(text=x_title.format(offset=offset))),

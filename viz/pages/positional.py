@@ -22,6 +22,7 @@ from viz.elements.ui import matrix_frame, need_context, show_figure, stop_page, 
 
 MAX_DIMS = 8
 SWAP_CONTEXT = 40      # tokens of the swapped input written out around the swap
+TABLE_OPEN = "pe-table-open"   # the full table's expander (its state: drawn only while open)
 ZOOM_DIMS = 8          # M_k's corner with numbers in its cells: 4 rotation blocks stay readable at half width
 DIMS_SPAN = (0, 1 / 8, 1 / 4, 1 / 2)   # default curves at these fractions of d_model: fast to slow (sine dims;
                                       # wavelengths 2π·10000^f: about 6, 20, 63 and 628 positions)
@@ -70,10 +71,14 @@ def swap_from_url(n_src: int, default: tuple[int, int]) -> tuple[int, int]:
 
 def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> None:
     """The model's whole PE table, how to read it and the check against the trace, one click away: drawn as the
-    page's picture, N x d_model cells read as a moire on a projector."""
+    page's picture, N x d_model cells read as a moire on a projector. Built and drawn only while open (a click
+    reruns the page): folded, its N x d_model cells (216 KB of chart JSON at 64 x 256) and their CSV were built,
+    sent and drawn on every visit (issue 46 item 9)."""
     cfg, trace = ctx.model.config, ctx.trace
     table = full_table[:n_positions]                                                    # [N, D]
-    with st.expander(t("step.full")):
+    with st.expander(t("step.full"), key=TABLE_OPEN, on_change="rerun") as box:
+        if not box.open:
+            return
         table_figure(ctx, table, n_positions, n_src)
         trace_pe = trace[schema.embed_name("encoder", "pos")]                           # [S, D]
         shared = min(n_src, cfg.max_len)
