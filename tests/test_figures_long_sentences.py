@@ -143,7 +143,7 @@ def test_the_word_swap_maps_give_every_token_of_their_window_a_row(scale):
     n = order_tokens(scale)
     assert n >= 10
     m = rows_of(n, n)
-    fig = word_order_figure(m, m, tokens(n), EN, type_scale=scale)
+    fig = word_order_figure(m, m, tokens(n), Look(EN, scale))
     assert list(fig.layout.yaxis.tickvals) == tokens(n)
     assert (fig.layout.height - 240) / n >= 1.2 * scale.tick      # rows as tall as their labels (plotly's spacing)
     assert fig.layout.height <= 720
@@ -152,7 +152,7 @@ def test_the_word_swap_maps_give_every_token_of_their_window_a_row(scale):
 @pytest.mark.parametrize("scale", SCALES, ids=lambda s: s.name)
 def test_the_norms_window_and_the_layernorm_window(scale):
     n = norm_tokens(scale)
-    fig = norms_figure(tokens(n), {"a": np.ones(n), "b": np.ones(n)}, EN, type_scale=scale)
+    fig = norms_figure(tokens(n), {"a": np.ones(n), "b": np.ones(n)}, Look(EN, scale))
     assert list(fig.data[0].x) == tokens(n)
     m = tokens_that_fit(scale)
     assert 12 <= m <= n

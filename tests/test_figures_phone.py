@@ -82,7 +82,7 @@ def test_the_zoo_s_gallery_on_a_phone_gives_each_map_the_column_and_every_key_it
 def test_word_order_on_a_phone_stacks_its_three_maps_each_labelling_every_token():
     assert fpos.order_tokens(PHONE) >= len(NINE)
     for lang in (EN, ZH):
-        fig = fpos.word_order_figure(P, P.T, NINE, lang, "word order", type_scale=PHONE).to_plotly_json()["layout"]
+        fig = fpos.word_order_figure(P, P.T, NINE, Look(lang, PHONE), "word order").to_plotly_json()["layout"]
         for axis in ("yaxis", "yaxis2", "yaxis3"):
             assert fig[axis]["tickvals"] == [t.replace("<", "&lt;").replace(">", "&gt;") for t in NINE]
         assert fig["yaxis"]["domain"][0] > fig["yaxis2"]["domain"][1] > fig["yaxis3"]["domain"][1] - 1

@@ -55,9 +55,9 @@ def builders(s):
         "concat": fmh.concat_heatmap(RNG.random((6, 32)), TOK, 4, Look(EN, s), title="t"),
         "stage_norms": fmh.stage_norms({"a": P[0], "b": P[1]}, TOK, Look(EN, s), title="t"),
         "head_patterns": fmh.head_patterns(RNG.random((4, 6, 6)), TOK, TOK, Look(EN, s), title="t", masked=MASK),
-        "pe_heatmap": fpos.pe_heatmap(table, EN, n_sentence=5, title="t", type_scale=s),
-        "pe_curves": fpos.pe_curves(table, [0, 1, 8], EN, n_sentence=5, title="t", type_scale=s),
-        "word_order": fpos.word_order_figure(P, P.T, TOK, EN, title="t", type_scale=s),
+        "pe_heatmap": fpos.pe_heatmap(table, Look(EN, s), n_sentence=5, title="t"),
+        "pe_curves": fpos.pe_curves(table, [0, 1, 8], Look(EN, s), n_sentence=5, title="t"),
+        "word_order": fpos.word_order_figure(P, P.T, TOK, Look(EN, s), title="t"),
         "scaling_bars": fstep.scaling_bars(P[0], P[1], TOK, 16, Look(EN, s), title="t"),
         "masked_scores": fstep.masked_scores_figure(np.where(future_mask("decoder", 6, 6), -np.inf, P), TOK, TOK, "t",
                                                     Look(EN, s)),
@@ -243,8 +243,8 @@ def legend_builders(s, names):
                             lr=[1e-4, 2e-4, 3e-4], tokens_per_s=[900, 950, 1000]))
     norms = RNG.random((3, 6))
     return {
-        "norms": fpos.norms_figure(TOK, {n: P[i] for i, n in enumerate(names)}, EN, title="t", type_scale=s),
-        "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], EN, title="t", type_scale=s),
+        "norms": fpos.norms_figure(TOK, {n: P[i] for i, n in enumerate(names)}, Look(EN, s), title="t"),
+        "order_gap": fpos.order_gap_figure([0.1, 0.3], [0.0, 0.0], Look(EN, s), title="t"),
         "histogram": fln.feature_histogram({n: P[i] for i, n in enumerate(names[:3])}, Look(EN, s), title="t"),
         "drift": fln.drift_figure(P[0], Look(EN, s), title="t"),
         "residual": fln.residual_norm_figure([(n, ["a", "b", "c"], norms, TOK) for n in names[:3]], Look(EN, s), title="t"),

@@ -13,12 +13,12 @@ from viz.figures.positional import (norm_tokens, norms_figure, order_gap_figure,
                                     similarity_profile_figure, word_order_figure)
 from viz.figures.attention import window_around
 from viz.core.folder_text import code_span
-from viz.core.i18n import error_text, t, words
+from viz.core.i18n import error_text, t
 from viz.services.analyses import encoder_patterns, paper_table, positional_table
 from viz.core import view
 from viz.core.view import parse_index_list
 from viz.core.text import plain, position_labels
-from viz.elements.ui import matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
+from viz.elements.ui import look, matrix_frame, need_context, show_figure, stop_page, token_window, type_scale
 
 MAX_DIMS = 8
 SWAP_CONTEXT = 40      # tokens of the swapped input written out around the swap
@@ -88,9 +88,8 @@ def table_section(ctx, full_table: np.ndarray, n_positions: int, n_src: int) -> 
 
 def table_figure(ctx, table: np.ndarray, n_positions: int, n_src: int) -> None:
     cfg = ctx.model.config
-    show_figure(pe_heatmap(table, words(), n_src,
-                           title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model),
-                           type_scale=type_scale()),
+    show_figure(pe_heatmap(table, look(), n_src,
+                           title=t("positional.table.title", last=n_positions - 1, d=cfg.d_model)),
                 f"{ctx.model_id}-pe-table", matrix_frame(table, list(range(n_positions)), list(range(cfg.d_model))),
                 key="pe-table")
 
@@ -114,7 +113,7 @@ def curves_section(ctx, table: np.ndarray, n_src: int, picker=None) -> list[int]
                           max_selections=MAX_DIMS, key=view.seeded("pe-dims", dims_from_url(d_model)),
                           format_func=lambda d: t("positional.curves.dim_option", d=d, wave="sin" if d % 2 == 0 else "cos"))
     if dims:
-        show_figure(pe_curves(table, dims, words(), n_src, title=t("positional.curves.title"), type_scale=type_scale()),
+        show_figure(pe_curves(table, dims, look(), n_src, title=t("positional.curves.title")),
                     f"{ctx.model_id}-pe-curves", matrix_frame(table[:, dims], list(range(n_positions)),
                                                               [t("positional.curves.column", d=d) for d in dims]),
                     key="pe-curves")
@@ -131,13 +130,11 @@ def similarity_section(ctx, table: np.ndarray, n_src: int, learned: bool) -> Non
     st.latex(SIMILARITY_FORMULA)
     col_a, col_b = st.columns([3, 2])
     with col_a:
-        show_figure(similarity_heatmap(sim, words(), n_src, title=t("positional.similarity.title"),
-                                       type_scale=type_scale()),
+        show_figure(similarity_heatmap(sim, look(), n_src, title=t("positional.similarity.title")),
                     f"{ctx.model_id}-pe-similarity",
                     matrix_frame(sim, list(range(n_positions)), list(range(n_positions))), key="pe-sim")
     with col_b:
-        show_figure(similarity_profile_figure(sim, words(), title=t("positional.similarity.row"),
-                                              type_scale=type_scale()),
+        show_figure(similarity_profile_figure(sim, look(), title=t("positional.similarity.row")),
                     f"{ctx.model_id}-pe-similarity-row0",
                     matrix_frame(sim[0][:, None], list(range(n_positions)), ["PE(0)·PE(k)"]), key="pe-sim-row")
     spread = diagonal_spread(sim)
@@ -164,17 +161,15 @@ def rotation_section(ctx, full_table: np.ndarray, learned: bool) -> int:
     c3.metric(t("positional.rotation.scale"), f"{plain_gap.mean():.2f}")
     col_a, col_b = st.columns(2)
     with col_a:
-        show_figure(rotation_error_figure(errors, offset, words(), title=t("positional.rotation.error_title", k=offset),
-                                          type_scale=type_scale()),
+        show_figure(rotation_error_figure(errors, offset, look(), title=t("positional.rotation.error_title", k=offset)),
                     f"{ctx.model_id}-pe-rotation-error",
                     matrix_frame(errors[:, None], list(range(errors.size)), [t("positional.rotation.error")]),
                     key="pe-rot-err")
         st.caption(t("positional.rotation.learned") if learned else t("positional.rotation.own"))
     with col_b:
         zoom = min(ZOOM_DIMS, d_model)
-        show_figure(rotation_matrix_heatmap(m_k, words(), zoom,
-                                            title=t("positional.rotation.m_title", k=offset, zoom=zoom, d=d_model),
-                                            type_scale=type_scale()),
+        show_figure(rotation_matrix_heatmap(m_k, look(), zoom,
+                                            title=t("positional.rotation.m_title", k=offset, zoom=zoom, d=d_model)),
                     f"pe-rotation-M{offset}-d{d_model}", matrix_frame(m_k, list(range(d_model)), list(range(d_model))),
                     key="pe-rot-m")
         st.caption(t("positional.rotation.m_caption"))
@@ -194,8 +189,8 @@ def norms_section(ctx, src_labels: list[str]) -> None:
     }
     st.markdown(t("positional.norms.text", d=d_model))
     shown = token_window(len(src_labels), norm_tokens(type_scale()), "pe-norms-window")   # a long sentence: a window
-    show_figure(norms_figure(src_labels[shown], {name: norms[shown] for name, norms in series.items()}, words(),
-                             title=t("positional.norms.title"), type_scale=type_scale()),
+    show_figure(norms_figure(src_labels[shown], {name: norms[shown] for name, norms in series.items()}, look(),
+                             title=t("positional.norms.title")),
                 f"{ctx.model_id}-pe-norms",
                 matrix_frame(np.stack(list(series.values()), axis=1), src_labels, list(series)), key="pe-norms")
     norm_tok, norm_pe, norm_sum = (series[k][0] for k in list(series)[1:])
@@ -236,8 +231,7 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
                 for drop in (False, True)}
     gap_pe = order_gap(runs[ids, False], runs[swapped_ids, False], perm)                # [L]
     gap_no_pe = order_gap(runs[ids, True], runs[swapped_ids, True], perm)               # [L]
-    show_figure(order_gap_figure(gap_pe, gap_no_pe, words(), title=t("positional.order.gap_title"),
-                                 type_scale=type_scale()),
+    show_figure(order_gap_figure(gap_pe, gap_no_pe, look(), title=t("positional.order.gap_title")),
                 f"{ctx.model_id}-pe-word-order",
                 matrix_frame(np.stack([gap_pe, gap_no_pe], axis=1),
                              [t("ui.layer_n", i=i) for i in range(gap_pe.size)],
@@ -252,8 +246,7 @@ def word_order_section(ctx, src_tokens: list[str], src_labels: list[str]) -> Non
     frames = {t("positional.order.frame_original"): reordered, t("positional.order.frame_swapped"): actual,
               t("positional.order.frame_difference"): actual - reordered}
     shown = token_window(n_src, order_tokens(type_scale()), "pe-order-window")   # every label legible in a third
-    show_figure(word_order_figure(reordered[shown, shown], actual[shown, shown], swapped_labels[shown], words(),
-                                  type_scale=type_scale()),
+    show_figure(word_order_figure(reordered[shown, shown], actual[shown, shown], swapped_labels[shown], look()),
                 f"{ctx.model_id}-pe-order-maps",
                 pd.concat({name: matrix_frame(m, swapped_labels, swapped_labels) for name, m in frames.items()}),
                 key="pe-order-maps")

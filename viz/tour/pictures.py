@@ -115,7 +115,7 @@ def positional_table_figure(trace: Trace, model_dir: Path | None, look: Look) ->
     """Every number of the positional vectors added to the sentence [S, d_model], the sentence boxed."""
     table = trace[schema.embed_name("encoder", "pos")]                    # [S, D]
     n = table.shape[0]
-    fig = pe_heatmap(table, look.words, n_sentence=n, title=look.words("fig.tour.pe"), type_scale=look.scale)
+    fig = pe_heatmap(table, look, n_sentence=n, title=look.words("fig.tour.pe"))
     # The table is the sentence, so the box is the whole plot: its label goes just above the box's top right
     # corner, under the title, not in the row under the sentence (there is none here: plotly grew the axis to
     # fit the label there, an empty row "n"), nor over the data.
