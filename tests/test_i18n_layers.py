@@ -8,7 +8,7 @@ from apptest_utils import no_exceptions, run_page
 from test_i18n import HAN, PUNCTUATION, assert_speaks, english_left, readable_texts
 from viz.core.i18n import LANGS, catalogue
 
-TOKEN_LABEL = re.compile(r"^\d+ \S+$")
+TOKEN_LABEL = re.compile(r"^\d+[ \u00a0]\S+$")     # "3 ▁went"; a table keeps it on one line with a no-break space
 LAYER_PREFIXES = ("step.", "multihead.", "positional.", "layernorm.")
 
 LAYER_VIEWS = [("step_through.py", {"kind": "encoder", "step": str(step)}) for step in range(9)]
