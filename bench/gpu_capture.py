@@ -15,11 +15,10 @@ import argparse
 import importlib
 
 from common import EN_ES, ms, table
-from gpu import random_ids, timed
+from gpu import CAPTURE_LENGTHS, forward_passes, sync, timed
 
 import torch
 
-from model.capture.hooks import capture
 from model.io.checkpoint import load_checkpoint
 from model.io.device import add_device_argument, describe_device
 
@@ -27,8 +26,7 @@ trace_module = importlib.import_module("model.capture.trace")   # `model.capture
 
 
 def on_device_only(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
+    sync()
     return {}
 
 
@@ -36,22 +34,16 @@ def on_device_only(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 def rows(model, repeats: int) -> list[list]:
     original = trace_module.to_host
     out = []
-    for n in (64, 256, 512):
-        src, tgt = random_ids(model, n), random_ids(model, n, seed=1)
-
-        def full(src=src, tgt=tgt):
-            with capture():
-                model(src, tgt)
-
-        times = {"off": timed(lambda: model(src, tgt), repeats)}                     # noqa: B023 - timed here
+    for n in CAPTURE_LENGTHS:
+        off, full = forward_passes(model, n)
+        times = {"off": timed(off, repeats)}
         for name, to_host in (("on device", on_device_only), ("full", original)):
             trace_module.to_host = to_host
             try:
                 times[name] = timed(full, repeats)
             finally:
                 trace_module.to_host = original
-        off = times["off"]
-        out.append([n] + [f"{ms(t)} ({t / off:.2f}×)" for t in times.values()])
+        out.append([n] + [f"{ms(t)} ({t / times['off']:.2f}×)" for t in times.values()])
     return out
 
 

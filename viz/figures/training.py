@@ -77,19 +77,23 @@ def mark_run_ends(fig: go.Figure, ends: list[int], look: Look) -> go.Figure:
             cut = next((i for i, step in enumerate(x) if step > end), len(x))
             line.update(x=x[:cut] + [end + 0.5] + x[cut:], y=y[:cut] + [None] + y[cut:])
         fig.add_shape(vline(end + 0.5, dict(color="#555555", width=2, dash="dash")))
-    groups = run_groups(ends, span, plot_px, run_end_note(ends[:1], look.words), look.scale, role)
+    if not ends:
+        return fig
+    # lines closer than half a one-step note is wide share one note (wrapped into less room, it is a column of a
+    # word or two a line)
+    groups = run_groups(ends, note_px(run_end_note(ends[:1], look.words), look.scale, role) / 2 / plot_px * span)
     for i, group in enumerate(groups):
         note = run_end_note(group, look.words)
-        note_px = max(look.scale.text_px(line, role) for line in note.split("<br>"))
+        width_px = note_px(note, look.scale, role)
         # said left of the first line, or right of the last where the left has no room, in lines as wide as the room
         # up to the next group's line holds (a phone's column: one ran over the loss axis's title; two ran into
         # each other)
         before = groups[i - 1][-1] if i else low
         after = groups[i + 1][0] if i + 1 < len(groups) else high
         room_left, room_right = ((group[0] - before) / span * plot_px - 14, (after - group[-1]) / span * plot_px - 14)
-        left = room_left >= note_px or room_left >= room_right
+        left = room_left >= width_px or room_left >= room_right
         room = room_left if left else room_right
-        if note_px > room:
+        if width_px > room:
             note = "<br>".join(wrapped(note.replace("<br>", " "), look.scale, room, role))
         fig.add_annotation(x=(group[0] if left else group[-1]) + 0.5, xref="x", y=1, yref="y domain",
                            xanchor="right" if left else "left", yanchor="top", xshift=-6 if left else 6, text=note,
@@ -105,18 +109,20 @@ def run_end_note(group: list[int], words: Words) -> str:
     return words("fig.loss.fine_tunes", steps=" / ".join(f"{end + 1:,}" for end in group))
 
 
-def run_groups(ends: list[int], span: float, plot_px: float, one_note: str, type_scale: TypeScale,
-               role: str) -> list[list[int]]:
-    """`ends` in groups of lines closer to the one before than half a one-step note is wide (a note wrapped into less
-    room is a column of a word or two a line)."""
-    note_px = max(type_scale.text_px(line, role) for line in one_note.split("<br>")) if ends else 0
+def run_groups(ends: list[int], min_gap: float) -> list[list[int]]:
+    """Sorted `ends` in groups: an end less than min_gap steps after the one before joins its group."""
     groups: list[list[int]] = []
     for end in ends:
-        if groups and (end - groups[-1][-1]) / span * plot_px < note_px / 2:
+        if groups and end - groups[-1][-1] < min_gap:
             groups[-1].append(end)
         else:
             groups.append([end])
     return groups
+
+
+def note_px(note: str, type_scale: TypeScale, role: str) -> float:
+    """About how wide a note of <br>-separated lines is drawn: its widest line."""
+    return max(type_scale.text_px(line, role) for line in note.split("<br>"))
 
 
 def lr_curve(log: pd.DataFrame, look: Look) -> go.Figure:
