@@ -102,7 +102,8 @@ def drawn(page, what: str, state: dict) -> None:
 
 
 def time_picks(pages: dict, frames: dict, picks: list) -> dict:
-    result = {name: {"layer": [], "kind": [], "sent": [], "runs": [], "view_ms": [], "rest_ms": []} for name in pages}
+    result = {name: {"layer": [], "kind": [], "sent": [], "runs": [], "view_ms": [], "rest_ms": [],
+                     "painted_layer": [], "painted_kind": []} for name in pages}
     states = {name: {"kind": "encoder", "layer": 0} for name in pages}
     for i, (what, value) in enumerate(picks):
         for name in ("AB" if i % 2 == 0 else "BA"):
@@ -118,6 +119,9 @@ def time_picks(pages: dict, frames: dict, picks: list) -> dict:
                                        timeout=TIMEOUT_MS, polling="raf")
                 mine["view_ms"].append(float(box.get_attribute("data-pick-ms")))
                 mine["rest_ms"].append(float(box.get_attribute("data-lines-ms")))
+                painted = box.get_attribute("data-painted-ms")        # the view's clock, pick event -> on screen
+                if painted is not None:
+                    mine[f"painted_{what}"].append(float(painted) / 1000)
             time.sleep(SETTLE_S)
             mine["sent"].append(frames[name].sent - sent)
             mine["runs"].append(frames[name].runs - runs)
@@ -215,6 +219,7 @@ def main(argv=None) -> Section:
 
     label = {"A": f"A: main at {args.base}", "B": "B: this tree"}
     rows = [[label[name], len(r["layer"]), ms(r["layer"]), len(r["kind"]), ms(r["kind"]),
+             ms(r["painted_layer"]), ms(r["painted_kind"]),
              f"{median(r['view_ms']):.0f} ms / {median(r['rest_ms']):.0f} ms" if r["view_ms"] else "—",
              f"{median(r['sent']):g} (max {max(r['sent'])})", f"{sum(r['runs'])}"] for name, r in picks.items()]
     open_rows = [[f"{n} tokens", *(f"{opens[name][n][0]:.2f} s, {opens[name][n][1]:,} B" for name in trees),
@@ -229,13 +234,16 @@ def main(argv=None) -> Section:
         "work): only the comparison within the run counts.", "",
         f"**Picks** ({args.picks} per tree: a layer, or a kind, in turn, the trees alternating): median / p90 from the "
         "choice until the heads' picture shows it (A: script finished, nothing stale, the title names the pick; B: "
-        "the view marks it drawn). \"in the view\": B's own clock, pick to the heads' picture drawn (its words and "
+        "the view marks it drawn), as Playwright drives it (its own round trips to Chromium included). \"on "
+        "screen\": the view's own clock, from the pick's event until the frame after its picture is drawn has been "
+        "shown (what a reader waits for; the base's view had no such clock). \"in the view\": the view's clock, pick "
+        "to the heads' picture drawn (its words and "
         "table set) / to the rest of what is in sight drawn too (each head's share). \"sent\": websocket messages "
         "from the browser to the server during the pick and 0.5 s after it; \"script runs\": of them, the whole page's "
         "reruns asked for (every page's worker watchdog, a fragment, runs every 5 s: its messages are counted as "
         "sent, not as script runs).", "",
         table(["tree", "layer picks", "layer: median / p90", "kind picks", "kind: median / p90",
-               "in the view (median)", "messages sent per pick (median)", "script runs (all picks)"], rows),
+               "layer on screen: median / p90", "kind on screen: median / p90", "in the view (median)", "messages sent per pick (median)", "script runs (all picks)"], rows),
         "", "**A new sentence**, opened as a link in a new tab, then another of the same length typed into the "
         "sidebar of the pickers' tab: seconds until its picture is drawn and the page idle (B: with every kind and "
         "layer in the browser: the second run that sends them) and the bytes the server sent for it. A new tab's "
@@ -247,16 +255,15 @@ def main(argv=None) -> Section:
                *(f"typed: {label[name]}" for name in trees)], open_rows),
     ])
     b, a = picks["B"], picks["A"]
-    layer_b = median(b["layer"])
-    checks = [Check("a layer pick drawn in ≤ 50 ms (p50, this tree)",
-                    f"{layer_b * 1000:.0f} ms ({median(b['view_ms']):.0f} ms in the view)", layer_b <= 0.05),
-              Check("a kind pick drawn in ≤ 50 ms (p50, this tree)", f"{median(b['kind']) * 1000:.0f} ms",
-                    median(b["kind"]) <= 0.05),
-              Check("no script run for a pick (this tree)", f"{sum(b['runs'])} in {len(b['runs'])} picks",
-                    sum(b["runs"]) == 0),
-              Check(f"a pick faster than at {args.base} (p50, B/A)",
-                    f"{median(b['layer'] + b['kind']) / median(a['layer'] + a['kind']):.2f}",
-                    median(b["layer"] + b["kind"]) < median(a["layer"] + a["kind"]))]
+    checks = [Check(f"a {what} pick on screen in ≤ 50 ms (p50, this tree, the view's clock)",
+                    f"{median(b['painted_' + what]) * 1000:.0f} ms (driven by Playwright: "
+                    f"{median(b[what]) * 1000:.0f} ms)", median(b["painted_" + what]) <= 0.05)
+              for what in ("layer", "kind")]
+    checks += [Check("no script run for a pick (this tree)", f"{sum(b['runs'])} in {len(b['runs'])} picks",
+                     sum(b["runs"]) == 0),
+               Check(f"a pick faster than at {args.base} (p50, B/A)",
+                     f"{median(b['layer'] + b['kind']) / median(a['layer'] + a['kind']):.2f}",
+                     median(b["layer"] + b["kind"]) < median(a["layer"] + a["kind"]))]
     if 128 in args.sizes:
         checks.append(Check("a 128-token sentence's view body < 2 MB (this tree)", f"{opens['B'][128][2]:,} B",
                             opens["B"][128][2] < 2_000_000))

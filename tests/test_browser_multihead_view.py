@@ -106,6 +106,36 @@ def test_masked_cells_stay_masked_a_folded_picture_draws_when_opened_and_a_reloa
         page.close()
 
 
+def test_picks_near_the_shown_one_are_drawn_ahead_and_shown_as_their_own(chromium, app_url):
+    """The view draws the picks next to the shown one out of sight while the reader looks (browser_view.js
+    drawAhead): a kind picked then shows its own picture at once (its title, its rows: decoder self-attention's
+    future cells no number), one picture of the figure in sight, at most KEPT_PLOTS kept, still no script run."""
+    page, sent = open_view(chromium, app_url, kind="encoder", layer=0)
+    try:
+        page.wait_for_function(f"""() => document.querySelectorAll('{VIEW} .vz-stack .vz-offstage .main-svg').length
+                                   >= 4""", timeout=DRAWN_MS)
+        before = sent.count
+        page.locator(f"{VIEW} .vz-kind input[value='decoder']").check()
+        drawn(page, "decoder:0")
+        assert float(page.locator(VIEW).get_attribute("data-pick-ms")) < 1000
+        assert page.locator(f"{VIEW} .vz-fig-heads").count() == 1
+        where = message("en", "multihead.where", kind=message("en", "fig.kind.decoder"), layer=0)
+        assert heads_title(page).startswith(where)
+        masked = page.evaluate(f"""() => document.querySelector('{VIEW} .vz-fig-heads')._fullData
+          .filter((t) => t.type === 'heatmap' && t.coloraxis)
+          .every((t) => (t._z || t.z).every((row, i) => Array.from(row).every((v, j) => j <= i || Number.isNaN(v))))""")
+        assert masked
+        shown = page.evaluate(f"""() => getComputedStyle(document.querySelector('{VIEW} .vz-fig-heads')).visibility""")
+        assert shown == "visible"
+        page.wait_for_timeout(1500)                      # the picks next to decoder:0 drawn ahead in their turn
+        kept = page.evaluate(f"""() => Math.max(...[...document.querySelectorAll('{VIEW} .vz-stack')]
+                                   .map((stack) => stack.querySelectorAll(':scope > .vz-plot').length))""")
+        assert 2 <= kept <= 10
+        assert sent.count == before                      # no script run
+    finally:
+        page.close()
+
+
 def test_the_csv_of_a_picture_downloads(chromium, app_url):
     page, _ = open_view(chromium, app_url, kind="cross", layer=2)
     try:

@@ -273,7 +273,8 @@ function report(view) {
   view.setStateValue("pick", view.reported);
 }
 
-async function choose(view, change) {
+async function choose(view, change, at = performance.now()) {
+  // `at`: when the reader picked (the event's time), for the view's own clock
   const before = view.pick;
   const r = view.r;
   const wanted = { ...before, ...change };
@@ -285,10 +286,19 @@ async function choose(view, change) {
   if (!next || sameSpot(next, before, r.names)) return;
   view.pick = next;
   view.drawn = { ...next };
-  const started = performance.now();
+  const started = at;
   writeUrl(view);                                      // the link names the pick at once, as the pickers do
   if (view.data.teach) report(view);
   await r.drawPick(view, before, next, started);
+}
+
+function painted(box, started) {
+  // once the browser has shown what is drawn (a task after the next frame: work chained on the frame itself would
+  // run before its paint and hold the picture back), with the time from the pick to it (benches read it)
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => {
+    box.dataset.paintedMs = (performance.now() - started).toFixed(1);
+    resolve();
+  }, 0)));
 }
 
 async function explorerPick(view, before, next, started) {
@@ -304,7 +314,7 @@ async function explorerPick(view, before, next, started) {
   }
   box.dataset.pickMs = (performance.now() - started).toFixed(1);
   box.dataset.drawnPick = `${next.kind}:${next.layer}:${next.head}`;
-  await new Promise(requestAnimationFrame);
+  await painted(box, started);
   if (!sameSpot(view.pick, next)) return;              // picked again meanwhile: that pick draws the lines
   if (next.kind !== before.kind || next.layer !== before.layer) {
     view.dom.foldedTitle.textContent = view.data.kinds[next.kind].lines_titles[next.layer];
@@ -318,14 +328,14 @@ async function explorerPick(view, before, next, started) {
 
 function listen(view) {
   const dom = view.dom;
-  dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }));
-  dom.layer.addEventListener("change", () => choose(view, { layer: Number(dom.layer.value) }));
-  dom.head.addEventListener("change", () => choose(view, { head: Number(dom.head.value) }));
+  dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
+  dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));
+  dom.head.addEventListener("change", (event) => choose(view, { head: Number(dom.head.value) }, event.timeStamp));
   dom.csv.addEventListener("click", () => view.setTriggerValue("csv", { ...view.pick }));
   dom.folded.addEventListener("toggle", () => { if (dom.folded.open) drawLines(view); });
   dom.grid.on("plotly_click", (event) => {
     const point = (event.points || []).find((p) => Array.isArray(p.customdata));
-    if (point) choose(view, { layer: Number(point.customdata[0]), head: Number(point.customdata[1]) });
+    if (point) choose(view, { layer: Number(point.customdata[0]), head: Number(point.customdata[1]) }, event.event ? event.event.timeStamp : undefined);
   });
 }
 
@@ -365,7 +375,9 @@ function buildBlocks(view, blocks, parent) {
   for (const block of blocks) {
     const slot = { block };
     if (block.type === "figure") {
-      slot.el = element("div", `vz-plot vz-fig-${block.id}`, parent);
+      slot.stack = element("div", "vz-stack", parent);           // the figure's plots, one pick's in sight
+      slot.el = element("div", `vz-plot vz-fig-${block.id}`, slot.stack);
+      slot.plots = new Map();                                    // pick -> its drawn plot (drawFigure, drawAhead)
       if (block.csv) {
         const csv = element("button", "vz-csv", parent);
         csv.type = "button";
@@ -484,16 +496,42 @@ function unpacked(value) {
   return Array.from({ length: rows }, (_, i) => Array.from(flat.subarray(i * cols, (i + 1) * cols)));
 }
 
+// A deck's figure keeps a plot per pick it drew, out of sight but for the pick shown: a pick drawn before, or drawn
+// ahead while the reader looks (drawAhead: the picks next to the shown one), is shown at once; any other takes
+// over the shown plot (the same frame: only its numbers restyled).
+const KEPT_PLOTS = 10;          // per figure: a multi-head page's every kind x layer (9), a decoding's walk around a step
+
 function drawFigure(view, id) {
-  const part = view.data.picks[deckKey(view, view.pick)];
+  const key = deckKey(view, view.pick);
+  const part = view.data.picks[key];
   const slot = view.dom.slots.get(id);
   const figure = part && part.figures[id];
   view.stale.delete(id);
   if (!figure) return Promise.resolve();
-  const options = config(view, part.files[id]);
-  const before = slot.figure;
-  slot.figure = figure;
-  if (before && slot.el._fullLayout && frameOf(before) === frameOf(figure)) {
+  const kept = slot.plots.get(key);
+  if (kept && kept.figure) {
+    showPlot(slot, kept);
+    if (kept._context) kept._context.toImageButtonOptions = config(view, part.files[id]).toImageButtonOptions;
+    return Promise.resolve();
+  }
+  for (const [other, plot] of slot.plots) if (plot === slot.el) slot.plots.delete(other);
+  slot.plots.set(key, slot.el);
+  return plotFigure(view, slot.el, figure, part.files[id]);
+}
+
+function showPlot(slot, plot) {
+  // the figure's class (what tests and styles find) goes with the plot in sight
+  if (slot.el === plot) return;
+  slot.el.classList.replace(`vz-fig-${slot.block.id}`, "vz-offstage");
+  plot.classList.replace("vz-offstage", `vz-fig-${slot.block.id}`);
+  slot.el = plot;
+}
+
+function plotFigure(view, plot, figure, file) {
+  const options = config(view, file);
+  const before = plot.figure;
+  plot.figure = figure;
+  if (before && plot._fullLayout && frameOf(before) === frameOf(figure)) {
     // the same frame: restyle what changed (traces grouped by the keys that changed in them: every head's weights,
     // most often), relayout the title and the colour range, in one Plotly.update
     const groups = new Map();
@@ -508,14 +546,14 @@ function drawFigure(view, id) {
     if (JSON.stringify(figure.layout.coloraxis) !== JSON.stringify(before.layout.coloraxis)) {
       layout.coloraxis = figure.layout.coloraxis;
     }
-    slot.el._context.toImageButtonOptions = options.toImageButtonOptions;
+    plot._context.toImageButtonOptions = options.toImageButtonOptions;
     const calls = [...groups].map(([keys, indices]) => {
       const changed = Object.fromEntries(keys.split(",").map((key) => [key, indices.map((i) => unpacked(figure.data[i][key]))]));
       return [changed, indices];
     });
-    if (!calls.length) return view.Plotly.relayout(slot.el, layout);
+    if (!calls.length) return view.Plotly.relayout(plot, layout);
     return calls.reduce((done, [changed, indices], n) => done.then(() => (
-      n === 0 ? view.Plotly.update(slot.el, changed, layout, indices) : view.Plotly.restyle(slot.el, changed, indices))),
+      n === 0 ? view.Plotly.update(plot, changed, layout, indices) : view.Plotly.restyle(plot, changed, indices))),
     Promise.resolve());
   }
   // plotly writes into what it is given (an axis's autorange into its layout): a copy, the body's stays as built
@@ -524,11 +562,56 @@ function drawFigure(view, id) {
     // the room Streamlit's chart theme gives an axis's ticks and title (st.plotly_chart drew these figures before)
     if (/^[xy]axis\d*$/.test(name) && axis && axis.automargin === undefined) axis.automargin = true;
   }
-  return view.Plotly.react(slot.el, structuredClone(figure.data), withTemplate(view, layout), options);
+  return view.Plotly.react(plot, structuredClone(figure.data), withTemplate(view, layout), options);
+}
+
+function pickDistance(view, key) {
+  // how far a pick is from the shown one: the names that differ, then by how much (a kind: 1)
+  const shownPick = deckKey(view, view.pick).split(":");
+  const differences = key.split(":").map((value, i) => (value === shownPick[i] ? 0
+    : Math.abs(Number(value) - Number(shownPick[i])) || 1));
+  return differences.filter(Boolean).length * 1000 + differences.reduce((a, b) => a + b, 0);
+}
+
+const idle = (work) => (window.requestIdleCallback ? window.requestIdleCallback(work, { timeout: 2000 })
+  : setTimeout(work, 50));
+
+function drawAhead(view) {
+  // the picks next to the shown one (a layer or a kind away; a step either side), each figure in sight, one plot at
+  // a time while the browser is idle; stops when another body or pick comes
+  const { data, pick } = view;
+  if (!data.whole || view.r !== RENDERERS.deck) return;
+  const near = Object.keys(data.picks).filter((key) => pickDistance(view, key) > 0)
+    .sort((a, b) => pickDistance(view, a) - pickDistance(view, b)).slice(0, KEPT_PLOTS - 1);
+  const jobs = near.flatMap((key) => [...view.dom.slots].filter(([id, slot]) => slot.block.type === "figure"
+    && shown(slot.stack) && data.picks[key].figures[id]).map(([id, slot]) => [key, id, slot]));
+  const next = () => {
+    if (view.data !== data || view.pick !== pick || !jobs.length) return;
+    const [key, id, slot] = jobs.shift();
+    if (slot.plots.has(key) || !slot.stack.isConnected) return next();
+    const plot = element("div", "vz-plot vz-offstage", slot.stack);
+    slot.plots.set(key, plot);
+    keepNearest(view, slot);
+    Promise.resolve(plotFigure(view, plot, data.picks[key].figures[id], data.picks[key].files[id]))
+      .catch((error) => console.error("attention view", error)).then(() => idle(next));
+  };
+  idle(next);
+}
+
+function keepNearest(view, slot) {
+  // at most KEPT_PLOTS plots a figure: the farthest from the shown pick go (never the one in sight)
+  const far = [...slot.plots].filter(([, plot]) => plot !== slot.el)
+    .sort(([a], [b]) => pickDistance(view, b) - pickDistance(view, a));
+  while (slot.plots.size > KEPT_PLOTS && far.length) {
+    const [key, plot] = far.shift();
+    slot.plots.delete(key);
+    view.Plotly.purge(plot);
+    plot.remove();
+  }
 }
 
 function drawStale(view) {
-  return Promise.all([...view.stale].filter((id) => shown(view.dom.slots.get(id).el)).map((id) => drawFigure(view, id)));
+  return Promise.all([...view.stale].filter((id) => shown(view.dom.slots.get(id).stack)).map((id) => drawFigure(view, id)));
 }
 
 function fillWords(view) {
@@ -579,32 +662,36 @@ async function deckDraw(view, started) {
   // the pick's words at once; its figures in sight (the main picture first), those out of sight when shown
   const box = view.dom.box;
   box.style.setProperty("--vz-text", `${view.data.text_px}px`);   // the page's type scale (presenter: 20 px up)
-  if (view.dom.blocks.dataset.sig !== view.data.sig) {           // the layout, once a body (its words)
+  // the layout, once a sentence (its words, sizes): a sentence's whole body keeps the plots its first screen drew
+  const laidOut = view.data.sentence + JSON.stringify(view.data.blocks);
+  if (view.dom.laidOut !== laidOut) {
+    for (const plot of view.r.plots(view)) view.Plotly.purge(plot);
     view.dom.slots.clear();
     view.dom.blocks.replaceChildren();
     buildBlocks(view, view.data.blocks, view.dom.blocks);
-    view.dom.blocks.dataset.sig = view.data.sig;
+    view.dom.laidOut = laidOut;
   }
   const figures = [...view.dom.slots].filter(([, slot]) => slot.block.type === "figure").map(([id]) => id);
   view.stale = new Set(figures);
   deckPickers(view);
   fillWords(view);
-  const [first, ...rest] = figures.filter((id) => shown(view.dom.slots.get(id).el));
+  const [first, ...rest] = figures.filter((id) => shown(view.dom.slots.get(id).stack));
   if (first) await drawFigure(view, first);
   const pick = pickText(view.pick, view.data.names);
   box.dataset.pickMs = (performance.now() - started).toFixed(1);
   box.dataset.drawnPick = pick;
-  await new Promise(requestAnimationFrame);
+  await painted(box, started);
   if (pickText(view.pick, view.data.names) !== pick) return;     // picked again meanwhile
   await Promise.all(rest.map((id) => drawFigure(view, id)));
   box.dataset.linesMs = (performance.now() - started).toFixed(1);
   box.dataset.linesPick = pick;
+  drawAhead(view);
 }
 
 function deckListen(view) {
   const dom = view.dom;
-  dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }));
-  dom.layer.addEventListener("change", () => choose(view, { layer: Number(dom.layer.value) }));
+  dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
+  dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));
 }
 
 const RENDERERS = {
@@ -630,8 +717,9 @@ const RENDERERS = {
     held: deckHeld,
     drawAll: (view) => deckDraw(view, performance.now()),
     drawPick: (view, before, next, started) => deckDraw(view, started),
-    more: () => Promise.resolve(),
-    plots: (view) => [...view.dom.slots.values()].filter((slot) => slot.block.type === "figure").map((s) => s.el),
+    more: (view) => Promise.resolve(drawAhead(view)),      // a sentence's whole body: the picks near the shown one
+    plots: (view) => [...view.dom.slots.values()].filter((slot) => slot.block.type === "figure")
+      .flatMap((slot) => [...new Set([slot.el, ...slot.plots.values()])]),
   },
 };
 
