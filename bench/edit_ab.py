@@ -166,7 +166,7 @@ def browser_pick(page, what: str, value: int, state: dict) -> str:
 def time_picks(pages: dict, frames: dict, picks: list) -> dict:
     """Each pick on each page in turn (the order alternating): seconds until the large map shows it, messages the
     browser sent meanwhile, and (browser view) its own clock's time to the map and to the lines."""
-    result = {name: {"s": [], "sent": [], "view_ms": [], "lines_ms": []} for name in pages}
+    result = {name: {"s": [], "sent": [], "view_ms": [], "lines_ms": [], "painted": []} for name in pages}
     states = {name: {"layer": 0, "head": 0} for name in pages}
     for i, (what, value) in enumerate(picks):
         for name in ("AB" if i % 2 == 0 else "BA"):
@@ -182,6 +182,9 @@ def time_picks(pages: dict, frames: dict, picks: list) -> dict:
                 box = page.locator(BROWSER_VIEW)
                 mine["view_ms"].append(float(box.get_attribute("data-pick-ms")))
                 mine["lines_ms"].append(float(box.get_attribute("data-lines-ms")))
+                painted = box.get_attribute("data-painted-ms")          # the view's clock, pick event -> on screen
+                if painted is not None:
+                    mine["painted"].append(float(painted) / 1000)
             else:
                 want = server_pick(page, what, value, states[name])
                 page.wait_for_function(SERVER_MAP_TITLE_JS, arg=want, timeout=TIMEOUT_MS, polling=20)
@@ -220,8 +223,10 @@ def pick_section(picks: dict, sizes: dict, base: str, load_start: str, load_end:
     for name, r in picks.items():
         label = f"{name}: {'main at ' + base if name == 'A' else 'this tree'}"
         view = (f"{median(r['view_ms']):.0f} ms / {median(r['lines_ms']):.0f} ms" if r["view_ms"] else "—")
+        screen = (f"{median(r['painted']) * 1000:.0f} ms / {percentile(r['painted'], 90) * 1000:.0f} ms"
+                  if r["painted"] else "—")
         rows.append([label, len(r["s"]), f"{median(r['s']) * 1000:.0f} ms", f"{percentile(r['s'], 90) * 1000:.0f} ms",
-                     view, f"{median(r['sent']):g} (max {max(r['sent'])})"])
+                     screen, view, f"{median(r['sent']):g} (max {max(r['sent'])})"])
     byte_rows = [[f"{n} tokens", *(f"{sizes[name][n]:,}" for name in sizes)] for n in next(iter(sizes.values()))]
     body = "\n".join([
         "Chromium (headless) against two `streamlit run app.py` at once, A the main of " + base + " and B this tree "
@@ -232,10 +237,13 @@ def pick_section(picks: dict, sizes: dict, base: str, load_start: str, load_end:
         "", f"**Picks** ({len(next(iter(picks.values()))['s'])} per tree, a layer or a head of encoder self-attention "
         "in turn, the trees alternating; load average " + f"{load_start} at the start, {load_end} at the end): from "
         "the choice in the picker (Playwright's select) until the large map's title names the pick (A: the script "
-        "has finished and nothing is stale; B: the view marks the pick drawn). \"in the view\": B's own clock, pick "
+        "has finished and nothing is stale; B: the view marks the pick drawn), as Playwright drives it (its round "
+        "trips to Chromium included). \"on screen\": the view's own clock, from the pick's event until the frame "
+        "after the map is drawn has been shown (what a reader waits for). \"in the view\": B's own clock, pick "
         "to grid and map drawn / to the layer's lines drawn too. \"sent\": websocket messages from the browser to "
         "the server during the pick and 0.5 s after it (a script run asked for is one).", "",
-        table(["tree", "picks", "median", "p90", "in the view (median)", "messages sent per pick (median)"], rows),
+        table(["tree", "picks", "median", "p90", "on screen: median / p90", "in the view (median)",
+               "messages sent per pick (median)"], rows),
         "", "**Bytes the server sends for a new sentence** (every websocket message of the edit, Chromium; B: with "
         "the run that sends the rest of the view's body once the first screen is drawn):", "",
         table(["sentence", *(f"{n}: {'main at ' + base if n == 'A' else 'this tree'}" for n in sizes)], byte_rows),
@@ -243,8 +251,9 @@ def pick_section(picks: dict, sizes: dict, base: str, load_start: str, load_end:
         "the new tokens):", "", edits,
     ])
     b = picks.get("B")
-    checks = [Check("a pick drawn in ≤ 50 ms (p50, this tree)",
-                    f"{median(b['s']) * 1000:.0f} ms ({median(b['view_ms']):.0f} ms in the view)", median(b["s"]) <= 0.05),
+    checks = [Check("a pick on screen in ≤ 50 ms (p50, this tree, the view's clock)",
+                    f"{median(b['painted']) * 1000:.0f} ms (driven by Playwright: {median(b['s']) * 1000:.0f} ms)",
+                    median(b["painted"]) <= 0.05),
               Check("no script run for a pick (messages sent, this tree)", f"{max(b['sent'])}", max(b["sent"]) == 0)]
     if 128 in sizes.get("B", {}):
         checks.append(Check("a 128-token sentence sends < 2 MB (this tree)", f"{sizes['B'][128]:,} B",
