@@ -139,7 +139,6 @@ DECODING_K = Value("decoding-k", url=False)
 DECODING_NO_REPEAT = Value("decoding-no-repeat", url=False)
 DECODING_STEP = Value("decoding-step", url=False)
 DECODING_REFERENCE = Value("decoding-reference", url=False)
-MULTIHEAD = Value("mh", url=False)                  # mh-view, mh-head: the multi-head page's browser view
 
 # -- a live class (viz/classroom): the link's class and teacher secret, and what this session is in it -----------
 CLASS = Value("class", max_len=12)                   # a student's link: the class code (store.normal_code checks it)
@@ -158,7 +157,7 @@ assert len(DECLARED) == len([v for v in globals().values() if isinstance(v, Valu
 
 
 def key(value: Value, *parts) -> str:
-    """The session (and widget) key of `value`, or of one of its parts: key(MULTIHEAD, "view") is "mh-view"."""
+    """The session (and widget) key of `value`, or of one of its parts: key(CLASS_ASK, "go") is "class-ask-go"."""
     return "-".join([value.session_key, *map(str, parts)])
 
 

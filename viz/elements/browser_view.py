@@ -3,8 +3,9 @@ iframe, no build step): the attention explorer's, and a deck of a page's figures
 and one JS for both; the body says which it holds. A sentence's data is sent once (viz/figures/browser_view.py
 makes it); the picks (kind, layer, head; multi-head: kind, layer) are made in the browser
 (viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its state
-under a view value of its own (EXPLORER, view.MULTIHEAD: <where>-view, -head, -csv, -whole). The run's head
-(its pick, the teacher's, the image format, a CSV) goes in a second element, the same for every view
+under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD: <where>-view, -head, -csv,
+-whole). The run's head (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
+every view
 (HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll
 hands a pick to whatever view the page shows through it. What the server still hears of a pick, and why:
 

@@ -30,6 +30,9 @@ from viz.core.text import attention_labels
 from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, token_window,
                              type_scale)
 
+OWN = view.Own("viz.pages.multi_head")  # this module's own session values
+MULTIHEAD = OWN.value("mh")  # mh-view, -whole, -csv: this page's browser view (elements/browser_view)
+
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
 # Long formulas are split into lines that fit a 1280x720 projector's page width (one line is cut at "…VW").
@@ -344,10 +347,10 @@ def render() -> None:
     size = window_size(ctx.trace)
     starts = window_starts(ctx.trace, size)     # the sliders under the view: the window is what it is built for
     sentence = sentence_sig(body_key(ctx, size, starts))
-    whole = whole_asked(sentence, view.MULTIHEAD)
+    whole = whole_asked(sentence, MULTIHEAD)
     with drawn:
         body = deck_body(ctx, size, starts, None if whole else (kind, layer))
-        browser_view(view.MULTIHEAD, MULTIHEAD_PICK, body, {"kind": kind, "layer": layer},
+        browser_view(MULTIHEAD, MULTIHEAD_PICK, body, {"kind": kind, "layer": layer},
                      {"sentence": sentence, "whole": whole}, csv=pick_csv(ctx, size, starts))
     explain(cfg)
 
