@@ -569,6 +569,95 @@ def test_the_view_declares_each_url_name_once():
         view.write_url({view.Value("not_declared"): 1})
 
 
+# -- where a value is declared: the shared view in viz/core/view.py, a module's own values in that module -------------
+# Values of the view that one module uses, left in view.py for a reason (the integrator moves them: view.Own).
+KEPT_IN_THE_VIEW = {name: "the decoding page is being rewritten in another branch (issue 45)"
+                    for name in ("DECODING_METHOD", "DECODING_BEAM", "DECODING_LAST_BEAM", "DECODING_SEEN_BEAM",
+                                 "DECODING_LAYER", "DECODING_K", "DECODING_NO_REPEAT", "DECODING_STEP",
+                                 "DECODING_REFERENCE")}
+
+
+def _viz_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in python_files("viz")}
+
+
+def _view_names_used(path: Path) -> set[str]:
+    """The view's declarations a module names (view.LAYER); in view.py, those it uses beyond declaring them."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if path.name == "view.py" and path.parent.name == "core":
+        declared = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        loads = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        return {name for name in declared if name in loads}
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and getattr(n.value, "id", None) == "view"}
+
+
+def test_a_value_of_the_view_is_shared_or_carried():
+    """viz/core/view.py declares the shared view: what a link or a class's view carries (every URL value:
+    View.from_query reads it in a process that never ran the page) and what two modules or more keep in the
+    session. A value one module alone keeps is declared in that module (view.Own)."""
+    from viz.core import view
+    users: dict[str, set[str]] = {}
+    for module, path in _viz_modules().items():
+        for name in _view_names_used(path):
+            users.setdefault(name, set()).add(module)
+    values = {name: v for name, v in vars(view).items() if isinstance(v, view.Value)}
+    alone = {name: sorted(users.get(name, ())) for name, v in values.items()
+             if not v.url and len(users.get(name, ())) < 2 and name not in KEPT_IN_THE_VIEW}
+    assert alone == {}, f"declare these in the one module that uses them (view.Own): {alone}"
+    assert set(KEPT_IN_THE_VIEW) <= set(values), "a value kept in the view for a reason is gone: drop its reason"
+
+
+def test_a_modules_own_values_are_declared_in_it_and_used_there_only():
+    """Every value outside viz/core/view.py comes from its module's own namespace (view.Own(<that module>)), no
+    other module names it, and no two modules' session keys overlap (the namespace checks it on declaration)."""
+    import importlib
+    from viz.core import view
+    shared = {id(v) for v in vars(view).values() if isinstance(v, view.Value)}
+    owners = {}
+    for module in _viz_modules():
+        loaded = importlib.import_module(module)
+        for name, thing in vars(loaded).items():
+            if isinstance(thing, view.Own):
+                assert thing.module == module, f"{module}: view.Own({thing.module!r}) names another module"
+            if isinstance(thing, view.Value) and id(thing) not in shared:
+                owners[(module, name)] = thing
+    keys = view.owners()
+    wrong = {f"{m}.{n}": keys.get(v.session_key) for (m, n), v in owners.items() if keys.get(v.session_key) != m}
+    assert wrong == {}, f"a module's own value is declared with view.Own(<that module>) in it: {wrong}"
+    own_names = {name: module for module, name in owners}
+    named_elsewhere = {}
+    for module, path in _viz_modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in set(own_names.values()) and node.module != module:
+                named_elsewhere.update({f"{module}: {a.name}": node.module for a in node.names
+                                        if own_names.get(a.name) == node.module})
+    assert named_elsewhere == {}, f"a module's own value is its own: {named_elsewhere}"
+
+
+def test_own_keys_cannot_collide():
+    from viz.core import view
+    import viz.pages.heads      # declares "abl" (abl-<kind>-<layer>-<head>)
+    with pytest.raises(ValueError, match="overlaps"):
+        view.Own("tests.elsewhere").value("class-code")           # a session value of the shared view
+    with pytest.raises(ValueError, match="overlaps"):
+        view.Own("tests.elsewhere").value("abl-encoder")          # a part of the heads page's check boxes
+    assert view.Own("viz.pages.heads").value("abl") == viz.pages.heads.ABLATE_BOX   # a page's run declares it again
+
+
+def _shared_memo_calls(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+            and getattr(n.func, "attr", getattr(n.func, "id", None)) == "shared_memo"]
+
+
+def test_no_hand_written_shared_memo_keys():
+    """A builder kept for every session is keyed by its arguments (@view.shared_cached), never by a tuple written
+    beside it."""
+    found = {p.name: lines for p in python_files("viz") if p.name != "view.py" and (lines := _shared_memo_calls(p))}
+    assert found == {}, f"use @view.shared_cached: {found}"
+
+
 def test_the_models_folder_is_named_and_searched_in_one_place():
     """model/io/models.py: the only code that names TRANSFORMER_VIZ_MODELS and lists a models folder; the app's
     picker (viz/services) and the `app` command (transformer_viz/app.py) both ask it."""

@@ -64,3 +64,55 @@ def test_a_view_is_a_plain_value_that_round_trips_through_its_url():
     assert a == b and hash(a) == hash(b)
     assert View.from_query("explorer", {**query, "layer": "1"}) != a
     assert a.url().startswith("/explorer?") and "Hello%2C+my+friend%3A+is+it+5%2B5%3D10%3F" in a.url()
+
+
+# -- a shared builder is keyed by its arguments (view.shared_cached) -------------------------------------------------
+def test_a_shared_builder_is_keyed_by_its_arguments():
+    built = []
+
+    @view.shared_cached
+    def square(n: int, *, plus: int = 0) -> int:
+        built.append((n, plus))
+        return n * n + plus
+
+    assert square(3) == 9 and square(3) == 9 and built == [(3, 0)]          # equal arguments: one entry
+    assert square(4) == 16 and square(3, plus=1) == 10                       # different ones: an entry each
+    assert built == [(3, 0), (4, 0), (3, 1)]
+
+
+def test_two_builders_of_one_name_in_two_files_are_two_entries():
+    """Pages run as __main__: a builder is keyed by its file and name, not its module's name."""
+    made = {}
+    for file in ("a.py", "b.py"):
+        code = compile("def build(n):\n    return (__file__, n)\n", file, "exec")
+        space = {"__file__": file}
+        exec(code, space)
+        made[file] = view.shared_cached(space["build"])
+    assert made["a.py"](1) == ("a.py", 1) and made["b.py"](1) == ("b.py", 1)
+
+
+def test_a_shared_builder_refuses_what_cannot_be_its_key():
+    @view.shared_cached
+    def total(values) -> int:
+        return sum(values)
+
+    with pytest.raises(TypeError, match="pass what determines the result"):
+        total([1, 2])                           # a list (an array, a dict, a Context) would be left out of the key
+    assert total((1, 2)) == 3
+
+
+def test_a_traced_context_is_keyed_by_its_trace_key():
+    from types import SimpleNamespace
+
+    from viz.core.context import Context, Traced
+    model = SimpleNamespace(tokenizer=SimpleNamespace(styled=lambda text, style: text))
+
+    def context(text: str, notices: list[str]) -> Context:
+        return Context("m", model, text, None, 1, 64, None, notices)
+
+    a, b = context("a b", []), context(" a b ", ["a notice"])     # the same sentence as the model reads it
+    assert a.traced == b.traced and hash(a.traced) == hash(b.traced) and a.traced.model_id == "m"
+    assert context("a c", []).traced != a.traced
+    assert isinstance(a.traced, Traced)
+    with pytest.raises(TypeError):
+        hash(a)                                 # the Context itself cannot be a key

@@ -21,6 +21,9 @@ import streamlit as st
 
 from viz.core import view
 
+OWN = view.Own("viz.classroom.browser")  # this module's own session values
+CLASS_RUNS = OWN.value("class-runs")              # the class bar's fragment runs (its heartbeat's data)
+
 TEACHER_COOKIE = "tviz_teach"          # "CODE:SECRET"
 STUDENT_COOKIE = "tviz_student"        # "CODE:ID"
 COOKIE_DAYS = 1                        # a class lasts a lesson (the store forgets it after 4 idle hours)
@@ -104,8 +107,8 @@ def heartbeat(every_s: float, beats: bool) -> None:
     """Inside a fragment that runs every `every_s` seconds: with `beats`, the browser's timer runs it (a student's
     poll); in any case a whole run is asked for when it has not run for WAKE_AFTER_S. Each run sends its number
     (new data each run, so the browser sees each one)."""
-    run = view.get(view.CLASS_RUNS, default=0) + 1
-    view.put(view.CLASS_RUNS, run)
+    run = view.get(CLASS_RUNS, default=0) + 1
+    view.put(CLASS_RUNS, run)
     st.html(HIDDEN_CSS)
     with st.container(key="class-heartbeat"):
         _heartbeat(data={"every_ms": int(every_s * 1000), "beats": beats, "run": run,

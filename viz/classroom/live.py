@@ -24,6 +24,9 @@ from viz.elements.nav import PAGES
 from viz.classroom.backend import open_store
 from viz.classroom.store import ClassStore
 
+OWN = view.Own("viz.classroom.live")  # this module's own session values
+CLASS_SWITCH = OWN.value("class-switch")          # a student: the run a switch to the teacher's view asked for
+
 TRUSTED_PROXIES_ENV = "TRANSFORMER_VIZ_TRUSTED_PROXIES"   # deploy/serve.py: its nginx's addresses (comma-separated)
 PUBLIC_URL_ENV = "TRANSFORMER_VIZ_PUBLIC_URL"             # deploy/serve.py --public-url: the address students open
 
@@ -127,7 +130,7 @@ def go_to(page: str, query: dict, personal: dict, version: int | None = None, tr
         return
     shown = view.View.from_query(page, {k: str(v) for k, v in query.items()})
     if version is not None:
-        view.put(view.CLASS_SWITCH, (version, shown, dict(personal), tries))
+        view.put(CLASS_SWITCH, (version, shown, dict(personal), tries))
     view.follow(shown)
     st.switch_page(file, query_params={**shown.query(), **personal})
 
@@ -140,7 +143,7 @@ def arrived() -> bool:
     (the teacher's view and its version now shown), False when this run is no switch's. Streamlit merges a poll
     that reaches it just after the switch into the switch's rerun, and the poll's page, URL and widget values
     (the old view's) win: such a run switches again (at most MAX_SWITCH_TRIES times: then the view shown counts)."""
-    switch = view.pop(view.CLASS_SWITCH)
+    switch = view.pop(CLASS_SWITCH)
     if switch is None:
         return False
     version, shown, personal, tries = switch

@@ -26,11 +26,15 @@ from viz.elements.nav import PAGES
 from viz.elements.ui import on_phone
 from viz.core.text import plain
 
+OWN = view.Own("viz.classroom.panel")  # this module's own session values
+CLASS_JOIN = OWN.value("class-join")              # class-join-<where>: a "join a class" box's code
+CLASS_LINK_READ = OWN.value("class-link-read")    # the class= / teach= of this link was looked up
+
 
 def prepare(page) -> None:
     """Before anything of the page is drawn: which class this session is in, and as whom."""
     view.put(view.PAGE, page.url_path)
-    view.put(view.CLASS_JOIN, page.url_path in ("", PAGES[0].url), "on-start-page")
+    view.put(CLASS_JOIN, page.url_path in ("", PAGES[0].url), "on-start-page")
     _resume_from_browser()              # first: a teacher opening their own class's join link stays the teacher
     _read_link()
 
@@ -56,7 +60,7 @@ def before_page(extra=None) -> None:
         student.bar(code, extra)
     else:
         _forget_cookies()
-        if view.get(view.CLASS_JOIN, "on-start-page"):
+        if view.get(CLASS_JOIN, "on-start-page"):
             with st.container(key="class-join-box", border=True):
                 join_box(st, "home")
                 if on_phone():                 # a phone's sidebar, and its language switch, start folded away
@@ -100,15 +104,15 @@ def after_page() -> None:
 
 def join_box(where, place: str) -> None:
     """"Join a class": a box for the code a projector shows (any case, spaces and dashes ignored)."""
-    with where.form(key=view.key(view.CLASS_JOIN, place, "form"), border=False, enter_to_submit=True):
+    with where.form(key=view.key(CLASS_JOIN, place, "form"), border=False, enter_to_submit=True):
         row = st.container(horizontal=True, vertical_alignment="bottom")
-        row.text_input(t("class.join.label"), key=view.key(view.CLASS_JOIN, place), max_chars=20,
+        row.text_input(t("class.join.label"), key=view.key(CLASS_JOIN, place), max_chars=20,
                        placeholder=t("class.join.placeholder"), width=220)
         row.form_submit_button(t("class.join.go"), on_click=_join_typed, args=(place,), icon=":material/login:")
 
 
 def _join_typed(place: str) -> None:
-    raw = view.get(view.CLASS_JOIN, place) or ""
+    raw = view.get(CLASS_JOIN, place) or ""
     if raw.strip():
         _join(raw)
 
@@ -124,9 +128,9 @@ def _read_link() -> None:
     """The link's class= (and handoff=) are looked up once per value: a student keeps class= in the URL, which
     would otherwise cost a lookup every run."""
     raw, token = view.read(view.CLASS), view.read(view.HANDOFF)
-    if not raw or view.get(view.CLASS_LINK_READ) == (raw, token):
+    if not raw or view.get(CLASS_LINK_READ) == (raw, token):
         return
-    view.put(view.CLASS_LINK_READ, (raw, token))
+    view.put(CLASS_LINK_READ, (raw, token))
     view.forget_url(view.HANDOFF)                  # single use: it never stays in the address bar
     if normal_code(raw) is not None and normal_code(raw) == view.get(view.CLASS_CODE):
         return                                     # this session is in that class already (a cookie resumed it)
@@ -138,13 +142,13 @@ def _read_link() -> None:
 
 def _may_look_up() -> bool:
     """Under both limits of wrong codes (this address's, this session's)."""
-    tries = view.get(view.CLASS_JOIN, "wrong", default=0)
+    tries = view.get(CLASS_JOIN, "wrong", default=0)
     return tries < WRONG_CODES_PER_BROWSER and class_store().allow(
         client_address(), "join", WRONG_CODES_PER_ADDRESS, count=False)
 
 
 def _wrong_code() -> None:
-    view.put(view.CLASS_JOIN, view.get(view.CLASS_JOIN, "wrong", default=0) + 1, "wrong")
+    view.put(CLASS_JOIN, view.get(CLASS_JOIN, "wrong", default=0) + 1, "wrong")
     class_store().allow(client_address(), "join", WRONG_CODES_PER_ADDRESS)
 
 

@@ -31,6 +31,11 @@ from viz.core.i18n import t
 from viz.core.text import plain
 from viz.elements.ui import on_phone
 
+OWN = view.Own("viz.classroom.student")  # this module's own session values
+CLASS_STUDENT = OWN.value("class-student")        # the id the store gave this student (also in a cookie)
+CLASS_CHECKED_IN = OWN.value("class-checked-in")  # (when, following) last told the store
+CLASS_ANSWERED = OWN.value("class-answered")      # {question id: choice} answered here
+
 FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen within about this, plus a redraw
 CHECK_IN_EVERY_S = 3.0        # presence counts a screen seen in the last store.PRESENT_S (10 s)
 
@@ -42,15 +47,15 @@ def join(code: str, student: str | None = None) -> None:
     view.put(view.CLASS_FOLLOWING, True)
     view.pop(view.CLASS_VERSION)
     if student is None:
-        view.pop(view.CLASS_STUDENT)
+        view.pop(CLASS_STUDENT)
     else:
-        view.put(view.CLASS_STUDENT, student)
+        view.put(CLASS_STUDENT, student)
     enrol(code)
 
 
 def enrol(code: str) -> str | None:
     """This session's student id in `code`, asked of the store once (None while it cannot be reached)."""
-    me = view.get(view.CLASS_STUDENT)
+    me = view.get(CLASS_STUDENT)
     if me is not None:
         return me
     try:
@@ -63,12 +68,12 @@ def enrol(code: str) -> str | None:
     except ClassGone:
         _leave(t("class.ended"))
         return None
-    view.put(view.CLASS_STUDENT, me)
+    view.put(CLASS_STUDENT, me)
     return me
 
 
 def _leave(notice: str) -> None:
-    for value in (view.CLASS_CODE, view.CLASS_FOLLOWING, view.CLASS_VERSION, view.CLASS_STUDENT):
+    for value in (view.CLASS_CODE, view.CLASS_FOLLOWING, view.CLASS_VERSION, CLASS_STUDENT):
         view.pop(value)
     view.forget_url(view.CLASS)
     say(notice)
@@ -98,7 +103,7 @@ def bar(code: str, extra=None) -> None:
     """Over the page: following or exploring, one click to switch, the other language (a phone's sidebar is
     folded away), and the teacher's question. `extra(row)`: more controls for the row (the lesson's download)."""
     view.write_url({view.CLASS: code})   # a reload stays in the class
-    me = view.get(view.CLASS_STUDENT)
+    me = view.get(CLASS_STUDENT)
     if me is not None:
         browser.remember({browser.STUDENT_COOKIE: (code, me)})
     following = view.get(view.CLASS_FOLLOWING, default=True)
@@ -138,11 +143,11 @@ def catch_up(code: str) -> None:
 
 def _check_in(code: str, me: str, following: bool) -> None:
     """Tell the store this screen is here (following or exploring): on a change, else every CHECK_IN_EVERY_S."""
-    now, last = time.monotonic(), view.get(view.CLASS_CHECKED_IN)
+    now, last = time.monotonic(), view.get(CLASS_CHECKED_IN)
     if last is not None and last[1] == following and now - last[0] < CHECK_IN_EVERY_S:
         return
     class_store().check_in(code, me, following)
-    view.put(view.CLASS_CHECKED_IN, (now, following))
+    view.put(CLASS_CHECKED_IN, (now, following))
 
 
 def _follow(code: str) -> None:
@@ -215,11 +220,11 @@ def _question(code: str, me: str, question: Question) -> None:
 def _answered(code: str, me: str, question: Question) -> int | None:
     """The choice that counted for this student (asked of the store once per question and session: a reload or
     another tab may have answered), -1 when the store refused it, None before an answer."""
-    answers = view.get(view.CLASS_ANSWERED, default={})
+    answers = view.get(CLASS_ANSWERED, default={})
     if question.id not in answers:
         try:
             answers = {**answers, question.id: class_store().answer_of(code, question.id, me)}
-            view.put(view.CLASS_ANSWERED, answers)
+            view.put(CLASS_ANSWERED, answers)
         except (ClassGone, StoreDown):
             return None
     return answers.get(question.id)
@@ -237,5 +242,5 @@ def _answer(code: str, me: str, question: Question, choice: int) -> None:
     except StoreDown:
         say(t("class.store_down"))
         return
-    view.put(view.CLASS_ANSWERED, {**view.get(view.CLASS_ANSWERED, default={}),
+    view.put(CLASS_ANSWERED, {**view.get(CLASS_ANSWERED, default={}),
                                    question.id: -1 if counted is None else counted})

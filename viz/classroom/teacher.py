@@ -20,6 +20,11 @@ from viz.core.text import plain
 from viz.core.context import current
 from viz.elements.ui import look
 
+OWN = view.Own("viz.classroom.teacher")  # this module's own session values
+CLASS_HANDOFF = OWN.value("class-handoff")        # the last link made for another device
+CLASS_OUTAGE = OWN.value("class-outage")          # the store was unreachable at the last look
+CLASS_SHOW_JOIN = OWN.value("class-show-join")    # the big join code and QR shown
+
 PRESENCE_EVERY_S = 2.0
 TALLY_EVERY_S = 1.0
 QR_PX = 440                  # about a third of a 1280 px projector: readable from the back rows
@@ -39,7 +44,7 @@ def take(code: str, secret: str, show_join: bool = True) -> None:
     """This session teaches class `code` from now on (a new class shows its join screen; a resumed one not)."""
     view.put(view.CLASS_CODE, code)
     view.put(view.CLASS_SECRET, secret)
-    view.put(view.CLASS_SHOW_JOIN, show_join)
+    view.put(CLASS_SHOW_JOIN, show_join)
 
 
 def resume(code: str, secret: str) -> None:
@@ -57,7 +62,7 @@ def resume(code: str, secret: str) -> None:
 
 
 def forget(notice: str | None = None) -> None:
-    for value in (view.CLASS_CODE, view.CLASS_SECRET, view.CLASS_SHOW_JOIN, view.CLASS_HANDOFF):
+    for value in (view.CLASS_CODE, view.CLASS_SECRET, CLASS_SHOW_JOIN, CLASS_HANDOFF):
         view.pop(value)
     if notice:
         say(notice)
@@ -96,7 +101,7 @@ def sidebar_panel(code: str, secret: str) -> None:
         st.code(join_link(code), language=None)
         st.button(t("class.handoff"), key=view.key(view.CLASS_ASK, "handoff"), on_click=_make_handoff,
                   args=(code, secret), icon=":material/devices:", help=t("class.handoff.help"))
-        token = view.get(view.CLASS_HANDOFF)
+        token = view.get(CLASS_HANDOFF)
         if token:
             st.caption(t("class.handoff.link"))
             st.code(handoff_link(code, token), language=None)
@@ -109,7 +114,7 @@ def sidebar_panel(code: str, secret: str) -> None:
 
 
 def _make_handoff(code: str, secret: str) -> None:
-    _teacher_call(lambda: view.put(view.CLASS_HANDOFF, class_store().handoff(code, secret)))
+    _teacher_call(lambda: view.put(CLASS_HANDOFF, class_store().handoff(code, secret)))
 
 
 def _teacher_call(call) -> bool:
@@ -156,12 +161,12 @@ def bar(code: str, secret: str, extra=None) -> None:
     with st.container(key="class-teacher", border=True):
         row = st.container(horizontal=True, vertical_alignment="center")
         _presence(code, row)
-        row.toggle(t("class.show_join"), key=view.key(view.CLASS_SHOW_JOIN))
+        row.toggle(t("class.show_join"), key=view.key(CLASS_SHOW_JOIN))
         with row.popover(t("class.ask"), icon=":material/quiz:"):
             _ask_form(code, secret)
         if extra is not None:
             extra(row)
-        if view.get(view.CLASS_SHOW_JOIN):
+        if view.get(CLASS_SHOW_JOIN):
             _join_screen(code)
         if question is not None:
             _question_box(code, secret, question)
@@ -177,11 +182,11 @@ def _presence(code: str, where) -> None:
             forget(t("class.ended"))
             st.rerun()
         except StoreDown:
-            view.put(view.CLASS_OUTAGE, True)
+            view.put(CLASS_OUTAGE, True)
             st.html(OUTAGE_CSS)
             st.container(key="class-outage").error(t("class.unreachable", code=code), icon=":material/cloud_off:")
             return
-        if view.pop(view.CLASS_OUTAGE):
+        if view.pop(CLASS_OUTAGE):
             st.rerun()                        # back: a full run publishes the view the teacher is on
         st.markdown(t("class.presence", code=code, following=here.following, exploring=here.exploring))
 
@@ -310,5 +315,5 @@ def _reveal(code: str, secret: str, question: Question) -> None:
     that proves it. A whole run's button (not a fragment's): the switch happens before the page draws."""
     if not _teacher_call(lambda: class_store().reveal(code, secret, question.id)):
         st.rerun()                            # the notice says why, over the same page
-    view.pop(view.CLASS_SHOW_JOIN)            # the toggle is drawn: its state can go, not change
+    view.pop(CLASS_SHOW_JOIN)            # the toggle is drawn: its state can go, not change
     go_to(question.page, question.query, personal_params())   # the view asked about, in every picker too

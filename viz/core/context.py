@@ -11,6 +11,24 @@ from typing import Any
 from model.capture.trace import Trace
 from viz.core import view
 
+OWN = view.Own("viz.core.context")
+CONTEXT = OWN.value("_ctx")                  # this run's Context (tests read it: at.session_state["_ctx"])
+
+
+@dataclass(frozen=True)
+class Traced:
+    """What a Context's trace_key determines, the model and the trace, compared and hashed by that key alone: a
+    shared builder (view.shared_cached) takes it, so it is keyed by what determines it and can read nothing else
+    of the Context (not the sentence as typed, nor the notices)."""
+    trace_key: tuple
+    model: Any = field(compare=False)
+    trace: Trace | None = field(compare=False)
+
+    @property
+    def model_id(self) -> str:
+        return self.trace_key[0]
+
+
 @dataclass
 class Context:
     """What the shared sidebar chose for this run."""
@@ -35,10 +53,14 @@ class Context:
         model, the sentence as the model reads it, the reference (stripped; None when empty), beam, max tokens."""
         return self.model_id, self.source, (self.target or "").strip() or None, self.beam, self.max_tokens
 
+    @property
+    def traced(self) -> Traced:
+        return Traced(self.trace_key, self.model, self.trace)
+
 
 def set_current(ctx: Context | None) -> None:
-    view.put(view.CONTEXT, ctx)
+    view.put(CONTEXT, ctx)
 
 
 def current() -> Context | None:
-    return view.get(view.CONTEXT)
+    return view.get(CONTEXT)

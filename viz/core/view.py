@@ -12,9 +12,19 @@ its own, so no run can leave one half set.
 
 `View` is the whole view as a plain value: the page and every declared value it holds. It can be compared,
 written as URL parameters (`View.query()`), read from them (`View.from_query`) and applied to a session.
+
+Where a value is declared: here, the shared view (every value a link or a class's view carries: each URL value,
+since View.from_query must know every URL name in a process that never ran the page) and what two or more modules
+keep in the session; in the one module that uses it, a value only it keeps in the session (`Own`: its namespace).
+
+A value's names: its declaration (`view.HEAD`, the only name code uses), its URL name (`Value.name`, "head"), its
+session key (`Value.session_key`: the URL name unless `key=` says otherwise) and, for a widget bound to it or to
+one of its parts, that key or `key(value, *parts)` ("step-encoder-head": the step-through page's head picker of
+the encoder). A head picker's -1 is the mean of the heads (`MEAN_HEAD`; None to a page that reads one head).
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
@@ -56,8 +66,6 @@ class Value:
         return self.key or self.name
 
 
-
-
 # -- the sidebar's input, the language and presenter mode: every link carries them --------------------------------
 MODEL = Value("model", carried=True)                                   # choices: the models found (services)
 TEXT = Value("text", carried=True, cut_notice="notice.text_cut_link")   # default: the model's first example
@@ -72,9 +80,10 @@ SIDEBAR = (MODEL, TEXT, TARGET, STYLE, BEAM, MAX_TOKENS, LANG, PRESENT)
 # -- what a page looks at: layer, head, kind, step, token... (each page's own defaults are given where read) ------
 PAGE = Value("page", url=False)                                        # the page's url path (viz/elements/nav.PAGES)
 LAYER = Value("layer", int, 0, 0, 63)
-HEAD = Value("head", int, 0, -1, 63)                                   # -1: the mean of the heads, where offered
+MEAN_HEAD = -1                                                         # a head picker's "the mean of the heads"
+HEAD = Value("head", int, 0, MEAN_HEAD, 63)                            # MEAN_HEAD where a page offers it
 LAYER_B = Value("layer_b", int, 0, 0, 63)
-HEAD_B = Value("head_b", int, 0, -1, 63)
+HEAD_B = Value("head_b", int, 0, MEAN_HEAD, 63)
 KIND = Value("kind", default="encoder", choices=("encoder", "decoder", "cross"))
 STEP = Value("step", int, 0, 0, 10_000)
 TOKEN = Value("token", int, 0, 0, 10_000)
@@ -114,16 +123,13 @@ SIZE = Value("size", default="small")
 EXAMPLE = Value("example", max_len=80)
 RNN_INPUT = Value("input", max_len=80)               # the Before-the-Transformer page's symbols
 
-# -- kept in the session only: what a page remembers between runs --------------------------------------------------
-CONTEXT = Value("_ctx", url=False)
+# -- kept in the session only, by more than one module (a module's own values are declared in it: Own, below) -------
 IMAGE_FORMAT = Value("image_format", default="PNG", url=False)
 PRESET = Value("preset", url=False)
 UPLOAD = Value("upload", url=False)                  # the sidebar's uploaded file (Head analysis reads it too)
 SENTENCE_EDIT = Value("presenter-sentence", url=False)   # presenter mode's sentence box, over the page
 UPLOADED = Value("uploaded_sentence", url=False)
-TEXT_CUT_FROM = Value("_text_cut_from", url=False)
-LANG_DRAWN = Value("_lang_drawn", url=False)
-ON_PHONE = Value("_on_phone", url=False)             # the browser said it is a phone's (ui.on_phone), once a session
+# the decoding page's own: left here while that page is rewritten in another branch (move them there: view.Own)
 DECODING_METHOD = Value("decoding-method", url=False)
 DECODING_BEAM = Value("decoding-beam", url=False)
 DECODING_LAST_BEAM = Value("_decoding_last_beam", url=False)
@@ -133,20 +139,6 @@ DECODING_K = Value("decoding-k", url=False)
 DECODING_NO_REPEAT = Value("decoding-no-repeat", url=False)
 DECODING_STEP = Value("decoding-step", url=False)
 DECODING_REFERENCE = Value("decoding-reference", url=False)
-ATTRIBUTION = Value("attr", url=False)              # attr-<control>: the attribution page's widgets
-ATTRIBUTION_STEPS = Value("attr-steps", url=False)  # its integrated-gradient steps box
-STEP_THROUGH = Value("step-through", url=False, key="step")  # step-<control>: the step-through page's widgets
-EXPLORER = Value("explorer", url=False)             # explorer-<kind>-layer/head and the grid's selection
-BROWSER_VIEW = Value("browser-view", url=False)   # the browser-side view the last run drew: page, picks, head
-MULTIHEAD = Value("mh", url=False)                  # mh-view, mh-head: the multi-head page's browser view
-GRID = Value("grid", url=False)
-HEADS_ABLATED = Value("heads-ablated", url=False)
-ABLATE_BOX = Value("abl", url=False)                # abl-<kind>-<layer>-<head>: one head's check box
-HEADS_TAB = Value("heads-tab", url=False)
-TRAIN_RUNNING = Value("train-running", url=False)
-TRAIN_REQUESTED = Value("train-requested", url=False)
-TRAIN_RESULT = Value("train-result", url=False)
-TRAIN_RNN_RESULT = Value("train-rnn-result", url=False)   # the last live RNN training's measurements
 
 # -- a live class (viz/classroom): the link's class and teacher secret, and what this session is in it -----------
 CLASS = Value("class", max_len=12)                   # a student's link: the class code (store.normal_code checks it)
@@ -155,18 +147,8 @@ CLASS_CODE = Value("class-code", url=False)          # the class this session te
 CLASS_SECRET = Value("class-secret", url=False)      # the teacher's secret (a teaching session only)
 CLASS_FOLLOWING = Value("class-following", url=False)    # a student: following the teacher (else exploring)
 CLASS_VERSION = Value("class-version", url=False)    # a student: the teacher's view version last shown
-CLASS_STUDENT = Value("class-student", url=False)    # a student: the id the store gave them (also in a cookie)
 CLASS_COOKIES_READ = Value("class-cookies-read", url=False)   # this session looked at the browser's class cookies
-CLASS_JOIN = Value("class-join", url=False)          # class-join-<where>: a "join a class" box's code
-CLASS_HANDOFF = Value("class-handoff", url=False)
-CLASS_RUNS = Value("class-runs", url=False)          # the class bar's fragment runs (its heartbeat's data)
-CLASS_OUTAGE = Value("class-outage", url=False)      # the teacher: the store was unreachable at the last look    # the teacher: the last link made for another device
-CLASS_LINK_READ = Value("class-link-read", url=False)    # the class= / teach= of this link was looked up
 CLASS_NOTICE = Value("class-notice", url=False)      # a notice to show once (the class ended, a bad link)
-CLASS_SWITCH = Value("class-switch", url=False)      # a student: the run a switch to the teacher's view asked for
-CLASS_CHECKED_IN = Value("class-checked-in", url=False)  # a student: (when, following) last told the store
-CLASS_ANSWERED = Value("class-answered", url=False)  # a student: {question id: choice} answered here
-CLASS_SHOW_JOIN = Value("class-show-join", url=False)    # the teacher's big join code and QR shown
 CLASS_ASK = Value("class-ask", url=False)            # class-ask-<control>: the teacher's question picker
 PERSONAL = (LANG, PRESENT, CLASS, HANDOFF)             # each screen's own: a class never publishes these
 
@@ -175,8 +157,59 @@ assert len(DECLARED) == len([v for v in globals().values() if isinstance(v, Valu
 
 
 def key(value: Value, *parts) -> str:
-    """The session (and widget) key of `value`, or of one of its parts: key(EXPLORER, "encoder", "layer")."""
+    """The session (and widget) key of `value`, or of one of its parts: key(CLASS_ASK, "go") is "class-ask-go"."""
     return "-".join([value.session_key, *map(str, parts)])
+
+
+# -- a module's own values: declared in the one module that uses them -------------------------------------------
+@dataclass(frozen=True)
+class Own:
+    """The namespace of one module's own values: what that module alone keeps in the session (its widgets' state,
+    what it remembers between runs), declared in it, `OWN = view.Own("viz.pages.heads")` and
+    `HEADS_TAB = OWN.value("heads-tab")`, and used like any value (view.get(HEADS_TAB)). Never in a link (url=False):
+    a link's values are the shared view's, declared above. A key, with its parts (key-...), belongs to one module:
+    declaring one that another module's value, or a session value declared here, has or overlaps raises
+    (tests/test_architecture.py imports every module, so it raises before any run). `module` is spelled out: a
+    page runs as __main__, and runs again (declaring the same keys for the same module) on every run."""
+    module: str
+
+    def value(self, key: str, **kwargs) -> Value:
+        _claim(key, self.module)
+        return Value(key, url=False, **kwargs)
+
+
+_OWNERS: dict[str, str] = {}               # every session key a value is declared with -> the module declaring it
+_owners_lock = threading.Lock()
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether one key is the other or one of its parts (key(value, *parts))."""
+    return a == b or a.startswith(b + "-") or b.startswith(a + "-")
+
+
+def _claim(name: str, module: str) -> None:
+    with _owners_lock:
+        taken = [k for k, owner in _OWNERS.items() if owner != module and _overlap(k, name)]
+        if taken:
+            raise ValueError(f"session key {name!r} ({module}) overlaps {taken[0]!r} of {_OWNERS[taken[0]]}")
+        _OWNERS[name] = module
+
+
+def owners() -> dict[str, str]:
+    """Every session key declared so far and its module (the view's own, and the modules imported or run)."""
+    with _owners_lock:
+        return dict(_OWNERS)
+
+
+def _claim_shared_keys(values: list[Value]) -> None:
+    """The session keys of the values declared here: the session-only ones, the sidebar's (its widgets) and those
+    with a key of their own (a URL value otherwise never sits in the session under its name)."""
+    for value in values:
+        if not value.url or value in SIDEBAR or value.key:
+            _claim(value.session_key, __name__)
+
+
+_claim_shared_keys([v for v in globals().values() if isinstance(v, Value)])
 
 
 # -- the session ---------------------------------------------------------------------------------------------------
@@ -265,7 +298,7 @@ _shared_lock = threading.Lock()
 _building: dict[tuple, threading.Lock] = {}
 
 
-def shared_memo(name: str, at: Hashable, compute: Callable[[], Any]) -> Any:
+def shared_memo(name: Hashable, at: Hashable, compute: Callable[[], Any]) -> Any:
     """A slow result that `at` wholly determines (a figure: its trace key, view values, words and type scale), kept
     for every session of this process, the last SHARED_MEMO_SIZE of them: a class's students drawing the
     teacher's view build it once, not once each, and at once (one builds while the others wait for it). No one
@@ -291,6 +324,27 @@ def shared_memo(name: str, at: Hashable, compute: Callable[[], Any]) -> Any:
             with _shared_lock:
                 _building.pop(key, None)
     return result
+
+
+def shared_cached(build: Callable) -> Callable:
+    """`build` made a shared_memo keyed by itself and its arguments: a builder is a plain function of what wholly
+    determines its result (a Context's `traced`, a window, a look, a kind, a layer), called with those. Keyed by
+    its file and name (a page runs as __main__, and defines its functions again on every run) and every argument
+    as given; an argument that cannot be a key (a Context, an array, a dict) raises TypeError instead of being
+    left out of it. Keeps shared_memo's one builder at a time per key."""
+    name = (build.__code__.co_filename, build.__qualname__)
+
+    @functools.wraps(build)
+    def cached(*args, **kwargs):
+        at = (args, tuple(sorted(kwargs.items())))
+        try:
+            hash(at)
+        except TypeError as error:
+            raise TypeError(f"{build.__qualname__}: pass what determines the result, each hashable ({error})") \
+                from None
+        return shared_memo(name, at, lambda: build(*args, **kwargs))
+
+    return cached
 
 
 # -- the URL --------------------------------------------------------------------------------------------------

@@ -3,8 +3,9 @@ iframe, no build step): the attention explorer's, and a deck of a page's figures
 and one JS for both; the body says which it holds. A sentence's data is sent once (viz/figures/browser_view.py
 makes it); the picks (kind, layer, head; multi-head: kind, layer) are made in the browser
 (viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its state
-under a view value of its own (view.EXPLORER, view.MULTIHEAD: <where>-view, -head, -csv, -whole). The run's head
-(its pick, the teacher's, the image format, a CSV) goes in a second element, the same for every view
+under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD: <where>-view, -head, -csv,
+-whole). The run's head (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
+every view
 (HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll
 hands a pick to whatever view the page shows through it. What the server still hears of a pick, and why:
 
@@ -32,6 +33,10 @@ import streamlit as st
 from viz.core import view
 from viz.elements.ui import plotly_config
 from viz.figures import browser_view as payloads
+
+OWN = view.Own("viz.elements.browser_view")  # this module's own session values
+EXPLORER = OWN.value("explorer")                  # explorer-view, -whole, -csv: the explorer's browser view
+BROWSER_VIEW = OWN.value("browser-view")          # the browser-side view the last run drew: page, picks, head
 
 HERE = Path(__file__).parents[1]       # viz/
 PLOTLY_BUNDLE = HERE / "vendor" / "plotly-cartesian.min.js"
@@ -130,12 +135,12 @@ def _into_url(pick: dict | None) -> None:
         view.write_url({URL_VALUES[name]: value for name, value in pick.items() if name in URL_VALUES})
 
 
-def whole_asked(sentence: str, where: view.Value = view.EXPLORER) -> bool:
+def whole_asked(sentence: str, where: view.Value = EXPLORER) -> bool:
     """Whether this session's browser has asked for the whole body of `sentence` (then every run sends it)."""
     return view.get(where, "whole") == sentence
 
 
-def csv_asked(where: view.Value = view.EXPLORER) -> dict | None:
+def csv_asked(where: view.Value = EXPLORER) -> dict | None:
     """The pick whose CSV this run is to send (asked once: taken)."""
     return view.pop(where, "csv")
 
@@ -144,7 +149,7 @@ def explorer_view(body: payloads.Body, pick: dict, about: dict, csv: Callable[[d
     """Draw the explorer's view: `body` (payloads.encode, built once per sentence and view), `about` it (the
     sentence's sig, whether it is whole: the browser keeps a whole body it holds), and this run's pick in an
     element of its own; `csv(pick)`: the file ({name, text}) of a pick whose CSV the browser asked for."""
-    browser_view(view.EXPLORER, EXPLORER_PICK, body, pick, about, csv)
+    browser_view(EXPLORER, EXPLORER_PICK, body, pick, about, csv)
 
 
 def browser_view(where: view.Value, names: tuple[str, ...], body: payloads.Body, pick: dict, about: dict,
@@ -165,14 +170,14 @@ def browser_view(where: view.Value, names: tuple[str, ...], body: payloads.Body,
                         on_pick_change=on.picked, on_csv_change=on.csv_asked, on_whole_change=on.whole_asked)
     head = payloads.head(pick, about, extra)
     _explorer_head_element()(key=view.key(where, "head"), data=head, height=0)
-    view.put(view.BROWSER_VIEW, (view.get(view.PAGE), names, {k: v for k, v in head.items() if k != "csv"}))
+    view.put(BROWSER_VIEW, (view.get(view.PAGE), names, {k: v for k, v in head.items() if k != "csv"}))
 
 
 def pick_change(changed: set[str], query: dict[str, str]) -> dict | None:
     """The pick of a class's published view `query` (the page's names of kind, layer, head), when it differs from
     this screen's in the values `changed` only and those are picks the view this page's last run drew makes in the
     browser; None otherwise (a whole run shows the change)."""
-    shown = view.get(view.BROWSER_VIEW)
+    shown = view.get(BROWSER_VIEW)
     if not changed or not shown or shown[0] != view.get(view.PAGE):
         return None
     page, names, _ = shown
@@ -188,7 +193,7 @@ def hand_pick(pick: dict, poll: bool) -> None:
     hands it to the view this page's last run drew."""
     _into_url(pick)
     if poll:
-        page, names, head = view.get(view.BROWSER_VIEW)
+        page, names, head = view.get(BROWSER_VIEW)
         head = {**head, "pick": pick}
-        view.put(view.BROWSER_VIEW, (page, names, head))
+        view.put(BROWSER_VIEW, (page, names, head))
         _explorer_head_element()(key=view.key(view.CLASS_FOLLOWING, "head"), data=head, height=0)

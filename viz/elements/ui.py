@@ -14,6 +14,9 @@ from viz.core.i18n import t, words
 from viz.core import view
 from viz.core.context import current
 
+OWN = view.Own("viz.elements.ui")  # this module's own session values
+ON_PHONE = OWN.value("_on_phone")                 # the browser said it is a phone's (on_phone), once a session
+
 
 def look() -> Look:
     """This run's look, the one argument a page gives every figure builder: the session's language (its words) and
@@ -35,10 +38,10 @@ def on_phone() -> bool:
     """Whether the browser says it is a phone's ("Mobi" in its User-Agent, as every phone browser's has; a
     tablet's has not): the server cannot see a screen's width. Read once a session (reading the request's
     headers took ~1 ms a run, 3% of an explorer run)."""
-    if not view.has(view.ON_PHONE):
+    if not view.has(ON_PHONE):
         agent = st.context.headers.get("User-Agent")
-        view.put(view.ON_PHONE, isinstance(agent, str) and "Mobi" in agent)
-    return view.get(view.ON_PHONE)
+        view.put(ON_PHONE, isinstance(agent, str) and "Mobi" in agent)
+    return view.get(ON_PHONE)
 
 
 def plotly_config(filename: str) -> dict:
@@ -134,18 +137,20 @@ def matrix_frame(matrix: np.ndarray, row_labels: list[str], col_labels: list[str
 
 def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool = True, suffix: str = "",
                        default_head: int = 0) -> tuple[int, int | None]:
-    """Layer and head select boxes, seeded from and written back to the URL (layer{suffix}, head{suffix})."""
+    """Layer and head select boxes, seeded from and written back to the URL (layer{suffix}, head{suffix}); their
+    widget keys `key`-layer and `key`-head (key: the page's own value and the kind, view.key(STEP_THROUGH, kind)).
+    The head's view.MEAN_HEAD, the mean of the heads, offered when allow_mean, is None to the caller."""
     layer_value, head_value = (view.LAYER_B, view.HEAD_B) if suffix == "_b" else (view.LAYER, view.HEAD)
     layer_default = view.read(layer_value, hi=n_layers - 1)
-    head_default = view.read(head_value, default=default_head, lo=-1 if allow_mean else 0, hi=n_heads - 1)
-    head_options = ([-1] if allow_mean else []) + list(range(n_heads))
+    head_default = view.read(head_value, default=default_head, lo=view.MEAN_HEAD if allow_mean else 0, hi=n_heads - 1)
+    head_options = ([view.MEAN_HEAD] if allow_mean else []) + list(range(n_heads))
     c1, c2 = st.columns(2)
     layer = c1.selectbox(t("ui.layer"), list(range(n_layers)), key=view.seeded(f"{key}-layer", layer_default),
                          format_func=lambda i: t("ui.layer_n", i=i))
     head = c2.selectbox(t("ui.head"), head_options, key=view.seeded(f"{key}-head", head_default),
-                        format_func=lambda h: t("ui.head_mean") if h == -1 else t("ui.head_n", h=h))
+                        format_func=lambda h: t("ui.head_mean") if h == view.MEAN_HEAD else t("ui.head_n", h=h))
     view.write_url({layer_value: layer, head_value: head})
-    return layer, (None if head == -1 else head)
+    return layer, (None if head == view.MEAN_HEAD else head)
 
 
 def token_window(n: int, size: int, key: str, label_key: str = "ui.window") -> slice:

@@ -23,6 +23,10 @@ from viz.core.i18n import DEFAULT_LANG, LANGS, STYLE_KEYS, catalogue_keys, error
 from viz.core.text import plain
 from viz.core.upload import UploadError, parse_upload
 
+OWN = view.Own("viz.frame.sidebar")  # this module's own session values
+TEXT_CUT_FROM = OWN.value("_text_cut_from")       # the sentence a link's too long text was cut from
+LANG_DRAWN = OWN.value("_lang_drawn")             # the language the sidebar was last drawn in
+
 PRESET_GROUPS = ("everyday", "well", "struggles")   # groups of presets.txt with a mark in the picker
 
 
@@ -129,7 +133,7 @@ def sidebar(models: list[str], notices: list[str]) -> tuple[Choice, Slots] | Non
                     view.BEAM: beam if beam != 1 else None,
                     view.MAX_TOKENS: max_tokens if max_tokens != default_max else None,
                     view.STYLE: style if style not in (None, DEFAULT_STYLE) else None})
-    cut_from = view.pop(view.TEXT_CUT_FROM)
+    cut_from = view.pop(TEXT_CUT_FROM)
     if cut_from:
         notices.append(t("notice.text_cut_paste", n=f"{cut_from:,}", limit=f"{MAX_TEXT_CHARS:,}"))
     if _not_english_notice(model.tokenizer, text):
@@ -172,7 +176,7 @@ def _cut_long_text() -> None:
     text = view.get(view.TEXT) or ""
     if len(text) > MAX_TEXT_CHARS:
         view.put(view.TEXT, text[:MAX_TEXT_CHARS])
-        view.put(view.TEXT_CUT_FROM, len(text))
+        view.put(TEXT_CUT_FROM, len(text))
 
 
 def _upload_picker(sb) -> None:
@@ -217,9 +221,9 @@ def language_picker() -> None:
     lang = st.sidebar.segmented_control(t("lang.label"), list(LANGS), key=view.key(view.LANG), format_func=LANGS.get,
                                         required=True, label_visibility="collapsed")
     view.keep(view.LANG, lang)
-    if view.get(view.LANG_DRAWN, default=lang) != lang:
+    if view.get(LANG_DRAWN, default=lang) != lang:
         keep_choices_across_languages()
-    view.put(view.LANG_DRAWN, lang)
+    view.put(LANG_DRAWN, lang)
     view.write_url({view.LANG: None if lang == DEFAULT_LANG else lang})
 
 

@@ -21,6 +21,10 @@ from viz.core.text import plain, position_labels
 from viz.elements.ui import (explained, look, matrix_frame, need_context, show_figure, stop_page, token_window,
                              type_scale)
 
+OWN = view.Own("viz.pages.attribution")  # this module's own session values
+ATTRIBUTION = OWN.value("attr")                   # attr-<control>: this page's widgets
+ATTRIBUTION_STEPS = OWN.value("attr-steps")       # its integrated-gradient steps box (the part "steps" of ATTRIBUTION)
+
 
 SECTIONS = ("lens", "source", "contrastive", "patching")          # names: attribution.section.<name>
 METHODS = ("attention", "rollout", "rollout_all", "value_norm", "grad", "ig")   # attribution.method.<name>
@@ -120,8 +124,8 @@ def method_choice() -> list[str]:
     chosen = [m for m in (raw or "").split(",") if m in METHODS] or DEFAULT_METHODS
     if raw and len(chosen) != len([m for m in raw.split(",") if m]):
         st.warning(plain(t("attribution.methods.unknown", raw=repr(raw[:60]), names=", ".join(METHODS)), limit=600))
-    view.seed(view.ATTRIBUTION, chosen, "methods")
-    picked = st.multiselect(t("attribution.methods.label"), list(METHODS), key=view.key(view.ATTRIBUTION, "methods"),
+    view.seed(ATTRIBUTION, chosen, "methods")
+    picked = st.multiselect(t("attribution.methods.label"), list(METHODS), key=view.key(ATTRIBUTION, "methods"),
                             format_func=method_name, max_selections=4)
     return picked or DEFAULT_METHODS
 
@@ -130,8 +134,8 @@ def source_section(v: View) -> None:
     c1, c2 = st.columns([3, 1])
     with c1:
         picked = method_choice()
-    view.seed(view.ATTRIBUTION, view.read(view.STEPS, default=IG_STEPS, hi=128), "steps")
-    steps = whole_number_box(c2, t("attribution.steps.label"), 4, 128, view.ATTRIBUTION_STEPS, IG_STEPS,
+    view.seed(ATTRIBUTION, view.read(view.STEPS, default=IG_STEPS, hi=128), "steps")
+    steps = whole_number_box(c2, t("attribution.steps.label"), 4, 128, ATTRIBUTION_STEPS, IG_STEPS,
                              help=t("attribution.steps.help"))
     view.write_url({view.METHODS: None if picked == DEFAULT_METHODS else ",".join(picked),
                     view.STEPS: None if steps == IG_STEPS else steps})
@@ -162,9 +166,9 @@ def source_section(v: View) -> None:
 # -- contrastive ---------------------------------------------------------------------------------------------
 def step_picker(v: View, part: str) -> int:
     """The output step, from the URL once; `part`: the widget's name among the page's (attr-<part>)."""
-    view.seed(view.ATTRIBUTION, view.read(view.STEP, hi=v.n_out - 1), part)
-    view.put(view.ATTRIBUTION, min(int(view.get(view.ATTRIBUTION, part)), v.n_out - 1), part)
-    widget_key = view.key(view.ATTRIBUTION, part)
+    view.seed(ATTRIBUTION, view.read(view.STEP, hi=v.n_out - 1), part)
+    view.put(ATTRIBUTION, min(int(view.get(ATTRIBUTION, part)), v.n_out - 1), part)
+    widget_key = view.key(ATTRIBUTION, part)
     if v.n_out == 1:
         return 0
     return st.select_slider(t("attribution.step"), list(range(v.n_out)), key=widget_key,
@@ -180,10 +184,10 @@ def contrastive_section(v: View) -> None:
     top = [(int(i), float(p)) for i, p in zip(lens.top_ids[-1, step], lens.top_probs[-1, step]) if int(i) != chosen]
     alternatives, alt_probs = [i for i, _ in top[:TOP_K - 1]], [p for _, p in top[:TOP_K - 1]]
     alt_labels = v.tok.token_strings(alternatives)
-    view.seed(view.ATTRIBUTION, view.read(view.ALT, hi=len(alternatives) - 1), "alt")
-    view.put(view.ATTRIBUTION, min(int(view.get(view.ATTRIBUTION, "alt")), len(alternatives) - 1), "alt")
+    view.seed(ATTRIBUTION, view.read(view.ALT, hi=len(alternatives) - 1), "alt")
+    view.put(ATTRIBUTION, min(int(view.get(ATTRIBUTION, "alt")), len(alternatives) - 1), "alt")
     alt_index = c2.selectbox(t("attribution.alt"), list(range(len(alternatives))),
-                             key=view.key(view.ATTRIBUTION, "alt"),
+                             key=view.key(ATTRIBUTION, "alt"),
                              format_func=lambda i: f"{alt_labels[i]} (p = {alt_probs[i]:.3f})",
                              help=t("attribution.alt.help"))
     view.write_url({view.STEP: step, view.ALT: alt_index or None})
@@ -210,8 +214,8 @@ def contrastive_section(v: View) -> None:
 # -- patching ------------------------------------------------------------------------------------------------
 def corrupted_sentence(v: View) -> str:
     derived = word_order.swap_two_words(v.text)         # the typed words: a style token is not a word to swap
-    view.seed(view.ATTRIBUTION, view.read(view.CORRUPT, default=derived), "corrupt")
-    text = st.text_input(t("attribution.corrupt.label"), key=view.key(view.ATTRIBUTION, "corrupt"),
+    view.seed(ATTRIBUTION, view.read(view.CORRUPT, default=derived), "corrupt")
+    text = st.text_input(t("attribution.corrupt.label"), key=view.key(ATTRIBUTION, "corrupt"),
                          max_chars=MAX_TEXT_CHARS,
                          help=t("attribution.corrupt.help"))
     view.write_url({view.CORRUPT: None if text.strip() == derived else text.strip()})
@@ -301,8 +305,8 @@ def render() -> None:
     ctx = need_context()
     v = view_of(ctx)
     st.title(t("attribution.title"))
-    view.seed(view.ATTRIBUTION, view.read(view.PART, choices=list(SECTIONS), default="lens"), "section")
-    section = st.radio(t("attribution.show"), list(SECTIONS), key=view.key(view.ATTRIBUTION, "section"),
+    view.seed(ATTRIBUTION, view.read(view.PART, choices=list(SECTIONS), default="lens"), "section")
+    section = st.radio(t("attribution.show"), list(SECTIONS), key=view.key(ATTRIBUTION, "section"),
                        horizontal=True,
                        format_func=section_name, label_visibility="collapsed")
     view.write_url({view.PART: None if section == "lens" else section})

@@ -18,6 +18,9 @@ from viz.core.text import attention_labels, plain, position_labels
 from viz.elements.ui import (attention_window, explained, layer_head_pickers, look, matrix_frame, need_context,
                              on_phone, show_figure, type_scale)
 
+OWN = view.Own("viz.pages.compare")  # this module's own session values
+COMPARE = OWN.value("compare")  # compare-<kind>-layer/head: the layer and head pickers
+
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
 DIFF_SHARE = 0.6                       # a difference map takes this share of the row, its explanation the rest
@@ -90,7 +93,7 @@ def compare_sentences(ctx, kind: str, n_layers: int, picture=None) -> None:
     trace, cfg = ctx.trace, ctx.model.config
     c1, c2 = st.columns(2)
     with c1:
-        layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
+        layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=view.key(COMPARE, kind))
     with c2:
         text_b = second_sentence(ctx.text.strip())          # the typed words: a style token is not a word to swap
     if not text_b:
@@ -150,7 +153,7 @@ def order_blind_check(ctx, a: np.ndarray, b: np.ndarray, trace_b, layer: int, he
 
 def b_pickers(kind: str, n_layers: int, n_heads: int) -> tuple[int, int | None]:
     """Layer and head of the second head (URL layer_b, head_b)."""
-    return layer_head_pickers(n_layers, n_heads, key=f"compare-b-{kind}", suffix="_b",
+    return layer_head_pickers(n_layers, n_heads, key=view.key(COMPARE, "b", kind), suffix="_b",
                               default_head=1 if n_heads > 1 else 0)
 
 
@@ -160,7 +163,7 @@ def compare_heads(ctx, kind: str, n_layers: int, picture=None) -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.caption(t("compare.head", which="A"))
-        layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=f"compare-{kind}")
+        layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=view.key(COMPARE, kind))
     with c2:
         st.caption(t("compare.head", which="B"))
         layer_b, head_b = b_pickers(kind, n_layers, cfg.n_heads)

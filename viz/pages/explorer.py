@@ -11,12 +11,13 @@ import streamlit as st
 from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.elements.browser_view import explorer_view, whole_asked
+from viz.figures.style import Look
 from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
 from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, layer_lines, payload,
                                       template_spec)
-from viz.core.i18n import catalogue_keys, t, words
+from viz.core.i18n import catalogue_keys, t
 from viz.core import view
-from viz.core.context import Context
+from viz.core.context import Context, Traced
 from viz.core.text import attention_labels
 from viz.elements.ui import explained, look, matrix_frame, need_context, safe_filename, token_window, type_scale
 
@@ -82,51 +83,64 @@ def window_start(kinds: dict[str, np.ndarray], sizes: dict[str, int]) -> int:
     return token_window(kinds[longest].shape[-2], sizes[longest], "explorer-window").start
 
 
-def view_body(ctx: Context, kinds: dict[str, np.ndarray], start: int, sizes: dict[str, int],
-              first: tuple[str, int] | None = None) -> Body:
+def view_body(ctx: Context, start: int, sizes: dict[str, int], first: tuple[str, int] | None = None) -> Body:
     """The browser's data for this sentence, words, type scale and window: built once, for every session of the
     worker (a class's students drawing the teacher's view build it once). `first` (kind, layer): only what the
     first screen shows, that kind and that layer's lines (a new sentence's first run); the view asks for the rest
     once it has drawn it (viz/elements/browser_view.py), which reuses the parts the first screen's body was made of."""
-    at = body_key(ctx, start, sizes)
-
-    def build() -> Body:
-        shown = {first[0]: kinds[first[0]]} if first else kinds
-        parts = {kind: kind_view(ctx, kind, patterns, start, sizes[kind], at,
-                                 range(len(patterns)) if first is None else (first[1],))
-                 for kind, patterns in shown.items()}
-        return encode(payload(parts, {k: len(p) for k, p in kinds.items()}, template_spec(go.Figure()), words(), {
-            "text_px": type_scale().text,
-            "url_names": {"kind": view.KIND.name, "layer": view.LAYER.name, "head": view.HEAD.name},
-            "sentence": sentence_sig(at), "whole": first is None}))
-
-    return view.shared_memo("explorer-view", (at, first), build)
+    return built_body(ctx.traced, start, tuple(sorted(sizes.items())), look(), first)
 
 
-def kind_view(ctx: Context, kind: str, patterns: np.ndarray, start: int, size: int, at: tuple,
-              layers) -> dict:
+@view.shared_cached
+def built_body(traced: Traced, start: int, sizes: tuple[tuple[str, int], ...], page_look: Look,
+               first: tuple[str, int] | None) -> Body:
+    layers = {kind: schema.n_layers(traced.model.config, kind) for kind in schema.KINDS}
+    size_of = dict(sizes)
+    parts = {kind: kind_view(traced, kind, start, size_of[kind], page_look,
+                             range(layers[kind]) if first is None else (first[1],))
+             for kind in ([first[0]] if first else layers)}
+    return encode(payload(parts, layers, template_spec(go.Figure()), page_look.words, {
+        "text_px": page_look.scale.text,
+        "url_names": {"kind": view.KIND.name, "layer": view.LAYER.name, "head": view.HEAD.name},
+        "sentence": sentence_sig((traced.trace_key, start, sizes, page_look)), "whole": first is None}))  # body_key
+
+
+def kind_view(traced: Traced, kind: str, start: int, size: int, page_look: Look, layers) -> dict:
     """One kind's part of the body, with the head views of `layers` (None for the others); the part and each
-    layer's lines are kept (view.shared_memo) so that the whole body reuses what the first screen's was made of."""
-    rows, cols = attention_labels(ctx.trace.meta, kind)
-    window = kind_window(kind, patterns, start, size)
-    page_look = look()
+    layer's lines are kept (view.shared_cached) so that the whole body reuses what the first screen's was made of."""
+    lines = [kind_lines(traced, kind, start, size, page_look, layer) if layer in layers else None
+             for layer in range(schema.n_layers(traced.model.config, kind))]
+    return {**kind_core(traced, kind, start, size, page_look), "lines": lines}
 
-    def core() -> dict:
-        half = beside(len(cols))
-        part = kind_part(kind, patterns, rows, cols, future_mask(kind, *patterns.shape[-2:]), window, page_look,
-                         width_px=page_look.scale.page_px / (2 if half else 1), file_stem=safe_filename(ctx.model_id),
-                         lines_layers=())
-        return {**part, "beside": half, "read": how_to_read(kind, len(rows), len(cols))}
 
-    part = view.shared_memo("explorer-part", (at, kind), core)
-    lines = [view.shared_memo("explorer-lines", (at, kind, layer), lambda layer=layer: layer_lines(
-                 patterns, layer, rows, cols, window, page_look)) if layer in layers else None
-             for layer in range(len(patterns))]
-    return {**part, "lines": lines}
+def kind_window_of(traced: Traced, kind: str, start: int, size: int) -> tuple[np.ndarray, list, list, Window]:
+    """A kind's [L, H, Q, K] patterns, its row and column labels, and the window of them the view shows."""
+    patterns = schema.stacked(traced.trace, kind)
+    rows, cols = attention_labels(traced.trace.meta, kind)
+    return patterns, rows, cols, kind_window(kind, patterns, start, size)
+
+
+@view.shared_cached
+def kind_core(traced: Traced, kind: str, start: int, size: int, page_look: Look) -> dict:
+    """A kind's part of the body without its layers' lines."""
+    patterns, rows, cols, window = kind_window_of(traced, kind, start, size)
+    half = beside(len(cols))
+    part = kind_part(kind, patterns, rows, cols, future_mask(kind, *patterns.shape[-2:]), window, page_look,
+                     width_px=page_look.scale.page_px / (2 if half else 1), file_stem=safe_filename(traced.model_id),
+                     lines_layers=())
+    return {**part, "beside": half, "read": how_to_read(kind, len(rows), len(cols))}
+
+
+@view.shared_cached
+def kind_lines(traced: Traced, kind: str, start: int, size: int, page_look: Look, layer: int):
+    """One layer's head lines of a kind."""
+    patterns, rows, cols, window = kind_window_of(traced, kind, start, size)
+    return layer_lines(patterns, layer, rows, cols, window, page_look)
 
 
 def body_key(ctx: Context, start: int, sizes: dict[str, int]) -> tuple:
-    """What the view's body is built for: the sentence (trace), the window, the look (words and type scale)."""
+    """What the view's body is built for (built_body's arguments but `first`, which it signs the same way): the
+    sentence (trace), the window, the look (words and type scale)."""
     return ctx.trace_key, start, tuple(sorted(sizes.items())), look()
 
 
@@ -163,7 +177,7 @@ def render() -> None:
     sentence = sentence_sig(body_key(ctx, start, sizes))
     whole = whole_asked(sentence)
     with drawn:
-        body = view_body(ctx, kinds, start, sizes, first=None if whole else (kind, layer))
+        body = view_body(ctx, start, sizes, first=None if whole else (kind, layer))
         explorer_view(body, {"kind": kind, "layer": layer, "head": head}, {"sentence": sentence, "whole": whole},
                       csv=pick_csv(ctx, kinds))
     with explained(t("explorer.how.title")):

@@ -17,6 +17,11 @@ from viz.core.text import plain, position_labels
 from viz.elements.ui import data_table, explained, look, matrix_frame, need_context, show_figure
 from viz.core.upload import UploadError, parse_upload
 
+OWN = view.Own("viz.pages.heads")  # this module's own session values
+HEADS_ABLATED = OWN.value("heads-ablated")        # the heads the last ablation run took out
+ABLATE_BOX = OWN.value("abl")                     # abl-<kind>-<layer>-<head>: one head's check box
+HEADS_TAB = OWN.value("heads-tab")                # the tab shown
+
 MAX_AGGREGATE = 200
 UNIT_STATS = {"entropy_norm", "self", "prev", "next", "eos", "bos", "punct", "max_weight"}  # in [0, 1]
 TABS = ("stats", "ablation", "rollout")                  # labels: heads.tab.<name>
@@ -171,8 +176,8 @@ def parse_heads(raw: str | None, cfg) -> set:
 
 
 def _clear_ablation() -> None:
-    view.put(view.HEADS_ABLATED, set())
-    view.drop_all(view.ABLATE_BOX)
+    view.put(HEADS_ABLATED, set())
+    view.drop_all(ABLATE_BOX)
 
 
 def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
@@ -182,9 +187,9 @@ def head_grid(kind: str, chosen: set, n_layers: int, n_heads: int) -> set:
         cols[0].markdown(f"**{t('ui.layer_n', i=layer)}**")
         for h in range(n_heads):
             cols[h + 1].checkbox(t("fig.grid.head", h=h),
-                                 key=view.seed(view.ABLATE_BOX, (kind, layer, h) in chosen, kind, layer, h))
+                                 key=view.seed(ABLATE_BOX, (kind, layer, h) in chosen, kind, layer, h))
     ticked = {(kind, layer, h) for layer in range(n_layers) for h in range(n_heads)
-              if view.get(view.ABLATE_BOX, kind, layer, h)}
+              if view.get(ABLATE_BOX, kind, layer, h)}
     return {x for x in chosen if x[0] != kind} | ticked
 
 
@@ -193,8 +198,8 @@ def ablation_tab(ctx, n_layers: dict) -> None:
     with explained(t("heads.abl.how.title")):
         st.markdown(t("heads.abl.how.text"))
         st.latex(r"\mathrm{MultiHead}(x)=\mathrm{Concat}(z_1,\dots,\underbrace{0}_{z_h\ \mathrm{off}},\dots,z_H)\,W^O")
-    if not view.has(view.HEADS_ABLATED):
-        view.put(view.HEADS_ABLATED, parse_heads(view.read(view.ABLATE), cfg))
+    if not view.has(HEADS_ABLATED):
+        view.put(HEADS_ABLATED, parse_heads(view.read(view.ABLATE), cfg))
     c1, c2 = st.columns(2)
     with c1:
         kind = kind_radio("heads-abl-kind")
@@ -202,8 +207,8 @@ def ablation_tab(ctx, n_layers: dict) -> None:
                     key=view.seeded("heads-abl-mode", view.read(view.ABL_MODE, choices=list(ablation.ABLATION_MODES))),
                     format_func={m: t(HEADS_ABL_MODE_KEYS[m]) for m in ablation.ABLATION_MODES}.get)
     st.caption(t("heads.abl.tick", kind=kind_title(kind)))
-    heads = head_grid(kind, view.get(view.HEADS_ABLATED), n_layers[kind], cfg.n_heads)
-    view.put(view.HEADS_ABLATED, heads)
+    heads = head_grid(kind, view.get(HEADS_ABLATED), n_layers[kind], cfg.n_heads)
+    view.put(HEADS_ABLATED, heads)
     heads = tuple(sorted(heads))
     view.write_url({view.ABLATE: ",".join(f"{k}:{lay}:{h}" for k, lay, h in heads) or None,
                     view.ABL_MODE: None if mode == "zero" else mode})
@@ -308,8 +313,8 @@ def render() -> None:
     st.title(t("heads.title"))
     tab_default = view.read(view.TAB, choices=list(TABS))
     labels = {name: t(HEADS_TAB_KEYS[name]) for name in TABS}
-    tabs = st.tabs(list(labels.values()), default=labels[tab_default], key=view.key(view.HEADS_TAB), on_change="rerun")
-    active = {label: name for name, label in labels.items()}.get(view.get(view.HEADS_TAB), tab_default)
+    tabs = st.tabs(list(labels.values()), default=labels[tab_default], key=view.key(HEADS_TAB), on_change="rerun")
+    active = {label: name for name, label in labels.items()}.get(view.get(HEADS_TAB), tab_default)
     view.write_url({view.TAB: None if active == "stats" else active})
     views = (lambda: statistics_tab(ctx, n_layers), lambda: ablation_tab(ctx, n_layers), lambda: rollout_tab(ctx))
     for tab, draw in zip(tabs, views):

@@ -19,14 +19,19 @@ from model.capture.schema import sublayer_names
 from viz.elements.browser_view import MULTIHEAD_PICK, browser_view, whole_asked
 from viz.figures import browser_view as payloads
 from viz.figures.browser_view import template_spec
+from viz.figures.style import Look
 from viz.figures.multihead import (concat_heatmap, head_patterns, head_window, per_head_outputs, stage_heatmap,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
-from viz.core.i18n import catalogue_keys, kind_title, t, words
+from viz.core.i18n import catalogue_keys, kind_title, t
 from viz.core import view
+from viz.core.context import Traced
 from viz.core.text import attention_labels
 from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, token_window,
                              type_scale)
+
+OWN = view.Own("viz.pages.multi_head")  # this module's own session values
+MULTIHEAD = OWN.value("mh")  # mh-view, -whole, -csv: this page's browser view (elements/browser_view)
 
 KINDS = list(schema.KINDS)
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
@@ -279,8 +284,8 @@ def blocks(cfg) -> list[dict]:
 
 
 def body_key(ctx, size: int, starts: tuple[int, int]) -> tuple:
-    """What the page's deck is built for: the sentence (trace), the window, the look (words and type scale), the
-    modebar."""
+    """What the page's deck is built for (built_deck's arguments but `first`, which it signs the same way): the
+    sentence (trace), the window, the look (words and type scale), the modebar."""
     return ctx.trace_key, size, starts, look(), plotly_config("")["displayModeBar"]
 
 
@@ -292,23 +297,30 @@ def deck_body(ctx, size: int, starts: tuple[int, int], first: tuple[str, int] | 
     """The browser's data for this sentence and view: built once, for every session of the worker (a class's
     students drawing the teacher's view build it once). `first` (kind, layer): only that pick (a new sentence's
     first run); the view asks for the rest once it has drawn it, which reuses the part the first one made."""
-    cfg = ctx.model.config
-    at = body_key(ctx, size, starts)
+    return built_deck(ctx.traced, size, starts, look(), plotly_config("")["displayModeBar"], first)
+
+
+@view.shared_cached
+def built_deck(traced: Traced, size: int, starts: tuple[int, int], page_look: Look, modebar: bool,
+               first: tuple[str, int] | None) -> payloads.Body:
+    cfg = traced.model.config
     layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
     picks = [(kind, layer) for kind in KINDS for layer in range(layers[kind])] if first is None else [first]
+    parts = {f"{kind}:{layer}": layer_part(traced, kind, layer, size, starts, page_look, modebar)
+             for kind, layer in picks}
+    sentence = sentence_sig((traced.trace_key, size, starts, page_look, modebar))     # body_key
+    return payloads.encode(payloads.deck(parts, blocks(cfg), MULTIHEAD_PICK, layers, template_spec(go.Figure()),
+                                         page_look.words, {"text_px": page_look.scale.text, "sentence": sentence,
+                                                           "whole": first is None, "modebar": modebar,
+                                                           "url_names": {"kind": view.KIND.name,
+                                                                         "layer": view.LAYER.name}}))
 
-    def build() -> payloads.Body:
-        parts = {f"{kind}:{layer}": view.shared_memo("mh-part", (at, kind, layer),
-                                                     lambda kind=kind, layer=layer: Layer(ctx, kind, layer, size,
-                                                                                          starts).part())
-                 for kind, layer in picks}
-        return payloads.encode(payloads.deck(parts, blocks(cfg), MULTIHEAD_PICK, layers, template_spec(go.Figure()),
-                                             words(), {"text_px": type_scale().text, "sentence": sentence_sig(at),
-                                                       "whole": first is None, "modebar": at[-1],
-                                                       "url_names": {"kind": view.KIND.name,
-                                                                     "layer": view.LAYER.name}}))
 
-    return view.shared_memo("mh-view", (at, first), build)
+@view.shared_cached
+def layer_part(traced: Traced, kind: str, layer: int, size: int, starts: tuple[int, int], page_look: Look,
+               modebar: bool) -> dict:
+    """One pick's part of the deck (its pictures are drawn in `page_look`, with or without the modebar)."""
+    return Layer(traced, kind, layer, size, starts).part()
 
 
 def pick_csv(ctx, size: int, starts: tuple[int, int]):
@@ -335,10 +347,10 @@ def render() -> None:
     size = window_size(ctx.trace)
     starts = window_starts(ctx.trace, size)     # the sliders under the view: the window is what it is built for
     sentence = sentence_sig(body_key(ctx, size, starts))
-    whole = whole_asked(sentence, view.MULTIHEAD)
+    whole = whole_asked(sentence, MULTIHEAD)
     with drawn:
         body = deck_body(ctx, size, starts, None if whole else (kind, layer))
-        browser_view(view.MULTIHEAD, MULTIHEAD_PICK, body, {"kind": kind, "layer": layer},
+        browser_view(MULTIHEAD, MULTIHEAD_PICK, body, {"kind": kind, "layer": layer},
                      {"sentence": sentence, "whole": whole}, csv=pick_csv(ctx, size, starts))
     explain(cfg)
 

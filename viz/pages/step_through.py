@@ -22,6 +22,9 @@ from viz.core.text import attention_labels, first_word
 from viz.elements.ui import (data_table, layer_head_pickers, look, matrix_frame, need_context, on_phone, show_figure,
                              type_scale)
 
+OWN = view.Own("viz.pages.step_through")  # this module's own session values
+STEP_THROUGH = OWN.value("step")                  # step-<control>: this page's widgets
+
 KINDS = list(schema.KINDS)
 # The steps' names: formulas as they are, words as catalogue keys (step.*), read by say()
 STEPS = ["step.steps.input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\top$", r"$\div\sqrt{d_k}$",
@@ -155,15 +158,15 @@ def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
 def _init_state(value: view.Value, default: int, lo: int, hi: int, *part) -> None:
     """Seed the widget step-<part> from the URL once; afterwards the widget owns its value (no default+state
     clash)."""
-    if not view.has(view.STEP_THROUGH, *part):
-        view.put(view.STEP_THROUGH, view.read(value, default=default, lo=lo, hi=hi), *part)
-    elif not lo <= view.get(view.STEP_THROUGH, *part) <= hi:   # a shorter sentence than before
-        view.put(view.STEP_THROUGH, default, *part)
+    if not view.has(STEP_THROUGH, *part):
+        view.put(STEP_THROUGH, view.read(value, default=default, lo=lo, hi=hi), *part)
+    elif not lo <= view.get(STEP_THROUGH, *part) <= hi:   # a shorter sentence than before
+        view.put(STEP_THROUGH, default, *part)
 
 
 def _move(delta: int) -> None:
-    step = view.get(view.STEP_THROUGH, "step")
-    view.put(view.STEP_THROUGH, min(len(STEPS) - 1, max(0, step + delta)), "step")
+    step = view.get(STEP_THROUGH, "step")
+    view.put(STEP_THROUGH, min(len(STEPS) - 1, max(0, step + delta)), "step")
 
 
 def _forget_query() -> None:
@@ -372,29 +375,29 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     """Kind on one line; layer, head, query and the Previous/Next buttons on the next; the steps under
     them. Returns (kind, layer, head, query, step)."""
     cfg = ctx.model.config
-    kind = st.radio(t("step.kind"), KINDS, horizontal=True, key=view.seeded("step-kind", view.read(view.KIND, choices=KINDS)),
+    kind = st.radio(t("step.kind"), KINDS, horizontal=True, key=view.seed(STEP_THROUGH, view.read(view.KIND, choices=KINDS), "kind"),
                     format_func=kind_title, on_change=_forget_query,
                     label_visibility="collapsed")
     q_labels, _ = attention_labels(ctx.trace.meta, kind)
     reads = ctx.trace.meta["tgt_in_tokens"]
     n_q = len(q_labels)
-    query_key = view.key(view.STEP_THROUGH, "query", kind)
+    query_key = view.key(STEP_THROUGH, "query", kind)
     # the first word of the sentence, not a two-style model's <modern> that leads it
     _init_state(view.QUERY, first_word(schema.query_tokens(ctx.trace.meta, kind)), 0, n_q - 1, "query", kind)
     _init_state(view.STEP, FIRST_STEP, 0, len(STEPS) - 1, "step")
     c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
     with c_pick:
-        layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"step-{kind}",
+        layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=view.key(STEP_THROUGH, kind),
                                          allow_mean=False)
     query = c_query.selectbox(t("step.query"), list(range(n_q)), key=query_key,
                               format_func=lambda i: q_labels[i] if kind == "encoder" else
                               t("step.query.reads", token=q_labels[i], reads=reads[i]))
-    c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=view.get(view.STEP_THROUGH, "step") == 0,
-                  width="stretch", key="step-prev")
+    c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=view.get(STEP_THROUGH, "step") == 0,
+                  width="stretch", key=view.key(STEP_THROUGH, "prev"))
     c_next.button(t("step.next"), on_click=_move, args=(1,),
-                  disabled=view.get(view.STEP_THROUGH, "step") == len(STEPS) - 1,
-                  width="stretch", key="step-next")
-    step = st.radio(t("step.step"), list(range(len(STEPS))), key=view.key(view.STEP_THROUGH, "step"), horizontal=True,
+                  disabled=view.get(STEP_THROUGH, "step") == len(STEPS) - 1,
+                  width="stretch", key=view.key(STEP_THROUGH, "next"))
+    step = st.radio(t("step.step"), list(range(len(STEPS))), key=view.key(STEP_THROUGH, "step"), horizontal=True,
                     format_func=lambda i: f"{i + 1} {short_name(i)}", label_visibility="collapsed")
     return kind, layer, head, query, step
 

@@ -17,6 +17,12 @@ from viz.core import view
 from viz.core.text import attention_labels, plain, position_labels
 from viz.elements.ui import explained, look, matrix_frame, show_figure, type_scale
 
+OWN = view.Own("viz.pages.training")  # this module's own session values
+TRAIN_RUNNING = OWN.value("train-running")
+TRAIN_REQUESTED = OWN.value("train-requested")
+TRAIN_RESULT = OWN.value("train-result")
+TRAIN_RNN_RESULT = OWN.value("train-rnn-result")  # the last live RNN training's measurements
+
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
 STEPS_RANGE = (10, 2000)
@@ -33,8 +39,8 @@ TRAINING_TASK_NOTE_KEYS = catalogue_keys("training.task_note", "copy", "reverse"
 
 def _request_training() -> None:
     """Button callback: runs before the script, so the button is already disabled when training starts."""
-    view.put(view.TRAIN_RUNNING, True)
-    view.put(view.TRAIN_REQUESTED, True)
+    view.put(TRAIN_RUNNING, True)
+    view.put(TRAIN_REQUESTED, True)
 
 
 def lengths_note(symbols: list[str]) -> str | None:
@@ -260,9 +266,9 @@ def rnn_live_training(task: str) -> None:
                                            accuracy=f"{record['accuracy']:.0%}", seconds=f"{record['seconds']:.0f}"))
 
         result = train_rnns(task, order, steps, on_progress, lambda s: waiting.info(t("training.waiting", seconds=s)))
-        view.put(view.TRAIN_RNN_RESULT, dict(result, task_name=t(TRAINING_TASK_KEYS[task])))
+        view.put(TRAIN_RNN_RESULT, dict(result, task_name=t(TRAINING_TASK_KEYS[task])))
         progress.empty()
-    result = view.get(view.TRAIN_RNN_RESULT)
+    result = view.get(TRAIN_RNN_RESULT)
     if result is None:
         st.caption(t("training.rnn.press"))
         return
@@ -276,21 +282,21 @@ def rnn_live_training(task: str) -> None:
 
 def render() -> None:
     st.title(t("training.title"))
-    running = bool(view.get(view.TRAIN_RUNNING))
+    running = bool(view.get(TRAIN_RUNNING))
     task, size, steps, example_text = controls(running)
     symbols = example_symbols(example_text)
-    if view.pop(view.TRAIN_REQUESTED, default=False):
+    if view.pop(TRAIN_REQUESTED, default=False):
         try:
             run = LiveRun(task, size, steps, make_example(task, symbols))
             train_now(run)
-            view.put(view.TRAIN_RESULT, run)
+            view.put(TRAIN_RESULT, run)
         finally:
-            view.put(view.TRAIN_RUNNING, False)
+            view.put(TRAIN_RUNNING, False)
         st.rerun()
     elif running:  # a flag left by a run that never reached its finally (e.g. the server restarted)
-        view.put(view.TRAIN_RUNNING, False)
+        view.put(TRAIN_RUNNING, False)
         st.rerun()
-    run: LiveRun | None = view.get(view.TRAIN_RESULT)
+    run: LiveRun | None = view.get(TRAIN_RESULT)
     if run is None:
         before_training(task, size, symbols, GOAL_MAX_TOKENS)
         st.info(t("training.press"))

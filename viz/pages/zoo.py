@@ -17,6 +17,9 @@ from viz.core.text import attention_labels
 from viz.elements.ui import (attention_window, explained, layer_head_pickers, look, matrix_frame, on_phone, show_figure,
                              token_window, type_scale)
 
+OWN = view.Own("viz.pages.zoo")  # this module's own session values
+ZOO = OWN.value("zoo")  # zoo-<kind>-layer/head: the layer and head pickers
+
 # The pickers' options and their words (the order is the radio's)
 SOURCES = {"model": "zoo.source.model", "toy": "zoo.source.toy"}
 KINDS = {"encoder": "zoo.kind.encoder", "decoder": "zoo.kind.decoder", "cross": "zoo.kind.cross"}
@@ -191,7 +194,7 @@ def source_controls(ctx) -> tuple[str, tuple[str, int, int] | None]:
     with c2:
         kind = pick(t("zoo.kind"), KINDS, view.KIND, "zoo-kind", help=t("zoo.kind.help"))
     with c3:
-        layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=f"zoo-{kind}",
+        layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=view.key(ZOO, kind),
                                          allow_mean=False)
     return source, (kind, layer, head)
 
