@@ -136,6 +136,78 @@ def _link(text: str, url: str | None) -> str:
     return text if not url else f'<a href="{url}" target="_self" style="color:{COLORS["link"]}">{text}</a>'
 
 
+@dataclass(frozen=True)
+class _Geometry:
+    """Where the map's parts go. x runs 0-100 across the figure; y is in px from the bottom, so every height is a
+    multiple of `u` (the text size / 16) and the rows grow with the type."""
+    u: float
+    heights: dict[str, float]            # a stack row's height by its kind (attn, norm, ff)
+    gap: float                           # between two rows of a stack
+    embed_h: float                       # the embedding and softmax blocks
+    line_h: float                        # the linear block
+    base: float                          # the embeddings' bottom, over the tokens rows
+    stacked: bool                        # a phone's column: the decoder over the encoder
+    sides: dict[str, tuple[float, float]]   # stack -> its x0, x1
+    name_width: float                    # the rows' names, before the layers' columns
+
+    def cells_x(self, stack: str, n: int) -> list[tuple[float, float]]:
+        """x0, x1 of each of a stack's n layer columns, right of the rows' names."""
+        x0, x1 = self.sides[stack]
+        left, right = x0 + self.name_width + 1.0, x1 - 1.0
+        width = (right - left - (n - 1) * 1.0) / n
+        return [(left + i * (width + 1.0), left + i * (width + 1.0) + width) for i in range(n)]
+
+
+def _geometry(look: Look, compact: bool) -> _Geometry:
+    """The map's sizes at the look's type scale; compact: lower rows (the tour's map)."""
+    u = look.scale.text / 16                            # y is in px: rows grow with the type
+    heights = {"attn": 52, "norm": 24, "ff": 26} if compact else dict(ROW_HEIGHT)
+    # a phone's column (look.scale.narrow): the decoder above the encoder, each the column's width, the names of
+    # the rows given 44% of it (side by side, "feed-forward · ‖FFN‖" ran over its layers' numbers in 60 px)
+    stacked = look.scale.narrow
+    sides = {"encoder": (1.0, 96.0), "decoder": (1.0, 96.0)} if stacked else {"encoder": (1.0, 47.0),
+                                                                             "decoder": (53.0, 99.0)}
+    return _Geometry(u=u, heights={kind: h * u for kind, h in heights.items()}, gap=GAP * u, embed_h=46 * u,
+                     line_h=30 * u, base=28.0 * u, stacked=stacked, sides=sides,
+                     name_width=44.0 if stacked else 17.0)
+
+
+@dataclass
+class _Canvas:
+    """The map as it is drawn: what draws it (the look, the links, the geometry) and what it has drawn so far, in
+    plotly's order (shapes, annotations, traces, the invisible hover points), with each block's box by name."""
+    look: Look
+    links: dict[str, str]
+    geo: _Geometry
+    shapes: list[dict] = field(default_factory=list)
+    notes: list[dict] = field(default_factory=list)
+    traces: list = field(default_factory=list)
+    hover_x: list[float] = field(default_factory=list)
+    hover_y: list[float] = field(default_factory=list)
+    hover_text: list[str] = field(default_factory=list)
+    hover_cell: list[str] = field(default_factory=list)
+    boxes: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+
+    def box(self, block: str, x0: float, y0: float, x1: float, y1: float, color: str) -> None:
+        self.boxes[block] = (x0, y0, x1, y1)
+        self.shapes.append(dict(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y", fillcolor=color,
+                                line=dict(color="#7a7a7a", width=1), layer="below"))
+
+    def note(self, x, y, text, size=None, anchor="left", color="#222222", **extra) -> None:
+        if "<a href=" in text:        # above the plot's drag layer, so a click reaches the link
+            extra["captureevents"] = True
+        self.notes.append(dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=False, xanchor=anchor,
+                               align=anchor, font=dict(size=size or self.look.scale.text, color=color), **extra))
+
+    def hover(self, x, y, text, cell) -> None:
+        """An invisible point over a block or cell (_draw_hover_points draws them all, last): its hover text and
+        cell id."""
+        self.hover_x.append(x)
+        self.hover_y.append(y)
+        self.hover_text.append(text)
+        self.hover_cell.append(cell)
+
+
 def model_map(data: MapData, look: Look, links: dict[str, str] | None = None, highlight: Sequence[str] = (),
               title: str = "", compact: bool = False) -> go.Figure:
     """The paper's Figure 1 drawn from `data` (map_data). links: cell id -> URL ("" for none: the
@@ -144,177 +216,252 @@ def model_map(data: MapData, look: Look, links: dict[str, str] | None = None, hi
     red frame ("you are here").
     look: the reader's words (map.* in the catalogue); block names at its scale's text size, numbers and tokens
     at its tick size (PRESENTER in presenter mode). compact: lower rows (the tour's "you are here" map)."""
-    links = links or {}
-    font_size, small_size = look.scale.text, look.scale.tick
-    n_enc, n_dec = data.n_layers["encoder"], data.n_layers["decoder"]
-    u = font_size / 16                                  # y is in px: rows grow with the type
-    heights = {"attn": 52, "norm": 24, "ff": 26} if compact else dict(ROW_HEIGHT)
-    heights = {kind: h * u for kind, h in heights.items()}
-    gap, embed_h, line_h = GAP * u, 46 * u, 30 * u
-    # a phone's column (type_scale.narrow): the decoder above the encoder, each the column's width, the names of
-    # the rows given 44% of it (side by side, "feed-forward · ‖FFN‖" ran over its layers' numbers in 60 px)
-    stacked = look.scale.narrow
-    sides = {"encoder": (1.0, 96.0), "decoder": (1.0, 96.0)} if stacked else {"encoder": (1.0, 47.0),
-                                                                             "decoder": (53.0, 99.0)}
-    name_width = 44.0 if stacked else 17.0
-    shapes, notes, traces = [], [], []
-    hover_x, hover_y, hover_text, hover_cell = [], [], [], []
-    boxes: dict[str, tuple[float, float, float, float]] = {}
+    canvas = _Canvas(look, links or {}, _geometry(look, compact))
+    # bottom up, as the paper draws it; stacked, the decoder starts above the encoder's top
+    encoder_top = _draw_stack(canvas, data, "encoder", bottom=canvas.geo.base)
+    decoder_top = _draw_stack(canvas, data, "decoder", bottom=_decoder_bottom(canvas.geo, encoder_top))
+    y_top = _draw_output_head(canvas, data, decoder_top)
+    _draw_encoder_output_arrow(canvas, encoder_top)
+    _draw_highlights(canvas, highlight, y_top)
+    if not compact or canvas.links:          # the tour's compact map, linked nowhere, has no hovers
+        _draw_hover_points(canvas)
+    return go.Figure(canvas.traces, layout=_map_layout(canvas, title, y_top))
 
-    def box(block: str, x0: float, y0: float, x1: float, y1: float, color: str) -> None:
-        boxes[block] = (x0, y0, x1, y1)
-        shapes.append(dict(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y", fillcolor=color,
-                           line=dict(color="#7a7a7a", width=1), layer="below"))
 
-    def note(x, y, text, size=None, anchor="left", color="#222222", **extra) -> None:
-        if "<a href=" in text:        # above the plot's drag layer, so a click reaches the link
-            extra["captureevents"] = True
-        notes.append(dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=False, xanchor=anchor, align=anchor,
-                          font=dict(size=size or font_size, color=color), **extra))
+def _decoder_bottom(geo: _Geometry, encoder_top: float) -> float:
+    """Side by side both stacks start at the base; stacked, the decoder starts over the encoder's stack name, its
+    output's label and its own tokens."""
+    return encoder_top + 58 * geo.u + geo.base if geo.stacked else geo.base
 
-    def hover(x, y, text, cell) -> None:
-        hover_x.append(x), hover_y.append(y), hover_text.append(text), hover_cell.append(cell)
 
-    def cells_x(stack: str, n: int) -> list[tuple[float, float]]:
-        x0, x1 = sides[stack]
-        left, right = x0 + name_width + 1.0, x1 - 1.0
-        width = (right - left - (n - 1) * 1.0) / n
-        return [(left + i * (width + 1.0), left + i * (width + 1.0) + width) for i in range(n)]
+def _draw_stack(canvas: _Canvas, data: MapData, stack: str, bottom: float) -> float:
+    """One stack from its tokens row up: the embedding, then its rows in a frame, a column per layer. Returns the
+    frame's top."""
+    geo = canvas.geo
+    _draw_tokens_row(canvas, data, stack, bottom)
+    frame_bottom = _draw_embedding(canvas, data, stack, bottom)
+    y = frame_bottom + geo.gap
+    columns = geo.cells_x(stack, data.n_layers[stack])
+    for block in STACK_ROWS[stack]:
+        y = _draw_stack_row(canvas, data, stack, block, columns, y)
+    _draw_stack_frame(canvas, stack, columns, frame_bottom, y)
+    return y
 
-    base = 28.0 * u
-    top = {}
-    for stack, tokens, embed_words in (("encoder", data.src_tokens, look.words("map.input_embedding")),
-                                        ("decoder", data.tgt_in_tokens, look.words("map.output_embedding"))):
-        x0, x1 = sides[stack]
-        # a row of tokens stays on its side: 12 long ones ran into the other side's row (and off the figure)
-        label = look.words("map.inputs") if stack == "encoder" else look.words("map.outputs")
-        room = (x1 - x0) / 100 * look.scale.page_px - look.scale.text_px(label + ": ", "tick")
-        # stacked, the decoder starts over the encoder's stack name, its output's label and its own tokens
-        y = top["encoder"] + 58 * u + base if stacked and stack == "decoder" else base
-        note(x0, y - base + 12 * u, look.words("map.tokens_row", label=label,
-                                          tokens=_short_tokens(tokens, room_px=room, type_scale=look.scale)), small_size)
-        block = f"embed.{stack}"
-        box(block, x0, y, x1, y + embed_h, COLORS["embed"])
-        note(x0 + 1.0, y + embed_h / 2, _link(embed_words, links.get(block)), small_size)
-        token_norm, pe_norm = data.embed_norm[stack]
-        note(x1 - 1.0, y + embed_h / 2, look.words("map.embed_value", token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"),
-             small_size,
-             anchor="right")
-        hover((x0 + x1) / 2, y + embed_h / 2, embed_words.replace("<br>", " "), block)
-        y += embed_h + 18 * u
-        n = n_enc if stack == "encoder" else n_dec
-        frame_bottom = y
-        y += gap
-        columns = cells_x(stack, n)
-        for block in STACK_ROWS[stack]:
-            kind = block.split(".")[0]
-            h = heights[kind]
-            color = COLORS[kind]
-            box(block, x0 + 0.5, y, x1 - 0.5, y + h, color)
-            name = block_name(block, look.words)
-            note(x0 + 1.5, y + h / 2, _link(name, links.get(cell_id(block, 0)) or links.get(block)),
-                 font_size)
-            plain_name = name.replace("<br>", " ")
-            for i, (cx0, cx1) in enumerate(columns):
-                cell = cell_id(block, i)
-                if kind == "attn":
-                    attn_kind = ATTN_KINDS[block]
-                    weights = thumbnail(np.asarray(data.attention[attn_kind][i], dtype=np.float32), THUMB_CELLS)
-                    if attn_kind == "decoder":
-                        weights = weights.copy()
-                        weights[future_mask(attn_kind, *weights.shape)] = np.nan
-                    ty0, ty1 = y + 5, y + h - 5
-                    shapes.append(dict(type="rect", x0=cx0, x1=cx1, y0=ty0, y1=ty1, xref="x", yref="y",
-                                       fillcolor=COLORS["masked"] if attn_kind == "decoder" else "white",
-                                       line=dict(width=0), layer="below"))
-                    n_q, n_k = weights.shape
-                    dx, dy = (cx1 - cx0) / n_k, (ty1 - ty0) / n_q
-                    traces.append(go.Heatmap(z=weights[::-1], x0=cx0 + dx / 2, dx=dx, y0=ty0 + dy / 2, dy=dy,
-                                             zmin=0, zmax=1, colorscale=ATTENTION_SCALE, showscale=False,
-                                             hoverinfo="skip", name=cell))
-                    hover((cx0 + cx1) / 2, (ty0 + ty1) / 2,
-                          look.words("map.hover_attention", block=plain_name, i=i, heads=data.n_heads), cell)
-                else:
-                    value = data.sigma[block][i] if kind == "norm" else data.ff_norm[block.split(".")[1]][i]
-                    label = f"{value:.1f}"
-                    note((cx0 + cx1) / 2, y + h / 2, _link(label, links.get(cell)), small_size, anchor="center")
-                    template = "map.hover_sigma" if kind == "norm" else "map.hover_ff"
-                    hover((cx0 + cx1) / 2, y + h / 2, look.words(template, block=plain_name, i=i, value=value), cell)
-            y += h + gap
-        shapes.insert(0, dict(type="rect", x0=x0, x1=x1, y0=frame_bottom, y1=y, xref="x", yref="y",
-                              fillcolor=COLORS["frame"], line=dict(color=COLORS["frame_line"], width=2),
-                              layer="below"))
-        note(x0, y + 12 * u, look.words("map.encoder_stack" if stack == "encoder" else "map.decoder_stack", n=n), small_size,
-             color="#444444")
-        for i, (cx0, cx1) in enumerate(columns):
-            note((cx0 + cx1) / 2, y + 12 * u, look.words("map.layer", i=i), small_size, anchor="center", color="#444444")
-        top[stack] = y
 
-    # the decoder's head: linear, softmax
-    x0, x1 = sides["decoder"]
-    y = top["decoder"] + 28 * u
-    box("linear", x0, y, x1, y + line_h, COLORS["linear"])
-    note(x0 + 1.0, y + line_h / 2, _link(look.words("map.linear"), links.get("linear")), font_size)
-    note(x1 - 1.0, y + line_h / 2, look.words("map.linear_value", d_model=data.d_model, vocab=f"{data.vocab:,}"), small_size,
-         anchor="right")
-    hover((x0 + x1) / 2, y + line_h / 2, look.words("map.linear"), "linear")
-    y += line_h + gap
-    box("softmax", x0, y, x1, y + embed_h, COLORS["softmax"])
-    note(x0 + 1.0, y + embed_h / 2, _link(look.words("map.softmax"), links.get("softmax")), font_size)
-    focus = data.focus
+def _draw_tokens_row(canvas: _Canvas, data: MapData, stack: str, bottom: float) -> None:
+    """The stack's tokens ("inputs: …", "outputs: …") under its embedding."""
+    look, geo = canvas.look, canvas.geo
+    x0, x1 = geo.sides[stack]
+    tokens = data.src_tokens if stack == "encoder" else data.tgt_in_tokens
+    # a row of tokens stays on its side: 12 long ones ran into the other side's row (and off the figure)
+    label = look.words("map.inputs") if stack == "encoder" else look.words("map.outputs")
+    room = (x1 - x0) / 100 * look.scale.page_px - look.scale.text_px(label + ": ", "tick")
+    row = look.words("map.tokens_row", label=label,
+                     tokens=_short_tokens(tokens, room_px=room, type_scale=look.scale))
+    canvas.note(x0, bottom - geo.base + 12 * geo.u, row, look.scale.tick)
+
+
+def _draw_embedding(canvas: _Canvas, data: MapData, stack: str, y: float) -> float:
+    """The stack's embedding block, with the mean sizes of its token embedding and positional encoding. Returns
+    the y its stack's frame starts at."""
+    look, geo = canvas.look, canvas.geo
+    x0, x1 = geo.sides[stack]
+    block, small_size = f"embed.{stack}", look.scale.tick
+    embed_words = look.words("map.input_embedding" if stack == "encoder" else "map.output_embedding")
+    canvas.box(block, x0, y, x1, y + geo.embed_h, COLORS["embed"])
+    canvas.note(x0 + 1.0, y + geo.embed_h / 2, _link(embed_words, canvas.links.get(block)), small_size)
+    token_norm, pe_norm = data.embed_norm[stack]
+    canvas.note(x1 - 1.0, y + geo.embed_h / 2,
+                look.words("map.embed_value", token=f"{token_norm:.1f}", pe=f"{pe_norm:.1f}"), small_size,
+                anchor="right")
+    canvas.hover((x0 + x1) / 2, y + geo.embed_h / 2, embed_words.replace("<br>", " "), block)
+    return y + (geo.embed_h + 18 * geo.u)
+
+
+def _draw_stack_row(canvas: _Canvas, data: MapData, stack: str, block: str, columns: list[tuple[float, float]],
+                    y: float) -> float:
+    """One row of a stack (a sublayer): its box and name, then each layer's cell. Returns the next row's y."""
+    x0, x1 = canvas.geo.sides[stack]
+    kind = block.split(".")[0]
+    h = canvas.geo.heights[kind]
+    canvas.box(block, x0 + 0.5, y, x1 - 0.5, y + h, COLORS[kind])
+    name = block_name(block, canvas.look.words)
+    canvas.note(x0 + 1.5, y + h / 2, _link(name, canvas.links.get(cell_id(block, 0)) or canvas.links.get(block)),
+                canvas.look.scale.text)
+    draw_cell = _draw_attention_cell if kind == "attn" else _draw_value_cell
+    for i, cell_x in enumerate(columns):
+        draw_cell(canvas, data, block, i, cell_x, y, h)
+    return y + (h + canvas.geo.gap)
+
+
+def _draw_attention_cell(canvas: _Canvas, data: MapData, block: str, i: int, cell_x: tuple[float, float],
+                         y: float, h: float) -> None:
+    """Layer i's mean-of-heads attention as a thumbnail (at most THUMB_CELLS a side); the decoder's future, which
+    no query sees, drawn as masked."""
+    cx0, cx1 = cell_x
+    attn_kind = ATTN_KINDS[block]
+    weights = thumbnail(np.asarray(data.attention[attn_kind][i], dtype=np.float32), THUMB_CELLS)
+    if attn_kind == "decoder":
+        weights = weights.copy()
+        weights[future_mask(attn_kind, *weights.shape)] = np.nan
+    ty0, ty1 = y + 5, y + h - 5
+    # the ground under the heatmap: NaN cells (the masked future) show it
+    canvas.shapes.append(dict(type="rect", x0=cx0, x1=cx1, y0=ty0, y1=ty1, xref="x", yref="y",
+                              fillcolor=COLORS["masked"] if attn_kind == "decoder" else "white",
+                              line=dict(width=0), layer="below"))
+    n_q, n_k = weights.shape
+    dx, dy = (cx1 - cx0) / n_k, (ty1 - ty0) / n_q
+    canvas.traces.append(go.Heatmap(z=weights[::-1], x0=cx0 + dx / 2, dx=dx, y0=ty0 + dy / 2, dy=dy, zmin=0, zmax=1,
+                                    colorscale=ATTENTION_SCALE, showscale=False, hoverinfo="skip",
+                                    name=cell_id(block, i)))
+    canvas.hover((cx0 + cx1) / 2, (ty0 + ty1) / 2,
+                 canvas.look.words("map.hover_attention", block=_plain_name(block, canvas.look.words), i=i,
+                                   heads=data.n_heads),
+                 cell_id(block, i))
+
+
+def _draw_value_cell(canvas: _Canvas, data: MapData, block: str, i: int, cell_x: tuple[float, float],
+                     y: float, h: float) -> None:
+    """Layer i's number: the sigma its LayerNorm divides by, or the size of what its feed-forward network adds."""
+    cx0, cx1 = cell_x
+    kind, cell = block.split(".")[0], cell_id(block, i)
+    value = data.sigma[block][i] if kind == "norm" else data.ff_norm[block.split(".")[1]][i]
+    canvas.note((cx0 + cx1) / 2, y + h / 2, _link(f"{value:.1f}", canvas.links.get(cell)), canvas.look.scale.tick,
+                anchor="center")
+    template = "map.hover_sigma" if kind == "norm" else "map.hover_ff"
+    canvas.hover((cx0 + cx1) / 2, y + h / 2,
+                 canvas.look.words(template, block=_plain_name(block, canvas.look.words), i=i, value=value), cell)
+
+
+def _plain_name(block: str, words: Words) -> str:
+    """A row's name on one line, for a hover."""
+    return block_name(block, words).replace("<br>", " ")
+
+
+def _draw_stack_frame(canvas: _Canvas, stack: str, columns: list[tuple[float, float]], bottom: float,
+                      top: float) -> None:
+    """The grey frame around a stack's rows (the paper's "N x"), its name and its layers' numbers over it."""
+    look, geo = canvas.look, canvas.geo
+    x0, x1 = geo.sides[stack]
+    # first in the list: plotly draws the shapes in order, so the frame goes under the rows drawn already
+    canvas.shapes.insert(0, dict(type="rect", x0=x0, x1=x1, y0=bottom, y1=top, xref="x", yref="y",
+                                 fillcolor=COLORS["frame"], line=dict(color=COLORS["frame_line"], width=2),
+                                 layer="below"))
+    name = look.words("map.encoder_stack" if stack == "encoder" else "map.decoder_stack", n=len(columns))
+    canvas.note(x0, top + 12 * geo.u, name, look.scale.tick, color="#444444")
+    for i, (cx0, cx1) in enumerate(columns):
+        canvas.note((cx0 + cx1) / 2, top + 12 * geo.u, look.words("map.layer", i=i), look.scale.tick,
+                    anchor="center", color="#444444")
+
+
+def _draw_output_head(canvas: _Canvas, data: MapData, decoder_top: float) -> float:
+    """The decoder's head over its stack: the linear layer (d_model -> vocabulary), then the softmax. Returns the
+    top of the drawing."""
+    geo = canvas.geo
+    y = decoder_top + 28 * geo.u
+    _draw_linear(canvas, data, y)
+    return _draw_softmax(canvas, data, y + (geo.line_h + geo.gap))
+
+
+def _draw_linear(canvas: _Canvas, data: MapData, y: float) -> None:
+    """The linear block from y up, with its shape: d_model -> vocabulary."""
+    look, geo = canvas.look, canvas.geo
+    x0, x1 = geo.sides["decoder"]
+    canvas.box("linear", x0, y, x1, y + geo.line_h, COLORS["linear"])
+    canvas.note(x0 + 1.0, y + geo.line_h / 2, _link(look.words("map.linear"), canvas.links.get("linear")),
+                look.scale.text)
+    canvas.note(x1 - 1.0, y + geo.line_h / 2,
+                look.words("map.linear_value", d_model=data.d_model, vocab=f"{data.vocab:,}"), look.scale.tick,
+                anchor="right")
+    canvas.hover((x0 + x1) / 2, y + geo.line_h / 2, look.words("map.linear"), "linear")
+
+
+def _draw_softmax(canvas: _Canvas, data: MapData, y: float) -> float:
+    """The softmax block: the focused position's most probable token and a strip of every position's p.
+    Returns its top."""
+    look, geo = canvas.look, canvas.geo
+    x0, x1 = geo.sides["decoder"]
+    canvas.box("softmax", x0, y, x1, y + geo.embed_h, COLORS["softmax"])
+    canvas.note(x0 + 1.0, y + geo.embed_h / 2, _link(look.words("map.softmax"), canvas.links.get("softmax")),
+                look.scale.text)
     if len(data.top_tokens):
-        token = plotly_text([data.top_tokens[focus]])[0]
-        top_text = look.words("map.top_value", token=token, p=f"{data.top_p[focus]:.0%}")
-        note(x0 + name_width + 1.0, y + embed_h / 2, top_text, font_size)
-        # the strip starts after the words (x: 100 units a page width), at 62% of the block at the earliest
-        # ("最可能 “▁El” 96%" ran under it)
-        text_end = x0 + name_width + 2.0 + look.scale.text_px(top_text) * 100 / look.scale.page_px
-        strip_x0, strip_x1 = max(x0 + 0.62 * (x1 - x0), text_end), x1 - 1.0
-        p = np.asarray(data.top_p, dtype=float)[None, :]
-        dx = (strip_x1 - strip_x0) / p.shape[1]
-        traces.append(go.Heatmap(z=p, x0=strip_x0 + dx / 2, dx=dx, y0=y + embed_h / 2, dy=embed_h - 14 * u, zmin=0, zmax=1,
-                                 colorscale="Greens", showscale=False, name="softmax",
-                                 customdata=[[look.words("map.hover_top", i=i, token=tok, p=float(q))
-                                              for i, (tok, q) in enumerate(zip(plotly_text(data.top_tokens),
-                                                                               data.top_p))]],
-                                 hovertemplate="%{customdata}<extra></extra>"))
-    hover((x0 + x0 + name_width) / 2, y + embed_h / 2, look.words("map.softmax"), "softmax")
-    y_top = y + embed_h
+        _draw_top_tokens(canvas, data, y)
+    canvas.hover((x0 + x0 + geo.name_width) / 2, y + geo.embed_h / 2, look.words("map.softmax"), "softmax")
+    return y + geo.embed_h
 
-    # encoder output -> every decoder layer's cross-attention (keys and values)
-    cross = boxes["attn.cross"]
+
+def _draw_top_tokens(canvas: _Canvas, data: MapData, y: float) -> None:
+    """In the softmax block: the focused position's top token and its p in words, then every position's p as
+    a strip of green cells (its hover names the token)."""
+    look, geo = canvas.look, canvas.geo
+    x0, x1 = geo.sides["decoder"]
+    focus = data.focus
+    token = plotly_text([data.top_tokens[focus]])[0]
+    top_text = look.words("map.top_value", token=token, p=f"{data.top_p[focus]:.0%}")
+    canvas.note(x0 + geo.name_width + 1.0, y + geo.embed_h / 2, top_text, look.scale.text)
+    # the strip starts after the words (x: 100 units a page width), at 62% of the block at the earliest
+    # ("最可能 “▁El” 96%" ran under it)
+    text_end = x0 + geo.name_width + 2.0 + look.scale.text_px(top_text) * 100 / look.scale.page_px
+    strip_x0, strip_x1 = max(x0 + 0.62 * (x1 - x0), text_end), x1 - 1.0
+    p = np.asarray(data.top_p, dtype=float)[None, :]
+    dx = (strip_x1 - strip_x0) / p.shape[1]
+    hovers = [look.words("map.hover_top", i=i, token=tok, p=float(q))
+              for i, (tok, q) in enumerate(zip(plotly_text(data.top_tokens), data.top_p))]
+    canvas.traces.append(go.Heatmap(z=p, x0=strip_x0 + dx / 2, dx=dx, y0=y + geo.embed_h / 2,
+                                    dy=geo.embed_h - 14 * geo.u, zmin=0, zmax=1, colorscale="Greens",
+                                    showscale=False, name="softmax", customdata=[hovers],
+                                    hovertemplate="%{customdata}<extra></extra>"))
+
+
+def _draw_encoder_output_arrow(canvas: _Canvas, encoder_top: float) -> None:
+    """The encoder's output into every decoder layer's cross-attention (its keys and values), labelled."""
+    geo, cross = canvas.geo, canvas.boxes["attn.cross"]
     # stacked: up the right-hand edge into the cross-attention row's end
-    head_x, tail_x = (cross[2] + 0.2, 98.5) if stacked else (cross[0], sides["encoder"][1])
-    notes.append(dict(x=head_x, y=(cross[1] + cross[3]) / 2, ax=tail_x, ay=top["encoder"],
-                      xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3, arrowsize=1.3,
-                      arrowwidth=2.5, arrowcolor="#555555", text=""))
-    note(sides["encoder"][1] - 0.5, top["encoder"] + 34 * u, f"<i>{look.words('map.encoder_output')}</i>", small_size,
-         anchor="right",
-         color="#444444")
+    head_x, tail_x = (cross[2] + 0.2, 98.5) if geo.stacked else (cross[0], geo.sides["encoder"][1])
+    canvas.notes.append(dict(x=head_x, y=(cross[1] + cross[3]) / 2, ax=tail_x, ay=encoder_top,
+                             xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3, arrowsize=1.3,
+                             arrowwidth=2.5, arrowcolor="#555555", text=""))
+    canvas.note(geo.sides["encoder"][1] - 0.5, encoder_top + 34 * geo.u,
+                f"<i>{canvas.look.words('map.encoder_output')}</i>", canvas.look.scale.tick, anchor="right",
+                color="#444444")
 
+
+def _draw_highlights(canvas: _Canvas, highlight: Sequence[str], y_top: float) -> None:
+    """A red frame around each highlighted block ("you are here"), and their key at the top left."""
     for block in highlight:
-        if block in boxes:
-            bx0, by0, bx1, by1 = boxes[block]
-            shapes.append(dict(type="rect", x0=bx0 - 0.4, x1=bx1 + 0.4, y0=by0 - 3, y1=by1 + 3, xref="x", yref="y",
-                               line=dict(color=COLORS["highlight"], width=4)))
-    if any(b in boxes for b in highlight):         # the key to the red frames, top left
-        note(sides["encoder"][0], y_top - 10 * u, f"<b>▭ {look.words('map.you_are_here')}</b>", font_size,
-             color=COLORS["highlight"])
+        if block in canvas.boxes:
+            bx0, by0, bx1, by1 = canvas.boxes[block]
+            canvas.shapes.append(dict(type="rect", x0=bx0 - 0.4, x1=bx1 + 0.4, y0=by0 - 3, y1=by1 + 3, xref="x",
+                                      yref="y", line=dict(color=COLORS["highlight"], width=4)))
+    if any(b in canvas.boxes for b in highlight):
+        canvas.note(canvas.geo.sides["encoder"][0], y_top - 10 * canvas.geo.u,
+                    f"<b>▭ {canvas.look.words('map.you_are_here')}</b>", canvas.look.scale.text,
+                    color=COLORS["highlight"])
 
-    if not compact or links:
-        hints = [f"{text}<br><i>{look.words('map.click')}</i>" if links else text for text in hover_text]
-        traces.append(go.Scatter(x=hover_x, y=hover_y, mode="markers", marker=dict(size=24, color="rgba(0,0,0,0)"),
-                                 customdata=hover_cell, text=hints, hovertemplate="%{text}<extra></extra>",
-                                 showlegend=False, name="cells"))
+
+def _draw_hover_points(canvas: _Canvas) -> None:
+    """An invisible point over every block and cell, as one trace: its hover names what is under it and, with
+    links, its customdata is the cell id a page's on_select reads (map_cell)."""
+    click = canvas.look.words("map.click")
+    hints = [f"{text}<br><i>{click}</i>" if canvas.links else text for text in canvas.hover_text]
+    canvas.traces.append(go.Scatter(x=canvas.hover_x, y=canvas.hover_y, mode="markers",
+                                    marker=dict(size=24, color="rgba(0,0,0,0)"), customdata=canvas.hover_cell,
+                                    text=hints, hovertemplate="%{text}<extra></extra>", showlegend=False,
+                                    name="cells"))
+
+
+def _map_layout(canvas: _Canvas, title: str, y_top: float) -> dict:
+    """Bare axes in the drawing's units (x 0-100, y px), every shape and note, no zoom or drag; as high as the
+    drawing."""
+    scale = canvas.look.scale
     margin_top = 50 if title else 12
     height = int(y_top + 8 + margin_top + 8)
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
-    layout = dict(xaxis=dict(bare, range=[0, 100]), yaxis=dict(bare, range=[0, y_top + 8]), shapes=shapes,
-                  annotations=notes, title=dict(text=title, font=look.scale.font("title")), height=height,
-                  font=look.scale.font("text"), hoverlabel=dict(font=look.scale.font("text")),
-                  margin=dict(l=6, r=6, t=margin_top, b=8), plot_bgcolor="white", showlegend=False,
-                  hovermode="closest", dragmode=False)
-    return go.Figure(traces, layout=layout)
+    return dict(xaxis=dict(bare, range=[0, 100]), yaxis=dict(bare, range=[0, y_top + 8]), shapes=canvas.shapes,
+                annotations=canvas.notes, title=dict(text=title, font=scale.font("title")), height=height,
+                font=scale.font("text"), hoverlabel=dict(font=scale.font("text")),
+                margin=dict(l=6, r=6, t=margin_top, b=8), plot_bgcolor="white", showlegend=False,
+                hovermode="closest", dragmode=False)
 
 
 def block_name(block: str, words: Words) -> str:
