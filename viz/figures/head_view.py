@@ -79,53 +79,86 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     patterns: [H, Q, K] rows summing to 1. selected_head: that head shown, the others in the legend (one click
     shows them). look: the reader's words, tokens at its scale's tick size, headers and legend at its text size
     (PRESENTER in presenter mode)."""
-    font_size = look.scale.tick
     patterns = np.asarray(patterns, dtype=float)
     groups = head_view_data(patterns)
+    _check_shapes(patterns, query_labels, key_labels, selected_head)
+    head_names = [look.words("headview.head", h=h) for h in range(patterns.shape[0])]
+    # plotly draws the traces in order: the tokens' points last, over the lines' ends
+    traces = (_legend_entries(head_names, selected_head) + _head_lines(groups, selected_head, line_width)
+              + _token_columns(patterns, query_labels, key_labels, head_names, look))
+    layout = _head_view_layout(patterns.shape, query_labels + key_labels, look, title, max_height)
+    return trusted_figure(traces, layout)   # tests check it the long way
+
+
+def _check_shapes(patterns: np.ndarray, query_labels: list[str], key_labels: list[str],
+                  selected_head: int | None) -> None:
+    """A label for every query and key, and a selected head that exists."""
     n_heads, n_q, n_k = patterns.shape
     if (n_q, n_k) != (len(query_labels), len(key_labels)):
         raise ValueError(f"patterns of {n_q} x {n_k} do not match {len(query_labels)} query and "
                          f"{len(key_labels)} key labels")
     if selected_head is not None and not 0 <= selected_head < n_heads:
         raise ValueError(f"head {selected_head} does not exist: heads 0–{n_heads - 1}")
-    queries, keys = plotly_text(query_labels), plotly_text(key_labels)
-    head_names = [look.words("headview.head", h=h) for h in range(n_heads)]
 
-    def visible(head: int):
-        return True if selected_head is None or head == selected_head else "legendonly"
 
+def _visible(head: int, selected_head: int | None) -> bool | str:
+    """Every head shown, or the selected one alone: the others wait in the legend."""
+    return True if selected_head is None or head == selected_head else "legendonly"
+
+
+def _legend_entries(head_names: list[str], selected_head: int | None) -> list[dict]:
+    """One legend entry per head, its line drawn nowhere: its group holds the head's lines, so a click on it
+    shows or hides them all."""
+    return [dict(type="scatter", x=[None], y=[None], mode="lines", name=name, legendgroup=f"h{head}",
+                 line=dict(color=head_color(head), width=6), visible=_visible(head, selected_head),
+                 hoverinfo="skip") for head, name in enumerate(head_names)]
+
+
+def _head_lines(groups: list[HeadLines], selected_head: int | None, line_width: float) -> list[dict]:
+    """A trace per head and opacity level (plotly draws one colour per trace): its lines, query -> key."""
     traces = []
-    for head in range(n_heads):          # the legend entries: one per head, its group holds its lines
-        traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=head_names[head],
-                           legendgroup=f"h{head}", line=dict(color=head_color(head), width=6),
-                           visible=visible(head), hoverinfo="skip"))
     for group in groups:
         x, y = _segments(group.query, group.key)
         traces.append(dict(type="scatter", x=x, y=y, mode="lines", legendgroup=f"h{group.head}", showlegend=False,
                            line=dict(color=rgba(head_color(group.head), group.alpha), width=line_width),
-                           hoverinfo="skip", visible=visible(group.head), name=f"{group.head}:{group.level}"))
-    # hover on a token: where each head looks from it (left), or which query looks at it most (right)
+                           hoverinfo="skip", visible=_visible(group.head, selected_head),
+                           name=f"{group.head}:{group.level}"))
+    return traces
+
+
+def _token_columns(patterns: np.ndarray, query_labels: list[str], key_labels: list[str], head_names: list[str],
+                   look: Look) -> list[dict]:
+    """The queries (left) and keys (right) as labelled points; a hover on one tells, head by head, where that
+    query looks most, or which query looks at that key most."""
+    queries, keys = plotly_text(query_labels), plotly_text(key_labels)
     safe = np.nan_to_num(patterns)
     top_key, top_query = safe.argmax(2), safe.argmax(1)                               # [H, Q], [H, K]
     left_hover = ["<br>".join([look.words("headview.hover_query", token=queries[i])] +
-                              [f"{head_names[h]}: {keys[top_key[h, i]]} {safe[h, i, top_key[h, i]]:.2f}"
-                               for h in range(n_heads)]) for i in range(n_q)]
+                              [f"{name}: {keys[top_key[h, i]]} {safe[h, i, top_key[h, i]]:.2f}"
+                               for h, name in enumerate(head_names)]) for i in range(len(queries))]
     right_hover = ["<br>".join([f"{keys[j]} · {look.words('headview.hover_key')}"] +
-                               [f"{head_names[h]}: {queries[top_query[h, j]]} {safe[h, top_query[h, j], j]:.2f}"
-                                for h in range(n_heads)]) for j in range(n_k)]
-    text = dict(size=font_size, color="#222222")
-    traces.append(dict(type="scatter", x=[LEFT] * n_q, y=list(range(n_q)), mode="markers+text", text=queries,
-                       textposition="middle left", textfont=text, hovertext=left_hover,
-                       hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
-                       marker=dict(size=9, color="#444444"), name="queries"))
-    traces.append(dict(type="scatter", x=[RIGHT] * n_k, y=list(range(n_k)), mode="markers+text", text=keys,
-                       textposition="middle right", textfont=text, hovertext=right_hover,
-                       hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
-                       marker=dict(size=9, color="#444444"), name="keys"))
-    n = max(n_q, n_k)
-    row = 1.55 * font_size
-    height = int(min(max_height, max(360, 60 + 7 * look.scale.text + row * n)))
-    longest = max([len(str(t)) for t in query_labels + key_labels] + [1])
+                               [f"{name}: {queries[top_query[h, j]]} {safe[h, top_query[h, j], j]:.2f}"
+                                for h, name in enumerate(head_names)]) for j in range(len(keys))]
+    return [_token_column(LEFT, queries, left_hover, "left", "queries", look),
+            _token_column(RIGHT, keys, right_hover, "right", "keys", look)]
+
+
+def _token_column(x: float, tokens: list[str], hovers: list[str], side: str, name: str, look: Look) -> dict:
+    """One column of tokens at x, a point each, its label on the `side` away from the lines."""
+    return dict(type="scatter", x=[x] * len(tokens), y=list(range(len(tokens))), mode="markers+text", text=tokens,
+                textposition=f"middle {side}", textfont=dict(size=look.scale.tick, color="#222222"),
+                hovertext=hovers, hovertemplate="%{hovertext}<extra></extra>", showlegend=False,
+                marker=dict(size=9, color="#444444"), name=name)
+
+
+def _head_view_layout(shape: tuple[int, int, int], labels: list[str], look: Look, title: str,
+                      max_height: int) -> dict:
+    """A row per token (the longer column's), room for the labels either side; over the plot the title, the
+    legend of heads and the two columns' headers."""
+    n_heads, n_q, n_k = shape
+    n, font_size = max(n_q, n_k), look.scale.tick
+    height = int(min(max_height, max(360, 60 + 7 * look.scale.text + 1.55 * font_size * n)))
+    longest = max([len(str(t)) for t in labels] + [1])
     side = min(0.9, 0.055 * longest * font_size / 16)        # room for the token labels, in x units
     bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False, fixedrange=True)
     # the title's line at the top of the figure, the legend under it (plotly centres the title in the top
@@ -134,16 +167,15 @@ def head_view(patterns: np.ndarray, query_labels: list[str], key_labels: list[st
     headers = [dict(x=x, y=1, xref="x", yref="paper", yanchor="bottom", xanchor="center", text=f"<b>{text}</b>",
                     showarrow=False, font=look.scale.font("text"))
                for x, text in ((LEFT, look.words("fig.attention.y")), (RIGHT, look.words("fig.attention.x")))]
-    layout = dict(xaxis=dict(bare, range=[LEFT - side, RIGHT + side]),
-                  yaxis=dict(bare, range=[n - 0.5, -0.5]), annotations=headers,
-                  title=dict(text=title, font=look.scale.font("title"), yref="container", y=1, yanchor="top",
-                             pad=dict(t=8)),
-                  height=height, font=look.scale.font("text"), hoverlabel=dict(font=look.scale.font("text")),
-                  margin=dict(l=8, r=8, b=8, t=int((title_px if title else 0) + look.scale.text * (
-                      1.7 * (1 + -(-n_heads // 4)) + 1.8))),      # legend title, its rows, the column headers
-                  plot_bgcolor="white", hovermode="closest", dragmode=False,
-                  legend=dict(orientation="h", x=0, y=1 - title_px / height, yanchor="top", yref="container",
-                              title=dict(text=look.words("headview.legend"), side="top", font=look.scale.font("text")),
-                              itemclick="toggleothers",
-                              itemdoubleclick="toggle", font=look.scale.font("text")))
-    return trusted_figure(traces, layout)   # tests check it the long way
+    return dict(xaxis=dict(bare, range=[LEFT - side, RIGHT + side]),
+                yaxis=dict(bare, range=[n - 0.5, -0.5]), annotations=headers,
+                title=dict(text=title, font=look.scale.font("title"), yref="container", y=1, yanchor="top",
+                           pad=dict(t=8)),
+                height=height, font=look.scale.font("text"), hoverlabel=dict(font=look.scale.font("text")),
+                margin=dict(l=8, r=8, b=8, t=int((title_px if title else 0) + look.scale.text * (
+                    1.7 * (1 + -(-n_heads // 4)) + 1.8))),      # legend title, its rows, the column headers
+                plot_bgcolor="white", hovermode="closest", dragmode=False,
+                legend=dict(orientation="h", x=0, y=1 - title_px / height, yanchor="top", yref="container",
+                            title=dict(text=look.words("headview.legend"), side="top", font=look.scale.font("text")),
+                            itemclick="toggleothers",
+                            itemdoubleclick="toggle", font=look.scale.font("text")))
