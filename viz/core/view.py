@@ -139,6 +139,7 @@ STEP_THROUGH = Value("step-through", url=False, key="step")  # step-<control>: t
 EXPLORER = Value("explorer", url=False)             # explorer-<kind>-layer/head and the grid's selection
 BROWSER_VIEW = Value("browser-view", url=False)   # the browser-side view the last run drew: page, picks, head
 MULTIHEAD = Value("mh", url=False)                  # mh-view, mh-head: the multi-head page's browser view
+DECODING = Value("decoding", url=False)             # decoding-view, decoding-head: the decoding page's browser view
 GRID = Value("grid", url=False)
 HEADS_ABLATED = Value("heads-ablated", url=False)
 ABLATE_BOX = Value("abl", url=False)                # abl-<kind>-<layer>-<head>: one head's check box

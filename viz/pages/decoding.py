@@ -1,5 +1,11 @@
-"""Decoding: the real decoder generating one token at a time (greedy or beam), against teacher forcing."""
+"""Decoding: the real decoder generating one token at a time (greedy or beam), against teacher forcing. The step's
+pictures are drawn in the browser (viz/elements/browser_view.py, a deck of every step): the step is picked there
+without a script run; the page reads it from the URL and sends each decoding's pictures for every step once."""
+import hashlib
+from dataclasses import dataclass
+
 import numpy as np
+import plotly.graph_objects as go
 import pandas as pd
 import streamlit as st
 
@@ -12,11 +18,15 @@ from viz.figures.attention import (WINDOW_ROWS, keys_that_fit, source_window, tr
 from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_attention_multiples, cross_tokens,
                                   forcing_labels_fit, generation_loop, heads_row_heatmap, logprob_comparison, next_token_bars,
                                   teacher_forced_pass)
-from viz.core.i18n import catalogue_keys, t
+from viz.core.i18n import catalogue_keys, t, words
 from viz.core import view
 from viz.core.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.core.text import plain, position_labels
-from viz.elements.ui import data_table, explained, look, matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.elements.browser_view import DECODING_PICK, browser_view, whole_asked
+from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, show_figure,
+                             stop_page, type_scale)
+from viz.figures import browser_view as payloads
+from viz.figures.browser_view import template_spec
 
 DEFAULT_BEAM = 4
 NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq's usual no_repeat_ngram_size)
@@ -92,119 +102,236 @@ def no_repeat_choice() -> int:
     return NO_REPEAT_N if blocked else 0
 
 
-def step_slider(n_steps: int) -> int:
-    """The step shown; without step= in the URL step 0, where the loop starts: <s> alone, the first token."""
-    if not view.has(view.DECODING_STEP):      # the link's step=, checked once: later the page's own bounds move
-        view.put(view.DECODING_STEP, view.read(view.STEP, default=0, hi=n_steps - 1))
-    # a step past a shorter output (beam instead of greedy, another sentence): its last step, quietly (the URL's
-    # step= is the page's own, written at the last run; warning about it blamed the link)
-    view.put(view.DECODING_STEP, min(int(view.get(view.DECODING_STEP)), n_steps - 1))
-    if n_steps > 1:
-        return st.slider(t("decoding.step"), 0, n_steps - 1, key=view.key(view.DECODING_STEP),
-                         help=t("decoding.step.help"))
-    st.caption(t("decoding.single_step"))
-    return 0
+def step_pick(n_steps: int) -> int:
+    """The step shown, from the URL (which the browser's step picks write); without step= step 0, where the loop
+    starts: <s> alone, the first token. The link's step= is checked once (a bad one said); later a step past a
+    shorter output (beam instead of greedy, another sentence) is its last step, quietly (the URL's step= is the
+    page's own: warning about it blamed the link)."""
+    if not view.has(view.DECODING_STEP):
+        view.put(view.DECODING_STEP, True)
+        return view.read(view.STEP, default=0, hi=n_steps - 1)
+    return min(view.read(view.STEP, [], default=0), n_steps - 1)
 
 
-def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
-    """The main picture: the next-token candidates of this step and where the newest position looks."""
-    n_heads = ctx.model.config.n_heads
-    left, right = st.columns(2)
-    with left:
+@dataclass(frozen=True)
+class Settings:
+    """What the page's step pictures are made with besides the step: the server's widgets."""
+    method: str
+    beam: int
+    layer: int
+    k: int
+
+
+class Step:
+    """One decoding step as the page shows it: its pictures (the builders'), the numbers each shows (its CSV), its
+    words and file names. Steps around it set the long output's window (the step slider moves it)."""
+
+    def __init__(self, ctx, dec, step: int, settings: Settings):
+        self.ctx, self.dec, self.step, self.settings = ctx, dec, step, settings
+        self.n_heads = ctx.model.config.n_heads
+        self.head_names = [t("ui.head_n", h=h) for h in range(self.n_heads)]
+        self.out_labels = position_labels(dec.out_tokens)
+        self.src_labels = position_labels(dec.src_tokens)
+        self.steps = window_around(step, len(self.out_labels), WINDOW_ROWS)
+        self.alignment = dec.cross_rows[:, settings.layer].mean(1)                      # [T, S]
+
+    def files(self) -> dict[str, str]:
+        tag, step, layer = self.ctx.model_id, self.step, self.settings.layer
+        return {name: safe_filename(f"{tag}-{suffix}") for name, suffix in
+                {"topk": f"decoding-step{step}-topk", "self": f"decoding-step{step}-self-L{layer}",
+                 "cross": f"decoding-step{step}-cross-L{layer}", "confidence": "decoding-confidence",
+                 "alignment": f"decoding-alignment-L{layer}"}.items()}
+
+    def topk(self):
+        """The next-token candidates of this step (its figure, its numbers)."""
+        dec, step, k = self.dec, self.step, self.settings.k
         ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], k, dec.out_ids[step],
                                                float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
-        labels = ctx.model.tokenizer.token_strings(ids)
+        labels = self.ctx.model.tokenizer.token_strings(ids)
         fig = next_token_bars(probs, labels, ranks, look(), chosen, title=t("decoding.topk.title", step=step, k=k))
-        show_figure(fig, f"{ctx.model_id}-decoding-step{step}-topk",
-                    pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
-                                  t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank")),
-                    key="decoding-topk")
-    with right:
-        keys = position_labels(dec.in_tokens[:step + 1])
-        rows = dec.self_rows[step][layer]                                              # [H, step+1]
-        # a long output's newest positions, as many as the half-page map labels legibly (the CSV has them all)
-        width = type_scale().column_px()
-        newest = slice(max(0, len(keys) - keys_that_fit(width, type_scale())), len(keys))
-        fig = heads_row_heatmap(rows[:, newest], keys[newest], look(), title=t("decoding.self.title", layer=layer), width_px=width)
-        show_figure(fig, f"{ctx.model_id}-decoding-step{step}-self-L{layer}",
-                    matrix_frame(rows, [t("ui.head_n", h=h) for h in range(n_heads)], keys), key="decoding-self")
-        if newest.start:
-            st.caption(t("decoding.self.newest", shown=len(keys) - newest.start, n=len(keys)))
-    st.caption(t("decoding.step.caption", entropy=f"{dec.entropy[step]:.3f}"))
+        frame = pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
+                              t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank"))
+        return fig, frame
+
+    def self_keys(self) -> tuple[list[str], slice]:
+        """The inputs the newest position looks at, and of a long output the newest, as many as the half-page map
+        labels legibly (the CSV has them all)."""
+        keys = position_labels(self.dec.in_tokens[:self.step + 1])
+        return keys, slice(max(0, len(keys) - keys_that_fit(type_scale().column_px(), type_scale())), len(keys))
+
+    def self_rows(self):
+        """Where the newest position looks, every head (its figure, its numbers)."""
+        layer = self.settings.layer
+        keys, newest = self.self_keys()
+        rows = self.dec.self_rows[self.step][layer]                                       # [H, step+1]
+        fig = heads_row_heatmap(rows[:, newest], keys[newest], look(), title=t("decoding.self.title", layer=layer),
+                                width_px=type_scale().column_px())
+        return fig, matrix_frame(rows, self.head_names, keys)
+
+    def cross_shown(self) -> slice:
+        """A long sentence: the source tokens this step looked at most, as many as slanted labels fit across the
+        page."""
+        cross = self.dec.cross_rows[self.step, self.settings.layer]
+        return source_window(cross.mean(0)[None], slice(0, 1), cross_tokens(type_scale()))
+
+    def cross(self):
+        """Where this step looked in the source, every head and their average (its figure, its numbers)."""
+        step, layer, src = self.step, self.settings.layer, self.src_labels
+        cross = self.dec.cross_rows[step, layer]                                          # [H, S]
+        shown = self.cross_shown()
+        fig = cross_attention_multiples(cross[:, shown], src[shown], look(),
+                                        title=t("decoding.cross.title", step=step, layer=layer))
+        return fig, matrix_frame(np.vstack([cross.mean(0), cross]), [t("decoding.average")] + self.head_names, src)
+
+    def confidence(self):
+        dec, steps = self.dec, self.steps
+        fig = confidence_bars(np.exp(dec.chosen_logprob)[steps], self.out_labels[steps], look(),
+                              self.step - steps.start, title=t("decoding.confidence.title"))
+        frame = pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
+                              t("decoding.col.probability"): np.exp(dec.chosen_logprob),
+                              t("decoding.col.rank"): dec.chosen_rank, t("decoding.col.entropy"): dec.entropy})
+        return fig, frame
+
+    def alignment_shown(self) -> slice:
+        return source_window(self.alignment, self.steps, translation_columns(type_scale()))
+
+    def aligned(self):
+        """The whole output against the source, this step marked (its figure, its numbers)."""
+        settings, steps, shown = self.settings, self.steps, self.alignment_shown()
+        fig = alignment_heatmap(self.alignment[steps, shown], self.out_labels[steps], self.src_labels[shown], look(),
+                                step=self.step - steps.start,
+                                title=t("decoding.alignment.title", layer=settings.layer, heads=self.n_heads,
+                                        method=t(DECODING_METHOD_KEYS[settings.method])))
+        return fig, matrix_frame(self.alignment, self.out_labels, self.src_labels)
+
+    def made(self) -> dict:
+        """Every picture of the step with its numbers, as the builders draw them."""
+        return {"topk": self.topk(), "self": self.self_rows(), "cross": self.cross(), "confidence": self.confidence(),
+                "alignment": self.aligned()}
+
+    def texts(self) -> dict[str, str]:
+        dec, step = self.dec, self.step
+        keys, newest = self.self_keys()
+        return {
+            "self-newest": t("decoding.self.newest", shown=len(keys) - newest.start, n=len(keys)) if newest.start else "",
+            "step-caption": t("decoding.step.caption", entropy=f"{dec.entropy[step]:.3f}"),
+            "step-heading": t("decoding.step.heading", step=step, last=dec.n_steps - 1),  # 0-based, as the labels
+            "step-code": step_code(dec, step, self.ctx.model.config.vocab_size),
+            "cross-source": source_words(self.cross_shown(), len(self.src_labels)),
+            "alignment-source": source_words(self.alignment_shown(), len(self.src_labels)),
+        }
+
+    def part(self, hypotheses: dict | None = None) -> dict:
+        """The step's part of the page's deck (viz/figures/browser_view.py); the beam's hypotheses, the same every
+        step, where the page shows them."""
+        figures = {name: fig for name, (fig, _) in self.made().items()}
+        return payloads.deck_pick(figures, self.files(), self.texts(),
+                                  {"hypotheses": hypotheses} if hypotheses else None)
 
 
-def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
-    n_steps = dec.n_steps
+def step_code(dec, step: int, vocab_size: int) -> str:
+    """What the step reads, appends and has made so far, as three lines."""
     chosen_p = float(np.exp(dec.chosen_logprob[step]))
-    st.markdown(t("decoding.step.heading", step=step, last=n_steps - 1))   # 0-based, as the pictures' labels
-    st.code(t("decoding.code.input", tokens="  ".join(dec.in_tokens[:step + 1])) + "\n"
+    return (t("decoding.code.input", tokens="  ".join(dec.in_tokens[:step + 1])) + "\n"
             + t("decoding.code.appends", token=dec.out_tokens[step], p=f"{chosen_p:.4f}",
                 rank=int(dec.chosen_rank[step]), vocab=vocab_size) + "\n"
-            + t("decoding.code.output", tokens="  ".join(dec.out_tokens[:step + 1])), language=None,
-            wrap_lines=True)             # a long output's lines wrap: on a projector a scrolled line is cut off
-    if dec.out_ids[-1] != eos_id:
-        st.warning(t("decoding.length_limit", n=n_steps))
+            + t("decoding.code.output", tokens="  ".join(dec.out_tokens[:step + 1])))
 
 
-def source_caption(shown: slice, n: int) -> None:
-    """Says which source tokens a long sentence's picture shows (the CSV holds them all)."""
+def source_words(shown: slice, n: int) -> str:
+    """Which source tokens a long sentence's picture shows (the CSV holds them all); nothing for a short one."""
     if shown.stop - shown.start < n:
-        st.caption(t("decoding.window.source", first=shown.start, last=shown.stop - 1, n=n))
+        return t("decoding.window.source", first=shown.start, last=shown.stop - 1, n=n)
+    return ""
 
 
-def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> None:
-    n_heads = ctx.model.config.n_heads
-    cross = dec.cross_rows[step, layer]                                                  # [H, S]
-    # a long sentence: the source tokens this step looked at most, as many as slanted labels fit across the page
-    shown = source_window(cross.mean(0)[None], slice(0, 1), cross_tokens(type_scale()))
-    fig = cross_attention_multiples(cross[:, shown], src_labels[shown], look(),
-                                    title=t("decoding.cross.title", step=step, layer=layer))
-    show_figure(fig, f"{ctx.model_id}-decoding-step{step}-cross-L{layer}",
-                matrix_frame(np.vstack([cross.mean(0), cross]),
-                             [t("decoding.average")] + [t("ui.head_n", h=h) for h in range(n_heads)], src_labels),
-                key="decoding-cross")
-    source_caption(shown, len(src_labels))
-
-
-def confidence_section(ctx, dec, step: int, out_labels: list[str], steps: slice) -> None:
-    st.subheader(t("decoding.confidence"))
-    fig = confidence_bars(np.exp(dec.chosen_logprob)[steps], out_labels[steps], look(), step - steps.start,
-                          title=t("decoding.confidence.title"))
-    show_figure(fig, f"{ctx.model_id}-decoding-confidence",
-                pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
-                              t("decoding.col.probability"): np.exp(dec.chosen_logprob),
-                              t("decoding.col.rank"): dec.chosen_rank, t("decoding.col.entropy"): dec.entropy}),
-                key="decoding-confidence")
-
-
-def hypotheses_section(dec, beam: int) -> None:
-    st.subheader(t("decoding.hypotheses", beam=beam))
-    normalized = t("decoding.hyp.normalized", alpha=BEAM_ALPHA)
-    total = t("decoding.hyp.log_prob")
-    columns = {"log_prob": total, "normalized": normalized}
+def hypotheses_table(dec) -> dict:
+    """The beam's finished hypotheses, best first: a static table at the text's size."""
+    columns = {"log_prob": t("decoding.hyp.log_prob"), "normalized": t("decoding.hyp.normalized", alpha=BEAM_ALPHA)}
     columns.update({name: t(DECODING_HYP_KEYS[name]) for name in ("rank", "output", "tokens", "finished")})
-    table = pd.DataFrame(dec.hypotheses).rename(columns=columns).set_index(columns["rank"])
-    # presenter mode: a static table at the text's size (a data frame draws on a canvas at 14 px)
-    data_table(table, formats={total: "{:.3f}", normalized: "{:.3f}"},
-               column_config={total: st.column_config.NumberColumn(format="%.3f"),
-                              normalized: st.column_config.NumberColumn(format="%.3f")})
-    st.caption(t("decoding.hypotheses.caption"))
+    frame = pd.DataFrame(dec.hypotheses).rename(columns=columns).set_index(columns["rank"])
+    for column in (columns["log_prob"], columns["normalized"]):
+        frame[column] = frame[column].map("{:.3f}".format)
+    return payloads.table(frame.columns, frame.index.astype(str), frame.to_numpy())
 
 
-def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, src_labels,
-                      steps: slice) -> np.ndarray:
-    st.subheader(t("decoding.alignment"))
-    alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
-    shown = source_window(alignment, steps, translation_columns(type_scale()))
-    fig = alignment_heatmap(alignment[steps, shown], out_labels[steps], src_labels[shown], look(),
-                            step=step - steps.start,
-                            title=t("decoding.alignment.title", layer=layer, heads=ctx.model.config.n_heads,
-                                    method=t(DECODING_METHOD_KEYS[method])))
-    show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
-                key="decoding-alignment")
-    source_caption(shown, len(src_labels))
-    st.caption(t("decoding.alignment.caption"))
-    return alignment
+def blocks(beam: int) -> list[dict]:
+    """How the page's deck is laid out, every step alike: the candidates beside where the newest position looks,
+    what the step reads and appends, where it looked in the source, the confidence of every step, (beam search)
+    the hypotheses, and the whole output against the source."""
+    figure = lambda name: {"type": "figure", "id": name, "csv": True}        # noqa: E731
+    text = lambda name: {"type": "text", "id": name}                        # noqa: E731
+    section = lambda name, words: {"type": "heading", "id": name, "title": words, "size": "section"}  # noqa: E731
+    hypotheses = [section("hypotheses-heading", t("decoding.hypotheses", beam=beam)),
+                  {"type": "table", "id": "hypotheses"},
+                  {"type": "text", "id": "hypotheses-caption", "title": t("decoding.hypotheses.caption")}]
+    return [
+        {"type": "columns", "columns": [[figure("topk")], [figure("self"), text("self-newest")]]},
+        text("step-caption"), text("step-heading"), {"type": "code", "id": "step-code"},
+        figure("cross"), text("cross-source"),
+        section("confidence-heading", t("decoding.confidence")), figure("confidence"),
+        *(hypotheses if beam > 1 else []),
+        section("alignment-heading", t("decoding.alignment")), figure("alignment"), text("alignment-source"),
+        {"type": "text", "id": "alignment-caption", "title": t("decoding.alignment.caption")},
+    ]
+
+
+def body_key(ctx, settings: Settings, no_repeat: int, max_tokens: int) -> tuple:
+    """What the page's deck is built for: the decoding (sentence, method, beam, limits), the layer and k, the look
+    (words and type scale), the modebar."""
+    return (ctx.model_id, ctx.source, settings, no_repeat, max_tokens, look(), plotly_config("")["displayModeBar"])
+
+
+def sentence_sig(at) -> str:
+    return hashlib.blake2b(repr(("decoding", at)).encode("utf-8"), digest_size=8).hexdigest()
+
+
+def deck_body(ctx, dec, settings: Settings, at: tuple, first: int | None) -> payloads.Body:
+    """The browser's data for this decoding and view: built once, for every session of the worker. `first`: only
+    that step (a new sentence's first run); the view asks for the rest once it has drawn it, which reuses the
+    part the first one made."""
+    picks = range(dec.n_steps) if first is None else [first]
+
+    def build() -> payloads.Body:
+        table = hypotheses_table(dec) if settings.method == "beam" else None
+        parts = {str(step): view.shared_memo("dec-part", (at, step),
+                                             lambda step=step: Step(ctx, dec, step, settings).part(table))
+                 for step in picks}
+        return payloads.encode(payloads.deck(parts, blocks(settings.beam), DECODING_PICK, {},
+                                             template_spec(go.Figure()), words(),
+                                             {"text_px": type_scale().text, "sentence": sentence_sig(at),
+                                              "whole": first is None, "modebar": at[-1],
+                                              "url_names": {"step": view.STEP.name}}, steps=dec.n_steps))
+
+    return view.shared_memo("dec-view", (at, first), build)
+
+
+STEP_FIGURES = {"topk": "topk", "self": "self_rows", "cross": "cross", "confidence": "confidence",
+                "alignment": "aligned"}      # a step's picture: the Step method that makes it and its numbers
+
+
+def pick_csv(ctx, dec, settings: Settings):
+    """The CSV of a picture the browser asked for: the numbers it shows."""
+    def make(pick: dict) -> dict:
+        step = Step(ctx, dec, min(max(pick["step"], 0), dec.n_steps - 1), settings)
+        figure = str(pick.get("figure"))
+        if figure not in STEP_FIGURES:
+            figure = "topk"
+        _, frame = getattr(step, STEP_FIGURES[figure])()
+        return {"name": step.files()[figure] + ".csv", "text": frame.to_csv()}
+    return make
+
+
+def step_view(ctx, dec, settings: Settings, step: int, at: tuple) -> None:
+    """The step's pictures, drawn in the browser (a deck of every step): the step slider moves there, with no
+    script run."""
+    if dec.n_steps == 1:
+        st.caption(t("decoding.single_step"))
+    sentence = sentence_sig(at)
+    whole = whole_asked(sentence, view.DECODING)
+    body = deck_body(ctx, dec, settings, at, None if whole else step)
+    browser_view(view.DECODING, DECODING_PICK, body, {"step": step}, {"sentence": sentence, "whole": whole},
+                 csv=pick_csv(ctx, dec, settings))
 
 
 def _use_reference(value: str | None = None) -> None:
@@ -327,20 +454,16 @@ def render() -> None:
     except ValueError as e:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
-    step = step_slider(dec.n_steps)
+    step = step_pick(dec.n_steps)
     view.write_url({view.METHOD: method, view.BEAM: beam if method == "beam" else None, view.LAYER: layer,
                     view.TOP_K: k, view.STEP: step, view.NO_REPEAT: no_repeat or None})
+    if dec.out_ids[-1] != cfg.eos_id:
+        st.warning(t("decoding.length_limit", n=dec.n_steps))
+    settings = Settings(method, beam, layer, k)
+    step_view(ctx, dec, settings, step, body_key(ctx, settings, no_repeat, max_tokens))
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
-    # a long output: the steps around the current one (the step slider moves the window)
-    steps = window_around(step, len(out_labels), WINDOW_ROWS)
-    step_picture(ctx, dec, step, layer, k)
-    step_text(dec, step, cfg.vocab_size, cfg.eos_id)
-    cross_section(ctx, dec, step, layer, src_labels)
-    confidence_section(ctx, dec, step, out_labels, steps)
-    if method == "beam":
-        hypotheses_section(dec, beam)
-    alignment = alignment_section(ctx, dec, step, layer, method, out_labels, src_labels, steps)
+    alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
     teacher_forcing_section(ctx, dec, layer, method, alignment, out_labels, src_labels)
     explain()
 
