@@ -470,3 +470,15 @@ def test_decoding_steps_through_at_most_its_token_limit_and_says_so(monkeypatch)
     assert catalogue("en")["decoding.cut"].split("{n}")[0] not in " ".join(i.value for i in whole.info)
     steps = [deck(page)[1]["steps"] for page in (at, whole)]
     assert steps[0] < steps[1]                                    # fewer steps: the source was cut
+
+
+@pytest.mark.slow
+def test_decoding_every_step_of_a_128_token_sentence_is_under_2_mb():
+    """Issue 44: every step's pictures, gzipped, for the longest sentence the sidebar takes at its default limit
+    (128 source tokens: 120 steps) stay far under 2 MB (306 KB measured in Chromium)."""
+    from long_text import SENTENCES
+    at = run_page("decoding.py", text=SENTENCES["max"], present=1)
+    no_exceptions(at)
+    head, body = deck(at, whole=True)
+    assert head["whole"] and len(body["picks"]) == body["steps"] > 100
+    assert len(browser_view(at, "decoding-view").proto.bytes) < 2_000_000

@@ -267,7 +267,7 @@ def blocks(beam: int) -> list[dict]:
                   {"type": "text", "id": "hypotheses-caption", "title": t("decoding.hypotheses.caption")}]
     return [
         {"type": "columns", "columns": [[figure("topk")], [figure("self"), text("self-newest")]]},
-        text("step-caption"), text("step-heading"), {"type": "code", "id": "step-code"},
+        text("step-caption"), {"type": "heading", "id": "step-heading"}, {"type": "code", "id": "step-code"},
         figure("cross"), text("cross-source"),
         section("confidence-heading", t("decoding.confidence")), figure("confidence"),
         *(hypotheses if beam > 1 else []),
