@@ -634,11 +634,12 @@ async function deckDraw(view, started) {
   // the pick's words at once; its figures in sight (the main picture first), those out of sight when shown
   const box = view.dom.box;
   box.style.setProperty("--vz-text", `${view.data.text_px}px`);   // the page's type scale (presenter: 20 px up)
-  if (view.dom.blocks.dataset.sig !== view.data.sig) {           // the layout, once a body (its words)
-    view.dom.slots.clear();
+  const layoutKey = JSON.stringify([view.data.blocks, view.data.words.csv]);
+  if (view.dom.layoutKey !== layoutKey) {       // the layout, once a layout (its words): a sentence's whole body
+    view.dom.slots.clear();                     // keeps the first screen's (no page collapsing under the reader)
     view.dom.blocks.replaceChildren();
     buildBlocks(view, view.data.blocks, view.dom.blocks);
-    view.dom.blocks.dataset.sig = view.data.sig;
+    view.dom.layoutKey = layoutKey;
   }
   const figures = [...view.dom.slots].filter(([, slot]) => slot.block.type === "figure").map(([id]) => id);
   view.stale = new Set(figures);
