@@ -142,16 +142,19 @@ class Step:
                  "cross": f"decoding-step{step}-cross-L{layer}", "confidence": "decoding-confidence",
                  "alignment": f"decoding-alignment-L{layer}"}.items()}
 
+    def candidates(self) -> tuple[list[str], np.ndarray, list[int], int | None]:
+        """This step's top-k next tokens: their labels, probabilities, ranks, and which is the one appended."""
+        dec, step = self.dec, self.step
+        ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], self.settings.k,
+                                               dec.out_ids[step], float(dec.chosen_logprob[step]),
+                                               int(dec.chosen_rank[step]))
+        return self.ctx.model.tokenizer.token_strings(ids), probs, ranks, chosen
+
     def topk(self):
-        """The next-token candidates of this step (its figure, its numbers)."""
-        dec, step, k = self.dec, self.step, self.settings.k
-        ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], k, dec.out_ids[step],
-                                               float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
-        labels = self.ctx.model.tokenizer.token_strings(ids)
-        fig = next_token_bars(probs, labels, ranks, look(), chosen, title=t("decoding.topk.title", step=step, k=k))
-        frame = pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
-                              t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank"))
-        return fig, frame
+        """The next-token candidates of this step."""
+        labels, probs, ranks, chosen = self.candidates()
+        return next_token_bars(probs, labels, ranks, look(), chosen,
+                               title=t("decoding.topk.title", step=self.step, k=self.settings.k))
 
     def self_keys(self) -> tuple[list[str], slice]:
         """The inputs the newest position looks at, and of a long output the newest, as many as the half-page map
@@ -160,13 +163,12 @@ class Step:
         return keys, slice(max(0, len(keys) - keys_that_fit(type_scale().column_px(), type_scale())), len(keys))
 
     def self_rows(self):
-        """Where the newest position looks, every head (its figure, its numbers)."""
+        """Where the newest position looks, every head."""
         layer = self.settings.layer
         keys, newest = self.self_keys()
         rows = self.dec.self_rows[self.step][layer]                                       # [H, step+1]
-        fig = heads_row_heatmap(rows[:, newest], keys[newest], look(), title=t("decoding.self.title", layer=layer),
-                                width_px=type_scale().column_px())
-        return fig, matrix_frame(rows, self.head_names, keys)
+        return heads_row_heatmap(rows[:, newest], keys[newest], look(), title=t("decoding.self.title", layer=layer),
+                                 width_px=type_scale().column_px())
 
     def cross_shown(self) -> slice:
         """A long sentence: the source tokens this step looked at most, as many as slanted labels fit across the
@@ -175,39 +177,52 @@ class Step:
         return source_window(cross.mean(0)[None], slice(0, 1), cross_tokens(type_scale()))
 
     def cross(self):
-        """Where this step looked in the source, every head and their average (its figure, its numbers)."""
+        """Where this step looked in the source, every head and their average."""
         step, layer, src = self.step, self.settings.layer, self.src_labels
-        cross = self.dec.cross_rows[step, layer]                                          # [H, S]
         shown = self.cross_shown()
-        fig = cross_attention_multiples(cross[:, shown], src[shown], look(),
-                                        title=t("decoding.cross.title", step=step, layer=layer))
-        return fig, matrix_frame(np.vstack([cross.mean(0), cross]), [t("decoding.average")] + self.head_names, src)
+        return cross_attention_multiples(self.dec.cross_rows[step, layer][:, shown], src[shown], look(),
+                                         title=t("decoding.cross.title", step=step, layer=layer))
 
     def confidence(self):
+        """How sure the model was of each token it appended, this step's marked."""
         dec, steps = self.dec, self.steps
-        fig = confidence_bars(np.exp(dec.chosen_logprob)[steps], self.out_labels[steps], look(),
-                              self.step - steps.start, title=t("decoding.confidence.title"))
-        frame = pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
-                              t("decoding.col.probability"): np.exp(dec.chosen_logprob),
-                              t("decoding.col.rank"): dec.chosen_rank, t("decoding.col.entropy"): dec.entropy})
-        return fig, frame
+        return confidence_bars(np.exp(dec.chosen_logprob)[steps], self.out_labels[steps], look(),
+                               self.step - steps.start, title=t("decoding.confidence.title"))
 
     def alignment_shown(self) -> slice:
         return source_window(self.alignment, self.steps, translation_columns(type_scale()))
 
     def aligned(self):
-        """The whole output against the source, this step marked (its figure, its numbers)."""
+        """The whole output against the source, this step marked."""
         settings, steps, shown = self.settings, self.steps, self.alignment_shown()
-        fig = alignment_heatmap(self.alignment[steps, shown], self.out_labels[steps], self.src_labels[shown], look(),
-                                step=self.step - steps.start,
-                                title=t("decoding.alignment.title", layer=settings.layer, heads=self.n_heads,
-                                        method=t(DECODING_METHOD_KEYS[settings.method])))
-        return fig, matrix_frame(self.alignment, self.out_labels, self.src_labels)
+        return alignment_heatmap(self.alignment[steps, shown], self.out_labels[steps], self.src_labels[shown], look(),
+                                 step=self.step - steps.start,
+                                 title=t("decoding.alignment.title", layer=settings.layer, heads=self.n_heads,
+                                         method=t(DECODING_METHOD_KEYS[settings.method])))
 
-    def made(self) -> dict:
-        """Every picture of the step with its numbers, as the builders draw them."""
+    def figures(self) -> dict:
+        """Every picture of the step, as the builders draw it."""
         return {"topk": self.topk(), "self": self.self_rows(), "cross": self.cross(), "confidence": self.confidence(),
                 "alignment": self.aligned()}
+
+    def numbers(self, figure: str) -> pd.DataFrame:
+        """The numbers a picture shows (its CSV): all of them, a long sentence's whole too."""
+        dec, step, layer = self.dec, self.step, self.settings.layer
+        if figure == "topk":
+            labels, probs, ranks, _ = self.candidates()
+            return pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
+                                 t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank"))
+        if figure == "self":
+            return matrix_frame(dec.self_rows[step][layer], self.head_names, self.self_keys()[0])
+        if figure == "cross":
+            cross = dec.cross_rows[step, layer]
+            return matrix_frame(np.vstack([cross.mean(0), cross]), [t("decoding.average")] + self.head_names,
+                                self.src_labels)
+        if figure == "confidence":
+            return pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
+                                 t("decoding.col.probability"): np.exp(dec.chosen_logprob),
+                                 t("decoding.col.rank"): dec.chosen_rank, t("decoding.col.entropy"): dec.entropy})
+        return matrix_frame(self.alignment, self.out_labels, self.src_labels)
 
     def texts(self) -> dict[str, str]:
         dec, step = self.dec, self.step
@@ -224,8 +239,7 @@ class Step:
     def part(self, hypotheses: dict | None = None) -> dict:
         """The step's part of the page's deck (viz/figures/browser_view.py); the beam's hypotheses, the same every
         step, where the page shows them."""
-        figures = {name: fig for name, (fig, _) in self.made().items()}
-        return payloads.deck_pick(figures, self.files(), self.texts(),
+        return payloads.deck_pick(self.figures(), self.files(), self.texts(),
                                   {"hypotheses": hypotheses} if hypotheses else None)
 
 
@@ -306,8 +320,7 @@ def deck_body(ctx, dec, settings: Settings, at: tuple, first: int | None) -> pay
     return view.shared_memo("dec-view", (at, first), build)
 
 
-STEP_FIGURES = {"topk": "topk", "self": "self_rows", "cross": "cross", "confidence": "confidence",
-                "alignment": "aligned"}      # a step's picture: the Step method that makes it and its numbers
+STEP_FIGURES = ("topk", "self", "cross", "confidence", "alignment")      # a step's pictures (Step.figures)
 
 
 def pick_csv(ctx, dec, settings: Settings):
@@ -317,8 +330,7 @@ def pick_csv(ctx, dec, settings: Settings):
         figure = str(pick.get("figure"))
         if figure not in STEP_FIGURES:
             figure = "topk"
-        _, frame = getattr(step, STEP_FIGURES[figure])()
-        return {"name": step.files()[figure] + ".csv", "text": frame.to_csv()}
+        return {"name": step.files()[figure] + ".csv", "text": step.numbers(figure).to_csv()}
     return make
 
 
