@@ -123,7 +123,7 @@ def open_sentence(browser, url: str) -> tuple[float, float, int]:
 def main(argv=None) -> Section:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", default=BASE, help="commit of tree A (git archive)")
-    parser.add_argument("--against", type=Path, default=None, help="a checkout of tree A instead (a worktree)")
+    parser.add_argument("--against", type=Path, default=None, help="a checkout of --base instead (a worktree)")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--words", default="40", choices=["9", "40"], help="the steps' sentence")
     parser.add_argument("--sizes", type=int, nargs="*", default=[9, 40, 128])
@@ -134,7 +134,7 @@ def main(argv=None) -> Section:
     maker = SentenceMaker(seed=44)
     load_start = load()
     log(f"load average {load_start} (1/5/15 min) at the start")
-    base = str(args.against) if args.against else args.base
+    base = f"{args.base} (a worktree at {args.against})" if args.against else args.base
     with tempfile.TemporaryDirectory(prefix="decoding-ab-") as tmp, contextlib.ExitStack() as stack:
         trees = {"A": args.against or unpack(args.base, Path(tmp)), "B": ROOT}
         servers = {name: stack.enter_context(Server(root=root)) for name, root in trees.items()}

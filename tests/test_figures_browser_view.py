@@ -161,4 +161,5 @@ def test_a_deck_of_steps_says_its_slider_and_buttons_in_the_readers_language(lan
     made = deck({"0": {}}, [{"type": "code", "id": "step-code"}], ("step",), {}, None, words(lang), {}, steps=7)
     assert made["names"] == ["step"] and made["steps"] == 7
     assert made["words"] == {"csv": message(lang, "ui.csv"), "step": message(lang, "decoding.step"),
+                             "step_help": message(lang, "decoding.step.help"),
                              "previous": message(lang, "ui.step.previous"), "next": message(lang, "ui.step.next")}

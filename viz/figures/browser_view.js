@@ -493,6 +493,7 @@ function stepPickers(view) {
   const last = data.steps - 1;
   dom.stepRow.hidden = last < 1;
   dom.stepLabel.textContent = words.step;
+  dom.stepLabel.title = dom.slider.title = words.step_help;         // what a step is, as the page's slider said
   dom.slider.setAttribute("aria-label", words.step);
   for (const [button, said] of [[dom.previous, words.previous], [dom.next, words.next]]) {
     button.setAttribute("aria-label", said);

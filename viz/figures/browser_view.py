@@ -1,6 +1,7 @@
 """What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
-deck (deck(), at the end: the multi-head page), every figure a page's builders make for every pick.
+deck (deck(), at the end: the multi-head page's kind x layer, the decoding page's steps), every figure a page's
+builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
@@ -245,7 +246,7 @@ def drawn_labels(framed_bytes: bytes) -> list[str]:
     return labels
 
 
-# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer) ---------------------------------
+# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer; the decoding page: step) --------
 # The same element and JS as the explorer's: the body's "view" says which it is. A deck's body holds, for each pick
 # it was built for, every figure the page's builders made (figure_spec), and the words, tables and checks beside
 # them; `blocks` lays them out (the same for every pick). The browser swaps a pick's figures in (Plotly.react), its
@@ -302,7 +303,8 @@ def picker_words(names: Sequence[str], layers: dict[str, int], words: Words) -> 
     if "layer" in names:
         said.update(layer=words("ui.layer"), layer_names=[words("ui.layer_n", i=i) for i in range(max(layers.values()))])
     if "step" in names:
-        said.update(step=words("decoding.step"), previous=words("ui.step.previous"), next=words("ui.step.next"))
+        said.update(step=words("decoding.step"), step_help=words("decoding.step.help"),
+                    previous=words("ui.step.previous"), next=words("ui.step.next"))
     return said
 
 
