@@ -90,3 +90,24 @@ def test_a_link_opens_its_step_and_a_step_pictures_csv_downloads(chromium, app_u
         assert lines[1].startswith(message("en", "decoding.average") + ",")     # the average, then a row a head
     finally:
         page.close()
+
+
+def test_a_server_side_change_keeps_the_readers_step_without_showing_another(chromium, app_url):
+    """Top-k is a Streamlit widget: its run rebuilds the body and comes back with the step the server last knew (0);
+    the view keeps the reader's step (told to the server once) and never draws step 0 meanwhile."""
+    page, _ = open_view(chromium, app_url)
+    try:
+        for step in (1, 2, 3):
+            page.click(f"{VIEW} .vz-next")
+            drawn(page, step)
+        page.evaluate(f"""() => {{ window.vzDrawn = [];
+          new MutationObserver(() => window.vzDrawn.push(document.querySelector('{VIEW}').dataset.drawnPick))
+            .observe(document.querySelector('{VIEW}'), {{attributes: true, attributeFilter: ['data-drawn-pick']}}); }}""")
+        page.locator('[data-testid="stSlider"]:has([aria-label="Top-k candidates"]) input[type=range]').first.focus()
+        page.keyboard.press("ArrowLeft")                                  # k: 10 -> 9
+        page.wait_for_function("(s) => (document.querySelector(s + ' .vz-fig-topk .gtitle') || {}).textContent"
+                               " === 'Step 3: next token, top 9'", arg=VIEW, timeout=LOAD_MS)
+        assert set(page.evaluate("() => window.vzDrawn")) == {"3"}
+        assert url_step(page) == "3"
+    finally:
+        page.close()

@@ -787,14 +787,20 @@ async function apply(view) {
     view.pick = server;                     // a link, a class's view, the first draw: the server's view
     view.pending = null;
   } else if (!sameSpot(local, server, pickNames(view))) {
-    // picked here since the server last ran (it ran for something else: the language, the sentence): keep the
-    // pick and tell the server once, so that its URL does not take it back; a pick this body lacks (a first
-    // screen's) shows the server's until the server's answer brings it
+    // picked here since the server last ran (it ran for something else: the language, the sentence, a server-side
+    // picker): keep the pick and tell the server once, so that its URL does not take it back; a pick this body
+    // lacks (a first screen's) keeps what is drawn until the server's answer brings it (drawing the server's pick
+    // meanwhile flashed it: step 0, then the reader's step again); with nothing drawn yet, the server's
     if (!sameSpot(local, view.reported, pickNames(view))) {
       view.reported = { ...local };
       view.setStateValue("pick", view.reported);
     }
-    view.pick = (r.held(view.data, local) && r.valid(view.data, local)) || server;
+    const here = r.held(view.data, local) && r.valid(view.data, local);
+    if (!here && view.dom.box.dataset.drawnPick) {
+      download(view, head.csv);
+      return;
+    }
+    view.pick = here || server;
   }
   if (!view.drawn || !sameSpot(view.pick, view.drawn, pickNames(view))) {
     view.drawn = { ...view.pick };
