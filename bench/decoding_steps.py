@@ -5,7 +5,9 @@ step at a time with the keyboard (its thumb focused, ArrowRight), as a teacher w
     python bench/decoding_steps.py [--words 40] [--against /tmp/base46] [--rounds 1]
 
 Per step: from the key press until the script has finished, nothing is stale and the top-k chart's title names the
-new step with every chart drawn (page_to_page.py's arrival, on the same page). Prints each step's time, their median
+new step with every chart drawn (page_to_page.py's arrival, on the same page); a tree whose step the browser draws
+(issue 44): until its view marks every picture of the step drawn. bench/decoding_ab.py times both trees' steps
+side by side, with the script runs and a new sentence's first screen. Prints each step's time, their median
 and slowest, and the whole walk from step 0 to the last step. The trees are walked one after the other, alternated
 round by round.
 """
@@ -21,32 +23,23 @@ from common import ROOT, Server, log
 
 from browser_utils import browser
 from chart_text import VIEWPORT, page_url, settle
+from decoding_ab import SERVER_SLIDER, STEP_DRAWN_JS, VIEW, in_browser, press_right
 from long_text import SENTENCES
 
 TARGET_S = 3.0
-SLIDER = '[data-testid="stSlider"]:has([aria-label="Decoding step"]) input[type=range]'   # the step slider
-# The new step is on screen: the script finished (no status widget), nothing stale, every chart drawn, and the top-k
-# chart's title says the step.
-STEP_DRAWN_JS = """(step) => {
-  if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
-  if (document.querySelector('[data-stale="true"]')) return false;
-  const plots = [...document.querySelectorAll('.js-plotly-plot')];
-  if (!plots.every(p => p.querySelector('svg.main-svg'))) return false;
-  return plots.some(p => [...p.querySelectorAll('.gtitle')].some(t => t.textContent.startsWith('Step ' + step + ':')));
-}"""
 
 
 def walk(page, url: str, timeout_ms: int = 240_000) -> list[float]:
-    """Open the page at step 0 and step to the last: seconds for each step."""
+    """Open the page at step 0 and step to the last: seconds for each step (a tree whose step the browser draws:
+    until the view marks the step's every picture drawn; decoding_ab.STEP_DRAWN_JS)."""
     page.goto(url)
     settle(page, timeout_ms)
-    thumb = page.locator(SLIDER).first
-    last = int(thumb.get_attribute("max"))
+    slider = page.locator(f"{VIEW} .vz-step" if in_browser(page) else SERVER_SLIDER).first
+    last = int(slider.get_attribute("max"))
     times = []
     for step in range(1, last + 1):
-        thumb.focus()
         began = time.perf_counter()
-        page.keyboard.press("ArrowRight")
+        press_right(page)
         page.wait_for_function(STEP_DRAWN_JS, arg=step, timeout=timeout_ms, polling=20)
         times.append(time.perf_counter() - began)
     log(f"decoding steps: {len(times)} steps, median {statistics.median(times):.2f} s, "

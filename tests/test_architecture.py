@@ -571,10 +571,7 @@ def test_the_view_declares_each_url_name_once():
 
 # -- where a value is declared: the shared view in viz/core/view.py, a module's own values in that module -------------
 # Values of the view that one module uses, left in view.py for a reason (the integrator moves them: view.Own).
-KEPT_IN_THE_VIEW = {name: "the decoding page is being rewritten in another branch (issue 45)"
-                    for name in ("DECODING_METHOD", "DECODING_BEAM", "DECODING_LAST_BEAM", "DECODING_SEEN_BEAM",
-                                 "DECODING_LAYER", "DECODING_K", "DECODING_NO_REPEAT", "DECODING_STEP",
-                                 "DECODING_REFERENCE")}
+KEPT_IN_THE_VIEW: dict[str, str] = {}     # a session value one module uses, kept in the view: its reason
 
 
 def _viz_modules() -> dict[str, Path]:

@@ -150,3 +150,16 @@ def test_a_deck_names_each_block_once():
         deck({}, blocks, ("kind", "layer"), {"encoder": 1}, None, words("en"), {})
     blocks[1]["blocks"][0]["columns"][0][0]["id"] = "head-table"
     assert deck({}, blocks, ("kind", "layer"), {"encoder": 1}, None, words("en"), {})["blocks"] == blocks
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_deck_of_steps_says_its_slider_and_buttons_in_the_readers_language(lang):
+    """A deck that picks a step (the decoding page): the slider's name and its ◀/▶ buttons' from the catalogue, how
+    many steps; no kind or layer pickers' words."""
+    from viz.figures.browser_view import deck
+    from viz.core.catalogue import message
+    made = deck({"0": {}}, [{"type": "code", "id": "step-code"}], ("step",), {}, None, words(lang), {}, steps=7)
+    assert made["names"] == ["step"] and made["steps"] == 7
+    assert made["words"] == {"csv": message(lang, "ui.csv"), "step": message(lang, "decoding.step"),
+                             "step_help": message(lang, "decoding.step.help"),
+                             "previous": message(lang, "ui.step.previous"), "next": message(lang, "ui.step.next")}

@@ -565,3 +565,23 @@ def test_a_phone_has_the_language_switch_on_the_start_pages_first_screen(monkeyp
     no_exceptions(at)
     assert dict(at.query_params).get("lang") == "zh" and at.text_input(key="class-join-home").label == message(
         "zh", "class.join.label")
+
+
+def test_a_step_in_the_teachers_decoding_view_is_no_switch_for_a_follower(monkeypatch):
+    """The decoding page's step is picked in the browser (issue 44): the teacher's step is reported, written to the
+    URL and published; a follower's screen takes it into its URL and view with no switch."""
+    import viz.classroom.student as student_side
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    teacher, code = start_class("decoding.py")
+    student = join(code)
+    assert browser_view_sent(student, "decoding")[0]["pick"] == {"step": 0}
+    switches.clear()
+    browser_says(teacher, state={"pick": {"step": 2}}, where="decoding")
+    no_exceptions(teacher)
+    assert dict(teacher.query_params).get("step") == "2"
+    follow(student)
+    assert switches == []
+    assert browser_view_sent(student, "decoding")[0]["pick"] == {"step": 2}
+    assert dict(student.query_params).get("step") == "2"

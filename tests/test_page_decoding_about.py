@@ -7,12 +7,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apptest_utils import first_chart, html_bodies, no_exceptions, run_page, texts
+from apptest_utils import (browser_says, browser_view, browser_view_sent, browser_view_whole, html_bodies,
+                           no_exceptions, run_page, texts)
 from model.io.checkpoint import load_checkpoint
 from model.inference.decode import greedy
 from model.inference.pipeline import encode_text, trace_sentence
 from model.analysis.decoding import run_decoding
-from viz.core.i18n import catalogue
+from viz.core.i18n import catalogue, words
+from viz.core.text import position_labels
+from viz.figures.browser_view import figure_spec
+from viz.figures.decoding import cross_attention_multiples, cross_tokens, next_token_bars
+from viz.figures.attention import source_window
+from viz.figures.style import NORMAL, Look
+from model.analysis.decoding import top_k_view
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "pretrained" / "toy-reverse"
@@ -49,6 +56,26 @@ def test_beam_decoding_lists_hypotheses_best_first(toy):
 
 
 # -- the Decoding page ----------------------------------------------------------------------------------------
+# The step's pictures are drawn in the browser (issue 44: a deck of every step, viz/figures/browser_view.py); what
+# the page sends it:
+def deck(at, whole: bool = False) -> tuple[dict, dict]:
+    """The decoding view's head (the pick...) and body (every step's figures and words)."""
+    return browser_view_sent(browser_view_whole(at, "decoding") if whole else at, "decoding")
+
+
+def step_part(at, step: int) -> dict:
+    return deck(at)[1]["picks"][str(step)]
+
+
+def block_titles(blocks: list[dict]) -> list[str]:
+    found = []
+    for block in blocks:
+        found += [block["title"]] if "title" in block else []
+        for column in block.get("columns", []):
+            found += block_titles(column)
+    return found
+
+
 def test_decoding_default_view_opens_where_the_loop_starts(toy):
     """Issue 46, item 3: step 0, <s> alone and the first token (issue 26 opened at the clearest alignment)."""
     at = run_page("decoding.py", model="toy-reverse", text="a b c d")
@@ -58,9 +85,11 @@ def test_decoding_default_view_opens_where_the_loop_starts(toy):
     assert at.selectbox(key="decoding-layer").value == layer
     dec = run_decoding(toy, "a b c d", "greedy", 1, 128)
     step = 0
-    assert at.slider(key="decoding-step").value == step and at.query_params["step"] == str(step)
+    head, body = deck(at)
+    assert head["pick"] == {"step": step} and at.query_params["step"] == str(step)
+    assert list(body["picks"]) == [str(step)] and body["steps"] == dec.n_steps      # a new sentence's first screen
     hyp = greedy(toy.model, encode_text(toy, "a b c d").ids)
-    step_text = at.code[0].value
+    step_text = body["picks"]["0"]["texts"]["step-code"]
     assert f"decoder input : {'  '.join(dec.in_tokens[:step + 1])}\n" in step_text
     assert (f"appends       : {dec.out_tokens[step]}   (p = {np.exp(hyp.step_logprobs[step]):.4f}, rank 1 of 13)"
             in step_text)
@@ -68,15 +97,14 @@ def test_decoding_default_view_opens_where_the_loop_starts(toy):
     # greedy: no beam-size box on the page (a greyed-out "Beam size 4" contradicted the sidebar's 1)
     assert "decoding-beam" not in [n.key for n in at.number_input]
     assert at.number_input(key="beam").value == 1
-    # the picture first: the step's candidates right under the controls, the explanation after
-    chart, words = first_chart(at)
-    assert chart.key == "decoding-topk" and words <= 25
+    # the picture first: the step's candidates first in the view, right under the controls
+    assert body["blocks"][0]["columns"][0][0]["id"] == "topk"
     # switching to beam search here also sets the sidebar's beam size (header and other pages follow)
     at.radio(key="decoding-method").set_value("beam").run()
     no_exceptions(at)
     assert at.number_input(key="beam").value == 4 and at.query_params["beam"] == "4"
     assert at.number_input(key="decoding-beam").value == 4
-    assert "Beam search hypotheses (beam 4)" in texts(at)
+    assert "Beam search hypotheses (beam 4)" in block_titles(deck(at)[1]["blocks"])
     # a different beam size, back to greedy and to beam again: the sidebar follows, the page remembers 3
     at.number_input(key="decoding-beam").set_value(3).run()
     assert at.number_input(key="beam").value == 3
@@ -106,15 +134,18 @@ def test_decoding_deep_link_reproduces_the_view():
     assert at.radio(key="decoding-method").value == "beam"
     assert at.number_input(key="decoding-beam").value == 3
     assert at.number_input(key="beam").value == 3                      # the sidebar agrees
-    assert at.slider(key="decoding-step").value == 2
+    head, body = deck(at)
+    assert head["pick"] == {"step": 2}
     assert at.selectbox(key="decoding-layer").value == 0
     assert at.slider(key="decoding-k").value == 5
-    assert "decoder input : <s>  d  c\nappends       : b" in at.code[0].value
+    part = body["picks"]["2"]
+    assert "decoder input : <s>  d  c\nappends       : b" in part["texts"]["step-code"]
     # counted from 0 like the pictures' labels ("2 b"): the old heading said "output token 3 of 5"
-    assert "Step 2 (of steps 0–4): choosing the output token at position 2" in texts(at)
-    assert "Beam search hypotheses (beam 3)" in texts(at)
-    hypotheses = at.dataframe[0].value
-    assert hypotheses.iloc[0]["output"] == "d c b a"
+    assert "Step 2 (of steps 0–4): choosing the output token at position 2" in part["texts"]["step-heading"]
+    assert "Beam search hypotheses (beam 3)" in block_titles(body["blocks"])
+    hypotheses = part["tables"]["hypotheses"]
+    assert hypotheses["rows"][0][hypotheses["columns"].index("output")] == "d c b a"
+    assert len(part["figures"]["topk"]["data"][0]["y"]) == 5                     # k=5 candidates
     assert not at.warning
 
 
@@ -156,7 +187,7 @@ def test_decoding_bad_parameters_warn_and_fall_back():
     for name in ("method", "step", "layer", "k"):
         assert f"URL parameter {name}=" in warnings
     assert at.radio(key="decoding-method").value == "greedy"
-    assert at.slider(key="decoding-step").value == 0                   # the opening step, as without step=
+    assert deck(at)[0]["pick"] == {"step": 0}                           # the opening step, as without step=
 
 
 def test_decoding_empty_sentence_asks_for_one():
@@ -180,14 +211,78 @@ def test_decoding_keeps_a_step_past_a_shorter_output_quietly():
     """Issue 46, item 6: the page's own step= (written at its last run) past a shorter output is clamped without
     a warning about the URL (greedy -> beam at step 10 warned "step='10' is not a whole number from 0 to 8")."""
     at = run_page("decoding.py", model="toy-reverse", text="a b c d e f g h")
-    last = int(at.slider(key="decoding-step").max)
-    at.slider(key="decoding-step").set_value(last).run()
+    last = deck(at)[1]["steps"] - 1
+    browser_says(at, state={"pick": {"step": last}}, where="decoding")     # the browser's step, told the server
     assert at.query_params["step"] == str(last)
     at.text_area(key="text").set_value("a b").run()                   # a shorter output: fewer steps
     no_exceptions(at)
-    slider = at.slider(key="decoding-step")
-    assert slider.max < last and slider.value == slider.max and at.query_params["step"] == str(int(slider.max))
+    head, body = deck(at)
+    assert body["steps"] - 1 < last and head["pick"] == {"step": body["steps"] - 1}
+    assert at.query_params["step"] == str(body["steps"] - 1)
     assert not [w.value for w in at.warning if "URL parameter step=" in w.value]
+
+
+def test_decoding_sends_every_step_once_as_the_builders_draw_it_then_a_step_rebuilds_nothing(toy):
+    """Issue 44: the view asks for the rest after drawing the first step; every step is then in the body, each
+    step's pictures the builders' own for that step; a step the browser reports (a teacher's) writes the URL with
+    the same body (nothing rebuilt, not resent)."""
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d e", step=1, k=4)
+    no_exceptions(at)
+    head, body = deck(at, whole=True)
+    dec = run_decoding(toy, "a b c d e", "greedy", 1, 128)
+    layer = toy.config.n_decoder_layers - 1
+    assert head["whole"] and list(body["picks"]) == [str(s) for s in range(dec.n_steps)]
+    assert body["names"] == ["step"] and body["url_names"] == {"step": "step"} and body["steps"] == dec.n_steps
+    look = Look(words("en"), NORMAL)
+    src = position_labels(dec.src_tokens)
+    for step in range(dec.n_steps):
+        figures = body["picks"][str(step)]["figures"]
+        assert set(figures) == {"topk", "self", "cross", "confidence", "alignment"}
+        ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], 4, dec.out_ids[step],
+                                               float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
+        topk = next_token_bars(probs, toy.tokenizer.token_strings(ids), ranks, look, chosen,
+                               title=look.words("decoding.topk.title", step=step, k=4))
+        cross = dec.cross_rows[step, layer]
+        shown = source_window(cross.mean(0)[None], slice(0, 1), cross_tokens(NORMAL))
+        made = cross_attention_multiples(cross[:, shown], src[shown], look,
+                                         title=look.words("decoding.cross.title", step=step, layer=layer))
+        for name, fig in (("topk", topk), ("cross", made)):
+            assert_same_figure(figures[name], figure_spec(fig))
+    sent = browser_view(at, "decoding-view").proto.bytes
+    browser_says(at, state={"pick": {"step": 3}}, where="decoding")
+    no_exceptions(at)
+    assert at.query_params["step"] in ("3", ["3"]) and deck(at)[0]["pick"] == {"step": 3}
+    assert browser_view(at, "decoding-view").proto.bytes == sent        # the same message: the browser has it
+
+
+def assert_same_figure(sent, made) -> None:
+    """The same figure: every word and setting equal, every float array to float32's precision (the test's own
+    decoding run differs from the page's in the last bits)."""
+    if isinstance(made, dict) and "bdata" in made:
+        np.testing.assert_allclose(plotly_array(sent), plotly_array(made), rtol=1e-5, atol=1e-6)
+    elif isinstance(made, dict):
+        assert sorted(sent) == sorted(made)
+        for key in made:
+            assert_same_figure(sent[key], made[key])
+    elif isinstance(made, list):
+        assert len(sent) == len(made)
+        for one, other in zip(sent, made):
+            assert_same_figure(one, other)
+    elif isinstance(made, float):
+        assert sent == pytest.approx(made, rel=1e-5, abs=1e-6)
+    else:
+        assert sent == made
+
+
+@pytest.mark.parametrize("figure, numbers", [("cross", 4 + 1), ("topk", 4)])
+def test_decoding_a_step_pictures_csv_is_its_numbers(toy, figure, numbers):
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d e", k=4)
+    browser_says(at, trigger=("csv", {"step": 2, "figure": figure}), where="decoding")
+    no_exceptions(at)
+    csv = deck(at)[0]["csv"]
+    assert csv["name"].endswith(f"-decoding-step2-{figure}{'-L1' if figure == 'cross' else ''}.csv")
+    assert len(csv["text"].strip().splitlines()) == 1 + numbers         # a header, a row a head (and the average)
+    assert at.query_params["step"] in ("2", ["2"])                      # the step shown
 
 
 def plotly_array(value) -> np.ndarray:
@@ -373,5 +468,17 @@ def test_decoding_steps_through_at_most_its_token_limit_and_says_so(monkeypatch)
     monkeypatch.setattr(decoding, "MAX_STEP_TOKENS", 100)
     whole = run_page("decoding.py", model="toy-reverse", text="a b c d e f g h")
     assert catalogue("en")["decoding.cut"].split("{n}")[0] not in " ".join(i.value for i in whole.info)
-    steps = [[s.max for s in page.slider if s.label == catalogue("en")["decoding.step"]] for page in (at, whole)]
-    assert steps[0][0] < steps[1][0]                                    # fewer steps: the source was cut
+    steps = [deck(page)[1]["steps"] for page in (at, whole)]
+    assert steps[0] < steps[1]                                    # fewer steps: the source was cut
+
+
+@pytest.mark.slow
+def test_decoding_every_step_of_a_128_token_sentence_is_under_2_mb():
+    """Issue 44: every step's pictures, gzipped, for the longest sentence the sidebar takes at its default limit
+    (128 source tokens: 120 steps) stay far under 2 MB (306 KB measured in Chromium)."""
+    from long_text import SENTENCES
+    at = run_page("decoding.py", text=SENTENCES["max"], present=1)
+    no_exceptions(at)
+    head, body = deck(at, whole=True)
+    assert head["whole"] and len(body["picks"]) == body["steps"] > 100
+    assert len(browser_view(at, "decoding-view").proto.bytes) < 2_000_000

@@ -1,9 +1,12 @@
 """Long sentences on the step-through, positional, LayerNorm and attribution pages (AppTest, the shipped model):
 with a 40-word sentence (69 tokens) no chart puts more tokens along an axis than it labels legibly (a window
 instead), and the charts together are at most a screen taller than with the 9-word sentence."""
+import re
+from pathlib import Path
+
 import pytest
 
-from apptest_utils import figure, no_exceptions, run_page
+from apptest_utils import browser_view_sent, figure, no_exceptions, run_page
 from long_text import SENTENCES, sentence_params
 
 SCREEN_PX = 720
@@ -77,9 +80,12 @@ def test_the_decoding_step_text_wraps_a_long_output():
     (a code block scrolls sideways): its lines wrap."""
     at = run_page("decoding.py", text=SENTENCES["40"], step=20, present=1)
     no_exceptions(at)
-    block = at.code[0]
-    assert block.value.startswith("decoder input : <s>") and len(block.value.split("\n")[0]) > 100
-    assert block.proto.wrap_lines
+    _, body = browser_view_sent(at, "decoding")             # drawn in the browser: a block of code that wraps
+    code = body["picks"]["20"]["texts"]["step-code"]
+    assert code.startswith("decoder input : <s>") and len(code.split("\n")[0]) > 100
+    assert {"type": "code", "id": "step-code"} in body["blocks"]
+    css = (Path(__file__).resolve().parents[1] / "viz" / "figures" / "browser_view.css").read_text(encoding="utf-8")
+    assert re.search(r"\.vz-code \{[^}]*white-space: pre-wrap", css)
 
 
 def test_a_table_s_token_headers_are_whole():

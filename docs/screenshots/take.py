@@ -41,11 +41,22 @@ CHARTS_DRAWN = """() => { const plots = [...document.querySelectorAll('.js-plotl
          && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
 
 
+WHOLE_VIEW_JS = "() => [...document.querySelectorAll('.vz-explorer')].every((view) => view.dataset.whole === '1')"
+
+
+def whole_view(page) -> None:
+    """A page drawn in the browser (viz/figures/browser_view.js) asks for the rest of a new sentence once its first
+    screen is up: one more run, which greys the page while it lasts. Wait for it to be over."""
+    page.wait_for_function(WHOLE_VIEW_JS, timeout=240_000)
+    wait_for_app(page)
+
+
 def shoot(chromium, url: str, path: Path, width: int = 1400, colors: int = 0) -> dict:
     page = chromium.new_page(viewport={"width": width, "height": 900})
     page.goto(url)
     page.wait_for_selector("h1", timeout=240_000)            # the page's script has started drawing
     wait_for_app(page)
+    whole_view(page)
     page.wait_for_timeout(1500)        # plotly's last relayout after the script finished
     # Streamlit scrolls inside its main block, not the document: grow the window to the content.
     height = page.evaluate("() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "

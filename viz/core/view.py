@@ -129,16 +129,6 @@ PRESET = Value("preset", url=False)
 UPLOAD = Value("upload", url=False)                  # the sidebar's uploaded file (Head analysis reads it too)
 SENTENCE_EDIT = Value("presenter-sentence", url=False)   # presenter mode's sentence box, over the page
 UPLOADED = Value("uploaded_sentence", url=False)
-# the decoding page's own: left here while that page is rewritten in another branch (move them there: view.Own)
-DECODING_METHOD = Value("decoding-method", url=False)
-DECODING_BEAM = Value("decoding-beam", url=False)
-DECODING_LAST_BEAM = Value("_decoding_last_beam", url=False)
-DECODING_SEEN_BEAM = Value("_decoding_seen_beam", url=False)
-DECODING_LAYER = Value("decoding-layer", url=False)
-DECODING_K = Value("decoding-k", url=False)
-DECODING_NO_REPEAT = Value("decoding-no-repeat", url=False)
-DECODING_STEP = Value("decoding-step", url=False)
-DECODING_REFERENCE = Value("decoding-reference", url=False)
 
 # -- a live class (viz/classroom): the link's class and teacher secret, and what this session is in it -----------
 CLASS = Value("class", max_len=12)                   # a student's link: the class code (store.normal_code checks it)

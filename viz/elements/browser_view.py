@@ -1,10 +1,11 @@
 """A page's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS in the page, no
-iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page). One element
+iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page: a kind and
+a layer picked; the decoding page: a step). One element
 and one JS for both; the body says which it holds. A sentence's data is sent once (viz/figures/browser_view.py
-makes it); the picks (kind, layer, head; multi-head: kind, layer) are made in the browser
+makes it); the picks (kind, layer, head; multi-head: kind, layer; decoding: step) are made in the browser
 (viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its state
-under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD: <where>-view, -head, -csv,
--whole). The run's head (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
+under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the decoding page's DECODING:
+<where>-view, -head, -csv, -whole). The run's head (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
 every view
 (HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll
 hands a pick to whatever view the page shows through it. What the server still hears of a pick, and why:
@@ -70,15 +71,16 @@ def _explorer_element():
                                       css=VIEW_CSS.read_text(encoding="utf-8"), isolate_styles=False)
 
 
-URL_VALUES = {"kind": view.KIND, "layer": view.LAYER, "head": view.HEAD}
+URL_VALUES = {"kind": view.KIND, "layer": view.LAYER, "head": view.HEAD, "step": view.STEP}
 EXPLORER_PICK = ("kind", "layer", "head")       # what the explorer's view picks
 MULTIHEAD_PICK = ("kind", "layer")              # the multi-head page's (viz/pages/multi_head.py)
+DECODING_PICK = ("step",)                       # the decoding page's (viz/pages/decoding.py)
 
 
 def browser_pick(state: Any, names: tuple[str, ...] = EXPLORER_PICK) -> dict | None:
-    """A pick the browser reported ({kind, layer, head}, or the page's `names` of them), its types checked (the
-    page checks its bounds when it reads the URL); None for anything else a client may send."""
-    if not isinstance(state, dict) or not isinstance(state.get("kind"), str):
+    """A pick the browser reported ({kind, layer, head}, or the page's `names`: some of them, or the step), its
+    types checked (the page checks its bounds when it reads the URL); None for anything else a client may send."""
+    if not isinstance(state, dict) or ("kind" in names and not isinstance(state.get("kind"), str)):
         return None
     numbers = [state.get(name) for name in names if name != "kind"]
     if any(isinstance(v, bool) or not isinstance(v, int) for v in numbers):

@@ -6,8 +6,8 @@
 // rebuilds nothing, so that the class follows it). Words and file names come in the data, in the reader's
 // language: nothing here is English. User text (tokens) is only ever set as text or handed to plotly.
 //
-// The same element draws a deck (the multi-head page): every figure of the page, for every pick (kind, layer),
-// as the builders made them; a pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
+// The same element draws a deck (the multi-head page; the decoding page): every figure of the page, for every pick
+// (kind, layer; or a step: a slider and its ◀/▶ buttons), as the builders made them; a pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
 // receives a body and the run's head, checks a pick, writes it to the URL and reports it is shared.
 
 const VIEWS = new WeakMap();                 // the element's root -> its view (kept across reruns)
@@ -86,6 +86,11 @@ const EXPLORER_NAMES = ["kind", "layer", "head"];
 
 function sameSpot(a, b, names = EXPLORER_NAMES) {
   return !!a && !!b && names.every((name) => a[name] === b[name]);
+}
+
+function pickNames(view) {
+  // what the view picks: a deck's body says (kind and layer; a step), the explorer's are its own
+  return (view.r === RENDERERS.deck && view.data.names) || view.r.names;
 }
 
 function pickText(pick, names) {
@@ -283,7 +288,7 @@ async function choose(view, change, at = performance.now()) {
     return;
   }
   const next = r.valid(view.data, wanted);
-  if (!next || sameSpot(next, before, r.names)) return;
+  if (!next || sameSpot(next, before, pickNames(view))) return;
   view.pick = next;
   view.drawn = { ...next };
   const started = at;
@@ -340,11 +345,29 @@ function listen(view) {
 }
 
 // -- a deck: a page's pictures for every pick (viz/figures/browser_view.py deck()) ----------------------------
-function deckSkeleton(root) {
+function deckSkeleton(root, names) {
+  // the pickers the body's names ask for: a kind and a layer, or a step
   const box = element("div", "vz-explorer vz-deck", root);
-  const { kindLabel, kindButtons, layerText, layer } = kindAndLayer(box);
+  const pickers = names.includes("step") ? stepPicker(box) : kindAndLayer(box);
   const blocks = element("div", "vz-blocks", box);
-  return { box, kindLabel, kindButtons, layerText, layer, blocks, slots: new Map() };
+  return { box, ...pickers, blocks, slots: new Map() };
+}
+
+function stepPicker(box) {
+  // a step: its name, ◀, a slider (the arrow keys move it when focused), ▶, the step shown and the last
+  const row = element("div", "vz-pickers vz-steps", box);
+  const stepLabel = element("span", "vz-step-label", row);
+  const previous = element("button", "vz-step-button vz-previous", row);
+  const slider = element("input", "vz-step", row);
+  const next = element("button", "vz-step-button vz-next", row);
+  const stepValue = element("output", "vz-step-value", row);
+  previous.type = next.type = "button";
+  previous.textContent = "◀";
+  next.textContent = "▶";
+  slider.type = "range";
+  slider.min = "0";
+  slider.step = "1";
+  return { stepRow: row, stepLabel, previous, slider, next, stepValue };
 }
 
 function richText(target, text) {
@@ -387,6 +410,9 @@ function buildBlocks(view, blocks, parent) {
       }
     } else if (block.type === "text" || block.type === "heading") {
       slot.el = element(block.type === "heading" ? "h4" : "p", `vz-${block.type === "heading" ? "heading" : "caption"} vz-text-${block.id}`, parent);
+      if (block.size) slot.el.classList.add(`vz-${block.size}`);      // a section's heading: the page's subheader
+    } else if (block.type === "code") {
+      slot.el = element("pre", `vz-code vz-code-${block.id}`, parent);
     } else if (block.type === "table" || block.type === "notes") {
       slot.el = element("div", `vz-${block.type} vz-${block.type}-${block.id}`, parent);
     } else if (block.type === "tabs") {
@@ -427,7 +453,10 @@ function deckKey(view, pick) {
 }
 
 function deckValid(data, pick) {
-  if (!pick || !data.layers || !(pick.kind in data.layers)) return null;
+  // a pick inside the body's: a kind it has and a layer of that kind; a step of its steps
+  if (!pick) return null;
+  if (data.names.includes("step")) return { step: Math.min(Math.max(0, pick.step | 0), data.steps - 1) };
+  if (!data.layers || !(pick.kind in data.layers)) return null;
   return { kind: pick.kind, layer: Math.min(Math.max(0, pick.layer | 0), data.layers[pick.kind] - 1) };
 }
 
@@ -455,6 +484,10 @@ function fillKinds(view) {
 }
 
 function deckPickers(view) {
+  if (view.data.names.includes("step")) stepPickers(view); else kindAndLayerPickers(view);
+}
+
+function kindAndLayerPickers(view) {
   const { dom, data, pick } = view;
   const words = data.words;
   dom.kindLabel.textContent = words.kind;
@@ -463,6 +496,27 @@ function deckPickers(view) {
   dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
   fillKinds(view);
   options(dom.layer, Array.from({ length: data.layers[pick.kind] }, (_, i) => [i, words.layer_names[i]]), pick.layer);
+}
+
+function stepPickers(view) {
+  // the slider at the pick, its buttons off at the ends; one step: nothing to pick (the page says so)
+  const { dom, data, pick } = view;
+  const words = data.words;
+  const last = data.steps - 1;
+  dom.stepRow.hidden = last < 1;
+  dom.stepLabel.textContent = words.step;
+  dom.stepLabel.title = dom.slider.title = words.step_help;         // what a step is, as the page's slider said
+  dom.slider.setAttribute("aria-label", words.step);
+  for (const [button, said] of [[dom.previous, words.previous], [dom.next, words.next]]) {
+    button.setAttribute("aria-label", said);
+    button.title = said;
+  }
+  dom.slider.max = String(last);
+  dom.slider.value = String(pick.step);
+  dom.slider.setAttribute("aria-valuetext", `${pick.step} / ${last}`);
+  dom.stepValue.textContent = `${pick.step} / ${last}`;
+  dom.previous.disabled = pick.step <= 0;
+  dom.next.disabled = pick.step >= last;
 }
 
 function shown(el) {
@@ -517,6 +571,19 @@ function drawFigure(view, id) {
   for (const [other, plot] of slot.plots) if (plot === slot.el) slot.plots.delete(other);
   slot.plots.set(key, slot.el);
   return plotFigure(view, slot.el, figure, part.files[id]);
+}
+
+function forgetPlots(view) {
+  // every figure's plots but the one in sight (the next pick takes it over)
+  for (const slot of view.dom.slots.values()) {
+    if (slot.block.type !== "figure") continue;
+    for (const plot of slot.plots.values()) {
+      if (plot === slot.el) continue;
+      view.Plotly.purge(plot);
+      plot.remove();
+    }
+    slot.plots.clear();
+  }
 }
 
 function showPlot(slot, plot) {
@@ -622,7 +689,9 @@ function fillWords(view) {
     const words = JSON.stringify([part.texts[id], part.tables[id], part.notes[id]]);
     if (slot.words === words && type !== "details") continue;    // the same words as the pick before
     slot.words = words;
-    if (type === "text" || type === "heading" || type === "details") {
+    if (type === "code") {
+      slot.el.textContent = part.texts[id] || "";
+    } else if (type === "text" || type === "heading" || type === "details") {
       const text = part.texts[id] !== undefined ? part.texts[id] : slot.block.title;
       richText(slot.el, text || "");
       if (type !== "details") slot.el.hidden = !text;
@@ -662,14 +731,17 @@ async function deckDraw(view, started) {
   // the pick's words at once; its figures in sight (the main picture first), those out of sight when shown
   const box = view.dom.box;
   box.style.setProperty("--vz-text", `${view.data.text_px}px`);   // the page's type scale (presenter: 20 px up)
-  // the layout, once a sentence (its words, sizes): a sentence's whole body keeps the plots its first screen drew
-  const laidOut = view.data.sentence + JSON.stringify(view.data.blocks);
-  if (view.dom.laidOut !== laidOut) {
-    for (const plot of view.r.plots(view)) view.Plotly.purge(plot);
-    view.dom.slots.clear();
+  const layoutKey = JSON.stringify([view.data.blocks, view.data.words.csv]);
+  if (view.dom.layoutKey !== layoutKey) {       // the layout, once a layout (its words): a sentence's whole body
+    for (const plot of view.r.plots(view)) view.Plotly.purge(plot);    // keeps the first screen's (no page
+    view.dom.slots.clear();                                            // collapsing under the reader)
     view.dom.blocks.replaceChildren();
     buildBlocks(view, view.data.blocks, view.dom.blocks);
-    view.dom.laidOut = laidOut;
+    view.dom.layoutKey = layoutKey;
+  }
+  if (view.dom.plotsOf !== view.data.sentence) {    // another sentence: the plots drawn for the last one's picks go
+    forgetPlots(view);
+    view.dom.plotsOf = view.data.sentence;
   }
   const figures = [...view.dom.slots].filter(([, slot]) => slot.block.type === "figure").map(([id]) => id);
   view.stale = new Set(figures);
@@ -690,6 +762,12 @@ async function deckDraw(view, started) {
 
 function deckListen(view) {
   const dom = view.dom;
+  if (dom.slider) {
+    dom.slider.addEventListener("input", (event) => choose(view, { step: Number(dom.slider.value) }, event.timeStamp));
+    dom.previous.addEventListener("click", (event) => choose(view, { step: view.pick.step - 1 }, event.timeStamp));
+    dom.next.addEventListener("click", (event) => choose(view, { step: view.pick.step + 1 }, event.timeStamp));
+    return;
+  }
   dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
   dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));
 }
@@ -738,10 +816,12 @@ let counter = 0;
 async function useRenderer(view, name) {
   // the body says which pictures it holds: its skeleton made once (again if the element is given another's)
   const r = RENDERERS[name] || RENDERERS.explorer;
-  if (view.r === r) return;
+  const names = (view.data.names || r.names).join();
+  if (view.r === r && view.skeletonFor === names) return;
   if (view.dom) view.dom.box.remove();         // only ours: Streamlit keeps the element's CSS in the root too
   view.r = r;
-  view.dom = r.skeleton(view.root);
+  view.skeletonFor = names;
+  view.dom = r.skeleton(view.root, view.data.names || r.names);
   view.pick = null;
   view.drawn = null;
   await r.init(view);
@@ -803,27 +883,33 @@ async function apply(view) {
   view.lastHead = text;
   if (again) return;
   const server = r.valid(view.data, head.pick);
-  const serverMoved = !sameSpot(server, view.serverPick, r.names);
+  const serverMoved = !sameSpot(server, view.serverPick, pickNames(view));
   view.serverPick = server;
   const local = view.pick;                 // what this browser shows: its own pick, or the server's last
   if (!local || serverMoved) {
     view.pick = server;                     // a link, a class's view, the first draw: the server's view
     view.pending = null;
-  } else if (!sameSpot(local, server, r.names)) {
-    // picked here since the server last ran (it ran for something else: the language, the sentence): keep the
-    // pick and tell the server once, so that its URL does not take it back; a pick this body lacks (a first
-    // screen's) shows the server's until the server's answer brings it
-    if (!sameSpot(local, view.reported, r.names)) {
+  } else if (!sameSpot(local, server, pickNames(view))) {
+    // picked here since the server last ran (it ran for something else: the language, the sentence, a server-side
+    // picker): keep the pick and tell the server once, so that its URL does not take it back; a pick this body
+    // lacks (a first screen's) keeps what is drawn until the server's answer brings it (drawing the server's pick
+    // meanwhile flashed it: step 0, then the reader's step again); with nothing drawn yet, the server's
+    if (!sameSpot(local, view.reported, pickNames(view))) {
       view.reported = { ...local };
       view.setStateValue("pick", view.reported);
     }
-    view.pick = (r.held(view.data, local) && r.valid(view.data, local)) || server;
+    const here = r.held(view.data, local) && r.valid(view.data, local);
+    if (!here && view.dom.box.dataset.drawnPick) {
+      download(view, head.csv);
+      return;
+    }
+    view.pick = here || server;
   }
-  if (!view.drawn || !sameSpot(view.pick, view.drawn, r.names)) {
+  if (!view.drawn || !sameSpot(view.pick, view.drawn, pickNames(view))) {
     view.drawn = { ...view.pick };
     await r.drawAll(view);
     const box = view.dom.box;
-    box.dataset.drawnPick = box.dataset.linesPick = pickText(view.pick, r.names);
+    box.dataset.drawnPick = box.dataset.linesPick = pickText(view.pick, pickNames(view));
     box.dataset.sig = view.data.sig;
     writeUrl(view);
   }

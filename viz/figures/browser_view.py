@@ -1,6 +1,7 @@
 """What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
-deck (deck(), at the end: the multi-head page), every figure a page's builders make for every pick.
+deck (deck(), at the end: the multi-head page's kind x layer, the decoding page's steps), every figure a page's
+builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
@@ -245,7 +246,7 @@ def drawn_labels(framed_bytes: bytes) -> list[str]:
     return labels
 
 
-# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer) ---------------------------------
+# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer; the decoding page: step) --------
 # The same element and JS as the explorer's: the body's "view" says which it is. A deck's body holds, for each pick
 # it was built for, every figure the page's builders made (figure_spec), and the words, tables and checks beside
 # them; `blocks` lays them out (the same for every pick). The browser swaps a pick's figures in (Plotly.react), its
@@ -272,11 +273,12 @@ def pick_key(pick: dict, names: Sequence[str]) -> str:
 
 
 def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layers: dict[str, int], template: Any,
-         words: Words, shown: dict) -> dict:
+         words: Words, shown: dict, steps: int = 0) -> dict:
     """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one), how they
-    are laid out (`blocks`: {type: figure|text|heading|table|notes|tabs|columns|details, id...}), what is picked
-    (`names`, each kind's number of layers), the figures' template once, the pickers' words. A block's id names
-    what it shows in every pick (a figure, words, a table): one id, one block."""
+    are laid out (`blocks`: {type: figure|text|heading|code|table|notes|tabs|columns|details, id...}), what is
+    picked (`names`: kind and layer, each kind's number of `layers`; or the step, of `steps`), the figures'
+    template once, the pickers' words. A block's id names what it shows in every pick (a figure, words, a table):
+    one id, one block; a block's `title` is its words in every pick (a pick's texts name only what changes)."""
     ids = block_ids(blocks)
     if len(ids) != len(set(ids)):
         raise ValueError(f"a deck's block ids must differ: {sorted(i for i in set(ids) if ids.count(i) > 1)}")
@@ -284,16 +286,26 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
         "view": "deck",
         "names": list(names),
         "layers": layers,
+        "steps": steps,
         "picks": picks,
         "blocks": blocks,
         "template": template,
-        "words": {
-            "kind": words("explorer.kind"), "layer": words("ui.layer"), "csv": words("ui.csv"),
-            "kind_names": {kind: words.kind(kind) for kind in layers},
-            "layer_names": [words("ui.layer_n", i=i) for i in range(max(layers.values()))],
-        },
+        "words": {"csv": words("ui.csv"), **picker_words(names, layers, words)},
         **shown,
     }
+
+
+def picker_words(names: Sequence[str], layers: dict[str, int], words: Words) -> dict:
+    """The words of a deck's pickers: the kinds' and layers' names; the step slider's name and its buttons'."""
+    said: dict[str, Any] = {}
+    if "kind" in names:
+        said.update(kind=words("explorer.kind"), kind_names={kind: words.kind(kind) for kind in layers})
+    if "layer" in names:
+        said.update(layer=words("ui.layer"), layer_names=[words("ui.layer_n", i=i) for i in range(max(layers.values()))])
+    if "step" in names:
+        said.update(step=words("decoding.step"), step_help=words("decoding.step.help"),
+                    previous=words("ui.step.previous"), next=words("ui.step.next"))
+    return said
 
 
 def block_ids(blocks: list[dict]) -> list[str]:

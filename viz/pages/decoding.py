@@ -1,5 +1,12 @@
-"""Decoding: the real decoder generating one token at a time (greedy or beam), against teacher forcing."""
+"""Decoding: the real decoder generating one token at a time (greedy or beam), against teacher forcing. The step's
+pictures are drawn in the browser (viz/elements/browser_view.py, a deck of every step): the step is picked there
+without a script run; the page reads it from the URL and sends each decoding's pictures for every step once."""
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
+import plotly.graph_objects as go
 import pandas as pd
 import streamlit as st
 
@@ -16,10 +23,28 @@ from viz.core.i18n import catalogue_keys, t
 from viz.core import view
 from viz.core.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.core.text import plain, position_labels
-from viz.elements.ui import data_table, explained, look, matrix_frame, need_context, show_figure, stop_page, type_scale
+from viz.elements.browser_view import DECODING_PICK, browser_view, whole_asked
+from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, show_figure,
+                             stop_page, type_scale)
+from viz.figures import browser_view as payloads
+from viz.figures.style import Look
+from viz.figures.browser_view import template_spec
 
 DEFAULT_BEAM = 4
 NO_REPEAT_N = 3     # the n-gram the page's "no repeats" choice blocks (fairseq's usual no_repeat_ngram_size)
+
+
+OWN = view.Own("viz.pages.decoding")   # this page's own session values
+DECODING = OWN.value("decoding")       # decoding-view, -head, -csv, -whole: the step's browser view
+DECODING_METHOD = OWN.value("decoding-method")      # the method's radio
+DECODING_BEAM = OWN.value("decoding-beam")          # the beam box
+DECODING_LAST_BEAM = OWN.value("_decoding_last_beam")# the last beam asked for
+DECODING_SEEN_BEAM = OWN.value("_decoding_seen_beam")# the sidebar's beam last seen
+DECODING_LAYER = OWN.value("decoding-layer")        # the layer's select box
+DECODING_K = OWN.value("decoding-k")                # the top-k slider
+DECODING_NO_REPEAT = OWN.value("decoding-no-repeat")# the no-repeat toggle
+DECODING_STEP = OWN.value("decoding-step")          # the link's step= read once
+DECODING_REFERENCE = OWN.value("decoding-reference")# the page's reference box
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
@@ -29,196 +54,350 @@ DECODING_METHOD_KEYS = catalogue_keys("decoding.method", "beam", "greedy")
 
 def _beam_choice(sidebar_beam: int) -> int:
     """The beam size the box starts from: the last one chosen here, else the sidebar's, else 4."""
-    return int(view.get(view.DECODING_LAST_BEAM) or (sidebar_beam if sidebar_beam > 1 else DEFAULT_BEAM))
+    return int(view.get(DECODING_LAST_BEAM) or (sidebar_beam if sidebar_beam > 1 else DEFAULT_BEAM))
 
 
 def _on_method() -> None:
     """Header, sidebar and other pages use the sidebar's beam size: greedy sets it to 1, beam search to the
     beam size last chosen here (the box is hidden while greedy, so its own state is not trusted)."""
-    if view.get(view.DECODING_METHOD) == "beam":
+    if view.get(DECODING_METHOD) == "beam":
         beam = _beam_choice(number_box_value(view.BEAM, 1, 8) or 1)
-        view.put(view.DECODING_BEAM, beam)
+        view.put(DECODING_BEAM, beam)
         view.put(view.BEAM, beam)
     else:
         view.put(view.BEAM, 1)
 
 
 def _on_beam() -> None:
-    beam = number_box_value(view.DECODING_BEAM, 2, 8)     # None: NaN or out of range (said by controls())
+    beam = number_box_value(DECODING_BEAM, 2, 8)     # None: NaN or out of range (said by controls())
     if beam is not None:
         view.put(view.BEAM, beam)
-        view.put(view.DECODING_LAST_BEAM, beam)
+        view.put(DECODING_LAST_BEAM, beam)
 
 
 def controls(ctx, n_layers: int) -> tuple[str, int, int, int]:
     """Method, beam size (only for beam search: greedy has none), decoder layer and top-k in one row, seeded
     from the URL and kept in step with the sidebar's beam size. Returns (method, beam, layer, k); beam is 1
     for greedy."""
-    if view.get(view.DECODING_SEEN_BEAM, default=ctx.beam) != ctx.beam:   # the sidebar's beam size changed
-        view.put(view.DECODING_METHOD, "beam" if ctx.beam > 1 else "greedy")
+    if view.get(DECODING_SEEN_BEAM, default=ctx.beam) != ctx.beam:   # the sidebar's beam size changed
+        view.put(DECODING_METHOD, "beam" if ctx.beam > 1 else "greedy")
         if ctx.beam > 1:
-            view.put(view.DECODING_BEAM, ctx.beam)
-            view.put(view.DECODING_LAST_BEAM, ctx.beam)
-    view.put(view.DECODING_SEEN_BEAM, ctx.beam)
+            view.put(DECODING_BEAM, ctx.beam)
+            view.put(DECODING_LAST_BEAM, ctx.beam)
+    view.put(DECODING_SEEN_BEAM, ctx.beam)
     # the sidebar's beam size decides (a link's method= is checked, and agrees when the page wrote the link)
     view.read(view.METHOD, choices=list(METHODS), default="beam" if ctx.beam > 1 else "greedy")
-    view.seed(view.DECODING_METHOD, "beam" if ctx.beam > 1 else "greedy")
-    view.seed(view.DECODING_BEAM, _beam_choice(ctx.beam))
-    view.seed(view.DECODING_LAYER, view.read(view.LAYER, default=n_layers - 1, hi=n_layers - 1))
-    view.seed(view.DECODING_K, view.read(view.TOP_K))
+    view.seed(DECODING_METHOD, "beam" if ctx.beam > 1 else "greedy")
+    view.seed(DECODING_BEAM, _beam_choice(ctx.beam))
+    view.seed(DECODING_LAYER, view.read(view.LAYER, default=n_layers - 1, hi=n_layers - 1))
+    view.seed(DECODING_K, view.read(view.TOP_K))
     c1, c2, c3, c4 = st.columns([1.35, 0.85, 1, 1.2])
-    method = c1.radio(t("decoding.method"), list(METHODS), key=view.key(view.DECODING_METHOD), horizontal=True,
+    method = c1.radio(t("decoding.method"), list(METHODS), key=view.key(DECODING_METHOD), horizontal=True,
                       on_change=_on_method, format_func={m: t(DECODING_METHOD_KEYS[m]) for m in METHODS}.get,
                       help=t("decoding.method.help"))
     if method == "beam":
-        beam = whole_number_box(c2, t("decoding.beam"), 2, 8, view.DECODING_BEAM, DEFAULT_BEAM, on_change=_on_beam,
+        beam = whole_number_box(c2, t("decoding.beam"), 2, 8, DECODING_BEAM, DEFAULT_BEAM, on_change=_on_beam,
                                 help=t("decoding.beam.help"))
-        view.put(view.DECODING_LAST_BEAM, beam)
+        view.put(DECODING_LAST_BEAM, beam)
     else:
         beam = 1
         c2.caption(t("decoding.greedy_note"))
-    layer = c3.selectbox(t("decoding.layer"), list(range(n_layers)), key=view.key(view.DECODING_LAYER),
+    layer = c3.selectbox(t("decoding.layer"), list(range(n_layers)), key=view.key(DECODING_LAYER),
                          format_func={i: t("ui.layer_n", i=i) for i in range(n_layers)}.get,
                          help=t("decoding.layer.help"))
-    k = c4.slider(t("decoding.k"), 1, 20, key=view.key(view.DECODING_K))
+    k = c4.slider(t("decoding.k"), 1, 20, key=view.key(DECODING_K))
     return method, beam, layer, k
 
 
 def no_repeat_choice() -> int:
     """Off by default, so a class can watch a loop happen; on, the search never repeats a 3-token group."""
-    view.seed(view.DECODING_NO_REPEAT, view.read(view.NO_REPEAT) > 0)
-    blocked = st.toggle(t("decoding.no_repeat", n=NO_REPEAT_N), key=view.key(view.DECODING_NO_REPEAT),
+    view.seed(DECODING_NO_REPEAT, view.read(view.NO_REPEAT) > 0)
+    blocked = st.toggle(t("decoding.no_repeat", n=NO_REPEAT_N), key=view.key(DECODING_NO_REPEAT),
                         help=t("decoding.no_repeat.help", n=NO_REPEAT_N))
     return NO_REPEAT_N if blocked else 0
 
 
-def step_slider(n_steps: int) -> int:
-    """The step shown; without step= in the URL step 0, where the loop starts: <s> alone, the first token."""
-    if not view.has(view.DECODING_STEP):      # the link's step=, checked once: later the page's own bounds move
-        view.put(view.DECODING_STEP, view.read(view.STEP, default=0, hi=n_steps - 1))
-    # a step past a shorter output (beam instead of greedy, another sentence): its last step, quietly (the URL's
-    # step= is the page's own, written at the last run; warning about it blamed the link)
-    view.put(view.DECODING_STEP, min(int(view.get(view.DECODING_STEP)), n_steps - 1))
-    if n_steps > 1:
-        return st.slider(t("decoding.step"), 0, n_steps - 1, key=view.key(view.DECODING_STEP),
-                         help=t("decoding.step.help"))
-    st.caption(t("decoding.single_step"))
-    return 0
+def step_pick(n_steps: int) -> int:
+    """The step shown, from the URL (which the browser's step picks write); without step= step 0, where the loop
+    starts: <s> alone, the first token. The link's step= is checked once (a bad one said); later a step past a
+    shorter output (beam instead of greedy, another sentence) is its last step, quietly (the URL's step= is the
+    page's own: warning about it blamed the link)."""
+    if not view.has(DECODING_STEP):
+        view.put(DECODING_STEP, True)
+        return view.read(view.STEP, default=0, hi=n_steps - 1)
+    return min(view.read(view.STEP, [], default=0), n_steps - 1)
 
 
-def step_picture(ctx, dec, step: int, layer: int, k: int) -> None:
-    """The main picture: the next-token candidates of this step and where the newest position looks."""
-    n_heads = ctx.model.config.n_heads
-    left, right = st.columns(2)
-    with left:
-        ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], k, dec.out_ids[step],
-                                               float(dec.chosen_logprob[step]), int(dec.chosen_rank[step]))
-        labels = ctx.model.tokenizer.token_strings(ids)
-        fig = next_token_bars(probs, labels, ranks, look(), chosen, title=t("decoding.topk.title", step=step, k=k))
-        show_figure(fig, f"{ctx.model_id}-decoding-step{step}-topk",
-                    pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
-                                  t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank")),
-                    key="decoding-topk")
-    with right:
-        keys = position_labels(dec.in_tokens[:step + 1])
-        rows = dec.self_rows[step][layer]                                              # [H, step+1]
-        # a long output's newest positions, as many as the half-page map labels legibly (the CSV has them all)
-        width = type_scale().column_px()
-        newest = slice(max(0, len(keys) - keys_that_fit(width, type_scale())), len(keys))
-        fig = heads_row_heatmap(rows[:, newest], keys[newest], look(), title=t("decoding.self.title", layer=layer), width_px=width)
-        show_figure(fig, f"{ctx.model_id}-decoding-step{step}-self-L{layer}",
-                    matrix_frame(rows, [t("ui.head_n", h=h) for h in range(n_heads)], keys), key="decoding-self")
-        if newest.start:
-            st.caption(t("decoding.self.newest", shown=len(keys) - newest.start, n=len(keys)))
-    st.caption(t("decoding.step.caption", entropy=f"{dec.entropy[step]:.3f}"))
+@dataclass(frozen=True)
+class Settings:
+    """What the page's step pictures are made with besides the step: the server's widgets."""
+    method: str
+    beam: int
+    layer: int
+    k: int
 
 
-def step_text(dec, step: int, vocab_size: int, eos_id: int) -> None:
-    n_steps = dec.n_steps
+@dataclass(frozen=True)
+class Decoded:
+    """A decoding as the page's deck is built from it, compared and hashed by get_decoding's arguments alone (the
+    model, the source, method, beam, limit, no-repeat): a shared builder (view.shared_cached) takes it, so it is keyed
+    by what determines the decoding."""
+    args: tuple
+    model: Any = field(compare=False, repr=False)     # viz/services/models.ModelView
+    dec: Any = field(compare=False, repr=False)       # model.analysis.decoding.Decoding
+
+    @property
+    def model_id(self) -> str:
+        return self.args[0]
+
+
+class Step:
+    """One decoding step as the page shows it: its pictures (the builders'), the numbers each shows (its CSV), its
+    words and file names. Steps around it set the long output's window (the step slider moves it)."""
+
+    def __init__(self, decoded: Decoded, step: int, settings: Settings):
+        dec = decoded.dec
+        self.decoded, self.dec, self.step, self.settings = decoded, dec, step, settings
+        self.n_heads = decoded.model.config.n_heads
+        self.head_names = [t("ui.head_n", h=h) for h in range(self.n_heads)]
+        self.out_labels = position_labels(dec.out_tokens)
+        self.src_labels = position_labels(dec.src_tokens)
+        self.steps = window_around(step, len(self.out_labels), WINDOW_ROWS)
+        self.alignment = dec.cross_rows[:, settings.layer].mean(1)                      # [T, S]
+
+    def files(self) -> dict[str, str]:
+        tag, step, layer = self.decoded.model_id, self.step, self.settings.layer
+        return {name: safe_filename(f"{tag}-{suffix}") for name, suffix in
+                {"topk": f"decoding-step{step}-topk", "self": f"decoding-step{step}-self-L{layer}",
+                 "cross": f"decoding-step{step}-cross-L{layer}", "confidence": "decoding-confidence",
+                 "alignment": f"decoding-alignment-L{layer}"}.items()}
+
+    def candidates(self) -> tuple[list[str], np.ndarray, list[int], int | None]:
+        """This step's top-k next tokens: their labels, probabilities, ranks, and which is the one appended."""
+        dec, step = self.dec, self.step
+        ids, probs, ranks, chosen = top_k_view(dec.top_ids[step], dec.top_logprobs[step], self.settings.k,
+                                               dec.out_ids[step], float(dec.chosen_logprob[step]),
+                                               int(dec.chosen_rank[step]))
+        return self.decoded.model.tokenizer.token_strings(ids), probs, ranks, chosen
+
+    def topk(self):
+        """The next-token candidates of this step."""
+        labels, probs, ranks, chosen = self.candidates()
+        return next_token_bars(probs, labels, ranks, look(), chosen,
+                               title=t("decoding.topk.title", step=self.step, k=self.settings.k))
+
+    def self_keys(self) -> tuple[list[str], slice]:
+        """The inputs the newest position looks at, and of a long output the newest, as many as the half-page map
+        labels legibly (the CSV has them all)."""
+        keys = position_labels(self.dec.in_tokens[:self.step + 1])
+        return keys, slice(max(0, len(keys) - keys_that_fit(type_scale().column_px(), type_scale())), len(keys))
+
+    def self_rows(self):
+        """Where the newest position looks, every head."""
+        layer = self.settings.layer
+        keys, newest = self.self_keys()
+        rows = self.dec.self_rows[self.step][layer]                                       # [H, step+1]
+        return heads_row_heatmap(rows[:, newest], keys[newest], look(), title=t("decoding.self.title", layer=layer),
+                                 width_px=type_scale().column_px())
+
+    def cross_shown(self) -> slice:
+        """A long sentence: the source tokens this step looked at most, as many as slanted labels fit across the
+        page."""
+        cross = self.dec.cross_rows[self.step, self.settings.layer]
+        return source_window(cross.mean(0)[None], slice(0, 1), cross_tokens(type_scale()))
+
+    def cross(self):
+        """Where this step looked in the source, every head and their average."""
+        step, layer, src = self.step, self.settings.layer, self.src_labels
+        shown = self.cross_shown()
+        return cross_attention_multiples(self.dec.cross_rows[step, layer][:, shown], src[shown], look(),
+                                         title=t("decoding.cross.title", step=step, layer=layer))
+
+    def confidence(self):
+        """How sure the model was of each token it appended, this step's marked."""
+        dec, steps = self.dec, self.steps
+        return confidence_bars(np.exp(dec.chosen_logprob)[steps], self.out_labels[steps], look(),
+                               self.step - steps.start, title=t("decoding.confidence.title"))
+
+    def alignment_shown(self) -> slice:
+        return source_window(self.alignment, self.steps, translation_columns(type_scale()))
+
+    def aligned(self):
+        """The whole output against the source, this step marked."""
+        settings, steps, shown = self.settings, self.steps, self.alignment_shown()
+        return alignment_heatmap(self.alignment[steps, shown], self.out_labels[steps], self.src_labels[shown], look(),
+                                 step=self.step - steps.start,
+                                 title=t("decoding.alignment.title", layer=settings.layer, heads=self.n_heads,
+                                         method=t(DECODING_METHOD_KEYS[settings.method])))
+
+    def figures(self) -> dict:
+        """Every picture of the step, as the builders draw it."""
+        return {"topk": self.topk(), "self": self.self_rows(), "cross": self.cross(), "confidence": self.confidence(),
+                "alignment": self.aligned()}
+
+    def numbers(self, figure: str) -> pd.DataFrame:
+        """The numbers a picture shows (its CSV): all of them, a long sentence's whole too."""
+        dec, step, layer = self.dec, self.step, self.settings.layer
+        if figure == "topk":
+            labels, probs, ranks, _ = self.candidates()
+            return pd.DataFrame({t("decoding.col.rank"): ranks, t("decoding.col.token"): labels,
+                                 t("decoding.col.probability"): probs}).set_index(t("decoding.col.rank"))
+        if figure == "self":
+            return matrix_frame(dec.self_rows[step][layer], self.head_names, self.self_keys()[0])
+        if figure == "cross":
+            cross = dec.cross_rows[step, layer]
+            return matrix_frame(np.vstack([cross.mean(0), cross]), [t("decoding.average")] + self.head_names,
+                                self.src_labels)
+        if figure == "confidence":
+            return pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
+                                 t("decoding.col.probability"): np.exp(dec.chosen_logprob),
+                                 t("decoding.col.rank"): dec.chosen_rank, t("decoding.col.entropy"): dec.entropy})
+        return matrix_frame(self.alignment, self.out_labels, self.src_labels)
+
+    def texts(self) -> dict[str, str]:
+        dec, step = self.dec, self.step
+        keys, newest = self.self_keys()
+        return {
+            "self-newest": t("decoding.self.newest", shown=len(keys) - newest.start, n=len(keys)) if newest.start else "",
+            "step-caption": t("decoding.step.caption", entropy=f"{dec.entropy[step]:.3f}"),
+            "step-heading": t("decoding.step.heading", step=step, last=dec.n_steps - 1),  # 0-based, as the labels
+            "step-code": step_code(dec, step, self.decoded.model.config.vocab_size),
+            "cross-source": source_words(self.cross_shown(), len(self.src_labels)),
+            "alignment-source": source_words(self.alignment_shown(), len(self.src_labels)),
+        }
+
+    def part(self, hypotheses: dict | None = None) -> dict:
+        """The step's part of the page's deck (viz/figures/browser_view.py); the beam's hypotheses, the same every
+        step, where the page shows them."""
+        return payloads.deck_pick(self.figures(), self.files(), self.texts(),
+                                  {"hypotheses": hypotheses} if hypotheses else None)
+
+
+def step_code(dec, step: int, vocab_size: int) -> str:
+    """What the step reads, appends and has made so far, as three lines."""
     chosen_p = float(np.exp(dec.chosen_logprob[step]))
-    st.markdown(t("decoding.step.heading", step=step, last=n_steps - 1))   # 0-based, as the pictures' labels
-    st.code(t("decoding.code.input", tokens="  ".join(dec.in_tokens[:step + 1])) + "\n"
+    return (t("decoding.code.input", tokens="  ".join(dec.in_tokens[:step + 1])) + "\n"
             + t("decoding.code.appends", token=dec.out_tokens[step], p=f"{chosen_p:.4f}",
                 rank=int(dec.chosen_rank[step]), vocab=vocab_size) + "\n"
-            + t("decoding.code.output", tokens="  ".join(dec.out_tokens[:step + 1])), language=None,
-            wrap_lines=True)             # a long output's lines wrap: on a projector a scrolled line is cut off
-    if dec.out_ids[-1] != eos_id:
-        st.warning(t("decoding.length_limit", n=n_steps))
+            + t("decoding.code.output", tokens="  ".join(dec.out_tokens[:step + 1])))
 
 
-def source_caption(shown: slice, n: int) -> None:
-    """Says which source tokens a long sentence's picture shows (the CSV holds them all)."""
+def source_words(shown: slice, n: int) -> str:
+    """Which source tokens a long sentence's picture shows (the CSV holds them all); nothing for a short one."""
     if shown.stop - shown.start < n:
-        st.caption(t("decoding.window.source", first=shown.start, last=shown.stop - 1, n=n))
+        return t("decoding.window.source", first=shown.start, last=shown.stop - 1, n=n)
+    return ""
 
 
-def cross_section(ctx, dec, step: int, layer: int, src_labels: list[str]) -> None:
-    n_heads = ctx.model.config.n_heads
-    cross = dec.cross_rows[step, layer]                                                  # [H, S]
-    # a long sentence: the source tokens this step looked at most, as many as slanted labels fit across the page
-    shown = source_window(cross.mean(0)[None], slice(0, 1), cross_tokens(type_scale()))
-    fig = cross_attention_multiples(cross[:, shown], src_labels[shown], look(),
-                                    title=t("decoding.cross.title", step=step, layer=layer))
-    show_figure(fig, f"{ctx.model_id}-decoding-step{step}-cross-L{layer}",
-                matrix_frame(np.vstack([cross.mean(0), cross]),
-                             [t("decoding.average")] + [t("ui.head_n", h=h) for h in range(n_heads)], src_labels),
-                key="decoding-cross")
-    source_caption(shown, len(src_labels))
-
-
-def confidence_section(ctx, dec, step: int, out_labels: list[str], steps: slice) -> None:
-    st.subheader(t("decoding.confidence"))
-    fig = confidence_bars(np.exp(dec.chosen_logprob)[steps], out_labels[steps], look(), step - steps.start,
-                          title=t("decoding.confidence.title"))
-    show_figure(fig, f"{ctx.model_id}-decoding-confidence",
-                pd.DataFrame({t("decoding.col.token"): dec.out_tokens,
-                              t("decoding.col.probability"): np.exp(dec.chosen_logprob),
-                              t("decoding.col.rank"): dec.chosen_rank, t("decoding.col.entropy"): dec.entropy}),
-                key="decoding-confidence")
-
-
-def hypotheses_section(dec, beam: int) -> None:
-    st.subheader(t("decoding.hypotheses", beam=beam))
-    normalized = t("decoding.hyp.normalized", alpha=BEAM_ALPHA)
-    total = t("decoding.hyp.log_prob")
-    columns = {"log_prob": total, "normalized": normalized}
+def hypotheses_table(dec) -> dict:
+    """The beam's finished hypotheses, best first: a static table at the text's size."""
+    columns = {"log_prob": t("decoding.hyp.log_prob"), "normalized": t("decoding.hyp.normalized", alpha=BEAM_ALPHA)}
     columns.update({name: t(DECODING_HYP_KEYS[name]) for name in ("rank", "output", "tokens", "finished")})
-    table = pd.DataFrame(dec.hypotheses).rename(columns=columns).set_index(columns["rank"])
-    # presenter mode: a static table at the text's size (a data frame draws on a canvas at 14 px)
-    data_table(table, formats={total: "{:.3f}", normalized: "{:.3f}"},
-               column_config={total: st.column_config.NumberColumn(format="%.3f"),
-                              normalized: st.column_config.NumberColumn(format="%.3f")})
-    st.caption(t("decoding.hypotheses.caption"))
+    frame = pd.DataFrame(dec.hypotheses).rename(columns=columns).set_index(columns["rank"])
+    for column in (columns["log_prob"], columns["normalized"]):
+        frame[column] = frame[column].map("{:.3f}".format)
+    return payloads.table(frame.columns, frame.index.astype(str), frame.to_numpy())
 
 
-def alignment_section(ctx, dec, step: int, layer: int, method: str, out_labels, src_labels,
-                      steps: slice) -> np.ndarray:
-    st.subheader(t("decoding.alignment"))
-    alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
-    shown = source_window(alignment, steps, translation_columns(type_scale()))
-    fig = alignment_heatmap(alignment[steps, shown], out_labels[steps], src_labels[shown], look(),
-                            step=step - steps.start,
-                            title=t("decoding.alignment.title", layer=layer, heads=ctx.model.config.n_heads,
-                                    method=t(DECODING_METHOD_KEYS[method])))
-    show_figure(fig, f"{ctx.model_id}-decoding-alignment-L{layer}", matrix_frame(alignment, out_labels, src_labels),
-                key="decoding-alignment")
-    source_caption(shown, len(src_labels))
-    st.caption(t("decoding.alignment.caption"))
-    return alignment
+def blocks(beam: int) -> list[dict]:
+    """How the page's deck is laid out, every step alike: the candidates beside where the newest position looks,
+    what the step reads and appends, where it looked in the source, the confidence of every step, (beam search)
+    the hypotheses, and the whole output against the source."""
+    figure = lambda name: {"type": "figure", "id": name, "csv": True}        # noqa: E731
+    text = lambda name: {"type": "text", "id": name}                        # noqa: E731
+    section = lambda name, words: {"type": "heading", "id": name, "title": words, "size": "section"}  # noqa: E731
+    hypotheses = [section("hypotheses-heading", t("decoding.hypotheses", beam=beam)),
+                  {"type": "table", "id": "hypotheses"},
+                  {"type": "text", "id": "hypotheses-caption", "title": t("decoding.hypotheses.caption")}]
+    return [
+        {"type": "columns", "columns": [[figure("topk")], [figure("self"), text("self-newest")]]},
+        text("step-caption"), {"type": "heading", "id": "step-heading"}, {"type": "code", "id": "step-code"},
+        figure("cross"), text("cross-source"),
+        section("confidence-heading", t("decoding.confidence")), figure("confidence"),
+        *(hypotheses if beam > 1 else []),
+        section("alignment-heading", t("decoding.alignment")), figure("alignment"), text("alignment-source"),
+        {"type": "text", "id": "alignment-caption", "title": t("decoding.alignment.caption")},
+    ]
+
+
+def sentence_sig(decoded: Decoded, settings: Settings, page_look: Look, modebar: bool) -> str:
+    """What the page's deck is built for, as the browser names it: the decoding (sentence, method, beam, limits),
+    the layer and k, the look (words and type scale), the modebar."""
+    at = (decoded.args, settings, page_look, modebar)
+    return hashlib.blake2b(repr(("decoding", at)).encode("utf-8"), digest_size=8).hexdigest()
+
+
+@view.shared_cached
+def built_deck(decoded: Decoded, settings: Settings, page_look: Look, modebar: bool,
+               first: int | None) -> payloads.Body:
+    """The browser's data for this decoding and view: built once, for every session of the worker. `first`: only
+    that step (a new sentence's first run); the view asks for the rest once it has drawn it, which reuses the
+    part the first one made."""
+    dec = decoded.dec
+    picks = range(dec.n_steps) if first is None else [first]
+    parts = {str(step): step_part(decoded, step, settings, page_look, modebar, settings.method == "beam")
+             for step in picks}
+    return payloads.encode(payloads.deck(parts, blocks(settings.beam), DECODING_PICK, {},
+                                         template_spec(go.Figure()), page_look.words,
+                                         {"text_px": page_look.scale.text,
+                                          "sentence": sentence_sig(decoded, settings, page_look, modebar),
+                                          "whole": first is None, "modebar": modebar,
+                                          "url_names": {"step": view.STEP.name}}, steps=dec.n_steps))
+
+
+@view.shared_cached
+def step_part(decoded: Decoded, step: int, settings: Settings, page_look: Look, modebar: bool,
+              hypotheses: bool) -> dict:
+    """One step's part of the deck (its pictures drawn in `page_look`, with or without the modebar; the beam's
+    hypotheses where the page shows them)."""
+    return Step(decoded, step, settings).part(beam_hypotheses(decoded, page_look) if hypotheses else None)
+
+
+@view.shared_cached
+def beam_hypotheses(decoded: Decoded, page_look: Look) -> dict:
+    """The beam's hypotheses table, the same every step: made once a decoding and language."""
+    return hypotheses_table(decoded.dec)
+
+
+STEP_FIGURES = ("topk", "self", "cross", "confidence", "alignment")      # a step's pictures (Step.figures)
+
+
+def pick_csv(decoded: Decoded, settings: Settings):
+    """The CSV of a picture the browser asked for: the numbers it shows."""
+    def make(pick: dict) -> dict:
+        step = Step(decoded, min(max(pick["step"], 0), decoded.dec.n_steps - 1), settings)
+        figure = str(pick.get("figure"))
+        if figure not in STEP_FIGURES:
+            figure = "topk"
+        return {"name": step.files()[figure] + ".csv", "text": step.numbers(figure).to_csv()}
+    return make
+
+
+def step_view(decoded: Decoded, settings: Settings, step: int) -> None:
+    """The step's pictures, drawn in the browser (a deck of every step): the step slider moves there, with no
+    script run."""
+    if decoded.dec.n_steps == 1:
+        st.caption(t("decoding.single_step"))
+    page_look, modebar = look(), plotly_config("")["displayModeBar"]
+    sentence = sentence_sig(decoded, settings, page_look, modebar)
+    whole = whole_asked(sentence, DECODING)
+    body = built_deck(decoded, settings, page_look, modebar, None if whole else step)
+    browser_view(DECODING, DECODING_PICK, body, {"step": step}, {"sentence": sentence, "whole": whole},
+                 csv=pick_csv(decoded, settings))
 
 
 def _use_reference(value: str | None = None) -> None:
     """The page's reference box (or its test-split button) sets the sidebar's reference, on which the trace
     is teacher-forced: one reference for every page."""
-    view.put(view.TARGET, view.get(view.DECODING_REFERENCE) if value is None else value)
+    view.put(view.TARGET, view.get(DECODING_REFERENCE) if value is None else value)
 
 
 def reference_box(ctx) -> None:
     """The page's own reference box, the sidebar's reference in step (folded away in presenter mode), and for a
     test-split sentence a button that brings the split's reference."""
-    view.put(view.DECODING_REFERENCE, ctx.target or "")
+    view.put(DECODING_REFERENCE, ctx.target or "")
     c1, c2 = st.columns([3, 1.2], vertical_alignment="bottom")
-    c1.text_input(t("decoding.tf.reference"), key=view.key(view.DECODING_REFERENCE), on_change=_use_reference,
+    c1.text_input(t("decoding.tf.reference"), key=view.key(DECODING_REFERENCE), on_change=_use_reference,
                   max_chars=MAX_TEXT_CHARS, help=t("sidebar.reference.help"))
     known = reference_of(ctx.model_id, ctx.text)
     if known and known != (ctx.target or "").strip():
@@ -322,25 +501,22 @@ def render() -> None:
     max_tokens = min(ctx.max_tokens, MAX_STEP_TOKENS)
     if len(ctx.trace.meta["src_ids"]) > max_tokens:
         st.info(t("decoding.cut", n=max_tokens))
+    args = (ctx.model_id, ctx.source, method, beam, max_tokens, no_repeat)
     try:
-        dec = get_decoding(ctx.model_id, ctx.source, method, beam, max_tokens, no_repeat)
+        dec = get_decoding(*args)
     except ValueError as e:
         st.error(plain(t("decoding.error", error=e), limit=600))
         stop_page()
-    step = step_slider(dec.n_steps)
+    step = step_pick(dec.n_steps)
     view.write_url({view.METHOD: method, view.BEAM: beam if method == "beam" else None, view.LAYER: layer,
                     view.TOP_K: k, view.STEP: step, view.NO_REPEAT: no_repeat or None})
+    if dec.out_ids[-1] != cfg.eos_id:
+        st.warning(t("decoding.length_limit", n=dec.n_steps))
+    settings = Settings(method, beam, layer, k)
+    step_view(Decoded(args, ctx.model, dec), settings, step)
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
-    # a long output: the steps around the current one (the step slider moves the window)
-    steps = window_around(step, len(out_labels), WINDOW_ROWS)
-    step_picture(ctx, dec, step, layer, k)
-    step_text(dec, step, cfg.vocab_size, cfg.eos_id)
-    cross_section(ctx, dec, step, layer, src_labels)
-    confidence_section(ctx, dec, step, out_labels, steps)
-    if method == "beam":
-        hypotheses_section(dec, beam)
-    alignment = alignment_section(ctx, dec, step, layer, method, out_labels, src_labels, steps)
+    alignment = dec.cross_rows[:, layer].mean(1)                                        # [T, S]
     teacher_forcing_section(ctx, dec, layer, method, alignment, out_labels, src_labels)
     explain()
 
