@@ -200,6 +200,10 @@ def test_switching_to_chinese_keeps_each_radio_choice(chromium, app_url):
     wait_for_app(page)
     # the explorer's view keeps its pick (the server ran for the language with the pick it last knew: the view
     # tells it the pick, one run, then shows it in Chinese)
+    # the view draws the Chinese body a moment after the run (it unzips it): wait for its kind radios in Chinese
+    page.wait_for_function("""() => [...document.querySelectorAll('.vz-kind-buttons label')]
+        .some((l) => l.querySelector('input:checked') && l.innerText === '交叉注意力（解码器 → 编码器）')""",
+                           timeout=20_000)
     page.wait_for_function("() => ((document.querySelector('.vz-explorer') || {dataset: {}}).dataset.drawnPick || '')"
                            ".startsWith('cross')", timeout=60_000)
     checked = page.evaluate(CHECKED_JS)

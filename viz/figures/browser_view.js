@@ -852,14 +852,14 @@ async function receiveBody(view, args) {
       await view.r.more(view);
     }
   }
-  const askWhole = !view.data.whole && view.askedWhole !== about.sentence;
-  if (askWhole) view.askedWhole = about.sentence;
+  if (!view.data.whole && view.askedWhole !== about.sentence) {
+    view.askedWhole = about.sentence;
+    setTimeout(() => setTriggerValue("whole", about.sentence), 0);      // the rest, while this picture is drawn
+  }
   if (view.data.whole) view.askedWhole = null;
   view.dom.box.dataset.whole = view.data.whole ? "1" : "0";      // every pick is here (tests and benches wait)
   if (fresh) view.dom.box.dataset.bodyBytes = String(body.length);     // the body as sent, gzipped (benches)
   await apply(view);
-  // the rest of a new sentence once its first screen is on screen: the server builds it while the reader looks
-  if (askWhole) requestAnimationFrame(() => setTimeout(() => setTriggerValue("whole", about.sentence), 0));
 }
 
 async function apply(view) {
