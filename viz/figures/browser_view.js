@@ -554,6 +554,9 @@ function unpacked(value) {
 // ahead while the reader looks (drawAhead: the picks next to the shown one), is shown at once; any other takes
 // over the shown plot (the same frame: only its numbers restyled).
 const KEPT_PLOTS = 10;          // per figure: a multi-head page's every kind x layer (9), a decoding's walk around a step
+// plots drawn ahead at a time, all figures in sight together: each is a page of DOM a browser keeps and, when the
+// reader leaves the page, takes down (the decoding page's five pictures: two steps either side)
+const AHEAD_PLOTS = 20;
 
 function drawFigure(view, id) {
   const key = deckKey(view, view.pick);
@@ -648,10 +651,12 @@ function drawAhead(view) {
   // a time while the browser is idle; stops when another body or pick comes
   const { data, pick } = view;
   if (!data.whole || view.r !== RENDERERS.deck) return;
+  const inSight = [...view.dom.slots].filter(([, slot]) => slot.block.type === "figure" && shown(slot.stack));
   const near = Object.keys(data.picks).filter((key) => pickDistance(view, key) > 0)
-    .sort((a, b) => pickDistance(view, a) - pickDistance(view, b)).slice(0, KEPT_PLOTS - 1);
-  const jobs = near.flatMap((key) => [...view.dom.slots].filter(([id, slot]) => slot.block.type === "figure"
-    && shown(slot.stack) && data.picks[key].figures[id]).map(([id, slot]) => [key, id, slot]));
+    .sort((a, b) => pickDistance(view, a) - pickDistance(view, b))
+    .slice(0, Math.max(1, Math.min(KEPT_PLOTS - 1, Math.floor(AHEAD_PLOTS / Math.max(1, inSight.length)))));
+  const jobs = near.flatMap((key) => inSight.filter(([id]) => data.picks[key].figures[id])
+    .map(([id, slot]) => [key, id, slot]));
   const next = () => {
     if (view.data !== data || view.pick !== pick || !jobs.length) return;
     const [key, id, slot] = jobs.shift();
