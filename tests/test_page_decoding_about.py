@@ -482,3 +482,17 @@ def test_decoding_every_step_of_a_128_token_sentence_is_under_2_mb():
     head, body = deck(at, whole=True)
     assert head["whole"] and len(body["picks"]) == body["steps"] > 100
     assert len(browser_view(at, "decoding-view").proto.bytes) < 2_000_000
+
+
+@pytest.mark.parametrize("page,where", [("decoding.py", "decoding"), ("multi_head.py", "mh"), ("explorer.py", "explorer")])
+def test_a_run_after_the_whole_body_builds_nothing_again(page, where):
+    """The browser views' builders are kept for every session (view.shared_cached): a run after the whole body
+    finds each of them. The decoding page's were keyed by classes the page defined, which it defines again every
+    run: every run of the page rebuilt every step (0.3 s at 9 words)."""
+    from viz.core import view
+    at = browser_view_whole(run_page(page, model="toy-reverse", text="a b c d e f"), where)
+    no_exceptions(at)
+    built = list(view._shared)
+    at.run()
+    no_exceptions(at)
+    assert [key for key in view._shared if key not in built] == []

@@ -101,6 +101,21 @@ def test_a_shared_builder_refuses_what_cannot_be_its_key():
     assert total((1, 2)) == 3
 
 
+def test_a_shared_builder_refuses_a_class_a_page_defines():
+    """A page runs as __main__ and defines its classes again every run: an instance of one (the decoding page's
+    Decoded and Settings were) equals nothing of the run before, so the builder was built again every run."""
+    space = {"__name__": "__main__"}
+    exec(compile("from dataclasses import dataclass\n@dataclass(frozen=True)\nclass Pick:\n    step: int\n",
+                 "page.py", "exec"), space)
+
+    @view.shared_cached
+    def shown(pick) -> int:
+        return pick.step
+
+    with pytest.raises(TypeError, match="Pick is defined in a page"):
+        shown(space["Pick"](1))
+
+
 def test_a_traced_context_is_keyed_by_its_trace_key():
     from types import SimpleNamespace
 

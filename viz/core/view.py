@@ -320,13 +320,18 @@ def shared_cached(build: Callable) -> Callable:
     """`build` made a shared_memo keyed by itself and its arguments: a builder is a plain function of what wholly
     determines its result (a Context's `traced`, a window, a look, a kind, a layer), called with those. Keyed by
     its file and name (a page runs as __main__, and defines its functions again on every run) and every argument
-    as given; an argument that cannot be a key (a Context, an array, a dict) raises TypeError instead of being
-    left out of it. Keeps shared_memo's one builder at a time per key."""
+    as given; an argument that cannot be a key (a Context, an array, a dict), or whose class a page defines (it
+    is defined again each run, so equal to nothing of the run before), raises TypeError instead of being left out
+    of it or missing every time. Keeps shared_memo's one builder at a time per key."""
     name = (build.__code__.co_filename, build.__qualname__)
 
     @functools.wraps(build)
     def cached(*args, **kwargs):
         at = (args, tuple(sorted(kwargs.items())))
+        redefined = [type(arg).__qualname__ for arg in (*args, *kwargs.values()) if type(arg).__module__ == "__main__"]
+        if redefined:     # a page's own class: defined again every run, its instances never equal the last run's
+            raise TypeError(f"{build.__qualname__}: {', '.join(redefined)} is defined in a page, which runs as "
+                            "__main__: a key of it never matches the next run's; define it in a module")
         try:
             hash(at)
         except TypeError as error:

@@ -2,8 +2,6 @@
 pictures are drawn in the browser (viz/elements/browser_view.py, a deck of every step): the step is picked there
 without a script run; the page reads it from the URL and sends each decoding's pictures for every step once."""
 import hashlib
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -21,6 +19,7 @@ from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_atte
                                   teacher_forced_pass)
 from viz.core.i18n import catalogue_keys, t
 from viz.core import view
+from viz.core.context import Decoded, DecodingSettings
 from viz.core.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.core.text import plain, position_labels
 from viz.elements.browser_view import DECODING_PICK, browser_view, whole_asked
@@ -128,34 +127,11 @@ def step_pick(n_steps: int) -> int:
     return min(view.read(view.STEP, [], default=0), n_steps - 1)
 
 
-@dataclass(frozen=True)
-class Settings:
-    """What the page's step pictures are made with besides the step: the server's widgets."""
-    method: str
-    beam: int
-    layer: int
-    k: int
-
-
-@dataclass(frozen=True)
-class Decoded:
-    """A decoding as the page's deck is built from it, compared and hashed by get_decoding's arguments alone (the
-    model, the source, method, beam, limit, no-repeat): a shared builder (view.shared_cached) takes it, so it is keyed
-    by what determines the decoding."""
-    args: tuple
-    model: Any = field(compare=False, repr=False)     # viz/services/models.ModelView
-    dec: Any = field(compare=False, repr=False)       # model.analysis.decoding.Decoding
-
-    @property
-    def model_id(self) -> str:
-        return self.args[0]
-
-
 class Step:
     """One decoding step as the page shows it: its pictures (the builders'), the numbers each shows (its CSV), its
     words and file names. Steps around it set the long output's window (the step slider moves it)."""
 
-    def __init__(self, decoded: Decoded, step: int, settings: Settings):
+    def __init__(self, decoded: Decoded, step: int, settings: DecodingSettings):
         dec = decoded.dec
         self.decoded, self.dec, self.step, self.settings = decoded, dec, step, settings
         self.n_heads = decoded.model.config.n_heads
@@ -320,7 +296,7 @@ def blocks(beam: int) -> list[dict]:
     ]
 
 
-def sentence_sig(decoded: Decoded, settings: Settings, page_look: Look, modebar: bool) -> str:
+def sentence_sig(decoded: Decoded, settings: DecodingSettings, page_look: Look, modebar: bool) -> str:
     """What the page's deck is built for, as the browser names it: the decoding (sentence, method, beam, limits),
     the layer and k, the look (words and type scale), the modebar."""
     at = (decoded.args, settings, page_look, modebar)
@@ -328,7 +304,7 @@ def sentence_sig(decoded: Decoded, settings: Settings, page_look: Look, modebar:
 
 
 @view.shared_cached
-def built_deck(decoded: Decoded, settings: Settings, page_look: Look, modebar: bool,
+def built_deck(decoded: Decoded, settings: DecodingSettings, page_look: Look, modebar: bool,
                first: int | None) -> payloads.Body:
     """The browser's data for this decoding and view: built once, for every session of the worker. `first`: only
     that step (a new sentence's first run); the view asks for the rest once it has drawn it, which reuses the
@@ -346,7 +322,7 @@ def built_deck(decoded: Decoded, settings: Settings, page_look: Look, modebar: b
 
 
 @view.shared_cached
-def step_part(decoded: Decoded, step: int, settings: Settings, page_look: Look, modebar: bool,
+def step_part(decoded: Decoded, step: int, settings: DecodingSettings, page_look: Look, modebar: bool,
               hypotheses: bool) -> dict:
     """One step's part of the deck (its pictures drawn in `page_look`, with or without the modebar; the beam's
     hypotheses where the page shows them)."""
@@ -362,7 +338,7 @@ def beam_hypotheses(decoded: Decoded, page_look: Look) -> dict:
 STEP_FIGURES = ("topk", "self", "cross", "confidence", "alignment")      # a step's pictures (Step.figures)
 
 
-def pick_csv(decoded: Decoded, settings: Settings):
+def pick_csv(decoded: Decoded, settings: DecodingSettings):
     """The CSV of a picture the browser asked for: the numbers it shows."""
     def make(pick: dict) -> dict:
         step = Step(decoded, min(max(pick["step"], 0), decoded.dec.n_steps - 1), settings)
@@ -373,7 +349,7 @@ def pick_csv(decoded: Decoded, settings: Settings):
     return make
 
 
-def step_view(decoded: Decoded, settings: Settings, step: int) -> None:
+def step_view(decoded: Decoded, settings: DecodingSettings, step: int) -> None:
     """The step's pictures, drawn in the browser (a deck of every step): the step slider moves there, with no
     script run."""
     if decoded.dec.n_steps == 1:
@@ -512,7 +488,7 @@ def render() -> None:
                     view.TOP_K: k, view.STEP: step, view.NO_REPEAT: no_repeat or None})
     if dec.out_ids[-1] != cfg.eos_id:
         st.warning(t("decoding.length_limit", n=dec.n_steps))
-    settings = Settings(method, beam, layer, k)
+    settings = DecodingSettings(method, beam, layer, k)
     step_view(Decoded(args, ctx.model, dec), settings, step)
     out_labels = position_labels(dec.out_tokens)
     src_labels = position_labels(dec.src_tokens)
