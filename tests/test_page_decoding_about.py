@@ -496,3 +496,33 @@ def test_a_run_after_the_whole_body_builds_nothing_again(page, where):
     at.run()
     no_exceptions(at)
     assert [key for key in view._shared if key not in built] == []
+
+
+def test_a_whole_body_stopped_midway_keeps_its_parts_and_the_next_run_builds_only_the_rest(monkeypatch):
+    """A click that comes in while the whole body is built (Next to another page) stops the run at the next part
+    (view.checkpoint: Streamlit stops a run at a read of the session state), not after every step is built; the
+    parts built are kept, and the run that next asks for the whole body builds only the others."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from viz.core import view
+
+    def step_parts() -> set:
+        return {key for key in view._shared if key[0][1] == "step_part"}
+
+    at = run_page("decoding.py", model="toy-reverse", text="a b c d e f g h")
+    first = step_parts()
+    checks = []
+
+    def stopped_at_the_fourth() -> None:
+        checks.append(1)
+        if len(checks) == 4:
+            raise StopException()          # what Streamlit raises there when a newer run is asked for
+    monkeypatch.setattr(view, "checkpoint", stopped_at_the_fourth)
+    browser_view_whole(at, "decoding")
+    stopped = step_parts()
+    assert len(stopped - first) == 3       # the first screen's step kept (no check), three built, the fourth stopped
+    monkeypatch.undo()
+    _, body = deck(at.run())
+    rest = step_parts() - stopped
+    assert len(body["picks"]) == len(first | stopped | rest) > len(stopped)
+    assert not rest & stopped

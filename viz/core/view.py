@@ -231,6 +231,14 @@ def _held(name: str) -> bool:
         return True
 
 
+def checkpoint() -> None:
+    """Where a run gives way to a newer one: a click that came in while it builds (Next to another page) stops it
+    here, not after the build (Streamlit stops a run at its next read of the session state, as at its next
+    element). A builder of many parts calls it before each part; the parts built are kept (shared_cached), so the
+    next run that wants them goes on from where this one stopped."""
+    _held("checkpoint")
+
+
 def seed(value: Value, data: Any, *parts) -> str:
     """Set `value` unless the session already holds it (a widget's first value); its key (seeded())."""
     return seeded(key(value, *parts), data)

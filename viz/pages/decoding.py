@@ -326,6 +326,7 @@ def step_part(decoded: Decoded, step: int, settings: DecodingSettings, page_look
               hypotheses: bool) -> dict:
     """One step's part of the deck (its pictures drawn in `page_look`, with or without the modebar; the beam's
     hypotheses where the page shows them)."""
+    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     return Step(decoded, step, settings).part(beam_hypotheses(decoded, page_look) if hypotheses else None)
 
 

@@ -134,6 +134,7 @@ def kind_core(traced: Traced, kind: str, start: int, size: int, page_look: Look)
 @view.shared_cached
 def kind_lines(traced: Traced, kind: str, start: int, size: int, page_look: Look, layer: int):
     """One layer's head lines of a kind."""
+    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     patterns, rows, cols, window = kind_window_of(traced, kind, start, size)
     return layer_lines(patterns, layer, rows, cols, window, page_look)
 

@@ -320,6 +320,7 @@ def built_deck(traced: Traced, size: int, starts: tuple[int, int], page_look: Lo
 def layer_part(traced: Traced, kind: str, layer: int, size: int, starts: tuple[int, int], page_look: Look,
                modebar: bool) -> dict:
     """One pick's part of the deck (its pictures are drawn in `page_look`, with or without the modebar)."""
+    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     return Layer(traced, kind, layer, size, starts).part()
 
 
