@@ -506,10 +506,12 @@ def test_a_whole_body_stopped_midway_keeps_its_parts_and_the_next_run_builds_onl
 
     from viz.core import view
 
-    def step_parts() -> set:
-        return {key for key in view._shared if key[0][1] == "step_part"}
+    text = "a b c d e f g h"
 
-    at = run_page("decoding.py", model="toy-reverse", text="a b c d e f g h")
+    def step_parts() -> set:              # this sentence's (other tests' stay in the worker's cache)
+        return {key for key in view._shared if key[0][1] == "step_part" and key[1][0][0].args[1] == text}
+
+    at = run_page("decoding.py", model="toy-reverse", text=text)
     first = step_parts()
     checks = []
 
