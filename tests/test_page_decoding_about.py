@@ -506,10 +506,10 @@ def test_a_whole_body_stopped_midway_keeps_its_parts_and_the_next_run_builds_onl
 
     from viz.core import view
 
-    text = "a b c d e f g h"
+    text, earlier = "c a b e d g f h", set(view._shared)       # a sentence of its own: nothing cached
 
-    def step_parts() -> set:              # this sentence's (other tests' stay in the worker's cache)
-        return {key for key in view._shared if key[0][1] == "step_part" and key[1][0][0].args[1] == text}
+    def step_parts() -> set:              # this test's (other tests' stay in the worker's cache)
+        return {key for key in view._shared if key[0][1] == "step_part" and key[1][0][0].args[1] == text} - earlier
 
     at = run_page("decoding.py", model="toy-reverse", text=text)
     first = step_parts()
