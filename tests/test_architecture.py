@@ -655,6 +655,18 @@ def test_no_hand_written_shared_memo_keys():
     assert found == {}, f"use @view.shared_cached: {found}"
 
 
+def test_no_page_keeps_a_cache_of_its_own():
+    """A page runs as __main__ and defines its functions and classes again every run: functools' cache there is
+    empty each run, and a class of its own as a shared builder's argument is equal to nothing of the run before
+    (the decoding page rebuilt every step on every run: 2.7 s at 40 words). A page keeps results with
+    @view.shared_cached, its argument classes defined in a module (view.shared_cached refuses a page's class)."""
+    found = {}
+    for path in (ROOT / "viz" / "pages").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        found.update({path.name: word for word in ("functools.cache", "lru_cache", "@cache") if word in text})
+    assert found == {}, found
+
+
 def test_the_models_folder_is_named_and_searched_in_one_place():
     """model/io/models.py: the only code that names TRANSFORMER_VIZ_MODELS and lists a models folder; the app's
     picker (viz/services) and the `app` command (transformer_viz/app.py) both ask it."""

@@ -1,5 +1,4 @@
 """Live toy training: train a small Transformer in the app and watch its attention take shape."""
-import functools
 
 import streamlit as st
 
@@ -51,9 +50,9 @@ def lengths_note(symbols: list[str]) -> str | None:
     return t("training.lengths_note", lo=lo, hi=hi, n=len(symbols))
 
 
-@functools.cache
 def trained_lengths(longest: int = 80) -> tuple[int, int]:
-    """The sequence lengths the toy trainings show (read from trained_lengths_note: the page asks services)."""
+    """The sequence lengths the toy trainings show (read from trained_lengths_note: the page asks services; 80
+    lengths in 0.04 ms, nothing to keep)."""
     inside = [n for n in range(1, longest + 1) if trained_lengths_note(["a"] * n) is None]
     return (inside[0], inside[-1]) if inside else (0, 0)
 
