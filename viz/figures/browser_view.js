@@ -566,7 +566,7 @@ function drawFigure(view, id) {
   view.stale.delete(id);
   if (!figure) return Promise.resolve();
   const kept = slot.plots.get(key);
-  if (kept && kept.figure) {
+  if (kept) {
     showPlot(slot, kept);
     if (kept._context) kept._context.toImageButtonOptions = config(view, part.files[id]).toImageButtonOptions;
     return Promise.resolve();
@@ -580,11 +580,7 @@ function forgetPlots(view) {
   // every figure's plots but the one in sight (the next pick takes it over)
   for (const slot of view.dom.slots.values()) {
     if (slot.block.type !== "figure") continue;
-    for (const plot of slot.plots.values()) {
-      if (plot === slot.el) continue;
-      view.Plotly.purge(plot);
-      plot.remove();
-    }
+    for (const plot of slot.plots.values()) if (plot !== slot.el) dropPlot(view, plot);
     slot.plots.clear();
   }
 }
@@ -677,9 +673,13 @@ function keepNearest(view, slot) {
   while (slot.plots.size > KEPT_PLOTS && far.length) {
     const [key, plot] = far.shift();
     slot.plots.delete(key);
-    view.Plotly.purge(plot);
-    plot.remove();
+    dropPlot(view, plot);
   }
+}
+
+function dropPlot(view, plot) {
+  view.Plotly.purge(plot);
+  plot.remove();
 }
 
 function drawStale(view) {
