@@ -1,8 +1,10 @@
-"""The tour's formulas (LaTeX, as the tour page shows them with st.latex) for the offline lesson
+r"""The tour's formulas (LaTeX, as the tour page shows them with st.latex) for the offline lesson
 (viz/tour/lesson.py), which has no KaTeX and no network: as MathML (formula_mathml), which browsers draw
 natively, for the subset of LaTeX the tour uses; and as HTML text (formula_html: fractions as a/b, sub- and
 superscripts, square roots with an overline, Greek letters and operators as Unicode), the fallback for a
-construct the MathML writer does not know (formula_block picks)."""
+construct the MathML writer does not know (formula_block picks). The step-through page's deck draws its steps'
+formulas with formula_mathml too (\mathbb, a cases environment, \forall, primes, \left/\right: its subset;
+viz/figures/browser_view.js keeps only MathML elements and attributes of it)."""
 from __future__ import annotations
 
 import html
