@@ -163,3 +163,19 @@ def test_a_deck_of_steps_says_its_slider_and_buttons_in_the_readers_language(lan
     assert made["words"] == {"csv": message(lang, "ui.csv"), "step": message(lang, "decoding.step"),
                              "step_help": message(lang, "decoding.step.help"),
                              "previous": message(lang, "ui.step.previous"), "next": message(lang, "ui.step.next")}
+
+
+def test_a_deck_takes_a_pages_own_step_words_and_a_client_reads_its_labels():
+    """The step-through page's deck (issue 44): its own words over the pickers' (its steps by name, ◀ Previous and
+    Next ▶ as the page wrote them); a websocket client reads every pick's figure labels from its body as from the
+    explorer's."""
+    from viz.figures.browser_view import deck, deck_pick
+    import plotly.graph_objects as go
+    fig = go.Figure(go.Heatmap(z=[[0.5, 0.5]], x=["0 ▁a", "1 ▁b"], y=["0 ▁a"]))
+    said = {"previous": "◀ 上一步", "next": "下一步 ▶", "step_names": ["1 X", "2 Q"]}
+    made = deck({"0": deck_pick({"picture-0": fig}, {"picture-0": "x"})}, [{"type": "formula", "id": "formula"}],
+                ("step",), {}, None, words("zh"), {}, steps=2, said=said)
+    assert made["words"]["previous"] == "◀ 上一步" and made["words"]["step_names"] == ["1 X", "2 Q"]
+    assert made["words"]["csv"] and made["words"]["step"]                  # the pickers' words the page kept
+    data = framed(encode(made), {"sentence": "s", "whole": True})
+    assert set(drawn_labels(data)) == {"0 ▁a", "1 ▁b"}

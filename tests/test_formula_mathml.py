@@ -3,6 +3,7 @@ reads as maths with the network off. Every formula the tour ships converts (none
 text), into well-formed MathML whose scripts and fractions have the children they need."""
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +53,69 @@ def test_pieces():
     assert '<mover accent="true"><mi>a</mi>' in formula_mathml(r"\tilde a") and "ε" in formula_mathml(r"\varepsilon")
     with pytest.raises(UnsupportedLatex):
         formula_mathml(r"\frac{a}")
+
+
+# -- the step-through page's formulas (issue 44): drawn in its browser-side deck as MathML, no KaTeX there ---------
+def step_formulas() -> list[str]:
+    """Every formula the step-through page draws, for both shipped configurations' numbers, the whole head's too."""
+    from viz.pages.step_through import (FORMULA, MASK_FORMULAS, OUTPUT_FORMULA, SCORES_FORMULA, SOFTMAX_FORMULA,
+                                        projection_formula, scaled_formula)
+    made = [FORMULA, SCORES_FORMULA, *MASK_FORMULAS.values(), SOFTMAX_FORMULA, OUTPUT_FORMULA]
+    for d, d_head, head in ((64, 16, 3), (256, 32, 7)):                # toy-reverse's and en-es's
+        made += [projection_formula(which, head, d, d_head) for which in "QKV"] + [scaled_formula(d_head)]
+    return made
+
+
+@pytest.mark.parametrize("latex", step_formulas())
+def test_every_step_through_formula_is_mathml(latex):
+    root = parse(latex)
+    for element in root.iter():
+        name = element.tag.removeprefix(NS)
+        if name in CHILDREN:
+            assert len(element) == CHILDREN[name], (name, ET.tostring(element, encoding="unicode"))
+    shown = "".join(e.text or "" for e in root.iter() if e.text != "{")        # but the cases' brace
+    assert not re.search(r"[\\{}&]", shown) and "mathbb" not in shown and "cases" not in shown, shown
+
+
+def test_the_step_through_pieces():
+    projection = formula_mathml(r"Q_{0} = X W^Q_{0},\quad W^Q_{0} \in \mathbb{R}^{64\times16}")
+    assert "<mi>ℝ</mi>" in projection and "<mo>×</mo>" in projection and "<mo>∈</mo>" in projection
+    assert '<mspace width="1em"/>' in projection and '<mspace width="2em"/>' in formula_mathml(r"a,\qquad b")
+    assert "<mi>𝔸</mi>" in formula_mathml(r"\mathbb{A}")
+    cases = parse(r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}")
+    table = cases.find(f".//{NS}mtable")
+    assert table is not None and [len(row) for row in table] == [2, 2]                # two rows of two cells
+    brace = cases.find(f".//{NS}mrow/{NS}mo[@stretchy='true']")
+    assert brace is not None and brace.text == "{"                                      # the left brace before it
+    assert "≤" in ET.tostring(table, encoding="unicode") and "−" in ET.tostring(table, encoding="unicode")
+    assert "<mo>∀</mo>" in formula_mathml(r"M_{ij} = 0 \quad \forall j")
+    assert "<mi>j</mi><mo>′</mo>" in formula_mathml(r"\sum_{j'} e^{s_{ij'}}")           # a prime, not an apostrophe
+    fenced = formula_mathml(r"\mathrm{softmax}\!\left(\frac{a}{b} + M\right) X")
+    assert fenced.count('<mo fence="true" stretchy="true">') == 2 and "left" not in fenced
+
+
+@pytest.mark.parametrize("latex", [r"\begin{cases} a & b", r"\begin{cases}\end{cases}", r"a \\ b",
+                                   r"\mathbb{RR}", r"\left\{ a \right\}"])
+def test_what_the_step_pieces_do_not_take_is_said(latex):
+    with pytest.raises(UnsupportedLatex):
+        formula_mathml(latex)
+
+
+def test_the_browser_keeps_every_element_and_attribute_the_formulas_use():
+    """The deck inserts a formula's MathML only as the whitelisted MathML elements and attributes
+    (viz/figures/browser_view.js MATH_TAGS, MATH_ATTRIBUTES): every one the converter writes for the page's and the
+    tour's formulas is on them, so nothing of a formula is dropped."""
+    js = (Path(__file__).resolve().parents[1] / "viz" / "figures" / "browser_view.js").read_text(encoding="utf-8")
+
+    def listed(name: str) -> set[str]:
+        found = re.search(name + r" = new Set\(\[([^\]]*)\]\)", js)
+        assert found, name
+        return set(re.findall(r'"([a-z]+)"', found.group(1)))
+    tags, attributes = listed("MATH_TAGS"), listed("MATH_ATTRIBUTES")
+    for latex in step_formulas() + [step.formula for step in TOUR]:
+        for element in parse(latex).iter():
+            assert element.tag.removeprefix(NS) in tags, (latex, element.tag)
+            assert set(element.attrib) <= attributes, (latex, element.attrib)
 
 
 def test_user_text_in_a_formula_is_escaped():

@@ -147,8 +147,9 @@ def readable_texts(at) -> list[str]:
         found += chart_texts(chart)
     if explorer_drawn(at):
         found += view_texts(at)
-    if any(getattr(node, "key", None) == "mh-view" for node in at._tree):
-        found += deck_texts(at)
+    for where in ("mh", "step"):                    # the decks: multi-head's, step-through's (drawn in the browser)
+        if any(getattr(node, "key", None) == f"{where}-view" for node in at._tree):
+            found += deck_texts(at, where)
     for frame in at.main.get("dataframe"):
         value = frame.value
         found += [str(c) for c in value.columns] + [str(n) for n in value.index.names if n]
@@ -169,16 +170,26 @@ def view_texts(at) -> list[str]:
     return found
 
 
-def deck_texts(at) -> list[str]:
-    """The words of the multi-head page's browser-side view (a deck): its pickers, sections, tabs, and every pick's
-    words, tables, checks and figures' words."""
-    _, body = browser_view_sent(browser_view_whole(at, "mh"), "mh")
-    words = body["words"]
-    found = [words[k] for k in ("kind", "layer", "csv")] + [*words["kind_names"].values(), *words["layer_names"]]
+def deck_texts(at, where: str = "mh") -> list[str]:
+    """The words of a page's browser-side view (a deck: multi-head's, step-through's): its pickers, sections, tabs,
+    and every pick's words (a formula's MathML: its text, the model's numbers and letters), tables, checks and
+    figures' words."""
+    _, body = browser_view_sent(browser_view_whole(at, where), where)
+
+    def strings(value) -> list[str]:
+        if isinstance(value, dict):
+            return [text for item in value.values() for text in strings(item)]
+        if isinstance(value, list):
+            return [text for item in value for text in strings(item)]
+        return [value] if isinstance(value, str) else []
+    found = strings(body["words"])
+    formulas = set()
 
     def titles(blocks):
         for block in blocks:
             found.extend([block["title"]] if block.get("title") else [])
+            if block["type"] == "formula":
+                formulas.add(block["id"])
             titles(block.get("blocks", []))
             for tab in block.get("tabs", []):
                 found.append(tab["title"])
@@ -187,7 +198,7 @@ def deck_texts(at) -> list[str]:
                 titles(column)
     titles(body["blocks"])
     for part in body["picks"].values():
-        found += list(part["texts"].values())
+        found += [text for name, text in part["texts"].items() if name not in formulas]
         for table in part["tables"].values():
             found += table["columns"] + table["index"] + [cell for row in table["rows"] for cell in row]
         found += [note["text"] for notes in part["notes"].values() for note in notes]

@@ -146,6 +146,31 @@ def test_the_multihead_page_is_built_once_for_a_class_and_its_students_follow_a_
         assert dict(student.query_params).get("layer") == "1"
 
 
+def test_the_step_through_page_is_built_once_for_a_class_and_its_students_follow_a_step(monkeypatch):
+    """The step-through page's nine steps (drawn in the browser, issue 44): the students drawing the teacher's view are
+    sent the deck the teacher's run built (the same bytes); the teacher's step picked in the browser is reported,
+    written to the URL and published, and a student's next poll shows it with no switch (no run of the page's
+    builders: the step is the view's own pick)."""
+    import viz.classroom.student as student_side
+    monkeypatch.setattr(view, "_shared", type(view._shared)())
+    teacher, code = start_class("step_through.py")
+    students = [join(code), join(code)]
+    for student in students:
+        assert browser_view(student, "step-view").proto.bytes == browser_view(teacher, "step-view").proto.bytes
+    assert browser_view_sent(teacher, "step")[0]["teach"]
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    browser_says(teacher, state={"pick": {"step": 6}}, where="step")
+    no_exceptions(teacher)
+    assert browser_view_sent(teacher, "step")[0]["pick"] == {"step": 6}
+    for student in students:
+        follow(student)
+        assert browser_view_sent(student, "step")[0]["pick"] == {"step": 6}
+        assert dict(student.query_params).get("step") == "6"
+    assert switches == []
+
+
 def test_a_following_screen_checks_in_on_a_change_else_every_few_seconds(monkeypatch):
     teacher, code = start_class()
     calls = []

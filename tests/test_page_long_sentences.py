@@ -32,7 +32,17 @@ def axis_labels(fig: dict) -> dict[str, int]:
 
 
 def charts(at) -> list[dict]:
-    return [figure(at, i) for i in range(len(at.get("plotly_chart")))]
+    """The page's charts: Streamlit's, and the step-through deck's for the step shown (drawn in the browser)."""
+    return [figure(at, i) for i in range(len(at.get("plotly_chart")))] + [
+        fig for fig in deck_shown(at)["figures"].values()]
+
+
+def deck_shown(at) -> dict:
+    """The step-through deck's part of the step shown (its figures, its words), or nothing on another page."""
+    if not any(getattr(node, "key", None) == "step-view" for node in at._tree):
+        return {"figures": {}, "texts": {}}
+    head, body = browser_view_sent(at, "step")
+    return body["picks"][str(head["pick"]["step"])]
 
 
 @pytest.mark.parametrize("page,params", PAGES, ids=lambda p: str(p))
@@ -46,7 +56,7 @@ def test_a_long_sentence_keeps_labels_legible_and_the_page_short(page, params):
     assert not crowded, f"axes with more labels than fit (chart:axis -> labels): {crowded}"
     tall, reference = (sum(f["layout"].get("height", 450) for f in charts(a)) for a in (at, short))
     assert tall <= reference + SCREEN_PX, (tall, reference)
-    said = [str(s.label) for s in at.slider] + [str(c.value) for c in at.caption]
+    said = [str(s.label) for s in at.slider] + [str(c.value) for c in at.caption] + list(deck_shown(at)["texts"].values())
     assert any(text.startswith("A long sentence") for text in said), "a window is said, not silent"
 
 

@@ -63,9 +63,13 @@ def test_a_phone_gets_the_phone_type_scale_and_a_wrapped_grid_title(phone):
 
 
 def _first_kinds(node, found: list) -> list:
+    """The page's pictures and pickers in order: a chart, or a browser-side view's pictures (its element,
+    "<where>-view": step-through's steps are a deck, issue 44) counted as a chart."""
     for child in getattr(node, "children", {}).values():
         if child.type in ("plotly_chart", "selectbox", "radio"):
             found.append(child.type)
+        elif child.type == "bidi_component" and str(getattr(child, "key", "")).endswith("-view"):
+            found.append("plotly_chart")
         _first_kinds(child, found)
     return found
 

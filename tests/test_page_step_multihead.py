@@ -10,10 +10,12 @@ import pandas as pd
 import pytest
 
 from apptest_utils import (browser_says, browser_view, browser_view_sent, browser_view_whole, no_exceptions, run_page,
-                           texts, z_of)
+                           texts)
 from model.io.checkpoint import load_checkpoint
 from model.inference.pipeline import trace_sentence
 from model.analysis.attention_math import entropy_bits
+from viz.pages.step_through import MASK_FORMULAS
+from viz.tour.formula_html import formula_mathml
 
 TOY = Path(__file__).resolve().parents[1] / "pretrained" / "toy-reverse"
 TEXT = "a b c d e"
@@ -24,33 +26,48 @@ def trace():
     return trace_sentence(load_checkpoint(TOY, device="cpu"), TEXT)     # what the app traces for this input
 
 
-def shown_row(at):
-    """The step's "row as numbers" table (the first dataframe on the step page)."""
-    return at.dataframe[0].value.to_numpy(dtype=float)[0]
+# -- step-through: its nine steps drawn in the browser (a deck: viz/figures/browser_view.py); what the page sends ---
+def step_deck(at, whole: bool = False) -> tuple[dict, dict]:
+    """The step view's head (the pick...) and body (every step's figures, words, the row and the checks)."""
+    return browser_view_sent(browser_view_whole(at, "step") if whole else at, "step")
 
 
-def successes(at):
-    return [s.value for s in at.success]
+def step_part(at, step: int) -> dict:
+    """Step `step`'s part of the deck (the whole body: every step)."""
+    return step_deck(at, whole=True)[1]["picks"][str(step)]
 
 
-# -- step-through --------------------------------------------------------------------------------------
+def shown_row(part: dict) -> np.ndarray:
+    """The step's "row as numbers" table: its numbers in order (a wide row is sent on its side), −∞ as -inf."""
+    cells = [cell for row in part["tables"]["row"]["rows"] for cell in row]
+    return np.array([-np.inf if cell == "−∞" else float(cell) for cell in cells])
+
+
+def successes(part: dict) -> list[str]:
+    return [note["text"] for note in part["notes"]["checks"] if note["ok"]]
+
+
 def test_step_opens_where_a_lesson_starts_and_walks_on_with_next(trace):
     """Issue 46, item 3: the page opens on step 1, the input X (issue 26 opened on Q·Kᵀ, mid-lesson); Next goes
-    to Q, K, V and the scores one click each."""
+    to Q, K, V and the scores one click each (in the browser now, issue 44: the deck holds every step, in order)."""
     at = run_page("step_through.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
     assert at.title[0].value == "Step-through: one head"
-    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 0
+    assert at.radio(key="step-kind").value == "encoder"
     assert at.selectbox(key="step-query-encoder").value == 0 and at.selectbox(key="step-encoder-head").value == 0
-    assert at.button(key="step-prev").disabled
-    for _ in range(4):
-        at.button(key="step-next").click().run()
-    assert at.radio(key="step-step").value == 4
+    head, body = step_deck(at)
+    assert head["pick"] == {"step": 0} and list(body["picks"]) == ["0"]           # the first screen: step 1 alone
+    assert body["words"]["step_names"][:5] == ["1 X", "2 Q", "3 K", "4 V", "5 Q·Kᵀ"]
+    assert body["words"]["previous"] == "◀ Previous" and body["words"]["next"] == "Next ▶"
+    head, body = step_deck(at, whole=True)
+    assert list(body["picks"]) == [str(step) for step in range(9)] and body["steps"] == 9
+    scores = body["picks"]["4"]                                   # four Next: the scores
     n = len(trace.arrays["src_embed.hook_out"])
-    assert z_of(at).shape == (n, n)                              # the scores: queries x keys
+    assert figure_z(scores["figures"]["picture-0"]).shape == (n, n)               # queries x keys
     q = trace.arrays["encoder.layers.0.self_attn.hook_q"][0].astype(np.float64)
     k = trace.arrays["encoder.layers.0.self_attn.hook_k"][0].astype(np.float64)
-    np.testing.assert_allclose(shown_row(at), q[0] @ k.T, atol=1e-3)
+    np.testing.assert_allclose(shown_row(scores), q[0] @ k.T, atol=1e-3)
+    assert scores["texts"]["step-heading"] == "Step 5 of 9: $QK^\\top$"
     assert "Why divide by" in texts(at)
     no_exceptions(at)
 
@@ -67,18 +84,23 @@ def test_step_selects_the_first_word_not_the_style_token():
 def test_step_vectors_shown_as_cosine_map_with_the_full_matrix_behind(trace, step, which):
     at = run_page("step_through.py", model="toy-reverse", text=TEXT, step=step)
     no_exceptions(at)
+    head, body = step_deck(at)
+    assert head["pick"] == {"step": step} and list(body["picks"]) == [str(step)]  # a link's step: its first screen
+    part = body["picks"][str(step)]
     x = (trace.arrays["src_embed.hook_out"] if which == "X" else
          trace.arrays[f"encoder.layers.0.self_attn.hook_{which.lower()}"][0]).astype(np.float64)
     if which == "X":                                             # the row shown: X of the first token
-        np.testing.assert_allclose(shown_row(at), x[0], atol=1e-4)
-    first = z_of(at, 0)
+        np.testing.assert_allclose(shown_row(part), x[0], atol=1e-4)
+    first = figure_z(part["figures"]["picture-0"])
     assert first.shape == (len(x), len(x)) and first.shape[1] < x.shape[1]   # tokens x tokens, not d columns
     unit = x / np.linalg.norm(x, axis=1, keepdims=True)
     np.testing.assert_allclose(first, unit @ unit.T, atol=1e-5)  # the cosine formula on the trace's vectors
-    expander = [e for e in at.expander if e.label == "All the numbers: the full matrix"]
-    assert len(expander) == 1
-    full = z_of(at, 1)                                           # the full matrix, one click away
-    np.testing.assert_allclose(full, x, atol=1e-4)
+    full = [block for column in body["blocks"][0]["columns"] for block in column if block["type"] == "details"]
+    assert len(full) == 1 and full[0]["title"] == "All the numbers: the full matrix"
+    assert [block["id"] for block in full[0]["blocks"]] == ["full-0", "full-1"]
+    np.testing.assert_allclose(figure_z(part["figures"]["full-0"]), x, atol=1e-4)   # the full matrix, a click away
+    assert part["texts"]["cosine-caption"].startswith("Each cell compares two tokens' vectors")
+    assert set(part["figures"]) == {"picture-0", "full-0"}       # the encoder's steps: one map, one full matrix
 
 
 def test_step_deep_link_reproduces_the_view_with_real_numbers(trace):
@@ -86,35 +108,98 @@ def test_step_deep_link_reproduces_the_view_with_real_numbers(trace):
     no_exceptions(at)
     assert at.radio(key="step-kind").value == "decoder"
     assert at.selectbox(key="step-decoder-layer").value == 1 and at.selectbox(key="step-decoder-head").value == 2
-    assert at.selectbox(key="step-query-decoder").value == 3 and at.radio(key="step-step").value == 6
+    assert at.selectbox(key="step-query-decoder").value == 3 and step_deck(at)[0]["pick"] == {"step": 6}
     assert {k: at.query_params[k] for k in ("kind", "layer", "head", "query", "step")} == \
         {"kind": "decoder", "layer": "1", "head": "2", "query": "3", "step": "6"}
-    row = shown_row(at)                                          # step 7: scores + mask, query row 3
+    part = step_deck(at)[1]["picks"]["6"]
+    row = shown_row(part)                                        # step 7: scores + mask, query row 3
     scores = trace.arrays["decoder.layers.1.self_attn.hook_scores"][2, 3]
     np.testing.assert_allclose(row[:4], scores[:4], atol=1e-4)
     assert np.all(np.isneginf(row[4:]))                          # the future is masked
-    assert "hides 2 future position(s)" in texts(at)
+    assert "hides 2 future position(s)" in part["texts"]["step-text"]
+    # the mask's cases as MathML (the browser draws it: no KaTeX in the deck)
+    assert part["texts"]["formula"] == formula_mathml(MASK_FORMULAS[True]) and "<mtable" in part["texts"]["formula"]
     # the scaling comparison reports the entropy of the real scaled weights for this query
     pattern_row = trace.arrays["decoder.layers.1.self_attn.hook_pattern"][2, 3]
-    summary = at.dataframe[1].value
+    summary = at.dataframe[0].value
     assert summary.iloc[1]["entropy (bits)"] == pytest.approx(entropy_bits(pattern_row), abs=1e-3)
 
 
 def test_step_next_and_previous_buttons_walk_through_the_steps(trace):
+    """Next and Previous are the browser's now (issue 44): it draws each step from the deck with no script run; a
+    step it reports (a teacher's, or a reader's once when a run they caused otherwise came back) writes the URL
+    with the same body (nothing rebuilt, not resent)."""
     at = run_page("step_through.py", model="toy-reverse", text=TEXT, kind="cross", query=2, step=7)
     no_exceptions(at)
-    at.button(key="step-next").click().run()
+    step_deck(at, whole=True)
+    sent = browser_view(at, "step-view").proto.bytes
+    browser_says(at, state={"pick": {"step": 8}}, where="step")                    # Next ▶
     no_exceptions(at)
-    assert at.radio(key="step-step").value == 8 and at.query_params["step"] == "8"
-    assert at.button(key="step-next").disabled
+    assert step_deck(at)[0]["pick"] == {"step": 8} and at.query_params["step"] == "8"
+    assert browser_view(at, "step-view").proto.bytes == sent     # the same message: the browser has it
     # the last step: the head output, checked against pattern @ V with the error shown
+    last = step_deck(at)[1]["picks"]["8"]
     z = trace.arrays["decoder.layers.0.cross_attn.hook_z"][0, 2]
-    np.testing.assert_allclose(shown_row(at), z, atol=1e-4)
-    assert any("weights · $V$" in s and "max |difference|" in s for s in successes(at))
-    at.button(key="step-prev").click().run()
-    at.button(key="step-prev").click().run()
-    assert at.radio(key="step-step").value == 6
+    np.testing.assert_allclose(shown_row(last), z, atol=1e-4)
+    assert any("weights · $V$" in s and "max |difference|" in s for s in successes(last))
+    browser_says(at, state={"pick": {"step": 6}}, where="step")                    # ◀ Previous, twice
     no_exceptions(at)
+    assert step_deck(at)[0]["pick"] == {"step": 6} and at.query_params["step"] == "6"
+    assert browser_view(at, "step-view").proto.bytes == sent
+
+
+def test_step_every_step_holds_what_the_builders_make(trace):
+    """Issue 44: each step's part of the deck is the page's builders' own figure for that step (the same figure,
+    not a second drawing of it), its formula the converter's MathML of the page's formula, its row and checks."""
+    from test_page_decoding_about import assert_same_figure
+    from viz.core.i18n import words
+    from viz.core.text import attention_labels
+    from viz.figures.browser_view import figure_spec
+    from viz.figures.step import step_heatmap
+    from viz.figures.style import NORMAL, Labels, Look
+    from viz.pages.step_through import (OUTPUT_FORMULA, SCORES_FORMULA, SOFTMAX_FORMULA, projection_formula,
+                                        scaled_formula)
+    at = run_page("step_through.py", model="toy-reverse", text=TEXT, kind="encoder", layer=1, head=1, query=2)
+    no_exceptions(at)
+    picks = step_deck(at, whole=True)[1]["picks"]
+    cfg = load_checkpoint(TOY, device="cpu").config
+    formulas = ["", *(projection_formula(w, 1, cfg.d_model, cfg.d_head) for w in "QKV"), SCORES_FORMULA,
+                scaled_formula(cfg.d_head), MASK_FORMULAS[False], SOFTMAX_FORMULA, OUTPUT_FORMULA]
+    for step, latex in enumerate(formulas):
+        assert picks[str(step)]["texts"]["formula"] == (formula_mathml(latex) if latex else ""), step
+        assert picks[str(step)]["texts"]["step-heading"].startswith(f"Step {step + 1} of 9: ")
+        assert picks[str(step)]["files"]["picture-0"].startswith("toy-reverse-encoder-L1-H1-")
+    arrays = trace.arrays
+    q, k = (arrays[f"encoder.layers.1.self_attn.hook_{n}"][1].astype(np.float64) for n in "qk")
+    look = Look(words("en"), NORMAL)
+    rows, _ = attention_labels(trace.meta, "encoder")
+    made = step_heatmap(q @ k.T, rows, rows, Labels(look.words("step.raw.title", n=len(rows), m=len(rows)),
+                                                    look.words("step.axis.key"), look.words("step.axis.query"), "q·k"),
+                        look, highlight=2)
+    assert picks["4"]["tables"]["row"]["columns"] == [str(label) for label in rows]    # keys across, the query's row
+    assert_same_figure(picks["4"]["figures"]["picture-0"], figure_spec(made))       # Q·Kᵀ: the builder's figure
+    np.testing.assert_allclose(figure_z(picks["7"]["figures"]["picture-0"]),
+                               arrays["encoder.layers.1.self_attn.hook_pattern"][1], atol=1e-6)
+    np.testing.assert_allclose(shown_row(picks["5"]), arrays["encoder.layers.1.self_attn.hook_scores"][1, 2],
+                               atol=1e-4)
+    assert all(len(picks[str(s)]["notes"]["checks"]) == n and all(note["ok"] for note in picks[str(s)]["notes"]["checks"])
+               for s, n in enumerate([0, 1, 1, 1, 0, 1, 0, 1, 1]))
+
+
+@pytest.mark.parametrize("figure, shape", [("picture-0", (6, 6)), ("full-0", (6, 16))])
+def test_step_a_pictures_csv_is_its_numbers(trace, figure, shape):
+    """A step's CSV (the browser asks, the server makes it, the browser downloads it): every number of the matrix
+    the picture shows, the full matrix's too."""
+    at = run_page("step_through.py", model="toy-reverse", text=TEXT)
+    browser_says(at, trigger=("csv", {"step": 1, "figure": figure}), where="step")
+    no_exceptions(at)
+    csv = step_deck(at)[0]["csv"]
+    assert csv["name"] == f"toy-reverse-encoder-L0-H0-Q{'-cosine' if figure == 'picture-0' else ''}.csv"
+    frame = pd.read_csv(io.StringIO(csv["text"]), index_col=0)
+    assert frame.shape == shape
+    if figure == "full-0":
+        np.testing.assert_allclose(frame.to_numpy(), trace.arrays["encoder.layers.0.self_attn.hook_q"][0], atol=1e-6)
+    assert at.query_params["step"] == "1"                         # the step shown
 
 
 def test_step_bad_parameters_warn_and_fall_back():
@@ -123,7 +208,7 @@ def test_step_bad_parameters_warn_and_fall_back():
     warnings = " ".join(w.value for w in at.warning)
     for name in ("kind", "step", "query", "head"):
         assert f"URL parameter {name}=" in warnings
-    assert at.radio(key="step-kind").value == "encoder" and at.radio(key="step-step").value == 0
+    assert at.radio(key="step-kind").value == "encoder" and step_deck(at)[0]["pick"] == {"step": 0}
     assert at.selectbox(key="step-query-encoder").value == 0
 
 
@@ -323,11 +408,13 @@ def test_multihead_picture_first_and_formula_in_short_lines():
 
 
 def test_step_controls_give_the_buttons_room():
-    """◀ Previous was cut to "◀ Pre…" at 1/10 of the row: each button now has a fifth of the row or more,
-    beside the pickers (the browser test below measures the text itself)."""
+    """◀ Previous was cut to "◀ Pre…" at 1/10 of the row: the buttons are the deck's now, at either end of the step
+    row, their words whole and never wrapped (browser_view.css); the pickers' row keeps the layer, head and query
+    (the browser test below measures the text itself)."""
     from viz.pages.step_through import CONTROL_COLUMNS
-    share = [w / sum(CONTROL_COLUMNS) for w in CONTROL_COLUMNS]
-    assert min(share[-2:]) >= 0.15
+    css = (Path(__file__).resolve().parents[1] / "viz" / "figures" / "browser_view.css").read_text(encoding="utf-8")
+    assert ".vz-named-steps .vz-step-button { white-space: nowrap; }" in css
+    assert len(CONTROL_COLUMNS) == 2                            # layer + head, the query: no buttons among them
 
 
 # -- on a projector: 1280x720, sidebar open, in Chromium ---------------------------------------------
@@ -344,7 +431,10 @@ LAYOUT_JS = r"""() => {
   const wide_formulas = [...document.querySelectorAll('[data-testid=stMain] .katex-display > .katex')]
     .filter(k => k.getBoundingClientRect().right > right + 2 ||
                  k.parentElement.scrollWidth > k.parentElement.clientWidth + 2)
-    .map(k => k.textContent.slice(0, 60));
+    .map(k => k.textContent.slice(0, 60))
+    .concat([...document.querySelectorAll('[data-testid=stMain] .vz-formula')]       // a deck's MathML (step-through)
+      .filter(f => f.getBoundingClientRect().right > right + 2 || f.scrollWidth > f.clientWidth + 2)
+      .map(f => f.textContent.slice(0, 60)));
   const cut_titles = [];
   for (const plot of document.querySelectorAll('.js-plotly-plot')) {
     const box = plot.getBoundingClientRect();

@@ -1,11 +1,11 @@
 """A page's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS in the page, no
 iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page: a kind and
-a layer picked; the decoding page: a step). One element
+a layer picked; the decoding page: a step; the step-through page: one of its nine steps). One element
 and one JS for both; the body says which it holds. A sentence's data is sent once (viz/figures/browser_view.py
-makes it); the picks (kind, layer, head; multi-head: kind, layer; decoding: step) are made in the browser
-(viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its state
-under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the decoding page's DECODING:
-<where>-view, -head, -csv, -whole). The run's head (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
+makes it); the picks (kind, layer, head; multi-head: kind, layer; decoding, step-through: step) are made in the
+browser (viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its
+state under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the decoding page's DECODING,
+the step-through page's STEP_THROUGH: <where>-view, -head, -csv, -whole). The run's head (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
 every view
 (HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll
 hands a pick to whatever view the page shows through it. What the server still hears of a pick, and why:
@@ -75,6 +75,7 @@ URL_VALUES = {"kind": view.KIND, "layer": view.LAYER, "head": view.HEAD, "step":
 EXPLORER_PICK = ("kind", "layer", "head")       # what the explorer's view picks
 MULTIHEAD_PICK = ("kind", "layer")              # the multi-head page's (viz/pages/multi_head.py)
 DECODING_PICK = ("step",)                       # the decoding page's (viz/pages/decoding.py)
+STEP_PICK = ("step",)                           # the step-through page's nine steps (viz/pages/step_through.py)
 
 
 def browser_pick(state: Any, names: tuple[str, ...] = EXPLORER_PICK) -> dict | None:

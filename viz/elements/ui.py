@@ -145,10 +145,12 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
     head_default = view.read(head_value, default=default_head, lo=view.MEAN_HEAD if allow_mean else 0, hi=n_heads - 1)
     head_options = ([view.MEAN_HEAD] if allow_mean else []) + list(range(n_heads))
     c1, c2 = st.columns(2)
+    # the options' names made in this run's language (a lambda calling t() later, outside a run, spoke English)
     layer = c1.selectbox(t("ui.layer"), list(range(n_layers)), key=view.seeded(f"{key}-layer", layer_default),
-                         format_func=lambda i: t("ui.layer_n", i=i))
+                         format_func={i: t("ui.layer_n", i=i) for i in range(n_layers)}.get)
     head = c2.selectbox(t("ui.head"), head_options, key=view.seeded(f"{key}-head", head_default),
-                        format_func=lambda h: t("ui.head_mean") if h == view.MEAN_HEAD else t("ui.head_n", h=h))
+                        format_func={h: t("ui.head_mean") if h == view.MEAN_HEAD else t("ui.head_n", h=h)
+                                     for h in head_options}.get)
     view.write_url({layer_value: layer, head_value: head})
     return layer, (None if head == view.MEAN_HEAD else head)
 

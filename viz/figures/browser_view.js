@@ -6,8 +6,10 @@
 // rebuilds nothing, so that the class follows it). Words and file names come in the data, in the reader's
 // language: nothing here is English. User text (tokens) is only ever set as text or handed to plotly.
 //
-// The same element draws a deck (the multi-head page; the decoding page): every figure of the page, for every pick
-// (kind, layer; or a step: a slider and its ◀/▶ buttons), as the builders made them; a pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
+// The same element draws a deck (the multi-head page; the decoding page; the step-through page): every figure of the
+// page, for every pick (kind, layer; or a step: a slider and its ◀/▶ buttons, or a row of named steps between
+// ◀ Previous and Next ▶), as the builders made them, with its words and formulas (MathML, kept only as MathML); a
+// pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
 // receives a body and the run's head, checks a pick, writes it to the URL and reports it is shared.
 
 const VIEWS = new WeakMap();                 // the element's root -> its view (kept across reruns)
@@ -370,17 +372,30 @@ function stepPicker(box) {
   return { stepRow: row, stepLabel, previous, slider, next, stepValue };
 }
 
+// The few LaTeX commands the catalogue's inline maths uses, as the characters KaTeX draws for them
+const TEX_SYMBOLS = { top: "⊤", infty: "∞", cdot: "⋅", div: "÷", times: "×", le: "≤", ge: "≥", in: "∈", sum: "∑",
+                      forall: "∀", to: "→", mid: "∣", ",": "\u2009", ";": "\u2005", " ": " ", "!": "" };
+
+function texText(math) {
+  // $…$'s text: \sqrt{x} as √x, a command as its character, a minus as −
+  return math.replace(/\\sqrt\{([^}]*)\}/g, "√$1")
+    .replace(/\\([A-Za-z]+|[,;! ])/g, (whole, name) => (name in TEX_SYMBOLS ? TEX_SYMBOLS[name] : name))
+    .replace(/-/g, "−");
+}
+
 function richText(target, text) {
-  // the catalogue's light markup, as Streamlit's markdown shows it: **bold**, $x_h$ / $W^O$ (sub- and superscript);
-  // every piece set as text
+  // the catalogue's light markup, as Streamlit's markdown shows it: **bold**, *italic*, $x_h$ / $W^O$ / $\sqrt{d_k}$
+  // (sub- and superscript, a few symbols); every piece set as text
   target.replaceChildren();
-  for (const piece of String(text || "").split(/(\*\*[^*]+\*\*|\$[^$]+\$)/)) {
+  for (const piece of String(text || "").split(/(\*\*[^*]+\*\*|\*[^*\s][^*]*\*|\$[^$]+\$)/)) {
     if (!piece) continue;
     if (piece.startsWith("**") && piece.endsWith("**") && piece.length > 4) {
       element("strong", "", target).textContent = piece.slice(2, -2);
+    } else if (piece.startsWith("*") && piece.endsWith("*") && piece.length > 2) {
+      element("em", "", target).textContent = piece.slice(1, -1);
     } else if (piece.startsWith("$") && piece.endsWith("$") && piece.length > 2) {
       const math = element("span", "vz-math", target);
-      for (const part of piece.slice(1, -1).replace(/\\,|\\;|\\/g, " ").split(/([_^](?:\{[^}]*\}|.))/)) {
+      for (const part of texText(piece.slice(1, -1)).split(/([_^](?:\{[^}]*\}|.))/)) {
         if (!part) continue;
         if (part[0] === "_" || part[0] === "^") {
           element(part[0] === "_" ? "sub" : "sup", "", math).textContent = part.slice(1).replace(/^\{|\}$/g, "");
@@ -394,6 +409,38 @@ function richText(target, text) {
   }
 }
 
+// A formula block's MathML (viz/tour/formula_html.py formula_mathml, made on the server from numbers of the model's
+// config, never from user text), parsed as XML and kept only as these MathML elements and attributes: anything
+// else (a script, an unknown tag, an event handler, a link) is dropped, never inserted as HTML.
+const MATHML_NS = "http://www.w3.org/1998/Math/MathML";
+const MATH_TAGS = new Set(["math", "mrow", "mi", "mn", "mo", "mtext", "mspace", "msub", "msup", "msubsup", "munder",
+  "mover", "munderover", "mfrac", "msqrt", "mroot", "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom"]);
+const MATH_ATTRIBUTES = new Set(["display", "stretchy", "form", "accent", "accentunder", "width", "height", "depth",
+  "rspace", "lspace", "mathvariant", "columnalign", "fence", "separator", "minsize", "maxsize", "symmetric",
+  "largeop", "movablelimits", "displaystyle", "scriptlevel", "linethickness"]);
+
+function cleanMath(node) {
+  // `node` kept as MathML (true), or to be dropped with everything in it (false)
+  if (node.nodeType === Node.TEXT_NODE) return true;
+  if (node.nodeType !== Node.ELEMENT_NODE || node.namespaceURI !== MATHML_NS || !MATH_TAGS.has(node.localName)) {
+    return false;
+  }
+  for (const attribute of [...node.attributes]) {
+    if (attribute.namespaceURI || !MATH_ATTRIBUTES.has(attribute.localName)) node.removeAttributeNode(attribute);
+  }
+  for (const child of [...node.childNodes]) if (!cleanMath(child)) child.remove();
+  return true;
+}
+
+function mathNode(text) {
+  // the formula's <math> element for this page, or null (not well-formed, not MathML)
+  if (!text) return null;
+  const parsed = new DOMParser().parseFromString(text, "application/xml");
+  const root = parsed.documentElement;
+  if (parsed.getElementsByTagName("parsererror").length || root.localName !== "math" || !cleanMath(root)) return null;
+  return document.importNode(root, true);
+}
+
 function buildBlocks(view, blocks, parent) {
   for (const block of blocks) {
     const slot = { block };
@@ -402,7 +449,7 @@ function buildBlocks(view, blocks, parent) {
       slot.el = element("div", `vz-plot vz-fig-${block.id}`, slot.stack);
       slot.plots = new Map();                                    // pick -> its drawn plot (drawFigure, drawAhead)
       if (block.csv) {
-        const csv = element("button", "vz-csv", parent);
+        const csv = slot.csv = element("button", "vz-csv", parent);
         csv.type = "button";
         csv.dataset.figure = block.id;
         csv.textContent = view.data.words.csv;
@@ -413,8 +460,11 @@ function buildBlocks(view, blocks, parent) {
       if (block.size) slot.el.classList.add(`vz-${block.size}`);      // a section's heading: the page's subheader
     } else if (block.type === "code") {
       slot.el = element("pre", `vz-code vz-code-${block.id}`, parent);
+    } else if (block.type === "formula") {
+      slot.el = element("div", `vz-formula vz-formula-${block.id}`, parent);
     } else if (block.type === "table" || block.type === "notes") {
       slot.el = element("div", `vz-${block.type} vz-${block.type}-${block.id}`, parent);
+      if (block.scroll) slot.el.classList.add("vz-scroll");        // a long table scrolls in a box of its own
     } else if (block.type === "tabs") {
       const tabs = element("div", "vz-tabs", parent);
       const bar = element("div", "vz-tab-bar", tabs);
@@ -436,6 +486,8 @@ function buildBlocks(view, blocks, parent) {
       });
     } else if (block.type === "columns") {
       const row = element("div", "vz-columns", parent);
+      // their shares of the row ([3, 2]: three fifths and two); a phone stacks them (browser_view.css)
+      if (block.widths) row.style.setProperty("--vz-columns", block.widths.map((w) => `minmax(0, ${Number(w)}fr)`).join(" "));
       for (const column of block.columns) buildBlocks(view, column, element("div", "vz-column", row));
     } else if (block.type === "details") {
       const folded = element("details", `vz-folded vz-details-${block.id}`, parent);
@@ -499,24 +551,56 @@ function kindAndLayerPickers(view) {
 }
 
 function stepPickers(view) {
-  // the slider at the pick, its buttons off at the ends; one step: nothing to pick (the page says so)
+  // the slider at the pick, its buttons off at the ends; one step: nothing to pick (the page says so). A body that
+  // names its steps (the step-through page's nine) gets a row of them instead of the slider, and worded buttons
   const { dom, data, pick } = view;
   const words = data.words;
   const last = data.steps - 1;
   dom.stepRow.hidden = last < 1;
   dom.stepLabel.textContent = words.step;
-  dom.stepLabel.title = dom.slider.title = words.step_help;         // what a step is, as the page's slider said
+  dom.stepLabel.title = dom.slider.title = words.step_help || "";   // what a step is, as the page's slider said
   dom.slider.setAttribute("aria-label", words.step);
   for (const [button, said] of [[dom.previous, words.previous], [dom.next, words.next]]) {
     button.setAttribute("aria-label", said);
     button.title = said;
   }
+  const named = Array.isArray(words.step_names);
+  dom.stepRow.classList.toggle("vz-named-steps", named);
+  dom.slider.hidden = dom.stepValue.hidden = named;
+  dom.previous.textContent = named ? words.previous : "◀";
+  dom.next.textContent = named ? words.next : "▶";
+  if (named) stepChoices(view);
   dom.slider.max = String(last);
   dom.slider.value = String(pick.step);
   dom.slider.setAttribute("aria-valuetext", `${pick.step} / ${last}`);
   dom.stepValue.textContent = `${pick.step} / ${last}`;
   dom.previous.disabled = pick.step <= 0;
   dom.next.disabled = pick.step >= last;
+}
+
+function stepChoices(view) {
+  // the steps by name, one radio each (made again for new words), the pick's checked
+  const { dom, data, pick } = view;
+  if (!dom.choices) {
+    dom.choices = element("div", "vz-step-choices", null);
+    dom.choices.setAttribute("role", "radiogroup");
+    dom.stepRow.insertBefore(dom.choices, dom.next);
+  }
+  const names = JSON.stringify(data.words.step_names);
+  if (dom.choices.dataset.names !== names) {
+    dom.choices.replaceChildren(...data.words.step_names.map((name, step) => {
+      const label = element("label", "vz-kind vz-step-choice", null);
+      const input = element("input", "", label);
+      input.type = "radio";
+      input.name = `vz-step-${view.id}`;
+      input.value = String(step);
+      element("span", "", label).textContent = name;
+      return label;
+    }));
+    dom.choices.dataset.names = names;
+  }
+  dom.choices.setAttribute("aria-label", data.words.step);
+  for (const input of dom.choices.querySelectorAll("input")) input.checked = Number(input.value) === pick.step;
 }
 
 function shown(el) {
@@ -691,11 +775,21 @@ function fillWords(view) {
   const part = view.data.picks[deckKey(view, view.pick)];
   for (const [id, slot] of view.dom.slots) {
     const type = slot.block.type;
+    if (type === "figure") {                // a pick without this picture (a step with one map, not two): no room
+      slot.stack.hidden = !part.figures[id];
+      if (slot.csv) slot.csv.hidden = !part.figures[id];
+    } else if (type === "details") {        // a section with nothing of this pick in it (no full matrix): none
+      slot.details.hidden = !holds(part, slot.block.blocks);
+    }
     const words = JSON.stringify([part.texts[id], part.tables[id], part.notes[id]]);
     if (slot.words === words && type !== "details") continue;    // the same words as the pick before
     slot.words = words;
     if (type === "code") {
       slot.el.textContent = part.texts[id] || "";
+    } else if (type === "formula") {
+      const math = mathNode(part.texts[id]);
+      slot.el.replaceChildren(...(math ? [math] : []));
+      slot.el.hidden = !math;
     } else if (type === "text" || type === "heading" || type === "details") {
       const text = part.texts[id] !== undefined ? part.texts[id] : slot.block.title;
       richText(slot.el, text || "");
@@ -715,6 +809,14 @@ function fillWords(view) {
     }
   }
   view.openedFor = view.data.sentence;
+}
+
+function holds(part, blocks) {
+  // whether a pick has anything for these blocks to show (a figure, words, a table, checks)
+  return blocks.some((block) => (block.id && (part.figures[block.id] || part.texts[block.id] || part.tables[block.id]
+    || (part.notes[block.id] || []).length)) || (block.type === "text" && block.title)
+    || holds(part, [...(block.blocks || []), ...(block.tabs || []).flatMap((tab) => tab.blocks),
+                    ...(block.columns || []).flat()]));
 }
 
 function table(spec) {
@@ -771,6 +873,20 @@ function deckListen(view) {
     dom.slider.addEventListener("input", (event) => choose(view, { step: Number(dom.slider.value) }, event.timeStamp));
     dom.previous.addEventListener("click", (event) => choose(view, { step: view.pick.step - 1 }, event.timeStamp));
     dom.next.addEventListener("click", (event) => choose(view, { step: view.pick.step + 1 }, event.timeStamp));
+    // the named steps' row (stepChoices): a click on a step; the arrow keys anywhere in the row step back and on,
+    // stopping at the ends (a radio group's own keys wrap around from the last step to the first)
+    dom.stepRow.addEventListener("change", (event) => {
+      if (event.target.closest(".vz-step-choices")) choose(view, { step: Number(event.target.value) }, event.timeStamp);
+    });
+    dom.stepRow.addEventListener("keydown", (event) => {
+      const by = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 }[event.key];
+      if (!by || !dom.choices || event.target === dom.slider) return;
+      event.preventDefault();
+      const onChoice = !!event.target.closest(".vz-step-choices");
+      choose(view, { step: view.pick.step + by }, event.timeStamp);
+      const checked = onChoice && dom.choices.querySelector("input:checked");
+      if (checked) checked.focus();
+    });
     return;
   }
   dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from viz.figures.step import highlight_row, upright_when_crowded
 from viz.figures.style import (ATTENTION_SCALE, Labels, Look, TypeScale, check_matrix, colorbar, plotly_text,
-                               signed_heatmap, token_axes, typeset)
+                               signed_heatmap, token_axes, typeset, wrapped)
 
 
 def _with_numbers(fig: go.Figure, n_rows: int, n_cols: int, width_px: float, type_scale: TypeScale,
@@ -28,6 +28,8 @@ def cosine_map(cos: np.ndarray, token_labels: list[str], labels: Labels, look: L
     (white = unrelated, red = pointing the same way, blue = opposite), titled by `labels` (composed by the caller:
     the look gives the sizes). One row framed when given."""
     cos = check_matrix(cos, len(token_labels), len(token_labels))
+    if width_px:      # a title wider than the picture's column in lines (cross-attention's memory: plotly cut it)
+        labels = labels._replace(title="<br>".join(wrapped(labels.title, look.scale, width_px - 24, "title")))
     fig = signed_heatmap(cos, token_labels, token_labels, labels, zmax=1.0, type_scale=look.scale)
     # rows tall enough for every token label and a number (the slanted key labels below take ~120 px)
     row_px = max(1.8 * look.scale.tick, 1.25 * look.scale.cell + 8)

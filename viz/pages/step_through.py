@@ -1,10 +1,18 @@
-"""Step-through: one head, one query token, from the layer input to the head's output, on real numbers."""
+"""Step-through: one head, one query token, from the layer input to the head's output, on real numbers. The nine steps
+are drawn in the browser (viz/elements/browser_view.py, a deck of every step): a step is picked there (◀ Previous,
+Next ▶, the row of steps, the arrow keys) with no script run and written to the URL; the page reads it from the URL
+and sends the nine steps of a kind, layer, head and query once. Kind, layer, head and query are the page's own
+widgets (another query: another nine steps); the whole head's formula and why scaling matters stay below, drawn by
+the server (they depend on the query, not the step)."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.analysis.attention_math import (HeadSteps, dim_labels, head_projection, head_steps,
@@ -12,18 +20,23 @@ from model.analysis.attention_math import (HeadSteps, dim_labels, head_projectio
 from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.schema import sublayer_names
+from viz.figures import browser_view as payloads
 from viz.figures.attention import attention_heatmap, map_window, window_around
+from viz.figures.browser_view import template_spec
 from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
-from viz.figures.style import Labels, plotly_text
+from viz.figures.style import Labels, Look, plotly_text
 from viz.figures.vectors import cosine_map
+from viz.core.context import Traced
 from viz.core.i18n import kind_title, t
 from viz.core import view
 from viz.core.text import attention_labels, first_word
-from viz.elements.ui import (data_table, layer_head_pickers, look, matrix_frame, need_context, on_phone, show_figure,
-                             type_scale)
+from viz.elements.browser_view import STEP_PICK, browser_view, whole_asked
+from viz.elements.ui import (PRESENTER_TABLE_COLUMNS, data_table, layer_head_pickers, look, matrix_frame,
+                             need_context, on_phone, plotly_config, safe_filename, show_figure, type_scale)
+from viz.tour.formula_html import formula_mathml
 
 OWN = view.Own("viz.pages.step_through")  # this module's own session values
-STEP_THROUGH = OWN.value("step")                  # step-<control>: this page's widgets
+STEP_THROUGH = OWN.value("step")          # step-<control>: this page's widgets; step-view, -head, -csv, -whole: its deck
 
 KINDS = list(schema.KINDS)
 # The steps' names: formulas as they are, words as catalogue keys (step.*), read by say()
@@ -32,15 +45,30 @@ STEPS = ["step.steps.input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\to
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "step.short.mask", "softmax", "· V"]   # fits one line on a projector
 FIRST_STEP = 0   # the page opens where a lesson starts: the input X, then Q, K, V, the scores… one Next each
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
-# One row of controls: layer + head (two columns inside), the query, then the two buttons. The buttons
-# get ~1/5 of the row each, so "◀ Previous" is whole on a 1280x720 projector with the sidebar open
-# (at 1/10 of a row it was cut to "◀ Pre…").
-CONTROL_COLUMNS = [2.4, 2.0, 1.25, 1.05]
+# One row of controls: layer + head (two columns inside), then the query (the steps are picked in the deck under it)
+CONTROL_COLUMNS = [2.4, 2.0]
 def plot_px() -> int:
     """The plot area of a matrix in the left three fifths of the page at 1280x720: wider in presenter mode,
     where the sidebar is folded away."""
     return int(picture_px() - 130)
 FORMULA = r"z = \mathrm{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}} + M\right) XW^V"
+# Each step's formula (LaTeX; the deck draws it as MathML, viz/tour/formula_html.formula_mathml): numbers of the
+# model's config go in, never a token
+SCORES_FORMULA = r"s_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{id}\,k_{jd}"
+MASK_FORMULAS = {True: r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}",
+                 False: r"M_{ij} = 0 \quad \forall j"}
+SOFTMAX_FORMULA = r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1"
+OUTPUT_FORMULA = r"z_i = \sum_j a_{ij}\, v_j"
+
+
+def projection_formula(which: str, head: int, d: int, d_head: int) -> str:
+    w_h = rf"W^{which}_{{{head}}}"
+    return rf"{which}_{{{head}}} = X {w_h} + b^{which}_{{{head}}},\quad {w_h} \in \mathbb{{R}}^{{{d}\times{d_head}}}"
+
+
+def scaled_formula(d_head: int) -> str:
+    return (rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{d_head}}}}} = "
+            rf"\frac{{q_i\cdot k_j}}{{{np.sqrt(d_head):.3g}}}")
 
 
 # Catalogue keys (viz/locales), written out so that a test finds every key in use.
@@ -139,20 +167,37 @@ def window_size() -> int:
     return map_window(picture_px(), type_scale())
 
 
-def load_head(ctx, kind: str, layer: int, head: int, query: int) -> Head:
-    cfg, arrays = ctx.model.config, ctx.trace.arrays
+def load_head(traced: Traced, kind: str, layer: int, head: int, query: int, size: int) -> Head:
+    """The head's arrays and their recomputation; a long sentence's pictures through a window of `size` tokens."""
+    cfg, arrays = traced.model.config, traced.trace.arrays
     names = sublayer_names(kind, layer, cfg.norm_first)
-    q_labels, k_labels = attention_labels(ctx.trace.meta, kind)
+    q_labels, k_labels = attention_labels(traced.trace.meta, kind)
     q, k, v, scores, pattern, z = (arrays[schema.attn_name(kind, layer, n)][head]
                                    for n in ("q", "k", "v", "scores", "pattern", "z"))
     # a long sentence through a window around the followed query (the query picker moves it) and around the key
     # it reads (cross-attention: the source token it attends to most)
-    size = window_size()
     key_row = query if kind != "cross" else int(np.argmax(pattern[query]))
-    return Head(kind, layer, head, query, cfg, names, ctx.model, q_labels, k_labels,
+    return Head(kind, layer, head, query, cfg, names, traced.model, q_labels, k_labels,
                 arrays[names.query_input], arrays[names.kv_input], q, k, v, scores, pattern, z,
-                head_steps(q, k, v, names.causal), f"{ctx.model_id}-{kind}-L{layer}-H{head}",
+                head_steps(q, k, v, names.causal), f"{traced.model_id}-{kind}-L{layer}-H{head}",
                 window_around(query, len(q_labels), size), window_around(key_row, len(k_labels), size))
+
+
+@dataclass(frozen=True)
+class Followed:
+    """What the nine steps are built for besides the sentence: the page's pickers (kind, layer, head, the query
+    followed) and how many tokens the pictures show (window_size: this run's picture column)."""
+    kind: str
+    layer: int
+    head: int
+    query: int
+    size: int
+
+
+@view.shared_cached
+def head_of(traced: Traced, followed: Followed) -> Head:
+    """The followed head, loaded once for its nine steps, its CSVs and the scaling section."""
+    return load_head(traced, followed.kind, followed.layer, followed.head, followed.query, followed.size)
 
 
 def _init_state(value: view.Value, default: int, lo: int, hi: int, *part) -> None:
@@ -162,11 +207,6 @@ def _init_state(value: view.Value, default: int, lo: int, hi: int, *part) -> Non
         view.put(STEP_THROUGH, view.read(value, default=default, lo=lo, hi=hi), *part)
     elif not lo <= view.get(STEP_THROUGH, *part) <= hi:   # a shorter sentence than before
         view.put(STEP_THROUGH, default, *part)
-
-
-def _move(delta: int) -> None:
-    step = view.get(STEP_THROUGH, "step")
-    view.put(STEP_THROUGH, min(len(STEPS) - 1, max(0, step + delta)), "step")
 
 
 def _forget_query() -> None:
@@ -247,9 +287,7 @@ def view_projection(h: Head, which: str) -> View:
                                   t("step.axis.head_dimension"), t("step.axis.token"), f"{h.tag}-{which}",
                                   shown, highlight=row)
     view = View([teach], _row(matrix, row, labels, dims), full=[full])
-    w_h = rf"W^{which}_{{{head}}}"
-    view.latex = (rf"{which}_{{{head}}} = X {w_h} + b^{which}_{{{head}}},\quad "
-                  rf"{w_h} \in \mathbb{{R}}^{{{d}\times{d_head}}}")
+    view.latex = projection_formula(which, head, d, d_head)
     view.text = t("step.proj.text", head=head, d_k=d_head, d=d, which=which, role=role) + (
         " " + t("step.proj.cross") if which != "Q" and h.kind == "cross" else "")
     view.row_caption = (t("step.proj.row", token=labels[row], which=which) if which == "Q" else
@@ -266,7 +304,7 @@ def view_raw(h: Head) -> View:
     fig = step_heatmap(h.shown(raw), q_labels[h.rows], k_labels[h.keys], labels, look(),
                        highlight=h.mark)
     view = View([(fig, f"{h.tag}-QK", matrix_frame(raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
-                latex=r"s_{ij} = q_i \cdot k_j = \sum_{d=1}^{d_k} q_{id}\,k_{jd}")
+                latex=SCORES_FORMULA)
     view.text = t("step.raw.text", token=q_labels[query], low=f"{raw.min():.1f}", high=f"{raw.max():.1f}")
     view.row_caption = t("step.raw.row", token=q_labels[query])
     return view
@@ -280,8 +318,7 @@ def view_scaled(h: Head) -> View:
                        highlight=h.mark)
     view = View([(fig, f"{h.tag}-scores", matrix_frame(h.scores, q_labels, k_labels))],
                 _row(scaled, query, q_labels, k_labels),
-                latex=rf"\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}} = \frac{{q_i\cdot k_j}}{{\sqrt{{{d_head}}}}} = "
-                      rf"\frac{{q_i\cdot k_j}}{{{np.sqrt(d_head):.3g}}}")
+                latex=scaled_formula(d_head))
     view.text = t("step.scaled.text", root=f"{np.sqrt(d_head):.3g}")
     view.row_caption = t("step.scaled.row", token=q_labels[query])
     view.checks.append((t("step.scaled.check"), max_abs_error(scaled, h.scores)))
@@ -295,8 +332,7 @@ def view_mask(h: Head) -> View:
                                highlight=h.mark)
     view = View([(fig, f"{h.tag}-masked", matrix_frame(masked, q_labels, k_labels))],
                 _row(masked, query, q_labels, k_labels),
-                latex=r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}" if causal else
-                r"M_{ij} = 0 \quad \forall j")
+                latex=MASK_FORMULAS[bool(causal)])
     if causal:
         n_hidden = int((~h.mine.allowed[query]).sum())
         view.text = t("step.mask.causal", token=q_labels[query], n=n_hidden)
@@ -315,7 +351,7 @@ def view_softmax(h: Head) -> View:
                             width_px=picture_px())
     view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
-                latex=r"a_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}},\qquad \sum_j a_{ij} = 1")
+                latex=SOFTMAX_FORMULA)
     top = int(np.argmax(pattern[query]))
     view.text = t("step.softmax.text", token=q_labels[query], weight=f"{pattern[query, top]:.2f}", target=k_labels[top])
     view.row_caption = t("step.softmax.row", token=q_labels[query], total=f"{pattern[query].sum():.4f}")
@@ -331,7 +367,7 @@ def view_output(h: Head) -> View:
     fig = step_heatmap(z[h.rows], q_labels[h.rows], dims, labels, look(), highlight=h.mark, show_values=False,
                        plot_px=plot_px())
     view = View([(fig, f"{h.tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
-                latex=r"z_i = \sum_j a_{ij}\, v_j")
+                latex=OUTPUT_FORMULA)
     view.text = t("step.output.text", head=h.head, heads=h.cfg.n_heads)
     view.row_caption = t("step.output.row", token=q_labels[query])
     view.checks.append((t("step.output.check"),
@@ -343,40 +379,126 @@ VIEWS = [view_input, partial(view_projection, which="Q"), partial(view_projectio
          partial(view_projection, which="V"), view_raw, view_scaled, view_mask, view_softmax, view_output]
 
 
-# -- layout -------------------------------------------------------------------------------------------
-def show_view(view: View, step: int) -> None:
-    """The step's picture on the left, what it computes on the right."""
-    left, right = st.columns([3, 2])
-    with left:
-        for i, (fig, filename, frame) in enumerate(view.figures):
-            show_figure(fig, filename, frame, key=f"step-fig-{i}")
-        if view.window_note:
-            st.caption(view.window_note)
-        if view.figures and view.full:
-            st.caption(t("step.cosine.caption"))
-        if view.full:
-            with st.expander(t("step.full")):
-                for i, (fig, filename, frame) in enumerate(view.full):
-                    show_figure(fig, filename, frame, key=f"step-full-{i}")
-    with right:
-        st.subheader(t("step.subheader", number=step + 1, total=len(STEPS), name=step_name(step)))
-        if view.latex:
-            st.latex(view.latex)
-        st.markdown(view.text)
-        st.caption(view.row_caption)
-        data_table(view.row, digits=4)
-        for description, error in view.checks:
-            ok = error < TOLERANCE
-            (st.success if ok else st.error)(t("step.check", description=description, error=f"{error:.2e}")
-                                             + ("" if ok else " " + t("step.check.large")))
+# -- the deck: every step, drawn in the browser -----------------------------------------------------------
+def step_figures(shown: View) -> dict[str, tuple]:
+    """A step's pictures by the deck's block ids (figure, file name, CSV frame): the step's one or two (cross-attention's
+    input: the decoder's and the memory's), and behind them the full matrices."""
+    return {**{f"picture-{i}": made for i, made in enumerate(shown.figures)},
+            **{f"full-{i}": made for i, made in enumerate(shown.full)}}
 
 
-def controls(ctx) -> tuple[str, int, int, int, int]:
-    """Kind on one line; layer, head, query and the Previous/Next buttons on the next; the steps under
-    them. Returns (kind, layer, head, query, step)."""
+def number(value: float) -> str:
+    """A number of the followed row, as the table shows it: 4 decimals; a masked score −∞."""
+    return "−∞" if np.isneginf(value) else f"{value:.4f}"
+
+
+def row_table(frame: pd.DataFrame) -> dict:
+    """The followed row's numbers as a static table at the text's size; a row wider than a half-page column holds
+    (a d_model-wide X) on its side, scrolling in its box."""
+    cells = [number(v) for v in frame.to_numpy(dtype=float)[0]]
+    columns, index = [str(c) for c in frame.columns], [str(i) for i in frame.index]
+    if len(cells) > PRESENTER_TABLE_COLUMNS:
+        return payloads.table(index, columns, [[cell] for cell in cells])
+    return payloads.table(columns, index, [cells])
+
+
+def step_part(h: Head, step: int) -> dict:
+    """One step's part of the page's deck (viz/figures/browser_view.py): its pictures, as the builders above draw
+    them, and what it computes (the heading, the formula as MathML, the text, the row and the checks)."""
+    shown = VIEWS[step](h)
+    figures = step_figures(shown)
+    texts = {
+        "window-note": h.window_note,
+        "cosine-caption": t("step.cosine.caption") if shown.figures and shown.full else "",
+        "step-heading": t("step.subheader", number=step + 1, total=len(STEPS), name=step_name(step)),
+        "formula": formula_mathml(shown.latex) if shown.latex else "",
+        "step-text": shown.text,
+        "row-caption": shown.row_caption,
+    }
+    notes = [{"text": t("step.check", description=description, error=f"{error:.2e}")
+              + ("" if error < TOLERANCE else " " + t("step.check.large")), "ok": bool(error < TOLERANCE)}
+             for description, error in shown.checks]
+    return payloads.deck_pick({name: made[0] for name, made in figures.items()},
+                              {name: safe_filename(made[1]) for name, made in figures.items()}, texts,
+                              {"row": row_table(shown.row)}, {"checks": notes})
+
+
+def blocks() -> list[dict]:
+    """How the page's deck is laid out, every step alike (as the page was): the step's picture on the left (three
+    fifths; on a phone first), how to read it, the full matrices folded under it; on the right what the step
+    computes: its name, its formula, the text, the followed row and the checks."""
+    figure = lambda name: {"type": "figure", "id": name, "csv": True}        # noqa: E731
+    text = lambda name, size=None: {"type": "text", "id": name, **({"size": size} if size else {})}   # noqa: E731
+    return [{"type": "columns", "widths": [3, 2], "columns": [
+        [figure("picture-0"), figure("picture-1"), text("window-note"), text("cosine-caption"),
+         {"type": "details", "id": "full", "title": t("step.full"), "blocks": [figure("full-0"), figure("full-1")]}],
+        [{"type": "heading", "id": "step-heading", "size": "section"}, {"type": "formula", "id": "formula"},
+         text("step-text", "body"), text("row-caption"), {"type": "table", "id": "row", "scroll": True},
+         {"type": "notes", "id": "checks"}]]}]
+
+
+def step_words() -> dict:
+    """The deck's step row: the steps by their short names, ◀ Previous and Next ▶ (the page's own words)."""
+    return {"step": t("step.step"), "step_help": "", "previous": t("step.previous"), "next": t("step.next"),
+            "step_names": [f"{i + 1} {short_name(i)}" for i in range(len(STEPS))]}
+
+
+def sentence_sig(traced: Traced, followed: Followed, page_look: Look, modebar: bool) -> str:
+    """What the page's deck is built for, as the browser names it: the sentence (trace), the pickers and window,
+    the look (words and type scale), the modebar."""
+    at = (traced.trace_key, followed, page_look, modebar)
+    return hashlib.blake2b(repr(("step", at)).encode("utf-8"), digest_size=8).hexdigest()
+
+
+@view.shared_cached
+def built_deck(traced: Traced, followed: Followed, page_look: Look, modebar: bool, first: int | None) -> payloads.Body:
+    """The browser's data for this head, query and view: built once, for every session of the worker. `first`: only
+    that step (a new sentence's or query's first run); the view asks for the rest once it has drawn it, which
+    reuses the part the first one made."""
+    picks = range(len(STEPS)) if first is None else [first]
+    parts = {str(step): built_step(traced, followed, step, page_look, modebar) for step in picks}
+    return payloads.encode(payloads.deck(parts, blocks(), STEP_PICK, {}, template_spec(go.Figure()), page_look.words,
+                                         {"text_px": page_look.scale.text,
+                                          "sentence": sentence_sig(traced, followed, page_look, modebar),
+                                          "whole": first is None, "modebar": modebar,
+                                          "url_names": {"step": view.STEP.name}},
+                                         steps=len(STEPS), said=step_words()))
+
+
+@view.shared_cached
+def built_step(traced: Traced, followed: Followed, step: int, page_look: Look, modebar: bool) -> dict:
+    """One step's part of the deck (its pictures drawn in `page_look`, with or without the modebar)."""
+    return step_part(head_of(traced, followed), step)
+
+
+def pick_csv(traced: Traced, followed: Followed):
+    """The CSV of a step's picture the browser asked for: every number of the matrix it shows."""
+    def make(pick: dict) -> dict:
+        shown = VIEWS[min(max(pick["step"], 0), len(STEPS) - 1)](head_of(traced, followed))
+        figures = step_figures(shown)
+        _, name, frame = figures.get(str(pick.get("figure")), figures["picture-0"])
+        return {"name": safe_filename(name) + ".csv", "text": frame.to_csv()}
+    return make
+
+
+def step_view(traced: Traced, followed: Followed, step: int) -> None:
+    """The step's pictures and what it computes, drawn in the browser (a deck of the nine steps): the step row
+    moves there, with no script run."""
+    page_look, modebar = look(), plotly_config("")["displayModeBar"]
+    sentence = sentence_sig(traced, followed, page_look, modebar)
+    whole = whole_asked(sentence, STEP_THROUGH)
+    body = built_deck(traced, followed, page_look, modebar, None if whole else step)
+    browser_view(STEP_THROUGH, STEP_PICK, body, {"step": step}, {"sentence": sentence, "whole": whole},
+                 csv=pick_csv(traced, followed))
+
+
+def controls(ctx) -> tuple[str, int, int, int]:
+    """Kind on one line; layer, head and the query on the next (the step is picked in the deck under them).
+    Returns (kind, layer, head, query)."""
     cfg = ctx.model.config
+    # the options' names made in this run's language (a function calling t() later, outside a run, spoke English)
     kind = st.radio(t("step.kind"), KINDS, horizontal=True, key=view.seed(STEP_THROUGH, view.read(view.KIND, choices=KINDS), "kind"),
-                    format_func=kind_title, on_change=_forget_query,
+                    format_func={k: kind_title(k) for k in KINDS}.get, on_change=_forget_query,
                     label_visibility="collapsed")
     q_labels, _ = attention_labels(ctx.trace.meta, kind)
     reads = ctx.trace.meta["tgt_in_tokens"]
@@ -384,22 +506,15 @@ def controls(ctx) -> tuple[str, int, int, int, int]:
     query_key = view.key(STEP_THROUGH, "query", kind)
     # the first word of the sentence, not a two-style model's <modern> that leads it
     _init_state(view.QUERY, first_word(schema.query_tokens(ctx.trace.meta, kind)), 0, n_q - 1, "query", kind)
-    _init_state(view.STEP, FIRST_STEP, 0, len(STEPS) - 1, "step")
-    c_pick, c_query, c_prev, c_next = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
+    c_pick, c_query = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
     with c_pick:
         layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=view.key(STEP_THROUGH, kind),
                                          allow_mean=False)
     query = c_query.selectbox(t("step.query"), list(range(n_q)), key=query_key,
-                              format_func=lambda i: q_labels[i] if kind == "encoder" else
-                              t("step.query.reads", token=q_labels[i], reads=reads[i]))
-    c_prev.button(t("step.previous"), on_click=_move, args=(-1,), disabled=view.get(STEP_THROUGH, "step") == 0,
-                  width="stretch", key=view.key(STEP_THROUGH, "prev"))
-    c_next.button(t("step.next"), on_click=_move, args=(1,),
-                  disabled=view.get(STEP_THROUGH, "step") == len(STEPS) - 1,
-                  width="stretch", key=view.key(STEP_THROUGH, "next"))
-    step = st.radio(t("step.step"), list(range(len(STEPS))), key=view.key(STEP_THROUGH, "step"), horizontal=True,
-                    format_func=lambda i: f"{i + 1} {short_name(i)}", label_visibility="collapsed")
-    return kind, layer, head, query, step
+                              format_func={i: q_labels[i] if kind == "encoder" else
+                                           t("step.query.reads", token=q_labels[i], reads=reads[i])
+                                           for i in range(n_q)}.get)
+    return kind, layer, head, query
 
 
 def why_scaling(h: Head) -> None:
@@ -429,18 +544,17 @@ def render() -> None:
     st.title(t("step.title"))
     # a phone: the picture first and its pickers under it (they filled its whole first screen)
     picture = st.container() if on_phone() else None
-    kind, layer, head, query, step = controls(ctx)
+    kind, layer, head, query = controls(ctx)
+    step = view.read(view.STEP, default=FIRST_STEP, hi=len(STEPS) - 1)      # the browser's step picks write it
     view.write_url({view.KIND: kind, view.QUERY: query, view.STEP: step})
-    h = load_head(ctx, kind, layer, head, query)
-    shown = VIEWS[step](h)
-    shown.window_note = h.window_note
+    followed = Followed(kind, layer, head, query, window_size())
     with picture if picture is not None else st.container():
-        show_view(shown, step)
+        step_view(ctx.traced, followed, step)
     st.caption(t("step.caption"))
     st.header(t("step.whole.header"))
     st.markdown(t("step.whole.text", d_model=cfg.d_model, heads=cfg.n_heads, d_k=cfg.d_head))
     st.latex(FORMULA)
-    why_scaling(h)
+    why_scaling(head_of(ctx.traced, followed))
 
 
 if __name__ == "__main__":

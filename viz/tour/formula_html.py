@@ -1,8 +1,10 @@
-"""The tour's formulas (LaTeX, as the tour page shows them with st.latex) for the offline lesson
+r"""The tour's formulas (LaTeX, as the tour page shows them with st.latex) for the offline lesson
 (viz/tour/lesson.py), which has no KaTeX and no network: as MathML (formula_mathml), which browsers draw
 natively, for the subset of LaTeX the tour uses; and as HTML text (formula_html: fractions as a/b, sub- and
 superscripts, square roots with an overline, Greek letters and operators as Unicode), the fallback for a
-construct the MathML writer does not know (formula_block picks)."""
+construct the MathML writer does not know (formula_block picks). The step-through page's deck draws its steps'
+formulas with formula_mathml too (\mathbb, a cases environment, \forall, primes, \left/\right: its subset;
+viz/figures/browser_view.js keeps only MathML elements and attributes of it)."""
 from __future__ import annotations
 
 import html
@@ -104,14 +106,17 @@ GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "
          "Delta": "Δ", "Sigma": "Σ", "Omega": "Ω"}
 MATH_OPERATORS = {"top": "⊤", "odot": "⊙", "mid": "∣", "leftarrow": "←", "rightarrow": "→", "to": "→",
                   "times": "×", "cdot": "⋅", "le": "≤", "ge": "≥", "leq": "≤", "geq": "≥", "neq": "≠",
-                  "approx": "≈", "in": "∈", "propto": "∝", "sum": "∑", "prod": "∏"}
+                  "approx": "≈", "in": "∈", "propto": "∝", "sum": "∑", "prod": "∏", "forall": "∀",
+                  "exists": "∃", "div": "÷", "pm": "±"}
 MATH_IDENTIFIERS = {"infty": "∞", "nabla": "∇", "partial": "∂", "dots": "…", "ldots": "…", "cdots": "⋯"}
 SPACES = {"quad": "1em", "qquad": "2em", ";": "0.2778em", ":": "0.2222em", ",": "0.1667em", " ": "0.25em"}
 ACCENTS = {"tilde": "˜", "hat": "^", "bar": "¯", "vec": "→"}
 SCRIPT_EXCEPTIONS = {"B": "ℬ", "E": "ℰ", "F": "ℱ", "H": "ℋ", "I": "ℐ", "L": "ℒ", "M": "ℳ", "R": "ℛ"}
+DOUBLE_STRUCK_EXCEPTIONS = {"C": "ℂ", "H": "ℍ", "N": "ℕ", "P": "ℙ", "Q": "ℚ", "R": "ℝ", "Z": "ℤ"}
+ENVIRONMENTS = ("cases",)        # \begin{cases} a & b \\ c & d \end{cases}: rows of cells after a left brace
 SIZES = {"big": "1.2em", "Big": "1.623em", "bigg": "2.047em", "Bigg": "2.470em"}
 LIMIT_BASES = ("∑", "∏", "max", "min", "arg max", "arg min")    # their subscript goes under them
-OPERATOR_CHARS = set("=+-*/()[]|,<>!:;.'")
+OPERATOR_CHARS = set("=+-*/()[]|,<>!:;.")
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 # After a function name (\log a): the invisible "function application" mark. MathML Core gives it no space, so
 # "log a" drew as "loga"; TeX puts a thin space between an operator name and what follows it unless that is an
@@ -222,6 +227,8 @@ def _m_atom(src: str, i: int) -> tuple[str, int]:
         return f"<mn>{number}</mn>", i + len(number)
     if ch.isalpha():
         return f"<mi>{html.escape(ch)}</mi>", i + 1
+    if ch == "'":                              # j': a prime (TeX's j^{\prime}), not an apostrophe
+        return "<mo>′</mo>", i + 1
     if ch in "()[]|":                          # as TeX: as tall as the text, unless \big/\Big says otherwise
         return f'<mo stretchy="false">{html.escape(ch)}</mo>', i + 1
     if ch in OPERATOR_CHARS:
@@ -254,6 +261,22 @@ def _m_command(src: str, i: int) -> tuple[str, int]:
             raise UnsupportedLatex(r"\mathcal of more than one capital")
         letter = arg.group(1)
         return f"<mi>{SCRIPT_EXCEPTIONS.get(letter, chr(0x1D49C + ord(letter) - ord('A')))}</mi>", i + 3
+    if name == "mathbb":                       # \mathbb{R}: the double-struck capital (as \mathcal, by its character)
+        arg = re.match(r"\{([A-Z])\}", src[i:])
+        if not arg:
+            raise UnsupportedLatex(r"\mathbb of more than one capital")
+        letter = arg.group(1)
+        return f"<mi>{DOUBLE_STRUCK_EXCEPTIONS.get(letter, chr(0x1D538 + ord(letter) - ord('A')))}</mi>", i + 3
+    if name == "begin":
+        return _m_environment(src, i)
+    if name in ("left", "right"):              # \left( ... \right): brackets as tall as what they hold
+        while i < len(src) and src[i] == " ":
+            i += 1
+        if src[i:i + 1] == ".":                # \left. : no bracket
+            return "", i + 1
+        if i < len(src) and src[i] in "()[]|":
+            return f'<mo fence="true" stretchy="true">{html.escape(src[i])}</mo>', i + 1
+        raise UnsupportedLatex(f"\\{name} before {src[i:i + 1]!r}")
     if name in SIZES:                          # \Big( : the next delimiter, that tall
         while i < len(src) and src[i] == " ":
             i += 1
@@ -293,3 +316,47 @@ def _m_text(src: str, i: int, command: str) -> tuple[str, int]:
         return f"<mtext>{html.escape(inner)}</mtext>", end + 1
     variant = {"mathbf": ' mathvariant="bold"', "mathit": ""}.get(command, ' mathvariant="normal"' if len(inner) == 1 else "")
     return f"<mi{variant}>{html.escape(inner)}</mi>", end + 1
+
+
+def _m_environment(src: str, i: int) -> tuple[str, int]:
+    r"""\begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}: a left brace before a table of rows (split at
+    \\) of cells (split at &), each cell left-aligned, as TeX sets cases. No other environment."""
+    name = re.match(r"\{([a-z]+)\}", src[i:])
+    if not name or name.group(1) not in ENVIRONMENTS:
+        raise UnsupportedLatex(f"\\begin{src[i:i + 12]}")
+    start = i + len(name.group(0))
+    end_tag = r"\end{" + name.group(1) + "}"
+    end = src.find(end_tag, start)
+    if end < 0:
+        raise UnsupportedLatex(f"\\begin{{{name.group(1)}}} without its end")
+    rows = []
+    for row in _top_level_split(src[start:end], r"\\"):
+        if not row.strip():
+            continue
+        cells = []
+        for cell in _top_level_split(row, "&"):
+            nodes, _ = _m_group(cell, 0, closing=None)
+            cells.append(f'<mtd columnalign="left"><mrow>{"".join(nodes)}</mrow></mtd>')
+        rows.append(f"<mtr>{''.join(cells)}</mtr>")
+    if not rows:
+        raise UnsupportedLatex(f"an empty {name.group(1)}")
+    return (f'<mrow><mo fence="true" stretchy="true" form="prefix">{{</mo>'
+            f'<mtable columnalign="left">{"".join(rows)}</mtable></mrow>'), end + len(end_tag)
+
+
+def _top_level_split(src: str, separator: str) -> list[str]:
+    """`src` split at `separator` (\\\\ or &) outside braces; a command's backslash takes its next character along
+    (\\& is no cell)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(src):
+        if depth == 0 and src.startswith(separator, i):
+            parts.append(src[start:i])
+            i = start = i + len(separator)
+            continue
+        if src[i] == "\\":
+            i += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(src[i], 0)
+        i += 1
+    parts.append(src[start:])
+    return parts
