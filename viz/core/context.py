@@ -29,29 +29,6 @@ class Traced:
         return self.trace_key[0]
 
 
-@dataclass(frozen=True)
-class DecodingSettings:
-    """What the decoding page's step pictures are made with besides the step: its server widgets."""
-    method: str
-    beam: int
-    layer: int
-    k: int
-
-
-@dataclass(frozen=True)
-class Decoded:
-    """A decoding as the decoding page's deck is built from it, compared and hashed by get_decoding's arguments alone (the
-    model, the source, method, beam, limit, no-repeat): a shared builder (view.shared_cached) takes it, so it is keyed
-    by what determines the decoding."""
-    args: tuple
-    model: Any = field(compare=False, repr=False)     # viz/services/models.ModelView
-    dec: Any = field(compare=False, repr=False)       # model.analysis.decoding.Decoding
-
-    @property
-    def model_id(self) -> str:
-        return self.args[0]
-
-
 @dataclass
 class Context:
     """What the shared sidebar chose for this run."""

@@ -19,7 +19,7 @@ from viz.figures.decoding import (alignment_heatmap, confidence_bars, cross_atte
                                   teacher_forced_pass)
 from viz.core.i18n import catalogue_keys, t
 from viz.core import view
-from viz.core.context import Decoded, DecodingSettings
+from viz.core.keys import Decoded, DecodingSettings
 from viz.core.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.core.text import plain, position_labels
 from viz.elements.browser_view import DECODING_PICK, browser_view, whole_asked

@@ -29,6 +29,7 @@ from viz.figures.vectors import cosine_map
 from viz.core.context import Traced
 from viz.core.i18n import kind_title, t
 from viz.core import view
+from viz.core.keys import FollowedHead
 from viz.core.text import attention_labels, first_word
 from viz.elements.browser_view import STEP_PICK, browser_view, whole_asked
 from viz.elements.ui import (PRESENTER_TABLE_COLUMNS, data_table, layer_head_pickers, look, matrix_frame,
@@ -183,19 +184,8 @@ def load_head(traced: Traced, kind: str, layer: int, head: int, query: int, size
                 window_around(query, len(q_labels), size), window_around(key_row, len(k_labels), size))
 
 
-@dataclass(frozen=True)
-class Followed:
-    """What the nine steps are built for besides the sentence: the page's pickers (kind, layer, head, the query
-    followed) and how many tokens the pictures show (window_size: this run's picture column)."""
-    kind: str
-    layer: int
-    head: int
-    query: int
-    size: int
-
-
 @view.shared_cached
-def head_of(traced: Traced, followed: Followed) -> Head:
+def head_of(traced: Traced, followed: FollowedHead) -> Head:
     """The followed head, loaded once for its nine steps, its CSVs and the scaling section."""
     return load_head(traced, followed.kind, followed.layer, followed.head, followed.query, followed.size)
 
@@ -443,7 +433,7 @@ def step_words() -> dict:
             "step_names": [f"{i + 1} {short_name(i)}" for i in range(len(STEPS))]}
 
 
-def sentence_sig(traced: Traced, followed: Followed, page_look: Look, modebar: bool) -> str:
+def sentence_sig(traced: Traced, followed: FollowedHead, page_look: Look, modebar: bool) -> str:
     """What the page's deck is built for, as the browser names it: the sentence (trace), the pickers and window,
     the look (words and type scale), the modebar."""
     at = (traced.trace_key, followed, page_look, modebar)
@@ -451,7 +441,7 @@ def sentence_sig(traced: Traced, followed: Followed, page_look: Look, modebar: b
 
 
 @view.shared_cached
-def built_deck(traced: Traced, followed: Followed, page_look: Look, modebar: bool, first: int | None) -> payloads.Body:
+def built_deck(traced: Traced, followed: FollowedHead, page_look: Look, modebar: bool, first: int | None) -> payloads.Body:
     """The browser's data for this head, query and view: built once, for every session of the worker. `first`: only
     that step (a new sentence's or query's first run); the view asks for the rest once it has drawn it, which
     reuses the part the first one made."""
@@ -466,12 +456,12 @@ def built_deck(traced: Traced, followed: Followed, page_look: Look, modebar: boo
 
 
 @view.shared_cached
-def built_step(traced: Traced, followed: Followed, step: int, page_look: Look, modebar: bool) -> dict:
+def built_step(traced: Traced, followed: FollowedHead, step: int, page_look: Look, modebar: bool) -> dict:
     """One step's part of the deck (its pictures drawn in `page_look`, with or without the modebar)."""
     return step_part(head_of(traced, followed), step)
 
 
-def pick_csv(traced: Traced, followed: Followed):
+def pick_csv(traced: Traced, followed: FollowedHead):
     """The CSV of a step's picture the browser asked for: every number of the matrix it shows."""
     def make(pick: dict) -> dict:
         shown = VIEWS[min(max(pick["step"], 0), len(STEPS) - 1)](head_of(traced, followed))
@@ -481,7 +471,7 @@ def pick_csv(traced: Traced, followed: Followed):
     return make
 
 
-def step_view(traced: Traced, followed: Followed, step: int) -> None:
+def step_view(traced: Traced, followed: FollowedHead, step: int) -> None:
     """The step's pictures and what it computes, drawn in the browser (a deck of the nine steps): the step row
     moves there, with no script run."""
     page_look, modebar = look(), plotly_config("")["displayModeBar"]
@@ -547,7 +537,7 @@ def render() -> None:
     kind, layer, head, query = controls(ctx)
     step = view.read(view.STEP, default=FIRST_STEP, hi=len(STEPS) - 1)      # the browser's step picks write it
     view.write_url({view.KIND: kind, view.QUERY: query, view.STEP: step})
-    followed = Followed(kind, layer, head, query, window_size())
+    followed = FollowedHead(kind, layer, head, query, window_size())
     with picture if picture is not None else st.container():
         step_view(ctx.traced, followed, step)
     st.caption(t("step.caption"))
