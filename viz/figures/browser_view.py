@@ -1,7 +1,7 @@
 """What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
-deck (deck(), at the end: the multi-head page's kind x layer, the decoding page's steps), every figure a page's
-builders make for every pick.
+deck (deck(), at the end: the multi-head page's kind x layer, the feed-forward page's stack x layer, the decoding
+page's steps), every figure a page's builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
@@ -246,7 +246,8 @@ def drawn_labels(framed_bytes: bytes) -> list[str]:
     return labels
 
 
-# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer; the decoding page: step) --------
+# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer; the feed-forward page: stack x
+# layer; the decoding page: step) ---------------------------------------------------------------------------------
 # The same element and JS as the explorer's: the body's "view" says which it is. A deck's body holds, for each pick
 # it was built for, every figure the page's builders made (figure_spec), and the words, tables and checks beside
 # them; `blocks` lays them out (the same for every pick). The browser swaps a pick's figures in (Plotly.react), its
@@ -273,11 +274,13 @@ def pick_key(pick: dict, names: Sequence[str]) -> str:
 
 
 def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layers: dict[str, int], template: Any,
-         words: Words, shown: dict, steps: int = 0) -> dict:
+         words: Words, shown: dict, steps: int = 0, kind_label: str | None = None,
+         kind_names: dict[str, str] | None = None) -> dict:
     """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one), how they
     are laid out (`blocks`: {type: figure|text|heading|code|table|notes|tabs|columns|details, id...}), what is
     picked (`names`: kind and layer, each kind's number of `layers`; or the step, of `steps`), the figures'
-    template once, the pickers' words. A block's id names what it shows in every pick (a figure, words, a table):
+    template once, the pickers' words (a kind picker's label and names: the attention kinds', unless given, as
+    the feed-forward page's stacks). A block's id names what it shows in every pick (a figure, words, a table):
     one id, one block; a block's `title` is its words in every pick (a pick's texts name only what changes)."""
     ids = block_ids(blocks)
     if len(ids) != len(set(ids)):
@@ -290,16 +293,19 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
         "picks": picks,
         "blocks": blocks,
         "template": template,
-        "words": {"csv": words("ui.csv"), **picker_words(names, layers, words)},
+        "words": {"csv": words("ui.csv"), **picker_words(names, layers, words, kind_label, kind_names)},
         **shown,
     }
 
 
-def picker_words(names: Sequence[str], layers: dict[str, int], words: Words) -> dict:
-    """The words of a deck's pickers: the kinds' and layers' names; the step slider's name and its buttons'."""
+def picker_words(names: Sequence[str], layers: dict[str, int], words: Words, kind_label: str | None = None,
+                 kind_names: dict[str, str] | None = None) -> dict:
+    """The words of a deck's pickers: the kinds' and layers' names (a kind is an attention kind unless the page
+    names its kinds: `kind_label`, `kind_names`, each of `layers`); the step slider's name and its buttons'."""
     said: dict[str, Any] = {}
     if "kind" in names:
-        said.update(kind=words("explorer.kind"), kind_names={kind: words.kind(kind) for kind in layers})
+        said.update(kind=words("explorer.kind") if kind_label is None else kind_label,
+                    kind_names={kind: words.kind(kind) if kind_names is None else kind_names[kind] for kind in layers})
     if "layer" in names:
         said.update(layer=words("ui.layer"), layer_names=[words("ui.layer_n", i=i) for i in range(max(layers.values()))])
     if "step" in names:
