@@ -215,7 +215,7 @@ def main(argv=None) -> Section:
     if 128 in args.sizes:
         checks.append(Check("a 128-token sentence's view body < 2 MB (this tree)", f"{opens['B'][128][2]:,} B",
                             opens["B"][128][2] < 2_000_000))
-    return report(Section("ffn_picks", "Picks in the browser: stack and layer on the feed-forward page (issue 44)",
+    return report(Section("ffn_picks", "Picks in the browser: stack and layer on the FFN page (issue 44)",
                           body, checks), args.write)
 
 
