@@ -253,6 +253,46 @@ def test_a_pick_in_the_teachers_view_is_no_switch_for_a_follower(monkeypatch):
     assert browser_view_sent(student, "mh")[0]["pick"] == {"kind": "cross", "layer": 2}
 
 
+def test_the_ffn_pages_stack_and_layer_are_no_switch_for_a_follower_but_its_server_pickers_are(monkeypatch):
+    """The feed-forward view's stack and layer are picked in the browser (issue 44): a follower takes the teacher's
+    into its URL (`stack`, not `kind`) and view with no switch. The page's other views keep server-side pickers:
+    a change of the view is a switch, and so is the dropout view's layer afterwards (the page draws no browser view
+    there: the layer is no pick of one, though the feed-forward view's last run picked a layer)."""
+    import viz.classroom.student as student_side
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    teacher, code = start_class("ffn.py")
+    student = join(code)
+    assert browser_view_sent(student, "ffn-deck")[0]["pick"] == {"kind": "encoder", "layer": 0}
+    switches.clear()
+    browser_says(teacher, state={"pick": {"kind": "decoder", "layer": 1}}, where="ffn-deck")
+    no_exceptions(teacher)
+    assert {k: class_store().followed(code).query.get(k) for k in ("stack", "layer", "kind")} == {
+        "stack": "decoder", "layer": "1", "kind": None}
+    follow(student)
+    assert switches == []
+    assert browser_view_sent(student, "ffn-deck")[0]["pick"] == {"kind": "decoder", "layer": 1}
+    assert {k: dict(student.query_params).get(k) for k in ("stack", "layer")} == {"stack": "decoder", "layer": "1"}
+    teacher.radio(key="ffn-view").set_value("dropout").run()
+    no_exceptions(teacher)
+    follow(student)
+    assert switches == ["ffn"] and student.radio(key="ffn-view").value == "dropout"
+    teacher.selectbox(key="ffn-dlayer-cross").select(2).run()
+    follow(student)
+    assert switches == ["ffn", "ffn"] and student.selectbox(key="ffn-dlayer-cross").value == 2
+    # a student's own clicks while following: the view (its stack x layer drawn last), then the dropout's layer;
+    # the teacher's next view differs from theirs in the layer alone: a switch that sets the layer picker
+    teacher.radio(key="ffn-view").set_value("ffn").run()
+    follow(student)
+    student.radio(key="ffn-view").set_value("dropout").run()
+    student.selectbox(key="ffn-dlayer-cross").select(1).run()
+    teacher.radio(key="ffn-view").set_value("dropout").run()
+    follow(student)
+    assert student.selectbox(key="ffn-dlayer-cross").value == 0
+    assert dict(student.query_params).get("layer") == "0"
+
+
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
     teacher, code = start_class()
     student = join(code, lang="zh")

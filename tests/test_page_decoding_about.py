@@ -484,7 +484,8 @@ def test_decoding_every_step_of_a_128_token_sentence_is_under_2_mb():
     assert len(browser_view(at, "decoding-view").proto.bytes) < 2_000_000
 
 
-@pytest.mark.parametrize("page,where", [("decoding.py", "decoding"), ("multi_head.py", "mh"), ("explorer.py", "explorer")])
+@pytest.mark.parametrize("page,where", [("decoding.py", "decoding"), ("multi_head.py", "mh"), ("explorer.py", "explorer"),
+                                        ("ffn.py", "ffn-deck")])
 def test_a_run_after_the_whole_body_builds_nothing_again(page, where):
     """The browser views' builders are kept for every session (view.shared_cached): a run after the whole body
     finds each of them. The decoding page's were keyed by classes the page defined, which it defines again every

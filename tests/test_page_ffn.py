@@ -1,17 +1,24 @@
 """AppTest of the Feed-forward & training tricks page (viz/pages/ffn.py, issue 26 item 11) on toy-reverse,
-in English and 中文: each view draws the sentence's real numbers first."""
+in English and 中文: each view draws the sentence's real numbers first. The feed-forward view is drawn in the
+browser (issue 44: a deck of every stack x layer, picked there); what the page sends it is checked here, the
+browser's side in tests/test_browser_ffn_view.py."""
 import base64
+import io
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from apptest_utils import figure, first_chart, no_exceptions, run_page, texts
+from apptest_utils import (browser_says, browser_view, browser_view_sent, browser_view_whole, figure, no_exceptions,
+                           run_page, texts)
 from model.analysis import regularize as rg
 from model.capture import schema
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
 from viz import ROOT
+from viz.core.catalogue import message
+from viz.figures.style import plotly_text
 
 TEXT = "a b c d e"
 
@@ -29,20 +36,126 @@ def trace():
     return trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), TEXT)
 
 
+# -- the feed-forward view: drawn in the browser (a deck, viz/figures/browser_view.py); what the page sends it ------
+def deck(at, whole: bool = False) -> tuple[dict, dict]:
+    """The feed-forward view's head (the pick...) and body (every stack x layer's figures and captions)."""
+    return browser_view_sent(browser_view_whole(at, "ffn-deck") if whole else at, "ffn-deck")
+
+
+def query(at) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else v[0] for k, v in dict(at.query_params).items()}
+
+
+def assert_pick_is_the_models(part: dict, trace, stack: str, layer: int, lang: str = "en") -> None:
+    """A pick's part holds what the builders make of the model's own numbers: each token's strongest units and
+    what the FFN adds, the pick named in the title, the captions' numbers the pick's."""
+    ff = rg.feed_forward(trace.arrays, stack, layer)
+    units = part["figures"]["units"]["data"][0]
+    shown = [int(u.lstrip("#")) for u in units["x"]]
+    assert shown == rg.top_units(ff.hidden, per_token=2, limit=24).tolist()
+    assert np.allclose(arr(units["z"]), ff.hidden[:, shown], atol=1e-5)  # the model's own activations
+    tokens = schema.stack_tokens(trace.meta, stack)
+    assert units["y"] == plotly_text([f"{i} {token}" for i, token in enumerate(tokens)])    # as the builder labels
+    stack_name = message(lang, f"ffn.stack.{stack}")
+    assert part["figures"]["units"]["layout"]["title"]["text"].startswith(
+        message(lang, "ffn.units.title", stack=stack_name, layer=layer, shown=len(shown), d_ff=ff.hidden.shape[1]))
+    adds = part["figures"]["adds"]["data"]
+    assert np.allclose(arr(adds[1]["y"]), ff.out_norm, atol=1e-4) and np.allclose(arr(adds[0]["y"]), ff.resid_norm, atol=1e-4)
+    assert f"{100 * ff.active.mean():.0f}%" in part["texts"]["units-caption"]
+    assert f"{ff.cosine.min():.2f}" in part["texts"]["adds-caption"]
+
+
 def test_ffn_view_shows_the_hidden_units_and_what_the_ffn_adds(trace):
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, stack="encoder", layer=1)
     no_exceptions(at)
     assert at.title[0].value == "Feed-forward, label smoothing, dropout"
-    chart, words = first_chart(at)
-    assert chart is not None and words == 0                                   # the picture first
-    units = figure(at, 0)["data"][0]
-    ff = rg.feed_forward(trace.arrays, "encoder", 1)
-    shown = [int(u.lstrip("#")) for u in units["x"]]
-    assert np.allclose(arr(units["z"]), ff.hidden[:, shown], atol=1e-5)  # the model's own activations
-    assert units["y"][0] == "0 a"
-    adds = figure(at, 1)["data"]
-    assert np.allclose(arr(adds[1]["y"]), ff.out_norm, atol=1e-4) and np.allclose(arr(adds[0]["y"]), ff.resid_norm, atol=1e-4)
-    assert f"On average {100 * ff.active.mean():.0f}% of the" in texts(at)
+    head, body = deck(at)
+    assert head["pick"] == {"kind": "encoder", "layer": 1} and list(body["picks"]) == ["encoder:1"]   # first screen
+    assert body["blocks"][0] == {"type": "figure", "id": "units", "csv": True}          # the picture first
+    assert [block["id"] for block in body["blocks"]] == ["units", "units-caption", "adds", "adds-caption"]
+    assert_pick_is_the_models(body["picks"]["encoder:1"], trace, "encoder", 1)
+    assert "On average" in body["picks"]["encoder:1"]["texts"]["units-caption"]
+    assert body["picks"]["encoder:1"]["files"] == {"units": "toy-reverse-encoder-L1-ffn-units",
+                                                   "adds": "toy-reverse-encoder-L1-ffn-adds"}
+    assert query(at)["stack"] == "encoder" and query(at)["layer"] == "1" and "kind" not in query(at)
+    assert any("xW_1" in str(e.value) for e in at.latex)            # the formula stays the server's, folded
+
+
+def test_ffn_view_stack_and_layer_are_picked_in_the_browser_not_by_server_widgets():
+    """Issue 44: the stack radio and the layer select box were server widgets (a script run a pick); the view's own
+    pickers are the deck's, with the page's stack names (not attention kinds') and the URL's `stack`."""
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT)
+    no_exceptions(at)
+    keys = [w.key for kind in ("radio", "selectbox") for w in at.get(kind)]
+    assert not [key for key in keys if key.startswith(("ffn-stack", "ffn-layer"))], keys
+    assert "ffn-view" in keys                                       # the page's three views: still the server's
+    _, body = deck(at)
+    assert body["names"] == ["kind", "layer"] and body["url_names"] == {"kind": "stack", "layer": "layer"}
+    assert body["words"]["kind"] == "Stack" and body["words"]["kind_names"] == {"encoder": "encoder",
+                                                                                "decoder": "decoder"}
+    _, body = deck(run_page("ffn.py", model="toy-reverse", text=TEXT, lang="zh"))
+    assert body["words"]["kind"] == "堆叠" and body["words"]["kind_names"] == {"encoder": "编码器", "decoder": "解码器"}
+
+
+def test_ffn_view_sends_every_stack_and_layer_once_then_a_pick_rebuilds_nothing(trace):
+    """The view asks for the rest after drawing the first screen; every stack x layer is then in the body, each the
+    builders' of the model's numbers; a pick the browser reports (a teacher's) writes the URL's stack and layer
+    with the same body (nothing rebuilt, not resent)."""
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, stack="decoder", layer=1)
+    head, body = deck(at, whole=True)
+    no_exceptions(at)
+    assert head["whole"] and set(body["picks"]) == {f"{s}:{n}" for s in ("encoder", "decoder") for n in (0, 1)}
+    assert body["layers"] == {"encoder": 2, "decoder": 2}
+    for key, part in body["picks"].items():
+        stack, layer = key.split(":")
+        assert_pick_is_the_models(part, trace, stack, int(layer))
+    sent = browser_view(at, "ffn-deck-view").proto.bytes
+    browser_says(at, state={"pick": {"kind": "encoder", "layer": 0}}, where="ffn-deck")
+    no_exceptions(at)
+    assert query(at)["stack"] == "encoder" and query(at)["layer"] == "0" and "kind" not in query(at)
+    assert deck(at)[0]["pick"] == {"kind": "encoder", "layer": 0}
+    assert browser_view(at, "ffn-deck-view").proto.bytes == sent        # the same message: the browser has it
+
+
+def test_ffn_view_deep_link_and_bad_parameters():
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="ffn", stack="decoder", layer=1)
+    no_exceptions(at)
+    assert deck(at)[0]["pick"] == {"kind": "decoder", "layer": 1}
+    bad = run_page("ffn.py", model="toy-reverse", text=TEXT, stack="middle", layer=5)
+    no_exceptions(bad)
+    said = " ".join(w.value for w in bad.warning)
+    assert "URL parameter stack='middle'" in said and "URL parameter layer='5'" in said
+    assert deck(bad)[0]["pick"] == {"kind": "encoder", "layer": 0}
+    assert query(bad)["stack"] == "encoder" and query(bad)["layer"] == "0"
+
+
+@pytest.mark.parametrize("figure_name", ["units", "adds"])
+def test_ffn_view_a_pictures_csv_is_its_numbers(trace, figure_name):
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT)
+    browser_says(at, trigger=("csv", {"kind": "decoder", "layer": 1, "figure": figure_name}), where="ffn-deck")
+    no_exceptions(at)
+    head, _ = deck(at)
+    assert head["csv"]["name"] == f"toy-reverse-decoder-L1-ffn-{figure_name}.csv"
+    assert query(at)["stack"] == "decoder" and query(at)["layer"] == "1"      # the pick shown: the URL's too
+    frame = pd.read_csv(io.StringIO(head["csv"]["text"]), index_col=0)
+    ff = rg.feed_forward(trace.arrays, "decoder", 1)
+    assert list(frame.index) == [f"{i} {token}" for i, token in enumerate(schema.stack_tokens(trace.meta, "decoder"))]
+    if figure_name == "units":
+        units = [int(c.lstrip("#")) for c in frame.columns]
+        np.testing.assert_allclose(frame.to_numpy(), ff.hidden[:, units], atol=1e-5)
+    else:
+        np.testing.assert_allclose(frame.to_numpy(), np.stack([ff.resid_norm, ff.out_norm, ff.cosine], 1), atol=1e-4)
+
+
+def test_ffn_view_in_presenter_mode_is_drawn_at_its_sizes():
+    """Presenter mode: the view's text at the presenter scale (20 px), 20 units a picture, no modebar."""
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, present=1, lang="zh")
+    no_exceptions(at)
+    head, body = deck(at)
+    assert body["text_px"] >= 20 and body["modebar"] is False and head["toolbar"] is False
+    part = body["picks"]["encoder:0"]
+    assert len(part["figures"]["units"]["data"][0]["x"]) <= 20
+    assert re.search(r"[\u4e00-\u9fff]", part["texts"]["units-caption"])
 
 
 def test_smoothing_view_shows_target_and_both_losses(trace):
@@ -64,12 +177,12 @@ def test_the_words_under_what_the_ffn_adds_follow_its_cosines():
     in new directions"; it now says they are all clearly above 0. In 中文 on the toy model, where all are near 0."""
     at = run_page("ffn.py", model="en-es", text="The man went to the house.", stack="encoder", layer=0)
     no_exceptions(at)
-    shown = texts(at)
+    shown = deck(at)[1]["picks"]["encoder:0"]["texts"]["adds-caption"]
     assert "runs from 0.42 to 0.72 (all clearly above 0: besides writing in new directions it partly lengthens" in shown
     assert "near 0" not in shown
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, stack="decoder", layer=1, lang="zh")
     no_exceptions(at)
-    assert "（都接近 0：它写入新的方向" in texts(at)
+    assert "（都接近 0：它写入新的方向" in deck(at)[1]["picks"]["decoder:1"]["texts"]["adds-caption"]
 
 
 def test_the_smoothing_caption_counts_the_other_tokens(trace):
@@ -99,6 +212,12 @@ def test_page_in_chinese(view):
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, lang="zh", view=view)
     no_exceptions(at)
     assert at.title[0].value == "前馈网络、标签平滑与随机失活"
-    title = figure(at, 0)["layout"]["title"]["text"]
-    assert re.search(r"[\u4e00-\u9fff]", title) and not re.search(r"\b(layer|head|hidden|token)\b", title)
-    assert re.search(r"[\u4e00-\u9fff]", " ".join(str(c.value) for c in at.caption))
+    if view == "ffn":                       # drawn in the browser: its figures and captions are the deck's
+        part = deck(at)[1]["picks"]["encoder:0"]
+        titles = [fig["layout"]["title"]["text"] for fig in part["figures"].values()]
+        captions = " ".join(part["texts"].values())
+    else:
+        titles, captions = [figure(at, 0)["layout"]["title"]["text"]], " ".join(str(c.value) for c in at.caption)
+    for title in titles:
+        assert re.search(r"[\u4e00-\u9fff]", title) and not re.search(r"\b(layer|head|hidden|token)\b", title)
+    assert re.search(r"[\u4e00-\u9fff]", captions)

@@ -63,8 +63,12 @@ def test_a_long_sentence_keeps_labels_legible_and_the_page_short(page, params):
 def test_the_ffn_caption_names_a_few_firing_tokens_of_a_512_token_sentence():
     at = run_page("ffn.py", **sentence_params("512"))
     no_exceptions(at)
-    longest = max((str(c.value) for c in at.caption), key=len)
+    _, body = browser_view_sent(at, "ffn-deck")                  # the feed-forward view's captions: its deck's
+    longest = max((text for part in body["picks"].values() for text in part["texts"].values()), key=len)
     assert len(longest) < 900, longest[:300]                     # every firing token of 512 ran to lines of them
+    assert any(str(s.label).startswith("A long sentence") for s in at.slider)       # the window: the server's
+    units = next(iter(body["picks"].values()))["figures"]["units"]["data"][0]
+    assert len(units["y"]) <= 30                                  # the picture shows the window's tokens
 
 
 # The zoo's and compare's maps: a 40-word sentence through a window of tokens on both axes (their 70x70 maps

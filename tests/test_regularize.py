@@ -147,6 +147,10 @@ def test_figures_draw_what_they_are_given():
     assert list(fig.layout.xaxis.tickvals) == ["#7", "#3"]                      # every unit labelled
     add = figs.ffn_add_figure(["a", "b"], [16, 16], [3, 5], [0.1, -0.2], Look(EN))
     assert [b.name for b in add.data] == [EN("ffn.add.resid"), EN("ffn.add.out")] and list(add.data[1].y) == [3, 5]
+    # its legend under the title, over the plot (at the top right it ran into a centred title: the browser's view)
+    assert add.layout.legend.yanchor == "bottom" and add.layout.legend.y == 1.0 and add.layout.legend.x == 0
+    titled = figs.ffn_add_figure(["a", "b"], [16, 16], [3, 5], [0.1, -0.2], Look(EN), title=EN("ffn.add.title"))
+    assert titled.layout.title.yref == "container" and titled.layout.margin.t >= 60     # room for both
     sm = figs.smoothing_figure(["casa", "la"], [0.9, 0.05], [0.91, 0.01], Look(EN), rest=(0.05, 0.08), rest_label="others")
     assert list(sm.data[0].x) == ["casa", "la", "others"] and list(sm.data[1].y) == [0.91, 0.01, 0.08]
     loss = figs.loss_figure(["a", "b"], [0.1, 0.2], [0.5, 0.6], 0.1, Look(EN), [0.4, 0.4])

@@ -1,11 +1,13 @@
 """A page's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS in the page, no
 iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page: a kind and
-a layer picked; the decoding page: a step; the step-through page: one of its nine steps). One element
-and one JS for both; the body says which it holds. A sentence's data is sent once (viz/figures/browser_view.py
-makes it); the picks (kind, layer, head; multi-head: kind, layer; decoding, step-through: step) are made in the
-browser (viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its
-state under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the decoding page's DECODING,
-the step-through page's STEP_THROUGH: <where>-view, -head, -csv, -whole). The run's head (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
+a layer picked; the feed-forward page: a stack and a layer; the decoding page: a step; the step-through page: one of
+its nine steps). One element and one JS for all; the body says which it holds. A sentence's data is sent once
+(viz/figures/browser_view.py makes it); the picks (kind, layer, head; multi-head: kind, layer; feed-forward: its
+kind is a stack, the URL's `stack`; decoding, step-through: step) are made in the browser
+(viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its state
+under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the feed-forward page's FFN_DECK, the
+decoding page's DECODING, the step-through page's STEP_THROUGH: <where>-view, -head, -csv, -whole). The run's head
+(its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
 every view
 (HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll
 hands a pick to whatever view the page shows through it. What the server still hears of a pick, and why:
@@ -76,6 +78,20 @@ EXPLORER_PICK = ("kind", "layer", "head")       # what the explorer's view picks
 MULTIHEAD_PICK = ("kind", "layer")              # the multi-head page's (viz/pages/multi_head.py)
 DECODING_PICK = ("step",)                       # the decoding page's (viz/pages/decoding.py)
 STEP_PICK = ("step",)                           # the step-through page's nine steps (viz/pages/step_through.py)
+STACK_PICK = ("kind", "layer")                  # the feed-forward page's (viz/pages/ffn.py): its kind is a stack...
+STACK_URL = (("kind", view.STACK),)             # ...which its URL names `stack` (urls: a pick's own URL values)
+
+
+def url_values(urls: tuple[tuple[str, view.Value], ...] = ()) -> dict[str, view.Value]:
+    """The view value each pick name is written to in the URL: URL_VALUES, but for a page's own (`urls`: the
+    feed-forward page's kind is the URL's stack, STACK_URL)."""
+    return {**URL_VALUES, **dict(urls)}
+
+
+def url_names(names: tuple[str, ...], urls: tuple[tuple[str, view.Value], ...] = ()) -> dict[str, str]:
+    """A deck's `url_names` (the browser writes each pick name to the URL under its name): {pick name: URL name}."""
+    values = url_values(urls)
+    return {name: values[name].name for name in names}
 
 
 def browser_pick(state: Any, names: tuple[str, ...] = EXPLORER_PICK) -> dict | None:
@@ -98,10 +114,11 @@ def csv_pick(state: Any, names: tuple[str, ...]) -> dict | None:
 
 
 class _Where:
-    """One page's view: its session values (view.Value `where`: <where>-view, -head, -csv, -whole) and what it picks."""
+    """One page's view: its session values (view.Value `where`: <where>-view, -head, -csv, -whole), what it picks
+    and the URL values its picks are written to (`urls`: url_values())."""
 
-    def __init__(self, where: view.Value, names: tuple[str, ...]):
-        self.where, self.names = where, names
+    def __init__(self, where: view.Value, names: tuple[str, ...], urls: tuple[tuple[str, view.Value], ...] = ()):
+        self.where, self.names, self.urls = where, names, urls
 
     def reported(self, part: str) -> Any:
         state = view.get(self.where, "view") or {}
@@ -109,7 +126,7 @@ class _Where:
 
     def picked(self) -> None:
         """on_pick_change, before the run: the browser's pick into the URL, which the page reads."""
-        _into_url(browser_pick(self.reported("pick"), self.names))
+        _into_url(browser_pick(self.reported("pick"), self.names), self.urls)
 
     def csv_asked(self) -> None:
         """on_csv_change, before the run: the pick whose CSV the browser asked for, for the page to make; it is the
@@ -118,7 +135,7 @@ class _Where:
         pick = csv_pick(self.reported("csv"), self.names)
         if pick is not None:
             view.put(self.where, pick, "csv")
-            _into_url(pick)
+            _into_url(pick, self.urls)
 
     def whole_asked(self) -> None:
         """on_whole_change, before the run: the browser drew a new sentence's first screen and asks for the rest
@@ -129,13 +146,14 @@ class _Where:
 
 
 @cache
-def _where(where: view.Value, names: tuple[str, ...]) -> _Where:
-    return _Where(where, names)
+def _where(where: view.Value, names: tuple[str, ...], urls: tuple[tuple[str, view.Value], ...] = ()) -> _Where:
+    return _Where(where, names, urls)
 
 
-def _into_url(pick: dict | None) -> None:
+def _into_url(pick: dict | None, urls: tuple[tuple[str, view.Value], ...] = ()) -> None:
     if pick is not None:
-        view.write_url({URL_VALUES[name]: value for name, value in pick.items() if name in URL_VALUES})
+        values = url_values(urls)
+        view.write_url({values[name]: value for name, value in pick.items() if name in values})
 
 
 def whole_asked(sentence: str, where: view.Value = EXPLORER) -> bool:
@@ -156,24 +174,34 @@ def explorer_view(body: payloads.Body, pick: dict, about: dict, csv: Callable[[d
 
 
 def browser_view(where: view.Value, names: tuple[str, ...], body: payloads.Body, pick: dict, about: dict,
-                 csv: Callable[[dict], dict] | None = None) -> None:
+                 csv: Callable[[dict], dict] | None = None, urls: tuple[tuple[str, view.Value], ...] = ()) -> None:
     """Draw a page's browser view (one element, one JS: the body says which pictures it holds; the explorer's, or
     a deck of a page's pictures, viz/figures/browser_view.py) under the session values of `where`, picking
-    `names`; the run's head (the pick, the teacher's, the image format, a CSV) goes in the head element every view
-    shares: the one a class's poll hands a pick to (window.vizExplorerHead, HEAD_JS)."""
+    `names`, each written to the URL value URL_VALUES names, or `urls` (pick name, view value: STACK_URL; the
+    body's url_names say the same to the browser: url_names()); the run's head (the pick, the teacher's, the
+    image format, a CSV) goes in the head element every view shares: the one a class's poll hands a pick to
+    (window.vizExplorerHead, HEAD_JS)."""
     extra = {"teach": bool(view.get(view.CLASS_SECRET)),
              "image_format": view.get(view.IMAGE_FORMAT, default="png").lower(),     # the sidebar's PNG or SVG
              "toolbar": plotly_config("")["displayModeBar"]}          # none in presenter mode or on a phone
     asked = csv_asked(where)
     if asked is not None and csv is not None:
         extra["csv"] = {**csv(asked), "id": "-".join(map(str, asked.values())) + f"-{id(asked)}"}
-    on = _where(where, names)
+    on = _where(where, names, urls)
     _plotly_loader()(key="viz-plotly", height=0)
     _explorer_element()(key=view.key(where, "view"), data=payloads.framed(body, about),
                         on_pick_change=on.picked, on_csv_change=on.csv_asked, on_whole_change=on.whole_asked)
     head = payloads.head(pick, about, extra)
     _explorer_head_element()(key=view.key(where, "head"), data=head, height=0)
-    view.put(BROWSER_VIEW, (view.get(view.PAGE), names, {k: v for k, v in head.items() if k != "csv"}))
+    view.put(BROWSER_VIEW, (view.get(view.PAGE), names, {k: v for k, v in head.items() if k != "csv"}, urls))
+
+
+def page_runs() -> None:
+    """A run of the page begins (viz/frame/presenter.run_page, after the class's bar): no browser view is drawn
+    yet. A page that draws one in some of its parts only (the feed-forward page's stack x layer, not its dropout
+    view) leaves none recorded when it does not: a follower's change of a server-side picker is then a switch,
+    not a pick handed to a view that is not on the screen."""
+    view.put(BROWSER_VIEW, None)
 
 
 def pick_change(changed: set[str], query: dict[str, str]) -> dict | None:
@@ -183,20 +211,21 @@ def pick_change(changed: set[str], query: dict[str, str]) -> dict | None:
     shown = view.get(BROWSER_VIEW)
     if not changed or not shown or shown[0] != view.get(view.PAGE):
         return None
-    page, names, _ = shown
-    if not changed <= {URL_VALUES[name].name for name in names}:
+    page, names, _, urls = shown
+    values = url_values(urls)
+    if not changed <= {values[name].name for name in names}:
         return None
     published = view.View.from_query(page, query)
-    return {name: published.get(URL_VALUES[name]) for name in names}
+    return {name: published.get(values[name]) for name in names}
 
 
 def hand_pick(pick: dict, poll: bool) -> None:
     """Show `pick` (pick_change's) with no whole run: the URL takes it (the page's next run draws it), and in a
     poll (a fragment run: nothing rebuilt) the head element every view shares, drawn again in the poll's fragment,
     hands it to the view this page's last run drew."""
-    _into_url(pick)
+    page, names, head, urls = view.get(BROWSER_VIEW)
+    _into_url(pick, urls)
     if poll:
-        page, names, head = view.get(BROWSER_VIEW)
         head = {**head, "pick": pick}
-        view.put(BROWSER_VIEW, (page, names, head))
+        view.put(BROWSER_VIEW, (page, names, head, urls))
         _explorer_head_element()(key=view.key(view.CLASS_FOLLOWING, "head"), data=head, height=0)

@@ -1,7 +1,7 @@
 """What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
-deck (deck(), at the end: the multi-head page's kind x layer, the decoding page's steps, the step-through page's nine
-steps), every figure a page's builders make for every pick.
+deck (deck(), at the end: the multi-head page's kind x layer, the feed-forward page's stack x layer, the
+decoding page's steps, the step-through page's nine steps), every figure a page's builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
@@ -251,8 +251,8 @@ def drawn_labels(framed_bytes: bytes) -> list[str]:
     return labels
 
 
-# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer; the decoding and step-through pages:
-# a step) ---------------------------------------------------------------------------------------------------------
+# -- a deck: a page's pictures for every pick (the multi-head page: kind x layer; the feed-forward page: stack x
+# layer; the decoding and step-through pages: a step) -----------------------------------------------------------
 # The same element and JS as the explorer's: the body's "view" says which it is. A deck's body holds, for each pick
 # it was built for, every figure the page's builders made (figure_spec), and the words, tables and checks beside
 # them; `blocks` lays them out (the same for every pick). The browser swaps a pick's figures in (Plotly.react), its
@@ -283,8 +283,8 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
     """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one), how they
     are laid out (`blocks`: {type: figure|text|heading|code|formula|table|notes|tabs|columns|details, id...}), what
     is picked (`names`: kind and layer, each kind's number of `layers`; or the step, of `steps`), the figures'
-    template once, the pickers' words (`said`: a page's own, over picker_words'; "step_names": the steps as a row
-    of named choices, not a slider). A block's id names what it shows in every pick (a figure, words, a table):
+    template once, the pickers' words (`said`: a page's own, over picker_words': the feed-forward page's stack
+    picker's label and names; "step_names": the steps as a row of named choices, not a slider). A block's id names what it shows in every pick (a figure, words, a table):
     one id, one block; a block's `title` is its words in every pick (a pick's texts name only what changes). A
     formula block's text is MathML (viz/tour/formula_html.formula_mathml: made from numbers, never user text; the
     browser keeps only MathML elements and attributes of it); a figure, or a section's every block, a pick lacks

@@ -69,7 +69,9 @@ def ffn_add_figure(token_labels: list[str], resid_norm, out_norm, cosine, look: 
                    hovertemplate=hover)]
     layout = dict(title=dict(text=title), barmode="group", height=380, xaxis=dict(TOKEN_TICKS),
                   yaxis=dict(title=dict(text=y_title), rangemode="tozero"), margin=dict(l=10, r=10, t=90, b=10))
-    return go.Figure(bars, layout=typeset(legend_above(layout), look.scale))
+    # the legend under the title, not across from it: a title drawn centred (the page's browser-side view draws
+    # it with plotly's own template) ran over a legend at the top right
+    return go.Figure(bars, layout=typeset(legend_under_title(layout, [resid_name, out_name], look.scale), look.scale))
 
 
 def bar_width_px(n_groups: int, type_scale: TypeScale = NORMAL, bars: int = 2) -> float:

@@ -17,6 +17,7 @@ from viz.core import view
 from viz.core.context import current
 from viz.tour.buttons import nav_buttons
 from viz.elements.ui import PageStop, on_phone
+from viz.elements import browser_view
 from viz.classroom import panel as classroom
 
 # Projector: larger body text, headings and widget labels; the page uses the full width.
@@ -133,6 +134,7 @@ def run_page(page, pages: list[Page]) -> None:
     if presenting:
         sentence_line()
     classroom.before_page(_lesson_in_row if in_class else None)   # the class bar over the page
+    browser_view.page_runs()        # the page draws its browser view again, if this view of it has one
     try:
         page.run()
     except PageStop:

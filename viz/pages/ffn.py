@@ -1,9 +1,16 @@
 """Feed-forward, label smoothing and dropout on the reader's sentence: which FFN hidden
 units fire for which tokens and what the FFN adds to the residual stream; the model's distribution beside
-the label-smoothed target with the loss with and without smoothing; attention with dropout on beside off."""
+the label-smoothed target with the loss with and without smoothing; attention with dropout on beside off.
+The feed-forward view is drawn in the browser (viz/elements/browser_view.py, a deck): the stack and layer are
+picked there without a script run; the page reads the pick from the URL (stack=, layer=) and sends each
+sentence's pictures for every stack and layer once. The smoothing and dropout views are the server's."""
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.analysis import regularize as rg
@@ -11,11 +18,19 @@ from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, rows_that_fit,
                                    smoothing_figure)
-from viz.figures.style import plotly_text
+from viz.figures import browser_view as payloads
+from viz.figures.browser_view import template_spec
+from viz.figures.style import Look, plotly_text
 from viz.core.i18n import catalogue_keys, kind_short, kind_title, t
 from viz.core import view
-from viz.core.text import attention_labels, plain, position_labels
-from viz.elements.ui import explained, look, matrix_frame, need_context, show_figure, token_window, type_scale
+from viz.core.context import Traced
+from viz.core.text import attention_labels, position_labels
+from viz.elements.browser_view import STACK_PICK, STACK_URL, browser_view, url_names, whole_asked
+from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, show_figure,
+                             token_window, type_scale)
+
+OWN = view.Own("viz.pages.ffn")  # this module's own session values
+FFN_DECK = OWN.value("ffn-deck")  # ffn-deck-view, -whole, -csv: the feed-forward view's browser view
 
 VIEWS = ["ffn", "smoothing", "dropout"]
 VIEW_KEYS = catalogue_keys("ffn.view", "ffn", "smoothing", "dropout")
@@ -44,42 +59,158 @@ def toy_note(cfg) -> None:
         st.info(t("ffn.toy_note", p=rg.PAPER_DROPOUT, eps=rg.TRAINING_SMOOTHING))
 
 
-def feed_forward(ctx, cols) -> None:
-    cfg, arrays = ctx.model.config, ctx.trace.arrays
-    stack = cols[1].radio(t("ffn.stack"), STACKS, horizontal=True, label_visibility="collapsed",
-                          key=view.seeded("ffn-stack", view.read(view.STACK, choices=STACKS)),
-                          format_func=lambda s: t(STACK_KEYS[s]))
-    n = schema.n_layers(cfg, stack)
-    layer = cols[2].selectbox(t("ui.layer"), list(range(n)),
-                              key=view.seeded(f"ffn-layer-{stack}", view.read(view.LAYER, hi=n - 1)), format_func=lambda i: t("ui.layer_n", i=i),
-                              label_visibility="collapsed")
+def picked(cfg) -> tuple[str, int]:
+    """The stack and layer the feed-forward view shows, from the URL (which the browser's picks write), checked
+    against the model, and written back."""
+    stack = view.read(view.STACK, choices=STACKS)
+    layer = view.read(view.LAYER, hi=schema.n_layers(cfg, stack) - 1)
     view.write_url({view.STACK: stack, view.LAYER: layer})
-    ff = rg.feed_forward(arrays, stack, layer, cfg.norm_first)
-    tokens = position_labels(schema.stack_tokens(ctx.trace.meta, stack))
-    # a long sentence: the tokens in a window and the units they fire most (the captions: the whole sentence)
-    shown = token_window(len(tokens), rows_that_fit(type_scale()), "ffn-window")
-    units = rg.top_units(ff.hidden[shown], per_token=2, limit=20 if type_scale().name == "presenter" else 24)
-    tag = f"{ctx.model_id}-{stack}-L{layer}-ffn"
-    show_figure(ffn_units_figure(ff.hidden[shown][:, units], tokens[shown], units,
-                                 look(), title=t("ffn.units.title", stack=t(STACK_KEYS[stack]), layer=layer,
-                                                  shown=len(units), d_ff=cfg.d_ff)),
-                f"{tag}-units", matrix_frame(ff.hidden[:, units], tokens, [f"#{u}" for u in units]), key="ffn-units")
-    strongest = int(ff.hidden.max(1).argmax())
-    unit = int(ff.hidden[strongest].argmax())
-    firing = [plain(tokens[i]) for i in np.flatnonzero(ff.hidden[:, unit] > 0)]
-    firing = firing[:FIRING_LISTED] + (["…"] if len(firing) > FIRING_LISTED else [])   # 512 tokens: lines of them
-    st.caption(t("ffn.units.caption", active=f"{100 * ff.active.mean():.0f}", low=f"{100 * ff.active.min():.0f}",
-                 high=f"{100 * ff.active.max():.0f}", d_ff=cfg.d_ff, unit=unit, token=plain(tokens[strongest]),
-                 value=f"{ff.hidden[strongest, unit]:.2f}", tokens=", ".join(firing) or "—"))
-    ratio = ff.out_norm / np.maximum(ff.resid_norm, 1e-12)
-    show_figure(ffn_add_figure(tokens[shown], ff.resid_norm[shown], ff.out_norm[shown], ff.cosine[shown], look(),
-                               title=t("ffn.add.title")),
-                f"{tag}-adds", matrix_frame(np.stack([ff.resid_norm, ff.out_norm, ff.cosine], 1), tokens,
-                                            [t("ffn.add.resid"), t("ffn.add.out"), t("ffn.add.cosine")]),
-                key="ffn-add")
-    st.caption(t("ffn.add.caption", low=f"{ratio.min():.2f}", high=f"{ratio.max():.2f}",
-                 cos_low=f"{ff.cosine.min():.2f}", cos_high=f"{ff.cosine.max():.2f}",
-                 reading=t(DIRECTION_KEYS[ff.direction])))
+    return stack, layer
+
+
+def window_start(trace, size: int) -> int:
+    """Where a long sentence's window starts: one slider over the longer stack's tokens (each stack keeps its
+    window inside its own: inside()), drawn only when needed."""
+    n_longest = max(len(schema.stack_tokens(trace.meta, stack)) for stack in STACKS)
+    return token_window(n_longest, size, "ffn-window").start
+
+
+def inside(n: int, start: int, size: int) -> slice:
+    """The `size` tokens from `start` of a stack of `n` (all of a short one; a window that fits in a long one)."""
+    first = min(start, max(n - size, 0))
+    return slice(first, min(n, first + size))
+
+
+class FeedForwardPick:
+    """The real numbers of one stack and layer's FFN, through the page's window (the captions and the CSVs: the
+    whole sentence): what its two pictures, their captions and CSVs are made of."""
+
+    def __init__(self, traced, stack: str, layer: int, size: int, start: int, type_scale_name: str):
+        self.cfg, self.stack, self.layer = traced.model.config, stack, layer
+        self.ff = ff = rg.feed_forward(traced.trace.arrays, stack, layer, self.cfg.norm_first)
+        self.tokens = position_labels(schema.stack_tokens(traced.trace.meta, stack))
+        self.shown = inside(len(self.tokens), start, size)
+        self.units = rg.top_units(ff.hidden[self.shown], per_token=2,
+                                  limit=20 if type_scale_name == "presenter" else 24)
+        self.tag = f"{traced.model_id}-{stack}-L{layer}-ffn"
+
+    def files(self) -> dict[str, str]:
+        return {name: safe_filename(f"{self.tag}-{suffix}") for name, suffix in FILES.items()}
+
+    def figures(self, page_look) -> dict:
+        """The pick's two pictures, as the builders draw them."""
+        ff, shown, units, words = self.ff, self.shown, self.units, page_look.words
+        return {
+            "units": ffn_units_figure(ff.hidden[shown][:, units], self.tokens[shown], units, page_look,
+                                      title=words("ffn.units.title", stack=words(STACK_KEYS[self.stack]),
+                                                  layer=self.layer, shown=len(units), d_ff=self.cfg.d_ff)),
+            "adds": ffn_add_figure(self.tokens[shown], ff.resid_norm[shown], ff.out_norm[shown], ff.cosine[shown],
+                                   page_look, title=words("ffn.add.title")),
+        }
+
+    def texts(self, page_look) -> dict[str, str]:
+        """The captions under the pictures (set as text in the browser: the tokens as they are)."""
+        ff, tokens, words = self.ff, self.tokens, page_look.words
+        strongest = int(ff.hidden.max(1).argmax())
+        unit = int(ff.hidden[strongest].argmax())
+        firing = [tokens[i] for i in np.flatnonzero(ff.hidden[:, unit] > 0)]
+        firing = firing[:FIRING_LISTED] + (["…"] if len(firing) > FIRING_LISTED else [])   # 512 tokens: lines of them
+        ratio = ff.out_norm / np.maximum(ff.resid_norm, 1e-12)
+        return {
+            "units-caption": words("ffn.units.caption", active=f"{100 * ff.active.mean():.0f}",
+                                   low=f"{100 * ff.active.min():.0f}", high=f"{100 * ff.active.max():.0f}",
+                                   d_ff=self.cfg.d_ff, unit=unit, token=tokens[strongest],
+                                   value=f"{ff.hidden[strongest, unit]:.2f}", tokens=", ".join(firing) or "—"),
+            "adds-caption": words("ffn.add.caption", low=f"{ratio.min():.2f}", high=f"{ratio.max():.2f}",
+                                  cos_low=f"{ff.cosine.min():.2f}", cos_high=f"{ff.cosine.max():.2f}",
+                                  reading=words(DIRECTION_KEYS[ff.direction])),
+        }
+
+    def matrix(self, figure: str) -> pd.DataFrame:
+        """The numbers a picture shows, of every token (its CSV)."""
+        ff, tokens = self.ff, self.tokens
+        if figure == "units":
+            return matrix_frame(ff.hidden[:, self.units], tokens, [f"#{u}" for u in self.units])
+        return matrix_frame(np.stack([ff.resid_norm, ff.out_norm, ff.cosine], 1), tokens,
+                            [t("ffn.add.resid"), t("ffn.add.out"), t("ffn.add.cosine")])
+
+    def part(self, page_look) -> dict:
+        """The pick's part of the view's deck (viz/figures/browser_view.py)."""
+        return payloads.deck_pick(self.figures(page_look), self.files(), self.texts(page_look))
+
+
+FILES = {"units": "units", "adds": "adds"}
+# the view's layout, every pick alike: each picture with its CSV, its caption under it
+BLOCKS = [{"type": "figure", "id": "units", "csv": True}, {"type": "text", "id": "units-caption"},
+          {"type": "figure", "id": "adds", "csv": True}, {"type": "text", "id": "adds-caption"}]
+
+
+def body_key(ctx, size: int, start: int) -> tuple:
+    """What the view's deck is built for (built_deck's arguments but `first`): the sentence (trace), the window,
+    the look (words and type scale), the modebar."""
+    return ctx.trace_key, size, start, look(), plotly_config("")["displayModeBar"]
+
+
+def sentence_sig(at) -> str:
+    return hashlib.blake2b(repr(("ffn", at)).encode("utf-8"), digest_size=8).hexdigest()
+
+
+def deck_body(ctx, size: int, start: int, first: tuple[str, int] | None) -> payloads.Body:
+    """The browser's data for this sentence and view: built once, for every session of the worker. `first` (stack,
+    layer): only that pick (a new sentence's first run); the view asks for the rest once it has drawn it."""
+    return built_deck(ctx.traced, size, start, look(), plotly_config("")["displayModeBar"], first)
+
+
+@view.shared_cached
+def built_deck(traced: Traced, size: int, start: int, page_look: Look, modebar: bool,
+               first: tuple[str, int] | None) -> payloads.Body:
+    cfg, words = traced.model.config, page_look.words
+    layers = {stack: schema.n_layers(cfg, stack) for stack in STACKS}
+    picks = [(stack, layer) for stack in STACKS for layer in range(layers[stack])] if first is None else [first]
+    parts = {f"{stack}:{layer}": stack_part(traced, stack, layer, size, start, page_look) for stack, layer in picks}
+    sentence = sentence_sig((traced.trace_key, size, start, page_look, modebar))     # body_key
+    return payloads.encode(payloads.deck(
+        parts, BLOCKS, STACK_PICK, layers, template_spec(go.Figure()), words,
+        {"text_px": page_look.scale.text, "sentence": sentence, "whole": first is None, "modebar": modebar,
+         "url_names": url_names(STACK_PICK, STACK_URL)},
+        said={"kind": words("ffn.stack"), "kind_names": {stack: words(STACK_KEYS[stack]) for stack in STACKS}}))
+
+
+@view.shared_cached
+def stack_part(traced: Traced, stack: str, layer: int, size: int, start: int, page_look: Look) -> dict:
+    """One pick's part of the deck (its pictures drawn in `page_look`)."""
+    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
+    return FeedForwardPick(traced, stack, layer, size, start, page_look.scale.name).part(page_look)
+
+
+def pick_csv(ctx, size: int, start: int):
+    """The CSV of a picture the browser asked for: the numbers it shows, of every token."""
+    cfg = ctx.model.config
+
+    def make(pick: dict) -> dict:
+        stack = pick["kind"] if pick["kind"] in STACKS else STACKS[0]
+        layer = min(max(pick["layer"], 0), schema.n_layers(cfg, stack) - 1)
+        figure = pick.get("figure") if pick.get("figure") in FILES else "units"
+        numbers = FeedForwardPick(ctx.traced, stack, layer, size, start, type_scale().name)
+        return {"name": numbers.files()[figure] + ".csv", "text": numbers.matrix(figure).to_csv()}
+    return make
+
+
+def feed_forward(ctx, cols) -> None:
+    """Which hidden units fire for which token and what the FFN adds, for the stack and layer picked in the browser
+    (a deck: every stack x layer sent once a sentence, picked there with no script run); the window's slider and
+    the explanation stay the server's."""
+    cfg = ctx.model.config
+    stack, layer = picked(cfg)
+    drawn = st.container()
+    size = rows_that_fit(type_scale())
+    start = window_start(ctx.trace, size)        # the slider under the view: the window is what it is built for
+    sentence = sentence_sig(body_key(ctx, size, start))
+    whole = whole_asked(sentence, FFN_DECK)
+    with drawn:
+        body = deck_body(ctx, size, start, None if whole else (stack, layer))
+        browser_view(FFN_DECK, STACK_PICK, body, {"kind": stack, "layer": layer},
+                     {"sentence": sentence, "whole": whole}, csv=pick_csv(ctx, size, start), urls=STACK_URL)
     with explained(t("ffn.explain.ffn.title")):
         st.latex(FFN_FORMULA)
         st.markdown(t("ffn.explain.ffn.text", d_model=cfg.d_model, d_ff=cfg.d_ff))
