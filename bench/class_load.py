@@ -572,7 +572,7 @@ def section(results: dict, machine: str) -> Section:
         "on the same cores: it keeps nginx's routing cookie and the class's cookies (a browser's), keeps the "
         "browser's message cache (the hashes it holds go with each rerun, the server sends those as references, "
         "and a message unused for 2 runs is forgotten, as 1.67's frontend does), reruns each polling fragment on "
-        "the interval its heartbeat asks (the student's follow poll: every 0.5-2 s by the class's size, 0.6 s at 60), clicks buttons, and reconnects "
+        "the interval its heartbeat asks (the student's follow poll: every 1 s), clicks buttons, and reconnects "
         "through nginx when its worker dies. The model is pretrained/en-es; the teacher is on the explorer.", "",
         "**Follow latency**: from the teacher's publish (the store's version changing, polled every 5 ms) to each "
         "student's redraw: the first chart of the full run that shows the new view, or, for a pick the page's "
