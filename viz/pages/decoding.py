@@ -22,7 +22,7 @@ from viz.core import view
 from viz.core.keys import Decoded, DecodingSettings
 from viz.core.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.core.text import plain, position_labels
-from viz.elements.browser_view import DECODING_PICK, browser_view, whole_asked
+from viz.elements.browser_view import DECODING_PICK, browser_view, url_names, whole_asked
 from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, show_figure,
                              stop_page, type_scale)
 from viz.figures import browser_view as payloads
@@ -318,7 +318,7 @@ def built_deck(decoded: Decoded, settings: DecodingSettings, page_look: Look, mo
                                          {"text_px": page_look.scale.text,
                                           "sentence": sentence_sig(decoded, settings, page_look, modebar),
                                           "whole": first is None, "modebar": modebar,
-                                          "url_names": {"step": view.STEP.name}}, steps=dec.n_steps))
+                                          "url_names": url_names(DECODING_PICK)}, steps=dec.n_steps))
 
 
 @view.shared_cached

@@ -10,7 +10,7 @@ import streamlit as st
 
 from model.analysis.attention_math import future_mask
 from model.capture import schema
-from viz.elements.browser_view import explorer_view, whole_asked
+from viz.elements.browser_view import EXPLORER_PICK, explorer_view, url_names, whole_asked
 from viz.figures.style import Look
 from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
 from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, layer_lines, payload,
@@ -101,7 +101,7 @@ def built_body(traced: Traced, start: int, sizes: tuple[tuple[str, int], ...], p
              for kind in ([first[0]] if first else layers)}
     return encode(payload(parts, layers, template_spec(go.Figure()), page_look.words, {
         "text_px": page_look.scale.text,
-        "url_names": {"kind": view.KIND.name, "layer": view.LAYER.name, "head": view.HEAD.name},
+        "url_names": url_names(EXPLORER_PICK),
         "sentence": sentence_sig((traced.trace_key, start, sizes, page_look)), "whole": first is None}))  # body_key
 
 

@@ -16,7 +16,7 @@ from model.analysis.norms import layer_norm, token_norms
 from model.analysis.vectors import head_contribution_norms
 from model.capture import schema
 from model.capture.schema import sublayer_names
-from viz.elements.browser_view import MULTIHEAD_PICK, browser_view, whole_asked
+from viz.elements.browser_view import MULTIHEAD_PICK, browser_view, url_names, whole_asked
 from viz.figures import browser_view as payloads
 from viz.figures.browser_view import template_spec
 from viz.figures.style import Look
@@ -312,8 +312,7 @@ def built_deck(traced: Traced, size: int, starts: tuple[int, int], page_look: Lo
     return payloads.encode(payloads.deck(parts, blocks(cfg), MULTIHEAD_PICK, layers, template_spec(go.Figure()),
                                          page_look.words, {"text_px": page_look.scale.text, "sentence": sentence,
                                                            "whole": first is None, "modebar": modebar,
-                                                           "url_names": {"kind": view.KIND.name,
-                                                                         "layer": view.LAYER.name}}))
+                                                           "url_names": url_names(MULTIHEAD_PICK)}))
 
 
 @view.shared_cached

@@ -31,7 +31,7 @@ from viz.core.i18n import kind_title, t
 from viz.core import view
 from viz.core.keys import FollowedHead
 from viz.core.text import attention_labels, first_word
-from viz.elements.browser_view import STEP_PICK, browser_view, whole_asked
+from viz.elements.browser_view import STEP_PICK, browser_view, url_names, whole_asked
 from viz.elements.ui import (PRESENTER_TABLE_COLUMNS, data_table, layer_head_pickers, look, matrix_frame,
                              need_context, on_phone, plotly_config, safe_filename, show_figure, type_scale)
 from viz.tour.formula_html import formula_mathml
@@ -451,7 +451,7 @@ def built_deck(traced: Traced, followed: FollowedHead, page_look: Look, modebar:
                                          {"text_px": page_look.scale.text,
                                           "sentence": sentence_sig(traced, followed, page_look, modebar),
                                           "whole": first is None, "modebar": modebar,
-                                          "url_names": {"step": view.STEP.name}},
+                                          "url_names": url_names(STEP_PICK)},
                                          steps=len(STEPS), said=step_words()))
 
 
