@@ -217,6 +217,12 @@ def encode(data: dict) -> Body:
     return Body(hashlib.blake2b(text, digest_size=8).hexdigest(), gzip.compress(text, compresslevel=6, mtime=0))
 
 
+def view_sig(page: str, at: Any) -> str:
+    """What a page's first-screen body and its whole one share, `at` (the sentence and the view they are built for),
+    as the browser names it: it takes the whole body in without drawing again what it drew."""
+    return hashlib.blake2b(repr((page, at)).encode("utf-8"), digest_size=8).hexdigest()
+
+
 def framed(body: Body, about: dict) -> bytes:
     """What the view's element is sent: one line of JSON about the body (its sig, the sentence it is for, whether
     it is whole), then the gzipped body. The same bytes every run of a sentence and view: Streamlit's message

@@ -1,7 +1,6 @@
 """Decoding: the real decoder generating one token at a time (greedy or beam), against teacher forcing. The step's
 pictures are drawn in the browser (viz/elements/browser_view.py, a deck of every step): the step is picked there
 without a script run; the page reads it from the URL and sends each decoding's pictures for every step once."""
-import hashlib
 
 import numpy as np
 import plotly.graph_objects as go
@@ -300,7 +299,7 @@ def sentence_sig(decoded: Decoded, settings: DecodingSettings, page_look: Look, 
     """What the page's deck is built for, as the browser names it: the decoding (sentence, method, beam, limits),
     the layer and k, the look (words and type scale), the modebar."""
     at = (decoded.args, settings, page_look, modebar)
-    return hashlib.blake2b(repr(("decoding", at)).encode("utf-8"), digest_size=8).hexdigest()
+    return payloads.view_sig("decoding", at)
 
 
 @view.shared_cached

@@ -1,7 +1,6 @@
 """Attention explorer: every layer x head at a glance, one head large with token labels, every head of its layer
 as lines. Drawn in the browser (viz/elements/browser_view.py): the kind, layer and head are picked there without a
 script run; the page reads the pick from the URL and sends each sentence's attention once."""
-import hashlib
 from typing import Callable
 
 import numpy as np
@@ -14,7 +13,7 @@ from viz.elements.browser_view import EXPLORER_PICK, explorer_view, url_names, w
 from viz.figures.style import Look
 from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
 from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, layer_lines, payload,
-                                      template_spec)
+                                      template_spec, view_sig)
 from viz.core.i18n import catalogue_keys, t
 from viz.core import view
 from viz.core.context import Context, Traced
@@ -148,7 +147,7 @@ def body_key(ctx: Context, start: int, sizes: dict[str, int]) -> tuple:
 def sentence_sig(at) -> str:
     """What the first screen's body and the whole one share (the sentence and the view they are built for): the
     browser takes the whole one in without drawing again what it drew."""
-    return hashlib.blake2b(repr(at).encode("utf-8"), digest_size=8).hexdigest()
+    return view_sig("explorer", at)
 
 
 def pick_csv(ctx: Context, kinds: dict[str, np.ndarray]) -> Callable[[dict], dict]:

@@ -6,7 +6,6 @@ picked there without a script run; the page reads the pick from the URL (stack=,
 sentence's pictures for every stack and layer once. The smoothing and dropout views are the server's."""
 from __future__ import annotations
 
-import hashlib
 
 import numpy as np
 import pandas as pd
@@ -152,7 +151,7 @@ def body_key(ctx, size: int, start: int) -> tuple:
 
 
 def sentence_sig(at) -> str:
-    return hashlib.blake2b(repr(("ffn", at)).encode("utf-8"), digest_size=8).hexdigest()
+    return payloads.view_sig("ffn", at)
 
 
 def deck_body(ctx, size: int, start: int, first: tuple[str, int] | None) -> payloads.Body:

@@ -3,7 +3,6 @@ the browser (viz/elements/browser_view.py, a deck): the kind and layer are picke
 the pick from the URL and sends each sentence's pictures for every kind and layer once."""
 from __future__ import annotations
 
-import hashlib
 
 import numpy as np
 import pandas as pd
@@ -290,7 +289,7 @@ def body_key(ctx, size: int, starts: tuple[int, int]) -> tuple:
 
 
 def sentence_sig(at) -> str:
-    return hashlib.blake2b(repr(("multihead", at)).encode("utf-8"), digest_size=8).hexdigest()
+    return payloads.view_sig("multihead", at)
 
 
 def deck_body(ctx, size: int, starts: tuple[int, int], first: tuple[str, int] | None) -> payloads.Body:

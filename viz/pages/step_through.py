@@ -6,7 +6,6 @@ widgets (another query: another nine steps); the whole head's formula and why sc
 the server (they depend on the query, not the step)."""
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -437,7 +436,7 @@ def sentence_sig(traced: Traced, followed: FollowedHead, page_look: Look, modeba
     """What the page's deck is built for, as the browser names it: the sentence (trace), the pickers and window,
     the look (words and type scale), the modebar."""
     at = (traced.trace_key, followed, page_look, modebar)
-    return hashlib.blake2b(repr(("step", at)).encode("utf-8"), digest_size=8).hexdigest()
+    return payloads.view_sig("step", at)
 
 
 @view.shared_cached
