@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -109,3 +110,44 @@ def view_drew(page, view: str, pick: str, timeout: int) -> None:
     page.wait_for_function("([s, w]) => (document.querySelector(s) || {dataset: {}}).dataset.linesPick === w",
                            arg=[view, pick], timeout=timeout)
 
+
+
+class HeldAnswers:
+    """The page's websocket to the server, routed through the test so that the server's messages can be held
+    back from the moment the page first sends one that `hold_after(BackMsg)` picks (a run's answer that comes
+    late) and let go later, in order (once: what the page sends afterwards is answered at once)."""
+    def __init__(self, page, hold_after):
+        self.hold_after, self.holding, self.held = hold_after, False, []
+        self.done = False
+        page.route_web_socket(re.compile(r"/_stcore/stream"), self._route)
+
+    def _route(self, ws) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        server = ws.connect_to_server()
+
+        def to_server(frame) -> None:
+            if not self.done and self.hold_after(BackMsg.FromString(frame if isinstance(frame, bytes)
+                                                                    else frame.encode())):
+                self.holding = self.done = True
+            server.send(frame)
+
+        def to_page(frame) -> None:
+            if self.holding:
+                self.held.append((ws, frame))
+            else:
+                ws.send(frame)
+
+        ws.on_message(to_server)
+        server.on_message(to_page)
+
+    def wait_until_holding(self, page, timeout_s: float = 60) -> None:
+        deadline = time.time() + timeout_s
+        while not self.holding:
+            assert time.time() < deadline, "the page never sent the message to hold answers after"
+            page.wait_for_timeout(20)            # Playwright's events are handled while the page waits
+
+    def let_go(self) -> None:
+        self.holding = False
+        for ws, frame in self.held:
+            ws.send(frame)
+        self.held = []

@@ -35,18 +35,18 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     labels = axis_labels(page, "x")
     assert {"0 c", "1 a", "2 f", "3 e", "4 </s>"} <= set(labels)
     assert "e f a c" in page.inner_text('[data-testid="stSidebar"]')    # the translation is shown
-    # open one head large: layer 1, head 2
+    # open one head large: head 2 (of layer 0, the first shown)
     page.get_by_label("Head", exact=True).select_option("2")          # the explorer view's picker (in the browser)
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('head 2'))", timeout=60_000)
-    assert "head=2" in page.url
+    wait_for_url_pick(page, layer="0", head="2")
     # ...or click a thumbnail of the all-heads grid: layer 0, head 1, on its bottom-right cell
     # (5 tokens: 2 cells right of and below the tile's centre), not on the click target itself
     x, y = page.evaluate(CELL_JS, [0, 1, 2])
     page.mouse.click(x, y)
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
                            ".some(e => e.textContent.includes('layer 0, head 1'))", timeout=60_000)
-    assert "head=1" in page.url and "layer=0" in page.url
+    wait_for_url_pick(page, layer="0", head="1")
     # the large map's numbers as CSV: token labels on both sides, rows of weights summing to 1
     wait_for_app(page)
     with page.expect_download(timeout=60_000) as download:
@@ -63,6 +63,14 @@ def test_type_a_sentence_and_see_its_tokens(chromium, app_url):
     assert trace.meta["src_tokens"] == ["c", "a", "f", "e", "</s>"]
     assert trace["encoder.layers.0.self_attn.hook_pattern"].shape == (4, 5, 5)
     page.close()
+
+
+def wait_for_url_pick(page, **pick: str) -> None:
+    """Until the URL names `pick` (the browser writes it at once; a server's answer to an older pick, still on its
+    way, may write that one for a moment before the browser tells the newer one)."""
+    page.wait_for_function("(pick) => { const q = new URL(location.href).searchParams;"
+                           " return Object.entries(pick).every(([k, v]) => q.get(k) === v); }", arg=pick,
+                           timeout=60_000)
 
 
 # Page coordinates of a point of the all-heads grid: (layer, head)'s click target, moved by `cells`

@@ -8,7 +8,7 @@ import urllib.parse
 
 import pytest
 
-from browser_utils import open_browser_view, view_drew, wait_for_app
+from browser_utils import HeldAnswers, open_browser_view, view_drew, wait_for_app
 from viz.core.catalogue import message
 
 pytestmark = pytest.mark.browser
@@ -114,5 +114,41 @@ def test_the_csv_of_a_pick_downloads(chromium, app_url):
         assert download.value.suggested_filename.endswith("-cross-L2-H1.csv")
         text = open(download.value.path(), encoding="utf-8").read()
         assert text.splitlines()[0].startswith(",0 ")                       # the key labels, then a row a query
+    finally:
+        page.close()
+
+
+def tells_the_view_a_pick(message) -> bool:
+    """A run the browser asks for to tell the server the explorer view's pick (its setStateValue("pick"))."""
+    return message.WhichOneof("type") == "rerun_script" and any(
+        w.id.endswith("explorer-view") and w.WhichOneof("value") == "json_value" and '"pick"' in w.json_value
+        for w in message.rerun_script.widget_states.widgets)
+
+
+def test_a_pick_made_while_the_server_answers_an_older_one_stays(chromium, app_url):
+    """A head picked here is told to the server by the next run (here: the sidebar's figure format); a head picked
+    while the server answers it stays, its CSV included (the answer, the older pick, once took the view back)."""
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    answers = HeldAnswers(page, hold_after=tells_the_view_a_pick)
+    try:
+        page.goto(f"{app_url}/explorer?" + urllib.parse.urlencode(
+            {"model": "en-es", "text": SENTENCE, "kind": "encoder", "layer": 0, "head": 0}))
+        page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=LOAD_MS)
+        wait_for_app(page)
+        page.select_option(f"{VIEW} .vz-head", "2")
+        drawn(page, "encoder:0:2")
+        page.get_by_text("SVG", exact=True).click()          # a run for the sidebar: its answer tells head 2
+        answers.wait_until_holding(page)
+        page.select_option(f"{VIEW} .vz-head", "1")          # ...picked while the server answers head 2
+        drawn(page, "encoder:0:1")
+        answers.let_go()
+        wait_for_app(page)
+        page.wait_for_function("() => new URL(location.href).searchParams.get('head') === '1'", timeout=DRAWN_MS)
+        page.wait_for_timeout(500)
+        assert page.evaluate(f"document.querySelector('{VIEW}').dataset.drawnPick") == "encoder:0:1"
+        assert url_pick(page) == ("encoder", "0", "1")
+        with page.expect_download(timeout=DRAWN_MS * 2) as download:
+            page.click(f"{VIEW} .vz-csv")
+        assert download.value.suggested_filename.endswith("-encoder-L0-H1.csv")
     finally:
         page.close()

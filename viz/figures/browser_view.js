@@ -275,9 +275,21 @@ function writeUrl(view) {
   window.history.replaceState(window.history.state, "", url);
 }
 
+function tell(view, pick) {
+  // the server is told a pick (a run that writes it to the URL): the run's head brings it back, an answer to this
+  // browser and no move of the server's (apply)
+  view.told.push({ ...pick });
+  view.setStateValue("pick", { ...pick });
+}
+
+function askCsv(view, figure = {}) {
+  // the shown pick's CSV (the server makes it, and writes the pick to the URL: told as a report is)
+  view.told.push({ ...view.pick });
+  view.setTriggerValue("csv", { ...view.pick, ...figure });
+}
+
 function report(view) {
-  view.reported = { ...view.pick };
-  view.setStateValue("pick", view.reported);
+  tell(view, view.pick);
 }
 
 async function choose(view, change, at = performance.now()) {
@@ -338,7 +350,7 @@ function listen(view) {
   dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
   dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));
   dom.head.addEventListener("change", (event) => choose(view, { head: Number(dom.head.value) }, event.timeStamp));
-  dom.csv.addEventListener("click", () => view.setTriggerValue("csv", { ...view.pick }));
+  dom.csv.addEventListener("click", () => askCsv(view));
   dom.folded.addEventListener("toggle", () => { if (dom.folded.open) drawLines(view); });
   dom.grid.on("plotly_click", (event) => {
     const point = (event.points || []).find((p) => Array.isArray(p.customdata));
@@ -453,7 +465,7 @@ function buildBlocks(view, blocks, parent) {
         csv.type = "button";
         csv.dataset.figure = block.id;
         csv.textContent = view.data.words.csv;
-        csv.addEventListener("click", () => view.setTriggerValue("csv", { ...view.pick, figure: block.id }));
+        csv.addEventListener("click", () => askCsv(view, { figure: block.id }));
       }
     } else if (block.type === "text" || block.type === "heading") {
       slot.el = element(block.type === "heading" ? "h4" : "p", `vz-${block.type === "heading" ? "heading" : "caption"} vz-text-${block.id}`, parent);
@@ -1004,7 +1016,13 @@ async function apply(view) {
   view.lastHead = text;
   if (again) return;
   const server = r.valid(view.data, head.pick);
-  const serverMoved = !sameSpot(server, view.serverPick, pickNames(view));
+  // the server's answer to a pick this browser told it (a report, a CSV asked for) is no move of the server's: a
+  // pick made here since (while that run ran) is newer and stays (taking the answer drew the older pick again,
+  // and the CSV asked next was the older pick's)
+  const answered = view.told.findIndex((told) => sameSpot(server, told, pickNames(view)));
+  if (answered >= 0) view.told.splice(0, answered + 1);
+  const serverMoved = answered < 0 && !sameSpot(server, view.serverPick, pickNames(view));
+  if (serverMoved) view.told = [];
   view.serverPick = server;
   const local = view.pick;                 // what this browser shows: its own pick, or the server's last
   if (!local || serverMoved) {
@@ -1015,10 +1033,7 @@ async function apply(view) {
     // picker): keep the pick and tell the server once, so that its URL does not take it back; a pick this body
     // lacks (a first screen's) keeps what is drawn until the server's answer brings it (drawing the server's pick
     // meanwhile flashed it: step 0, then the reader's step again); with nothing drawn yet, the server's
-    if (!sameSpot(local, view.reported, pickNames(view))) {
-      view.reported = { ...local };
-      view.setStateValue("pick", view.reported);
-    }
+    if (!sameSpot(local, view.told[view.told.length - 1], pickNames(view))) tell(view, local);
     const here = r.held(view.data, local) && r.valid(view.data, local);
     if (!here && view.dom.box.dataset.drawnPick) {
       download(view, head.csv);
@@ -1040,7 +1055,7 @@ async function apply(view) {
 function viewOf(root) {
   let view = VIEWS.get(root);
   if (!view) {
-    view = { id: ++counter, root, dom: null, r: null, queue: null, head: window.vizExplorerHead || null };
+    view = { id: ++counter, root, dom: null, r: null, queue: null, head: window.vizExplorerHead || null, told: [] };
     view.queue = waitForPlotly().then((Plotly) => { view.Plotly = Plotly; });
     VIEWS.set(root, view);
   }
