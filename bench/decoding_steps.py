@@ -23,7 +23,8 @@ from common import ROOT, Server, log
 
 from browser_utils import browser
 from chart_text import VIEWPORT, page_url, settle
-from decoding_ab import SERVER_SLIDER, STEP_DRAWN_JS, VIEW, in_browser, press_right
+from deck_ab import VIEW, in_browser
+from decoding_ab import SERVER_SLIDER, STEP_DRAWN_JS, press_right
 from long_text import SENTENCES
 
 TARGET_S = 3.0

@@ -14,120 +14,25 @@ loaded machine slows both alike; the load average is printed at the start and th
 from __future__ import annotations
 
 import argparse
-import contextlib
-import tempfile
 import time
-import urllib.parse
-from pathlib import Path
 
-from common import ROOT, Check, Section, SentenceMaker, Server, log, median, percentile, report, table
-from edit_ab import SETTLE_S, TIMEOUT_MS, Frames, load, own_browser, unpack
+from common import Section, SentenceMaker, log, report, table
+from deck_ab import (SERVER_DRAWN_JS, VIEW, Trees, faster, in_browser, ms, no_runs, on_screen, open_sentences,
+                     opened_cell, page_url, sent_cell, small_body, time_kind_layer, titled, view_cell)
+from edit_ab import SETTLE_S, TIMEOUT_MS, Frames
 
-from browser_utils import wait_for_app
-from playwright.sync_api import sync_playwright
-from streamlit.proto.BackMsg_pb2 import BackMsg
 from viz.core.catalogue import message
 
 BASE = "11f2cb8"          # main of 2026-11-28, before the multi-head page was drawn in the browser
-VIEW = ".vz-deck"
 KINDS = ("encoder", "decoder", "cross")
 PICKS = [("layer", 1), ("layer", 2), ("kind", "decoder"), ("layer", 0), ("layer", 1), ("kind", "cross"),
          ("layer", 2), ("layer", 0), ("kind", "encoder")]
-# the base's page: its script has finished, nothing is stale, the first chart's title begins as wanted
-SERVER_DRAWN_JS = """(want) => !document.querySelector('[data-testid="stStatusWidget"]')
-  && !document.querySelector('[data-stale="true"]')
-  && ((document.querySelector('.js-plotly-plot .gtitle') || {}).textContent || '').replace(/\\s/g, '')
-       .startsWith(want.replace(/\\s/g, ''))"""
-VIEW_DRAWN_JS = """([attr, want]) => (document.querySelector('.vz-deck') || {dataset: {}}).dataset[attr] === want"""
-IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-
-
-def page_url(base: str, text: str, **params) -> str:
-    return f"{base}/multihead?{urllib.parse.urlencode({'model': 'en-es', 'text': text, **params})}"
-
-
-class Messages(Frames):
-    """Frames, and of the messages sent the script runs asked for: a rerun_script of the whole page (a fragment's
-    own run, the worker watchdog's every 5 s on every page, viz/classroom/panel.py, is not one)."""
-    def __init__(self, page):
-        self.runs = 0
-        super().__init__(page)
-
-    def _watch(self, ws):
-        super()._watch(ws)
-        ws.on("framesent", self._count_run)
-
-    def _count_run(self, frame):
-        message = BackMsg.FromString(frame if isinstance(frame, bytes) else frame.encode())
-        if message.WhichOneof("type") == "rerun_script" and not message.rerun_script.fragment_id:
-            self.runs += 1
 
 
 def where(kind: str, layer: int | None = None) -> str:
     """The start of the heads' picture's title: the kind, and the layer when given."""
     name = message("en", "fig.kind." + kind)
     return message("en", "multihead.where", kind=name, layer=layer) if layer is not None else name + ","
-
-
-def in_browser(page) -> bool:
-    return page.locator(VIEW).count() > 0
-
-
-def pick(page, what: str, value, state: dict) -> None:
-    """Choose on the page: the base's Streamlit radio or select box, or the browser view's pickers."""
-    if in_browser(page):
-        if what == "kind":
-            page.locator(f"{VIEW} input[value='{value}']").check()
-        else:
-            page.select_option(f"{VIEW} .vz-layer", str(value))
-    elif what == "kind":
-        page.locator(".st-key-mh-kind label", has_text=message("en", "fig.kind." + value)).first.click()
-    else:
-        page.locator(f".st-key-mh-layer-{state['kind']} input[role=combobox]").click()
-        page.get_by_role("option", name=f"layer {value}", exact=True).click()
-    state[what] = value
-
-
-def drawn(page, what: str, state: dict) -> None:
-    if in_browser(page):
-        page.wait_for_function(VIEW_DRAWN_JS, arg=["drawnPick", f"{state['kind']}:{state['layer']}"],
-                               timeout=TIMEOUT_MS, polling="raf")
-        return
-    # the base's kind keeps each kind's own layer select box: a kind picked shows the layer it last showed
-    want = where(state["kind"]) if what == "kind" else where(state["kind"], state["layer"])
-    page.wait_for_function(SERVER_DRAWN_JS, arg=want, timeout=TIMEOUT_MS, polling=20)
-    if what == "kind":
-        query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
-        state["layer"] = int(query.get("layer", ["0"])[0])
-
-
-def time_picks(pages: dict, frames: dict, picks: list) -> dict:
-    result = {name: {"layer": [], "kind": [], "sent": [], "runs": [], "view_ms": [], "rest_ms": [],
-                     "painted_layer": [], "painted_kind": []} for name in pages}
-    states = {name: {"kind": "encoder", "layer": 0} for name in pages}
-    for i, (what, value) in enumerate(picks):
-        for name in ("AB" if i % 2 == 0 else "BA"):
-            page, mine = pages[name], result[name]
-            sent, runs = frames[name].sent, frames[name].runs
-            start = time.perf_counter()
-            pick(page, what, value, states[name])
-            drawn(page, what, states[name])
-            mine[what].append(time.perf_counter() - start)
-            if in_browser(page):
-                box = page.locator(VIEW)
-                page.wait_for_function(VIEW_DRAWN_JS, arg=["linesPick", box.get_attribute("data-drawn-pick")],
-                                       timeout=TIMEOUT_MS, polling="raf")
-                mine["view_ms"].append(float(box.get_attribute("data-pick-ms")))
-                mine["rest_ms"].append(float(box.get_attribute("data-lines-ms")))
-                painted = box.get_attribute("data-painted-ms")        # the view's clock, pick event -> on screen
-                if painted is not None:
-                    mine[f"painted_{what}"].append(float(painted) / 1000)
-            time.sleep(SETTLE_S)
-            mine["sent"].append(frames[name].sent - sent)
-            mine["runs"].append(frames[name].runs - runs)
-            log(f"pick {what} {value}: {name} {mine[what][-1] * 1000:.0f} ms, {mine['sent'][-1]} sent, "
-                f"{mine['runs'][-1]} script runs")
-    return result
 
 
 EDITED_JS = """([text, sig]) => new URL(location.href).searchParams.get('text') === text
@@ -151,28 +56,6 @@ def edit_bytes(page, frames: Frames, text: str) -> tuple[float, int]:
     return seconds, frames.received - before
 
 
-def open_sentence(browser, server: Server, text: str) -> tuple[float, int, int]:
-    """A new sentence opened as a link: seconds until its picture is drawn (B: and every pick is in the browser, the
-    run that brings them over finished), the bytes the server sent, and (B) the view's body: every kind x layer's
-    figures, words and tables, gzipped, as the view received it."""
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    frames = Messages(page)
-    try:
-        start = time.perf_counter()
-        page.goto(page_url(server.url, text, kind="encoder", layer=0))
-        wait_for_app(page, TIMEOUT_MS)
-        page.wait_for_function("() => !!document.querySelector('.js-plotly-plot .gtitle')", timeout=TIMEOUT_MS)
-        if in_browser(page):
-            page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=TIMEOUT_MS)
-        page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS)
-        seconds = time.perf_counter() - start
-        time.sleep(SETTLE_S)
-        body = int(page.locator(VIEW).get_attribute("data-body-bytes")) if in_browser(page) else 0
-        return seconds, frames.received, body
-    finally:
-        page.close()
-
-
 def main(argv=None) -> Section:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", default=BASE, help="commit of tree A")
@@ -182,48 +65,34 @@ def main(argv=None) -> Section:
     parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     maker = SentenceMaker(seed=44)
-    load_start = load()
-    log(f"load average {load_start} (1/5/15 min) at the start")
-    with tempfile.TemporaryDirectory(prefix="multihead-ab-") as tmp, contextlib.ExitStack() as stack:
-        trees = {"A": unpack(args.base, Path(tmp)), "B": ROOT}
-        servers = {name: stack.enter_context(Server(root=root)) for name, root in trees.items()}
-        playwright = stack.enter_context(sync_playwright())
-        browsers = {name: own_browser(playwright)[0] for name in trees}
+    url = lambda server, text: page_url(server, "multihead", text=text, kind="encoder", layer=0)  # noqa: E731
+    with Trees(args.base, prefix="multihead-ab-") as trees:
         text = maker.sentence(args.tokens)
-        pages, frames = {}, {}
-        for name, server in servers.items():
-            page = browsers[name].new_page(viewport={"width": 1280, "height": 720})
-            frames[name] = Messages(page)
-            page.goto(page_url(server.url, text, kind="encoder", layer=0))
-            wait_for_app(page, TIMEOUT_MS)
-            page.wait_for_function(SERVER_DRAWN_JS, arg=where("encoder", 0), timeout=TIMEOUT_MS) if name == "A" else \
-                page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=TIMEOUT_MS)
-            page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS)
-            pages[name] = page
+        pages, frames = trees.open_pages(
+            lambda server: url(server, text),
+            lambda name, page: page.wait_for_function(SERVER_DRAWN_JS, arg=where("encoder", 0), timeout=TIMEOUT_MS)
+            if name == "A" else None)
         time.sleep(1)
-        picks = time_picks(pages, frames, (PICKS * (1 + args.picks // len(PICKS)))[:args.picks])
-        opens: dict = {name: {} for name in trees}
-        edits: dict = {name: {} for name in trees}
-        for n in args.sizes:
-            sentence, edited = maker.sentence(n), maker.sentence(n)
-            for name in ("AB" if n % 2 == 0 else "BA"):
-                opens[name][n] = open_sentence(browsers[name], servers[name], sentence)
-                log(f"{n} tokens opened: {name} {opens[name][n][0]:.2f} s, {opens[name][n][1]:,} bytes")
-                edits[name][n] = edit_bytes(pages[name], frames[name], edited)
-                log(f"{n} tokens typed: {name} {edits[name][n][0]:.2f} s, {edits[name][n][1]:,} bytes")
-    load_end = load()
-    log(f"load average {load_end} (1/5/15 min) at the end")
+        picks = time_kind_layer(pages, frames, (PICKS * (1 + args.picks // len(PICKS)))[:args.picks], where,
+                                ("mh-kind", "mh-layer"), lambda kind: message("en", "fig.kind." + kind))
+        edited: dict = {}
+        edits: dict = {name: {} for name in trees.roots}
 
-    def ms(values) -> str:
-        return f"{median(values) * 1000:.0f} ms / {percentile(values, 90) * 1000:.0f} ms" if values else "—"
+        def sentence(n: int) -> str:
+            opened, edited[n] = maker.sentence(n), maker.sentence(n)
+            return opened
 
-    label = {"A": f"A: main at {args.base}", "B": "B: this tree"}
+        def edit(name: str, n: int) -> None:
+            edits[name][n] = edit_bytes(pages[name], frames[name], edited[n])
+            log(f"{n} tokens typed: {name} {edits[name][n][0]:.2f} s, {edits[name][n][1]:,} bytes")
+
+        opens = open_sentences(trees, args.sizes, sentence, url, titled, also=edit)
+    label, load_start, load_end = trees.label, trees.load_start, trees.load_end
     rows = [[label[name], len(r["layer"]), ms(r["layer"]), len(r["kind"]), ms(r["kind"]),
-             ms(r["painted_layer"]), ms(r["painted_kind"]),
-             f"{median(r['view_ms']):.0f} ms / {median(r['rest_ms']):.0f} ms" if r["view_ms"] else "—",
-             f"{median(r['sent']):g} (max {max(r['sent'])})", f"{sum(r['runs'])}"] for name, r in picks.items()]
-    open_rows = [[f"{n} tokens", *(f"{opens[name][n][0]:.2f} s, {opens[name][n][1]:,} B" for name in trees),
-                  f"{opens['B'][n][2]:,} B", *(f"{edits[name][n][0]:.2f} s, {edits[name][n][1]:,} B" for name in trees)]
+             ms(r["painted_layer"]), ms(r["painted_kind"]), view_cell(r), sent_cell(r), f"{sum(r['runs'])}"]
+            for name, r in picks.items()]
+    open_rows = [[f"{n} tokens", *(opened_cell(opens[name][n]) for name in trees.roots), f"{opens['B'][n][3]:,} B",
+                  *(f"{edits[name][n][0]:.2f} s, {edits[name][n][1]:,} B" for name in trees.roots)]
                  for n in args.sizes]
     body = "\n".join([
         f"Chromium (headless, 1280x720) against two `streamlit run app.py` at once, A the main of {args.base} "
@@ -251,22 +120,12 @@ def main(argv=None) -> Section:
         "sentence's are the page's and the view's body (every kind x layer's figures, gzipped); the view's body "
         "alone (as the view received it) beside them. A long sentence's pictures show a window of 14 tokens (the "
         "page's sliders): its body is no larger than a 40-token one's.", "",
-        table(["sentence", *(f"opened: {label[name]}" for name in trees), "B: the view's body",
-               *(f"typed: {label[name]}" for name in trees)], open_rows),
+        table(["sentence", *(f"opened: {label[name]}" for name in trees.roots), "B: the view's body",
+               *(f"typed: {label[name]}" for name in trees.roots)], open_rows),
     ])
     b, a = picks["B"], picks["A"]
-    checks = [Check(f"a {what} pick on screen in ≤ 50 ms (p50, this tree, the view's clock)",
-                    f"{median(b['painted_' + what]) * 1000:.0f} ms (driven by Playwright: "
-                    f"{median(b[what]) * 1000:.0f} ms)", median(b["painted_" + what]) <= 0.05)
-              for what in ("layer", "kind")]
-    checks += [Check("no script run for a pick (this tree)", f"{sum(b['runs'])} in {len(b['runs'])} picks",
-                     sum(b["runs"]) == 0),
-               Check(f"a pick faster than at {args.base} (p50, B/A)",
-                     f"{median(b['layer'] + b['kind']) / median(a['layer'] + a['kind']):.2f}",
-                     median(b["layer"] + b["kind"]) < median(a["layer"] + a["kind"]))]
-    if 128 in args.sizes:
-        checks.append(Check("a 128-token sentence's view body < 2 MB (this tree)", f"{opens['B'][128][2]:,} B",
-                            opens["B"][128][2] < 2_000_000))
+    checks = [*on_screen(b, ("layer", "kind")), no_runs(b, "pick"), faster(b, a, ("layer", "kind"), args.base),
+              *small_body(opens, args.sizes)]
     return report(Section("multihead_picks", "Picks in the browser: kind and layer on the multi-head page (issue 44)",
                           body, checks), args.write)
 

@@ -56,9 +56,15 @@ def test_a_step_with_the_mouse_and_the_keyboard_is_drawn_with_no_script_run(chro
         page.click(f"{VIEW} .vz-step-choice >> nth=4")                    # the row: "5 Q·Kᵀ"
         drawn(page, 4)
         assert heading(page).startswith(name(4)) and url_step(page) == "4"
+        maths = page.locator(f"{VIEW} .vz-text-step-heading .vz-math")  # $QK^\top$: the server's characters, as text
+        assert maths.text_content() == "QK⊤" and maths.locator("sup").text_content() == "⊤"
+        assert "\\" not in heading(page) and "$" not in heading(page)
         page.focus(f"{VIEW} .vz-step-choice input:checked")              # the keyboard: the row's arrow keys
         page.keyboard.press("ArrowRight")
         drawn(page, 5)
+        assert maths.text_content() == "÷√dk" and maths.locator("sub").text_content() == "k"     # $\div\sqrt{d_k}$
+        note = page.locator(f"{VIEW} .vz-note .vz-math").first                 # a check's line: $QK^\top/\sqrt{d_k}$
+        assert note.text_content() == "QK⊤/√dk" and note.locator("sup").text_content() == "⊤"
         page.keyboard.press("ArrowRight")
         drawn(page, 6)
         assert url_step(page) == "6" and page.evaluate("() => document.activeElement.value") == "6"

@@ -152,6 +152,37 @@ def test_a_deck_names_each_block_once():
     assert deck({}, blocks, ("kind", "layer"), {"encoder": 1}, None, words("en"), {})["blocks"] == blocks
 
 
+def test_a_decks_words_come_with_their_inline_maths_as_characters():
+    """The browser knows no LaTeX (viz/figures/browser_view.js sets words as text): a text, heading or details
+    block's words and title and a notes block's lines go with their $…$ as characters (viz/core/tex.py), the
+    dollars and sub- and superscripts kept; a code block's text and a formula's MathML as they were; the parts the
+    deck was given are left unchanged (a part may be kept for every session)."""
+    from viz.figures.browser_view import deck, deck_pick
+    blocks = [{"type": "heading", "id": "title"}, {"type": "code", "id": "code"}, {"type": "formula", "id": "f"},
+              {"type": "details", "id": "more", "title": r"Why $\sqrt{d_k}$?", "blocks": [
+                  {"type": "columns", "columns": [[{"type": "text", "id": "read"}], [{"type": "notes", "id": "ok"}]]}]}]
+    texts = {"title": r"Step 3: $q\cdot k^\top$", "code": r"$\sqrt{x}$ - 1", "f": "<math>-</math>",
+             "read": r"**Scale** by $\sqrt{d_k}$, $x-1$; a token $\top$ stays words: \top"}
+    part = deck_pick({}, {}, texts, notes={"ok": [{"text": r"$\sum_j a_j = 1$", "ok": True}]})
+    made = deck({"0": part}, blocks, ("step",), {}, None, words("en"), {}, steps=1)
+    shown = made["picks"]["0"]
+    assert shown["texts"] == {"title": "Step 3: $q⋅ k^⊤$", "code": r"$\sqrt{x}$ - 1", "f": "<math>-</math>",
+                              "read": r"**Scale** by $√d_k$, $x−1$; a token $⊤$ stays words: \top"}
+    assert shown["notes"] == {"ok": [{"text": "$∑_j a_j = 1$", "ok": True}]}
+    assert made["blocks"][3]["title"] == "Why $√d_k$?" and blocks[3]["title"] == r"Why $\sqrt{d_k}$?"
+    assert part["texts"] == texts                                                   # the part given: untouched
+
+
+def test_inline_maths_as_the_characters_katex_draws():
+    from viz.core.tex import inline_math, inline_text
+    assert inline_math(r"z_h=\mathrm{softmax}(q_hK_h^\top/\sqrt{d_k})V_h") == "z_h=softmax(q_hK_h^⊤/√d_k)V_h"
+    assert inline_math(r"\sqrt{d_{model}/2}") == "√d_{model}/2"           # a group inside the root's
+    assert inline_math(r"\hat A_\ell") == "A\u0302_ℓ" and inline_math(r"\lVert\alpha_{ts}\rVert") == "‖α_{ts}‖"
+    assert inline_math(r"k\,\omega_i") == "k\u2009ω_i" and inline_math(r"\foo") == "foo"
+    assert inline_text("no maths - here") == "no maths - here"
+    assert inline_text(r"a $-x$ and $\infty$ - b") == "a $−x$ and $∞$ - b"
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_deck_of_steps_says_its_slider_and_buttons_in_the_readers_language(lang):
     """A deck that picks a step (the decoding page): the slider's name and its ◀/▶ buttons' from the catalogue, how

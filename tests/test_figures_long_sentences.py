@@ -5,7 +5,7 @@ import pytest
 
 from viz.figures.attention import (UPRIGHT_EM, attention_heatmap, key_labels_fit, keys_that_fit,
                                    map_window, source_window,
-                                   translation_columns, translation_figure, window_around, window_rows)
+                                   translation_columns, translation_figure, window_around, window_from, window_rows)
 from viz.figures.decoding import heads_row_heatmap
 from viz.figures.multihead import head_columns, head_patterns, keys_that_fit as head_keys_that_fit, per_head_outputs
 from viz.figures.regularize import ffn_units_figure, rows_that_fit
@@ -105,6 +105,17 @@ def test_the_window_around_a_step_keeps_it_inside_the_sentence():
     assert window_around(3, 200, 20) == slice(0, 20)
     assert window_around(199, 200, 20) == slice(180, 200)
     assert window_around(5, 9, 20) == slice(0, 9)
+
+
+def test_the_window_from_a_slider_keeps_it_inside_a_shorter_kinds_rows():
+    """One slider over the longest rows (explorer, multi-head, feed-forward pages): each kind or stack keeps its
+    window inside its own rows, all of them when they fit."""
+    assert window_from(10, 200, 20) == slice(10, 30)
+    assert window_from(0, 200, 20) == slice(0, 20)
+    assert window_from(190, 200, 20) == slice(180, 200)      # past the end: the last `size`
+    assert window_from(30, 40, 20) == slice(20, 40)          # the slider over longer rows, in a 40-row kind
+    assert window_from(30, 9, 20) == slice(0, 9)             # a short kind: all of it
+    assert window_from(0, 0, 20) == slice(0, 0)
 
 
 def test_small_head_panels_name_every_key():

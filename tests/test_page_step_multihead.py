@@ -67,7 +67,7 @@ def test_step_opens_where_a_lesson_starts_and_walks_on_with_next(trace):
     q = trace.arrays["encoder.layers.0.self_attn.hook_q"][0].astype(np.float64)
     k = trace.arrays["encoder.layers.0.self_attn.hook_k"][0].astype(np.float64)
     np.testing.assert_allclose(shown_row(scores), q[0] @ k.T, atol=1e-3)
-    assert scores["texts"]["step-heading"] == "Step 5 of 9: $QK^\\top$"
+    assert scores["texts"]["step-heading"] == "Step 5 of 9: $QK^⊤$"      # its maths as characters (viz/core/tex.py)
     assert "Why divide by" in texts(at)
     no_exceptions(at)
 

@@ -76,8 +76,7 @@ def _explorer_element():
 URL_VALUES = {"kind": view.KIND, "layer": view.LAYER, "head": view.HEAD, "step": view.STEP}
 EXPLORER_PICK = ("kind", "layer", "head")       # what the explorer's view picks
 MULTIHEAD_PICK = ("kind", "layer")              # the multi-head page's (viz/pages/multi_head.py)
-DECODING_PICK = ("step",)                       # the decoding page's (viz/pages/decoding.py)
-STEP_PICK = ("step",)                           # the step-through page's nine steps (viz/pages/step_through.py)
+STEP_PICK = ("step",)                           # a step: the decoding page's, the step-through page's nine
 STACK_PICK = ("kind", "layer")                  # the feed-forward page's (viz/pages/ffn.py): its kind is a stack...
 STACK_URL = (("kind", view.STACK),)             # ...which its URL names `stack` (urls: a pick's own URL values)
 

@@ -244,10 +244,16 @@ def translation_columns(type_scale: TypeScale = NORMAL) -> int:
     return int((share * type_scale.page_px - room) / (UPRIGHT_EM * type_scale.tick))
 
 
+def window_from(start: int, n: int, size: int) -> slice:
+    """`size` consecutive positions of n from `start`, kept inside 0..n (all n when they fit): a reader's window
+    slider over the longest rows, kept inside a shorter kind's or stack's own."""
+    first = min(start, max(n - size, 0))
+    return slice(first, min(n, first + size))
+
+
 def window_around(index: int, n: int, size: int) -> slice:
     """`size` consecutive positions of n with `index` in the middle, kept inside 0..n (all n when they fit)."""
-    start = min(max(index - size // 2, 0), max(n - size, 0))
-    return slice(start, min(n, start + size))
+    return window_from(max(index - size // 2, 0), n, size)
 
 
 def source_window(weights: np.ndarray, rows: slice, size: int) -> slice:

@@ -384,20 +384,9 @@ function stepPicker(box) {
   return { stepRow: row, stepLabel, previous, slider, next, stepValue };
 }
 
-// The few LaTeX commands the catalogue's inline maths uses, as the characters KaTeX draws for them
-const TEX_SYMBOLS = { top: "⊤", infty: "∞", cdot: "⋅", div: "÷", times: "×", le: "≤", ge: "≥", in: "∈", sum: "∑",
-                      forall: "∀", to: "→", mid: "∣", ",": "\u2009", ";": "\u2005", " ": " ", "!": "" };
-
-function texText(math) {
-  // $…$'s text: \sqrt{x} as √x, a command as its character, a minus as −
-  return math.replace(/\\sqrt\{([^}]*)\}/g, "√$1")
-    .replace(/\\([A-Za-z]+|[,;! ])/g, (whole, name) => (name in TEX_SYMBOLS ? TEX_SYMBOLS[name] : name))
-    .replace(/-/g, "−");
-}
-
 function richText(target, text) {
-  // the catalogue's light markup, as Streamlit's markdown shows it: **bold**, *italic*, $x_h$ / $W^O$ / $\sqrt{d_k}$
-  // (sub- and superscript, a few symbols); every piece set as text
+  // the catalogue's light markup, as Streamlit's markdown shows it: **bold**, *italic*, $x_h$ / $W^O$ / $√d_k$ (sub-
+  // and superscript; the server sent the maths's LaTeX commands as characters: viz/core/tex.py); every piece set as text
   target.replaceChildren();
   for (const piece of String(text || "").split(/(\*\*[^*]+\*\*|\*[^*\s][^*]*\*|\$[^$]+\$)/)) {
     if (!piece) continue;
@@ -407,7 +396,7 @@ function richText(target, text) {
       element("em", "", target).textContent = piece.slice(1, -1);
     } else if (piece.startsWith("$") && piece.endsWith("$") && piece.length > 2) {
       const math = element("span", "vz-math", target);
-      for (const part of texText(piece.slice(1, -1)).split(/([_^](?:\{[^}]*\}|.))/)) {
+      for (const part of piece.slice(1, -1).split(/([_^](?:\{[^}]*\}|.))/)) {
         if (!part) continue;
         if (part[0] === "_" || part[0] === "^") {
           element(part[0] === "_" ? "sub" : "sup", "", math).textContent = part.slice(1).replace(/^\{|\}$/g, "");

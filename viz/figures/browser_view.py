@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 import plotly.io as pio
 
+from viz.core.tex import inline_text
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.head_view import head_view
 from viz.figures.style import Look, TypeScale, Words, masked_z, plotly_text, wrap_title
@@ -293,8 +294,9 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
     picker's label and names; "step_names": the steps as a row of named choices, not a slider). A block's id names what it shows in every pick (a figure, words, a table):
     one id, one block; a block's `title` is its words in every pick (a pick's texts name only what changes). A
     formula block's text is MathML (viz/tour/formula_html.formula_mathml: made from numbers, never user text; the
-    browser keeps only MathML elements and attributes of it); a figure, or a section's every block, a pick lacks
-    takes no room; a `columns` block's `widths` ([3, 2]) share the row; a table block with `scroll` scrolls in a
+    browser keeps only MathML elements and attributes of it); a text, heading or details block's words and a notes
+    block's lines go with their inline maths as characters (inline_picks, inline_titles: the browser knows no
+    LaTeX); a figure, or a section's every block, a pick lacks takes no room; a `columns` block's `widths` ([3, 2]) share the row; a table block with `scroll` scrolls in a
     box."""
     ids = block_ids(blocks)
     if len(ids) != len(set(ids)):
@@ -304,8 +306,8 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
         "names": list(names),
         "layers": layers,
         "steps": steps,
-        "picks": picks,
-        "blocks": blocks,
+        "picks": inline_picks(picks, blocks),
+        "blocks": inline_titles(blocks),
         "template": template,
         "words": {"csv": words("ui.csv"), **picker_words(names, layers, words), **(said or {})},
         **shown,
@@ -325,14 +327,59 @@ def picker_words(names: Sequence[str], layers: dict[str, int], words: Words) -> 
     return said
 
 
+def every_block(blocks: list[dict]) -> list[dict]:
+    """Every block, sections', tabs' and columns' blocks included, each before those it holds."""
+    found = []
+    for block in blocks:
+        found.append(block)
+        found += every_block(block.get("blocks", []))
+        for tab in block.get("tabs", []):
+            found += every_block(tab["blocks"])
+        for column in block.get("columns", []):
+            found += every_block(column)
+    return found
+
+
 def block_ids(blocks: list[dict]) -> list[str]:
     """Every block's id, sections', tabs' and columns' blocks included."""
-    ids = []
+    return [block["id"] for block in every_block(blocks) if "id" in block]
+
+
+# The blocks whose words the browser sets with the catalogue's light markup (**bold**, *italic*, $x_h$: its
+# richText), and a notes block's every line: their inline maths goes as characters (viz/core/tex.inline_text), so
+# the browser knows no LaTeX; a code block's text and a formula's MathML are left as they are.
+RICH_TEXT = ("text", "heading", "details")
+
+
+def inline_picks(picks: dict[str, dict], blocks: list[dict]) -> dict[str, dict]:
+    """The picks with their rich words' inline maths as characters (copies: a part may be kept for every session)."""
+    rich = {block["id"] for block in every_block(blocks) if block.get("type") in RICH_TEXT and "id" in block}
+
+    def inline(part: dict) -> dict:
+        part = dict(part)
+        if "texts" in part:
+            part["texts"] = {id_: inline_text(text) if id_ in rich and isinstance(text, str) else text
+                             for id_, text in part["texts"].items()}
+        if "notes" in part:
+            part["notes"] = {id_: [{**note, "text": inline_text(note["text"])} for note in notes]
+                             for id_, notes in part["notes"].items()}
+        return part
+
+    return {key: inline(part) for key, part in picks.items()}
+
+
+def inline_titles(blocks: list[dict]) -> list[dict]:
+    """The blocks with their rich titles' inline maths as characters (copies)."""
+    copied = []
     for block in blocks:
-        ids += [block["id"]] if "id" in block else []
-        ids += block_ids(block.get("blocks", []))
-        for tab in block.get("tabs", []):
-            ids += block_ids(tab["blocks"])
-        for column in block.get("columns", []):
-            ids += block_ids(column)
-    return ids
+        block = dict(block)
+        if block.get("type") in RICH_TEXT and isinstance(block.get("title"), str):
+            block["title"] = inline_text(block["title"])
+        if "blocks" in block:
+            block["blocks"] = inline_titles(block["blocks"])
+        if "tabs" in block:
+            block["tabs"] = [{**tab, "blocks": inline_titles(tab["blocks"])} for tab in block["tabs"]]
+        if "columns" in block:
+            block["columns"] = [inline_titles(column) for column in block["columns"]]
+        copied.append(block)
+    return copied

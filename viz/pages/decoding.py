@@ -21,7 +21,7 @@ from viz.core import view
 from viz.core.keys import Decoded, DecodingSettings
 from viz.core.view import MAX_TEXT_CHARS, number_box_value, whole_number_box
 from viz.core.text import plain, position_labels
-from viz.elements.browser_view import DECODING_PICK, browser_view, url_names, whole_asked
+from viz.elements.browser_view import STEP_PICK, browser_view, url_names, whole_asked
 from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, show_figure,
                              stop_page, type_scale)
 from viz.figures import browser_view as payloads
@@ -312,12 +312,12 @@ def built_deck(decoded: Decoded, settings: DecodingSettings, page_look: Look, mo
     picks = range(dec.n_steps) if first is None else [first]
     parts = {str(step): step_part(decoded, step, settings, page_look, modebar, settings.method == "beam")
              for step in picks}
-    return payloads.encode(payloads.deck(parts, blocks(settings.beam), DECODING_PICK, {},
+    return payloads.encode(payloads.deck(parts, blocks(settings.beam), STEP_PICK, {},
                                          template_spec(go.Figure()), page_look.words,
                                          {"text_px": page_look.scale.text,
                                           "sentence": sentence_sig(decoded, settings, page_look, modebar),
                                           "whole": first is None, "modebar": modebar,
-                                          "url_names": url_names(DECODING_PICK)}, steps=dec.n_steps))
+                                          "url_names": url_names(STEP_PICK)}, steps=dec.n_steps))
 
 
 @view.shared_cached
@@ -358,7 +358,7 @@ def step_view(decoded: Decoded, settings: DecodingSettings, step: int) -> None:
     sentence = sentence_sig(decoded, settings, page_look, modebar)
     whole = whole_asked(sentence, DECODING)
     body = built_deck(decoded, settings, page_look, modebar, None if whole else step)
-    browser_view(DECODING, DECODING_PICK, body, {"step": step}, {"sentence": sentence, "whole": whole},
+    browser_view(DECODING, STEP_PICK, body, {"step": step}, {"sentence": sentence, "whole": whole},
                  csv=pick_csv(decoded, settings))
 
 

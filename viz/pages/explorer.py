@@ -11,7 +11,8 @@ from model.analysis.attention_math import future_mask
 from model.capture import schema
 from viz.elements.browser_view import EXPLORER_PICK, explorer_view, url_names, whole_asked
 from viz.figures.style import Look
-from viz.figures.attention import WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block
+from viz.figures.attention import (WINDOW_ROWS, key_labels_fit, map_window, source_window, thumbnail_block,
+                                   window_from)
 from viz.figures.browser_view import (MEAN, Body, Window, encode, head_weights, kind_part, layer_lines, payload,
                                       template_spec, view_sig)
 from viz.core.i18n import catalogue_keys, t
@@ -62,9 +63,7 @@ def kind_window(kind: str, patterns: np.ndarray, start: int, size: int) -> Windo
     """A long sentence through a window of `size` tokens from `start` (the reader's slider, kept inside this
     kind's rows): the queries, and the keys they look at (self-attention: the same tokens; cross-attention: each
     layer's most looked-at source tokens). The CSV keeps it whole."""
-    n_q = patterns.shape[-2]
-    first = min(start, max(n_q - size, 0))
-    queries = slice(first, min(n_q, first + size))
+    queries = window_from(start, patterns.shape[-2], size)
     if kind != "cross":
         return Window(queries, (queries,) * len(patterns))
     return Window(queries, tuple(source_window(patterns[layer].mean(0), queries, size) for layer in range(len(patterns))))

@@ -18,6 +18,7 @@ from model.capture import schema
 from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, rows_that_fit,
                                    smoothing_figure)
 from viz.figures import browser_view as payloads
+from viz.figures.attention import window_from
 from viz.figures.browser_view import template_spec
 from viz.figures.style import Look, plotly_text
 from viz.core.i18n import catalogue_keys, kind_short, kind_title, t
@@ -69,15 +70,9 @@ def picked(cfg) -> tuple[str, int]:
 
 def window_start(trace, size: int) -> int:
     """Where a long sentence's window starts: one slider over the longer stack's tokens (each stack keeps its
-    window inside its own: inside()), drawn only when needed."""
+    window inside its own: attention.window_from), drawn only when needed."""
     n_longest = max(len(schema.stack_tokens(trace.meta, stack)) for stack in STACKS)
     return token_window(n_longest, size, "ffn-window").start
-
-
-def inside(n: int, start: int, size: int) -> slice:
-    """The `size` tokens from `start` of a stack of `n` (all of a short one; a window that fits in a long one)."""
-    first = min(start, max(n - size, 0))
-    return slice(first, min(n, first + size))
 
 
 class FeedForwardPick:
@@ -88,7 +83,7 @@ class FeedForwardPick:
         self.cfg, self.stack, self.layer = traced.model.config, stack, layer
         self.ff = ff = rg.feed_forward(traced.trace.arrays, stack, layer, self.cfg.norm_first)
         self.tokens = position_labels(schema.stack_tokens(traced.trace.meta, stack))
-        self.shown = inside(len(self.tokens), start, size)
+        self.shown = window_from(start, len(self.tokens), size)
         self.units = rg.top_units(ff.hidden[self.shown], per_token=2,
                                   limit=20 if type_scale_name == "presenter" else 24)
         self.tag = f"{traced.model_id}-{stack}-L{layer}-ffn"

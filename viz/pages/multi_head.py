@@ -19,6 +19,7 @@ from viz.elements.browser_view import MULTIHEAD_PICK, browser_view, url_names, w
 from viz.figures import browser_view as payloads
 from viz.figures.browser_view import template_spec
 from viz.figures.style import Look
+from viz.figures.attention import window_from
 from viz.figures.multihead import (concat_heatmap, head_patterns, head_window, per_head_outputs, stage_heatmap,
                                   stage_norms)
 from viz.figures.vectors import contribution_map
@@ -80,12 +81,8 @@ def windows(kind: str, n_rows: int, n_cols: int, size: int, starts: tuple[int, i
     """The queries and keys the page's pictures show for `kind`: all of a short sentence; of a long one, `size`
     from where the reader says (self-attention's queries and keys are the same tokens: one window;
     cross-attention's: one each)."""
-    def inside(n: int, start: int) -> slice:
-        first = min(start, max(n - size, 0))
-        return slice(first, min(n, first + size))
-
-    queries = inside(n_rows, starts[0])
-    return queries, queries if kind != "cross" else inside(n_cols, starts[1])
+    queries = window_from(starts[0], n_rows, size)
+    return queries, queries if kind != "cross" else window_from(starts[1], n_cols, size)
 
 
 def describe(patterns: np.ndarray, cols: list[str], positional: bool) -> list[str]:

@@ -4,20 +4,16 @@ natively, for the subset of LaTeX the tour uses; and as HTML text (formula_html:
 superscripts, square roots with an overline, Greek letters and operators as Unicode), the fallback for a
 construct the MathML writer does not know (formula_block picks). The step-through page's deck draws its steps'
 formulas with formula_mathml too (\mathbb, a cases environment, \forall, primes, \left/\right: its subset;
-viz/figures/browser_view.js keeps only MathML elements and attributes of it)."""
+viz/figures/browser_view.js keeps only MathML elements and attributes of it). Its commands' characters:
+viz/core/tex.py (a deck's inline maths uses them too)."""
 from __future__ import annotations
 
 import html
 import re
 
-SYMBOLS = {
-    "top": "T", "odot": " ⊙ ", "mid": " | ", "leftarrow": " ← ", "infty": "∞", "dots": "…", "sum": "Σ",
-    "nabla": "∇", "theta": "θ", "eta": "η", "mu": "μ", "sigma": "σ", "gamma": "γ", "beta": "β",
-    "epsilon": "ε", "alpha": "α", "quad": "\u2003", ";": " ", ",": "\u2009", " ": " ", "!": "",
-}
-FUNCTIONS = ("sin", "cos", "log", "tanh", "exp", "arg", "max", "min")
+from viz.core.tex import FUNCTIONS, GREEK, MATH_IDENTIFIERS, MATH_OPERATORS, SYMBOLS, TEXT_COMMANDS
+
 SIZERS = ("big", "Big", "bigg", "Bigg", "left", "right")
-TEXT_COMMANDS = ("mathrm", "text", "operatorname", "mathit", "mathbf")
 
 
 def formula_html(latex: str) -> str:
@@ -100,15 +96,6 @@ class UnsupportedLatex(ValueError):
     """A construct formula_mathml does not convert (formula_block then falls back to formula_html)."""
 
 
-GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ϵ", "varepsilon": "ε", "eta": "η",
-         "theta": "θ",
-         "lambda": "λ", "mu": "μ", "pi": "π", "sigma": "σ", "tau": "τ", "phi": "φ", "omega": "ω",
-         "Delta": "Δ", "Sigma": "Σ", "Omega": "Ω"}
-MATH_OPERATORS = {"top": "⊤", "odot": "⊙", "mid": "∣", "leftarrow": "←", "rightarrow": "→", "to": "→",
-                  "times": "×", "cdot": "⋅", "le": "≤", "ge": "≥", "leq": "≤", "geq": "≥", "neq": "≠",
-                  "approx": "≈", "in": "∈", "propto": "∝", "sum": "∑", "prod": "∏", "forall": "∀",
-                  "exists": "∃", "div": "÷", "pm": "±"}
-MATH_IDENTIFIERS = {"infty": "∞", "nabla": "∇", "partial": "∂", "dots": "…", "ldots": "…", "cdots": "⋯"}
 SPACES = {"quad": "1em", "qquad": "2em", ";": "0.2778em", ":": "0.2222em", ",": "0.1667em", " ": "0.25em"}
 ACCENTS = {"tilde": "˜", "hat": "^", "bar": "¯", "vec": "→"}
 SCRIPT_EXCEPTIONS = {"B": "ℬ", "E": "ℰ", "F": "ℱ", "H": "ℋ", "I": "ℐ", "L": "ℒ", "M": "ℳ", "R": "ℛ"}
@@ -241,7 +228,7 @@ def _m_command(src: str, i: int) -> tuple[str, int]:
     match = re.match(r"[A-Za-z]+", src[i:])
     name = match.group(0) if match else src[i:i + 1]
     i += len(name)
-    if name in ("mathrm", "operatorname", "text", "mathit", "mathbf"):
+    if name in TEXT_COMMANDS:
         return _m_text(src, i, name)
     if name == "frac":
         top, i = _m_argument(src, i)
