@@ -29,6 +29,7 @@ from common import ROOT, Check, Section, cpu_seconds, log, machine_line, median,
 sys.path.insert(0, str(ROOT / "deploy"))
 from harness import NGINX, Deployment, get, worker_healthy
 
+from viz.classroom.browser import BUSY_MAX_S
 from viz.classroom.store import WRONG_CODES_PER_ADDRESS
 from viz.figures.browser_view import HEAD_ELEMENT   # a view's pick, drawn in a student's poll: no whole run
 
@@ -49,6 +50,8 @@ def parse_args(argv):
     parser.add_argument("--students", default="60,200")
     parser.add_argument("--idle", type=float, default=30.0, help="seconds of an idle class for its CPU")
     parser.add_argument("--no-kill", action="store_true")
+    parser.add_argument("--no-busy-guard", action="store_true",
+                        help="the students' browsers beat while a run is under way (the heartbeat before 2026-11-29)")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--text", default="", help="the teacher's sentence (default: the sidebar's first example)")
     args = parser.parse_args(argv)
@@ -61,6 +64,7 @@ def parse_args(argv):
 class Tab:
     """One browser tab on the app over Streamlit's websocket protocol, doing what the frontend does for a class.
     `jar` (cookies) is the browser's: two tabs of one browser share it, so Streamlit sees the same XSRF cookie."""
+    guard = True          # no beat while a run is under way, as the browser's heartbeat (False: as before 2026-11-29)
 
     def __init__(self, base: str, jar: dict, name: str, address: str | None = None):
         self.base, self.jar, self.name, self.address = base, jar, name, address
@@ -69,6 +73,7 @@ class Tab:
         self.pages: dict[str, str] = {}            # url path -> page script hash (from the navigation message)
         self.timers: dict[str, asyncio.Task] = {}  # fragment id -> its run_every task
         self.intervals: dict[str, float] = {}      # fragment id -> its timer's interval
+        self.busy_since = 0.0                      # a run under way holds the beats (viz/classroom/browser.py)
         self.widgets: dict[str, tuple] = {}        # user key -> (widget id, fragment id, element)
         self.codes: list[str] = []                 # st.code texts (the class links)
         self.draws: list[tuple[float, str, str]] = []      # (when the run's first chart came, page hash, query)
@@ -194,7 +199,10 @@ class Tab:
 
     def _element(self, element, fragment_id: str) -> None:
         kind = element.WhichOneof("type")
-        if kind in ("plotly_chart", "bidi_component") and not fragment_id and not self.drawn_this_run:
+        name = element.bidi_component.component_name if kind == "bidi_component" else ""
+        if name.startswith("tviz_"):             # the class's own hidden elements: no picture of the page
+            self._class_element(name, json.loads(element.bidi_component.json or "{}"), fragment_id)
+        elif kind in ("plotly_chart", "bidi_component") and not fragment_id and not self.drawn_this_run:
             self.drawn_this_run = True
             self.draws.append((time.perf_counter(), self.page_hash, self.query))
         elif kind == "bidi_component" and fragment_id and element.bidi_component.component_name == HEAD_ELEMENT:
@@ -203,15 +211,23 @@ class Tab:
             self.codes.append(element.code.code_text)
         elif kind == "exception":
             self.errors.append(f"{element.exception.type}: {element.exception.message[:200]}")
-        elif kind == "bidi_component" and element.bidi_component.component_name == "tviz_heartbeat":
-            # a student's poll: the component's JavaScript asks for its fragment's rerun every every_ms
-            data = json.loads(element.bidi_component.json or "{}")
-            if data.get("beats", True):
-                self._auto_rerun(fragment_id, data.get("every_ms", 1000) / 1000)
         widget = getattr(element, kind, None)
         widget_id = getattr(widget, "id", "") if widget is not None else ""
         if isinstance(widget_id, str) and widget_id.startswith("$$ID-"):
             self.widgets[widget_id.split("-", 2)[2]] = (widget_id, fragment_id, widget)
+
+    def _class_element(self, name: str, data: dict, fragment_id: str) -> None:
+        """As viz/classroom/browser.py's JavaScript: the heartbeat (a student's poll asks for its fragment's rerun
+        every every_ms), and no beat from the start of a whole run (the watchdog) or a beat until its run is done."""
+        if name == "tviz_heartbeat" and data.get("beats", True):
+            self._auto_rerun(fragment_id, data.get("every_ms", 1000) / 1000)
+        elif name == "tviz_watchdog":
+            self.busy_since = time.perf_counter()
+        elif name == "tviz_done":
+            self.busy_since = 0.0
+
+    def busy(self) -> bool:
+        return self.guard and time.perf_counter() - self.busy_since < BUSY_MAX_S
 
     def _auto_rerun(self, fragment_id: str, interval: float) -> None:
         """As 1.67's frontend: a running timer of the same interval is kept as it is, another one replaced."""
@@ -223,7 +239,9 @@ class Tab:
         async def tick():
             while True:
                 await asyncio.sleep(interval)
-                self.rerun(fragment_id=fragment_id, auto=True)
+                if not self.busy():
+                    self.busy_since = time.perf_counter()
+                    self.rerun(fragment_id=fragment_id, auto=True)
         self.timers[fragment_id] = asyncio.create_task(tick())
         self.intervals[fragment_id] = interval
 
@@ -572,7 +590,7 @@ def section(results: dict, machine: str) -> Section:
         "on the same cores: it keeps nginx's routing cookie and the class's cookies (a browser's), keeps the "
         "browser's message cache (the hashes it holds go with each rerun, the server sends those as references, "
         "and a message unused for 2 runs is forgotten, as 1.67's frontend does), reruns each polling fragment on "
-        "the interval its heartbeat asks (the student's follow poll: every 1 s), clicks buttons, and reconnects "
+        "the interval its heartbeat asks (the student's follow poll: every 0.5-2 s by the class's size, 0.6 s at 60), clicks buttons, and reconnects "
         "through nginx when its worker dies. The model is pretrained/en-es; the teacher is on the explorer.", "",
         "**Follow latency**: from the teacher's publish (the store's version changing, polled every 5 ms) to each "
         "student's redraw: the first chart of the full run that shows the new view, or, for a pick the page's "
@@ -620,6 +638,7 @@ def main(argv=None) -> Section:
     if NGINX is None:
         raise SystemExit("nginx not found: apt-get install -y nginx")
     machine = machine_line("before the run")
+    Tab.guard = not args.no_busy_guard
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))        # stop the lecture hall on the way out
     results = asyncio.run(run_all(args))
     return report(section(results, machine), args.write)

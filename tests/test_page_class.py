@@ -3,6 +3,8 @@ sessions sharing the process's MemoryStore) follow it in their own language, exp
 and see the reveal; bad links, an ended class and a store that is down give notices, never a traceback."""
 from __future__ import annotations
 
+import json
+
 
 import pytest
 
@@ -180,6 +182,47 @@ def test_a_following_screen_checks_in_on_a_change_else_every_few_seconds(monkeyp
     assert calls == [True]                        # one check-in, not one per poll (presence counts the last 10 s)
     student.button(key="class-ask-explore").click().run()
     assert calls == [True, False] and class_store().presence(code).exploring == 1
+
+
+def poll_every_ms(at) -> int:
+    """How often the student's browser asks for its poll (the heartbeat's timer, viz/classroom/browser.py)."""
+    (beat,) = [node for node in at._tree if getattr(node, "key", None) == "class-heartbeat-timer"]
+    return json.loads(beat.proto.json)["every_ms"]
+
+
+def test_a_students_poll_is_as_frequent_as_the_class_size_allows(monkeypatch):
+    """Issue 44: a teacher's change reaches a small class's screens sooner (a 1 s poll bounded the follow at p95
+    1.0 s); a lecture hall's polls stay within CLASS_POLLS_PER_S in all."""
+    from viz.classroom import student as student_side
+    from viz.classroom.store import Presence
+    teacher, code = start_class()
+    student = join(code)
+    student.run().run()
+    assert poll_every_ms(student) == 500                  # one student: the fastest poll
+    monkeypatch.setattr(student_side, "CHECK_IN_EVERY_S", 0.0)
+    for present, every_ms in ((60, 600), (150, 1500), (400, 2000)):
+        monkeypatch.setattr(class_store(), "presence", lambda code, n=present: Presence(n - 5, 5))
+        student.run().run()                               # the poll checks in, the next one's timer takes it
+        assert poll_every_ms(student) == every_ms, present
+
+
+def test_a_students_runs_say_when_they_are_done_so_no_beat_comes_during_one():
+    """The browser holds its poll's beats from the top of a whole run (the watchdog) to its end (run_done, after
+    the page) and from a beat to the end of its fragment run: a beat during a switch left the new page undrawn or
+    took the screen back (viz/classroom/browser.py). Each run's end sends a new number (the browser sees each)."""
+    teacher, code = start_class()
+    student = join(code)
+    keys = [getattr(node, "key", None) for node in student._tree]
+    order = [k for k in keys if k in ("class-watchdog-trigger", "class-heartbeat-timer", "class-run-done-poll",
+                                      "explorer-view", "class-run-done-page")]
+    assert order == ["class-watchdog-trigger", "class-heartbeat-timer", "class-run-done-poll", "explorer-view",
+                     "class-run-done-page"]
+    numbers = []
+    for _ in range(2):
+        student.run()
+        (done,) = [node for node in student._tree if getattr(node, "key", None) == "class-run-done-page"]
+        numbers.append(json.loads(done.proto.json)["run"])
+    assert numbers[1] > numbers[0]
 
 
 def test_a_switch_draws_the_teachers_view_in_one_run_and_sets_the_browsers_pickers(monkeypatch):

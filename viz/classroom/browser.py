@@ -1,4 +1,4 @@
-"""What a class keeps in the browser, through public Streamlit only: two small custom components (v2, inline, no
+"""What a class keeps in the browser, through public Streamlit only: small custom components (v2, inline, no
 iframe) and `st.context.cookies`.
 
 - `remember()` writes the class's cookies: the teacher's (class code and secret: a reload, a new worker or a
@@ -12,6 +12,12 @@ iframe) and `st.context.cookies`.
   asks for a whole run. After a worker dies and its page reconnects to another, that worker knows no fragment
   of the page and drops its reruns; the browser sent no whole run in some reconnects, so the page sat there, its
   teacher no longer teaching: the whole run resumes the class from the cookies.
+- No beat while a run is under way: from a beat until its fragment run is done, from the start of a whole run
+  (`watchdog()`, at its top) until it is done (`run_done()`, at its end), at most BUSY_MAX_S. Streamlit lets a
+  fragment's rerun preempt the run in progress, a whole one too, and folds a rerun asked for meanwhile into a
+  pending one with the newer request's page and URL: a beat during a switch to the teacher's page stopped that
+  page's run before it drew anything, or took the screen back to the old page (1-8 of 60 screens missed a page
+  change at a 0.6 s poll, bench/class_load.py).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from viz.core import view
 
 OWN = view.Own("viz.classroom.browser")  # this module's own session values
 CLASS_RUNS = OWN.value("class-runs")              # the class bar's fragment runs (its heartbeat's data)
+CLASS_DONE = OWN.value("class-done")              # runs that said they were done (run_done's data)
 
 TEACHER_COOKIE = "tviz_teach"          # "CODE:SECRET"
 STUDENT_COOKIE = "tviz_student"        # "CODE:ID"
@@ -51,14 +58,17 @@ export default function (component) {
   beat.send = data.beats ? setTriggerValue : null;   // the newest run's (each fragment run draws it again)
   beat.seen = Date.now();
   beat.wake_after = data.wake_after_ms;
+  beat.busy_max = data.busy_max_ms;
   if (beat.every !== data.every_ms) {
     clearInterval(beat.timer);
     beat.every = data.every_ms;
     beat.timer = setInterval(() => {
+      const busy = Date.now() - (beat.busy_since || 0) < beat.busy_max;    // a run under way (run_done ends it)
       if (Date.now() - beat.seen > beat.wake_after && beat.wake) {
         beat.seen = Date.now();
         beat.wake('wake', Date.now());           // a whole run: this server does not know the fragment
-      } else if (beat.send) {
+      } else if (beat.send && !busy) {
+        beat.busy_since = Date.now();
         beat.send('beat', Date.now());
       }
     }, data.every_ms);
@@ -72,16 +82,26 @@ export default function (component) {
   const beat = window.__tvizHeartbeat || (window.__tvizHeartbeat = {});
   beat.wake = component.setTriggerValue;
   beat.seen = Date.now();                           // a whole run is drawing: no fragment runs meanwhile
+  beat.busy_since = Date.now();                     // ...and no beat until it is done (run_done)
 }
 """
 
-HIDDEN_CSS = """<style>.st-key-class-cookies, .st-key-class-heartbeat, .st-key-class-watchdog { display: none !important; }
+_DONE_JS = """
+export default function (component) {
+  const beat = window.__tvizHeartbeat || (window.__tvizHeartbeat = {});
+  beat.busy_since = 0;                              // the run is done: the next beat may go
+}
+"""
+
+HIDDEN_CSS = """<style>.st-key-class-cookies, .st-key-class-heartbeat, .st-key-class-watchdog, .st-key-class-done-poll, .st-key-class-done-page { display: none !important; }
 </style>"""   # fixed text
 
 _cookie_writer = st.components.v2.component("tviz_cookies", html="<span hidden></span>", js=_COOKIE_JS)
 _heartbeat = st.components.v2.component("tviz_heartbeat", html="<span hidden></span>", js=_HEARTBEAT_JS)
 _watchdog = st.components.v2.component("tviz_watchdog", html="<span hidden></span>", js=_WATCHDOG_JS)
+_done = st.components.v2.component("tviz_done", html="<span hidden></span>", js=_DONE_JS)
 WAKE_AFTER_S = 15.0           # no fragment run for this long: a whole run (longer than any page's run on a busy worker)
+BUSY_MAX_S = 10.0             # the longest a run holds the beats back (one that never says it is done: an error)
 
 
 def remembered(name: str) -> tuple[str, str] | None:
@@ -112,7 +132,8 @@ def heartbeat(every_s: float, beats: bool) -> None:
     st.html(HIDDEN_CSS)
     with st.container(key="class-heartbeat"):
         _heartbeat(data={"every_ms": int(every_s * 1000), "beats": beats, "run": run,
-                         "wake_after_ms": int(WAKE_AFTER_S * 1000)}, key="class-heartbeat-timer", on_beat_change=_ignore)
+                         "wake_after_ms": int(WAKE_AFTER_S * 1000), "busy_max_ms": int(BUSY_MAX_S * 1000)},
+                   key="class-heartbeat-timer", on_beat_change=_ignore)
 
 
 def watchdog() -> None:
@@ -120,6 +141,16 @@ def watchdog() -> None:
     st.html(HIDDEN_CSS)
     with st.container(key="class-watchdog"):
         _watchdog(key="class-watchdog-trigger", on_wake_change=_ignore)
+
+
+def run_done(run: str) -> None:
+    """At the end of a `run` in a class ("poll": the poll's fragment; "page": a whole run, after its page): the
+    browser may beat again. Each sends its number (new data: the browser sees each one)."""
+    number = view.get(CLASS_DONE, default=0) + 1
+    view.put(CLASS_DONE, number)
+    st.html(HIDDEN_CSS)
+    with st.container(key=f"class-done-{run}"):
+        _done(data={"run": number}, key=f"class-run-done-{run}")
 
 
 def _ignore() -> None:

@@ -91,6 +91,8 @@ def after_page() -> None:
     code, secret = view.get(view.CLASS_CODE), view.get(view.CLASS_SECRET)
     if not code:
         _watch_worker()                 # under the page: nothing of it comes before the page's own picture
+    else:
+        browser.run_done("page")              # the whole run is done: the poll may beat again
     if not (code and secret):
         return
     shown = view.shared_view()

@@ -5,9 +5,9 @@ Who a student is: the id the store gave them when they joined (store.enrol), kep
 browser (viz/classroom/browser.py): a reload or a second tab is the same student. A join while the store cannot be
 reached waits: the poll tries again until it can.
 
-How a student's screen follows: a fragment reruns every FOLLOW_EVERY_S seconds (only the fragment, not the page;
-its timer is the browser's: browser.heartbeat): it reads the teacher's view version and the open question from
-the store (and checks in, for the teacher's count, every CHECK_IN_EVERY_S), and when the version changed it
+How a student's screen follows: a fragment reruns every poll_every_s() seconds (0.5-2 s, from the class's size;
+only the fragment, not the page; its timer is the browser's: browser.heartbeat): it reads the teacher's view
+version and the open question from the store (and checks in, for the teacher's count, every CHECK_IN_EVERY_S), and when the version changed it
 switches to the teacher's view right there (no run of the old page first). That one run draws the page with the
 teacher's values in every picker (view.follow drops the widgets' own values; each is seeded from the view:
 view.seeded), after checking it got there (live.arrived). A change the page's browser-side view makes itself (the
@@ -34,9 +34,12 @@ from viz.elements.ui import on_phone
 OWN = view.Own("viz.classroom.student")  # this module's own session values
 CLASS_STUDENT = OWN.value("class-student")        # the id the store gave this student (also in a cookie)
 CLASS_CHECKED_IN = OWN.value("class-checked-in")  # (when, following) last told the store
+CLASS_POLL_EVERY = OWN.value("class-poll-every")  # this screen's poll interval, s (from the class's size)
 CLASS_ANSWERED = OWN.value("class-answered")      # {question id: choice} answered here
 
-FOLLOW_EVERY_S = 1.0          # the teacher's change reaches a following screen within about this, plus a redraw
+CLASS_POLLS_PER_S = 100       # a class's follow polls in all, a second: its screens poll as often as this allows
+FOLLOW_EVERY_S = (0.5, 2.0)   # a screen's poll, at the fastest and the slowest; the teacher's change reaches it
+                              # within about this, plus a redraw (60 students: every 0.6 s; 200: every 2 s)
 CHECK_IN_EVERY_S = 3.0        # presence counts a screen seen in the last store.PRESENT_S (10 s)
 
 
@@ -146,37 +149,54 @@ def _check_in(code: str, me: str, following: bool) -> None:
     now, last = time.monotonic(), view.get(CLASS_CHECKED_IN)
     if last is not None and last[1] == following and now - last[0] < CHECK_IN_EVERY_S:
         return
-    class_store().check_in(code, me, following)
+    store = class_store()
+    store.check_in(code, me, following)
     view.put(CLASS_CHECKED_IN, (now, following))
+    present = store.presence(code)
+    view.put(CLASS_POLL_EVERY, poll_every_s(present.following + present.exploring))
+
+
+def poll_every_s(students: int) -> float:
+    """How often a student's screen polls the store: as often as the class's polls stay within CLASS_POLLS_PER_S
+    in all (each is a fragment run on a worker), within FOLLOW_EVERY_S. A small class follows the teacher faster;
+    a lecture hall does not swamp its workers."""
+    fastest, slowest = FOLLOW_EVERY_S
+    return min(slowest, max(fastest, students / CLASS_POLLS_PER_S))
 
 
 def _follow(code: str) -> None:
     @st.fragment
     def live() -> None:
-        browser.heartbeat(FOLLOW_EVERY_S, beats=True)
-        following = view.get(view.CLASS_FOLLOWING, default=True)
-        try:
-            me = enrol(code)
-            if view.get(view.CLASS_CODE) != code:          # refused or ended: the whole page without the class
-                st.rerun()
-            if me is None:
-                raise StoreDown("not enrolled yet")
-            _check_in(code, me, following)
-            store = class_store()
-            published = store.followed(code) if following else None
-            question = store.question(code)
-        except ClassGone:
-            _leave(t("class.ended"))
-            st.rerun()
-        except StoreDown:
-            st.caption(t("class.store_down"))
-            return
-        if published is not None and published.version != view.get(view.CLASS_VERSION):
-            show(published, code, poll=True)
-        if question is not None:
-            _question(code, me, question)
+        browser.heartbeat(view.get(CLASS_POLL_EVERY, default=1.0), beats=True)
+        _poll(code)
+        browser.run_done("poll")                    # the next beat may go (a switch never gets here: its page's run says)
 
     live()
+
+
+def _poll(code: str) -> None:
+    """The poll's work: check in, follow the teacher's view, show the open question."""
+    following = view.get(view.CLASS_FOLLOWING, default=True)
+    try:
+        me = enrol(code)
+        if view.get(view.CLASS_CODE) != code:          # refused or ended: the whole page without the class
+            st.rerun()
+        if me is None:
+            raise StoreDown("not enrolled yet")
+        _check_in(code, me, following)
+        store = class_store()
+        published = store.followed(code) if following else None
+        question = store.question(code)
+    except ClassGone:
+        _leave(t("class.ended"))
+        st.rerun()
+    except StoreDown:
+        st.caption(t("class.store_down"))
+        return
+    if published is not None and published.version != view.get(view.CLASS_VERSION):
+        show(published, code, poll=True)
+    if question is not None:
+        _question(code, me, question)
 
 
 def show(published: Published, code: str, poll: bool) -> None:
