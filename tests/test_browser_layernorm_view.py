@@ -104,7 +104,10 @@ def test_a_deep_link_the_csvs_and_a_server_side_change(chromium, app_url):
         wait_for_app(page)
         page.wait_for_function("() => new URL(location.href).searchParams.get('token') === '1'", timeout=LOAD_MS)
         page.wait_for_selector(f"{VIEW}[data-whole='1'][data-drawn-pick='0']", timeout=LOAD_MS)
-        assert url_query(page)["layer"] == "0"
+        # the run came back with the layer the server last knew (2): the view tells it the reader's, once
+        page.wait_for_function("() => new URL(location.href).searchParams.get('layer') === '0'", timeout=LOAD_MS)
+        wait_for_app(page)
+        assert page.locator(VIEW).get_attribute("data-drawn-pick") == "0"
         page.goto(page.url)                                                # a reload keeps the pick
         wait_for_app(page)
         page.wait_for_selector(f"{VIEW}[data-drawn-pick='0']", timeout=LOAD_MS)

@@ -298,18 +298,17 @@ def pick_csv(ctx, stack: str, norm: str, token: int):
 
 def norm_view(ctx, stack: str, norm: str, token: int, n_tokens: int) -> None:
     """The norm's pictures for the layer picked in the browser (a deck: every layer of the stack sent once for the
-    stack, norm and token; picked there with no script run); the window's slider under it stays the server's."""
+    stack, norm and token; picked there with no script run); the window's slider above it (a long sentence's: the
+    page is five pictures long, the statistics' window is said above them, as the page said it) stays the server's."""
     layer = picked(ctx.model.config, stack)
     view.write_url({view.STACK: stack, view.LAYER: layer, view.NORM: norm, view.TOKEN: token})
-    drawn = st.container()
     # a long sentence: the token charts show a window of it (the CSVs and the captions: every token)
     shown = token_window(n_tokens, tokens_that_fit(type_scale()), f"ln-window-{stack}")
     sentence = sentence_sig(body_key(ctx, stack, norm, token, shown))
     whole = whole_asked(sentence, LN_DECK)
-    with drawn:
-        body = deck_body(ctx, stack, norm, token, shown, None if whole else layer)
-        browser_view(LN_DECK, LAYER_PICK, body, {"layer": layer}, {"sentence": sentence, "whole": whole},
-                     csv=pick_csv(ctx, stack, norm, token))
+    body = deck_body(ctx, stack, norm, token, shown, None if whole else layer)
+    browser_view(LN_DECK, LAYER_PICK, body, {"layer": layer}, {"sentence": sentence, "whole": whole},
+                 csv=pick_csv(ctx, stack, norm, token))
 
 
 def residual_stream(ctx, labels: dict[str, list[str]]) -> None:
