@@ -147,7 +147,7 @@ def readable_texts(at) -> list[str]:
         found += chart_texts(chart)
     if explorer_drawn(at):
         found += view_texts(at)
-    for where in ("mh", "step"):                    # the decks: multi-head's, step-through's (drawn in the browser)
+    for where in ("mh", "step", "ln-deck"):    # the decks: multi-head's, step-through's, LayerNorm's (in the browser)
         if any(getattr(node, "key", None) == f"{where}-view" for node in at._tree):
             found += deck_texts(at, where)
     for frame in at.main.get("dataframe"):
@@ -171,9 +171,9 @@ def view_texts(at) -> list[str]:
 
 
 def deck_texts(at, where: str = "mh") -> list[str]:
-    """The words of a page's browser-side view (a deck: multi-head's, step-through's): its pickers, sections, tabs,
-    and every pick's words (a formula's MathML: its text, the model's numbers and letters), tables, checks and
-    figures' words."""
+    """The words of a page's browser-side view (a deck: multi-head's, step-through's, LayerNorm's): its pickers,
+    sections, tabs, and every pick's words (a formula's MathML: its text, the model's numbers and letters), tables,
+    checks and figures' words."""
     _, body = browser_view_sent(browser_view_whole(at, where), where)
 
     def strings(value) -> list[str]:

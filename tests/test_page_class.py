@@ -312,6 +312,30 @@ def test_the_ffn_pages_stack_and_layer_are_no_switch_for_a_follower_but_its_serv
     assert dict(student.query_params).get("layer") == "0"
 
 
+def test_the_layernorm_pages_layer_is_no_switch_for_a_follower_but_its_stack_is(monkeypatch):
+    """The LayerNorm page's layer is picked in the browser (issue 44, a deck with no kind): a follower takes the
+    teacher's into its URL and view with no switch; the stack, a server-side radio, is a switch."""
+    import viz.classroom.student as student_side
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    teacher, code = start_class("layernorm.py")
+    student = join(code)
+    assert browser_view_sent(student, "ln-deck")[0]["pick"] == {"layer": 0}
+    switches.clear()
+    browser_says(teacher, state={"pick": {"layer": 1}}, where="ln-deck")
+    no_exceptions(teacher)
+    assert class_store().followed(code).query.get("layer") == "1"
+    follow(student)
+    assert switches == []
+    assert browser_view_sent(student, "ln-deck")[0]["pick"] == {"layer": 1}
+    assert dict(student.query_params).get("layer") == "1"
+    teacher.radio(key="ln-stack").set_value("decoder").run()
+    no_exceptions(teacher)
+    follow(student)
+    assert len(switches) == 1 and student.radio(key="ln-stack").value == "decoder"
+
+
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
     teacher, code = start_class()
     student = join(code, lang="zh")

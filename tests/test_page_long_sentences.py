@@ -32,17 +32,20 @@ def axis_labels(fig: dict) -> dict[str, int]:
 
 
 def charts(at) -> list[dict]:
-    """The page's charts: Streamlit's, and the step-through deck's for the step shown (drawn in the browser)."""
+    """The page's charts: Streamlit's, and the deck's for the pick shown (drawn in the browser: the step-through's
+    step, the LayerNorm page's layer)."""
     return [figure(at, i) for i in range(len(at.get("plotly_chart")))] + [
         fig for fig in deck_shown(at)["figures"].values()]
 
 
 def deck_shown(at) -> dict:
-    """The step-through deck's part of the step shown (its figures, its words), or nothing on another page."""
-    if not any(getattr(node, "key", None) == "step-view" for node in at._tree):
-        return {"figures": {}, "texts": {}}
-    head, body = browser_view_sent(at, "step")
-    return body["picks"][str(head["pick"]["step"])]
+    """The deck's part of the pick shown (its figures, its words: the step-through's step, the LayerNorm page's
+    layer), or nothing on another page."""
+    for where in ("step", "ln-deck"):
+        if any(getattr(node, "key", None) == f"{where}-view" for node in at._tree):
+            head, body = browser_view_sent(at, where)
+            return body["picks"][":".join(str(value) for value in head["pick"].values())]
+    return {"figures": {}, "texts": {}}
 
 
 @pytest.mark.parametrize("page,params", PAGES, ids=lambda p: str(p))

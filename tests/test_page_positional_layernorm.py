@@ -1,11 +1,12 @@
-"""AppTest of the Positional encoding and LayerNorm & residual pages on the toy-reverse model."""
+"""AppTest of the Positional encoding and LayerNorm & residual pages on the toy-reverse model (the LayerNorm page's
+norm pictures are its deck's, drawn in the browser: tests/test_page_layernorm.py)."""
 import json
 import re
 
 import numpy as np
 import pytest
 
-from apptest_utils import no_exceptions, run_page, texts
+from apptest_utils import browser_view_sent, no_exceptions, run_page, texts
 from model.analysis.positional import frequencies
 from model.io.checkpoint import load_checkpoint
 from viz.pages.positional import TABLE_OPEN
@@ -23,6 +24,12 @@ def trace():
 
 def _caption(at, start: str) -> str:
     return next(str(c.value) for c in at.caption if str(c.value).startswith(start))
+
+
+def _deck_part(at) -> dict:
+    """The LayerNorm page's deck: the part of the layer it shows (its figures, its captions)."""
+    head, body = browser_view_sent(at, "ln-deck")
+    return body["picks"][str(head["pick"]["layer"])]
 
 
 def _number_after(text: str, label: str) -> float:
@@ -158,20 +165,20 @@ def test_layernorm_default_view_uses_the_real_model(trace):
     assert "后归一化（Post-Norm）" in texts(zh) and "**Post-Norm**" not in texts(zh)   # the term, then the English
     mean = trace.arrays["encoder.layers.0.norm_attn.hook_mean"][0]
     std = trace.arrays["encoder.layers.0.norm_attn.hook_std"][0]
-    assert _caption(at, "0 a:").startswith(f"0 a: input mean {mean:.4f}, std {std:.4f}")
-    assert len(at.get("plotly_chart")) == 6
+    assert _deck_part(at)["texts"]["hist-caption"].startswith(f"0 a: input mean {mean:.4f}, std {std:.4f}")
+    assert len(at.get("plotly_chart")) == 1 and len(_deck_part(at)["figures"]) == 5     # the residual stream's: the server's
 
 
 def test_layernorm_deep_link_reproduces_the_view(trace):
     at = run_page("layernorm.py", model="toy-reverse", text=TEXT, stack="decoder", layer=1, norm="norm_cross", token=2)
     no_exceptions(at)
     assert at.radio(key="ln-stack").value == "decoder"
-    assert at.selectbox(key="ln-layer-decoder").value == 1
+    assert browser_view_sent(at, "ln-deck")[0]["pick"] == {"layer": 1}
     assert at.radio(key="ln-norm-decoder").value == "norm_cross"
     assert at.selectbox(key="ln-token-decoder").value == 2
     mean = trace.arrays["decoder.layers.1.norm_cross.hook_mean"][2]
     label = f"2 {trace.meta['tgt_out_tokens'][2]}"            # decoder rows: the token each position predicts
-    assert f"{label}: input mean {mean:.4f}" in texts(at)
+    assert f"{label}: input mean {mean:.4f}" in _deck_part(at)["texts"]["hist-caption"]
     # switching the stack drops the decoder-only norm and starts the encoder at its defaults
     at.radio(key="ln-stack").set_value("encoder").run()
     no_exceptions(at)
@@ -228,8 +235,10 @@ def test_layernorm_chart_titles_name_the_norm_in_words():
     for lang, place in (("en", "after self-attention"), ("zh", "自注意力之后")):
         at = run_page("layernorm.py", model="toy-reverse", text=TEXT, lang=lang)
         no_exceptions(at)
-        titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "").replace("<br>", " ")
-                  for c in at.get("plotly_chart")]   # a title wrapped for its column reads as one line
+        layouts = [json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")]
+        layouts += [fig["layout"] for fig in _deck_part(at)["figures"].values()]         # the deck's, the browser's
+        titles = [layout.get("title", {}).get("text", "").replace("<br>", " ")
+                  for layout in layouts]   # a title wrapped for its column reads as one line
         assert not any("norm_" in title for title in titles), titles
         assert sum(place in title for title in titles) == 2              # the statistics and the gain and bias
 

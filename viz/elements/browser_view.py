@@ -4,9 +4,11 @@ a layer picked; the feed-forward page: a stack and a layer; the decoding page: a
 its nine steps). One element and one JS for all; the body says which it holds. A sentence's data is sent once
 (viz/figures/browser_view.py makes it); the picks (kind, layer, head; multi-head: kind, layer; feed-forward: its
 kind is a stack, the URL's `stack`; decoding, step-through: step) are made in the browser
-(viz/figures/browser_view.js), with no script run, and written to the URL there. Each page's view keeps its state
+(viz/figures/browser_view.js), with no script run, and written to the URL there; the LayerNorm page's deck picks a
+layer alone (its stack, norm and token are server widgets). Each page's view keeps its state
 under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the feed-forward page's FFN_DECK, the
-decoding page's DECODING, the step-through page's STEP_THROUGH: <where>-view, -head, -csv, -whole). The run's head
+decoding page's DECODING, the step-through page's STEP_THROUGH, the LayerNorm page's LN_DECK: <where>-view, -head,
+-csv, -whole). The run's head
 (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
 every view
 (HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll
@@ -79,6 +81,8 @@ MULTIHEAD_PICK = ("kind", "layer")              # the multi-head page's (viz/pag
 STEP_PICK = ("step",)                           # a step: the decoding page's, the step-through page's nine
 STACK_PICK = ("kind", "layer")                  # the feed-forward page's (viz/pages/ffn.py): its kind is a stack...
 STACK_URL = (("kind", view.STACK),)             # ...which its URL names `stack` (urls: a pick's own URL values)
+LAYER_PICK = ("layer",)                         # the LayerNorm page's (viz/pages/layernorm.py): a layer of the stack
+                                                # its server-side radio picked (a deck with no kind row)
 
 
 def url_values(urls: tuple[tuple[str, view.Value], ...] = ()) -> dict[str, view.Value]:

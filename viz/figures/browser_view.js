@@ -6,7 +6,8 @@
 // rebuilds nothing, so that the class follows it). Words and file names come in the data, in the reader's
 // language: nothing here is English. User text (tokens) is only ever set as text or handed to plotly.
 //
-// The same element draws a deck (the multi-head page; the decoding page; the step-through page): every figure of the
+// The same element draws a deck (the multi-head page; the feed-forward page; the LayerNorm page, a layer alone; the
+// decoding page; the step-through page): every figure of the
 // page, for every pick (kind, layer; or a step: a slider and its ◀/▶ buttons, or a row of named steps between
 // ◀ Previous and Next ▶), as the builders made them, with its words and formulas (MathML, kept only as MathML); a
 // pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
@@ -47,13 +48,18 @@ function element(tag, className, parent) {
   return made;
 }
 
-function kindAndLayer(box) {
-  // the pickers every view has: the kind (radios) and the layer (a select), in a row of their own
+function kindAndLayer(box, names = EXPLORER_NAMES) {
+  // the pickers: the kind (radios) and the layer (a select), in a row of their own; a deck whose picks name no kind
+  // (the LayerNorm page's: a layer of the stack the server picked) has no kind row
   const pickers = element("div", "vz-pickers", box);
-  const kinds = element("div", "vz-kinds", pickers);
-  kinds.setAttribute("role", "radiogroup");
-  const kindLabel = element("span", "vz-label", kinds);
-  const kindButtons = element("div", "vz-kind-buttons", kinds);
+  let kindLabel = null;
+  let kindButtons = null;
+  if (names.includes("kind")) {
+    const kinds = element("div", "vz-kinds", pickers);
+    kinds.setAttribute("role", "radiogroup");
+    kindLabel = element("span", "vz-label", kinds);
+    kindButtons = element("div", "vz-kind-buttons", kinds);
+  }
   const numbers = element("div", "vz-numbers", pickers);           // layer (and the explorer's head) side by side
   const layerLabel = element("label", "vz-picker", numbers);
   const layerText = element("span", "vz-label", layerLabel);
@@ -360,9 +366,9 @@ function listen(view) {
 
 // -- a deck: a page's pictures for every pick (viz/figures/browser_view.py deck()) ----------------------------
 function deckSkeleton(root, names) {
-  // the pickers the body's names ask for: a kind and a layer, or a step
+  // the pickers the body's names ask for: a kind and a layer (or a layer alone), or a step
   const box = element("div", "vz-explorer vz-deck", root);
-  const pickers = names.includes("step") ? stepPicker(box) : kindAndLayer(box);
+  const pickers = names.includes("step") ? stepPicker(box) : kindAndLayer(box, names);
   const blocks = element("div", "vz-blocks", box);
   return { box, ...pickers, blocks, slots: new Map() };
 }
@@ -506,11 +512,19 @@ function deckKey(view, pick) {
 }
 
 function deckValid(data, pick) {
-  // a pick inside the body's: a kind it has and a layer of that kind; a step of its steps
+  // a pick inside the body's: a kind it has and a layer of that kind (a deck with no kind: a layer of its one
+  // stack); a step of its steps
   if (!pick) return null;
   if (data.names.includes("step")) return { step: Math.min(Math.max(0, pick.step | 0), data.steps - 1) };
+  const layer = (n) => Math.min(Math.max(0, pick.layer | 0), n - 1);
+  if (!data.names.includes("kind")) return data.layers ? { layer: layer(deckLayers(data, pick)) } : null;
   if (!data.layers || !(pick.kind in data.layers)) return null;
-  return { kind: pick.kind, layer: Math.min(Math.max(0, pick.layer | 0), data.layers[pick.kind] - 1) };
+  return { kind: pick.kind, layer: layer(data.layers[pick.kind]) };
+}
+
+function deckLayers(data, pick) {
+  // how many layers a pick's kind has; a deck with no kind, its one stack's
+  return data.names.includes("kind") ? data.layers[pick.kind] : Math.max(...Object.values(data.layers));
 }
 
 function deckHeld(data, pick) {
@@ -543,12 +557,14 @@ function deckPickers(view) {
 function kindAndLayerPickers(view) {
   const { dom, data, pick } = view;
   const words = data.words;
-  dom.kindLabel.textContent = words.kind;
   dom.layerText.textContent = words.layer;
   dom.layer.setAttribute("aria-label", words.layer);
-  dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
-  fillKinds(view);
-  options(dom.layer, Array.from({ length: data.layers[pick.kind] }, (_, i) => [i, words.layer_names[i]]), pick.layer);
+  if (dom.kindButtons) {
+    dom.kindLabel.textContent = words.kind;
+    dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
+    fillKinds(view);
+  }
+  options(dom.layer, Array.from({ length: deckLayers(data, pick) }, (_, i) => [i, words.layer_names[i]]), pick.layer);
 }
 
 function stepPickers(view) {
@@ -890,7 +906,7 @@ function deckListen(view) {
     });
     return;
   }
-  dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
+  if (dom.kindButtons) dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
   dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));
 }
 

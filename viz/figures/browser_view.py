@@ -1,7 +1,7 @@
 """What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
 deck (deck(), at the end: the multi-head page's kind x layer, the feed-forward page's stack x layer, the
-decoding page's steps, the step-through page's nine steps), every figure a page's builders make for every pick.
+LayerNorm page's layers, the decoding page's steps, the step-through page's nine steps), every figure a page's builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
@@ -289,7 +289,8 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
          words: Words, shown: dict, steps: int = 0, said: dict | None = None) -> dict:
     """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one), how they
     are laid out (`blocks`: {type: figure|text|heading|code|formula|table|notes|tabs|columns|details, id...}), what
-    is picked (`names`: kind and layer, each kind's number of `layers`; or the step, of `steps`), the figures'
+    is picked (`names`: kind and layer, each kind's number of `layers`; a layer alone, `layers` the one stack's, and
+    no kind picker; or the step, of `steps`), the figures'
     template once, the pickers' words (`said`: a page's own, over picker_words': the feed-forward page's stack
     picker's label and names; "step_names": the steps as a row of named choices, not a slider). A block's id names what it shows in every pick (a figure, words, a table):
     one id, one block; a block's `title` is its words in every pick (a pick's texts name only what changes). A

@@ -1,0 +1,116 @@
+"""The LayerNorm page's layer drawn in the browser (issue 44), in Chromium: a layer picked with the mouse and with the
+keyboard, in English (normal) and 中文 (presenter mode), in a deck with no kind row (the stack, the norm and the token
+are the server's pickers); the pick is drawn with no script run and written to the URL as `layer`; a layer's
+pictures' CSVs download; a deep link and a server-side change keep their layer. The server side:
+tests/test_page_layernorm.py."""
+from __future__ import annotations
+
+import os
+import urllib.parse
+
+import pytest
+
+from browser_utils import open_browser_view, view_drew, wait_for_app
+from test_browser_explorer_view import DRAWN_MS, LOAD_MS, SENTENCE
+from viz.core.catalogue import message
+
+pytestmark = pytest.mark.browser
+
+VIEW = ".vz-deck"
+SHOTS = os.environ.get("VIZ_SHOTS")          # a folder: each case's screen saved there (to look at)
+FONT_SIZE_JS = "(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)"
+
+
+def open_view(chromium, app_url: str, **params):
+    query = urllib.parse.urlencode({"model": "en-es", "text": SENTENCE, **params})
+    return open_browser_view(chromium, f"{app_url}/layernorm?{query}", VIEW, LOAD_MS)
+
+
+def drawn(page, layer: int) -> None:
+    view_drew(page, VIEW, str(layer), DRAWN_MS)
+
+
+def stats_title(page) -> str:
+    return page.locator(f"{VIEW} .vz-fig-stats .gtitle").text_content().replace(" ", "")
+
+
+def title_start(lang: str, stack: str, layer: int) -> str:
+    """The statistics picture's title up to the norm (what names the layer), without spaces (a wrapped title)."""
+    words = message(lang, "layernorm.stats.title", stack=message(lang, f"layernorm.stack.{stack}"), layer=layer,
+                    norm="{n}", input="")
+    return words.split("{n}")[0].replace(" ", "")
+
+
+def url_query(page) -> dict[str, str]:
+    return {name: values[0] for name, values in urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).items()}
+
+
+@pytest.mark.parametrize("lang, present", [("en", False), ("zh", True)])
+def test_pick_a_layer_with_the_mouse_and_the_keyboard(chromium, app_url, lang, present):
+    params = {"lang": lang, **({"present": 1} if present else {})}
+    page, sent = open_view(chromium, app_url, **params)
+    try:
+        shot = f"{SHOTS}/layernorm-{lang}-{'presenter' if present else 'normal'}" if SHOTS else None
+        if shot:
+            page.screenshot(path=f"{shot}.png")
+        assert page.locator(f"{VIEW} .vz-kinds").count() == 0              # no kind row: the stack is the server's
+        assert page.locator(f"{VIEW} .vz-layer option").all_text_contents() == [
+            message(lang, "ui.layer_n", i=i) for i in range(3)]
+        before = sent.count
+        page.select_option(f"{VIEW} .vz-layer", "2")                       # the mouse
+        drawn(page, 2)
+        assert stats_title(page).startswith(title_start(lang, "encoder", 2))
+        assert url_query(page)["layer"] == "2" and url_query(page)["stack"] == "encoder"
+        page.focus(f"{VIEW} .vz-layer")                                    # the keyboard
+        page.keyboard.press("ArrowUp")
+        drawn(page, 1)
+        assert url_query(page)["layer"] == "1"
+        assert stats_title(page).startswith(title_start(lang, "encoder", 1))
+        caption = page.locator(f"{VIEW} .vz-text-hist-caption").text_content()
+        assert message(lang, "layernorm.token.caption").split("{mean_in}")[0].split("}")[-1] in caption
+        page.wait_for_timeout(300)
+        assert sent.count == before                                        # no script run
+        size = page.evaluate(FONT_SIZE_JS, f"{VIEW} .vz-layer")
+        ticks = page.evaluate(f"""() => [...document.querySelectorAll('{VIEW} .vz-fig-stats .xtick text')]
+                                  .map((e) => parseFloat(e.style.fontSize))""")
+        if present:                                                        # presenter: the projector's sizes
+            assert size >= 20 and min(ticks) >= 20, (size, ticks)
+        else:
+            assert size < 20
+        if shot:
+            page.screenshot(path=f"{shot}-layer-1.png", full_page=True)
+    finally:
+        page.close()
+
+
+def test_a_deep_link_the_csvs_and_a_server_side_change(chromium, app_url):
+    page, sent = open_view(chromium, app_url, stack="decoder", layer=2, norm="norm_cross", token=3)
+    try:
+        page.wait_for_selector(f"{VIEW}[data-drawn-pick='2']", timeout=DRAWN_MS)
+        assert page.locator(f"{VIEW} .vz-layer").input_value() == "2"
+        for figure, stem, columns in (("stats", "stats", 4), ("hist", "token3", 3)):
+            with page.expect_download(timeout=DRAWN_MS * 2) as download:
+                page.click(f"{VIEW} .vz-csv[data-figure='{figure}']")
+            assert download.value.suggested_filename == f"en-es-decoder-L2-norm_cross-{stem}.csv"
+            lines = open(download.value.path(), encoding="utf-8").read().splitlines()
+            assert lines[1].count(",") == columns                          # every row: its numbers
+        page.select_option(f"{VIEW} .vz-layer", "0")
+        drawn(page, 0)
+        # a server-side picker (the token): a run, a new body; the reader's layer stays
+        wait_for_app(page)                                                 # the CSVs' runs are over
+        page.locator('[data-testid="stMain"] [data-testid="stSelectbox"] [role="combobox"]').first.click()
+        page.keyboard.type(message("en", "layernorm.token.option", token="1 "))    # the options it matches: one
+        page.keyboard.press("Enter")
+        wait_for_app(page)
+        page.wait_for_function("() => new URL(location.href).searchParams.get('token') === '1'", timeout=LOAD_MS)
+        page.wait_for_selector(f"{VIEW}[data-whole='1'][data-drawn-pick='0']", timeout=LOAD_MS)
+        # the run came back with the layer the server last knew (2): the view tells it the reader's, once
+        page.wait_for_function("() => new URL(location.href).searchParams.get('layer') === '0'", timeout=LOAD_MS)
+        wait_for_app(page)
+        assert page.locator(VIEW).get_attribute("data-drawn-pick") == "0"
+        page.goto(page.url)                                                # a reload keeps the pick
+        wait_for_app(page)
+        page.wait_for_selector(f"{VIEW}[data-drawn-pick='0']", timeout=LOAD_MS)
+        assert page.locator(f"{VIEW} .vz-layer").input_value() == "0"
+    finally:
+        page.close()
