@@ -39,6 +39,7 @@ VIEW_KEY = "explorer-view"       # the explorer's browser-side view: a teacher's
 START_KEY = "class-ask-start"
 ASK_KEY = "class-ask-go"
 RECONNECT_EVERY_S = 0.5
+FORGOTTEN_KEPT = 64             # messages aged out of a tab's cache, kept for a reference already on its way
 MAX_CACHED_AGE = 2               # Streamlit's global.maxCachedMessageAge: the frontend's cache forgets after it
 NAT_STUDENTS = 30
 CHANGES = (("head", 1), ("page", "multihead"), ("page", "explorer"), ("head", 2))
@@ -87,6 +88,7 @@ class Tab:
         self.closed = False
         self.reader: asyncio.Task | None = None
         self.cache: dict[str, list] = {}           # the browser's message cache: hash -> [payload, run, fragment]
+        self.forgotten: dict[str, list] = {}       # aged out of it, no longer named in a rerun (see _take)
         self.run_count = 0
         self.run_fragments: set[str] = set()       # the fragments the run now in progress runs (none: whole)
 
@@ -115,7 +117,10 @@ class Tab:
         while not self.closed:
             try:
                 async for payload in self.ws:
-                    self._take(payload)
+                    try:
+                        self._take(payload)
+                    except Exception as error:  # noqa: BLE001 - said with the tab's errors, and read on
+                        self.errors.append(f"bench: {error!r}")
             except websockets.ConnectionClosed:
                 pass
             if self.closed:
@@ -149,7 +154,10 @@ class Tab:
         msg = ForwardMsg.FromString(payload)
         kind = msg.WhichOneof("type")
         if kind == "ref_hash":                         # a message this browser holds: taken from its cache
-            entry = self.cache[msg.ref_hash]
+            # a reference the server sent for a rerun that named it, after a run ended meanwhile aged it out:
+            # taken from what was forgotten (a bench that lost it stopped reading its socket, silently)
+            entry = self.cache.get(msg.ref_hash) or self.forgotten.pop(msg.ref_hash)
+            self.cache[msg.ref_hash] = entry
             entry[1] = self.run_count
             metadata, msg = msg.metadata, ForwardMsg.FromString(entry[0])
             msg.metadata.CopyFrom(metadata)
@@ -180,7 +188,9 @@ class Tab:
             if self.run_fragments and fragment not in self.run_fragments:
                 continue
             if self.run_count - used > MAX_CACHED_AGE:
-                del self.cache[key]
+                self.forgotten[key] = self.cache.pop(key)
+        for key in list(self.forgotten)[:-FORGOTTEN_KEPT]:
+            del self.forgotten[key]
 
     def _new_session(self, msg) -> None:
         rerun = set(msg.metadata.run.fragment_ids)
