@@ -4,6 +4,7 @@ the server (no script run) and written to the URL as `stack` and `layer`; a pict
 a reload show their pick; the page's other views (server-side) and back. The server side: tests/test_page_ffn.py."""
 from __future__ import annotations
 
+import csv
 import os
 import urllib.parse
 
@@ -114,5 +115,42 @@ def test_a_deep_link_a_csv_a_reload_and_the_pages_other_views(chromium, app_url)
         page.locator(f"{VIEW} .vz-kind input[value='decoder']").check()
         drawn(page, "decoder:0")
         assert url_pick(page) == {"stack": "decoder", "layer": "0"}
+    finally:
+        page.close()
+
+
+def test_the_dropout_views_kind_and_layer_are_picked_in_the_browser(chromium, app_url):
+    """The dropout view's kind and layer are its deck's picks (issue 44): a deep link's pick drawn, another kind and
+    layer drawn with no script run and written to the URL as `kind` and `layer` (the head stays the link's: a
+    server picker), the pick's caption under it, its CSV downloaded (the server's, on request)."""
+    page, sent = open_view(chromium, app_url, view="dropout", kind="cross", layer=1, head=2)
+    try:
+        page.wait_for_selector(f"{VIEW}[data-drawn-pick='cross:1']", timeout=DRAWN_MS)
+        if SHOTS:
+            page.screenshot(path=f"{SHOTS}/ffn-dropout-en-normal.png")
+        assert page.locator(f"{VIEW} .vz-kind input[value='cross']").is_checked()
+        before = sent.count
+        page.locator(f"{VIEW} .vz-kind input[value='decoder']").check()                 # the mouse
+        drawn(page, "decoder:1")
+        page.select_option(f"{VIEW} .vz-layer", "0")
+        drawn(page, "decoder:0")
+        pick_ms = float(page.locator(VIEW).get_attribute("data-pick-ms"))
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+        assert {name: query[name][0] for name in ("view", "kind", "layer", "head")} == {
+            "view": "dropout", "kind": "decoder", "layer": "0", "head": "2"}
+        title = page.locator(f"{VIEW} .vz-fig-drop .gtitle").text_content()
+        assert title.startswith(message("en", "ffn.drop.title", kind=message("en", "fig.kind.decoder"), layer=0,
+                                        head=2, p="{p}").split("{p}")[0])
+        caption = page.locator(f"{VIEW} .vz-text-drop-caption").text_content()
+        assert caption.startswith("Dropout p = ") and "% of the non-zero weights" in caption
+        page.wait_for_timeout(300)
+        assert sent.count == before                                     # no script run
+        print(f"dropout view: a pick drawn in {pick_ms:.0f} ms, load average {os.getloadavg()[0]:.2f}")
+        with page.expect_download(timeout=DRAWN_MS * 2) as download:
+            page.click(f"{VIEW} .vz-csv[data-figure='drop']")
+        assert download.value.suggested_filename.endswith("-decoder-L0-H2-dropout.csv")
+        with open(download.value.path(), encoding="utf-8", newline="") as file:
+            rows = list(csv.reader(file))
+        assert rows[1][0].startswith("0 ") and len(rows) == len(rows[0])      # decoder self: every query, every key
     finally:
         page.close()

@@ -274,9 +274,9 @@ def test_a_pick_in_the_teachers_view_is_no_switch_for_a_follower(monkeypatch):
 
 def test_the_ffn_pages_stack_and_layer_are_no_switch_for_a_follower_but_its_server_pickers_are(monkeypatch):
     """The feed-forward view's stack and layer are picked in the browser (issue 44): a follower takes the teacher's
-    into its URL (`stack`, not `kind`) and view with no switch. The page's other views keep server-side pickers:
-    a change of the view is a switch, and so is the dropout view's layer afterwards (the page draws no browser view
-    there: the layer is no pick of one, though the feed-forward view's last run picked a layer)."""
+    into its URL (`stack`, not `kind`) and view with no switch. A change of the page's view is a switch; the dropout
+    view's kind and layer are its deck's picks (the URL's `kind` and `layer`: no switch), its head a server picker
+    (a switch)."""
     import viz.classroom.student as student_side
     switches = []
     real = student_side.go_to
@@ -297,19 +297,30 @@ def test_the_ffn_pages_stack_and_layer_are_no_switch_for_a_follower_but_its_serv
     no_exceptions(teacher)
     follow(student)
     assert switches == ["ffn"] and student.radio(key="ffn-view").value == "dropout"
-    teacher.selectbox(key="ffn-dlayer-cross").select(2).run()
+    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "cross", "layer": 0}
+    browser_says(teacher, state={"pick": {"kind": "encoder", "layer": 1}}, where="drop-deck")   # the dropout deck
+    no_exceptions(teacher)
+    assert {k: class_store().followed(code).query.get(k) for k in ("kind", "layer")} == {"kind": "encoder",
+                                                                                       "layer": "1"}
     follow(student)
-    assert switches == ["ffn", "ffn"] and student.selectbox(key="ffn-dlayer-cross").value == 2
-    # a student's own clicks while following: the view (its stack x layer drawn last), then the dropout's layer;
-    # the teacher's next view differs from theirs in the layer alone: a switch that sets the layer picker
+    assert switches == ["ffn"]                                                  # no switch: handed to the view
+    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "encoder", "layer": 1}
+    assert {k: dict(student.query_params).get(k) for k in ("kind", "layer")} == {"kind": "encoder", "layer": "1"}
+    teacher.selectbox(key="ffn-head").select(2).run()                           # the head: the server's picker
+    no_exceptions(teacher)
+    follow(student)
+    assert switches == ["ffn", "ffn"] and student.selectbox(key="ffn-head").value == 2
+    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "encoder", "layer": 1}
+    # a student's own clicks while following: the view (its stack x layer drawn last), then the dropout's head;
+    # the teacher's next view differs from theirs in the head alone: a switch that sets the head picker
     teacher.radio(key="ffn-view").set_value("ffn").run()
     follow(student)
     student.radio(key="ffn-view").set_value("dropout").run()
-    student.selectbox(key="ffn-dlayer-cross").select(1).run()
+    student.selectbox(key="ffn-head").select(1).run()
     teacher.radio(key="ffn-view").set_value("dropout").run()
     follow(student)
-    assert student.selectbox(key="ffn-dlayer-cross").value == 0
-    assert dict(student.query_params).get("layer") == "0"
+    assert student.selectbox(key="ffn-head").value == 0
+    assert dict(student.query_params).get("head") == "0"
 
 
 def test_the_layernorm_pages_layer_is_no_switch_for_a_follower_but_its_stack_is(monkeypatch):

@@ -194,17 +194,143 @@ def test_the_smoothing_caption_counts_the_other_tokens(trace):
         assert words.format(n=vocab - 1) in texts(at)
 
 
+# -- the dropout view: drawn in the browser too (a deck of every kind x layer for the head the server picks) ----------
+def drop_deck(at, whole: bool = False) -> tuple[dict, dict]:
+    """The dropout view's head (the pick...) and body (every kind x layer's picture and caption for one head)."""
+    return browser_view_sent(browser_view_whole(at, "drop-deck") if whole else at, "drop-deck")
+
+
+def heatmaps(part: dict) -> list[np.ndarray]:
+    """A dropout picture's four panels (off, then the samples), as the builder drew them."""
+    return [arr(d["z"]) for d in part["figures"]["drop"]["data"]
+            if d["type"] == "heatmap" and d.get("hoverinfo") != "skip"]
+
+
+def assert_drop_is_the_models(part: dict, trace, kind: str, layer: int, head: int) -> None:
+    """A pick's part holds the builder's picture of the model's own weights with dropout off and rg's seeded samples
+    on, and its caption the share of weights those samples really dropped."""
+    weights = np.asarray(trace[schema.pattern_name(kind, layer)][head], dtype=np.float64)
+    p = 0.1                                                       # the toy trains without: the paper's rate
+    samples = rg.attention_dropout(weights, p, 3, seed=0)
+    off, *on = heatmaps(part)
+    assert len(on) == 3
+    assert np.allclose(np.nan_to_num(off), weights, atol=1e-6)
+    for shown, sample in zip(on, samples):
+        assert np.allclose(np.nan_to_num(shown), sample, atol=1e-5)
+    masked = np.isnan(off)
+    assert masked.any() == (kind == "decoder")                   # decoder self-attention: the future masked
+    live = (weights > 0) & ~masked
+    dropped = ((samples == 0) & live).sum() / (live.sum() * 3)
+    assert f"here {100 * dropped:.0f}% of the non-zero weights" in part["texts"]["drop-caption"]
+    sums = samples.sum(-1)
+    assert f"sum to {sums.min():.2f}–{sums.max():.2f}" in part["texts"]["drop-caption"]
+    assert part["files"] == {"drop": f"toy-reverse-{kind}-L{layer}-H{head}-dropout"}
+    assert part["figures"]["drop"]["layout"]["title"]["text"].startswith(
+        message("en", "ffn.drop.title", kind=message("en", f"fig.kind.{kind}"), layer=layer, head=head, p=p))
+
+
 def test_dropout_view_samples_differ_from_off():
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", kind="decoder", layer=0, head=1)
     no_exceptions(at)
-    heat = [d for d in figure(at, 0)["data"] if d["type"] == "heatmap" and d.get("hoverinfo") != "skip"]
-    assert len(heat) == 4
-    off, first = (arr(h["z"]) for h in heat[:2])
+    head, body = drop_deck(at)
+    assert head["pick"] == {"kind": "decoder", "layer": 0} and list(body["picks"]) == ["decoder:0"]   # first screen
+    off, first, *_ = heatmaps(body["picks"]["decoder:0"])
     assert np.isnan(off[0, 1])                                   # decoder: future positions masked
     assert not np.allclose(np.nan_to_num(off), np.nan_to_num(first))
     kept = np.nan_to_num(first) > 0
     assert np.allclose(np.nan_to_num(first)[kept], np.nan_to_num(off)[kept] / 0.9)   # survivors scaled by 1/(1-p)
-    assert "are not renormalised" in texts(at)
+    assert "are not renormalised" in body["picks"]["decoder:0"]["texts"]["drop-caption"]
+    assert body["blocks"] == [{"type": "figure", "id": "drop", "csv": True}, {"type": "text", "id": "drop-caption"}]
+    assert not at.get("plotly_chart")                            # no server chart: the deck draws it
+
+
+def test_dropout_view_sends_every_kind_and_layer_of_the_head_and_a_pick_rebuilds_nothing(trace):
+    """The kind and layer are the deck's picks (no server widgets); the head stays a server select box. The whole
+    body holds every kind x layer of the head, each the builder's of the model's weights and rg's samples; a pick
+    the browser reports (a teacher's) writes the URL's kind and layer with the same body."""
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", head=1)
+    no_exceptions(at)
+    keys = [w.key for kind in ("radio", "selectbox") for w in at.get(kind)]
+    assert "ffn-head" in keys and not [key for key in keys if key.startswith(("ffn-kind", "ffn-dlayer"))], keys
+    assert drop_deck(at)[0]["pick"] == {"kind": "cross", "layer": 0}           # cross-attention unless linked
+    head, body = drop_deck(at, whole=True)
+    no_exceptions(at)
+    assert head["whole"] and body["names"] == ["kind", "layer"] and body["url_names"] == {"kind": "kind",
+                                                                                          "layer": "layer"}
+    assert body["layers"] == {"encoder": 2, "decoder": 2, "cross": 2}
+    assert set(body["picks"]) == {f"{k}:{n}" for k in ("encoder", "decoder", "cross") for n in (0, 1)}
+    for key, part in body["picks"].items():
+        kind, layer = key.split(":")
+        assert_drop_is_the_models(part, trace, kind, int(layer), 1)
+    assert body["words"]["kind_names"] == {kind: message("en", f"fig.kind.{kind}")
+                                           for kind in ("encoder", "decoder", "cross")}
+    sent = browser_view(at, "drop-deck-view").proto.bytes
+    browser_says(at, state={"pick": {"kind": "encoder", "layer": 1}}, where="drop-deck")
+    no_exceptions(at)
+    assert query(at)["kind"] == "encoder" and query(at)["layer"] == "1" and query(at)["head"] == "1"
+    assert drop_deck(at)[0]["pick"] == {"kind": "encoder", "layer": 1}
+    assert browser_view(at, "drop-deck-view").proto.bytes == sent        # the same message: the browser has it
+    at.selectbox(key="ffn-head").select(0).run()                         # another head: another deck
+    no_exceptions(at)
+    head, body = drop_deck(at)
+    assert head["pick"] == {"kind": "encoder", "layer": 1} and query(at)["head"] == "0"
+    assert_drop_is_the_models(body["picks"]["encoder:1"], trace, "encoder", 1, 0)
+
+
+def test_dropout_view_a_run_after_the_whole_body_builds_nothing():
+    from viz.core import view
+    at = browser_view_whole(run_page("ffn.py", model="toy-reverse", text="b a d c f", view="dropout"), "drop-deck")
+    no_exceptions(at)
+    built = list(view._shared)
+    at.run()
+    browser_says(at, state={"pick": {"kind": "decoder", "layer": 1}}, where="drop-deck")
+    no_exceptions(at)
+    assert [key for key in view._shared if key not in built] == []
+
+
+def test_dropout_view_deep_link_and_bad_parameters():
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", kind="cross", layer=1, head=2)
+    no_exceptions(at)
+    assert drop_deck(at)[0]["pick"] == {"kind": "cross", "layer": 1}
+    assert at.selectbox(key="ffn-head").value == 2
+    assert {k: query(at)[k] for k in ("view", "kind", "layer", "head")} == {"view": "dropout", "kind": "cross",
+                                                                            "layer": "1", "head": "2"}
+    assert "toy-reverse-cross-L1-H2-dropout" == drop_deck(at)[1]["picks"]["cross:1"]["files"]["drop"]
+    bad = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", kind="middle", layer=5)
+    no_exceptions(bad)
+    said = " ".join(w.value for w in bad.warning)
+    assert "URL parameter kind='middle'" in said and "URL parameter layer='5'" in said
+    assert drop_deck(bad)[0]["pick"] == {"kind": "cross", "layer": 0}
+
+
+def test_dropout_view_a_picks_csv_is_its_first_sample(trace):
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", head=1)
+    browser_says(at, trigger=("csv", {"kind": "decoder", "layer": 1, "figure": "drop"}), where="drop-deck")
+    no_exceptions(at)
+    head, _ = drop_deck(at)
+    assert head["csv"]["name"] == "toy-reverse-decoder-L1-H1-dropout.csv"
+    assert query(at)["kind"] == "decoder" and query(at)["layer"] == "1"      # the pick shown: the URL's too
+    frame = pd.read_csv(io.StringIO(head["csv"]["text"]), index_col=0)
+    weights = np.asarray(trace[schema.pattern_name("decoder", 1)][1], dtype=np.float64)
+    np.testing.assert_allclose(frame.to_numpy(), rg.attention_dropout(weights, 0.1, 3, seed=0)[0], atol=1e-6)
+    assert len(frame) == len(schema.stack_tokens(trace.meta, "decoder"))
+
+
+def test_dropout_view_in_presenter_mode_and_chinese():
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", present=1, lang="zh")
+    no_exceptions(at)
+    head, body = drop_deck(at)
+    assert body["text_px"] >= 20 and body["modebar"] is False and head["toolbar"] is False
+    assert body["words"]["kind"] == message("zh", "explorer.kind")
+    assert all(re.search(r"[\u4e00-\u9fff]", name) for name in body["words"]["kind_names"].values())
+    assert all(re.search(r"[\u4e00-\u9fff]", name) for name in body["words"]["layer_names"])
+    part = body["picks"]["cross:0"]
+    layout = part["figures"]["drop"]["layout"]
+    sizes = [layout["font"]["size"], layout["title"]["font"]["size"]] + [
+        axis["tickfont"]["size"] for name, axis in layout.items() if name.startswith(("xaxis", "yaxis"))]
+    assert min(sizes) >= 20, sizes                                      # presenter: the projector's sizes
+    assert re.search(r"[\u4e00-\u9fff]", layout["title"]["text"]) and "layer" not in layout["title"]["text"]
+    assert re.search(r"[\u4e00-\u9fff]", part["texts"]["drop-caption"])
 
 
 @pytest.mark.parametrize("view", ["ffn", "smoothing", "dropout"])
@@ -212,8 +338,8 @@ def test_page_in_chinese(view):
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, lang="zh", view=view)
     no_exceptions(at)
     assert at.title[0].value == "前馈网络、标签平滑与随机失活"
-    if view == "ffn":                       # drawn in the browser: its figures and captions are the deck's
-        part = deck(at)[1]["picks"]["encoder:0"]
+    if view != "smoothing":                 # drawn in the browser: its figures and captions are the deck's
+        part = deck(at)[1]["picks"]["encoder:0"] if view == "ffn" else drop_deck(at)[1]["picks"]["cross:0"]
         titles = [fig["layout"]["title"]["text"] for fig in part["figures"].values()]
         captions = " ".join(part["texts"].values())
     else:

@@ -1,12 +1,12 @@
 """A page's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS in the page, no
 iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page: a kind and
-a layer picked; the feed-forward page: a stack and a layer; the decoding page: a step; the step-through page: one of
+a layer picked; the feed-forward page: a stack and a layer, and in its dropout view a kind and a layer; the decoding page: a step; the step-through page: one of
 its nine steps). One element and one JS for all; the body says which it holds. A sentence's data is sent once
 (viz/figures/browser_view.py makes it); the picks (kind, layer, head; multi-head: kind, layer; feed-forward: its
 kind is a stack, the URL's `stack`; decoding, step-through: step) are made in the browser
 (viz/figures/browser_view.js), with no script run, and written to the URL there; the LayerNorm page's deck picks a
 layer alone (its stack, norm and token are server widgets). Each page's view keeps its state
-under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the feed-forward page's FFN_DECK, the
+under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the feed-forward page's FFN_DECK and DROP_DECK, the
 decoding page's DECODING, the step-through page's STEP_THROUGH, the LayerNorm page's LN_DECK: <where>-view, -head,
 -csv, -whole). The run's head
 (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
@@ -201,8 +201,8 @@ def browser_view(where: view.Value, names: tuple[str, ...], body: payloads.Body,
 
 def page_runs() -> None:
     """A run of the page begins (viz/frame/presenter.run_page, after the class's bar): no browser view is drawn
-    yet. A page that draws one in some of its parts only (the feed-forward page's stack x layer, not its dropout
-    view) leaves none recorded when it does not: a follower's change of a server-side picker is then a switch,
+    yet. A page that draws one in some of its parts only (the feed-forward page's stack x layer and its dropout
+    view's kind x layer, not its smoothing view) leaves none recorded when it does not: a follower's change of a server-side picker is then a switch,
     not a pick handed to a view that is not on the screen."""
     view.put(BROWSER_VIEW, None)
 

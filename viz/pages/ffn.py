@@ -3,7 +3,9 @@ units fire for which tokens and what the FFN adds to the residual stream; the mo
 the label-smoothed target with the loss with and without smoothing; attention with dropout on beside off.
 The feed-forward view is drawn in the browser (viz/elements/browser_view.py, a deck): the stack and layer are
 picked there without a script run; the page reads the pick from the URL (stack=, layer=) and sends each
-sentence's pictures for every stack and layer once. The smoothing and dropout views are the server's."""
+sentence's pictures for every stack and layer once. The dropout view is a deck too: its kind and layer are picked in
+the browser (kind=, layer=), every kind x layer of the head its server picker chose sent once. The smoothing view is
+the server's."""
 from __future__ import annotations
 
 
@@ -20,17 +22,18 @@ from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_fi
 from viz.figures import browser_view as payloads
 from viz.figures.attention import window_from
 from viz.figures.browser_view import template_spec
-from viz.figures.style import Look, plotly_text
-from viz.core.i18n import catalogue_keys, kind_short, kind_title, t
+from viz.figures.style import Look, Words, plotly_text
+from viz.core.i18n import catalogue_keys, t
 from viz.core import view
 from viz.core.context import Traced
 from viz.core.text import attention_labels, position_labels
-from viz.elements.browser_view import STACK_PICK, STACK_URL, browser_view, url_names, whole_asked
+from viz.elements.browser_view import MULTIHEAD_PICK, STACK_PICK, STACK_URL, browser_view, url_names, whole_asked
 from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, show_figure,
                              token_window, type_scale)
 
 OWN = view.Own("viz.pages.ffn")  # this module's own session values
 FFN_DECK = OWN.value("ffn-deck")  # ffn-deck-view, -whole, -csv: the feed-forward view's browser view
+DROP_DECK = OWN.value("drop-deck")  # drop-deck-view, -head, -whole, -csv: the dropout view's browser view
 
 VIEWS = ["ffn", "smoothing", "dropout"]
 VIEW_KEYS = catalogue_keys("ffn.view", "ffn", "smoothing", "dropout")
@@ -244,38 +247,123 @@ def smoothing(ctx, cols) -> None:
         st.markdown(t("ffn.explain.smooth.text", eps=s.eps))
 
 
+class DropoutPick:
+    """The real numbers of one kind, layer and head's attention with dropout off and on (SAMPLES seeded samples):
+    what its picture, its caption and its CSV are made of."""
+
+    def __init__(self, traced, kind: str, layer: int, head: int):
+        cfg, trace = traced.model.config, traced.trace
+        self.cfg, self.kind, self.layer, self.head = cfg, kind, layer, head
+        self.weights = np.asarray(trace[schema.pattern_name(kind, layer)][head], dtype=np.float64)        # [T, S]
+        self.p = rg.shown_dropout(cfg)
+        self.samples = rg.attention_dropout(self.weights, self.p, SAMPLES, seed=SEED)                  # [n, T, S]
+        self.rows, self.cols = attention_labels(trace.meta, kind)
+        self.mask = future_mask(kind, len(self.rows), len(self.cols))
+        self.tag = f"{traced.model_id}-{kind}-L{layer}-H{head}-dropout"
+
+    def dropped(self) -> float:
+        """The share of the weights dropout could touch (non-zero, not masked) that the samples zeroed."""
+        live = self.weights > 0 if self.mask is None else (self.weights > 0) & ~self.mask
+        return float(((self.samples == 0) & live).sum() / max(1, live.sum() * SAMPLES))
+
+    def figure(self, page_look: Look):
+        words = page_look.words
+        titles = [words("ffn.drop.off")] + [words("ffn.drop.sample", i=i + 1) for i in range(SAMPLES)]
+        return dropout_figure([self.weights, *self.samples], titles, self.rows, self.cols, page_look, mask=self.mask,
+                              title=words("ffn.drop.title", kind=words.kind(self.kind), layer=self.layer,
+                                          head=self.head, p=self.p))
+
+    def caption(self, words: Words) -> str:
+        sums, p = self.samples.sum(-1), self.p
+        return words("ffn.drop.caption", p=p, dropped=f"{100 * self.dropped():.0f}", scale=f"{1 / (1 - p):.3f}",
+                     low=f"{sums.min():.2f}", high=f"{sums.max():.2f}", seed=SEED)
+
+    def matrix(self) -> pd.DataFrame:
+        """The numbers its CSV holds: the first sample with dropout on, as the page's CSV always had it."""
+        return matrix_frame(self.samples[0], self.rows, self.cols)
+
+    def part(self, page_look: Look) -> dict:
+        """The pick's part of the dropout view's deck."""
+        return payloads.deck_pick({"drop": self.figure(page_look)}, {"drop": safe_filename(self.tag)},
+                                  {"drop-caption": self.caption(page_look.words)})
+
+
+DROP_BLOCKS = [{"type": "figure", "id": "drop", "csv": True}, {"type": "text", "id": "drop-caption"}]
+
+
+def dropout_picked(cfg) -> tuple[str, int]:
+    """The kind and layer the dropout view shows, from the URL (which the browser's picks write), checked against
+    the model, and written back; a cross-attention head unless the link says otherwise."""
+    kind = view.read(view.KIND, choices=KINDS, default="cross")
+    layer = view.read(view.LAYER, hi=schema.n_layers(cfg, kind) - 1)
+    view.write_url({view.KIND: kind, view.LAYER: layer})
+    return kind, layer
+
+
+def drop_body_key(ctx, head: int) -> tuple:
+    """What the dropout view's deck is built for (built_drop_deck's arguments but `first`): the sentence (trace),
+    the head the server's picker chose, the look (words and type scale), the modebar."""
+    return ctx.trace_key, head, look(), plotly_config("")["displayModeBar"]
+
+
+def drop_sentence_sig(at) -> str:
+    return payloads.view_sig("ffn-dropout", at)
+
+
+@view.shared_cached
+def built_drop_deck(traced: Traced, head: int, page_look: Look, modebar: bool,
+                    first: tuple[str, int] | None) -> payloads.Body:
+    """The dropout view's browser data for a sentence and head: every kind x layer's picture and caption (`first`:
+    that pick only, a new sentence's first run)."""
+    layers = {kind: schema.n_layers(traced.model.config, kind) for kind in KINDS}
+    picks = [(kind, layer) for kind in KINDS for layer in range(layers[kind])] if first is None else [first]
+    parts = {f"{kind}:{layer}": drop_part(traced, kind, layer, head, page_look) for kind, layer in picks}
+    sentence = drop_sentence_sig((traced.trace_key, head, page_look, modebar))     # drop_body_key
+    return payloads.encode(payloads.deck(
+        parts, DROP_BLOCKS, MULTIHEAD_PICK, layers, template_spec(go.Figure()), page_look.words,
+        {"text_px": page_look.scale.text, "sentence": sentence, "whole": first is None, "modebar": modebar,
+         "url_names": url_names(MULTIHEAD_PICK)}))
+
+
+@view.shared_cached
+def drop_part(traced: Traced, kind: str, layer: int, head: int, page_look: Look) -> dict:
+    """One kind and layer's part of the dropout view's deck (its picture drawn in `page_look`)."""
+    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
+    return DropoutPick(traced, kind, layer, head).part(page_look)
+
+
+def drop_csv(ctx, head: int):
+    """The CSV of the dropout picture the browser asked for: its first sample's weights, every query and key."""
+    cfg = ctx.model.config
+
+    def make(pick: dict) -> dict:
+        kind = pick["kind"] if pick["kind"] in KINDS else KINDS[0]
+        layer = min(max(pick["layer"], 0), schema.n_layers(cfg, kind) - 1)
+        numbers = DropoutPick(ctx.traced, kind, layer, head)
+        return {"name": safe_filename(numbers.tag) + ".csv", "text": numbers.matrix().to_csv()}
+    return make
+
+
 def dropout(ctx, cols) -> None:
-    cfg, trace = ctx.model.config, ctx.trace
-    kind = cols[1].selectbox(t("ffn.kind"), KINDS,
-                             key=view.seeded("ffn-kind", view.read(view.KIND, choices=KINDS, default="cross")),
-                             label_visibility="collapsed", format_func=kind_short)
-    n = schema.n_layers(cfg, kind)
-    layer = cols[2].selectbox(t("ui.layer"), list(range(n)),
-                              key=view.seeded(f"ffn-dlayer-{kind}", view.read(view.LAYER, hi=n - 1)), format_func=lambda i: t("ui.layer_n", i=i),
-                              label_visibility="collapsed")
-    head = cols[3].selectbox(t("ui.head"), list(range(cfg.n_heads)),
+    """Attention with dropout off beside three seeded samples with it on, for the kind and layer picked in the
+    browser (a deck: every kind x layer of the head sent once a sentence, picked there with no script run); the
+    head stays a server picker (another head: another deck), the note and the explanation the server's."""
+    cfg = ctx.model.config
+    head = cols[1].selectbox(t("ui.head"), list(range(cfg.n_heads)),
                              key=view.seeded("ffn-head", view.read(view.HEAD, lo=0, hi=cfg.n_heads - 1)),
                              format_func=lambda h: t("ui.head_n", h=h), label_visibility="collapsed")
-    view.write_url({view.KIND: kind, view.LAYER: layer, view.HEAD: head})
-    weights = np.asarray(trace[schema.pattern_name(kind, layer)][head], dtype=np.float64)        # [T, S]
-    p = rg.shown_dropout(cfg)
-    samples = rg.attention_dropout(weights, p, SAMPLES, seed=SEED)                               # [n, T, S]
-    rows, cols_ = attention_labels(trace.meta, kind)
-    mask = future_mask(kind, len(rows), len(cols_))
-    titles = [t("ffn.drop.off")] + [t("ffn.drop.sample", i=i + 1) for i in range(SAMPLES)]
-    show_figure(dropout_figure([weights, *samples], titles, rows, cols_, look(), mask=mask,
-                               title=t("ffn.drop.title", kind=kind_title(kind), layer=layer, head=head, p=p)),
-                f"{ctx.model_id}-{kind}-L{layer}-H{head}-dropout",
-                matrix_frame(samples[0], rows, cols_), key="ffn-drop")
-    live = weights > 0 if mask is None else (weights > 0) & ~mask
-    dropped = float(((samples == 0) & live).sum() / max(1, live.sum() * SAMPLES))
-    sums = samples.sum(-1)
-    st.caption(t("ffn.drop.caption", p=p, dropped=f"{100 * dropped:.0f}", scale=f"{1 / (1 - p):.3f}",
-                 low=f"{sums.min():.2f}", high=f"{sums.max():.2f}", seed=SEED))
+    kind, layer = dropout_picked(cfg)
+    view.write_url({view.HEAD: head})
+    sentence = drop_sentence_sig(drop_body_key(ctx, head))
+    whole = whole_asked(sentence, DROP_DECK)
+    body = built_drop_deck(ctx.traced, head, look(), plotly_config("")["displayModeBar"],
+                           None if whole else (kind, layer))
+    browser_view(DROP_DECK, MULTIHEAD_PICK, body, {"kind": kind, "layer": layer},
+                 {"sentence": sentence, "whole": whole}, csv=drop_csv(ctx, head))
     toy_note(cfg)
     with explained(t("ffn.explain.drop.title")):
         st.latex(DROPOUT_FORMULA)
-        st.markdown(t("ffn.explain.drop.text", p=p))
+        st.markdown(t("ffn.explain.drop.text", p=rg.shown_dropout(cfg)))
 
 
 def render() -> None:
