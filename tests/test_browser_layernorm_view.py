@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.parse
 from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
+import streamlit  # noqa: F401  (its plotly theme, "streamlit": the one the app's figures are drawn with)
 
 from browser_utils import open_browser_view, view_drew, wait_for_app
 from test_browser_explorer_view import DRAWN_MS, LOAD_MS, SENTENCE
@@ -123,6 +126,9 @@ def test_a_deep_link_the_csvs_and_a_server_side_change(chromium, app_url):
 
 
 PLOTLY = Path(__file__).resolve().parents[1] / "viz" / "vendor" / "plotly-cartesian.min.js"     # the deck's plotly
+# the template the deck draws with (browser_view.template_spec: the server's, Streamlit's theme), whatever this
+# process's default
+THEME = json.loads(go.Figure(layout={"template": "streamlit"}).to_json())["layout"]["template"]
 # the figure's tick labels and axis titles whose boxes (as Chromium lays them out) meet another's by more than a hair
 CROWDED_TICKS_JS = """() => {
   const boxes = [...document.querySelectorAll('.xtick text, .ytick text, .xtitle, .ytitle')].map(t => [t.textContent,
@@ -136,6 +142,14 @@ CROWDED_TICKS_JS = """() => {
   return {hits, texts: boxes.length};
 }"""
 
+# every tick label and axis title inside the figure (the margins grown for them: automargin, as the deck asks)
+LAID_OUT_JS = """() => {
+  const svg = document.querySelector('#plot .main-svg').getBoundingClientRect();
+  return [...document.querySelectorAll('#plot .xtick text, #plot .ytick text, #plot .xtitle, #plot .ytitle')]
+    .map(t => t.getBoundingClientRect()).every(r => r.width === 0 || (r.left >= svg.left - 0.5
+      && r.right <= svg.right + 0.5 && r.top >= svg.top - 0.5 && r.bottom <= svg.bottom + 0.5));
+}"""
+
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("scale", [NORMAL, PRESENTER], ids=lambda s: s.name)
@@ -144,16 +158,20 @@ def test_the_token_histogram_draws_no_tick_label_over_another(chromium, lang, sc
     axis's low end, its label under the "0" (the bins span the data exactly). Here the lowest value is just under −6
     too, drawn by the deck's plotly.js in the deck's column (half the page) and a whole page wide."""
     rng = np.random.default_rng(0)
-    values = np.concatenate([[-6.04, 5.9], rng.normal(0, 1.5, 510)])            # a d_model of 512
+    values = np.concatenate([[-6.04, 5.9], rng.normal(0, 1.5, 254)])            # en-es: 256 features
     series = {message(lang, "layernorm.token.input"): values, message(lang, "layernorm.token.normalized"): values / 2}
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
     try:
         page.set_content(f"<html><body style='margin:0'><div id='plot'></div><script>{PLOTLY.read_text()}</script>"
                          "</body></html>")
         for width in (scale.column_px(), scale.page_px):
-            figure = feature_histogram(series, Look(words(lang), scale), title="x", width_px=width)
-            figure.update_layout(width=width)
-            page.evaluate("f => Plotly.newPlot('plot', f.data, f.layout)", json.loads(figure.to_json()))
+            figure = json.loads(feature_histogram(series, Look(words(lang), scale), title="x", width_px=width).to_json())
+            figure["layout"].update(width=width, template=THEME)
+            for name, axis in figure["layout"].items():       # as the deck draws a figure (viz/figures/browser_view.js)
+                if re.fullmatch(r"[xy]axis\d*", name):
+                    axis.setdefault("automargin", True)
+            page.evaluate("f => Plotly.newPlot('plot', f.data, f.layout)", figure)
+            page.wait_for_function(LAID_OUT_JS, timeout=10_000)
             found = page.evaluate(CROWDED_TICKS_JS)
             assert found["texts"] >= 8 and not found["hits"], (width, found)
     finally:
