@@ -74,8 +74,8 @@ def main(argv=None) -> Section:
                   *(opened_cell(opens[name][n]) for name in trees.roots), f"{opens['B'][n][3]:,} B"]
                  for n in args.sizes]
     body = "\n".join([
-        f"Chromium (headless, 1280x720) against two `streamlit run app.py` at once, A {label['A'][3:]}"
-        f"{'' if args.against else ' (`git archive`)'} and B this tree (bench/layernorm_ab.py), the LayerNorm page of the en-es "
+        f"Chromium (headless, 1280x720) against two `streamlit run app.py` at once, A, {label['A'][3:]}"
+        f"{'' if args.against else ' (`git archive`)'}, and B, this tree (bench/layernorm_ab.py): the LayerNorm page of the en-es "
         f"model (encoder, LayerNorm after self-attention) on a {args.tokens}-token sentence. B draws the norm's "
         "pictures in the browser (viz/elements/browser_view.py, a deck of every layer's five pictures and captions, "
         "sent once for the stack, norm and token the server's pickers chose; the deck picks a layer alone, no kind "
