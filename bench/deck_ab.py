@@ -159,17 +159,23 @@ def pick_kind_layer(page, what: str, value, state: dict, keys: tuple[str, str], 
     tree without the view) the base's Streamlit radio (`keys[0]`, its option by `label`(kind)) and its kind's own
     layer select box (`keys[1]`-kind); `state`, {kind or stack: ..., "layer": ...}, follows."""
     kind = next(v for k, v in state.items() if k != "layer")
-    if in_browser(page):
-        if what == "layer":
-            page.select_option(f"{VIEW} .vz-layer", str(value))
-        else:
-            page.locator(f"{VIEW} input[value='{value}']").check()
-    elif what != "layer":
-        page.locator(f".st-key-{keys[0]} label", has_text=label(value)).first.click()
+    if what == "layer":
+        pick_layer(page, value, f"{keys[1]}-{kind}")
+    elif in_browser(page):
+        page.locator(f"{VIEW} input[value='{value}']").check()
     else:
-        page.locator(f".st-key-{keys[1]}-{kind} input[role=combobox]").click()
-        page.get_by_role("option", name=f"layer {value}", exact=True).click()
+        page.locator(f".st-key-{keys[0]} label", has_text=label(value)).first.click()
     state[what] = value
+
+
+def pick_layer(page, layer: int, key: str) -> None:
+    """Choose a layer on the page: the browser view's layer picker, or (a tree without the view) the base's
+    Streamlit select box of key `key`."""
+    if in_browser(page):
+        page.select_option(f"{VIEW} .vz-layer", str(layer))
+    else:
+        page.locator(f".st-key-{key} input[role=combobox]").click()
+        page.get_by_role("option", name=f"layer {layer}", exact=True).click()
 
 
 def drawn_kind_layer(page, what: str, state: dict, where: Callable) -> None:
@@ -204,6 +210,23 @@ def time_kind_layer(pages: dict, frames: dict, picks: Sequence[tuple[str, object
     return time_picks(pages, frames, picks, choose, lambda i, chosen: f"pick {chosen[0]} {chosen[1]}")
 
 
+def time_layers(pages: dict, frames: dict, layers: Sequence[int], where: Callable[[int], str],
+                key: str) -> dict[str, dict[str, list]]:
+    """Picks of a layer alone (a deck without a kind row: the LayerNorm page's, whose pick is its layer, "1") on
+    each tree in turn (time_picks, under "layer"): the view's layer picker, or the base's select box `key`
+    (pick_layer); drawn when the view marks the layer drawn, or (a tree without the view) the first chart's title
+    begins with where(layer)."""
+    def choose(name: str, page, layer) -> str:
+        pick_layer(page, layer, key)
+        if in_browser(page):
+            page.wait_for_function(VIEW_DRAWN_JS, arg=["drawnPick", str(layer)], timeout=TIMEOUT_MS, polling="raf")
+        else:
+            page.wait_for_function(SERVER_DRAWN_JS, arg=where(layer), timeout=TIMEOUT_MS, polling=20)
+        return "layer"
+
+    return time_picks(pages, frames, layers, choose, lambda i, layer: f"pick layer {layer}")
+
+
 def titled(page) -> None:
     """A new tab's first screen: a chart with its title."""
     page.wait_for_function("() => !!document.querySelector('.js-plotly-plot .gtitle')", timeout=TIMEOUT_MS)
@@ -222,9 +245,13 @@ def open_sentence(browser, url: str, first_drawn: Callable[[object], None]) -> t
         wait_for_app(page, TIMEOUT_MS)
         first_drawn(page)
         first = time.perf_counter() - start
-        if in_browser(page):
+        waited = in_browser(page)
+        if waited:
             page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=TIMEOUT_MS)
         page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS)
+        if not waited and in_browser(page):      # the view came after a chart of the page's own (first_drawn's)
+            page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=TIMEOUT_MS)
+            page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS)
         whole = time.perf_counter() - start
         time.sleep(SETTLE_S)
         body = int(page.locator(VIEW).get_attribute("data-body-bytes")) if in_browser(page) else 0

@@ -3,181 +3,106 @@ the page's script for every pick) and this tree (B, whose picks the browser answ
 deck of every layer's pictures for the stack, norm and token the server's pickers chose), each served by its own
 `streamlit run app.py`, in Chromium at 1280x720, the same picks on each in turn.
 
-    python bench/layernorm_ab.py [--base 412f14f] [--base-tree DIR] [--picks 24] [--tokens 32] [--sizes 9 40 128]
+    python bench/layernorm_ab.py [--base 412f14f | --against DIR] [--picks 24] [--tokens 32] [--sizes 9 40 128]
+                                 [--write]
 
 For each pick: from the choice (Playwright's select) until the statistics' picture shows it (A: the script has
 finished, nothing is stale and the picture's title names the layer; B: the view marks the layer drawn), the view's
-own clock (B: the pick's event to the frame after its picture), and the script runs the browser asked for meanwhile
-and 0.5 s after. Then, for a new sentence of each of --sizes tokens, opened as a link: the seconds until its picture
-is drawn (B: and every layer is in the browser), the bytes the server sent, and B's view body (gzipped, as the view
-received it). The trees alternate which goes first; the load average is printed at the start and the end. A is
-`git archive` of --base, or --base-tree (a worktree of it).
+own clock (B: the pick's event to the frame after its picture), and the websocket messages the browser sent meanwhile
+and 0.5 s after (a script run asked for is one). Then, for a new sentence of each of --sizes tokens, opened as a
+link: the seconds until its first screen, the seconds until the page is idle (B: and every layer is in the browser),
+the bytes the server sent, and B's view body (gzipped, as the view received it). The trees alternate which goes
+first; the load average is printed at the start and the end. A is `git archive` of --base, or --against (a worktree
+of it). The loops are bench/deck_ab.py's (a layer alone: time_layers).
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import tempfile
 import time
-import urllib.parse
 from pathlib import Path
 
-from common import Check, ROOT, Section, SentenceMaker, Server, log, median, percentile, report, table
-from edit_ab import SETTLE_S, TIMEOUT_MS, load, own_browser, unpack
-from multihead_ab import IDLE_JS, Messages, SERVER_DRAWN_JS
-
-from browser_utils import wait_for_app
-from playwright.sync_api import sync_playwright
+from common import Section, SentenceMaker, report, table
+from deck_ab import (SERVER_DRAWN_JS, Trees, faster, ms, no_runs, on_screen, open_sentences, opened_cell, page_url,
+                     sent_cell, small_body, time_layers, view_cell)
+from edit_ab import TIMEOUT_MS
 
 BASE = "412f14f"          # main of 2026-11-29, before the LayerNorm page's layer was drawn in the browser
-VIEW = ".vz-deck"
 PICKS = [1, 2, 0, 2, 1, 0]
-VIEW_DRAWN_JS = """([attr, want]) => (document.querySelector('.vz-deck') || {dataset: {}}).dataset[attr] === want"""
 
 
-def page_url(base: str, text: str, **params) -> str:
-    return f"{base}/layernorm?{urllib.parse.urlencode({'model': 'en-es', 'text': text, 'stack': 'encoder', **params})}"
+def where(layer: int) -> str:
+    """The start of the statistics' picture's title at the base: the stack and the layer."""
+    return f"encoder layer {layer},"
 
 
-def in_browser(page) -> bool:
-    return page.locator(VIEW).count() > 0
+# the page's first chart's title begins as wanted (no wait for its script: B's second run, the whole deck, follows)
+FIRST_JS = """(want) => ((document.querySelector('.js-plotly-plot .gtitle') || {}).textContent || '')
+  .replace(/\\s/g, '').startsWith(want.replace(/\\s/g, ''))"""
 
 
-def pick(page, layer: int) -> None:
-    """Choose a layer: the browser view's select, or the base's Streamlit select box."""
-    if in_browser(page):
-        page.select_option(f"{VIEW} .vz-layer", str(layer))
-    else:
-        page.locator(".st-key-ln-layer-encoder input[role=combobox]").click()
-        page.get_by_role("option", name=f"layer {layer}", exact=True).click()
-
-
-def drawn(page, layer: int) -> None:
-    if in_browser(page):
-        page.wait_for_function(VIEW_DRAWN_JS, arg=["drawnPick", str(layer)], timeout=TIMEOUT_MS, polling="raf")
-    else:
-        page.wait_for_function(SERVER_DRAWN_JS, arg=f"encoder layer {layer},", timeout=TIMEOUT_MS, polling=20)
-
-
-def time_picks(pages: dict, frames: dict, picks: list[int]) -> dict:
-    result = {name: {"pick": [], "painted": [], "runs": []} for name in pages}
-    for i, layer in enumerate(picks):
-        for name in ("AB" if i % 2 == 0 else "BA"):
-            page, mine, runs = pages[name], result[name], frames[name].runs
-            start = time.perf_counter()
-            pick(page, layer)
-            drawn(page, layer)
-            mine["pick"].append(time.perf_counter() - start)
-            if in_browser(page):
-                box = page.locator(VIEW)
-                page.wait_for_function(VIEW_DRAWN_JS, arg=["linesPick", str(layer)], timeout=TIMEOUT_MS,
-                                       polling="raf")
-                painted = box.get_attribute("data-painted-ms")        # the view's clock, pick event -> on screen
-                if painted is not None:
-                    mine["painted"].append(float(painted) / 1000)
-            time.sleep(SETTLE_S)
-            mine["runs"].append(frames[name].runs - runs)
-            log(f"layer {layer}: {name} {mine['pick'][-1] * 1000:.0f} ms, {mine['runs'][-1]} script runs")
-    return result
-
-
-def open_sentence(browser, server: Server, text: str) -> tuple[float, int, int]:
-    """A new sentence opened as a link: seconds until its picture is drawn (B: and every layer is in the browser),
-    the bytes the server sent, and (B) the view's body as it received it."""
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    frames = Messages(page)
-    try:
-        start = time.perf_counter()
-        page.goto(page_url(server.url, text, layer=0))
-        wait_for_app(page, TIMEOUT_MS)
-        page.wait_for_function("() => !!document.querySelector('.js-plotly-plot .gtitle')", timeout=TIMEOUT_MS)
-        if in_browser(page):
-            page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=TIMEOUT_MS)
-        page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS)
-        seconds = time.perf_counter() - start
-        time.sleep(SETTLE_S)
-        body = int(page.locator(VIEW).get_attribute("data-body-bytes")) if in_browser(page) else 0
-        return seconds, frames.received, body
-    finally:
-        page.close()
+def first_screen(page) -> None:
+    """A new tab's first screen: the statistics' picture of layer 0 with its title, the page's first chart (A: the
+    server's; B: the deck's, above the page's own residual-stream chart, which may be drawn before it)."""
+    page.wait_for_function(FIRST_JS, arg=where(0), timeout=TIMEOUT_MS)
 
 
 def main(argv=None) -> Section:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", default=BASE, help="commit of tree A")
-    parser.add_argument("--base-tree", type=Path, help="tree A as files already (a worktree of --base)")
+    parser.add_argument("--base", default=BASE, help="commit of tree A (git archive)")
+    parser.add_argument("--against", type=Path, default=None, help="a checkout of --base instead (a worktree)")
     parser.add_argument("--picks", type=int, default=24)
     parser.add_argument("--tokens", type=int, default=32, help="the picks' sentence")
     parser.add_argument("--sizes", type=int, nargs="*", default=[9, 40, 128])
     parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     maker = SentenceMaker(seed=46)
-    load_start = load()
-    log(f"load average {load_start} (1/5/15 min) at the start")
-    with tempfile.TemporaryDirectory(prefix="layernorm-ab-") as tmp, contextlib.ExitStack() as stack:
-        trees = {"A": args.base_tree or unpack(args.base, Path(tmp)), "B": ROOT}
-        servers = {name: stack.enter_context(Server(root=root)) for name, root in trees.items()}
-        playwright = stack.enter_context(sync_playwright())
-        browsers = {name: own_browser(playwright)[0] for name in trees}
+    url = lambda server, text: page_url(server, "layernorm", text=text, stack="encoder", layer=0)  # noqa: E731
+    with Trees(args.base, args.against, prefix="layernorm-ab-") as trees:
         text = maker.sentence(args.tokens)
-        pages, frames = {}, {}
-        for name, server in servers.items():
-            page = browsers[name].new_page(viewport={"width": 1280, "height": 720})
-            frames[name] = Messages(page)
-            page.goto(page_url(server.url, text, layer=0))
-            wait_for_app(page, TIMEOUT_MS)
-            if name == "A":
-                page.wait_for_function(SERVER_DRAWN_JS, arg="encoder layer 0,", timeout=TIMEOUT_MS)
-            else:
-                page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=TIMEOUT_MS)
-            page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS)
-            pages[name] = page
+        pages, frames = trees.open_pages(
+            lambda server: url(server, text),
+            lambda name, page: page.wait_for_function(SERVER_DRAWN_JS, arg=where(0), timeout=TIMEOUT_MS)
+            if name == "A" else None)
         time.sleep(1)
-        picks = time_picks(pages, frames, (PICKS * (1 + args.picks // len(PICKS)))[:args.picks])
-        opens: dict = {name: {} for name in trees}
-        for n in args.sizes:
-            sentence = maker.sentence(n)
-            for name in ("AB" if n % 2 == 0 else "BA"):
-                opens[name][n] = open_sentence(browsers[name], servers[name], sentence)
-                log(f"{n} tokens opened: {name} {opens[name][n][0]:.2f} s, {opens[name][n][1]:,} bytes, "
-                    f"view body {opens[name][n][2]:,} B")
-    load_end = load()
-    log(f"load average {load_end} (1/5/15 min) at the end")
-
-    def ms(values) -> str:
-        return f"{median(values) * 1000:.0f} ms / {percentile(values, 90) * 1000:.0f} ms" if values else "—"
-
-    label = {"A": f"A: main at {args.base}", "B": "B: this tree"}
-    rows = [[label[name], len(r["pick"]), ms(r["pick"]), ms(r["painted"]), f"{sum(r['runs'])}"]
-            for name, r in picks.items()]
-    open_rows = [[f"{n} tokens", *(f"{opens[name][n][0]:.2f} s, {opens[name][n][1]:,} B" for name in trees),
-                  f"{opens['B'][n][2]:,} B"] for n in args.sizes]
+        picks = time_layers(pages, frames, (PICKS * (1 + args.picks // len(PICKS)))[:args.picks], where,
+                            "ln-layer-encoder")
+        opens = open_sentences(trees, args.sizes, maker.sentence, url, first_screen)
+    label, base, load_start, load_end = trees.label, trees.base, trees.load_start, trees.load_end
+    rows = [[label[name], len(r["layer"]), ms(r["layer"]), ms(r["painted_layer"]), view_cell(r), sent_cell(r),
+             f"{sum(r['runs'])}"] for name, r in picks.items()]
+    open_rows = [[f"{n} tokens", *(f"{opens[name][n][0]:.2f} s" for name in trees.roots),
+                  *(opened_cell(opens[name][n]) for name in trees.roots), f"{opens['B'][n][3]:,} B"]
+                 for n in args.sizes]
     body = "\n".join([
-        f"Chromium (headless, 1280x720) against two `streamlit run app.py` at once, A the main of {args.base} and B "
-        "this tree (bench/layernorm_ab.py), the LayerNorm page of the en-es model (encoder, LayerNorm after "
-        f"self-attention) on a {args.tokens}-token sentence. B draws the norm's pictures in the browser (a deck of "
-        "every layer's five pictures and captions, sent once for the stack, norm and token); A reran the script for "
-        f"each layer. Load average {load_start} at the start, {load_end} at the end (1/5/15 min; 2 CPUs shared with "
-        "other work): only the comparison within the run counts.", "",
+        f"Chromium (headless, 1280x720) against two `streamlit run app.py` at once, A, {label['A'][3:]}"
+        f"{'' if args.against else ' (`git archive`)'}, and B, this tree (bench/layernorm_ab.py): the LayerNorm page of the en-es "
+        f"model (encoder, LayerNorm after self-attention) on a {args.tokens}-token sentence. B draws the norm's "
+        "pictures in the browser (viz/elements/browser_view.py, a deck of every layer's five pictures and captions, "
+        "sent once for the stack, norm and token the server's pickers chose; the deck picks a layer alone, no kind "
+        f"row); A reran the script for each layer. Load average {load_start} at the start, {load_end} at the end "
+        "(1/5/15 min; 2 CPUs shared with other work): only the comparison within the run counts.", "",
         f"**Layer picks** ({args.picks} per tree, the trees alternating): median / p90 from the choice until the "
         "statistics' picture shows it (A: script finished, nothing stale, the title names the layer; B: the view "
-        "marks it drawn), as Playwright drives it. \"on screen\": the view's own clock, from the pick's event until "
-        "the frame after its first picture has been shown. \"script runs\": the whole page's reruns the browser "
-        "asked for during the picks and 0.5 s after each.", "",
-        table(["tree", "picks", "pick: median / p90", "on screen: median / p90", "script runs (all picks)"], rows),
-        "", "**A new sentence**, opened as a link in a new tab: seconds until its picture is drawn and the page idle "
-        "(B: with every layer in the browser) and the bytes the server sent on the websocket (B's include the "
-        "vendored plotly.js, once a session); B's view body (every layer's pictures and captions, gzipped).", "",
-        table(["sentence", *(f"opened: {label[name]}" for name in trees), "B: the view's body"], open_rows),
+        "marks it drawn), as Playwright drives it (its own round trips to Chromium included). \"on screen\": the "
+        "view's own clock, from the pick's event until the frame after its first picture is drawn has been shown. "
+        "\"in the view\": the view's clock, pick to the statistics' picture drawn / to the rest in sight drawn too. "
+        "\"sent\": websocket messages from the browser to the server during the pick and 0.5 s after it; \"script "
+        "runs\": of them, the whole page's reruns asked for (every page's worker watchdog, a fragment, runs every "
+        "5 s: counted as sent, not as script runs).", "",
+        table(["tree", "layer picks", "layer: median / p90", "on screen: median / p90", "in the view (median)",
+               "messages sent per pick (median)", "script runs (all picks)"], rows),
+        "", "**A new sentence**, opened as a link in a new tab: seconds until its first screen (the statistics' "
+        "picture of layer 0 with its title, the page's first chart); seconds until the page is idle (B: with every layer in the browser, the second run that sends "
+        "them) and the bytes the server sent on the websocket (B's include the vendored plotly.js, 1.5 MB once a "
+        "session; A's Streamlit charts take theirs from Streamlit's scripts over HTTP, not counted); B's view body "
+        "(every layer's pictures and captions, gzipped) as the view received it. A long sentence's pictures show a "
+        "window of its tokens (the page's slider).", "",
+        table(["sentence", *(f"first screen: {label[name]}" for name in trees.roots),
+               *(f"idle: {label[name]}" for name in trees.roots), "B: the view's body"], open_rows),
     ])
     b, a = picks["B"], picks["A"]
-    checks = [Check("a layer pick on screen in ≤ 50 ms (p50, this tree, the view's clock)",
-                    f"{median(b['painted']) * 1000:.0f} ms (driven by Playwright: {median(b['pick']) * 1000:.0f} ms)",
-                    median(b["painted"]) <= 0.05),
-              Check("no script run for a pick (this tree)", f"{sum(b['runs'])} in {len(b['runs'])} picks",
-                    sum(b["runs"]) == 0),
-              Check(f"a pick faster than at {args.base} (p50, B/A)", f"{median(b['pick']) / median(a['pick']):.2f}",
-                    median(b["pick"]) < median(a["pick"]))]
+    checks = [*on_screen(b, ("layer",)), no_runs(b, "pick"), faster(b, a, ("layer",), base),
+              *small_body(opens, args.sizes)]
     return report(Section("layernorm_picks", "Picks in the browser: the layer on the LayerNorm page (issue 44)",
                           body, checks), args.write)
 

@@ -1,18 +1,27 @@
 """The LayerNorm page's layer drawn in the browser (issue 44), in Chromium: a layer picked with the mouse and with the
 keyboard, in English (normal) and 中文 (presenter mode), in a deck with no kind row (the stack, the norm and the token
 are the server's pickers); the pick is drawn with no script run and written to the URL as `layer`; a layer's
-pictures' CSVs download; a deep link and a server-side change keep their layer. The server side:
-tests/test_page_layernorm.py."""
+pictures' CSVs download; a deep link and a server-side change keep their layer; the token's histogram draws no tick
+label over another. The server side: tests/test_page_layernorm.py."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import urllib.parse
+from pathlib import Path
 
+import numpy as np
+import plotly.graph_objects as go
 import pytest
+import streamlit  # noqa: F401  (its plotly theme, "streamlit": the one the app's figures are drawn with)
 
 from browser_utils import open_browser_view, view_drew, wait_for_app
 from test_browser_explorer_view import DRAWN_MS, LOAD_MS, SENTENCE
 from viz.core.catalogue import message
+from viz.core.i18n import words
+from viz.figures.layernorm import feature_histogram
+from viz.figures.style import NORMAL, PRESENTER, Look
 
 pytestmark = pytest.mark.browser
 
@@ -112,5 +121,58 @@ def test_a_deep_link_the_csvs_and_a_server_side_change(chromium, app_url):
         wait_for_app(page)
         page.wait_for_selector(f"{VIEW}[data-drawn-pick='0']", timeout=LOAD_MS)
         assert page.locator(f"{VIEW} .vz-layer").input_value() == "0"
+    finally:
+        page.close()
+
+
+PLOTLY = Path(__file__).resolve().parents[1] / "viz" / "vendor" / "plotly-cartesian.min.js"     # the deck's plotly
+# the template the deck draws with (browser_view.template_spec: the server's, Streamlit's theme), whatever this
+# process's default
+THEME = json.loads(go.Figure(layout={"template": "streamlit"}).to_json())["layout"]["template"]
+# the figure's tick labels and axis titles whose boxes (as Chromium lays them out) meet another's by more than a hair
+CROWDED_TICKS_JS = """() => {
+  const boxes = [...document.querySelectorAll('.xtick text, .ytick text, .xtitle, .ytitle')].map(t => [t.textContent,
+    t.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+  const hits = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const [a, r] = boxes[i], [b, q] = boxes[j];
+    if (Math.min(r.right, q.right) - Math.max(r.left, q.left) > 0.5
+        && Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top) > 0.5) hits.push(a + ' / ' + b);
+  }
+  return {hits, texts: boxes.length};
+}"""
+
+# every tick label and axis title inside the figure (the margins grown for them: automargin, as the deck asks)
+LAID_OUT_JS = """() => {
+  const svg = document.querySelector('#plot .main-svg').getBoundingClientRect();
+  return [...document.querySelectorAll('#plot .xtick text, #plot .ytick text, #plot .xtitle, #plot .ytitle')]
+    .map(t => t.getBoundingClientRect()).every(r => r.width === 0 || (r.left >= svg.left - 0.5
+      && r.right <= svg.right + 0.5 && r.top >= svg.top - 0.5 && r.bottom <= svg.bottom + 0.5));
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER], ids=lambda s: s.name)
+def test_the_token_histogram_draws_no_tick_label_over_another(chromium, lang, scale):
+    """The counts' "0" sits on the x axis's line; en-es encoder layers 1 and 2 put a value tick (−6) a few px from the
+    axis's low end, its label under the "0" (the bins span the data exactly). Here the lowest value is just under −6
+    too, drawn by the deck's plotly.js in the deck's column (half the page) and a whole page wide."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([[-6.04, 5.9], rng.normal(0, 1.5, 254)])            # en-es: 256 features
+    series = {message(lang, "layernorm.token.input"): values, message(lang, "layernorm.token.normalized"): values / 2}
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.set_content(f"<html><body style='margin:0'><div id='plot'></div><script>{PLOTLY.read_text()}</script>"
+                         "</body></html>")
+        for width in (scale.column_px(), scale.page_px):
+            figure = json.loads(feature_histogram(series, Look(words(lang), scale), title="x", width_px=width).to_json())
+            figure["layout"].update(width=width, template=THEME)
+            for name, axis in figure["layout"].items():       # as the deck draws a figure (viz/figures/browser_view.js)
+                if re.fullmatch(r"[xy]axis\d*", name):
+                    axis.setdefault("automargin", True)
+            page.evaluate("f => Plotly.newPlot('plot', f.data, f.layout)", figure)
+            page.wait_for_function(LAID_OUT_JS, timeout=10_000)
+            found = page.evaluate(CROWDED_TICKS_JS)
+            assert found["texts"] >= 8 and not found["hits"], (width, found)
     finally:
         page.close()

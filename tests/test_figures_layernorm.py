@@ -6,7 +6,7 @@ import torch
 
 from model.nn.layers import LayerNorm
 import viz.figures.layernorm as figures
-from viz.figures.style import NORMAL, PRESENTER, Look
+from viz.figures.style import NORMAL, PHONE, PRESENTER, Look
 from model.analysis import norms
 from model.analysis.norms import (batch_norm_drift, batch_norm_stats, layer_norm, layer_norm_stats, normalize,
                                   residual_stages)
@@ -158,6 +158,16 @@ def test_token_stats_panels_share_one_baseline(means):
     assert lo2 <= 0 and hi2 >= 1.29
     if min(means) >= 0:
         assert -lo1 / (hi1 - lo1) < 1e-6                                         # no room below 0 for -1e-9
+
+
+@pytest.mark.parametrize("scale", [NORMAL, PRESENTER, PHONE], ids=lambda s: s.name)
+def test_histogram_x_tick_labels_stand_below_the_counts_zero(scale):
+    """The counts' "0" is centred on the x axis's line, half its box (1.15 em) below it; the x tick labels start
+    plotly's 2 px below the line plus their standoff, under it (en-es layers 1 and 2: −6 was drawn over the 0; in
+    Chromium: tests/test_browser_layernorm_view.py)."""
+    hist = feature_histogram({"input": X[0]}, Look(EN, scale))
+    assert hist.layout.xaxis.tickfont.size == hist.layout.yaxis.tickfont.size == scale.tick
+    assert 2 + hist.layout.xaxis.ticklabelstandoff >= 1.15 * scale.tick / 2
 
 
 def test_histogram_gain_bias_ln_bn_drift_figures():

@@ -443,9 +443,9 @@ LAYOUT_JS = r"""() => {
       if (r.width && (r.left < box.left - 2 || r.right > box.right + 2)) cut_titles.push(t.textContent);
     }
   }
-  const crowded_labels = [];            // tick labels of one chart drawn over each other (a chart on the page: not a
-  // deck's plot of another pick drawn ahead, out of sight, .vz-offstage)
-  for (const plot of document.querySelectorAll('.js-plotly-plot:not(.vz-offstage)')) {
+  const crowded_labels = [];            // tick labels of one chart drawn over each other (a deck's plots of other
+  // picks drawn ahead, out of sight, .vz-offstage, too: the LayerNorm histogram's −6 over its 0 was one)
+  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
     const labels = [...plot.querySelectorAll('.xtick text, .ytick text')].map(t => {
       const r = t.getBoundingClientRect();
       const turn = /rotate\((-?[\d.]+)/.exec(t.getAttribute('transform') || '');

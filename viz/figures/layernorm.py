@@ -5,6 +5,8 @@ the one place LayerNorm is computed in numpy. Figure builders take numpy, labels
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -93,6 +95,13 @@ def token_stats_figure(token_labels: list[str], before: tuple, after: tuple, loo
     return go.Figure(bars, layout=typeset(layout, look.scale))
 
 
+def tick_standoff(type_scale: TypeScale) -> int:
+    """Pixels the x tick labels stand below their axis so that none meets the y tick label centred on the axis's
+    line (a count's "0"): half the height of a tick label's box (1.15 em), rounded up; plotly's own 2 px between
+    the axis and its labels keeps the two rows that far apart."""
+    return math.ceil(type_scale.tick * 1.15 / 2)
+
+
 def feature_histogram(series: dict[str, np.ndarray], look: Look, title: str = "", bins: int = 40,
                       width_px: float | None = None) -> go.Figure:
     """Overlaid histograms of one token's features at several stages (input, normalized, output), for a figure
@@ -109,7 +118,11 @@ def feature_histogram(series: dict[str, np.ndarray], look: Look, title: str = ""
                          xbins=dict(start=lo, end=hi + size, size=size),
                          hovertemplate=f"{name}<br>{value} %{{x}}<br>%{{y}} {features}<extra></extra>")
             for n, (name, v) in enumerate(values.items())]
-    layout = dict(xaxis=dict(title=dict(text=x_title)), yaxis=dict(title=dict(text=y_title)),
+    # the counts start at 0 on the x axis's line: the y tick "0" is centred on it, its lower half in the row of the
+    # x tick labels, and the x range is the bins' (the data's ends), so a value tick near the low end (en-es
+    # layers 1 and 2: −6 a few px in) was drawn over the "0". The x tick labels stand off by half a tick line.
+    layout = dict(xaxis=dict(title=dict(text=x_title), ticklabelstandoff=tick_standoff(look.scale)),
+                  yaxis=dict(title=dict(text=y_title)),
                   title=dict(text=title), barmode="overlay", height=420, margin=dict(l=10, r=10, t=60, b=10))
     legend_under_title(layout, list(values), look.scale, width_px or look.scale.page_px / 2)
     return go.Figure(bars, layout=typeset(layout, look.scale))
