@@ -228,13 +228,20 @@ class Tab:
 
     def _class_element(self, name: str, data: dict, fragment_id: str) -> None:
         """As viz/classroom/browser.py's JavaScript: the heartbeat (a student's poll asks for its fragment's rerun
-        every every_ms), and no beat from the start of a whole run (the watchdog) or a beat until its run is done."""
+        every every_ms), no beat from the start of a whole run (the watchdog) or a beat until its run is done, and
+        the class's cookies (the browser sends them with its next connection: a reconnect is the same student)."""
         if name == "tviz_heartbeat" and data.get("beats", True):
             self._auto_rerun(fragment_id, data.get("every_ms", 1000) / 1000)
         elif name == "tviz_watchdog":
             self.busy_since = time.perf_counter()
         elif name == "tviz_done":
             self.busy_since = 0.0
+        elif name == "tviz_cookies":           # the class's cookies, which its JavaScript writes (browser.remember)
+            for cookie, value in data.get("cookies", {}).items():
+                if value is None:
+                    self.jar.pop(cookie, None)
+                else:
+                    self.jar[cookie] = value
 
     def busy(self) -> bool:
         return self.guard and time.perf_counter() - self.busy_since < BUSY_MAX_S
