@@ -111,6 +111,21 @@ def view_drew(page, view: str, pick: str, timeout: int) -> None:
                            arg=[view, pick], timeout=timeout)
 
 
+FONT_SIZE_JS = "(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)"
+TICK_SIZES_JS = "(s) => [...document.querySelectorAll(s)].map((e) => parseFloat(e.style.fontSize))"
+
+
+def check_projector_sizes(page, picker: str, ticks: str, present: bool, *more: str) -> None:
+    """Presenter mode: the view's picker (a CSS selector), its figure's tick labels (`ticks`: a selector of
+    their text elements) and any `more` text (selectors) at the projector's 20 px at least; else the picker
+    under 20 px (the screen's sizes)."""
+    size = page.evaluate(FONT_SIZE_JS, picker)
+    if not present:
+        assert size < 20, size
+        return
+    sizes = [size, *page.evaluate(TICK_SIZES_JS, ticks), *(page.evaluate(FONT_SIZE_JS, s) for s in more)]
+    assert len(sizes) > 1 + len(more) and min(sizes) >= 20, sizes     # ticks found, none under 20 px
+
 
 class HeldAnswers:
     """The page's websocket to the server, routed through the test so that the server's messages can be held

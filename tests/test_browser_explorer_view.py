@@ -8,7 +8,7 @@ import urllib.parse
 
 import pytest
 
-from browser_utils import HeldAnswers, open_browser_view, view_drew, wait_for_app
+from browser_utils import HeldAnswers, check_projector_sizes, open_browser_view, view_drew, wait_for_app
 from viz.core.catalogue import message
 
 pytestmark = pytest.mark.browser
@@ -72,14 +72,7 @@ def test_pick_a_head_with_the_mouse_and_the_keyboard(chromium, app_url, lang, pr
         assert url_pick(page) == ("decoder", "1", "3")
         page.wait_for_timeout(300)
         assert sent.count == before                                  # no script run of the page
-        size = page.evaluate("(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)",
-                             f"{VIEW} .vz-head")
-        ticks = page.evaluate("""() => [...document.querySelectorAll('.vz-map .ytick text')]
-                                 .map((e) => parseFloat(e.style.fontSize))""")
-        if present:                                                  # presenter: no chart text under 20 px
-            assert size >= 20 and min(ticks) >= 20, (size, ticks)
-        else:
-            assert size < 20
+        check_projector_sizes(page, f"{VIEW} .vz-head", ".vz-map .ytick text", present)
     finally:
         page.close()
 

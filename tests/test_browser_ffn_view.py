@@ -10,7 +10,7 @@ import urllib.parse
 
 import pytest
 
-from browser_utils import open_browser_view, view_drew, wait_for_app
+from browser_utils import check_projector_sizes, open_browser_view, view_drew, wait_for_app
 from test_browser_explorer_view import DRAWN_MS, LOAD_MS, SENTENCE
 from viz.core.catalogue import message
 
@@ -18,7 +18,6 @@ pytestmark = pytest.mark.browser
 
 VIEW = ".vz-deck"
 SHOTS = os.environ.get("VIZ_SHOTS")          # a folder: each case's screen saved there (to look at)
-FONT_SIZE_JS = "(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)"
 
 
 def open_view(chromium, app_url: str, **params):
@@ -74,13 +73,7 @@ def test_pick_a_stack_and_a_layer_with_the_mouse_and_the_keyboard(chromium, app_
         assert message(lang, "ffn.units.caption").split("{")[0][:12] in caption     # the pick's words under it
         page.wait_for_timeout(300)
         assert sent.count == before                                     # no script run
-        size = page.evaluate(FONT_SIZE_JS, f"{VIEW} .vz-layer")
-        ticks = page.evaluate(f"""() => [...document.querySelectorAll('{VIEW} .vz-fig-units .ytick text')]
-                                  .map((e) => parseFloat(e.style.fontSize))""")
-        if present:                                                     # presenter: the projector's sizes
-            assert size >= 20 and min(ticks) >= 20, (size, ticks)
-        else:
-            assert size < 20
+        check_projector_sizes(page, f"{VIEW} .vz-layer", f"{VIEW} .vz-fig-units .ytick text", present)
         if shot:
             page.screenshot(path=f"{shot}-encoder-1.png", full_page=True)
     finally:

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import pytest
 import streamlit  # noqa: F401  (its plotly theme, "streamlit": the one the app's figures are drawn with)
 
-from browser_utils import open_browser_view, view_drew, wait_for_app
+from browser_utils import check_projector_sizes, open_browser_view, view_drew, wait_for_app
 from test_browser_explorer_view import DRAWN_MS, LOAD_MS, SENTENCE
 from viz.core.catalogue import message
 from viz.core.i18n import words
@@ -27,7 +27,6 @@ pytestmark = pytest.mark.browser
 
 VIEW = ".vz-deck"
 SHOTS = os.environ.get("VIZ_SHOTS")          # a folder: each case's screen saved there (to look at)
-FONT_SIZE_JS = "(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)"
 
 
 def open_view(chromium, app_url: str, **params):
@@ -79,13 +78,7 @@ def test_pick_a_layer_with_the_mouse_and_the_keyboard(chromium, app_url, lang, p
         assert message(lang, "layernorm.token.caption").split("{mean_in}")[0].split("}")[-1] in caption
         page.wait_for_timeout(300)
         assert sent.count == before                                        # no script run
-        size = page.evaluate(FONT_SIZE_JS, f"{VIEW} .vz-layer")
-        ticks = page.evaluate(f"""() => [...document.querySelectorAll('{VIEW} .vz-fig-stats .xtick text')]
-                                  .map((e) => parseFloat(e.style.fontSize))""")
-        if present:                                                        # presenter: the projector's sizes
-            assert size >= 20 and min(ticks) >= 20, (size, ticks)
-        else:
-            assert size < 20
+        check_projector_sizes(page, f"{VIEW} .vz-layer", f"{VIEW} .vz-fig-stats .xtick text", present)
         if shot:
             page.screenshot(path=f"{shot}-layer-1.png", full_page=True)
     finally:

@@ -9,7 +9,7 @@ import urllib.parse
 
 import pytest
 
-from browser_utils import open_browser_view, view_drew, wait_for_app
+from browser_utils import check_projector_sizes, open_browser_view, view_drew, wait_for_app
 from test_browser_explorer_view import DRAWN_MS, LOAD_MS, SENTENCE
 from viz.core.catalogue import message
 
@@ -65,16 +65,8 @@ def test_pick_a_kind_and_a_layer_with_the_mouse_and_the_keyboard(chromium, app_u
         assert message(lang, "multihead.table.offset") not in columns
         page.wait_for_timeout(300)
         assert sent.count == before                                     # no script run
-        size = page.evaluate("(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)",
-                             f"{VIEW} .vz-layer")
-        cells = page.evaluate("(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)",
+        check_projector_sizes(page, f"{VIEW} .vz-layer", f"{VIEW} .vz-fig-heads .ytick text", present,
                               f"{VIEW} .vz-table td")
-        ticks = page.evaluate(f"""() => [...document.querySelectorAll('{VIEW} .vz-fig-heads .ytick text')]
-                                  .map((e) => parseFloat(e.style.fontSize))""")
-        if present:                                                     # presenter: no text under 20 px
-            assert size >= 20 and cells >= 20 and min(ticks) >= 20, (size, cells, ticks)
-        else:
-            assert size < 20
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/multihead-{lang}-{'presenter' if present else 'normal'}-cross.png")
     finally:

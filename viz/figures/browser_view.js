@@ -294,10 +294,6 @@ function askCsv(view, figure = {}) {
   view.setTriggerValue("csv", { ...view.pick, ...figure });
 }
 
-function report(view) {
-  tell(view, view.pick);
-}
-
 async function choose(view, change, at = performance.now()) {
   // `at`: when the reader picked (the event's time), for the view's own clock
   const before = view.pick;
@@ -313,7 +309,7 @@ async function choose(view, change, at = performance.now()) {
   view.drawn = { ...next };
   const started = at;
   writeUrl(view);                                      // the link names the pick at once, as the pickers do
-  if (view.data.teach) report(view);
+  if (view.data.teach) tell(view, view.pick);
   await r.drawPick(view, before, next, started);
 }
 
