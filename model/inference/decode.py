@@ -91,7 +91,7 @@ def _decode_last(model: Transformer, memory, src_mask, ys, cache: DecoderCache |
     return model.decode(memory, src_mask, tgt, cache)[:, -1]
 
 
-@torch.no_grad()
+@torch.inference_mode()   # no autograd bookkeeping at all (ids out, nothing kept): ~5% a step on the CPU
 def greedy_rows(model: Transformer, src: torch.Tensor, max_lens: list[int],
                 use_cache: bool = True, no_repeat_ngram: int = 0) -> Iterator[tuple[int, list[int]]]:
     """Greedy decoding of a padded batch [B,S], row b for at most max_lens[b] tokens. Yields (b, ids)
