@@ -13,7 +13,7 @@ from model.analysis.attention_math import future_mask
 from viz.figures.attention import attention_heatmap, model_view
 from viz.figures.browser_view import (MEAN, Window, encode, figure_spec, grid_selection, kind_part, pick_names,
                                       drawn_labels, framed, head)
-from viz.figures.head_view import head_view
+from viz.figures.head_view import head_view, head_view_spec
 from viz.figures.style import NORMAL, PHONE, PRESENTER, Look
 from viz.core.i18n import words
 
@@ -72,6 +72,18 @@ def test_the_view_draws_the_builders_figure_as_plotly_writes_it(build):
     theirs["layout"].pop("template", None)
     assert "template" not in ours["layout"]
     assert_same(decoded(ours), decoded(theirs))
+
+
+def test_the_head_views_plain_spec_is_the_figure_plotly_writes():
+    """The view sends head_view_spec's plain data (no plotly.py figure made of it): the same JSON as the head
+    view's figure, as plotly.py's to_dict writes it."""
+    args = (patterns()[0], LABELS, LABELS, Look(words("zh")))
+    fig = head_view(*args, title="t", selected_head=2)
+    theirs = fig.to_dict()
+    theirs["layout"].pop("template", None)
+    ours = figure_spec(head_view_spec(*args, title="t", selected_head=2))
+    assert_same(decoded(ours), decoded(theirs))
+    assert len(ours["data"]) > 8                         # a legend entry per head, then the lines and tokens
 
 
 @pytest.mark.parametrize("layer, head", [(0, 0), (1, 2), (0, MEAN), (1, MEAN), (1, 0)])

@@ -118,17 +118,17 @@ def test_a_rerun_that_changes_nothing_drawn_builds_no_figure_again(monkeypatch):
     monkeypatch.setattr(view, "_shared", OrderedDict())
 
     built = []
-    for name in ("model_view", "attention_heatmap", "head_view"):
+    for name in ("model_view", "attention_heatmap", "head_view_spec"):
         real = getattr(browser_view, name)
         monkeypatch.setattr(browser_view, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
     at = run_page("explorer.py", model="en-es", text=SENTENCE)
     no_exceptions(at)
-    assert sorted(built) == ["attention_heatmap", "head_view", "model_view"]
+    assert sorted(built) == ["attention_heatmap", "head_view_spec", "model_view"]
     first = sent(at)[0]["sig"]
     at.run()
     assert len(built) == 3 and sent(at)[0]["sig"] == first
     whole(at)                                    # the rest: the first screen's kind and layer are not built again
-    assert built.count("model_view") == 3 and built.count("head_view") == 3 * 3
+    assert built.count("model_view") == 3 and built.count("head_view_spec") == 3 * 3
     n = len(built)
     at.run()
     assert len(built) == n

@@ -25,7 +25,7 @@ import plotly.io as pio
 
 from viz.core.tex import inline_text
 from viz.figures.attention import attention_heatmap, model_view
-from viz.figures.head_view import head_view
+from viz.figures.head_view import head_view_spec
 from viz.figures.style import Look, TypeScale, Words, masked_z, plotly_text, wrap_title
 
 MEAN = -1          # the head picker's "average of heads", as the view's URL writes it
@@ -43,8 +43,9 @@ def figure_spec(fig) -> dict:
     template_spec). Made from the figure's own data and layout, as plotly.py's to_dict holds them, without its
     deep copy (a figure is built, then only drawn: view.shared_memo's rule) and with float arrays as float32
     typed arrays: 10-30 ms a figure less, 15 figures a sentence (tests/test_figures_browser_view.py holds it
-    equal to to_dict's)."""
-    spec = {"data": json_ready(fig._data), "layout": json_ready(fig._layout)}
+    equal to to_dict's). `fig` may be a builder's plain spec ({data, layout}: head_view_spec) as well."""
+    data, layout = (fig["data"], fig["layout"]) if isinstance(fig, dict) else (fig._data, fig._layout)
+    spec = {"data": json_ready(data), "layout": json_ready(layout)}
     spec["layout"].pop("template", None)
     return spec
 
@@ -156,7 +157,7 @@ def kind_part(kind: str, patterns: np.ndarray, rows: list[str], cols: list[str],
 def layer_lines(patterns: np.ndarray, layer: int, rows: list[str], cols: list[str], window: Window, look: Look) -> dict:
     """One layer's head view (head_view) of the window's queries and keys, as the view draws it."""
     q, keys = window.queries, window.keys[layer]
-    return figure_spec(head_view(patterns[layer][:, q, keys], rows[q], cols[keys], look, selected_head=0))
+    return figure_spec(head_view_spec(patterns[layer][:, q, keys], rows[q], cols[keys], look, selected_head=0))
 
 
 def phone_title(text: str, type_scale: TypeScale) -> str:
@@ -213,9 +214,13 @@ class Body:
     gzipped: bytes
 
 
+GZIP_LEVEL = 1    # a 32-token first screen: 251 KB in ~6 ms; level 6 took twice the time for 239 KB (its typed
+                  # arrays' base64 hardly compresses)
+
+
 def encode(data: dict) -> Body:
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    return Body(hashlib.blake2b(text, digest_size=8).hexdigest(), gzip.compress(text, compresslevel=6, mtime=0))
+    return Body(hashlib.blake2b(text, digest_size=8).hexdigest(), gzip.compress(text, compresslevel=GZIP_LEVEL, mtime=0))
 
 
 def view_sig(page: str, at: Any) -> str:
