@@ -83,6 +83,7 @@ STACK_PICK = ("kind", "layer")                  # the feed-forward page's (viz/p
 STACK_URL = (("kind", view.STACK),)             # ...which its URL names `stack` (urls: a pick's own URL values)
 LAYER_PICK = ("layer",)                         # the LayerNorm page's (viz/pages/layernorm.py): a layer of the stack
                                                 # its server-side radio picked (a deck with no kind row)
+ZOO_PICK = ("kind", "layer", "head")            # the attention zoo's (viz/pages/zoo.py): a deck with a head picker
 
 
 def url_values(urls: tuple[tuple[str, view.Value], ...] = ()) -> dict[str, view.Value]:
