@@ -7,8 +7,8 @@
 // language: nothing here is English. User text (tokens) is only ever set as text or handed to plotly.
 //
 // The same element draws a deck (the multi-head page; the feed-forward page; the LayerNorm page, a layer alone; the
-// decoding page; the step-through page): every figure of the
-// page, for every pick (kind, layer; or a step: a slider and its ◀/▶ buttons, or a row of named steps between
+// attention zoo, a kind, a layer and a head; the decoding page; the step-through page): every figure of the
+// page, for every pick (kind, layer, head; or a step: a slider and its ◀/▶ buttons, or a row of named steps between
 // ◀ Previous and Next ▶), as the builders made them, with its words and formulas (MathML, kept only as MathML); a
 // pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
 // receives a body and the run's head, checks a pick, writes it to the URL and reports it is shared.
