@@ -84,6 +84,8 @@ STACK_URL = (("kind", view.STACK),)             # ...which its URL names `stack`
 LAYER_PICK = ("layer",)                         # the LayerNorm page's (viz/pages/layernorm.py): a layer of the stack
                                                 # its server-side radio picked (a deck with no kind row)
 ZOO_PICK = ("kind", "layer", "head")            # the attention zoo's (viz/pages/zoo.py): a deck with a head picker
+COMPARE_PICK = ("layer", "head")                # the compare page's two sentences (viz/pages/compare.py): a head of a
+                                                # layer of the kind its server-side radio picked, or their mean
 
 
 def url_values(urls: tuple[tuple[str, view.Value], ...] = ()) -> dict[str, view.Value]:
