@@ -174,3 +174,15 @@ def test_the_deck_in_chinese_and_in_presenter_mode():
             assert not title or re.search(r"[\u4e00-\u9fff]", title), title
             assert fig["layout"]["font"]["size"] >= 20
         assert all(re.search(r"[\u4e00-\u9fff]", text) for text in part["texts"].values() if text)
+
+
+def test_the_toy_example_stays_the_servers():
+    """The toy's queries and keys are edited on the page: its pictures are the server's charts (the same builders),
+    with no deck, and the URL names no kind, layer or head."""
+    at = run_page("zoo.py", model="toy-reverse", text=TEXT, source="toy", score="general")
+    no_exceptions(at)
+    keys = [chart.key for chart in at.get("plotly_chart")]
+    assert keys == ["zoo-scores", "zoo-weights", "zoo-output", "zoo-gallery-scores", "zoo-gallery-weightings"]
+    assert not [node for node in at._tree if getattr(node, "key", None) == "zoo-deck-view"]
+    assert not {"kind", "layer", "head"} & set(at.query_params)
+    assert "random, fixed" in " ".join(i.value for i in at.info)
