@@ -208,6 +208,26 @@ def test_a_deck_of_steps_says_its_slider_and_buttons_in_the_readers_language(lan
                              "previous": message(lang, "ui.step.previous"), "next": message(lang, "ui.step.next")}
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("mean", [False, True])
+def test_a_deck_that_picks_a_head_names_its_heads_as_the_explorer_does(lang, mean):
+    """A deck with a head picker (the attention zoo's kind x layer x head): its heads' names are the explorer's
+    (head_names: the catalogue's, the mean of the heads first where offered), the body says how many and whether the
+    mean is one; a deck without one has no head words."""
+    from viz.figures.browser_view import deck, head_names
+    from viz.core.catalogue import message
+    made = deck({}, [], ("kind", "layer", "head"), {"encoder": 2}, None, words(lang), {}, heads=3, mean=mean)
+    assert made["heads"] == 3 and made["mean"] is mean
+    expected = {str(h): message(lang, "ui.head_n", h=h) for h in range(3)}
+    if mean:
+        expected = {str(MEAN): message(lang, "ui.head_mean"), **expected}
+    assert made["words"]["head"] == message(lang, "ui.head") and made["words"]["head_names"] == expected
+    assert list(made["words"]["head_names"]) == list(expected)                # the mean first
+    assert head_names(3, words(lang)) == {str(MEAN): message(lang, "ui.head_mean"),
+                                          **{str(h): message(lang, "ui.head_n", h=h) for h in range(3)}}
+    assert "head" not in deck({}, [], ("kind", "layer"), {"encoder": 2}, None, words(lang), {})["words"]
+
+
 def test_a_deck_takes_a_pages_own_step_words_and_a_client_reads_its_labels():
     """The step-through page's deck (issue 44): its own words over the pickers' (its steps by name, ◀ Previous and
     Next ▶ as the page wrote them); a websocket client reads every pick's figure labels from its body as from the

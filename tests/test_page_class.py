@@ -347,6 +347,57 @@ def test_the_layernorm_pages_layer_is_no_switch_for_a_follower_but_its_stack_is(
     assert len(switches) == 1 and student.radio(key="ln-stack").value == "decoder"
 
 
+def test_the_zoos_kind_layer_and_head_are_no_switch_for_a_follower_but_its_score_is(monkeypatch):
+    """The attention zoo's kind, layer and head are picked in the browser (issue 44, a deck with a head picker): a
+    follower takes the teacher's into its URL and view with no switch; the score function, a server-side radio, is
+    a switch."""
+    import viz.classroom.student as student_side
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    teacher, code = start_class("zoo.py")
+    student = join(code)
+    assert browser_view_sent(student, "zoo-deck")[0]["pick"] == {"kind": "encoder", "layer": 0, "head": 0}
+    switches.clear()
+    browser_says(teacher, state={"pick": {"kind": "cross", "layer": 1, "head": 3}}, where="zoo-deck")
+    no_exceptions(teacher)
+    assert {k: class_store().followed(code).query.get(k) for k in ("kind", "layer", "head")} == {
+        "kind": "cross", "layer": "1", "head": "3"}
+    follow(student)
+    assert switches == []
+    assert browser_view_sent(student, "zoo-deck")[0]["pick"] == {"kind": "cross", "layer": 1, "head": 3}
+    assert {k: dict(student.query_params).get(k) for k in ("kind", "layer", "head")} == {
+        "kind": "cross", "layer": "1", "head": "3"}
+    teacher.radio(key="zoo-score").set_value("dot").run()
+    no_exceptions(teacher)
+    follow(student)
+    assert len(switches) == 1 and student.radio(key="zoo-score").value == "dot"
+    assert browser_view_sent(student, "zoo-deck")[0]["pick"] == {"kind": "cross", "layer": 1, "head": 3}
+
+
+def test_the_compare_pages_layer_and_head_are_no_switch_for_a_follower_but_its_kind_is(monkeypatch):
+    """The compare page's two sentences: the layer and head (the mean too) are picked in the browser (issue 44): a
+    follower takes the teacher's with no switch; the kind, a server-side radio, is a switch."""
+    import viz.classroom.student as student_side
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    teacher, code = start_class("compare.py")
+    student = join(code)
+    assert browser_view_sent(student, "cmp-deck")[0]["pick"] == {"layer": 0, "head": 0}
+    switches.clear()
+    browser_says(teacher, state={"pick": {"layer": 1, "head": -1}}, where="cmp-deck")
+    no_exceptions(teacher)
+    assert {k: class_store().followed(code).query.get(k) for k in ("layer", "head")} == {"layer": "1", "head": "-1"}
+    follow(student)
+    assert switches == []
+    assert browser_view_sent(student, "cmp-deck")[0]["pick"] == {"layer": 1, "head": -1}
+    teacher.radio(key="compare-kind").set_value("cross").run()
+    no_exceptions(teacher)
+    follow(student)
+    assert len(switches) == 1 and student.radio(key="compare-kind").value == "cross"
+
+
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
     teacher, code = start_class()
     student = join(code, lang="zh")

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from apptest_utils import figure, first_chart, no_exceptions, run_page, texts, z_of
+from apptest_utils import browser_view_sent, figure, first_chart, no_exceptions, run_page, texts, z_of
+from test_page_ffn import arr
 from conftest import ROOT
 from model.analysis import ablation, flow, heads
 from model.capture import schema
@@ -103,22 +104,42 @@ def test_rollout_tab_shows_raw_rollout_and_flow(toy):
 
 
 # -- Compare --------------------------------------------------------------------------------------------
+# One head on two sentences: its pictures are the deck's (the browser picks the layer and head:
+# tests/test_page_compare_deck.py); a first screen's body holds the picked head's part alone.
+def cmp_part(at) -> dict:
+    """The picked head's part of the compare page's deck: its figures (plotly JSON) and texts."""
+    head, body = browser_view_sent(at, "cmp-deck")
+    return body["picks"][f"{head['pick']['layer']}:{head['pick']['head']}"]
+
+
+def cmp_z(at, name: str) -> np.ndarray:
+    return arr(cmp_part(at)["figures"][name]["data"][0]["z"])
+
+
+def cmp_words(at) -> str:
+    """The deck's words (its blocks' titles, the pick's texts)."""
+    from viz.figures.browser_view import every_block
+    _, body = browser_view_sent(at, "cmp-deck")
+    return " ".join([b["title"] for b in every_block(body["blocks"]) if b.get("title")]
+                    + list(cmp_part(at)["texts"].values()))
+
+
 def test_compare_default_swaps_two_words_and_runs_the_order_test():
     at = run_page("compare.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
     assert at.text_input[0].value == "f b c d e a"
-    assert "The word-order test" in texts(at) and "order-blind" in texts(at)
-    assert len(at.get("plotly_chart")) == 3
-    diff = z_of(at, 2)
+    assert "The word-order test" in cmp_words(at) and "order-blind" in cmp_words(at)
+    assert not at.get("plotly_chart") and set(cmp_part(at)["figures"]) == {"a", "b", "order"}
+    diff = cmp_z(at, "order")
     assert diff.shape == (7, 7) and np.abs(diff).max() > 1e-3     # positions make the maps differ
     # the colour scale fits the data, symmetric about 0 (a ±1 scale left a 0.18 difference almost white), and
     # the figure says it
-    spec = figure(at, 2)
+    spec = cmp_part(at)["figures"]["order"]
     trace = spec["data"][0]
     assert trace["zmax"] == pytest.approx(np.abs(diff).max(), rel=1e-6) and trace["zmin"] == -trace["zmax"]
     assert f"±{trace['zmax']:.3g}" in str(trace["colorbar"]["title"]["text"])
-    chart, words = first_chart(at)
-    assert chart.key.startswith("cmp-s-") and words <= 25
+    _, body = browser_view_sent(at, "cmp-deck")
+    assert body["blocks"][0]["columns"][0] == [{"type": "figure", "id": "a", "csv": True}]    # the picture first
 
 
 def test_compare_deep_link_two_heads():
@@ -157,7 +178,7 @@ def test_compare_on_a_two_style_model_swaps_words_not_the_style_token():
     at = run_page("compare.py", model="en-es", text="The man went to the house.")
     no_exceptions(at)
     assert "<" not in at.text_input[0].value and at.text_input[0].value != "The man went to the house."
-    a, b = z_of(at, 0), z_of(at, 1)
+    a, b = cmp_z(at, "a"), cmp_z(at, "b")
     assert a.shape == b.shape
 
 
@@ -168,7 +189,7 @@ def test_compare_word_order_difference_drops_numbers_its_cells_cannot_hold(param
     numbers go, hover keeps them, and a value that rounds to zero is never written '-0.00'."""
     at = run_page("compare.py", model="en-es", text="The man went to the house.", **params)
     no_exceptions(at)
-    diff = figure(at, 2)["data"][0]
+    diff = cmp_part(at)["figures"]["order"]["data"][0]
     assert len(diff["x"]) == 9 and not diff.get("texttemplate") and "%{z:.4f}" in diff["hovertemplate"]
 
 

@@ -40,8 +40,8 @@ def charts(at) -> list[dict]:
 
 def deck_shown(at) -> dict:
     """The deck's part of the pick shown (its figures, its words: the step-through's step, the LayerNorm page's
-    layer), or nothing on another page."""
-    for where in ("step", "ln-deck"):
+    layer, the zoo's head, compare's two sentences), or nothing on another page."""
+    for where in ("step", "ln-deck", "zoo-deck", "cmp-deck"):
         if any(getattr(node, "key", None) == f"{where}-view" for node in at._tree):
             head, body = browser_view_sent(at, where)
             return body["picks"][":".join(str(value) for value in head["pick"].values())]
@@ -86,8 +86,10 @@ WINDOWED = [("zoo.py", {}), ("zoo.py", {"kind": "cross", "weighting": "local"}),
 def test_a_long_sentence_shows_the_maps_through_a_window(page, params):
     at = run_page(page, text=SENTENCES["40"], **params)
     no_exceptions(at)
-    counts = {f"{chart.key}:{axis}": n for chart, fig in zip(at.get("plotly_chart"), charts(at))
-              for axis, n in axis_labels(fig).items() if not (chart.key == "zoo-output" and axis == "x")}
+    named = [*((chart.key, figure(at, i)) for i, chart in enumerate(at.get("plotly_chart"))),
+             *((f"deck-{name}", fig) for name, fig in deck_shown(at)["figures"].items())]     # the browser's maps
+    counts = {f"{key}:{axis}": n for key, fig in named
+              for axis, n in axis_labels(fig).items() if not (key in ("zoo-output", "deck-output") and axis == "x")}
     assert counts and max(counts.values()) <= 20, counts
     assert any(str(s.label).startswith("A long sentence") for s in at.slider), [s.label for s in at.slider]
 

@@ -6,7 +6,7 @@ import shutil
 
 import numpy as np
 
-from apptest_utils import first_chart, no_exceptions, run_page, texts
+from apptest_utils import browser_view_sent, first_chart, no_exceptions, run_page, texts
 from model.analysis import zoo, zoo_fit
 from model.capture import schema
 from model.io.checkpoint import load_checkpoint
@@ -39,6 +39,19 @@ def column_of(at, key: str):
 
 
 # -- zoo ------------------------------------------------------------------------------------------
+# One head of the model: its pictures and the words that change with the head are the deck's (the browser picks the
+# kind, layer and head: tests/test_page_zoo_deck.py); a first screen's body holds the picked head's part alone.
+def zoo_part(at) -> dict:
+    """The picked head's part of the zoo's deck: its figures (plotly JSON) and texts."""
+    head, body = browser_view_sent(at, "zoo-deck")
+    return body["picks"][":".join(str(head["pick"][name]) for name in ("kind", "layer", "head"))]
+
+
+def zoo_texts(at) -> str:
+    """The page's words and the picked head's words in the deck."""
+    return texts(at) + " " + " ".join(zoo_part(at)["texts"].values())
+
+
 def test_zoo_default_uses_the_model_head_and_reproduces_its_pattern():
     at = run_page("zoo.py", model="toy-reverse", text="a b c d")
     no_exceptions(at)
@@ -47,7 +60,7 @@ def test_zoo_default_uses_the_model_head_and_reproduces_its_pattern():
     assert _widget(at, "radio", "zoo-source").value == "model"
     assert _widget(at, "radio", "zoo-score").value == "scaled"
     # scaled dot + softmax on the captured Q, K equals the model's own pattern: the page says so, with the gap
-    check = next(c.value for c in at.caption if c.value.startswith("Check:"))
+    check = zoo_part(at)["texts"]["check"]
     gap = float(check.rsplit("difference ", 1)[1].rstrip(")."))
     assert gap < 1e-5
     # the weights CSV is the real head's pattern (encoder, layer 0, head 0)
@@ -57,26 +70,24 @@ def test_zoo_default_uses_the_model_head_and_reproduces_its_pattern():
                                trace["encoder.layers.0.self_attn.hook_pattern"][0], atol=1e-5)
     # the picture first: scores and weights right under the controls, half the page each (a third made them
     # thin strips that dropped key labels), every key labelled
-    chart, words = first_chart(at)
-    assert chart.key == "zoo-scores" and words <= 25
-    for key in ("zoo-scores", "zoo-weights"):
-        assert column_of(at, key).weight == 0.5
-        fig = json.loads(next(c for c in at.get("plotly_chart") if c.key == key).proto.spec)
-        assert fig["layout"]["xaxis"]["dtick"] == 1
+    _, body = browser_view_sent(at, "zoo-deck")
+    assert body["blocks"][0] == {"type": "columns", "columns": [[{"type": "figure", "id": "scores", "csv": True}],
+                                                                [{"type": "figure", "id": "weights", "csv": True}]]}
+    assert not at.get("plotly_chart")                       # none of the server's: the deck draws them
+    for key in ("scores", "weights"):
+        assert zoo_part(at)["figures"][key]["layout"]["xaxis"]["dtick"] == 1
 
 
 def test_zoo_deep_link_restores_the_view():
     at = run_page("zoo.py", model="toy-reverse", text="a b c d e", kind="cross", layer=1, head=2, score="additive",
                   weighting="local", window=2, centre="monotonic")
     no_exceptions(at)
-    assert _widget(at, "radio", "zoo-kind").value == "cross"
-    assert _widget(at, "selectbox", "zoo-cross-layer").value == 1
-    assert _widget(at, "selectbox", "zoo-cross-head").value == 2
+    assert browser_view_sent(at, "zoo-deck")[0]["pick"] == {"kind": "cross", "layer": 1, "head": 2}
     assert _widget(at, "radio", "zoo-score").value == "additive"
     assert _widget(at, "radio", "zoo-weighting").value == "local"
     assert _widget(at, "slider", "zoo-window").value == 2
     assert _widget(at, "radio", "zoo-centre").value == "monotonic"
-    out = texts(at)
+    out = zoo_texts(at)
     assert "random, fixed" in out and "monotonic" in out and "Luong" in out
 
 
@@ -89,7 +100,7 @@ def test_zoo_bad_parameters_warn_and_fall_back():
 
 
 def _chart_z(at, key: str) -> np.ndarray:
-    z = json.loads(next(c for c in at.get("plotly_chart") if c.key == key).proto.spec)["data"][0]["z"]
+    z = zoo_part(at)["figures"][key]["data"][0]["z"]
     if isinstance(z, dict):                        # plotly sends numpy arrays as base64 typed arrays
         shape = [int(n) for n in str(z["shape"]).split(",")]
         return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
@@ -106,20 +117,20 @@ def test_zoo_on_en_es_uses_the_weights_fitted_to_the_head():
     bundle = load_checkpoint(folder)
     fit = zoo_fit.load_fit(folder, bundle.config)
     report = fit.report("encoder", 2, 5)
-    info = " ".join(i.value for i in at.info)
+    info = zoo_part(at)["texts"]["note"]
     assert "fitted to this head" in info and two_figures(report.w_distance) in info and "I/√d" in info
     assert f"{fit.sentences} training sentences" in info and "random, fixed" not in info
-    assert "General (bilinear), fitted" in texts(at)
+    assert squeeze("General (bilinear), fitted") in squeeze(zoo_part(at)["figures"]["scores"]["layout"]["title"]["text"])
     trace = trace_sentence(bundle, bundle.tokenizer.styled(sentence, "modern"))     # as the page traces it
     q, k = (trace[schema.attn_name("encoder", 2, h)][5] for h in ("q", "k"))
-    shown = _chart_z(at, "zoo-weights")
+    shown = _chart_z(at, "weights")
     np.testing.assert_allclose(shown, zoo.soft(zoo.scores("general", q, k, weights=fit.head("encoder", 2, 5))),
                                atol=1e-5)
     np.testing.assert_allclose(shown, trace[schema.pattern_name("encoder", 2)][5], atol=0.05)   # the head's own
     assert np.abs(shown - zoo.soft(zoo.scores("general", q, k))).max() > 0.3              # not the random W's
     at = run_page("zoo.py", model="en-es", text=sentence, kind="cross", layer=0, head=1, score="additive", lang="zh")
     no_exceptions(at)
-    info = " ".join(i.value for i in at.info)
+    info = zoo_part(at)["texts"]["note"]
     assert "针对这个注意力头拟合" in info and "tanh" in info
 
 
@@ -133,7 +144,8 @@ def test_zoo_falls_back_to_random_weights_when_the_fit_file_is_broken(tmp_path, 
     warning = _warnings(at)
     assert "fitted zoo weights cannot be used" in warning and "not a safetensors file" in warning
     assert str(tmp_path) not in warning
-    assert "random, fixed" in texts(at) and "Additive (Bahdanau), random W" in texts(at)
+    assert "random, fixed" in zoo_texts(at)
+    assert squeeze("Additive (Bahdanau), random W") in squeeze(zoo_part(at)["figures"]["scores"]["layout"]["title"]["text"])
 
 
 def test_zoo_empty_sentence_falls_back_to_the_toy_example():
@@ -288,13 +300,13 @@ def test_zoo_fitted_w_distance_reads_and_the_random_start_is_said_only_where_it_
         at = run_page("zoo.py", model="en-es", text="The man went to the house.", kind="encoder", layer=0, head=1,
                       score="general", lang=lang)
         no_exceptions(at)
-        info = " ".join(i.value for i in at.info)
+        info = zoo_part(at)["texts"]["note"]
         assert fit.report("encoder", 0, 1).w_distance < 1e-3 and "9.0e-5" in info
         assert "0.000" not in info and kept not in info
         at = run_page("zoo.py", model="en-es", text="The man went to the house.", kind="encoder", layer=2, head=7,
                       score="general", lang=lang)
         no_exceptions(at)
-        info = " ".join(i.value for i in at.info)
+        info = zoo_part(at)["texts"]["note"]
         assert f"{fit.report('encoder', 2, 7).w_distance:.2g}" in info and kept in info     # 2 significant figures
 
 
@@ -318,14 +330,13 @@ def test_zoo_weighting_gallery_names_the_window_in_the_language():
     for lang in ("en", "zh"):
         at = run_page("zoo.py", model="toy-reverse", text="a b c d", lang=lang, window=1)
         no_exceptions(at)
-        spec = json.loads(next(c for c in at.get("plotly_chart") if c.key == "zoo-gallery-weightings").proto.spec)
+        spec = zoo_part(at)["figures"]["gallery-weightings"]
         titles = [a["text"] for a in spec["layout"]["annotations"]]
         assert catalogue(lang)["zoo.local_d"].format(d=1) in titles, titles
 
 
 def _gallery_titles(at) -> list[str]:
-    chart = next(c for c in at.get("plotly_chart") if c.key == "zoo-gallery-scores")
-    return [squeeze(a["text"]) for a in json.loads(chart.proto.spec)["layout"]["annotations"]]
+    return [squeeze(a["text"]) for a in zoo_part(at)["figures"]["gallery-scores"]["layout"]["annotations"]]
 
 
 def squeeze(text: str) -> str:
@@ -344,9 +355,9 @@ def test_zoo_default_view_says_what_fitted_means_and_that_the_general_score_is_t
         no_exceptions(at)
         general = words["zoo.score_name.fitted_scaled"].format(name=words["zoo.score_name.general"])
         assert squeeze(general) in _gallery_titles(at)
-        shown = texts(at)
+        shown = zoo_texts(at)
         assert words["zoo.gallery.fitted"].split("{dist}")[0] in shown and words["zoo.gallery.fitted.scaled"] in shown
     at = run_page("zoo.py", model="en-es", text="The man went to the house.", kind="encoder", layer=2, head=7)
     no_exceptions(at)
     assert squeeze("General (bilinear), fitted") in _gallery_titles(at)
-    assert "W≈I/√d" not in " ".join(_gallery_titles(at)) and catalogue("en")["zoo.gallery.fitted.scaled"] not in texts(at)
+    assert "W≈I/√d" not in " ".join(_gallery_titles(at)) and catalogue("en")["zoo.gallery.fitted.scaled"] not in zoo_texts(at)

@@ -58,9 +58,18 @@ def shoot(chromium, url: str, path: Path, width: int = 1400, colors: int = 0) ->
     wait_for_app(page)
     whole_view(page)
     page.wait_for_timeout(1500)        # plotly's last relayout after the script finished
-    # Streamlit scrolls inside its main block, not the document: grow the window to the content.
-    height = page.evaluate("() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
-                           "[data-testid=stMainBlockContainer]')].map(e => e.scrollHeight), 900)")
+    # Streamlit scrolls inside its main block, not the document: grow the window to the content, once its height
+    # holds (a browser-side view may not be in the page yet when whole_view first looks: every view of none is
+    # whole; its first screen and then its whole body make the page longer)
+    height = 0
+    for _ in range(30):
+        whole_view(page)
+        now = page.evaluate("() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
+                            "[data-testid=stMainBlockContainer]')].map(e => e.scrollHeight), 900)")
+        if now == height:
+            break
+        height = now
+        page.wait_for_timeout(1500)
     page.set_viewport_size({"width": width, "height": min(int(height) + 40, 12000)})
     page.wait_for_timeout(1000)        # charts re-fit the new window
     try:                               # and are drawn again (on a loaded machine a second was not enough: blank charts)

@@ -7,8 +7,8 @@
 // language: nothing here is English. User text (tokens) is only ever set as text or handed to plotly.
 //
 // The same element draws a deck (the multi-head page; the feed-forward page; the LayerNorm page, a layer alone; the
-// decoding page; the step-through page): every figure of the
-// page, for every pick (kind, layer; or a step: a slider and its ◀/▶ buttons, or a row of named steps between
+// attention zoo, a kind, a layer and a head; the decoding page; the step-through page): every figure of the
+// page, for every pick (kind, layer, head; or a step: a slider and its ◀/▶ buttons, or a row of named steps between
 // ◀ Previous and Next ▶), as the builders made them, with its words and formulas (MathML, kept only as MathML); a
 // pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
 // receives a body and the run's head, checks a pick, writes it to the URL and reports it is shared.
@@ -49,8 +49,9 @@ function element(tag, className, parent) {
 }
 
 function kindAndLayer(box, names = EXPLORER_NAMES) {
-  // the pickers: the kind (radios) and the layer (a select), in a row of their own; a deck whose picks name no kind
-  // (the LayerNorm page's: a layer of the stack the server picked) has no kind row
+  // the pickers: the kind (radios), the layer and the head (selects), in a row of their own, as the picks' names ask
+  // (the explorer's: all three; a deck whose picks name no kind, the LayerNorm page's layer of the stack the server
+  // picked, has no kind row; a deck that picks no head, no head select)
   const pickers = element("div", "vz-pickers", box);
   let kindLabel = null;
   let kindButtons = null;
@@ -64,15 +65,24 @@ function kindAndLayer(box, names = EXPLORER_NAMES) {
   const layerLabel = element("label", "vz-picker", numbers);
   const layerText = element("span", "vz-label", layerLabel);
   const layer = element("select", "vz-layer", layerLabel);
-  return { kindLabel, kindButtons, numbers, layerText, layer };
+  let headText = null;
+  let head = null;
+  if (names.includes("head")) {
+    const headLabel = element("label", "vz-picker", numbers);
+    headText = element("span", "vz-label", headLabel);
+    head = element("select", "vz-head", headLabel);
+  }
+  return { kindLabel, kindButtons, numbers, layerText, layer, headText, head };
+}
+
+function headEntries(names) {
+  // the head select's options from the body's words (browser_view.head_names: "-1", the mean, first when offered)
+  return Object.keys(names).map(Number).sort((a, b) => a - b).map((h) => [h, names[String(h)]]);
 }
 
 function skeleton(root) {
   const box = element("div", "vz-explorer", root);
-  const { kindLabel, kindButtons, numbers, layerText, layer } = kindAndLayer(box);
-  const headLabel = element("label", "vz-picker", numbers);
-  const headText = element("span", "vz-label", headLabel);
-  const head = element("select", "vz-head", headLabel);
+  const { kindLabel, kindButtons, layerText, layer, headText, head } = kindAndLayer(box);
   const grid = element("div", "vz-plot vz-grid", box);
   const read = element("p", "vz-caption vz-read", box);
   const pair = element("div", "vz-pair", box);
@@ -241,9 +251,8 @@ function fillPickers(view) {
   dom.linesRead.textContent = words.lines_read;
   fillKinds(view);
   const layers = Array.from({ length: part.layers }, (_, i) => [i, words.layer_names[i]]);
-  const heads = [-1, ...Array.from({ length: part.heads }, (_, h) => h)].map((h) => [h, words.head_names[String(h)]]);
   options(dom.layer, layers, pick.layer);
-  options(dom.head, heads, pick.head);
+  options(dom.head, headEntries(words.head_names), pick.head);
 }
 
 function options(select, entries, value) {
@@ -398,11 +407,14 @@ function stepPicker(box) {
 
 function richText(target, text) {
   // the catalogue's light markup, as Streamlit's markdown shows it: **bold**, *italic*, $x_h$ / $W^O$ / $√d_k$ (sub-
-  // and superscript; the server sent the maths's LaTeX commands as characters: viz/core/tex.py); every piece set as text
+  // and superscript; the server sent the maths's LaTeX commands as characters: viz/core/tex.py), `code`; every piece
+  // set as text
   target.replaceChildren();
-  for (const piece of String(text || "").split(/(\*\*[^*]+\*\*|\*[^*\s][^*]*\*|\$[^$]+\$)/)) {
+  for (const piece of String(text || "").split(/(\*\*[^*]+\*\*|\*[^*\s][^*]*\*|\$[^$]+\$|`[^`]+`)/)) {
     if (!piece) continue;
-    if (piece.startsWith("**") && piece.endsWith("**") && piece.length > 4) {
+    if (piece.startsWith("`") && piece.endsWith("`") && piece.length > 2) {
+      element("code", "", target).textContent = piece.slice(1, -1);
+    } else if (piece.startsWith("**") && piece.endsWith("**") && piece.length > 4) {
       element("strong", "", target).textContent = piece.slice(2, -2);
     } else if (piece.startsWith("*") && piece.endsWith("*") && piece.length > 2) {
       element("em", "", target).textContent = piece.slice(1, -1);
@@ -519,13 +531,20 @@ function deckKey(view, pick) {
 
 function deckValid(data, pick) {
   // a pick inside the body's: a kind it has and a layer of that kind (a deck with no kind: a layer of its one
-  // stack); a step of its steps
+  // stack), and a head of its heads (the mean, -1, where it offers it); a step of its steps
   if (!pick) return null;
   if (data.names.includes("step")) return { step: Math.min(Math.max(0, pick.step | 0), data.steps - 1) };
   const layer = (n) => Math.min(Math.max(0, pick.layer | 0), n - 1);
-  if (!data.names.includes("kind")) return data.layers ? { layer: layer(deckLayers(data, pick)) } : null;
-  if (!data.layers || !(pick.kind in data.layers)) return null;
-  return { kind: pick.kind, layer: layer(data.layers[pick.kind]) };
+  let valid;
+  if (!data.names.includes("kind")) {
+    if (!data.layers) return null;
+    valid = { layer: layer(deckLayers(data, pick)) };
+  } else {
+    if (!data.layers || !(pick.kind in data.layers)) return null;
+    valid = { kind: pick.kind, layer: layer(data.layers[pick.kind]) };
+  }
+  if (data.names.includes("head")) valid.head = Math.min(Math.max(data.mean ? -1 : 0, pick.head | 0), data.heads - 1);
+  return valid;
 }
 
 function deckLayers(data, pick) {
@@ -567,10 +586,16 @@ function kindAndLayerPickers(view) {
   dom.layer.setAttribute("aria-label", words.layer);
   if (dom.kindButtons) {
     dom.kindLabel.textContent = words.kind;
+    dom.kindLabel.title = words.kind_help || "";          // what the kinds are (a page's own words: the zoo's)
     dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
     fillKinds(view);
   }
   options(dom.layer, Array.from({ length: deckLayers(data, pick) }, (_, i) => [i, words.layer_names[i]]), pick.layer);
+  if (dom.head) {                               // a deck that picks a head: the explorer's select, the body's words
+    dom.headText.textContent = words.head;
+    dom.head.setAttribute("aria-label", words.head);
+    options(dom.head, headEntries(words.head_names), pick.head);
+  }
 }
 
 function stepPickers(view) {
@@ -914,6 +939,7 @@ function deckListen(view) {
   }
   if (dom.kindButtons) dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
   dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));
+  if (dom.head) dom.head.addEventListener("change", (event) => choose(view, { head: Number(dom.head.value) }, event.timeStamp));
 }
 
 const RENDERERS = {

@@ -1,7 +1,8 @@
 """What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
 deck (deck(), at the end: the multi-head page's kind x layer, the feed-forward page's stack x layer and its dropout view's kind x layer, the
-LayerNorm page's layers, the decoding page's steps, the step-through page's nine steps), every figure a page's builders make for every pick.
+LayerNorm page's layers, the attention zoo's kind x layer x head, the compare page's layer x head, the decoding page's steps, the step-through page's
+nine steps), every figure a page's builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
@@ -199,11 +200,17 @@ def payload(parts: dict[str, dict], kinds: dict[str, int], template: Any, words:
             "csv": words("ui.csv"), "lines_read": words("headview.read"),
             "kind_names": {kind: words.kind(kind) for kind in kinds},
             "layer_names": [words("ui.layer_n", i=i) for i in range(max(kinds.values()))],
-            "head_names": {str(h): (words("ui.head_mean") if h == MEAN else words("ui.head_n", h=h))
-                           for h in (MEAN, *range(n_heads))},
+            "head_names": head_names(n_heads, words),
         },
         **shown,
     }
+
+
+def head_names(n_heads: int, words: Words, mean: bool = True) -> dict[str, str]:
+    """The head picker's options' words, by head as the browser keys them ("-1": the mean of the heads, first, when
+    offered; "0"...): the explorer's and a deck's."""
+    return {str(h): (words("ui.head_mean") if h == MEAN else words("ui.head_n", h=h))
+            for h in ((MEAN,) if mean else ()) + tuple(range(n_heads))}
 
 
 @dataclass(frozen=True)
@@ -291,11 +298,13 @@ def pick_key(pick: dict, names: Sequence[str]) -> str:
 
 
 def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layers: dict[str, int], template: Any,
-         words: Words, shown: dict, steps: int = 0, said: dict | None = None) -> dict:
+         words: Words, shown: dict, steps: int = 0, said: dict | None = None, heads: int = 0,
+         mean: bool = False) -> dict:
     """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one), how they
     are laid out (`blocks`: {type: figure|text|heading|code|formula|table|notes|tabs|columns|details, id...}), what
     is picked (`names`: kind and layer, each kind's number of `layers`; a layer alone, `layers` the one stack's, and
-    no kind picker; or the step, of `steps`), the figures'
+    no kind picker; either with a head of `heads`, the mean of them (MEAN) too when `mean`; or the step, of
+    `steps`), the figures'
     template once, the pickers' words (`said`: a page's own, over picker_words': the feed-forward page's stack
     picker's label and names; "step_names": the steps as a row of named choices, not a slider). A block's id names what it shows in every pick (a figure, words, a table):
     one id, one block; a block's `title` is its words in every pick (a pick's texts name only what changes). A
@@ -312,21 +321,27 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
         "names": list(names),
         "layers": layers,
         "steps": steps,
+        "heads": heads,
+        "mean": mean,
         "picks": inline_picks(picks, blocks),
         "blocks": inline_titles(blocks),
         "template": template,
-        "words": {"csv": words("ui.csv"), **picker_words(names, layers, words), **(said or {})},
+        "words": {"csv": words("ui.csv"), **picker_words(names, layers, words, heads, mean), **(said or {})},
         **shown,
     }
 
 
-def picker_words(names: Sequence[str], layers: dict[str, int], words: Words) -> dict:
-    """The words of a deck's pickers: the kinds' and layers' names; the step slider's name and its buttons'."""
+def picker_words(names: Sequence[str], layers: dict[str, int], words: Words, heads: int = 0,
+                 mean: bool = False) -> dict:
+    """The words of a deck's pickers: the kinds', layers' and heads' names (head_names, as the explorer's); the step
+    slider's name and its buttons'."""
     said: dict[str, Any] = {}
     if "kind" in names:
         said.update(kind=words("explorer.kind"), kind_names={kind: words.kind(kind) for kind in layers})
     if "layer" in names:
         said.update(layer=words("ui.layer"), layer_names=[words("ui.layer_n", i=i) for i in range(max(layers.values()))])
+    if "head" in names:
+        said.update(head=words("ui.head"), head_names=head_names(heads, words, mean))
     if "step" in names:
         said.update(step=words("decoding.step"), step_help=words("decoding.step.help"),
                     previous=words("ui.step.previous"), next=words("ui.step.next"))
