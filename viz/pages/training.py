@@ -319,8 +319,8 @@ def train_now(run: LiveRun) -> None:
 
 
 def map_pickers(run: LiveRun) -> tuple[int, int | None]:
-    """The layer and head of the two snapshot maps: the server's select boxes, in one short row above the snapshots
-    (their options name themselves: the picture stays high on the first screen)."""
+    """The layer and head of the two snapshot maps: the server's select boxes, in one short row right under the maps
+    (their options name themselves)."""
     cfg = run.result.model.cfg
     c0, c1, c2 = st.columns([2, 1.2, 1.4], vertical_alignment="center")
     c0.markdown(t("training.maps.pick"))
@@ -334,12 +334,16 @@ def map_pickers(run: LiveRun) -> tuple[int, int | None]:
 
 
 def show_result(run: LiveRun) -> None:
+    """The training's result, then its snapshots (the browser's deck: the curve first, the two maps last) with the
+    maps' layer and head pickers under them (the server's: made first, as the deck is built for them)."""
     final = run.history[-1]
     st.markdown(t("training.result", task=t(TRAINING_TASK_KEYS[run.task]), size=t(TRAINING_SIZE_KEYS[run.size]),
                   steps=run.steps, params=f"{run.result.model.num_parameters():,}", seconds=f"{final['seconds']:.1f}",
                   accuracy=f"{final['accuracy']:.1%}", loss=f"{final['loss']:.4f}"))
+    snapshots = st.container()
     layer, head = map_pickers(run)
-    snapshot_view(run, layer, head)
+    with snapshots:
+        snapshot_view(run, layer, head)
 
 
 def try_model(run: LiveRun) -> None:
