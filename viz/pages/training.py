@@ -242,8 +242,9 @@ def map_parts(run: LiveRun, layer: int, head: int | None, page_look: Look) -> li
 
 
 def deck_body(run: LiveRun, layer: int, head: int | None, page_look: Look, modebar: bool, sentence: str) -> payloads.Body:
-    """The browser's data for this training, layer, head and look: every snapshot at once (a few hundred kB: a
-    first screen of one snapshot would save a fraction of a second and cost a second run). Kept for this session
+    """The browser's data for this training, layer, head and look: every snapshot at once (16 snapshots of the
+    default run: ~0.15 s to build, ~60 kB gzipped; one snapshot first would show the result ~0.1 s sooner, after a
+    training of tens of seconds, and cost a second run of the page: docs/performance.md). Kept for this session
     (view.session_memo: a training is one reader's), each part as long as what it depends on is unchanged: a
     layer or head changed builds the maps again, not the curves and grids."""
     at = run_sig(run)
