@@ -147,7 +147,8 @@ def readable_texts(at) -> list[str]:
         found += chart_texts(chart)
     if explorer_drawn(at):
         found += view_texts(at)
-    for where in ("mh", "step", "ln-deck"):    # the decks: multi-head's, step-through's, LayerNorm's (in the browser)
+    for where in ("mh", "step", "ln-deck", "train-deck"):    # the decks (in the browser): multi-head's,
+        # step-through's, LayerNorm's, the training's snapshots
         if any(getattr(node, "key", None) == f"{where}-view" for node in at._tree):
             found += deck_texts(at, where)
     for frame in at.main.get("dataframe"):

@@ -74,8 +74,8 @@ def test_a_live_training_in_both_languages(lang):
                   example="a b c")
     next(b for b in at.button if b.key == "train-button").click()
     at.run()
-    check(at, lang)
-    assert any(c.key == "train-curve" for c in at.get("plotly_chart"))
+    check(at, lang)                # the snapshots' deck too (readable_texts: every deck's words)
+    assert any(getattr(node, "key", None) == "train-deck-view" for node in at._tree)
 
 
 def test_the_figures_speak_the_words_they_are_given():

@@ -6,7 +6,7 @@ import shutil
 
 import numpy as np
 
-from apptest_utils import browser_view_sent, first_chart, no_exceptions, run_page, texts
+from apptest_utils import browser_says, browser_view_sent, first_chart, no_exceptions, run_page, texts
 from model.analysis import zoo, zoo_fit
 from model.capture import schema
 from model.io.checkpoint import load_checkpoint
@@ -202,11 +202,14 @@ def test_training_trains_in_the_app_and_shows_curve_and_snapshots():
     no_exceptions(at)
     out = texts(at)
     assert "Result: copy, tiny model, 20 steps" in out
-    slider = _widget(at, "select_slider", "train-snapshot")
-    assert list(slider.options) == ["5", "10", "15", "20"] and slider.value == 20
+    # the snapshots: a deck drawn in the browser, its step row the training's steps (tests/test_page_training_view.py)
+    head, body = browser_view_sent(at, "train-deck")
+    assert body["words"]["step_names"] == ["5", "10", "15", "20"] and head["pick"] == {"step": 3}
     # no chart title is cut: every line fits half the page (the snapshot maps stand two to a row)
-    for chart in at.get("plotly_chart"):
-        title = json.loads(chart.proto.spec)["layout"].get("title", {}).get("text", "")
+    figures = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    figures += [fig for part in body["picks"].values() for fig in part["figures"].values()]
+    for fig in figures:
+        title = fig["layout"].get("title", {}).get("text", "")
         assert all(len(line) <= 44 for line in title.split("<br>")), title
     run = at.session_state["train-result"]
     assert [s.step for s in run.snapshots] == [5, 10, 15, 20]
@@ -214,11 +217,11 @@ def test_training_trains_in_the_app_and_shows_curve_and_snapshots():
     np.testing.assert_allclose(run.snapshots[-1].cross.sum(-1), 1.0, atol=1e-5)
     assert not at.session_state["train-running"]
     assert not _widget(at, "button", "train-button").disabled
-    # scrub back: the figures follow the chosen step
-    slider.set_value(5)
-    at.run()
+    # scrub back (the browser tells the server its snapshot): the caption follows the chosen step
+    browser_says(at, state={"pick": {"step": 0}}, where="train-deck")
     no_exceptions(at)
-    assert any("Step 5:" in c.value for c in at.caption)
+    head, body = browser_view_sent(at, "train-deck")
+    assert head["pick"] == {"step": 0} and "Step 5:" in body["picks"]["0"]["texts"]["caption"]
     # try the trained model on a typed input; a bad one gets a message
     _widget(at, "text_input", "train-try").input("a b q")
     at.run()

@@ -1,5 +1,11 @@
-"""Live toy training: train a small Transformer in the app and watch its attention take shape."""
+"""Live toy training: train a small Transformer in the app and watch its attention take shape. After a training, its
+snapshots are drawn in the browser (viz/elements/browser_view.py, a deck of every snapshot): the reader scrubs
+them there with no script run; the layer and head of the two snapshot maps stay the server's select boxes. The
+snapshot is not written to the URL: a training lives in one server process, a link cannot bring it back."""
+from __future__ import annotations
 
+import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.capture import schema
@@ -14,13 +20,19 @@ from viz.services.training import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, 
                                    train_live, trained_lengths_note, training_slot, untrained_snapshot)
 from viz.core import view
 from viz.core.text import attention_labels, plain, position_labels
-from viz.elements.ui import explained, look, matrix_frame, show_figure, type_scale
+from viz.elements.browser_view import STEP_PICK, browser_view
+from viz.elements.ui import explained, look, matrix_frame, plotly_config, safe_filename, show_figure, type_scale
+from viz.figures import browser_view as payloads
+from viz.figures.browser_view import template_spec
+from viz.figures.style import Look, Words
 
 OWN = view.Own("viz.pages.training")  # this module's own session values
 TRAIN_RUNNING = OWN.value("train-running")
 TRAIN_REQUESTED = OWN.value("train-requested")
 TRAIN_RESULT = OWN.value("train-result")
 TRAIN_RNN_RESULT = OWN.value("train-rnn-result")  # the last live RNN training's measurements
+TRAIN_DECK = OWN.value("train-deck")              # train-deck-view, -head, -csv: the snapshots' browser view
+TRAIN_SNAPSHOT = OWN.value("train-snapshot")      # (the training, the snapshot the browser last told the server)
 
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
@@ -57,9 +69,9 @@ def trained_lengths(longest: int = 80) -> tuple[int, int]:
     return (inside[0], inside[-1]) if inside else (0, 0)
 
 
-def head_name(layer: int, head: int | None) -> str:
-    return t("training.head_name", layer=t("ui.layer_n", i=layer),
-             head=t("ui.head_mean") if head is None else t("ui.head_n", h=head))
+def head_name(layer: int, head: int | None, words: Words = t) -> str:
+    return words("training.head_name", layer=words("ui.layer_n", i=layer),
+                 head=words("ui.head_mean") if head is None else words("ui.head_n", h=head))
 
 
 def controls(running: bool) -> tuple[str, str, int, str]:
@@ -130,22 +142,154 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
     st.caption(t("training.before.caption", task=t(TRAINING_TASK_KEYS[task]), note=t(TRAINING_TASK_NOTE_KEYS[task])))
 
 
-def snapshot_figures(run: LiveRun, snap, layer: int, head: int | None, key: str) -> None:
+# -- the result: the snapshots drawn in the browser (viz/elements/browser_view.py, a deck of every snapshot) --------
+# Step i of the deck is the run's i-th snapshot, named by its training step; each holds the pictures and words that
+# change with it, made by the builders below (one a picture). The layer and head of the two maps stay the server's
+# select boxes: a change there builds the deck again for that layer and head.
+MAPS = ("cross", "encoder")        # the snapshot's two maps: cross-attention, encoder self-attention
+MAP_TITLE_KEYS = {"cross": "training.snap.cross", "encoder": "training.snap.encoder"}
+CSV_FIGURES = ("curve", *MAPS)     # the pictures with a CSV (the history; a map's matrix); the grid: an image only
+
+
+def snapshot_matrix(run: LiveRun, snap, which: str, layer: int, head: int | None) -> tuple[np.ndarray, list, list]:
+    """One of the snapshot's maps (MAPS) for a layer and head (None: the layer's mean of heads): its weights
+    [rows, columns] and their labels (cross-attention's rows: the answer's tokens, predicted; the encoder's: the
+    source's)."""
     src = position_labels(run.example.src_tokens)
-    tgt = position_labels(run.example.tgt_out_tokens)
-    pick = (lambda a: a[layer].mean(0)) if head is None else (lambda a: a[layer, head])
-    name = head_name(layer, head)
-    c1, c2 = st.columns(2)
-    with c1:
-        cross = pick(snap.cross)
-        show_figure(attention_heatmap(cross, tgt, src, look(),
-                                      title=t("training.snap.cross", step=snap.step, name=name), width_px=type_scale().column_px()),
-                    f"live-{run.task}-cross-step{snap.step}", matrix_frame(cross, tgt, src), key=f"{key}-cross")
-    with c2:
-        enc = pick(snap.encoder)
-        show_figure(attention_heatmap(enc, src, src, look(),
-                                      title=t("training.snap.encoder", step=snap.step, name=name), width_px=type_scale().column_px()),
-                    f"live-{run.task}-encoder-step{snap.step}", matrix_frame(enc, src, src), key=f"{key}-enc")
+    rows = position_labels(run.example.tgt_out_tokens) if which == "cross" else src
+    weights = getattr(snap, which)[layer]                                    # [H, rows, S]
+    return (weights.mean(0) if head is None else weights[head]), rows, src
+
+
+def snapshot_maps(run: LiveRun, snap, layer: int, head: int | None, page_look: Look) -> dict:
+    """The snapshot's two maps, side by side on the page (half its width each)."""
+    name = head_name(layer, head, page_look.words)
+    figures = {}
+    for which in MAPS:
+        weights, rows, cols = snapshot_matrix(run, snap, which, layer, head)
+        figures[which] = attention_heatmap(weights, rows, cols, page_look, width_px=page_look.scale.column_px(),
+                                           title=page_look.words(MAP_TITLE_KEYS[which], step=snap.step, name=name))
+    return figures
+
+
+def snapshot_curve(run: LiveRun, snap, page_look: Look):
+    """The training curve, the snapshot's step marked."""
+    return training_curves(run.history, page_look, run.steps, page_look.words("training.curve.title"),
+                           marker_step=snap.step)
+
+
+def snapshot_grid(snap, page_look: Look):
+    """The snapshot's cross-attention, every layer x head."""
+    return model_view(snap.cross, page_look, title=page_look.words("training.grid.title", step=snap.step))
+
+
+def snapshot_caption(run: LiveRun, snap, words: Words) -> str:
+    return words("training.snap.caption", source=" ".join(run.example.symbols), answer=" ".join(run.example.answer),
+                 step=snap.step, accuracy=f"{snap.accuracy:.1%}", loss=f"{snap.loss:.3f}")
+
+
+def snapshot_files(run: LiveRun, snap) -> dict[str, str]:
+    """Each picture's file name (PNG/SVG, CSV), as the page named them."""
+    return {name: safe_filename(stem) for name, stem in {
+        "curve": f"live-{run.task}-{run.size}-curve", "grid": f"live-{run.task}-grid-step{snap.step}",
+        "cross": f"live-{run.task}-cross-step{snap.step}", "encoder": f"live-{run.task}-encoder-step{snap.step}"}.items()}
+
+
+def history_frame(run: LiveRun, words: Words):
+    """The training's history (the curve's CSV): loss, accuracy, learning rate and seconds at every evaluation."""
+    return matrix_frame([[r["loss"], r["accuracy"], r["lr"], r["seconds"]] for r in run.history],
+                        [str(r["step"]) for r in run.history],
+                        [words(TRAINING_COL_KEYS[c]) for c in ("loss", "accuracy", "lr", "seconds")])
+
+
+def snapshot_numbers(run: LiveRun, index: int, figure: str, layer: int, head: int | None, words: Words):
+    """The numbers a picture shows (its CSV): the history (the curve), a map's matrix."""
+    if figure == "curve":
+        return history_frame(run, words)
+    weights, rows, cols = snapshot_matrix(run, run.snapshots[index], figure, layer, head)
+    return matrix_frame(weights, rows, cols)
+
+
+def deck_blocks() -> list[dict]:
+    """How the deck is laid out, every snapshot alike (as the page was): the curve, the caption, the grid, then the
+    two maps side by side."""
+    figure = lambda name: {"type": "figure", "id": name, "csv": name in CSV_FIGURES}        # noqa: E731
+    return [figure("curve"), {"type": "text", "id": "caption"}, figure("grid"),
+            {"type": "columns", "columns": [[figure("cross")], [figure("encoder")]]}]
+
+
+def step_words(run: LiveRun) -> dict:
+    """The deck's step row: the snapshots by their training step, ◀ Previous and Next ▶."""
+    return {"step": t("training.scrub"), "step_help": "", "previous": t("step.previous"), "next": t("step.next"),
+            "step_names": [str(snap.step) for snap in run.snapshots]}
+
+
+def run_sig(run: LiveRun) -> tuple:
+    """What tells this session's trainings apart (a run lives in its session: LiveRun is no key of a shared cache)."""
+    return (id(run), run.task, run.size, run.steps, tuple(run.example.symbols), run.history[-1]["seconds"])
+
+
+def common_parts(run: LiveRun, page_look: Look) -> list[dict]:
+    """Every snapshot's pictures and words that the layer and head do not change: the curve, the grid, the caption."""
+    return [payloads.deck_pick({"curve": snapshot_curve(run, snap, page_look), "grid": snapshot_grid(snap, page_look)},
+                               {}, {"caption": snapshot_caption(run, snap, page_look.words)})
+            for snap in run.snapshots]
+
+
+def map_parts(run: LiveRun, layer: int, head: int | None, page_look: Look) -> list[dict]:
+    """Every snapshot's two maps for the layer and head."""
+    return [payloads.deck_pick(snapshot_maps(run, snap, layer, head, page_look), {}) for snap in run.snapshots]
+
+
+def deck_body(run: LiveRun, layer: int, head: int | None, page_look: Look, modebar: bool, sentence: str) -> payloads.Body:
+    """The browser's data for this training, layer, head and look: every snapshot at once (16 snapshots of the
+    default run: ~0.15 s to build, ~60 kB gzipped; one snapshot first would show the result ~0.1 s sooner, after a
+    training of tens of seconds, and cost a second run of the page: docs/performance.md). Kept for this session
+    (view.session_memo: a training is one reader's), each part as long as what it depends on is unchanged: a
+    layer or head changed builds the maps again, not the curves and grids."""
+    at = run_sig(run)
+    common = view.session_memo("train-deck-common", (at, page_look), lambda: common_parts(run, page_look))
+    maps = view.session_memo("train-deck-maps", (at, layer, head, page_look),
+                             lambda: map_parts(run, layer, head, page_look))
+    parts = {str(i): {**part, "figures": {**part["figures"], **mine["figures"]},
+                      "files": snapshot_files(run, run.snapshots[i])}
+             for i, (part, mine) in enumerate(zip(common, maps))}
+    return payloads.encode(payloads.deck(
+        parts, deck_blocks(), STEP_PICK, {}, template_spec(go.Figure()), page_look.words,
+        {"text_px": page_look.scale.text, "sentence": sentence, "whole": True, "modebar": modebar,
+         "url_names": {}}, steps=len(run.snapshots), said=step_words(run)))
+
+
+def pick_csv(run: LiveRun, layer: int, head: int | None):
+    """The CSV of a picture the browser asked for: the history, or the map's matrix at that snapshot."""
+    def make(pick: dict) -> dict:
+        index = min(max(pick["step"], 0), len(run.snapshots) - 1)
+        figure = pick.get("figure") if pick.get("figure") in CSV_FIGURES else "curve"
+        frame = snapshot_numbers(run, index, figure, layer, head, t)
+        return {"name": snapshot_files(run, run.snapshots[index])[figure] + ".csv", "text": frame.to_csv()}
+    return make
+
+
+def snapshot_pick(run: LiveRun) -> int:
+    """The snapshot shown: the last one the browser told the server of in this training (a reader's pick is told
+    when a run they did not cause by it comes back: a layer or head changed, a CSV asked for; browser_view's
+    callbacks write it to the URL's step=, taken out again here: a training lives in this server process, so a link
+    cannot bring it back), else the last snapshot."""
+    last = len(run.snapshots) - 1
+    if view.in_url(view.STEP):
+        view.put(TRAIN_SNAPSHOT, (run_sig(run), view.read(view.STEP, [], hi=last)))
+        view.forget_url(view.STEP)
+    kept = view.get(TRAIN_SNAPSHOT)
+    return min(kept[1], last) if kept and kept[0] == run_sig(run) else last
+
+
+def snapshot_view(run: LiveRun, layer: int, head: int | None) -> None:
+    """The snapshots drawn in the browser: the reader scrubs there, with no script run."""
+    page_look, modebar = look(), plotly_config("")["displayModeBar"]
+    sentence = payloads.view_sig("training", (run_sig(run), layer, head, page_look, modebar))
+    body = view.session_memo("train-deck", sentence, lambda: deck_body(run, layer, head, page_look, modebar, sentence))
+    browser_view(TRAIN_DECK, STEP_PICK, body, {"step": snapshot_pick(run)}, {"sentence": sentence, "whole": True},
+                 csv=pick_csv(run, layer, head))
 
 
 def train_now(run: LiveRun) -> None:
@@ -175,32 +319,32 @@ def train_now(run: LiveRun) -> None:
         train_live(run, on_progress)
 
 
+def map_pickers(run: LiveRun) -> tuple[int, int | None]:
+    """The layer and head of the two snapshot maps: the server's select boxes, in one short row right under the maps
+    (their options name themselves)."""
+    cfg = run.result.model.cfg
+    c0, c1, c2 = st.columns([2, 1.2, 1.4], vertical_alignment="center")
+    c0.markdown(t("training.maps.pick"))
+    layer = c1.selectbox(t("ui.layer"), range(cfg.n_decoder_layers), index=cfg.n_decoder_layers - 1,
+                         key="train-layer", label_visibility="collapsed",
+                         format_func={i: t("ui.layer_n", i=i) for i in range(cfg.n_decoder_layers)}.get)
+    head_names = {-1: t("ui.head_mean")} | {h: t("ui.head_n", h=h) for h in range(cfg.n_heads)}
+    head = c2.selectbox(t("ui.head"), list(head_names), key="train-head", format_func=head_names.get,
+                        label_visibility="collapsed")
+    return layer, None if head == -1 else head
+
+
 def show_result(run: LiveRun) -> None:
+    """The training's result, then its snapshots (the browser's deck: the curve first, the two maps last) with the
+    maps' layer and head pickers under them (the server's: made first, as the deck is built for them)."""
     final = run.history[-1]
     st.markdown(t("training.result", task=t(TRAINING_TASK_KEYS[run.task]), size=t(TRAINING_SIZE_KEYS[run.size]),
                   steps=run.steps, params=f"{run.result.model.num_parameters():,}", seconds=f"{final['seconds']:.1f}",
                   accuracy=f"{final['accuracy']:.1%}", loss=f"{final['loss']:.4f}"))
-    steps_seen = [s.step for s in run.snapshots]
-    chosen = st.select_slider(t("training.scrub"), steps_seen,
-                              value=steps_seen[-1], key="train-snapshot") if len(steps_seen) > 1 else steps_seen[0]
-    snap = run.snapshots[steps_seen.index(chosen)]
-    history_frame = matrix_frame([[r["loss"], r["accuracy"], r["lr"], r["seconds"]] for r in run.history],
-                                 [str(r["step"]) for r in run.history],
-                                 [t(TRAINING_COL_KEYS[c]) for c in ("loss", "accuracy", "lr", "seconds")])
-    show_figure(training_curves(run.history, look(), run.steps, t("training.curve.title"), marker_step=snap.step),
-                f"live-{run.task}-{run.size}-curve", history_frame, key="train-curve")
-    st.caption(t("training.snap.caption", source=' '.join(run.example.symbols), answer=' '.join(run.example.answer),
-                 step=snap.step, accuracy=f"{snap.accuracy:.1%}", loss=f"{snap.loss:.3f}"))
-    show_figure(model_view(snap.cross, look(), title=t("training.grid.title", step=snap.step)),
-                f"live-{run.task}-grid-step{snap.step}", key="train-grid")
-    cfg = run.result.model.cfg
-    c1, c2 = st.columns(2)
-    layer = c1.selectbox(t("ui.layer"), range(cfg.n_decoder_layers), index=cfg.n_decoder_layers - 1,
-                         key="train-layer",
-                         format_func={i: t("ui.layer_n", i=i) for i in range(cfg.n_decoder_layers)}.get)
-    head_names = {-1: t("ui.head_mean")} | {h: t("ui.head_n", h=h) for h in range(cfg.n_heads)}
-    head = c2.selectbox(t("ui.head"), list(head_names), key="train-head", format_func=head_names.get)
-    snapshot_figures(run, snap, layer, None if head == -1 else head, key="train-snap")
+    snapshots = st.container()
+    layer, head = map_pickers(run)
+    with snapshots:
+        snapshot_view(run, layer, head)
 
 
 def try_model(run: LiveRun) -> None:
