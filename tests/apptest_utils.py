@@ -60,7 +60,8 @@ TEXT_KINDS = {"markdown", "caption", "latex", "info", "code", "subheader", "head
 
 
 def first_chart(at):
-    """The first chart on the page and how many words of text stand above it (expanders folded)."""
+    """The first chart on the page (a plotly chart, or a view drawn in the browser: viz/elements/browser_view.py)
+    and how many words of text stand above it (expanders folded)."""
     words = 0
 
     def walk(node):
@@ -68,7 +69,8 @@ def first_chart(at):
         for child in getattr(node, "children", {}).values():
             if child.type == "expander":
                 continue
-            if child.type == "plotly_chart":
+            if child.type == "plotly_chart" or (child.type == "bidi_component"
+                                                and str(getattr(child, "key", "")).endswith("-view")):
                 return child
             if child.type in TEXT_KINDS:
                 words += len(str(child.value).split())

@@ -276,8 +276,9 @@ def test_what_the_model_knows_in_chinese():
 # (page, radio key, the option id chosen, its position): the browser showed no selection in each before
 # (the explorer's kind is picked in the browser-side view, whose words the page sends in the reader's language:
 # tests/test_page_explorer_view.py)
-# (multi-head's kind, likewise, is picked in its browser-side view: tests/test_page_step_multihead.py)
-KEPT_CHOICES = [("heads.py", "heads-stat-kind", "cross", 2), ("decoding.py", "decoding-method", "beam", 1),
+# (multi-head's kind, likewise, is picked in its browser-side view: tests/test_page_step_multihead.py; the head
+# page's statistics' kind too: tests/test_page_heads_compare.py)
+KEPT_CHOICES = [("heads.py", "heads-source", "file", 1), ("decoding.py", "decoding-method", "beam", 1),
                 ("training.py", "train-task", "sort", 2), ("attribution.py", "attr-section", "contrastive", 2)]
 
 

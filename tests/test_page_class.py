@@ -398,6 +398,31 @@ def test_the_compare_pages_layer_and_head_are_no_switch_for_a_follower_but_its_k
     assert len(switches) == 1 and student.radio(key="compare-kind").value == "cross"
 
 
+def test_the_head_pages_kind_is_no_switch_for_a_follower_but_its_statistic_is(monkeypatch):
+    """The head page's statistics: the kind is picked in the browser (issue 44, a deck with no layer select): a
+    follower takes the teacher's with no switch; the statistic, a server-side select box, is a switch."""
+    import viz.classroom.student as student_side
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    teacher, code = start_class("heads.py")
+    student = join(code)
+    assert browser_view_sent(student, "hs-deck")[0]["pick"] == {"kind": "encoder"}
+    switches.clear()
+    browser_says(teacher, state={"pick": {"kind": "decoder"}}, where="hs-deck")
+    no_exceptions(teacher)
+    assert class_store().followed(code).query.get("kind") == "decoder"
+    follow(student)
+    assert switches == []
+    assert browser_view_sent(student, "hs-deck")[0]["pick"] == {"kind": "decoder"}
+    assert dict(student.query_params).get("kind") == "decoder"
+    teacher.selectbox(key="heads-stat").set_value("prev").run()
+    no_exceptions(teacher)
+    follow(student)
+    assert len(switches) == 1 and student.selectbox(key="heads-stat").value == "prev"
+    assert browser_view_sent(student, "hs-deck")[0]["pick"] == {"kind": "decoder"}
+
+
 def test_a_student_in_chinese_follows_an_english_teacher_in_chinese():
     teacher, code = start_class()
     student = join(code, lang="zh")

@@ -1,9 +1,11 @@
 """Head analysis and Compare pages with AppTest on the toy-reverse model."""
 
+import json
+
 import numpy as np
 import pytest
 
-from apptest_utils import browser_view_sent, figure, first_chart, no_exceptions, run_page, texts, z_of
+from apptest_utils import browser_says, browser_view_sent, figure, first_chart, no_exceptions, run_page, texts, z_of
 from test_page_ffn import arr
 from conftest import ROOT
 from model.analysis import ablation, flow, heads
@@ -24,24 +26,36 @@ def metric(at, label_start: str):
 
 
 # -- Head analysis --------------------------------------------------------------------------------------
+STATS = "hs-deck"          # the statistics' browser view (viz/pages/heads.py: a deck of every kind)
+
+
+def stats_deck(at) -> tuple[dict, dict]:
+    """What the statistics' view was sent: its head (the pick) and its body (every kind's picture)."""
+    return browser_view_sent(at, STATS)
+
+
 def test_heads_default_view_shows_the_real_statistics(toy):
+    """Every kind's layer x head picture is in the browser at once, each the statistic of the real trace."""
     at = run_page("heads.py", model="toy-reverse", text=TEXT)
     no_exceptions(at)
     assert "Head analysis" in texts(at)
     assert at.selectbox(key="heads-stat").value == "entropy_norm"
-    expected = heads.stat_matrix(heads.trace_head_stats(trace_sentence(toy, TEXT, names="*.hook_pattern")),
-                              "encoder", "entropy_norm", 2, 4)
-    np.testing.assert_allclose(z_of(at), expected, atol=1e-5)
+    head, body = stats_deck(at)
+    assert head["pick"] == {"kind": "encoder"} and head["whole"] and body["names"] == ["kind"]
+    stats = heads.trace_head_stats(trace_sentence(toy, TEXT, names="*.hook_pattern"))
+    for kind in schema.KINDS:
+        expected = heads.stat_matrix(stats, kind, "entropy_norm", 2, 4)
+        np.testing.assert_allclose(arr(body["picks"][kind]["figures"]["stat"]["data"][0]["z"]), expected, atol=1e-5)
     assert len(at.dataframe[0].value) == 4 * (2 + 2 + 2)
     chart, words = first_chart(at)                                 # the picture first, the explanation after
-    assert chart.key == "heads-stat-grid" and words <= 25
+    assert chart.key == f"{STATS}-view" and words <= 25
 
 
 def test_heads_deep_links_reproduce_the_view():
     at = run_page("heads.py", model="toy-reverse", text=TEXT, stat="prev", kind="decoder")
     no_exceptions(at)
     assert at.selectbox(key="heads-stat").value == "prev"
-    assert at.radio(key="heads-stat-kind").value == "decoder"
+    assert stats_deck(at)[0]["pick"] == {"kind": "decoder"}
     assert "previous-token head" in texts(at)
 
     at = run_page("heads.py", model="toy-reverse", text=TEXT, tab="ablation", kind="decoder", abl_mode="mean",
@@ -53,6 +67,48 @@ def test_heads_deep_links_reproduce_the_view():
     assert at.radio(key="heads-abl-mode").value == "mean"
     assert float(metric(at, "log P, 1 head off").value) < float(metric(at, "log P, all heads on").value) - 1
     assert at.query_params["ablate"] == "decoder:0:3"
+
+
+def test_a_kind_picked_in_the_browser_rebuilds_nothing_and_its_picture_is_the_builders():
+    """A kind picked in the browser (a teacher's: told the server) is written to the URL, and the view's message is
+    the same bytes (the browser holds every kind); each kind's picture is the page's one builder's (stat_figure)."""
+    from viz.core.i18n import words
+    from viz.figures.browser_view import figure_spec
+    from viz.figures.style import Look
+    from viz.pages.heads import stat_figure
+    from apptest_utils import browser_view
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, stat="self")
+    no_exceptions(at)
+    sent = browser_view(at, f"{STATS}-view").proto.bytes
+    browser_says(at, state={"pick": {"kind": "cross"}}, where=STATS)
+    no_exceptions(at)
+    assert at.query_params["kind"] == "cross" and stats_deck(at)[0]["pick"] == {"kind": "cross"}
+    assert browser_view(at, f"{STATS}-view").proto.bytes == sent
+    body = stats_deck(at)[1]
+    z = arr(body["picks"]["cross"]["figures"]["stat"]["data"][0]["z"])
+    built = figure_spec(stat_figure(z, "cross", "self", Look(words("en"))))
+    assert body["picks"]["cross"]["figures"]["stat"] == json.loads(json.dumps(built))
+    assert body["picks"]["cross"]["files"] == {"stat": "toy-reverse-cross-self"}
+
+
+def test_a_kinds_csv_is_its_numbers_and_the_deck_speaks_chinese_in_presenter_mode(toy):
+    at = run_page("heads.py", model="toy-reverse", text=TEXT, stat="prev")
+    browser_says(at, trigger=("csv", {"kind": "decoder", "figure": "stat"}), where=STATS)
+    no_exceptions(at)
+    csv = stats_deck(at)[0]["csv"]
+    assert csv["name"] == "toy-reverse-decoder-prev.csv"
+    rows = [line.split(",") for line in csv["text"].strip().splitlines()]
+    expected = heads.stat_matrix(heads.trace_head_stats(trace_sentence(toy, TEXT, names="*.hook_pattern")),
+                                 "decoder", "prev", 2, 4)
+    assert [row[0] for row in rows[1:]] == ["layer 0", "layer 1"] and len(rows[0]) == 5
+    np.testing.assert_allclose(np.array([[float(x) for x in row[1:]] for row in rows[1:]]), expected, atol=1e-6)
+    zh = run_page("heads.py", model="toy-reverse", text=TEXT, lang="zh", present="1")
+    no_exceptions(zh)
+    head, body = stats_deck(zh)
+    assert body["words"]["kind_names"]["cross"].startswith("交叉注意力")
+    assert "交叉注意力" in body["picks"]["cross"]["figures"]["stat"]["layout"]["title"]["text"]
+    assert body["text_px"] >= 20 and body["modebar"] is False and "layer" not in body["words"]
+    assert head["pick"] == {"kind": "encoder"}
 
 
 def test_heads_bad_parameters_warn_without_failing():

@@ -51,7 +51,8 @@ function element(tag, className, parent) {
 function kindAndLayer(box, names = EXPLORER_NAMES) {
   // the pickers: the kind (radios), the layer and the head (selects), in a row of their own, as the picks' names ask
   // (the explorer's: all three; a deck whose picks name no kind, the LayerNorm page's layer of the stack the server
-  // picked, has no kind row; a deck that picks no head, no head select)
+  // picked, has no kind row; a deck that picks no layer, the head page's kind of a picture of every layer, no layer
+  // select; a deck that picks no head, no head select)
   const pickers = element("div", "vz-pickers", box);
   let kindLabel = null;
   let kindButtons = null;
@@ -62,9 +63,13 @@ function kindAndLayer(box, names = EXPLORER_NAMES) {
     kindButtons = element("div", "vz-kind-buttons", kinds);
   }
   const numbers = element("div", "vz-numbers", pickers);           // layer (and the explorer's head) side by side
-  const layerLabel = element("label", "vz-picker", numbers);
-  const layerText = element("span", "vz-label", layerLabel);
-  const layer = element("select", "vz-layer", layerLabel);
+  let layerText = null;
+  let layer = null;
+  if (names.includes("layer")) {
+    const layerLabel = element("label", "vz-picker", numbers);
+    layerText = element("span", "vz-label", layerLabel);
+    layer = element("select", "vz-layer", layerLabel);
+  }
   let headText = null;
   let head = null;
   if (names.includes("head")) {
@@ -541,7 +546,7 @@ function deckValid(data, pick) {
     valid = { layer: layer(deckLayers(data, pick)) };
   } else {
     if (!data.layers || !(pick.kind in data.layers)) return null;
-    valid = { kind: pick.kind, layer: layer(data.layers[pick.kind]) };
+    valid = data.names.includes("layer") ? { kind: pick.kind, layer: layer(data.layers[pick.kind]) } : { kind: pick.kind };
   }
   if (data.names.includes("head")) valid.head = Math.min(Math.max(data.mean ? -1 : 0, pick.head | 0), data.heads - 1);
   return valid;
@@ -582,15 +587,17 @@ function deckPickers(view) {
 function kindAndLayerPickers(view) {
   const { dom, data, pick } = view;
   const words = data.words;
-  dom.layerText.textContent = words.layer;
-  dom.layer.setAttribute("aria-label", words.layer);
   if (dom.kindButtons) {
     dom.kindLabel.textContent = words.kind;
     dom.kindLabel.title = words.kind_help || "";          // what the kinds are (a page's own words: the zoo's)
     dom.kindButtons.parentNode.setAttribute("aria-label", words.kind);
     fillKinds(view);
   }
-  options(dom.layer, Array.from({ length: deckLayers(data, pick) }, (_, i) => [i, words.layer_names[i]]), pick.layer);
+  if (dom.layer) {
+    dom.layerText.textContent = words.layer;
+    dom.layer.setAttribute("aria-label", words.layer);
+    options(dom.layer, Array.from({ length: deckLayers(data, pick) }, (_, i) => [i, words.layer_names[i]]), pick.layer);
+  }
   if (dom.head) {                               // a deck that picks a head: the explorer's select, the body's words
     dom.headText.textContent = words.head;
     dom.head.setAttribute("aria-label", words.head);
@@ -938,7 +945,7 @@ function deckListen(view) {
     return;
   }
   if (dom.kindButtons) dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
-  dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));
+  if (dom.layer) dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));
   if (dom.head) dom.head.addEventListener("change", (event) => choose(view, { head: Number(dom.head.value) }, event.timeStamp));
 }
 

@@ -1,26 +1,38 @@
-"""Head analysis: what each head does (statistics), what it is worth (ablation), where information flows."""
+"""Head analysis: what each head does (statistics), what it is worth (ablation), where information flows. The
+statistics' picture (a layer x head grid of one kind) is drawn in the browser (viz/elements/browser_view.py, a deck
+over the kinds): the kind is picked there with no script run and written to the URL (kind=); the source and the
+statistic stay server widgets (a change rebuilds the deck)."""
+from __future__ import annotations
+
 import hashlib
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.analysis import ablation, flow, heads
 from model.capture import schema
+from viz.figures import browser_view as payloads
+from viz.figures.browser_view import template_spec
 from viz.figures.heads import head_label, importance_bars, layer_head_heatmap
-from viz.figures.style import Labels
+from viz.figures.style import Labels, Look
 from viz.figures.zoo import step_heatmap
 from viz.core.i18n import catalogue_keys, error_text, kind_short, kind_title, kind_word, t, tn
 from viz.services.analyses import ablated_translation, corpus_head_stats, rank_heads, reference_logprob
 from viz.core import view
 from viz.core.view import session_memo, whole_number
+from viz.core.context import Traced
 from viz.core.text import plain, position_labels
-from viz.elements.ui import data_table, explained, look, matrix_frame, need_context, show_figure
+from viz.elements.browser_view import KIND_PICK, browser_view, url_names
+from viz.elements.ui import (data_table, explained, look, matrix_frame, need_context, plotly_config, safe_filename,
+                             show_figure)
 from viz.core.upload import UploadError, parse_upload
 
 OWN = view.Own("viz.pages.heads")  # this module's own session values
 HEADS_ABLATED = OWN.value("heads-ablated")        # the heads the last ablation run took out
 ABLATE_BOX = OWN.value("abl")                     # abl-<kind>-<layer>-<head>: one head's check box
 HEADS_TAB = OWN.value("heads-tab")                # the tab shown
+STATS_DECK = OWN.value("hs-deck")                 # hs-deck-view, -head, -csv: the statistics' browser view
 
 MAX_AGGREGATE = 200
 UNIT_STATS = {"entropy_norm", "self", "prev", "next", "eos", "bos", "punct", "max_weight"}  # in [0, 1]
@@ -121,26 +133,79 @@ def file_stats(ctx):
     return frame
 
 
-def statistics_tab(ctx, n_layers: dict) -> None:
+def stat_figure(matrix: np.ndarray, kind: str, stat: str, page_look: Look) -> go.Figure:
+    """One kind's statistic as the layer x head grid (the deck's picture)."""
+    words = page_look.words
+    return layer_head_heatmap(matrix, page_look, words(HEADS_VALUE_KEYS[stat]),
+                              title=words("heads.stat.title", kind=words.kind(kind), stat=words(HEADS_STAT_KEYS[stat])),
+                              zmax=1.0 if stat in UNIT_STATS else None)
+
+
+def stat_file(model_id: str, kind: str, stat: str) -> str:
+    return safe_filename(f"{model_id}-{kind}-{stat}")
+
+
+def stat_csv(frame, kind: str, stat: str, n_layers: int, n_heads: int, words) -> str:
+    """The numbers a kind's picture shows (its CSV)."""
+    matrix = heads.stat_matrix(frame, kind, stat, n_layers, n_heads)
+    return matrix_frame(matrix, [words("ui.layer_n", i=i) for i in range(n_layers)],
+                        [words("ui.head_n", h=h) for h in range(n_heads)]).to_csv()
+
+
+def stats_body(frame, model_id: str, n_layers: dict, n_heads: int, stat: str, page_look: Look, modebar: bool,
+               sentence: str) -> payloads.Body:
+    """The deck: every kind's picture at once (three small grids, ~2.4 KB gzipped at any sentence length: a first
+    screen of one kind would cost a second run for nothing)."""
+    parts = {kind: payloads.deck_pick({"stat": stat_figure(heads.stat_matrix(frame, kind, stat, n_layers[kind], n_heads),
+                                                           kind, stat, page_look)},
+                                      {"stat": stat_file(model_id, kind, stat)}) for kind in KINDS}
+    return payloads.encode(payloads.deck(
+        parts, [{"type": "figure", "id": "stat", "csv": True}], KIND_PICK, n_layers, template_spec(go.Figure()),
+        page_look.words, {"text_px": page_look.scale.text, "sentence": sentence, "whole": True,
+                          "modebar": modebar, "url_names": url_names(KIND_PICK)}))
+
+
+@view.shared_cached
+def sentence_deck(traced: Traced, stat: str, page_look: Look, modebar: bool, sentence: str) -> payloads.Body:
+    """The deck of one sentence's statistics: built once, for every session of the worker."""
+    cfg = traced.model.config
+    return stats_body(heads.trace_head_stats(traced.trace), traced.model_id,
+                      {kind: schema.n_layers(cfg, kind) for kind in KINDS}, cfg.n_heads, stat, page_look, modebar,
+                      sentence)
+
+
+def stats_view(ctx, frame, source_key, stat: str, n_layers: dict) -> None:
+    """The statistic's picture for the kind picked in the browser (a deck of every kind; its CSVs the server's)."""
     cfg = ctx.model.config
-    c1, c2, c3 = st.columns([1, 1.3, 1.2])
+    kind = view.read(view.KIND, choices=KINDS)
+    view.write_url({view.KIND: kind})
+    modebar = plotly_config("")["displayModeBar"]
+    sentence = payloads.view_sig("heads", (source_key, stat, look(), modebar))
+    if source_key[0] == "sentence":
+        body = sentence_deck(ctx.traced, stat, look(), modebar, sentence)
+    else:                       # a file's statistics: this session's
+        body = stats_body(frame, ctx.model_id, n_layers, cfg.n_heads, stat, look(), modebar, sentence)
+
+    def csv(pick: dict) -> dict:
+        chosen = pick["kind"] if pick.get("kind") in KINDS else kind
+        return {"name": stat_file(ctx.model_id, chosen, stat) + ".csv",
+                "text": stat_csv(frame, chosen, stat, n_layers[chosen], cfg.n_heads, t)}
+    browser_view(STATS_DECK, KIND_PICK, body, {"kind": kind}, {"sentence": sentence, "whole": True}, csv=csv)
+
+
+def statistics_tab(ctx, n_layers: dict) -> None:
+    c1, c3 = st.columns([1, 1.2])
     source = c1.radio(t("heads.source"), ["sentence", "file"], key="heads-source",
                       format_func={s: t(HEADS_SOURCE_KEYS[s]) for s in ("sentence", "file")}.get)
-    with c2:
-        kind = kind_radio("heads-stat-kind")
     stat = c3.selectbox(t("heads.stat"), list(heads.STATS), format_func={s: stat_name(s) for s in heads.STATS}.get,
                         key=view.seeded("heads-stat", view.read(view.STAT, choices=list(heads.STATS))))
     view.write_url({view.STAT: stat})
     frame = heads.trace_head_stats(ctx.trace) if source == "sentence" else file_stats(ctx)
     if frame is None:
         return
-    matrix = heads.stat_matrix(frame, kind, stat, n_layers[kind], cfg.n_heads)
-    fig = layer_head_heatmap(matrix, look(), t(HEADS_VALUE_KEYS[stat]),
-                             title=t("heads.stat.title", kind=kind_title(kind), stat=stat_name(stat)),
-                             zmax=1.0 if stat in UNIT_STATS else None)
-    rows = [t("ui.layer_n", i=i) for i in range(n_layers[kind])]
-    cols = [t("ui.head_n", h=h) for h in range(cfg.n_heads)]
-    show_figure(fig, f"{ctx.model_id}-{kind}-{stat}", matrix_frame(matrix, rows, cols), key="heads-stat-grid")
+    source_key = (("sentence", ctx.trace_key) if source == "sentence"
+                  else ("file", frame_sig(frame)))
+    stats_view(ctx, frame, source_key, stat, n_layers)
     st.markdown(stat_help(stat))
     presenting = view.get(view.PRESENT)           # a static table: it does not sort
     st.subheader(t("heads.table.static") if presenting else t("heads.table"))
@@ -153,6 +218,11 @@ def statistics_tab(ctx, n_layers: dict) -> None:
         for s in heads.STATS:
             if s != stat:
                 st.markdown(stat_help(s))
+
+
+def frame_sig(frame) -> str:
+    """A file's statistics named by their numbers (the deck's sentence: another file, another body)."""
+    return hashlib.blake2b(frame.to_csv().encode("utf-8"), digest_size=8).hexdigest()
 
 
 # -- Ablation -------------------------------------------------------------------------------------------
