@@ -299,6 +299,22 @@ def step_table(picks: dict, label: dict) -> str:
                   "in the view (median)", "messages sent per step (median)", "script runs (all steps)"], rows)
 
 
+def pick_table(picks: dict, label: dict, what: str) -> str:
+    """The table of a page that picks one thing (`what`: its layer, head or kind), a row a tree."""
+    rows = [[label[name], len(r[what]), ms(r[what]), ms(r[f"painted_{what}"]), view_cell(r), sent_cell(r),
+             f"{sum(r['runs'])}"] for name, r in picks.items()]
+    return table(["tree", f"{what} picks", f"{what}: median / p90", "on screen: median / p90", "in the view (median)",
+                  "messages sent per pick (median)", "script runs (all picks)"], rows)
+
+
+def opened_table(opens: dict, sizes: Sequence[int], label: dict) -> str:
+    """A new tab's table: each tree's first screen and idle page (with the bytes sent), and B's view body."""
+    rows = [[f"{n} tokens", *(f"{opens[name][n][0]:.2f} s" for name in opens),
+             *(opened_cell(opens[name][n]) for name in opens), f"{opens['B'][n][3]:,} B"] for n in sizes]
+    return table(["sentence", *(f"first screen: {label[name]}" for name in opens),
+                  *(f"idle: {label[name]}" for name in opens), "B: the view's body"], rows)
+
+
 def first_screen_table(opens: dict, sizes: Sequence[int], label: dict) -> str:
     """A new tab's table of a page that picks a step: each tree's first screen, B's every step and its body."""
     rows = [[f"{n} tokens", *(f"{opens[name][n][0]:.2f} s" for name in opens), f"{opens['B'][n][1]:.2f} s",

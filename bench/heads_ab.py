@@ -18,9 +18,9 @@ import argparse
 import time
 from pathlib import Path
 
-from common import Section, SentenceMaker, report, table
-from deck_ab import (SERVER_DRAWN_JS, VIEW, VIEW_DRAWN_JS, Trees, faster, in_browser, ms, no_runs, on_screen,
-                     open_sentences, opened_cell, page_url, sent_cell, small_body, time_picks, titled, view_cell)
+from common import Section, SentenceMaker, report
+from deck_ab import (SERVER_DRAWN_JS, Trees, VIEW, VIEW_DRAWN_JS, faster, in_browser, no_runs, on_screen,
+                     open_sentences, opened_table, page_url, pick_table, small_body, time_picks, titled)
 from edit_ab import TIMEOUT_MS
 from viz.core.catalogue import message
 
@@ -68,11 +68,6 @@ def main(argv=None) -> Section:
                            lambda i, kind: f"pick {kind}")
         opens = open_sentences(trees, args.sizes, maker.sentence, url, titled)
     label, base, load_start, load_end = trees.label, trees.base, trees.load_start, trees.load_end
-    rows = [[label[name], len(r["kind"]), ms(r["kind"]), ms(r["painted_kind"]), view_cell(r), sent_cell(r),
-             f"{sum(r['runs'])}"] for name, r in picks.items()]
-    open_rows = [[f"{n} tokens", *(f"{opens[name][n][0]:.2f} s" for name in trees.roots),
-                  *(opened_cell(opens[name][n]) for name in trees.roots), f"{opens['B'][n][3]:,} B"]
-                 for n in args.sizes]
     body = "\n".join([
         f"Chromium (headless, 1280x720) against two `streamlit run app.py` at once, A, {label['A'][3:]}"
         f"{'' if args.against else ' (`git archive`)'}, and B, this tree (bench/heads_ab.py): the head page's "
@@ -85,13 +80,11 @@ def main(argv=None) -> Section:
         "as Playwright drives it. \"on screen\": the view's own clock, the pick's event until the frame after its "
         "picture is drawn. \"sent\": websocket messages from the browser during the pick and 0.5 s after; \"script "
         "runs\": of them, the page's reruns asked for.", "",
-        table(["tree", "kind picks", "kind: median / p90", "on screen: median / p90", "in the view (median)",
-               "messages sent per pick (median)", "script runs (all picks)"], rows),
+        pick_table(picks, label, "kind"),
         "", "**A new sentence**, opened as a link in a new tab: seconds until its first screen (a chart with its "
         "title), seconds until the page is idle and the bytes the server sent on the websocket (B's include the "
         "vendored plotly.js, 1.5 MB once a session); B's view body (gzipped) as the view received it.", "",
-        table(["sentence", *(f"first screen: {label[name]}" for name in trees.roots),
-               *(f"idle: {label[name]}" for name in trees.roots), "B: the view's body"], open_rows),
+        opened_table(opens, args.sizes, label),
     ])
     b, a = picks["B"], picks["A"]
     checks = [*on_screen(b, ("kind",)), no_runs(b, "pick"), faster(b, a, ("kind",), base),

@@ -21,9 +21,9 @@ import argparse
 import time
 from pathlib import Path
 
-from common import Section, SentenceMaker, report, table
-from deck_ab import (SERVER_DRAWN_JS, Trees, faster, ms, no_runs, on_screen, open_sentences, opened_cell, page_url,
-                     sent_cell, small_body, time_layers, view_cell)
+from common import Section, SentenceMaker, report
+from deck_ab import (SERVER_DRAWN_JS, Trees, faster, no_runs, on_screen, open_sentences, opened_table, page_url,
+                     pick_table, small_body, time_layers)
 from edit_ab import TIMEOUT_MS
 
 BASE = "412f14f"          # main of 2026-11-29, before the LayerNorm page's layer was drawn in the browser
@@ -68,11 +68,6 @@ def main(argv=None) -> Section:
                             "ln-layer-encoder")
         opens = open_sentences(trees, args.sizes, maker.sentence, url, first_screen)
     label, base, load_start, load_end = trees.label, trees.base, trees.load_start, trees.load_end
-    rows = [[label[name], len(r["layer"]), ms(r["layer"]), ms(r["painted_layer"]), view_cell(r), sent_cell(r),
-             f"{sum(r['runs'])}"] for name, r in picks.items()]
-    open_rows = [[f"{n} tokens", *(f"{opens[name][n][0]:.2f} s" for name in trees.roots),
-                  *(opened_cell(opens[name][n]) for name in trees.roots), f"{opens['B'][n][3]:,} B"]
-                 for n in args.sizes]
     body = "\n".join([
         f"Chromium (headless, 1280x720) against two `streamlit run app.py` at once, A, {label['A'][3:]}"
         f"{'' if args.against else ' (`git archive`)'}, and B, this tree (bench/layernorm_ab.py): the LayerNorm page of the en-es "
@@ -89,16 +84,14 @@ def main(argv=None) -> Section:
         "\"sent\": websocket messages from the browser to the server during the pick and 0.5 s after it; \"script "
         "runs\": of them, the whole page's reruns asked for (every page's worker watchdog, a fragment, runs every "
         "5 s: counted as sent, not as script runs).", "",
-        table(["tree", "layer picks", "layer: median / p90", "on screen: median / p90", "in the view (median)",
-               "messages sent per pick (median)", "script runs (all picks)"], rows),
+        pick_table(picks, label, "layer"),
         "", "**A new sentence**, opened as a link in a new tab: seconds until its first screen (the statistics' "
         "picture of layer 0 with its title, the page's first chart); seconds until the page is idle (B: with every layer in the browser, the second run that sends "
         "them) and the bytes the server sent on the websocket (B's include the vendored plotly.js, 1.5 MB once a "
         "session; A's Streamlit charts take theirs from Streamlit's scripts over HTTP, not counted); B's view body "
         "(every layer's pictures and captions, gzipped) as the view received it. A long sentence's pictures show a "
         "window of its tokens (the page's slider).", "",
-        table(["sentence", *(f"first screen: {label[name]}" for name in trees.roots),
-               *(f"idle: {label[name]}" for name in trees.roots), "B: the view's body"], open_rows),
+        opened_table(opens, args.sizes, label),
     ])
     b, a = picks["B"], picks["A"]
     checks = [*on_screen(b, ("layer",)), no_runs(b, "pick"), faster(b, a, ("layer",), base),
