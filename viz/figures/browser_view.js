@@ -63,21 +63,15 @@ function kindAndLayer(box, names = EXPLORER_NAMES) {
     kindButtons = element("div", "vz-kind-buttons", kinds);
   }
   const numbers = element("div", "vz-numbers", pickers);           // layer (and the explorer's head) side by side
-  let layerText = null;
-  let layer = null;
-  if (names.includes("layer")) {
-    const layerLabel = element("label", "vz-picker", numbers);
-    layerText = element("span", "vz-label", layerLabel);
-    layer = element("select", "vz-layer", layerLabel);
-  }
-  let headText = null;
-  let head = null;
-  if (names.includes("head")) {
-    const headLabel = element("label", "vz-picker", numbers);
-    headText = element("span", "vz-label", headLabel);
-    head = element("select", "vz-head", headLabel);
-  }
+  const [layerText, layer] = names.includes("layer") ? selectPicker(numbers, "vz-layer") : [null, null];
+  const [headText, head] = names.includes("head") ? selectPicker(numbers, "vz-head") : [null, null];
   return { kindLabel, kindButtons, numbers, layerText, layer, headText, head };
+}
+
+function selectPicker(parent, className) {
+  // a labelled select (the layer's, the head's): its label's words and the select
+  const label = element("label", "vz-picker", parent);
+  return [element("span", "vz-label", label), element("select", className, label)];
 }
 
 function headEntries(names) {
