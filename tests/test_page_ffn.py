@@ -316,6 +316,34 @@ def test_dropout_view_a_picks_csv_is_its_first_sample(trace):
     assert len(frame) == len(schema.stack_tokens(trace.meta, "decoder"))
 
 
+def test_a_long_sentences_dropout_panels_show_a_window_its_caption_and_csv_every_token():
+    """A sentence longer than DROP_WINDOW: each panel shows a window of its tokens (the page's slider; four panels of
+    128 tokens were unreadable and their deck 2.7 MB), the caption's numbers and the CSV are every token's."""
+    from viz.pages.ffn import DROP_WINDOW
+    text = " ".join("abcdefgh"[i % 8] for i in range(20))
+    long_trace = trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), text)
+    weights = np.asarray(long_trace[schema.pattern_name("encoder", 0)][0], dtype=np.float64)
+    n = weights.shape[0]
+    assert n > DROP_WINDOW
+    at = run_page("ffn.py", model="toy-reverse", text=text, view="dropout", kind="encoder", layer=0, head=0)
+    no_exceptions(at)
+    samples = rg.attention_dropout(weights, 0.1, 3, seed=0)
+    for start in (0, 4):
+        if start:
+            at.slider[0].set_value(start).run()
+            no_exceptions(at)
+        part = drop_deck(at)[1]["picks"]["encoder:0"]
+        shown = slice(start, start + DROP_WINDOW)
+        off, *on = heatmaps(part)
+        np.testing.assert_allclose(off, weights[shown, shown], atol=1e-6)
+        np.testing.assert_allclose(on[0], samples[0][shown, shown], atol=1e-5)
+        dropped = ((samples == 0) & (weights > 0)).sum() / ((weights > 0).sum() * 3)        # every token's
+        assert f"here {100 * dropped:.0f}% of the non-zero weights" in part["texts"]["drop-caption"]
+    browser_says(at, trigger=("csv", {"kind": "encoder", "layer": 0, "figure": "drop"}), where="drop-deck")
+    frame = pd.read_csv(io.StringIO(drop_deck(at)[0]["csv"]["text"]), index_col=0)
+    assert frame.shape == (n, n)                                                            # the CSV: every token
+
+
 def test_dropout_view_in_presenter_mode_and_chinese():
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", present=1, lang="zh")
     no_exceptions(at)

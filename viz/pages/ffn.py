@@ -20,7 +20,7 @@ from model.capture import schema
 from viz.figures.regularize import (dropout_figure, ffn_add_figure, ffn_units_figure, loss_figure, rows_that_fit,
                                    smoothing_figure)
 from viz.figures import browser_view as payloads
-from viz.figures.attention import window_from
+from viz.figures.attention import source_window, window_from
 from viz.figures.browser_view import template_spec
 from viz.figures.style import Look, Words, plotly_text
 from viz.core.i18n import catalogue_keys, t
@@ -43,6 +43,8 @@ KINDS = list(schema.KINDS)
 # FeedForward.direction -> the words under the "what the FFN adds" chart
 DIRECTION_KEYS = catalogue_keys("ffn.add.cos", "new", "along", "against", "mixed")
 SAMPLES = 3
+DROP_WINDOW = 14     # tokens a dropout panel shows (the explorer's half-page window): a longer sentence through a
+                     # window of them (four panels of 128 tokens: its deck was 2.7 MB gzipped, the labels unreadable)
 SEED = 0
 FFN_FORMULA = r"\mathrm{FFN}(x)=\max(0,\ xW_1+b_1)\,W_2+b_2"
 SMOOTH_FORMULA = (r"q_v=(1-\varepsilon)\,[v=y]+\frac{\varepsilon}{V},\qquad "
@@ -251,7 +253,7 @@ class DropoutPick:
     """The real numbers of one kind, layer and head's attention with dropout off and on (SAMPLES seeded samples):
     what its picture, its caption and its CSV are made of."""
 
-    def __init__(self, traced, kind: str, layer: int, head: int):
+    def __init__(self, traced, kind: str, layer: int, head: int, start: int = 0):
         cfg, trace = traced.model.config, traced.trace
         self.cfg, self.kind, self.layer, self.head = cfg, kind, layer, head
         self.weights = np.asarray(trace[schema.pattern_name(kind, layer)][head], dtype=np.float64)        # [T, S]
@@ -260,6 +262,10 @@ class DropoutPick:
         self.rows, self.cols = attention_labels(trace.meta, kind)
         self.mask = future_mask(kind, len(self.rows), len(self.cols))
         self.tag = f"{traced.model_id}-{kind}-L{layer}-H{head}-dropout"
+        # what the picture shows: DROP_WINDOW queries from `start` (the page's slider, kept inside these rows) and
+        # the keys they look at (self-attention: the same tokens); the caption's numbers and the CSV: every token
+        queries = window_from(start, len(self.rows), DROP_WINDOW)
+        self.shown = (queries, queries if kind != "cross" else source_window(self.weights, queries, DROP_WINDOW))
 
     def dropped(self) -> float:
         """The share of the weights dropout could touch (non-zero, not masked) that the samples zeroed."""
@@ -269,7 +275,9 @@ class DropoutPick:
     def figure(self, page_look: Look):
         words = page_look.words
         titles = [words("ffn.drop.off")] + [words("ffn.drop.sample", i=i + 1) for i in range(SAMPLES)]
-        return dropout_figure([self.weights, *self.samples], titles, self.rows, self.cols, page_look, mask=self.mask,
+        q, k = self.shown
+        return dropout_figure([m[q, k] for m in (self.weights, *self.samples)], titles, self.rows[q], self.cols[k],
+                              page_look, mask=None if self.mask is None else self.mask[q, k],
                               title=words("ffn.drop.title", kind=words.kind(self.kind), layer=self.layer,
                                           head=self.head, p=self.p))
 
@@ -300,10 +308,10 @@ def dropout_picked(cfg) -> tuple[str, int]:
     return kind, layer
 
 
-def drop_body_key(ctx, head: int) -> tuple:
+def drop_body_key(ctx, head: int, start: int) -> tuple:
     """What the dropout view's deck is built for (built_drop_deck's arguments but `first`): the sentence (trace),
-    the head the server's picker chose, the look (words and type scale), the modebar."""
-    return ctx.trace_key, head, look(), plotly_config("")["displayModeBar"]
+    the head the server's picker chose, the window's start, the look (words and type scale), the modebar."""
+    return ctx.trace_key, head, start, look(), plotly_config("")["displayModeBar"]
 
 
 def drop_sentence_sig(at) -> str:
@@ -311,14 +319,14 @@ def drop_sentence_sig(at) -> str:
 
 
 @view.shared_cached
-def built_drop_deck(traced: Traced, head: int, page_look: Look, modebar: bool,
+def built_drop_deck(traced: Traced, head: int, start: int, page_look: Look, modebar: bool,
                     first: tuple[str, int] | None) -> payloads.Body:
     """The dropout view's browser data for a sentence and head: every kind x layer's picture and caption (`first`:
     that pick only, a new sentence's first run)."""
     layers = {kind: schema.n_layers(traced.model.config, kind) for kind in KINDS}
     picks = [(kind, layer) for kind in KINDS for layer in range(layers[kind])] if first is None else [first]
-    parts = {f"{kind}:{layer}": drop_part(traced, kind, layer, head, page_look) for kind, layer in picks}
-    sentence = drop_sentence_sig((traced.trace_key, head, page_look, modebar))     # drop_body_key
+    parts = {f"{kind}:{layer}": drop_part(traced, kind, layer, head, start, page_look) for kind, layer in picks}
+    sentence = drop_sentence_sig((traced.trace_key, head, start, page_look, modebar))     # drop_body_key
     return payloads.encode(payloads.deck(
         parts, DROP_BLOCKS, MULTIHEAD_PICK, layers, template_spec(go.Figure()), page_look.words,
         {"text_px": page_look.scale.text, "sentence": sentence, "whole": first is None, "modebar": modebar,
@@ -326,10 +334,11 @@ def built_drop_deck(traced: Traced, head: int, page_look: Look, modebar: bool,
 
 
 @view.shared_cached
-def drop_part(traced: Traced, kind: str, layer: int, head: int, page_look: Look) -> dict:
-    """One kind and layer's part of the dropout view's deck (its picture drawn in `page_look`)."""
+def drop_part(traced: Traced, kind: str, layer: int, head: int, start: int, page_look: Look) -> dict:
+    """One kind and layer's part of the dropout view's deck (its picture drawn in `page_look`, its window from
+    `start`)."""
     view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
-    return DropoutPick(traced, kind, layer, head).part(page_look)
+    return DropoutPick(traced, kind, layer, head, start).part(page_look)
 
 
 def drop_csv(ctx, head: int):
@@ -354,9 +363,11 @@ def dropout(ctx, cols) -> None:
                              format_func=lambda h: t("ui.head_n", h=h), label_visibility="collapsed")
     kind, layer = dropout_picked(cfg)
     view.write_url({view.HEAD: head})
-    sentence = drop_sentence_sig(drop_body_key(ctx, head))
+    longest = max(len(attention_labels(ctx.trace.meta, k)[0]) for k in KINDS)
+    start = token_window(longest, DROP_WINDOW, "drop-tokens").start      # one slider; each kind keeps it inside
+    sentence = drop_sentence_sig(drop_body_key(ctx, head, start))
     whole = whole_asked(sentence, DROP_DECK)
-    body = built_drop_deck(ctx.traced, head, look(), plotly_config("")["displayModeBar"],
+    body = built_drop_deck(ctx.traced, head, start, look(), plotly_config("")["displayModeBar"],
                            None if whole else (kind, layer))
     browser_view(DROP_DECK, MULTIHEAD_PICK, body, {"kind": kind, "layer": layer},
                  {"sentence": sentence, "whole": whole}, csv=drop_csv(ctx, head))
