@@ -7,6 +7,7 @@ bytes the server sent and the view's body. A bench says what a pick is on its pa
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import tempfile
 import time
@@ -31,6 +32,35 @@ SERVER_DRAWN_JS = """(want) => !document.querySelector('[data-testid="stStatusWi
   && !document.querySelector('[data-stale="true"]')
   && ((document.querySelector('.js-plotly-plot .gtitle') || {}).textContent || '').replace(/\\s/g, '')
        .startsWith(want.replace(/\\s/g, ''))"""
+
+
+# a tree without the view: the URL names the head, no run going, nothing stale, every chart drawn
+SERVER_HEAD_JS = """(head) => new URL(location.href).searchParams.get('head') === String(head)
+  && !document.querySelector('[data-testid="stStatusWidget"]') && !document.querySelector('[data-stale="true"]')
+  && [...document.querySelectorAll('.js-plotly-plot')].every((p) => p.querySelector('svg.main-svg'))"""
+
+
+def ab_parser(doc: str, base: str) -> argparse.ArgumentParser:
+    """The options every deck A/B bench takes (tree A, the new sentences' sizes, --write); a bench adds its own."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--base", default=base, help="commit of tree A (git archive)")
+    parser.add_argument("--against", type=Path, default=None, help="a checkout of --base instead (a worktree)")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[9, 40, 128])
+    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
+    return parser
+
+
+def pick_head(page, head: int, drawn: str, select_key: str) -> str:
+    """Choose a head: the view's head picker (drawn when the view marks `drawn`, the pick's key), or (a tree without
+    the view) the base's select box `select_key` (drawn when the URL names the head and the page is idle)."""
+    if in_browser(page):
+        page.select_option(f"{VIEW} .vz-head", str(head))
+        page.wait_for_function(VIEW_DRAWN_JS, arg=["drawnPick", drawn], timeout=TIMEOUT_MS, polling="raf")
+    else:
+        page.locator(f".st-key-{select_key} input[role=combobox]").click()
+        page.get_by_role("option", name=f"head {head}", exact=True).click()
+        page.wait_for_function(SERVER_HEAD_JS, arg=head, timeout=TIMEOUT_MS, polling=20)
+    return "head"
 
 
 def step_drawn_js(server_shows: str) -> str:

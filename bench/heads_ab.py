@@ -14,12 +14,10 @@ screen and until the page is idle, the bytes the server sent, and B's view body.
 """
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
 from common import Section, SentenceMaker, report
-from deck_ab import (SERVER_DRAWN_JS, Trees, VIEW, VIEW_DRAWN_JS, faster, in_browser, no_runs, on_screen,
+from deck_ab import (SERVER_DRAWN_JS, Trees, VIEW, VIEW_DRAWN_JS, ab_parser, faster, in_browser, no_runs, on_screen,
                      open_sentences, opened_table, page_url, pick_table, small_body, time_picks, titled)
 from edit_ab import TIMEOUT_MS
 from viz.core.catalogue import message
@@ -47,13 +45,9 @@ def choose(name: str, page, kind: str) -> str:
 
 
 def main(argv=None) -> Section:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", default=BASE, help="commit of tree A (git archive)")
-    parser.add_argument("--against", type=Path, default=None, help="a checkout of --base instead (a worktree)")
+    parser = ab_parser(__doc__, BASE)
     parser.add_argument("--picks", type=int, default=24)
     parser.add_argument("--tokens", type=int, default=32, help="the picks' sentence")
-    parser.add_argument("--sizes", type=int, nargs="*", default=[9, 40, 128])
-    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     maker = SentenceMaker(seed=47)
     url = lambda server, text: page_url(server, "heads", text=text, stat=STAT, kind="encoder")  # noqa: E731

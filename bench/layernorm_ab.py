@@ -17,13 +17,11 @@ of it). The loops are bench/deck_ab.py's (a layer alone: time_layers).
 """
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
 from common import Section, SentenceMaker, report
-from deck_ab import (SERVER_DRAWN_JS, Trees, faster, no_runs, on_screen, open_sentences, opened_table, page_url,
-                     pick_table, small_body, time_layers)
+from deck_ab import (SERVER_DRAWN_JS, Trees, ab_parser, faster, no_runs, on_screen, open_sentences, opened_table,
+                     page_url, pick_table, small_body, time_layers)
 from edit_ab import TIMEOUT_MS
 
 BASE = "412f14f"          # main of 2026-11-29, before the LayerNorm page's layer was drawn in the browser
@@ -47,13 +45,9 @@ def first_screen(page) -> None:
 
 
 def main(argv=None) -> Section:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", default=BASE, help="commit of tree A (git archive)")
-    parser.add_argument("--against", type=Path, default=None, help="a checkout of --base instead (a worktree)")
+    parser = ab_parser(__doc__, BASE)
     parser.add_argument("--picks", type=int, default=24)
     parser.add_argument("--tokens", type=int, default=32, help="the picks' sentence")
-    parser.add_argument("--sizes", type=int, nargs="*", default=[9, 40, 128])
-    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     maker = SentenceMaker(seed=46)
     url = lambda server, text: page_url(server, "layernorm", text=text, stack="encoder", layer=0)  # noqa: E731

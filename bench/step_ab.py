@@ -16,13 +16,11 @@ this tree only (no A). The load average is printed at the start and end.
 """
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
 from common import Check, Section, SentenceMaker, median, report
-from deck_ab import (VIEW, Trees, faster, first_screen_table, in_browser, no_runs, open_sentences, page_url,
-                     small_body, step_drawn_js, step_table, time_picks)
+from deck_ab import (Trees, VIEW, ab_parser, faster, first_screen_table, in_browser, no_runs, open_sentences,
+                     page_url, small_body, step_drawn_js, step_table, time_picks)
 from edit_ab import TIMEOUT_MS
 
 from long_text import SENTENCES
@@ -65,15 +63,11 @@ def time_steps(pages: dict, frames: dict, n: int) -> dict:
 
 
 def main(argv=None) -> Section:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", default=BASE, help="commit of tree A (git archive)")
-    parser.add_argument("--against", type=Path, default=None, help="a checkout of --base instead (a worktree)")
+    parser = ab_parser(__doc__, BASE)
     parser.add_argument("--alone", action="store_true", help="this tree only, no tree A")
     parser.add_argument("--picks", type=int, default=40)
     parser.add_argument("--words", default="9", choices=["9", "40"], help="the steps' sentence")
-    parser.add_argument("--sizes", type=int, nargs="*", default=[9, 40, 128])
     parser.add_argument("--normal", action="store_true", help="normal mode, not presenter mode")
-    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     present = not args.normal
     maker = SentenceMaker(seed=45)

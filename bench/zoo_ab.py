@@ -17,45 +17,24 @@ The loops are bench/deck_ab.py's.
 """
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
 from common import Section, SentenceMaker, report
-from deck_ab import (Trees, VIEW, VIEW_DRAWN_JS, faster, in_browser, no_runs, on_screen, open_sentences, opened_table,
-                     page_url, pick_table, small_body, time_picks, titled)
-from edit_ab import TIMEOUT_MS
+from deck_ab import (Trees, ab_parser, faster, no_runs, on_screen, open_sentences, opened_table, page_url, pick_head,
+                     pick_table, small_body, time_picks, titled)
 
 BASE = "e6faf7e"          # main of 2026-11-29, before the zoo's kind, layer and head were picked in the browser
 PICKS = [3, 5, 1, 6, 2, 0, 7, 4]
 
-# a tree without the view: the URL names the head, no run going, nothing stale, every chart drawn
-SERVER_HEAD_JS = """(head) => new URL(location.href).searchParams.get('head') === String(head)
-  && !document.querySelector('[data-testid="stStatusWidget"]') && !document.querySelector('[data-stale="true"]')
-  && [...document.querySelectorAll('.js-plotly-plot')].every((p) => p.querySelector('svg.main-svg'))"""
-
-
-def pick_head(name: str, page, head: int) -> str:
-    """Choose a head of the encoder's layer 0: the view's head picker, or (A) the base's select box."""
-    if in_browser(page):
-        page.select_option(f"{VIEW} .vz-head", str(head))
-        page.wait_for_function(VIEW_DRAWN_JS, arg=["drawnPick", f"encoder:0:{head}"], timeout=TIMEOUT_MS,
-                               polling="raf")
-    else:
-        page.locator(".st-key-zoo-encoder-head input[role=combobox]").click()
-        page.get_by_role("option", name=f"head {head}", exact=True).click()
-        page.wait_for_function(SERVER_HEAD_JS, arg=head, timeout=TIMEOUT_MS, polling=20)
-    return "head"
+def choose_head(name: str, page, head: int) -> str:
+    """A head of the encoder's layer 0 (deck_ab.pick_head)."""
+    return pick_head(page, head, f"encoder:0:{head}", "zoo-encoder-head")
 
 
 def main(argv=None) -> Section:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", default=BASE, help="commit of tree A (git archive)")
-    parser.add_argument("--against", type=Path, default=None, help="a checkout of --base instead (a worktree)")
+    parser = ab_parser(__doc__, BASE)
     parser.add_argument("--picks", type=int, default=24)
     parser.add_argument("--tokens", type=int, default=32, help="the picks' sentence")
-    parser.add_argument("--sizes", type=int, nargs="*", default=[9, 40, 128])
-    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     maker = SentenceMaker(seed=47)
     url = lambda server, text: page_url(server, "zoo", text=text, kind="encoder", layer=0, head=0)  # noqa: E731
@@ -63,7 +42,7 @@ def main(argv=None) -> Section:
         text = maker.sentence(args.tokens)
         pages, frames = trees.open_pages(lambda server: url(server, text), lambda name, page: titled(page))
         time.sleep(1)
-        picks = time_picks(pages, frames, (PICKS * (1 + args.picks // len(PICKS)))[:args.picks], pick_head,
+        picks = time_picks(pages, frames, (PICKS * (1 + args.picks // len(PICKS)))[:args.picks], choose_head,
                            lambda i, head: f"pick head {head}")
         opens = open_sentences(trees, args.sizes, maker.sentence, url, titled)
     label, base, load_start, load_end = trees.label, trees.base, trees.load_start, trees.load_end
