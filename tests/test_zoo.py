@@ -466,3 +466,33 @@ def test_fit_zoo_command_writes_the_file_into_the_model_folder(tiny_folder, tmp_
     assert fit.extra["threads"] == 1 and fit.extra["cpu_seconds"] >= 0
     assert main(["fit-zoo", "--model", str(folder), "--data", str(tmp_path / "nowhere")]) == 2   # one line, no trace
     assert "nowhere" in capsys.readouterr().err
+
+
+from viz.figures.style import PHONE  # noqa: E402
+
+
+@pytest.mark.parametrize("type_scale", [NORMAL, PRESENTER, PHONE])
+@pytest.mark.parametrize("masked", [False, True])
+def test_unchecked_builds_are_valid_figures_with_the_checked_json(type_scale, masked):
+    """step_heatmap, gallery and mark_centres skip plotly's checks when they build (the zoo's deck holds hundreds of
+    their figures): checked the long way, each is a valid figure with the same JSON, signed and unsigned, with the
+    causal mask's grey cells and local attention's rings, normal, presenter and phone."""
+    import json
+
+    import plotly.graph_objects as go
+
+    rng = np.random.default_rng(0)
+    rows, cols = ["0 <s>", "1 cat", "2 sat", "3 .", "4 ok"], ["0 a", "1 b", "2 c", "3 d", "4 e"]
+    mask = causal_mask(5) if masked else None
+    look = Look(words("en"), type_scale)
+    labels = Labels("scores", "key", "query", "score")
+    weights = step_heatmap(zoo.soft(rng.normal(size=(5, 5)), mask), rows, cols, labels, look, zrange=(0.0, 1.0),
+                           masked=mask)
+    figures = [step_heatmap(rng.normal(size=(5, 5)), rows, cols, labels, look, masked=mask),
+               mark_centres(weights, [0, 1, 2, 2, 4], rows, cols, look),
+               gallery([zoo.soft(rng.normal(size=(5, 5)), mask) for _ in range(4)], ["a", "b", "c", "d"], rows, cols,
+                       look, title="every score", masked=mask)]
+    for fig in figures:
+        checked = go.Figure(fig.to_dict())                   # raises on any property plotly does not know
+        assert json.loads(checked.to_json()) == json.loads(fig.to_json())
+    assert figures[1].data[-1].showlegend is False and figures[1].data[-1].marker.symbol == "circle-open"

@@ -376,6 +376,13 @@ def trusted_figure(spec: dict) -> go.Figure:
     return go.Figure(spec["data"], layout=spec["layout"], _validate=False)
 
 
+@functools.lru_cache(maxsize=None)
+def colorscale(name: str) -> tuple:
+    """A named colour scale as plotly.py's checks write it into a figure ([position, colour] pairs): what an
+    unchecked figure (trusted_figure) holds instead of the name, which plotly.js may not know ("RdBu_r")."""
+    return go.Heatmap(colorscale=name).colorscale
+
+
 def symmetric_range(*arrays) -> float:
     """Half-width for a diverging colour scale centred on zero."""
     peak = max(float(np.nanmax(np.abs(a))) if np.size(a) else 0.0 for a in arrays)

@@ -11,8 +11,9 @@ import plotly.graph_objects as go
 
 from viz.figures.attention import SLANTED_EM, UPRIGHT_EM, map_room
 from viz.figures.style import (ATTENTION_SCALE, DIVERGING_SCALE, NORMAL, Labels, Look, TypeScale, cell_numbers,
-                               check_matrix, colorbar, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
-                               subplot_axes, subplot_layout, symmetric_range, typeset, update_axes)
+                               check_matrix, colorbar, colorscale, legend_above, mask_legend, mask_overlay, masked_z,
+                               plotly_text, subplot_axes, subplot_layout, symmetric_range, trusted_figure, typeset,
+                               update_axes)
 
 PAGE_WIDTH = NORMAL.page_px   # px of the main area at 1280x720, sidebar open
 TITLE_FONT = NORMAL.text      # panel titles
@@ -106,18 +107,18 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels
         zmax = symmetric_range(m)
         zrange = (-zmax, zmax)
     signed = zrange[0] < 0
-    scale = dict(zmin=zrange[0], zmax=zrange[1], colorscale=DIVERGING_SCALE if signed else ATTENTION_SCALE)
+    scale = dict(zmin=zrange[0], zmax=zrange[1], colorscale=colorscale(DIVERGING_SCALE if signed else ATTENTION_SCALE))
     # the characters the numbers really take ("-0.01": 5, "0.42": 4) in the width the cells really get
     chars = max((len(v) for row in text for v in row), default=4)
     bar_tick = ("-" if signed else "") + f"{0.9 * scale['zmax']:.2g}"       # about its widest tick label
     cell_w = _plot_px(width_px, row_labels, y_title, value_name, bar_tick, s) / max(len(cols), 1)
     show_values = s.numbers_fit(cell_w, cell, chars=chars) and m.size <= 100
-    traces = [go.Heatmap(z=z, x=cols, y=rows, **scale, colorbar=colorbar(value_name, s, 12),
-                         text=text if show_values else None,
-                         texttemplate="%{text}" if show_values else None, textfont=s.font("cell"),
-                         hoverongaps=False,
-                         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
-                                       "<extra></extra>")]
+    heatmap = dict(type="heatmap", z=z, x=cols, y=rows, **scale, colorbar=colorbar(value_name, s, 12),
+                   textfont=s.font("cell"), hoverongaps=False,
+                   hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>")
+    if show_values:
+        heatmap.update(text=text, texttemplate="%{text}")
+    traces = [heatmap]
     x_ticks = dict(tickmode="linear", tick0=0, dtick=1) if every_label else {}
     # key labels upright where slanted ones would touch; the plot keeps each row a legible label's height
     # after the key labels and the axis title (150 px in all left 24 px rows at presenter size: plotly drew
@@ -136,13 +137,14 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels
         height=int(height + line * title.count("<br>")),
         margin=dict(l=10, r=10, t=int(30 + line * (1 + title.count("<br>"))), b=10))
     if masked is not None and np.any(masked):
-        traces += [mask_overlay(masked, cols, rows), mask_legend(look.words("fig.masked"))]
+        traces += [mask_overlay(masked, cols, rows).to_plotly_json(), mask_legend(look.words("fig.masked")).to_plotly_json()]
         legend_above(layout)                   # under the title: the title may take the whole width
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
         layout["margin"]["t"] += int(1.6 * s.text)
         layout["height"] += int(1.6 * s.text)
-    # built in one go, as every figure here (see style.token_axes)
-    return go.Figure(traces, layout=typeset(layout, s))
+    # built unchecked (trusted_figure): the zoo's deck holds 360 of these and the galleries, and plotly's checks were
+    # three quarters of its build (tests/test_zoo.py checks them the long way)
+    return trusted_figure({"data": traces, "layout": typeset(layout, s)})
 
 
 def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[str], key_labels: list[str],
@@ -176,11 +178,10 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     specs = [[{} if r * n_cols + c < n else None for c in range(n_cols)] for r in range(n_rows)]
     layout = subplot_layout(titles, rows=n_rows, cols=n_cols, specs=specs, shared_yaxes=True,
                             horizontal_spacing=0.03, vertical_spacing=gap_px / plot_px if n_rows > 1 else 0.1)
-    heatmaps = [go.Heatmap(z=masked_z(m, masked), x=key_labels, y=query_labels, coloraxis="coloraxis",
-                           hoverongaps=False, **subplot_axes(j),
-                           hovertemplate=f"{panel_title}<br>{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
-                                         f"{value_name} %{{z:.3f}}"
-                                         "<extra></extra>")
+    heatmaps = [dict(type="heatmap", z=masked_z(m, masked), x=key_labels, y=query_labels, coloraxis="coloraxis",
+                     hoverongaps=False, **subplot_axes(j),
+                     hovertemplate=f"{panel_title}<br>{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>"
+                                   f"{value_name} %{{z:.3f}}<extra></extra>")
                 for j, (m, panel_title) in enumerate(zip(matrices, titles))]
     every = dict(tickmode="linear", tick0=0, dtick=1) if cell >= 1.1 * s.tick else {}
     upright = cell < SLANTED_EM * s.tick           # slanted key labels this close run into one another
@@ -190,8 +191,8 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     top = int((40 + 1.5 * s.title if title else 30 + line) + line * max(t.count("<br>") for t in titles))
     if masked is not None and np.any(masked):
         for j in range(n):
-            heatmaps.append(mask_overlay(masked, key_labels, query_labels, **subplot_axes(j)))
-        heatmaps.append(mask_legend(look.words("fig.masked")))
+            heatmaps.append(mask_overlay(masked, key_labels, query_labels, **subplot_axes(j)).to_plotly_json())
+        heatmaps.append(mask_legend(look.words("fig.masked")).to_plotly_json())
         legend_above(layout)
         top += int(1.6 * s.text)
     # under the maps: the key labels (upright, as long as the longest; slanted, 0.71 of it) and their ticks (a fixed
@@ -200,9 +201,9 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     below = max(90 * s.tick / NORMAL.tick, (longest if upright else 0.71 * (longest + s.tick)) + 30)
     layout.update(title=dict(text=title), height=int(max(320, plot_px + top + below)),
                   margin=dict(l=10, r=10, t=top, b=10),
-                  coloraxis=dict(colorscale=ATTENTION_SCALE, cmin=0, cmax=1,
+                  coloraxis=dict(colorscale=colorscale(ATTENTION_SCALE), cmin=0, cmax=1,
                                  colorbar=dict(title=dict(text=value_name), thickness=12)))
-    return go.Figure(heatmaps, layout=typeset(layout, s))
+    return trusted_figure({"data": heatmaps, "layout": typeset(layout, s)})      # unchecked: as step_heatmap
 
 
 def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: list[str], look: Look) -> go.Figure:
@@ -211,9 +212,8 @@ def mark_centres(fig: go.Figure, centres, query_labels: list[str], key_labels: l
     if centres.shape != (len(query_labels),) or (centres < 0).any() or (centres >= len(key_labels)).any():
         raise ValueError(f"need one centre in 0..{len(key_labels) - 1} per query, got {centres.tolist()}")
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)  # as the heatmap shows them
-    fig.add_trace(go.Scatter(x=[key_labels[c] for c in centres], y=query_labels, mode="markers",
-                             marker=dict(symbol="circle-open", size=24, color="#d62728", line=dict(width=3)),
-                             name=look.words("zoo.fig.centre"),
-                             hovertemplate=look.words("zoo.fig.centre.hover") + "<extra></extra>"))
-    fig.data[-1].showlegend = False   # the legend, if any, is the mask's
+    fig.add_trace(dict(type="scatter", x=[key_labels[c] for c in centres], y=query_labels, mode="markers",
+                       marker=dict(symbol="circle-open", size=24, color="#d62728", line=dict(width=3)),
+                       name=look.words("zoo.fig.centre"), showlegend=False,      # the legend, if any, is the mask's
+                       hovertemplate=look.words("zoo.fig.centre.hover") + "<extra></extra>"))
     return fig
