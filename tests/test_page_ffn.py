@@ -47,6 +47,25 @@ def query(at) -> dict[str, str]:
     return {k: v if isinstance(v, str) else v[0] for k, v in dict(at.query_params).items()}
 
 
+def assert_same(sent, built, where: str) -> None:
+    """Two figures' JSON alike, their numbers to float32's precision (the page traced the sentence in its own run:
+    the same model and tokens, the last bits of a float may differ). (tests/test_page_zoo_deck.py has its own copy.)"""
+    if isinstance(sent, dict) and "bdata" in sent:
+        assert np.allclose(arr(sent), arr(built), rtol=1e-5, atol=1e-6, equal_nan=True), where
+    elif isinstance(sent, dict):
+        assert isinstance(built, dict) and sent.keys() == built.keys(), where
+        for key in sent:
+            assert_same(sent[key], built[key], f"{where}.{key}")
+    elif isinstance(sent, list):
+        assert isinstance(built, list) and len(sent) == len(built), where
+        for i, (a, b) in enumerate(zip(sent, built)):
+            assert_same(a, b, f"{where}[{i}]")
+    elif isinstance(sent, float):
+        assert np.isclose(sent, built, rtol=1e-5, atol=1e-6), where
+    else:
+        assert sent == built, where
+
+
 def assert_pick_is_the_models(part: dict, trace, stack: str, layer: int, lang: str = "en") -> None:
     """A pick's part holds what the builders make of the model's own numbers: each token's strongest units and
     what the FFN adds, the pick named in the title, the captions' numbers the pick's."""
@@ -292,7 +311,6 @@ def test_dropout_view_sends_every_kind_layer_and_head_and_a_pick_rebuilds_nothin
 def test_each_dropout_picks_picture_is_the_pages_builders(trace):
     """The deck calls the page's own DropoutPick: a pick's picture and caption are what it draws for that head,
     exactly (and two heads of one layer draw two pictures)."""
-    from test_page_zoo_deck import assert_same           # (that module imports this one's helpers)
     from viz.core.context import Traced
     from viz.core.i18n import words
     from viz.figures.browser_view import figure_spec
