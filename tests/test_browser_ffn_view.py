@@ -112,38 +112,97 @@ def test_a_deep_link_a_csv_a_reload_and_the_pages_other_views(chromium, app_url)
         page.close()
 
 
-def test_the_dropout_views_kind_and_layer_are_picked_in_the_browser(chromium, app_url):
-    """The dropout view's kind and layer are its deck's picks (issue 44): a deep link's pick drawn, another kind and
-    layer drawn with no script run and written to the URL as `kind` and `layer` (the head stays the link's: a
-    server picker), the pick's caption under it, its CSV downloaded (the server's, on request)."""
+DROP_PANEL_JS = f"() => JSON.stringify(document.querySelector('{VIEW} .vz-fig-drop')._fullData[0].z)"   # "off"
+
+
+def drop_url(page) -> dict[str, str]:
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+    return {name: query[name][0] for name in ("view", "kind", "layer", "head") if name in query}
+
+
+def drop_title_start(lang: str, kind: str, layer: int, head: int) -> str:
+    """The dropout picture's title up to its rate p (what names the pick), without spaces (plotly's lines)."""
+    words = message(lang, "ffn.drop.title", kind=message(lang, f"fig.kind.{kind}"), layer=layer, head=head, p="{p}")
+    return words.split("{p}")[0].replace(" ", "")
+
+
+def drop_title(page) -> str:
+    return page.locator(f"{VIEW} .vz-fig-drop .gtitle").text_content().replace(" ", "")
+
+
+@pytest.mark.parametrize("lang, present", [("en", False), ("zh", False), ("en", True), ("zh", True)])
+def test_the_dropout_views_head_is_picked_with_the_mouse_and_the_keyboard(chromium, app_url, lang, present):
+    """The dropout view's head is its deck's pick (issue 44; it was a server select box, a script run a head): the
+    view's head select, each head of the model and no mean, beside the kind and layer; another head drawn with no
+    script run and written to the URL's head, the kind and layer kept."""
+    params = {"lang": lang, "view": "dropout", **({"present": 1} if present else {})}
+    page, sent = open_view(chromium, app_url, **params)
+    try:
+        shot = f"{SHOTS}/ffn-dropout-{lang}-{'presenter' if present else 'normal'}" if SHOTS else None
+        drawn(page, "cross:0:0")                                        # cross-attention's head 0 unless linked
+        assert page.locator(f"{VIEW} .vz-head option").all_text_contents() == [
+            message(lang, "ui.head_n", h=h) for h in range(8)]          # no mean: dropout acts per head
+        assert page.locator(f"{VIEW} .vz-head").get_attribute("aria-label") == message(lang, "ui.head")
+        before, shown = sent.count, page.evaluate(DROP_PANEL_JS)
+        page.select_option(f"{VIEW} .vz-head", "5")                     # the mouse
+        drawn(page, "cross:0:5")
+        assert drop_url(page) == {"view": "dropout", "kind": "cross", "layer": "0", "head": "5"}
+        assert page.evaluate(DROP_PANEL_JS) != shown                    # another head's weights
+        assert drop_title(page).startswith(drop_title_start(lang, "cross", 0, 5))
+        page.focus(f"{VIEW} .vz-head")                                  # the keyboard
+        page.keyboard.press("ArrowDown")
+        drawn(page, "cross:0:6")
+        assert drop_url(page)["head"] == "6"
+        head_ms = float(page.locator(VIEW).get_attribute("data-pick-ms"))     # the view's clock: event to drawn
+        page.locator(f"{VIEW} .vz-kind input[value='decoder']").check()  # a kind: the head kept
+        drawn(page, "decoder:0:6")
+        assert drop_url(page) == {"view": "dropout", "kind": "decoder", "layer": "0", "head": "6"}
+        assert drop_title(page).startswith(drop_title_start(lang, "decoder", 0, 6))
+        caption = page.locator(f"{VIEW} .vz-text-drop-caption").text_content()
+        assert caption.startswith(message(lang, "ffn.drop.caption").split("{")[0].strip())
+        page.wait_for_timeout(300)
+        assert sent.count == before                                     # no script run
+        print(f"dropout view ({lang}, {'presenter' if present else 'normal'}): a head drawn in {head_ms:.0f} ms, "
+              f"load average {os.getloadavg()[0]:.2f}")
+        check_projector_sizes(page, f"{VIEW} .vz-head", f"{VIEW} .vz-fig-drop .ytick text", present, f"{VIEW} .vz-layer")
+        if shot:
+            page.screenshot(path=f"{shot}-head-6.png", full_page=True)
+    finally:
+        page.close()
+
+
+def test_the_dropout_views_deep_link_its_kind_and_layer_and_a_heads_csv(chromium, app_url):
+    """A deep link's kind, layer and head drawn; another kind and layer drawn with no script run and written to the
+    URL (the head kept), the pick's caption under it; a head's CSV downloaded (the server's, on request: that
+    head's first sample); a reload keeps the pick."""
     page, sent = open_view(chromium, app_url, view="dropout", kind="cross", layer=1, head=2)
     try:
-        page.wait_for_selector(f"{VIEW}[data-drawn-pick='cross:1']", timeout=DRAWN_MS)
-        if SHOTS:
-            page.screenshot(path=f"{SHOTS}/ffn-dropout-en-normal.png")
+        page.wait_for_selector(f"{VIEW}[data-drawn-pick='cross:1:2']", timeout=DRAWN_MS)
         assert page.locator(f"{VIEW} .vz-kind input[value='cross']").is_checked()
+        assert page.locator(f"{VIEW} .vz-head").input_value() == "2"
         before = sent.count
         page.locator(f"{VIEW} .vz-kind input[value='decoder']").check()                 # the mouse
-        drawn(page, "decoder:1")
+        drawn(page, "decoder:1:2")
         page.select_option(f"{VIEW} .vz-layer", "0")
-        drawn(page, "decoder:0")
-        pick_ms = float(page.locator(VIEW).get_attribute("data-pick-ms"))
-        query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
-        assert {name: query[name][0] for name in ("view", "kind", "layer", "head")} == {
-            "view": "dropout", "kind": "decoder", "layer": "0", "head": "2"}
-        title = page.locator(f"{VIEW} .vz-fig-drop .gtitle").text_content()
-        assert title.startswith(message("en", "ffn.drop.title", kind=message("en", "fig.kind.decoder"), layer=0,
-                                        head=2, p="{p}").split("{p}")[0])
+        drawn(page, "decoder:0:2")
+        assert drop_url(page) == {"view": "dropout", "kind": "decoder", "layer": "0", "head": "2"}
+        assert drop_title(page).startswith(drop_title_start("en", "decoder", 0, 2))
         caption = page.locator(f"{VIEW} .vz-text-drop-caption").text_content()
         assert caption.startswith("Dropout p = ") and "% of the non-zero weights" in caption
         page.wait_for_timeout(300)
         assert sent.count == before                                     # no script run
-        print(f"dropout view: a pick drawn in {pick_ms:.0f} ms, load average {os.getloadavg()[0]:.2f}")
+        page.select_option(f"{VIEW} .vz-head", "4")
+        drawn(page, "decoder:0:4")
         with page.expect_download(timeout=DRAWN_MS * 2) as download:
             page.click(f"{VIEW} .vz-csv[data-figure='drop']")
-        assert download.value.suggested_filename.endswith("-decoder-L0-H2-dropout.csv")
+        assert download.value.suggested_filename.endswith("-decoder-L0-H4-dropout.csv")
         with open(download.value.path(), encoding="utf-8", newline="") as file:
             rows = list(csv.reader(file))
         assert rows[1][0].startswith("0 ") and len(rows) == len(rows[0])      # decoder self: every query, every key
+        wait_for_app(page)
+        page.goto(page.url)                                              # a reload keeps the pick
+        wait_for_app(page)
+        page.wait_for_selector(f"{VIEW}[data-drawn-pick='decoder:0:4']", timeout=LOAD_MS)
+        assert page.locator(f"{VIEW} .vz-head").input_value() == "4"
     finally:
         page.close()

@@ -272,11 +272,11 @@ def test_a_pick_in_the_teachers_view_is_no_switch_for_a_follower(monkeypatch):
     assert browser_view_sent(student, "mh")[0]["pick"] == {"kind": "cross", "layer": 2}
 
 
-def test_the_ffn_pages_stack_and_layer_are_no_switch_for_a_follower_but_its_server_pickers_are(monkeypatch):
+def test_the_ffn_pages_browser_picks_are_no_switch_for_a_follower_but_its_view_is(monkeypatch):
     """The feed-forward view's stack and layer are picked in the browser (issue 44): a follower takes the teacher's
     into its URL (`stack`, not `kind`) and view with no switch. A change of the page's view is a switch; the dropout
-    view's kind and layer are its deck's picks (the URL's `kind` and `layer`: no switch), its head a server picker
-    (a switch)."""
+    view's kind, layer and head are its deck's picks (the URL's `kind`, `layer` and `head`: no switch), and a
+    follower's own head is taken back by the teacher's the same way."""
     import viz.classroom.student as student_side
     switches = []
     real = student_side.go_to
@@ -297,29 +297,29 @@ def test_the_ffn_pages_stack_and_layer_are_no_switch_for_a_follower_but_its_serv
     no_exceptions(teacher)
     follow(student)
     assert switches == ["ffn"] and student.radio(key="ffn-view").value == "dropout"
-    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "cross", "layer": 0}
-    browser_says(teacher, state={"pick": {"kind": "encoder", "layer": 1}}, where="drop-deck")   # the dropout deck
+    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "cross", "layer": 0, "head": 0}
+    browser_says(teacher, state={"pick": {"kind": "encoder", "layer": 1, "head": 2}}, where="drop-deck")
     no_exceptions(teacher)
-    assert {k: class_store().followed(code).query.get(k) for k in ("kind", "layer")} == {"kind": "encoder",
-                                                                                       "layer": "1"}
+    assert {k: class_store().followed(code).query.get(k) for k in ("kind", "layer", "head")} == {
+        "kind": "encoder", "layer": "1", "head": "2"}
     follow(student)
     assert switches == ["ffn"]                                                  # no switch: handed to the view
-    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "encoder", "layer": 1}
-    assert {k: dict(student.query_params).get(k) for k in ("kind", "layer")} == {"kind": "encoder", "layer": "1"}
-    teacher.selectbox(key="ffn-head").select(2).run()                           # the head: the server's picker
-    no_exceptions(teacher)
-    follow(student)
-    assert switches == ["ffn", "ffn"] and student.selectbox(key="ffn-head").value == 2
-    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "encoder", "layer": 1}
-    # a student's own clicks while following: the view (its stack x layer drawn last), then the dropout's head;
-    # the teacher's next view differs from theirs in the head alone: a switch that sets the head picker
+    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "encoder", "layer": 1, "head": 2}
+    assert {k: dict(student.query_params).get(k) for k in ("kind", "layer", "head")} == {
+        "kind": "encoder", "layer": "1", "head": "2"}
+    # a student's own clicks while following: the view (its stack x layer drawn last), then a head in the dropout
+    # view's deck; the teacher's next view differs from theirs in the head alone: handed to the view, no switch
     teacher.radio(key="ffn-view").set_value("ffn").run()
     follow(student)
+    assert switches == ["ffn", "ffn"]
     student.radio(key="ffn-view").set_value("dropout").run()
-    student.selectbox(key="ffn-head").select(1).run()
+    browser_says(student, state={"pick": {"kind": "cross", "layer": 0, "head": 1}}, where="drop-deck")
+    no_exceptions(student)
+    assert dict(student.query_params).get("head") == "1"
     teacher.radio(key="ffn-view").set_value("dropout").run()
     follow(student)
-    assert student.selectbox(key="ffn-head").value == 0
+    assert switches == ["ffn", "ffn"]
+    assert browser_view_sent(student, "drop-deck")[0]["pick"] == {"kind": "cross", "layer": 0, "head": 0}
     assert dict(student.query_params).get("head") == "0"
 
 

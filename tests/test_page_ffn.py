@@ -4,6 +4,7 @@ browser (issue 44: a deck of every stack x layer, picked there); what the page s
 browser's side in tests/test_browser_ffn_view.py."""
 import base64
 import io
+import json
 import re
 
 import numpy as np
@@ -44,6 +45,25 @@ def deck(at, whole: bool = False) -> tuple[dict, dict]:
 
 def query(at) -> dict[str, str]:
     return {k: v if isinstance(v, str) else v[0] for k, v in dict(at.query_params).items()}
+
+
+def assert_same(sent, built, where: str) -> None:
+    """Two figures' JSON alike, their numbers to float32's precision (the page traced the sentence in its own run:
+    the same model and tokens, the last bits of a float may differ). (tests/test_page_zoo_deck.py has its own copy.)"""
+    if isinstance(sent, dict) and "bdata" in sent:
+        assert np.allclose(arr(sent), arr(built), rtol=1e-5, atol=1e-6, equal_nan=True), where
+    elif isinstance(sent, dict):
+        assert isinstance(built, dict) and sent.keys() == built.keys(), where
+        for key in sent:
+            assert_same(sent[key], built[key], f"{where}.{key}")
+    elif isinstance(sent, list):
+        assert isinstance(built, list) and len(sent) == len(built), where
+        for i, (a, b) in enumerate(zip(sent, built)):
+            assert_same(a, b, f"{where}[{i}]")
+    elif isinstance(sent, float):
+        assert np.isclose(sent, built, rtol=1e-5, atol=1e-6), where
+    else:
+        assert sent == built, where
 
 
 def assert_pick_is_the_models(part: dict, trace, stack: str, layer: int, lang: str = "en") -> None:
@@ -194,9 +214,12 @@ def test_the_smoothing_caption_counts_the_other_tokens(trace):
         assert words.format(n=vocab - 1) in texts(at)
 
 
-# -- the dropout view: drawn in the browser too (a deck of every kind x layer for the head the server picks) ----------
+# -- the dropout view: drawn in the browser too (a deck of every kind x layer x head for the server's window) ---------
+HEADS = range(4)                   # toy-reverse's
+
+
 def drop_deck(at, whole: bool = False) -> tuple[dict, dict]:
-    """The dropout view's head (the pick...) and body (every kind x layer's picture and caption for one head)."""
+    """The dropout view's head (the pick...) and body (every kind x layer x head's picture and caption)."""
     return browser_view_sent(browser_view_whole(at, "drop-deck") if whole else at, "drop-deck")
 
 
@@ -233,48 +256,78 @@ def test_dropout_view_samples_differ_from_off():
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", kind="decoder", layer=0, head=1)
     no_exceptions(at)
     head, body = drop_deck(at)
-    assert head["pick"] == {"kind": "decoder", "layer": 0} and list(body["picks"]) == ["decoder:0"]   # first screen
-    off, first, *_ = heatmaps(body["picks"]["decoder:0"])
+    assert head["pick"] == {"kind": "decoder", "layer": 0, "head": 1}
+    assert list(body["picks"]) == ["decoder:0:1"]                # a new sentence's first screen: the pick alone
+    off, first, *_ = heatmaps(body["picks"]["decoder:0:1"])
     assert np.isnan(off[0, 1])                                   # decoder: future positions masked
     assert not np.allclose(np.nan_to_num(off), np.nan_to_num(first))
     kept = np.nan_to_num(first) > 0
     assert np.allclose(np.nan_to_num(first)[kept], np.nan_to_num(off)[kept] / 0.9)   # survivors scaled by 1/(1-p)
-    assert "are not renormalised" in body["picks"]["decoder:0"]["texts"]["drop-caption"]
+    assert "are not renormalised" in body["picks"]["decoder:0:1"]["texts"]["drop-caption"]
     assert body["blocks"] == [{"type": "figure", "id": "drop", "csv": True}, {"type": "text", "id": "drop-caption"}]
     assert not at.get("plotly_chart")                            # no server chart: the deck draws it
 
 
-def test_dropout_view_sends_every_kind_and_layer_of_the_head_and_a_pick_rebuilds_nothing(trace):
-    """The kind and layer are the deck's picks (no server widgets); the head stays a server select box. The whole
-    body holds every kind x layer of the head, each the builder's of the model's weights and rg's samples; a pick
-    the browser reports (a teacher's) writes the URL's kind and layer with the same body."""
-    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", head=1)
+def test_dropout_view_kind_layer_and_head_are_picked_in_the_browser_not_by_server_widgets():
+    """Issue 44: the head was a server select box ("ffn-head": a script run and a new deck a head); the deck picks
+    it now, with the kind and layer, each a head of its own (no mean: dropout acts per head), written to the URL's
+    kind, layer and head. The window's slider stays the server's."""
+    at = run_page("ffn.py", model="toy-reverse", text=" ".join("abcdefgh"[i % 8] for i in range(20)), view="dropout")
     no_exceptions(at)
-    keys = [w.key for kind in ("radio", "selectbox") for w in at.get(kind)]
-    assert "ffn-head" in keys and not [key for key in keys if key.startswith(("ffn-kind", "ffn-dlayer"))], keys
-    assert drop_deck(at)[0]["pick"] == {"kind": "cross", "layer": 0}           # cross-attention unless linked
+    keys = [w.key for kind in ("radio", "selectbox", "slider") for w in at.get(kind)]
+    assert not [key for key in keys if re.search("head|kind|layer", key)], keys
+    assert any(key.startswith("drop-tokens") for key in keys)   # a long sentence's window: the server's slider
+    head, body = drop_deck(at)
+    assert head["pick"] == {"kind": "cross", "layer": 0, "head": 0}           # cross-attention's head 0 unless linked
+    assert body["names"] == ["kind", "layer", "head"] and body["heads"] == 4 and body["mean"] is False
+    assert body["url_names"] == {"kind": "kind", "layer": "layer", "head": "head"}
+    assert body["words"]["head"] == "Head" and body["words"]["head_names"] == {str(h): f"head {h}" for h in HEADS}
+    assert {k: query(at)[k] for k in ("kind", "layer", "head")} == {"kind": "cross", "layer": "0", "head": "0"}
+
+
+def test_dropout_view_sends_every_kind_layer_and_head_and_a_pick_rebuilds_nothing(trace):
+    """The whole body holds every kind x layer x head, each the builder's of the model's weights and rg's samples;
+    a pick the browser reports (a teacher's) writes the URL's kind, layer and head with the same body."""
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", head=1)
     head, body = drop_deck(at, whole=True)
     no_exceptions(at)
-    assert head["whole"] and body["names"] == ["kind", "layer"] and body["url_names"] == {"kind": "kind",
-                                                                                          "layer": "layer"}
+    assert head["whole"] and head["pick"] == {"kind": "cross", "layer": 0, "head": 1}
     assert body["layers"] == {"encoder": 2, "decoder": 2, "cross": 2}
-    assert set(body["picks"]) == {f"{k}:{n}" for k in ("encoder", "decoder", "cross") for n in (0, 1)}
+    assert set(body["picks"]) == {f"{k}:{n}:{h}" for k in ("encoder", "decoder", "cross") for n in (0, 1)
+                                  for h in HEADS}
     for key, part in body["picks"].items():
-        kind, layer = key.split(":")
-        assert_drop_is_the_models(part, trace, kind, int(layer), 1)
+        kind, layer, h = key.split(":")
+        assert_drop_is_the_models(part, trace, kind, int(layer), int(h))
     assert body["words"]["kind_names"] == {kind: message("en", f"fig.kind.{kind}")
                                            for kind in ("encoder", "decoder", "cross")}
     sent = browser_view(at, "drop-deck-view").proto.bytes
-    browser_says(at, state={"pick": {"kind": "encoder", "layer": 1}}, where="drop-deck")
+    browser_says(at, state={"pick": {"kind": "encoder", "layer": 1, "head": 3}}, where="drop-deck")
     no_exceptions(at)
-    assert query(at)["kind"] == "encoder" and query(at)["layer"] == "1" and query(at)["head"] == "1"
-    assert drop_deck(at)[0]["pick"] == {"kind": "encoder", "layer": 1}
+    assert {k: query(at)[k] for k in ("kind", "layer", "head")} == {"kind": "encoder", "layer": "1", "head": "3"}
+    assert drop_deck(at)[0]["pick"] == {"kind": "encoder", "layer": 1, "head": 3}
     assert browser_view(at, "drop-deck-view").proto.bytes == sent        # the same message: the browser has it
-    at.selectbox(key="ffn-head").select(0).run()                         # another head: another deck
+
+
+def test_each_dropout_picks_picture_is_the_pages_builders(trace):
+    """The deck calls the page's own DropoutPick: a pick's picture and caption are what it draws for that head,
+    exactly (and two heads of one layer draw two pictures)."""
+    from viz.core.context import Traced
+    from viz.core.i18n import words
+    from viz.figures.browser_view import figure_spec
+    from viz.figures.style import NORMAL, Look
+    from viz.pages.ffn import DropoutPick
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout")
+    _, body = drop_deck(at, whole=True)
     no_exceptions(at)
-    head, body = drop_deck(at)
-    assert head["pick"] == {"kind": "encoder", "layer": 1} and query(at)["head"] == "0"
-    assert_drop_is_the_models(body["picks"]["encoder:1"], trace, "encoder", 1, 0)
+    page_look = Look(words("en"), NORMAL)
+    traced = Traced(("toy-reverse",), load_checkpoint(ROOT / "pretrained" / "toy-reverse"), trace)
+    for kind, layer, h in (("encoder", 0, 0), ("decoder", 1, 3), ("cross", 1, 2), ("cross", 1, 1)):
+        made = DropoutPick(traced, kind, layer, h)
+        part = body["picks"][f"{kind}:{layer}:{h}"]
+        assert_same(part["figures"]["drop"], json.loads(json.dumps(figure_spec(made.figure(page_look)))),
+                    f"{kind}:{layer}:{h}")
+        assert part["texts"]["drop-caption"] == made.caption(page_look.words)
+    assert not np.allclose(heatmaps(body["picks"]["cross:1:1"])[0], heatmaps(body["picks"]["cross:1:2"])[0])
 
 
 def test_dropout_view_a_run_after_the_whole_body_builds_nothing():
@@ -283,35 +336,45 @@ def test_dropout_view_a_run_after_the_whole_body_builds_nothing():
     no_exceptions(at)
     built = list(view._shared)
     at.run()
-    browser_says(at, state={"pick": {"kind": "decoder", "layer": 1}}, where="drop-deck")
+    browser_says(at, state={"pick": {"kind": "decoder", "layer": 1, "head": 2}}, where="drop-deck")
     no_exceptions(at)
     assert [key for key in view._shared if key not in built] == []
 
 
 def test_dropout_view_deep_link_and_bad_parameters():
+    """A link's head is the view's pick (the first screen's part that head's); a head the model lacks is named and
+    head 0 shown."""
     at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", kind="cross", layer=1, head=2)
     no_exceptions(at)
-    assert drop_deck(at)[0]["pick"] == {"kind": "cross", "layer": 1}
-    assert at.selectbox(key="ffn-head").value == 2
+    head, body = drop_deck(at)
+    assert head["pick"] == {"kind": "cross", "layer": 1, "head": 2} and list(body["picks"]) == ["cross:1:2"]
     assert {k: query(at)[k] for k in ("view", "kind", "layer", "head")} == {"view": "dropout", "kind": "cross",
                                                                             "layer": "1", "head": "2"}
-    assert "toy-reverse-cross-L1-H2-dropout" == drop_deck(at)[1]["picks"]["cross:1"]["files"]["drop"]
-    bad = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", kind="middle", layer=5)
+    assert "toy-reverse-cross-L1-H2-dropout" == body["picks"]["cross:1:2"]["files"]["drop"]
+    bad = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", kind="middle", layer=5, head=9)
     no_exceptions(bad)
     said = " ".join(w.value for w in bad.warning)
-    assert "URL parameter kind='middle'" in said and "URL parameter layer='5'" in said
-    assert drop_deck(bad)[0]["pick"] == {"kind": "cross", "layer": 0}
+    assert "URL parameter kind='middle'" in said and "URL parameter layer='5'" in said and "head='9'" in said
+    assert drop_deck(bad)[0]["pick"] == {"kind": "cross", "layer": 0, "head": 0}
+    assert query(bad)["head"] == "0"
+    mean = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", head=-1)     # no mean of heads here
+    no_exceptions(mean)
+    assert drop_deck(mean)[0]["pick"]["head"] == 0 and query(mean)["head"] == "0"
 
 
-def test_dropout_view_a_picks_csv_is_its_first_sample(trace):
-    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", head=1)
-    browser_says(at, trigger=("csv", {"kind": "decoder", "layer": 1, "figure": "drop"}), where="drop-deck")
+@pytest.mark.parametrize("head_asked", [1, 3])
+def test_dropout_view_a_picks_csv_is_its_heads_first_sample(trace, head_asked):
+    """The CSV of the head the browser shows (its pick, not the URL's head): that head's first sample."""
+    at = run_page("ffn.py", model="toy-reverse", text=TEXT, view="dropout", head=0)
+    browser_says(at, trigger=("csv", {"kind": "decoder", "layer": 1, "head": head_asked, "figure": "drop"}),
+                 where="drop-deck")
     no_exceptions(at)
     head, _ = drop_deck(at)
-    assert head["csv"]["name"] == "toy-reverse-decoder-L1-H1-dropout.csv"
-    assert query(at)["kind"] == "decoder" and query(at)["layer"] == "1"      # the pick shown: the URL's too
+    assert head["csv"]["name"] == f"toy-reverse-decoder-L1-H{head_asked}-dropout.csv"
+    assert {k: query(at)[k] for k in ("kind", "layer", "head")} == {"kind": "decoder", "layer": "1",
+                                                                    "head": str(head_asked)}   # the pick shown
     frame = pd.read_csv(io.StringIO(head["csv"]["text"]), index_col=0)
-    weights = np.asarray(trace[schema.pattern_name("decoder", 1)][1], dtype=np.float64)
+    weights = np.asarray(trace[schema.pattern_name("decoder", 1)][head_asked], dtype=np.float64)
     np.testing.assert_allclose(frame.to_numpy(), rg.attention_dropout(weights, 0.1, 3, seed=0)[0], atol=1e-6)
     assert len(frame) == len(schema.stack_tokens(trace.meta, "decoder"))
 
@@ -322,24 +385,24 @@ def test_a_long_sentences_dropout_panels_show_a_window_its_caption_and_csv_every
     from viz.pages.ffn import DROP_WINDOW
     text = " ".join("abcdefgh"[i % 8] for i in range(20))
     long_trace = trace_sentence(load_checkpoint(ROOT / "pretrained" / "toy-reverse"), text)
-    weights = np.asarray(long_trace[schema.pattern_name("encoder", 0)][0], dtype=np.float64)
+    weights = np.asarray(long_trace[schema.pattern_name("encoder", 0)][2], dtype=np.float64)
     n = weights.shape[0]
     assert n > DROP_WINDOW
-    at = run_page("ffn.py", model="toy-reverse", text=text, view="dropout", kind="encoder", layer=0, head=0)
+    at = run_page("ffn.py", model="toy-reverse", text=text, view="dropout", kind="encoder", layer=0, head=2)
     no_exceptions(at)
     samples = rg.attention_dropout(weights, 0.1, 3, seed=0)
     for start in (0, 4):
         if start:
             at.slider[0].set_value(start).run()
             no_exceptions(at)
-        part = drop_deck(at)[1]["picks"]["encoder:0"]
+        part = drop_deck(at)[1]["picks"]["encoder:0:2"]
         shown = slice(start, start + DROP_WINDOW)
         off, *on = heatmaps(part)
         np.testing.assert_allclose(off, weights[shown, shown], atol=1e-6)
         np.testing.assert_allclose(on[0], samples[0][shown, shown], atol=1e-5)
         dropped = ((samples == 0) & (weights > 0)).sum() / ((weights > 0).sum() * 3)        # every token's
         assert f"here {100 * dropped:.0f}% of the non-zero weights" in part["texts"]["drop-caption"]
-    browser_says(at, trigger=("csv", {"kind": "encoder", "layer": 0, "figure": "drop"}), where="drop-deck")
+    browser_says(at, trigger=("csv", {"kind": "encoder", "layer": 0, "head": 2, "figure": "drop"}), where="drop-deck")
     frame = pd.read_csv(io.StringIO(drop_deck(at)[0]["csv"]["text"]), index_col=0)
     assert frame.shape == (n, n)                                                            # the CSV: every token
 
@@ -352,7 +415,9 @@ def test_dropout_view_in_presenter_mode_and_chinese():
     assert body["words"]["kind"] == message("zh", "explorer.kind")
     assert all(re.search(r"[\u4e00-\u9fff]", name) for name in body["words"]["kind_names"].values())
     assert all(re.search(r"[\u4e00-\u9fff]", name) for name in body["words"]["layer_names"])
-    part = body["picks"]["cross:0"]
+    assert body["words"]["head"] == message("zh", "ui.head")
+    assert body["words"]["head_names"] == {str(h): message("zh", "ui.head_n", h=h) for h in HEADS}
+    part = body["picks"]["cross:0:0"]
     layout = part["figures"]["drop"]["layout"]
     sizes = [layout["font"]["size"], layout["title"]["font"]["size"]] + [
         axis["tickfont"]["size"] for name, axis in layout.items() if name.startswith(("xaxis", "yaxis"))]
@@ -367,7 +432,7 @@ def test_page_in_chinese(view):
     no_exceptions(at)
     assert at.title[0].value == "前馈网络、标签平滑与随机失活"
     if view != "smoothing":                 # drawn in the browser: its figures and captions are the deck's
-        part = deck(at)[1]["picks"]["encoder:0"] if view == "ffn" else drop_deck(at)[1]["picks"]["cross:0"]
+        part = deck(at)[1]["picks"]["encoder:0"] if view == "ffn" else drop_deck(at)[1]["picks"]["cross:0:0"]
         titles = [fig["layout"]["title"]["text"] for fig in part["figures"].values()]
         captions = " ".join(part["texts"].values())
     else:

@@ -3,9 +3,9 @@ units fire for which tokens and what the FFN adds to the residual stream; the mo
 the label-smoothed target with the loss with and without smoothing; attention with dropout on beside off.
 The feed-forward view is drawn in the browser (viz/elements/browser_view.py, a deck): the stack and layer are
 picked there without a script run; the page reads the pick from the URL (stack=, layer=) and sends each
-sentence's pictures for every stack and layer once. The dropout view is a deck too: its kind and layer are picked in
-the browser (kind=, layer=), every kind x layer of the head its server picker chose sent once. The smoothing view is
-the server's."""
+sentence's pictures for every stack and layer once. The dropout view is a deck too: its kind, layer and head are
+picked in the browser (kind=, layer=, head=), every kind x layer x head sent once for the window its server slider
+chose. The smoothing view is the server's."""
 from __future__ import annotations
 
 
@@ -27,13 +27,14 @@ from viz.core.i18n import catalogue_keys, t
 from viz.core import view
 from viz.core.context import Traced
 from viz.core.text import attention_labels, position_labels
-from viz.elements.browser_view import MULTIHEAD_PICK, STACK_PICK, STACK_URL, browser_view, url_names, whole_asked
+from viz.elements.browser_view import STACK_PICK, STACK_URL, ZOO_PICK, browser_view, url_names, whole_asked
 from viz.elements.ui import (explained, look, matrix_frame, need_context, plotly_config, safe_filename, show_figure,
                              token_window, type_scale)
 
 OWN = view.Own("viz.pages.ffn")  # this module's own session values
 FFN_DECK = OWN.value("ffn-deck")  # ffn-deck-view, -whole, -csv: the feed-forward view's browser view
 DROP_DECK = OWN.value("drop-deck")  # drop-deck-view, -head, -whole, -csv: the dropout view's browser view
+DROP_PICK = ZOO_PICK                # the dropout view picks a kind, a layer and a head (no mean: dropout acts per head)
 
 VIEWS = ["ffn", "smoothing", "dropout"]
 VIEW_KEYS = catalogue_keys("ffn.view", "ffn", "smoothing", "dropout")
@@ -299,19 +300,20 @@ class DropoutPick:
 DROP_BLOCKS = [{"type": "figure", "id": "drop", "csv": True}, {"type": "text", "id": "drop-caption"}]
 
 
-def dropout_picked(cfg) -> tuple[str, int]:
-    """The kind and layer the dropout view shows, from the URL (which the browser's picks write), checked against
-    the model, and written back; a cross-attention head unless the link says otherwise."""
+def dropout_picked(cfg) -> tuple[str, int, int]:
+    """The kind, layer and head the dropout view shows, from the URL (which the browser's picks write), checked
+    against the model, and written back; a cross-attention head unless the link says otherwise."""
     kind = view.read(view.KIND, choices=KINDS, default="cross")
     layer = view.read(view.LAYER, hi=schema.n_layers(cfg, kind) - 1)
-    view.write_url({view.KIND: kind, view.LAYER: layer})
-    return kind, layer
+    head = view.read(view.HEAD, lo=0, hi=cfg.n_heads - 1)
+    view.write_url({view.KIND: kind, view.LAYER: layer, view.HEAD: head})
+    return kind, layer, head
 
 
-def drop_body_key(ctx, head: int, start: int) -> tuple:
+def drop_body_key(ctx, start: int) -> tuple:
     """What the dropout view's deck is built for (built_drop_deck's arguments but `first`): the sentence (trace),
-    the head the server's picker chose, the window's start, the look (words and type scale), the modebar."""
-    return ctx.trace_key, head, start, look(), plotly_config("")["displayModeBar"]
+    the window's start, the look (words and type scale), the modebar."""
+    return ctx.trace_key, start, look(), plotly_config("")["displayModeBar"]
 
 
 def drop_sentence_sig(at) -> str:
@@ -319,58 +321,58 @@ def drop_sentence_sig(at) -> str:
 
 
 @view.shared_cached
-def built_drop_deck(traced: Traced, head: int, start: int, page_look: Look, modebar: bool,
-                    first: tuple[str, int] | None) -> payloads.Body:
-    """The dropout view's browser data for a sentence and head: every kind x layer's picture and caption (`first`:
-    that pick only, a new sentence's first run)."""
-    layers = {kind: schema.n_layers(traced.model.config, kind) for kind in KINDS}
-    picks = [(kind, layer) for kind in KINDS for layer in range(layers[kind])] if first is None else [first]
-    parts = {f"{kind}:{layer}": drop_part(traced, kind, layer, head, start, page_look) for kind, layer in picks}
-    sentence = drop_sentence_sig((traced.trace_key, head, start, page_look, modebar))     # drop_body_key
+def built_drop_deck(traced: Traced, start: int, page_look: Look, modebar: bool,
+                    first: tuple[str, int, int] | None) -> payloads.Body:
+    """The dropout view's browser data for a sentence and window: every kind x layer x head's picture and caption
+    (`first`: that pick only, a new sentence's first run)."""
+    cfg = traced.model.config
+    layers = {kind: schema.n_layers(cfg, kind) for kind in KINDS}
+    picks = ([first] if first is not None else
+             [(kind, layer, head) for kind in KINDS for layer in range(layers[kind]) for head in range(cfg.n_heads)])
+    parts = {payloads.pick_key(dict(zip(DROP_PICK, pick)), DROP_PICK): drop_part(traced, *pick, start, page_look)
+             for pick in picks}
+    sentence = drop_sentence_sig((traced.trace_key, start, page_look, modebar))     # drop_body_key
     return payloads.encode(payloads.deck(
-        parts, DROP_BLOCKS, MULTIHEAD_PICK, layers, template_spec(go.Figure()), page_look.words,
+        parts, DROP_BLOCKS, DROP_PICK, layers, template_spec(go.Figure()), page_look.words,
         {"text_px": page_look.scale.text, "sentence": sentence, "whole": first is None, "modebar": modebar,
-         "url_names": url_names(MULTIHEAD_PICK)}))
+         "url_names": url_names(DROP_PICK)}, heads=cfg.n_heads))
 
 
 @view.shared_cached
 def drop_part(traced: Traced, kind: str, layer: int, head: int, start: int, page_look: Look) -> dict:
-    """One kind and layer's part of the dropout view's deck (its picture drawn in `page_look`, its window from
+    """One kind, layer and head's part of the dropout view's deck (its picture drawn in `page_look`, its window from
     `start`)."""
     view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     return DropoutPick(traced, kind, layer, head, start).part(page_look)
 
 
-def drop_csv(ctx, head: int):
-    """The CSV of the dropout picture the browser asked for: its first sample's weights, every query and key."""
+def drop_csv(ctx):
+    """The CSV of the dropout picture the browser asked for (its kind, layer and head): its first sample's weights,
+    every query and key."""
     cfg = ctx.model.config
 
     def make(pick: dict) -> dict:
         kind = pick["kind"] if pick["kind"] in KINDS else KINDS[0]
         layer = min(max(pick["layer"], 0), schema.n_layers(cfg, kind) - 1)
+        head = min(max(pick["head"], 0), cfg.n_heads - 1)
         numbers = DropoutPick(ctx.traced, kind, layer, head)
         return {"name": safe_filename(numbers.tag) + ".csv", "text": numbers.matrix().to_csv()}
     return make
 
 
 def dropout(ctx, cols) -> None:
-    """Attention with dropout off beside three seeded samples with it on, for the kind and layer picked in the
-    browser (a deck: every kind x layer of the head sent once a sentence, picked there with no script run); the
-    head stays a server picker (another head: another deck), the note and the explanation the server's."""
+    """Attention with dropout off beside three seeded samples with it on, for the kind, layer and head picked in the
+    browser (a deck: every kind x layer x head sent once a sentence and window, picked there with no script run);
+    the window's slider, the note and the explanation stay the server's."""
     cfg = ctx.model.config
-    head = cols[1].selectbox(t("ui.head"), list(range(cfg.n_heads)),
-                             key=view.seeded("ffn-head", view.read(view.HEAD, lo=0, hi=cfg.n_heads - 1)),
-                             format_func=lambda h: t("ui.head_n", h=h), label_visibility="collapsed")
-    kind, layer = dropout_picked(cfg)
-    view.write_url({view.HEAD: head})
+    chosen = dropout_picked(cfg)
     longest = max(len(attention_labels(ctx.trace.meta, k)[0]) for k in KINDS)
     start = token_window(longest, DROP_WINDOW, "drop-tokens").start      # one slider; each kind keeps it inside
-    sentence = drop_sentence_sig(drop_body_key(ctx, head, start))
+    sentence = drop_sentence_sig(drop_body_key(ctx, start))
     whole = whole_asked(sentence, DROP_DECK)
-    body = built_drop_deck(ctx.traced, head, start, look(), plotly_config("")["displayModeBar"],
-                           None if whole else (kind, layer))
-    browser_view(DROP_DECK, MULTIHEAD_PICK, body, {"kind": kind, "layer": layer},
-                 {"sentence": sentence, "whole": whole}, csv=drop_csv(ctx, head))
+    body = built_drop_deck(ctx.traced, start, look(), plotly_config("")["displayModeBar"], None if whole else chosen)
+    browser_view(DROP_DECK, DROP_PICK, body, dict(zip(DROP_PICK, chosen)), {"sentence": sentence, "whole": whole},
+                 csv=drop_csv(ctx))
     toy_note(cfg)
     with explained(t("ffn.explain.drop.title")):
         st.latex(DROPOUT_FORMULA)
