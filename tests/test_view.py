@@ -80,15 +80,45 @@ def test_a_shared_builder_is_keyed_by_its_arguments():
     assert built == [(3, 0), (4, 0), (3, 1)]
 
 
-def test_two_builders_of_one_name_in_two_files_are_two_entries():
-    """Pages run as __main__: a builder is keyed by its file and name, not its module's name."""
+@pytest.mark.parametrize("shared", [view.shared_cached, view.shared_part])
+def test_two_builders_of_one_name_in_two_files_are_two_entries(shared):
+    """Pages run as __main__: a builder is keyed by its file and name, not its module's name (a part's too: the
+    multi-head page's layer_part and the LayerNorm page's)."""
     made = {}
     for file in ("a.py", "b.py"):
         code = compile("def build(n):\n    return (__file__, n)\n", file, "exec")
         space = {"__file__": file}
         exec(code, space)
-        made[file] = view.shared_cached(space["build"])
+        made[file] = shared(space["build"])
     assert made["a.py"](1) == ("a.py", 1) and made["b.py"](1) == ("b.py", 1)
+
+
+def test_parts_are_kept_apart_from_bodies_and_built_after_a_checkpoint(monkeypatch):
+    """A whole body's parts (the zoo's 72 heads a sentence) are counted apart from the bodies: building them evicts
+    no page's body (counted together, one zoo sentence evicted every body kept). Each part built gives way to a
+    newer run first (view.checkpoint); one already kept does not ask."""
+    from collections import OrderedDict
+
+    monkeypatch.setattr(view, "_shared", OrderedDict())
+    monkeypatch.setattr(view, "_parts", set())
+    checks = []
+    monkeypatch.setattr(view, "checkpoint", lambda: checks.append(1))
+
+    @view.shared_cached
+    def body(n: int) -> list:
+        return ["body", n]
+
+    @view.shared_part
+    def part(n: int) -> list:
+        return ["part", n]
+
+    bodies = [body(n) for n in range(view.SHARED_MEMO_SIZE)]
+    parts = [part(n) for n in range(view.SHARED_PARTS_SIZE + 3)]
+    assert len(checks) == view.SHARED_PARTS_SIZE + 3 and part(5) is parts[5] and len(checks) == len(parts)
+    assert all(body(n) is bodies[n] for n in range(view.SHARED_MEMO_SIZE))          # every body kept
+    assert part(3) is parts[3] and part(2) is not parts[2]                           # the oldest three went
+    body(view.SHARED_MEMO_SIZE)                                                      # a body more: the oldest goes
+    assert body(0) is not bodies[0] and part(view.SHARED_PARTS_SIZE + 2) is parts[-1]
 
 
 def test_a_shared_builder_refuses_what_cannot_be_its_key():

@@ -25,6 +25,7 @@ the encoder). A head picker's -1 is the mean of the heads (`MEAN_HEAD`; None to 
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 import threading
 from collections import OrderedDict
@@ -291,17 +292,32 @@ def session_memo(name: str, at: Hashable, compute: Callable[[], Any] | None = No
 
 
 SHARED_MEMO_SIZE = 32                      # a class's few views at once, in 2-3 languages and type scales
+# and, counted apart, the parts whole bodies are built of (shared_part): the zoo's is 72 a sentence and method, the
+# dropout view's 72, and counted with the bodies they evicted every other page's from the 32 (a class's page built
+# again for each page it went back to)
+SHARED_PARTS_SIZE = 1024
 _shared: OrderedDict = OrderedDict()
+_parts: set = set()                        # the keys of _shared that are parts
 _shared_lock = threading.Lock()
 _building: dict[tuple, threading.Lock] = {}
 
 
-def shared_memo(name: Hashable, at: Hashable, compute: Callable[[], Any]) -> Any:
+def _evict() -> None:
+    """The oldest bodies past SHARED_MEMO_SIZE and the oldest parts past SHARED_PARTS_SIZE (under _shared_lock)."""
+    for parts, size in ((False, SHARED_MEMO_SIZE), (True, SHARED_PARTS_SIZE)):
+        kept = [key for key in _shared if (key in _parts) == parts]
+        for key in kept[:max(0, len(kept) - size)]:
+            del _shared[key]
+            _parts.discard(key)
+
+
+def shared_memo(name: Hashable, at: Hashable, compute: Callable[[], Any], part: bool = False) -> Any:
     """A slow result that `at` wholly determines (a figure: its trace key, view values, words and type scale), kept
     for every session of this process, the last SHARED_MEMO_SIZE of them: a class's students drawing the
     teacher's view build it once, not once each, and at once (one builds while the others wait for it). No one
     is given a result but for an `at` of their own (a student's own sentence is in its trace key), so one
-    session's exploring reaches no other. The result is shared: nobody may change it (a figure is only drawn)."""
+    session's exploring reaches no other. The result is shared: nobody may change it (a figure is only drawn).
+    `part`: one of the parts a whole body is built of (shared_part), kept among the parts."""
     key = (name, at)
     with _shared_lock:
         if key in _shared:
@@ -316,22 +332,35 @@ def shared_memo(name: Hashable, at: Hashable, compute: Callable[[], Any]) -> Any
             result = compute()
             with _shared_lock:                 # kept before the waiters are let in, so none of them builds it again
                 _shared[key] = result
-                while len(_shared) > SHARED_MEMO_SIZE:
-                    _shared.popitem(last=False)
+                if part:
+                    _parts.add(key)
+                _evict()
         finally:
             with _shared_lock:
                 _building.pop(key, None)
     return result
 
 
-def shared_cached(build: Callable) -> Callable:
+def shared_part(build: Callable) -> Callable:
+    """shared_cached for a part of a whole body (one pick's pictures in a deck: a zoo head, a decoding step), kept
+    among the parts (SHARED_PARTS_SIZE), and built after checkpoint(): a click that came in meanwhile stops the run
+    before the part, and the parts built are kept for the run that goes on."""
+    def built_after_checkpoint(*args, **kwargs):
+        checkpoint()
+        return build(*args, **kwargs)
+
+    return shared_cached(functools.wraps(build)(built_after_checkpoint), part=True)
+
+
+def shared_cached(build: Callable, part: bool = False) -> Callable:
     """`build` made a shared_memo keyed by itself and its arguments: a builder is a plain function of what wholly
     determines its result (a Context's `traced`, a window, a look, a kind, a layer), called with those. Keyed by
     its file and name (a page runs as __main__, and defines its functions again on every run) and every argument
     as given; an argument that cannot be a key (a Context, an array, a dict), or whose class a page defines (it
     is defined again each run, so equal to nothing of the run before), raises TypeError instead of being left out
     of it or missing every time. Keeps shared_memo's one builder at a time per key."""
-    name = (build.__code__.co_filename, build.__qualname__)
+    origin = inspect.unwrap(build)              # shared_part's: the page's own function
+    name = (origin.__code__.co_filename, origin.__qualname__)
 
     @functools.wraps(build)
     def cached(*args, **kwargs):
@@ -345,7 +374,7 @@ def shared_cached(build: Callable) -> Callable:
         except TypeError as error:
             raise TypeError(f"{build.__qualname__}: pass what determines the result, each hashable ({error})") \
                 from None
-        return shared_memo(name, at, lambda: build(*args, **kwargs))
+        return shared_memo(name, at, lambda: build(*args, **kwargs), part)
 
     return cached
 

@@ -262,11 +262,10 @@ def pair(traced_a: Traced, traced_b: Traced, kind: str, layer: int, head: int, s
                         map_size(page_look))
 
 
-@view.shared_cached
+@view.shared_part
 def pair_part(traced_a: Traced, traced_b: Traced, kind: str, layer: int, head: int, start: int,
               page_look: Look) -> dict:
     """One pick's part of the deck: its pictures (the heads mode's builders) and the translations."""
-    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     made = pair(traced_a, traced_b, kind, layer, head, start, page_look)
     return payloads.deck_pick(made.figures(page_look), made.files(), made.texts(page_look.words))
 

@@ -320,12 +320,11 @@ def built_deck(decoded: Decoded, settings: DecodingSettings, page_look: Look, mo
                                           "url_names": url_names(STEP_PICK)}, steps=dec.n_steps))
 
 
-@view.shared_cached
+@view.shared_part
 def step_part(decoded: Decoded, step: int, settings: DecodingSettings, page_look: Look, modebar: bool,
               hypotheses: bool) -> dict:
     """One step's part of the deck (its pictures drawn in `page_look`, with or without the modebar; the beam's
     hypotheses where the page shows them)."""
-    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     return Step(decoded, step, settings).part(beam_hypotheses(decoded, page_look) if hypotheses else None)
 
 

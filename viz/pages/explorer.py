@@ -129,10 +129,9 @@ def kind_core(traced: Traced, kind: str, start: int, size: int, page_look: Look)
     return {**part, "beside": half, "read": how_to_read(kind, len(rows), len(cols))}
 
 
-@view.shared_cached
+@view.shared_part
 def kind_lines(traced: Traced, kind: str, start: int, size: int, page_look: Look, layer: int):
     """One layer's head lines of a kind."""
-    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     patterns, rows, cols, window = kind_window_of(traced, kind, start, size)
     return layer_lines(patterns, layer, rows, cols, window, page_look)
 

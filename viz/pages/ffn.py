@@ -176,10 +176,9 @@ def built_deck(traced: Traced, size: int, start: int, page_look: Look, modebar: 
         said={"kind": words("ffn.stack"), "kind_names": {stack: words(STACK_KEYS[stack]) for stack in STACKS}}))
 
 
-@view.shared_cached
+@view.shared_part
 def stack_part(traced: Traced, stack: str, layer: int, size: int, start: int, page_look: Look) -> dict:
     """One pick's part of the deck (its pictures drawn in `page_look`)."""
-    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     return FeedForwardPick(traced, stack, layer, size, start, page_look.scale.name).part(page_look)
 
 
@@ -338,11 +337,10 @@ def built_drop_deck(traced: Traced, start: int, page_look: Look, modebar: bool,
          "url_names": url_names(DROP_PICK)}, heads=cfg.n_heads))
 
 
-@view.shared_cached
+@view.shared_part
 def drop_part(traced: Traced, kind: str, layer: int, head: int, start: int, page_look: Look) -> dict:
     """One kind, layer and head's part of the dropout view's deck (its picture drawn in `page_look`, its window from
     `start`)."""
-    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     return DropoutPick(traced, kind, layer, head, start).part(page_look)
 
 

@@ -265,11 +265,10 @@ def built_deck(traced: Traced, stack: str, norm: str, token: int, window: tuple[
          "url_names": url_names(LAYER_PICK)}))
 
 
-@view.shared_cached
+@view.shared_part
 def layer_part(traced: Traced, stack: str, layer: int, norm: str, token: int, window: tuple[int, int],
                page_look: Look) -> dict:
     """One layer's part of the deck: the norm's pictures (norm_part: the same for every token) and the token's."""
-    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     shared = norm_part(traced, stack, layer, norm, window, page_look)
     numbers = NormPick(traced, stack, layer, norm)
     mine = payloads.deck_pick(numbers.token_figures(page_look, token), {}, numbers.token_texts(page_look.words, token))

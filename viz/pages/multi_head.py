@@ -311,11 +311,10 @@ def built_deck(traced: Traced, size: int, starts: tuple[int, int], page_look: Lo
                                                            "url_names": url_names(MULTIHEAD_PICK)}))
 
 
-@view.shared_cached
+@view.shared_part
 def layer_part(traced: Traced, kind: str, layer: int, size: int, starts: tuple[int, int], page_look: Look,
                modebar: bool) -> dict:
     """One pick's part of the deck (its pictures are drawn in `page_look`, with or without the modebar)."""
-    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     return Layer(traced, kind, layer, size, starts).part()
 
 

@@ -454,7 +454,7 @@ def built_deck(traced: Traced, followed: FollowedHead, page_look: Look, modebar:
                                          steps=len(STEPS), said=step_words()))
 
 
-@view.shared_cached
+@view.shared_part
 def built_step(traced: Traced, followed: FollowedHead, step: int, page_look: Look, modebar: bool) -> dict:
     """One step's part of the deck (its pictures drawn in `page_look`, with or without the modebar)."""
     return step_part(head_of(traced, followed), step)

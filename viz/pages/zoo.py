@@ -527,10 +527,9 @@ def model_head(traced: Traced, kind: str, layer: int, head: int, method: tuple, 
     return Head(model_inputs(traced, kind, layer, head), *method, start, map_size(page_look))
 
 
-@view.shared_cached
+@view.shared_part
 def head_part(traced: Traced, kind: str, layer: int, head: int, method: tuple, start: int, page_look: Look) -> dict:
     """One head's part of the deck: its pictures (the toy's builders) and the words that change with it."""
-    view.checkpoint()              # a whole body's parts: a click meanwhile stops the run here
     numbers = model_head(traced, kind, layer, head, method, start, page_look)
     return payloads.deck_pick({**numbers.picture(page_look), **numbers.galleries(page_look)}, numbers.files(),
                               numbers.texts(page_look.words))
