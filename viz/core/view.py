@@ -295,7 +295,7 @@ SHARED_MEMO_SIZE = 32                      # a class's few views at once, in 2-3
 # and, counted apart, the parts whole bodies are built of (shared_part): the zoo's is 72 a sentence and method, the
 # dropout view's 72, and counted with the bodies they evicted every other page's from the 32 (a class's page built
 # again for each page it went back to)
-SHARED_PARTS_SIZE = 1024
+SHARED_PARTS_SIZE = 512                    # a sentence of every page is ~240 parts (the zoo's ~170 KB each: ~12 MB)
 _shared: OrderedDict = OrderedDict()
 _parts: set = set()                        # the keys of _shared that are parts
 _shared_lock = threading.Lock()
