@@ -11,6 +11,7 @@ each pass's median.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import re
@@ -76,17 +77,22 @@ def walk(page, start_url: str, timeout_ms: int = 240_000) -> list[tuple[str, flo
     return steps
 
 
-def walk_tree(chromium, root, label: str, passes: int, lang: str, words: str) -> list[list[tuple[str, float]]]:
-    """`passes` walks of one checkout's app (its own server, one browser session) with the sentence of `words`."""
+def walk_trees(chromium, trees: list[tuple[str, Path]], passes: int, lang: str,
+               words: str) -> dict[str, list[list[tuple[str, float]]]]:
+    """`passes` walks of each checkout's app (its own server, one browser session each) with the sentence of
+    `words`, the trees taking turns pass by pass (the first tree first in odd passes, last in even ones): the
+    machine's load drifts, and a tree walked after the other would meet another load."""
     extra = {"text": SENTENCES[words]}
-    with Server(root=root) as server:
-        context = chromium.new_context(viewport=VIEWPORT)
-        page = context.new_page()
-        walks = []
+    walks: dict[str, list] = {label: [] for label, _ in trees}
+    with contextlib.ExitStack() as stack:
+        servers = {label: stack.enter_context(Server(root=root)) for label, root in trees}
+        pages = {label: chromium.new_context(viewport=VIEWPORT).new_page() for label, _ in trees}
         for i in range(passes):
-            log(f"page to page: {label}, {words} words, pass {i + 1}")
-            walks.append(walk(page, page_url(server.url, "home", True, lang, extra)))
-        context.close()
+            for label, _ in (trees if i % 2 == 0 else trees[::-1]):
+                log(f"page to page: {label}, {words} words, pass {i + 1}")
+                walks[label].append(walk(pages[label], page_url(servers[label].url, "home", True, lang, extra)))
+        for page in pages.values():
+            page.context.close()
     return walks
 
 
@@ -109,8 +115,8 @@ def main(argv=None) -> Section:
     results: dict[tuple[str, str], list] = {}
     with browser() as chromium:
         for words in args.words:
-            for label, root in trees:
-                results[(label, words)] = walk_tree(chromium, root, label, args.passes, args.lang, words)
+            for label, walks in walk_trees(chromium, trees, args.passes, args.lang, words).items():
+                results[(label, words)] = walks
     load_after = os.getloadavg()
     rows, checks = [], []
     for (label, words), walks in results.items():

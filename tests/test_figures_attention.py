@@ -177,3 +177,30 @@ def test_a_map_in_half_a_page_labels_every_token_of_a_9_word_sentence():
     assert bar.thickness <= 10 and bar.title.side == "right"
     whole = attention_heatmap(np.full((12, 12), 1 / 12), keys, keys, Look(words("en")))
     assert whole.data[0].colorbar.title.side is None                  # a map the page's width keeps its bar
+
+
+from viz.figures.style import NORMAL, PHONE, PRESENTER  # noqa: E402
+
+
+@pytest.mark.parametrize("type_scale", [NORMAL, PRESENTER, PHONE])
+@pytest.mark.parametrize("kind", ["masked", "highlighted", "half a page", "numbers"])
+def test_the_unchecked_map_is_a_valid_figure_with_the_checked_json(type_scale, kind):
+    """attention_heatmap skips plotly's checks when it builds (every page's map, every deck pick's): checked the
+    long way, it is a valid figure with the same JSON, with the causal mask's grey cells, a highlighted row, in half
+    a page (a slim colour bar), and small enough for its numbers; normal, presenter and phone."""
+    import json
+
+    import plotly.graph_objects as go
+
+    from model.analysis.attention_math import causal_mask
+
+    n = 4 if kind == "numbers" else 9
+    rows, cols = [f"{i} <t{i}>" for i in range(n)], [f"{i} w{i}" for i in range(n)]
+    weights = np.random.default_rng(1).dirichlet(np.ones(n), size=n)
+    options = {"masked": dict(masked=causal_mask(n)), "highlighted": dict(highlight_row=2),
+               "half a page": dict(width_px=0.5 * type_scale.page_px), "numbers": {}}[kind]
+    fig = attention_heatmap(weights, rows, cols, Look(words("en"), type_scale), title="a map", **options)
+    checked = go.Figure(fig.to_dict())                       # raises on any property plotly does not know
+    assert json.loads(checked.to_json()) == json.loads(fig.to_json())
+    if kind == "numbers":
+        assert fig.data[0].texttemplate == "%{z:.2f}"

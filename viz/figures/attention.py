@@ -5,8 +5,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, Look, TypeScale, check_matrix, colorbar,
-                               legend_above, mask_legend, mask_overlay, masked_z, plotly_text, slim_colorbar,
-                               subplot_axes, subplot_layout, token_axes, typeset)
+                               colorscale, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
+                               slim_colorbar, subplot_axes, subplot_layout, token_axes, trusted_figure, typeset)
 
 MAP_ROOM = 250          # px of a map's width that are not its plot: the query labels and the colour bar (presenter)
 NORMAL_MAP_ROOM = 200   # the same at the normal 14 px: with 250, a map in half the page showed 9 of a 9-word
@@ -81,19 +81,21 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     bar = colorbar(value_name, look.scale)
     if width_px and width_px <= 0.55 * look.scale.page_px:    # half a page: the keys get the bar's width
         bar = slim_colorbar(bar)
-    traces = [go.Heatmap(
-        z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE,
-        colorbar=bar, hoverongaps=False,
-        texttemplate="%{z:.2f}" if show_values else None, textfont=look.scale.font("cell"),
-        hovertemplate=f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>",
-    )]
+    heatmap = dict(
+        type="heatmap", z=masked_z(weights, masked), x=key_labels, y=query_labels, zmin=0.0, zmax=1.0,
+        colorscale=colorscale(ATTENTION_SCALE), colorbar=bar, hoverongaps=False, textfont=look.scale.font("cell"),
+        hovertemplate=f"{hover_query} %{{y}}<br>{hover_key} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>")
+    if show_values:
+        heatmap["texttemplate"] = "%{z:.2f}"
+    traces = [heatmap]
     layout = dict(token_axes(look.words("fig.attention.x"), look.words("fig.attention.y"), look.scale), title=dict(text=title),
                   height=side,
                   margin=dict(l=10, r=10, t=60, b=10))
     if not slanted_labels_fit(width_px or look.scale.page_px, n_k, look.scale):
         layout["xaxis"]["tickangle"] = -90       # upright: slanted key labels in narrow columns ran into each other
     if masked is not None and np.any(masked):
-        traces += [mask_overlay(masked, key_labels, query_labels), mask_legend(look.words("fig.masked"))]
+        traces += [mask_overlay(masked, key_labels, query_labels).to_plotly_json(),
+                   mask_legend(look.words("fig.masked")).to_plotly_json()]
         legend_above(layout)                   # under the title: a long title takes the whole width
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
         layout["margin"]["t"] = int(60 + 1.6 * look.scale.text)
@@ -101,7 +103,9 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     if highlight_row is not None and 0 <= highlight_row < n_q:
         layout["shapes"] = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=highlight_row - 0.5,
                                  y1=highlight_row + 0.5, line=dict(color="#d62728", width=3))]
-    return go.Figure(traces, layout=typeset(layout, look.scale))
+    # built unchecked (trusted_figure): the map of every page and deck pick, plotly's checks most of its build
+    # (tests/test_figures_attention.py checks it the long way)
+    return trusted_figure({"data": traces, "layout": typeset(layout, look.scale)})
 
 
 def model_view(patterns: np.ndarray, look: Look, title: str = "", selected: tuple[int, int | None] | None = None,
