@@ -7,7 +7,8 @@
 // language: nothing here is English. User text (tokens) is only ever set as text or handed to plotly.
 //
 // The same element draws a deck (the multi-head page; the feed-forward page; the LayerNorm page, a layer alone; the
-// attention zoo, a kind, a layer and a head; the decoding page; the step-through page): every figure of the
+// attention zoo, a kind, a layer and a head; the decoding page; the step-through page; the training page, a step
+// and its maps' layer and head): every figure of the
 // page, for every pick (kind, layer, head; or a step: a slider and its ◀/▶ buttons, or a row of named steps between
 // ◀ Previous and Next ▶), as the builders made them, with its words and formulas (MathML, kept only as MathML); a
 // pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
@@ -563,7 +564,8 @@ function deckPart(data, key) {
 
 function deckValid(data, pick) {
   // a pick inside the body's: a kind it has and a layer of that kind (a deck with no kind: a layer of its one
-  // stack), and a head of its heads (the mean, -1, where it offers it); a step of its steps
+  // stack), and a head of its heads (the mean, -1, where it offers it); a step of its steps (alone, or with a layer
+  // and a head: the training page's snapshots)
   if (!pick) return null;
   const within = (value, lo, hi) => Math.min(Math.max(lo, value | 0), hi);
   const valid = {};
