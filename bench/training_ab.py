@@ -40,14 +40,16 @@ from browser_utils import wait_for_app
 BASE = "f48b87d"          # main of 2026-11-29, before the training page's snapshots were drawn in the browser
 EXAMPLE = "a b c d e f g"
 # A snapshot on screen: no run going, nothing stale, every chart drawn; the view says it drew every picture of the
-# snapshot (its index), or (a tree without the view) the grid's title names its step ("Step 12: ...")
+# snapshot (its index, with the maps' layer and head where the view picks them), or (a tree without the view) the
+# grid's title names its step ("Step 12: ...")
 SNAPSHOT_DRAWN_JS = """([index, step]) => {
   if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
   if (document.querySelector('[data-stale="true"]')) return false;
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   if (!plots.length || !plots.every(p => p.querySelector('svg.main-svg'))) return false;
   const deck = document.querySelector('.vz-deck');
-  if (deck) return deck.dataset.linesPick === String(index) && deck.dataset.whole === '1';
+  const drawn = deck ? deck.dataset.linesPick || '' : '';      // "3", or "3:1:-1" (a deck that picks the maps' head)
+  if (deck) return (drawn === String(index) || drawn.startsWith(index + ':')) && deck.dataset.whole === '1';
   return [...document.querySelectorAll('.js-plotly-plot .gtitle')]
     .some(t => t.textContent.replace(/\\s/g, '').startsWith('Step' + step + ':'));
 }"""
@@ -137,8 +139,9 @@ def time_heads(pages: dict, frames: dict, n: int, heads: int, layer: int, index:
         if in_browser(page) and page.locator(f"{VIEW} select.vz-head").count():
             page.select_option(f"{VIEW} select.vz-head", str(head))
         else:                       # the server's select box (a script run)
-            page.locator(".st-key-train-head input[role=combobox]").click()
-            page.get_by_role("option", name=f"head {head}", exact=True).click()
+            page.locator(".st-key-train-head [role=combobox]").click()
+            page.keyboard.type(f"head {head}")          # the one option it matches
+            page.keyboard.press("Enter")
         page.wait_for_function(HEAD_DRAWN_JS, arg=[f"{index}:{layer}:{head}", wanted], timeout=TIMEOUT_MS,
                                polling="raf")
         return "head"
@@ -194,7 +197,9 @@ def main(argv=None) -> Section:
     _, n_heads, n_layers, _ = TOY_SIZES[args.size]
     with Trees(args.base, args.against, args.alone, prefix="training-ab-") as trees:
         pages, frames, trained = train(trees, args.size, args.steps, args.present, named)
-        body = int(pages["B"].locator(VIEW).get_attribute("data-body-bytes"))
+        bodies = {name: int(page.locator(VIEW).get_attribute("data-body-bytes")) for name, page in pages.items()
+                  if in_browser(page)}           # as each view received it, gzipped
+        body = bodies["B"]
         picks = time_scrubs(pages, frames, args.picks, named)
         heads = time_heads(pages, frames, args.heads, n_heads, n_layers - 1, len(named) // 2) if args.heads else {}
     label, load_start, load_end = trees.label, trees.load_start, trees.load_end
@@ -207,7 +212,8 @@ def main(argv=None) -> Section:
         f"{against}B this tree (bench/training_ab.py), the live training page, {mode}: one training on each (copy, "
         f"the {args.size} toy model, {args.steps} steps: {len(named)} snapshots, example \"{EXAMPLE}\"), then the "
         "same scrubs. B draws the snapshots in the browser (viz/elements/browser_view.py, a deck of every snapshot's "
-        "curve, caption, grid and two maps, the page's builders', sent once a training, layer, head and look); A "
+        "curve, caption, grid and two maps, those of every layer and head, the page's builders', sent once a training "
+        "and look); A "
         f"reran the script for each snapshot. Load average {load_start} at the start, {load_end} at the end (1/5/15 "
         "min; 2 CPUs shared with other work): only the comparison within the run counts.", "",
         f"**Scrubs** ({args.picks} per tree, from the last snapshot back to the first and on again, one at a time: A "
@@ -222,7 +228,8 @@ def main(argv=None) -> Section:
         table(["tree", "scrubs", "scrub: median / p90", "first picture on screen: median / p90",
                "in the view (median)", "messages sent per scrub (median)", "script runs (all scrubs)", "trained"],
               rows),
-        "", f"B's view body as the view received it: {body:,} B (gzipped; every snapshot sent at once).",
+        "", "The view's body as the view received it (gzipped; every snapshot sent at once): "
+        + ", ".join(f"{label[name]} {n:,} B" for name, n in bodies.items()) + ".",
         *(["", f"**Head picks** ({args.heads} per tree, the maps' head at snapshot {len(named) // 2}, layer "
            f"{n_layers - 1}, the trees alternating: A its server select box, B the view's head select): from the "
            "choice until the maps name the head, every chart drawn and the page idle.",
