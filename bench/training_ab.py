@@ -213,8 +213,8 @@ def main(argv=None) -> Section:
         f"the {args.size} toy model, {args.steps} steps: {len(named)} snapshots, example \"{EXAMPLE}\"), then the "
         "same scrubs. B draws the snapshots in the browser (viz/elements/browser_view.py, a deck of every snapshot's "
         "curve, caption, grid and two maps, those of every layer and head, the page's builders', sent once a training "
-        "and look); A "
-        f"reran the script for each snapshot. Load average {load_start} at the start, {load_end} at the end (1/5/15 "
+        f"and look); A {'reran the script for each snapshot' if args.base == BASE else 'as that main drew it'}. "
+        f"Load average {load_start} at the start, {load_end} at the end (1/5/15 "
         "min; 2 CPUs shared with other work): only the comparison within the run counts.", "",
         f"**Scrubs** ({args.picks} per tree, from the last snapshot back to the first and on again, one at a time: A "
         "the select slider's thumb with an arrow key, B ◀ Previous / Next ▶ clicked; the trees alternating): median "
