@@ -242,3 +242,23 @@ def test_a_deck_takes_a_pages_own_step_words_and_a_client_reads_its_labels():
     assert made["words"]["csv"] and made["words"]["step"]                  # the pickers' words the page kept
     data = framed(encode(made), {"sentence": "s", "whole": True})
     assert set(drawn_labels(data)) == {"0 ▁a", "1 ▁b"}
+
+
+def test_a_deck_of_steps_with_a_layer_and_a_head_says_every_pickers_words_and_reads_its_step_parts():
+    """The training page's deck (a snapshot, its maps' layer and head or their mean): the step's words and the
+    layer's and head's together, and the pickers' place (a `pickers` block) kept; a client reads the labels of a
+    step's part ("0": what every layer and head of it shows) as of a pick's ("0:1:-1")."""
+    from viz.figures.browser_view import deck, deck_pick, head_names
+    from viz.core.catalogue import message
+    import plotly.graph_objects as go
+    step = deck_pick({"curve": go.Figure(go.Scatter(x=["5", "10"], y=[1, 2]))}, {"curve": "c"})
+    pick = deck_pick({"cross": go.Figure(go.Heatmap(z=[[1.0]], x=["0 a"], y=["1 b"]))}, {"cross": "x"})
+    blocks = [{"type": "figure", "id": "curve"}, {"type": "figure", "id": "cross"}, {"type": "pickers", "title": "t"}]
+    made = deck({"0": step, "0:1:-1": pick}, blocks, ("step", "layer", "head"), {"decoder": 2}, None, words("zh"), {},
+                steps=1, heads=2, mean=True)
+    said = made["words"]
+    assert said["step"] == message("zh", "decoding.step") and said["next"] == message("zh", "ui.step.next")
+    assert said["layer_names"] == [message("zh", "ui.layer_n", i=i) for i in range(2)]
+    assert said["head_names"] == head_names(2, words("zh")) and list(said["head_names"])[0] == str(MEAN)
+    assert made["blocks"][-1] == {"type": "pickers", "title": "t"}
+    assert set(drawn_labels(framed(encode(made), {"sentence": "s", "whole": True}))) == {"5", "10", "0 a", "1 b"}

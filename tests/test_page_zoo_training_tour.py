@@ -204,7 +204,7 @@ def test_training_trains_in_the_app_and_shows_curve_and_snapshots():
     assert "Result: copy, tiny model, 20 steps" in out
     # the snapshots: a deck drawn in the browser, its step row the training's steps (tests/test_page_training_view.py)
     head, body = browser_view_sent(at, "train-deck")
-    assert body["words"]["step_names"] == ["5", "10", "15", "20"] and head["pick"] == {"step": 3}
+    assert body["words"]["step_names"] == ["5", "10", "15", "20"] and head["pick"] == {"step": 3, "layer": 0, "head": -1}
     # no chart title is cut: every line fits half the page (the snapshot maps stand two to a row)
     figures = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     figures += [fig for part in body["picks"].values() for fig in part["figures"].values()]
@@ -217,11 +217,11 @@ def test_training_trains_in_the_app_and_shows_curve_and_snapshots():
     np.testing.assert_allclose(run.snapshots[-1].cross.sum(-1), 1.0, atol=1e-5)
     assert not at.session_state["train-running"]
     assert not _widget(at, "button", "train-button").disabled
-    # scrub back (the browser tells the server its snapshot): the caption follows the chosen step
-    browser_says(at, state={"pick": {"step": 0}}, where="train-deck")
+    # scrub back (the browser tells the server its snapshot, with the maps' layer and head): the caption follows
+    browser_says(at, state={"pick": {"step": 0, "layer": 0, "head": -1}}, where="train-deck")
     no_exceptions(at)
     head, body = browser_view_sent(at, "train-deck")
-    assert head["pick"] == {"step": 0} and "Step 5:" in body["picks"]["0"]["texts"]["caption"]
+    assert head["pick"] == {"step": 0, "layer": 0, "head": -1} and "Step 5:" in body["picks"]["0"]["texts"]["caption"]
     # try the trained model on a typed input; a bad one gets a message
     _widget(at, "text_input", "train-try").input("a b q")
     at.run()

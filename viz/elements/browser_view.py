@@ -2,7 +2,8 @@
 iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page: a kind and
 a layer picked; the feed-forward page: a stack and a layer, and in its dropout view a kind and a layer; the decoding page: a step; the step-through page: one of
 its nine steps; the attention zoo: a kind, a layer and a head; the compare page's two sentences: a layer and a
-head or their mean; the head page's statistics: a kind, its picture every layer's; the training page: a snapshot).
+head or their mean; the head page's statistics: a kind, its picture every layer's; the training page: a snapshot, its maps' layer and
+head).
 One element and one JS for all; the body says which it holds. A sentence's data is sent once
 (viz/figures/browser_view.py makes it); the picks (kind, layer, head; multi-head: kind, layer; feed-forward: its
 kind is a stack, the URL's `stack`; decoding, step-through: step) are made in the browser
@@ -81,6 +82,8 @@ URL_VALUES = {"kind": view.KIND, "layer": view.LAYER, "head": view.HEAD, "step":
 EXPLORER_PICK = ("kind", "layer", "head")       # what the explorer's view picks
 MULTIHEAD_PICK = ("kind", "layer")              # the multi-head page's (viz/pages/multi_head.py)
 STEP_PICK = ("step",)                           # a step: the decoding page's, the step-through page's nine
+SNAPSHOT_PICK = ("step", "layer", "head")       # the training page's (viz/pages/training.py): a snapshot, and the
+                                                # layer and head (or their mean) of its maps
 STACK_PICK = ("kind", "layer")                  # the feed-forward page's (viz/pages/ffn.py): its kind is a stack...
 STACK_URL = (("kind", view.STACK),)             # ...which its URL names `stack` (urls: a pick's own URL values)
 LAYER_PICK = ("layer",)                         # the LayerNorm page's (viz/pages/layernorm.py): a layer of the stack

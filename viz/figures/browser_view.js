@@ -7,7 +7,8 @@
 // language: nothing here is English. User text (tokens) is only ever set as text or handed to plotly.
 //
 // The same element draws a deck (the multi-head page; the feed-forward page; the LayerNorm page, a layer alone; the
-// attention zoo, a kind, a layer and a head; the decoding page; the step-through page): every figure of the
+// attention zoo, a kind, a layer and a head; the decoding page; the step-through page; the training page, a step
+// and its maps' layer and head): every figure of the
 // page, for every pick (kind, layer, head; or a step: a slider and its ◀/▶ buttons, or a row of named steps between
 // ◀ Previous and Next ▶), as the builders made them, with its words and formulas (MathML, kept only as MathML); a
 // pick swaps them in. The body's "view" says which (RENDERERS, at the end); what
@@ -65,7 +66,7 @@ function kindAndLayer(box, names = EXPLORER_NAMES) {
   const numbers = element("div", "vz-numbers", pickers);           // layer (and the explorer's head) side by side
   const [layerText, layer] = names.includes("layer") ? selectPicker(numbers, "vz-layer") : [null, null];
   const [headText, head] = names.includes("head") ? selectPicker(numbers, "vz-head") : [null, null];
-  return { kindLabel, kindButtons, numbers, layerText, layer, headText, head };
+  return { pickerRow: pickers, kindLabel, kindButtons, numbers, layerText, layer, headText, head };
 }
 
 function selectPicker(parent, className) {
@@ -380,11 +381,13 @@ function listen(view) {
 
 // -- a deck: a page's pictures for every pick (viz/figures/browser_view.py deck()) ----------------------------
 function deckSkeleton(root, names) {
-  // the pickers the body's names ask for: a kind and a layer (or a layer alone), or a step
+  // the pickers the body's names ask for: a kind and a layer (or a layer alone), a step, or a step and a layer and
+  // a head (the training page's snapshots and their maps'), each row of them as the body's blocks place it
   const box = element("div", "vz-explorer vz-deck", root);
-  const pickers = names.includes("step") ? stepPicker(box) : kindAndLayer(box, names);
+  const steps = names.includes("step") ? stepPicker(box) : {};
+  const others = names.some((name) => name !== "step") ? kindAndLayer(box, names) : {};
   const blocks = element("div", "vz-blocks", box);
-  return { box, ...pickers, blocks, slots: new Map() };
+  return { box, ...steps, ...others, blocks, slots: new Map() };
 }
 
 function stepPicker(box) {
@@ -513,6 +516,16 @@ function buildBlocks(view, blocks, parent) {
       // their shares of the row ([3, 2]: three fifths and two); a phone stacks them (browser_view.css)
       if (block.widths) row.style.setProperty("--vz-columns", block.widths.map((w) => `minmax(0, ${Number(w)}fr)`).join(" "));
       for (const column of block.columns) buildBlocks(view, column, element("div", "vz-column", row));
+    } else if (block.type === "pickers") {
+      // where the kind, layer and head pickers go (the training page's: under the maps they pick for), their
+      // words before them; with no such block they head the deck
+      const row = view.dom.pickerRow;
+      if (row) {
+        const words = row.querySelector(".vz-pickers-title")
+          || row.insertBefore(element("span", "vz-pickers-title"), row.firstChild);
+        words.textContent = block.title || "";
+        parent.appendChild(row);
+      }
     } else if (block.type === "details") {
       const folded = element("details", `vz-folded vz-details-${block.id}`, parent);
       slot.el = element("summary", "", folded);
@@ -528,21 +541,44 @@ function deckKey(view, pick) {
   return pickText(pick, view.data.names);
 }
 
+const PART_FIELDS = ["figures", "files", "texts", "tables", "notes", "opens"];
+
+function deckPart(data, key) {
+  // a pick's part: its own blocks over its key's prefixes' ("3:1:-1" over "3": what every layer and head of a step
+  // shows is sent once, under the step), and each figure's home, the key of the part holding it: the plot drawn for
+  // it serves every pick under that key. Undefined when the body holds no part of the pick (a first screen's).
+  if (!data.picks[key]) return undefined;
+  if (!data.parts) data.parts = new Map();
+  if (!data.parts.has(key)) {
+    const names = key.split(":");
+    const part = { homes: {} };
+    for (const at of names.map((_, i) => names.slice(0, i + 1).join(":")).filter((prefix) => data.picks[prefix])) {
+      const own = data.picks[at];
+      for (const field of PART_FIELDS) part[field] = { ...part[field], ...own[field] };
+      for (const id of Object.keys(own.figures || {})) part.homes[id] = at;
+    }
+    data.parts.set(key, part);
+  }
+  return data.parts.get(key);
+}
+
 function deckValid(data, pick) {
   // a pick inside the body's: a kind it has and a layer of that kind (a deck with no kind: a layer of its one
-  // stack), and a head of its heads (the mean, -1, where it offers it); a step of its steps
+  // stack), and a head of its heads (the mean, -1, where it offers it); a step of its steps (alone, or with a layer
+  // and a head: the training page's snapshots)
   if (!pick) return null;
-  if (data.names.includes("step")) return { step: Math.min(Math.max(0, pick.step | 0), data.steps - 1) };
-  const layer = (n) => Math.min(Math.max(0, pick.layer | 0), n - 1);
-  let valid;
-  if (!data.names.includes("kind")) {
-    if (!data.layers) return null;
-    valid = { layer: layer(deckLayers(data, pick)) };
-  } else {
+  const within = (value, lo, hi) => Math.min(Math.max(lo, value | 0), hi);
+  const valid = {};
+  if (data.names.includes("step")) valid.step = within(pick.step, 0, data.steps - 1);
+  if (data.names.includes("kind")) {
     if (!data.layers || !(pick.kind in data.layers)) return null;
-    valid = data.names.includes("layer") ? { kind: pick.kind, layer: layer(data.layers[pick.kind]) } : { kind: pick.kind };
+    valid.kind = pick.kind;
   }
-  if (data.names.includes("head")) valid.head = Math.min(Math.max(data.mean ? -1 : 0, pick.head | 0), data.heads - 1);
+  if (data.names.includes("layer")) {
+    if (!data.layers) return null;
+    valid.layer = within(pick.layer, 0, deckLayers(data, pick) - 1);
+  }
+  if (data.names.includes("head")) valid.head = within(pick.head, data.mean ? -1 : 0, data.heads - 1);
   return valid;
 }
 
@@ -575,7 +611,8 @@ function fillKinds(view) {
 }
 
 function deckPickers(view) {
-  if (view.data.names.includes("step")) stepPickers(view); else kindAndLayerPickers(view);
+  if (view.dom.stepRow) stepPickers(view);
+  if (view.dom.pickerRow) kindAndLayerPickers(view);
 }
 
 function kindAndLayerPickers(view) {
@@ -692,12 +729,12 @@ const KEPT_PLOTS = 10;          // per figure: a multi-head page's every kind x 
 const AHEAD_PLOTS = 20;
 
 function drawFigure(view, id) {
-  const key = deckKey(view, view.pick);
-  const part = view.data.picks[key];
+  const part = deckPart(view.data, deckKey(view, view.pick));
   const slot = view.dom.slots.get(id);
   const figure = part && part.figures[id];
   view.stale.delete(id);
   if (!figure) return Promise.resolve();
+  const key = part.homes[id];                    // the plot of the part that holds it (a step's curve: every head's)
   const kept = slot.plots.get(key);
   if (kept) {
     showPlot(slot, kept);
@@ -707,6 +744,13 @@ function drawFigure(view, id) {
   for (const [other, plot] of slot.plots) if (plot === slot.el) slot.plots.delete(other);
   slot.plots.set(key, slot.el);
   return plotFigure(view, slot.el, figure, part.files[id]);
+}
+
+function inPlace(view, id) {
+  // whether the plot in sight already shows the pick's figure (a step's curve, when only the head changed)
+  const part = deckPart(view.data, deckKey(view, view.pick));
+  const slot = view.dom.slots.get(id);
+  return !!part && !!part.figures[id] && slot.plots.get(part.homes[id]) === slot.el && slot.el.figure === part.figures[id];
 }
 
 function forgetPlots(view) {
@@ -781,19 +825,23 @@ function drawAhead(view) {
   const { data, pick } = view;
   if (!data.whole || view.r !== RENDERERS.deck) return;
   const inSight = [...view.dom.slots].filter(([, slot]) => slot.block.type === "figure" && shown(slot.stack));
-  const near = Object.keys(data.picks).filter((key) => pickDistance(view, key) > 0)
+  const whole = data.names.length;              // picks, not the parts their prefixes hold (deckPart)
+  const near = Object.keys(data.picks).filter((key) => key.split(":").length === whole && pickDistance(view, key) > 0)
     .sort((a, b) => pickDistance(view, a) - pickDistance(view, b))
     .slice(0, Math.max(1, Math.min(KEPT_PLOTS - 1, Math.floor(AHEAD_PLOTS / Math.max(1, inSight.length)))));
-  const jobs = near.flatMap((key) => inSight.filter(([id]) => data.picks[key].figures[id])
-    .map(([id, slot]) => [key, id, slot]));
+  const jobs = near.flatMap((key) => {
+    const part = deckPart(data, key);
+    return inSight.filter(([id]) => part.figures[id]).map(([id, slot]) => [part, id, slot]);
+  });
   const next = () => {
     if (view.data !== data || view.pick !== pick || !jobs.length) return;
-    const [key, id, slot] = jobs.shift();
+    const [part, id, slot] = jobs.shift();
+    const key = part.homes[id];
     if (slot.plots.has(key) || !slot.stack.isConnected) return next();
     const plot = element("div", "vz-plot vz-offstage", slot.stack);
     slot.plots.set(key, plot);
     keepNearest(view, slot);
-    Promise.resolve(plotFigure(view, plot, data.picks[key].figures[id], data.picks[key].files[id]))
+    Promise.resolve(plotFigure(view, plot, part.figures[id], part.files[id]))
       .catch((error) => console.error("attention view", error)).then(() => idle(next));
   };
   idle(next);
@@ -821,7 +869,7 @@ function drawStale(view) {
 
 function fillWords(view) {
   // a pick's words, tables and checks (text only), its sections open as the page opens them
-  const part = view.data.picks[deckKey(view, view.pick)];
+  const part = deckPart(view.data, deckKey(view, view.pick));
   for (const [id, slot] of view.dom.slots) {
     const type = slot.block.type;
     if (type === "figure") {                // a pick without this picture (a step with one map, not two): no room
@@ -903,7 +951,9 @@ async function deckDraw(view, started) {
   view.stale = new Set(figures);
   deckPickers(view);
   fillWords(view);
-  const [first, ...rest] = figures.filter((id) => shown(view.dom.slots.get(id).stack));
+  // the first picture the pick changes first (a head picked: the maps, the step's curve staying as it is)
+  const inSight = figures.filter((id) => shown(view.dom.slots.get(id).stack));
+  const [first, ...rest] = [...inSight.filter((id) => !inPlace(view, id)), ...inSight.filter((id) => inPlace(view, id))];
   if (first) await drawFigure(view, first);
   const pick = pickText(view.pick, view.data.names);
   box.dataset.pickMs = (performance.now() - started).toFixed(1);
@@ -936,7 +986,6 @@ function deckListen(view) {
       const checked = onChoice && dom.choices.querySelector("input:checked");
       if (checked) checked.focus();
     });
-    return;
   }
   if (dom.kindButtons) dom.kindButtons.addEventListener("change", (event) => choose(view, { kind: event.target.value }, event.timeStamp));
   if (dom.layer) dom.layer.addEventListener("change", (event) => choose(view, { layer: Number(dom.layer.value) }, event.timeStamp));

@@ -300,19 +300,22 @@ def pick_key(pick: dict, names: Sequence[str]) -> str:
 def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layers: dict[str, int], template: Any,
          words: Words, shown: dict, steps: int = 0, said: dict | None = None, heads: int = 0,
          mean: bool = False) -> dict:
-    """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one), how they
-    are laid out (`blocks`: {type: figure|text|heading|code|formula|table|notes|tabs|columns|details, id...}), what
+    """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one; a part keyed
+    by a prefix of picks' keys, a step's "3" of "3:1:-1", holds what every pick under it shows, sent once: the
+    browser takes a pick's blocks from its own part, then from its prefixes', browser_view.js deckPart), how they
+    are laid out (`blocks`: {type: figure|text|heading|code|formula|table|notes|tabs|columns|details|pickers,
+    id...}), what
     is picked (`names`: kind and layer, each kind's number of `layers`; a layer alone, `layers` the one stack's, and
     no kind picker; either with a head of `heads`, the mean of them (MEAN) too when `mean`; or the step, of
-    `steps`), the figures'
-    template once, the pickers' words (`said`: a page's own, over picker_words': the feed-forward page's stack
+    `steps`, alone or with a layer and a head: the training page's), the figures' template once, the pickers' words (`said`: a page's own, over picker_words': the feed-forward page's stack
     picker's label and names; "step_names": the steps as a row of named choices, not a slider). A block's id names what it shows in every pick (a figure, words, a table):
     one id, one block; a block's `title` is its words in every pick (a pick's texts name only what changes). A
     formula block's text is MathML (viz/tour/formula_html.formula_mathml: made from numbers, never user text; the
     browser keeps only MathML elements and attributes of it); a text, heading or details block's words and a notes
     block's lines go with their inline maths as characters (inline_picks, inline_titles: the browser knows no
     LaTeX); a figure, or a section's every block, a pick lacks takes no room; a `columns` block's `widths` ([3, 2]) share the row; a table block with `scroll` scrolls in a
-    box."""
+    box; a `pickers` block is where the kind, layer and head pickers go (its `title`: their words before them;
+    without one they head the deck)."""
     ids = block_ids(blocks)
     if len(ids) != len(set(ids)):
         raise ValueError(f"a deck's block ids must differ: {sorted(i for i in set(ids) if ids.count(i) > 1)}")

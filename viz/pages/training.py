@@ -1,7 +1,7 @@
 """Live toy training: train a small Transformer in the app and watch its attention take shape. After a training, its
-snapshots are drawn in the browser (viz/elements/browser_view.py, a deck of every snapshot): the reader scrubs
-them there with no script run; the layer and head of the two snapshot maps stay the server's select boxes. The
-snapshot is not written to the URL: a training lives in one server process, a link cannot bring it back."""
+snapshots are drawn in the browser (viz/elements/browser_view.py, a deck of every snapshot, and of every layer and
+head of its two maps): the reader scrubs them and picks the maps' layer and head there, with no script run. None of
+these picks is written to the URL: a training lives in one server process, a link cannot bring it back."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +20,7 @@ from viz.services.training import (TASKS, TOY_SIZES, TRAINING_THREADS, LiveRun, 
                                    train_live, trained_lengths_note, training_slot, untrained_snapshot)
 from viz.core import view
 from viz.core.text import attention_labels, plain, position_labels
-from viz.elements.browser_view import STEP_PICK, browser_view
+from viz.elements.browser_view import SNAPSHOT_PICK, browser_view
 from viz.elements.ui import explained, look, matrix_frame, plotly_config, safe_filename, show_figure, type_scale
 from viz.figures import browser_view as payloads
 from viz.figures.browser_view import template_spec
@@ -32,7 +32,7 @@ TRAIN_REQUESTED = OWN.value("train-requested")
 TRAIN_RESULT = OWN.value("train-result")
 TRAIN_RNN_RESULT = OWN.value("train-rnn-result")  # the last live RNN training's measurements
 TRAIN_DECK = OWN.value("train-deck")              # train-deck-view, -head, -csv: the snapshots' browser view
-TRAIN_SNAPSHOT = OWN.value("train-snapshot")      # (the training, the snapshot the browser last told the server)
+TRAIN_SNAPSHOT = OWN.value("train-snapshot")      # (the training, the pick the browser last told the server)
 
 # task notes: training.task_note.<task>; task names: training.task.<task>; sizes: training.size.<size>
 DEFAULT_EXAMPLE = "a b c d e f g"
@@ -143,9 +143,11 @@ def before_training(task: str, size: str, symbols: list[str], max_tokens: int) -
 
 
 # -- the result: the snapshots drawn in the browser (viz/elements/browser_view.py, a deck of every snapshot) --------
-# Step i of the deck is the run's i-th snapshot, named by its training step; each holds the pictures and words that
-# change with it, made by the builders below (one a picture). The layer and head of the two maps stay the server's
-# select boxes: a change there builds the deck again for that layer and head.
+# A pick of the deck is a snapshot (step i: the run's i-th, named by its training step) and a layer and head of its
+# two maps (or the layer's mean of heads). The part of a step ("3") holds what the layer and head do not change (the
+# curve, the grid, the caption), sent once a snapshot; the part of a pick ("3:1:-1") its two maps: the browser takes
+# a pick's blocks from its own part, then from its step's (browser_view.js deckPart), and the curve drawn for a step
+# serves every layer and head of it. Each made by the builders below (one a picture).
 MAPS = ("cross", "encoder")        # the snapshot's two maps: cross-attention, encoder self-attention
 MAP_TITLE_KEYS = {"cross": "training.snap.cross", "encoder": "training.snap.encoder"}
 CSV_FIGURES = ("curve", *MAPS)     # the pictures with a CSV (the history; a map's matrix); the grid: an image only
@@ -188,11 +190,12 @@ def snapshot_caption(run: LiveRun, snap, words: Words) -> str:
                  step=snap.step, accuracy=f"{snap.accuracy:.1%}", loss=f"{snap.loss:.3f}")
 
 
-def snapshot_files(run: LiveRun, snap) -> dict[str, str]:
-    """Each picture's file name (PNG/SVG, CSV), as the page named them."""
+def snapshot_files(run: LiveRun, snap, layer: int, head: int | None) -> dict[str, str]:
+    """Each picture's file name (PNG/SVG, CSV), as the page named them; a map's names its layer and head."""
+    at = f"step{snap.step}-L{layer}-{'avg' if head is None else f'H{head}'}"
     return {name: safe_filename(stem) for name, stem in {
         "curve": f"live-{run.task}-{run.size}-curve", "grid": f"live-{run.task}-grid-step{snap.step}",
-        "cross": f"live-{run.task}-cross-step{snap.step}", "encoder": f"live-{run.task}-encoder-step{snap.step}"}.items()}
+        "cross": f"live-{run.task}-cross-{at}", "encoder": f"live-{run.task}-encoder-{at}"}.items()}
 
 
 def history_frame(run: LiveRun, words: Words):
@@ -211,11 +214,12 @@ def snapshot_numbers(run: LiveRun, index: int, figure: str, layer: int, head: in
 
 
 def deck_blocks() -> list[dict]:
-    """How the deck is laid out, every snapshot alike (as the page was): the curve, the caption, the grid, then the
-    two maps side by side."""
+    """How the deck is laid out, every snapshot alike (as the page was): the curve, the caption, the grid, the two
+    maps side by side, then their layer and head pickers."""
     figure = lambda name: {"type": "figure", "id": name, "csv": name in CSV_FIGURES}        # noqa: E731
     return [figure("curve"), {"type": "text", "id": "caption"}, figure("grid"),
-            {"type": "columns", "columns": [[figure("cross")], [figure("encoder")]]}]
+            {"type": "columns", "columns": [[figure("cross")], [figure("encoder")]]},
+            {"type": "pickers", "title": t("training.maps.pick")}]
 
 
 def step_words(run: LiveRun) -> dict:
@@ -229,67 +233,96 @@ def run_sig(run: LiveRun) -> tuple:
     return (id(run), run.task, run.size, run.steps, tuple(run.example.symbols), run.history[-1]["seconds"])
 
 
-def common_parts(run: LiveRun, page_look: Look) -> list[dict]:
-    """Every snapshot's pictures and words that the layer and head do not change: the curve, the grid, the caption."""
-    return [payloads.deck_pick({"curve": snapshot_curve(run, snap, page_look), "grid": snapshot_grid(snap, page_look)},
-                               {}, {"caption": snapshot_caption(run, snap, page_look.words)})
-            for snap in run.snapshots]
+def map_layers(run: LiveRun) -> int:
+    """The layers the maps' layer picker offers: the decoder's (cross-attention's; the toy models' encoders have as
+    many, and the encoder map shows the same layer)."""
+    return run.result.model.cfg.n_decoder_layers
 
 
-def map_parts(run: LiveRun, layer: int, head: int | None, page_look: Look) -> list[dict]:
-    """Every snapshot's two maps for the layer and head."""
-    return [payloads.deck_pick(snapshot_maps(run, snap, layer, head, page_look), {}) for snap in run.snapshots]
+def map_picks(run: LiveRun) -> list[tuple[int, int]]:
+    """Every layer and head of the maps (payloads.MEAN: the layer's mean of heads, first in each layer)."""
+    return payloads.pick_names(map_layers(run), run.result.model.cfg.n_heads)
 
 
-def deck_body(run: LiveRun, layer: int, head: int | None, page_look: Look, modebar: bool, sentence: str) -> payloads.Body:
-    """The browser's data for this training, layer, head and look: every snapshot at once (16 snapshots of the
-    default run: ~0.15 s to build, ~60 kB gzipped; one snapshot first would show the result ~0.1 s sooner, after a
-    training of tens of seconds, and cost a second run of the page: docs/performance.md). Kept for this session
-    (view.session_memo: a training is one reader's), each part as long as what it depends on is unchanged: a
-    layer or head changed builds the maps again, not the curves and grids."""
-    at = run_sig(run)
-    common = view.session_memo("train-deck-common", (at, page_look), lambda: common_parts(run, page_look))
-    maps = view.session_memo("train-deck-maps", (at, layer, head, page_look),
-                             lambda: map_parts(run, layer, head, page_look))
-    parts = {str(i): {**part, "figures": {**part["figures"], **mine["figures"]},
-                      "files": snapshot_files(run, run.snapshots[i])}
-             for i, (part, mine) in enumerate(zip(common, maps))}
+def as_head(head: int) -> int | None:
+    """A picked head as the builders take it: None for the mean of heads (payloads.MEAN)."""
+    return None if head == payloads.MEAN else head
+
+
+def snapshot_parts(run: LiveRun, index: int, page_look: Look) -> dict[str, dict]:
+    """A snapshot's parts of the deck: its step's (the curve, the grid, the caption) and each layer and head's (the
+    two maps)."""
+    snap = run.snapshots[index]
+    files = snapshot_files(run, snap, 0, None)
+    parts = {str(index): payloads.deck_pick(
+        {"curve": snapshot_curve(run, snap, page_look), "grid": snapshot_grid(snap, page_look)},
+        {name: files[name] for name in ("curve", "grid")}, {"caption": snapshot_caption(run, snap, page_look.words)})}
+    for layer, head in map_picks(run):
+        files = snapshot_files(run, snap, layer, as_head(head))
+        parts[f"{index}:{layer}:{head}"] = payloads.deck_pick(
+            snapshot_maps(run, snap, layer, as_head(head), page_look), {name: files[name] for name in MAPS})
+    return parts
+
+
+def deck_body(run: LiveRun, page_look: Look, modebar: bool, sentence: str) -> payloads.Body:
+    """The browser's data for this training and look: every snapshot, and every layer and head of its maps, at once
+    (the default run, tiny, 800 steps: 16 snapshots x 3 picks, ~0.2-0.4 s to build, 38 kB gzipped; medium: 16 x 10,
+    ~0.6-0.8 s, 142 kB; bench/training_ab.py prints them). Kept for this session (view.session_memo: a training is
+    one reader's)."""
+    cfg = run.result.model.cfg
+    parts = {key: part for index in range(len(run.snapshots)) for key, part in snapshot_parts(run, index, page_look).items()}
     return payloads.encode(payloads.deck(
-        parts, deck_blocks(), STEP_PICK, {}, template_spec(go.Figure()), page_look.words,
-        {"text_px": page_look.scale.text, "sentence": sentence, "whole": True, "modebar": modebar,
-         "url_names": {}}, steps=len(run.snapshots), said=step_words(run)))
+        parts, deck_blocks(), SNAPSHOT_PICK, {"decoder": map_layers(run)}, template_spec(go.Figure()),
+        page_look.words, {"text_px": page_look.scale.text, "sentence": sentence, "whole": True, "modebar": modebar,
+                          "url_names": {}}, steps=len(run.snapshots), said=step_words(run), heads=cfg.n_heads,
+        mean=True))
 
 
-def pick_csv(run: LiveRun, layer: int, head: int | None):
-    """The CSV of a picture the browser asked for: the history, or the map's matrix at that snapshot."""
+def pick_csv(run: LiveRun):
+    """The CSV of a picture the browser asked for: the history, or the map's matrix at that snapshot, layer and head
+    (the browser's, checked_pick bounding them)."""
     def make(pick: dict) -> dict:
-        index = min(max(pick["step"], 0), len(run.snapshots) - 1)
+        pick = {**pick, **checked_pick(run, pick)}
+        snap = run.snapshots[pick["step"]]
         figure = pick.get("figure") if pick.get("figure") in CSV_FIGURES else "curve"
-        frame = snapshot_numbers(run, index, figure, layer, head, t)
-        return {"name": snapshot_files(run, run.snapshots[index])[figure] + ".csv", "text": frame.to_csv()}
+        frame = snapshot_numbers(run, pick["step"], figure, pick["layer"], as_head(pick["head"]), t)
+        return {"name": snapshot_files(run, snap, pick["layer"], as_head(pick["head"]))[figure] + ".csv",
+                "text": frame.to_csv()}
     return make
 
 
-def snapshot_pick(run: LiveRun) -> int:
-    """The snapshot shown: the last one the browser told the server of in this training (a reader's pick is told
-    when a run they did not cause by it comes back: a layer or head changed, a CSV asked for; browser_view's
-    callbacks write it to the URL's step=, taken out again here: a training lives in this server process, so a link
-    cannot bring it back), else the last snapshot."""
-    last = len(run.snapshots) - 1
+def checked_pick(run: LiveRun, pick: dict) -> dict:
+    """A pick ({step, layer, head}) within the training's snapshots, layers and heads (the mean: payloads.MEAN)."""
+    within = lambda value, lo, hi: min(max(value, lo), hi)                                   # noqa: E731
+    return {"step": within(pick["step"], 0, len(run.snapshots) - 1),
+            "layer": within(pick["layer"], 0, map_layers(run) - 1),
+            "head": within(pick["head"], payloads.MEAN, run.result.model.cfg.n_heads - 1)}
+
+
+def snapshot_pick(run: LiveRun) -> dict:
+    """The pick shown: the last the browser told the server of in this training (a reader's pick is told when a run
+    they did not cause by it comes back: the language changed, a CSV asked for; browser_view's callbacks write it to
+    the URL's step=, layer=, head=, taken out again here: a training lives in this server process, so a link cannot
+    bring it back), else the last snapshot, the last layer's mean of heads."""
+    told = (view.STEP, view.LAYER, view.HEAD)
     if view.in_url(view.STEP):
-        view.put(TRAIN_SNAPSHOT, (run_sig(run), view.read(view.STEP, [], hi=last)))
-        view.forget_url(view.STEP)
+        pick = {value.name: view.read(value, [], default=0) for value in told}
+        view.put(TRAIN_SNAPSHOT, (run_sig(run), checked_pick(run, pick)))
+        view.forget_url(*told)
     kept = view.get(TRAIN_SNAPSHOT)
-    return min(kept[1], last) if kept and kept[0] == run_sig(run) else last
+    if kept and kept[0] == run_sig(run):
+        return kept[1]
+    return {"step": len(run.snapshots) - 1, "layer": map_layers(run) - 1, "head": payloads.MEAN}
 
 
-def snapshot_view(run: LiveRun, layer: int, head: int | None) -> None:
-    """The snapshots drawn in the browser: the reader scrubs there, with no script run."""
+def snapshot_view(run: LiveRun) -> None:
+    """The snapshots drawn in the browser: the reader scrubs there and picks the maps' layer and head, with no
+    script run."""
     page_look, modebar = look(), plotly_config("")["displayModeBar"]
-    sentence = payloads.view_sig("training", (run_sig(run), layer, head, page_look, modebar))
-    body = view.session_memo("train-deck", sentence, lambda: deck_body(run, layer, head, page_look, modebar, sentence))
-    browser_view(TRAIN_DECK, STEP_PICK, body, {"step": snapshot_pick(run)}, {"sentence": sentence, "whole": True},
-                 csv=pick_csv(run, layer, head))
+    sentence = payloads.view_sig("training", (run_sig(run), page_look, modebar))
+    body = view.session_memo("train-deck", sentence, lambda: deck_body(run, page_look, modebar, sentence))
+    browser_view(TRAIN_DECK, SNAPSHOT_PICK, body, snapshot_pick(run), {"sentence": sentence, "whole": True},
+                 csv=pick_csv(run))
 
 
 def train_now(run: LiveRun) -> None:
@@ -319,32 +352,14 @@ def train_now(run: LiveRun) -> None:
         train_live(run, on_progress)
 
 
-def map_pickers(run: LiveRun) -> tuple[int, int | None]:
-    """The layer and head of the two snapshot maps: the server's select boxes, in one short row right under the maps
-    (their options name themselves)."""
-    cfg = run.result.model.cfg
-    c0, c1, c2 = st.columns([2, 1.2, 1.4], vertical_alignment="center")
-    c0.markdown(t("training.maps.pick"))
-    layer = c1.selectbox(t("ui.layer"), range(cfg.n_decoder_layers), index=cfg.n_decoder_layers - 1,
-                         key="train-layer", label_visibility="collapsed",
-                         format_func={i: t("ui.layer_n", i=i) for i in range(cfg.n_decoder_layers)}.get)
-    head_names = {-1: t("ui.head_mean")} | {h: t("ui.head_n", h=h) for h in range(cfg.n_heads)}
-    head = c2.selectbox(t("ui.head"), list(head_names), key="train-head", format_func=head_names.get,
-                        label_visibility="collapsed")
-    return layer, None if head == -1 else head
-
-
 def show_result(run: LiveRun) -> None:
-    """The training's result, then its snapshots (the browser's deck: the curve first, the two maps last) with the
-    maps' layer and head pickers under them (the server's: made first, as the deck is built for them)."""
+    """The training's result, then its snapshots (the browser's deck: the curve first, the two maps and their layer
+    and head pickers last)."""
     final = run.history[-1]
     st.markdown(t("training.result", task=t(TRAINING_TASK_KEYS[run.task]), size=t(TRAINING_SIZE_KEYS[run.size]),
                   steps=run.steps, params=f"{run.result.model.num_parameters():,}", seconds=f"{final['seconds']:.1f}",
                   accuracy=f"{final['accuracy']:.1%}", loss=f"{final['loss']:.4f}"))
-    snapshots = st.container()
-    layer, head = map_pickers(run)
-    with snapshots:
-        snapshot_view(run, layer, head)
+    snapshot_view(run)
 
 
 def try_model(run: LiveRun) -> None:
