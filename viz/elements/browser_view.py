@@ -1,6 +1,6 @@
 """A page's browser-side view as a page element (Streamlit custom components v2: HTML, CSS and JS in the page, no
 iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page: a kind and
-a layer picked; the feed-forward page: a stack and a layer, and in its dropout view a kind and a layer; the decoding page: a step; the step-through page: one of
+a layer picked; the feed-forward page: a stack and a layer, and in its dropout view a kind, a layer and a head; the decoding page: a step; the step-through page: one of
 its nine steps; the attention zoo: a kind, a layer and a head; the compare page's two sentences: a layer and a
 head or their mean; the head page's statistics: a kind, its picture every layer's; the training page: a snapshot, its maps' layer and
 head).

@@ -1,8 +1,8 @@
 """What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
-deck (deck(), at the end: the multi-head page's kind x layer, the feed-forward page's stack x layer and its dropout view's kind x layer, the
+deck (deck(), at the end: the multi-head page's kind x layer, the feed-forward page's stack x layer and its dropout view's kind x layer x head, the
 LayerNorm page's layers, the attention zoo's kind x layer x head, the compare page's layer x head, the head page's
-kinds, the decoding page's steps, the step-through page's nine steps, the training page's snapshots), every figure a page's builders make for every pick.
+kinds, the decoding page's steps, the step-through page's nine steps, the training page's snapshots x its maps' layer x head), every figure a page's builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
 builders made them, and the one head's map from the builder's figure with that head's weights, title and file
