@@ -125,6 +125,10 @@ def check_projector_sizes(page, picker: str, ticks: str, present: bool, *more: s
         return
     sizes = [size, *page.evaluate(TICK_SIZES_JS, ticks), *(page.evaluate(FONT_SIZE_JS, s) for s in more)]
     assert len(sizes) > 1 + len(more) and min(sizes) >= 20, sizes     # ticks found, none under 20 px
+    # the view's captions in the text's own colour, as Streamlit's captions are there (at 0.75 opacity they read grey)
+    shades = page.evaluate("() => [...document.querySelectorAll('.vz-caption')].filter((e) => e.offsetParent)"
+                           ".map((e) => [getComputedStyle(e).opacity, getComputedStyle(e).color])")
+    assert all(shade == ["1", "rgb(49, 51, 63)"] for shade in shades), shades
 
 
 class HeldAnswers:

@@ -27,6 +27,7 @@ PRESENTER_CSS = """<style>
 .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer label p,
 .stMainBlockContainer .stMarkdown { font-size: 1.32rem !important; line-height: 1.5 !important; }
 .stMainBlockContainer [data-testid="stCaptionContainer"] p { font-size: 1.25rem !important; color: #31333F !important; }  /* a caption often carries the page's claim: 20 px, the text's colour */
+.stMainBlockContainer .vz-caption { opacity: 1 !important; color: #31333F !important; }   /* the browser views' captions alike (0.75 opacity read grey) */
 .stMainBlockContainer h1 { font-size: 3rem !important; }
 .stMainBlockContainer h2 { font-size: 2.2rem !important; }
 .stMainBlockContainer h3 { font-size: 1.8rem !important; }
