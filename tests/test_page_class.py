@@ -398,6 +398,33 @@ def test_the_compare_pages_layer_and_head_are_no_switch_for_a_follower_but_its_k
     assert len(switches) == 1 and student.radio(key="compare-kind").value == "cross"
 
 
+def test_the_compare_pages_head_b_is_no_switch_for_a_follower_but_head_a_is(monkeypatch):
+    """The compare page's two heads: head B is picked in the browser (issue 44; the URL's layer_b, head_b): a follower
+    takes the teacher's with no switch; head A, the server's select boxes, is a switch."""
+    import viz.classroom.student as student_side
+    switches = []
+    real = student_side.go_to
+    monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
+    teacher, code = start_class("compare.py")
+    teacher.radio(key="compare-mode").set_value("heads").run()
+    no_exceptions(teacher)
+    student = join(code)
+    assert browser_view_sent(student, "cmp-heads-deck")[0]["pick"] == {"layer": 0, "head": 1}
+    switches.clear()
+    browser_says(teacher, state={"pick": {"layer": 1, "head": -1}}, where="cmp-heads-deck")
+    no_exceptions(teacher)
+    assert {k: class_store().followed(code).query.get(k) for k in ("layer_b", "head_b")} == {"layer_b": "1",
+                                                                                             "head_b": "-1"}
+    follow(student)
+    assert switches == []
+    assert browser_view_sent(student, "cmp-heads-deck")[0]["pick"] == {"layer": 1, "head": -1}
+    teacher.selectbox(key="compare-encoder-head").set_value(3).run()
+    no_exceptions(teacher)
+    follow(student)
+    assert len(switches) == 1 and student.selectbox(key="compare-encoder-head").value == 3
+    assert browser_view_sent(student, "cmp-heads-deck")[0]["pick"] == {"layer": 1, "head": -1}
+
+
 def test_the_head_pages_kind_is_no_switch_for_a_follower_but_its_statistic_is(monkeypatch):
     """The head page's statistics: the kind is picked in the browser (issue 44, a deck with no layer select): a
     follower takes the teacher's with no switch; the statistic, a server-side select box, is a switch."""

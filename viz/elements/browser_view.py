@@ -2,7 +2,7 @@
 iframe, no build step): the attention explorer's, and a deck of a page's figures (the multi-head page: a kind and
 a layer picked; the feed-forward page: a stack and a layer, and in its dropout view a kind, a layer and a head; the decoding page: a step; the step-through page: one of
 its nine steps; the attention zoo: a kind, a layer and a head; the compare page's two sentences: a layer and a
-head or their mean; the head page's statistics: a kind, its picture every layer's; the training page: a snapshot, its maps' layer and
+head or their mean, and its two heads: head B; the head page's statistics: a kind, its picture every layer's; the training page: a snapshot, its maps' layer and
 head).
 One element and one JS for all; the body says which it holds. A sentence's data is sent once
 (viz/figures/browser_view.py makes it); the picks (kind, layer, head; multi-head: kind, layer; feed-forward: its
@@ -11,7 +11,7 @@ kind is a stack, the URL's `stack`; decoding, step-through: step) are made in th
 layer alone (its stack, norm and token are server widgets). Each page's view keeps its state
 under a view value of its own (EXPLORER here, the multi-head page's MULTIHEAD, the feed-forward page's FFN_DECK and DROP_DECK, the
 decoding page's DECODING, the step-through page's STEP_THROUGH, the LayerNorm page's LN_DECK, the zoo's ZOO_DECK,
-the compare page's COMPARE_DECK, the head page's STATS_DECK, the training page's TRAIN_DECK: <where>-view, -head, -csv, -whole). The run's head
+the compare page's COMPARE_DECK and HEADS_DECK, the head page's STATS_DECK, the training page's TRAIN_DECK: <where>-view, -head, -csv, -whole). The run's head
 (its pick, the teacher's, the image format, a CSV) goes in a second element, the same for
 every view
 (HEAD_JS: window.vizExplorerHead, window.vizExplorerListeners: the view the page shows listens): a class's poll

@@ -545,14 +545,16 @@ const PART_FIELDS = ["figures", "files", "texts", "tables", "notes", "opens"];
 
 function deckPart(data, key) {
   // a pick's part: its own blocks over its key's prefixes' ("3:1:-1" over "3": what every layer and head of a step
-  // shows is sent once, under the step), and each figure's home, the key of the part holding it: the plot drawn for
-  // it serves every pick under that key. Undefined when the body holds no part of the pick (a first screen's).
+  // shows is sent once, under the step; "", the empty prefix: what every pick shows, compare's head A), and each
+  // figure's home, the key of the part holding it: the plot drawn for it serves every pick under that key. Undefined
+  // when the body holds no part of the pick (a first screen's).
   if (!data.picks[key]) return undefined;
   if (!data.parts) data.parts = new Map();
   if (!data.parts.has(key)) {
     const names = key.split(":");
+    const prefixes = ["", ...names.map((_, i) => names.slice(0, i + 1).join(":"))];
     const part = { homes: {} };
-    for (const at of names.map((_, i) => names.slice(0, i + 1).join(":")).filter((prefix) => data.picks[prefix])) {
+    for (const at of prefixes.filter((prefix) => data.picks[prefix])) {
       const own = data.picks[at];
       for (const field of PART_FIELDS) part[field] = { ...part[field], ...own[field] };
       for (const id of Object.keys(own.figures || {})) part.homes[id] = at;
@@ -826,7 +828,8 @@ function drawAhead(view) {
   if (!data.whole || view.r !== RENDERERS.deck) return;
   const inSight = [...view.dom.slots].filter(([, slot]) => slot.block.type === "figure" && shown(slot.stack));
   const whole = data.names.length;              // picks, not the parts their prefixes hold (deckPart)
-  const near = Object.keys(data.picks).filter((key) => key.split(":").length === whole && pickDistance(view, key) > 0)
+  const near = Object.keys(data.picks).filter((key) => key !== "" && key.split(":").length === whole
+    && pickDistance(view, key) > 0)
     .sort((a, b) => pickDistance(view, a) - pickDistance(view, b))
     .slice(0, Math.max(1, Math.min(KEPT_PLOTS - 1, Math.floor(AHEAD_PLOTS / Math.max(1, inSight.length)))));
   const jobs = near.flatMap((key) => {

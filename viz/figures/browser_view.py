@@ -1,7 +1,7 @@
 """What the browser-side view (viz/elements/browser_view.py, its JS beside this file) is sent: the explorer's, a sentence's
 attention, every layer x head x kind the page offers, once, with the figures the builders here already make; or a
 deck (deck(), at the end: the multi-head page's kind x layer, the feed-forward page's stack x layer and its dropout view's kind x layer x head, the
-LayerNorm page's layers, the attention zoo's kind x layer x head, the compare page's layer x head, the head page's
+LayerNorm page's layers, the attention zoo's kind x layer x head, the compare page's layer x head (and head B against A), the head page's
 kinds, the decoding page's steps, the step-through page's nine steps, the training page's snapshots x its maps' layer x head), every figure a page's builders make for every pick.
 
 The browser swaps the picks (kind, layer, head) itself: it draws each kind's grid and head-view figures as the
@@ -301,7 +301,7 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
          words: Words, shown: dict, steps: int = 0, said: dict | None = None, heads: int = 0,
          mean: bool = False) -> dict:
     """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one; a part keyed
-    by a prefix of picks' keys, a step's "3" of "3:1:-1", holds what every pick under it shows, sent once: the
+    by a prefix of picks' keys, a step's "3" of "3:1:-1" (or "", of every key), holds what every pick under it shows, sent once: the
     browser takes a pick's blocks from its own part, then from its prefixes', browser_view.js deckPart), how they
     are laid out (`blocks`: {type: figure|text|heading|code|formula|table|notes|tabs|columns|details|pickers,
     id...}), what

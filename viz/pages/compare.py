@@ -3,7 +3,9 @@
 One head on two sentences: its pictures are drawn in the browser (viz/elements/browser_view.py, a deck): the layer
 and head (or the mean of the heads) are picked there with no script run, written to the URL (layer=, head=); for the
 kind, sentence B and the token window the server's widgets chose, the page sends every layer x head's pictures once.
-Two heads on one sentence (two pickers, A and B) stay the server's."""
+Two heads on one sentence: head A is the server's pick (its layer and head select boxes); head B is the browser's (a
+deck of every layer x head and each layer's mean against A, written to the URL as layer_b= and head_b=), its map and
+B − A drawn with no script run; A's map is sent once, in the deck's part of every pick."""
 import zlib
 
 import numpy as np
@@ -26,11 +28,13 @@ from viz.core.view import MAX_TEXT_CHARS
 from viz.core.text import attention_labels, plain, position_labels
 from viz.elements.browser_view import COMPARE_PICK, browser_view, url_names, whole_asked
 from viz.elements.ui import (attention_window, explained, layer_head_pickers, look, matrix_frame, need_context,
-                             on_phone, plotly_config, safe_filename, show_figure, token_window, type_scale)
+                             on_phone, plotly_config, safe_filename, token_window, type_scale)
 
 OWN = view.Own("viz.pages.compare")  # this module's own session values
 COMPARE = OWN.value("compare")  # compare-<kind>-layer/head: the layer and head pickers
 COMPARE_DECK = OWN.value("cmp-deck")  # cmp-deck-view, -head, -whole, -csv: one head on two sentences' browser view
+HEADS_DECK = OWN.value("cmp-heads-deck")  # cmp-heads-deck-view, -head, -whole, -csv: head B against head A
+B_URLS = (("layer", view.LAYER_B), ("head", view.HEAD_B))    # head B's pick, as the URL writes it (layer_b, head_b)
 
 KINDS = list(schema.KINDS)
 MODES = ("sentences", "heads")                      # labels: compare.mode.<mode>
@@ -74,15 +78,6 @@ def half_map(title: str, m: np.ndarray, rows: list[str], cols: list[str], shown:
     """One of two maps side by side (half the page), through the window `shown`."""
     q, k = clip(shown, m)
     return attention_heatmap(m[q, k], rows[q], cols[k], page_look, title=title, width_px=page_look.scale.column_px())
-
-
-def side_by_side(left, right, key: str, shown: tuple[slice, slice]) -> None:
-    """Two (title, matrix, rows, cols, filename) heatmaps next to each other, each through the window `shown`
-    (the CSVs hold the whole maps)."""
-    for col, (title, m, rows, cols, filename) in zip(st.columns(2), (left, right)):
-        with col:
-            show_figure(half_map(title, m, rows, cols, shown, look()), filename, matrix_frame(m, rows, cols),
-                        key=f"{key}-{filename}")
 
 
 def difference_map(diff: np.ndarray, rows: list[str], cols: list[str], title: str, page_look: Look | None = None):
@@ -284,38 +279,137 @@ def pick_csv(traced_a: Traced, traced_b: Traced, kind: str, start: int):
     return make
 
 
-def b_pickers(kind: str, n_layers: int, n_heads: int) -> tuple[int, int | None]:
-    """Layer and head of the second head (URL layer_b, head_b)."""
-    return layer_head_pickers(n_layers, n_heads, key=view.key(COMPARE, "b", kind), suffix="_b",
-                              default_head=1 if n_heads > 1 else 0)
+class HeadPair:
+    """Head B (or a layer's mean of the heads: head None) against head A on the sidebar's sentence: the two maps and
+    B − A through the window `shown` (queries start, stop, keys start, stop: A's, the server's slider), what the
+    pictures and their CSVs (the whole maps) are made of."""
+
+    def __init__(self, traced: Traced, kind: str, a: tuple[int, int | None], b: tuple[int, int | None],
+                 shown: tuple[int, int, int, int]):
+        trace = traced.trace
+        self.model_id, self.kind, self.picks = traced.model_id, kind, {"a": a, "b": b}
+        self.maps = {"a": head_map(trace, kind, *a), "b": head_map(trace, kind, *b)}
+        self.maps["diff"] = self.maps["b"] - self.maps["a"]
+        self.rows, self.cols = attention_labels(trace.meta, kind)
+        self.shown = slice(*shown[:2]), slice(*shown[2:])
+
+    def files(self) -> dict[str, str]:
+        tag = {which: head_tag(self.kind, *pick) for which, pick in self.picks.items()}
+        return {"a": safe_filename(f"{self.model_id}-{tag['a']}"), "b": safe_filename(f"{self.model_id}-{tag['b']}"),
+                "diff": safe_filename(f"{self.model_id}-{tag['b']}-minus-{tag['a']}")}
+
+    def figure(self, which: str, page_look: Look) -> go.Figure:
+        if which == "diff":
+            q, k = self.shown
+            return difference_map(self.maps["diff"][q, k], self.rows[q], self.cols[k], "B − A", page_look)
+        name = head_name(*self.picks[which], page_look.words)
+        return half_map(f"{which.upper()}: {name}", self.maps[which], self.rows, self.cols, self.shown, page_look)
+
+    def matrix(self, figure: str):
+        return matrix_frame(self.maps[figure], self.rows, self.cols)
+
+
+def heads_blocks(words: Words) -> list[dict]:
+    """The two-heads deck's layout: head B's pickers, the two maps side by side, then B − A beside what it shows."""
+    figure = lambda name: {"type": "figure", "id": name, "csv": True}        # noqa: E731
+    return [{"type": "pickers", "title": words("compare.head", which="B")},
+            {"type": "columns", "columns": [[figure("a")], [figure("b")]]},
+            {"type": "columns", "widths": [DIFF_SHARE, 1 - DIFF_SHARE], "columns": [
+                [figure("diff")],
+                [{"type": "text", "id": "diff-text", "title": words("compare.heads.text"), "size": "body"},
+                 {"type": "text", "id": "diff-caption", "title": words("compare.heads.caption")}]]}]
+
+
+def as_head(head: int) -> int | None:
+    return None if head == view.MEAN_HEAD else head
+
+
+@view.shared_cached
+def built_heads_deck(traced: Traced, kind: str, a: tuple[int, int], shown: tuple[int, int, int, int],
+                     page_look: Look, modebar: bool, first: tuple[int, int] | None) -> payloads.Body:
+    """The browser's data for head A (the server's pick; MEAN_HEAD for a layer's mean): A's map once (the part of
+    every pick, ""), and every head B's map and B − A (`first`: only that B, a new sentence's first run)."""
+    cfg = traced.model.config
+    n_layers = schema.n_layers(cfg, kind)
+    picks = ([first] if first is not None else
+             [(layer, head) for layer in range(n_layers) for head in (view.MEAN_HEAD, *range(cfg.n_heads))])
+    parts = {"": head_a_part(traced, kind, a, shown, page_look)}
+    parts.update({f"{layer}:{head}": head_b_part(traced, kind, a, (layer, head), shown, page_look)
+                  for layer, head in picks})
+    sentence = heads_sig(traced, kind, a, shown, page_look, modebar)
+    return payloads.encode(payloads.deck(
+        parts, heads_blocks(page_look.words), COMPARE_PICK, {kind: n_layers}, template_spec(go.Figure()),
+        page_look.words, {"text_px": page_look.scale.text, "sentence": sentence, "whole": first is None,
+                          "modebar": modebar, "url_names": url_names(COMPARE_PICK, B_URLS)},
+        heads=cfg.n_heads, mean=True))
+
+
+def heads_sig(traced: Traced, kind: str, a: tuple[int, int], shown: tuple, page_look: Look, modebar: bool) -> str:
+    return payloads.view_sig("compare-heads", (traced.trace_key, kind, a, shown, page_look, modebar))
+
+
+def head_pair(traced: Traced, kind: str, a: tuple[int, int], b: tuple[int, int], shown: tuple) -> HeadPair:
+    return HeadPair(traced, kind, (a[0], as_head(a[1])), (b[0], as_head(b[1])), shown)
+
+
+@view.shared_cached
+def head_a_part(traced: Traced, kind: str, a: tuple[int, int], shown: tuple, page_look: Look) -> dict:
+    """Head A's map: the same in every pick of the deck."""
+    made = head_pair(traced, kind, a, a, shown)
+    return payloads.deck_pick({"a": made.figure("a", page_look)}, {"a": made.files()["a"]})
+
+
+@view.shared_part
+def head_b_part(traced: Traced, kind: str, a: tuple[int, int], b: tuple[int, int], shown: tuple,
+                page_look: Look) -> dict:
+    """One head B's part: its map and B − A."""
+    made = head_pair(traced, kind, a, b, shown)
+    files = made.files()
+    return payloads.deck_pick({which: made.figure(which, page_look) for which in ("b", "diff")},
+                              {which: files[which] for which in ("b", "diff")})
+
+
+def heads_csv(traced: Traced, kind: str, a: tuple[int, int], shown: tuple):
+    """The CSV of a picture the browser asked for: the whole map (or B − A) it shows a window of."""
+    cfg = traced.model.config
+
+    def make(asked: dict) -> dict:
+        b = (min(max(asked["layer"], 0), schema.n_layers(cfg, kind) - 1),
+             min(max(asked["head"], view.MEAN_HEAD), cfg.n_heads - 1))
+        figure = asked.get("figure") if asked.get("figure") in ("a", "b", "diff") else "b"
+        made = head_pair(traced, kind, a, b, shown)
+        return {"name": made.files()[figure] + ".csv", "text": made.matrix(figure).to_csv()}
+    return make
+
+
+def b_picked(n_layers: int, n_heads: int) -> tuple[int, int]:
+    """Head B, from the URL (which the browser's picks write: layer_b, head_b), checked and written back; head 1
+    unless the link says otherwise (head 0 of a one-head model)."""
+    layer = view.read(view.LAYER_B, hi=n_layers - 1)
+    head = view.read(view.HEAD_B, default=1 if n_heads > 1 else 0, lo=view.MEAN_HEAD, hi=n_heads - 1)
+    view.write_url({view.LAYER_B: layer, view.HEAD_B: head})
+    return layer, head
 
 
 def compare_heads(ctx, kind: str, n_layers: int, picture=None) -> None:
-    """picture: as compare_sentences'."""
+    """Head A picked on the server (its select boxes), head B in the browser (a deck of every B against A).
+    picture: as compare_sentences'."""
     trace, cfg = ctx.trace, ctx.model.config
-    c1, c2 = st.columns(2)
+    c1, _ = st.columns(2)
     with c1:
         st.caption(t("compare.head", which="A"))
         layer, head = layer_head_pickers(n_layers, cfg.n_heads, key=view.key(COMPARE, kind))
-    with c2:
-        st.caption(t("compare.head", which="B"))
-        layer_b, head_b = b_pickers(kind, n_layers, cfg.n_heads)
-    rows, cols = attention_labels(trace.meta, kind)
-    a, b = head_map(trace, kind, layer, head), head_map(trace, kind, layer_b, head_b)
-    tag = lambda lay, h: f"{kind}-L{lay}-{'avg' if h is None else f'H{h}'}"  # noqa: E731
-    shown = shown_tokens(kind, a)
+    a = (layer, view.MEAN_HEAD if head is None else head)
+    b = b_picked(n_layers, cfg.n_heads)
+    q, k = shown_tokens(kind, head_map(trace, kind, layer, head))
+    shown = (q.start, q.stop, k.start, k.stop)
+    page_look, modebar = look(), plotly_config("")["displayModeBar"]
+    sentence = heads_sig(ctx.traced, kind, a, shown, page_look, modebar)
+    whole = whole_asked(sentence, HEADS_DECK)
+    body = built_heads_deck(ctx.traced, kind, a, shown, page_look, modebar, None if whole else b)
     with picture if picture is not None else st.container():
-        side_by_side((f"A: {head_name(layer, head)}", a, rows, cols, f"{ctx.model_id}-{tag(layer, head)}"),
-                     (f"B: {head_name(layer_b, head_b)}", b, rows, cols, f"{ctx.model_id}-{tag(layer_b, head_b)}"),
-                     key="cmp-h", shown=shown)
-    c1, c2 = st.columns([DIFF_SHARE, 1 - DIFF_SHARE])
-    with c1:
-        q, k = shown
-        fig = difference_map((b - a)[q, k], rows[q], cols[k], "B − A")
-        show_figure(fig, f"{ctx.model_id}-{tag(layer_b, head_b)}-minus-{tag(layer, head)}",
-                    matrix_frame(b - a, rows, cols), key="cmp-h-diff")
-    c2.markdown(t("compare.heads.text"))
-    c2.caption(t("compare.heads.caption"))
+        browser_view(HEADS_DECK, COMPARE_PICK, body, {"layer": b[0], "head": b[1]},
+                     {"sentence": sentence, "whole": whole}, csv=heads_csv(ctx.traced, kind, a, shown), urls=B_URLS)
 
 
 def explain_positions() -> None:
