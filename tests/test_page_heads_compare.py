@@ -204,11 +204,12 @@ def test_compare_deep_link_two_heads():
     no_exceptions(at)
     assert at.radio(key="compare-mode").value == "heads" and at.radio(key="compare-kind").value == "cross"
     assert at.selectbox(key="compare-cross-layer").value == 1 and at.selectbox(key="compare-cross-head").value == 2
-    assert at.selectbox(key="compare-b-cross-layer").value == 0 and at.selectbox(key="compare-b-cross-head").value == 3
-    a, b = (z_of(at, i) for i in range(2))
-    np.testing.assert_allclose(z_of(at, 2), b - a, atol=1e-6)
-    trace = figure(at, 2)["data"][0]
-    assert trace["zmax"] == pytest.approx(np.abs(b - a).max(), rel=1e-6) and trace["zmin"] == -trace["zmax"]
+    head, body = browser_view_sent(at, "cmp-heads-deck")                 # head B: the browser's pick (a deck)
+    assert head["pick"] == {"layer": 0, "head": 3} and sorted(body["picks"]) == ["", "0:3"]
+    a = arr(body["picks"][""]["figures"]["a"]["data"][0]["z"])
+    b, diff = (body["picks"]["0:3"]["figures"][name]["data"][0] for name in ("b", "diff"))
+    np.testing.assert_allclose(arr(diff["z"]), arr(b["z"]) - a, atol=1e-6)
+    assert diff["zmax"] == pytest.approx(np.abs(arr(b["z"]) - a).max(), rel=1e-6) and diff["zmin"] == -diff["zmax"]
 
 
 def test_compare_bad_parameters_and_empty_sentences():
