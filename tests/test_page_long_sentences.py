@@ -40,11 +40,14 @@ def charts(at) -> list[dict]:
 
 def deck_shown(at) -> dict:
     """The deck's part of the pick shown (its figures, its words: the step-through's step, the LayerNorm page's
-    layer, the zoo's head, compare's two sentences), or nothing on another page."""
-    for where in ("step", "ln-deck", "zoo-deck", "cmp-deck"):
+    layer, the zoo's head, compare's two sentences, compare's head B over head A's part every pick shows, ""), or
+    nothing on another page."""
+    for where in ("step", "ln-deck", "zoo-deck", "cmp-deck", "cmp-heads-deck"):
         if any(getattr(node, "key", None) == f"{where}-view" for node in at._tree):
             head, body = browser_view_sent(at, where)
-            return body["picks"][":".join(str(value) for value in head["pick"].values())]
+            every = body["picks"].get("", {"figures": {}, "texts": {}})
+            own = body["picks"][":".join(str(value) for value in head["pick"].values())]
+            return {**own, "figures": {**every["figures"], **own["figures"]}, "texts": {**every["texts"], **own["texts"]}}
     return {"figures": {}, "texts": {}}
 
 
