@@ -14,8 +14,7 @@ from model.analysis import word_order
 from model.capture import schema
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
-from test_page_ffn import arr, query
-from test_page_zoo_deck import assert_same
+from test_page_ffn import arr, assert_same, query
 from viz import ROOT
 from viz.core.catalogue import message
 from viz.core.context import Traced

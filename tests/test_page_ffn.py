@@ -49,7 +49,7 @@ def query(at) -> dict[str, str]:
 
 def assert_same(sent, built, where: str) -> None:
     """Two figures' JSON alike, their numbers to float32's precision (the page traced the sentence in its own run:
-    the same model and tokens, the last bits of a float may differ). (tests/test_page_zoo_deck.py has its own copy.)"""
+    the same model and tokens, the last bits of a float may differ). (The zoo's and compare's deck tests use it too.)"""
     if isinstance(sent, dict) and "bdata" in sent:
         assert np.allclose(arr(sent), arr(built), rtol=1e-5, atol=1e-6, equal_nan=True), where
     elif isinstance(sent, dict):

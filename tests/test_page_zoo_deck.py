@@ -16,7 +16,7 @@ from model.analysis import zoo
 from model.capture import schema
 from model.inference.pipeline import trace_sentence
 from model.io.checkpoint import load_checkpoint
-from test_page_ffn import arr, query
+from test_page_ffn import arr, assert_same, query
 from viz import ROOT
 from viz.core.catalogue import message
 from viz.core.context import Traced
@@ -78,25 +78,6 @@ def test_the_first_screen_holds_the_pick_and_the_whole_body_every_kind_layer_and
         gap = float(part["texts"]["check"].rsplit("difference ", 1)[1].rstrip(")."))
         assert gap < 1e-5
         assert ("causal mask" in part["texts"]["read"]) == (kind == "decoder")
-
-
-def assert_same(sent, built, where: str) -> None:
-    """Two figures' JSON alike, their numbers to float32's precision (the page traced the sentence in its own run:
-    the same model and tokens, the last bits of a float may differ)."""
-    if isinstance(sent, dict) and "bdata" in sent:
-        assert np.allclose(arr(sent), arr(built), rtol=1e-5, atol=1e-6, equal_nan=True), where
-    elif isinstance(sent, dict):
-        assert isinstance(built, dict) and sent.keys() == built.keys(), where
-        for key in sent:
-            assert_same(sent[key], built[key], f"{where}.{key}")
-    elif isinstance(sent, list):
-        assert isinstance(built, list) and len(sent) == len(built), where
-        for i, (a, b) in enumerate(zip(sent, built)):
-            assert_same(a, b, f"{where}[{i}]")
-    elif isinstance(sent, float):
-        assert np.isclose(sent, built, rtol=1e-5, atol=1e-6), where
-    else:
-        assert sent == built, where
 
 
 def test_each_picks_figures_are_the_page_builders(bundle, trace):
