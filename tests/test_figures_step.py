@@ -194,6 +194,46 @@ def test_masked_scores_figure_greys_out_minus_infinity():
         masked_scores_figure(np.full((2, 2), -np.inf), LABELS[:2], LABELS[:2], "x", Look(EN))
 
 
+from viz.figures.style import PHONE, PRESENTER  # noqa: E402
+
+
+def _unchecked_figures(look: Look) -> dict:
+    """The figures built unchecked on style.signed_heatmap (trusted_figure), each as a page draws it."""
+    from viz.figures.multihead import concat_heatmap, stage_heatmap
+    from viz.figures.vectors import cosine_map
+
+    m, labels = rng_matrix(4, 3), Labels("Q <b>", "dimension", "token", "value")
+    cos = np.clip(rng_matrix(4, 4, seed=2), -1, 1)
+    return {
+        "step, row framed, numbers": step_heatmap(m, LABELS, dim_labels(3), labels, look, highlight=2),
+        "step, dimensions thinned": step_heatmap(rng_matrix(4, 64), LABELS, dim_labels(64), labels, look,
+                                                 show_values=False, plot_px=400),
+        "mask step": masked_scores_figure(apply_mask(rng_matrix(4, 4), causal_mask(4, 4)), LABELS, LABELS, "masked",
+                                          look, highlight=1),
+        "mask step, nothing masked": masked_scores_figure(rng_matrix(4, 4), LABELS, LABELS, "scores", look),
+        "cosine map": cosine_map(cos, LABELS, labels, look, highlight=1, width_px=500),
+        "multi-head stage": stage_heatmap(rng_matrix(4, 8), LABELS, look, "Q", plot_px=600),
+        "multi-head concat": concat_heatmap(rng_matrix(4, 8), LABELS, 2, look, "concat"),
+    }
+
+
+@pytest.mark.parametrize("type_scale", [NORMAL, PRESENTER, PHONE])
+def test_the_unchecked_step_figures_are_valid_figures_with_the_checked_json(type_scale):
+    """style.signed_heatmap, and masked_scores_figure over it, skip plotly's checks when they build (each of the
+    step-through's steps, its cosine maps, the multi-head page's matrices): checked the long way, each is a valid
+    figure with the same JSON, normal, presenter and phone; the named diverging scale went in as plotly.js knows it
+    (not "RdBu_r"), and the masked cells' trace dicts hold no None."""
+    import json
+
+    import plotly.graph_objects as go
+
+    for name, fig in _unchecked_figures(Look(EN, type_scale)).items():
+        checked = go.Figure(fig.to_dict())                   # raises on any property plotly does not know
+        assert json.loads(checked.to_json()) == json.loads(fig.to_json()), name
+        assert isinstance(fig.data[0].colorscale, tuple) and fig.data[0].colorscale[0][1].startswith("rgb"), name
+        assert "null" not in json.dumps(json.loads(fig.to_json())["data"][1:]).replace("[null]", ""), name
+
+
 def test_scaling_bars_show_both_distributions_with_their_entropy():
     cmp = scaling_comparison(np.array([4.0, 1.0, 0.0, -2.0]), 16, np.array([True, True, True, False]))
     fig = scaling_bars(cmp.unscaled, cmp.scaled, LABELS, 16, Look(EN), "why", masked=np.array([0, 0, 0, 1], dtype=bool))

@@ -94,8 +94,8 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     if not slanted_labels_fit(width_px or look.scale.page_px, n_k, look.scale):
         layout["xaxis"]["tickangle"] = -90       # upright: slanted key labels in narrow columns ran into each other
     if masked is not None and np.any(masked):
-        traces += [mask_overlay(masked, key_labels, query_labels).to_plotly_json(),
-                   mask_legend(look.words("fig.masked")).to_plotly_json()]
+        traces += [mask_overlay(masked, key_labels, query_labels),
+                   mask_legend(look.words("fig.masked"))]
         legend_above(layout)                   # under the title: a long title takes the whole width
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
         layout["margin"]["t"] = int(60 + 1.6 * look.scale.text)

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from viz.figures.style import (LINE_COLORS, NORMAL, Labels, Look, TypeScale, Words, check_matrix, legend_above,
                                mask_legend, mask_overlay, plotly_text, signed_heatmap, subplot_axes, subplot_layout,
-                               symmetric_range, typeset, update_axes)
+                               symmetric_range, trusted_figure, typeset, update_axes)
 from model.analysis.attention_math import entropy_bits
 from viz.figures.attention import SLANTED_EM, labels_that_fit, slanted_labels_fit
 
@@ -88,12 +88,13 @@ def masked_scores_figure(masked: np.ndarray, row_labels: list[str], col_labels: 
         numbers = bool(heatmap.texttemplate)
         overlay = mask_overlay(hidden, heatmap.x, heatmap.y, text=np.where(hidden, "−∞", ""),
                                texttemplate="%{text}" if numbers else None, textfont=look.scale.font("cell"))
-        fig.add_traces([overlay, mask_legend(look.words("fig.masked"))])
         layout = legend_above(fig.layout.to_plotly_json())
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")   # under the (long) title
         layout["margin"]["t"] = int(60 + 1.6 * look.scale.text)
         layout["height"] += int(1.6 * look.scale.text)
-        fig.layout = layout
+        # unchecked, as step_heatmap's (tests/test_figures_step.py checks it the long way)
+        fig = trusted_figure({"data": [heatmap.to_plotly_json(), overlay, mask_legend(look.words("fig.masked"))],
+                              "layout": layout})
     return highlight_row(fig, highlight, len(row_labels))
 
 

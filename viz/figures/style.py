@@ -279,20 +279,28 @@ def masked_z(z, mask) -> np.ndarray:
     return z
 
 
-def mask_overlay(mask, x=None, y=None, **trace) -> go.Heatmap:
+def mask_overlay(mask, x=None, y=None, **trace) -> dict:
     """Grey cells where `mask` is True (nothing elsewhere), drawn over a heatmap of the same x and y:
-    the one look of a masked cell on every page. No hover, no colour bar; `mask_legend` names them."""
+    the one look of a masked cell on every page. No hover, no colour bar; `mask_legend` names them. A plain trace
+    dict (None values left out, as plotly's checks leave them): checked figures take it as they take a go.Heatmap,
+    and the unchecked builders (trusted_figure) take it as it is."""
     mask = np.asarray(mask, dtype=bool)
-    return go.Heatmap(z=np.where(mask, 1.0, np.nan), x=x, y=y, zmin=0, zmax=1, showscale=False,
-                      colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], hoverinfo="skip", hoverongaps=False,
-                      **trace)
+    return _given(dict(type="heatmap", z=np.where(mask, 1.0, np.nan), x=x, y=y, zmin=0, zmax=1, showscale=False,
+                       colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], hoverinfo="skip", hoverongaps=False,
+                       **trace))
 
 
-def mask_legend(label: str, **trace) -> go.Scatter:
-    """The legend entry naming the grey cells: a grey square that draws nothing on the plot."""
-    return go.Scatter(x=[None], y=[None], mode="markers", name=label, showlegend=True, hoverinfo="skip",
-                      marker=dict(symbol="square", size=16, color=MASKED_COLOR, line=dict(color="#888", width=1)),
-                      **trace)
+def mask_legend(label: str, **trace) -> dict:
+    """The legend entry naming the grey cells: a grey square that draws nothing on the plot (a plain trace dict,
+    as mask_overlay's)."""
+    return _given(dict(type="scatter", x=[None], y=[None], mode="markers", name=label, showlegend=True,
+                       hoverinfo="skip", marker=dict(symbol="square", size=16, color=MASKED_COLOR,
+                                                     line=dict(color="#888", width=1)), **trace))
+
+
+def _given(trace: dict) -> dict:
+    """A trace dict without its None values (a property not given)."""
+    return {name: value for name, value in trace.items() if value is not None}
 
 
 def legend_above(layout: dict) -> dict:
@@ -398,10 +406,10 @@ def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], 
     below = 0.71 * max((type_scale.text_px(str(c), "tick") for c in col_labels), default=0) + type_scale.tick
     row_labels, col_labels = plotly_text(row_labels), plotly_text(col_labels)
     zmax = zmax or symmetric_range(m)
-    heatmap = go.Heatmap(z=m, x=col_labels, y=row_labels, zmin=-zmax, zmax=zmax, colorscale=DIVERGING_SCALE,
-                         colorbar=colorbar(value_name, type_scale), textfont=type_scale.font("cell"),
-                         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}"
-                                       "<extra></extra>")
+    heatmap = dict(type="heatmap", z=m, x=col_labels, y=row_labels, zmin=-zmax, zmax=zmax,
+                   colorscale=colorscale(DIVERGING_SCALE), colorbar=colorbar(value_name, type_scale),
+                   textfont=type_scale.font("cell"),
+                   hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>")
     # each row as tall as its label needs, or plotly drops every second one (presenter: 140 px for the title
     # and the slanted labels left 21 px rows for 18 px labels)
     row_px = max(24, 1.45 * type_scale.tick)
@@ -409,7 +417,9 @@ def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], 
     layout = dict(token_axes(x_title, y_title, type_scale), title=dict(text=title),
                   height=int(max(320, min(800, 60 + below + row_px * len(row_labels)))),
                   margin=dict(l=10, r=10, t=60, b=10))
-    return go.Figure(heatmap, layout=typeset(layout, type_scale))
+    # built unchecked (trusted_figure): every step-through step, cosine map and multi-head matrix is one, plotly's
+    # checks half their build (tests/test_figures_step.py checks them the long way)
+    return trusted_figure({"data": [heatmap], "layout": typeset(layout, type_scale)})
 
 
 def vline(x, line: dict) -> dict:

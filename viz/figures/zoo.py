@@ -137,7 +137,7 @@ def step_heatmap(m, row_labels: list[str], col_labels: list[str], labels: Labels
         height=int(height + line * title.count("<br>")),
         margin=dict(l=10, r=10, t=int(30 + line * (1 + title.count("<br>"))), b=10))
     if masked is not None and np.any(masked):
-        traces += [mask_overlay(masked, cols, rows).to_plotly_json(), mask_legend(look.words("fig.masked")).to_plotly_json()]
+        traces += [mask_overlay(masked, cols, rows), mask_legend(look.words("fig.masked"))]
         legend_above(layout)                   # under the title: the title may take the whole width
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
         layout["margin"]["t"] += int(1.6 * s.text)
@@ -191,8 +191,8 @@ def gallery(matrices: list[np.ndarray], titles: list[str], query_labels: list[st
     top = int((40 + 1.5 * s.title if title else 30 + line) + line * max(t.count("<br>") for t in titles))
     if masked is not None and np.any(masked):
         for j in range(n):
-            heatmaps.append(mask_overlay(masked, key_labels, query_labels, **subplot_axes(j)).to_plotly_json())
-        heatmaps.append(mask_legend(look.words("fig.masked")).to_plotly_json())
+            heatmaps.append(mask_overlay(masked, key_labels, query_labels, **subplot_axes(j)))
+        heatmaps.append(mask_legend(look.words("fig.masked")))
         legend_above(layout)
         top += int(1.6 * s.text)
     # under the maps: the key labels (upright, as long as the longest; slanted, 0.71 of it) and their ticks (a fixed
