@@ -212,6 +212,8 @@ def _unchecked_figures(look: Look) -> dict:
                                           look, highlight=1),
         "mask step, nothing masked": masked_scores_figure(rng_matrix(4, 4), LABELS, LABELS, "scores", look),
         "cosine map": cosine_map(cos, LABELS, labels, look, highlight=1, width_px=500),
+        "scaling bars": scaling_bars(np.array([0.7, 0.2, 0.1, 0.0]), np.array([0.4, 0.3, 0.3, 0.0]), LABELS, 16, look,
+                                     "why", masked=np.array([0, 0, 0, 1], dtype=bool)),
         "multi-head stage": stage_heatmap(rng_matrix(4, 8), LABELS, look, "Q", plot_px=600),
         "multi-head concat": concat_heatmap(rng_matrix(4, 8), LABELS, 2, look, "concat"),
     }
@@ -219,10 +221,10 @@ def _unchecked_figures(look: Look) -> dict:
 
 @pytest.mark.parametrize("type_scale", [NORMAL, PRESENTER, PHONE])
 def test_the_unchecked_step_figures_are_valid_figures_with_the_checked_json(type_scale):
-    """style.signed_heatmap, and masked_scores_figure over it, skip plotly's checks when they build (each of the
-    step-through's steps, its cosine maps, the multi-head page's matrices): checked the long way, each is a valid
-    figure with the same JSON, normal, presenter and phone; the named diverging scale went in as plotly.js knows it
-    (not "RdBu_r"), and the masked cells' trace dicts hold no None."""
+    """style.signed_heatmap, and masked_scores_figure over it, and scaling_bars skip plotly's checks when they build
+    (each of the step-through's steps, its cosine maps and bars, the multi-head page's matrices): checked the long
+    way, each is a valid figure with the same JSON, normal, presenter and phone; the named diverging scale went in as
+    plotly.js knows it (not "RdBu_r"), and the masked cells' trace dicts hold no None."""
     import json
 
     import plotly.graph_objects as go
@@ -230,7 +232,8 @@ def test_the_unchecked_step_figures_are_valid_figures_with_the_checked_json(type
     for name, fig in _unchecked_figures(Look(EN, type_scale)).items():
         checked = go.Figure(fig.to_dict())                   # raises on any property plotly does not know
         assert json.loads(checked.to_json()) == json.loads(fig.to_json()), name
-        assert isinstance(fig.data[0].colorscale, tuple) and fig.data[0].colorscale[0][1].startswith("rgb"), name
+        assert name == "scaling bars" or (isinstance(fig.data[0].colorscale, tuple)
+                                          and fig.data[0].colorscale[0][1].startswith("rgb")), name
         assert "null" not in json.dumps(json.loads(fig.to_json())["data"][1:]).replace("[null]", ""), name
 
 

@@ -64,11 +64,19 @@ def map_window(width_px: float, type_scale: TypeScale = NORMAL) -> int:
 def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: list[str], look: Look,
                       title: str = "", highlight_row: int | None = None, masked=None,
                       width_px: float | None = None) -> go.Figure:
+    """attention_heatmap_spec's figure."""
+    return trusted_figure(attention_heatmap_spec(weights, query_labels, key_labels, look, title, highlight_row, masked,
+                                                 width_px))
+
+
+def attention_heatmap_spec(weights: np.ndarray, query_labels: list[str], key_labels: list[str], look: Look,
+                           title: str = "", highlight_row: int | None = None, masked=None,
+                           width_px: float | None = None) -> dict:
     """A [query, key] matrix of attention weights (0-1) with token labels on both axes and hover values, in the
     reader's words (fig.attention.*). masked: optional bool [query, key], True where the mask hid the key
     (decoder self-attention's future): those cells are grey, without a number, and the legend names them.
     Numbers show in the cells when they fit at the scale's cell size, in a plot about width_px wide (default:
-    the scale's page width); hover always has them."""
+    the scale's page width); hover always has them. A figure's spec (plain dicts: {data, layout})."""
     weights = check_matrix(weights, len(query_labels), len(key_labels))
     query_labels, key_labels = plotly_text(query_labels), plotly_text(key_labels)
     n_q, n_k = len(query_labels), len(key_labels)
@@ -103,9 +111,9 @@ def attention_heatmap(weights: np.ndarray, query_labels: list[str], key_labels: 
     if highlight_row is not None and 0 <= highlight_row < n_q:
         layout["shapes"] = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=highlight_row - 0.5,
                                  y1=highlight_row + 0.5, line=dict(color="#d62728", width=3))]
-    # built unchecked (trusted_figure): the map of every page and deck pick, plotly's checks most of its build
-    # (tests/test_figures_attention.py checks it the long way)
-    return trusted_figure({"data": traces, "layout": typeset(layout, look.scale)})
+    # a spec, built unchecked (trusted_figure), or sent as it is (a deck's: browser_view.figure_spec): the map of
+    # every page and deck pick, plotly's checks most of its build (tests/test_figures_attention.py: the long way)
+    return {"data": traces, "layout": typeset(layout, look.scale)}
 
 
 def model_view(patterns: np.ndarray, look: Look, title: str = "", selected: tuple[int, int | None] | None = None,

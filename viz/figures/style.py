@@ -400,6 +400,13 @@ def symmetric_range(*arrays) -> float:
 def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], labels: Labels,
                    zmax: float | None = None, type_scale: TypeScale = NORMAL) -> go.Figure:
     """A signed matrix on a diverging scale centred at 0 (Q, K, V, activations, scores), titled by `labels`."""
+    return trusted_figure(signed_heatmap_spec(m, row_labels, col_labels, labels, zmax, type_scale))
+
+
+def signed_heatmap_spec(m: np.ndarray, row_labels: list[str], col_labels: list[str], labels: Labels,
+                        zmax: float | None = None, type_scale: TypeScale = NORMAL) -> dict:
+    """signed_heatmap's figure as a spec ({data: [the heatmap], layout}: plain dicts), for a builder that adds to it
+    before it is built (the step-through's maps: their numbers, a framed row, thinned labels)."""
     title, x_title, y_title, value_name = labels
     m = check_matrix(m, len(row_labels), len(col_labels))
     # under the plot: the slanted column labels (45°: ~0.71 of the longest, plus a line) and the axis title
@@ -419,7 +426,7 @@ def signed_heatmap(m: np.ndarray, row_labels: list[str], col_labels: list[str], 
                   margin=dict(l=10, r=10, t=60, b=10))
     # built unchecked (trusted_figure): every step-through step, cosine map and multi-head matrix is one, plotly's
     # checks half their build (tests/test_figures_step.py checks them the long way)
-    return trusted_figure({"data": [heatmap], "layout": typeset(layout, type_scale)})
+    return {"data": [heatmap], "layout": typeset(layout, type_scale)}
 
 
 def vline(x, line: dict) -> dict:

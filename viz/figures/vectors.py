@@ -8,35 +8,41 @@ import plotly.graph_objects as go
 
 from viz.figures.step import highlight_row, upright_when_crowded
 from viz.figures.style import (ATTENTION_SCALE, Labels, Look, TypeScale, check_matrix, colorbar, plotly_text,
-                               signed_heatmap, token_axes, typeset, wrapped)
+                               signed_heatmap_spec, token_axes, trusted_figure, typeset, wrapped)
 
 
-def _with_numbers(fig: go.Figure, n_rows: int, n_cols: int, width_px: float, type_scale: TypeScale,
-                  template: str = "%{z:.2f}", overhead_px: float = 200) -> go.Figure:
-    """Numbers in the cells when they fit at the scale's cell size; otherwise hover only. overhead_px: the
-    figure's height outside its cells (title, labels)."""
-    cell_w = (width_px - 200) / max(n_cols, 1)
-    cell_h = (fig.layout.height - overhead_px) / max(n_rows, 1)
-    if type_scale.numbers_fit(cell_w, cell_h, chars=5):
-        fig.data[0].texttemplate = template
-    return fig
+def _numbers_fit(n_rows: int, n_cols: int, width_px: float, height_px: float, type_scale: TypeScale,
+                 overhead_px: float = 200) -> bool:
+    """Whether numbers fit in the cells at the scale's cell size (otherwise hover only). overhead_px: the figure's
+    height outside its cells (title, labels)."""
+    return type_scale.numbers_fit((width_px - 200) / max(n_cols, 1), (height_px - overhead_px) / max(n_rows, 1),
+                                  chars=5)
 
 
 def cosine_map(cos: np.ndarray, token_labels: list[str], labels: Labels, look: Look, highlight: int | None = None,
                width_px: float | None = None) -> go.Figure:
+    """cosine_spec's figure."""
+    return trusted_figure(cosine_spec(cos, token_labels, labels, look, highlight, width_px))
+
+
+def cosine_spec(cos: np.ndarray, token_labels: list[str], labels: Labels, look: Look, highlight: int | None = None,
+                width_px: float | None = None) -> dict:
     """Cosine similarity of every pair of token vectors [T, T] on the diverging scale fixed at -1..1
     (white = unrelated, red = pointing the same way, blue = opposite), titled by `labels` (composed by the caller:
-    the look gives the sizes). One row framed when given."""
+    the look gives the sizes). One row framed when given. A figure's spec (plain dicts: built unchecked)."""
     cos = check_matrix(cos, len(token_labels), len(token_labels))
     if width_px:      # a title wider than the picture's column in lines (cross-attention's memory: plotly cut it)
         labels = labels._replace(title="<br>".join(wrapped(labels.title, look.scale, width_px - 24, "title")))
-    fig = signed_heatmap(cos, token_labels, token_labels, labels, zmax=1.0, type_scale=look.scale)
+    spec = signed_heatmap_spec(cos, token_labels, token_labels, labels, zmax=1.0, type_scale=look.scale)
+    layout, width = spec["layout"], width_px or 0.6 * look.scale.page_px
     # rows tall enough for every token label and a number (the slanted key labels below take ~120 px)
     row_px = max(1.8 * look.scale.tick, 1.25 * look.scale.cell + 8)
-    fig.layout.height = int(max(320, min(900, 230 + row_px * len(token_labels))))
-    _with_numbers(fig, len(token_labels), len(token_labels), width_px or 0.6 * look.scale.page_px, look.scale)
-    upright_when_crowded(fig, len(token_labels), width_px or 0.6 * look.scale.page_px, look.scale)
-    return highlight_row(fig, highlight, len(token_labels))
+    layout["height"] = int(max(320, min(900, 230 + row_px * len(token_labels))))
+    if _numbers_fit(len(token_labels), len(token_labels), width, layout["height"], look.scale):
+        spec["data"][0]["texttemplate"] = "%{z:.2f}"
+    upright_when_crowded(layout, len(token_labels), width, look.scale)
+    highlight_row(layout, highlight, len(token_labels))
+    return spec      # unchecked, as signed_heatmap's (tests/test_figures_step.py: the long way)
 
 
 def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: list[str], look: Look,
@@ -59,6 +65,6 @@ def contribution_map(norms: np.ndarray, token_labels: list[str], head_labels: li
     axes["xaxis"]["tickangle"] = 0
     layout = dict(axes, title=dict(text=title), height=int(min(800, overhead + row_px * len(rows))),
                   margin=dict(l=10, r=10, t=60, b=10))
-    fig = go.Figure(heatmap, layout=typeset(layout, look.scale))
-    return _with_numbers(fig, len(rows), len(cols), width_px or look.scale.page_px, look.scale,
-                         overhead_px=overhead)
+    if _numbers_fit(len(rows), len(cols), width_px or look.scale.page_px, layout["height"], look.scale, overhead):
+        heatmap.texttemplate = "%{z:.2f}"
+    return go.Figure(heatmap, layout=typeset(layout, look.scale))
