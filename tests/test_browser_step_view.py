@@ -1,16 +1,18 @@
-"""The step-through page's nine steps drawn in the browser (issue 44), in Chromium: a step picked with the mouse (Next ▶,
-◀ Previous, a step in the row of steps) and with the keyboard (the arrow keys in the row), in English and 中文, normal
-and presenter mode; each step drawn with no script run and written to the URL; a link's step= opens that step, the
-mask's cases drawn as MathML; a step picture's CSV downloads; a query changed on the server keeps the reader's step;
-the formula block keeps only MathML. The server side: tests/test_page_step_multihead.py."""
+"""The step-through page's heads and their nine steps drawn in the browser (issue 44), in Chromium: a step picked with
+the mouse (Next ▶, ◀ Previous, a step in the row of steps) and with the keyboard (the arrow keys in the row), a layer and
+a head with the mouse and the keyboard, in English and 中文, normal and presenter mode; each drawn with no script run and
+written to the URL; a link's step= opens that step, the mask's cases drawn as MathML; a step picture's CSV downloads;
+a query changed on the server keeps the reader's head and step; the formula block keeps only MathML. The server side:
+tests/test_page_step_multihead.py."""
 from __future__ import annotations
 
+import json
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
-from browser_utils import open_browser_view, view_drew
+from browser_utils import check_projector_sizes, open_browser_view, view_drew
 from test_browser_explorer_view import DRAWN_MS, LOAD_MS, SENTENCE
 from viz.core.catalogue import message
 
@@ -25,8 +27,8 @@ def open_view(chromium, app_url: str, **params):
     return open_browser_view(chromium, f"{app_url}/step?{query}", VIEW, LOAD_MS)
 
 
-def drawn(page, step: int) -> None:
-    view_drew(page, VIEW, str(step), DRAWN_MS)
+def drawn(page, step: int, layer: int = 0, head: int = 0) -> None:
+    view_drew(page, VIEW, f"{layer}:{head}:{step}", DRAWN_MS)
 
 
 def heading(page) -> str:
@@ -35,6 +37,11 @@ def heading(page) -> str:
 
 def url_step(page) -> str:
     return urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["step"][0]
+
+
+def url_pick(page) -> tuple[str, ...]:
+    params = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+    return tuple(params[name][0] for name in ("layer", "head", "step"))
 
 
 def size_of(page, selector: str) -> float:
@@ -82,10 +89,59 @@ def test_a_step_with_the_mouse_and_the_keyboard_is_drawn_with_no_script_run(chro
         page.close()
 
 
-def test_a_link_opens_the_mask_step_with_its_cases_as_mathml_and_its_csv_downloads(chromium, app_url):
-    page, _ = open_view(chromium, app_url, kind="decoder", query=3, step=6)
+# why scaling matters' bars in sight: their heights
+BARS_JS = """() => JSON.stringify(document.querySelector('.vz-deck .vz-fig-scaling')._fullData.map((t) => Array.from(t.y)))"""
+# whether step 1's picture in sight is the figure it showed when first asked (kept, not drawn again)
+SAME_INPUT_JS = """() => { const plot = document.querySelector('.vz-deck .vz-fig-picture-0');
+  if (!window.vzInput) window.vzInput = plot.figure;
+  return plot.figure === window.vzInput && !!plot._fullLayout; }"""
+
+
+@pytest.mark.parametrize("lang, present", [("en", True), ("zh", False)])
+def test_a_layer_and_a_head_with_the_mouse_and_the_keyboard_are_drawn_with_no_script_run(chromium, app_url, lang,
+                                                                                        present):
+    """The layer and head selects head the deck, above the steps; a head picked keeps the step; the layer's input
+    (step 1) is every head's, its plot not drawn again for another head; why scaling matters is the head's."""
+    page, runs = open_view(chromium, app_url, lang=lang, **({"present": 1} if present else {}))
     try:
-        drawn(page, 6)
+        page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=LOAD_MS)
+        assert page.locator(f"{VIEW} .vz-head option").all_text_contents() == [
+            message(lang, "ui.head_n", h=h) for h in range(8)]                   # no mean: a step is one head's
+        assert page.locator(f"{VIEW} .vz-layer option").count() == 3
+        above = page.evaluate(f"""() => {{ const d = document.querySelector('{VIEW}');
+          return d.querySelector('.vz-numbers').getBoundingClientRect().bottom
+                 <= d.querySelector('.vz-steps').getBoundingClientRect().top; }}""")
+        assert above                                                            # the head, then its steps
+        before = runs.count
+        assert page.evaluate(SAME_INPUT_JS)
+        page.select_option(f"{VIEW} .vz-head", "5")                             # the mouse, on step 1
+        drawn(page, 0, head=5)
+        assert url_pick(page) == ("0", "5", "0")
+        assert page.evaluate(SAME_INPUT_JS)                                     # the layer's input: not drawn again
+        page.click(f"{VIEW} .vz-step-choice >> nth=7")                          # softmax of head 5
+        drawn(page, 7, head=5)
+        bars = page.evaluate(BARS_JS)
+        assert len(json.loads(bars)) == 2 and len(json.loads(bars)[0]) == 7              # two softmaxes, 7 keys
+        page.focus(f"{VIEW} .vz-head")                                          # the keyboard
+        page.keyboard.press("ArrowDown")
+        drawn(page, 7, head=6)
+        assert url_pick(page) == ("0", "6", "7") and page.evaluate(BARS_JS) != bars     # head 6's own scaling
+        page.select_option(f"{VIEW} .vz-layer", "2")                            # another layer, the head and step kept
+        drawn(page, 7, layer=2, head=6)
+        assert url_pick(page) == ("2", "6", "7")
+        assert heading(page).startswith(message(lang, "step.subheader", number=8, total=9, name=""))
+        page.wait_for_timeout(300)
+        assert runs.count == before                                             # no script run
+        check_projector_sizes(page, f"{VIEW} .vz-head", f"{VIEW} .vz-fig-picture-0 .xtick text", present,
+                              f"{VIEW} .vz-layer", f"{VIEW} .vz-text-step-text")
+    finally:
+        page.close()
+
+
+def test_a_link_opens_the_mask_step_with_its_cases_as_mathml_and_its_csv_downloads(chromium, app_url):
+    page, _ = open_view(chromium, app_url, kind="decoder", query=3, step=6, layer=1, head=2)
+    try:
+        drawn(page, 6, layer=1, head=2)
         assert heading(page).startswith("Step 7 of 9:")
         math = page.evaluate(f"""() => {{
           const math = document.querySelector('{VIEW} .vz-formula math');
@@ -98,7 +154,7 @@ def test_a_link_opens_the_mask_step_with_its_cases_as_mathml_and_its_csv_downloa
         assert "−∞" in math["text"] and "≤" in math["text"] and math["tall"] > 1.8 * math["line"], math   # two rows
         with page.expect_download(timeout=DRAWN_MS * 2) as download:
             page.click(f"{VIEW} .vz-csv[data-figure='picture-0']")
-        assert download.value.suggested_filename == "en-es-decoder-L0-H0-masked.csv"
+        assert download.value.suggested_filename == "en-es-decoder-L1-H2-masked.csv"
         lines = open(download.value.path(), encoding="utf-8").read().splitlines()
         assert lines[0].startswith(",0 <s>,1 ") and "-inf" in lines[4]       # row 3 of the masked scores: its future
     finally:
@@ -106,13 +162,16 @@ def test_a_link_opens_the_mask_step_with_its_cases_as_mathml_and_its_csv_downloa
 
 
 def test_a_query_changed_on_the_server_keeps_the_readers_step(chromium, app_url):
-    """The query is a Streamlit widget: its run builds the nine steps of the new query and comes back with the step
-    the server last knew; the view keeps the reader's step, and never shows another meanwhile."""
+    """The query is a Streamlit widget: its run builds the deck of the new query and comes back with the pick the
+    server last knew; the view keeps the reader's head and step, and never shows another meanwhile."""
     page, _ = open_view(chromium, app_url)
     try:
+        page.wait_for_selector(f"{VIEW}[data-whole='1']", timeout=LOAD_MS)
+        page.select_option(f"{VIEW} .vz-head", "4")
+        drawn(page, 0, head=4)
         for step in (1, 2, 3):
             page.click(f"{VIEW} .vz-next")
-            drawn(page, step)
+            drawn(page, step, head=4)
         sentence = page.locator(VIEW).get_attribute("data-sig")
         page.evaluate(f"""() => {{ window.vzDrawn = [];
           new MutationObserver(() => window.vzDrawn.push(document.querySelector('{VIEW}').dataset.drawnPick))
@@ -122,9 +181,9 @@ def test_a_query_changed_on_the_server_keeps_the_readers_step(chromium, app_url)
         page.wait_for_function("([s, sig]) => document.querySelector(s).dataset.sig !== sig"
                                " && document.querySelector(s).dataset.whole === '1'", arg=[VIEW, sentence],
                                timeout=LOAD_MS)
-        drawn(page, 3)
-        assert set(page.evaluate("() => window.vzDrawn")) <= {"3"}
-        assert url_step(page) == "3"
+        drawn(page, 3, head=4)
+        assert set(page.evaluate("() => window.vzDrawn")) <= {"0:4:3"}
+        assert url_pick(page) == ("0", "4", "3")
         params = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
         assert params["query"] == ["3"]
     finally:

@@ -198,12 +198,12 @@ def deck_texts(at, where: str = "mh") -> list[str]:
             for column in block.get("columns", []):
                 titles(column)
     titles(body["blocks"])
-    for part in body["picks"].values():
-        found += [text for name, text in part["texts"].items() if name not in formulas]
-        for table in part["tables"].values():
+    for part in body["picks"].values():            # a part that is another's ({same}) has nothing of its own
+        found += [text for name, text in part.get("texts", {}).items() if name not in formulas]
+        for table in part.get("tables", {}).values():
             found += table["columns"] + table["index"] + [cell for row in table["rows"] for cell in row]
-        found += [note["text"] for notes in part["notes"].values() for note in notes]
-        for figure in part["figures"].values():
+        found += [note["text"] for notes in part.get("notes", {}).values() for note in notes]
+        for figure in part.get("figures", {}).values():
             found += figure_texts(figure)
     return found
 

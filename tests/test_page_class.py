@@ -147,10 +147,11 @@ def test_the_multihead_page_is_built_once_for_a_class_and_its_students_follow_a_
 
 
 def test_the_step_through_page_is_built_once_for_a_class_and_its_students_follow_a_step(monkeypatch):
-    """The step-through page's nine steps (drawn in the browser, issue 44): the students drawing the teacher's view are
-    sent the deck the teacher's run built (the same bytes); the teacher's step picked in the browser is reported,
-    written to the URL and published, and a student's next poll shows it with no switch (no run of the page's
-    builders: the step is the view's own pick)."""
+    """The step-through page's heads and their nine steps (drawn in the browser, issue 44): the students drawing the
+    teacher's view are sent the deck the teacher's run built (the same bytes); the teacher's step, then another
+    layer and head, picked in the browser are reported, written to the URL and published, and a student's next poll
+    shows each with no switch (no run of the page's builders: they are the view's own picks); another query is a
+    switch (a new deck)."""
     import viz.classroom.student as student_side
     monkeypatch.setattr(view, "_shared", type(view._shared)())
     teacher, code = start_class("step_through.py")
@@ -161,14 +162,20 @@ def test_the_step_through_page_is_built_once_for_a_class_and_its_students_follow
     switches = []
     real = student_side.go_to
     monkeypatch.setattr(student_side, "go_to", lambda *a, **k: switches.append(a[0]) or real(*a, **k))
-    browser_says(teacher, state={"pick": {"step": 6}}, where="step")
-    no_exceptions(teacher)
-    assert browser_view_sent(teacher, "step")[0]["pick"] == {"step": 6}
-    for student in students:
-        follow(student)
-        assert browser_view_sent(student, "step")[0]["pick"] == {"step": 6}
-        assert dict(student.query_params).get("step") == "6"
+    for pick in ({"layer": 0, "head": 0, "step": 6}, {"layer": 1, "head": 3, "step": 6}):
+        browser_says(teacher, state={"pick": pick}, where="step")
+        no_exceptions(teacher)
+        assert browser_view_sent(teacher, "step")[0]["pick"] == pick
+        for student in students:
+            follow(student)
+            assert browser_view_sent(student, "step")[0]["pick"] == pick
+            assert {name: dict(student.query_params).get(name) for name in pick} == {k: str(v) for k, v in pick.items()}
     assert switches == []
+    teacher.selectbox(key="step-query-encoder").set_value(2).run()
+    no_exceptions(teacher)
+    follow(students[0])
+    assert switches and dict(students[0].query_params).get("query") == "2"
+    assert browser_view_sent(students[0], "step")[0]["pick"] == {"layer": 1, "head": 3, "step": 6}
 
 
 def test_a_following_screen_checks_in_on_a_change_else_every_few_seconds(monkeypatch):

@@ -32,9 +32,16 @@ def step_deck(at, whole: bool = False) -> tuple[dict, dict]:
     return browser_view_sent(browser_view_whole(at, "step") if whole else at, "step")
 
 
-def step_part(at, step: int) -> dict:
-    """Step `step`'s part of the deck (the whole body: every step)."""
-    return step_deck(at, whole=True)[1]["picks"][str(step)]
+def part_of(body: dict, step: int, layer: int = 0, head: int = 0) -> dict:
+    """A head's step's part of the deck body, with what its head's and every pick's parts add (the browser's
+    deckPart): its prefixes' ("0:1", "") blocks under its own; a part that is another's ({same}) read there."""
+    picks, key = body["picks"], f"{layer}:{head}:{step}"
+    merged: dict = {}
+    for at in ("", f"{layer}:{head}", key):
+        own = picks.get(picks.get(at, {}).get("same", at), {})
+        for field in ("figures", "files", "texts", "tables", "notes"):
+            merged[field] = {**merged.get(field, {}), **own.get(field, {})}
+    return merged
 
 
 def shown_row(part: dict) -> np.ndarray:
@@ -54,22 +61,47 @@ def test_step_opens_where_a_lesson_starts_and_walks_on_with_next(trace):
     no_exceptions(at)
     assert at.title[0].value == "Step-through: one head"
     assert at.radio(key="step-kind").value == "encoder"
-    assert at.selectbox(key="step-query-encoder").value == 0 and at.selectbox(key="step-encoder-head").value == 0
+    assert at.selectbox(key="step-query-encoder").value == 0
     head, body = step_deck(at)
-    assert head["pick"] == {"step": 0} and list(body["picks"]) == ["0"]           # the first screen: step 1 alone
+    # the first screen: layer 0's head 0 at step 1, its head's part (why scaling matters) and every pick's
+    assert head["pick"] == {"layer": 0, "head": 0, "step": 0} and list(body["picks"]) == ["", "0:0", "0:0:0"]
+    assert body["names"] == ["layer", "head", "step"] and body["url_names"] == {"layer": "layer", "head": "head",
+                                                                               "step": "step"}
     assert body["words"]["step_names"][:5] == ["1 X", "2 Q", "3 K", "4 V", "5 Q·Kᵀ"]
     assert body["words"]["previous"] == "◀ Previous" and body["words"]["next"] == "Next ▶"
     head, body = step_deck(at, whole=True)
-    assert list(body["picks"]) == [str(step) for step in range(9)] and body["steps"] == 9
-    scores = body["picks"]["4"]                                   # four Next: the scores
+    cfg = load_checkpoint(TOY, device="cpu").config
+    heads = [(layer, h) for layer in range(cfg.n_encoder_layers) for h in range(cfg.n_heads)]
+    assert set(body["picks"]) == {""} | {f"{layer}:{h}" for layer, h in heads} | {
+        f"{layer}:{h}:{step}" for layer, h in heads for step in range(9)}
+    assert body["steps"] == 9 and body["heads"] == cfg.n_heads and body["layers"] == {"encoder": cfg.n_encoder_layers}
+    scores = part_of(body, 4)                                     # four Next: the scores
     n = len(trace.arrays["src_embed.hook_out"])
     assert figure_z(scores["figures"]["picture-0"]).shape == (n, n)               # queries x keys
     q = trace.arrays["encoder.layers.0.self_attn.hook_q"][0].astype(np.float64)
     k = trace.arrays["encoder.layers.0.self_attn.hook_k"][0].astype(np.float64)
     np.testing.assert_allclose(shown_row(scores), q[0] @ k.T, atol=1e-3)
     assert scores["texts"]["step-heading"] == "Step 5 of 9: $QK^⊤$"      # its maths as characters (viz/core/tex.py)
-    assert "Why divide by" in texts(at)
+    assert scores["texts"]["why-header"] == "Why divide by $√d_k$?" and "scaling" in scores["figures"]
     no_exceptions(at)
+
+
+def test_step_every_head_of_a_layer_shares_its_input_and_has_its_own_steps(trace):
+    """Issue 44: the deck holds every head of the kind; the first step (the layer's input X) is every head's of the
+    layer, sent once (a head's step 1 is head 0's: {same}); each head's Q and weights are its own."""
+    at = run_page("step_through.py", model="toy-reverse", text=TEXT, kind="encoder", query=1)
+    body = step_deck(at, whole=True)[1]
+    assert body["picks"]["1:2:0"] == {"same": "1:0:0"} and "figures" in body["picks"]["1:0:0"]
+    x = trace.arrays["encoder.layers.1.hook_resid_pre"][1].astype(np.float64)       # layer 1's input, query 1
+    np.testing.assert_allclose(shown_row(part_of(body, 0, layer=1, head=2)), x, atol=1e-4)
+    for h in range(2):
+        q = trace.arrays["encoder.layers.1.self_attn.hook_q"][h]
+        np.testing.assert_allclose(figure_z(part_of(body, 1, layer=1, head=h)["figures"]["full-0"]), q, atol=1e-4)
+        np.testing.assert_allclose(figure_z(part_of(body, 7, layer=1, head=h)["figures"]["picture-0"]),
+                                   trace.arrays["encoder.layers.1.self_attn.hook_pattern"][h], atol=1e-6)
+    # why scaling matters: each head's own, for the query followed
+    bars = [part_of(body, 3, layer=1, head=h)["figures"]["scaling"] for h in range(2)]
+    assert bars[0]["data"][1]["y"] != bars[1]["data"][1]["y"]
 
 
 def test_step_selects_the_first_word_not_the_style_token():
@@ -85,8 +117,9 @@ def test_step_vectors_shown_as_cosine_map_with_the_full_matrix_behind(trace, ste
     at = run_page("step_through.py", model="toy-reverse", text=TEXT, step=step)
     no_exceptions(at)
     head, body = step_deck(at)
-    assert head["pick"] == {"step": step} and list(body["picks"]) == [str(step)]  # a link's step: its first screen
-    part = body["picks"][str(step)]
+    assert head["pick"] == {"layer": 0, "head": 0, "step": step}                 # a link's step: its first screen
+    assert list(body["picks"]) == ["", "0:0", f"0:0:{step}"]
+    part = part_of(body, step)
     x = (trace.arrays["src_embed.hook_out"] if which == "X" else
          trace.arrays[f"encoder.layers.0.self_attn.hook_{which.lower()}"][0]).astype(np.float64)
     if which == "X":                                             # the row shown: X of the first token
@@ -100,18 +133,18 @@ def test_step_vectors_shown_as_cosine_map_with_the_full_matrix_behind(trace, ste
     assert [block["id"] for block in full[0]["blocks"]] == ["full-0", "full-1"]
     np.testing.assert_allclose(figure_z(part["figures"]["full-0"]), x, atol=1e-4)   # the full matrix, a click away
     assert part["texts"]["cosine-caption"].startswith("Each cell compares two tokens' vectors")
-    assert set(part["figures"]) == {"picture-0", "full-0"}       # the encoder's steps: one map, one full matrix
+    assert set(part["figures"]) == {"picture-0", "full-0", "scaling"}    # the encoder's: one map, one full matrix
 
 
 def test_step_deep_link_reproduces_the_view_with_real_numbers(trace):
     at = run_page("step_through.py", model="toy-reverse", text=TEXT, kind="decoder", layer=1, head=2, query=3, step=6)
     no_exceptions(at)
     assert at.radio(key="step-kind").value == "decoder"
-    assert at.selectbox(key="step-decoder-layer").value == 1 and at.selectbox(key="step-decoder-head").value == 2
-    assert at.selectbox(key="step-query-decoder").value == 3 and step_deck(at)[0]["pick"] == {"step": 6}
+    assert at.selectbox(key="step-query-decoder").value == 3
+    assert step_deck(at)[0]["pick"] == {"layer": 1, "head": 2, "step": 6}
     assert {k: at.query_params[k] for k in ("kind", "layer", "head", "query", "step")} == \
         {"kind": "decoder", "layer": "1", "head": "2", "query": "3", "step": "6"}
-    part = step_deck(at)[1]["picks"]["6"]
+    part = part_of(step_deck(at)[1], 6, layer=1, head=2)
     row = shown_row(part)                                        # step 7: scores + mask, query row 3
     scores = trace.arrays["decoder.layers.1.self_attn.hook_scores"][2, 3]
     np.testing.assert_allclose(row[:4], scores[:4], atol=1e-4)
@@ -121,8 +154,9 @@ def test_step_deep_link_reproduces_the_view_with_real_numbers(trace):
     assert part["texts"]["formula"] == formula_mathml(MASK_FORMULAS[True]) and "<mtable" in part["texts"]["formula"]
     # the scaling comparison reports the entropy of the real scaled weights for this query
     pattern_row = trace.arrays["decoder.layers.1.self_attn.hook_pattern"][2, 3]
-    summary = at.dataframe[0].value
-    assert summary.iloc[1]["entropy (bits)"] == pytest.approx(entropy_bits(pattern_row), abs=1e-3)
+    summary = part["tables"]["scaling-summary"]
+    assert summary["columns"][1] == "entropy (bits)" and summary["index"][1].startswith("softmax(q·k / √")
+    assert float(summary["rows"][1][1]) == pytest.approx(entropy_bits(pattern_row), abs=2e-3)
 
 
 def test_step_next_and_previous_buttons_walk_through_the_steps(trace):
@@ -133,18 +167,23 @@ def test_step_next_and_previous_buttons_walk_through_the_steps(trace):
     no_exceptions(at)
     step_deck(at, whole=True)
     sent = browser_view(at, "step-view").proto.bytes
-    browser_says(at, state={"pick": {"step": 8}}, where="step")                    # Next ▶
+    browser_says(at, state={"pick": {"layer": 0, "head": 0, "step": 8}}, where="step")      # Next ▶
     no_exceptions(at)
-    assert step_deck(at)[0]["pick"] == {"step": 8} and at.query_params["step"] == "8"
+    assert step_deck(at)[0]["pick"] == {"layer": 0, "head": 0, "step": 8} and at.query_params["step"] == "8"
     assert browser_view(at, "step-view").proto.bytes == sent     # the same message: the browser has it
     # the last step: the head output, checked against pattern @ V with the error shown
-    last = step_deck(at)[1]["picks"]["8"]
+    last = part_of(step_deck(at)[1], 8)
     z = trace.arrays["decoder.layers.0.cross_attn.hook_z"][0, 2]
     np.testing.assert_allclose(shown_row(last), z, atol=1e-4)
     assert any("weights · $V$" in s and "max |difference|" in s for s in successes(last))
-    browser_says(at, state={"pick": {"step": 6}}, where="step")                    # ◀ Previous, twice
+    browser_says(at, state={"pick": {"layer": 0, "head": 0, "step": 6}}, where="step")      # ◀ Previous, twice
     no_exceptions(at)
-    assert step_deck(at)[0]["pick"] == {"step": 6} and at.query_params["step"] == "6"
+    assert step_deck(at)[0]["pick"] == {"layer": 0, "head": 0, "step": 6} and at.query_params["step"] == "6"
+    assert browser_view(at, "step-view").proto.bytes == sent
+    browser_says(at, state={"pick": {"layer": 1, "head": 1, "step": 6}}, where="step")      # another head
+    no_exceptions(at)
+    assert step_deck(at)[0]["pick"] == {"layer": 1, "head": 1, "step": 6}
+    assert (at.query_params["layer"], at.query_params["head"], at.query_params["kind"]) == ("1", "1", "cross")
     assert browser_view(at, "step-view").proto.bytes == sent
 
 
@@ -161,14 +200,16 @@ def test_step_every_step_holds_what_the_builders_make(trace):
                                         scaled_formula)
     at = run_page("step_through.py", model="toy-reverse", text=TEXT, kind="encoder", layer=1, head=1, query=2)
     no_exceptions(at)
-    picks = step_deck(at, whole=True)[1]["picks"]
+    body = step_deck(at, whole=True)[1]
+    picks = {str(step): part_of(body, step, layer=1, head=1) for step in range(9)}
     cfg = load_checkpoint(TOY, device="cpu").config
     formulas = ["", *(projection_formula(w, 1, cfg.d_model, cfg.d_head) for w in "QKV"), SCORES_FORMULA,
                 scaled_formula(cfg.d_head), MASK_FORMULAS[False], SOFTMAX_FORMULA, OUTPUT_FORMULA]
     for step, latex in enumerate(formulas):
         assert picks[str(step)]["texts"]["formula"] == (formula_mathml(latex) if latex else ""), step
         assert picks[str(step)]["texts"]["step-heading"].startswith(f"Step {step + 1} of 9: ")
-        assert picks[str(step)]["files"]["picture-0"].startswith("toy-reverse-encoder-L1-H1-")
+        assert picks[str(step)]["files"]["picture-0"].startswith(
+            "toy-reverse-encoder-L1-X" if step == 0 else "toy-reverse-encoder-L1-H1-")   # X: every head's
     arrays = trace.arrays
     q, k = (arrays[f"encoder.layers.1.self_attn.hook_{n}"][1].astype(np.float64) for n in "qk")
     look = Look(words("en"), NORMAL)
@@ -191,15 +232,28 @@ def test_step_a_pictures_csv_is_its_numbers(trace, figure, shape):
     """A step's CSV (the browser asks, the server makes it, the browser downloads it): every number of the matrix
     the picture shows, the full matrix's too."""
     at = run_page("step_through.py", model="toy-reverse", text=TEXT)
-    browser_says(at, trigger=("csv", {"step": 1, "figure": figure}), where="step")
+    browser_says(at, trigger=("csv", {"layer": 1, "head": 1, "step": 1, "figure": figure}), where="step")
     no_exceptions(at)
     csv = step_deck(at)[0]["csv"]
-    assert csv["name"] == f"toy-reverse-encoder-L0-H0-Q{'-cosine' if figure == 'picture-0' else ''}.csv"
+    assert csv["name"] == f"toy-reverse-encoder-L1-H1-Q{'-cosine' if figure == 'picture-0' else ''}.csv"
     frame = pd.read_csv(io.StringIO(csv["text"]), index_col=0)
     assert frame.shape == shape
     if figure == "full-0":
-        np.testing.assert_allclose(frame.to_numpy(), trace.arrays["encoder.layers.0.self_attn.hook_q"][0], atol=1e-6)
-    assert at.query_params["step"] == "1"                         # the step shown
+        np.testing.assert_allclose(frame.to_numpy(), trace.arrays["encoder.layers.1.self_attn.hook_q"][1], atol=1e-6)
+    assert (at.query_params["layer"], at.query_params["head"], at.query_params["step"]) == ("1", "1", "1")  # shown
+
+
+def test_step_why_scalings_csv_is_the_heads_two_softmaxes(trace):
+    """Why scaling matters is the head's (its part of the deck); its CSV: the query's weights without and with
+    1/√d_k, the second the model's own."""
+    at = run_page("step_through.py", model="toy-reverse", text=TEXT, kind="decoder", query=2)
+    browser_says(at, trigger=("csv", {"layer": 1, "head": 1, "step": 4, "figure": "scaling"}), where="step")
+    no_exceptions(at)
+    csv = step_deck(at)[0]["csv"]
+    assert csv["name"] == "toy-reverse-decoder-L1-H1-q2-scaling.csv"
+    frame = pd.read_csv(io.StringIO(csv["text"]), index_col=0)
+    np.testing.assert_allclose(frame.iloc[1].to_numpy(), trace.arrays["decoder.layers.1.self_attn.hook_pattern"][1, 2],
+                               atol=1e-5)
 
 
 def test_step_bad_parameters_warn_and_fall_back():
@@ -208,7 +262,8 @@ def test_step_bad_parameters_warn_and_fall_back():
     warnings = " ".join(w.value for w in at.warning)
     for name in ("kind", "step", "query", "head"):
         assert f"URL parameter {name}=" in warnings
-    assert at.radio(key="step-kind").value == "encoder" and step_deck(at)[0]["pick"] == {"step": 0}
+    assert at.radio(key="step-kind").value == "encoder"
+    assert step_deck(at)[0]["pick"] == {"layer": 0, "head": 0, "step": 0}
     assert at.selectbox(key="step-query-encoder").value == 0
 
 

@@ -31,9 +31,22 @@ class Decoded:
 
 
 @dataclass(frozen=True)
+class FollowedQuery:
+    """What the step-through page's deck (every head's nine steps) is built for besides the sentence: the page's
+    server-side pickers (the kind, the query followed) and how many tokens the pictures show (window_size: this
+    run's picture column)."""
+    kind: str
+    query: int
+    size: int
+
+    def head(self, layer: int, head: int) -> FollowedHead:
+        return FollowedHead(self.kind, layer, head, self.query, self.size)
+
+
+@dataclass(frozen=True)
 class FollowedHead:
-    """What the step-through page's nine steps are built for besides the sentence: the page's pickers (kind, layer,
-    head, the query followed) and how many tokens the pictures show (window_size: this run's picture column)."""
+    """What one head's nine steps on the step-through page are built for besides the sentence: a FollowedQuery's
+    kind, query and size, and the head (its layer and index) the deck picks."""
     kind: str
     layer: int
     head: int

@@ -81,9 +81,11 @@ def _explorer_element():
 URL_VALUES = {"kind": view.KIND, "layer": view.LAYER, "head": view.HEAD, "step": view.STEP}
 EXPLORER_PICK = ("kind", "layer", "head")       # what the explorer's view picks
 MULTIHEAD_PICK = ("kind", "layer")              # the multi-head page's (viz/pages/multi_head.py)
-STEP_PICK = ("step",)                           # a step: the decoding page's, the step-through page's nine
+STEP_PICK = ("step",)                           # a step: the decoding page's
 SNAPSHOT_PICK = ("step", "layer", "head")       # the training page's (viz/pages/training.py): a snapshot, and the
                                                 # layer and head (or their mean) of its maps
+HEAD_STEP_PICK = ("layer", "head", "step")      # the step-through page's: a head of the kind its server-side radio
+                                                # picked, and one of its nine steps (of the query its select follows)
 STACK_PICK = ("kind", "layer")                  # the feed-forward page's (viz/pages/ffn.py): its kind is a stack...
 STACK_URL = (("kind", view.STACK),)             # ...which its URL names `stack` (urls: a pick's own URL values)
 LAYER_PICK = ("layer",)                         # the LayerNorm page's (viz/pages/layernorm.py): a layer of the stack

@@ -382,10 +382,12 @@ function listen(view) {
 // -- a deck: a page's pictures for every pick (viz/figures/browser_view.py deck()) ----------------------------
 function deckSkeleton(root, names) {
   // the pickers the body's names ask for: a kind and a layer (or a layer alone), a step, or a step and a layer and
-  // a head (the training page's snapshots and their maps'), each row of them as the body's blocks place it
+  // a head (the training page's snapshots and their maps'; the step-through page's head and its steps), each row of
+  // them as the body's blocks place it, else in the names' order (a layer and a head, then their steps)
   const box = element("div", "vz-explorer vz-deck", root);
   const steps = names.includes("step") ? stepPicker(box) : {};
   const others = names.some((name) => name !== "step") ? kindAndLayer(box, names) : {};
+  if (steps.stepRow && others.pickerRow && names[0] !== "step") box.insertBefore(others.pickerRow, steps.stepRow);
   const blocks = element("div", "vz-blocks", box);
   return { box, ...steps, ...others, blocks, slots: new Map() };
 }
@@ -546,16 +548,18 @@ const PART_FIELDS = ["figures", "files", "texts", "tables", "notes", "opens"];
 function deckPart(data, key) {
   // a pick's part: its own blocks over its key's prefixes' ("3:1:-1" over "3": what every layer and head of a step
   // shows is sent once, under the step; "", the empty prefix: what every pick shows, compare's head A), and each
-  // figure's home, the key of the part holding it: the plot drawn for it serves every pick under that key. Undefined
-  // when the body holds no part of the pick (a first screen's).
+  // figure's home, the key of the part holding it: the plot drawn for it serves every pick under that key. A part
+  // that is another's ({same: key}: the step-through's first step, the layer's input, every head's) is that one's,
+  // its plots too. Undefined when the body holds no part of the pick (a first screen's).
   if (!data.picks[key]) return undefined;
   if (!data.parts) data.parts = new Map();
   if (!data.parts.has(key)) {
     const names = key.split(":");
     const prefixes = ["", ...names.map((_, i) => names.slice(0, i + 1).join(":"))];
     const part = { homes: {} };
-    for (const at of prefixes.filter((prefix) => data.picks[prefix])) {
-      const own = data.picks[at];
+    for (const prefix of prefixes.filter((prefix) => data.picks[prefix])) {
+      const at = data.picks[prefix].same ?? prefix;
+      const own = data.picks[at] || {};
       for (const field of PART_FIELDS) part[field] = { ...part[field], ...own[field] };
       for (const id of Object.keys(own.figures || {})) part.homes[id] = at;
     }

@@ -260,7 +260,7 @@ def drawn_labels(framed_bytes: bytes) -> list[str]:
     body = json.loads(gzip.decompress(framed_bytes[framed_bytes.index(b"\n") + 1:]))
     labels = []
     for part in body.get("picks", {}).values():          # a deck: every pick's figures' categories
-        for figure in part["figures"].values():
+        for figure in part.get("figures", {}).values():      # a part that is another's ({same}) has none
             for trace in figure["data"]:
                 labels += [label for side in ("x", "y") if isinstance(trace.get(side), list)
                            for label in trace[side] if isinstance(label, str)]

@@ -1,9 +1,9 @@
-"""Step-through: one head, one query token, from the layer input to the head's output, on real numbers. The nine steps
-are drawn in the browser (viz/elements/browser_view.py, a deck of every step): a step is picked there (◀ Previous,
-Next ▶, the row of steps, the arrow keys) with no script run and written to the URL; the page reads it from the URL
-and sends the nine steps of a kind, layer, head and query once. Kind, layer, head and query are the page's own
-widgets (another query: another nine steps); the whole head's formula and why scaling matters stay below, drawn by
-the server (they depend on the query, not the step)."""
+"""Step-through: one head, one query token, from the layer input to the head's output, on real numbers. Every head's
+nine steps are drawn in the browser (viz/elements/browser_view.py, a deck of the kind's heads x the steps): a layer,
+a head and a step are picked there (its selects; ◀ Previous, Next ▶, the row of steps, the arrow keys) with no script
+run and written to the URL; the page reads them from the URL and sends the deck of a kind and query once. Kind and
+query are the page's own widgets (another query: another deck). Under the steps, in the deck too: the whole head in
+one line and why scaling matters (the head's, for the query)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,19 +20,19 @@ from model.analysis.vectors import cosine_similarity
 from model.capture import schema
 from model.capture.schema import sublayer_names
 from viz.figures import browser_view as payloads
-from viz.figures.attention import attention_heatmap, map_window, window_around
+from viz.figures.attention import attention_heatmap_spec, map_window, window_around
 from viz.figures.browser_view import template_spec
-from viz.figures.step import masked_scores_figure, scaling_bars, step_heatmap
+from viz.figures.step import masked_scores_spec, scaling_bars_spec, step_spec
 from viz.figures.style import Labels, Look, plotly_text
-from viz.figures.vectors import cosine_map
+from viz.figures.vectors import cosine_spec
 from viz.core.context import Traced
 from viz.core.i18n import kind_title, t
 from viz.core import view
-from viz.core.keys import FollowedHead
+from viz.core.keys import FollowedHead, FollowedQuery
 from viz.core.text import attention_labels, first_word
-from viz.elements.browser_view import STEP_PICK, browser_view, url_names, whole_asked
-from viz.elements.ui import (PRESENTER_TABLE_COLUMNS, data_table, layer_head_pickers, look, matrix_frame,
-                             need_context, on_phone, plotly_config, safe_filename, show_figure, type_scale)
+from viz.elements.browser_view import HEAD_STEP_PICK, browser_view, url_names, whole_asked
+from viz.elements.ui import (PRESENTER_TABLE_COLUMNS, look, matrix_frame,
+                             need_context, on_phone, plotly_config, safe_filename, type_scale)
 from viz.tour.formula_html import formula_mathml
 
 OWN = view.Own("viz.pages.step_through")  # this module's own session values
@@ -45,7 +45,7 @@ STEPS = ["step.steps.input", "$Q = XW^Q$", "$K = XW^K$", "$V = XW^V$", r"$QK^\to
 SHORT = ["X", "Q", "K", "V", "Q·Kᵀ", "÷√dₖ", "step.short.mask", "softmax", "· V"]   # fits one line on a projector
 FIRST_STEP = 0   # the page opens where a lesson starts: the input X, then Q, K, V, the scores… one Next each
 TOLERANCE = 1e-4   # float32 model vs float64 recomputation
-# One row of controls: layer + head (two columns inside), then the query (the steps are picked in the deck under it)
+# The query's select in the left column of a row (the layer, head and step are picked in the deck under it)
 CONTROL_COLUMNS = [2.4, 2.0]
 def plot_px() -> int:
     """The plot area of a matrix in the left three fifths of the page at 1280x720: wider in presenter mode,
@@ -77,9 +77,10 @@ STEP_ROLE_KEYS = {"K": "step.role.K", "Q": "step.role.Q", "V": "step.role.V"}
 
 @dataclass
 class View:
-    """What one step shows: figures (figure, filename, CSV frame), the followed row as numbers, text."""
+    """What one step shows: figures (a figure's spec, filename, its CSV frame made when asked), the followed row as
+    numbers, text."""
     figures: list = field(default_factory=list)
-    row: object = None           # a one-row DataFrame
+    row: Row | None = None       # the followed row
     row_caption: str = ""
     text: str = ""
     latex: str = ""
@@ -112,6 +113,11 @@ class Head:
     tag: str                      # file name stem of downloads
     rows: slice                   # the query tokens the pictures show: all, or of a long sentence those around the query
     keys: slice                   # the key tokens they show: around the key row (self-attention: the same as rows)
+
+    @property
+    def layer_tag(self) -> str:
+        """File name stem of what every head of the layer shows (the first step: its input X)."""
+        return self.tag.removesuffix(f"-H{self.head}")
 
     @property
     def n_q(self) -> int:
@@ -216,8 +222,16 @@ def short_name(i: int) -> str:
     return say(SHORT[i])
 
 
-def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list[str]):
-    return matrix_frame(np.asarray(matrix)[index: index + 1], row_labels[index: index + 1], col_labels).round(4)
+@dataclass(frozen=True)
+class Row:
+    """The followed row of a matrix: its label, the columns' labels and its numbers."""
+    label: str
+    columns: list
+    values: np.ndarray
+
+
+def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list[str]) -> Row:
+    return Row(str(row_labels[index]), [str(c) for c in col_labels], np.asarray(matrix, dtype=float)[index])
 
 
 def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name: str, full_title: str, x_title: str,
@@ -227,13 +241,13 @@ def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name
     pictures show the tokens `shown` (highlight: a token's index in the whole sentence); the CSVs hold them all."""
     cos = cosine_similarity(matrix)
     mark = None if highlight is None else highlight - shown.start
-    teach = cosine_map(cos[shown, shown], labels[shown],
+    teach = cosine_spec(cos[shown, shown], labels[shown],
                        Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")), look(),
                        highlight=mark, width_px=picture_px())
-    full = step_heatmap(matrix[shown], labels[shown], dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
+    full = step_spec(matrix[shown], labels[shown], dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
                         look(), highlight=mark, show_values=False, plot_px=plot_px())
-    return ((teach, f"{filename}-cosine", matrix_frame(cos, labels, labels)),
-            (full, filename, matrix_frame(matrix, labels, dims)))
+    return ((teach, f"{filename}-cosine", partial(matrix_frame, cos, labels, labels)),
+            (full, filename, partial(matrix_frame, matrix, labels, dims)))
 
 
 # -- the nine steps ---------------------------------------------------------------------------------
@@ -244,7 +258,7 @@ def view_input(h: Head) -> View:
     x_name = t("step.input.embeddings") if layer == 0 and not cfg.norm_first else t("step.input.previous")
     teach, full = vector_pictures(h.x_q, h.q_labels, model_dims, "X",
                                   t("step.input.title", n=h.n_q, d=d, side=h.q_side, layer=layer),
-                                  t("step.axis.dimension"), t("step.axis.token"), f"{h.tag}-X", h.rows,
+                                  t("step.axis.dimension"), t("step.axis.token"), f"{h.layer_tag}-X", h.rows,
                                   highlight=query)
     view = View([teach], _row(h.x_q, query, h.q_labels, model_dims), full=[full])
     if h.kind in ("encoder", "decoder"):
@@ -253,7 +267,7 @@ def view_input(h: Head) -> View:
     else:
         teach, full = vector_pictures(h.x_kv, h.k_labels, model_dims, t("step.side.memory"),
                                       t("step.memory.title", n=len(h.k_labels), d=d), t("step.axis.dimension"),
-                                      t("step.axis.source_token"), f"{h.tag}-memory", h.keys)
+                                      t("step.axis.source_token"), f"{h.layer_tag}-memory", h.keys)
         view.figures.append(teach)
         view.full.append(full)
         view.text = t("step.memory.text")
@@ -290,9 +304,9 @@ def view_projection(h: Head, which: str) -> View:
 def view_raw(h: Head) -> View:
     raw, q_labels, k_labels, query = h.mine.raw, h.q_labels, h.k_labels, h.query
     labels = Labels(t("step.raw.title", n=h.n_q, m=len(k_labels)), t("step.axis.key"), t("step.axis.query"), "q·k")
-    fig = step_heatmap(h.shown(raw), q_labels[h.rows], k_labels[h.keys], labels, look(),
+    fig = step_spec(h.shown(raw), q_labels[h.rows], k_labels[h.keys], labels, look(),
                        highlight=h.mark)
-    view = View([(fig, f"{h.tag}-QK", matrix_frame(raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
+    view = View([(fig, f"{h.tag}-QK", partial(matrix_frame, raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
                 latex=SCORES_FORMULA)
     view.text = t("step.raw.text", token=q_labels[query], low=f"{raw.min():.1f}", high=f"{raw.max():.1f}")
     view.row_caption = t("step.raw.row", token=q_labels[query])
@@ -303,9 +317,9 @@ def view_scaled(h: Head) -> View:
     scaled, q_labels, k_labels, query, d_head = h.mine.scaled, h.q_labels, h.k_labels, h.query, h.cfg.d_head
     labels = Labels(t("step.scaled.title", d_k=d_head), t("step.axis.key"), t("step.axis.query"),
                     t("step.axis.score"))
-    fig = step_heatmap(h.shown(scaled), q_labels[h.rows], k_labels[h.keys], labels, look(),
+    fig = step_spec(h.shown(scaled), q_labels[h.rows], k_labels[h.keys], labels, look(),
                        highlight=h.mark)
-    view = View([(fig, f"{h.tag}-scores", matrix_frame(h.scores, q_labels, k_labels))],
+    view = View([(fig, f"{h.tag}-scores", partial(matrix_frame, h.scores, q_labels, k_labels))],
                 _row(scaled, query, q_labels, k_labels),
                 latex=scaled_formula(d_head))
     view.text = t("step.scaled.text", root=f"{np.sqrt(d_head):.3g}")
@@ -316,10 +330,10 @@ def view_scaled(h: Head) -> View:
 
 def view_mask(h: Head) -> View:
     masked, q_labels, k_labels, query, causal = h.mine.masked, h.q_labels, h.k_labels, h.query, h.names.causal
-    fig = masked_scores_figure(h.shown(masked), q_labels[h.rows], k_labels[h.keys],
+    fig = masked_scores_spec(h.shown(masked), q_labels[h.rows], k_labels[h.keys],
                                t("step.mask.title_causal") if causal else t("step.mask.title_none"), look(),
                                highlight=h.mark)
-    view = View([(fig, f"{h.tag}-masked", matrix_frame(masked, q_labels, k_labels))],
+    view = View([(fig, f"{h.tag}-masked", partial(matrix_frame, masked, q_labels, k_labels))],
                 _row(masked, query, q_labels, k_labels),
                 latex=MASK_FORMULAS[bool(causal)])
     if causal:
@@ -334,11 +348,11 @@ def view_mask(h: Head) -> View:
 
 def view_softmax(h: Head) -> View:
     pattern, q_labels, k_labels, query = h.pattern, h.q_labels, h.k_labels, h.query
-    fig = attention_heatmap(h.shown(pattern), q_labels[h.rows], k_labels[h.keys], look(),
+    fig = attention_heatmap_spec(h.shown(pattern), q_labels[h.rows], k_labels[h.keys], look(),
                             t("step.softmax.title", where=h.where), highlight_row=h.mark,
                             masked=h.shown(~h.mine.allowed),
                             width_px=picture_px())
-    view = View([(fig, f"{h.tag}-weights", matrix_frame(pattern, q_labels, k_labels))],
+    view = View([(fig, f"{h.tag}-weights", partial(matrix_frame, pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=SOFTMAX_FORMULA)
     top = int(np.argmax(pattern[query]))
@@ -353,9 +367,9 @@ def view_output(h: Head) -> View:
     dims = dim_labels(d_head)
     labels = Labels(t("step.output.title", head=h.head, n=h.n_q, d_k=d_head), t("step.axis.head_dimension"),
                     t("step.axis.query_token"), t("step.axis.value"))
-    fig = step_heatmap(z[h.rows], q_labels[h.rows], dims, labels, look(), highlight=h.mark, show_values=False,
+    fig = step_spec(z[h.rows], q_labels[h.rows], dims, labels, look(), highlight=h.mark, show_values=False,
                        plot_px=plot_px())
-    view = View([(fig, f"{h.tag}-z", matrix_frame(z, q_labels, dims))], _row(z, query, q_labels, dims),
+    view = View([(fig, f"{h.tag}-z", partial(matrix_frame, z, q_labels, dims))], _row(z, query, q_labels, dims),
                 latex=OUTPUT_FORMULA)
     view.text = t("step.output.text", head=h.head, heads=h.cfg.n_heads)
     view.row_caption = t("step.output.row", token=q_labels[query])
@@ -381,14 +395,13 @@ def number(value: float) -> str:
     return "−∞" if np.isneginf(value) else f"{value:.4f}"
 
 
-def row_table(frame: pd.DataFrame) -> dict:
+def row_table(row: Row) -> dict:
     """The followed row's numbers as a static table at the text's size; a row wider than a half-page column holds
     (a d_model-wide X) on its side, scrolling in its box."""
-    cells = [number(v) for v in frame.to_numpy(dtype=float)[0]]
-    columns, index = [str(c) for c in frame.columns], [str(i) for i in frame.index]
+    cells = [number(v) for v in row.values]
     if len(cells) > PRESENTER_TABLE_COLUMNS:
-        return payloads.table(index, columns, [[cell] for cell in cells])
-    return payloads.table(columns, index, [cells])
+        return payloads.table([row.label], row.columns, [[cell] for cell in cells])
+    return payloads.table(row.columns, [row.label], [cells])
 
 
 def step_part(h: Head, step: int) -> dict:
@@ -412,18 +425,80 @@ def step_part(h: Head, step: int) -> dict:
                               {"row": row_table(shown.row)}, {"checks": notes})
 
 
+# -- why scaling matters: the followed query's softmax with and without 1/√d_k, in the head's part of the deck -----
+@dataclass(frozen=True)
+class Scaling:
+    """The followed query's scores softmaxed with and without 1/√d_k (the figure, its file, its numbers) and what
+    they do to the softmax (the summary: peak, entropy, spread)."""
+    figure: dict                  # a figure's spec (viz/figures/step.scaling_bars_spec)
+    filename: str
+    numbers: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def scaling(h: Head) -> Scaling:
+    d_head, query, mine = h.cfg.d_head, h.query, h.mine
+    comparison = scaling_comparison(mine.raw[query], d_head, mine.allowed[query])
+    figure = scaling_bars_spec(comparison.unscaled, comparison.scaled, h.k_labels, d_head, look(),
+                          title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
+                          masked=~mine.allowed[query], shown=h.keys)
+    numbers = matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
+                           [t("step.why.without"), t("step.why.with")], h.k_labels)
+    allowed_raw = mine.raw[query][mine.allowed[query]]
+    summary = matrix_frame(
+        np.array([[comparison.max_unscaled, comparison.entropy_unscaled, allowed_raw.std()],
+                  [comparison.max_scaled, comparison.entropy_scaled, allowed_raw.std() / np.sqrt(d_head)]]),
+        ["softmax(q·k)", f"softmax(q·k / √{d_head})"],
+        [t("step.why.max"), t("step.why.entropy"), t("step.why.spread")]).round(3)
+    return Scaling(figure, f"{h.tag}-q{query}-scaling", numbers, summary)
+
+
+def scaling_part(h: Head) -> dict:
+    """The head's part of the deck (every step of it shows it): why scaling matters, for the followed query."""
+    made = scaling(h)
+    summary = made.summary
+    return payloads.deck_pick({"scaling": made.figure}, {"scaling": safe_filename(made.filename)},
+                              tables={"scaling-summary": payloads.table(
+                                  [str(c) for c in summary.columns], [str(i) for i in summary.index],
+                                  [[f"{v:.3f}" for v in row] for row in summary.to_numpy(dtype=float)])})
+
+
+def every_pick_part(cfg) -> dict:
+    """What every pick of the deck shows (its part keyed "": browser_view.js deckPart): the caption, the whole head
+    in one line, the heading and the words of why scaling matters."""
+    return payloads.deck_pick({}, {}, {
+        "caption": t("step.caption"),
+        "whole-header": t("step.whole.header"),
+        "whole-text": t("step.whole.text", d_model=cfg.d_model, heads=cfg.n_heads, d_k=cfg.d_head),
+        "whole-formula": formula_mathml(FORMULA),
+        "why-header": t("step.why.header"),
+        "why-text": t("step.why.text", d_k=cfg.d_head, root=f"{np.sqrt(cfg.d_head):.1f}"),
+    })
+
+
+# -- the deck: every head's nine steps, drawn in the browser --------------------------------------------------------
+# A pick of the deck is a head (a layer and its index) of the kind the page's radio picked, and a step of it, for the
+# query its select follows: "1:3:4" is layer 1's head 3 at step 5 (Q·Kᵀ). The part of a head ("1:3") holds what its
+# every step shows (why scaling matters for the query); the part keyed "" what every pick shows (the caption, the
+# whole head's formula): the browser takes a pick's blocks from its own part, then from its prefixes'
+# (browser_view.js deckPart).
 def blocks() -> list[dict]:
     """How the page's deck is laid out, every step alike (as the page was): the step's picture on the left (three
     fifths; on a phone first), how to read it, the full matrices folded under it; on the right what the step
-    computes: its name, its formula, the text, the followed row and the checks."""
+    computes: its name, its formula, the text, the followed row and the checks. Under them the caption, the whole
+    head in one line and why scaling matters (the head's, for the query)."""
     figure = lambda name: {"type": "figure", "id": name, "csv": True}        # noqa: E731
     text = lambda name, size=None: {"type": "text", "id": name, **({"size": size} if size else {})}   # noqa: E731
+    heading = lambda name: {"type": "heading", "id": name, "size": "section"}   # noqa: E731
     return [{"type": "columns", "widths": [3, 2], "columns": [
         [figure("picture-0"), figure("picture-1"), text("window-note"), text("cosine-caption"),
          {"type": "details", "id": "full", "title": t("step.full"), "blocks": [figure("full-0"), figure("full-1")]}],
-        [{"type": "heading", "id": "step-heading", "size": "section"}, {"type": "formula", "id": "formula"},
+        [heading("step-heading"), {"type": "formula", "id": "formula"},
          text("step-text", "body"), text("row-caption"), {"type": "table", "id": "row", "scroll": True},
-         {"type": "notes", "id": "checks"}]]}]
+         {"type": "notes", "id": "checks"}]]},
+        text("caption"),
+        heading("whole-header"), text("whole-text", "body"), {"type": "formula", "id": "whole-formula"},
+        heading("why-header"), figure("scaling"), {"type": "table", "id": "scaling-summary"}, text("why-text", "body")]
 
 
 def step_words() -> dict:
@@ -432,26 +507,42 @@ def step_words() -> dict:
             "step_names": [f"{i + 1} {short_name(i)}" for i in range(len(STEPS))]}
 
 
-def sentence_sig(traced: Traced, followed: FollowedHead, page_look: Look, modebar: bool) -> str:
-    """What the page's deck is built for, as the browser names it: the sentence (trace), the pickers and window,
+def sentence_sig(traced: Traced, followed: FollowedQuery, page_look: Look, modebar: bool) -> str:
+    """What the page's deck is built for, as the browser names it: the sentence (trace), the kind, query and window,
     the look (words and type scale), the modebar."""
     at = (traced.trace_key, followed, page_look, modebar)
     return payloads.view_sig("step", at)
 
 
+def heads_of(cfg, kind: str) -> list[tuple[int, int]]:
+    """Every head of the kind's layers, as the deck picks them: (layer, head)."""
+    return [(layer, head) for layer in range(schema.n_layers(cfg, kind)) for head in range(cfg.n_heads)]
+
+
 @view.shared_cached
-def built_deck(traced: Traced, followed: FollowedHead, page_look: Look, modebar: bool, first: int | None) -> payloads.Body:
-    """The browser's data for this head, query and view: built once, for every session of the worker. `first`: only
-    that step (a new sentence's or query's first run); the view asks for the rest once it has drawn it, which
-    reuses the part the first one made."""
-    picks = range(len(STEPS)) if first is None else [first]
-    parts = {str(step): built_step(traced, followed, step, page_look, modebar) for step in picks}
-    return payloads.encode(payloads.deck(parts, blocks(), STEP_PICK, {}, template_spec(go.Figure()), page_look.words,
+def built_deck(traced: Traced, followed: FollowedQuery, page_look: Look, modebar: bool,
+               first: tuple[int, int, int] | None) -> payloads.Body:
+    """The browser's data for this kind, query and view: built once, for every session of the worker. `first`: only
+    that (layer, head, step) (a new sentence's, kind's or query's first run); the view asks for the rest once it has
+    drawn it, which reuses the parts the first one made (the encoder's 3 x 8 heads of en-es: ~1 s, bench/step_ab.py)."""
+    cfg = traced.model.config
+    parts = {"": every_pick_part(cfg)}
+    for layer, head in heads_of(cfg, followed.kind) if first is None else [first[:2]]:
+        one = followed.head(layer, head)
+        parts[f"{layer}:{head}"] = built_scaling(traced, one, page_look, modebar)
+        for step in range(len(STEPS)) if first is None else [first[2]]:
+            if step == 0 and head:        # the layer's input: every head's, sent once as head 0's (deckPart's same)
+                parts[f"{layer}:0:0"] = built_step(traced, followed.head(layer, 0), step, page_look, modebar)
+                parts[f"{layer}:{head}:0"] = {"same": f"{layer}:0:0"}
+            else:
+                parts[f"{layer}:{head}:{step}"] = built_step(traced, one, step, page_look, modebar)
+    return payloads.encode(payloads.deck(parts, blocks(), HEAD_STEP_PICK, {followed.kind: schema.n_layers(cfg, followed.kind)},
+                                         template_spec(go.Figure()), page_look.words,
                                          {"text_px": page_look.scale.text,
                                           "sentence": sentence_sig(traced, followed, page_look, modebar),
                                           "whole": first is None, "modebar": modebar,
-                                          "url_names": url_names(STEP_PICK)},
-                                         steps=len(STEPS), said=step_words()))
+                                          "url_names": url_names(HEAD_STEP_PICK)},
+                                         steps=len(STEPS), said=step_words(), heads=cfg.n_heads))
 
 
 @view.shared_part
@@ -460,31 +551,49 @@ def built_step(traced: Traced, followed: FollowedHead, step: int, page_look: Loo
     return step_part(head_of(traced, followed), step)
 
 
-def pick_csv(traced: Traced, followed: FollowedHead):
-    """The CSV of a step's picture the browser asked for: every number of the matrix it shows."""
-    def make(pick: dict) -> dict:
-        shown = VIEWS[min(max(pick["step"], 0), len(STEPS) - 1)](head_of(traced, followed))
-        figures = step_figures(shown)
-        _, name, frame = figures.get(str(pick.get("figure")), figures["picture-0"])
-        return {"name": safe_filename(name) + ".csv", "text": frame.to_csv()}
+@view.shared_part
+def built_scaling(traced: Traced, followed: FollowedHead, page_look: Look, modebar: bool) -> dict:
+    """A head's part of the deck: why scaling matters (drawn in `page_look`, with or without the modebar)."""
+    return scaling_part(head_of(traced, followed))
+
+
+def checked_pick(cfg, kind: str, pick: dict) -> dict:
+    """A pick ({layer, head, step}) within the kind's layers, the heads and the steps."""
+    within = lambda value, hi: min(max(int(value), 0), hi)                   # noqa: E731
+    return {"layer": within(pick["layer"], schema.n_layers(cfg, kind) - 1), "head": within(pick["head"], cfg.n_heads - 1),
+            "step": within(pick["step"], len(STEPS) - 1)}
+
+
+def pick_csv(traced: Traced, followed: FollowedQuery):
+    """The CSV of a picture the browser asked for: every number of the matrix a step's picture shows, or why
+    scaling matters' bars."""
+    def make(asked: dict) -> dict:
+        pick = checked_pick(traced.model.config, followed.kind, asked)
+        h = head_of(traced, followed.head(pick["layer"], pick["head"]))
+        if asked.get("figure") == "scaling":
+            made = scaling(h)
+            return {"name": safe_filename(made.filename) + ".csv", "text": made.numbers.to_csv()}
+        figures = step_figures(VIEWS[pick["step"]](h))
+        _, name, frame = figures.get(str(asked.get("figure")), figures["picture-0"])
+        return {"name": safe_filename(name) + ".csv", "text": frame().to_csv()}
     return make
 
 
-def step_view(traced: Traced, followed: FollowedHead, step: int) -> None:
-    """The step's pictures and what it computes, drawn in the browser (a deck of the nine steps): the step row
-    moves there, with no script run."""
+def step_view(traced: Traced, followed: FollowedQuery, pick: dict) -> None:
+    """Every head's steps and why scaling matters, drawn in the browser (a deck of the kind's heads x the nine
+    steps): the layer, the head and the step are picked there, with no script run."""
     page_look, modebar = look(), plotly_config("")["displayModeBar"]
     sentence = sentence_sig(traced, followed, page_look, modebar)
     whole = whole_asked(sentence, STEP_THROUGH)
-    body = built_deck(traced, followed, page_look, modebar, None if whole else step)
-    browser_view(STEP_THROUGH, STEP_PICK, body, {"step": step}, {"sentence": sentence, "whole": whole},
+    first = None if whole else (pick["layer"], pick["head"], pick["step"])
+    body = built_deck(traced, followed, page_look, modebar, first)
+    browser_view(STEP_THROUGH, HEAD_STEP_PICK, body, pick, {"sentence": sentence, "whole": whole},
                  csv=pick_csv(traced, followed))
 
 
-def controls(ctx) -> tuple[str, int, int, int]:
-    """Kind on one line; layer, head and the query on the next (the step is picked in the deck under them).
-    Returns (kind, layer, head, query)."""
-    cfg = ctx.model.config
+def controls(ctx) -> tuple[str, int]:
+    """The kind on one line, the query under it (the layer, head and step are picked in the deck under them).
+    Returns (kind, query)."""
     # the options' names made in this run's language (a function calling t() later, outside a run, spoke English)
     kind = st.radio(t("step.kind"), KINDS, horizontal=True, key=view.seed(STEP_THROUGH, view.read(view.KIND, choices=KINDS), "kind"),
                     format_func={k: kind_title(k) for k in KINDS}.get, on_change=_forget_query,
@@ -495,55 +604,32 @@ def controls(ctx) -> tuple[str, int, int, int]:
     query_key = view.key(STEP_THROUGH, "query", kind)
     # the first word of the sentence, not a two-style model's <modern> that leads it
     _init_state(view.QUERY, first_word(schema.query_tokens(ctx.trace.meta, kind)), 0, n_q - 1, "query", kind)
-    c_pick, c_query = st.columns(CONTROL_COLUMNS, vertical_alignment="bottom")
-    with c_pick:
-        layer, head = layer_head_pickers(schema.n_layers(cfg, kind), cfg.n_heads, key=view.key(STEP_THROUGH, kind),
-                                         allow_mean=False)
+    c_query, _ = st.columns(CONTROL_COLUMNS)
     query = c_query.selectbox(t("step.query"), list(range(n_q)), key=query_key,
                               format_func={i: q_labels[i] if kind == "encoder" else
                                            t("step.query.reads", token=q_labels[i], reads=reads[i])
                                            for i in range(n_q)}.get)
-    return kind, layer, head, query
+    return kind, query
 
 
-def why_scaling(h: Head) -> None:
-    """The followed query's softmax with and without 1/√d_k, its entropy, and why it matters."""
-    d_head, query, mine = h.cfg.d_head, h.query, h.mine
-    st.header(t("step.why.header"))
-    comparison = scaling_comparison(mine.raw[query], d_head, mine.allowed[query])
-    show_figure(scaling_bars(comparison.unscaled, comparison.scaled, h.k_labels, d_head, look(),
-                             title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
-                             masked=~mine.allowed[query], shown=h.keys),
-                f"{h.tag}-q{query}-scaling", matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
-                                                          [t("step.why.without"), t("step.why.with")], h.k_labels),
-                key="step-scaling")
-    allowed_raw = mine.raw[query][mine.allowed[query]]
-    summary = matrix_frame(
-        np.array([[comparison.max_unscaled, comparison.entropy_unscaled, allowed_raw.std()],
-                  [comparison.max_scaled, comparison.entropy_scaled, allowed_raw.std() / np.sqrt(d_head)]]),
-        ["softmax(q·k)", f"softmax(q·k / √{d_head})"],
-        [t("step.why.max"), t("step.why.entropy"), t("step.why.spread")]).round(3)
-    data_table(summary, width="content")
-    st.markdown(t("step.why.text", d_k=d_head, root=f"{np.sqrt(d_head):.1f}"))
+def head_and_step(cfg, kind: str) -> dict:
+    """The deck's pick from the URL (the browser's picks write it): a layer of the kind, a head, a step."""
+    return {"layer": view.read(view.LAYER, hi=schema.n_layers(cfg, kind) - 1),
+            "head": view.read(view.HEAD, default=0, lo=0, hi=cfg.n_heads - 1),
+            "step": view.read(view.STEP, default=FIRST_STEP, hi=len(STEPS) - 1)}
 
 
 def render() -> None:
     ctx = need_context()
-    cfg = ctx.model.config
     st.title(t("step.title"))
     # a phone: the picture first and its pickers under it (they filled its whole first screen)
     picture = st.container() if on_phone() else None
-    kind, layer, head, query = controls(ctx)
-    step = view.read(view.STEP, default=FIRST_STEP, hi=len(STEPS) - 1)      # the browser's step picks write it
-    view.write_url({view.KIND: kind, view.QUERY: query, view.STEP: step})
-    followed = FollowedHead(kind, layer, head, query, window_size())
+    kind, query = controls(ctx)
+    pick = head_and_step(ctx.model.config, kind)
+    view.write_url({view.KIND: kind, view.QUERY: query, view.LAYER: pick["layer"], view.HEAD: pick["head"],
+                    view.STEP: pick["step"]})
     with picture if picture is not None else st.container():
-        step_view(ctx.traced, followed, step)
-    st.caption(t("step.caption"))
-    st.header(t("step.whole.header"))
-    st.markdown(t("step.whole.text", d_model=cfg.d_model, heads=cfg.n_heads, d_k=cfg.d_head))
-    st.latex(FORMULA)
-    why_scaling(head_of(ctx.traced, followed))
+        step_view(ctx.traced, FollowedQuery(kind, query, window_size()), pick)
 
 
 if __name__ == "__main__":
