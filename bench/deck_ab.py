@@ -72,7 +72,7 @@ def step_drawn_js(server_shows: str) -> str:
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   if (!plots.length || !plots.every(p => p.querySelector('svg.main-svg'))) return false;
   const deck = document.querySelector('.vz-deck');
-  if (deck) return deck.dataset.linesPick === String(step);
+  if (deck) return (deck.dataset.linesPick || '').split(':').pop() === String(step);   // "3", or a head's "0:2:3"
   return %s;
 }""" % server_shows
 

@@ -1,31 +1,33 @@
-"""Steps on the step-through page, two trees side by side (issue 44): a past main (A, whose page reran its script for
-every step) and this tree (B, whose nine steps the browser answers: viz/figures/browser_view.js, a deck of every
-step), each served by its own `streamlit run app.py`, in Chromium at 1280x720, the same steps on each in turn.
+"""Steps and heads on the step-through page, two trees side by side (issue 44): a past main (A: 691f1c4 drew the nine
+steps in the browser and picked the layer and head on the server; f84fae2 reran its script for every step) and this
+tree (B, whose heads and their steps the browser answers: viz/figures/browser_view.js, a deck of every head's steps),
+each served by its own `streamlit run app.py`, in Chromium at 1280x720, the same picks on each in turn.
 
-    python bench/step_ab.py [--base f84fae2 | --against /tmp/base | --alone] [--picks 40] [--words 9]
+    python bench/step_ab.py [--base 691f1c4 | --against /tmp/base | --alone] [--picks 40] [--heads 24] [--words 9]
                             [--sizes 9 40 128] [--normal] [--write]
 
-Each pick: Next ▶ clicked (◀ Previous on the way back: 1 → 8, then 7 → 0, and again), a teacher walking the class
-through one head's arithmetic, the trees alternating; from the click until the step is on screen (A: the script has
-finished, nothing is stale, every chart drawn and the step's subheader names the step; B: the view marks every
-picture of the step drawn) and the websocket messages sent meanwhile and 0.5 s after (a script run asked for is one).
-Then, for a new sentence of each of --sizes tokens opened as a link: the seconds until its first screen is drawn and
-the page idle (step 1's picture, every chart of the page), (B) until all nine steps are in the browser, and (B) the
-view's body as it received it (the nine steps' figures and words, gzipped). Presenter mode unless --normal. --alone:
-this tree only (no A). The load average is printed at the start and end.
+Each step pick: Next ▶ clicked (◀ Previous on the way back: 1 → 8, then 7 → 0, and again), a teacher walking the
+class through one head's arithmetic, the trees alternating; from the click until the step is on screen (a tree without
+the deck: the script has finished, nothing is stale, every chart drawn and the step's subheader names the step; with
+it: the view marks every picture of the step drawn) and the websocket messages sent meanwhile and 0.5 s after (a
+script run asked for is one). Then --heads picks of a layer or a head on step 8, softmax (A: its server select boxes;
+B: the deck's selects), timed the same way. Then, for a new sentence of each of --sizes tokens opened as a link: the
+seconds until its first screen is drawn and the page idle (step 1's picture, every chart of the page), (B) until the
+whole deck is in the browser, and (B) the view's body as it received it (gzipped). Presenter mode unless --normal.
+--alone: this tree only (no A). The load average is printed at the start and end.
 """
 from __future__ import annotations
 
 import time
 
 from common import Check, Section, SentenceMaker, median, report
-from deck_ab import (Trees, VIEW, ab_parser, faster, first_screen_table, in_browser, no_runs, open_sentences,
-                     page_url, small_body, step_drawn_js, step_table, time_picks)
+from deck_ab import (VIEW_DRAWN_JS, Trees, VIEW, ab_parser, faster, first_screen_table, in_browser, no_runs,
+                     open_sentences, page_url, pick_table, small_body, step_drawn_js, step_table, time_picks)
 from edit_ab import TIMEOUT_MS
 
 from long_text import SENTENCES
 
-BASE = "f84fae2"          # main of 2026-11-29, before the step-through page's steps were drawn in the browser
+BASE = "691f1c4"          # main of 2026-11-29 (session 21's end): the steps in the browser, the head on the server
 # A step on screen (deck_ab.step_drawn_js); A: the step's subheader names it ("Step 3 of 9")
 STEP_DRAWN_JS = step_drawn_js(
     "[...document.querySelectorAll('h3')].some(h => h.textContent.startsWith('Step ' + (step + 1) + ' of 9'))")
@@ -48,6 +50,57 @@ def walk(n: int) -> list[tuple[str, int]]:
     return picks
 
 
+HEAD_STEP = 7                       # the heads are picked on step 8, softmax: every head's weights differ
+# A (its layer and head the server's select boxes): the URL names the pick, no run going, nothing stale, every chart
+# drawn, and the deck is another (a new body, sig) showing the step
+SERVER_PICK_JS = """([layer, head, sig, step]) => {
+  const url = new URL(location.href).searchParams;
+  if (url.get('layer') !== String(layer) || url.get('head') !== String(head)) return false;
+  if (document.querySelector('[data-testid="stStatusWidget"]') || document.querySelector('[data-stale="true"]')) return false;
+  const deck = document.querySelector('.vz-deck');
+  return !!deck && deck.dataset.sig !== sig && deck.dataset.linesPick === String(step)
+    && [...document.querySelectorAll('.js-plotly-plot')].every((p) => p.querySelector('svg.main-svg'));
+}"""
+
+
+def head_walk(n: int) -> list[tuple[int, int]]:
+    """n picks from layer 0's head 0: every head of a layer in turn, then the next layer (its head kept), the heads
+    back down: (layer, head)."""
+    picks, layer, head, by = [], 0, 0, 1
+    while len(picks) < n:
+        if not 0 <= head + by <= 7:
+            by, layer = -by, (layer + 1) % 3
+        else:
+            head += by
+        picks.append((layer, head))
+    return picks
+
+
+def time_heads(pages: dict, frames: dict, n: int) -> dict:
+    shown = {name: (0, 0) for name in pages}
+
+    def click(name: str, page, pick: tuple[int, int]) -> str:
+        layer, head = pick
+        what = "layer" if layer != shown[name][0] else "head"
+        shown[name] = pick
+        if page.locator(f"{VIEW} .vz-head").count():                  # B: the deck's selects
+            page.select_option(f"{VIEW} .vz-{what}", str(pick[what == "head"]))
+            page.wait_for_function(VIEW_DRAWN_JS, arg=["linesPick", f"{layer}:{head}:{HEAD_STEP}"],
+                                   timeout=TIMEOUT_MS, polling="raf")
+        else:                                                            # A: the server's select boxes
+            sig = page.locator(VIEW).get_attribute("data-sig")
+            page.locator(f".st-key-step-encoder-{what} input[role=combobox]").click()
+            page.get_by_role("option", name=f"{what} {pick[what == 'head']}", exact=True).click()
+            page.wait_for_function(SERVER_PICK_JS, arg=[layer, head, sig, HEAD_STEP], timeout=TIMEOUT_MS, polling=20)
+        return "head"                                                    # a layer too: a pick of the head shown
+
+    for page in pages.values():
+        page.click(f"{VIEW} .vz-step-choice >> nth={HEAD_STEP}")
+        page.wait_for_function(STEP_DRAWN_JS, arg=HEAD_STEP, timeout=TIMEOUT_MS, polling=50)
+    time.sleep(1)
+    return time_picks(pages, frames, head_walk(n), click, lambda i, pick: f"head {i + 1} (layer {pick[0]}, head {pick[1]})")
+
+
 def step_shown(page, step: int = 0) -> None:
     page.wait_for_function(STEP_DRAWN_JS, arg=step, timeout=TIMEOUT_MS, polling=50)
 
@@ -68,6 +121,7 @@ def main(argv=None) -> Section:
     parser.add_argument("--picks", type=int, default=40)
     parser.add_argument("--words", default="9", choices=["9", "40"], help="the steps' sentence")
     parser.add_argument("--normal", action="store_true", help="normal mode, not presenter mode")
+    parser.add_argument("--heads", type=int, default=24, help="head and layer picks on step 8 (0: none)")
     args = parser.parse_args(argv)
     present = not args.normal
     maker = SentenceMaker(seed=45)
@@ -76,6 +130,7 @@ def main(argv=None) -> Section:
                                          lambda name, page: step_shown(page))
         time.sleep(1)
         picks = time_steps(pages, frames, args.picks)
+        heads = time_heads(pages, frames, args.heads) if args.heads else None
         opens = open_sentences(trees, args.sizes, maker.sentence, lambda server, text: url(server, text, present),
                                step_shown)
     label, load_start, load_end = trees.label, trees.load_start, trees.load_end
@@ -97,6 +152,11 @@ def main(argv=None) -> Section:
         "picture drawn / to every picture drawn. \"sent\": websocket messages from the browser during the step and "
         "0.5 s after; \"script runs\": of them, the page's reruns asked for.", "",
         step_table(picks, label),
+        *(["", f"**Heads** ({args.heads} per tree on step {HEAD_STEP + 1}, softmax: every head of layer 0 in turn, "
+            "then layer 1 with the head kept, its heads back down, and so on; the trees alternating): from the choice "
+            "until the step of the head is on screen (A: its server select boxes, the script finished and the new "
+            "deck drawn; B: the deck's selects, the view marks every picture drawn).", "",
+            pick_table(heads, label, "head")] if heads else []),
         "", "**A new sentence**, opened as a link in a new tab: seconds until its first screen is drawn and the page "
         "idle (step 1's picture and every chart of the page), B's until the nine steps are in the browser (the second "
         "run that sends them), and B's view body as the view received it (the nine steps' figures and words, "
@@ -116,6 +176,12 @@ def main(argv=None) -> Section:
         checks += [faster(b, picks["A"], ("step",), args.base, "step"),
                    Check(f"a new tab's first screen ≤ 1.1× {args.base}'s (sum over sizes, B/A)",
                          f"{sum(firsts['B']) / sum(firsts['A']):.2f}", sum(firsts["B"]) <= 1.1 * sum(firsts["A"]))]
+    if heads:
+        checks += [Check("a head's step on screen in ≤ 50 ms (p50, this tree, the view's clock)",
+                         f"{median(heads['B']['painted_head']) * 1000:.0f} ms",
+                         median(heads["B"]["painted_head"]) <= 0.05), no_runs(heads["B"], "head")]
+        if not args.alone:
+            checks.append(faster(heads["B"], heads["A"], ("head",), args.base, "head"))
     checks += small_body(opens, args.sizes, "step view body")
     return report(Section("step_picks", "Steps in the browser: the step-through page's nine steps (issue 44)", body,
                           checks), args.write)

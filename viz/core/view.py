@@ -83,6 +83,13 @@ PAGE = Value("page", url=False)                                        # the pag
 LAYER = Value("layer", int, 0, 0, 63)
 MEAN_HEAD = -1                                                         # a head picker's "the mean of the heads"
 HEAD = Value("head", int, 0, MEAN_HEAD, 63)                            # MEAN_HEAD where a page offers it
+
+
+def as_head(head: int) -> int | None:
+    """A picked head as the builders take it: None for the mean of the heads (MEAN_HEAD)."""
+    return None if head == MEAN_HEAD else head
+
+
 LAYER_B = Value("layer_b", int, 0, 0, 63)
 HEAD_B = Value("head_b", int, 0, MEAN_HEAD, 63)
 KIND = Value("kind", default="encoder", choices=("encoder", "decoder", "cross"))

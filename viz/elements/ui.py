@@ -152,7 +152,7 @@ def layer_head_pickers(n_layers: int, n_heads: int, key: str, allow_mean: bool =
                         format_func={h: t("ui.head_mean") if h == view.MEAN_HEAD else t("ui.head_n", h=h)
                                      for h in head_options}.get)
     view.write_url({layer_value: layer, head_value: head})
-    return layer, (None if head == view.MEAN_HEAD else head)
+    return layer, view.as_head(head)
 
 
 def token_window(n: int, size: int, key: str, label_key: str = "ui.window") -> slice:

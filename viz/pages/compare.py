@@ -253,7 +253,7 @@ def built_deck(traced_a: Traced, traced_b: Traced, kind: str, start: int, page_l
 def pair(traced_a: Traced, traced_b: Traced, kind: str, layer: int, head: int, start: int,
          page_look: Look) -> SentencePair:
     """A pick (head: view.MEAN_HEAD for the layer's mean) on the two sentences."""
-    return SentencePair(traced_a, traced_b, kind, layer, None if head == view.MEAN_HEAD else head, start,
+    return SentencePair(traced_a, traced_b, kind, layer, view.as_head(head), start,
                         map_size(page_look))
 
 
@@ -320,10 +320,6 @@ def heads_blocks(words: Words) -> list[dict]:
                  {"type": "text", "id": "diff-caption", "title": words("compare.heads.caption")}]]}]
 
 
-def as_head(head: int) -> int | None:
-    return None if head == view.MEAN_HEAD else head
-
-
 @view.shared_cached
 def built_heads_deck(traced: Traced, kind: str, a: tuple[int, int], shown: tuple[int, int, int, int],
                      page_look: Look, modebar: bool, first: tuple[int, int] | None) -> payloads.Body:
@@ -349,7 +345,7 @@ def heads_sig(traced: Traced, kind: str, a: tuple[int, int], shown: tuple, page_
 
 
 def head_pair(traced: Traced, kind: str, a: tuple[int, int], b: tuple[int, int], shown: tuple) -> HeadPair:
-    return HeadPair(traced, kind, (a[0], as_head(a[1])), (b[0], as_head(b[1])), shown)
+    return HeadPair(traced, kind, (a[0], view.as_head(a[1])), (b[0], view.as_head(b[1])), shown)
 
 
 @view.shared_cached

@@ -75,6 +75,14 @@ def scaled_formula(d_head: int) -> str:
 STEP_ROLE_KEYS = {"K": "step.role.K", "Q": "step.role.Q", "V": "step.role.V"}
 
 
+@dataclass(frozen=True)
+class Row:
+    """The followed row of a matrix: its label, the columns' labels and its numbers."""
+    label: str
+    columns: list
+    values: np.ndarray
+
+
 @dataclass
 class View:
     """What one step shows: figures (a figure's spec, filename, its CSV frame made when asked), the followed row as
@@ -220,14 +228,6 @@ def step_name(i: int) -> str:
 
 def short_name(i: int) -> str:
     return say(SHORT[i])
-
-
-@dataclass(frozen=True)
-class Row:
-    """The followed row of a matrix: its label, the columns' labels and its numbers."""
-    label: str
-    columns: list
-    values: np.ndarray
 
 
 def _row(matrix: np.ndarray, index: int, row_labels: list[str], col_labels: list[str]) -> Row:

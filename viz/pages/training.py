@@ -244,11 +244,6 @@ def map_picks(run: LiveRun) -> list[tuple[int, int]]:
     return payloads.pick_names(map_layers(run), run.result.model.cfg.n_heads)
 
 
-def as_head(head: int) -> int | None:
-    """A picked head as the builders take it: None for the mean of heads (payloads.MEAN)."""
-    return None if head == payloads.MEAN else head
-
-
 def snapshot_parts(run: LiveRun, index: int, page_look: Look) -> dict[str, dict]:
     """A snapshot's parts of the deck: its step's (the curve, the grid, the caption) and each layer and head's (the
     two maps)."""
@@ -258,9 +253,9 @@ def snapshot_parts(run: LiveRun, index: int, page_look: Look) -> dict[str, dict]
         {"curve": snapshot_curve(run, snap, page_look), "grid": snapshot_grid(snap, page_look)},
         {name: files[name] for name in ("curve", "grid")}, {"caption": snapshot_caption(run, snap, page_look.words)})}
     for layer, head in map_picks(run):
-        files = snapshot_files(run, snap, layer, as_head(head))
+        files = snapshot_files(run, snap, layer, view.as_head(head))
         parts[f"{index}:{layer}:{head}"] = payloads.deck_pick(
-            snapshot_maps(run, snap, layer, as_head(head), page_look), {name: files[name] for name in MAPS})
+            snapshot_maps(run, snap, layer, view.as_head(head), page_look), {name: files[name] for name in MAPS})
     return parts
 
 
@@ -285,8 +280,8 @@ def pick_csv(run: LiveRun):
         pick = {**pick, **checked_pick(run, pick)}
         snap = run.snapshots[pick["step"]]
         figure = pick.get("figure") if pick.get("figure") in CSV_FIGURES else "curve"
-        frame = snapshot_numbers(run, pick["step"], figure, pick["layer"], as_head(pick["head"]), t)
-        return {"name": snapshot_files(run, snap, pick["layer"], as_head(pick["head"]))[figure] + ".csv",
+        frame = snapshot_numbers(run, pick["step"], figure, pick["layer"], view.as_head(pick["head"]), t)
+        return {"name": snapshot_files(run, snap, pick["layer"], view.as_head(pick["head"]))[figure] + ".csv",
                 "text": frame.to_csv()}
     return make
 
