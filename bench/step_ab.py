@@ -139,9 +139,10 @@ def main(argv=None) -> Section:
     body = "\n".join([
         f"Chromium (headless, 1280x720) against {'one' if args.alone else 'two'} `streamlit run app.py` at once, "
         f"{against}B this tree (bench/step_ab.py), the step-through page of the en-es model (encoder, layer 0, head "
-        f"0, the first word followed), {mode}, on the {args.words}-word sentence of tests/long_text.py. B draws the "
-        "nine steps in the browser (viz/elements/browser_view.py, a deck of the builders' figures, the formulas as "
-        "MathML, sent once a kind, layer, head and query); A reran the script for each step. "
+        f"0, the first word followed), {mode}, on the {args.words}-word sentence of tests/long_text.py. B draws "
+        "every head's nine steps in the browser (viz/elements/browser_view.py, a deck of the builders' figures, the "
+        "formulas as MathML, sent once a kind and query); A drew one head's nine steps there, its layer and head "
+        "the server's select boxes (a new deck each). "
         f"Load average {load_start} at the start, {load_end} at the end (1/5/15 min; 2 CPUs shared with other "
         "work): only the comparison within the run counts.", "",
         f"**Steps** ({args.picks} per tree, Next ▶ clicked to step 9, ◀ Previous back to step 1, again; the trees "
@@ -158,14 +159,15 @@ def main(argv=None) -> Section:
             "deck drawn; B: the deck's selects, the view marks every picture drawn).", "",
             pick_table(heads, label, "head")] if heads else []),
         "", "**A new sentence**, opened as a link in a new tab: seconds until its first screen is drawn and the page "
-        "idle (step 1's picture and every chart of the page), B's until the nine steps are in the browser (the second "
-        "run that sends them), and B's view body as the view received it (the nine steps' figures and words, "
-        "gzipped).", "",
+        "idle (step 1's picture and every chart of the page), B's until its whole deck is in the browser (the second "
+        "run that sends it: every head's nine steps), and B's view body as the view received it (every head's steps' "
+        "figures and words, gzipped).", "",
         first_screen_table(opens, args.sizes, label),
         "", "A new tab is B's dearest case: its session is sent the view's plotly.js (1.5 MB, once a session, "
-        "viz/elements/browser_view.py) before the first picture, and the view asks for the other eight steps at once "
-        "(a second run, ~0.1 s on the server), which the page's idle state waits for; the page's own first run is "
-        "no slower (AppTest, en-es, a 9-word sentence: 0.19-0.20 s against A's 0.21-0.22 s).",
+        "viz/elements/browser_view.py) before the first picture, and the view then asks for the whole deck (a second "
+        "run: the encoder's 24 heads x 9 steps, ~0.3-0.8 s on the server, built once for every session of the "
+        "worker), which the page's idle state waits for. B draws ahead only the shown head's other steps (the deck's "
+        "`ahead`), so a step is no slower than A's; another head is drawn when picked.",
     ])
     b = picks["B"]
     checks = [Check("a step's picture on screen in ≤ 50 ms (p50, this tree, the view's clock)",

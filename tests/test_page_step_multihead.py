@@ -75,6 +75,7 @@ def test_step_opens_where_a_lesson_starts_and_walks_on_with_next(trace):
     assert set(body["picks"]) == {""} | {f"{layer}:{h}" for layer, h in heads} | {
         f"{layer}:{h}:{step}" for layer, h in heads for step in range(9)}
     assert body["steps"] == 9 and body["heads"] == cfg.n_heads and body["layers"] == {"encoder": cfg.n_encoder_layers}
+    assert body["ahead"] == "step"                    # only its steps drawn ahead, not another head's (Next after Next)
     scores = part_of(body, 4)                                     # four Next: the scores
     n = len(trace.arrays["src_embed.hook_out"])
     assert figure_z(scores["figures"]["picture-0"]).shape == (n, n)               # queries x keys

@@ -815,10 +815,13 @@ function plotFigure(view, plot, figure, file) {
 }
 
 function pickDistance(view, key) {
-  // how far a pick is from the shown one: the names that differ, then by how much (a kind: 1)
+  // how far a pick is from the shown one: the names that differ, then by how much (a kind: 1); a deck whose body
+  // names the pick most made (`ahead`: the step-through's step, Next ▶ after Next ▶) weighs the others' tenfold, so
+  // that the plots of another head go before its own steps' (keepNearest; drawAhead draws only its steps)
+  const { names, ahead } = view.data;
   const shownPick = deckKey(view, view.pick).split(":");
   const differences = key.split(":").map((value, i) => (value === shownPick[i] ? 0
-    : Math.abs(Number(value) - Number(shownPick[i])) || 1));
+    : (Math.abs(Number(value) - Number(shownPick[i])) || 1) * (ahead && names[i] !== ahead ? 10 : 1)));
   return differences.filter(Boolean).length * 1000 + differences.reduce((a, b) => a + b, 0);
 }
 
@@ -826,14 +829,19 @@ const idle = (work) => (window.requestIdleCallback ? window.requestIdleCallback(
   : setTimeout(work, 50));
 
 function drawAhead(view) {
-  // the picks next to the shown one (a layer or a kind away; a step either side), each figure in sight, one plot at
-  // a time while the browser is idle; stops when another body or pick comes
+  // the picks next to the shown one (a layer or a kind away; a step either side; a deck with `ahead`, the other
+  // values of that name only: the step-through's other steps of the head, not another head's, whose drawing kept the
+  // browser busy after every Next), each figure in sight, one plot at a time while the browser is idle; stops when
+  // another body or pick comes
   const { data, pick } = view;
   if (!data.whole || view.r !== RENDERERS.deck) return;
   const inSight = [...view.dom.slots].filter(([, slot]) => slot.block.type === "figure" && shown(slot.stack));
   const whole = data.names.length;              // picks, not the parts their prefixes hold (deckPart)
+  const shownKey = deckKey(view, pick).split(":");
+  const along = data.names.indexOf(data.ahead);  // a deck that names its most made pick: only its neighbours
   const near = Object.keys(data.picks).filter((key) => key !== "" && key.split(":").length === whole
-    && pickDistance(view, key) > 0)
+    && pickDistance(view, key) > 0
+    && (along < 0 || key.split(":").every((value, i) => i === along || value === shownKey[i])))
     .sort((a, b) => pickDistance(view, a) - pickDistance(view, b))
     .slice(0, Math.max(1, Math.min(KEPT_PLOTS - 1, Math.floor(AHEAD_PLOTS / Math.max(1, inSight.length)))));
   const jobs = near.flatMap((key) => {

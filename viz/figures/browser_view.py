@@ -299,7 +299,7 @@ def pick_key(pick: dict, names: Sequence[str]) -> str:
 
 def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layers: dict[str, int], template: Any,
          words: Words, shown: dict, steps: int = 0, said: dict | None = None, heads: int = 0,
-         mean: bool = False) -> dict:
+         mean: bool = False, ahead: str | None = None) -> dict:
     """A deck's data: the parts built (pick_key: deck_pick(); a new sentence's first screen holds one; a part keyed
     by a prefix of picks' keys, a step's "3" of "3:1:-1" (or "", of every key), holds what every pick under it shows, sent once: the
     browser takes a pick's blocks from its own part, then from its prefixes', browser_view.js deckPart), how they
@@ -315,7 +315,8 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
     block's lines go with their inline maths as characters (inline_picks, inline_titles: the browser knows no
     LaTeX); a figure, or a section's every block, a pick lacks takes no room; a `columns` block's `widths` ([3, 2]) share the row; a table block with `scroll` scrolls in a
     box; a `pickers` block is where the kind, layer and head pickers go (its `title`: their words before them;
-    without one they head the deck)."""
+    without one they head the deck). `ahead`: the name picked most (the step-through's step), the only one along which
+    the browser draws picks ahead (browser_view.js drawAhead, pickDistance)."""
     ids = block_ids(blocks)
     if len(ids) != len(set(ids)):
         raise ValueError(f"a deck's block ids must differ: {sorted(i for i in set(ids) if ids.count(i) > 1)}")
@@ -326,6 +327,7 @@ def deck(picks: dict[str, dict], blocks: list[dict], names: Sequence[str], layer
         "steps": steps,
         "heads": heads,
         "mean": mean,
+        "ahead": ahead,
         "picks": inline_picks(picks, blocks),
         "blocks": inline_titles(blocks),
         "template": template,

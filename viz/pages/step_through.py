@@ -542,7 +542,7 @@ def built_deck(traced: Traced, followed: FollowedQuery, page_look: Look, modebar
                                           "sentence": sentence_sig(traced, followed, page_look, modebar),
                                           "whole": first is None, "modebar": modebar,
                                           "url_names": url_names(HEAD_STEP_PICK)},
-                                         steps=len(STEPS), said=step_words(), heads=cfg.n_heads))
+                                         steps=len(STEPS), said=step_words(), heads=cfg.n_heads, ahead="step"))
 
 
 @view.shared_part
