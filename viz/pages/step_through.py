@@ -242,10 +242,10 @@ def vector_pictures(matrix: np.ndarray, labels: list[str], dims: list[str], name
     cos = cosine_similarity(matrix)
     mark = None if highlight is None else highlight - shown.start
     teach = cosine_spec(cos[shown, shown], labels[shown],
-                       Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")), look(),
-                       highlight=mark, width_px=picture_px())
+                        Labels(t("step.cosine.title", name=name), y_title, y_title, t("step.cosine.value")), look(),
+                        highlight=mark, width_px=picture_px())
     full = step_spec(matrix[shown], labels[shown], dims, Labels(full_title, x_title, y_title, t("step.axis.value")),
-                        look(), highlight=mark, show_values=False, plot_px=plot_px())
+                     look(), highlight=mark, show_values=False, plot_px=plot_px())
     return ((teach, f"{filename}-cosine", partial(matrix_frame, cos, labels, labels)),
             (full, filename, partial(matrix_frame, matrix, labels, dims)))
 
@@ -305,7 +305,7 @@ def view_raw(h: Head) -> View:
     raw, q_labels, k_labels, query = h.mine.raw, h.q_labels, h.k_labels, h.query
     labels = Labels(t("step.raw.title", n=h.n_q, m=len(k_labels)), t("step.axis.key"), t("step.axis.query"), "q·k")
     fig = step_spec(h.shown(raw), q_labels[h.rows], k_labels[h.keys], labels, look(),
-                       highlight=h.mark)
+                    highlight=h.mark)
     view = View([(fig, f"{h.tag}-QK", partial(matrix_frame, raw, q_labels, k_labels))], _row(raw, query, q_labels, k_labels),
                 latex=SCORES_FORMULA)
     view.text = t("step.raw.text", token=q_labels[query], low=f"{raw.min():.1f}", high=f"{raw.max():.1f}")
@@ -318,7 +318,7 @@ def view_scaled(h: Head) -> View:
     labels = Labels(t("step.scaled.title", d_k=d_head), t("step.axis.key"), t("step.axis.query"),
                     t("step.axis.score"))
     fig = step_spec(h.shown(scaled), q_labels[h.rows], k_labels[h.keys], labels, look(),
-                       highlight=h.mark)
+                    highlight=h.mark)
     view = View([(fig, f"{h.tag}-scores", partial(matrix_frame, h.scores, q_labels, k_labels))],
                 _row(scaled, query, q_labels, k_labels),
                 latex=scaled_formula(d_head))
@@ -331,8 +331,8 @@ def view_scaled(h: Head) -> View:
 def view_mask(h: Head) -> View:
     masked, q_labels, k_labels, query, causal = h.mine.masked, h.q_labels, h.k_labels, h.query, h.names.causal
     fig = masked_scores_spec(h.shown(masked), q_labels[h.rows], k_labels[h.keys],
-                               t("step.mask.title_causal") if causal else t("step.mask.title_none"), look(),
-                               highlight=h.mark)
+                             t("step.mask.title_causal") if causal else t("step.mask.title_none"), look(),
+                             highlight=h.mark)
     view = View([(fig, f"{h.tag}-masked", partial(matrix_frame, masked, q_labels, k_labels))],
                 _row(masked, query, q_labels, k_labels),
                 latex=MASK_FORMULAS[bool(causal)])
@@ -349,9 +349,9 @@ def view_mask(h: Head) -> View:
 def view_softmax(h: Head) -> View:
     pattern, q_labels, k_labels, query = h.pattern, h.q_labels, h.k_labels, h.query
     fig = attention_heatmap_spec(h.shown(pattern), q_labels[h.rows], k_labels[h.keys], look(),
-                            t("step.softmax.title", where=h.where), highlight_row=h.mark,
-                            masked=h.shown(~h.mine.allowed),
-                            width_px=picture_px())
+                                 t("step.softmax.title", where=h.where), highlight_row=h.mark,
+                                 masked=h.shown(~h.mine.allowed),
+                                 width_px=picture_px())
     view = View([(fig, f"{h.tag}-weights", partial(matrix_frame, pattern, q_labels, k_labels))],
                 _row(pattern, query, q_labels, k_labels),
                 latex=SOFTMAX_FORMULA)
@@ -368,7 +368,7 @@ def view_output(h: Head) -> View:
     labels = Labels(t("step.output.title", head=h.head, n=h.n_q, d_k=d_head), t("step.axis.head_dimension"),
                     t("step.axis.query_token"), t("step.axis.value"))
     fig = step_spec(z[h.rows], q_labels[h.rows], dims, labels, look(), highlight=h.mark, show_values=False,
-                       plot_px=plot_px())
+                    plot_px=plot_px())
     view = View([(fig, f"{h.tag}-z", partial(matrix_frame, z, q_labels, dims))], _row(z, query, q_labels, dims),
                 latex=OUTPUT_FORMULA)
     view.text = t("step.output.text", head=h.head, heads=h.cfg.n_heads)
@@ -440,8 +440,8 @@ def scaling(h: Head) -> Scaling:
     d_head, query, mine = h.cfg.d_head, h.query, h.mine
     comparison = scaling_comparison(mine.raw[query], d_head, mine.allowed[query])
     figure = scaling_bars_spec(comparison.unscaled, comparison.scaled, h.k_labels, d_head, look(),
-                          title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
-                          masked=~mine.allowed[query], shown=h.keys)
+                               title=t("step.why.title", token=plotly_text(h.q_labels)[query]),
+                               masked=~mine.allowed[query], shown=h.keys)
     numbers = matrix_frame(np.stack([comparison.unscaled, comparison.scaled]),
                            [t("step.why.without"), t("step.why.with")], h.k_labels)
     allowed_raw = mine.raw[query][mine.allowed[query]]
