@@ -237,6 +237,22 @@ def test_the_unchecked_step_figures_are_valid_figures_with_the_checked_json(type
         assert "null" not in json.dumps(json.loads(fig.to_json())["data"][1:]).replace("[null]", ""), name
 
 
+def test_every_lesson_figure_is_a_valid_figure_with_the_checked_json(toy):
+    """The offline lesson's and the figure command's pictures (viz/tour/static_figures.py) are built on the unchecked
+    builders, and what a picture sets on one afterwards is unchecked too (the positional cosines' "Reds" stayed a
+    name plotly.js and the static export do not read): checked the long way, each is a valid figure with the same
+    JSON."""
+    import json
+
+    import plotly.graph_objects as go
+
+    from viz.tour.static_figures import trace_figures
+
+    for name, fig in trace_figures(toy[1], TOY):
+        checked = go.Figure(fig.to_dict())                   # raises on any property plotly does not know
+        assert json.loads(checked.to_json()) == json.loads(fig.to_json()), name
+
+
 def test_scaling_bars_show_both_distributions_with_their_entropy():
     cmp = scaling_comparison(np.array([4.0, 1.0, 0.0, -2.0]), 16, np.array([True, True, True, False]))
     fig = scaling_bars(cmp.unscaled, cmp.scaled, LABELS, 16, Look(EN), "why", masked=np.array([0, 0, 0, 1], dtype=bool))

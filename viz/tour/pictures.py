@@ -33,7 +33,7 @@ from viz.figures.layernorm import token_stats_figure
 from viz.figures.positional import pe_heatmap
 from viz.figures.regularize import ffn_units_figure, smoothing_figure
 from viz.figures.step import level_ticks
-from viz.figures.style import NORMAL, Labels, Look, TypeScale, plotly_text, signed_heatmap
+from viz.figures.style import NORMAL, Labels, Look, TypeScale, colorscale, plotly_text, signed_heatmap
 from viz.figures.training import loss_curve, mark_run_ends, read_train_log, run_ends
 from viz.figures.vectors import cosine_map
 from viz.figures.zoo import gallery
@@ -107,7 +107,8 @@ def positional_figure(trace: Trace, model_dir: Path | None, look: Look) -> go.Fi
     # every cell would be the same dark red; a sequential scale over the range shown lets near vs far show
     low = float(cos.min())
     if low < 1.0:
-        fig.data[0].update(colorscale="Reds", zmin=low, zmax=1.0)
+        # the scale as plotly's checks write it: cosine_map's figure is unchecked, and so is what is set on it
+        fig.data[0].update(colorscale=colorscale("Reds"), zmin=low, zmax=1.0)
     return fig
 
 
