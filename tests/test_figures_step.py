@@ -9,9 +9,9 @@ import torch
 from model.io.checkpoint import load_checkpoint
 from model.nn.layers import attention
 from model.inference.pipeline import trace_sentence
-from viz.figures.step import (HIGHLIGHT, MIN_EM_PER_LEVEL_LABEL, level_ticks, masked_scores_figure, scaling_bars,
+from viz.figures.step import (MIN_EM_PER_LEVEL_LABEL, level_ticks, masked_scores_figure, scaling_bars,
                               step_heatmap)
-from viz.figures.style import MASKED_COLOR, NORMAL, Look
+from viz.figures.style import HIGHLIGHT, MASKED_COLOR, NORMAL, Look
 from model.analysis.attention_math import (apply_mask, causal_mask, dim_labels, entropy_bits, head_projection,
                                            head_steps, max_abs_error, scaling_comparison, softmax)
 from model.io.weights import linear_arrays

@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figures.style import (ATTENTION_SCALE, LINE_COLORS, NORMAL, Look, TypeScale, check_matrix, colorbar,
-                               colorscale, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
+                               colorscale, frame_row, legend_above, mask_legend, mask_overlay, masked_z, plotly_text,
                                slim_colorbar, subplot_axes, subplot_layout, token_axes, trusted_figure, typeset)
 
 MAP_ROOM = 250          # px of a map's width that are not its plot: the query labels and the colour bar (presenter)
@@ -108,9 +108,7 @@ def attention_heatmap_spec(weights: np.ndarray, query_labels: list[str], key_lab
         layout["legend"].update(yref="paper", y=1.0, yanchor="bottom")
         layout["margin"]["t"] = int(60 + 1.6 * look.scale.text)
         layout["height"] = side + int(1.6 * look.scale.text)
-    if highlight_row is not None and 0 <= highlight_row < n_q:
-        layout["shapes"] = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=highlight_row - 0.5,
-                                 y1=highlight_row + 0.5, line=dict(color="#d62728", width=3))]
+    frame_row(layout, highlight_row, n_q)
     # a spec, built unchecked (trusted_figure), or sent as it is (a deck's: browser_view.figure_spec): the map of
     # every page and deck pick, plotly's checks most of its build (tests/test_figures_attention.py: the long way)
     return {"data": traces, "layout": typeset(layout, look.scale)}

@@ -5,23 +5,14 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.style import (LINE_COLORS, NORMAL, Labels, Look, TypeScale, Words, check_matrix, legend_above,
-                               mask_legend, mask_overlay, plotly_text, signed_heatmap_spec, subplot_axes, subplot_layout,
-                               symmetric_range, trusted_figure, typeset, update_axes)
+from viz.figures.style import (LINE_COLORS, NORMAL, Labels, Look, TypeScale, Words, check_matrix, frame_row,
+                               legend_above, mask_legend, mask_overlay, plotly_text, signed_heatmap_spec, subplot_axes,
+                               subplot_layout, symmetric_range, trusted_figure, typeset, update_axes)
 from model.analysis.attention_math import entropy_bits
 from viz.figures.attention import SLANTED_EM, labels_that_fit, slanted_labels_fit
 
-HIGHLIGHT = "#d62728"
 MIN_EM_PER_LEVEL_LABEL = 3.0    # "d128" with room on both sides, in ems of the tick size
 LABEL_ROOM = 200                # px of a figure's width left of and right of its plot: labels, colour bar
-
-
-def highlight_row(layout: dict, row: int | None, n_rows: int) -> dict:
-    """A red frame around one row of a heatmap's layout (the query being followed)."""
-    if row is not None and 0 <= row < n_rows:
-        layout["shapes"] = [*layout.get("shapes", []), dict(type="rect", xref="paper", x0=0, x1=1, yref="y",
-                                                             y0=row - 0.5, y1=row + 0.5, line=dict(color=HIGHLIGHT, width=3))]
-    return layout
 
 
 def upright_when_crowded(layout: dict, n_keys: int, width_px: float, type_scale: TypeScale = NORMAL) -> dict:
@@ -72,7 +63,7 @@ def step_spec(m: np.ndarray, row_labels: list[str], col_labels: list[str], label
         layout["xaxis"].update(level_ticks(plotly_text(col_labels), plot_px, type_scale=look.scale))
     else:
         upright_when_crowded(layout, len(col_labels), width_px or 0.6 * look.scale.page_px, look.scale)
-    highlight_row(layout, highlight, len(row_labels))
+    frame_row(layout, highlight, len(row_labels))
     return spec
 
 

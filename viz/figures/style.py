@@ -429,6 +429,17 @@ def signed_heatmap_spec(m: np.ndarray, row_labels: list[str], col_labels: list[s
     return {"data": [heatmap], "layout": typeset(layout, type_scale)}
 
 
+HIGHLIGHT = "#d62728"          # the followed row's frame
+
+
+def frame_row(layout: dict, row: int | None, n_rows: int) -> dict:
+    """A red frame around one row of a heatmap's layout (the query being followed)."""
+    if row is not None and 0 <= row < n_rows:
+        layout["shapes"] = [*layout.get("shapes", []), dict(type="rect", xref="paper", x0=0, x1=1, yref="y",
+                                                             y0=row - 0.5, y1=row + 0.5, line=dict(color=HIGHLIGHT, width=3))]
+    return layout
+
+
 def vline(x, line: dict) -> dict:
     """A vertical line at data x across the plot, as fig.add_vline draws it, for a layout's shapes."""
     return dict(type="line", xref="x", x0=x, x1=x, yref="y domain", y0=0, y1=1, line=line)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figures.step import highlight_row, upright_when_crowded
-from viz.figures.style import (ATTENTION_SCALE, Labels, Look, TypeScale, check_matrix, colorbar, plotly_text,
+from viz.figures.step import upright_when_crowded
+from viz.figures.style import (ATTENTION_SCALE, Labels, Look, TypeScale, check_matrix, colorbar, frame_row, plotly_text,
                                signed_heatmap_spec, token_axes, trusted_figure, typeset, wrapped)
 
 
@@ -41,7 +41,7 @@ def cosine_spec(cos: np.ndarray, token_labels: list[str], labels: Labels, look: 
     if _numbers_fit(len(token_labels), len(token_labels), width, layout["height"], look.scale):
         spec["data"][0]["texttemplate"] = "%{z:.2f}"
     upright_when_crowded(layout, len(token_labels), width, look.scale)
-    highlight_row(layout, highlight, len(token_labels))
+    frame_row(layout, highlight, len(token_labels))
     return spec      # unchecked, as signed_heatmap's (tests/test_figures_step.py: the long way)
 
 
